@@ -1,0 +1,474 @@
+//! Every message ferrogrid understands, declared once.
+//!
+//! `messages!` generates, per entry, a struct with its fields plus `decode` (from a
+//! [`Message`]) and `encode` (append to a buffer). Requests and events carry their type id;
+//! responses are shapes shared by many requests, so their type id is given when encoding
+//! (`Request::RESPONSE`). Fixed fields are packed in the initial frame in declaration order;
+//! `trailing` fixed fields are optional (older peers omit them); `var` fields follow as frames.
+
+use crate::data::Data;
+use crate::frame::DecodeError;
+use crate::message::*;
+use crate::types::{MessageType, Uuid};
+
+/// Header layout of the three message kinds.
+pub trait Kind {
+    const HEADER_SIZE: usize;
+}
+#[derive(Debug)]
+pub struct Request;
+#[derive(Debug)]
+pub struct Response;
+#[derive(Debug)]
+pub struct Event;
+impl Kind for Request {
+    const HEADER_SIZE: usize = REQUEST_HEADER_SIZE;
+}
+impl Kind for Response {
+    const HEADER_SIZE: usize = RESPONSE_HEADER_SIZE;
+}
+impl Kind for Event {
+    const HEADER_SIZE: usize = REQUEST_HEADER_SIZE;
+}
+
+macro_rules! messages {
+    ($(
+        $(#[$doc:meta])*
+        $kind:ident $name:ident $(<$lt:lifetime>)? $(= $id:literal)? {
+            $($fixed:ident : $fixed_ty:ty),* $(,)?
+            $(; trailing $($trailing:ident : $trailing_ty:ty),* $(,)?)?
+            $(; var $($var:ident : $var_ty:ty),* $(,)?)?
+        }
+    )*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $name $(<$lt>)? {
+            $(pub $fixed: $fixed_ty,)*
+            $($(pub $trailing: Option<$trailing_ty>,)*)?
+            $($(pub $var: $var_ty,)*)?
+        }
+
+        impl $(<$lt>)? $name $(<$lt>)? {
+            $(pub const TYPE: MessageType = MessageType($id);
+              pub const RESPONSE: MessageType = MessageType($id | 1);)?
+
+            /// Decodes the message's fields; fails on missing or malformed fields.
+            #[allow(unused_mut, unused_variables)]
+            pub fn decode(message: &Message $(<$lt>)?) -> Result<Self, DecodeError> {
+                let mut fixed = message.fixed(<$kind as Kind>::HEADER_SIZE)?;
+                let mut reader = message.reader();
+                $(let $fixed = fixed.read::<$fixed_ty>()?;)*
+                $($(let $trailing = fixed.read_optional::<$trailing_ty>();)*)?
+                $($(let $var = <$var_ty as VarField>::read(&mut reader)?;)*)?
+                Ok($name { $($fixed,)* $($($trailing,)*)? $($($var,)*)? })
+            }
+
+            messages!(@encode $kind $(= $id)?; $($fixed),*; $($($trailing),*)?; $($($var),*)?);
+        }
+    )*};
+
+    (@encode Request = $id:literal; $($fixed:ident),*; $($trailing:ident),*; $($var:ident),*) => {
+        /// Appends this request (flags: unfragmented, plus `extra_flags`).
+        pub fn encode(&self, out: &mut Vec<u8>, correlation_id: i64, partition_id: i32, extra_flags: u16) -> usize {
+            let mut writer = MessageWriter::request(out, Self::TYPE, correlation_id, partition_id, extra_flags);
+            messages!(@body self writer; $($fixed),*; $($trailing),*; $($var),*)
+        }
+    };
+    (@encode Event = $id:literal; $($fixed:ident),*; $($trailing:ident),*; $($var:ident),*) => {
+        /// Appends this event with the registration's correlation id.
+        pub fn encode(&self, out: &mut Vec<u8>, correlation_id: i64, partition_id: i32) -> usize {
+            let mut writer = MessageWriter::event(out, Self::TYPE, correlation_id, partition_id);
+            messages!(@body self writer; $($fixed),*; $($trailing),*; $($var),*)
+        }
+    };
+    (@encode Response; $($fixed:ident),*; $($trailing:ident),*; $($var:ident),*) => {
+        /// Appends this response as `message_type` (the request's `RESPONSE`).
+        pub fn encode(&self, out: &mut Vec<u8>, message_type: MessageType, correlation_id: i64, backup_acks: u8) -> usize {
+            let mut writer = MessageWriter::response(out, message_type, correlation_id, backup_acks);
+            messages!(@body self writer; $($fixed),*; $($trailing),*; $($var),*)
+        }
+    };
+    (@body $self:ident $writer:ident; $($fixed:ident),*; $($trailing:ident),*; $($var:ident),*) => {{
+        #[allow(clippy::let_and_return, unused_mut)]
+        let _ = &mut $writer;
+        $($writer.fixed(&$self.$fixed);)*
+        $(if let Some(value) = &$self.$trailing { $writer.fixed(value); })*
+        $($writer.var(&$self.$var);)*
+        $writer.finish()
+    }};
+}
+
+// ---------------------------------------------------------------------------------------
+// Structures ("custom types") used inside messages.
+
+/// A member address: host and port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Address<'a> {
+    pub host: &'a str,
+    pub port: i32,
+}
+
+impl<'a> VarField<'a> for Address<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let port = FixedReader::new(reader.value_frame("address port")?).read::<i32>()?;
+        let host = reader.string()?;
+        reader.skip_to_end()?;
+        Ok(Address { host, port })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.port);
+        writer.frame(self.host.as_bytes()).end();
+    }
+}
+
+/// Which endpoint an address serves (0 MEMBER, 1 CLIENT, …) and its optional identifier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndpointQualifier<'a> {
+    pub endpoint_type: i32,
+    pub identifier: Option<&'a str>,
+}
+
+pub const ENDPOINT_MEMBER: i32 = 0;
+pub const ENDPOINT_CLIENT: i32 = 1;
+
+impl<'a> VarField<'a> for EndpointQualifier<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let endpoint_type =
+            FixedReader::new(reader.value_frame("qualifier type")?).read::<i32>()?;
+        let identifier = <Option<&str>>::read(reader)?;
+        reader.skip_to_end()?;
+        Ok(EndpointQualifier {
+            endpoint_type,
+            identifier,
+        })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.endpoint_type);
+        writer.var(&self.identifier).end();
+    }
+}
+
+/// A product version: major, minor, patch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemberVersion {
+    pub major: i8,
+    pub minor: i8,
+    pub patch: i8,
+}
+
+impl VarField<'_> for MemberVersion {
+    fn read(reader: &mut MessageReader<'_>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("member version")?);
+        let version = MemberVersion {
+            major: fixed.read()?,
+            minor: fixed.read()?,
+            patch: fixed.read()?,
+        };
+        reader.skip_to_end()?;
+        Ok(version)
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer
+            .begin()
+            .open_frame(0)
+            .fixed(&self.major)
+            .fixed(&self.minor)
+            .fixed(&self.patch);
+        writer.end();
+    }
+}
+
+/// The cluster version (major, minor) of the ClusterVersion event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClusterVersion {
+    pub major: i8,
+    pub minor: i8,
+}
+
+impl VarField<'_> for ClusterVersion {
+    fn read(reader: &mut MessageReader<'_>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("cluster version")?);
+        let version = ClusterVersion {
+            major: fixed.read()?,
+            minor: fixed.read()?,
+        };
+        reader.skip_to_end()?;
+        Ok(version)
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer
+            .begin()
+            .open_frame(0)
+            .fixed(&self.major)
+            .fixed(&self.minor);
+        writer.end();
+    }
+}
+
+/// One member as the cluster view describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberInfo<'a> {
+    pub uuid: Uuid,
+    pub lite_member: bool,
+    pub address: Address<'a>,
+    pub attributes: Vec<(&'a str, &'a str)>,
+    pub version: MemberVersion,
+    pub address_map: Vec<(EndpointQualifier<'a>, Address<'a>)>,
+}
+
+impl<'a> VarField<'a> for MemberInfo<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("member info")?);
+        let uuid = fixed.read::<Option<Uuid>>()?.unwrap_or_default();
+        let lite_member = fixed.read()?;
+        let address = Address::read(reader)?;
+        let attributes = VarField::read(reader)?;
+        let version = MemberVersion::read(reader)?;
+        let address_map = VarField::read(reader)?;
+        reader.skip_to_end()?;
+        Ok(MemberInfo {
+            uuid,
+            lite_member,
+            address,
+            attributes,
+            version,
+            address_map,
+        })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer
+            .begin()
+            .open_frame(0)
+            .fixed(&Some(self.uuid))
+            .fixed(&self.lite_member);
+        writer
+            .var(&self.address)
+            .var(&self.attributes)
+            .var(&self.version)
+            .var(&self.address_map);
+        writer.end();
+    }
+}
+
+/// The partition table: for each member, the partitions it owns.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PartitionTable(pub Vec<(Uuid, Vec<i32>)>);
+
+impl VarField<'_> for PartitionTable {
+    fn read(reader: &mut MessageReader<'_>) -> Result<Self, DecodeError> {
+        let lists = <Vec<Packed<i32>>>::read(reader)?;
+        let members = <Packed<Option<Uuid>>>::read(reader)?;
+        if members.0.len() != lists.len() {
+            return Err(DecodeError::UnexpectedFrame(
+                "one member uuid per partition list",
+            ));
+        }
+        let pairs = members
+            .0
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .zip(lists.into_iter().map(|l| l.0));
+        Ok(PartitionTable(pairs.collect()))
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin();
+        for (_, partitions) in &self.0 {
+            writer.open_frame(0);
+            for partition in partitions {
+                writer.fixed(partition);
+            }
+        }
+        writer.end().open_frame(0);
+        for (uuid, _) in &self.0 {
+            writer.fixed(&Some(*uuid));
+        }
+    }
+}
+
+/// A (service, name) pair naming a distributed object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DistributedObjectInfo<'a> {
+    pub service_name: &'a str,
+    pub name: &'a str,
+}
+
+impl<'a> VarField<'a> for DistributedObjectInfo<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let service_name = reader.string()?;
+        let name = reader.string()?;
+        reader.skip_to_end()?;
+        Ok(DistributedObjectInfo { service_name, name })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer
+            .begin()
+            .frame(self.service_name.as_bytes())
+            .frame(self.name.as_bytes())
+            .end();
+    }
+}
+
+/// An entry's metadata as `IMap.getEntryView` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryView<'a> {
+    pub key: Data<'a>,
+    pub value: Data<'a>,
+    pub cost: i64,
+    pub creation_time: i64,
+    pub expiration_time: i64,
+    pub hits: i64,
+    pub last_access_time: i64,
+    pub last_stored_time: i64,
+    pub last_update_time: i64,
+    pub version: i64,
+    pub ttl: i64,
+    pub max_idle: i64,
+}
+
+impl<'a> VarField<'a> for EntryView<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("entry view")?);
+        let mut next = || fixed.read::<i64>();
+        let (cost, creation_time, expiration_time, hits) = (next()?, next()?, next()?, next()?);
+        let (last_access_time, last_stored_time, last_update_time) = (next()?, next()?, next()?);
+        let (version, ttl, max_idle) = (next()?, next()?, next()?);
+        let key = Data::read(reader)?;
+        let value = Data::read(reader)?;
+        reader.skip_to_end()?;
+        Ok(EntryView {
+            key,
+            value,
+            cost,
+            creation_time,
+            expiration_time,
+            hits,
+            last_access_time,
+            last_stored_time,
+            last_update_time,
+            version,
+            ttl,
+            max_idle,
+        })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0);
+        for field in [
+            self.cost,
+            self.creation_time,
+            self.expiration_time,
+            self.hits,
+            self.last_access_time,
+            self.last_stored_time,
+            self.last_update_time,
+            self.version,
+            self.ttl,
+            self.max_idle,
+        ] {
+            writer.fixed(&field);
+        }
+        writer.var(&self.key).var(&self.value).end();
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The table.
+
+messages! {
+    // ----- Client service (0x00) -----
+    /// First message on every connection.
+    Request ClientAuthentication<'a> = 0x000100 {
+        uuid: Option<Uuid>, serialization_version: i8;
+        trailing routing_mode: i8, cp_direct_to_leader_routing: bool;
+        var cluster_name: &'a str, username: Option<&'a str>, password: Option<&'a str>,
+            client_type: &'a str, client_hazelcast_version: &'a str, client_name: &'a str,
+            labels: Vec<&'a str>
+    }
+    /// Authentication with an opaque credentials token.
+    Request ClientAuthenticationCustom<'a> = 0x000200 {
+        uuid: Option<Uuid>, serialization_version: i8;
+        trailing routing_mode: i8, cp_direct_to_leader_routing: bool;
+        var cluster_name: &'a str, credentials: Bytes<'a>, client_type: &'a str,
+            client_hazelcast_version: &'a str, client_name: &'a str, labels: Vec<&'a str>
+    }
+    /// Answer to both authentication requests.
+    Response AuthenticationResponse<'a> {
+        status: u8, member_uuid: Option<Uuid>, serialization_version: i8, partition_count: i32,
+        cluster_id: Option<Uuid>, failover_supported: bool;
+        trailing member_list_version: i32, partition_list_version: i32;
+        var address: Option<Address<'a>>, server_hazelcast_version: &'a str,
+            tpc_ports: Option<Packed<i32>>, tpc_token: Option<Bytes<'a>>,
+            member_infos: Vec<MemberInfo<'a>>, partitions: PartitionTable,
+            key_value_pairs: Vec<(&'a str, &'a str)>
+    }
+    Request ClientAddClusterViewListener = 0x000300 {}
+    Event MembersViewEvent<'a> = 0x000302 { version: i32; var member_infos: Vec<MemberInfo<'a>> }
+    Event PartitionsViewEvent = 0x000303 { version: i32; var partitions: PartitionTable }
+    Event MemberGroupsViewEvent = 0x000304 { version: i32; var member_groups: Vec<Packed<Option<Uuid>>> }
+    Event ClusterVersionEvent = 0x000305 { ; var version: ClusterVersion }
+    Request ClientCreateProxy<'a> = 0x000400 { ; var name: &'a str, service_name: &'a str }
+    Request ClientDestroyProxy<'a> = 0x000500 { ; var name: &'a str, service_name: &'a str }
+    Request ClientAddPartitionLostListener = 0x000600 { local_only: bool }
+    Request ClientRemovePartitionLostListener = 0x000700 { registration_id: Option<Uuid> }
+    Request ClientGetDistributedObjects = 0x000800 {}
+    Response DistributedObjectsResponse<'a> { ; var response: Vec<DistributedObjectInfo<'a>> }
+    Request ClientPing = 0x000B00 {}
+    Request ClientStatistics<'a> = 0x000C00 { timestamp: i64; var client_attributes: &'a str, metrics_blob: Bytes<'a> }
+    Request ClientCreateProxies<'a> = 0x000E00 { ; var proxies: Vec<(&'a str, &'a str)> }
+    Request ClientLocalBackupListener = 0x000F00 {}
+    Event BackupEvent = 0x000F02 { source_invocation_correlation_id: i64 }
+    Request ClientTriggerPartitionAssignment = 0x001000 {}
+
+    // ----- Map service (0x01) -----
+    Request MapPut<'a> = 0x010100 { thread_id: i64, ttl: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request MapGet<'a> = 0x010200 { thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request MapRemove<'a> = 0x010300 { thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request MapReplace<'a> = 0x010400 { thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request MapReplaceIfSame<'a> = 0x010500 { thread_id: i64; var name: &'a str, key: Data<'a>, test_value: Data<'a>, value: Data<'a> }
+    Request MapContainsKey<'a> = 0x010600 { thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request MapContainsValue<'a> = 0x010700 { ; var name: &'a str, value: Data<'a> }
+    Request MapRemoveIfSame<'a> = 0x010800 { thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request MapDelete<'a> = 0x010900 { thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request MapFlush<'a> = 0x010A00 { ; var name: &'a str }
+    Request MapTryRemove<'a> = 0x010B00 { thread_id: i64, timeout: i64; var name: &'a str, key: Data<'a> }
+    Request MapTryPut<'a> = 0x010C00 { thread_id: i64, timeout: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request MapPutTransient<'a> = 0x010D00 { thread_id: i64, ttl: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request MapPutIfAbsent<'a> = 0x010E00 { thread_id: i64, ttl: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request MapSet<'a> = 0x010F00 { thread_id: i64, ttl: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request MapGetEntryView<'a> = 0x011D00 { thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request MapEvict<'a> = 0x011E00 { thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request MapEvictAll<'a> = 0x011F00 { ; var name: &'a str }
+    Request MapKeySet<'a> = 0x012200 { ; var name: &'a str }
+    Request MapGetAll<'a> = 0x012300 { ; var name: &'a str, keys: Vec<Data<'a>> }
+    Request MapValues<'a> = 0x012400 { ; var name: &'a str }
+    Request MapEntrySet<'a> = 0x012500 { ; var name: &'a str }
+    Request MapSize<'a> = 0x012A00 { ; var name: &'a str }
+    Request MapIsEmpty<'a> = 0x012B00 { ; var name: &'a str }
+    Request MapPutAll<'a> = 0x012C00 { ; trailing trigger_map_loader: bool; var name: &'a str, entries: Vec<(Data<'a>, Data<'a>)> }
+    Request MapClear<'a> = 0x012D00 { ; var name: &'a str }
+    Request MapSetTtl<'a> = 0x014300 { ttl: i64; var name: &'a str, key: Data<'a> }
+    Request MapPutWithMaxIdle<'a> = 0x014400 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request MapPutTransientWithMaxIdle<'a> = 0x014500 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request MapPutIfAbsentWithMaxIdle<'a> = 0x014600 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request MapSetWithMaxIdle<'a> = 0x014700 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+
+    // ----- Response shapes shared by many requests -----
+    /// No fields.
+    Response EmptyResponse {}
+    Response BoolResponse { response: bool }
+    Response IntResponse { response: i32 }
+    Response UuidResponse { response: Option<Uuid> }
+    /// A value or null (Put, Get, Remove, …).
+    Response NullableDataResponse<'a> { ; var response: Option<Data<'a>> }
+    /// Delete: a trailing bool that older members omit.
+    Response DeleteResponse { ; trailing response: bool }
+    Response DataListResponse<'a> { ; var response: Vec<Data<'a>> }
+    Response EntryListResponse<'a> { ; var response: Vec<(Data<'a>, Data<'a>)> }
+    Response EntryViewResponse<'a> { max_idle: i64; var response: Option<EntryView<'a>> }
+}
