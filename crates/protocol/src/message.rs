@@ -231,6 +231,13 @@ impl<'a> MessageReader<'a> {
     }
 }
 
+/// Appends one standalone frame.
+pub fn write_frame(out: &mut Vec<u8>, flags: u16, content: &[u8]) {
+    out.extend_from_slice(&((content.len() + FRAME_HEADER_SIZE) as i32).to_le_bytes());
+    out.extend_from_slice(&flags.to_le_bytes());
+    out.extend_from_slice(content);
+}
+
 /// A fixed-size field type.
 pub trait Fixed: Sized {
     const SIZE: usize;
@@ -500,6 +507,31 @@ impl<'a> MessageWriter<'a> {
     }
     pub fn end(&mut self) -> &mut Self {
         self.open_frame(END_DATA_STRUCTURE)
+    }
+
+    /// Appends frames already encoded with [`write_frame`] (e.g. list items gathered by
+    /// several threads).
+    pub fn append_frames(&mut self, frames: &[u8]) -> &mut Self {
+        if frames.is_empty() {
+            return self;
+        }
+        self.close_frame();
+        let base = self.out.len();
+        self.out.extend_from_slice(frames);
+        let mut offset = 0;
+        loop {
+            let (length, _) = frame_header(frames, offset);
+            assert!(
+                length as usize >= FRAME_HEADER_SIZE,
+                "append_frames takes well-formed frames"
+            );
+            if offset + length as usize >= frames.len() {
+                break;
+            }
+            offset += length as usize;
+        }
+        self.open_frame = base + offset;
+        self
     }
 
     pub fn var<'v, T: VarField<'v>>(&mut self, value: &T) -> &mut Self {

@@ -1,0 +1,213 @@
+//! Member configuration for ferrogrid.
+//!
+//! A member reads a file in the shape of Hazelcast's own `hazelcast.yaml`, so an existing file
+//! works for the keys ferrogrid supports, plus a sibling `ferrogrid:` section for settings of its
+//! own. Keys ferrogrid does not support are not an error: they are listed in
+//! [`LoadedConfig::unsupported_keys`] for the caller to report once at start-up. A supported key
+//! with a bad value is a [`ConfigError::InvalidValue`] naming the key.
+//!
+//! Invariant: every `MemberConfig` returned by [`MemberConfig::from_yaml_str`] or
+//! [`MemberConfig::from_file`] has passed [`MemberConfig::validate`], which checks every bound
+//! documented on the fields.
+
+mod error;
+mod limits;
+mod map;
+mod network;
+mod security;
+mod yaml;
+
+use std::io::Read;
+use std::path::Path;
+
+pub use error::ConfigError;
+pub use limits::{Limits, MAX_FRAME_BYTES, MIN_FRAME_BYTES, MIN_UNAUTHENTICATED_MESSAGE_BYTES};
+pub use map::{MapConfig, MapConfigs, DEFAULT_MAP_NAME, MAX_BACKUP_COUNT, MAX_EXPIRY_SECONDS};
+pub use network::NetworkConfig;
+pub use security::{SecurityConfig, User};
+
+use error::invalid;
+
+/// Largest partition count accepted; Hazelcast allows more, but more is never sensible here.
+pub const MAX_PARTITION_COUNT: u16 = 10_000;
+
+/// Largest explicit `reactor_threads`, and the cap when resolving 0 to the core count.
+pub const MAX_REACTOR_THREADS: usize = 1024;
+
+/// Shortest accepted client heartbeat timeout.
+pub const MIN_CLIENT_HEARTBEAT_TIMEOUT_MS: u64 = 1000;
+
+/// Largest config file [`MemberConfig::from_file`] reads.
+pub const MAX_CONFIG_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Everything a member needs to start. Built once at start-up and then read-only, so it may be
+/// shared by every thread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberConfig {
+    /// Name clients must present to connect. `hazelcast.cluster-name`, default `"dev"`, non-empty.
+    pub cluster_name: String,
+    /// Listening address and join settings. `hazelcast.network`.
+    pub network: NetworkConfig,
+    /// Number of partitions. `hazelcast.properties."hazelcast.partition.count"`, default 271,
+    /// in `1..=MAX_PARTITION_COUNT`.
+    pub partition_count: u16,
+    /// Per-map settings by name or pattern. `hazelcast.map`.
+    pub maps: MapConfigs,
+    /// Client credentials. `hazelcast.security`.
+    pub security: SecurityConfig,
+    /// Every bound the member enforces. `ferrogrid.limits` and one Hazelcast property.
+    pub limits: Limits,
+    /// Reactor (network and partition) threads; 0 = one per available core.
+    /// `ferrogrid.reactor-threads`, default 0, at most `MAX_REACTOR_THREADS`.
+    pub reactor_threads: usize,
+    /// A client silent this long is disconnected.
+    /// `hazelcast.properties."hazelcast.client.max.no.heartbeat.seconds"` × 1000, default 300 000,
+    /// at least `MIN_CLIENT_HEARTBEAT_TIMEOUT_MS`.
+    pub client_heartbeat_timeout_ms: u64,
+}
+
+impl Default for MemberConfig {
+    fn default() -> Self {
+        Self {
+            cluster_name: "dev".to_owned(),
+            network: NetworkConfig::default(),
+            partition_count: 271,
+            maps: MapConfigs::default(),
+            security: SecurityConfig::default(),
+            limits: Limits::default(),
+            reactor_threads: 0,
+            client_heartbeat_timeout_ms: 300_000,
+        }
+    }
+}
+
+/// A validated configuration and the keys of the file that ferrogrid ignored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedConfig {
+    /// The configuration; already validated.
+    pub config: MemberConfig,
+    /// Dotted paths present in the file but not supported, sorted, such as
+    /// `hazelcast.network.ssl` or `hazelcast.map.default.eviction`. Each names the outermost
+    /// unsupported key; nothing beneath it is listed.
+    pub unsupported_keys: Vec<String>,
+}
+
+impl MemberConfig {
+    /// Parses a Hazelcast-shaped YAML document and validates the result. An empty document
+    /// gives the defaults.
+    pub fn from_yaml_str(text: &str) -> Result<LoadedConfig, ConfigError> {
+        let loaded = yaml::parse(text)?;
+        loaded.config.validate()?;
+        Ok(loaded)
+    }
+
+    /// Reads a UTF-8 file of at most `MAX_CONFIG_FILE_BYTES` and parses it as `from_yaml_str` does.
+    pub fn from_file(path: &Path) -> Result<LoadedConfig, ConfigError> {
+        let io_error = |source| ConfigError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io_error)?;
+        let mut text = String::new();
+        file.take(MAX_CONFIG_FILE_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(io_error)?;
+        if text.len() as u64 > MAX_CONFIG_FILE_BYTES {
+            return Err(ConfigError::FileTooLarge {
+                path: path.to_owned(),
+                limit_bytes: MAX_CONFIG_FILE_BYTES,
+            });
+        }
+        Self::from_yaml_str(&text)
+    }
+
+    /// Checks every bound documented on the fields of this struct and the structs it holds.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.cluster_name.is_empty() {
+            return Err(invalid(
+                "hazelcast.cluster-name",
+                "expected a non-empty name",
+            ));
+        }
+        let partitions = self.partition_count;
+        if !(1..=MAX_PARTITION_COUNT).contains(&partitions) {
+            let key = "hazelcast.properties.hazelcast.partition.count";
+            let expected = format!("expected 1..={MAX_PARTITION_COUNT}, got {partitions}");
+            return Err(invalid(key, expected));
+        }
+        let threads = self.reactor_threads;
+        if threads > MAX_REACTOR_THREADS {
+            let expected = format!("expected 0..={MAX_REACTOR_THREADS}, got {threads}");
+            return Err(invalid("ferrogrid.reactor-threads", expected));
+        }
+        let timeout_ms = self.client_heartbeat_timeout_ms;
+        if timeout_ms < MIN_CLIENT_HEARTBEAT_TIMEOUT_MS {
+            let key = "hazelcast.properties.hazelcast.client.max.no.heartbeat.seconds";
+            let expected = format!("expected at least 1 second, got {timeout_ms} ms");
+            return Err(invalid(key, expected));
+        }
+        self.network.validate()?;
+        self.maps.validate()?;
+        self.security.validate()?;
+        self.limits.validate()
+    }
+
+    /// Number of reactor threads to start: `reactor_threads`, or when that is 0 the available
+    /// cores (1 if unknown), never more than `MAX_REACTOR_THREADS`.
+    pub fn reactor_thread_count(&self) -> usize {
+        let count = match self.reactor_threads {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            explicit => explicit,
+        };
+        count.min(MAX_REACTOR_THREADS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_hazelcast_and_validate() {
+        let config = MemberConfig::default();
+        assert_eq!(config.cluster_name, "dev");
+        assert_eq!(config.network.host, "127.0.0.1");
+        assert_eq!(
+            (config.network.port, config.network.port_count),
+            (5701, 100)
+        );
+        assert!(config.network.port_auto_increment);
+        assert_eq!(config.partition_count, 271);
+        assert_eq!(config.client_heartbeat_timeout_ms, 300_000);
+        assert_eq!(config.limits.max_frame_bytes, 64 << 20);
+        assert_eq!(config.limits.max_message_bytes, 256 << 20);
+        assert_eq!(config.limits.max_unauthenticated_message_bytes, 4096);
+        assert_eq!(config.maps.for_map("any"), &MapConfig::DEFAULT);
+        assert!(config.security.check(None, None));
+        assert!(config.reactor_thread_count() >= 1);
+        config.validate().unwrap();
+        let empty = MemberConfig::from_yaml_str("").unwrap();
+        assert_eq!(empty.config, config);
+        assert!(empty.unsupported_keys.is_empty());
+    }
+
+    #[test]
+    fn validate_checks_bounds_set_in_code() {
+        let mut config = MemberConfig::default();
+        config.limits.max_frame_bytes = config.limits.max_message_bytes + 1;
+        let key = "ferrogrid.limits.max-frame-bytes";
+        assert!(
+            matches!(config.validate(), Err(ConfigError::InvalidValue { key: k, .. }) if k == key)
+        );
+    }
+
+    #[test]
+    fn example_file_parses_with_no_unsupported_keys() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hazelcast.yaml");
+        let loaded = MemberConfig::from_file(&path).unwrap();
+        assert_eq!(loaded.unsupported_keys, Vec::<String>::new());
+        assert_eq!(loaded.config.cluster_name, "dev");
+        let missing = MemberConfig::from_file(Path::new("/nonexistent/hazelcast.yaml"));
+        assert!(matches!(missing, Err(ConfigError::Io { .. })));
+    }
+}

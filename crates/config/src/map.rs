@@ -1,0 +1,210 @@
+//! Per-map settings, and Hazelcast's rules for choosing which configured entry applies to a map.
+//!
+//! An entry is named either exactly (`orders`) or by a pattern with one `*` wildcard (`orders*`,
+//! `*-cache`, `a*z`). `MapConfigs::validate` keeps every entry name non-empty with at most one `*`.
+
+use std::collections::BTreeMap;
+
+use crate::error::{invalid, ConfigError};
+
+/// Most backups, synchronous and asynchronous together, a map may keep (as in Hazelcast).
+pub const MAX_BACKUP_COUNT: u8 = 6;
+
+/// Largest `time_to_live_seconds` / `max_idle_seconds`: Hazelcast keeps them as a signed 32-bit int.
+pub const MAX_EXPIRY_SECONDS: u64 = i32::MAX as u64;
+
+/// Name of the entry used when no exact name or pattern matches.
+pub const DEFAULT_MAP_NAME: &str = "default";
+
+/// Settings of one map, from `hazelcast.map.<name or pattern>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapConfig {
+    /// Synchronous backups of each partition. `backup-count`, default 1, in `0..=6`.
+    pub backup_count: u8,
+    /// Asynchronous backups. `async-backup-count`, default 0; `backup_count + async_backup_count`
+    /// must be at most 6.
+    pub async_backup_count: u8,
+    /// Seconds an entry lives after its last write; 0 = forever. `time-to-live-seconds`,
+    /// default 0, at most `MAX_EXPIRY_SECONDS`.
+    pub time_to_live_seconds: u64,
+    /// Seconds an entry lives after its last access; 0 = forever. `max-idle-seconds`,
+    /// default 0, at most `MAX_EXPIRY_SECONDS`.
+    pub max_idle_seconds: u64,
+}
+
+impl MapConfig {
+    /// Hazelcast's built-in map settings, used for every key an entry does not set.
+    pub const DEFAULT: MapConfig = MapConfig {
+        backup_count: 1,
+        async_backup_count: 0,
+        time_to_live_seconds: 0,
+        max_idle_seconds: 0,
+    };
+
+    /// Checks every bound documented on the fields; `key` is the entry's dotted path.
+    pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if self.backup_count > MAX_BACKUP_COUNT {
+            return Err(invalid(
+                format!("{key}.backup-count"),
+                format!("expected 0..={MAX_BACKUP_COUNT}, got {}", self.backup_count),
+            ));
+        }
+        let total = u16::from(self.backup_count) + u16::from(self.async_backup_count);
+        if total > u16::from(MAX_BACKUP_COUNT) {
+            return Err(invalid(
+                format!("{key}.async-backup-count"),
+                format!(
+                    "backup-count + async-backup-count must be at most {MAX_BACKUP_COUNT}, got {} + {}",
+                    self.backup_count, self.async_backup_count
+                ),
+            ));
+        }
+        let expiries = [
+            ("time-to-live-seconds", self.time_to_live_seconds),
+            ("max-idle-seconds", self.max_idle_seconds),
+        ];
+        for (name, seconds) in expiries {
+            if seconds > MAX_EXPIRY_SECONDS {
+                return Err(invalid(
+                    format!("{key}.{name}"),
+                    format!("expected 0..={MAX_EXPIRY_SECONDS}, got {seconds}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for MapConfig {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+static DEFAULT_MAP_CONFIG: MapConfig = MapConfig::DEFAULT;
+
+/// All configured map entries, keyed by exact name or wildcard pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MapConfigs {
+    entries: BTreeMap<String, MapConfig>,
+}
+
+impl MapConfigs {
+    /// Adds or replaces the entry for `name_or_pattern`, returning the one it replaced.
+    pub fn insert(
+        &mut self,
+        name_or_pattern: impl Into<String>,
+        config: MapConfig,
+    ) -> Option<MapConfig> {
+        self.entries.insert(name_or_pattern.into(), config)
+    }
+
+    /// The entry configured under exactly this name or pattern, if any.
+    pub fn get(&self, name_or_pattern: &str) -> Option<&MapConfig> {
+        self.entries.get(name_or_pattern)
+    }
+
+    /// All entries in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &MapConfig)> {
+        self.entries
+            .iter()
+            .map(|(name, config)| (name.as_str(), config))
+    }
+
+    /// The settings that apply to the map called `name`, by Hazelcast's rules:
+    /// 1. the entry named exactly `name`, then the one named its base name (the part before any
+    ///    `@`, which Hazelcast uses for a partition key);
+    /// 2. else the matching wildcard pattern that fixes the most characters (longest pattern);
+    ///    equally long matches, which Hazelcast rejects at lookup, are broken by taking the
+    ///    pattern first in byte order, so the answer is always the same;
+    /// 3. else the entry named `default`;
+    /// 4. else `MapConfig::DEFAULT`.
+    pub fn for_map(&self, name: &str) -> &MapConfig {
+        let base_name = name.split('@').next().unwrap_or(name);
+        if let Some(config) = self.get(name).or_else(|| self.get(base_name)) {
+            return config;
+        }
+        let mut best: Option<(usize, &MapConfig)> = None;
+        for (pattern, config) in &self.entries {
+            let Some(score) = wildcard_score(pattern, base_name) else {
+                continue;
+            };
+            match best {
+                Some((best_score, _)) if best_score >= score => {}
+                _ => best = Some((score, config)),
+            }
+        }
+        best.map(|(_, config)| config)
+            .or_else(|| self.get(DEFAULT_MAP_NAME))
+            .unwrap_or(&DEFAULT_MAP_CONFIG)
+    }
+
+    /// Checks every entry's bounds and that each name is non-empty with at most one `*`.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (name, config) in &self.entries {
+            let key = format!("hazelcast.map.{name}");
+            if name.is_empty() || name.matches('*').count() > 1 {
+                return Err(invalid(
+                    key,
+                    "expected a map name, or a pattern with exactly one '*' wildcard",
+                ));
+            }
+            config.validate(&key)?;
+        }
+        Ok(())
+    }
+}
+
+/// How many characters `pattern` fixes if it is a wildcard pattern that matches `name`.
+fn wildcard_score(pattern: &str, name: &str) -> Option<usize> {
+    let (prefix, suffix) = pattern.split_once('*')?;
+    let fixed = prefix.len() + suffix.len();
+    let matches = name.len() >= fixed && name.starts_with(prefix) && name.ends_with(suffix);
+    matches.then_some(fixed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn backups(count: u8) -> MapConfig {
+        MapConfig {
+            backup_count: count,
+            ..MapConfig::DEFAULT
+        }
+    }
+
+    #[test]
+    fn resolution_prefers_exact_then_longest_pattern_then_default() {
+        let mut maps = MapConfigs::default();
+        assert_eq!(maps.for_map("anything"), &MapConfig::DEFAULT);
+        maps.insert("default", backups(0));
+        maps.insert("orders", backups(1));
+        maps.insert("orders*", backups(2));
+        maps.insert("orders-eu*", backups(3));
+        maps.insert("*-cache", backups(4));
+        maps.insert("a*z", backups(5));
+        assert_eq!(maps.for_map("orders").backup_count, 1);
+        assert_eq!(maps.for_map("orders-us").backup_count, 2);
+        assert_eq!(maps.for_map("orders-eu-west").backup_count, 3);
+        assert_eq!(maps.for_map("users-cache").backup_count, 4);
+        assert_eq!(maps.for_map("abcz").backup_count, 5);
+        assert_eq!(maps.for_map("az").backup_count, 5);
+        assert_eq!(
+            maps.for_map("z").backup_count,
+            0,
+            "prefix and suffix may not overlap"
+        );
+        assert_eq!(maps.for_map("customers").backup_count, 0);
+        assert_eq!(maps.for_map("orders@partition-key").backup_count, 1);
+    }
+
+    #[test]
+    fn equally_specific_patterns_resolve_deterministically() {
+        let mut maps = MapConfigs::default();
+        maps.insert("ab*", backups(2));
+        maps.insert("*yz", backups(3));
+        // '*' sorts before letters, so "*yz" is first in byte order.
+        assert_eq!(maps.for_map("abxyz").backup_count, 3);
+    }
+}

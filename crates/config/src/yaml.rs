@@ -1,0 +1,690 @@
+//! Reads a Hazelcast-shaped YAML document into a [`MemberConfig`].
+//!
+//! The document is walked by hand rather than deserialised so that every key is accounted for:
+//! each mapping is read through a [`Section`], which hands out the keys ferrogrid knows (a bad
+//! value is a [`ConfigError::InvalidValue`] naming its dotted path) and, when dropped, records
+//! every key nobody asked for as unsupported, without looking beneath it. No section can forget
+//! to report. To support a new key, read it from the section that holds it.
+//!
+//! As in Hazelcast, where every value is text, integers and booleans may also be written as strings.
+
+use std::cell::RefCell;
+use std::net::Ipv4Addr;
+use std::rc::Rc;
+
+use serde_yaml::Value;
+
+use crate::error::{invalid, ConfigError};
+use crate::{LoadedConfig, MapConfig, MemberConfig, NetworkConfig, SecurityConfig, User};
+
+type Result<T> = std::result::Result<T, ConfigError>;
+
+/// Parses `text` into a configuration that has not yet been validated.
+pub(crate) fn parse(text: &str) -> Result<LoadedConfig> {
+    let document: Value = serde_yaml::from_str(text)?;
+    let unsupported = Rc::new(RefCell::new(Vec::new()));
+    let mut config = MemberConfig::default();
+    {
+        let mut root = Section::new(&document, String::new(), &unsupported)?;
+        if let Some(hazelcast) = root.section("hazelcast")? {
+            read_hazelcast(hazelcast, &mut config)?;
+        }
+        if let Some(mut ferrogrid) = root.section("ferrogrid")? {
+            ferrogrid.set("reactor-threads", &mut config.reactor_threads, unsigned)?;
+            if let Some(limits) = ferrogrid.section("limits")? {
+                read_limits(limits, &mut config)?;
+            }
+        }
+    }
+    let mut unsupported_keys = unsupported.take();
+    unsupported_keys.sort();
+    Ok(LoadedConfig {
+        config,
+        unsupported_keys,
+    })
+}
+
+/// One YAML mapping being read. On drop, its keys not read are added to `unsupported`.
+struct Section<'a> {
+    path: String,
+    /// Key, value, and whether the key has been read.
+    entries: Vec<(String, &'a Value, bool)>,
+    unsupported: Rc<RefCell<Vec<String>>>,
+}
+
+impl<'a> Section<'a> {
+    /// The mapping `value` found at `path`; an empty value (`null`) is an empty mapping.
+    fn new(value: &'a Value, path: String, unsupported: &Rc<RefCell<Vec<String>>>) -> Result<Self> {
+        let key = if path.is_empty() { "(document)" } else { &path };
+        let mut entries = Vec::new();
+        match value {
+            Value::Null => {}
+            Value::Mapping(mapping) => {
+                for (name, value) in mapping {
+                    let name = match name {
+                        Value::String(name) => name.clone(),
+                        Value::Number(_) | Value::Bool(_) => describe(name),
+                        other => return Err(expected(key, "text keys", other)),
+                    };
+                    entries.push((name, value, false));
+                }
+            }
+            other => return Err(expected(key, "a mapping", other)),
+        }
+        let unsupported = Rc::clone(unsupported);
+        Ok(Self {
+            path,
+            entries,
+            unsupported,
+        })
+    }
+
+    fn child_path(&self, key: &str) -> String {
+        match self.path.as_str() {
+            "" => key.to_owned(),
+            path => format!("{path}.{key}"),
+        }
+    }
+
+    /// Marks `key` as read and returns its dotted path and value, if present.
+    fn take(&mut self, key: &str) -> Option<(String, &'a Value)> {
+        let entry = self.entries.iter_mut().find(|(name, _, _)| name == key)?;
+        entry.2 = true;
+        let value = entry.1;
+        Some((self.child_path(key), value))
+    }
+
+    /// Parses `key`, if present.
+    fn read<T>(&mut self, key: &str, parse: Parser<T>) -> Result<Option<T>> {
+        let entry = self.take(key);
+        entry.map(|(path, value)| parse(value, &path)).transpose()
+    }
+
+    /// Parses `key`, if present, into `field`.
+    fn set<T>(&mut self, key: &str, field: &mut T, parse: Parser<T>) -> Result<()> {
+        if let Some(value) = self.read(key, parse)? {
+            *field = value;
+        }
+        Ok(())
+    }
+
+    /// The mapping under `key`, if present.
+    fn section(&mut self, key: &str) -> Result<Option<Section<'a>>> {
+        let entry = self.take(key);
+        entry
+            .map(|(path, value)| Section::new(value, path, &self.unsupported))
+            .transpose()
+    }
+
+    /// Marks every key as read and returns each with the section under it.
+    fn sections(&mut self) -> Result<Vec<(String, Section<'a>)>> {
+        let names: Vec<String> = self.entries.iter().map(|entry| entry.0.clone()).collect();
+        let mut sections = Vec::with_capacity(names.len());
+        for name in names {
+            let section = self.section(&name)?.expect("the name was just listed");
+            sections.push((name, section));
+        }
+        Ok(sections)
+    }
+
+    /// The sections of the list under `key`, if present, with paths like `realms[0]`.
+    fn list(&mut self, key: &str) -> Result<Vec<Section<'a>>> {
+        let Some((path, value)) = self.take(key) else {
+            return Ok(Vec::new());
+        };
+        let items = match value {
+            Value::Null => &[][..],
+            Value::Sequence(items) => items,
+            other => return Err(expected(&path, "a list", other)),
+        };
+        let item_path = |index| format!("{path}[{index}]");
+        let items = items.iter().enumerate();
+        items
+            .map(|(index, item)| Section::new(item, item_path(index), &self.unsupported))
+            .collect()
+    }
+}
+
+impl Drop for Section<'_> {
+    fn drop(&mut self) {
+        let unread = self.entries.iter().filter(|(_, _, read)| !read);
+        let paths: Vec<String> = unread.map(|(name, _, _)| self.child_path(name)).collect();
+        self.unsupported.borrow_mut().extend(paths);
+    }
+}
+
+/// Turns the value at a dotted path into a setting.
+type Parser<T> = fn(&Value, &str) -> Result<T>;
+
+fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<()> {
+    hazelcast.set("cluster-name", &mut config.cluster_name, text)?;
+    if let Some(network) = hazelcast.section("network")? {
+        read_network(network, &mut config.network)?;
+    }
+    if let Some(mut maps) = hazelcast.section("map")? {
+        for (name, mut section) in maps.sections()? {
+            let mut map = MapConfig::DEFAULT;
+            section.set("backup-count", &mut map.backup_count, unsigned)?;
+            section.set("async-backup-count", &mut map.async_backup_count, unsigned)?;
+            let time_to_live = &mut map.time_to_live_seconds;
+            section.set("time-to-live-seconds", time_to_live, unsigned)?;
+            section.set("max-idle-seconds", &mut map.max_idle_seconds, unsigned)?;
+            config.maps.insert(name, map);
+        }
+    }
+    if let Some(properties) = hazelcast.section("properties")? {
+        read_properties(properties, config)?;
+    }
+    if let Some(security) = hazelcast.section("security")? {
+        read_security(security, &mut config.security)?;
+    }
+    Ok(())
+}
+
+fn read_properties(mut properties: Section, config: &mut MemberConfig) -> Result<()> {
+    let partition_count = &mut config.partition_count;
+    properties.set("hazelcast.partition.count", partition_count, unsigned)?;
+    let unauthenticated = &mut config.limits.max_unauthenticated_message_bytes;
+    properties.set(
+        "hazelcast.client.protocol.max.message.bytes",
+        unauthenticated,
+        unsigned,
+    )?;
+    let heartbeat_key = "hazelcast.client.max.no.heartbeat.seconds";
+    if let Some((path, value)) = properties.take(heartbeat_key) {
+        let seconds: u64 = unsigned(value, &path)?;
+        let too_large = || invalid(&path, format!("{seconds} seconds is too large"));
+        config.client_heartbeat_timeout_ms = seconds.checked_mul(1000).ok_or_else(too_large)?;
+    }
+    Ok(())
+}
+
+fn read_network(mut section: Section, network: &mut NetworkConfig) -> Result<()> {
+    // Both `port: 5701` and `port: {port: 5701, auto-increment: true, port-count: 100}` are valid.
+    if let Some((path, value)) = section.take("port") {
+        if value.is_mapping() {
+            let mut port = Section::new(value, path, &section.unsupported)?;
+            port.set("port", &mut network.port, unsigned)?;
+            port.set("auto-increment", &mut network.port_auto_increment, boolean)?;
+            port.set("port-count", &mut network.port_count, unsigned)?;
+        } else {
+            network.port = unsigned(value, &path)?;
+        }
+    }
+    if let Some(mut interfaces) = section.section("interfaces")? {
+        let enabled = interfaces.read("enabled", boolean)?.unwrap_or(false);
+        let patterns = interfaces.read("interfaces", strings)?.unwrap_or_default();
+        if enabled {
+            let host = patterns.iter().find_map(|pattern| interface_host(pattern));
+            let message = "interfaces are enabled, so expected at least one IPv4 address \
+                           or pattern such as 10.0.0.* or 10.0.0.4-18";
+            let path = interfaces.child_path("interfaces");
+            network.host = host.ok_or_else(|| invalid(path, message))?.to_string();
+            network.interfaces = patterns;
+        }
+    }
+    // Read after interfaces: an explicit public address wins.
+    section.set("public-address", &mut network.host, public_address_host)?;
+    if let Some(mut join) = section.section("join")? {
+        if let Some(tcp_ip) = join.section("tcp-ip")? {
+            network.member_list = read_tcp_ip(tcp_ip)?;
+        }
+        for mechanism in ["multicast", "auto-detection"] {
+            let Some(mut disabled) = join.section(mechanism)? else {
+                continue;
+            };
+            if disabled.read("enabled", boolean)? == Some(true) {
+                let message = format!("{mechanism} discovery is not supported; use tcp-ip");
+                return Err(invalid(disabled.child_path("enabled"), message));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The members to contact: kept unless `enabled` is explicitly false; entries may hold
+/// comma-separated lists, as in Hazelcast.
+fn read_tcp_ip(mut tcp_ip: Section) -> Result<Vec<String>> {
+    let enabled = tcp_ip.read("enabled", boolean)?.unwrap_or(true);
+    let mut members = tcp_ip.read("member-list", strings)?.unwrap_or_default();
+    members.extend(tcp_ip.read("members", text)?);
+    if !enabled {
+        return Ok(Vec::new());
+    }
+    let split = members.iter().flat_map(|entry| entry.split(','));
+    let members = split.map(str::trim).filter(|member| !member.is_empty());
+    Ok(members.map(String::from).collect())
+}
+
+/// Users come from the realm that `client-authentication.realm` names; only simple
+/// authentication is supported.
+fn read_security(mut section: Section, security: &mut SecurityConfig) -> Result<()> {
+    section.set("enabled", &mut security.enabled, boolean)?;
+    let mut realms: Vec<(String, Vec<User>)> = Vec::new();
+    for mut realm in section.list("realms")? {
+        let name = realm.read("name", text)?;
+        let missing = || invalid(realm.child_path("name"), "every realm needs a name");
+        let name = name.ok_or_else(missing)?;
+        let mut users = Vec::new();
+        if let Some(mut authentication) = realm.section("authentication")? {
+            if let Some(mut simple) = authentication.section("simple")? {
+                users = read_users(&mut simple)?;
+            }
+        }
+        realms.push((name, users));
+    }
+    if let Some(mut client) = section.section("client-authentication")? {
+        if let Some((path, value)) = client.take("realm") {
+            let realm = text(value, &path)?;
+            let found = realms.into_iter().find(|(name, _)| *name == realm);
+            let message = format!("no realm named {realm:?} in hazelcast.security.realms");
+            security.users = found.ok_or_else(|| invalid(path, message))?.1;
+        }
+    }
+    Ok(())
+}
+
+fn read_users(simple: &mut Section) -> Result<Vec<User>> {
+    let mut users = Vec::new();
+    for mut user in simple.list("users")? {
+        let username = user.read("username", text)?.unwrap_or_default();
+        let password = user.read("password", text)?;
+        let missing = || invalid(user.child_path("password"), "every user needs a password");
+        let password = password.ok_or_else(missing)?;
+        user.take("roles"); // Accepted so that Hazelcast files load; ferrogrid has no permissions.
+        users.push(User { username, password });
+    }
+    Ok(users)
+}
+
+fn read_limits(mut section: Section, config: &mut MemberConfig) -> Result<()> {
+    let limits = &mut config.limits;
+    let fields = [
+        ("max-frame-bytes", &mut limits.max_frame_bytes),
+        ("max-message-bytes", &mut limits.max_message_bytes),
+        (
+            "connection-write-buffer-bytes",
+            &mut limits.connection_write_buffer_bytes,
+        ),
+        ("max-connections", &mut limits.max_connections),
+        ("reactor-queue-capacity", &mut limits.reactor_queue_capacity),
+        (
+            "max-pending-fragmented-messages",
+            &mut limits.max_pending_fragmented_messages,
+        ),
+    ];
+    for (key, field) in fields {
+        section.set(key, field, unsigned)?;
+    }
+    Ok(())
+}
+
+fn text(value: &Value, path: &str) -> Result<String> {
+    match value {
+        Value::String(text) => Ok(text.clone()),
+        Value::Number(number) => Ok(number.to_string()),
+        other => Err(expected(path, "text", other)),
+    }
+}
+
+fn strings(value: &Value, path: &str) -> Result<Vec<String>> {
+    let items = match value {
+        Value::Null => &[][..],
+        Value::Sequence(items) => items,
+        other => return Err(expected(path, "a list", other)),
+    };
+    let items = items.iter().enumerate();
+    items
+        .map(|(index, item)| text(item, &format!("{path}[{index}]")))
+        .collect()
+}
+
+fn boolean(value: &Value, path: &str) -> Result<bool> {
+    match value {
+        Value::Bool(flag) => Ok(*flag),
+        Value::String(text) if text.eq_ignore_ascii_case("true") => Ok(true),
+        Value::String(text) if text.eq_ignore_ascii_case("false") => Ok(false),
+        other => Err(expected(path, "true or false", other)),
+    }
+}
+
+/// An integer in `0..=T::MAX`, written as a number or a string of digits.
+fn unsigned<T: TryFrom<u64> + Bounded>(value: &Value, path: &str) -> Result<T> {
+    let number = match value {
+        Value::Number(number) => number.as_u64(),
+        Value::String(text) => text.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    let number = number.and_then(|number| T::try_from(number).ok());
+    number.ok_or_else(|| expected(path, &format!("an integer in 0..={}", T::MAX), value))
+}
+
+/// The largest value of an unsigned setting type, for error messages.
+trait Bounded {
+    const MAX: u64;
+}
+
+macro_rules! bounded {
+    ($($type:ty),*) => {$(impl Bounded for $type { const MAX: u64 = <$type>::MAX as u64; })*};
+}
+bounded!(u8, u16, u32, u64, usize);
+
+/// The host of `host`, `host:port` or `[ipv6]:port`; the port is ferrogrid's own bound port.
+fn public_address_host(value: &Value, path: &str) -> Result<String> {
+    let address = text(value, path)?;
+    let host = match address.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next(),
+        None if address.matches(':').count() == 1 => address.split(':').next(),
+        None => Some(address.as_str()),
+    };
+    match host.map(str::trim) {
+        Some(host) if !host.is_empty() => Ok(host.to_owned()),
+        _ => Err(expected(path, "host or host:port", value)),
+    }
+}
+
+/// The address an interface pattern names: each `*` octet becomes 1, each range `a-b` its `a`.
+fn interface_host(pattern: &str) -> Option<Ipv4Addr> {
+    let octet = |octet: &str| match octet.trim() {
+        "*" => "1".to_owned(),
+        range => range.split('-').next().unwrap_or_default().to_owned(),
+    };
+    let octets: Vec<String> = pattern.split('.').map(octet).collect();
+    octets.join(".").parse().ok()
+}
+
+fn expected(path: &str, what: &str, value: &Value) -> ConfigError {
+    invalid(path, format!("expected {what}, got {}", describe(value)))
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "nothing".to_owned(),
+        Value::Bool(flag) => flag.to_string(),
+        Value::Number(number) => number.to_string(),
+        Value::String(text) => format!("{text:?}"),
+        Value::Sequence(_) => "a list".to_owned(),
+        Value::Mapping(_) => "a mapping".to_owned(),
+        Value::Tagged(tagged) => format!("a value tagged {}", tagged.tag),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ConfigError, LoadedConfig, MemberConfig};
+
+    fn load(text: &str) -> LoadedConfig {
+        MemberConfig::from_yaml_str(text).unwrap()
+    }
+
+    fn invalid_key(text: &str) -> String {
+        match MemberConfig::from_yaml_str(text) {
+            Err(ConfigError::InvalidValue { key, .. }) => key,
+            other => panic!("expected InvalidValue for {text:?}, got {other:?}"),
+        }
+    }
+
+    const USER_FILE: &str = r#"
+hazelcast:
+  cluster-name: production
+  network:
+    port:
+      auto-increment: false
+      port-count: 20
+      port: 5801
+    interfaces:
+      enabled: true
+      interfaces:
+        - 10.10.1.*
+    join:
+      multicast:
+        enabled: false
+      tcp-ip:
+        enabled: true
+        member-list:
+          - 10.10.1.2:5801
+          - 10.10.1.3:5801, 10.10.1.4
+  map:
+    default:
+      backup-count: 2
+    orders:
+      backup-count: 0
+      async-backup-count: 1
+      time-to-live-seconds: 3600
+    sessions*:
+      max-idle-seconds: "600"
+  properties:
+    hazelcast.partition.count: 1021
+    hazelcast.client.max.no.heartbeat.seconds: "60"
+    hazelcast.client.protocol.max.message.bytes: 8192
+ferrogrid:
+  reactor-threads: 4
+  limits:
+    max-connections: 500
+"#;
+
+    #[test]
+    fn realistic_user_file_parses() {
+        let LoadedConfig {
+            config,
+            unsupported_keys,
+        } = load(USER_FILE);
+        assert!(unsupported_keys.is_empty(), "{unsupported_keys:?}");
+        assert_eq!(config.cluster_name, "production");
+        let network = &config.network;
+        assert_eq!((network.port, network.port_count), (5801, 20));
+        assert!(!network.port_auto_increment);
+        assert_eq!(network.host, "10.10.1.1");
+        assert_eq!(network.interfaces, ["10.10.1.*"]);
+        assert_eq!(
+            network.member_list,
+            ["10.10.1.2:5801", "10.10.1.3:5801", "10.10.1.4"]
+        );
+        let orders = config.maps.for_map("orders");
+        assert_eq!((orders.backup_count, orders.async_backup_count), (0, 1));
+        assert_eq!(orders.time_to_live_seconds, 3600);
+        let sessions = config.maps.for_map("sessions-eu");
+        assert_eq!(sessions.max_idle_seconds, 600);
+        assert_eq!(
+            sessions.backup_count, 1,
+            "unset keys take built-in defaults"
+        );
+        assert_eq!(config.maps.for_map("customers").backup_count, 2);
+        assert_eq!(config.partition_count, 1021);
+        assert_eq!(config.client_heartbeat_timeout_ms, 60_000);
+        assert_eq!(config.limits.max_unauthenticated_message_bytes, 8192);
+        assert_eq!(
+            (config.reactor_threads, config.limits.max_connections),
+            (4, 500)
+        );
+    }
+
+    #[test]
+    fn scalar_port_public_address_and_members_string() {
+        let text = "
+hazelcast:
+  network:
+    port: 6000
+    public-address: node1.example.com:6000
+    join: {tcp-ip: {members: 'a:1, b:2'}}";
+        let network = load(text).config.network;
+        assert_eq!((network.port, network.port_count), (6000, 100));
+        assert!(network.port_auto_increment);
+        assert_eq!(network.host, "node1.example.com");
+        assert_eq!(network.member_list, ["a:1", "b:2"]);
+        let disabled = "hazelcast: {network: {join: {tcp-ip: {enabled: false, members: a}}}}";
+        assert!(load(disabled).config.network.member_list.is_empty());
+    }
+
+    #[test]
+    fn unsupported_keys_are_listed_not_errors() {
+        let text = r#"
+hazelcast:
+  network:
+    ssl:
+      enabled: true
+    port: {port: 5701, reuse-address: true}
+  queue:
+    default: {max-size: 10}
+  map:
+    default: {backup-count: 1, eviction: {size: 100}}
+  properties: {hazelcast.logging.type: slf4j}
+ferrogrid: {unknown: 1}
+management-center: {}
+"#;
+        let expected = [
+            "ferrogrid.unknown",
+            "hazelcast.map.default.eviction",
+            "hazelcast.network.port.reuse-address",
+            "hazelcast.network.ssl",
+            "hazelcast.properties.hazelcast.logging.type",
+            "hazelcast.queue",
+            "management-center",
+        ];
+        assert_eq!(load(text).unsupported_keys, expected);
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let network = |yaml: &str| invalid_key(&format!("hazelcast: {{network: {yaml}}}"));
+        assert_eq!(network("{port: -1}"), "hazelcast.network.port");
+        assert_eq!(network("{port: abc}"), "hazelcast.network.port");
+        assert_eq!(network("{port: 0}"), "hazelcast.network.port");
+        assert_eq!(
+            network("{port: {port: 70000}}"),
+            "hazelcast.network.port.port"
+        );
+        assert_eq!(
+            network("{port: {auto-increment: maybe}}"),
+            "hazelcast.network.port.auto-increment"
+        );
+        assert_eq!(
+            network("{port: {port: 65500}}"),
+            "hazelcast.network.port.port-count"
+        );
+        let multicast = "{join: {multicast: {enabled: true}}}";
+        assert_eq!(
+            network(multicast),
+            "hazelcast.network.join.multicast.enabled"
+        );
+        let interfaces = "{interfaces: {enabled: true, interfaces: [eth0]}}";
+        assert_eq!(
+            network(interfaces),
+            "hazelcast.network.interfaces.interfaces"
+        );
+        let map = |yaml: &str| invalid_key(&format!("hazelcast: {{map: {{orders: {yaml}}}}}"));
+        assert_eq!(
+            map("{backup-count: 7}"),
+            "hazelcast.map.orders.backup-count"
+        );
+        assert_eq!(
+            map("{backup-count: 300}"),
+            "hazelcast.map.orders.backup-count"
+        );
+        let too_many = "{backup-count: 4, async-backup-count: 3}";
+        assert_eq!(map(too_many), "hazelcast.map.orders.async-backup-count");
+        assert_eq!(
+            map("{max-idle-seconds: 1e3}"),
+            "hazelcast.map.orders.max-idle-seconds"
+        );
+        assert_eq!(
+            invalid_key("hazelcast: {map: {'a**': {}}}"),
+            "hazelcast.map.a**"
+        );
+        assert_eq!(
+            invalid_key("hazelcast: {cluster-name: [a]}"),
+            "hazelcast.cluster-name"
+        );
+        assert_eq!(invalid_key("[1, 2]"), "(document)");
+        let message = MemberConfig::from_yaml_str(&format!("hazelcast: {{network: {multicast}}}"));
+        let message = message.unwrap_err().to_string();
+        assert!(
+            message.contains("multicast discovery is not supported; use tcp-ip"),
+            "{message}"
+        );
+        assert!(matches!(
+            MemberConfig::from_yaml_str("a: [b"),
+            Err(ConfigError::Yaml(_))
+        ));
+    }
+
+    #[test]
+    fn out_of_range_properties_and_limits_are_rejected() {
+        let cases = [
+            ("hazelcast.partition.count: 0", "hazelcast.partition.count"),
+            (
+                "hazelcast.partition.count: '10001'",
+                "hazelcast.partition.count",
+            ),
+            (
+                "hazelcast.client.max.no.heartbeat.seconds: 0",
+                "hazelcast.client.max.no.heartbeat.seconds",
+            ),
+            (
+                "hazelcast.client.protocol.max.message.bytes: 1023",
+                "hazelcast.client.protocol.max.message.bytes",
+            ),
+        ];
+        for (property, key) in cases {
+            let text = format!("hazelcast: {{properties: {{{property}}}}}");
+            assert_eq!(invalid_key(&text), format!("hazelcast.properties.{key}"));
+        }
+        let limits = [
+            "max-frame-bytes: 300000000",
+            "max-frame-bytes: 1000",
+            "max-message-bytes: 0",
+            "connection-write-buffer-bytes: 0",
+            "max-connections: 0",
+            "reactor-queue-capacity: 0",
+            "max-pending-fragmented-messages: 0",
+        ];
+        for limit in limits {
+            let key = limit.split(':').next().unwrap();
+            let text = format!("ferrogrid: {{limits: {{{limit}}}}}");
+            assert_eq!(invalid_key(&text), format!("ferrogrid.limits.{key}"));
+        }
+        assert_eq!(
+            invalid_key("ferrogrid: {reactor-threads: 1025}"),
+            "ferrogrid.reactor-threads"
+        );
+    }
+
+    const SECURITY: &str = r#"
+hazelcast:
+  security:
+    enabled: true
+    realms:
+      - name: otherRealm
+        authentication: {simple: {users: [{username: other, password: x}]}}
+      - name: simpleRealm
+        authentication:
+          simple:
+            users:
+              - username: dev
+                password: secret
+                roles: [admin]
+    client-authentication:
+      realm: simpleRealm
+"#;
+
+    #[test]
+    fn security_users_come_from_the_client_realm() {
+        let loaded = load(SECURITY);
+        assert!(
+            loaded.unsupported_keys.is_empty(),
+            "{:?}",
+            loaded.unsupported_keys
+        );
+        let security = loaded.config.security;
+        assert!(security.check(Some("dev"), Some("secret")));
+        assert!(!security.check(Some("other"), Some("x")));
+        let missing_realm = SECURITY.replace("realm: simpleRealm", "realm: nope");
+        let realm_key = "hazelcast.security.client-authentication.realm";
+        assert_eq!(invalid_key(&missing_realm), realm_key);
+        let no_client_realm = &SECURITY[..SECURITY.find("    client-authentication").unwrap()];
+        assert_eq!(invalid_key(no_client_realm), "hazelcast.security.enabled");
+        let no_password = SECURITY.replace("password: secret", "");
+        let password_key = "hazelcast.security.realms[1].authentication.simple.users[0].password";
+        assert_eq!(invalid_key(&no_password), password_key);
+    }
+}

@@ -1,0 +1,137 @@
+//! The `ferrogrid` command.
+//!
+//! `ferrogrid member` starts a member with embedded defaults (cluster `dev`, 127.0.0.1:5701 with
+//! auto-increment, 271 partitions); `--config FILE` reads a hazelcast.yaml-shaped file, and
+//! flags override both. SIGTERM or SIGINT stops the member.
+
+use clap::{Parser, Subcommand};
+use ferrogrid_config::MemberConfig;
+use ferrogrid_member::Member;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tracing::{error, info, warn};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ferrogrid",
+    version,
+    about = "An in-memory data grid that speaks the Hazelcast client protocol"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Start a member and serve until SIGTERM/SIGINT.
+    Member(MemberArgs),
+}
+
+#[derive(Parser, Debug)]
+struct MemberArgs {
+    /// A hazelcast.yaml-shaped configuration file.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Client port (overrides hazelcast.network.port).
+    #[arg(long)]
+    port: Option<u16>,
+    /// Fail instead of trying the next port when the port is taken.
+    #[arg(long)]
+    no_port_auto_increment: bool,
+    /// Address to bind and advertise (overrides the config).
+    #[arg(long)]
+    host: Option<String>,
+    /// Cluster name clients must present (overrides hazelcast.cluster-name).
+    #[arg(long)]
+    cluster_name: Option<String>,
+    /// Another member's address, host:port (repeatable; adds to the tcp-ip member list).
+    #[arg(long = "member", value_name = "HOST:PORT")]
+    members: Vec<String>,
+    /// Reactor threads (0 = one per core).
+    #[arg(long)]
+    reactor_threads: Option<usize>,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("FERROGRID_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Member(args) => run_member(args),
+    }
+}
+
+fn load_config(args: &MemberArgs) -> Result<MemberConfig, String> {
+    let mut config = match &args.config {
+        None => MemberConfig::default(),
+        Some(path) => {
+            let loaded =
+                MemberConfig::from_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            for key in &loaded.unsupported_keys {
+                warn!(key, "configuration key not supported by ferrogrid; ignored");
+            }
+            loaded.config
+        }
+    };
+    if let Some(port) = args.port {
+        config.network.port = port;
+    }
+    if args.no_port_auto_increment {
+        config.network.port_auto_increment = false;
+    }
+    if let Some(host) = &args.host {
+        config.network.host = host.clone();
+    }
+    if let Some(cluster_name) = &args.cluster_name {
+        config.cluster_name = cluster_name.clone();
+    }
+    config
+        .network
+        .member_list
+        .extend(args.members.iter().cloned());
+    if let Some(threads) = args.reactor_threads {
+        config.reactor_threads = threads;
+    }
+    config.validate().map_err(|e| e.to_string())?;
+    Ok(config)
+}
+
+fn run_member(args: MemberArgs) -> ExitCode {
+    let config = match load_config(&args) {
+        Ok(config) => config,
+        Err(message) => {
+            error!("configuration error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut signals = match signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+    ]) {
+        Ok(signals) => signals,
+        Err(e) => {
+            error!("cannot install signal handlers: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let member = match Member::start(config) {
+        Ok(member) => member,
+        Err(e) => {
+            error!("cannot start member: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("ferrogrid member listening on {}", member.address());
+    if let Some(signal) = signals.forever().next() {
+        info!(signal, "stopping");
+    }
+    member.shutdown();
+    ExitCode::SUCCESS
+}

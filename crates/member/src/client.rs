@@ -1,0 +1,205 @@
+//! Client-service requests (authentication, cluster view, proxies, ping, …): connection-level
+//! messages that touch no partition and are answered inline by the connection's reactor.
+
+use crate::cluster::{self, ClusterView};
+use crate::connection::ConnectionState;
+use crate::shared::Shared;
+use ferrogrid_protocol::codec::*;
+use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
+use ferrogrid_protocol::{DecodeError, Message, Uuid};
+use tracing::{info, warn};
+
+/// The service name of maps in CreateProxy / DestroyProxy / GetDistributedObjects.
+pub const MAP_SERVICE: &str = "hz:impl:mapService";
+
+/// What the reactor must do after a client-service request.
+#[derive(Debug, PartialEq, Eq)]
+pub enum After {
+    Continue,
+    /// The map's data must be dropped on every reactor before DestroyProxy is answered.
+    DestroyMap(Box<str>),
+    /// Close the connection after flushing what was written (`reason` is logged).
+    Close(String),
+}
+
+fn random_uuid() -> Uuid {
+    Uuid::from_u128(uuid::Uuid::new_v4().as_u128())
+}
+
+/// Handles the first message of a connection, which must be an authentication request.
+pub fn authenticate(
+    shared: &Shared,
+    message: &Message<'_>,
+    state: &mut ConnectionState,
+    out: &mut Vec<u8>,
+) -> Result<After, DecodeError> {
+    let correlation_id = message.correlation_id();
+    let ty = message.message_type();
+    let (uuid, serialization_version, cluster_name, credentials, client_type) = match ty {
+        ClientAuthentication::TYPE => {
+            let request = ClientAuthentication::decode(message)?;
+            let credentials = Some((request.username, request.password));
+            (
+                request.uuid,
+                request.serialization_version,
+                request.cluster_name,
+                credentials,
+                request.client_type,
+            )
+        }
+        ClientAuthenticationCustom::TYPE => {
+            let request = ClientAuthenticationCustom::decode(message)?;
+            (
+                request.uuid,
+                request.serialization_version,
+                request.cluster_name,
+                None,
+                request.client_type,
+            )
+        }
+        _ => {
+            let cause = "Client must authenticate before any operation.";
+            write_error_response(
+                out,
+                correlation_id,
+                &[
+                    ErrorHolder {
+                        code: error::RETRYABLE,
+                        message: Some(cause),
+                    },
+                    ErrorHolder {
+                        code: error::AUTHENTICATION,
+                        message: Some(cause),
+                    },
+                ],
+            );
+            return Ok(After::Close(format!("request {ty} before authentication")));
+        }
+    };
+    let status = if serialization_version != cluster::SERIALIZATION_VERSION {
+        cluster::SERIALIZATION_VERSION_MISMATCH
+    } else if cluster_name != shared.config.cluster_name {
+        warn!(cluster_name, "client refused: wrong cluster name");
+        cluster::CREDENTIALS_FAILED
+    } else if !credentials
+        .is_some_and(|(user, password)| shared.config.security.check(user, password))
+    {
+        warn!("client refused: credentials rejected");
+        cluster::CREDENTIALS_FAILED
+    } else {
+        cluster::AUTHENTICATED
+    };
+    if status != cluster::AUTHENTICATED {
+        ClusterView::write_refused(out, ty.response(), correlation_id, status);
+        return Ok(After::Continue);
+    }
+    let client_uuid = uuid.unwrap_or_else(random_uuid);
+    info!(client = %client_uuid, client_type, "client authenticated");
+    shared
+        .view
+        .write_authenticated(out, ty.response(), correlation_id);
+    *state = ConnectionState::Authenticated {
+        client_uuid,
+        client_type: client_type.to_owned(),
+    };
+    Ok(After::Continue)
+}
+
+/// Handles a client-service request on an authenticated connection.
+pub fn handle(
+    shared: &Shared,
+    message: &Message<'_>,
+    out: &mut Vec<u8>,
+) -> Result<After, DecodeError> {
+    let correlation_id = message.correlation_id();
+    let ty = message.message_type();
+    let empty = |out: &mut Vec<u8>| {
+        EmptyResponse {}.encode(out, ty.response(), correlation_id, 0);
+    };
+    match ty {
+        ClientAuthentication::TYPE | ClientAuthenticationCustom::TYPE => {
+            let mut state = ConnectionState::AwaitingAuthentication;
+            return authenticate(shared, message, &mut state, out);
+        }
+        ClientAddClusterViewListener::TYPE => {
+            shared.view.write_view_events(out, correlation_id);
+            empty(out);
+        }
+        ClientLocalBackupListener::TYPE => {
+            UuidResponse {
+                response: Some(random_uuid()),
+            }
+            .encode(out, ty.response(), correlation_id, 0);
+        }
+        ClientPing::TYPE | ClientStatistics::TYPE | ClientTriggerPartitionAssignment::TYPE => {
+            empty(out)
+        }
+        ClientCreateProxy::TYPE => {
+            let request = ClientCreateProxy::decode(message)?;
+            match create_proxy(shared, request.name, request.service_name) {
+                Ok(()) => empty(out),
+                Err(refusal) => unsupported(out, correlation_id, &refusal),
+            }
+        }
+        ClientCreateProxies::TYPE => {
+            let request = ClientCreateProxies::decode(message)?;
+            let refusal = request
+                .proxies
+                .iter()
+                .find_map(|(name, service)| create_proxy(shared, name, service).err());
+            match refusal {
+                None => empty(out),
+                Some(refusal) => unsupported(out, correlation_id, &refusal),
+            }
+        }
+        ClientDestroyProxy::TYPE => {
+            let request = ClientDestroyProxy::decode(message)?;
+            shared
+                .objects
+                .write()
+                .remove(&(request.service_name.to_owned(), request.name.to_owned()));
+            if request.service_name == MAP_SERVICE {
+                return Ok(After::DestroyMap(request.name.into()));
+            }
+            empty(out);
+        }
+        ClientGetDistributedObjects::TYPE => {
+            let objects = shared.objects.read();
+            let response = objects
+                .iter()
+                .map(|(service_name, name)| DistributedObjectInfo { service_name, name })
+                .collect();
+            DistributedObjectsResponse { response }.encode(out, ty.response(), correlation_id, 0);
+        }
+        _ => {
+            let text = format!("Unrecognized client message received with type: {ty}");
+            unsupported(out, correlation_id, &text);
+        }
+    }
+    Ok(After::Continue)
+}
+
+fn create_proxy(shared: &Shared, name: &str, service_name: &str) -> Result<(), String> {
+    if service_name != MAP_SERVICE {
+        return Err(format!(
+            "ferrogrid does not support the service {service_name} (object {name}); only maps"
+        ));
+    }
+    shared
+        .objects
+        .write()
+        .insert((service_name.to_owned(), name.to_owned()));
+    Ok(())
+}
+
+/// Answers with UnsupportedOperationException (code 61); the connection stays open.
+pub fn unsupported(out: &mut Vec<u8>, correlation_id: i64, text: &str) {
+    write_error_response(
+        out,
+        correlation_id,
+        &[ErrorHolder {
+            code: error::UNSUPPORTED_OPERATION,
+            message: Some(text),
+        }],
+    );
+}

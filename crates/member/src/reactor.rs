@@ -1,0 +1,622 @@
+//! A reactor: one thread, one mio event loop, a set of connections and the partitions
+//! `p` with `p % reactor_count == index`.
+//!
+//! Life of a request: the reactor reads every ready byte of a connection, cuts messages, and
+//! for each one either runs it inline (its own partition, or a client-service request), hands
+//! it to the owning reactor's bounded inbox (one hop: a mod and an array index), or fans it out
+//! to all reactors (map-wide requests). Whoever runs an operation writes the response straight
+//! to the client's socket ([`ConnectionShared::send`]). Inline responses of one read batch are
+//! written with one syscall.
+//!
+//! Bounds: the inbox (config `reactor-queue-capacity`); hand-offs that do not fit wait in a
+//! per-target overflow list, and while it is non-empty the reactor reads no new requests; a
+//! connection whose unsent responses exceed `connection-write-buffer-bytes` is not read until
+//! its client catches up; a connection's buffered input never exceeds the message limit.
+
+use crate::client::{self, After};
+use crate::connection::{Connection, ConnectionId, ConnectionShared, ConnectionState};
+use crate::fanout::{self, Classified, FanOut, WideOperation};
+use crate::map_ops;
+use crate::shared::{Shared, Task};
+use crate::store::PartitionStore;
+use crossbeam_channel::Receiver;
+use ferrogrid_protocol::codec::ClientDestroyProxy;
+use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
+use ferrogrid_protocol::frame::{Decoded, StreamLimits, CLIENT_PROTOCOL_HEADER};
+use ferrogrid_protocol::message::REQUEST_HEADER_SIZE;
+use ferrogrid_protocol::{Message, MessageType};
+use mio::{Events, Interest, Poll, Token};
+use slab::Slab;
+use std::collections::VecDeque;
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tracing::{debug, info, warn};
+
+pub const WAKER_TOKEN: Token = Token(usize::MAX);
+const EVENTS_CAPACITY: usize = 1024;
+/// Reads from one connection per readiness event before other connections get a turn.
+const READS_PER_TURN: usize = 16;
+const SWEEP_INTERVAL: Duration = Duration::from_millis(500);
+/// Poll timeout while work is pending on backpressure (outbound full, inbox full).
+const BACKOFF: Duration = Duration::from_millis(1);
+
+/// What to do with a connection after handling one message.
+enum Flow {
+    Continue,
+    Close(String),
+}
+
+/// Everything a reactor owns except its connections (so both can be borrowed at once).
+struct Core {
+    index: usize,
+    shared: Arc<Shared>,
+    /// Partitions owned by this reactor; partition `p` is at `p / reactor_count`.
+    partitions: Vec<PartitionStore>,
+    /// Hand-offs that did not fit a target's inbox, per target, in order.
+    overflow: Vec<VecDeque<Task>>,
+    /// Reactors to wake at the end of this batch.
+    wake: Vec<bool>,
+    /// Responses to other reactors' connections, gathered during an inbox batch.
+    replies: Vec<(Arc<ConnectionShared>, Vec<u8>)>,
+    authenticated_limits: StreamLimits,
+}
+
+/// One reactor thread's state. Owned and run by that thread only.
+pub struct Reactor {
+    core: Core,
+    poll: Poll,
+    inbox: Receiver<Task>,
+    connections: Slab<Connection>,
+    /// Connections with input left unread because of backpressure or fairness.
+    retry: Vec<Token>,
+    unauthenticated_limits: StreamLimits,
+    last_sweep: Instant,
+}
+
+impl std::fmt::Debug for Reactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reactor")
+            .field("index", &self.core.index)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Reactor {
+    pub fn new(index: usize, shared: Arc<Shared>, poll: Poll, inbox: Receiver<Task>) -> Reactor {
+        let count = shared.reactor_count();
+        let owned = (0..shared.view.partition_count as usize)
+            .filter(|p| p % count == index)
+            .count();
+        let limits = &shared.config.limits;
+        let authenticated_limits = StreamLimits {
+            max_frame_bytes: limits.max_frame_bytes,
+            max_message_bytes: limits.max_message_bytes,
+            max_pending_fragmented: limits.max_pending_fragmented_messages,
+        };
+        let unauthenticated = limits.max_unauthenticated_message_bytes;
+        let unauthenticated_limits = StreamLimits {
+            max_frame_bytes: unauthenticated,
+            max_message_bytes: unauthenticated,
+            max_pending_fragmented: 1,
+        };
+        Reactor {
+            core: Core {
+                index,
+                shared,
+                partitions: (0..owned).map(|_| PartitionStore::default()).collect(),
+                overflow: (0..count).map(|_| VecDeque::new()).collect(),
+                wake: vec![false; count],
+                replies: Vec::new(),
+                authenticated_limits,
+            },
+            poll,
+            inbox,
+            connections: Slab::new(),
+            retry: Vec::new(),
+            unauthenticated_limits,
+            last_sweep: Instant::now(),
+        }
+    }
+
+    /// Runs the event loop until the member shuts down.
+    pub fn run(mut self) {
+        let mut events = Events::with_capacity(EVENTS_CAPACITY);
+        let index = self.core.index;
+        while !self.core.shared.is_shutting_down() {
+            let timeout = self.poll_timeout();
+            let handle = &self.core.shared.reactors[index];
+            handle.sleeping.store(true, Ordering::SeqCst);
+            let timeout = if self.inbox.is_empty() {
+                timeout
+            } else {
+                Duration::ZERO
+            };
+            let polled = self.poll.poll(&mut events, Some(timeout));
+            handle.sleeping.store(false, Ordering::SeqCst);
+            if let Err(error) = polled {
+                if error.kind() != io::ErrorKind::Interrupted {
+                    panic!("reactor {index}: poll failed: {error}");
+                }
+            }
+            for event in events.iter() {
+                let token = event.token();
+                if token == WAKER_TOKEN {
+                    continue;
+                }
+                if event.is_writable() {
+                    if let Some(connection) = self.connections.get(token.0) {
+                        connection.shared.on_writable();
+                    }
+                }
+                if event.is_readable() || event.is_read_closed() || event.is_error() {
+                    self.on_readable(token);
+                }
+            }
+            self.drain_inbox();
+            self.retry_overflow();
+            self.retry_connections();
+            self.core.wake_targets();
+            if self.last_sweep.elapsed() >= SWEEP_INTERVAL {
+                self.sweep();
+            }
+        }
+        let tokens: Vec<usize> = self.connections.iter().map(|(key, _)| key).collect();
+        for key in tokens {
+            self.close(Token(key), "member shutting down");
+        }
+    }
+
+    fn poll_timeout(&self) -> Duration {
+        if !self.retry.is_empty() || self.core.overflow.iter().any(|queue| !queue.is_empty()) {
+            BACKOFF
+        } else {
+            SWEEP_INTERVAL
+        }
+    }
+
+    fn accept(&mut self, mut stream: mio::net::TcpStream, peer: std::net::SocketAddr) {
+        let entry = self.connections.vacant_entry();
+        let token = Token(entry.key());
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if let Err(error) = self.poll.registry().register(&mut stream, token, interest) {
+            warn!(%peer, %error, "could not register connection");
+            self.core
+                .shared
+                .open_connections
+                .fetch_sub(1, Ordering::AcqRel);
+            return;
+        }
+        let id = ConnectionId(
+            self.core
+                .shared
+                .next_connection_id
+                .fetch_add(1, Ordering::Relaxed),
+        );
+        let shared = Arc::new(ConnectionShared::new(id, peer, self.core.index, stream));
+        entry.insert(Connection::new(shared, token, self.unauthenticated_limits));
+        self.core.shared.reactors[self.core.index]
+            .connections
+            .fetch_add(1, Ordering::AcqRel);
+        debug!(%peer, reactor = self.core.index, "connection accepted");
+        // Bytes may have arrived before registration: edge-triggered polling would not say so.
+        self.on_readable(token);
+    }
+
+    fn close(&mut self, token: Token, reason: &str) {
+        let Some(connection) = self.connections.try_remove(token.0) else {
+            return;
+        };
+        connection.shared.send(&connection.output);
+        let _ = self
+            .poll
+            .registry()
+            .deregister(&mut ConnectionStreamRef(&connection.shared));
+        connection.shared.close();
+        self.core.shared.reactors[self.core.index]
+            .connections
+            .fetch_sub(1, Ordering::AcqRel);
+        self.core
+            .shared
+            .open_connections
+            .fetch_sub(1, Ordering::AcqRel);
+        info!(peer = %connection.shared.peer, reason, "connection closed");
+    }
+
+    /// Whether the reactor may read more requests from this connection now.
+    fn may_read(&self, connection: &Connection) -> bool {
+        let write_limit = self.core.shared.config.limits.connection_write_buffer_bytes as usize;
+        self.core.overflow.iter().all(VecDeque::is_empty)
+            && connection.shared.pending_bytes() <= write_limit
+    }
+
+    fn on_readable(&mut self, token: Token) {
+        let buffer_limit = self.core.authenticated_limits.max_message_bytes as usize + (64 << 10);
+        for _ in 0..READS_PER_TURN {
+            let Some(connection) = self.connections.get_mut(token.0) else {
+                return;
+            };
+            // Messages already buffered are processed before reading more.
+            if let Err(reason) = self.core.process_input(connection) {
+                return self.close(token, &reason);
+            }
+            let connection = &self.connections[token.0];
+            if !self.may_read(connection) {
+                return self.schedule_retry(token);
+            }
+            let connection = &mut self.connections[token.0];
+            match connection
+                .input
+                .read_from(ConnectionStreamRef(&connection.shared), buffer_limit)
+            {
+                Ok(0) => return self.close(token, "closed by peer"),
+                Ok(_) => connection.last_read = Instant::now(),
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                    let output = std::mem::take(&mut connection.output);
+                    connection.shared.send(&output);
+                    connection.output = output;
+                    connection.output.clear();
+                    return;
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return self.close(token, &format!("read failed: {error}")),
+            }
+        }
+        // Fairness: more may be waiting; come back after other connections had a turn.
+        if let Some(connection) = self.connections.get_mut(token.0) {
+            if let Err(reason) = self.core.process_input(connection) {
+                return self.close(token, &reason);
+            }
+            connection.shared.send(&connection.output);
+            connection.output.clear();
+        }
+        self.schedule_retry(token);
+    }
+
+    fn schedule_retry(&mut self, token: Token) {
+        if let Some(connection) = self.connections.get_mut(token.0) {
+            connection.shared.send(&connection.output);
+            connection.output.clear();
+        }
+        if !self.retry.contains(&token) {
+            self.retry.push(token);
+        }
+    }
+
+    fn retry_connections(&mut self) {
+        if self.retry.is_empty() {
+            return;
+        }
+        let tokens = std::mem::take(&mut self.retry);
+        for token in tokens {
+            self.on_readable(token);
+        }
+    }
+
+    fn drain_inbox(&mut self) {
+        let capacity = self.core.shared.config.limits.reactor_queue_capacity as usize;
+        for _ in 0..capacity {
+            let Ok(task) = self.inbox.try_recv() else {
+                break;
+            };
+            match task {
+                Task::NewConnection(stream, peer) => self.accept(stream, peer),
+                Task::Partition {
+                    connection,
+                    message,
+                } => self.core.run_handed_off(&connection, &message),
+                Task::FanOut(job) => {
+                    if let Some(response) = job.run_share(&mut self.core.partitions) {
+                        job.connection.send(&response);
+                    }
+                }
+            }
+        }
+        self.core.flush_replies();
+    }
+
+    fn retry_overflow(&mut self) {
+        for target in 0..self.core.overflow.len() {
+            while let Some(task) = self.core.overflow[target].pop_front() {
+                if let Err(task) = self.core.shared.reactors[target].try_push(task) {
+                    self.core.overflow[target].push_front(task);
+                    break;
+                }
+                self.core.wake[target] = true;
+            }
+        }
+    }
+
+    /// Closes connections that went silent or whose socket failed while writing.
+    fn sweep(&mut self) {
+        self.last_sweep = Instant::now();
+        let timeout = Duration::from_millis(self.core.shared.config.client_heartbeat_timeout_ms);
+        let expired: Vec<(Token, &'static str)> = self
+            .connections
+            .iter()
+            .filter_map(|(key, connection)| {
+                if connection.shared.is_closed() {
+                    Some((Token(key), "socket failed"))
+                } else if connection.last_read.elapsed() > timeout {
+                    Some((Token(key), "no heartbeat from client within the timeout"))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        for (token, reason) in expired {
+            self.close(token, reason);
+        }
+    }
+}
+
+impl Core {
+    /// Cuts and handles every complete message buffered on `connection`.
+    fn process_input(&mut self, connection: &mut Connection) -> Result<(), String> {
+        let Connection {
+            shared,
+            state,
+            input,
+            decoder,
+            output,
+            ..
+        } = connection;
+        loop {
+            if *state == ConnectionState::AwaitingProtocolHeader {
+                let unread = input.unread();
+                if unread.len() < CLIENT_PROTOCOL_HEADER.len() {
+                    return Ok(());
+                }
+                if &unread[..3] != CLIENT_PROTOCOL_HEADER {
+                    return Err(format!("unknown protocol header {:02x?}", &unread[..3]));
+                }
+                input.consume(3);
+                *state = ConnectionState::AwaitingAuthentication;
+                continue;
+            }
+            let decoded = decoder
+                .decode(input.unread())
+                .map_err(|error| format!("malformed input: {error}"))?;
+            let flow = match decoded {
+                Decoded::NeedMore => return Ok(()),
+                Decoded::Absorbed { consumed } => {
+                    input.consume(consumed);
+                    continue;
+                }
+                Decoded::Message { length } => {
+                    let flow = self.handle(shared, state, output, &input.unread()[..length]);
+                    input.consume(length);
+                    flow
+                }
+                Decoded::Reassembled { consumed, message } => {
+                    input.consume(consumed);
+                    self.handle(shared, state, output, &message)
+                }
+            };
+            if matches!(state, ConnectionState::Authenticated { .. }) {
+                decoder.set_limits(self.authenticated_limits);
+            }
+            if let Flow::Close(reason) = flow {
+                return Err(reason);
+            }
+        }
+    }
+
+    /// Handles one request from a connection this reactor owns.
+    fn handle(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        state: &mut ConnectionState,
+        out: &mut Vec<u8>,
+        bytes: &[u8],
+    ) -> Flow {
+        let message = match Message::parse(bytes) {
+            Ok(message) => message,
+            Err(error) => return Flow::Close(format!("malformed message: {error}")),
+        };
+        if message.fixed(REQUEST_HEADER_SIZE).is_err() {
+            return Flow::Close("request initial frame shorter than the 16-byte header".into());
+        }
+        let outcome = if matches!(state, ConnectionState::Authenticated { .. }) {
+            self.dispatch(connection, &message, bytes, out)
+        } else {
+            client::authenticate(&self.shared, &message, state, out)
+        };
+        match outcome {
+            Ok(After::Continue) => Flow::Continue,
+            Ok(After::Close(reason)) => Flow::Close(reason),
+            Ok(After::DestroyMap(name)) => {
+                let response = ClientDestroyProxy::RESPONSE;
+                self.fan_out(
+                    connection,
+                    message.correlation_id(),
+                    response,
+                    name,
+                    WideOperation::Destroy,
+                    out,
+                );
+                Flow::Continue
+            }
+            Err(error) => Flow::Close(format!(
+                "malformed {} request: {error}",
+                message.message_type()
+            )),
+        }
+    }
+
+    fn dispatch(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        message: &Message<'_>,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        let ty = message.message_type();
+        if map_ops::is_partition_operation(ty) {
+            let partition = message.partition_id();
+            let count = self.shared.view.partition_count as i32;
+            if !(0..count).contains(&partition) {
+                let text = if partition < 0 {
+                    "Partition ID cannot be negative!".to_owned()
+                } else {
+                    format!("Partition ID {partition} is not below the partition count {count}")
+                };
+                let holder = ErrorHolder {
+                    code: error::ILLEGAL_ARGUMENT,
+                    message: Some(&text),
+                };
+                write_error_response(out, message.correlation_id(), &[holder]);
+                return Ok(After::Continue);
+            }
+            let owner = self.shared.owner_of(partition as u16);
+            if owner == self.index {
+                let local = partition as usize / self.shared.reactor_count();
+                map_ops::execute(&mut self.partitions[local], message, out)?;
+            } else {
+                let task = Task::Partition {
+                    connection: connection.clone(),
+                    message: bytes.into(),
+                };
+                self.hand_off(owner, task);
+            }
+            return Ok(After::Continue);
+        }
+        match fanout::classify(message)? {
+            Classified::Wide(operation, name) => {
+                self.fan_out(
+                    connection,
+                    message.correlation_id(),
+                    ty.response(),
+                    name,
+                    operation,
+                    out,
+                );
+                Ok(After::Continue)
+            }
+            Classified::Refused(text) => {
+                fanout::write_refusal(out, message.correlation_id(), text);
+                Ok(After::Continue)
+            }
+            Classified::NotWide => client::handle(&self.shared, message, out),
+        }
+    }
+
+    fn hand_off(&mut self, target: usize, task: Task) {
+        let task = if self.overflow[target].is_empty() {
+            self.shared.reactors[target].try_push(task)
+        } else {
+            Err(task)
+        };
+        match task {
+            Ok(()) => self.wake[target] = true,
+            Err(task) => self.overflow[target].push_back(task),
+        }
+    }
+
+    fn fan_out(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        response_type: MessageType,
+        name: Box<str>,
+        operation: WideOperation,
+        out: &mut Vec<u8>,
+    ) {
+        let count = self.shared.reactor_count();
+        let job = Arc::new(FanOut::new(
+            connection.clone(),
+            correlation_id,
+            response_type,
+            name,
+            operation,
+            count,
+        ));
+        let origin = self.index;
+        for target in (0..count).filter(|target| *target != origin) {
+            self.hand_off(target, Task::FanOut(job.clone()));
+        }
+        if let Some(response) = job.run_share(&mut self.partitions) {
+            out.extend_from_slice(&response);
+        }
+    }
+
+    /// Runs a request another reactor handed over; the response joins this batch's replies.
+    fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, bytes: &[u8]) {
+        if connection.is_closed() {
+            return;
+        }
+        let message = Message::parse(bytes).expect("the origin reactor parsed this message");
+        let local = message.partition_id() as usize / self.shared.reactor_count();
+        let slot = match self.replies.last() {
+            Some((last, _)) if Arc::ptr_eq(last, connection) => self.replies.len() - 1,
+            _ => {
+                self.replies.push((connection.clone(), Vec::new()));
+                self.replies.len() - 1
+            }
+        };
+        if let Err(error) = map_ops::execute(
+            &mut self.partitions[local],
+            &message,
+            &mut self.replies[slot].1,
+        ) {
+            warn!(peer = %connection.peer, %error, "closing connection: malformed request");
+            connection.close();
+        }
+    }
+
+    fn flush_replies(&mut self) {
+        for (connection, bytes) in self.replies.drain(..) {
+            connection.send(&bytes);
+        }
+    }
+
+    fn wake_targets(&mut self) {
+        for (target, wake) in self.wake.iter_mut().enumerate() {
+            if std::mem::take(wake) {
+                self.shared.reactors[target].wake();
+            }
+        }
+    }
+}
+
+/// Lets a shared connection's stream be read and deregistered through `&`.
+struct ConnectionStreamRef<'a>(&'a ConnectionShared);
+
+impl io::Read for ConnectionStreamRef<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        io::Read::read(&mut self.0.stream(), buffer)
+    }
+}
+
+impl mio::event::Source for ConnectionStreamRef<'_> {
+    fn register(
+        &mut self,
+        registry: &mio::Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        registry.register(
+            &mut mio::unix::SourceFd(&std::os::fd::AsRawFd::as_raw_fd(self.0.stream())),
+            token,
+            interests,
+        )
+    }
+    fn reregister(
+        &mut self,
+        registry: &mio::Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        registry.reregister(
+            &mut mio::unix::SourceFd(&std::os::fd::AsRawFd::as_raw_fd(self.0.stream())),
+            token,
+            interests,
+        )
+    }
+    fn deregister(&mut self, registry: &mio::Registry) -> io::Result<()> {
+        registry.deregister(&mut mio::unix::SourceFd(&std::os::fd::AsRawFd::as_raw_fd(
+            self.0.stream(),
+        )))
+    }
+}

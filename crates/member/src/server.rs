@@ -1,0 +1,225 @@
+//! Starting and stopping a member: bind the client port, start the reactors and the acceptor.
+//!
+//! Threads: one acceptor (accepts, places each connection on the reactor with the fewest
+//! connections) and `reactor_threads` reactors. The acceptor never touches a connection again
+//! after handing it over.
+
+use crate::cluster::ClusterView;
+use crate::reactor::{Reactor, WAKER_TOKEN};
+use crate::shared::{inbox, ReactorHandle, Shared, Task};
+use ferrogrid_config::MemberConfig;
+use ferrogrid_protocol::Uuid;
+use mio::net::TcpListener;
+use mio::{Events, Interest, Poll, Token, Waker};
+use parking_lot::RwLock;
+use std::collections::BTreeSet;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use tracing::{info, warn};
+
+const LISTENER_TOKEN: Token = Token(0);
+
+/// Why a member could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("invalid configuration: {0}")]
+    Config(#[from] ferrogrid_config::ConfigError),
+    #[error("no free port in {host}:{first}..={last}: {source}")]
+    NoFreePort {
+        host: String,
+        first: u16,
+        last: u16,
+        source: io::Error,
+    },
+    #[error("could not start a thread: {0}")]
+    Thread(io::Error),
+}
+
+/// A running member. Dropping it does not stop it; call [`Member::shutdown`].
+#[derive(Debug)]
+pub struct Member {
+    shared: Arc<Shared>,
+    address: SocketAddr,
+    acceptor_waker: Arc<Waker>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Member {
+    /// Binds the client port (trying the next ones when auto-increment is on) and starts the
+    /// threads. Returns once the member accepts connections.
+    pub fn start(config: MemberConfig) -> Result<Member, StartError> {
+        config.validate()?;
+        let (listener, address) = bind(&config)?;
+        let reactor_count = config.reactor_thread_count();
+        let queue_capacity = config.limits.reactor_queue_capacity as usize;
+        let mut polls = Vec::with_capacity(reactor_count);
+        let mut handles = Vec::with_capacity(reactor_count);
+        let mut receivers = Vec::with_capacity(reactor_count);
+        for _ in 0..reactor_count {
+            let poll = Poll::new().map_err(StartError::Thread)?;
+            let waker = Waker::new(poll.registry(), WAKER_TOKEN).map_err(StartError::Thread)?;
+            let (sender, receiver) = inbox(queue_capacity);
+            handles.push(ReactorHandle {
+                inbox: sender,
+                waker,
+                sleeping: AtomicBool::new(false),
+                connections: AtomicUsize::new(0),
+            });
+            polls.push(poll);
+            receivers.push(receiver);
+        }
+        let view = ClusterView {
+            member_uuid: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
+            cluster_id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
+            host: config.network.host.clone(),
+            port: address.port() as i32,
+            partition_count: config.partition_count,
+            member_list_version: 1,
+            partition_table_version: 1,
+        };
+        let shared = Arc::new(Shared {
+            config,
+            view,
+            reactors: handles,
+            objects: RwLock::new(BTreeSet::new()),
+            shutdown: AtomicBool::new(false),
+            next_connection_id: AtomicU64::new(1),
+            open_connections: AtomicUsize::new(0),
+        });
+        let mut threads = Vec::with_capacity(reactor_count + 1);
+        for (index, (poll, receiver)) in polls.into_iter().zip(receivers).enumerate() {
+            let reactor = Reactor::new(index, shared.clone(), poll, receiver);
+            let thread = std::thread::Builder::new()
+                .name(format!("reactor-{index}"))
+                .spawn(move || reactor.run())
+                .map_err(StartError::Thread)?;
+            threads.push(thread);
+        }
+        let acceptor_poll = Poll::new().map_err(StartError::Thread)?;
+        let acceptor_waker = Arc::new(
+            Waker::new(acceptor_poll.registry(), WAKER_TOKEN).map_err(StartError::Thread)?,
+        );
+        let acceptor_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("acceptor".into())
+            .spawn(move || accept_loop(acceptor_shared, acceptor_poll, listener))
+            .map_err(StartError::Thread)?;
+        threads.push(thread);
+        info!(
+            %address,
+            member = %shared.view.member_uuid,
+            cluster_name = %shared.config.cluster_name,
+            reactors = reactor_count,
+            partitions = shared.view.partition_count,
+            "member started"
+        );
+        Ok(Member {
+            shared,
+            address,
+            acceptor_waker,
+            threads,
+        })
+    }
+
+    /// The address clients connect to.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Stops accepting, closes every connection and joins all threads.
+    pub fn shutdown(self) {
+        self.shared.shutdown.store(true, Ordering::Release);
+        let _ = self.acceptor_waker.wake();
+        for reactor in &self.shared.reactors {
+            let _ = reactor.waker.wake();
+        }
+        for thread in self.threads {
+            let _ = thread.join();
+        }
+        info!("member stopped");
+    }
+}
+
+fn bind(config: &MemberConfig) -> Result<(TcpListener, SocketAddr), StartError> {
+    let network = &config.network;
+    let first = network.port;
+    let last = if network.port_auto_increment {
+        first.saturating_add(network.port_count - 1)
+    } else {
+        first
+    };
+    let mut last_error = io::Error::other("no port tried");
+    for port in first..=last {
+        let address: SocketAddr = match format!("{}:{port}", network.host).parse() {
+            Ok(address) => address,
+            Err(error) => {
+                last_error = io::Error::new(io::ErrorKind::InvalidInput, error);
+                break;
+            }
+        };
+        match TcpListener::bind(address) {
+            Ok(listener) => return Ok((listener, address)),
+            Err(error) => last_error = error,
+        }
+    }
+    Err(StartError::NoFreePort {
+        host: network.host.clone(),
+        first,
+        last,
+        source: last_error,
+    })
+}
+
+fn accept_loop(shared: Arc<Shared>, mut poll: Poll, mut listener: TcpListener) {
+    if let Err(error) = poll
+        .registry()
+        .register(&mut listener, LISTENER_TOKEN, Interest::READABLE)
+    {
+        panic!("acceptor: cannot register the listener: {error}");
+    }
+    let mut events = Events::with_capacity(16);
+    let max_connections = shared.config.limits.max_connections as usize;
+    while !shared.is_shutting_down() {
+        if let Err(error) = poll.poll(&mut events, None) {
+            if error.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            panic!("acceptor: poll failed: {error}");
+        }
+        loop {
+            let (stream, peer) = match listener.accept() {
+                Ok(accepted) => accepted,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => break,
+                Err(error) => {
+                    warn!(%error, "accept failed");
+                    break;
+                }
+            };
+            if shared.open_connections.fetch_add(1, Ordering::AcqRel) >= max_connections {
+                shared.open_connections.fetch_sub(1, Ordering::AcqRel);
+                warn!(%peer, max_connections, "connection refused: too many connections");
+                continue;
+            }
+            let _ = stream.set_nodelay(true);
+            let target = least_loaded(&shared);
+            if shared.reactors[target]
+                .inbox
+                .send(Task::NewConnection(stream, peer))
+                .is_err()
+            {
+                return;
+            }
+            let _ = shared.reactors[target].waker.wake();
+        }
+    }
+}
+
+/// The reactor with the fewest connections (lowest index on ties).
+fn least_loaded(shared: &Shared) -> usize {
+    (0..shared.reactor_count())
+        .min_by_key(|index| shared.reactors[*index].connections.load(Ordering::Acquire))
+        .expect("at least one reactor")
+}
