@@ -40,8 +40,5 @@ pub enum ConfigError {
 
 /// Shorthand for [`ConfigError::InvalidValue`].
 pub(crate) fn invalid(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
-    ConfigError::InvalidValue {
-        key: key.into(),
-        message: message.into(),
-    }
+    ConfigError::InvalidValue { key: key.into(), message: message.into() }
 }

@@ -103,20 +103,12 @@ impl MemberConfig {
 
     /// Reads a UTF-8 file of at most `MAX_CONFIG_FILE_BYTES` and parses it as `from_yaml_str` does.
     pub fn from_file(path: &Path) -> Result<LoadedConfig, ConfigError> {
-        let io_error = |source| ConfigError::Io {
-            path: path.to_owned(),
-            source,
-        };
+        let io_error = |source| ConfigError::Io { path: path.to_owned(), source };
         let file = std::fs::File::open(path).map_err(io_error)?;
         let mut text = String::new();
-        file.take(MAX_CONFIG_FILE_BYTES + 1)
-            .read_to_string(&mut text)
-            .map_err(io_error)?;
+        file.take(MAX_CONFIG_FILE_BYTES + 1).read_to_string(&mut text).map_err(io_error)?;
         if text.len() as u64 > MAX_CONFIG_FILE_BYTES {
-            return Err(ConfigError::FileTooLarge {
-                path: path.to_owned(),
-                limit_bytes: MAX_CONFIG_FILE_BYTES,
-            });
+            return Err(ConfigError::FileTooLarge { path: path.to_owned(), limit_bytes: MAX_CONFIG_FILE_BYTES });
         }
         Self::from_yaml_str(&text)
     }
@@ -124,10 +116,7 @@ impl MemberConfig {
     /// Checks every bound documented on the fields of this struct and the structs it holds.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.cluster_name.is_empty() {
-            return Err(invalid(
-                "hazelcast.cluster-name",
-                "expected a non-empty name",
-            ));
+            return Err(invalid("hazelcast.cluster-name", "expected a non-empty name"));
         }
         let partitions = self.partition_count;
         if !(1..=MAX_PARTITION_COUNT).contains(&partitions) {
@@ -172,10 +161,7 @@ mod tests {
         let config = MemberConfig::default();
         assert_eq!(config.cluster_name, "dev");
         assert_eq!(config.network.host, "127.0.0.1");
-        assert_eq!(
-            (config.network.port, config.network.port_count),
-            (5701, 100)
-        );
+        assert_eq!((config.network.port, config.network.port_count), (5701, 100));
         assert!(config.network.port_auto_increment);
         assert_eq!(config.partition_count, 271);
         assert_eq!(config.client_heartbeat_timeout_ms, 300_000);
@@ -196,9 +182,7 @@ mod tests {
         let mut config = MemberConfig::default();
         config.limits.max_frame_bytes = config.limits.max_message_bytes + 1;
         let key = "ferrogrid.limits.max-frame-bytes";
-        assert!(
-            matches!(config.validate(), Err(ConfigError::InvalidValue { key: k, .. }) if k == key)
-        );
+        assert!(matches!(config.validate(), Err(ConfigError::InvalidValue { key: k, .. }) if k == key));
     }
 
     #[test]

@@ -44,6 +44,10 @@ pub struct Limits {
     /// Fragmented messages being reassembled at once on one connection.
     /// `ferrogrid.limits.max-pending-fragmented-messages`, default 64, nonzero.
     pub max_pending_fragmented_messages: u32,
+    /// Requests of one connection handed to other reactors and not yet answered; past it the
+    /// member reads no more from that connection until answers go out.
+    /// `ferrogrid.limits.max-in-flight-per-connection`, default 1 024, nonzero.
+    pub max_in_flight_per_connection: u32,
 }
 
 impl Default for Limits {
@@ -56,6 +60,7 @@ impl Default for Limits {
             max_connections: 10_000,
             reactor_queue_capacity: 65_536,
             max_pending_fragmented_messages: 64,
+            max_in_flight_per_connection: 1024,
         }
     }
 }
@@ -65,16 +70,11 @@ impl Limits {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let nonzero = [
             ("max-message-bytes", self.max_message_bytes),
-            (
-                "connection-write-buffer-bytes",
-                self.connection_write_buffer_bytes,
-            ),
+            ("connection-write-buffer-bytes", self.connection_write_buffer_bytes),
             ("max-connections", self.max_connections),
             ("reactor-queue-capacity", self.reactor_queue_capacity),
-            (
-                "max-pending-fragmented-messages",
-                self.max_pending_fragmented_messages,
-            ),
+            ("max-pending-fragmented-messages", self.max_pending_fragmented_messages),
+            ("max-in-flight-per-connection", self.max_in_flight_per_connection),
         ];
         if let Some((name, _)) = nonzero.iter().find(|(_, value)| *value == 0) {
             let key = format!("ferrogrid.limits.{name}");
@@ -94,9 +94,8 @@ impl Limits {
         let minimum = MIN_UNAUTHENTICATED_MESSAGE_BYTES;
         if !(minimum..=message).contains(&unauthenticated) {
             let key = "hazelcast.properties.hazelcast.client.protocol.max.message.bytes";
-            let expected = format!(
-                "expected {minimum}..={message} (ferrogrid.limits.max-message-bytes), got {unauthenticated}"
-            );
+            let expected =
+                format!("expected {minimum}..={message} (ferrogrid.limits.max-message-bytes), got {unauthenticated}");
             return Err(invalid(key, expected));
         }
         Ok(())

@@ -34,12 +34,8 @@ pub struct MapConfig {
 
 impl MapConfig {
     /// Hazelcast's built-in map settings, used for every key an entry does not set.
-    pub const DEFAULT: MapConfig = MapConfig {
-        backup_count: 1,
-        async_backup_count: 0,
-        time_to_live_seconds: 0,
-        max_idle_seconds: 0,
-    };
+    pub const DEFAULT: MapConfig =
+        MapConfig { backup_count: 1, async_backup_count: 0, time_to_live_seconds: 0, max_idle_seconds: 0 };
 
     /// Checks every bound documented on the fields; `key` is the entry's dotted path.
     pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
@@ -59,10 +55,8 @@ impl MapConfig {
                 ),
             ));
         }
-        let expiries = [
-            ("time-to-live-seconds", self.time_to_live_seconds),
-            ("max-idle-seconds", self.max_idle_seconds),
-        ];
+        let expiries =
+            [("time-to-live-seconds", self.time_to_live_seconds), ("max-idle-seconds", self.max_idle_seconds)];
         for (name, seconds) in expiries {
             if seconds > MAX_EXPIRY_SECONDS {
                 return Err(invalid(
@@ -91,11 +85,7 @@ pub struct MapConfigs {
 
 impl MapConfigs {
     /// Adds or replaces the entry for `name_or_pattern`, returning the one it replaced.
-    pub fn insert(
-        &mut self,
-        name_or_pattern: impl Into<String>,
-        config: MapConfig,
-    ) -> Option<MapConfig> {
+    pub fn insert(&mut self, name_or_pattern: impl Into<String>, config: MapConfig) -> Option<MapConfig> {
         self.entries.insert(name_or_pattern.into(), config)
     }
 
@@ -106,9 +96,7 @@ impl MapConfigs {
 
     /// All entries in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &MapConfig)> {
-        self.entries
-            .iter()
-            .map(|(name, config)| (name.as_str(), config))
+        self.entries.iter().map(|(name, config)| (name.as_str(), config))
     }
 
     /// The settings that apply to the map called `name`, by Hazelcast's rules:
@@ -134,9 +122,7 @@ impl MapConfigs {
                 _ => best = Some((score, config)),
             }
         }
-        best.map(|(_, config)| config)
-            .or_else(|| self.get(DEFAULT_MAP_NAME))
-            .unwrap_or(&DEFAULT_MAP_CONFIG)
+        best.map(|(_, config)| config).or_else(|| self.get(DEFAULT_MAP_NAME)).unwrap_or(&DEFAULT_MAP_CONFIG)
     }
 
     /// Checks every entry's bounds and that each name is non-empty with at most one `*`.
@@ -144,10 +130,7 @@ impl MapConfigs {
         for (name, config) in &self.entries {
             let key = format!("hazelcast.map.{name}");
             if name.is_empty() || name.matches('*').count() > 1 {
-                return Err(invalid(
-                    key,
-                    "expected a map name, or a pattern with exactly one '*' wildcard",
-                ));
+                return Err(invalid(key, "expected a map name, or a pattern with exactly one '*' wildcard"));
             }
             config.validate(&key)?;
         }
@@ -168,10 +151,7 @@ mod tests {
     use super::*;
 
     fn backups(count: u8) -> MapConfig {
-        MapConfig {
-            backup_count: count,
-            ..MapConfig::DEFAULT
-        }
+        MapConfig { backup_count: count, ..MapConfig::DEFAULT }
     }
 
     #[test]
@@ -190,11 +170,7 @@ mod tests {
         assert_eq!(maps.for_map("users-cache").backup_count, 4);
         assert_eq!(maps.for_map("abcz").backup_count, 5);
         assert_eq!(maps.for_map("az").backup_count, 5);
-        assert_eq!(
-            maps.for_map("z").backup_count,
-            0,
-            "prefix and suffix may not overlap"
-        );
+        assert_eq!(maps.for_map("z").backup_count, 0, "prefix and suffix may not overlap");
         assert_eq!(maps.for_map("customers").backup_count, 0);
         assert_eq!(maps.for_map("orders@partition-key").backup_count, 1);
     }

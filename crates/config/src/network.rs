@@ -44,16 +44,10 @@ impl NetworkConfig {
     /// Checks every bound documented on the fields.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.host.trim().is_empty() {
-            return Err(invalid(
-                "hazelcast.network.public-address",
-                "expected a host",
-            ));
+            return Err(invalid("hazelcast.network.public-address", "expected a host"));
         }
         if self.port == 0 {
-            return Err(invalid(
-                "hazelcast.network.port",
-                "expected 1..=65535, got 0",
-            ));
+            return Err(invalid("hazelcast.network.port", "expected 1..=65535, got 0"));
         }
         let count_key = "hazelcast.network.port.port-count";
         if self.port_count == 0 {
@@ -66,11 +60,7 @@ impl NetworkConfig {
             return Err(invalid(count_key, message));
         }
         let members_key = "hazelcast.network.join.tcp-ip.member-list";
-        if self
-            .member_list
-            .iter()
-            .any(|member| member.trim().is_empty())
-        {
+        if self.member_list.iter().any(|member| member.trim().is_empty()) {
             return Err(invalid(members_key, "expected non-empty member addresses"));
         }
         Ok(())

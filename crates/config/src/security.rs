@@ -18,11 +18,7 @@ pub struct User {
 
 impl fmt::Debug for User {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter
-            .debug_struct("User")
-            .field("username", &self.username)
-            .field("password", &"<redacted>")
-            .finish()
+        formatter.debug_struct("User").field("username", &self.username).field("password", &"<redacted>").finish()
     }
 }
 
@@ -48,9 +44,9 @@ impl SecurityConfig {
         let (Some(username), Some(password)) = (username, password) else {
             return false;
         };
-        self.users.iter().any(|user| {
-            user.username == username && bytes_equal(user.password.as_bytes(), password.as_bytes())
-        })
+        self.users
+            .iter()
+            .any(|user| user.username == username && bytes_equal(user.password.as_bytes(), password.as_bytes()))
     }
 
     /// Checks that an enabled configuration has users, each with a unique non-empty username.
@@ -66,14 +62,8 @@ impl SecurityConfig {
             if user.username.is_empty() {
                 return Err(invalid(USERS_KEY, "expected a non-empty username"));
             }
-            if self.users[..index]
-                .iter()
-                .any(|earlier| earlier.username == user.username)
-            {
-                return Err(invalid(
-                    USERS_KEY,
-                    format!("username {:?} appears twice", user.username),
-                ));
+            if self.users[..index].iter().any(|earlier| earlier.username == user.username) {
+                return Err(invalid(USERS_KEY, format!("username {:?} appears twice", user.username)));
             }
         }
         Ok(())
@@ -82,10 +72,7 @@ impl SecurityConfig {
 
 /// Byte equality whose running time does not depend on where the inputs first differ.
 fn bytes_equal(left: &[u8], right: &[u8]) -> bool {
-    let difference = left
-        .iter()
-        .zip(right)
-        .fold(0u8, |difference, (a, b)| difference | (a ^ b));
+    let difference = left.iter().zip(right).fold(0u8, |difference, (a, b)| difference | (a ^ b));
     left.len() == right.len() && difference == 0
 }
 
@@ -96,10 +83,7 @@ mod tests {
     fn secured() -> SecurityConfig {
         SecurityConfig {
             enabled: true,
-            users: vec![User {
-                username: "dev".to_owned(),
-                password: "secret".to_owned(),
-            }],
+            users: vec![User { username: "dev".to_owned(), password: "secret".to_owned() }],
         }
     }
 
@@ -125,10 +109,7 @@ mod tests {
 
     #[test]
     fn validate_rejects_enabled_without_users_and_duplicates() {
-        let empty = SecurityConfig {
-            enabled: true,
-            users: Vec::new(),
-        };
+        let empty = SecurityConfig { enabled: true, users: Vec::new() };
         assert!(
             matches!(empty.validate(), Err(ConfigError::InvalidValue { key, .. }) if key == "hazelcast.security.enabled")
         );

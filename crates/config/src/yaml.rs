@@ -38,10 +38,7 @@ pub(crate) fn parse(text: &str) -> Result<LoadedConfig> {
     }
     let mut unsupported_keys = unsupported.take();
     unsupported_keys.sort();
-    Ok(LoadedConfig {
-        config,
-        unsupported_keys,
-    })
+    Ok(LoadedConfig { config, unsupported_keys })
 }
 
 /// One YAML mapping being read. On drop, its keys not read are added to `unsupported`.
@@ -72,11 +69,7 @@ impl<'a> Section<'a> {
             other => return Err(expected(key, "a mapping", other)),
         }
         let unsupported = Rc::clone(unsupported);
-        Ok(Self {
-            path,
-            entries,
-            unsupported,
-        })
+        Ok(Self { path, entries, unsupported })
     }
 
     fn child_path(&self, key: &str) -> String {
@@ -111,9 +104,7 @@ impl<'a> Section<'a> {
     /// The mapping under `key`, if present.
     fn section(&mut self, key: &str) -> Result<Option<Section<'a>>> {
         let entry = self.take(key);
-        entry
-            .map(|(path, value)| Section::new(value, path, &self.unsupported))
-            .transpose()
+        entry.map(|(path, value)| Section::new(value, path, &self.unsupported)).transpose()
     }
 
     /// Marks every key as read and returns each with the section under it.
@@ -139,9 +130,7 @@ impl<'a> Section<'a> {
         };
         let item_path = |index| format!("{path}[{index}]");
         let items = items.iter().enumerate();
-        items
-            .map(|(index, item)| Section::new(item, item_path(index), &self.unsupported))
-            .collect()
+        items.map(|(index, item)| Section::new(item, item_path(index), &self.unsupported)).collect()
     }
 }
 
@@ -185,11 +174,7 @@ fn read_properties(mut properties: Section, config: &mut MemberConfig) -> Result
     let partition_count = &mut config.partition_count;
     properties.set("hazelcast.partition.count", partition_count, unsigned)?;
     let unauthenticated = &mut config.limits.max_unauthenticated_message_bytes;
-    properties.set(
-        "hazelcast.client.protocol.max.message.bytes",
-        unauthenticated,
-        unsigned,
-    )?;
+    properties.set("hazelcast.client.protocol.max.message.bytes", unauthenticated, unsigned)?;
     let heartbeat_key = "hazelcast.client.max.no.heartbeat.seconds";
     if let Some((path, value)) = properties.take(heartbeat_key) {
         let seconds: u64 = unsigned(value, &path)?;
@@ -302,16 +287,11 @@ fn read_limits(mut section: Section, config: &mut MemberConfig) -> Result<()> {
     let fields = [
         ("max-frame-bytes", &mut limits.max_frame_bytes),
         ("max-message-bytes", &mut limits.max_message_bytes),
-        (
-            "connection-write-buffer-bytes",
-            &mut limits.connection_write_buffer_bytes,
-        ),
+        ("connection-write-buffer-bytes", &mut limits.connection_write_buffer_bytes),
         ("max-connections", &mut limits.max_connections),
         ("reactor-queue-capacity", &mut limits.reactor_queue_capacity),
-        (
-            "max-pending-fragmented-messages",
-            &mut limits.max_pending_fragmented_messages,
-        ),
+        ("max-pending-fragmented-messages", &mut limits.max_pending_fragmented_messages),
+        ("max-in-flight-per-connection", &mut limits.max_in_flight_per_connection),
     ];
     for (key, field) in fields {
         section.set(key, field, unsigned)?;
@@ -334,9 +314,7 @@ fn strings(value: &Value, path: &str) -> Result<Vec<String>> {
         other => return Err(expected(path, "a list", other)),
     };
     let items = items.iter().enumerate();
-    items
-        .map(|(index, item)| text(item, &format!("{path}[{index}]")))
-        .collect()
+    items.map(|(index, item)| text(item, &format!("{path}[{index}]"))).collect()
 }
 
 fn boolean(value: &Value, path: &str) -> Result<bool> {
@@ -465,10 +443,7 @@ ferrogrid:
 
     #[test]
     fn realistic_user_file_parses() {
-        let LoadedConfig {
-            config,
-            unsupported_keys,
-        } = load(USER_FILE);
+        let LoadedConfig { config, unsupported_keys } = load(USER_FILE);
         assert!(unsupported_keys.is_empty(), "{unsupported_keys:?}");
         assert_eq!(config.cluster_name, "production");
         let network = &config.network;
@@ -476,27 +451,18 @@ ferrogrid:
         assert!(!network.port_auto_increment);
         assert_eq!(network.host, "10.10.1.1");
         assert_eq!(network.interfaces, ["10.10.1.*"]);
-        assert_eq!(
-            network.member_list,
-            ["10.10.1.2:5801", "10.10.1.3:5801", "10.10.1.4"]
-        );
+        assert_eq!(network.member_list, ["10.10.1.2:5801", "10.10.1.3:5801", "10.10.1.4"]);
         let orders = config.maps.for_map("orders");
         assert_eq!((orders.backup_count, orders.async_backup_count), (0, 1));
         assert_eq!(orders.time_to_live_seconds, 3600);
         let sessions = config.maps.for_map("sessions-eu");
         assert_eq!(sessions.max_idle_seconds, 600);
-        assert_eq!(
-            sessions.backup_count, 1,
-            "unset keys take built-in defaults"
-        );
+        assert_eq!(sessions.backup_count, 1, "unset keys take built-in defaults");
         assert_eq!(config.maps.for_map("customers").backup_count, 2);
         assert_eq!(config.partition_count, 1021);
         assert_eq!(config.client_heartbeat_timeout_ms, 60_000);
         assert_eq!(config.limits.max_unauthenticated_message_bytes, 8192);
-        assert_eq!(
-            (config.reactor_threads, config.limits.max_connections),
-            (4, 500)
-        );
+        assert_eq!((config.reactor_threads, config.limits.max_connections), (4, 500));
     }
 
     #[test]
@@ -550,80 +516,35 @@ management-center: {}
         assert_eq!(network("{port: -1}"), "hazelcast.network.port");
         assert_eq!(network("{port: abc}"), "hazelcast.network.port");
         assert_eq!(network("{port: 0}"), "hazelcast.network.port");
-        assert_eq!(
-            network("{port: {port: 70000}}"),
-            "hazelcast.network.port.port"
-        );
-        assert_eq!(
-            network("{port: {auto-increment: maybe}}"),
-            "hazelcast.network.port.auto-increment"
-        );
-        assert_eq!(
-            network("{port: {port: 65500}}"),
-            "hazelcast.network.port.port-count"
-        );
+        assert_eq!(network("{port: {port: 70000}}"), "hazelcast.network.port.port");
+        assert_eq!(network("{port: {auto-increment: maybe}}"), "hazelcast.network.port.auto-increment");
+        assert_eq!(network("{port: {port: 65500}}"), "hazelcast.network.port.port-count");
         let multicast = "{join: {multicast: {enabled: true}}}";
-        assert_eq!(
-            network(multicast),
-            "hazelcast.network.join.multicast.enabled"
-        );
+        assert_eq!(network(multicast), "hazelcast.network.join.multicast.enabled");
         let interfaces = "{interfaces: {enabled: true, interfaces: [eth0]}}";
-        assert_eq!(
-            network(interfaces),
-            "hazelcast.network.interfaces.interfaces"
-        );
+        assert_eq!(network(interfaces), "hazelcast.network.interfaces.interfaces");
         let map = |yaml: &str| invalid_key(&format!("hazelcast: {{map: {{orders: {yaml}}}}}"));
-        assert_eq!(
-            map("{backup-count: 7}"),
-            "hazelcast.map.orders.backup-count"
-        );
-        assert_eq!(
-            map("{backup-count: 300}"),
-            "hazelcast.map.orders.backup-count"
-        );
+        assert_eq!(map("{backup-count: 7}"), "hazelcast.map.orders.backup-count");
+        assert_eq!(map("{backup-count: 300}"), "hazelcast.map.orders.backup-count");
         let too_many = "{backup-count: 4, async-backup-count: 3}";
         assert_eq!(map(too_many), "hazelcast.map.orders.async-backup-count");
-        assert_eq!(
-            map("{max-idle-seconds: 1e3}"),
-            "hazelcast.map.orders.max-idle-seconds"
-        );
-        assert_eq!(
-            invalid_key("hazelcast: {map: {'a**': {}}}"),
-            "hazelcast.map.a**"
-        );
-        assert_eq!(
-            invalid_key("hazelcast: {cluster-name: [a]}"),
-            "hazelcast.cluster-name"
-        );
+        assert_eq!(map("{max-idle-seconds: 1e3}"), "hazelcast.map.orders.max-idle-seconds");
+        assert_eq!(invalid_key("hazelcast: {map: {'a**': {}}}"), "hazelcast.map.a**");
+        assert_eq!(invalid_key("hazelcast: {cluster-name: [a]}"), "hazelcast.cluster-name");
         assert_eq!(invalid_key("[1, 2]"), "(document)");
         let message = MemberConfig::from_yaml_str(&format!("hazelcast: {{network: {multicast}}}"));
         let message = message.unwrap_err().to_string();
-        assert!(
-            message.contains("multicast discovery is not supported; use tcp-ip"),
-            "{message}"
-        );
-        assert!(matches!(
-            MemberConfig::from_yaml_str("a: [b"),
-            Err(ConfigError::Yaml(_))
-        ));
+        assert!(message.contains("multicast discovery is not supported; use tcp-ip"), "{message}");
+        assert!(matches!(MemberConfig::from_yaml_str("a: [b"), Err(ConfigError::Yaml(_))));
     }
 
     #[test]
     fn out_of_range_properties_and_limits_are_rejected() {
         let cases = [
             ("hazelcast.partition.count: 0", "hazelcast.partition.count"),
-            (
-                "hazelcast.partition.count: '10001'",
-                "hazelcast.partition.count",
-            ),
-            (
-                "hazelcast.client.max.no.heartbeat.seconds: 0",
-                "hazelcast.client.max.no.heartbeat.seconds",
-            ),
-            (
-                "hazelcast.client.protocol.max.message.bytes: 1023",
-                "hazelcast.client.protocol.max.message.bytes",
-            ),
+            ("hazelcast.partition.count: '10001'", "hazelcast.partition.count"),
+            ("hazelcast.client.max.no.heartbeat.seconds: 0", "hazelcast.client.max.no.heartbeat.seconds"),
+            ("hazelcast.client.protocol.max.message.bytes: 1023", "hazelcast.client.protocol.max.message.bytes"),
         ];
         for (property, key) in cases {
             let text = format!("hazelcast: {{properties: {{{property}}}}}");
@@ -643,10 +564,7 @@ management-center: {}
             let text = format!("ferrogrid: {{limits: {{{limit}}}}}");
             assert_eq!(invalid_key(&text), format!("ferrogrid.limits.{key}"));
         }
-        assert_eq!(
-            invalid_key("ferrogrid: {reactor-threads: 1025}"),
-            "ferrogrid.reactor-threads"
-        );
+        assert_eq!(invalid_key("ferrogrid: {reactor-threads: 1025}"), "ferrogrid.reactor-threads");
     }
 
     const SECURITY: &str = r#"
@@ -670,11 +588,7 @@ hazelcast:
     #[test]
     fn security_users_come_from_the_client_realm() {
         let loaded = load(SECURITY);
-        assert!(
-            loaded.unsupported_keys.is_empty(),
-            "{:?}",
-            loaded.unsupported_keys
-        );
+        assert!(loaded.unsupported_keys.is_empty(), "{:?}", loaded.unsupported_keys);
         let security = loaded.config.security;
         assert!(security.check(Some("dev"), Some("secret")));
         assert!(!security.check(Some("other"), Some("x")));

@@ -12,11 +12,7 @@ use std::process::ExitCode;
 use tracing::{error, info, warn};
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "ferrogrid",
-    version,
-    about = "An in-memory data grid that speaks the Hazelcast client protocol"
-)]
+#[command(name = "ferrogrid", version, about = "An in-memory data grid that speaks the Hazelcast client protocol")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -55,10 +51,7 @@ struct MemberArgs {
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FERROGRID_LOG")
-                .unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("FERROGRID_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
@@ -72,8 +65,7 @@ fn load_config(args: &MemberArgs) -> Result<MemberConfig, String> {
     let mut config = match &args.config {
         None => MemberConfig::default(),
         Some(path) => {
-            let loaded =
-                MemberConfig::from_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let loaded = MemberConfig::from_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
             for key in &loaded.unsupported_keys {
                 warn!(key, "configuration key not supported by ferrogrid; ignored");
             }
@@ -92,10 +84,7 @@ fn load_config(args: &MemberArgs) -> Result<MemberConfig, String> {
     if let Some(cluster_name) = &args.cluster_name {
         config.cluster_name = cluster_name.clone();
     }
-    config
-        .network
-        .member_list
-        .extend(args.members.iter().cloned());
+    config.network.member_list.extend(args.members.iter().cloned());
     if let Some(threads) = args.reactor_threads {
         config.reactor_threads = threads;
     }
@@ -111,16 +100,14 @@ fn run_member(args: MemberArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut signals = match signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-    ]) {
-        Ok(signals) => signals,
-        Err(e) => {
-            error!("cannot install signal handlers: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let mut signals =
+        match signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT]) {
+            Ok(signals) => signals,
+            Err(e) => {
+                error!("cannot install signal handlers: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
     let member = match Member::start(config) {
         Ok(member) => member,
         Err(e) => {

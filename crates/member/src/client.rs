@@ -39,23 +39,11 @@ pub fn authenticate(
         ClientAuthentication::TYPE => {
             let request = ClientAuthentication::decode(message)?;
             let credentials = Some((request.username, request.password));
-            (
-                request.uuid,
-                request.serialization_version,
-                request.cluster_name,
-                credentials,
-                request.client_type,
-            )
+            (request.uuid, request.serialization_version, request.cluster_name, credentials, request.client_type)
         }
         ClientAuthenticationCustom::TYPE => {
             let request = ClientAuthenticationCustom::decode(message)?;
-            (
-                request.uuid,
-                request.serialization_version,
-                request.cluster_name,
-                None,
-                request.client_type,
-            )
+            (request.uuid, request.serialization_version, request.cluster_name, None, request.client_type)
         }
         _ => {
             let cause = "Client must authenticate before any operation.";
@@ -63,14 +51,8 @@ pub fn authenticate(
                 out,
                 correlation_id,
                 &[
-                    ErrorHolder {
-                        code: error::RETRYABLE,
-                        message: Some(cause),
-                    },
-                    ErrorHolder {
-                        code: error::AUTHENTICATION,
-                        message: Some(cause),
-                    },
+                    ErrorHolder { code: error::RETRYABLE, message: Some(cause) },
+                    ErrorHolder { code: error::AUTHENTICATION, message: Some(cause) },
                 ],
             );
             return Ok(After::Close(format!("request {ty} before authentication")));
@@ -81,9 +63,7 @@ pub fn authenticate(
     } else if cluster_name != shared.config.cluster_name {
         warn!(cluster_name, "client refused: wrong cluster name");
         cluster::CREDENTIALS_FAILED
-    } else if !credentials
-        .is_some_and(|(user, password)| shared.config.security.check(user, password))
-    {
+    } else if !credentials.is_some_and(|(user, password)| shared.config.security.check(user, password)) {
         warn!("client refused: credentials rejected");
         cluster::CREDENTIALS_FAILED
     } else {
@@ -95,22 +75,13 @@ pub fn authenticate(
     }
     let client_uuid = uuid.unwrap_or_else(random_uuid);
     info!(client = %client_uuid, client_type, "client authenticated");
-    shared
-        .view
-        .write_authenticated(out, ty.response(), correlation_id);
-    *state = ConnectionState::Authenticated {
-        client_uuid,
-        client_type: client_type.to_owned(),
-    };
+    shared.view.write_authenticated(out, ty.response(), correlation_id);
+    *state = ConnectionState::Authenticated { client_uuid, client_type: client_type.to_owned() };
     Ok(After::Continue)
 }
 
 /// Handles a client-service request on an authenticated connection.
-pub fn handle(
-    shared: &Shared,
-    message: &Message<'_>,
-    out: &mut Vec<u8>,
-) -> Result<After, DecodeError> {
+pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>) -> Result<After, DecodeError> {
     let correlation_id = message.correlation_id();
     let ty = message.message_type();
     let empty = |out: &mut Vec<u8>| {
@@ -126,14 +97,9 @@ pub fn handle(
             empty(out);
         }
         ClientLocalBackupListener::TYPE => {
-            UuidResponse {
-                response: Some(random_uuid()),
-            }
-            .encode(out, ty.response(), correlation_id, 0);
+            UuidResponse { response: Some(random_uuid()) }.encode(out, ty.response(), correlation_id, 0);
         }
-        ClientPing::TYPE | ClientStatistics::TYPE | ClientTriggerPartitionAssignment::TYPE => {
-            empty(out)
-        }
+        ClientPing::TYPE | ClientStatistics::TYPE | ClientTriggerPartitionAssignment::TYPE => empty(out),
         ClientCreateProxy::TYPE => {
             let request = ClientCreateProxy::decode(message)?;
             match create_proxy(shared, request.name, request.service_name) {
@@ -143,10 +109,7 @@ pub fn handle(
         }
         ClientCreateProxies::TYPE => {
             let request = ClientCreateProxies::decode(message)?;
-            let refusal = request
-                .proxies
-                .iter()
-                .find_map(|(name, service)| create_proxy(shared, name, service).err());
+            let refusal = request.proxies.iter().find_map(|(name, service)| create_proxy(shared, name, service).err());
             match refusal {
                 None => empty(out),
                 Some(refusal) => unsupported(out, correlation_id, &refusal),
@@ -154,10 +117,7 @@ pub fn handle(
         }
         ClientDestroyProxy::TYPE => {
             let request = ClientDestroyProxy::decode(message)?;
-            shared
-                .objects
-                .write()
-                .remove(&(request.service_name.to_owned(), request.name.to_owned()));
+            shared.objects.write().remove(&(request.service_name.to_owned(), request.name.to_owned()));
             if request.service_name == MAP_SERVICE {
                 return Ok(After::DestroyMap(request.name.into()));
             }
@@ -165,10 +125,8 @@ pub fn handle(
         }
         ClientGetDistributedObjects::TYPE => {
             let objects = shared.objects.read();
-            let response = objects
-                .iter()
-                .map(|(service_name, name)| DistributedObjectInfo { service_name, name })
-                .collect();
+            let response =
+                objects.iter().map(|(service_name, name)| DistributedObjectInfo { service_name, name }).collect();
             DistributedObjectsResponse { response }.encode(out, ty.response(), correlation_id, 0);
         }
         _ => {
@@ -181,14 +139,9 @@ pub fn handle(
 
 fn create_proxy(shared: &Shared, name: &str, service_name: &str) -> Result<(), String> {
     if service_name != MAP_SERVICE {
-        return Err(format!(
-            "ferrogrid does not support the service {service_name} (object {name}); only maps"
-        ));
+        return Err(format!("ferrogrid does not support the service {service_name} (object {name}); only maps"));
     }
-    shared
-        .objects
-        .write()
-        .insert((service_name.to_owned(), name.to_owned()));
+    shared.objects.write().insert((service_name.to_owned(), name.to_owned()));
     Ok(())
 }
 
@@ -197,9 +150,6 @@ pub fn unsupported(out: &mut Vec<u8>, correlation_id: i64, text: &str) {
     write_error_response(
         out,
         correlation_id,
-        &[ErrorHolder {
-            code: error::UNSUPPORTED_OPERATION,
-            message: Some(text),
-        }],
+        &[ErrorHolder { code: error::UNSUPPORTED_OPERATION, message: Some(text) }],
     );
 }

@@ -9,11 +9,7 @@ use ferrogrid_protocol::Uuid;
 
 /// The product version reported to clients (the protocol level ferrogrid implements).
 pub const SERVER_VERSION: &str = "5.6.0";
-const MEMBER_VERSION: MemberVersion = MemberVersion {
-    major: 5,
-    minor: 6,
-    patch: 0,
-};
+const MEMBER_VERSION: MemberVersion = MemberVersion { major: 5, minor: 6, patch: 0 };
 const CLUSTER_VERSION: ClusterVersion = ClusterVersion { major: 5, minor: 6 };
 
 /// Authentication status codes.
@@ -40,10 +36,7 @@ pub struct ClusterView {
 
 impl ClusterView {
     fn address(&self) -> Address<'_> {
-        Address {
-            host: &self.host,
-            port: self.port,
-        }
+        Address { host: &self.host, port: self.port }
     }
 
     fn members(&self) -> Vec<MemberInfo<'_>> {
@@ -54,21 +47,12 @@ impl ClusterView {
             address,
             attributes: Vec::new(),
             version: MEMBER_VERSION,
-            address_map: vec![(
-                EndpointQualifier {
-                    endpoint_type: ENDPOINT_MEMBER,
-                    identifier: None,
-                },
-                address,
-            )],
+            address_map: vec![(EndpointQualifier { endpoint_type: ENDPOINT_MEMBER, identifier: None }, address)],
         }]
     }
 
     fn partition_table(&self) -> PartitionTable {
-        PartitionTable(vec![(
-            self.member_uuid,
-            (0..self.partition_count as i32).collect(),
-        )])
+        PartitionTable(vec![(self.member_uuid, (0..self.partition_count as i32).collect())])
     }
 
     pub fn write_authenticated(
@@ -126,25 +110,22 @@ impl ClusterView {
 
     /// The four cluster-view events sent on registration, before its response.
     pub fn write_view_events(&self, out: &mut Vec<u8>, correlation_id: i64) {
-        MembersViewEvent {
-            version: self.member_list_version,
-            member_infos: self.members(),
-        }
-        .encode(out, correlation_id, -1);
-        PartitionsViewEvent {
-            version: self.partition_table_version,
-            partitions: self.partition_table(),
-        }
-        .encode(out, correlation_id, -1);
-        MemberGroupsViewEvent {
-            version: self.member_list_version,
-            member_groups: Vec::new(),
-        }
-        .encode(out, correlation_id, -1);
-        ClusterVersionEvent {
-            version: CLUSTER_VERSION,
-        }
-        .encode(out, correlation_id, -1);
+        MembersViewEvent { version: self.member_list_version, member_infos: self.members() }.encode(
+            out,
+            correlation_id,
+            -1,
+        );
+        PartitionsViewEvent { version: self.partition_table_version, partitions: self.partition_table() }.encode(
+            out,
+            correlation_id,
+            -1,
+        );
+        MemberGroupsViewEvent { version: self.member_list_version, member_groups: Vec::new() }.encode(
+            out,
+            correlation_id,
+            -1,
+        );
+        ClusterVersionEvent { version: CLUSTER_VERSION }.encode(out, correlation_id, -1);
     }
 }
 
@@ -175,29 +156,15 @@ mod tests {
         assert_eq!(decoded.status, AUTHENTICATED);
         assert_eq!(decoded.member_uuid, Some(view().member_uuid));
         assert_eq!(decoded.partition_count, 271);
-        assert_eq!(
-            decoded.member_infos[0].uuid,
-            view().member_uuid,
-            "auth uuid must equal the members-view uuid"
-        );
+        assert_eq!(decoded.member_infos[0].uuid, view().member_uuid, "auth uuid must equal the members-view uuid");
         assert_eq!(decoded.partitions.0[0].1.len(), 271);
-        assert_eq!(
-            decoded.address,
-            Some(Address {
-                host: "127.0.0.1",
-                port: 5701
-            })
-        );
+        assert_eq!(decoded.address, Some(Address { host: "127.0.0.1", port: 5701 }));
     }
 
     #[test]
     fn members_view_matches_the_capture() {
         let mut out = Vec::new();
-        MembersViewEvent {
-            version: 1,
-            member_infos: view().members(),
-        }
-        .encode(&mut out, 2, -1);
+        MembersViewEvent { version: 1, member_infos: view().members() }.encode(&mut out, 2, -1);
         // session-python.json #4 (221 bytes).
         assert_eq!(out.len(), 221);
         let captured = "1a00000000c2020300000200000000000000ffffffff0100000006000000001006000000001018000000000000e74d5984c80765eace38537bcd3464bf000600000000100a0000000000451600000f00000000003132372e302e302e310600000000080600000000100600000000080600000000100900000000000506000600000000080600000000100600000000100a0000000000000000000600000000040600000000080600000000100a0000000000451600000f00000000003132372e302e302e31060000000008060000000008060000000008060000000028";

@@ -14,7 +14,7 @@ use mio::Token;
 use parking_lot::Mutex;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// Identifies a connection for its whole life (never reused).
@@ -34,6 +34,8 @@ pub struct ConnectionShared {
     stream: TcpStream,
     outbound: Mutex<Outbound>,
     closed: AtomicBool,
+    /// Requests handed to other reactors (or fanned out) and not yet answered.
+    in_flight: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -52,12 +54,7 @@ impl Outbound {
 }
 
 impl ConnectionShared {
-    pub fn new(
-        id: ConnectionId,
-        peer: SocketAddr,
-        reactor: usize,
-        stream: TcpStream,
-    ) -> ConnectionShared {
+    pub fn new(id: ConnectionId, peer: SocketAddr, reactor: usize, stream: TcpStream) -> ConnectionShared {
         ConnectionShared {
             id,
             peer,
@@ -65,6 +62,7 @@ impl ConnectionShared {
             stream,
             outbound: Mutex::new(Outbound::default()),
             closed: AtomicBool::new(false),
+            in_flight: AtomicUsize::new(0),
         }
     }
 
@@ -125,6 +123,21 @@ impl ConnectionShared {
         }
     }
 
+    /// A request left this connection's reactor; its answer is now owed by another.
+    pub fn begin_in_flight(&self) {
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// `count` answers owed by other reactors were written.
+    pub fn end_in_flight(&self, count: usize) {
+        let before = self.in_flight.fetch_sub(count, Ordering::AcqRel);
+        assert!(before >= count, "in-flight count underflow");
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
+    }
+
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
@@ -166,11 +179,7 @@ const READ_BUFFER_BYTES: usize = 64 << 10;
 
 impl Default for ReadBuffer {
     fn default() -> Self {
-        ReadBuffer {
-            bytes: vec![0; READ_BUFFER_BYTES],
-            start: 0,
-            end: 0,
-        }
+        ReadBuffer { bytes: vec![0; READ_BUFFER_BYTES], start: 0, end: 0 }
     }
 }
 
@@ -228,11 +237,7 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(
-        shared: std::sync::Arc<ConnectionShared>,
-        token: Token,
-        unauthenticated: StreamLimits,
-    ) -> Connection {
+    pub fn new(shared: std::sync::Arc<ConnectionShared>, token: Token, unauthenticated: StreamLimits) -> Connection {
         Connection {
             shared,
             token,
@@ -254,11 +259,7 @@ mod tests {
         let mut buffer = ReadBuffer::default();
         let data = vec![7u8; READ_BUFFER_BYTES * 2];
         let mut source = &data[..];
-        while buffer
-            .read_from(&mut source, READ_BUFFER_BYTES * 4)
-            .unwrap()
-            > 0
-        {}
+        while buffer.read_from(&mut source, READ_BUFFER_BYTES * 4).unwrap() > 0 {}
         assert_eq!(buffer.unread().len(), data.len());
         buffer.consume(data.len());
         assert!(buffer.unread().is_empty());

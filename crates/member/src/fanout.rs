@@ -80,10 +80,7 @@ pub fn classify(message: &Message<'_>) -> Result<Classified, DecodeError> {
             if request.value.type_id().unwrap_or(0) == 0 {
                 return Ok(Classified::Refused("Null value is not allowed!"));
             }
-            Ok(Classified::Wide(
-                WideOperation::ContainsValue(request.value.0.into()),
-                request.name.into(),
-            ))
+            Ok(Classified::Wide(WideOperation::ContainsValue(request.value.0.into()), request.name.into()))
         }
         _ => Ok(Classified::NotWide),
     }
@@ -91,14 +88,7 @@ pub fn classify(message: &Message<'_>) -> Result<Classified, DecodeError> {
 
 /// Writes the error for a refused map-wide request.
 pub fn write_refusal(out: &mut Vec<u8>, correlation_id: i64, message: &str) {
-    write_error_response(
-        out,
-        correlation_id,
-        &[ErrorHolder {
-            code: error::NULL_POINTER,
-            message: Some(message),
-        }],
-    );
+    write_error_response(out, correlation_id, &[ErrorHolder { code: error::NULL_POINTER, message: Some(message) }]);
 }
 
 impl FanOut {
@@ -163,13 +153,9 @@ impl FanOut {
                     WideOperation::ContainsValue(value) => {
                         local.found |= map.iter().any(|(_, record)| record.value == *value);
                     }
-                    WideOperation::KeySet => map
-                        .iter()
-                        .for_each(|(key, _)| write_frame(&mut local.frames, 0, key)),
+                    WideOperation::KeySet => map.iter().for_each(|(key, _)| write_frame(&mut local.frames, 0, key)),
                     WideOperation::Values => {
-                        map.iter().for_each(|(_, record)| {
-                            write_frame(&mut local.frames, 0, &record.value)
-                        });
+                        map.iter().for_each(|(_, record)| write_frame(&mut local.frames, 0, &record.value));
                     }
                     WideOperation::EntrySet => map.iter().for_each(|(key, record)| {
                         write_frame(&mut local.frames, 0, key);
@@ -185,32 +171,20 @@ impl FanOut {
         let (ty, corr) = (self.response_type, self.correlation_id);
         match self.operation {
             WideOperation::Size => {
-                IntResponse {
-                    response: partial.count.min(i32::MAX as u64) as i32,
-                }
-                .encode(out, ty, corr, 0);
+                IntResponse { response: partial.count.min(i32::MAX as u64) as i32 }.encode(out, ty, corr, 0);
             }
             WideOperation::IsEmpty => {
-                BoolResponse {
-                    response: partial.count == 0,
-                }
-                .encode(out, ty, corr, 0);
+                BoolResponse { response: partial.count == 0 }.encode(out, ty, corr, 0);
             }
             WideOperation::ContainsValue(_) => {
-                BoolResponse {
-                    response: partial.found,
-                }
-                .encode(out, ty, corr, 0);
+                BoolResponse { response: partial.found }.encode(out, ty, corr, 0);
             }
             WideOperation::KeySet | WideOperation::Values | WideOperation::EntrySet => {
                 let mut writer = MessageWriter::response(out, ty, corr, 0);
                 writer.begin().append_frames(&partial.frames).end();
                 writer.finish();
             }
-            WideOperation::Clear
-            | WideOperation::EvictAll
-            | WideOperation::Flush
-            | WideOperation::Destroy => {
+            WideOperation::Clear | WideOperation::EvictAll | WideOperation::Flush | WideOperation::Destroy => {
                 EmptyResponse {}.encode(out, ty, corr, 0);
             }
         }

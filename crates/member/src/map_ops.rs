@@ -51,10 +51,7 @@ struct Refusal {
 fn null_check(data: Data<'_>, what: &str) -> Result<(), Refusal> {
     match data.type_id() {
         Some(type_id) if type_id != 0 => Ok(()),
-        _ => Err(Refusal {
-            code: error::NULL_POINTER,
-            message: format!("Null {what} is not allowed!"),
-        }),
+        _ => Err(Refusal { code: error::NULL_POINTER, message: format!("Null {what} is not allowed!") }),
     }
 }
 
@@ -71,21 +68,14 @@ fn no_expiry(ttl_ms: i64, max_idle_ms: i64) -> Result<(), Refusal> {
 
 /// Runs a partition-bound map request. `Err` means the request is malformed (the caller
 /// closes the connection); semantic failures are written to `out` as Error responses.
-pub fn execute(
-    partition: &mut PartitionStore,
-    message: &Message<'_>,
-    out: &mut Vec<u8>,
-) -> Result<(), DecodeError> {
+pub fn execute(partition: &mut PartitionStore, message: &Message<'_>, out: &mut Vec<u8>) -> Result<(), DecodeError> {
     let correlation_id = message.correlation_id();
     let start = out.len();
     match apply(partition, message, out) {
         Ok(Ok(())) => Ok(()),
         Ok(Err(refusal)) => {
             out.truncate(start);
-            let holder = ErrorHolder {
-                code: refusal.code,
-                message: Some(&refusal.message),
-            };
+            let holder = ErrorHolder { code: refusal.code, message: Some(&refusal.message) };
             write_error_response(out, correlation_id, &[holder]);
             Ok(())
         }
@@ -96,16 +86,8 @@ pub fn execute(
     }
 }
 
-fn data_response(
-    out: &mut Vec<u8>,
-    response_type: MessageType,
-    correlation_id: i64,
-    value: Option<&[u8]>,
-) {
-    NullableDataResponse {
-        response: value.map(Data),
-    }
-    .encode(out, response_type, correlation_id, BACKUP_ACKS);
+fn data_response(out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64, value: Option<&[u8]>) {
+    NullableDataResponse { response: value.map(Data) }.encode(out, response_type, correlation_id, BACKUP_ACKS);
 }
 
 fn bool_response(out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64, value: bool) {
@@ -128,23 +110,12 @@ fn store(
     Ok(partition.map_mut(name).put(key.0, value.0))
 }
 
-fn current<'s>(
-    partition: &'s PartitionStore,
-    name: &str,
-    key: Data<'_>,
-) -> Result<Option<&'s [u8]>, Refusal> {
+fn current<'s>(partition: &'s PartitionStore, name: &str, key: Data<'_>) -> Result<Option<&'s [u8]>, Refusal> {
     null_check(key, "key")?;
-    Ok(partition
-        .map(name)
-        .and_then(|map| map.get(key.0))
-        .map(|record| &*record.value))
+    Ok(partition.map(name).and_then(|map| map.get(key.0)).map(|record| &*record.value))
 }
 
-fn take(
-    partition: &mut PartitionStore,
-    name: &str,
-    key: Data<'_>,
-) -> Result<Option<Box<[u8]>>, Refusal> {
+fn take(partition: &mut PartitionStore, name: &str, key: Data<'_>) -> Result<Option<Box<[u8]>>, Refusal> {
     null_check(key, "key")?;
     Ok(partition.map_mut(name).remove(key.0))
 }
@@ -157,157 +128,69 @@ fn apply(partition: &mut PartitionStore, message: &Message<'_>, out: &mut Vec<u8
     let result = match ty {
         MapGet::TYPE => {
             let request = MapGet::decode(message)?;
-            current(partition, request.name, request.key)
-                .map(|value| data_response(out, ty.response(), corr, value))
+            current(partition, request.name, request.key).map(|value| data_response(out, ty.response(), corr, value))
         }
         MapPut::TYPE => {
             let r = MapPut::decode(message)?;
-            put_like(
-                partition,
-                out,
-                ty,
-                corr,
-                (r.name, r.key, r.value),
-                r.ttl,
-                -1,
-                Reply::Previous,
-            )
+            put_like(partition, out, ty, corr, (r.name, r.key, r.value), r.ttl, -1, Reply::Previous)
         }
         MapPutWithMaxIdle::TYPE => {
             let r = MapPutWithMaxIdle::decode(message)?;
-            put_like(
-                partition,
-                out,
-                ty,
-                corr,
-                (r.name, r.key, r.value),
-                r.ttl,
-                r.max_idle,
-                Reply::Previous,
-            )
+            put_like(partition, out, ty, corr, (r.name, r.key, r.value), r.ttl, r.max_idle, Reply::Previous)
         }
         MapSet::TYPE => {
             let r = MapSet::decode(message)?;
-            put_like(
-                partition,
-                out,
-                ty,
-                corr,
-                (r.name, r.key, r.value),
-                r.ttl,
-                -1,
-                Reply::Empty,
-            )
+            put_like(partition, out, ty, corr, (r.name, r.key, r.value), r.ttl, -1, Reply::Empty)
         }
         MapSetWithMaxIdle::TYPE => {
             let r = MapSetWithMaxIdle::decode(message)?;
-            put_like(
-                partition,
-                out,
-                ty,
-                corr,
-                (r.name, r.key, r.value),
-                r.ttl,
-                r.max_idle,
-                Reply::Null,
-            )
+            put_like(partition, out, ty, corr, (r.name, r.key, r.value), r.ttl, r.max_idle, Reply::Null)
         }
         MapPutTransient::TYPE => {
             let r = MapPutTransient::decode(message)?;
-            put_like(
-                partition,
-                out,
-                ty,
-                corr,
-                (r.name, r.key, r.value),
-                r.ttl,
-                -1,
-                Reply::Empty,
-            )
+            put_like(partition, out, ty, corr, (r.name, r.key, r.value), r.ttl, -1, Reply::Empty)
         }
         MapPutTransientWithMaxIdle::TYPE => {
             let r = MapPutTransientWithMaxIdle::decode(message)?;
-            put_like(
-                partition,
-                out,
-                ty,
-                corr,
-                (r.name, r.key, r.value),
-                r.ttl,
-                r.max_idle,
-                Reply::Null,
-            )
+            put_like(partition, out, ty, corr, (r.name, r.key, r.value), r.ttl, r.max_idle, Reply::Null)
         }
         MapTryPut::TYPE => {
             let r = MapTryPut::decode(message)?;
-            put_like(
-                partition,
-                out,
-                ty,
-                corr,
-                (r.name, r.key, r.value),
-                -1,
-                -1,
-                Reply::True,
-            )
+            put_like(partition, out, ty, corr, (r.name, r.key, r.value), -1, -1, Reply::True)
         }
         MapPutIfAbsent::TYPE => {
             let r = MapPutIfAbsent::decode(message)?;
-            put_if_absent(
-                partition,
-                out,
-                ty,
-                corr,
-                (r.name, r.key, r.value),
-                r.ttl,
-                -1,
-            )
+            put_if_absent(partition, out, ty, corr, (r.name, r.key, r.value), r.ttl, -1)
         }
         MapPutIfAbsentWithMaxIdle::TYPE => {
             let r = MapPutIfAbsentWithMaxIdle::decode(message)?;
-            put_if_absent(
-                partition,
-                out,
-                ty,
-                corr,
-                (r.name, r.key, r.value),
-                r.ttl,
-                r.max_idle,
-            )
+            put_if_absent(partition, out, ty, corr, (r.name, r.key, r.value), r.ttl, r.max_idle)
         }
         MapRemove::TYPE => {
             let r = MapRemove::decode(message)?;
-            take(partition, r.name, r.key)
-                .map(|old| data_response(out, ty.response(), corr, old.as_deref()))
+            take(partition, r.name, r.key).map(|old| data_response(out, ty.response(), corr, old.as_deref()))
         }
         MapDelete::TYPE => {
             let r = MapDelete::decode(message)?;
             take(partition, r.name, r.key).map(|old| {
-                DeleteResponse {
-                    response: Some(old.is_some()),
-                }
-                .encode(out, ty.response(), corr, BACKUP_ACKS);
+                DeleteResponse { response: Some(old.is_some()) }.encode(out, ty.response(), corr, BACKUP_ACKS);
             })
         }
         MapTryRemove::TYPE => {
             let r = MapTryRemove::decode(message)?;
-            take(partition, r.name, r.key)
-                .map(|old| bool_response(out, ty.response(), corr, old.is_some()))
+            take(partition, r.name, r.key).map(|old| bool_response(out, ty.response(), corr, old.is_some()))
         }
         MapEvict::TYPE => {
             let r = MapEvict::decode(message)?;
-            take(partition, r.name, r.key)
-                .map(|old| bool_response(out, ty.response(), corr, old.is_some()))
+            take(partition, r.name, r.key).map(|old| bool_response(out, ty.response(), corr, old.is_some()))
         }
         MapRemoveIfSame::TYPE => {
             let r = MapRemoveIfSame::decode(message)?;
-            remove_if_same(partition, r.name, r.key, r.value)
-                .map(|done| bool_response(out, ty.response(), corr, done))
+            remove_if_same(partition, r.name, r.key, r.value).map(|done| bool_response(out, ty.response(), corr, done))
         }
         MapContainsKey::TYPE => {
             let r = MapContainsKey::decode(message)?;
-            current(partition, r.name, r.key)
-                .map(|value| bool_response(out, ty.response(), corr, value.is_some()))
+            current(partition, r.name, r.key).map(|value| bool_response(out, ty.response(), corr, value.is_some()))
         }
         MapReplace::TYPE => {
             let r = MapReplace::decode(message)?;
@@ -329,8 +212,7 @@ fn apply(partition: &mut PartitionStore, message: &Message<'_>, out: &mut Vec<u8
         }
         MapPutAll::TYPE => {
             let r = MapPutAll::decode(message)?;
-            put_all(partition, r.name, &r.entries)
-                .map(|()| empty_response(out, ty.response(), corr))
+            put_all(partition, r.name, &r.entries).map(|()| empty_response(out, ty.response(), corr))
         }
         MapSetTtl::TYPE => Err(Refusal {
             code: error::UNSUPPORTED_OPERATION,
@@ -396,12 +278,7 @@ fn put_if_absent(
     Ok(())
 }
 
-fn remove_if_same(
-    partition: &mut PartitionStore,
-    name: &str,
-    key: Data<'_>,
-    value: Data<'_>,
-) -> Result<bool, Refusal> {
+fn remove_if_same(partition: &mut PartitionStore, name: &str, key: Data<'_>, value: Data<'_>) -> Result<bool, Refusal> {
     null_check(value, "value")?;
     if current(partition, name, key)? != Some(value.0) {
         return Ok(false);
@@ -440,11 +317,7 @@ fn entry_view(
 ) -> Result<(), Refusal> {
     null_check(key, "key")?;
     let Some(record) = partition.map(name).and_then(|map| map.get(key.0)) else {
-        EntryViewResponse {
-            max_idle: 0,
-            response: None,
-        }
-        .encode(out, response_type, corr, BACKUP_ACKS);
+        EntryViewResponse { max_idle: 0, response: None }.encode(out, response_type, corr, BACKUP_ACKS);
         return Ok(());
     };
     // With per-entry statistics off (Hazelcast's default) the member reports −1 for times
@@ -463,11 +336,7 @@ fn entry_view(
         ttl: i64::MAX,
         max_idle: i64::MAX,
     };
-    EntryViewResponse {
-        max_idle: i64::MAX,
-        response: Some(view),
-    }
-    .encode(out, response_type, corr, BACKUP_ACKS);
+    EntryViewResponse { max_idle: i64::MAX, response: Some(view) }.encode(out, response_type, corr, BACKUP_ACKS);
     Ok(())
 }
 
@@ -491,20 +360,13 @@ fn get_all(
     let map = partition.map(name);
     let found: Vec<(Data<'_>, Data<'_>)> = keys
         .iter()
-        .filter_map(|key| {
-            map.and_then(|map| map.get(key.0))
-                .map(|record| (*key, Data(&record.value)))
-        })
+        .filter_map(|key| map.and_then(|map| map.get(key.0)).map(|record| (*key, Data(&record.value))))
         .collect();
     EntryListResponse { response: found }.encode(out, response_type, corr, BACKUP_ACKS);
     Ok(())
 }
 
-fn put_all(
-    partition: &mut PartitionStore,
-    name: &str,
-    entries: &[(Data<'_>, Data<'_>)],
-) -> Result<(), Refusal> {
+fn put_all(partition: &mut PartitionStore, name: &str, entries: &[(Data<'_>, Data<'_>)]) -> Result<(), Refusal> {
     for (key, value) in entries {
         null_check(*key, "key")?;
         null_check(*value, "value")?;

@@ -41,6 +41,9 @@ const READS_PER_TURN: usize = 16;
 const SWEEP_INTERVAL: Duration = Duration::from_millis(500);
 /// Poll timeout while work is pending on backpressure (outbound full, inbox full).
 const BACKOFF: Duration = Duration::from_millis(1);
+/// How many requests may be cut from one connection's input between checks of its unsent
+/// responses written by other reactors.
+const OUTBOUND_CHECK_INTERVAL: usize = 64;
 
 /// What to do with a connection after handling one message.
 enum Flow {
@@ -58,8 +61,9 @@ struct Core {
     overflow: Vec<VecDeque<Task>>,
     /// Reactors to wake at the end of this batch.
     wake: Vec<bool>,
-    /// Responses to other reactors' connections, gathered during an inbox batch.
-    replies: Vec<(Arc<ConnectionShared>, Vec<u8>)>,
+    /// Responses to other reactors' connections, gathered during an inbox batch, with the
+    /// number of requests they answer.
+    replies: Vec<(Arc<ConnectionShared>, Vec<u8>, usize)>,
     authenticated_limits: StreamLimits,
 }
 
@@ -77,18 +81,14 @@ pub struct Reactor {
 
 impl std::fmt::Debug for Reactor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Reactor")
-            .field("index", &self.core.index)
-            .finish_non_exhaustive()
+        f.debug_struct("Reactor").field("index", &self.core.index).finish_non_exhaustive()
     }
 }
 
 impl Reactor {
     pub fn new(index: usize, shared: Arc<Shared>, poll: Poll, inbox: Receiver<Task>) -> Reactor {
         let count = shared.reactor_count();
-        let owned = (0..shared.view.partition_count as usize)
-            .filter(|p| p % count == index)
-            .count();
+        let owned = (0..shared.view.partition_count as usize).filter(|p| p % count == index).count();
         let limits = &shared.config.limits;
         let authenticated_limits = StreamLimits {
             max_frame_bytes: limits.max_frame_bytes,
@@ -128,11 +128,7 @@ impl Reactor {
             let timeout = self.poll_timeout();
             let handle = &self.core.shared.reactors[index];
             handle.sleeping.store(true, Ordering::SeqCst);
-            let timeout = if self.inbox.is_empty() {
-                timeout
-            } else {
-                Duration::ZERO
-            };
+            let timeout = if self.inbox.is_empty() { timeout } else { Duration::ZERO };
             let polled = self.poll.poll(&mut events, Some(timeout));
             handle.sleeping.store(false, Ordering::SeqCst);
             if let Err(error) = polled {
@@ -182,23 +178,13 @@ impl Reactor {
         let interest = Interest::READABLE | Interest::WRITABLE;
         if let Err(error) = self.poll.registry().register(&mut stream, token, interest) {
             warn!(%peer, %error, "could not register connection");
-            self.core
-                .shared
-                .open_connections
-                .fetch_sub(1, Ordering::AcqRel);
+            self.core.shared.open_connections.fetch_sub(1, Ordering::AcqRel);
             return;
         }
-        let id = ConnectionId(
-            self.core
-                .shared
-                .next_connection_id
-                .fetch_add(1, Ordering::Relaxed),
-        );
+        let id = ConnectionId(self.core.shared.next_connection_id.fetch_add(1, Ordering::Relaxed));
         let shared = Arc::new(ConnectionShared::new(id, peer, self.core.index, stream));
         entry.insert(Connection::new(shared, token, self.unauthenticated_limits));
-        self.core.shared.reactors[self.core.index]
-            .connections
-            .fetch_add(1, Ordering::AcqRel);
+        self.core.shared.reactors[self.core.index].connections.fetch_add(1, Ordering::AcqRel);
         debug!(%peer, reactor = self.core.index, "connection accepted");
         // Bytes may have arrived before registration: edge-triggered polling would not say so.
         self.on_readable(token);
@@ -209,25 +195,19 @@ impl Reactor {
             return;
         };
         connection.shared.send(&connection.output);
-        let _ = self
-            .poll
-            .registry()
-            .deregister(&mut ConnectionStreamRef(&connection.shared));
+        let _ = self.poll.registry().deregister(&mut ConnectionStreamRef(&connection.shared));
         connection.shared.close();
-        self.core.shared.reactors[self.core.index]
-            .connections
-            .fetch_sub(1, Ordering::AcqRel);
-        self.core
-            .shared
-            .open_connections
-            .fetch_sub(1, Ordering::AcqRel);
+        self.core.shared.reactors[self.core.index].connections.fetch_sub(1, Ordering::AcqRel);
+        self.core.shared.open_connections.fetch_sub(1, Ordering::AcqRel);
         info!(peer = %connection.shared.peer, reason, "connection closed");
     }
 
     /// Whether the reactor may read more requests from this connection now.
     fn may_read(&self, connection: &Connection) -> bool {
         let write_limit = self.core.shared.config.limits.connection_write_buffer_bytes as usize;
+        let in_flight_limit = self.core.shared.config.limits.max_in_flight_per_connection as usize;
         self.core.overflow.iter().all(VecDeque::is_empty)
+            && connection.shared.in_flight() < in_flight_limit
             && connection.shared.pending_bytes() <= write_limit
     }
 
@@ -246,10 +226,7 @@ impl Reactor {
                 return self.schedule_retry(token);
             }
             let connection = &mut self.connections[token.0];
-            match connection
-                .input
-                .read_from(ConnectionStreamRef(&connection.shared), buffer_limit)
-            {
+            match connection.input.read_from(ConnectionStreamRef(&connection.shared), buffer_limit) {
                 Ok(0) => return self.close(token, "closed by peer"),
                 Ok(_) => connection.last_read = Instant::now(),
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
@@ -302,13 +279,11 @@ impl Reactor {
             };
             match task {
                 Task::NewConnection(stream, peer) => self.accept(stream, peer),
-                Task::Partition {
-                    connection,
-                    message,
-                } => self.core.run_handed_off(&connection, &message),
+                Task::Partition { connection, message } => self.core.run_handed_off(&connection, &message),
                 Task::FanOut(job) => {
                     if let Some(response) = job.run_share(&mut self.core.partitions) {
                         job.connection.send(&response);
+                        job.connection.end_in_flight(1);
                     }
                 }
             }
@@ -354,15 +329,23 @@ impl Reactor {
 impl Core {
     /// Cuts and handles every complete message buffered on `connection`.
     fn process_input(&mut self, connection: &mut Connection) -> Result<(), String> {
-        let Connection {
-            shared,
-            state,
-            input,
-            decoder,
-            output,
-            ..
-        } = connection;
-        loop {
+        let Connection { shared, state, input, decoder, output, .. } = connection;
+        let write_limit = self.shared.config.limits.connection_write_buffer_bytes as usize;
+        let in_flight_limit = self.shared.config.limits.max_in_flight_per_connection as usize;
+        for handled in 1usize.. {
+            if shared.in_flight() >= in_flight_limit {
+                return Ok(());
+            }
+            // Bound the responses a client has not read: stop cutting its requests once they
+            // exceed the limit. Inline output is checked on every message; responses other
+            // reactors wrote are only visible in the shared buffer, checked periodically.
+            if output.len() >= write_limit || handled % OUTBOUND_CHECK_INTERVAL == 1 {
+                shared.send(output);
+                output.clear();
+                if shared.pending_bytes() > write_limit {
+                    return Ok(());
+                }
+            }
             if *state == ConnectionState::AwaitingProtocolHeader {
                 let unread = input.unread();
                 if unread.len() < CLIENT_PROTOCOL_HEADER.len() {
@@ -375,9 +358,7 @@ impl Core {
                 *state = ConnectionState::AwaitingAuthentication;
                 continue;
             }
-            let decoded = decoder
-                .decode(input.unread())
-                .map_err(|error| format!("malformed input: {error}"))?;
+            let decoded = decoder.decode(input.unread()).map_err(|error| format!("malformed input: {error}"))?;
             let flow = match decoded {
                 Decoded::NeedMore => return Ok(()),
                 Decoded::Absorbed { consumed } => {
@@ -401,6 +382,7 @@ impl Core {
                 return Err(reason);
             }
         }
+        unreachable!("the loop returns")
     }
 
     /// Handles one request from a connection this reactor owns.
@@ -428,20 +410,10 @@ impl Core {
             Ok(After::Close(reason)) => Flow::Close(reason),
             Ok(After::DestroyMap(name)) => {
                 let response = ClientDestroyProxy::RESPONSE;
-                self.fan_out(
-                    connection,
-                    message.correlation_id(),
-                    response,
-                    name,
-                    WideOperation::Destroy,
-                    out,
-                );
+                self.fan_out(connection, message.correlation_id(), response, name, WideOperation::Destroy, out);
                 Flow::Continue
             }
-            Err(error) => Flow::Close(format!(
-                "malformed {} request: {error}",
-                message.message_type()
-            )),
+            Err(error) => Flow::Close(format!("malformed {} request: {error}", message.message_type())),
         }
     }
 
@@ -462,10 +434,7 @@ impl Core {
                 } else {
                     format!("Partition ID {partition} is not below the partition count {count}")
                 };
-                let holder = ErrorHolder {
-                    code: error::ILLEGAL_ARGUMENT,
-                    message: Some(&text),
-                };
+                let holder = ErrorHolder { code: error::ILLEGAL_ARGUMENT, message: Some(&text) };
                 write_error_response(out, message.correlation_id(), &[holder]);
                 return Ok(After::Continue);
             }
@@ -474,24 +443,15 @@ impl Core {
                 let local = partition as usize / self.shared.reactor_count();
                 map_ops::execute(&mut self.partitions[local], message, out)?;
             } else {
-                let task = Task::Partition {
-                    connection: connection.clone(),
-                    message: bytes.into(),
-                };
+                connection.begin_in_flight();
+                let task = Task::Partition { connection: connection.clone(), message: bytes.into() };
                 self.hand_off(owner, task);
             }
             return Ok(After::Continue);
         }
         match fanout::classify(message)? {
             Classified::Wide(operation, name) => {
-                self.fan_out(
-                    connection,
-                    message.correlation_id(),
-                    ty.response(),
-                    name,
-                    operation,
-                    out,
-                );
+                self.fan_out(connection, message.correlation_id(), ty.response(), name, operation, out);
                 Ok(After::Continue)
             }
             Classified::Refused(text) => {
@@ -503,11 +463,8 @@ impl Core {
     }
 
     fn hand_off(&mut self, target: usize, task: Task) {
-        let task = if self.overflow[target].is_empty() {
-            self.shared.reactors[target].try_push(task)
-        } else {
-            Err(task)
-        };
+        let task =
+            if self.overflow[target].is_empty() { self.shared.reactors[target].try_push(task) } else { Err(task) };
         match task {
             Ok(()) => self.wake[target] = true,
             Err(task) => self.overflow[target].push_back(task),
@@ -524,50 +481,44 @@ impl Core {
         out: &mut Vec<u8>,
     ) {
         let count = self.shared.reactor_count();
-        let job = Arc::new(FanOut::new(
-            connection.clone(),
-            correlation_id,
-            response_type,
-            name,
-            operation,
-            count,
-        ));
+        connection.begin_in_flight();
+        let job = Arc::new(FanOut::new(connection.clone(), correlation_id, response_type, name, operation, count));
         let origin = self.index;
         for target in (0..count).filter(|target| *target != origin) {
             self.hand_off(target, Task::FanOut(job.clone()));
         }
         if let Some(response) = job.run_share(&mut self.partitions) {
             out.extend_from_slice(&response);
+            connection.end_in_flight(1);
         }
     }
 
     /// Runs a request another reactor handed over; the response joins this batch's replies.
     fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, bytes: &[u8]) {
         if connection.is_closed() {
+            connection.end_in_flight(1);
             return;
         }
         let message = Message::parse(bytes).expect("the origin reactor parsed this message");
         let local = message.partition_id() as usize / self.shared.reactor_count();
         let slot = match self.replies.last() {
-            Some((last, _)) if Arc::ptr_eq(last, connection) => self.replies.len() - 1,
+            Some((last, _, _)) if Arc::ptr_eq(last, connection) => self.replies.len() - 1,
             _ => {
-                self.replies.push((connection.clone(), Vec::new()));
+                self.replies.push((connection.clone(), Vec::new(), 0));
                 self.replies.len() - 1
             }
         };
-        if let Err(error) = map_ops::execute(
-            &mut self.partitions[local],
-            &message,
-            &mut self.replies[slot].1,
-        ) {
+        self.replies[slot].2 += 1;
+        if let Err(error) = map_ops::execute(&mut self.partitions[local], &message, &mut self.replies[slot].1) {
             warn!(peer = %connection.peer, %error, "closing connection: malformed request");
             connection.close();
         }
     }
 
     fn flush_replies(&mut self) {
-        for (connection, bytes) in self.replies.drain(..) {
+        for (connection, bytes, answered) in self.replies.drain(..) {
             connection.send(&bytes);
+            connection.end_in_flight(answered);
         }
     }
 
@@ -590,24 +541,10 @@ impl io::Read for ConnectionStreamRef<'_> {
 }
 
 impl mio::event::Source for ConnectionStreamRef<'_> {
-    fn register(
-        &mut self,
-        registry: &mio::Registry,
-        token: Token,
-        interests: Interest,
-    ) -> io::Result<()> {
-        registry.register(
-            &mut mio::unix::SourceFd(&std::os::fd::AsRawFd::as_raw_fd(self.0.stream())),
-            token,
-            interests,
-        )
+    fn register(&mut self, registry: &mio::Registry, token: Token, interests: Interest) -> io::Result<()> {
+        registry.register(&mut mio::unix::SourceFd(&std::os::fd::AsRawFd::as_raw_fd(self.0.stream())), token, interests)
     }
-    fn reregister(
-        &mut self,
-        registry: &mio::Registry,
-        token: Token,
-        interests: Interest,
-    ) -> io::Result<()> {
+    fn reregister(&mut self, registry: &mio::Registry, token: Token, interests: Interest) -> io::Result<()> {
         registry.reregister(
             &mut mio::unix::SourceFd(&std::os::fd::AsRawFd::as_raw_fd(self.0.stream())),
             token,
@@ -615,8 +552,6 @@ impl mio::event::Source for ConnectionStreamRef<'_> {
         )
     }
     fn deregister(&mut self, registry: &mio::Registry) -> io::Result<()> {
-        registry.deregister(&mut mio::unix::SourceFd(&std::os::fd::AsRawFd::as_raw_fd(
-            self.0.stream(),
-        )))
+        registry.deregister(&mut mio::unix::SourceFd(&std::os::fd::AsRawFd::as_raw_fd(self.0.stream())))
     }
 }

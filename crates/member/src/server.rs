@@ -28,12 +28,7 @@ pub enum StartError {
     #[error("invalid configuration: {0}")]
     Config(#[from] ferrogrid_config::ConfigError),
     #[error("no free port in {host}:{first}..={last}: {source}")]
-    NoFreePort {
-        host: String,
-        first: u16,
-        last: u16,
-        source: io::Error,
-    },
+    NoFreePort { host: String, first: u16, last: u16, source: io::Error },
     #[error("could not start a thread: {0}")]
     Thread(io::Error),
 }
@@ -99,9 +94,7 @@ impl Member {
             threads.push(thread);
         }
         let acceptor_poll = Poll::new().map_err(StartError::Thread)?;
-        let acceptor_waker = Arc::new(
-            Waker::new(acceptor_poll.registry(), WAKER_TOKEN).map_err(StartError::Thread)?,
-        );
+        let acceptor_waker = Arc::new(Waker::new(acceptor_poll.registry(), WAKER_TOKEN).map_err(StartError::Thread)?);
         let acceptor_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name("acceptor".into())
@@ -116,12 +109,7 @@ impl Member {
             partitions = shared.view.partition_count,
             "member started"
         );
-        Ok(Member {
-            shared,
-            address,
-            acceptor_waker,
-            threads,
-        })
+        Ok(Member { shared, address, acceptor_waker, threads })
     }
 
     /// The address clients connect to.
@@ -146,11 +134,7 @@ impl Member {
 fn bind(config: &MemberConfig) -> Result<(TcpListener, SocketAddr), StartError> {
     let network = &config.network;
     let first = network.port;
-    let last = if network.port_auto_increment {
-        first.saturating_add(network.port_count - 1)
-    } else {
-        first
-    };
+    let last = if network.port_auto_increment { first.saturating_add(network.port_count - 1) } else { first };
     let mut last_error = io::Error::other("no port tried");
     for port in first..=last {
         let address: SocketAddr = match format!("{}:{port}", network.host).parse() {
@@ -165,19 +149,11 @@ fn bind(config: &MemberConfig) -> Result<(TcpListener, SocketAddr), StartError> 
             Err(error) => last_error = error,
         }
     }
-    Err(StartError::NoFreePort {
-        host: network.host.clone(),
-        first,
-        last,
-        source: last_error,
-    })
+    Err(StartError::NoFreePort { host: network.host.clone(), first, last, source: last_error })
 }
 
 fn accept_loop(shared: Arc<Shared>, mut poll: Poll, mut listener: TcpListener) {
-    if let Err(error) = poll
-        .registry()
-        .register(&mut listener, LISTENER_TOKEN, Interest::READABLE)
-    {
+    if let Err(error) = poll.registry().register(&mut listener, LISTENER_TOKEN, Interest::READABLE) {
         panic!("acceptor: cannot register the listener: {error}");
     }
     let mut events = Events::with_capacity(16);
@@ -205,11 +181,7 @@ fn accept_loop(shared: Arc<Shared>, mut poll: Poll, mut listener: TcpListener) {
             }
             let _ = stream.set_nodelay(true);
             let target = least_loaded(&shared);
-            if shared.reactors[target]
-                .inbox
-                .send(Task::NewConnection(stream, peer))
-                .is_err()
-            {
+            if shared.reactors[target].inbox.send(Task::NewConnection(stream, peer)).is_err() {
                 return;
             }
             let _ = shared.reactors[target].waker.wake();

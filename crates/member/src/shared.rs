@@ -20,10 +20,7 @@ pub enum Task {
     NewConnection(mio::net::TcpStream, SocketAddr),
     /// A partition-bound request for a partition this reactor owns. `message` is the whole
     /// request (copied once out of the origin's read buffer).
-    Partition {
-        connection: Arc<ConnectionShared>,
-        message: Box<[u8]>,
-    },
+    Partition { connection: Arc<ConnectionShared>, message: Box<[u8]> },
     /// This reactor's share of a map-wide request.
     FanOut(Arc<FanOut>),
 }

@@ -50,13 +50,7 @@ impl RecordStore {
             }
             None => {
                 self.held_bytes += key.len() + value.len();
-                self.entries.insert(
-                    key.into(),
-                    Record {
-                        value: value.into(),
-                        version: 0,
-                    },
-                );
+                self.entries.insert(key.into(), Record { value: value.into(), version: 0 });
                 None
             }
         }

@@ -135,14 +135,10 @@ pub const ENDPOINT_CLIENT: i32 = 1;
 impl<'a> VarField<'a> for EndpointQualifier<'a> {
     fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
         reader.begin()?;
-        let endpoint_type =
-            FixedReader::new(reader.value_frame("qualifier type")?).read::<i32>()?;
+        let endpoint_type = FixedReader::new(reader.value_frame("qualifier type")?).read::<i32>()?;
         let identifier = <Option<&str>>::read(reader)?;
         reader.skip_to_end()?;
-        Ok(EndpointQualifier {
-            endpoint_type,
-            identifier,
-        })
+        Ok(EndpointQualifier { endpoint_type, identifier })
     }
     fn write(&self, writer: &mut MessageWriter<'_>) {
         writer.begin().open_frame(0).fixed(&self.endpoint_type);
@@ -162,21 +158,12 @@ impl VarField<'_> for MemberVersion {
     fn read(reader: &mut MessageReader<'_>) -> Result<Self, DecodeError> {
         reader.begin()?;
         let mut fixed = FixedReader::new(reader.value_frame("member version")?);
-        let version = MemberVersion {
-            major: fixed.read()?,
-            minor: fixed.read()?,
-            patch: fixed.read()?,
-        };
+        let version = MemberVersion { major: fixed.read()?, minor: fixed.read()?, patch: fixed.read()? };
         reader.skip_to_end()?;
         Ok(version)
     }
     fn write(&self, writer: &mut MessageWriter<'_>) {
-        writer
-            .begin()
-            .open_frame(0)
-            .fixed(&self.major)
-            .fixed(&self.minor)
-            .fixed(&self.patch);
+        writer.begin().open_frame(0).fixed(&self.major).fixed(&self.minor).fixed(&self.patch);
         writer.end();
     }
 }
@@ -192,19 +179,12 @@ impl VarField<'_> for ClusterVersion {
     fn read(reader: &mut MessageReader<'_>) -> Result<Self, DecodeError> {
         reader.begin()?;
         let mut fixed = FixedReader::new(reader.value_frame("cluster version")?);
-        let version = ClusterVersion {
-            major: fixed.read()?,
-            minor: fixed.read()?,
-        };
+        let version = ClusterVersion { major: fixed.read()?, minor: fixed.read()? };
         reader.skip_to_end()?;
         Ok(version)
     }
     fn write(&self, writer: &mut MessageWriter<'_>) {
-        writer
-            .begin()
-            .open_frame(0)
-            .fixed(&self.major)
-            .fixed(&self.minor);
+        writer.begin().open_frame(0).fixed(&self.major).fixed(&self.minor);
         writer.end();
     }
 }
@@ -231,26 +211,11 @@ impl<'a> VarField<'a> for MemberInfo<'a> {
         let version = MemberVersion::read(reader)?;
         let address_map = VarField::read(reader)?;
         reader.skip_to_end()?;
-        Ok(MemberInfo {
-            uuid,
-            lite_member,
-            address,
-            attributes,
-            version,
-            address_map,
-        })
+        Ok(MemberInfo { uuid, lite_member, address, attributes, version, address_map })
     }
     fn write(&self, writer: &mut MessageWriter<'_>) {
-        writer
-            .begin()
-            .open_frame(0)
-            .fixed(&Some(self.uuid))
-            .fixed(&self.lite_member);
-        writer
-            .var(&self.address)
-            .var(&self.attributes)
-            .var(&self.version)
-            .var(&self.address_map);
+        writer.begin().open_frame(0).fixed(&Some(self.uuid)).fixed(&self.lite_member);
+        writer.var(&self.address).var(&self.attributes).var(&self.version).var(&self.address_map);
         writer.end();
     }
 }
@@ -264,15 +229,9 @@ impl VarField<'_> for PartitionTable {
         let lists = <Vec<Packed<i32>>>::read(reader)?;
         let members = <Packed<Option<Uuid>>>::read(reader)?;
         if members.0.len() != lists.len() {
-            return Err(DecodeError::UnexpectedFrame(
-                "one member uuid per partition list",
-            ));
+            return Err(DecodeError::UnexpectedFrame("one member uuid per partition list"));
         }
-        let pairs = members
-            .0
-            .into_iter()
-            .map(Option::unwrap_or_default)
-            .zip(lists.into_iter().map(|l| l.0));
+        let pairs = members.0.into_iter().map(Option::unwrap_or_default).zip(lists.into_iter().map(|l| l.0));
         Ok(PartitionTable(pairs.collect()))
     }
     fn write(&self, writer: &mut MessageWriter<'_>) {
@@ -306,11 +265,7 @@ impl<'a> VarField<'a> for DistributedObjectInfo<'a> {
         Ok(DistributedObjectInfo { service_name, name })
     }
     fn write(&self, writer: &mut MessageWriter<'_>) {
-        writer
-            .begin()
-            .frame(self.service_name.as_bytes())
-            .frame(self.name.as_bytes())
-            .end();
+        writer.begin().frame(self.service_name.as_bytes()).frame(self.name.as_bytes()).end();
     }
 }
 

@@ -27,9 +27,7 @@ impl<'a> Data<'a> {
     }
 
     pub fn type_id(&self) -> Option<i32> {
-        self.0
-            .get(4..8)
-            .map(|bytes| i32::from_be_bytes(bytes.try_into().expect("4 bytes")))
+        self.0.get(4..8).map(|bytes| i32::from_be_bytes(bytes.try_into().expect("4 bytes")))
     }
 
     /// The payload after the 8-byte header (empty for a short blob).
@@ -48,16 +46,9 @@ impl<'a> Data<'a> {
 
 /// The partition of a blob, by the member's rule (`i32::MIN` maps to 0).
 pub fn partition_for(data: Data<'_>, partition_count: u16) -> PartitionId {
-    assert!(
-        partition_count > 0,
-        "partition count is validated to be positive"
-    );
+    assert!(partition_count > 0, "partition count is validated to be positive");
     let hash = data.partition_hash();
-    let index = if hash == i32::MIN {
-        0
-    } else {
-        hash.unsigned_abs() % partition_count as u32
-    };
+    let index = if hash == i32::MIN { 0 } else { hash.unsigned_abs() % partition_count as u32 };
     PartitionId(index as u16)
 }
 
@@ -71,10 +62,7 @@ pub fn murmur3_x86_32(bytes: &[u8], seed: u32) -> u32 {
         let mut k = u32::from_le_bytes(block.try_into().expect("chunk of 4"));
         k = k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
         hash ^= k;
-        hash = hash
-            .rotate_left(13)
-            .wrapping_mul(5)
-            .wrapping_add(0xe654_6b64);
+        hash = hash.rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64);
     }
     let tail = blocks.remainder();
     if !tail.is_empty() {
@@ -115,9 +103,6 @@ mod tests {
 
     #[test]
     fn short_blob_hashes_empty_payload() {
-        assert_eq!(
-            partition_for(Data(&[]), 271),
-            partition_for(Data(&[0; 8]), 271)
-        );
+        assert_eq!(partition_for(Data(&[]), 271), partition_for(Data(&[0; 8]), 271));
     }
 }

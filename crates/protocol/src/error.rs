@@ -72,9 +72,7 @@ pub struct DecodedError {
 }
 
 /// Reads an Error response's cause chain.
-pub fn read_error_response(
-    message: &crate::Message<'_>,
-) -> Result<Vec<DecodedError>, crate::DecodeError> {
+pub fn read_error_response(message: &crate::Message<'_>) -> Result<Vec<DecodedError>, crate::DecodeError> {
     let mut reader = message.reader();
     reader.begin()?;
     let mut chain = Vec::new();
@@ -83,17 +81,9 @@ pub fn read_error_response(
         let fixed = reader.value_frame("error code")?;
         let code = crate::message::FixedReader::new(fixed).read::<i32>()?;
         let class_name = reader.string()?.to_owned();
-        let message = if reader.next_is_null() {
-            None
-        } else {
-            Some(reader.string()?.to_owned())
-        };
+        let message = if reader.next_is_null() { None } else { Some(reader.string()?.to_owned()) };
         reader.skip_to_end()?;
-        chain.push(DecodedError {
-            code,
-            class_name,
-            message,
-        });
+        chain.push(DecodedError { code, class_name, message });
     }
     Ok(chain)
 }
@@ -110,14 +100,8 @@ mod tests {
             &mut out,
             7,
             &[
-                ErrorHolder {
-                    code: RETRYABLE,
-                    message: Some("retry"),
-                },
-                ErrorHolder {
-                    code: AUTHENTICATION,
-                    message: None,
-                },
+                ErrorHolder { code: RETRYABLE, message: Some("retry") },
+                ErrorHolder { code: AUTHENTICATION, message: None },
             ],
         );
         let message = Message::parse(&out).unwrap();
@@ -127,28 +111,16 @@ mod tests {
         assert_eq!(chain.len(), 2);
         assert_eq!(chain[0].code, 46);
         assert_eq!(chain[0].message.as_deref(), Some("retry"));
-        assert_eq!(
-            chain[1].class_name,
-            "com.hazelcast.client.AuthenticationException"
-        );
+        assert_eq!(chain[1].class_name, "com.hazelcast.client.AuthenticationException");
         assert_eq!(chain[1].message, None);
     }
 
     #[test]
     fn matches_the_minimal_error_layout_of_the_spec() {
         let mut out = Vec::new();
-        write_error_response(
-            &mut out,
-            8,
-            &[ErrorHolder {
-                code: UNSUPPORTED_OPERATION,
-                message: Some("m"),
-            }],
-        );
+        write_error_response(&mut out, 8, &[ErrorHolder { code: UNSUPPORTED_OPERATION, message: Some("m") }]);
         let hex: String = out.iter().map(|b| format!("{b:02x}")).collect();
-        assert!(hex.starts_with(
-            "1300000000c0000000000800000000000000000600000000100600000000100a00000000003d000000"
-        ));
+        assert!(hex.starts_with("1300000000c0000000000800000000000000000600000000100600000000100a00000000003d000000"));
         assert!(hex.ends_with("060000000010060000000008060000000008060000000028"));
     }
 }

@@ -60,11 +60,7 @@ pub struct StreamLimits {
 
 impl Default for StreamLimits {
     fn default() -> Self {
-        StreamLimits {
-            max_frame_bytes: 64 << 20,
-            max_message_bytes: 256 << 20,
-            max_pending_fragmented: 64,
-        }
+        StreamLimits { max_frame_bytes: 64 << 20, max_message_bytes: 256 << 20, max_pending_fragmented: 64 }
     }
 }
 
@@ -83,12 +79,7 @@ pub enum Decoded {
 
 /// Reads the frame header at `offset`: (length, flags). The caller checked 6 bytes are there.
 pub fn frame_header(bytes: &[u8], offset: usize) -> (i32, u16) {
-    let length = i32::from_le_bytes([
-        bytes[offset],
-        bytes[offset + 1],
-        bytes[offset + 2],
-        bytes[offset + 3],
-    ]);
+    let length = i32::from_le_bytes([bytes[offset], bytes[offset + 1], bytes[offset + 2], bytes[offset + 3]]);
     let flags = u16::from_le_bytes([bytes[offset + 4], bytes[offset + 5]]);
     (length, flags)
 }
@@ -104,10 +95,7 @@ pub struct StreamDecoder {
 impl StreamDecoder {
     pub fn new(limits: StreamLimits) -> StreamDecoder {
         assert!(limits.max_frame_bytes as usize >= FRAME_HEADER_SIZE);
-        StreamDecoder {
-            limits,
-            pending: HashMap::new(),
-        }
+        StreamDecoder { limits, pending: HashMap::new() }
     }
 
     pub fn set_limits(&mut self, limits: StreamLimits) {
@@ -142,17 +130,11 @@ impl StreamDecoder {
                 return Err(DecodeError::FrameTooShort(length as i64));
             }
             if length as u32 > self.limits.max_frame_bytes {
-                return Err(DecodeError::FrameTooLong {
-                    length: length as i64,
-                    limit: self.limits.max_frame_bytes,
-                });
+                return Err(DecodeError::FrameTooLong { length: length as i64, limit: self.limits.max_frame_bytes });
             }
             let frame_end = offset + length as usize;
             if frame_end > self.limits.max_message_bytes as usize {
-                return Err(DecodeError::MessageTooLong {
-                    length: frame_end,
-                    limit: self.limits.max_message_bytes,
-                });
+                return Err(DecodeError::MessageTooLong { length: frame_end, limit: self.limits.max_message_bytes });
             }
             if input.len() < frame_end {
                 return Ok(None);
@@ -167,9 +149,7 @@ impl StreamDecoder {
     fn absorb_fragment(&mut self, piece: &[u8], flags: u16) -> Result<Decoded, DecodeError> {
         let (first_length, _) = frame_header(piece, 0);
         if first_length as usize != FRAME_HEADER_SIZE + 8 {
-            return Err(DecodeError::Fragment(
-                "fragmentation frame must hold an 8-byte id",
-            ));
+            return Err(DecodeError::Fragment("fragmentation frame must hold an 8-byte id"));
         }
         let id = i64::from_le_bytes(piece[6..14].try_into().expect("8 bytes checked above"));
         let frames = &piece[FRAME_HEADER_SIZE + 8..];
@@ -182,15 +162,12 @@ impl StreamDecoder {
                 return Err(DecodeError::Fragment("fragmentation id begun twice"));
             }
             if self.pending.len() >= self.limits.max_pending_fragmented as usize {
-                return Err(DecodeError::TooManyFragments(
-                    self.limits.max_pending_fragmented,
-                ));
+                return Err(DecodeError::TooManyFragments(self.limits.max_pending_fragmented));
             }
             self.pending.insert(id, Vec::with_capacity(frames.len()));
         }
-        let buffer = self.pending.get_mut(&id).ok_or(DecodeError::Fragment(
-            "continuation of an unknown fragmentation id",
-        ))?;
+        let buffer =
+            self.pending.get_mut(&id).ok_or(DecodeError::Fragment("continuation of an unknown fragmentation id"))?;
         if buffer.len() + frames.len() > self.limits.max_message_bytes as usize {
             return Err(DecodeError::MessageTooLong {
                 length: buffer.len() + frames.len(),
@@ -239,56 +216,32 @@ mod tests {
         let mut bytes = frame(UNFRAGMENTED, &[1; 16]);
         bytes.extend(frame(IS_FINAL, b"abc"));
         let mut decoder = StreamDecoder::default();
-        assert_eq!(
-            decoder.decode(&bytes).unwrap(),
-            Decoded::Message {
-                length: bytes.len()
-            }
-        );
-        assert_eq!(
-            decoder.decode(&bytes[..bytes.len() - 1]).unwrap(),
-            Decoded::NeedMore
-        );
+        assert_eq!(decoder.decode(&bytes).unwrap(), Decoded::Message { length: bytes.len() });
+        assert_eq!(decoder.decode(&bytes[..bytes.len() - 1]).unwrap(), Decoded::NeedMore);
         assert_eq!(decoder.decode(&bytes[..3]).unwrap(), Decoded::NeedMore);
     }
 
     #[test]
     fn rejects_short_and_oversized_frames() {
-        let mut decoder = StreamDecoder::new(StreamLimits {
-            max_frame_bytes: 100,
-            ..Default::default()
-        });
+        let mut decoder = StreamDecoder::new(StreamLimits { max_frame_bytes: 100, ..Default::default() });
         let mut short = frame(UNFRAGMENTED | IS_FINAL, &[]);
         short[0] = 5;
         assert_eq!(decoder.decode(&short), Err(DecodeError::FrameTooShort(5)));
         let mut negative = short.clone();
         negative[..4].copy_from_slice(&(-1i32).to_le_bytes());
-        assert_eq!(
-            decoder.decode(&negative),
-            Err(DecodeError::FrameTooShort(-1))
-        );
+        assert_eq!(decoder.decode(&negative), Err(DecodeError::FrameTooShort(-1)));
         let mut long = short;
         long[..4].copy_from_slice(&101i32.to_le_bytes());
-        assert!(matches!(
-            decoder.decode(&long),
-            Err(DecodeError::FrameTooLong { .. })
-        ));
+        assert!(matches!(decoder.decode(&long), Err(DecodeError::FrameTooLong { .. })));
     }
 
     #[test]
     fn bounds_a_message_before_it_has_arrived() {
-        let limits = StreamLimits {
-            max_frame_bytes: 100,
-            max_message_bytes: 150,
-            max_pending_fragmented: 1,
-        };
+        let limits = StreamLimits { max_frame_bytes: 100, max_message_bytes: 150, max_pending_fragmented: 1 };
         let mut decoder = StreamDecoder::new(limits);
         let mut bytes = frame(UNFRAGMENTED, &[0; 90]);
         bytes.extend(frame(0, &[0; 90]));
-        assert!(matches!(
-            decoder.decode(&bytes[..110]),
-            Err(DecodeError::MessageTooLong { .. })
-        ));
+        assert!(matches!(decoder.decode(&bytes[..110]), Err(DecodeError::MessageTooLong { .. })));
     }
 
     #[test]
@@ -302,12 +255,7 @@ mod tests {
         let mut second = frame(END_FRAGMENT, &42i64.to_le_bytes());
         second.extend(&tail);
         let mut decoder = StreamDecoder::default();
-        assert_eq!(
-            decoder.decode(&first).unwrap(),
-            Decoded::Absorbed {
-                consumed: first.len()
-            }
-        );
+        assert_eq!(decoder.decode(&first).unwrap(), Decoded::Absorbed { consumed: first.len() });
         let Decoded::Reassembled { consumed, message } = decoder.decode(&second).unwrap() else {
             panic!("expected a reassembled message");
         };
@@ -322,9 +270,6 @@ mod tests {
     fn rejects_continuation_without_beginning() {
         let mut piece = frame(END_FRAGMENT, &9i64.to_le_bytes());
         piece.extend(frame(IS_FINAL, &[0; 16]));
-        assert!(matches!(
-            StreamDecoder::default().decode(&piece),
-            Err(DecodeError::Fragment(_))
-        ));
+        assert!(matches!(StreamDecoder::default().decode(&piece), Err(DecodeError::Fragment(_))));
     }
 }

@@ -76,9 +76,7 @@ impl<'a> Message<'a> {
         self.initial.flags
     }
     pub fn message_type(&self) -> MessageType {
-        MessageType(i32::from_le_bytes(
-            self.initial.content[0..4].try_into().expect("checked"),
-        ))
+        MessageType(i32::from_le_bytes(self.initial.content[0..4].try_into().expect("checked")))
     }
     pub fn correlation_id(&self) -> i64 {
         i64::from_le_bytes(self.initial.content[4..12].try_into().expect("checked"))
@@ -99,18 +97,13 @@ impl<'a> Message<'a> {
     pub fn fixed(&self, header_size: usize) -> Result<FixedReader<'a>, DecodeError> {
         match self.initial.content.get(header_size..) {
             Some(bytes) => Ok(FixedReader { bytes }),
-            None => Err(DecodeError::InitialFrameTooShort {
-                needed: header_size,
-                actual: self.initial.content.len(),
-            }),
+            None => Err(DecodeError::InitialFrameTooShort { needed: header_size, actual: self.initial.content.len() }),
         }
     }
     /// A reader positioned on the first frame after the initial frame.
     pub fn reader(&self) -> MessageReader<'a> {
         let skip = FRAME_HEADER_SIZE + self.initial.content.len();
-        MessageReader {
-            rest: &self.bytes[skip..],
-        }
+        MessageReader { rest: &self.bytes[skip..] }
     }
 }
 
@@ -126,8 +119,7 @@ impl<'a> FixedReader<'a> {
     }
     /// Reads a field that must be present.
     pub fn read<T: Fixed>(&mut self) -> Result<T, DecodeError> {
-        self.read_optional()
-            .ok_or(DecodeError::Truncated("a fixed-size field"))
+        self.read_optional().ok_or(DecodeError::Truncated("a fixed-size field"))
     }
     /// Reads a trailing field that older peers do not send.
     pub fn read_optional<T: Fixed>(&mut self) -> Option<T> {
@@ -162,10 +154,7 @@ impl<'a> MessageReader<'a> {
         if length < FRAME_HEADER_SIZE || length > self.rest.len() {
             return Err(DecodeError::Truncated("frame content"));
         }
-        let frame = Frame {
-            flags,
-            content: &self.rest[FRAME_HEADER_SIZE..length],
-        };
+        let frame = Frame { flags, content: &self.rest[FRAME_HEADER_SIZE..length] };
         self.rest = &self.rest[length..];
         Ok(frame)
     }
@@ -389,10 +378,7 @@ impl<'a, T: Fixed> VarField<'a> for Packed<T> {
     fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
         let content = reader.value_frame("a packed list")?;
         if content.len() % T::SIZE != 0 {
-            return Err(DecodeError::BadListLength {
-                length: content.len(),
-                item: T::SIZE,
-            });
+            return Err(DecodeError::BadListLength { length: content.len(), item: T::SIZE });
         }
         Ok(Packed(content.chunks_exact(T::SIZE).map(T::read).collect()))
     }
@@ -453,22 +439,13 @@ impl<'a> MessageWriter<'a> {
         MessageWriter::request(out, message_type, correlation_id, partition_id, IS_EVENT)
     }
 
-    fn start(
-        out: &'a mut Vec<u8>,
-        message_type: MessageType,
-        correlation_id: i64,
-        flags: u16,
-    ) -> Self {
+    fn start(out: &'a mut Vec<u8>, message_type: MessageType, correlation_id: i64, flags: u16) -> Self {
         let open_frame = out.len();
         out.extend_from_slice(&[0, 0, 0, 0]);
         out.extend_from_slice(&(UNFRAGMENTED | flags).to_le_bytes());
         out.extend_from_slice(&message_type.0.to_le_bytes());
         out.extend_from_slice(&correlation_id.to_le_bytes());
-        MessageWriter {
-            out,
-            start: open_frame,
-            open_frame,
-        }
+        MessageWriter { out, start: open_frame, open_frame }
     }
 
     /// Appends a fixed-size field to the open frame (the initial frame or a struct's fixed
@@ -521,10 +498,7 @@ impl<'a> MessageWriter<'a> {
         let mut offset = 0;
         loop {
             let (length, _) = frame_header(frames, offset);
-            assert!(
-                length as usize >= FRAME_HEADER_SIZE,
-                "append_frames takes well-formed frames"
-            );
+            assert!(length as usize >= FRAME_HEADER_SIZE, "append_frames takes well-formed frames");
             if offset + length as usize >= frames.len() {
                 break;
             }

@@ -35,10 +35,7 @@ impl Uuid {
     pub const WIRE_SIZE: usize = 17;
 
     pub fn from_u128(value: u128) -> Uuid {
-        Uuid {
-            most: (value >> 64) as u64,
-            least: value as u64,
-        }
+        Uuid { most: (value >> 64) as u64, least: value as u64 }
     }
 
     pub fn as_u128(self) -> u128 {

@@ -89,16 +89,10 @@ fn reencode_request(message: &Message<'_>) -> Option<Vec<u8>> {
 /// Re-encodes a response by the shape its request type answers with.
 fn reencode_response(message: &Message<'_>) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    let (ty, corr, acks) = (
-        message.message_type(),
-        message.correlation_id(),
-        message.backup_acks(),
-    );
+    let (ty, corr, acks) = (message.message_type(), message.correlation_id(), message.backup_acks());
     macro_rules! shape {
         ($shape:ident) => {
-            $shape::decode(message)
-                .unwrap()
-                .encode(&mut out, ty, corr, acks)
+            $shape::decode(message).unwrap().encode(&mut out, ty, corr, acks)
         };
     }
     let request = MessageType(ty.0 & !0xff);
@@ -107,12 +101,7 @@ fn reencode_response(message: &Message<'_>) -> Option<Vec<u8>> {
             shape!(AuthenticationResponse)
         }
         t if t == ClientGetDistributedObjects::TYPE => shape!(DistributedObjectsResponse),
-        t if [
-            ClientLocalBackupListener::TYPE,
-            ClientAddPartitionLostListener::TYPE,
-        ]
-        .contains(&t) =>
-        {
+        t if [ClientLocalBackupListener::TYPE, ClientAddPartitionLostListener::TYPE].contains(&t) => {
             shape!(UuidResponse)
         }
         t if [
@@ -188,13 +177,7 @@ fn reencode_event(message: &Message<'_>) -> Option<Vec<u8>> {
             }
         };
     }
-    events!(
-        MembersViewEvent,
-        PartitionsViewEvent,
-        MemberGroupsViewEvent,
-        ClusterVersionEvent,
-        BackupEvent
-    );
+    events!(MembersViewEvent, PartitionsViewEvent, MemberGroupsViewEvent, ClusterVersionEvent, BackupEvent);
     Some(out)
 }
 
@@ -206,9 +189,7 @@ fn every_captured_message_round_trips() {
         let message = Message::parse(&bytes).unwrap_or_else(|e| panic!("{}: {e}", record.source));
         assert_eq!(
             StreamDecoder::default().decode(&bytes).unwrap(),
-            Decoded::Message {
-                length: bytes.len()
-            },
+            Decoded::Message { length: bytes.len() },
             "{}",
             record.source
         );
@@ -236,18 +217,12 @@ fn stream_decoder_cuts_a_whole_session_fed_byte_by_byte() {
     let records = captured();
     let stream: Vec<u8> = records
         .iter()
-        .filter(|r| {
-            r.source.starts_with("session-python.json")
-                && r.direction.as_deref() == Some("client->server")
-        })
+        .filter(|r| r.source.starts_with("session-python.json") && r.direction.as_deref() == Some("client->server"))
         .flat_map(|r| hex::decode(&r.hex).unwrap())
         .collect();
     let expected = records
         .iter()
-        .filter(|r| {
-            r.source.starts_with("session-python.json")
-                && r.direction.as_deref() == Some("client->server")
-        })
+        .filter(|r| r.source.starts_with("session-python.json") && r.direction.as_deref() == Some("client->server"))
         .count();
     let mut decoder = StreamDecoder::default();
     let (mut buffer, mut messages) = (Vec::new(), 0);
@@ -273,22 +248,11 @@ struct PartitionVector {
 
 #[test]
 fn partition_ids_match_the_member() {
-    let vectors: Vec<PartitionVector> =
-        serde_json::from_str(include_str!("fixtures/partition-vectors.json")).unwrap();
+    let vectors: Vec<PartitionVector> = serde_json::from_str(include_str!("fixtures/partition-vectors.json")).unwrap();
     assert_eq!(vectors.len(), 23);
     for vector in vectors {
         let blob = hex::decode(&vector.data_hex).unwrap();
-        assert_eq!(
-            Data(&blob).partition_hash(),
-            vector.partition_hash,
-            "{}",
-            vector.key
-        );
-        assert_eq!(
-            partition_for(Data(&blob), 271).0,
-            vector.partition_id_271,
-            "{}",
-            vector.key
-        );
+        assert_eq!(Data(&blob).partition_hash(), vector.partition_hash, "{}", vector.key);
+        assert_eq!(partition_for(Data(&blob), 271).0, vector.partition_id_271, "{}", vector.key);
     }
 }
