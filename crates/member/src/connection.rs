@@ -38,18 +38,43 @@ pub struct ConnectionShared {
     in_flight: AtomicUsize,
 }
 
+/// Outbound bytes of one connection. At most one thread writes to the socket at a time (the
+/// one that set `writing`); threads that append meanwhile leave their bytes to it, so the
+/// syscall happens outside the lock and concurrent responses coalesce into one write.
 #[derive(Debug, Default)]
 struct Outbound {
-    buffer: Vec<u8>,
-    /// Bytes of `buffer` already written to the socket.
-    written: usize,
+    /// Appended and not yet taken by a writer.
+    queued: Vec<u8>,
+    /// Taken by the current writer (or left over when the socket refused more).
+    unsent: Vec<u8>,
+    /// Bytes of `unsent` already accepted by the socket.
+    unsent_offset: usize,
+    /// A thread is writing outside the lock; it takes `queued` before it stops.
+    writing: bool,
     /// The socket refused a write; the owner reactor resumes on the next writable event.
     blocked: bool,
 }
 
 impl Outbound {
     fn pending(&self) -> usize {
-        self.buffer.len() - self.written
+        self.queued.len() + self.unsent.len() - self.unsent_offset
+    }
+
+    /// Makes the caller the writer if nobody is writing and the socket is not full; moves
+    /// queued bytes behind any unsent ones. Returns the bytes to write and their offset.
+    fn become_writer(&mut self) -> Option<(Vec<u8>, usize)> {
+        if self.writing || self.blocked || self.pending() == 0 {
+            return None;
+        }
+        self.writing = true;
+        if self.unsent.is_empty() {
+            std::mem::swap(&mut self.unsent, &mut self.queued);
+        } else {
+            self.unsent.extend_from_slice(&self.queued);
+            self.queued.clear();
+        }
+        let offset = std::mem::take(&mut self.unsent_offset);
+        Some((std::mem::take(&mut self.unsent), offset))
     }
 }
 
@@ -70,24 +95,33 @@ impl ConnectionShared {
         &self.stream
     }
 
-    /// Queues `bytes` (whole messages) and writes as much as the socket accepts now.
-    /// Bytes for a closed connection are dropped: its client has gone.
+    /// Queues `bytes` (whole messages) and writes as much as the socket accepts now, unless
+    /// another thread is writing, which then writes these bytes too. Bytes for a closed
+    /// connection are dropped: its client has gone.
     pub fn send(&self, bytes: &[u8]) {
         if bytes.is_empty() || self.is_closed() {
             return;
         }
-        let mut outbound = self.outbound.lock();
-        outbound.buffer.extend_from_slice(bytes);
-        if !outbound.blocked {
-            self.write_pending(&mut outbound);
+        let batch = {
+            let mut outbound = self.outbound.lock();
+            outbound.queued.extend_from_slice(bytes);
+            outbound.become_writer()
+        };
+        if let Some((batch, offset)) = batch {
+            self.write_as_writer(batch, offset);
         }
     }
 
     /// Called by the owner reactor on a writable event.
     pub fn on_writable(&self) {
-        let mut outbound = self.outbound.lock();
-        outbound.blocked = false;
-        self.write_pending(&mut outbound);
+        let batch = {
+            let mut outbound = self.outbound.lock();
+            outbound.blocked = false;
+            outbound.become_writer()
+        };
+        if let Some((batch, offset)) = batch {
+            self.write_as_writer(batch, offset);
+        }
     }
 
     /// Bytes waiting for the socket; the owner stops reading requests while this is high.
@@ -95,32 +129,56 @@ impl ConnectionShared {
         self.outbound.lock().pending()
     }
 
-    fn write_pending(&self, outbound: &mut Outbound) {
-        while outbound.pending() > 0 {
-            let start = outbound.written;
-            match (&self.stream).write(&outbound.buffer[start..]) {
-                Ok(0) => {
-                    self.mark_closed();
+    /// Writes `batch[offset..]` and whatever others queue meanwhile, until all is written or
+    /// the socket is full. Only the thread that became writer calls this.
+    fn write_as_writer(&self, mut batch: Vec<u8>, mut offset: usize) {
+        loop {
+            let outcome = self.write_out(&batch, &mut offset);
+            let mut outbound = self.outbound.lock();
+            debug_assert!(outbound.writing && outbound.unsent.is_empty());
+            match outcome {
+                WriteOutcome::Done if outbound.queued.is_empty() => {
+                    outbound.writing = false;
+                    batch.clear();
+                    if batch.capacity() <= RETAINED_OUTBOUND_BYTES {
+                        outbound.unsent = batch;
+                    }
                     return;
                 }
-                Ok(count) => outbound.written += count,
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                WriteOutcome::Done => {
+                    batch.clear();
+                    std::mem::swap(&mut batch, &mut outbound.queued);
+                    offset = 0;
+                }
+                WriteOutcome::Full => {
+                    outbound.unsent = batch;
+                    outbound.unsent_offset = offset;
+                    outbound.writing = false;
                     outbound.blocked = true;
                     return;
                 }
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => {
-                    // The reader side sees the same failure and closes the connection.
+                WriteOutcome::Failed => {
+                    outbound.writing = false;
+                    outbound.queued.clear();
                     self.mark_closed();
                     return;
                 }
             }
         }
-        outbound.buffer.clear();
-        outbound.written = 0;
-        if outbound.buffer.capacity() > RETAINED_OUTBOUND_BYTES {
-            outbound.buffer.shrink_to(RETAINED_OUTBOUND_BYTES);
+    }
+
+    fn write_out(&self, batch: &[u8], offset: &mut usize) -> WriteOutcome {
+        while *offset < batch.len() {
+            match (&self.stream).write(&batch[*offset..]) {
+                Ok(0) => return WriteOutcome::Failed,
+                Ok(count) => *offset += count,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => return WriteOutcome::Full,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                // The reader side sees the same failure and closes the connection.
+                Err(_) => return WriteOutcome::Failed,
+            }
         }
+        WriteOutcome::Done
     }
 
     /// A request left this connection's reactor; its answer is now owed by another.
@@ -153,6 +211,12 @@ impl ConnectionShared {
     }
 }
 
+enum WriteOutcome {
+    Done,
+    Full,
+    Failed,
+}
+
 /// Where a connection is in its life cycle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConnectionState {
@@ -172,6 +236,8 @@ pub struct ReadBuffer {
     bytes: Vec<u8>,
     start: usize,
     end: usize,
+    /// Free space offered to the last read.
+    last_read_capacity: usize,
 }
 
 /// Initial and retained read-buffer size.
@@ -179,13 +245,18 @@ const READ_BUFFER_BYTES: usize = 64 << 10;
 
 impl Default for ReadBuffer {
     fn default() -> Self {
-        ReadBuffer { bytes: vec![0; READ_BUFFER_BYTES], start: 0, end: 0 }
+        ReadBuffer { bytes: vec![0; READ_BUFFER_BYTES], start: 0, end: 0, last_read_capacity: 0 }
     }
 }
 
 impl ReadBuffer {
     pub fn unread(&self) -> &[u8] {
         &self.bytes[self.start..self.end]
+    }
+
+    /// How many bytes the last read could have returned.
+    pub fn last_read_capacity(&self) -> usize {
+        self.last_read_capacity
     }
 
     pub fn consume(&mut self, count: usize) {
@@ -217,6 +288,7 @@ impl ReadBuffer {
                 self.bytes.resize(grown, 0);
             }
         }
+        self.last_read_capacity = self.bytes.len() - self.end;
         let count = source.read(&mut self.bytes[self.end..])?;
         self.end += count;
         Ok(count)

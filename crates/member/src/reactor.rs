@@ -45,6 +45,15 @@ const BACKOFF: Duration = Duration::from_millis(1);
 /// responses written by other reactors.
 const OUTBOUND_CHECK_INTERVAL: usize = 64;
 
+/// Why [`Core::process_input`] stopped.
+#[derive(Debug, PartialEq, Eq)]
+enum Progress {
+    /// Every complete message was handled; waiting for more bytes.
+    NeedInput,
+    /// Stopped on a bound (unsent responses or requests in flight); retry later.
+    Throttled,
+}
+
 /// What to do with a connection after handling one message.
 enum Flow {
     Continue,
@@ -61,6 +70,8 @@ struct Core {
     overflow: Vec<VecDeque<Task>>,
     /// Reactors to wake at the end of this batch.
     wake: Vec<bool>,
+    /// Requests for other reactors cut from the connection being processed, per target.
+    outgoing: Vec<Vec<u8>>,
     /// Responses to other reactors' connections, gathered during an inbox batch, with the
     /// number of requests they answer.
     replies: Vec<(Arc<ConnectionShared>, Vec<u8>, usize)>,
@@ -108,6 +119,7 @@ impl Reactor {
                 partitions: (0..owned).map(|_| PartitionStore::default()).collect(),
                 overflow: (0..count).map(|_| VecDeque::new()).collect(),
                 wake: vec![false; count],
+                outgoing: vec![Vec::new(); count],
                 replies: Vec::new(),
                 authenticated_limits,
             },
@@ -228,7 +240,23 @@ impl Reactor {
             let connection = &mut self.connections[token.0];
             match connection.input.read_from(ConnectionStreamRef(&connection.shared), buffer_limit) {
                 Ok(0) => return self.close(token, "closed by peer"),
-                Ok(_) => connection.last_read = Instant::now(),
+                Ok(count) => {
+                    connection.last_read = Instant::now();
+                    if count < connection.input.last_read_capacity() {
+                        // A short read drained the socket; edge-triggered polling reports new
+                        // bytes, so skip the read that would only say "would block".
+                        match self.core.process_input(connection) {
+                            Err(reason) => return self.close(token, &reason),
+                            Ok(Progress::Throttled) => return self.schedule_retry(token),
+                            Ok(Progress::NeedInput) => {}
+                        }
+                        let output = std::mem::take(&mut connection.output);
+                        connection.shared.send(&output);
+                        connection.output = output;
+                        connection.output.clear();
+                        return;
+                    }
+                }
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
                     let output = std::mem::take(&mut connection.output);
                     connection.shared.send(&output);
@@ -279,7 +307,7 @@ impl Reactor {
             };
             match task {
                 Task::NewConnection(stream, peer) => self.accept(stream, peer),
-                Task::Partition { connection, message } => self.core.run_handed_off(&connection, &message),
+                Task::Partitions { connection, batch } => self.core.run_handed_off(&connection, &batch),
                 Task::FanOut(job) => {
                     if let Some(response) = job.run_share(&mut self.core.partitions) {
                         job.connection.send(&response);
@@ -328,13 +356,30 @@ impl Reactor {
 
 impl Core {
     /// Cuts and handles every complete message buffered on `connection`.
-    fn process_input(&mut self, connection: &mut Connection) -> Result<(), String> {
+    fn process_input(&mut self, connection: &mut Connection) -> Result<Progress, String> {
+        let progress = self.process_messages(connection);
+        self.send_outgoing(&connection.shared);
+        progress
+    }
+
+    /// Hands each target reactor the requests gathered for it from this connection.
+    fn send_outgoing(&mut self, connection: &Arc<ConnectionShared>) {
+        for target in 0..self.outgoing.len() {
+            if self.outgoing[target].is_empty() {
+                continue;
+            }
+            let batch = std::mem::take(&mut self.outgoing[target]).into_boxed_slice();
+            self.hand_off(target, Task::Partitions { connection: connection.clone(), batch });
+        }
+    }
+
+    fn process_messages(&mut self, connection: &mut Connection) -> Result<Progress, String> {
         let Connection { shared, state, input, decoder, output, .. } = connection;
         let write_limit = self.shared.config.limits.connection_write_buffer_bytes as usize;
         let in_flight_limit = self.shared.config.limits.max_in_flight_per_connection as usize;
         for handled in 1usize.. {
             if shared.in_flight() >= in_flight_limit {
-                return Ok(());
+                return Ok(Progress::Throttled);
             }
             // Bound the responses a client has not read: stop cutting its requests once they
             // exceed the limit. Inline output is checked on every message; responses other
@@ -343,13 +388,13 @@ impl Core {
                 shared.send(output);
                 output.clear();
                 if shared.pending_bytes() > write_limit {
-                    return Ok(());
+                    return Ok(Progress::Throttled);
                 }
             }
             if *state == ConnectionState::AwaitingProtocolHeader {
                 let unread = input.unread();
                 if unread.len() < CLIENT_PROTOCOL_HEADER.len() {
-                    return Ok(());
+                    return Ok(Progress::NeedInput);
                 }
                 if &unread[..3] != CLIENT_PROTOCOL_HEADER {
                     return Err(format!("unknown protocol header {:02x?}", &unread[..3]));
@@ -360,7 +405,7 @@ impl Core {
             }
             let decoded = decoder.decode(input.unread()).map_err(|error| format!("malformed input: {error}"))?;
             let flow = match decoded {
-                Decoded::NeedMore => return Ok(()),
+                Decoded::NeedMore => return Ok(Progress::NeedInput),
                 Decoded::Absorbed { consumed } => {
                     input.consume(consumed);
                     continue;
@@ -444,8 +489,9 @@ impl Core {
                 map_ops::execute(&mut self.partitions[local], message, out)?;
             } else {
                 connection.begin_in_flight();
-                let task = Task::Partition { connection: connection.clone(), message: bytes.into() };
-                self.hand_off(owner, task);
+                let batch = &mut self.outgoing[owner];
+                batch.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+                batch.extend_from_slice(bytes);
             }
             return Ok(After::Continue);
         }
@@ -493,14 +539,8 @@ impl Core {
         }
     }
 
-    /// Runs a request another reactor handed over; the response joins this batch's replies.
-    fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, bytes: &[u8]) {
-        if connection.is_closed() {
-            connection.end_in_flight(1);
-            return;
-        }
-        let message = Message::parse(bytes).expect("the origin reactor parsed this message");
-        let local = message.partition_id() as usize / self.shared.reactor_count();
+    /// Runs requests another reactor handed over; the responses join this batch's replies.
+    fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, mut batch: &[u8]) {
         let slot = match self.replies.last() {
             Some((last, _, _)) if Arc::ptr_eq(last, connection) => self.replies.len() - 1,
             _ => {
@@ -508,10 +548,20 @@ impl Core {
                 self.replies.len() - 1
             }
         };
-        self.replies[slot].2 += 1;
-        if let Err(error) = map_ops::execute(&mut self.partitions[local], &message, &mut self.replies[slot].1) {
-            warn!(peer = %connection.peer, %error, "closing connection: malformed request");
-            connection.close();
+        while !batch.is_empty() {
+            let length = u32::from_le_bytes(batch[..4].try_into().expect("length prefix")) as usize;
+            let bytes = &batch[4..4 + length];
+            batch = &batch[4 + length..];
+            self.replies[slot].2 += 1;
+            if connection.is_closed() {
+                continue;
+            }
+            let message = Message::parse(bytes).expect("the origin reactor parsed this message");
+            let local = message.partition_id() as usize / self.shared.reactor_count();
+            if let Err(error) = map_ops::execute(&mut self.partitions[local], &message, &mut self.replies[slot].1) {
+                warn!(peer = %connection.peer, %error, "closing connection: malformed request");
+                connection.close();
+            }
         }
     }
 

@@ -18,9 +18,10 @@ use std::sync::Arc;
 pub enum Task {
     /// A freshly accepted connection this reactor now owns.
     NewConnection(mio::net::TcpStream, SocketAddr),
-    /// A partition-bound request for a partition this reactor owns. `message` is the whole
-    /// request (copied once out of the origin's read buffer).
-    Partition { connection: Arc<ConnectionShared>, message: Box<[u8]> },
+    /// Partition-bound requests of one connection for partitions this reactor owns, cut from
+    /// one read batch: each is a `u32` LE length and the whole request (copied once out of
+    /// the origin's read buffer).
+    Partitions { connection: Arc<ConnectionShared>, batch: Box<[u8]> },
     /// This reactor's share of a map-wide request.
     FanOut(Arc<FanOut>),
 }

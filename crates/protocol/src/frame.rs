@@ -174,10 +174,12 @@ impl StreamDecoder {
                 limit: self.limits.max_message_bytes,
             });
         }
-        // Each piece ends with its own IS_FINAL frame: clear it, the message is not over yet.
-        clear_final_flag_of_last_frame(buffer);
+        let piece_start = buffer.len();
         buffer.extend_from_slice(frames);
         if flags & END_FRAGMENT == 0 {
+            // Each piece ends with its own IS_FINAL frame: clear it, the message is not over
+            // yet. Walk only this piece's frames, so reassembly stays linear in its size.
+            clear_final_flag_of_last_frame(&mut buffer[piece_start..]);
             return Ok(Decoded::Absorbed { consumed });
         }
         let message = self.pending.remove(&id).expect("present: looked up above");

@@ -18,7 +18,7 @@ use every_codec::{decode_with_every_codec, every_codec_name};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::frame::*;
 use ferrogrid_protocol::message::{write_frame, Bytes, Packed};
-use ferrogrid_protocol::{partition_for, Data, Message, MessageType, Uuid};
+use ferrogrid_protocol::{partition_for, Data, Message, Uuid};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -72,7 +72,7 @@ fn receive(limits: StreamLimits, stream: &[u8], chunk_lengths: &[usize]) -> Resu
         buffer.extend_from_slice(&stream[offset..end]);
         offset = end;
         loop {
-            let consumed = match decoder.decode(&buffer) {
+            let (consumed, message) = match decoder.decode(&buffer) {
                 Err(error) => {
                     received.error = Some(error);
                     return Ok(received);
@@ -80,23 +80,19 @@ fn receive(limits: StreamLimits, stream: &[u8], chunk_lengths: &[usize]) -> Resu
                 Ok(Decoded::NeedMore) => break,
                 Ok(Decoded::Message { length }) => {
                     prop_assert!(length <= buffer.len());
-                    received.messages.push(buffer[..length].to_vec());
-                    length
+                    (length, Some(buffer[..length].to_vec()))
                 }
-                Ok(Decoded::Reassembled { consumed, message }) => {
-                    received.messages.push(message);
-                    consumed
-                }
-                Ok(Decoded::Absorbed { consumed }) => consumed,
+                Ok(Decoded::Reassembled { consumed, message }) => (consumed, Some(message)),
+                Ok(Decoded::Absorbed { consumed }) => (consumed, None),
             };
             prop_assert!(consumed > 0 && consumed <= buffer.len());
-            if let Some(message) = received.messages.last() {
-                assert_within_limits(message, limits)?;
+            if let Some(message) = message {
+                assert_within_limits(&message, limits)?;
+                received.messages.push(message);
             }
             buffer.drain(..consumed);
         }
     }
-    prop_assert!(buffer.len() < stream.len() + 1);
     Ok(received)
 }
 
@@ -602,7 +598,8 @@ proptest! {
         let at = input.len();
         write_frame(&mut input, flags, &[]);
         input[at..at + 4].copy_from_slice(&(length as i32).to_le_bytes());
-        input.extend(std::iter::repeat_n(0xA5, arrived.min(length as usize - FRAME_HEADER_SIZE - 1)));
+        let content_arrived = arrived.min(length as usize - FRAME_HEADER_SIZE - 1);
+        input.extend(vec![0xA5; content_arrived]);
         let decoded = StreamDecoder::new(limits).decode(&input);
         prop_assert!(
             matches!(
@@ -668,6 +665,40 @@ proptest! {
             sent[index].assert_is(&Message::parse(bytes)?)?;
         }
     }
+}
+
+/// Reassembly costs time linear in the bytes received, however small the pieces: a peer
+/// sending a message as many one-frame pieces must not make the decoder rescan what it has
+/// already buffered for every piece. (It did: 80 000 pieces, 1.6 MB, took 21 s in release.)
+/// The bound is loose: linear work is a few milliseconds here even in a debug build.
+#[test]
+fn many_small_pieces_reassemble_in_linear_time() {
+    const PIECES: usize = 50_000;
+    let mut decoder = StreamDecoder::default();
+    let started = std::time::Instant::now();
+    let mut piece = Vec::new();
+    let mut reassembled = None;
+    for index in 0..PIECES {
+        piece.clear();
+        let flags = match index {
+            0 => BEGIN_FRAGMENT,
+            _ if index == PIECES - 1 => END_FRAGMENT,
+            _ => 0,
+        };
+        write_frame(&mut piece, flags, &7i64.to_le_bytes());
+        write_frame(&mut piece, IS_FINAL, &[]);
+        match decoder.decode(&piece) {
+            Ok(Decoded::Absorbed { consumed }) => assert_eq!(consumed, piece.len()),
+            Ok(Decoded::Reassembled { message, .. }) => reassembled = Some(message),
+            other => panic!("piece {index}: {other:?}"),
+        }
+    }
+    let elapsed = started.elapsed();
+    let message = reassembled.expect("the last piece completes the message");
+    let frames = split_frames(&message).expect("whole frames");
+    assert_eq!(frames.len(), PIECES);
+    assert!(frames.iter().rev().skip(1).all(|(flags, _)| flags & IS_FINAL == 0));
+    assert!(elapsed < std::time::Duration::from_secs(3), "took {elapsed:?}");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1090,5 +1121,5 @@ fn every_codec_in_the_table_is_exercised() {
     declared.sort_unstable();
     exercised.sort_unstable();
     assert_eq!(declared, exercised);
-    assert_eq!(MessageType(0x010100), MapPut::TYPE, "table parsed from the right file");
+    assert!(declared.len() > 50, "found the table: {declared:?}");
 }
