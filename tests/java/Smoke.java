@@ -1,0 +1,238 @@
+import com.hazelcast.client.HazelcastClient;
+import com.hazelcast.client.config.ClientConfig;
+import com.hazelcast.core.DistributedObject;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.map.IMap;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * Java client smoke test (client classes of hazelcast-5.6.0.jar).
+ *
+ * <pre>
+ *   javac -cp hazelcast-5.6.0.jar -d out Smoke.java
+ *   java -cp out:hazelcast-5.6.0.jar Smoke 127.0.0.1:5701
+ * </pre>
+ *
+ * Prints "java smoke: ok" and exits 0; prints the failure and exits 1 otherwise (or after 90 s).
+ */
+public final class Smoke {
+    private static final long HARD_TIMEOUT_MS = 90_000;
+    private static int checks = 0;
+
+    private Smoke() {
+    }
+
+    static void check(boolean condition, String what) {
+        checks++;
+        if (!condition) {
+            throw new AssertionError("check failed: " + what);
+        }
+    }
+
+    static void checkEq(Object expected, Object actual, String what) {
+        checks++;
+        if (!Objects.equals(expected, actual)) {
+            throw new AssertionError("check failed: " + what + ": expected <" + expected + "> but was <" + actual + ">");
+        }
+    }
+
+    public static void main(String[] args) {
+        String address = args.length > 0 ? args[0] : System.getenv("FERROGRID_ADDRESS");
+        if (address == null || address.isEmpty()) {
+            System.err.println("usage: java Smoke HOST:PORT");
+            System.exit(2);
+        }
+        String host = address.substring(0, address.lastIndexOf(':'));
+        if (!(host.startsWith("127.") || host.equals("localhost"))) {
+            System.err.println("refusing non-loopback address " + address);
+            System.exit(2);
+        }
+
+        Thread watchdog = new Thread(() -> {
+            try {
+                Thread.sleep(HARD_TIMEOUT_MS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            System.err.println("java smoke: FAILED: timed out after " + HARD_TIMEOUT_MS / 1000 + " s");
+            Runtime.getRuntime().halt(1);
+        }, "smoke-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
+
+        int rc = 1;
+        HazelcastInstance client = null;
+        try {
+            ClientConfig cfg = new ClientConfig();
+            cfg.setClusterName("dev");
+            cfg.setInstanceName("java-smoke-" + UUID.randomUUID());
+            cfg.getNetworkConfig().addAddress(address);
+            cfg.getConnectionStrategyConfig().getConnectionRetryConfig().setClusterConnectTimeoutMillis(30_000);
+            cfg.setProperty("hazelcast.logging.type", "none");
+            client = HazelcastClient.newHazelcastClient(cfg);
+            run(client);
+            rc = 0;
+            System.out.println("java smoke: ok (" + checks + " checks)");
+        } catch (Throwable t) {
+            System.err.println("java smoke: FAILED after " + checks + " checks:");
+            t.printStackTrace();
+        } finally {
+            if (client != null) {
+                try {
+                    client.shutdown();
+                } catch (Throwable t) {
+                    System.err.println("java smoke: shutdown failed: " + t);
+                    rc = 1;
+                }
+            }
+        }
+        System.exit(rc);
+    }
+
+    static void run(HazelcastInstance client) {
+        String name = "java-smoke-" + UUID.randomUUID();
+        IMap<String, String> m = client.getMap(name);
+
+        // fresh map
+        checkEq(0, m.size(), "fresh size");
+        check(m.isEmpty(), "fresh isEmpty");
+        checkEq(null, m.get("k1"), "get on fresh map");
+
+        // put / get
+        checkEq(null, m.put("k1", "v1"), "put new returns null");
+        checkEq("v1", m.put("k1", "v1b"), "put existing returns previous");
+        checkEq("v1b", m.get("k1"), "get k1");
+
+        // set
+        m.set("k2", "v2");
+        checkEq("v2", m.get("k2"), "get after set");
+        m.set("k2", "v2b");
+        checkEq("v2b", m.get("k2"), "get after second set");
+
+        // putIfAbsent
+        checkEq(null, m.putIfAbsent("k3", "v3"), "putIfAbsent absent returns null");
+        checkEq("v3", m.putIfAbsent("k3", "other"), "putIfAbsent present returns existing");
+        checkEq("v3", m.get("k3"), "putIfAbsent did not overwrite");
+
+        // replace
+        checkEq(null, m.replace("absent", "x"), "replace absent returns null");
+        check(!m.containsKey("absent"), "replace absent creates nothing");
+        checkEq("v3", m.replace("k3", "v3b"), "replace present returns previous");
+        check(m.replace("k3", "v3b", "v3c"), "replace(k, old, new) with matching old");
+        check(!m.replace("k3", "wrong", "v3d"), "replace(k, old, new) with wrong old");
+        checkEq("v3c", m.get("k3"), "value after replaces");
+
+        // remove
+        checkEq("v3c", m.remove("k3"), "remove returns previous");
+        checkEq(null, m.remove("k3"), "remove absent returns null");
+        check(!m.remove("k2", "wrong"), "remove(k, v) with wrong value");
+        check(m.remove("k2", "v2b"), "remove(k, v) with matching value");
+
+        // size / containsKey / containsValue
+        checkEq(1, m.size(), "size");
+        check(m.containsKey("k1"), "containsKey present");
+        check(!m.containsKey("k2"), "containsKey absent");
+        check(m.containsValue("v1b"), "containsValue present");
+        check(!m.containsValue("v1"), "containsValue absent");
+
+        // putAll / getAll / keySet / values / entrySet
+        Map<String, String> batch = new HashMap<>();
+        for (int i = 0; i < 100; i++) {
+            batch.put("b" + i, "bv" + i);
+        }
+        m.putAll(batch);
+        checkEq(101, m.size(), "size after putAll");
+        Map<String, String> got = m.getAll(new HashSet<>(Arrays.asList("b0", "b99", "k1", "absent")));
+        Map<String, String> want = new HashMap<>();
+        want.put("b0", "bv0");
+        want.put("b99", "bv99");
+        want.put("k1", "v1b");
+        checkEq(want, got, "getAll omits absent keys");
+
+        Set<String> expectedKeys = new HashSet<>(batch.keySet());
+        expectedKeys.add("k1");
+        checkEq(expectedKeys, new HashSet<>(m.keySet()), "keySet");
+        List<String> values = new ArrayList<>(m.values());
+        List<String> expectedValues = new ArrayList<>(batch.values());
+        expectedValues.add("v1b");
+        values.sort(null);
+        expectedValues.sort(null);
+        checkEq(expectedValues, values, "values");
+        Map<String, String> entries = new HashMap<>();
+        for (Map.Entry<String, String> e : m.entrySet()) {
+            entries.put(e.getKey(), e.getValue());
+        }
+        Map<String, String> expectedEntries = new HashMap<>(batch);
+        expectedEntries.put("k1", "v1b");
+        checkEq(expectedEntries, entries, "entrySet");
+
+        // the map is listed as a distributed object
+        boolean listed = false;
+        Collection<DistributedObject> objects = client.getDistributedObjects();
+        for (DistributedObject o : objects) {
+            if (o.getName().equals(name) && o.getServiceName().equals("hz:impl:mapService")) {
+                listed = true;
+            }
+        }
+        check(listed, "getDistributedObjects lists the map");
+
+        // clear
+        m.clear();
+        checkEq(0, m.size(), "size after clear");
+        check(m.isEmpty(), "isEmpty after clear");
+        checkEq(null, m.get("k1"), "get after clear");
+
+        // Long keys and values
+        IMap<Long, Long> lm = client.getMap(name + "-long");
+        checkEq(null, lm.put(1L, 100L), "long put new");
+        checkEq(100L, lm.put(1L, 101L), "long put existing");
+        lm.set(Long.MAX_VALUE, Long.MIN_VALUE);
+        lm.set(-1L, 0L);
+        checkEq(101L, lm.get(1L), "long get");
+        checkEq(Long.MIN_VALUE, lm.get(Long.MAX_VALUE), "long get max");
+        checkEq(null, lm.get(2L), "long get absent");
+        checkEq(3, lm.size(), "long size");
+        check(lm.containsKey(-1L), "long containsKey");
+        Map<Long, Long> lbatch = new HashMap<>();
+        for (long i = 10; i < 20; i++) {
+            lbatch.put(i, i * i);
+        }
+        lm.putAll(lbatch);
+        checkEq(13, lm.size(), "long size after putAll");
+        checkEq(lbatch, lm.getAll(lbatch.keySet()), "long getAll");
+        checkEq(101L, lm.remove(1L), "long remove");
+        checkEq(12, lm.size(), "long size after remove");
+
+        // String "1" and Long 1 are different keys, even in the same map
+        IMap<Object, Object> mixed = client.getMap(name + "-mixed");
+        mixed.put("1", "string");
+        mixed.put(1L, "long");
+        mixed.put(1, "int");
+        checkEq(3, mixed.size(), "mixed key types are different keys");
+        checkEq("long", mixed.get(1L), "mixed get long");
+        checkEq("int", mixed.get(1), "mixed get int");
+        checkEq("string", mixed.get("1"), "mixed get string");
+
+        // destroy
+        m.destroy();
+        lm.destroy();
+        mixed.destroy();
+        for (DistributedObject o : client.getDistributedObjects()) {
+            check(!o.getName().startsWith(name), "destroyed map no longer listed: " + o.getName());
+        }
+        IMap<String, String> again = client.getMap(name);
+        checkEq(0, again.size(), "size after destroy");
+        checkEq(null, again.get("b0"), "get after destroy");
+        again.destroy();
+    }
+}

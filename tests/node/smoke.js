@@ -1,0 +1,107 @@
+'use strict';
+// Node.js client smoke test: node smoke.js 127.0.0.1:5701
+// Connects (cluster name "dev"), runs put/get/size/entrySet/remove on a fresh map with string
+// and number keys, prints "node smoke: ok" and exits 0; exits 1 on any failure or after 60 s.
+
+const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const { Client } = require('hazelcast-client');
+
+const HARD_TIMEOUT_MS = 60000;
+process.exitCode = 1; // only a completed run sets 0
+
+const timer = setTimeout(() => {
+    console.error(`node smoke: FAILED: timed out after ${HARD_TIMEOUT_MS / 1000} s`);
+    process.exit(1);
+}, HARD_TIMEOUT_MS);
+
+function sortEntries(entries) {
+    return entries
+        .map(([k, v]) => [typeof k + ':' + String(k), v])
+        .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+}
+
+async function main() {
+    const address = process.argv[2] || process.env.FERROGRID_ADDRESS;
+    if (!address) {
+        throw new Error('usage: node smoke.js HOST:PORT');
+    }
+    const host = address.slice(0, address.lastIndexOf(':'));
+    if (!(host.startsWith('127.') || host === 'localhost')) {
+        throw new Error(`refusing non-loopback address ${address}`);
+    }
+
+    const client = await Client.newHazelcastClient({
+        clusterName: 'dev',
+        instanceName: 'node-smoke',
+        network: { clusterMembers: [address] },
+        connectionStrategy: { connectionRetry: { clusterConnectTimeoutMillis: 30000 } },
+        properties: { 'hazelcast.logging.level': 'WARN' },
+    });
+    try {
+        const mapName = 'node-smoke-' + crypto.randomUUID();
+        const map = await client.getMap(mapName);
+
+        // --- fresh map
+        assert.equal(await map.size(), 0, 'fresh map size');
+        assert.equal(await map.get('k1'), null, 'get on a fresh map');
+
+        // --- put (string keys): previous value or null
+        assert.equal(await map.put('k1', 'v1'), null, 'put new key returns null');
+        assert.equal(await map.put('k2', 'v2'), null, 'put new key returns null');
+        assert.equal(await map.put('k1', 'v1b'), 'v1', 'put existing key returns previous value');
+
+        // --- number keys (JS numbers serialize as Double by default) and a number value
+        assert.equal(await map.put(42, 'forty-two'), null, 'put number key');
+        assert.equal(await map.put(3.5, 7), null, 'put number key with number value');
+        assert.equal(await map.put('42', 'string-42'), null, 'string "42" is a different key than 42');
+
+        // --- get
+        assert.equal(await map.get('k1'), 'v1b', 'get k1');
+        assert.equal(await map.get('k2'), 'v2', 'get k2');
+        assert.equal(await map.get(42), 'forty-two', 'get 42');
+        assert.equal(await map.get('42'), 'string-42', 'get "42"');
+        assert.equal(await map.get(3.5), 7, 'get 3.5');
+        assert.equal(await map.get('absent'), null, 'get absent key');
+
+        // --- size
+        assert.equal(await map.size(), 5, 'size after puts');
+
+        // --- entrySet
+        const entries = await map.entrySet();
+        assert.deepEqual(
+            sortEntries(entries),
+            sortEntries([['k1', 'v1b'], ['k2', 'v2'], [42, 'forty-two'], [3.5, 7], ['42', 'string-42']]),
+            'entrySet',
+        );
+
+        // --- remove: previous value, then null
+        assert.equal(await map.remove('k2'), 'v2', 'remove returns previous value');
+        assert.equal(await map.remove('k2'), null, 'remove absent returns null');
+        assert.equal(await map.remove(42), 'forty-two', 'remove number key');
+        assert.equal(await map.get('42'), 'string-42', 'string key untouched by removing number key');
+        assert.equal(await map.size(), 3, 'size after removes');
+        assert.deepEqual(
+            sortEntries(await map.entrySet()),
+            sortEntries([['k1', 'v1b'], [3.5, 7], ['42', 'string-42']]),
+            'entrySet after removes',
+        );
+
+        await map.destroy();
+    } finally {
+        await client.shutdown();
+    }
+}
+
+main().then(
+    () => {
+        clearTimeout(timer);
+        console.log('node smoke: ok');
+        process.exitCode = 0;
+    },
+    (err) => {
+        clearTimeout(timer);
+        console.error('node smoke: FAILED:', err && err.stack ? err.stack : err);
+        process.exit(1);
+    },
+);
