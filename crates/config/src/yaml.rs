@@ -208,6 +208,13 @@ fn read_network(mut section: Section, network: &mut NetworkConfig) -> Result<()>
             network.interfaces = patterns;
         }
     }
+    // Serving in clear text when the file asks for TLS would be a silent security hole.
+    if let Some(mut ssl) = section.section("ssl")? {
+        if ssl.read("enabled", boolean)? == Some(true) {
+            let message = "TLS is not supported by ferrogrid; refusing to serve in clear text";
+            return Err(invalid(ssl.child_path("enabled"), message));
+        }
+    }
     // Read after interfaces: an explicit public address wins.
     section.set("public-address", &mut network.host, public_address_host)?;
     if let Some(mut join) = section.section("join")? {
@@ -257,6 +264,10 @@ fn read_security(mut section: Section, security: &mut SecurityConfig) -> Result<
             }
         }
         realms.push((name, users));
+    }
+    if security.enabled && section.take("client-permissions").is_some() {
+        let message = "client permissions are not supported by ferrogrid; refusing to start without enforcing them";
+        return Err(invalid(section.child_path("client-permissions"), message));
     }
     if let Some(mut client) = section.section("client-authentication")? {
         if let Some((path, value)) = client.take("realm") {
@@ -488,7 +499,8 @@ hazelcast:
 hazelcast:
   network:
     ssl:
-      enabled: true
+      enabled: false
+      factory-class-name: com.example.Factory
     port: {port: 5701, reuse-address: true}
   queue:
     default: {max-size: 10}
@@ -502,7 +514,7 @@ management-center: {}
             "ferrogrid.unknown",
             "hazelcast.map.default.eviction",
             "hazelcast.network.port.reuse-address",
-            "hazelcast.network.ssl",
+            "hazelcast.network.ssl.factory-class-name",
             "hazelcast.properties.hazelcast.logging.type",
             "hazelcast.queue",
             "management-center",
@@ -521,6 +533,11 @@ management-center: {}
         assert_eq!(network("{port: {port: 65500}}"), "hazelcast.network.port.port-count");
         let multicast = "{join: {multicast: {enabled: true}}}";
         assert_eq!(network(multicast), "hazelcast.network.join.multicast.enabled");
+        assert_eq!(network("{ssl: {enabled: true}}"), "hazelcast.network.ssl.enabled");
+        let permissions = "hazelcast: {security: {enabled: true, client-permissions: {all: {principal: admin}}, \
+                           realms: [{name: r, authentication: {simple: {users: [{username: u, password: p}]}}}], \
+                           client-authentication: {realm: r}}}";
+        assert_eq!(invalid_key(permissions), "hazelcast.security.client-permissions");
         let interfaces = "{interfaces: {enabled: true, interfaces: [eth0]}}";
         assert_eq!(network(interfaces), "hazelcast.network.interfaces.interfaces");
         let map = |yaml: &str| invalid_key(&format!("hazelcast: {{map: {{orders: {yaml}}}}}"));
