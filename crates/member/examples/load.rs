@@ -5,6 +5,9 @@
 //!
 //! `cargo run --release -p ferrogrid-member --example load -- 127.0.0.1:5701 [seconds]
 //!  [connections] [depth] [key_count] [key_length] [value_length] [put_ratio]`
+//!
+//! Environment: `LOAD_WARMUP_SECONDS` (default 2) runs the load before measuring;
+//! `LOAD_SERVER_PID` adds the server's CPU seconds (user + system) during the measurement.
 
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::frame::{Decoded, StreamDecoder, BACKUP_AWARE};
@@ -190,7 +193,8 @@ fn main() {
 
     let stop = Arc::new(AtomicBool::new(false));
     let operations = Arc::new(AtomicU64::new(0));
-    let warmup = Duration::from_secs(2);
+    let warmup_seconds = std::env::var("LOAD_WARMUP_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
+    let warmup = Duration::from_secs(warmup_seconds);
     let threads: Vec<_> = (0..settings.connections)
         .map(|thread| {
             let (settings, keys, value) = (settings.clone(), keys.clone(), value.clone());

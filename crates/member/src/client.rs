@@ -130,7 +130,11 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>) -> Resu
             DistributedObjectsResponse { response }.encode(out, ty.response(), correlation_id, 0);
         }
         _ => {
-            let text = format!("Unrecognized client message received with type: {ty}");
+            // Hazelcast's wording for an unknown type, plus which service it belongs to.
+            let text = format!(
+                "Unrecognized client message received with type: {ty} ({}); ferrogrid does not support it",
+                ty.describe()
+            );
             unsupported(out, correlation_id, &text);
         }
     }

@@ -13,6 +13,70 @@ impl MessageType {
     }
 }
 
+/// Service names by service id (the high byte of a message type).
+const SERVICES: &[(u8, &str)] = &[
+    (0x00, "Client"),
+    (0x01, "Map"),
+    (0x02, "MultiMap"),
+    (0x03, "Queue"),
+    (0x04, "Topic"),
+    (0x05, "List"),
+    (0x06, "Set"),
+    (0x07, "FencedLock"),
+    (0x08, "ExecutorService"),
+    (0x09, "AtomicLong"),
+    (0x0A, "AtomicRef"),
+    (0x0B, "CountDownLatch"),
+    (0x0C, "Semaphore"),
+    (0x0D, "ReplicatedMap"),
+    (0x0E, "TransactionalMap"),
+    (0x0F, "TransactionalMultiMap"),
+    (0x10, "TransactionalSet"),
+    (0x11, "TransactionalList"),
+    (0x12, "TransactionalQueue"),
+    (0x13, "Cache"),
+    (0x14, "XATransaction"),
+    (0x15, "Transaction"),
+    (0x16, "ContinuousQuery"),
+    (0x17, "Ringbuffer"),
+    (0x18, "DurableExecutor"),
+    (0x19, "CardinalityEstimator"),
+    (0x1A, "ScheduledExecutor"),
+    (0x1B, "DynamicConfig"),
+    (0x1C, "FlakeIdGenerator"),
+    (0x1D, "PNCounter"),
+    (0x1E, "CPGroup"),
+    (0x1F, "CPSession"),
+    (0x20, "MC"),
+    (0x21, "Sql"),
+    (0x22, "CPSubsystem"),
+    (0x23, "CPMap"),
+    (0x24, "VectorCollection"),
+    (0xFD, "Experimental"),
+    (0xFE, "Jet"),
+];
+
+impl MessageType {
+    /// The service this message belongs to, e.g. "Map", or None for an unknown service id.
+    pub fn service_name(self) -> Option<&'static str> {
+        let service = (self.0 >> 16) as u8;
+        SERVICES.iter().find(|(id, _)| *id == service).map(|(_, name)| *name)
+    }
+
+    /// "Map request 0x011000", for error messages and logs.
+    pub fn describe(self) -> String {
+        let kind = match self.0 & 0xff {
+            0 => "request",
+            1 => "response",
+            _ => "event",
+        };
+        match self.service_name() {
+            Some(service) => format!("{service} {kind} {self}"),
+            None => format!("{kind} {self} of an unknown service"),
+        }
+    }
+}
+
 impl fmt::Display for MessageType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "0x{:06x}", self.0)
@@ -66,6 +130,13 @@ mod tests {
     fn uuid_displays_canonically() {
         let uuid = Uuid::from_u128(0xea6507c8_8459_4de7_bf64_34cd7b5338ce);
         assert_eq!(uuid.to_string(), "ea6507c8-8459-4de7-bf64-34cd7b5338ce");
+    }
+
+    #[test]
+    fn describes_service_and_kind() {
+        assert_eq!(MessageType(0x011000).describe(), "Map request 0x011000");
+        assert_eq!(MessageType(0x030100).describe(), "Queue request 0x030100");
+        assert_eq!(MessageType(0x7f0100).describe(), "request 0x7f0100 of an unknown service");
     }
 
     #[test]
