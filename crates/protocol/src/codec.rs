@@ -81,6 +81,13 @@ macro_rules! messages {
             messages!(@body self writer; $($fixed),*; $($trailing),*; $($var),*)
         }
     };
+    (@encode Event; $($fixed:ident),*; $($trailing:ident),*; $($var:ident),*) => {
+        /// Appends this event as `message_type` with the registration's correlation id.
+        pub fn encode(&self, out: &mut Vec<u8>, message_type: MessageType, correlation_id: i64, partition_id: i32) -> usize {
+            let mut writer = MessageWriter::event(out, message_type, correlation_id, partition_id);
+            messages!(@body self writer; $($fixed),*; $($trailing),*; $($var),*)
+        }
+    };
     (@encode Response; $($fixed:ident),*; $($trailing:ident),*; $($var:ident),*) => {
         /// Appends this response as `message_type` (the request's `RESPONSE`).
         pub fn encode(&self, out: &mut Vec<u8>, message_type: MessageType, correlation_id: i64, backup_acks: u8) -> usize {
@@ -407,6 +414,29 @@ messages! {
     Request MapIsEmpty<'a> = 0x012B00 { ; var name: &'a str }
     Request MapPutAll<'a> = 0x012C00 { ; trailing trigger_map_loader: bool; var name: &'a str, entries: Vec<(Data<'a>, Data<'a>)> }
     Request MapClear<'a> = 0x012D00 { ; var name: &'a str }
+    Request MapLock<'a> = 0x011000 { thread_id: i64, ttl: i64, reference_id: i64; var name: &'a str, key: Data<'a> }
+    Request MapTryLock<'a> = 0x011100 { thread_id: i64, lease: i64, timeout: i64, reference_id: i64; var name: &'a str, key: Data<'a> }
+    Request MapIsLocked<'a> = 0x011200 { ; var name: &'a str, key: Data<'a> }
+    Request MapUnlock<'a> = 0x011300 { thread_id: i64, reference_id: i64; var name: &'a str, key: Data<'a> }
+    Request MapForceUnlock<'a> = 0x013300 { reference_id: i64; var name: &'a str, key: Data<'a> }
+    Request MapAddEntryListenerToKeyWithPredicate<'a> = 0x011600 {
+        include_value: bool, listener_flags: i32, local_only: bool;
+        var name: &'a str, key: Data<'a>, predicate: Data<'a>
+    }
+    Request MapAddEntryListenerWithPredicate<'a> = 0x011700 {
+        include_value: bool, listener_flags: i32, local_only: bool; var name: &'a str, predicate: Data<'a>
+    }
+    Request MapAddEntryListenerToKey<'a> = 0x011800 {
+        include_value: bool, listener_flags: i32, local_only: bool; var name: &'a str, key: Data<'a>
+    }
+    Request MapAddEntryListener<'a> = 0x011900 { include_value: bool, listener_flags: i32, local_only: bool; var name: &'a str }
+    Request MapRemoveEntryListener<'a> = 0x011A00 { registration_id: Option<Uuid>; var name: &'a str }
+    /// The entry event of every entry-listener registration (type given when encoding:
+    /// the registration request's type with kind 0x02).
+    Event EntryEvent<'a> {
+        event_type: i32, uuid: Option<Uuid>, number_of_affected_entries: i32;
+        var key: Option<Data<'a>>, value: Option<Data<'a>>, old_value: Option<Data<'a>>, merging_value: Option<Data<'a>>
+    }
     Request MapSetTtl<'a> = 0x014300 { ttl: i64; var name: &'a str, key: Data<'a> }
     Request MapPutWithMaxIdle<'a> = 0x014400 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapPutTransientWithMaxIdle<'a> = 0x014500 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
