@@ -22,7 +22,10 @@ use std::path::Path;
 
 pub use error::ConfigError;
 pub use limits::{Limits, MAX_FRAME_BYTES, MIN_FRAME_BYTES, MIN_UNAUTHENTICATED_MESSAGE_BYTES};
-pub use map::{MapConfig, MapConfigs, DEFAULT_MAP_NAME, MAX_BACKUP_COUNT, MAX_EXPIRY_SECONDS};
+pub use map::{
+    EvictionConfig, EvictionPolicy, MapConfig, MapConfigs, MaxSizePolicy, DEFAULT_MAP_NAME, MAX_BACKUP_COUNT,
+    MAX_EXPIRY_SECONDS,
+};
 pub use network::NetworkConfig;
 pub use security::{SecurityConfig, User};
 

@@ -30,12 +30,69 @@ pub struct MapConfig {
     /// Seconds an entry lives after its last access; 0 = forever. `max-idle-seconds`,
     /// default 0, at most `MAX_EXPIRY_SECONDS`.
     pub max_idle_seconds: u64,
+    /// Size bound and what to evict at it. `eviction`, default: no bound.
+    pub eviction: EvictionConfig,
+    /// Whether entry views report creation/access/update times and hits (`per-entry-stats-enabled`,
+    /// default false; Hazelcast then reports −1 for them).
+    pub per_entry_stats_enabled: bool,
+}
+
+/// How a map's size bound is measured (`eviction.max-size-policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaxSizePolicy {
+    /// Entries on this member (`PER_NODE`, the default).
+    PerNode,
+    /// Entries in each partition (`PER_PARTITION`).
+    PerPartition,
+    /// Mebibytes of keys and values held by this member (`USED_HEAP_SIZE`).
+    UsedHeapSize,
+}
+
+/// Which entry goes when a map is at its bound (`eviction.eviction-policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvictionPolicy {
+    /// Least recently used (of a sample).
+    Lru,
+    /// Least frequently used (of a sample).
+    Lfu,
+    Random,
+    /// No eviction (the default): the bound is not enforced, as in Hazelcast.
+    None,
+}
+
+/// `hazelcast.map.<name>.eviction`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EvictionConfig {
+    /// The bound, in the unit of `max_size_policy`. `size`, default `i32::MAX`, at least 1.
+    pub size: u32,
+    pub max_size_policy: MaxSizePolicy,
+    pub eviction_policy: EvictionPolicy,
+}
+
+impl EvictionConfig {
+    pub const DEFAULT: EvictionConfig = EvictionConfig {
+        size: i32::MAX as u32,
+        max_size_policy: MaxSizePolicy::PerNode,
+        eviction_policy: EvictionPolicy::None,
+    };
+}
+
+impl Default for EvictionConfig {
+    fn default() -> Self {
+        EvictionConfig::DEFAULT
+    }
 }
 
 impl MapConfig {
     /// Hazelcast's built-in map settings, used for every key an entry does not set.
-    pub const DEFAULT: MapConfig =
-        MapConfig { backup_count: 1, async_backup_count: 0, time_to_live_seconds: 0, max_idle_seconds: 0 };
+    pub const DEFAULT: MapConfig = MapConfig {
+        backup_count: 1,
+        async_backup_count: 0,
+        time_to_live_seconds: 0,
+        max_idle_seconds: 0,
+        eviction: EvictionConfig::DEFAULT,
+        per_entry_stats_enabled: false,
+    };
 
     /// Checks every bound documented on the fields; `key` is the entry's dotted path.
     pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
@@ -54,6 +111,10 @@ impl MapConfig {
                     self.backup_count, self.async_backup_count
                 ),
             ));
+        }
+        if self.eviction.size == 0 || self.eviction.size > i32::MAX as u32 {
+            let message = format!("expected 1..={}, got {}", i32::MAX, self.eviction.size);
+            return Err(invalid(format!("{key}.eviction.size"), message));
         }
         let expiries =
             [("time-to-live-seconds", self.time_to_live_seconds), ("max-idle-seconds", self.max_idle_seconds)];

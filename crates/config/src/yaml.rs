@@ -15,7 +15,9 @@ use std::rc::Rc;
 use serde_yaml::Value;
 
 use crate::error::{invalid, ConfigError};
-use crate::{LoadedConfig, MapConfig, MemberConfig, NetworkConfig, SecurityConfig, User};
+use crate::{
+    EvictionPolicy, LoadedConfig, MapConfig, MaxSizePolicy, MemberConfig, NetworkConfig, SecurityConfig, User,
+};
 
 type Result<T> = std::result::Result<T, ConfigError>;
 
@@ -158,6 +160,13 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
             let time_to_live = &mut map.time_to_live_seconds;
             section.set("time-to-live-seconds", time_to_live, unsigned)?;
             section.set("max-idle-seconds", &mut map.max_idle_seconds, unsigned)?;
+            section.set("per-entry-stats-enabled", &mut map.per_entry_stats_enabled, boolean)?;
+            section.read("in-memory-format", in_memory_format)?;
+            if let Some(mut eviction) = section.section("eviction")? {
+                eviction.set("size", &mut map.eviction.size, unsigned)?;
+                eviction.set("max-size-policy", &mut map.eviction.max_size_policy, max_size_policy)?;
+                eviction.set("eviction-policy", &mut map.eviction.eviction_policy, eviction_policy)?;
+            }
             config.maps.insert(name, map);
         }
     }
@@ -337,6 +346,36 @@ fn boolean(value: &Value, path: &str) -> Result<bool> {
     }
 }
 
+fn max_size_policy(value: &Value, path: &str) -> Result<MaxSizePolicy> {
+    match text(value, path)?.to_ascii_uppercase().as_str() {
+        "PER_NODE" => Ok(MaxSizePolicy::PerNode),
+        "PER_PARTITION" => Ok(MaxSizePolicy::PerPartition),
+        "USED_HEAP_SIZE" => Ok(MaxSizePolicy::UsedHeapSize),
+        other => Err(invalid(
+            path.to_owned(),
+            format!("max-size-policy {other} is not supported; use PER_NODE, PER_PARTITION or USED_HEAP_SIZE"),
+        )),
+    }
+}
+
+fn eviction_policy(value: &Value, path: &str) -> Result<EvictionPolicy> {
+    match text(value, path)?.to_ascii_uppercase().as_str() {
+        "LRU" => Ok(EvictionPolicy::Lru),
+        "LFU" => Ok(EvictionPolicy::Lfu),
+        "RANDOM" => Ok(EvictionPolicy::Random),
+        "NONE" => Ok(EvictionPolicy::None),
+        other => Err(invalid(path.to_owned(), format!("expected LRU, LFU, RANDOM or NONE, got {other}"))),
+    }
+}
+
+/// ferrogrid keeps serialized bytes either way; NATIVE (off-heap, Enterprise) is refused.
+fn in_memory_format(value: &Value, path: &str) -> Result<()> {
+    match text(value, path)?.to_ascii_uppercase().as_str() {
+        "BINARY" | "OBJECT" => Ok(()),
+        other => Err(invalid(path.to_owned(), format!("in-memory-format {other} is not supported; use BINARY"))),
+    }
+}
+
 /// An integer in `0..=T::MAX`, written as a number or a string of digits.
 fn unsigned<T: TryFrom<u64> + Bounded>(value: &Value, path: &str) -> Result<T> {
     let number = match value {
@@ -494,6 +533,23 @@ hazelcast:
     }
 
     #[test]
+    fn eviction_and_per_entry_stats_are_read() {
+        let text = "hazelcast: {map: {bounded*: {per-entry-stats-enabled: true, in-memory-format: BINARY, \
+                    eviction: {size: 1000, max-size-policy: PER_PARTITION, eviction-policy: LFU}}}}";
+        let loaded = load(text);
+        let map = loaded.config.maps.for_map("bounded-1");
+        assert!(map.per_entry_stats_enabled);
+        assert_eq!(map.eviction.size, 1000);
+        assert_eq!(map.eviction.max_size_policy, crate::MaxSizePolicy::PerPartition);
+        assert_eq!(map.eviction.eviction_policy, crate::EvictionPolicy::Lfu);
+        assert!(loaded.unsupported_keys.is_empty(), "{:?}", loaded.unsupported_keys);
+        assert_eq!(loaded.config.maps.for_map("other").eviction, crate::EvictionConfig::DEFAULT);
+        let bad = "hazelcast: {map: {m: {eviction: {max-size-policy: FREE_HEAP_SIZE}}}}";
+        assert_eq!(invalid_key(bad), "hazelcast.map.m.eviction.max-size-policy");
+        assert_eq!(invalid_key("hazelcast: {map: {m: {eviction: {size: 0}}}}"), "hazelcast.map.m.eviction.size");
+    }
+
+    #[test]
     fn unsupported_keys_are_listed_not_errors() {
         let text = r#"
 hazelcast:
@@ -505,14 +561,14 @@ hazelcast:
   queue:
     default: {max-size: 10}
   map:
-    default: {backup-count: 1, eviction: {size: 100}}
+    default: {backup-count: 1, eviction: {size: 100}, merge-policy: {class-name: PutIfAbsentMergePolicy}}
   properties: {hazelcast.logging.type: slf4j}
 ferrogrid: {unknown: 1}
 management-center: {}
 "#;
         let expected = [
             "ferrogrid.unknown",
-            "hazelcast.map.default.eviction",
+            "hazelcast.map.default.merge-policy",
             "hazelcast.network.port.reuse-address",
             "hazelcast.network.ssl.factory-class-name",
             "hazelcast.properties.hazelcast.logging.type",
