@@ -6,25 +6,19 @@ operations work, so these tests are ferrogrid-only.)
 """
 
 import pytest
+from hazelcast import predicate
 from hazelcast.errors import HazelcastError
 
 pytestmark = pytest.mark.ferrogrid_only
 
 
-def test_lock_is_refused_with_the_message_type_named(m):
-    with pytest.raises(HazelcastError) as raised:
-        m.lock("k")
-    assert "UnsupportedOperationException" in str(raised.value)
-    assert "Map request 0x011000" in str(raised.value)
+def test_predicate_query_is_refused_with_the_message_type_named(m):
     m.put("k", "v")
-    assert m.get("k") == "v"
-
-
-def test_ttl_is_refused_rather_than_ignored(m):
     with pytest.raises(HazelcastError) as raised:
-        m.put("k", "v", ttl=5)
-    assert "TTL" in str(raised.value)
-    assert m.get("k") is None, "a refused put stores nothing"
+        m.key_set(predicate.sql("this = 'v'"))
+    assert "UnsupportedOperationException" in str(raised.value)
+    assert "Map request 0x" in str(raised.value)
+    assert m.get("k") == "v", "the connection stays usable"
 
 
 def test_other_data_structures_are_refused_at_proxy_creation(client, map_name):

@@ -15,6 +15,7 @@ use parking_lot::Mutex;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 /// Identifies a connection for its whole life (never reused).
@@ -36,6 +37,8 @@ pub struct ConnectionShared {
     closed: AtomicBool,
     /// Requests handed to other reactors (or fanned out) and not yet answered.
     in_flight: AtomicUsize,
+    /// The authenticated client's uuid (lock owner identity), set once at authentication.
+    client: OnceLock<Uuid>,
 }
 
 /// Outbound bytes of one connection. At most one thread writes to the socket at a time (the
@@ -88,7 +91,18 @@ impl ConnectionShared {
             outbound: Mutex::new(Outbound::default()),
             closed: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
+            client: OnceLock::new(),
         }
+    }
+
+    /// Records the client this connection authenticated as (first authentication wins).
+    pub fn set_client(&self, client: Uuid) {
+        let _ = self.client.set(client);
+    }
+
+    /// The authenticated client's uuid (nil before authentication).
+    pub fn client_uuid(&self) -> Uuid {
+        self.client.get().copied().unwrap_or_default()
     }
 
     pub fn stream(&self) -> &TcpStream {

@@ -6,17 +6,19 @@
 //! a short lock, and `remaining` counts down to the one that answers.
 
 use crate::connection::ConnectionShared;
+use crate::listeners::{Event, EventKind, Listener, Listeners};
+use crate::outbox::Outbox;
 use crate::store::PartitionStore;
 use ferrogrid_protocol::codec::*;
-use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
+use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
 use ferrogrid_protocol::message::{write_frame, MessageWriter};
-use ferrogrid_protocol::{DecodeError, Message, MessageType};
+use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The map-wide request kinds.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum WideOperation {
     Size,
     IsEmpty,
@@ -27,8 +29,22 @@ pub enum WideOperation {
     EntrySet,
     EvictAll,
     Flush,
-    /// Drop the map's data everywhere (Client.DestroyProxy of a map).
+    /// Drop the map's data and listeners everywhere (Client.DestroyProxy of a map).
     Destroy,
+    /// Register an entry listener on every reactor.
+    AddListener(Box<Listener>),
+    /// Remove an entry listener from every reactor.
+    RemoveListener(Uuid),
+}
+
+/// What a share needs besides the job: the reactor's partitions, listeners and outbox.
+#[derive(Debug)]
+pub struct ShareContext<'a> {
+    pub partitions: &'a mut [PartitionStore],
+    pub listeners: &'a mut Listeners,
+    pub outbox: &'a mut Outbox,
+    pub now_ms: i64,
+    pub member: Uuid,
 }
 
 /// One map-wide request in flight, shared by all reactors until the last share answers.
@@ -57,16 +73,30 @@ pub enum Classified {
     NotWide,
     Wide(WideOperation, Box<str>),
     /// Well-formed but refused (e.g. a null value for containsValue): answer with this error.
-    Refused(&'static str),
+    Refused(ErrorCode, String),
 }
 
-/// Recognises map-wide requests and decodes what the shares need.
-pub fn classify(message: &Message<'_>) -> Result<Classified, DecodeError> {
+/// Recognises map-wide requests (including listener registration, which every reactor must
+/// apply) and decodes what the shares need.
+pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
     let name_only = |operation| -> Result<Classified, DecodeError> {
         let mut reader = message.reader();
         Ok(Classified::Wide(operation, reader.string()?.into()))
     };
-    match message.message_type() {
+    let ty = message.message_type();
+    let listener = |name: &str, include_value: bool, flags: i32, key: Option<&[u8]>| {
+        let listener = Listener {
+            id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
+            connection: connection.clone(),
+            correlation_id: message.correlation_id(),
+            event_type: MessageType((ty.0 & !0xff) | 0x02),
+            include_value,
+            flags,
+            key: key.map(Into::into),
+        };
+        Classified::Wide(WideOperation::AddListener(Box::new(listener)), name.into())
+    };
+    match ty {
         MapSize::TYPE => name_only(WideOperation::Size),
         MapIsEmpty::TYPE => name_only(WideOperation::IsEmpty),
         MapClear::TYPE => name_only(WideOperation::Clear),
@@ -78,17 +108,40 @@ pub fn classify(message: &Message<'_>) -> Result<Classified, DecodeError> {
         MapContainsValue::TYPE => {
             let request = MapContainsValue::decode(message)?;
             if request.value.type_id().unwrap_or(0) == 0 {
-                return Ok(Classified::Refused("Null value is not allowed!"));
+                return Ok(Classified::Refused(error::NULL_POINTER, "Null value is not allowed!".into()));
             }
             Ok(Classified::Wide(WideOperation::ContainsValue(request.value.0.into()), request.name.into()))
+        }
+        MapAddEntryListener::TYPE => {
+            let r = MapAddEntryListener::decode(message)?;
+            Ok(listener(r.name, r.include_value, r.listener_flags, None))
+        }
+        MapAddEntryListenerToKey::TYPE => {
+            let r = MapAddEntryListenerToKey::decode(message)?;
+            if r.key.type_id().unwrap_or(0) == 0 {
+                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
+            }
+            Ok(listener(r.name, r.include_value, r.listener_flags, Some(r.key.0)))
+        }
+        MapAddEntryListenerWithPredicate::TYPE | MapAddEntryListenerToKeyWithPredicate::TYPE => {
+            let text = format!(
+                "ferrogrid does not evaluate predicates yet: an entry listener with a predicate ({}) is not supported",
+                ty.describe()
+            );
+            Ok(Classified::Refused(error::UNSUPPORTED_OPERATION, text))
+        }
+        MapRemoveEntryListener::TYPE => {
+            let r = MapRemoveEntryListener::decode(message)?;
+            let id = r.registration_id.unwrap_or_default();
+            Ok(Classified::Wide(WideOperation::RemoveListener(id), r.name.into()))
         }
         _ => Ok(Classified::NotWide),
     }
 }
 
 /// Writes the error for a refused map-wide request.
-pub fn write_refusal(out: &mut Vec<u8>, correlation_id: i64, message: &str) {
-    write_error_response(out, correlation_id, &[ErrorHolder { code: error::NULL_POINTER, message: Some(message) }]);
+pub fn write_refusal(out: &mut Vec<u8>, correlation_id: i64, code: ErrorCode, message: &str) {
+    write_error_response(out, correlation_id, &[ErrorHolder { code, message: Some(message) }]);
 }
 
 impl FanOut {
@@ -114,10 +167,16 @@ impl FanOut {
 
     /// Runs one reactor's share over its partitions. Returns the encoded response when this
     /// was the last share (the caller sends it), otherwise None.
-    pub fn run_share(&self, partitions: &mut [PartitionStore]) -> Option<Vec<u8>> {
+    pub fn run_share(&self, share: &mut ShareContext<'_>) -> Option<Vec<u8>> {
         let mut local = Partial::default();
-        for partition in partitions.iter_mut() {
-            self.run_partition(partition, &mut local);
+        match &self.operation {
+            WideOperation::AddListener(listener) => share.listeners.add(&self.name, (**listener).clone()),
+            WideOperation::RemoveListener(id) => local.found = share.listeners.remove(&self.name, *id),
+            WideOperation::Destroy => share.listeners.drop_map(&self.name),
+            _ => {}
+        }
+        for partition in share.partitions.iter_mut() {
+            self.run_partition(partition, share.now_ms, &mut local);
         }
         {
             let mut partial = self.partial.lock();
@@ -129,35 +188,59 @@ impl FanOut {
             return None;
         }
         let partial = std::mem::take(&mut *self.partial.lock());
+        self.publish_map_event(share, partial.count);
         let mut out = Vec::with_capacity(partial.frames.len() + 64);
         self.write_response(&partial, &mut out);
         Some(out)
     }
 
-    fn run_partition(&self, partition: &mut PartitionStore, local: &mut Partial) {
+    /// CLEAR_ALL / EVICT_ALL, once per request, from the share that answers it.
+    fn publish_map_event(&self, share: &mut ShareContext<'_>, count: u64) {
+        let kind = match self.operation {
+            WideOperation::Clear => EventKind::ClearAll,
+            WideOperation::EvictAll => EventKind::EvictAll,
+            _ => return,
+        };
+        if !share.listeners.has(&self.name) {
+            return;
+        }
+        let event = Event {
+            kind,
+            partition_id: -1,
+            key: None,
+            value: None,
+            old_value: None,
+            affected_entries: count.min(i32::MAX as u64) as i32,
+        };
+        share.listeners.publish(share.outbox, share.member, &self.name, event);
+    }
+
+    fn run_partition(&self, partition: &mut PartitionStore, now_ms: i64, local: &mut Partial) {
         let name = &*self.name;
         match &self.operation {
             WideOperation::Clear | WideOperation::EvictAll => {
-                local.count += partition.map_mut(name).clear() as u64;
+                if let Some(map) = partition.existing_mut(name) {
+                    local.count += map.clear(now_ms) as u64;
+                }
             }
             WideOperation::Destroy => {
                 local.count += partition.drop_map(name) as u64;
             }
-            WideOperation::Flush => {}
+            WideOperation::Flush | WideOperation::AddListener(_) | WideOperation::RemoveListener(_) => {}
             operation => {
-                let Some(map) = partition.map(name) else {
-                    return;
-                };
+                let Some(map) = partition.map(name) else { return };
                 match operation {
-                    WideOperation::Size | WideOperation::IsEmpty => local.count += map.len() as u64,
+                    WideOperation::Size | WideOperation::IsEmpty => local.count += map.live_len(now_ms) as u64,
                     WideOperation::ContainsValue(value) => {
-                        local.found |= map.iter().any(|(_, record)| record.value == *value);
+                        local.found |= map.iter(now_ms).any(|(_, record)| record.value == *value);
                     }
-                    WideOperation::KeySet => map.iter().for_each(|(key, _)| write_frame(&mut local.frames, 0, key)),
+                    WideOperation::KeySet => {
+                        map.iter(now_ms).for_each(|(key, _)| write_frame(&mut local.frames, 0, key))
+                    }
                     WideOperation::Values => {
-                        map.iter().for_each(|(_, record)| write_frame(&mut local.frames, 0, &record.value));
+                        map.iter(now_ms).for_each(|(_, record)| write_frame(&mut local.frames, 0, &record.value));
                     }
-                    WideOperation::EntrySet => map.iter().for_each(|(key, record)| {
+                    WideOperation::EntrySet => map.iter(now_ms).for_each(|(key, record)| {
                         write_frame(&mut local.frames, 0, key);
                         write_frame(&mut local.frames, 0, &record.value);
                     }),
@@ -186,6 +269,12 @@ impl FanOut {
             }
             WideOperation::Clear | WideOperation::EvictAll | WideOperation::Flush | WideOperation::Destroy => {
                 EmptyResponse {}.encode(out, ty, corr, 0);
+            }
+            WideOperation::AddListener(ref listener) => {
+                UuidResponse { response: Some(listener.id) }.encode(out, ty, corr, 0);
+            }
+            WideOperation::RemoveListener(_) => {
+                BoolResponse { response: partial.found }.encode(out, ty, corr, 0);
             }
         }
     }

@@ -4,14 +4,20 @@
 //! See ARCHITECTURE.md for the life of a request. Modules, in the order a request meets them:
 //! [`server`] (start-up, acceptor), [`reactor`] (event loop, dispatch), [`connection`]
 //! (buffers, write-through), [`client`] (authentication and client-service requests),
-//! [`map_ops`] (partition-bound map operations), [`fanout`] (map-wide operations),
-//! [`store`] (partition data), [`cluster`] (what clients are told about the cluster).
+//! [`owner`] (what a reactor does as owner of its partitions), [`map_ops`] (partition-bound
+//! map operations), [`fanout`] (map-wide operations), [`store`] (partition data), [`locks`]
+//! (key locks and parked requests), [`listeners`] (entry events), [`outbox`] (output to other
+//! connections), [`cluster`] (what clients are told about the cluster).
 
 pub mod client;
 pub mod cluster;
 pub mod connection;
 pub mod fanout;
+pub mod listeners;
+pub mod locks;
 pub mod map_ops;
+pub mod outbox;
+pub mod owner;
 pub mod reactor;
 pub mod server;
 pub mod shared;

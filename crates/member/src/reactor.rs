@@ -17,8 +17,9 @@ use crate::client::{self, After};
 use crate::connection::{Connection, ConnectionId, ConnectionShared, ConnectionState};
 use crate::fanout::{self, Classified, FanOut, WideOperation};
 use crate::map_ops;
+use crate::owner::PartitionOwner;
+use crate::shared::CLIENT_CLEANUP_PERIOD_MS;
 use crate::shared::{Shared, Task};
-use crate::store::PartitionStore;
 use crossbeam_channel::Receiver;
 use ferrogrid_protocol::codec::ClientDestroyProxy;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
@@ -39,6 +40,8 @@ const EVENTS_CAPACITY: usize = 1024;
 /// Reads from one connection per readiness event before other connections get a turn.
 const READS_PER_TURN: usize = 16;
 const SWEEP_INTERVAL: Duration = Duration::from_millis(500);
+/// How often the expiry sweep runs (each run examines a bounded number of entries).
+const EXPIRY_SWEEP_INTERVAL: Duration = Duration::from_millis(100);
 /// Poll timeout while work is pending on backpressure (outbound full, inbox full).
 const BACKOFF: Duration = Duration::from_millis(1);
 /// How many requests may be cut from one connection's input between checks of its unsent
@@ -64,17 +67,14 @@ enum Flow {
 struct Core {
     index: usize,
     shared: Arc<Shared>,
-    /// Partitions owned by this reactor; partition `p` is at `p / reactor_count`.
-    partitions: Vec<PartitionStore>,
+    /// The partitions this reactor owns and everything that acts on them.
+    owner: PartitionOwner,
     /// Hand-offs that did not fit a target's inbox, per target, in order.
     overflow: Vec<VecDeque<Task>>,
     /// Reactors to wake at the end of this batch.
     wake: Vec<bool>,
     /// Requests for other reactors cut from the connection being processed, per target.
     outgoing: Vec<Vec<u8>>,
-    /// Responses to other reactors' connections, gathered during an inbox batch, with the
-    /// number of requests they answer.
-    replies: Vec<(Arc<ConnectionShared>, Vec<u8>, usize)>,
     authenticated_limits: StreamLimits,
 }
 
@@ -88,6 +88,7 @@ pub struct Reactor {
     retry: Vec<Token>,
     unauthenticated_limits: StreamLimits,
     last_sweep: Instant,
+    last_expiry_sweep: Instant,
 }
 
 impl std::fmt::Debug for Reactor {
@@ -99,7 +100,8 @@ impl std::fmt::Debug for Reactor {
 impl Reactor {
     pub fn new(index: usize, shared: Arc<Shared>, poll: Poll, inbox: Receiver<Task>) -> Reactor {
         let count = shared.reactor_count();
-        let owned = (0..shared.view.partition_count as usize).filter(|p| p % count == index).count();
+        let (member, partition_count) = (shared.view.member_uuid, shared.view.partition_count);
+        let owner = PartitionOwner::new(index, count, member, shared.config.clone(), partition_count);
         let limits = &shared.config.limits;
         let authenticated_limits = StreamLimits {
             max_frame_bytes: limits.max_frame_bytes,
@@ -116,11 +118,10 @@ impl Reactor {
             core: Core {
                 index,
                 shared,
-                partitions: (0..owned).map(|_| PartitionStore::default()).collect(),
+                owner,
                 overflow: (0..count).map(|_| VecDeque::new()).collect(),
                 wake: vec![false; count],
                 outgoing: vec![Vec::new(); count],
-                replies: Vec::new(),
                 authenticated_limits,
             },
             poll,
@@ -129,6 +130,7 @@ impl Reactor {
             retry: Vec::new(),
             unauthenticated_limits,
             last_sweep: Instant::now(),
+            last_expiry_sweep: Instant::now(),
         }
     }
 
@@ -148,6 +150,7 @@ impl Reactor {
                     panic!("reactor {index}: poll failed: {error}");
                 }
             }
+            self.core.owner.tick_clock();
             for event in events.iter() {
                 let token = event.token();
                 if token == WAKER_TOKEN {
@@ -163,6 +166,12 @@ impl Reactor {
                 }
             }
             self.drain_inbox();
+            self.fire_timers();
+            if self.last_expiry_sweep.elapsed() >= EXPIRY_SWEEP_INTERVAL {
+                self.last_expiry_sweep = Instant::now();
+                self.core.owner.sweep_expired();
+            }
+            self.core.owner.outbox.flush();
             self.retry_overflow();
             self.retry_connections();
             self.core.wake_targets();
@@ -178,9 +187,29 @@ impl Reactor {
 
     fn poll_timeout(&self) -> Duration {
         if !self.retry.is_empty() || self.core.overflow.iter().any(|queue| !queue.is_empty()) {
-            BACKOFF
-        } else {
-            SWEEP_INTERVAL
+            return BACKOFF;
+        }
+        let until_timer = self
+            .core
+            .owner
+            .next_deadline_ms()
+            .map(|deadline| Duration::from_millis(deadline.saturating_sub(self.core.owner.now_ms).max(0) as u64));
+        until_timer.map_or(EXPIRY_SWEEP_INTERVAL, |until| until.min(EXPIRY_SWEEP_INTERVAL))
+    }
+
+    /// Fires due lock/wait timers; a client whose cleanup period passed without a new
+    /// connection has its locks released on every reactor.
+    fn fire_timers(&mut self) {
+        for client in self.core.owner.fire_timers() {
+            if self.core.shared.client_is_connected(client) {
+                continue;
+            }
+            info!(%client, "client gone for the cleanup period: releasing its locks");
+            let (origin, count) = (self.core.index, self.core.shared.reactor_count());
+            for target in (0..count).filter(|target| *target != origin) {
+                self.core.hand_off(target, Task::ReleaseClient(client));
+            }
+            self.core.owner.release_client(client);
         }
     }
 
@@ -207,6 +236,11 @@ impl Reactor {
             return;
         };
         connection.shared.send(&connection.output);
+        if let ConnectionState::Authenticated { client_uuid, .. } = connection.state {
+            if self.core.shared.client_disconnected(client_uuid) {
+                self.core.owner.schedule_client_cleanup(client_uuid, CLIENT_CLEANUP_PERIOD_MS);
+            }
+        }
         let _ = self.poll.registry().deregister(&mut ConnectionStreamRef(&connection.shared));
         connection.shared.close();
         self.core.shared.reactors[self.core.index].connections.fetch_sub(1, Ordering::AcqRel);
@@ -307,16 +341,17 @@ impl Reactor {
             };
             match task {
                 Task::NewConnection(stream, peer) => self.accept(stream, peer),
-                Task::Partitions { connection, batch } => self.core.run_handed_off(&connection, &batch),
+                Task::Partitions { connection, batch } => self.core.owner.run_handed_off(&connection, &batch),
                 Task::FanOut(job) => {
-                    if let Some(response) = job.run_share(&mut self.core.partitions) {
+                    if let Some(response) = self.core.owner.run_share(&job) {
                         job.connection.send(&response);
                         job.connection.end_in_flight(1);
                     }
                 }
+                Task::ReleaseClient(client) => self.core.owner.release_client(client),
             }
         }
-        self.core.flush_replies();
+        self.core.owner.outbox.flush();
     }
 
     fn retry_overflow(&mut self) {
@@ -448,7 +483,12 @@ impl Core {
         let outcome = if matches!(state, ConnectionState::Authenticated { .. }) {
             self.dispatch(connection, &message, bytes, out)
         } else {
-            client::authenticate(&self.shared, &message, state, out)
+            let outcome = client::authenticate(&self.shared, &message, state, out);
+            if let ConnectionState::Authenticated { client_uuid, .. } = state {
+                connection.set_client(*client_uuid);
+                self.shared.client_connected(*client_uuid);
+            }
+            outcome
         };
         match outcome {
             Ok(After::Continue) => Flow::Continue,
@@ -485,8 +525,7 @@ impl Core {
             }
             let owner = self.shared.owner_of(partition as u16);
             if owner == self.index {
-                let local = partition as usize / self.shared.reactor_count();
-                map_ops::execute(&mut self.partitions[local], message, out)?;
+                self.owner.execute(connection, message, out)?;
             } else {
                 connection.begin_in_flight();
                 let batch = &mut self.outgoing[owner];
@@ -495,13 +534,13 @@ impl Core {
             }
             return Ok(After::Continue);
         }
-        match fanout::classify(message)? {
+        match fanout::classify(message, connection)? {
             Classified::Wide(operation, name) => {
                 self.fan_out(connection, message.correlation_id(), ty.response(), name, operation, out);
                 Ok(After::Continue)
             }
-            Classified::Refused(text) => {
-                fanout::write_refusal(out, message.correlation_id(), text);
+            Classified::Refused(code, text) => {
+                fanout::write_refusal(out, message.correlation_id(), code, &text);
                 Ok(After::Continue)
             }
             Classified::NotWide => client::handle(&self.shared, message, out),
@@ -533,42 +572,9 @@ impl Core {
         for target in (0..count).filter(|target| *target != origin) {
             self.hand_off(target, Task::FanOut(job.clone()));
         }
-        if let Some(response) = job.run_share(&mut self.partitions) {
+        if let Some(response) = self.owner.run_share(&job) {
             out.extend_from_slice(&response);
             connection.end_in_flight(1);
-        }
-    }
-
-    /// Runs requests another reactor handed over; the responses join this batch's replies.
-    fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, mut batch: &[u8]) {
-        let slot = match self.replies.last() {
-            Some((last, _, _)) if Arc::ptr_eq(last, connection) => self.replies.len() - 1,
-            _ => {
-                self.replies.push((connection.clone(), Vec::new(), 0));
-                self.replies.len() - 1
-            }
-        };
-        while !batch.is_empty() {
-            let length = u32::from_le_bytes(batch[..4].try_into().expect("length prefix")) as usize;
-            let bytes = &batch[4..4 + length];
-            batch = &batch[4 + length..];
-            self.replies[slot].2 += 1;
-            if connection.is_closed() {
-                continue;
-            }
-            let message = Message::parse(bytes).expect("the origin reactor parsed this message");
-            let local = message.partition_id() as usize / self.shared.reactor_count();
-            if let Err(error) = map_ops::execute(&mut self.partitions[local], &message, &mut self.replies[slot].1) {
-                warn!(peer = %connection.peer, %error, "closing connection: malformed request");
-                connection.close();
-            }
-        }
-    }
-
-    fn flush_replies(&mut self) {
-        for (connection, bytes, answered) in self.replies.drain(..) {
-            connection.send(&bytes);
-            connection.end_in_flight(answered);
         }
     }
 

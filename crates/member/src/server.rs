@@ -76,13 +76,14 @@ impl Member {
             partition_table_version: 1,
         };
         let shared = Arc::new(Shared {
-            config,
+            config: Arc::new(config),
             view,
             reactors: handles,
             objects: RwLock::new(BTreeSet::new()),
             shutdown: AtomicBool::new(false),
             next_connection_id: AtomicU64::new(1),
             open_connections: AtomicUsize::new(0),
+            clients: parking_lot::Mutex::new(std::collections::HashMap::new()),
         });
         let mut threads = Vec::with_capacity(reactor_count + 1);
         for (index, (poll, receiver)) in polls.into_iter().zip(receivers).enumerate() {

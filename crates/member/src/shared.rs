@@ -24,6 +24,8 @@ pub enum Task {
     Partitions { connection: Arc<ConnectionShared>, batch: Box<[u8]> },
     /// This reactor's share of a map-wide request.
     FanOut(Arc<FanOut>),
+    /// A client has had no connection for the cleanup period: release its locks.
+    ReleaseClient(ferrogrid_protocol::Uuid),
 }
 
 /// How other threads reach one reactor.
@@ -59,13 +61,43 @@ pub type ObjectName = (String, String);
 /// Shared, read-mostly member state.
 #[derive(Debug)]
 pub struct Shared {
-    pub config: MemberConfig,
+    pub config: Arc<MemberConfig>,
     pub view: ClusterView,
     pub reactors: Vec<ReactorHandle>,
     pub objects: RwLock<BTreeSet<ObjectName>>,
     pub shutdown: AtomicBool,
     pub next_connection_id: AtomicU64,
     pub open_connections: AtomicUsize,
+    /// Open connections per authenticated client uuid (locks are released once a client has
+    /// had none for `CLIENT_CLEANUP_PERIOD_MS`).
+    pub clients: parking_lot::Mutex<std::collections::HashMap<ferrogrid_protocol::Uuid, usize>>,
+}
+
+/// How long a client may be without connections before its locks are released (Hazelcast's
+/// `hazelcast.client.cleanup.period.millis`), so that a quick reconnect keeps them.
+pub const CLIENT_CLEANUP_PERIOD_MS: i64 = 10_000;
+
+impl Shared {
+    /// Counts a new authenticated connection of `client`.
+    pub fn client_connected(&self, client: ferrogrid_protocol::Uuid) {
+        *self.clients.lock().entry(client).or_insert(0) += 1;
+    }
+
+    /// Counts a closed connection; true when the client has none left.
+    pub fn client_disconnected(&self, client: ferrogrid_protocol::Uuid) -> bool {
+        let mut clients = self.clients.lock();
+        let Some(count) = clients.get_mut(&client) else { return true };
+        *count -= 1;
+        if *count == 0 {
+            clients.remove(&client);
+            return true;
+        }
+        false
+    }
+
+    pub fn client_is_connected(&self, client: ferrogrid_protocol::Uuid) -> bool {
+        self.clients.lock().contains_key(&client)
+    }
 }
 
 impl Shared {

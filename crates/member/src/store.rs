@@ -1,11 +1,29 @@
-//! The data of one partition: every map's entries that hash to it.
+//! The data of one partition: every map's entries (and key locks) that hash to it.
 //!
 //! Owned and written by exactly one thread: the reactor that owns the partition
 //! (`partition % reactor_count == reactor index`). No locks; other threads reach a partition
 //! only by handing an operation to its reactor.
+//!
+//! Entries live in an insertion-ordered index map so that the expiry sweep can walk a bounded
+//! slice per tick with a cursor, and eviction can sample entries by index, like Hazelcast's
+//! sampling eviction. Times are milliseconds since the Unix epoch, taken once per reactor
+//! loop iteration.
 
+use crate::locks::LockTable;
 use ahash::RandomState;
+use ferrogrid_config::{EvictionPolicy, MapConfig, MaxSizePolicy};
+use indexmap::IndexMap;
 use std::collections::HashMap;
+use std::sync::Arc;
+
+/// "No expiry" for ttl, max-idle and expiration times, as Hazelcast reports it.
+pub const NEVER: i64 = i64::MAX;
+
+/// A removed entry: its key and value (for EVICTED / EXPIRED events).
+pub type RemovedEntry = (Box<[u8]>, Box<[u8]>);
+
+/// Entries examined per eviction.
+const EVICTION_SAMPLE: usize = 15;
 
 /// One entry: the value's serialized bytes and its metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,19 +31,117 @@ pub struct Record {
     pub value: Box<[u8]>,
     /// 0 on creation, +1 on every update (as `EntryView.version` reports it).
     pub version: i64,
+    pub creation_time_ms: i64,
+    pub last_update_time_ms: i64,
+    pub last_access_time_ms: i64,
+    pub hits: i64,
+    /// Time to live from `ttl_base_ms`, or NEVER.
+    pub ttl_ms: i64,
+    /// Start of the ttl: the last write, or the last `setTtl`.
+    pub ttl_base_ms: i64,
+    /// Longest time without access, or NEVER.
+    pub max_idle_ms: i64,
+}
+
+impl Record {
+    /// When the entry expires (NEVER if it does not).
+    pub fn expiration_time_ms(&self) -> i64 {
+        let by_ttl = if self.ttl_ms == NEVER { NEVER } else { self.ttl_base_ms.saturating_add(self.ttl_ms) };
+        let by_idle =
+            if self.max_idle_ms == NEVER { NEVER } else { self.last_access_time_ms.saturating_add(self.max_idle_ms) };
+        by_ttl.min(by_idle)
+    }
+
+    pub fn is_expired(&self, now_ms: i64) -> bool {
+        now_ms >= self.expiration_time_ms()
+    }
+}
+
+/// How a map's bound is enforced in one partition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PartitionLimit {
+    Unbounded,
+    /// At most this many entries (fractional, as Hazelcast translates a per-member size).
+    Entries(f64),
+    /// At most this many bytes of keys and values.
+    Bytes(f64),
+}
+
+/// A map's settings, resolved from configuration when the map is first used on a reactor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapSettings {
+    pub default_ttl_ms: i64,
+    pub default_max_idle_ms: i64,
+    pub per_entry_stats: bool,
+    pub limit: PartitionLimit,
+    pub eviction_policy: EvictionPolicy,
+}
+
+impl MapSettings {
+    /// Resolves `config` for a member that is one of `member_count` over `partition_count`
+    /// partitions. A per-member bound becomes a per-partition one, as in Hazelcast.
+    pub fn resolve(config: &MapConfig, partition_count: u16, member_count: usize) -> MapSettings {
+        let seconds = |value: u64| if value == 0 { NEVER } else { value as i64 * 1000 };
+        let share = member_count as f64 / partition_count as f64;
+        let size = config.eviction.size as f64;
+        let limit = match (config.eviction.eviction_policy, config.eviction.max_size_policy) {
+            (EvictionPolicy::None, _) => PartitionLimit::Unbounded,
+            (_, MaxSizePolicy::PerPartition) => PartitionLimit::Entries(size),
+            (_, MaxSizePolicy::PerNode) => PartitionLimit::Entries(size * share),
+            (_, MaxSizePolicy::UsedHeapSize) => PartitionLimit::Bytes(size * 1024.0 * 1024.0 * share),
+        };
+        MapSettings {
+            default_ttl_ms: seconds(config.time_to_live_seconds),
+            default_max_idle_ms: seconds(config.max_idle_seconds),
+            per_entry_stats: config.per_entry_stats_enabled,
+            limit,
+            eviction_policy: config.eviction.eviction_policy,
+        }
+    }
+
+    /// A ttl or max-idle argument from a request: −1 = the map default, 0 = never, else ms.
+    fn effective(requested_ms: i64, default_ms: i64) -> i64 {
+        match requested_ms {
+            ms if ms < 0 => default_ms,
+            0 => NEVER,
+            ms => ms,
+        }
+    }
+}
+
+impl Default for MapSettings {
+    fn default() -> Self {
+        MapSettings::resolve(&MapConfig::DEFAULT, 271, 1)
+    }
 }
 
 /// The entries of one map within one partition, keyed by the key's serialized bytes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RecordStore {
-    entries: HashMap<Box<[u8]>, Record, RandomState>,
-    /// Bytes held by keys and values (for metrics and, later, size-based eviction).
+    entries: IndexMap<Box<[u8]>, Record, RandomState>,
+    /// Bytes held by keys and values (the USED_HEAP_SIZE measure).
     held_bytes: usize,
+    pub settings: Arc<MapSettings>,
+    pub locks: LockTable,
+    /// Where the expiry sweep continues.
+    sweep_cursor: usize,
+    /// Whether any entry was ever given a finite ttl or max-idle (else counting is O(1)).
+    ever_expiring: bool,
+    /// State of the sampling random generator (xorshift).
+    random: u64,
 }
 
 impl RecordStore {
-    pub fn get(&self, key: &[u8]) -> Option<&Record> {
-        self.entries.get(key)
+    pub fn new(settings: Arc<MapSettings>) -> RecordStore {
+        RecordStore {
+            entries: IndexMap::default(),
+            held_bytes: 0,
+            settings,
+            locks: LockTable::default(),
+            sweep_cursor: 0,
+            ever_expiring: false,
+            random: 0x9e37_79b9_7f4a_7c15,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -40,38 +156,178 @@ impl RecordStore {
         self.held_bytes
     }
 
-    /// Stores `value` under `key`; returns the previous value.
-    pub fn put(&mut self, key: &[u8], value: &[u8]) -> Option<Box<[u8]>> {
+    /// Entries that have not expired.
+    pub fn live_len(&self, now_ms: i64) -> usize {
+        if !self.ever_expiring {
+            return self.entries.len();
+        }
+        self.entries.values().filter(|record| !record.is_expired(now_ms)).count()
+    }
+
+    /// The live entry under `key` (expired entries are invisible).
+    pub fn get(&self, key: &[u8], now_ms: i64) -> Option<&Record> {
+        self.entries.get(key).filter(|record| !record.is_expired(now_ms))
+    }
+
+    /// Removes the entry if it has expired; returns its value (for the EXPIRED event).
+    pub fn expire_if_due(&mut self, key: &[u8], now_ms: i64) -> Option<Box<[u8]>> {
+        if self.entries.get(key)?.is_expired(now_ms) {
+            return self.remove(key);
+        }
+        None
+    }
+
+    /// Records a read: access time (max-idle, LRU) and hits (LFU).
+    pub fn touch(&mut self, key: &[u8], now_ms: i64) {
+        if let Some(record) = self.entries.get_mut(key) {
+            record.last_access_time_ms = now_ms;
+            record.hits += 1;
+        }
+    }
+
+    /// Stores `value` under `key` with the requested ttl / max-idle (−1 = map default, 0 =
+    /// never, else ms); returns the previous value. The caller expired the key first.
+    pub fn put(&mut self, key: &[u8], value: &[u8], now_ms: i64, ttl_ms: i64, max_idle_ms: i64) -> Option<Box<[u8]>> {
+        let ttl_ms = MapSettings::effective(ttl_ms, self.settings.default_ttl_ms);
+        let max_idle_ms = MapSettings::effective(max_idle_ms, self.settings.default_max_idle_ms);
+        self.ever_expiring |= ttl_ms != NEVER || max_idle_ms != NEVER;
         match self.entries.get_mut(key) {
             Some(record) => {
                 self.held_bytes = self.held_bytes + value.len() - record.value.len();
                 record.version += 1;
+                record.last_update_time_ms = now_ms;
+                record.last_access_time_ms = now_ms;
+                record.ttl_ms = ttl_ms;
+                record.ttl_base_ms = now_ms;
+                record.max_idle_ms = max_idle_ms;
                 Some(std::mem::replace(&mut record.value, value.into()))
             }
             None => {
                 self.held_bytes += key.len() + value.len();
-                self.entries.insert(key.into(), Record { value: value.into(), version: 0 });
+                let record = Record {
+                    value: value.into(),
+                    version: 0,
+                    creation_time_ms: now_ms,
+                    last_update_time_ms: now_ms,
+                    last_access_time_ms: now_ms,
+                    hits: 0,
+                    ttl_ms,
+                    ttl_base_ms: now_ms,
+                    max_idle_ms,
+                };
+                self.entries.insert(key.into(), record);
                 None
             }
         }
     }
 
+    /// Sets a new ttl on a live entry, counted from now; false if there is none.
+    pub fn set_ttl(&mut self, key: &[u8], ttl_ms: i64, now_ms: i64) -> bool {
+        let default_ttl = self.settings.default_ttl_ms;
+        match self.entries.get_mut(key).filter(|record| !record.is_expired(now_ms)) {
+            Some(record) => {
+                record.ttl_ms = MapSettings::effective(ttl_ms, default_ttl);
+                record.ttl_base_ms = now_ms;
+                self.ever_expiring |= record.ttl_ms != NEVER;
+                true
+            }
+            None => false,
+        }
+    }
+
     pub fn remove(&mut self, key: &[u8]) -> Option<Box<[u8]>> {
-        let (key, record) = self.entries.remove_entry(key)?;
+        let (key, record) = self.entries.swap_remove_entry(key)?;
         self.held_bytes -= key.len() + record.value.len();
         Some(record.value)
     }
 
-    /// Removes every entry; returns how many there were.
-    pub fn clear(&mut self) -> usize {
-        let count = self.entries.len();
+    /// Removes every entry; returns how many live ones there were.
+    pub fn clear(&mut self, now_ms: i64) -> usize {
+        let live = self.entries.values().filter(|record| !record.is_expired(now_ms)).count();
         self.entries.clear();
         self.held_bytes = 0;
-        count
+        self.sweep_cursor = 0;
+        live
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Record)> {
-        self.entries.iter().map(|(key, record)| (&**key, record))
+    /// Live entries.
+    pub fn iter(&self, now_ms: i64) -> impl Iterator<Item = (&[u8], &Record)> {
+        self.entries.iter().filter(move |(_, record)| !record.is_expired(now_ms)).map(|(key, record)| (&**key, record))
+    }
+
+    fn over_limit(&self) -> bool {
+        match self.settings.limit {
+            PartitionLimit::Unbounded => false,
+            PartitionLimit::Entries(limit) => self.entries.len() as f64 > limit.max(1.0),
+            PartitionLimit::Bytes(limit) => self.held_bytes as f64 > limit,
+        }
+    }
+
+    fn next_random(&mut self) -> u64 {
+        self.random ^= self.random << 13;
+        self.random ^= self.random >> 7;
+        self.random ^= self.random << 17;
+        self.random
+    }
+
+    /// Evicts entries while the store is over its bound, choosing by the map's policy among a
+    /// sample; skips `protected` (the key just written) and locked keys. Returns what went.
+    pub fn evict_to_limit(&mut self, protected: &[u8]) -> Vec<RemovedEntry> {
+        let mut evicted = Vec::new();
+        while self.over_limit() && self.entries.len() > 1 {
+            let Some(index) = self.eviction_candidate(protected) else { break };
+            let (key, record) = self.entries.swap_remove_index(index).expect("index from the sample");
+            self.held_bytes -= key.len() + record.value.len();
+            evicted.push((key, record.value));
+        }
+        evicted
+    }
+
+    fn eviction_candidate(&mut self, protected: &[u8]) -> Option<usize> {
+        let length = self.entries.len();
+        let start = self.next_random() as usize % length;
+        let sample = (0..EVICTION_SAMPLE.min(length)).map(|offset| (start + offset) % length);
+        let eligible: Vec<usize> = sample
+            .filter(|index| {
+                let (key, _) = self.entries.get_index(*index).expect("in range");
+                &**key != protected && !self.locks.is_locked(key)
+            })
+            .collect();
+        let score = |index: &usize| {
+            let record = &self.entries[*index];
+            match self.settings.eviction_policy {
+                EvictionPolicy::Lru => record.last_access_time_ms,
+                EvictionPolicy::Lfu => record.hits,
+                EvictionPolicy::Random | EvictionPolicy::None => 0,
+            }
+        };
+        eligible.into_iter().min_by_key(score)
+    }
+
+    /// Examines at most `budget` entries from where the last sweep stopped and removes the
+    /// expired ones (returned for EXPIRED events).
+    pub fn sweep(&mut self, now_ms: i64, budget: usize) -> Vec<RemovedEntry> {
+        let mut expired = Vec::new();
+        let mut examined = 0;
+        while examined < budget && !self.entries.is_empty() {
+            if self.sweep_cursor >= self.entries.len() {
+                self.sweep_cursor = 0;
+                if examined > 0 {
+                    break;
+                }
+            }
+            examined += 1;
+            let index = self.sweep_cursor;
+            if self.entries[index].is_expired(now_ms) && !self.locks.is_locked(self.entries.get_index(index).unwrap().0)
+            {
+                let (key, record) = self.entries.swap_remove_index(index).expect("in range");
+                self.held_bytes -= key.len() + record.value.len();
+                expired.push((key, record.value));
+            } else {
+                self.sweep_cursor += 1;
+            }
+        }
+        expired
     }
 }
 
@@ -86,31 +342,45 @@ impl PartitionStore {
         self.maps.get(name)
     }
 
-    /// The map's store, created on first write.
-    pub fn map_mut(&mut self, name: &str) -> &mut RecordStore {
+    /// The map's store, created on first use with `settings`.
+    pub fn map_mut(&mut self, name: &str, settings: impl FnOnce() -> Arc<MapSettings>) -> &mut RecordStore {
         if !self.maps.contains_key(name) {
-            self.maps.insert(name.into(), RecordStore::default());
+            self.maps.insert(name.into(), RecordStore::new(settings()));
         }
         self.maps.get_mut(name).expect("inserted above")
     }
 
-    /// Drops a map's data in this partition (destroy).
+    /// The map's store if it exists.
+    pub fn existing_mut(&mut self, name: &str) -> Option<&mut RecordStore> {
+        self.maps.get_mut(name)
+    }
+
+    /// Drops a map's data in this partition (destroy); returns how many entries it held.
     pub fn drop_map(&mut self, name: &str) -> usize {
         self.maps.remove(name).map_or(0, |store| store.len())
+    }
+
+    pub fn maps_mut(&mut self) -> impl Iterator<Item = (&str, &mut RecordStore)> {
+        self.maps.iter_mut().map(|(name, store)| (&**name, store))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ferrogrid_config::EvictionConfig;
+
+    fn store(config: MapConfig) -> RecordStore {
+        RecordStore::new(Arc::new(MapSettings::resolve(&config, 271, 1)))
+    }
 
     #[test]
     fn put_returns_previous_and_bumps_version() {
-        let mut store = RecordStore::default();
-        assert_eq!(store.put(b"k", b"v1"), None);
-        assert_eq!(store.get(b"k").unwrap().version, 0);
-        assert_eq!(store.put(b"k", b"v22").as_deref(), Some(&b"v1"[..]));
-        assert_eq!(store.get(b"k").unwrap().version, 1);
+        let mut store = store(MapConfig::DEFAULT);
+        assert_eq!(store.put(b"k", b"v1", 0, -1, -1), None);
+        assert_eq!(store.get(b"k", 0).unwrap().version, 0);
+        assert_eq!(store.put(b"k", b"v22", 1, -1, -1).as_deref(), Some(&b"v1"[..]));
+        assert_eq!(store.get(b"k", 1).unwrap().version, 1);
         assert_eq!(store.held_bytes(), 4);
         assert_eq!(store.remove(b"k").as_deref(), Some(&b"v22"[..]));
         assert_eq!(store.held_bytes(), 0);
@@ -118,11 +388,57 @@ mod tests {
     }
 
     #[test]
-    fn maps_are_separate_namespaces() {
-        let mut partition = PartitionStore::default();
-        partition.map_mut("a").put(b"k", b"1");
-        assert!(partition.map("b").is_none());
-        assert_eq!(partition.drop_map("a"), 1);
-        assert!(partition.map("a").is_none());
+    fn ttl_and_max_idle_expire_entries() {
+        let mut store = store(MapConfig { time_to_live_seconds: 10, ..MapConfig::DEFAULT });
+        store.put(b"default", b"v", 0, -1, -1);
+        store.put(b"forever", b"v", 0, 0, -1);
+        store.put(b"short", b"v", 0, 1_000, -1);
+        store.put(b"idle", b"v", 0, 0, 500);
+        assert!(store.get(b"short", 999).is_some());
+        assert!(store.get(b"short", 1_000).is_none());
+        store.touch(b"idle", 400);
+        assert!(store.get(b"idle", 899).is_some(), "an access postpones max-idle expiry");
+        assert!(store.get(b"idle", 900).is_none());
+        assert!(store.get(b"default", 9_999).is_some());
+        assert!(store.get(b"default", 10_000).is_none(), "the map default applies to ttl −1");
+        assert!(store.get(b"forever", i64::MAX - 1).is_some(), "ttl 0 is forever, even with a map default");
+        assert_eq!(store.expire_if_due(b"short", 1_000).as_deref(), Some(&b"v"[..]));
+        assert_eq!(store.len(), 3);
+    }
+
+    #[test]
+    fn sweep_is_bounded_and_finds_every_expired_entry() {
+        let mut store = store(MapConfig::DEFAULT);
+        for index in 0..100u32 {
+            store.put(&index.to_be_bytes(), b"v", 0, if index % 2 == 0 { 10 } else { 0 }, -1);
+        }
+        let mut expired = 0;
+        for _ in 0..20 {
+            let removed = store.sweep(10, 10);
+            assert!(removed.len() <= 10);
+            expired += removed.len();
+        }
+        assert_eq!(expired, 50);
+        assert_eq!(store.len(), 50);
+    }
+
+    #[test]
+    fn eviction_holds_the_per_partition_bound_and_prefers_the_least_recently_used() {
+        let eviction = EvictionConfig {
+            size: 10,
+            max_size_policy: MaxSizePolicy::PerPartition,
+            eviction_policy: EvictionPolicy::Lru,
+        };
+        let mut store = store(MapConfig { eviction, ..MapConfig::DEFAULT });
+        for index in 0..10u32 {
+            store.put(&index.to_be_bytes(), b"v", index as i64, -1, -1);
+        }
+        store.touch(&0u32.to_be_bytes(), 100);
+        store.put(b"new", b"v", 101, -1, -1);
+        let evicted = store.evict_to_limit(b"new");
+        assert_eq!(evicted.len(), 1);
+        assert_eq!(&*evicted[0].0, &1u32.to_be_bytes()[..], "the oldest access of the sample goes");
+        assert_eq!(store.len(), 10);
+        assert!(store.get(b"new", 101).is_some());
     }
 }

@@ -18,7 +18,7 @@ use every_codec::{decode_with_every_codec, every_codec_name};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::frame::*;
 use ferrogrid_protocol::message::{write_frame, Bytes, Packed};
-use ferrogrid_protocol::{partition_for, Data, Message, Uuid};
+use ferrogrid_protocol::{partition_for, Data, Message, MessageType, Uuid};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -971,6 +971,48 @@ proptest! {
         };
         assert_round_trip!(DistributedObjectsResponse, distributed, objects_type, correlation_id;
             objects_type, correlation_id, backup_acks);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn lock_and_listener_codecs_round_trip(
+        numbers in any::<(i64, i64, i64, i64)>(),
+        listener in any::<(bool, i32, bool)>(),
+        event in (any::<i32>(), proptest::option::of(uuid()), any::<i32>()),
+        blobs in [proptest::option::of(blob()), proptest::option::of(blob()),
+            proptest::option::of(blob()), proptest::option::of(blob())],
+        name in text(),
+        key in blob(),
+        correlation_id in any::<i64>(),
+        partition_id in -1i32..271,
+    ) {
+        let (thread_id, lease, timeout, reference_id) = numbers;
+        let try_lock = MapTryLock { thread_id, lease, timeout, reference_id, name: &name, key: Data(&key) };
+        assert_round_trip!(MapTryLock, try_lock, MapTryLock::TYPE, correlation_id;
+            correlation_id, partition_id, BACKUP_AWARE);
+        let (include_value, listener_flags, local_only) = listener;
+        let add = MapAddEntryListenerToKeyWithPredicate {
+            include_value, listener_flags, local_only, name: &name, key: Data(&key), predicate: Data(&key),
+        };
+        let add_type = MapAddEntryListenerToKeyWithPredicate::TYPE;
+        assert_round_trip!(MapAddEntryListenerToKeyWithPredicate, add, add_type, correlation_id;
+            correlation_id, -1, 0);
+        let event_type = MessageType(add_type.0 | 2);
+        let [key, value, old_value, merging_value] = &blobs;
+        let entry = EntryEvent {
+            event_type: event.0,
+            uuid: event.1,
+            number_of_affected_entries: event.2,
+            key: key.as_deref().map(Data),
+            value: value.as_deref().map(Data),
+            old_value: old_value.as_deref().map(Data),
+            merging_value: merging_value.as_deref().map(Data),
+        };
+        assert_round_trip!(EntryEvent, entry, event_type, correlation_id;
+            event_type, correlation_id, partition_id);
     }
 }
 

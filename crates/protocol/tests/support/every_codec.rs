@@ -57,6 +57,16 @@ macro_rules! for_every_codec {
             MapPutTransientWithMaxIdle,
             MapPutIfAbsentWithMaxIdle,
             MapSetWithMaxIdle,
+            MapLock,
+            MapTryLock,
+            MapIsLocked,
+            MapUnlock,
+            MapForceUnlock,
+            MapAddEntryListenerToKeyWithPredicate,
+            MapAddEntryListenerWithPredicate,
+            MapAddEntryListenerToKey,
+            MapAddEntryListener,
+            MapRemoveEntryListener,
             AuthenticationResponse,
             DistributedObjectsResponse,
             EmptyResponse,
@@ -72,7 +82,8 @@ macro_rules! for_every_codec {
             PartitionsViewEvent,
             MemberGroupsViewEvent,
             ClusterVersionEvent,
-            BackupEvent
+            BackupEvent,
+            EntryEvent
         )
     };
 }

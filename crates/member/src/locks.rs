@@ -1,0 +1,189 @@
+//! Key locks of one map in one partition (`IMap.lock` and friends), and the requests parked
+//! on them.
+//!
+//! A lock is owned by (client uuid, thread id), is reentrant, and may carry a lease. A
+//! lock-aware write or lock request on a key locked by someone else is parked here (its whole
+//! request copied) and re-run, in order, when the lock is released; parked requests with a
+//! timeout are answered "false" when it passes. Owned by the partition's reactor.
+
+use crate::connection::ConnectionShared;
+use crate::store::NEVER;
+use ahash::RandomState;
+use ferrogrid_protocol::Uuid;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+/// Requests that may wait on one key; more are refused rather than queued without bound.
+pub const MAX_PARKED_PER_KEY: usize = 4096;
+
+/// Who holds a lock: a client and one of its threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LockOwner {
+    pub client: Uuid,
+    pub thread_id: i64,
+}
+
+/// A request waiting for a key's lock to be released.
+#[derive(Debug)]
+pub struct Parked {
+    pub connection: Arc<ConnectionShared>,
+    pub message: Box<[u8]>,
+    /// When to give up and answer "false" (NEVER = wait until released).
+    pub deadline_ms: i64,
+}
+
+#[derive(Debug)]
+struct LockState {
+    owner: LockOwner,
+    /// Reentrant acquisitions not yet released.
+    count: u32,
+    lease_deadline_ms: i64,
+}
+
+/// Locks and waiters of one map in one partition.
+#[derive(Debug, Default)]
+pub struct LockTable {
+    locks: HashMap<Box<[u8]>, LockState, RandomState>,
+    parked: HashMap<Box<[u8]>, VecDeque<Parked>, RandomState>,
+}
+
+/// Why an unlock failed (answered with IllegalMonitorStateException, code 26).
+#[derive(Debug, PartialEq, Eq)]
+pub struct NotOwner;
+
+impl LockTable {
+    pub fn is_empty(&self) -> bool {
+        self.locks.is_empty() && self.parked.is_empty()
+    }
+
+    pub fn is_locked(&self, key: &[u8]) -> bool {
+        self.locks.contains_key(key)
+    }
+
+    /// Whether `owner` may write `key`: it is unlocked or `owner` holds it.
+    pub fn may_write(&self, key: &[u8], owner: LockOwner) -> bool {
+        self.locks.get(key).is_none_or(|lock| lock.owner == owner)
+    }
+
+    /// Takes (or re-enters) the lock; false if someone else holds it.
+    pub fn acquire(&mut self, key: &[u8], owner: LockOwner, lease_ms: i64, now_ms: i64) -> bool {
+        let lease_deadline_ms = if lease_ms > 0 { now_ms.saturating_add(lease_ms) } else { NEVER };
+        match self.locks.get_mut(key) {
+            Some(lock) if lock.owner != owner => false,
+            Some(lock) => {
+                lock.count += 1;
+                lock.lease_deadline_ms = lease_deadline_ms;
+                true
+            }
+            None => {
+                self.locks.insert(key.into(), LockState { owner, count: 1, lease_deadline_ms });
+                true
+            }
+        }
+    }
+
+    /// Releases one acquisition; when the last goes, returns the parked requests to re-run.
+    pub fn unlock(&mut self, key: &[u8], owner: LockOwner) -> Result<VecDeque<Parked>, NotOwner> {
+        let lock = self.locks.get_mut(key).filter(|lock| lock.owner == owner).ok_or(NotOwner)?;
+        lock.count -= 1;
+        if lock.count > 0 {
+            return Ok(VecDeque::new());
+        }
+        Ok(self.release(key))
+    }
+
+    /// Releases the lock whoever holds it; returns the parked requests to re-run.
+    pub fn release(&mut self, key: &[u8]) -> VecDeque<Parked> {
+        self.locks.remove(key);
+        self.parked.remove(key).unwrap_or_default()
+    }
+
+    /// Releases a lock whose lease has passed; returns the parked requests to re-run.
+    pub fn expire_lease(&mut self, key: &[u8], now_ms: i64) -> VecDeque<Parked> {
+        match self.locks.get(key) {
+            Some(lock) if now_ms >= lock.lease_deadline_ms => self.release(key),
+            _ => VecDeque::new(),
+        }
+    }
+
+    /// The lease deadline of a held lock (for the reactor's timer).
+    pub fn lease_deadline(&self, key: &[u8]) -> Option<i64> {
+        self.locks.get(key).map(|lock| lock.lease_deadline_ms).filter(|deadline| *deadline != NEVER)
+    }
+
+    /// Parks a request on `key`; gives it back if the key already has too many waiting.
+    pub fn park(&mut self, key: &[u8], parked: Parked) -> Result<(), Parked> {
+        let queue = self.parked.entry(key.into()).or_default();
+        if queue.len() >= MAX_PARKED_PER_KEY {
+            return Err(parked);
+        }
+        queue.push_back(parked);
+        Ok(())
+    }
+
+    /// Removes parked requests whose deadline has passed.
+    pub fn take_timed_out(&mut self, key: &[u8], now_ms: i64) -> Vec<Parked> {
+        let Some(queue) = self.parked.get_mut(key) else { return Vec::new() };
+        let (timed_out, waiting): (VecDeque<Parked>, VecDeque<Parked>) =
+            std::mem::take(queue).into_iter().partition(|parked| now_ms >= parked.deadline_ms);
+        *queue = waiting;
+        if queue.is_empty() {
+            self.parked.remove(key);
+        }
+        timed_out.into()
+    }
+
+    /// Releases every lock `client` holds (it disconnected); returns the keys released with
+    /// their parked requests.
+    pub fn release_client(&mut self, client: Uuid) -> Vec<(Box<[u8]>, VecDeque<Parked>)> {
+        let keys: Vec<Box<[u8]>> =
+            self.locks.iter().filter(|(_, lock)| lock.owner.client == client).map(|(key, _)| key.clone()).collect();
+        keys.into_iter().map(|key| (key.clone(), self.release(&key))).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALICE: LockOwner = LockOwner { client: Uuid { most: 1, least: 1 }, thread_id: 7 };
+    const BOB: LockOwner = LockOwner { client: Uuid { most: 2, least: 2 }, thread_id: 7 };
+
+    #[test]
+    fn reentrant_lock_needs_as_many_unlocks() {
+        let mut table = LockTable::default();
+        assert!(table.acquire(b"k", ALICE, -1, 0));
+        assert!(table.acquire(b"k", ALICE, -1, 0));
+        assert!(!table.acquire(b"k", BOB, -1, 0));
+        assert!(!table.may_write(b"k", BOB));
+        assert!(table.may_write(b"k", ALICE));
+        assert_eq!(table.unlock(b"k", BOB).unwrap_err(), NotOwner);
+        assert!(table.unlock(b"k", ALICE).is_ok());
+        assert!(table.is_locked(b"k"));
+        assert!(table.unlock(b"k", ALICE).is_ok());
+        assert!(!table.is_locked(b"k"));
+        assert!(table.is_empty());
+    }
+
+    #[test]
+    fn lease_expires() {
+        let mut table = LockTable::default();
+        table.acquire(b"k", ALICE, 100, 1_000);
+        assert_eq!(table.lease_deadline(b"k"), Some(1_100));
+        assert!(table.expire_lease(b"k", 1_099).is_empty());
+        assert!(table.is_locked(b"k"));
+        table.expire_lease(b"k", 1_100);
+        assert!(!table.is_locked(b"k"));
+    }
+
+    #[test]
+    fn client_release_frees_only_its_locks() {
+        let mut table = LockTable::default();
+        table.acquire(b"a", ALICE, -1, 0);
+        table.acquire(b"b", BOB, -1, 0);
+        let released = table.release_client(ALICE.client);
+        assert_eq!(released.len(), 1);
+        assert!(!table.is_locked(b"a"));
+        assert!(table.is_locked(b"b"));
+    }
+}
