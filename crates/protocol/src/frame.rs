@@ -90,12 +90,23 @@ pub struct StreamDecoder {
     limits: StreamLimits,
     /// Fragmented messages being reassembled, by fragmentation id.
     pending: HashMap<i64, Vec<u8>>,
+    /// Offset of the first frame of the current partial message not yet seen whole, so a
+    /// message arriving in many reads is scanned once, not once per read.
+    scanned: usize,
+    /// Frame headers read so far (scanning and reassembly): a measure of the work done, so
+    /// tests can check it stays linear in the input.
+    frames_examined: u64,
 }
 
 impl StreamDecoder {
     pub fn new(limits: StreamLimits) -> StreamDecoder {
         assert!(limits.max_frame_bytes as usize >= FRAME_HEADER_SIZE);
-        StreamDecoder { limits, pending: HashMap::new() }
+        StreamDecoder { limits, pending: HashMap::new(), scanned: 0, frames_examined: 0 }
+    }
+
+    /// Frame headers read so far (scanning and reassembly together).
+    pub fn frames_examined(&self) -> u64 {
+        self.frames_examined
     }
 
     pub fn set_limits(&mut self, limits: StreamLimits) {
@@ -106,6 +117,9 @@ impl StreamDecoder {
     ///
     /// Errors as soon as a bound is crossed, even before the offending bytes have all
     /// arrived, so a peer cannot make the caller buffer more than the limits allow.
+    ///
+    /// Contract: after `NeedMore`, the next call's `input` starts at the same byte (the caller
+    /// only appends); the decoder resumes where it stopped instead of re-scanning.
     pub fn decode(&mut self, input: &[u8]) -> Result<Decoded, DecodeError> {
         let Some(end) = self.scan_message(input)? else {
             return Ok(Decoded::NeedMore);
@@ -119,13 +133,16 @@ impl StreamDecoder {
 
     /// Returns the end of the message starting at `input[0]` once its IS_FINAL frame is
     /// complete, checking every frame's length against the limits.
-    fn scan_message(&self, input: &[u8]) -> Result<Option<usize>, DecodeError> {
-        let mut offset = 0usize;
+    fn scan_message(&mut self, input: &[u8]) -> Result<Option<usize>, DecodeError> {
+        let mut offset = self.scanned;
+        self.scanned = 0;
         loop {
             if input.len() < offset + FRAME_HEADER_SIZE {
+                self.scanned = offset;
                 return Ok(None);
             }
             let (length, flags) = frame_header(input, offset);
+            self.frames_examined += 1;
             if length < FRAME_HEADER_SIZE as i32 {
                 return Err(DecodeError::FrameTooShort(length as i64));
             }
@@ -137,6 +154,7 @@ impl StreamDecoder {
                 return Err(DecodeError::MessageTooLong { length: frame_end, limit: self.limits.max_message_bytes });
             }
             if input.len() < frame_end {
+                self.scanned = offset;
                 return Ok(None);
             }
             if flags & IS_FINAL != 0 {
@@ -179,7 +197,7 @@ impl StreamDecoder {
         if flags & END_FRAGMENT == 0 {
             // Each piece ends with its own IS_FINAL frame: clear it, the message is not over
             // yet. Walk only this piece's frames, so reassembly stays linear in its size.
-            clear_final_flag_of_last_frame(&mut buffer[piece_start..]);
+            self.frames_examined += clear_final_flag_of_last_frame(&mut buffer[piece_start..]);
             return Ok(Decoded::Absorbed { consumed });
         }
         let message = self.pending.remove(&id).expect("present: looked up above");
@@ -187,11 +205,14 @@ impl StreamDecoder {
     }
 }
 
-/// Clears IS_FINAL on the last frame of a well-formed frame sequence (no-op when empty).
-fn clear_final_flag_of_last_frame(frames: &mut [u8]) {
+/// Clears IS_FINAL on the last frame of a well-formed frame sequence (no-op when empty);
+/// returns how many frame headers it read.
+fn clear_final_flag_of_last_frame(frames: &mut [u8]) -> u64 {
     let mut offset = 0usize;
     let mut last = None;
+    let mut examined = 0;
     while offset + FRAME_HEADER_SIZE <= frames.len() {
+        examined += 1;
         last = Some(offset);
         let (length, _) = frame_header(frames, offset);
         offset += length as usize;
@@ -200,6 +221,7 @@ fn clear_final_flag_of_last_frame(frames: &mut [u8]) {
         let flags = u16::from_le_bytes([frames[at + 4], frames[at + 5]]) & !IS_FINAL;
         frames[at + 4..at + 6].copy_from_slice(&flags.to_le_bytes());
     }
+    examined
 }
 
 #[cfg(test)]
@@ -244,6 +266,28 @@ mod tests {
         let mut bytes = frame(UNFRAGMENTED, &[0; 90]);
         bytes.extend(frame(0, &[0; 90]));
         assert!(matches!(decoder.decode(&bytes[..110]), Err(DecodeError::MessageTooLong { .. })));
+    }
+
+    #[test]
+    fn a_message_in_many_reads_is_scanned_once() {
+        // 200,000 empty frames fed 60 bytes at a time: linear, not quadratic, work.
+        let mut bytes = frame(UNFRAGMENTED, &[0; 16]);
+        for _ in 0..200_000 {
+            bytes.extend(frame(0, &[]));
+        }
+        bytes.extend(frame(IS_FINAL, &[]));
+        let mut decoder = StreamDecoder::default();
+        let mut end = 0;
+        let result = loop {
+            end = (end + 60).min(bytes.len());
+            match decoder.decode(&bytes[..end]).unwrap() {
+                Decoded::NeedMore => continue,
+                other => break other,
+            }
+        };
+        assert_eq!(result, Decoded::Message { length: bytes.len() });
+        let frames = 200_002;
+        assert!(decoder.frames_examined() <= 2 * frames, "{} frame headers read", decoder.frames_examined());
     }
 
     #[test]
