@@ -84,7 +84,7 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
         Ok(Classified::Wide(operation, reader.string()?.into()))
     };
     let ty = message.message_type();
-    let listener = |name: &str, include_value: bool, flags: i32, key: Option<&[u8]>| {
+    let listener = |name: &str, include_value: bool, flags: i32, key: Option<&[u8]>, invalidation: bool| {
         let listener = Listener {
             id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
             connection: connection.clone(),
@@ -93,6 +93,7 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
             include_value,
             flags,
             key: key.map(Into::into),
+            invalidation,
         };
         Classified::Wide(WideOperation::AddListener(Box::new(listener)), name.into())
     };
@@ -114,14 +115,18 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
         }
         MapAddEntryListener::TYPE => {
             let r = MapAddEntryListener::decode(message)?;
-            Ok(listener(r.name, r.include_value, r.listener_flags, None))
+            Ok(listener(r.name, r.include_value, r.listener_flags, None, false))
+        }
+        MapAddNearCacheInvalidationListener::TYPE => {
+            let r = MapAddNearCacheInvalidationListener::decode(message)?;
+            Ok(listener(r.name, false, r.listener_flags, None, true))
         }
         MapAddEntryListenerToKey::TYPE => {
             let r = MapAddEntryListenerToKey::decode(message)?;
             if r.key.type_id().unwrap_or(0) == 0 {
                 return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
             }
-            Ok(listener(r.name, r.include_value, r.listener_flags, Some(r.key.0)))
+            Ok(listener(r.name, r.include_value, r.listener_flags, Some(r.key.0), false))
         }
         MapAddEntryListenerWithPredicate::TYPE | MapAddEntryListenerToKeyWithPredicate::TYPE => {
             let text = format!(
@@ -211,6 +216,7 @@ impl FanOut {
             value: None,
             old_value: None,
             affected_entries: count.min(i32::MAX as u64) as i32,
+            source: self.connection.client_uuid(),
         };
         share.listeners.publish(share.outbox, share.member, &self.name, event);
     }

@@ -9,7 +9,7 @@
 use crate::connection::ConnectionShared;
 use crate::outbox::Outbox;
 use ahash::RandomState;
-use ferrogrid_protocol::codec::EntryEvent;
+use ferrogrid_protocol::codec::{EntryEvent, MapInvalidationEvent};
 use ferrogrid_protocol::{Data, MessageType, Uuid};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -40,7 +40,12 @@ pub struct Listener {
     pub flags: i32,
     /// Only this key's events (AddEntryListenerToKey).
     pub key: Option<Box<[u8]>>,
+    /// A near-cache invalidation listener: told which keys changed, not how.
+    pub invalidation: bool,
 }
+
+/// The `listenerFlags` bit of near-cache invalidation listeners.
+pub const INVALIDATION_FLAG: i32 = 256;
 
 /// What one event says; values are sent only to listeners that asked for them.
 #[derive(Debug, Clone, Copy)]
@@ -51,12 +56,21 @@ pub struct Event<'a> {
     pub value: Option<&'a [u8]>,
     pub old_value: Option<&'a [u8]>,
     pub affected_entries: i32,
+    /// Who caused it (the writing client, or this member for expiry and eviction).
+    pub source: Uuid,
+}
+
+/// A stable uuid naming one partition's invalidation sequence on this member.
+fn partition_uuid(member: Uuid, partition_id: i32) -> Uuid {
+    Uuid { most: member.most, least: member.least ^ (partition_id as u32 as u64).rotate_left(32) }
 }
 
 /// One reactor's copy of the registrations, by map name.
 #[derive(Debug, Default)]
 pub struct Listeners {
     maps: HashMap<Box<str>, Vec<Listener>, RandomState>,
+    /// Invalidations sent per partition (the `sequence` near caches track).
+    sequences: HashMap<i32, i64, RandomState>,
 }
 
 impl Listeners {
@@ -89,7 +103,27 @@ impl Listeners {
     pub fn publish(&mut self, outbox: &mut Outbox, member: Uuid, map: &str, event: Event<'_>) {
         let Some(listeners) = self.maps.get_mut(map) else { return };
         listeners.retain(|listener| !listener.connection.is_closed());
+        let mut sequence = None;
         for listener in listeners.iter() {
+            if listener.invalidation {
+                let sequence = *sequence.get_or_insert_with(|| {
+                    let counter = self.sequences.entry(event.partition_id).or_insert(0);
+                    *counter += 1;
+                    *counter
+                });
+                MapInvalidationEvent {
+                    source_uuid: Some(event.source),
+                    partition_uuid: Some(partition_uuid(member, event.partition_id)),
+                    sequence,
+                    key: event.key.map(Data),
+                }
+                .encode(
+                    outbox.buffer(&listener.connection),
+                    listener.correlation_id,
+                    event.partition_id,
+                );
+                continue;
+            }
             if listener.flags & event.kind as i32 == 0 {
                 continue;
             }

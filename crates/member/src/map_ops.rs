@@ -89,6 +89,8 @@ pub type KeyDeadline = (i64, Box<str>, Box<[u8]>);
 pub struct OpContext<'a> {
     pub now_ms: i64,
     pub member: Uuid,
+    /// The client whose request this is (the source of its events).
+    pub source: Uuid,
     pub partition_id: i32,
     pub settings: &'a mut SettingsCache,
     pub listeners: &'a mut Listeners,
@@ -103,8 +105,8 @@ pub struct OpContext<'a> {
 impl OpContext<'_> {
     fn publish(&mut self, map: &str, kind: EventKind, key: &[u8], value: Option<&[u8]>, old_value: Option<&[u8]>) {
         if self.listeners.has(map) {
-            let event =
-                Event { kind, partition_id: self.partition_id, key: Some(key), value, old_value, affected_entries: 1 };
+            let (partition_id, source) = (self.partition_id, self.source);
+            let event = Event { kind, partition_id, key: Some(key), value, old_value, affected_entries: 1, source };
             self.listeners.publish(self.outbox, self.member, map, event);
         }
     }

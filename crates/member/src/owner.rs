@@ -91,6 +91,7 @@ impl PartitionOwner {
         let mut ctx = OpContext {
             now_ms: self.now_ms,
             member: self.member,
+            source: connection.client_uuid(),
             partition_id,
             settings: &mut self.settings,
             listeners: &mut self.listeners,
@@ -244,6 +245,7 @@ impl PartitionOwner {
                             value: None,
                             old_value: Some(&value),
                             affected_entries: 1,
+                            source: self.member,
                         };
                         self.listeners.publish(&mut self.outbox, self.member, name, event);
                     }

@@ -13,7 +13,6 @@ use crate::locks::LockTable;
 use ahash::RandomState;
 use ferrogrid_config::{EvictionPolicy, MapConfig, MaxSizePolicy};
 use indexmap::IndexMap;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// "No expiry" for ttl, max-idle and expiration times, as Hazelcast reports it.
@@ -125,8 +124,11 @@ pub struct RecordStore {
     pub locks: LockTable,
     /// Where the expiry sweep continues.
     sweep_cursor: usize,
-    /// Whether any entry was ever given a finite ttl or max-idle (else counting is O(1)).
+    /// Whether any entry was ever given a finite ttl or max-idle. Until then nothing can
+    /// expire: lookups skip the expiry check and counting is O(1).
     ever_expiring: bool,
+    /// Whether any entry was ever given a finite max-idle (its reads must be recorded).
+    ever_idle: bool,
     /// State of the sampling random generator (xorshift).
     random: u64,
 }
@@ -140,6 +142,7 @@ impl RecordStore {
             locks: LockTable::default(),
             sweep_cursor: 0,
             ever_expiring: false,
+            ever_idle: false,
             random: 0x9e37_79b9_7f4a_7c15,
         }
     }
@@ -171,14 +174,28 @@ impl RecordStore {
 
     /// Removes the entry if it has expired; returns its value (for the EXPIRED event).
     pub fn expire_if_due(&mut self, key: &[u8], now_ms: i64) -> Option<Box<[u8]>> {
+        if !self.ever_expiring {
+            return None;
+        }
         if self.entries.get(key)?.is_expired(now_ms) {
             return self.remove(key);
         }
         None
     }
 
-    /// Records a read: access time (max-idle, LRU) and hits (LFU).
+    /// Whether reads must be recorded: for max-idle, LRU/LFU eviction or entry statistics.
+    fn tracks_access(&self) -> bool {
+        self.ever_idle
+            || self.settings.per_entry_stats
+            || matches!(self.settings.eviction_policy, EvictionPolicy::Lru | EvictionPolicy::Lfu)
+    }
+
+    /// Records a read: access time (max-idle, LRU) and hits (LFU). A no-op for maps that
+    /// need neither, so a plain get costs one lookup.
     pub fn touch(&mut self, key: &[u8], now_ms: i64) {
+        if !self.tracks_access() {
+            return;
+        }
         if let Some(record) = self.entries.get_mut(key) {
             record.last_access_time_ms = now_ms;
             record.hits += 1;
@@ -191,6 +208,7 @@ impl RecordStore {
         let ttl_ms = MapSettings::effective(ttl_ms, self.settings.default_ttl_ms);
         let max_idle_ms = MapSettings::effective(max_idle_ms, self.settings.default_max_idle_ms);
         self.ever_expiring |= ttl_ms != NEVER || max_idle_ms != NEVER;
+        self.ever_idle |= max_idle_ms != NEVER;
         match self.entries.get_mut(key) {
             Some(record) => {
                 self.held_bytes = self.held_bytes + value.len() - record.value.len();
@@ -334,7 +352,8 @@ impl RecordStore {
 /// All maps' data in one partition.
 #[derive(Debug, Default)]
 pub struct PartitionStore {
-    maps: HashMap<Box<str>, RecordStore, RandomState>,
+    /// By map name; `entry_ref` finds or creates a map with one lookup and no allocation.
+    maps: hashbrown::HashMap<Box<str>, RecordStore, RandomState>,
 }
 
 impl PartitionStore {
@@ -344,10 +363,7 @@ impl PartitionStore {
 
     /// The map's store, created on first use with `settings`.
     pub fn map_mut(&mut self, name: &str, settings: impl FnOnce() -> Arc<MapSettings>) -> &mut RecordStore {
-        if !self.maps.contains_key(name) {
-            self.maps.insert(name.into(), RecordStore::new(settings()));
-        }
-        self.maps.get_mut(name).expect("inserted above")
+        self.maps.entry_ref(name).or_insert_with(|| RecordStore::new(settings()))
     }
 
     /// The map's store if it exists.

@@ -437,6 +437,15 @@ messages! {
         event_type: i32, uuid: Option<Uuid>, number_of_affected_entries: i32;
         var key: Option<Data<'a>>, value: Option<Data<'a>>, old_value: Option<Data<'a>>, merging_value: Option<Data<'a>>
     }
+    /// Near-cache invalidation listener: events 0x013F02 (one key, or null = all) and 0x013F03.
+    Request MapAddNearCacheInvalidationListener<'a> = 0x013F00 { listener_flags: i32, local_only: bool; var name: &'a str }
+    Event MapInvalidationEvent<'a> = 0x013F02 {
+        source_uuid: Option<Uuid>, partition_uuid: Option<Uuid>, sequence: i64; var key: Option<Data<'a>>
+    }
+    Event MapBatchInvalidationEvent<'a> = 0x013F03 {
+        ; var keys: Vec<Data<'a>>, source_uuids: Packed<Option<Uuid>>, partition_uuids: Packed<Option<Uuid>>,
+          sequences: Packed<i64>
+    }
     Request MapSetTtl<'a> = 0x014300 { ttl: i64; var name: &'a str, key: Data<'a> }
     Request MapPutWithMaxIdle<'a> = 0x014400 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapPutTransientWithMaxIdle<'a> = 0x014500 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
