@@ -14,6 +14,7 @@ mod error;
 mod limits;
 mod map;
 mod network;
+mod observability;
 mod security;
 mod yaml;
 
@@ -27,6 +28,7 @@ pub use map::{
     MAX_EXPIRY_SECONDS,
 };
 pub use network::NetworkConfig;
+pub use observability::{IoConfig, MetricsConfig, Placement};
 pub use security::{SecurityConfig, User};
 
 use error::invalid;
@@ -67,6 +69,10 @@ pub struct MemberConfig {
     /// `hazelcast.properties."hazelcast.client.max.no.heartbeat.seconds"` × 1000, default 300 000,
     /// at least `MIN_CLIENT_HEARTBEAT_TIMEOUT_MS`.
     pub client_heartbeat_timeout_ms: u64,
+    /// Probes, metrics file and HTTP endpoint.
+    pub metrics: MetricsConfig,
+    /// Reactor IO: the balancer and connection placement.
+    pub io: IoConfig,
 }
 
 impl Default for MemberConfig {
@@ -80,6 +86,8 @@ impl Default for MemberConfig {
             limits: Limits::default(),
             reactor_threads: 0,
             client_heartbeat_timeout_ms: 300_000,
+            metrics: MetricsConfig::default(),
+            io: IoConfig::default(),
         }
     }
 }
@@ -141,6 +149,8 @@ impl MemberConfig {
         self.network.validate()?;
         self.maps.validate()?;
         self.security.validate()?;
+        self.metrics.validate()?;
+        self.io.validate()?;
         self.limits.validate()
     }
 

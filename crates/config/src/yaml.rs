@@ -16,7 +16,8 @@ use serde_yaml::Value;
 
 use crate::error::{invalid, ConfigError};
 use crate::{
-    EvictionPolicy, LoadedConfig, MapConfig, MaxSizePolicy, MemberConfig, NetworkConfig, SecurityConfig, User,
+    EvictionPolicy, LoadedConfig, MapConfig, MaxSizePolicy, MemberConfig, NetworkConfig, Placement, SecurityConfig,
+    User,
 };
 
 type Result<T> = std::result::Result<T, ConfigError>;
@@ -35,6 +36,18 @@ pub(crate) fn parse(text: &str) -> Result<LoadedConfig> {
             ferrogrid.set("reactor-threads", &mut config.reactor_threads, unsigned)?;
             if let Some(limits) = ferrogrid.section("limits")? {
                 read_limits(limits, &mut config)?;
+            }
+            if let Some(mut metrics) = ferrogrid.section("metrics")? {
+                let config = &mut config.metrics;
+                if let Some(file) = metrics.read("file", self::text)? {
+                    config.file = (!file.is_empty()).then(|| file.into());
+                }
+                metrics.set("max-file-bytes", &mut config.max_file_bytes, unsigned)?;
+                metrics.set("http-enabled", &mut config.http_enabled, boolean)?;
+                metrics.set("http-port", &mut config.http_port, unsigned)?;
+            }
+            if let Some(mut io) = ferrogrid.section("io")? {
+                io.set("initial-placement", &mut config.io.initial_placement, placement)?;
             }
         }
     }
@@ -176,6 +189,11 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
     if let Some(security) = hazelcast.section("security")? {
         read_security(security, &mut config.security)?;
     }
+    if let Some(mut metrics) = hazelcast.section("metrics")? {
+        metrics.set("enabled", &mut config.metrics.enabled, boolean)?;
+        let frequency = &mut config.metrics.collection_frequency_seconds;
+        metrics.set("collection-frequency-seconds", frequency, unsigned)?;
+    }
     Ok(())
 }
 
@@ -184,6 +202,8 @@ fn read_properties(mut properties: Section, config: &mut MemberConfig) -> Result
     properties.set("hazelcast.partition.count", partition_count, unsigned)?;
     let unauthenticated = &mut config.limits.max_unauthenticated_message_bytes;
     properties.set("hazelcast.client.protocol.max.message.bytes", unauthenticated, unsigned)?;
+    let balancer = &mut config.io.balancer_interval_seconds;
+    properties.set("hazelcast.io.balancer.interval.seconds", balancer, signed)?;
     let heartbeat_key = "hazelcast.client.max.no.heartbeat.seconds";
     if let Some((path, value)) = properties.take(heartbeat_key) {
         let seconds: u64 = unsigned(value, &path)?;
@@ -368,6 +388,24 @@ fn eviction_policy(value: &Value, path: &str) -> Result<EvictionPolicy> {
     }
 }
 
+fn placement(value: &Value, path: &str) -> Result<Placement> {
+    match text(value, path)?.as_str() {
+        "least-connections" => Ok(Placement::LeastConnections),
+        "first-reactor" => Ok(Placement::FirstReactor),
+        other => Err(invalid(path.to_owned(), format!("expected least-connections or first-reactor, got {other}"))),
+    }
+}
+
+/// An integer that may be negative, written as a number or a string of digits.
+fn signed(value: &Value, path: &str) -> Result<i64> {
+    let number = match value {
+        Value::Number(number) => number.as_i64(),
+        Value::String(text) => text.trim().parse::<i64>().ok(),
+        _ => None,
+    };
+    number.ok_or_else(|| expected(path, "an integer", value))
+}
+
 /// ferrogrid keeps serialized bytes either way; NATIVE (off-heap, Enterprise) is refused.
 fn in_memory_format(value: &Value, path: &str) -> Result<()> {
     match text(value, path)?.to_ascii_uppercase().as_str() {
@@ -530,6 +568,27 @@ hazelcast:
         assert_eq!(network.member_list, ["a:1", "b:2"]);
         let disabled = "hazelcast: {network: {join: {tcp-ip: {enabled: false, members: a}}}}";
         assert!(load(disabled).config.network.member_list.is_empty());
+    }
+
+    #[test]
+    fn metrics_and_io_settings_are_read() {
+        let text = "hazelcast: {metrics: {enabled: false, collection-frequency-seconds: 2}, \
+                    properties: {hazelcast.io.balancer.interval.seconds: -1}}\n\
+                    ferrogrid: {metrics: {file: '', http-port: 9900, max-file-bytes: 65536}, \
+                    io: {initial-placement: first-reactor}}";
+        let loaded = load(text);
+        let config = loaded.config;
+        assert!(!config.metrics.enabled);
+        assert_eq!(config.metrics.collection_frequency_seconds, 2);
+        assert_eq!(config.metrics.file, None);
+        assert_eq!(config.metrics.http_port, 9900);
+        assert_eq!(config.io.balancer_interval(), None, "negative disables the balancer");
+        assert_eq!(config.io.initial_placement, crate::Placement::FirstReactor);
+        assert!(loaded.unsupported_keys.is_empty(), "{:?}", loaded.unsupported_keys);
+        let zero = "hazelcast: {properties: {hazelcast.io.balancer.interval.seconds: 0}}";
+        assert_eq!(invalid_key(zero), "hazelcast.properties.hazelcast.io.balancer.interval.seconds");
+        assert_eq!(invalid_key("ferrogrid: {io: {initial-placement: random}}"), "ferrogrid.io.initial-placement");
+        assert_eq!(MemberConfig::default().io.balancer_interval(), Some(std::time::Duration::from_secs(20)));
     }
 
     #[test]

@@ -112,29 +112,32 @@ impl ConnectionShared {
     /// Queues `bytes` (whole messages) and writes as much as the socket accepts now, unless
     /// another thread is writing, which then writes these bytes too. Bytes for a closed
     /// connection are dropped: its client has gone.
-    pub fn send(&self, bytes: &[u8]) {
+    /// Returns the bytes this call wrote to the socket (its own and others' queued ones).
+    pub fn send(&self, bytes: &[u8]) -> usize {
         if bytes.is_empty() || self.is_closed() {
-            return;
+            return 0;
         }
         let batch = {
             let mut outbound = self.outbound.lock();
             outbound.queued.extend_from_slice(bytes);
             outbound.become_writer()
         };
-        if let Some((batch, offset)) = batch {
-            self.write_as_writer(batch, offset);
+        match batch {
+            Some((batch, offset)) => self.write_as_writer(batch, offset),
+            None => 0,
         }
     }
 
-    /// Called by the owner reactor on a writable event.
-    pub fn on_writable(&self) {
+    /// Called by the owner reactor on a writable event; returns the bytes written.
+    pub fn on_writable(&self) -> usize {
         let batch = {
             let mut outbound = self.outbound.lock();
             outbound.blocked = false;
             outbound.become_writer()
         };
-        if let Some((batch, offset)) = batch {
-            self.write_as_writer(batch, offset);
+        match batch {
+            Some((batch, offset)) => self.write_as_writer(batch, offset),
+            None => 0,
         }
     }
 
@@ -145,9 +148,12 @@ impl ConnectionShared {
 
     /// Writes `batch[offset..]` and whatever others queue meanwhile, until all is written or
     /// the socket is full. Only the thread that became writer calls this.
-    fn write_as_writer(&self, mut batch: Vec<u8>, mut offset: usize) {
+    fn write_as_writer(&self, mut batch: Vec<u8>, mut offset: usize) -> usize {
+        let mut written = 0;
         loop {
+            let before = offset;
             let outcome = self.write_out(&batch, &mut offset);
+            written += offset - before;
             let mut outbound = self.outbound.lock();
             debug_assert!(outbound.writing && outbound.unsent.is_empty());
             match outcome {
@@ -157,7 +163,7 @@ impl ConnectionShared {
                     if batch.capacity() <= RETAINED_OUTBOUND_BYTES {
                         outbound.unsent = batch;
                     }
-                    return;
+                    return written;
                 }
                 WriteOutcome::Done => {
                     batch.clear();
@@ -169,13 +175,13 @@ impl ConnectionShared {
                     outbound.unsent_offset = offset;
                     outbound.writing = false;
                     outbound.blocked = true;
-                    return;
+                    return written;
                 }
                 WriteOutcome::Failed => {
                     outbound.writing = false;
                     outbound.queued.clear();
                     self.mark_closed();
-                    return;
+                    return written;
                 }
             }
         }
@@ -320,6 +326,10 @@ pub struct Connection {
     pub last_read: Instant,
     /// Responses produced inline during the current read batch, sent once at its end.
     pub output: Vec<u8>,
+    /// Requests received on this connection.
+    pub requests: u64,
+    /// Requests received since the IO balancer last looked (its measure of a connection's load).
+    pub requests_since_balance: u64,
 }
 
 impl Connection {
@@ -332,6 +342,8 @@ impl Connection {
             decoder: StreamDecoder::new(unauthenticated),
             last_read: Instant::now(),
             output: Vec::new(),
+            requests: 0,
+            requests_since_balance: 0,
         }
     }
 }

@@ -9,6 +9,7 @@
 //! (key locks and parked requests), [`listeners`] (entry events), [`outbox`] (output to other
 //! connections), [`cluster`] (what clients are told about the cluster).
 
+pub mod balancer;
 pub mod client;
 pub mod cluster;
 pub mod connection;
@@ -16,8 +17,10 @@ pub mod fanout;
 pub mod listeners;
 pub mod locks;
 pub mod map_ops;
+pub mod metrics;
 pub mod outbox;
 pub mod owner;
+pub mod probes;
 pub mod reactor;
 pub mod server;
 pub mod shared;

@@ -28,7 +28,14 @@ pub fn is_partition_operation(message_type: MessageType) -> bool {
     PARTITION_OPERATIONS.contains(&message_type)
 }
 
-const PARTITION_OPERATIONS: &[MessageType] = &[
+/// The position of a partition operation in `PARTITION_OPERATIONS` (its probe slot).
+pub fn partition_operation_index(message_type: MessageType) -> Option<usize> {
+    PARTITION_OPERATIONS.iter().position(|ty| *ty == message_type)
+}
+
+pub const PARTITION_OPERATION_COUNT: usize = PARTITION_OPERATIONS.len();
+
+pub const PARTITION_OPERATIONS: &[MessageType] = &[
     MapPut::TYPE,
     MapGet::TYPE,
     MapRemove::TYPE,
@@ -186,6 +193,9 @@ impl<'p, 'c, 'x> KeyOp<'p, 'c, 'x> {
         null_check(key, "key")?;
         let settings = &mut *ctx.settings;
         let store = partition.map_mut(name, || settings.get(name));
+        if let Some(slot) = partition_operation_index(message.message_type()) {
+            store.op_counts[slot] += 1;
+        }
         let (correlation_id, response_type) = (message.correlation_id(), message.message_type().response());
         let op = KeyOp { store, ctx, name, correlation_id, response_type };
         if let Some(expired) = op.store.expire_if_due(key.0, op.ctx.now_ms) {

@@ -33,13 +33,16 @@ impl Outbox {
         self.entries.len() - 1
     }
 
-    /// Writes everything gathered, one send per connection.
-    pub fn flush(&mut self) {
+    /// Writes everything gathered, one send per connection; returns the bytes this thread
+    /// wrote to sockets.
+    pub fn flush(&mut self) -> usize {
+        let mut written = 0;
         for (connection, bytes, answered) in self.entries.drain(..) {
-            connection.send(&bytes);
+            written += connection.send(&bytes);
             if answered > 0 {
                 connection.end_in_flight(answered);
             }
         }
+        written
     }
 }

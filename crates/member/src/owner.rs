@@ -46,6 +46,8 @@ pub struct PartitionOwner {
     pub now_ms: i64,
     sweep_cursor: usize,
     scratch: Vec<u8>,
+    /// Latency of every request this reactor ran, by type (nanoseconds).
+    latency: std::collections::HashMap<ferrogrid_protocol::MessageType, hdrhistogram::Histogram<u64>>,
 }
 
 impl PartitionOwner {
@@ -71,7 +73,29 @@ impl PartitionOwner {
             now_ms: now_ms(),
             sweep_cursor: 0,
             scratch: Vec::new(),
+            latency: std::collections::HashMap::new(),
         }
+    }
+
+    pub fn record_latency(&mut self, message_type: ferrogrid_protocol::MessageType, elapsed: std::time::Duration) {
+        let histogram = self.latency.entry(message_type).or_insert_with(crate::probes::latency_histogram);
+        histogram.saturating_record(elapsed.as_nanos().max(1) as u64);
+    }
+
+    /// Copies latency histograms and per-map figures out for the metrics threads.
+    pub fn snapshot(&self) -> crate::probes::ReactorSnapshot {
+        let mut snapshot = crate::probes::ReactorSnapshot { latency: self.latency.clone(), ..Default::default() };
+        for partition in &self.partitions {
+            for (name, store) in partition.maps() {
+                let figures = snapshot.maps.entry(name.to_owned()).or_default();
+                figures.entries += store.len() as u64;
+                figures.bytes += store.held_bytes() as u64;
+                for (slot, count) in store.op_counts.iter().enumerate().filter(|(_, count)| **count > 0) {
+                    *figures.ops.entry(map_ops::PARTITION_OPERATIONS[slot]).or_insert(0) += count;
+                }
+            }
+        }
+        snapshot
     }
 
     pub fn tick_clock(&mut self) {
@@ -134,9 +158,10 @@ impl PartitionOwner {
     }
 
     /// Runs requests another reactor handed over (length-prefixed in `batch`); answers go
-    /// to the outbox.
-    pub fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, mut batch: &[u8]) {
+    /// to the outbox. Returns how many requests it ran.
+    pub fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, mut batch: &[u8]) -> usize {
         let mut scratch = std::mem::take(&mut self.scratch);
+        let mut ran = 0;
         while !batch.is_empty() {
             let length = u32::from_le_bytes(batch[..4].try_into().expect("length prefix")) as usize;
             let bytes = &batch[4..4 + length];
@@ -146,14 +171,18 @@ impl PartitionOwner {
                 continue;
             }
             let message = Message::parse(bytes).expect("the origin reactor parsed this message");
+            let started = std::time::Instant::now();
             if let Err(error) = self.execute(connection, &message, &mut scratch) {
                 warn!(peer = %connection.peer, %error, "closing connection: malformed request");
                 connection.close();
             }
+            self.record_latency(message.message_type(), started.elapsed());
+            ran += 1;
             self.outbox.buffer(connection).extend_from_slice(&scratch);
             scratch.clear();
         }
         self.scratch = scratch;
+        ran
     }
 
     /// Runs this reactor's share of a map-wide request; returns the response if it was last.
@@ -255,6 +284,7 @@ impl PartitionOwner {
     }
 }
 
-fn now_ms() -> i64 {
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as i64)
 }

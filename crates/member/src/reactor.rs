@@ -76,6 +76,8 @@ struct Core {
     /// Requests for other reactors cut from the connection being processed, per target.
     outgoing: Vec<Vec<u8>>,
     authenticated_limits: StreamLimits,
+    /// Whether the request being handled went to another reactor (it is timed there).
+    handed_off: bool,
 }
 
 /// One reactor thread's state. Owned and run by that thread only.
@@ -123,6 +125,7 @@ impl Reactor {
                 wake: vec![false; count],
                 outgoing: vec![Vec::new(); count],
                 authenticated_limits,
+                handed_off: false,
             },
             poll,
             inbox,
@@ -156,27 +159,33 @@ impl Reactor {
                 if token == WAKER_TOKEN {
                     continue;
                 }
+                let probes = &self.core.shared.reactors[index].probes;
                 if event.is_writable() {
+                    probes.write_events.add(1);
                     if let Some(connection) = self.connections.get(token.0) {
-                        connection.shared.on_writable();
+                        probes.bytes_out.add(connection.shared.on_writable() as u64);
                     }
                 }
                 if event.is_readable() || event.is_read_closed() || event.is_error() {
+                    probes.read_events.add(1);
                     self.on_readable(token);
                 }
             }
+            self.core.shared.reactors[index].probes.queue_depth.set(self.inbox.len() as u64);
             self.drain_inbox();
             self.fire_timers();
             if self.last_expiry_sweep.elapsed() >= EXPIRY_SWEEP_INTERVAL {
                 self.last_expiry_sweep = Instant::now();
                 self.core.owner.sweep_expired();
             }
-            self.core.owner.outbox.flush();
+            let written = self.core.owner.outbox.flush();
+            self.core.probes().bytes_out.add(written as u64);
             self.retry_overflow();
             self.retry_connections();
             self.core.wake_targets();
             if self.last_sweep.elapsed() >= SWEEP_INTERVAL {
                 self.sweep();
+                self.publish_snapshot();
             }
         }
         let tokens: Vec<usize> = self.connections.iter().map(|(key, _)| key).collect();
@@ -213,6 +222,67 @@ impl Reactor {
         }
     }
 
+    /// Moves this reactor's busiest connection whose load (requests since the balancer last
+    /// asked) is below `gap` to reactor `to`: moving a load below the gap always narrows it,
+    /// so connections do not bounce between reactors. The connection's buffered input,
+    /// decoder and state move with it, and this reactor reads nothing more from it, so no
+    /// frame is lost, duplicated or reordered.
+    fn migrate_busiest(&mut self, to: usize, gap: u64) {
+        let busiest = self
+            .connections
+            .iter()
+            .filter(|(_, connection)| connection.requests_since_balance > 0 && connection.requests_since_balance < gap)
+            .max_by_key(|(_, connection)| connection.requests_since_balance)
+            .map(|(key, _)| key);
+        for (_, connection) in self.connections.iter_mut() {
+            connection.requests_since_balance = 0;
+        }
+        let Some(key) = busiest.filter(|_| self.connections.len() >= 2 && to != self.core.index) else { return };
+        let mut connection = self.connections.remove(key);
+        self.core.flush_output(&mut connection);
+        let _ = self.poll.registry().deregister(&mut ConnectionStreamRef(&connection.shared));
+        self.retry.retain(|token| token.0 != key);
+        self.core.shared.reactors[self.core.index].connections.fetch_sub(1, Ordering::AcqRel);
+        self.core.probes().connections_migrated_out.add(1);
+        info!(peer = %connection.shared.peer, from = self.core.index, to, "IO balancer: moving connection");
+        self.core.hand_off(to, Task::AdoptConnection(Box::new(connection)));
+    }
+
+    /// Takes over a connection another reactor moved here.
+    fn adopt(&mut self, mut connection: Connection) {
+        let entry = self.connections.vacant_entry();
+        let token = Token(entry.key());
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if let Err(error) = self.poll.registry().register(&mut ConnectionStreamRef(&connection.shared), token, interest)
+        {
+            warn!(peer = %connection.shared.peer, %error, "could not register a moved connection");
+            connection.shared.close();
+            return;
+        }
+        connection.token = token;
+        let shared = connection.shared.clone();
+        entry.insert(connection);
+        self.core.shared.reactors[self.core.index].connections.fetch_add(1, Ordering::AcqRel);
+        self.core.probes().connections_migrated_in.add(1);
+        // Readiness that arrived while the connection was between reactors is not reported
+        // again: look now.
+        self.core.probes().bytes_out.add(shared.on_writable() as u64);
+        self.on_readable(token);
+    }
+
+    /// Copies this reactor's heavier measures out for the metrics threads (about once a second).
+    fn publish_snapshot(&mut self) {
+        let mut snapshot = self.core.owner.snapshot();
+        for (_, connection) in self.connections.iter() {
+            if let ConnectionState::Authenticated { client_uuid, .. } = &connection.state {
+                let figures = snapshot.clients.entry(*client_uuid).or_default();
+                figures.connections += 1;
+                figures.requests += connection.requests;
+            }
+        }
+        *self.core.probes().snapshot.lock() = snapshot;
+    }
+
     fn accept(&mut self, mut stream: mio::net::TcpStream, peer: std::net::SocketAddr) {
         let entry = self.connections.vacant_entry();
         let token = Token(entry.key());
@@ -235,7 +305,7 @@ impl Reactor {
         let Some(connection) = self.connections.try_remove(token.0) else {
             return;
         };
-        connection.shared.send(&connection.output);
+        self.core.probes().bytes_out.add(connection.shared.send(&connection.output) as u64);
         if let ConnectionState::Authenticated { client_uuid, .. } = connection.state {
             if self.core.shared.client_disconnected(client_uuid) {
                 self.core.owner.schedule_client_cleanup(client_uuid, CLIENT_CLEANUP_PERIOD_MS);
@@ -276,6 +346,7 @@ impl Reactor {
                 Ok(0) => return self.close(token, "closed by peer"),
                 Ok(count) => {
                     connection.last_read = Instant::now();
+                    self.core.probes().bytes_in.add(count as u64);
                     if count < connection.input.last_read_capacity() {
                         // A short read drained the socket; edge-triggered polling reports new
                         // bytes, so skip the read that would only say "would block".
@@ -284,18 +355,12 @@ impl Reactor {
                             Ok(Progress::Throttled) => return self.schedule_retry(token),
                             Ok(Progress::NeedInput) => {}
                         }
-                        let output = std::mem::take(&mut connection.output);
-                        connection.shared.send(&output);
-                        connection.output = output;
-                        connection.output.clear();
+                        self.core.flush_output(connection);
                         return;
                     }
                 }
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                    let output = std::mem::take(&mut connection.output);
-                    connection.shared.send(&output);
-                    connection.output = output;
-                    connection.output.clear();
+                    self.core.flush_output(connection);
                     return;
                 }
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
@@ -307,16 +372,14 @@ impl Reactor {
             if let Err(reason) = self.core.process_input(connection) {
                 return self.close(token, &reason);
             }
-            connection.shared.send(&connection.output);
-            connection.output.clear();
+            self.core.flush_output(connection);
         }
         self.schedule_retry(token);
     }
 
     fn schedule_retry(&mut self, token: Token) {
         if let Some(connection) = self.connections.get_mut(token.0) {
-            connection.shared.send(&connection.output);
-            connection.output.clear();
+            self.core.flush_output(connection);
         }
         if !self.retry.contains(&token) {
             self.retry.push(token);
@@ -341,17 +404,25 @@ impl Reactor {
             };
             match task {
                 Task::NewConnection(stream, peer) => self.accept(stream, peer),
-                Task::Partitions { connection, batch } => self.core.owner.run_handed_off(&connection, &batch),
+                Task::Partitions { connection, batch } => {
+                    let ran = self.core.owner.run_handed_off(&connection, &batch) as u64;
+                    self.core.probes().received_ops.add(ran);
+                    self.core.probes().messages_out.add(ran);
+                }
                 Task::FanOut(job) => {
                     if let Some(response) = self.core.owner.run_share(&job) {
-                        job.connection.send(&response);
+                        self.core.probes().bytes_out.add(job.connection.send(&response) as u64);
+                        self.core.probes().messages_out.add(1);
                         job.connection.end_in_flight(1);
                     }
                 }
                 Task::ReleaseClient(client) => self.core.owner.release_client(client),
+                Task::MigrateBusiest { to, gap } => self.migrate_busiest(to, gap),
+                Task::AdoptConnection(connection) => self.adopt(*connection),
             }
         }
-        self.core.owner.outbox.flush();
+        let written = self.core.owner.outbox.flush();
+        self.core.probes().bytes_out.add(written as u64);
     }
 
     fn retry_overflow(&mut self) {
@@ -409,7 +480,7 @@ impl Core {
     }
 
     fn process_messages(&mut self, connection: &mut Connection) -> Result<Progress, String> {
-        let Connection { shared, state, input, decoder, output, .. } = connection;
+        let Connection { shared, state, input, decoder, output, requests, requests_since_balance, .. } = connection;
         let write_limit = self.shared.config.limits.connection_write_buffer_bytes as usize;
         let in_flight_limit = self.shared.config.limits.max_in_flight_per_connection as usize;
         for handled in 1usize.. {
@@ -446,12 +517,16 @@ impl Core {
                     continue;
                 }
                 Decoded::Message { length } => {
+                    *requests += 1;
+                    *requests_since_balance += 1;
                     let flow = self.handle(shared, state, output, &input.unread()[..length]);
                     input.consume(length);
                     flow
                 }
                 Decoded::Reassembled { consumed, message } => {
                     input.consume(consumed);
+                    *requests += 1;
+                    *requests_since_balance += 1;
                     self.handle(shared, state, output, &message)
                 }
             };
@@ -480,6 +555,9 @@ impl Core {
         if message.fixed(REQUEST_HEADER_SIZE).is_err() {
             return Flow::Close("request initial frame shorter than the 16-byte header".into());
         }
+        self.probes().messages_in.add(1);
+        let (started, written_before) = (Instant::now(), out.len());
+        self.handed_off = false;
         let outcome = if matches!(state, ConnectionState::Authenticated { .. }) {
             self.dispatch(connection, &message, bytes, out)
         } else {
@@ -490,6 +568,13 @@ impl Core {
             }
             outcome
         };
+        if !self.handed_off {
+            // Requests handed to another reactor are timed there.
+            self.owner.record_latency(message.message_type(), started.elapsed());
+            if out.len() > written_before {
+                self.probes().messages_out.add(1);
+            }
+        }
         match outcome {
             Ok(After::Continue) => Flow::Continue,
             Ok(After::Close(reason)) => Flow::Close(reason),
@@ -525,9 +610,12 @@ impl Core {
             }
             let owner = self.shared.owner_of(partition as u16);
             if owner == self.index {
+                self.probes().local_ops.add(1);
                 self.owner.execute(connection, message, out)?;
             } else {
                 connection.begin_in_flight();
+                self.probes().handed_off_ops.add(1);
+                self.handed_off = true;
                 let batch = &mut self.outgoing[owner];
                 batch.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
                 batch.extend_from_slice(bytes);
@@ -576,6 +664,17 @@ impl Core {
             out.extend_from_slice(&response);
             connection.end_in_flight(1);
         }
+    }
+
+    fn probes(&self) -> &crate::probes::ReactorProbes {
+        &self.shared.reactors[self.index].probes
+    }
+
+    /// Writes the responses gathered for `connection` during this batch.
+    fn flush_output(&self, connection: &mut Connection) {
+        let written = connection.shared.send(&connection.output);
+        self.probes().bytes_out.add(written as u64);
+        connection.output.clear();
     }
 
     fn wake_targets(&mut self) {

@@ -38,6 +38,8 @@ pub enum StartError {
 pub struct Member {
     shared: Arc<Shared>,
     address: SocketAddr,
+    /// Where `/metrics` and `/health` are served, if enabled.
+    metrics_address: Option<SocketAddr>,
     acceptor_waker: Arc<Waker>,
     threads: Vec<JoinHandle<()>>,
 }
@@ -62,6 +64,7 @@ impl Member {
                 waker,
                 sleeping: AtomicBool::new(false),
                 connections: AtomicUsize::new(0),
+                probes: crate::probes::ReactorProbes::default(),
             });
             polls.push(poll);
             receivers.push(receiver);
@@ -84,6 +87,7 @@ impl Member {
             next_connection_id: AtomicU64::new(1),
             open_connections: AtomicUsize::new(0),
             clients: parking_lot::Mutex::new(std::collections::HashMap::new()),
+            balancer: crate::metrics::BalancerProbes::default(),
         });
         let mut threads = Vec::with_capacity(reactor_count + 1);
         for (index, (poll, receiver)) in polls.into_iter().zip(receivers).enumerate() {
@@ -102,6 +106,7 @@ impl Member {
             .spawn(move || accept_loop(acceptor_shared, acceptor_poll, listener))
             .map_err(StartError::Thread)?;
         threads.push(thread);
+        let metrics_address = start_observability(&shared, &mut threads)?;
         info!(
             %address,
             member = %shared.view.member_uuid,
@@ -110,12 +115,22 @@ impl Member {
             partitions = shared.view.partition_count,
             "member started"
         );
-        Ok(Member { shared, address, acceptor_waker, threads })
+        Ok(Member { shared, address, metrics_address, acceptor_waker, threads })
     }
 
     /// The address clients connect to.
     pub fn address(&self) -> SocketAddr {
         self.address
+    }
+
+    /// Where `/metrics` and `/health` are served (None when the endpoint is off).
+    pub fn metrics_address(&self) -> Option<SocketAddr> {
+        self.metrics_address
+    }
+
+    /// Every probe, read now.
+    pub fn probes(&self) -> Vec<crate::probes::Probe> {
+        crate::metrics::collect(&self.shared)
     }
 
     /// Stops accepting, closes every connection and joins all threads.
@@ -124,6 +139,9 @@ impl Member {
         let _ = self.acceptor_waker.wake();
         for reactor in &self.shared.reactors {
             let _ = reactor.waker.wake();
+        }
+        if let Some(address) = self.metrics_address {
+            crate::metrics::wake_http(address);
         }
         for thread in self.threads {
             let _ = thread.join();
@@ -190,8 +208,50 @@ fn accept_loop(shared: Arc<Shared>, mut poll: Poll, mut listener: TcpListener) {
     }
 }
 
-/// The reactor with the fewest connections (lowest index on ties).
+/// Starts the metrics file writer, the HTTP endpoint and the IO balancer as configured;
+/// returns the endpoint's address.
+fn start_observability(
+    shared: &Arc<Shared>,
+    threads: &mut Vec<JoinHandle<()>>,
+) -> Result<Option<SocketAddr>, StartError> {
+    let spawn = |name: &str, body: Box<dyn FnOnce() + Send>| {
+        std::thread::Builder::new().name(name.into()).spawn(body).map_err(StartError::Thread)
+    };
+    let metrics = shared.config.metrics.clone();
+    let mut metrics_address = None;
+    if metrics.enabled {
+        if let Some(path) = metrics.file.clone() {
+            let (shared, config) = (shared.clone(), metrics.clone());
+            threads.push(spawn("metrics", Box::new(move || crate::metrics::log_loop(shared, config, path)))?);
+        }
+        if metrics.http_enabled {
+            let listener =
+                crate::metrics::bind_http(&shared.config.network.host, metrics.http_port).map_err(|source| {
+                    StartError::NoFreePort {
+                        host: shared.config.network.host.clone(),
+                        first: metrics.http_port,
+                        last: metrics.http_port.saturating_add(99),
+                        source,
+                    }
+                })?;
+            metrics_address = listener.local_addr().ok();
+            let shared = shared.clone();
+            threads.push(spawn("metrics-http", Box::new(move || crate::metrics::http_loop(shared, listener)))?);
+        }
+    }
+    if let Some(interval) = shared.config.io.balancer_interval() {
+        let shared = shared.clone();
+        threads.push(spawn("io-balancer", Box::new(move || crate::balancer::balancer_loop(shared, interval)))?);
+    }
+    Ok(metrics_address)
+}
+
+/// Where a new connection goes: the reactor with the fewest connections (lowest index on
+/// ties), or reactor 0 when configured to reproduce a skewed assignment.
 fn least_loaded(shared: &Shared) -> usize {
+    if shared.config.io.initial_placement == ferrogrid_config::Placement::FirstReactor {
+        return 0;
+    }
     (0..shared.reactor_count())
         .min_by_key(|index| shared.reactors[*index].connections.load(Ordering::Acquire))
         .expect("at least one reactor")

@@ -26,6 +26,12 @@ pub enum Task {
     FanOut(Arc<FanOut>),
     /// A client has had no connection for the cleanup period: release its locks.
     ReleaseClient(ferrogrid_protocol::Uuid),
+    /// From the IO balancer: move this reactor's busiest connection whose load (requests
+    /// since the last run) is below `gap` to reactor `to`; `gap` is how many more requests
+    /// this reactor received than `to`, so the move always narrows the imbalance.
+    MigrateBusiest { to: usize, gap: u64 },
+    /// A connection another reactor moved here; from now on this reactor reads it.
+    AdoptConnection(Box<crate::connection::Connection>),
 }
 
 /// How other threads reach one reactor.
@@ -37,6 +43,8 @@ pub struct ReactorHandle {
     pub sleeping: AtomicBool,
     /// Connections owned (for placing new connections on the least-loaded reactor).
     pub connections: AtomicUsize,
+    /// This reactor's probes (written by it, read by anyone).
+    pub probes: crate::probes::ReactorProbes,
 }
 
 impl ReactorHandle {
@@ -71,6 +79,8 @@ pub struct Shared {
     /// Open connections per authenticated client uuid (locks are released once a client has
     /// had none for `CLIENT_CLEANUP_PERIOD_MS`).
     pub clients: parking_lot::Mutex<std::collections::HashMap<ferrogrid_protocol::Uuid, usize>>,
+    /// The IO balancer's probes.
+    pub balancer: crate::metrics::BalancerProbes,
 }
 
 /// How long a client may be without connections before its locks are released (Hazelcast's

@@ -131,6 +131,9 @@ pub struct RecordStore {
     ever_idle: bool,
     /// State of the sampling random generator (xorshift).
     random: u64,
+    /// Requests run on this map in this partition, by operation (index in
+    /// `map_ops::PARTITION_OPERATIONS`).
+    pub op_counts: [u64; crate::map_ops::PARTITION_OPERATION_COUNT],
 }
 
 impl RecordStore {
@@ -144,6 +147,7 @@ impl RecordStore {
             ever_expiring: false,
             ever_idle: false,
             random: 0x9e37_79b9_7f4a_7c15,
+            op_counts: [0; crate::map_ops::PARTITION_OPERATION_COUNT],
         }
     }
 
@@ -374,6 +378,10 @@ impl PartitionStore {
     /// Drops a map's data in this partition (destroy); returns how many entries it held.
     pub fn drop_map(&mut self, name: &str) -> usize {
         self.maps.remove(name).map_or(0, |store| store.len())
+    }
+
+    pub fn maps(&self) -> impl Iterator<Item = (&str, &RecordStore)> {
+        self.maps.iter().map(|(name, store)| (&**name, store))
     }
 
     pub fn maps_mut(&mut self) -> impl Iterator<Item = (&str, &mut RecordStore)> {

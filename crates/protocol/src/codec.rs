@@ -65,7 +65,16 @@ macro_rules! messages {
 
             messages!(@encode $kind $(= $id)?; $($fixed),*; $($($trailing),*)?; $($($var),*)?);
         }
-    )*};
+    )*
+
+        /// The name of a request or event type declared in the table (e.g. "MapGet").
+        pub fn message_name(message_type: MessageType) -> Option<&'static str> {
+            match message_type.0 {
+                $($($id => Some(stringify!($name)),)?)*
+                _ => None,
+            }
+        }
+    };
 
     (@encode Request = $id:literal; $($fixed:ident),*; $($trailing:ident),*; $($var:ident),*) => {
         /// Appends this request (flags: unfragmented, plus `extra_flags`).

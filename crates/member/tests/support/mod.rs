@@ -18,6 +18,9 @@ pub fn start_member(configure: impl FnOnce(&mut MemberConfig)) -> Member {
     config.network.port = 15701;
     config.network.port_count = 500;
     config.reactor_threads = 3;
+    config.metrics.file = None;
+    config.metrics.http_enabled = false;
+    config.io.balancer_interval_seconds = -1;
     configure(&mut config);
     Member::start(config).expect("member starts")
 }

@@ -1,0 +1,102 @@
+//! Metrics and IO-balancing settings.
+
+use crate::error::{invalid, ConfigError};
+use std::path::PathBuf;
+
+/// Longest collection period accepted.
+pub const MAX_COLLECTION_FREQUENCY_SECONDS: u32 = 3_600;
+/// Smallest rolling metrics file accepted.
+pub const MIN_METRICS_FILE_BYTES: u64 = 4_096;
+
+/// Probes, the metrics log and the HTTP endpoint (`hazelcast.metrics`, `ferrogrid.metrics`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricsConfig {
+    /// Collect probes at all. `hazelcast.metrics.enabled`, default true.
+    pub enabled: bool,
+    /// Seconds between snapshots in the metrics file. `hazelcast.metrics.collection-frequency-seconds`,
+    /// default 5, in `1..=MAX_COLLECTION_FREQUENCY_SECONDS`.
+    pub collection_frequency_seconds: u32,
+    /// The rolling metrics file; None = no file. `ferrogrid.metrics.file`, default
+    /// `ferrogrid-metrics.log` (relative to the working directory); an empty string turns it off.
+    pub file: Option<PathBuf>,
+    /// Size at which the file rolls over to `<file>.1` (one old file is kept).
+    /// `ferrogrid.metrics.max-file-bytes`, default 10 MiB, at least `MIN_METRICS_FILE_BYTES`.
+    pub max_file_bytes: u64,
+    /// Serve `GET /metrics` (Prometheus text) and `GET /health`. `ferrogrid.metrics.http-enabled`,
+    /// default true.
+    pub http_enabled: bool,
+    /// HTTP port; the next 99 are tried when it is taken. `ferrogrid.metrics.http-port`, default 9701.
+    pub http_port: u16,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            enabled: true,
+            collection_frequency_seconds: 5,
+            file: Some(PathBuf::from("ferrogrid-metrics.log")),
+            max_file_bytes: 10 << 20,
+            http_enabled: true,
+            http_port: 9701,
+        }
+    }
+}
+
+impl MetricsConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let frequency = self.collection_frequency_seconds;
+        if !(1..=MAX_COLLECTION_FREQUENCY_SECONDS).contains(&frequency) {
+            let expected = format!("expected 1..={MAX_COLLECTION_FREQUENCY_SECONDS}, got {frequency}");
+            return Err(invalid("hazelcast.metrics.collection-frequency-seconds", expected));
+        }
+        if self.max_file_bytes < MIN_METRICS_FILE_BYTES {
+            let expected = format!("expected at least {MIN_METRICS_FILE_BYTES}, got {}", self.max_file_bytes);
+            return Err(invalid("ferrogrid.metrics.max-file-bytes", expected));
+        }
+        if self.http_port == 0 {
+            return Err(invalid("ferrogrid.metrics.http-port", "expected a port in 1..=65535"));
+        }
+        Ok(())
+    }
+}
+
+/// Where a new connection is placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// On the reactor with the fewest connections (the default).
+    LeastConnections,
+    /// Always on reactor 0: reproduces a skewed assignment, for tests and diagnosis.
+    FirstReactor,
+}
+
+/// Reactor IO settings (`ferrogrid.io`, one Hazelcast property).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IoConfig {
+    /// Seconds between IO balancer runs; negative disables it.
+    /// `hazelcast.properties."hazelcast.io.balancer.interval.seconds"`, default 20, not 0.
+    pub balancer_interval_seconds: i64,
+    /// `ferrogrid.io.initial-placement`: `least-connections` (default) or `first-reactor`.
+    pub initial_placement: Placement,
+}
+
+impl Default for IoConfig {
+    fn default() -> Self {
+        IoConfig { balancer_interval_seconds: 20, initial_placement: Placement::LeastConnections }
+    }
+}
+
+impl IoConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.balancer_interval_seconds == 0 {
+            let key = "hazelcast.properties.hazelcast.io.balancer.interval.seconds";
+            return Err(invalid(key, "expected a positive number of seconds, or a negative one to disable"));
+        }
+        Ok(())
+    }
+
+    /// The balancer period, or None when disabled.
+    pub fn balancer_interval(&self) -> Option<std::time::Duration> {
+        (self.balancer_interval_seconds > 0)
+            .then(|| std::time::Duration::from_secs(self.balancer_interval_seconds as u64))
+    }
+}

@@ -1,0 +1,294 @@
+//! Collecting the probes of all threads, the rolling metrics file, and the HTTP endpoint
+//! (`GET /metrics` in Prometheus text, `GET /health`).
+//!
+//! Threads: `metrics` appends a snapshot to the file every collection period; `metrics-http`
+//! answers one request at a time (each bounded in size and time). Neither touches partition
+//! data: they read the reactors' probes and snapshots.
+
+use crate::probes::{render_log, render_prometheus, Counter, Probe};
+use crate::shared::Shared;
+use ferrogrid_config::MetricsConfig;
+use std::fs::OpenOptions;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tracing::{info, warn};
+
+/// Longest request line or header the HTTP endpoint reads.
+const MAX_HTTP_LINE_BYTES: usize = 8 << 10;
+/// Headers read per request at most.
+const MAX_HTTP_HEADERS: usize = 64;
+const HTTP_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Probes of the IO balancer (written by the balancer thread only).
+#[derive(Debug, Default)]
+pub struct BalancerProbes {
+    pub runs: Counter,
+    pub imbalances_detected: Counter,
+    pub migrations: Counter,
+}
+
+fn probe(
+    group: String,
+    name: &'static str,
+    prometheus: &'static str,
+    labels: Vec<(&'static str, String)>,
+    value: f64,
+    counter: bool,
+) -> Probe {
+    Probe { group, name, prometheus, labels, value, counter }
+}
+
+/// Every probe of the member, read now.
+pub fn collect(shared: &Shared) -> Vec<Probe> {
+    let mut probes = Vec::new();
+    let mut latency = std::collections::BTreeMap::new();
+    let mut maps = std::collections::BTreeMap::<String, crate::probes::MapFigures>::new();
+    let mut clients = std::collections::BTreeMap::<String, crate::probes::ClientFigures>::new();
+    for (index, reactor) in shared.reactors.iter().enumerate() {
+        let p = &reactor.probes;
+        let group = format!("reactor-{index}");
+        let label = || vec![("reactor", index.to_string())];
+        let counters = [
+            ("readEvents", "ferrogrid_reactor_read_events_total", p.read_events.get()),
+            ("writeEvents", "ferrogrid_reactor_write_events_total", p.write_events.get()),
+            ("bytesIn", "ferrogrid_reactor_bytes_in_total", p.bytes_in.get()),
+            ("bytesOut", "ferrogrid_reactor_bytes_out_total", p.bytes_out.get()),
+            ("messagesIn", "ferrogrid_reactor_messages_in_total", p.messages_in.get()),
+            ("messagesOut", "ferrogrid_reactor_messages_out_total", p.messages_out.get()),
+            ("localOps", "ferrogrid_reactor_local_ops_total", p.local_ops.get()),
+            ("handedOffOps", "ferrogrid_reactor_handed_off_ops_total", p.handed_off_ops.get()),
+            ("receivedOps", "ferrogrid_reactor_received_ops_total", p.received_ops.get()),
+            (
+                "connectionsMigratedIn",
+                "ferrogrid_reactor_connections_migrated_in_total",
+                p.connections_migrated_in.get(),
+            ),
+            (
+                "connectionsMigratedOut",
+                "ferrogrid_reactor_connections_migrated_out_total",
+                p.connections_migrated_out.get(),
+            ),
+        ];
+        for (name, prometheus, value) in counters {
+            probes.push(probe(group.clone(), name, prometheus, label(), value as f64, true));
+        }
+        let connections = reactor.connections.load(Ordering::Acquire) as f64;
+        probes.push(probe(group.clone(), "connections", "ferrogrid_reactor_connections", label(), connections, false));
+        let depth = p.queue_depth.get() as f64;
+        probes.push(probe(group.clone(), "queueDepth", "ferrogrid_reactor_queue_depth", label(), depth, false));
+        let snapshot = p.snapshot.lock().clone();
+        for (ty, histogram) in snapshot.latency {
+            latency.entry(ty).or_insert_with(crate::probes::latency_histogram).add(&histogram).expect("same bounds");
+        }
+        for (name, figures) in snapshot.maps {
+            let total = maps.entry(name).or_default();
+            total.entries += figures.entries;
+            total.bytes += figures.bytes;
+            for (ty, count) in figures.ops {
+                *total.ops.entry(ty).or_insert(0) += count;
+            }
+        }
+        for (client, figures) in snapshot.clients {
+            let total = clients.entry(client.to_string()).or_default();
+            total.connections += figures.connections;
+            total.requests += figures.requests;
+        }
+    }
+    for (ty, histogram) in latency {
+        let operation = operation_name(ty);
+        let group = format!("operation-{operation}");
+        let label = || vec![("operation", operation.clone())];
+        let quantiles = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)];
+        for (name, quantile) in quantiles {
+            let value = histogram.value_at_quantile(quantile) as f64;
+            let mut labels = label();
+            labels.push(("quantile", quantile.to_string()));
+            probes.push(probe(group.clone(), name, "ferrogrid_operation_latency_nanoseconds", labels, value, false));
+        }
+        probes.push(probe(
+            group.clone(),
+            "max",
+            "ferrogrid_operation_latency_max_nanoseconds",
+            label(),
+            histogram.max() as f64,
+            false,
+        ));
+        probes.push(probe(group, "count", "ferrogrid_operation_count_total", label(), histogram.len() as f64, true));
+    }
+    for (name, figures) in maps {
+        let group = format!("map-{name}");
+        let label = || vec![("map", name.clone())];
+        probes.push(probe(group.clone(), "entries", "ferrogrid_map_entries", label(), figures.entries as f64, false));
+        probes.push(probe(group.clone(), "bytes", "ferrogrid_map_bytes", label(), figures.bytes as f64, false));
+        let mut ops: Vec<_> = figures.ops.into_iter().collect();
+        ops.sort();
+        for (ty, count) in ops {
+            let mut labels = label();
+            labels.push(("operation", operation_name(ty)));
+            probes.push(probe(group.clone(), "ops", "ferrogrid_map_ops_total", labels, count as f64, true));
+        }
+    }
+    for (client, figures) in clients {
+        let group = format!("client-{client}");
+        let label = || vec![("client", client.clone())];
+        probes.push(probe(
+            group.clone(),
+            "connections",
+            "ferrogrid_client_connections",
+            label(),
+            figures.connections as f64,
+            false,
+        ));
+        probes.push(probe(
+            group,
+            "requests",
+            "ferrogrid_client_requests_total",
+            label(),
+            figures.requests as f64,
+            true,
+        ));
+    }
+    let cluster = || "cluster".to_owned();
+    probes.push(probe(cluster(), "members", "ferrogrid_cluster_members", vec![], 1.0, false));
+    let version = shared.view.partition_table_version as f64;
+    probes.push(probe(
+        cluster(),
+        "partitionTableVersion",
+        "ferrogrid_cluster_partition_table_version",
+        vec![],
+        version,
+        false,
+    ));
+    probes.push(probe(cluster(), "migrations", "ferrogrid_cluster_migrations_total", vec![], 0.0, true));
+    let balancer = &shared.balancer;
+    let balancer_group = || "balancer".to_owned();
+    probes.push(probe(
+        balancer_group(),
+        "runs",
+        "ferrogrid_balancer_runs_total",
+        vec![],
+        balancer.runs.get() as f64,
+        true,
+    ));
+    let imbalances = balancer.imbalances_detected.get() as f64;
+    probes.push(probe(
+        balancer_group(),
+        "imbalancesDetected",
+        "ferrogrid_balancer_imbalances_total",
+        vec![],
+        imbalances,
+        true,
+    ));
+    let migrations = balancer.migrations.get() as f64;
+    probes.push(probe(balancer_group(), "migrations", "ferrogrid_balancer_migrations_total", vec![], migrations, true));
+    probes
+}
+
+/// "Map.Get" for a known map request type, else its hex id.
+fn operation_name(ty: ferrogrid_protocol::MessageType) -> String {
+    ferrogrid_protocol::codec::message_name(ty).map_or_else(|| ty.describe(), str::to_owned)
+}
+
+/// Appends a snapshot every collection period until shutdown, rolling the file over to
+/// `<file>.1` when it passes the size bound.
+pub fn log_loop(shared: Arc<Shared>, config: MetricsConfig, path: std::path::PathBuf) {
+    let period = Duration::from_secs(config.collection_frequency_seconds as u64);
+    let mut waited = Duration::ZERO;
+    while !shared.is_shutting_down() {
+        std::thread::sleep(Duration::from_millis(100));
+        waited += Duration::from_millis(100);
+        if waited < period {
+            continue;
+        }
+        waited = Duration::ZERO;
+        let text = render_log(&collect(&shared), crate::owner::now_ms());
+        if let Err(error) = append_rolling(&path, text.as_bytes(), config.max_file_bytes) {
+            warn!(path = %path.display(), %error, "could not write the metrics file");
+        }
+    }
+}
+
+fn append_rolling(path: &Path, bytes: &[u8], max_bytes: u64) -> std::io::Result<()> {
+    let size = std::fs::metadata(path).map(|metadata| metadata.len()).unwrap_or(0);
+    if size > 0 && size + bytes.len() as u64 > max_bytes {
+        let mut rolled = path.as_os_str().to_owned();
+        rolled.push(".1");
+        std::fs::rename(path, rolled)?;
+    }
+    OpenOptions::new().create(true).append(true).open(path)?.write_all(bytes)
+}
+
+/// Binds the HTTP endpoint on `host`, trying `port` and the next 99.
+pub fn bind_http(host: &str, port: u16) -> std::io::Result<TcpListener> {
+    let mut last_error = std::io::Error::other("no port tried");
+    for candidate in port..=port.saturating_add(99) {
+        match TcpListener::bind((host, candidate)) {
+            Ok(listener) => return Ok(listener),
+            Err(error) => last_error = error,
+        }
+    }
+    Err(last_error)
+}
+
+/// Serves `/metrics` and `/health`, one request at a time, until shutdown.
+pub fn http_loop(shared: Arc<Shared>, listener: TcpListener) {
+    let address = listener.local_addr().ok();
+    info!(address = ?address, "metrics endpoint listening");
+    for stream in listener.incoming() {
+        if shared.is_shutting_down() {
+            return;
+        }
+        let Ok(stream) = stream else { continue };
+        if let Err(error) = answer(&shared, stream) {
+            warn!(%error, "metrics request failed");
+        }
+    }
+}
+
+/// Unblocks `http_loop`'s accept so it sees the shutdown flag.
+pub fn wake_http(address: SocketAddr) {
+    let _ = TcpStream::connect_timeout(&address, Duration::from_millis(200));
+}
+
+fn answer(shared: &Shared, stream: TcpStream) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(HTTP_TIMEOUT))?;
+    stream.set_write_timeout(Some(HTTP_TIMEOUT))?;
+    let mut reader = BufReader::new((&stream).take(MAX_HTTP_LINE_BYTES as u64 * (MAX_HTTP_HEADERS as u64 + 1)));
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    for _ in 0..MAX_HTTP_HEADERS {
+        let mut header = String::new();
+        if reader.read_line(&mut header)? == 0 || header == "\r\n" || header == "\n" {
+            break;
+        }
+    }
+    let path = request_line.split_whitespace().nth(1).unwrap_or("");
+    let (status, content_type, body) = match (request_line.starts_with("GET "), path) {
+        (true, "/metrics") => ("200 OK", "text/plain; version=0.0.4", render_prometheus(&collect(shared))),
+        (true, "/health") => ("200 OK", "application/json", health(shared)),
+        (true, _) => ("404 Not Found", "text/plain", "try /metrics or /health\n".to_owned()),
+        (false, _) => ("405 Method Not Allowed", "text/plain", "GET only\n".to_owned()),
+    };
+    let mut stream = stream;
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn health(shared: &Shared) -> String {
+    let state = if shared.is_shutting_down() { "SHUTTING_DOWN" } else { "ACTIVE" };
+    format!(
+        "{{\"state\": \"{state}\", \"clusterSize\": 1, \"partitionTableVersion\": {}, \"member\": \"{}\", \"clientConnections\": {}}}\n",
+        shared.view.partition_table_version,
+        shared.view.member_uuid,
+        shared.open_connections.load(Ordering::Acquire)
+    )
+}
+
+use std::io::Read;

@@ -1,0 +1,163 @@
+//! Probes, the metrics endpoint and file, and the IO balancer, on a live member.
+
+mod support;
+
+use ferrogrid_config::Placement;
+use ferrogrid_member::Member;
+use ferrogrid_protocol::codec::MapGet;
+use ferrogrid_protocol::frame::{Decoded, StreamDecoder};
+use ferrogrid_protocol::{partition_for, Data};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use support::{start_member, string_data, WireClient};
+
+fn probe(member: &Member, dotted: &str) -> f64 {
+    member.probes().iter().find(|probe| probe.dotted_name() == dotted).map(|probe| probe.value).unwrap_or(0.0)
+}
+
+fn http_get(address: std::net::SocketAddr, path: &str) -> String {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+}
+
+/// Clients each keeping 16 gets in flight (over 64 keys spread across the partitions, so
+/// every reactor executes a like share) until `stop`.
+fn start_load(member: &Member, clients: usize, stop: Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<()>> {
+    let keys: Vec<Vec<u8>> = (0..64).map(|index| string_data(&format!("key-{index}"))).collect();
+    (0..clients)
+        .map(|client_index| {
+            let (mut client, stop, keys) = (WireClient::connect(member.address()), stop.clone(), keys.clone());
+            std::thread::spawn(move || {
+                let mut batch = Vec::new();
+                for corr in 0..16 {
+                    let key = &keys[(client_index * 16 + corr) % keys.len()];
+                    let partition = partition_for(Data(key), 271).0 as i32;
+                    MapGet { thread_id: 1, name: "load", key: Data(key) }.encode(&mut batch, corr as i64, partition, 0);
+                }
+                let mut decoder = StreamDecoder::default();
+                let mut buffer = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    client.stream.write_all(&batch).unwrap();
+                    let mut answered = 0;
+                    while answered < 16 {
+                        let mut chunk = [0u8; 65536];
+                        let count = client.stream.read(&mut chunk).unwrap();
+                        assert!(count > 0, "member closed a load connection");
+                        buffer.extend_from_slice(&chunk[..count]);
+                        while let Decoded::Message { length } = decoder.decode(&buffer).unwrap() {
+                            buffer.drain(..length);
+                            answered += 1;
+                        }
+                    }
+                }
+            })
+        })
+        .collect()
+}
+
+/// Read events per reactor during `window`, after `settle`.
+fn read_events_per_reactor(member: &Member, settle: Duration, window: Duration) -> [f64; 2] {
+    std::thread::sleep(settle);
+    let before = [probe(member, "reactor-0.readEvents"), probe(member, "reactor-1.readEvents")];
+    std::thread::sleep(window);
+    let after = [probe(member, "reactor-0.readEvents"), probe(member, "reactor-1.readEvents")];
+    [after[0] - before[0], after[1] - before[1]]
+}
+
+fn skewed_member(balancer_interval_seconds: i64) -> Member {
+    start_member(|config| {
+        config.reactor_threads = 2;
+        config.io.initial_placement = Placement::FirstReactor;
+        config.io.balancer_interval_seconds = balancer_interval_seconds;
+    })
+}
+
+#[test]
+fn with_the_balancer_on_a_skewed_assignment_evens_out() {
+    let member = skewed_member(1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let load = start_load(&member, 4, stop.clone());
+    let [first, second] = read_events_per_reactor(&member, Duration::from_secs(5), Duration::from_secs(2));
+    let connections = [probe(&member, "reactor-0.connections"), probe(&member, "reactor-1.connections")];
+    stop.store(true, Ordering::Relaxed);
+    load.into_iter().for_each(|thread| thread.join().unwrap());
+    let (high, low) = (first.max(second), first.min(second));
+    assert!(low > 0.0, "both reactors serve connections: {first} / {second}");
+    assert!(high <= low * 1.2, "read events within 20%: {first} vs {second}");
+    assert!(probe(&member, "balancer.migrations") >= 1.0);
+    assert!(probe(&member, "reactor-0.connectionsMigratedOut") >= 1.0);
+    assert_eq!(connections, [2.0, 2.0], "two of the four connections moved to reactor 1");
+    member.shutdown();
+}
+
+#[test]
+fn with_the_balancer_off_the_skew_stays() {
+    let member = skewed_member(-1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let load = start_load(&member, 4, stop.clone());
+    let [first, second] = read_events_per_reactor(&member, Duration::from_secs(1), Duration::from_secs(2));
+    stop.store(true, Ordering::Relaxed);
+    load.into_iter().for_each(|thread| thread.join().unwrap());
+    assert!(first > 100.0 && second == 0.0, "every connection stays on reactor 0: {first} / {second}");
+    assert_eq!(probe(&member, "balancer.migrations"), 0.0);
+    member.shutdown();
+}
+
+#[test]
+fn metrics_endpoint_health_and_rolling_file() {
+    let directory = std::env::temp_dir().join(format!("ferrogrid-metrics-test-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let file = directory.join("metrics.log");
+    let member = start_member(|config| {
+        config.metrics.http_enabled = true;
+        config.metrics.http_port = 19701;
+        config.metrics.file = Some(file.clone());
+        config.metrics.collection_frequency_seconds = 1;
+        config.metrics.max_file_bytes = 4096;
+    });
+    let mut client = WireClient::connect(member.address());
+    client.put("orders", &string_data("k"), &string_data("v"));
+    assert!(client.get("orders", &string_data("k")).is_some());
+    // Snapshots of histograms and map figures are copied out about twice a second.
+    std::thread::sleep(Duration::from_millis(1500));
+    let address = member.metrics_address().expect("endpoint enabled");
+    let metrics = http_get(address, "/metrics");
+    assert!(metrics.starts_with("HTTP/1.1 200 OK"), "{metrics}");
+    for expected in [
+        "ferrogrid_reactor_read_events_total{reactor=\"0\"}",
+        "ferrogrid_reactor_bytes_in_total{reactor=\"2\"}",
+        "ferrogrid_reactor_queue_depth{reactor=\"1\"}",
+        "ferrogrid_map_entries{map=\"orders\"} 1",
+        "ferrogrid_map_ops_total{map=\"orders\",operation=\"MapPut\"} 1",
+        "ferrogrid_operation_latency_nanoseconds{operation=\"MapGet\",quantile=\"0.99\"}",
+        "ferrogrid_client_connections{client=",
+        "ferrogrid_cluster_members 1",
+    ] {
+        assert!(metrics.contains(expected), "missing {expected} in\n{metrics}");
+    }
+    let health = http_get(address, "/health");
+    assert!(health.contains("\"state\": \"ACTIVE\"") && health.contains("\"clusterSize\": 1"), "{health}");
+    assert!(http_get(address, "/nothing").starts_with("HTTP/1.1 404"));
+    // 4 KiB rolls within a few snapshots.
+    let mut rolled = directory.join("metrics.log.1");
+    for _ in 0..100 {
+        if rolled.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(rolled.exists(), "the metrics file rolled over");
+    let text = std::fs::read_to_string(&file).unwrap_or_default() + &std::fs::read_to_string(&rolled).unwrap();
+    assert!(text.contains("reactor-0.readEvents="), "{text}");
+    assert!(text.contains("map-orders.entries=1"), "{text}");
+    rolled.pop();
+    member.shutdown();
+    let _ = std::fs::remove_dir_all(&directory);
+}
