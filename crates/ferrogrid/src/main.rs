@@ -22,6 +22,18 @@ struct Cli {
 enum Command {
     /// Start a member and serve until SIGTERM/SIGINT.
     Member(MemberArgs),
+    /// Print a running member's probes as a table (from its metrics endpoint).
+    Metrics(MetricsArgs),
+}
+
+#[derive(Parser, Debug)]
+struct MetricsArgs {
+    /// The member's metrics endpoint, host:port.
+    #[arg(long, default_value = "127.0.0.1:9701")]
+    address: String,
+    /// Only probes whose name or labels contain this text.
+    #[arg(long)]
+    filter: Option<String>,
 }
 
 #[derive(Parser, Debug)]
@@ -58,7 +70,52 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Member(args) => run_member(args),
+        Command::Metrics(args) => print_metrics(args),
     }
+}
+
+/// Fetches `/metrics` and prints one aligned row per probe: name, labels, value.
+fn print_metrics(args: MetricsArgs) -> ExitCode {
+    let text = match fetch_metrics(&args.address) {
+        Ok(text) => text,
+        Err(error) => {
+            eprintln!("cannot read metrics from {}: {error}", args.address);
+            return ExitCode::FAILURE;
+        }
+    };
+    let rows: Vec<(&str, &str, &str)> = text
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.is_empty())
+        .filter(|line| args.filter.as_deref().is_none_or(|filter| line.contains(filter)))
+        .filter_map(|line| {
+            let (series, value) = line.rsplit_once(' ')?;
+            let (name, labels) =
+                series.split_once('{').map_or((series, ""), |(name, rest)| (name, rest.trim_end_matches('}')));
+            Some((name.trim_start_matches("ferrogrid_"), labels, value))
+        })
+        .collect();
+    let name_width = rows.iter().map(|row| row.0.len()).max().unwrap_or(0);
+    let label_width = rows.iter().map(|row| row.1.len()).max().unwrap_or(0);
+    println!("{:name_width$}  {:label_width$}  VALUE", "PROBE", "LABELS");
+    for (name, labels, value) in rows {
+        println!("{name:name_width$}  {labels:label_width$}  {value:>14}");
+    }
+    ExitCode::SUCCESS
+}
+
+fn fetch_metrics(address: &str) -> std::io::Result<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address)?;
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
+    write!(stream, "GET /metrics HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n")?;
+    let mut response = String::new();
+    stream.take(64 << 20).read_to_string(&mut response)?;
+    let (head, body) =
+        response.split_once("\r\n\r\n").ok_or_else(|| std::io::Error::other("malformed HTTP response"))?;
+    if !head.starts_with("HTTP/1.1 200") {
+        return Err(std::io::Error::other(head.lines().next().unwrap_or("").to_owned()));
+    }
+    Ok(body.to_owned())
 }
 
 fn load_config(args: &MemberArgs) -> Result<MemberConfig, String> {
