@@ -206,7 +206,8 @@ impl FanOut {
             WideOperation::EvictAll => EventKind::EvictAll,
             _ => return,
         };
-        if !share.listeners.has(&self.name) {
+        // Hazelcast publishes nothing when nothing was cleared or evicted.
+        if count == 0 || !share.listeners.has(&self.name) {
             return;
         }
         let event = Event {

@@ -258,9 +258,22 @@ impl<'p, 'c, 'x> KeyOp<'p, 'c, 'x> {
         ttl_ms: i64,
         max_idle_ms: i64,
     ) -> Result<Option<Box<[u8]>>, Refusal> {
+        self.write_as(key, value, (ttl_ms, max_idle_ms), false)
+    }
+
+    /// `write`; with `blind` (putAll, which does not read old values) the event is always
+    /// ADDED without an old value, as Hazelcast publishes it.
+    fn write_as(
+        &mut self,
+        key: Data<'_>,
+        value: Data<'_>,
+        (ttl_ms, max_idle_ms): (i64, i64),
+        blind: bool,
+    ) -> Result<Option<Box<[u8]>>, Refusal> {
         null_check(value, "value")?;
         let previous = self.store.put(key.0, value.0, self.ctx.now_ms, ttl_ms, max_idle_ms);
         match &previous {
+            Some(_) if blind => self.ctx.publish(self.name, EventKind::Added, key.0, Some(value.0), None),
             Some(old) => self.ctx.publish(self.name, EventKind::Updated, key.0, Some(value.0), Some(old)),
             None => {
                 self.ctx.publish(self.name, EventKind::Added, key.0, Some(value.0), None);
@@ -272,10 +285,12 @@ impl<'p, 'c, 'x> KeyOp<'p, 'c, 'x> {
         Ok(previous)
     }
 
-    /// Removes the entry, publishing `kind` (REMOVED or EVICTED); returns the old value.
-    fn take(&mut self, key: Data<'_>, kind: EventKind) -> Option<Box<[u8]>> {
+    /// Removes the entry, publishing `kind` (REMOVED or EVICTED) with the old value unless
+    /// `without_old` (Hazelcast's delete does not read it); returns the old value.
+    fn take(&mut self, key: Data<'_>, kind: EventKind, without_old: bool) -> Option<Box<[u8]>> {
         let old = self.store.remove(key.0)?;
-        self.ctx.publish(self.name, kind, key.0, None, Some(&old));
+        let published_old = if without_old { None } else { Some(&*old) };
+        self.ctx.publish(self.name, kind, key.0, None, published_old);
         Some(old)
     }
 
@@ -398,7 +413,7 @@ fn apply(
         MapRemove::TYPE | MapDelete::TYPE | MapTryRemove::TYPE => remove(partition, ctx, connection, message, out)?,
         MapEvict::TYPE => {
             let r = MapEvict::decode(message)?;
-            evict(partition, ctx, message, r.name, r.key, out)
+            evict(partition, ctx, connection, message, &r, out)
         }
         MapRemoveIfSame::TYPE => {
             let r = MapRemoveIfSame::decode(message)?;
@@ -407,6 +422,8 @@ fn apply(
         MapContainsKey::TYPE => {
             let r = MapContainsKey::decode(message)?;
             KeyOp::new(partition, ctx, message, r.name, r.key).and_then(|op| {
+                // containsKey counts as an access (it keeps a max-idle entry alive), as in Hazelcast.
+                op.store.touch(r.key.0, op.ctx.now_ms);
                 let present = op.current(r.key).is_some();
                 op.bool_response(out, present)
             })
@@ -421,7 +438,12 @@ fn apply(
         }
         MapSetTtl::TYPE => {
             let r = MapSetTtl::decode(message)?;
-            KeyOp::new(partition, ctx, message, r.name, r.key).and_then(|op| {
+            KeyOp::new(partition, ctx, message, r.name, r.key).and_then(|mut op| {
+                // SetTtl carries no thread id: any lock holder blocks it until released.
+                if op.store.locks.is_locked(r.key.0) {
+                    op.park(connection, message, r.key, -1)?;
+                    return Ok(Done::Parked);
+                }
                 let found = op.store.set_ttl(r.key.0, r.ttl, op.ctx.now_ms);
                 op.bool_response(out, found)
             })
@@ -570,7 +592,7 @@ fn remove(
         }
         return Ok(Ok(Done::Parked));
     }
-    let old = op.take(key, EventKind::Removed);
+    let old = op.take(key, EventKind::Removed, ty == MapDelete::TYPE);
     Ok(match ty {
         MapRemove::TYPE => op.data_response(out, old.as_deref()),
         MapDelete::TYPE => {
@@ -586,20 +608,20 @@ fn remove(
     })
 }
 
+/// Evict waits for another owner's lock, as Hazelcast's does; the lock owner itself may evict.
 fn evict(
     partition: &mut PartitionStore,
     ctx: &mut OpContext<'_>,
+    connection: &Arc<ConnectionShared>,
     message: &Message<'_>,
-    name: &str,
-    key: Data<'_>,
+    r: &MapEvict<'_>,
     out: &mut Vec<u8>,
 ) -> Result<Done, Refusal> {
-    let mut op = KeyOp::new(partition, ctx, message, name, key)?;
-    // Hazelcast does not evict a locked entry.
-    if op.store.locks.is_locked(key.0) {
-        return op.bool_response(out, false);
+    let mut op = KeyOp::new(partition, ctx, message, r.name, r.key)?;
+    if op.blocked_by_lock(connection, message, r.key, r.thread_id, -1)? {
+        return Ok(Done::Parked);
     }
-    let evicted = op.take(key, EventKind::Evicted).is_some();
+    let evicted = op.take(r.key, EventKind::Evicted, false).is_some();
     op.bool_response(out, evicted)
 }
 
@@ -619,7 +641,7 @@ fn remove_if_same(
     if op.current(r.key) != Some(r.value.0) {
         return op.bool_response(out, false);
     }
-    op.take(r.key, EventKind::Removed);
+    op.take(r.key, EventKind::Removed, false);
     op.bool_response(out, true)
 }
 
@@ -753,7 +775,7 @@ fn put_all(
         null_check(*value, "value")?;
     }
     for (key, value) in entries {
-        KeyOp::new(partition, ctx, message, name, *key)?.write(*key, *value, -1, -1)?;
+        KeyOp::new(partition, ctx, message, name, *key)?.write_as(*key, *value, (-1, -1), true)?;
     }
     EmptyResponse {}.encode(out, message.message_type().response(), message.correlation_id(), BACKUP_ACKS);
     Ok(Done::Answered)

@@ -248,8 +248,12 @@ impl RecordStore {
         let default_ttl = self.settings.default_ttl_ms;
         match self.entries.get_mut(key).filter(|record| !record.is_expired(now_ms)) {
             Some(record) => {
+                // As in Hazelcast, setTtl is an update (time, version) and replaces any max-idle.
                 record.ttl_ms = MapSettings::effective(ttl_ms, default_ttl);
                 record.ttl_base_ms = now_ms;
+                record.last_update_time_ms = now_ms;
+                record.version += 1;
+                record.max_idle_ms = NEVER;
                 self.ever_expiring |= record.ttl_ms != NEVER;
                 true
             }
@@ -263,13 +267,23 @@ impl RecordStore {
         Some(record.value)
     }
 
-    /// Removes every entry; returns how many live ones there were.
+    /// Removes every entry except locked ones (as Hazelcast's clear and evictAll do);
+    /// returns how many live entries went.
     pub fn clear(&mut self, now_ms: i64) -> usize {
-        let live = self.entries.values().filter(|record| !record.is_expired(now_ms)).count();
-        self.entries.clear();
-        self.held_bytes = 0;
+        let locks = &self.locks;
+        let mut removed_live = 0;
+        let mut removed_bytes = 0;
+        self.entries.retain(|key, record| {
+            if locks.is_locked(key) {
+                return true;
+            }
+            removed_live += usize::from(!record.is_expired(now_ms));
+            removed_bytes += key.len() + record.value.len();
+            false
+        });
+        self.held_bytes -= removed_bytes;
         self.sweep_cursor = 0;
-        live
+        removed_live
     }
 
     /// Live entries.
