@@ -3,10 +3,13 @@
 
 Targets:
   ferrogrid  - <repo>/target/release/ferrogrid member --port P --cluster-name dev
-               (override the binary with FERROGRID_BIN)
+               --config <generated hazelcast.yaml>  (override the binary with FERROGRID_BIN)
   hazelcast  - a real Hazelcast 5.6.0 member from the jar (HAZELCAST_JAR, default
                ~/.m2/repository/com/hazelcast/hazelcast/5.6.0/hazelcast-5.6.0.jar),
-               java -Xmx512m ... HazelcastMemberStarter with a generated hazelcast.yaml
+               java -Xmx512m ... HazelcastMemberStarter with the generated hazelcast.yaml
+
+Both targets get the same generated hazelcast.yaml: member-config.yaml (next to this file:
+the map configs the tests rely on) with the network section for 127.0.0.1:P added.
 
 The member listens on 127.0.0.1 only. It is "ready" once a raw Client.Authentication
 (shared/spec/client-protocol.md section 4.1.1) on a fresh connection gets status 0.
@@ -57,10 +60,12 @@ def ferrogrid_bin():
     return pathlib.Path(os.environ.get("FERROGRID_BIN", str(REPO_ROOT / "target/release/ferrogrid")))
 
 
-def hazelcast_yaml(port, cluster_name=CLUSTER_NAME):
+MEMBER_CONFIG = pathlib.Path(__file__).resolve().parent / "member-config.yaml"
+
+
+def network_yaml(port):
+    """The lines under `hazelcast:` that pin the member to 127.0.0.1:port, alone."""
     return f"""\
-hazelcast:
-  cluster-name: {cluster_name}
   network:
     port:
       port: {port}
@@ -81,6 +86,32 @@ hazelcast:
   jet:
     enabled: false
 """
+
+
+def hazelcast_yaml(port, cluster_name=CLUSTER_NAME, base=MEMBER_CONFIG):
+    """member-config.yaml with the cluster name and the network section filled in.
+
+    A textual merge (stdlib only): `base` must have a top-level `hazelcast:` line, two-space
+    indentation and no `network:` / `jet:` section; its `cluster-name:` line is replaced.
+    """
+    lines = pathlib.Path(base).read_text().splitlines()
+    out = []
+    seen_root = False
+    for line in lines:
+        if line.rstrip() == "hazelcast:":
+            seen_root = True
+            out.append(line)
+            out.append("  cluster-name: %s" % cluster_name)
+            out.extend(network_yaml(port).splitlines())
+            continue
+        if seen_root and (line.startswith("  cluster-name:") or line.startswith("  network:") or line.startswith("  jet:")):
+            if not line.startswith("  cluster-name:"):
+                raise ValueError("%s must not have its own %s section" % (base, line.strip()))
+            continue
+        out.append(line)
+    if not seen_root:
+        raise ValueError("%s has no top-level `hazelcast:` key" % base)
+    return "\n".join(out) + "\n"
 
 
 def probe(host, port, cluster_name=CLUSTER_NAME, timeout=2.0):
@@ -126,8 +157,7 @@ class Member:
                     "or set FERROGRID_BIN)" % binary
                 )
             cmd = [str(binary), "member", "--port", str(self.port), "--no-port-auto-increment", "--cluster-name", self.cluster_name]
-            if self.config:
-                cmd += ["--config", str(self.config)]
+            cmd += ["--config", str(self.config_file())]
             return cmd
         jar = hazelcast_jar()
         if not jar.exists():
@@ -135,10 +165,7 @@ class Member:
                 "Hazelcast jar not found at %s (run `mvn -q dependency:get "
                 "-Dartifact=com.hazelcast:hazelcast:5.6.0` or set HAZELCAST_JAR)" % jar
             )
-        config = self.config
-        if config is None:
-            config = self.workdir / "hazelcast.yaml"
-            config.write_text(hazelcast_yaml(self.port, self.cluster_name))
+        config = self.config_file()
         return [
             os.environ.get("JAVA", "java"),
             "-Xmx512m",
@@ -148,6 +175,14 @@ class Member:
             str(jar),
             "com.hazelcast.core.server.HazelcastMemberStarter",
         ]
+
+    def config_file(self):
+        """The given config file, else member-config.yaml + network written to the workdir."""
+        if self.config is not None:
+            return self.config
+        config = self.workdir / "hazelcast.yaml"
+        config.write_text(hazelcast_yaml(self.port, self.cluster_name))
+        return config
 
     def start(self, timeout=180.0):
         cmd = self.command()
