@@ -1,0 +1,34 @@
+//! What can stop a Simulator command. Errors of single operations during a measurement are
+//! not among them: those are counted in the results.
+
+use std::path::PathBuf;
+
+use ferrogrid_client::ClientError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SimulatorError {
+    /// A test file, workload file or command-line option is wrong; the message names it.
+    #[error("{0}")]
+    Input(String),
+    /// Starting, checking or stopping members failed.
+    #[error("cluster: {0}")]
+    Cluster(String),
+    /// The loaded data set is not all there (load phase check).
+    #[error("load verification failed: {0}")]
+    Verification(String),
+    /// Connecting, loading or another step outside the measurement failed.
+    #[error("client: {0}")]
+    Client(#[from] ClientError),
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    /// Ctrl-C.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl SimulatorError {
+    pub fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> SimulatorError {
+        let path = path.into();
+        move |source| SimulatorError::Io { path, source }
+    }
+}

@@ -1,0 +1,56 @@
+//! The Simulator: load and performance tests that drive ferrogrid and Hazelcast with the same
+//! driver, so their numbers can be compared.
+//!
+//! A test is a Simulator test file (`class=StringStringMapTest`, …) or a YCSB core workload
+//! file read as YCSB ships it. A run loads the data set, verifies it (`size()` and sampled
+//! gets), warms up, then measures for a fixed time, closed loop or open loop at a target rate
+//! (latency from the intended start: no coordinated omission). Targets are an existing
+//! cluster or a fresh one started per run; two targets can be compared over repeated runs,
+//! and the highest rate that keeps p99 under a bound can be searched for.
+//!
+//! # Life of a run, file by file
+//! 1. `properties.rs` reads the file; `definition.rs` (Simulator tests) or `ycsb.rs` (YCSB
+//!    workloads) checks every key and builds a [`TestDefinition`].
+//! 2. `workload.rs` turns it into a [`workload::Workload`]: the serialized keys and values,
+//!    the load entries, the choice of each operation (with `generators.rs`' YCSB
+//!    distributions) and its execution on a [`ferrogrid_client::Map`].
+//! 3. `cluster.rs` starts fresh members (ferrogrid or Hazelcast processes) and waits for them.
+//! 4. `driver.rs` connects the clients, loads and verifies, then runs the worker tasks
+//!    through warm-up and the measure window, with `stats.rs` recording latencies
+//!    (HdrHistogram) and `system.rs` reading server CPU from `/proc`.
+//! 5. `runner.rs` sequences runs and targets and writes `results.rs`' JSON and CSV;
+//!    `report.rs` draws the HTML report; `search.rs` searches the maximum throughput.
+//!
+//! # Tasks and threads
+//! The tokio runtime runs the worker tasks (one per test thread), the clients' connection
+//! tasks, a once-a-second sampler (progress line, timeline) and a CPU reading at the window's
+//! start. Open loop adds one plain OS thread, the pacer, which owns the schedule and hands
+//! start tokens to the workers through bounded channels. Workers own their random generator,
+//! key chooser and latency recorder; they share only counters (progress, YCSB's insert
+//! sequence).
+//!
+//! # Bounds
+//! Threads ≤ 10 000, clients ≤ 64, runs ≤ 100, search steps ≤ 64; keys and values ≤ 50 M
+//! distinct, values ≤ 16 MiB; 256 start tokens queued per open-loop worker; an open-loop drain
+//! of at most `max(duration, 5 s)` after the window; latencies recorded up to 60 s; 16
+//! distinct error messages kept per worker.
+
+pub mod cluster;
+pub mod definition;
+pub mod driver;
+pub mod error;
+pub mod generators;
+pub mod properties;
+pub mod report;
+pub mod results;
+pub mod runner;
+pub mod search;
+pub mod stats;
+pub mod system;
+pub mod workload;
+pub mod ycsb;
+
+pub use definition::TestDefinition;
+pub use error::SimulatorError;
+pub use results::RunResult;
+pub use runner::{RunSettings, Target};

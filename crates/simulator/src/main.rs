@@ -1,0 +1,292 @@
+//! The `ferrogrid-simulator` command: `run`, `compare` and `max-throughput` (see the crate
+//! docs and README.md). Results go to `--out` (default `simulator-results/<time>-<test>`);
+//! progress goes to stderr, the summary to stdout. Ctrl-C stops the members it started.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use ferrogrid_simulator::cluster::{ClusterSettings, Product};
+use ferrogrid_simulator::results::SeriesSummary;
+use ferrogrid_simulator::runner::{self, RunSettings, Target};
+use ferrogrid_simulator::search::{self, SearchSettings};
+use ferrogrid_simulator::{SimulatorError, TestDefinition};
+
+#[derive(Parser, Debug)]
+#[command(name = "ferrogrid-simulator", version, about = "Load and performance tests for ferrogrid and Hazelcast")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a test file or YCSB workload against one target, --runs times.
+    Run(RunArgs),
+    /// Run the same test against ferrogrid and Hazelcast (fresh clusters, runs interleaved)
+    /// and print the ratios.
+    Compare(CompareArgs),
+    /// Search the highest open-loop rate whose p99 stays under a bound.
+    MaxThroughput(SearchArgs),
+}
+
+#[derive(Args, Debug)]
+struct CommonArgs {
+    /// A Simulator test file (class=…) or a YCSB workload file (workload=…).
+    file: PathBuf,
+    /// Worker tasks (default: the file's threadCount / threadcount).
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Client instances; the workers are spread over them.
+    #[arg(long, default_value_t = 1)]
+    clients: u32,
+    /// Seed of every random choice (keys, values, operations).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// One connection per client instead of one per member.
+    #[arg(long)]
+    unisocket: bool,
+    /// Results directory (default: simulator-results/<UTC time>-<test>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct TimingArgs {
+    /// Warm-up seconds before measuring.
+    #[arg(long, default_value_t = 10.0)]
+    warmup: f64,
+    /// Measured seconds.
+    #[arg(long, default_value_t = 30.0)]
+    duration: f64,
+    /// Open loop at this many operations per second (default: the workload's `target`, else
+    /// closed loop).
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Repeated runs, each on a fresh cluster when the Simulator starts it.
+    #[arg(long, default_value_t = 1)]
+    runs: u32,
+}
+
+#[derive(Args, Debug)]
+struct TargetArgs {
+    /// An existing cluster member, host:port (repeatable).
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "start")]
+    address: Vec<SocketAddr>,
+    /// With --address: the member processes whose CPU to measure (repeatable).
+    #[arg(long, value_name = "PID")]
+    server_pid: Vec<u32>,
+    /// Start a fresh cluster of this product for every run.
+    #[arg(long, value_enum)]
+    start: Option<Product>,
+}
+
+#[derive(Args, Debug)]
+struct ClusterArgs {
+    /// Members of a started cluster.
+    #[arg(long, default_value_t = 1)]
+    members: u32,
+    /// Started members listen on the first free ports from here.
+    #[arg(long, default_value_t = 5801)]
+    base_port: u16,
+    /// The ferrogrid binary (default: $CARGO_TARGET_DIR/release/ferrogrid, then
+    /// target/release/ferrogrid).
+    #[arg(long)]
+    ferrogrid_bin: Option<PathBuf>,
+    /// The Hazelcast jar (default: ~/.m2/repository/com/hazelcast/hazelcast/5.6.0/hazelcast-5.6.0.jar).
+    #[arg(long)]
+    hazelcast_jar: Option<PathBuf>,
+    #[arg(long, default_value = "java")]
+    java: PathBuf,
+    /// Seconds the members get to become ready.
+    #[arg(long, default_value_t = 120)]
+    startup_timeout: u64,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(flatten)]
+    timing: TimingArgs,
+    #[command(flatten)]
+    target: TargetArgs,
+    #[command(flatten)]
+    cluster: ClusterArgs,
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(flatten)]
+    timing: TimingArgs,
+    #[command(flatten)]
+    cluster: ClusterArgs,
+}
+
+#[derive(Args, Debug)]
+struct SearchArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(flatten)]
+    target: TargetArgs,
+    #[command(flatten)]
+    cluster: ClusterArgs,
+    /// The p99 bound, in microseconds (all operations, from their intended start).
+    #[arg(long)]
+    p99_bound_us: f64,
+    /// The first rate tried, ops/s.
+    #[arg(long, default_value_t = 10_000.0)]
+    start_rate: f64,
+    /// Warm-up seconds of each step.
+    #[arg(long, default_value_t = 2.0)]
+    step_warmup: f64,
+    /// Measured seconds of each step.
+    #[arg(long, default_value_t = 5.0)]
+    step_duration: f64,
+    /// Most steps tried.
+    #[arg(long, default_value_t = 12)]
+    max_steps: u32,
+    /// Stop when the gap between the best pass and the first failure is below this share.
+    #[arg(long, default_value_t = 0.05)]
+    precision: f64,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            outcome = execute(cli.command) => outcome,
+            _ = tokio::signal::ctrl_c() => Err(SimulatorError::Interrupted),
+        }
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn execute(command: Command) -> Result<(), SimulatorError> {
+    match command {
+        Command::Run(args) => run(args).await,
+        Command::Compare(args) => compare(args).await,
+        Command::MaxThroughput(args) => max_throughput(args).await,
+    }
+}
+
+async fn run(args: RunArgs) -> Result<(), SimulatorError> {
+    let definition = TestDefinition::read(&args.common.file)?;
+    let target = target(&args.target, &args.cluster)?;
+    let settings = run_settings(&args.common, &args.timing)?;
+    let out = output_directory(&args.common, &definition);
+    let series = runner::run_series(&definition, &[target], &settings, args.timing.runs, &out).await?;
+    runner::write_summaries(&out, &definition, &series)?;
+    for (label, runs) in &series {
+        println!("{}", SeriesSummary::of(label, runs).text());
+    }
+    println!("results: {}", out.display());
+    Ok(())
+}
+
+async fn compare(args: CompareArgs) -> Result<(), SimulatorError> {
+    let definition = TestDefinition::read(&args.common.file)?;
+    let targets = [
+        Target::Start(cluster_settings(Product::Ferrogrid, &args.cluster)),
+        Target::Start(cluster_settings(Product::Hazelcast, &args.cluster)),
+    ];
+    let settings = run_settings(&args.common, &args.timing)?;
+    let out = output_directory(&args.common, &definition);
+    let series = runner::run_series(&definition, &targets, &settings, args.timing.runs, &out).await?;
+    let comparison = runner::write_summaries(&out, &definition, &series)?.expect("two targets compare");
+    println!("{}", comparison.a.text());
+    println!("{}", comparison.b.text());
+    println!();
+    print!("{}", comparison.text());
+    println!("results: {}  (report: {})", out.display(), out.join("report.html").display());
+    Ok(())
+}
+
+async fn max_throughput(args: SearchArgs) -> Result<(), SimulatorError> {
+    let definition = TestDefinition::read(&args.common.file)?;
+    let target = target(&args.target, &args.cluster)?;
+    let settings = RunSettings {
+        threads: args.common.threads,
+        clients: args.common.clients,
+        warmup: Duration::ZERO,
+        duration: seconds(args.step_duration, "--step-duration")?,
+        rate: None,
+        seed: args.common.seed,
+        smart_routing: !args.common.unisocket,
+    };
+    let search_settings = SearchSettings {
+        p99_bound_us: args.p99_bound_us,
+        start_rate: args.start_rate,
+        step_warmup: seconds(args.step_warmup, "--step-warmup")?,
+        step_duration: seconds(args.step_duration, "--step-duration")?,
+        max_steps: args.max_steps,
+        precision: args.precision,
+    };
+    let out = output_directory(&args.common, &definition);
+    let result = search::search(&definition, &target, &settings, &search_settings, &out).await?;
+    match &result.best {
+        Some(best) => println!(
+            "{}: maximum throughput with p99 ≤ {:.0} µs: {:.0} ops/s target ({:.0} ops/s achieved, p99 {:.0} µs)",
+            result.target, result.p99_bound_us, best.target_ops_per_second, best.ops_per_second, best.p99_us
+        ),
+        None => println!("{}: no rate tried kept p99 ≤ {:.0} µs", result.target, result.p99_bound_us),
+    }
+    println!("results: {}", out.display());
+    Ok(())
+}
+
+fn target(target: &TargetArgs, cluster: &ClusterArgs) -> Result<Target, SimulatorError> {
+    match (target.start, target.address.is_empty()) {
+        (Some(product), true) => Ok(Target::Start(cluster_settings(product, cluster))),
+        (None, false) => {
+            Ok(Target::Existing { addresses: target.address.clone(), server_pids: target.server_pid.clone() })
+        }
+        (None, true) => {
+            Err(SimulatorError::Input("name a target: --address HOST:PORT or --start ferrogrid|hazelcast".into()))
+        }
+        (Some(_), false) => Err(SimulatorError::Input("--address and --start exclude each other".into())),
+    }
+}
+
+fn cluster_settings(product: Product, args: &ClusterArgs) -> ClusterSettings {
+    ClusterSettings {
+        product,
+        members: args.members,
+        base_port: args.base_port,
+        ferrogrid_binary: args.ferrogrid_bin.clone(),
+        hazelcast_jar: args.hazelcast_jar.clone().unwrap_or_else(ClusterSettings::default_hazelcast_jar),
+        java: args.java.clone(),
+        startup_timeout: Duration::from_secs(args.startup_timeout),
+    }
+}
+
+fn run_settings(common: &CommonArgs, timing: &TimingArgs) -> Result<RunSettings, SimulatorError> {
+    Ok(RunSettings {
+        threads: common.threads,
+        clients: common.clients,
+        warmup: seconds(timing.warmup, "--warmup")?,
+        duration: seconds(timing.duration, "--duration")?,
+        rate: timing.rate,
+        seed: common.seed,
+        smart_routing: !common.unisocket,
+    })
+}
+
+fn seconds(value: f64, option: &str) -> Result<Duration, SimulatorError> {
+    Duration::try_from_secs_f64(value).map_err(|_| SimulatorError::Input(format!("{option} {value}: seconds ≥ 0")))
+}
+
+fn output_directory(common: &CommonArgs, definition: &TestDefinition) -> PathBuf {
+    common.out.clone().unwrap_or_else(|| runner::default_output_directory(definition))
+}
