@@ -13,6 +13,10 @@ one 0x013F02 event per change right away. With Hazelcast's default (batching on)
 are collected per map and sent as 0x013F03 batches at most every 10 s, so a near-cached
 reader saw changes ~10 s late (measured). The tests poll for up to READ_WITHIN seconds.
 
+get_all is not used on near-cached readers: the 5.7.0 client's near cache breaks get_all
+whenever one of the keys is served from the near cache (TypeError/ValueError in the client's
+result merge), whatever the member does.
+
 Not tested because Hazelcast does not do it: an entry that EXPIRES on the member does not
 invalidate near caches (a reader kept returning the expired value for 20 s).
 """
@@ -45,8 +49,10 @@ def nc(client_factory, request):
     writer = writer_client.get_map(name).blocking()
 
     def stats():
-        # the client's own bookkeeping: proves the reads are served from the near cache
-        return reader_client._near_cache_manager.get_or_create_near_cache(name).get_statistics()
+        # the client's own bookkeeping (of the proxy's near cache): proves that reads are
+        # served from the near cache. (Not via the client's near-cache manager: its
+        # get_or_create_near_cache replaces a near cache that is still empty.)
+        return reader._wrapped._near_cache.get_statistics()
 
     yield reader, writer, stats
     try:
@@ -60,11 +66,15 @@ def reads(reader, key, expected):
 
 
 def cache(reader, stats, key, expected):
-    """Reads key twice: the second read must be a near-cache hit."""
-    assert reader.get(key) == expected
-    hits = stats()["hits"]
-    assert reader.get(key) == expected
-    assert stats()["hits"] == hits + 1, "the second get() was not served by the near cache"
+    """Reads key until a read is served by the near cache (a late invalidation of an earlier
+    write may empty it once more); every read must return `expected`."""
+
+    def hit():
+        hits = stats()["hits"]
+        assert reader.get(key) == expected
+        return stats()["hits"] == hits + 1
+
+    wait_until(hit, READ_WITHIN, interval=0.1, message="a near-cache hit for %r" % (key,))
 
 
 @pytest.mark.parametrize(
@@ -118,7 +128,6 @@ def test_clear_invalidates_every_key(nc):
         cache(reader, stats, "k%d" % i, i)
     writer.clear()
     wait_until(lambda: all(reader.get("k%d" % i) is None for i in range(20)), READ_WITHIN, message="clear")
-    # (no get_all here: the 5.7.0 client's near cache fails get_all on keys it cached as None)
     assert writer.get_all(["k%d" % i for i in range(20)]) == {}
 
 
@@ -132,17 +141,7 @@ def test_only_changed_keys_are_invalidated(nc):
     wait_until(reads(reader, "changed", "new"), READ_WITHIN, message="the change")
     hits = stats()["hits"]
     assert reader.get("same") == "s"
-    assert stats()["hits"] == hits + 1
-
-
-def test_get_all_sees_changes(nc):
-    reader, writer, _ = nc
-    writer.put_all({"a": 1, "b": 2})
-    assert reader.get_all(["a", "b"]) == {"a": 1, "b": 2}
-    assert reader.get("a") == 1  # cached
-    writer.put("a", 10)
-    writer.remove("b")
-    wait_until(lambda: reader.get_all(["a", "b"]) == {"a": 10}, READ_WITHIN, message="get_all with the changes")
+    assert stats()["hits"] == hits + 1, "an unchanged key was invalidated"
 
 
 def test_own_writes_are_seen_at_once(nc):
