@@ -47,7 +47,8 @@ pub struct PartitionOwner {
     sweep_cursor: usize,
     scratch: Vec<u8>,
     /// Latency of every request this reactor ran, by type (nanoseconds).
-    latency: std::collections::HashMap<ferrogrid_protocol::MessageType, hdrhistogram::Histogram<u64>>,
+    latency:
+        std::collections::HashMap<ferrogrid_protocol::MessageType, hdrhistogram::Histogram<u64>, ahash::RandomState>,
 }
 
 impl PartitionOwner {
@@ -73,7 +74,7 @@ impl PartitionOwner {
             now_ms: now_ms(),
             sweep_cursor: 0,
             scratch: Vec::new(),
-            latency: std::collections::HashMap::new(),
+            latency: std::collections::HashMap::default(),
         }
     }
 
@@ -84,7 +85,8 @@ impl PartitionOwner {
 
     /// Copies latency histograms and per-map figures out for the metrics threads.
     pub fn snapshot(&self) -> crate::probes::ReactorSnapshot {
-        let mut snapshot = crate::probes::ReactorSnapshot { latency: self.latency.clone(), ..Default::default() };
+        let latency = self.latency.iter().map(|(ty, histogram)| (*ty, histogram.clone())).collect();
+        let mut snapshot = crate::probes::ReactorSnapshot { latency, ..Default::default() };
         for partition in &self.partitions {
             for (name, store) in partition.maps() {
                 let figures = snapshot.maps.entry(name.to_owned()).or_default();
