@@ -6,11 +6,15 @@
 //! - [`migration`]: the moves that turn one table into another, and a scheduler that keeps a
 //!   bounded number in flight.
 //!
-//! Membership (join, heartbeats, master election) is the next step of the cluster issue and
-//! will follow the same shape: `step(input) -> outputs`, driven by a thin IO layer.
+//! - [`membership`]: join, heartbeats, failure detection, the master and the table steps it
+//!   publishes; `handle(input) -> outputs`, driven by a thin IO layer in the member.
+//! - [`wire`]: the bytes of membership messages.
 
+pub mod membership;
 pub mod migration;
 pub mod partition_table;
+pub mod wire;
 
+pub use membership::{Input, MemberEntry, Message, Node, NodeConfig, Output};
 pub use migration::{plan_migrations, Migration, MigrationScheduler};
 pub use partition_table::{assign, MemberId, PartitionTable, MAX_REPLICAS};

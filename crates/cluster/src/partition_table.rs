@@ -49,6 +49,27 @@ impl PartitionTable {
         &self.replicas[partition]
     }
 
+    /// Replaces one partition's replica row (a migration step).
+    pub fn set_replicas(&mut self, partition: usize, replicas: [Option<MemberId>; MAX_REPLICAS]) {
+        self.replicas[partition] = replicas;
+    }
+
+    /// The table without `members`' replicas, survivors moved up (backups promoted), no slot
+    /// refilled: what a cluster can switch to at once when members die, since nobody needs
+    /// data copied for it.
+    pub fn without(&self, members: &[MemberId]) -> PartitionTable {
+        let mut table = self.clone();
+        for replicas in &mut table.replicas {
+            let survivors: Vec<MemberId> =
+                replicas.iter().flatten().filter(|member| !members.contains(member)).copied().collect();
+            *replicas = [None; MAX_REPLICAS];
+            for (index, member) in survivors.into_iter().enumerate() {
+                replicas[index] = Some(member);
+            }
+        }
+        table
+    }
+
     /// Partitions each member owns (the shape the client protocol's PartitionsView carries).
     pub fn owned_by_member(&self) -> HashMap<MemberId, Vec<usize>> {
         let mut owned: HashMap<MemberId, Vec<usize>> = HashMap::new();

@@ -73,6 +73,39 @@ pub struct MemberConfig {
     pub metrics: MetricsConfig,
     /// Reactor IO: the balancer and connection placement.
     pub io: IoConfig,
+    /// Membership timings and migration bounds.
+    pub cluster: ClusterConfig,
+}
+
+/// How members watch each other and move partitions (`hazelcast.properties`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterConfig {
+    /// `hazelcast.heartbeat.interval.seconds` × 1000, default 1 000 (Hazelcast: 5 s), at least 100.
+    pub heartbeat_interval_ms: u64,
+    /// A member silent this long is removed. `hazelcast.max.no.heartbeat.seconds` × 1000,
+    /// default 15 000 (Hazelcast: 60 s); more than the heartbeat interval.
+    pub max_no_heartbeat_ms: u64,
+    /// How long a starting member looks for an existing cluster before founding one.
+    /// `hazelcast.wait.seconds.before.join` × 1000, default 2 000 (Hazelcast: 5 s).
+    pub join_wait_ms: u64,
+    /// Partitions changing hands per table step. `hazelcast.partition.max.parallel.migrations`,
+    /// default 10 (as in Hazelcast), at least 1.
+    pub max_parallel_migrations: u32,
+    /// A write waits at most this long for its backups' acknowledgements before it is answered
+    /// anyway. `hazelcast.operation.backup.timeout.millis`, default 5 000 (as in Hazelcast).
+    pub backup_timeout_ms: u64,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        ClusterConfig {
+            heartbeat_interval_ms: 1_000,
+            max_no_heartbeat_ms: 15_000,
+            join_wait_ms: 2_000,
+            max_parallel_migrations: 10,
+            backup_timeout_ms: 5_000,
+        }
+    }
 }
 
 impl Default for MemberConfig {
@@ -88,6 +121,7 @@ impl Default for MemberConfig {
             client_heartbeat_timeout_ms: 300_000,
             metrics: MetricsConfig::default(),
             io: IoConfig::default(),
+            cluster: ClusterConfig::default(),
         }
     }
 }
@@ -124,8 +158,28 @@ impl MemberConfig {
         Self::from_yaml_str(&text)
     }
 
+    /// Replicas besides the owner the partition table keeps: the most any map asks for
+    /// (synchronous and asynchronous backups together).
+    pub fn table_backup_count(&self) -> usize {
+        let default = self.maps.for_map("default");
+        let configured = self.maps.iter().map(|(_, map)| map.backup_count + map.async_backup_count);
+        configured.chain(std::iter::once(default.backup_count + default.async_backup_count)).max().unwrap_or(1) as usize
+    }
+
     /// Checks every bound documented on the fields of this struct and the structs it holds.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        let cluster = &self.cluster;
+        if cluster.heartbeat_interval_ms < 100 {
+            return Err(invalid("hazelcast.properties.hazelcast.heartbeat.interval.seconds", "expected at least 1"));
+        }
+        if cluster.max_no_heartbeat_ms <= cluster.heartbeat_interval_ms {
+            let text = "expected more than hazelcast.heartbeat.interval.seconds";
+            return Err(invalid("hazelcast.properties.hazelcast.max.no.heartbeat.seconds", text));
+        }
+        if cluster.max_parallel_migrations == 0 {
+            let key = "hazelcast.properties.hazelcast.partition.max.parallel.migrations";
+            return Err(invalid(key, "expected at least 1"));
+        }
         if self.cluster_name.is_empty() {
             return Err(invalid("hazelcast.cluster-name", "expected a non-empty name"));
         }

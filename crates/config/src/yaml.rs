@@ -204,11 +204,28 @@ fn read_properties(mut properties: Section, config: &mut MemberConfig) -> Result
     properties.set("hazelcast.client.protocol.max.message.bytes", unauthenticated, unsigned)?;
     let balancer = &mut config.io.balancer_interval_seconds;
     properties.set("hazelcast.io.balancer.interval.seconds", balancer, signed)?;
+    let cluster = &mut config.cluster;
+    read_seconds(&mut properties, "hazelcast.heartbeat.interval.seconds", &mut cluster.heartbeat_interval_ms)?;
+    read_seconds(&mut properties, "hazelcast.max.no.heartbeat.seconds", &mut cluster.max_no_heartbeat_ms)?;
+    read_seconds(&mut properties, "hazelcast.wait.seconds.before.join", &mut cluster.join_wait_ms)?;
+    let migrations = &mut cluster.max_parallel_migrations;
+    properties.set("hazelcast.partition.max.parallel.migrations", migrations, unsigned)?;
+    properties.set("hazelcast.operation.backup.timeout.millis", &mut cluster.backup_timeout_ms, unsigned)?;
     let heartbeat_key = "hazelcast.client.max.no.heartbeat.seconds";
     if let Some((path, value)) = properties.take(heartbeat_key) {
         let seconds: u64 = unsigned(value, &path)?;
         let too_large = || invalid(&path, format!("{seconds} seconds is too large"));
         config.client_heartbeat_timeout_ms = seconds.checked_mul(1000).ok_or_else(too_large)?;
+    }
+    Ok(())
+}
+
+/// A property in whole seconds, kept in milliseconds.
+fn read_seconds(properties: &mut Section, key: &str, target_ms: &mut u64) -> Result<()> {
+    if let Some((path, value)) = properties.take(key) {
+        let seconds: u64 = unsigned(value, &path)?;
+        *target_ms =
+            seconds.checked_mul(1000).ok_or_else(|| invalid(&path, format!("{seconds} seconds is too large")))?;
     }
     Ok(())
 }

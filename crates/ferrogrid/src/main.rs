@@ -174,8 +174,8 @@ fn run_member(args: MemberArgs) -> ExitCode {
     };
     println!("ferrogrid member listening on {}", member.address());
     if let Some(signal) = signals.forever().next() {
-        info!(signal, "stopping");
+        info!(signal, "stopping: handing partitions off to the other members");
     }
-    member.shutdown();
+    member.leave(std::time::Duration::from_secs(120));
     ExitCode::SUCCESS
 }

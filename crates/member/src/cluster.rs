@@ -1,11 +1,15 @@
 //! What this member tells clients about the cluster: its identity, the member list and the
 //! partition table, as authentication responses and cluster-view events.
 //!
-//! One member for now: the member list and partition table have version 1 and never change.
-//! The cluster issue replaces [`ClusterView`] with the replicated, versioned view.
+//! The member list and partition table change as members join and leave; the cluster service
+//! replaces [`ViewState`] and pushes the new views to every connection that registered a
+//! cluster-view listener.
 
+use crate::connection::ConnectionShared;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::Uuid;
+use parking_lot::{Mutex, RwLock};
+use std::sync::Arc;
 
 /// The product version reported to clients (the protocol level ferrogrid implements).
 pub const SERVER_VERSION: &str = "5.6.0";
@@ -20,39 +24,90 @@ pub const SERIALIZATION_VERSION_MISMATCH: u8 = 2;
 /// The serialization version every official client uses.
 pub const SERIALIZATION_VERSION: i8 = 1;
 
-/// This member's identity and the (single-member) view it reports. Immutable once built;
-/// shared read-only by every reactor.
-#[derive(Debug, Clone)]
+/// A member as clients see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewMember {
+    pub uuid: Uuid,
+    pub host: String,
+    pub port: i32,
+}
+
+/// The member list and partition owners clients are told, with their versions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewState {
+    /// Oldest first.
+    pub members: Vec<ViewMember>,
+    pub member_list_version: i32,
+    /// Partitions owned by each member.
+    pub owners: Vec<(Uuid, Vec<i32>)>,
+    pub partition_table_version: i32,
+}
+
+/// This member's identity and the current view. Shared by every reactor; the view is replaced
+/// (never edited) by the cluster service.
+#[derive(Debug)]
 pub struct ClusterView {
     pub member_uuid: Uuid,
-    /// New on every start, so reconnecting clients know state did not survive.
+    /// The same on every member of a cluster (derived from the cluster name).
     pub cluster_id: Uuid,
     pub host: String,
     pub port: i32,
     pub partition_count: u16,
-    pub member_list_version: i32,
-    pub partition_table_version: i32,
+    current: RwLock<Arc<ViewState>>,
+    /// Connections that registered a cluster-view listener, with the registration's
+    /// correlation id.
+    listeners: Mutex<Vec<(Arc<ConnectionShared>, i64)>>,
 }
 
 impl ClusterView {
+    /// The view of a member alone: it owns every partition (version 0 until it has joined a
+    /// cluster).
+    pub fn new(member_uuid: Uuid, cluster_name: &str, host: String, port: i32, partition_count: u16) -> ClusterView {
+        let me = ViewMember { uuid: member_uuid, host: host.clone(), port };
+        let state = ViewState {
+            members: vec![me],
+            member_list_version: 0,
+            owners: vec![(member_uuid, (0..partition_count as i32).collect())],
+            partition_table_version: 0,
+        };
+        ClusterView {
+            member_uuid,
+            cluster_id: cluster_id(cluster_name),
+            host,
+            port,
+            partition_count,
+            current: RwLock::new(Arc::new(state)),
+            listeners: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn state(&self) -> Arc<ViewState> {
+        self.current.read().clone()
+    }
+
+    /// Replaces the view and sends it to every registered listener.
+    pub fn update(&self, state: ViewState) {
+        let state = Arc::new(state);
+        *self.current.write() = state.clone();
+        let mut listeners = self.listeners.lock();
+        listeners.retain(|(connection, _)| !connection.is_closed());
+        let mut out = Vec::new();
+        for (connection, correlation_id) in listeners.iter() {
+            out.clear();
+            write_members_and_partitions(&state, &mut out, *correlation_id);
+            connection.send(&out);
+        }
+    }
+
+    /// Registers a cluster-view listener.
+    pub fn add_listener(&self, connection: Arc<ConnectionShared>, correlation_id: i64) {
+        let mut listeners = self.listeners.lock();
+        listeners.retain(|(existing, _)| !existing.is_closed() && existing.id != connection.id);
+        listeners.push((connection, correlation_id));
+    }
+
     fn address(&self) -> Address<'_> {
         Address { host: &self.host, port: self.port }
-    }
-
-    fn members(&self) -> Vec<MemberInfo<'_>> {
-        let address = self.address();
-        vec![MemberInfo {
-            uuid: self.member_uuid,
-            lite_member: false,
-            address,
-            attributes: Vec::new(),
-            version: MEMBER_VERSION,
-            address_map: vec![(EndpointQualifier { endpoint_type: ENDPOINT_MEMBER, identifier: None }, address)],
-        }]
-    }
-
-    fn partition_table(&self) -> PartitionTable {
-        PartitionTable(vec![(self.member_uuid, (0..self.partition_count as i32).collect())])
     }
 
     pub fn write_authenticated(
@@ -61,6 +116,7 @@ impl ClusterView {
         response_type: ferrogrid_protocol::MessageType,
         correlation_id: i64,
     ) {
+        let state = self.state();
         AuthenticationResponse {
             status: AUTHENTICATED,
             member_uuid: Some(self.member_uuid),
@@ -68,14 +124,14 @@ impl ClusterView {
             partition_count: self.partition_count as i32,
             cluster_id: Some(self.cluster_id),
             failover_supported: false,
-            member_list_version: Some(self.member_list_version),
-            partition_list_version: Some(self.partition_table_version),
+            member_list_version: Some(state.member_list_version),
+            partition_list_version: Some(state.partition_table_version),
             address: Some(self.address()),
             server_hazelcast_version: SERVER_VERSION,
             tpc_ports: None,
             tpc_token: None,
-            member_infos: self.members(),
-            partitions: self.partition_table(),
+            member_infos: member_infos(&state),
+            partitions: PartitionTable(state.owners.clone()),
             key_value_pairs: vec![("clusterVersion", "5.6")],
         }
         .encode(out, response_type, correlation_id, 0);
@@ -110,17 +166,9 @@ impl ClusterView {
 
     /// The four cluster-view events sent on registration, before its response.
     pub fn write_view_events(&self, out: &mut Vec<u8>, correlation_id: i64) {
-        MembersViewEvent { version: self.member_list_version, member_infos: self.members() }.encode(
-            out,
-            correlation_id,
-            -1,
-        );
-        PartitionsViewEvent { version: self.partition_table_version, partitions: self.partition_table() }.encode(
-            out,
-            correlation_id,
-            -1,
-        );
-        MemberGroupsViewEvent { version: self.member_list_version, member_groups: Vec::new() }.encode(
+        let state = self.state();
+        write_members_and_partitions(&state, out, correlation_id);
+        MemberGroupsViewEvent { version: state.member_list_version, member_groups: Vec::new() }.encode(
             out,
             correlation_id,
             -1,
@@ -129,21 +177,61 @@ impl ClusterView {
     }
 }
 
+fn write_members_and_partitions(state: &ViewState, out: &mut Vec<u8>, correlation_id: i64) {
+    MembersViewEvent { version: state.member_list_version, member_infos: member_infos(state) }.encode(
+        out,
+        correlation_id,
+        -1,
+    );
+    let partitions = PartitionTable(state.owners.clone());
+    PartitionsViewEvent { version: state.partition_table_version, partitions }.encode(out, correlation_id, -1);
+}
+
+fn member_infos(state: &ViewState) -> Vec<MemberInfo<'_>> {
+    state
+        .members
+        .iter()
+        .map(|member| {
+            let address = Address { host: &member.host, port: member.port };
+            MemberInfo {
+                uuid: member.uuid,
+                lite_member: false,
+                address,
+                attributes: Vec::new(),
+                version: MEMBER_VERSION,
+                address_map: vec![(EndpointQualifier { endpoint_type: ENDPOINT_MEMBER, identifier: None }, address)],
+            }
+        })
+        .collect()
+}
+
+/// A cluster id every member of a cluster derives alike: a hash of its name.
+fn cluster_id(cluster_name: &str) -> Uuid {
+    let hash = |seed: u64| {
+        let mut state = seed ^ 0xcbf2_9ce4_8422_2325;
+        for byte in cluster_name.bytes() {
+            state = (state ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        state
+    };
+    let value = (u128::from(hash(1)) << 64) | u128::from(hash(2));
+    // Version 4 / variant bits, so clients print it as a regular uuid.
+    Uuid::from_u128((value & !(0xf << 76) | (0x4 << 76)) & !(0x3 << 62) | (0x2 << 62))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use ferrogrid_protocol::Message;
 
     fn view() -> ClusterView {
-        ClusterView {
-            member_uuid: Uuid::from_u128(0xea6507c8_8459_4de7_bf64_34cd7b5338ce),
-            cluster_id: Uuid::from_u128(0xfc34c11d_97b7_4ead_b166_814e7b05bb5f),
-            host: "127.0.0.1".into(),
-            port: 5701,
-            partition_count: 271,
-            member_list_version: 1,
-            partition_table_version: 1,
-        }
+        let uuid = Uuid::from_u128(0xea6507c8_8459_4de7_bf64_34cd7b5338ce);
+        let view = ClusterView::new(uuid, "dev", "127.0.0.1".into(), 5701, 271);
+        let mut state = (*view.state()).clone();
+        state.member_list_version = 1;
+        state.partition_table_version = 1;
+        view.update(state);
+        view
     }
 
     #[test]
@@ -164,7 +252,7 @@ mod tests {
     #[test]
     fn members_view_matches_the_capture() {
         let mut out = Vec::new();
-        MembersViewEvent { version: 1, member_infos: view().members() }.encode(&mut out, 2, -1);
+        MembersViewEvent { version: 1, member_infos: member_infos(&view().state()) }.encode(&mut out, 2, -1);
         // session-python.json #4 (221 bytes).
         assert_eq!(out.len(), 221);
         let captured = "1a00000000c2020300000200000000000000ffffffff0100000006000000001006000000001018000000000000e74d5984c80765eace38537bcd3464bf000600000000100a0000000000451600000f00000000003132372e302e302e310600000000080600000000100600000000080600000000100900000000000506000600000000080600000000100600000000100a0000000000000000000600000000040600000000080600000000100a0000000000451600000f00000000003132372e302e302e31060000000008060000000008060000000008060000000028";

@@ -248,6 +248,19 @@ pub enum ConnectionState {
         client_uuid: Uuid,
         client_type: String,
     },
+    /// `FGM` seen: another member; its Hello comes next.
+    MemberHello,
+    /// A link to another member.
+    Member {
+        peer: ferrogrid_cluster::MemberId,
+    },
+}
+
+impl ConnectionState {
+    /// Past the handshake (a client authenticated, or a member identified).
+    pub fn is_established(&self) -> bool {
+        matches!(self, ConnectionState::Authenticated { .. } | ConnectionState::Member { .. })
+    }
 }
 
 /// Inbound bytes not yet consumed, in a buffer that grows only as far as the limits allow.
@@ -330,6 +343,8 @@ pub struct Connection {
     pub requests: u64,
     /// Requests received since the IO balancer last looked (its measure of a connection's load).
     pub requests_since_balance: u64,
+    /// A link to another member that this member opened (its Hello is already sent).
+    pub outgoing: bool,
 }
 
 impl Connection {
@@ -344,6 +359,7 @@ impl Connection {
             output: Vec::new(),
             requests: 0,
             requests_since_balance: 0,
+            outgoing: false,
         }
     }
 }

@@ -45,6 +45,9 @@ pub struct ShareContext<'a> {
     pub outbox: &'a mut Outbox,
     pub now_ms: i64,
     pub member: Uuid,
+    /// Per partition of `partitions`: this member owns it. Reads (size, keySet, …) count only
+    /// owned partitions; clear, evictAll and destroy act on every replica held here.
+    pub owned: &'a [bool],
 }
 
 /// One map-wide request in flight, shared by all reactors until the last share answers.
@@ -180,7 +183,11 @@ impl FanOut {
             WideOperation::Destroy => share.listeners.drop_map(&self.name),
             _ => {}
         }
-        for partition in share.partitions.iter_mut() {
+        let reads = !matches!(self.operation, WideOperation::Clear | WideOperation::EvictAll | WideOperation::Destroy);
+        for (index, partition) in share.partitions.iter_mut().enumerate() {
+            if reads && !share.owned.get(index).copied().unwrap_or(true) {
+                continue;
+            }
             self.run_partition(partition, share.now_ms, &mut local);
         }
         {
@@ -194,6 +201,48 @@ impl FanOut {
         }
         let partial = std::mem::take(&mut *self.partial.lock());
         self.publish_map_event(share, partial.count);
+        let mut out = Vec::with_capacity(partial.frames.len() + 64);
+        self.write_response(&partial, &mut out);
+        Some(out)
+    }
+
+    /// Whether other members run a share of this request (listener changes stay on this
+    /// member: smart clients register with every member themselves).
+    pub fn is_cluster_wide(&self) -> bool {
+        !matches!(self.operation, WideOperation::AddListener(_) | WideOperation::RemoveListener(_))
+    }
+
+    /// Adds `count` shares (other members') to wait for. Call before any share can finish.
+    pub fn add_shares(&self, count: usize) {
+        self.remaining.fetch_add(count, Ordering::AcqRel);
+    }
+
+    /// Merges another member's answer to its share (None: that member left or failed, its
+    /// share counts as empty). Returns the response when this was the last share.
+    pub fn merge_remote(&self, answer: Option<&Message<'_>>) -> Option<Vec<u8>> {
+        if let Some(message) = answer.filter(|message| message.message_type() == self.response_type) {
+            let mut partial = self.partial.lock();
+            let merged = match self.operation {
+                WideOperation::Size => IntResponse::decode(message).map(|r| partial.count += r.response.max(0) as u64),
+                WideOperation::IsEmpty => {
+                    BoolResponse::decode(message).map(|r| partial.count += u64::from(!r.response))
+                }
+                WideOperation::ContainsValue(_) => BoolResponse::decode(message).map(|r| partial.found |= r.response),
+                WideOperation::KeySet | WideOperation::Values | WideOperation::EntrySet => {
+                    list_frames(message).map(|frames| partial.frames.extend_from_slice(frames))
+                }
+                _ => Ok(()),
+            };
+            if let Err(error) = merged {
+                tracing::warn!(%error, "malformed share answer from a member: ignored");
+            }
+        } else if let Some(message) = answer {
+            tracing::warn!(ty = %message.message_type(), "a member answered its share with an error: ignored");
+        }
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return None;
+        }
+        let partial = std::mem::take(&mut *self.partial.lock());
         let mut out = Vec::with_capacity(partial.frames.len() + 64);
         self.write_response(&partial, &mut out);
         Some(out)
@@ -257,6 +306,10 @@ impl FanOut {
         }
     }
 
+    pub fn correlation_id(&self) -> i64 {
+        self.correlation_id
+    }
+
     fn write_response(&self, partial: &Partial, out: &mut Vec<u8>) {
         let (ty, corr) = (self.response_type, self.correlation_id);
         match self.operation {
@@ -285,4 +338,16 @@ impl FanOut {
             }
         }
     }
+}
+
+/// The raw item frames of a list response (between its BEGIN and END frames).
+fn list_frames<'a>(message: &Message<'a>) -> Result<&'a [u8], DecodeError> {
+    let mut reader = message.reader();
+    reader.begin()?;
+    let items = reader.remaining();
+    reader.skip_to_end()?;
+    let after = reader.remaining();
+    let length = items.len() - after.len();
+    // The END frame (header only) closes the list.
+    Ok(&items[..length.saturating_sub(ferrogrid_protocol::frame::FRAME_HEADER_SIZE)])
 }

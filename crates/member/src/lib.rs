@@ -12,6 +12,7 @@
 pub mod balancer;
 pub mod client;
 pub mod cluster;
+pub mod cluster_service;
 pub mod connection;
 pub mod fanout;
 pub mod listeners;
@@ -20,8 +21,10 @@ pub mod map_ops;
 pub mod metrics;
 pub mod outbox;
 pub mod owner;
+pub mod peer;
 pub mod probes;
 pub mod reactor;
+pub mod replication;
 pub mod server;
 pub mod shared;
 pub mod store;

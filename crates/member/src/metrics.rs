@@ -61,6 +61,7 @@ pub fn collect(shared: &Shared) -> Vec<Probe> {
             ("messagesOut", "ferrogrid_reactor_messages_out_total", p.messages_out.get()),
             ("localOps", "ferrogrid_reactor_local_ops_total", p.local_ops.get()),
             ("handedOffOps", "ferrogrid_reactor_handed_off_ops_total", p.handed_off_ops.get()),
+            ("forwardedOps", "ferrogrid_reactor_forwarded_ops_total", p.forwarded_ops.get()),
             ("receivedOps", "ferrogrid_reactor_received_ops_total", p.received_ops.get()),
             (
                 "connectionsMigratedIn",
@@ -154,7 +155,7 @@ pub fn collect(shared: &Shared) -> Vec<Probe> {
     }
     let cluster = || "cluster".to_owned();
     probes.push(probe(cluster(), "members", "ferrogrid_cluster_members", vec![], 1.0, false));
-    let version = shared.view.partition_table_version as f64;
+    let version = shared.view.state().partition_table_version as f64;
     probes.push(probe(
         cluster(),
         "partitionTableVersion",
@@ -285,7 +286,7 @@ fn health(shared: &Shared) -> String {
     let state = if shared.is_shutting_down() { "SHUTTING_DOWN" } else { "ACTIVE" };
     format!(
         "{{\"state\": \"{state}\", \"clusterSize\": 1, \"partitionTableVersion\": {}, \"member\": \"{}\", \"clientConnections\": {}}}\n",
-        shared.view.partition_table_version,
+        shared.view.state().partition_table_version,
         shared.view.member_uuid,
         shared.open_connections.load(Ordering::Acquire)
     )

@@ -46,6 +46,8 @@ pub struct PartitionOwner {
     pub now_ms: i64,
     sweep_cursor: usize,
     scratch: Vec<u8>,
+    /// Backups, replica hand-offs and forwarded requests of these partitions.
+    pub replication: crate::replication::Replication,
     /// Latency of every request this reactor ran, by type (nanoseconds).
     latency:
         std::collections::HashMap<ferrogrid_protocol::MessageType, hdrhistogram::Histogram<u64>, ahash::RandomState>,
@@ -58,9 +60,18 @@ impl PartitionOwner {
         member: Uuid,
         config: Arc<MemberConfig>,
         partition_count: u16,
+        cluster: Arc<crate::replication::ClusterState>,
     ) -> Self {
         let owned = (0..partition_count as usize).filter(|p| p % reactor_count == reactor_index).count();
+        let backup_timeout_ms = config.cluster.backup_timeout_ms;
         PartitionOwner {
+            replication: crate::replication::Replication::new(
+                reactor_index,
+                reactor_count,
+                owned,
+                cluster,
+                backup_timeout_ms,
+            ),
             partitions: (0..owned).map(|_| PartitionStore::default()).collect(),
             reactor_index,
             reactor_count,
@@ -100,6 +111,11 @@ impl PartitionOwner {
         snapshot
     }
 
+    /// The settings of `map` (resolved once per reactor).
+    pub fn settings_for(&mut self, map: &str) -> Arc<crate::store::MapSettings> {
+        self.settings.get(map)
+    }
+
     pub fn tick_clock(&mut self) {
         self.now_ms = now_ms();
     }
@@ -114,6 +130,16 @@ impl PartitionOwner {
     ) -> Result<(), DecodeError> {
         let partition_id = message.partition_id();
         let local = partition_id as usize / self.reactor_count;
+        if !self.replication.serves(partition_id as usize) {
+            let text = format!("partition {partition_id} is migrating or not owned by this member; retry");
+            let holder = ferrogrid_protocol::error::ErrorHolder {
+                code: ferrogrid_protocol::error::PARTITION_MIGRATING,
+                message: Some(&text),
+            };
+            ferrogrid_protocol::error::write_error_response(out, message.correlation_id(), &[holder]);
+            return Ok(());
+        }
+        let start = out.len();
         let mut ctx = OpContext {
             now_ms: self.now_ms,
             member: self.member,
@@ -126,6 +152,9 @@ impl PartitionOwner {
             deadlines: &mut self.deadlines,
         };
         let result = map_ops::execute(&mut self.partitions[local], &mut ctx, connection, message, out);
+        if self.partitions[local].tracks_changes() {
+            self.replicate(partition_id as usize, connection, message.correlation_id(), out, start);
+        }
         for (deadline, map, key) in self.deadlines.drain(..) {
             self.timers.push(Reverse((deadline, Timer::Key { partition: local, map, key })));
         }
@@ -195,6 +224,7 @@ impl PartitionOwner {
             outbox: &mut self.outbox,
             now_ms: self.now_ms,
             member: self.member,
+            owned: &self.replication.owned,
         };
         job.run_share(&mut share)
     }

@@ -55,6 +55,8 @@ pub struct ReactorProbes {
     pub local_ops: Counter,
     /// Partition operations handed to other reactors.
     pub handed_off_ops: Counter,
+    /// Partition requests sent on to the member that owns the partition.
+    pub forwarded_ops: Counter,
     /// Partition operations other reactors handed to this one.
     pub received_ops: Counter,
     pub queue_depth: Gauge,

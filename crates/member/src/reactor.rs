@@ -18,10 +18,12 @@ use crate::connection::{Connection, ConnectionId, ConnectionShared, ConnectionSt
 use crate::fanout::{self, Classified, FanOut, WideOperation};
 use crate::map_ops;
 use crate::owner::PartitionOwner;
+use crate::replication::Forward;
 use crate::shared::CLIENT_CLEANUP_PERIOD_MS;
-use crate::shared::{Shared, Task};
+use crate::shared::{MemberWork, Shared, Task};
 use crossbeam_channel::Receiver;
-use ferrogrid_protocol::codec::ClientDestroyProxy;
+use ferrogrid_cluster::MemberId;
+use ferrogrid_protocol::codec::{ClientAddClusterViewListener, ClientDestroyProxy};
 use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
 use ferrogrid_protocol::frame::{Decoded, StreamLimits, CLIENT_PROTOCOL_HEADER};
 use ferrogrid_protocol::message::REQUEST_HEADER_SIZE;
@@ -75,9 +77,16 @@ struct Core {
     wake: Vec<bool>,
     /// Requests for other reactors cut from the connection being processed, per target.
     outgoing: Vec<Vec<u8>>,
+    /// Backup records read from a member link for other reactors' partitions, per target.
+    member_backups: Vec<Vec<u8>>,
+    /// Answers read from a member link to requests other reactors forwarded, per target
+    /// (each `u32` LE length-prefixed).
+    member_responses: Vec<Vec<u8>>,
     authenticated_limits: StreamLimits,
     /// Whether the request being handled went to another reactor (it is timed there).
     handed_off: bool,
+    /// Whether the connection being processed is a member link this member opened.
+    current_outgoing: bool,
 }
 
 /// One reactor thread's state. Owned and run by that thread only.
@@ -103,7 +112,8 @@ impl Reactor {
     pub fn new(index: usize, shared: Arc<Shared>, poll: Poll, inbox: Receiver<Task>) -> Reactor {
         let count = shared.reactor_count();
         let (member, partition_count) = (shared.view.member_uuid, shared.view.partition_count);
-        let owner = PartitionOwner::new(index, count, member, shared.config.clone(), partition_count);
+        let owner =
+            PartitionOwner::new(index, count, member, shared.config.clone(), partition_count, shared.cluster_state());
         let limits = &shared.config.limits;
         let authenticated_limits = StreamLimits {
             max_frame_bytes: limits.max_frame_bytes,
@@ -124,8 +134,11 @@ impl Reactor {
                 overflow: (0..count).map(|_| VecDeque::new()).collect(),
                 wake: vec![false; count],
                 outgoing: vec![Vec::new(); count],
+                member_backups: vec![Vec::new(); count],
+                member_responses: vec![Vec::new(); count],
                 authenticated_limits,
                 handed_off: false,
+                current_outgoing: false,
             },
             poll,
             inbox,
@@ -177,8 +190,9 @@ impl Reactor {
             if self.last_expiry_sweep.elapsed() >= EXPIRY_SWEEP_INTERVAL {
                 self.last_expiry_sweep = Instant::now();
                 self.core.owner.sweep_expired();
+                self.core.owner.check_pending();
             }
-            let written = self.core.owner.outbox.flush();
+            let written = self.core.owner.outbox.flush() + self.core.owner.replication.flush();
             self.core.probes().bytes_out.add(written as u64);
             self.retry_overflow();
             self.retry_connections();
@@ -283,7 +297,22 @@ impl Reactor {
         *self.core.probes().snapshot.lock() = snapshot;
     }
 
-    fn accept(&mut self, mut stream: mio::net::TcpStream, peer: std::net::SocketAddr) {
+    fn accept(&mut self, stream: mio::net::TcpStream, peer: std::net::SocketAddr) {
+        self.add_connection(stream, peer, false);
+    }
+
+    /// Publishes this reactor's readiness (every replica it holds is complete) for the
+    /// cluster service.
+    fn publish_ready(&self) {
+        if let Some(version) = self.core.owner.replication.ready_version() {
+            let previous = self.core.shared.reactors[self.core.index].ready_version.swap(version, Ordering::AcqRel);
+            if previous != version {
+                let _ = self.core.shared.cluster_events.try_send(crate::cluster_service::ClusterEvent::Ready);
+            }
+        }
+    }
+
+    fn add_connection(&mut self, mut stream: mio::net::TcpStream, peer: std::net::SocketAddr, outgoing: bool) {
         let entry = self.connections.vacant_entry();
         let token = Token(entry.key());
         let interest = Interest::READABLE | Interest::WRITABLE;
@@ -294,7 +323,9 @@ impl Reactor {
         }
         let id = ConnectionId(self.core.shared.next_connection_id.fetch_add(1, Ordering::Relaxed));
         let shared = Arc::new(ConnectionShared::new(id, peer, self.core.index, stream));
-        entry.insert(Connection::new(shared, token, self.unauthenticated_limits));
+        let mut connection = Connection::new(shared, token, self.unauthenticated_limits);
+        connection.outgoing = outgoing;
+        entry.insert(connection);
         self.core.shared.reactors[self.core.index].connections.fetch_add(1, Ordering::AcqRel);
         debug!(%peer, reactor = self.core.index, "connection accepted");
         // Bytes may have arrived before registration: edge-triggered polling would not say so.
@@ -310,6 +341,10 @@ impl Reactor {
             if self.core.shared.client_disconnected(client_uuid) {
                 self.core.owner.schedule_client_cleanup(client_uuid, CLIENT_CLEANUP_PERIOD_MS);
             }
+        }
+        if matches!(connection.state, ConnectionState::Member { .. }) {
+            let event = crate::cluster_service::ClusterEvent::Closed { link: connection.shared.id };
+            let _ = self.core.shared.cluster_events.try_send(event);
         }
         let _ = self.poll.registry().deregister(&mut ConnectionStreamRef(&connection.shared));
         connection.shared.close();
@@ -419,9 +454,34 @@ impl Reactor {
                 Task::ReleaseClient(client) => self.core.owner.release_client(client),
                 Task::MigrateBusiest { to, gap } => self.migrate_busiest(to, gap),
                 Task::AdoptConnection(connection) => self.adopt(*connection),
+                Task::NewMemberConnection(stream, peer) => self.add_connection(stream, peer, true),
+                Task::Cluster(state) => {
+                    let table_changed = state.table.version != self.core.owner.replication.state.table.version;
+                    self.core.owner.apply_cluster_state(state);
+                    if table_changed && self.core.index == 0 {
+                        self.core.owner.log_replicas();
+                    }
+                    self.publish_ready();
+                }
+                Task::Member { from, work } => match work {
+                    MemberWork::Backups(records) => self.core.owner.apply_backups(from, &records),
+                    MemberWork::Snapshot(payload) => {
+                        self.core.owner.install_snapshot(from, &payload);
+                        self.publish_ready();
+                    }
+                    MemberWork::Acks(acks) => self.core.owner.on_acks(from, &acks),
+                    MemberWork::Responses(mut batch) => {
+                        let mut batch: &[u8] = &mut batch;
+                        while batch.len() >= 4 {
+                            let length = u32::from_le_bytes(batch[..4].try_into().expect("4 bytes")) as usize;
+                            self.core.owner.on_forward_response(&batch[4..4 + length]);
+                            batch = &batch[4 + length..];
+                        }
+                    }
+                },
             }
         }
-        let written = self.core.owner.outbox.flush();
+        let written = self.core.owner.outbox.flush() + self.core.owner.replication.flush();
         self.core.probes().bytes_out.add(written as u64);
     }
 
@@ -465,7 +525,24 @@ impl Core {
     fn process_input(&mut self, connection: &mut Connection) -> Result<Progress, String> {
         let progress = self.process_messages(connection);
         self.send_outgoing(&connection.shared);
+        if let ConnectionState::Member { peer } = connection.state {
+            self.send_member_work(peer);
+        }
         progress
+    }
+
+    /// Hands other reactors the member traffic read for them from one link.
+    fn send_member_work(&mut self, from: MemberId) {
+        for target in 0..self.member_backups.len() {
+            if !self.member_backups[target].is_empty() {
+                let records = std::mem::take(&mut self.member_backups[target]).into_boxed_slice();
+                self.hand_off(target, Task::Member { from, work: MemberWork::Backups(records) });
+            }
+            if !self.member_responses[target].is_empty() {
+                let batch = std::mem::take(&mut self.member_responses[target]).into_boxed_slice();
+                self.hand_off(target, Task::Member { from, work: MemberWork::Responses(batch) });
+            }
+        }
     }
 
     /// Hands each target reactor the requests gathered for it from this connection.
@@ -480,6 +557,8 @@ impl Core {
     }
 
     fn process_messages(&mut self, connection: &mut Connection) -> Result<Progress, String> {
+        let connection_outgoing = connection.outgoing;
+        self.current_outgoing = connection_outgoing;
         let Connection { shared, state, input, decoder, output, requests, requests_since_balance, .. } = connection;
         let write_limit = self.shared.config.limits.connection_write_buffer_bytes as usize;
         let in_flight_limit = self.shared.config.limits.max_in_flight_per_connection as usize;
@@ -501,6 +580,18 @@ impl Core {
                 let unread = input.unread();
                 if unread.len() < CLIENT_PROTOCOL_HEADER.len() {
                     return Ok(Progress::NeedInput);
+                }
+                if &unread[..3] == crate::peer::MEMBER_PROTOCOL_HEADER {
+                    input.consume(3);
+                    if !connection_outgoing {
+                        let mut preamble = crate::peer::MEMBER_PROTOCOL_HEADER.to_vec();
+                        let address = &self.shared.member_address;
+                        preamble.extend_from_slice(&crate::cluster_service::hello_message(&self.shared, address));
+                        shared.send(&preamble);
+                    }
+                    *state = ConnectionState::MemberHello;
+                    decoder.set_limits(self.authenticated_limits);
+                    continue;
                 }
                 if &unread[..3] != CLIENT_PROTOCOL_HEADER {
                     return Err(format!("unknown protocol header {:02x?}", &unread[..3]));
@@ -530,7 +621,7 @@ impl Core {
                     self.handle(shared, state, output, &message)
                 }
             };
-            if matches!(state, ConnectionState::Authenticated { .. }) {
+            if state.is_established() {
                 decoder.set_limits(self.authenticated_limits);
             }
             if let Flow::Close(reason) = flow {
@@ -552,14 +643,28 @@ impl Core {
             Ok(message) => message,
             Err(error) => return Flow::Close(format!("malformed message: {error}")),
         };
-        if message.fixed(REQUEST_HEADER_SIZE).is_err() {
+        let answer_on_link = matches!(state, ConnectionState::Member { .. })
+            && !crate::peer::is_request(message.message_type())
+            && !crate::peer::is_member_type(message.message_type());
+        if !answer_on_link && message.fixed(REQUEST_HEADER_SIZE).is_err() {
             return Flow::Close("request initial frame shorter than the 16-byte header".into());
         }
         self.probes().messages_in.add(1);
         let (started, written_before) = (Instant::now(), out.len());
         self.handed_off = false;
-        let outcome = if matches!(state, ConnectionState::Authenticated { .. }) {
-            self.dispatch(connection, &message, bytes, out)
+        let outcome = if let ConnectionState::Member { peer } = state {
+            let peer = *peer;
+            self.handle_member(connection, peer, &message, bytes, out)
+        } else if *state == ConnectionState::MemberHello {
+            match self.member_hello(connection, &message) {
+                Ok(peer) => {
+                    *state = ConnectionState::Member { peer };
+                    Ok(After::Continue)
+                }
+                Err(reason) => Ok(After::Close(reason)),
+            }
+        } else if matches!(state, ConnectionState::Authenticated { .. }) {
+            self.dispatch(connection, &message, bytes, out, false)
         } else {
             let outcome = client::authenticate(&self.shared, &message, state, out);
             if let ConnectionState::Authenticated { client_uuid, .. } = state {
@@ -593,6 +698,7 @@ impl Core {
         message: &Message<'_>,
         bytes: &[u8],
         out: &mut Vec<u8>,
+        from_member: bool,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let ty = message.message_type();
         if map_ops::is_partition_operation(ty) {
@@ -607,6 +713,20 @@ impl Core {
                 let holder = ErrorHolder { code: error::ILLEGAL_ARGUMENT, message: Some(&text) };
                 write_error_response(out, message.correlation_id(), &[holder]);
                 return Ok(After::Continue);
+            }
+            match self.owner.replication.route(partition as usize) {
+                Ok(None) => {}
+                Ok(Some(member)) if !from_member => {
+                    self.forward(connection, member, message.correlation_id(), bytes);
+                    return Ok(After::Continue);
+                }
+                Ok(Some(_)) | Err(()) => {
+                    let text =
+                        format!("partition {partition} is migrating or has no owner reachable from this member; retry");
+                    let holder = ErrorHolder { code: error::PARTITION_MIGRATING, message: Some(&text) };
+                    write_error_response(out, message.correlation_id(), &[holder]);
+                    return Ok(After::Continue);
+                }
             }
             let owner = self.shared.owner_of(partition as u16);
             if owner == self.index {
@@ -624,14 +744,20 @@ impl Core {
         }
         match fanout::classify(message, connection)? {
             Classified::Wide(operation, name) => {
-                self.fan_out(connection, message.correlation_id(), ty.response(), name, operation, out);
+                let remote = if from_member { None } else { Some(bytes) };
+                self.fan_out_with(connection, message.correlation_id(), ty.response(), name, operation, out, remote);
                 Ok(After::Continue)
             }
             Classified::Refused(code, text) => {
                 fanout::write_refusal(out, message.correlation_id(), code, &text);
                 Ok(After::Continue)
             }
-            Classified::NotWide => client::handle(&self.shared, message, out),
+            Classified::NotWide => {
+                if ty == ClientAddClusterViewListener::TYPE {
+                    self.shared.view.add_listener(connection.clone(), message.correlation_id());
+                }
+                client::handle(&self.shared, message, out)
+            }
         }
     }
 
@@ -653,9 +779,40 @@ impl Core {
         operation: WideOperation,
         out: &mut Vec<u8>,
     ) {
+        self.fan_out_with(connection, correlation_id, response_type, name, operation, out, None);
+    }
+
+    /// Runs a map-wide request on every reactor and, with `request` (the client's bytes), on
+    /// every other member too (their answers merge into the same job).
+    #[allow(clippy::too_many_arguments)]
+    fn fan_out_with(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        response_type: MessageType,
+        name: Box<str>,
+        operation: WideOperation,
+        out: &mut Vec<u8>,
+        request: Option<&[u8]>,
+    ) {
         let count = self.shared.reactor_count();
         connection.begin_in_flight();
         let job = Arc::new(FanOut::new(connection.clone(), correlation_id, response_type, name, operation, count));
+        if let Some(request) = request.filter(|_| job.is_cluster_wide()) {
+            let state = self.owner.replication.state.clone();
+            let others: Vec<MemberId> = state
+                .members
+                .iter()
+                .map(|member| member.id)
+                .filter(|id| *id != state.me && state.links.contains_key(id))
+                .collect();
+            job.add_shares(others.len());
+            for member in others {
+                let id = self.owner.replication.forward_id();
+                self.owner.replication.forwards.insert(id, Forward::Wide { job: job.clone(), member });
+                crate::peer::write(self.owner.replication.message_for(member), crate::peer::WIDE, id, request);
+            }
+        }
         let origin = self.index;
         for target in (0..count).filter(|target| *target != origin) {
             self.hand_off(target, Task::FanOut(job.clone()));
@@ -668,6 +825,173 @@ impl Core {
 
     fn probes(&self) -> &crate::probes::ReactorProbes {
         &self.shared.reactors[self.index].probes
+    }
+
+    /// Sends a client's partition request to the member that owns the partition; its answer
+    /// is relayed by [`PartitionOwner::on_forward_response`].
+    fn forward(&mut self, connection: &Arc<ConnectionShared>, member: MemberId, correlation_id: i64, bytes: &[u8]) {
+        connection.begin_in_flight();
+        self.probes().forwarded_ops.add(1);
+        self.handed_off = true;
+        let id = self.owner.replication.forward_id();
+        let relay = Forward::Relay { connection: connection.clone(), correlation_id, member };
+        self.owner.replication.forwards.insert(id, relay);
+        let out = self.owner.replication.message_for(member);
+        let start = out.len();
+        out.extend_from_slice(bytes);
+        out[start + 10..start + 18].copy_from_slice(&id.to_le_bytes());
+    }
+
+    /// Checks a member's Hello and tells the cluster service about the link.
+    fn member_hello(&mut self, connection: &Arc<ConnectionShared>, message: &Message<'_>) -> Result<MemberId, String> {
+        if message.message_type() != crate::peer::HELLO {
+            return Err(format!("member link: expected a Hello, got {}", message.message_type()));
+        }
+        let payload = crate::peer::payload(message).map_err(|error| format!("malformed member Hello: {error}"))?;
+        let hello = crate::peer::Hello::decode(payload).map_err(|error| format!("malformed member Hello: {error}"))?;
+        if let Err(reason) = crate::cluster_service::check_hello(&self.shared, &hello) {
+            warn!("{reason}");
+            return Err(reason);
+        }
+        let peer = MemberId(hello.member);
+        let outgoing = self.current_outgoing;
+        let event = crate::cluster_service::ClusterEvent::Hello { link: connection.clone(), outgoing, hello };
+        if self.shared.cluster_events.try_send(event).is_err() {
+            return Err("cluster service queue full".into());
+        }
+        Ok(peer)
+    }
+
+    /// Handles one message from another member.
+    fn handle_member(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        from: MemberId,
+        message: &Message<'_>,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        use crate::peer;
+        let ty = message.message_type();
+        if !peer::is_member_type(ty) {
+            if peer::is_request(ty) {
+                // A client request another member forwarded: run it here and answer on the link.
+                return self.dispatch(connection, message, bytes, out, true);
+            }
+            // The answer to a request one of this member's reactors forwarded.
+            let origin = (message.correlation_id() as u64 >> 56) as usize;
+            if origin == self.index {
+                self.owner.on_forward_response(bytes);
+            } else if origin < self.shared.reactor_count() {
+                let batch = &mut self.member_responses[origin];
+                batch.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+                batch.extend_from_slice(bytes);
+            }
+            return Ok(After::Continue);
+        }
+        let payload = peer::payload(message)?;
+        match ty {
+            peer::CONTROL => {
+                let event = crate::cluster_service::ClusterEvent::Control {
+                    link: connection.id,
+                    from,
+                    bytes: payload.to_vec(),
+                };
+                if self.shared.cluster_events.try_send(event).is_err() {
+                    warn!("cluster service queue full: membership message dropped");
+                }
+            }
+            peer::BACKUP => self.route_backups(from, payload),
+            peer::BACKUP_ACK => match peer::read_acks(payload) {
+                Ok(acks) => {
+                    let count = self.shared.reactor_count();
+                    let mut per_target: Vec<Vec<(u64, bool)>> = vec![Vec::new(); count];
+                    for ack in acks {
+                        let target = (ack.0 >> 56) as usize;
+                        if target < count {
+                            per_target[target].push(ack);
+                        }
+                    }
+                    for (target, acks) in per_target.into_iter().enumerate().filter(|(_, acks)| !acks.is_empty()) {
+                        if target == self.index {
+                            self.owner.on_acks(from, &acks);
+                        } else {
+                            self.hand_off(target, Task::Member { from, work: MemberWork::Acks(acks) });
+                        }
+                    }
+                }
+                Err(error) => warn!(%error, "malformed backup acknowledgements: ignored"),
+            },
+            peer::SNAPSHOT => {
+                if payload.len() < 2 {
+                    warn!("malformed snapshot: ignored");
+                    return Ok(After::Continue);
+                }
+                let partition = u16::from_le_bytes([payload[0], payload[1]]);
+                let target = self.shared.owner_of(partition);
+                if target == self.index {
+                    self.owner.install_snapshot(from, payload);
+                    if let Some(version) = self.owner.replication.ready_version() {
+                        let previous = self.shared.reactors[self.index].ready_version.swap(version, Ordering::AcqRel);
+                        if previous != version {
+                            let _ = self.shared.cluster_events.try_send(crate::cluster_service::ClusterEvent::Ready);
+                        }
+                    }
+                } else {
+                    self.hand_off(target, Task::Member { from, work: MemberWork::Snapshot(payload.into()) });
+                }
+            }
+            peer::WIDE => {
+                // Another member's map-wide request: this member's share, answered on the link.
+                let inner = Message::parse(payload)?;
+                let correlation_id = message.correlation_id();
+                let response_type = inner.message_type().response();
+                if inner.message_type() == ClientDestroyProxy::TYPE {
+                    let name: Box<str> = ClientDestroyProxy::decode(&inner)?.name.into();
+                    self.fan_out(connection, correlation_id, response_type, name, WideOperation::Destroy, out);
+                    return Ok(After::Continue);
+                }
+                match fanout::classify(&inner, connection)? {
+                    Classified::Wide(operation, name) => {
+                        self.fan_out(connection, correlation_id, response_type, name, operation, out);
+                    }
+                    Classified::Refused(code, text) => fanout::write_refusal(out, correlation_id, code, &text),
+                    Classified::NotWide => {
+                        let text = format!("not a map-wide request: {}", inner.message_type());
+                        fanout::write_refusal(out, correlation_id, error::UNSUPPORTED_OPERATION, &text);
+                    }
+                }
+            }
+            _ => debug!(%ty, "unexpected member message: ignored"),
+        }
+        Ok(After::Continue)
+    }
+
+    /// Applies backup records for this reactor's partitions and gathers the others' per
+    /// reactor (handed off at the end of the read batch).
+    fn route_backups(&mut self, from: MemberId, payload: &[u8]) {
+        let mut own = Vec::new();
+        let mut reader = crate::peer::Backups::new(payload);
+        loop {
+            match reader.next_record() {
+                Ok(Some((header, _, _, raw))) => {
+                    let target = self.shared.owner_of(header.partition);
+                    if target == self.index {
+                        own.extend_from_slice(raw);
+                    } else {
+                        self.member_backups[target].extend_from_slice(raw);
+                    }
+                }
+                Ok(None) => break,
+                Err(error) => {
+                    warn!(%error, "malformed backup records from a member: rest ignored");
+                    break;
+                }
+            }
+        }
+        if !own.is_empty() {
+            self.owner.apply_backups(from, &own);
+        }
     }
 
     /// Writes the responses gathered for `connection` during this batch.

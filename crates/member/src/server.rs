@@ -18,9 +18,12 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 use tracing::{info, warn};
 
 const LISTENER_TOKEN: Token = Token(0);
+/// How long past the join wait `Member::start` waits to be in a cluster.
+const JOIN_GRACE: Duration = Duration::from_secs(5);
 
 /// Why a member could not start.
 #[derive(Debug, thiserror::Error)]
@@ -65,19 +68,25 @@ impl Member {
                 sleeping: AtomicBool::new(false),
                 connections: AtomicUsize::new(0),
                 probes: crate::probes::ReactorProbes::default(),
+                ready_version: AtomicU64::new(0),
             });
             polls.push(poll);
             receivers.push(receiver);
         }
-        let view = ClusterView {
-            member_uuid: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
-            cluster_id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
-            host: config.network.host.clone(),
-            port: address.port() as i32,
-            partition_count: config.partition_count,
-            member_list_version: 1,
-            partition_table_version: 1,
-        };
+        let member_uuid = Uuid::from_u128(uuid::Uuid::new_v4().as_u128());
+        let host = config.network.host.clone();
+        let view = ClusterView::new(
+            member_uuid,
+            &config.cluster_name,
+            host.clone(),
+            address.port() as i32,
+            config.partition_count,
+        );
+        let member_address = format!("{host}:{}", address.port());
+        let me = ferrogrid_cluster::MemberId(member_uuid.as_u128());
+        let cluster = Arc::new(crate::replication::ClusterState::alone(me, config.partition_count as usize));
+        let (cluster_events, cluster_receiver) =
+            crossbeam_channel::bounded(crate::cluster_service::EVENT_QUEUE_CAPACITY);
         let shared = Arc::new(Shared {
             config: Arc::new(config),
             view,
@@ -88,6 +97,11 @@ impl Member {
             open_connections: AtomicUsize::new(0),
             clients: parking_lot::Mutex::new(std::collections::HashMap::new()),
             balancer: crate::metrics::BalancerProbes::default(),
+            cluster: RwLock::new(cluster),
+            cluster_events,
+            joined: AtomicBool::new(false),
+            left: AtomicBool::new(false),
+            member_address: member_address.clone(),
         });
         let mut threads = Vec::with_capacity(reactor_count + 1);
         for (index, (poll, receiver)) in polls.into_iter().zip(receivers).enumerate() {
@@ -106,6 +120,20 @@ impl Member {
             .spawn(move || accept_loop(acceptor_shared, acceptor_poll, listener))
             .map_err(StartError::Thread)?;
         threads.push(thread);
+        let cluster_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("cluster".into())
+            .spawn(move || crate::cluster_service::run(cluster_shared, cluster_receiver, member_address))
+            .map_err(StartError::Thread)?;
+        threads.push(thread);
+        // Serve clients only once in a cluster (founded or joined): within the join wait.
+        let join_deadline = Instant::now() + Duration::from_millis(shared.config.cluster.join_wait_ms) + JOIN_GRACE;
+        while !shared.joined.load(Ordering::Acquire) && Instant::now() < join_deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if !shared.joined.load(Ordering::Acquire) {
+            warn!("not in a cluster yet; clients get retryable errors until the member has joined");
+        }
         let metrics_address = start_observability(&shared, &mut threads)?;
         info!(
             %address,
@@ -131,6 +159,34 @@ impl Member {
     /// Every probe, read now.
     pub fn probes(&self) -> Vec<crate::probes::Probe> {
         crate::metrics::collect(&self.shared)
+    }
+
+    /// Leaves the cluster gracefully (its partitions are handed to the other members first,
+    /// waiting at most `timeout`), then stops.
+    pub fn leave(self, timeout: Duration) {
+        let _ = self.shared.cluster_events.send(crate::cluster_service::ClusterEvent::Shutdown);
+        let deadline = Instant::now() + timeout;
+        while !self.shared.left.load(Ordering::Acquire) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if self.shared.left.load(Ordering::Acquire) {
+            // Let the last answers and the hand-off reach the other members.
+            std::thread::sleep(Duration::from_millis(200));
+            info!("left the cluster");
+        } else {
+            warn!("leaving the cluster timed out; stopping anyway");
+        }
+        self.shutdown();
+    }
+
+    /// This member's uuid.
+    pub fn uuid(&self) -> Uuid {
+        self.shared.view.member_uuid
+    }
+
+    /// How many members this member currently sees (itself included).
+    pub fn cluster_size(&self) -> usize {
+        self.shared.cluster_state().members.len()
     }
 
     /// Stops accepting, closes every connection and joins all threads.
@@ -248,7 +304,7 @@ fn start_observability(
 
 /// Where a new connection goes: the reactor with the fewest connections (lowest index on
 /// ties), or reactor 0 when configured to reproduce a skewed assignment.
-fn least_loaded(shared: &Shared) -> usize {
+pub(crate) fn least_loaded(shared: &Shared) -> usize {
     if shared.config.io.initial_placement == ferrogrid_config::Placement::FirstReactor {
         return 0;
     }

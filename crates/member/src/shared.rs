@@ -32,6 +32,27 @@ pub enum Task {
     MigrateBusiest { to: usize, gap: u64 },
     /// A connection another reactor moved here; from now on this reactor reads it.
     AdoptConnection(Box<crate::connection::Connection>),
+    /// A link to another member this member opened (`FGM` and Hello already sent).
+    NewMemberConnection(mio::net::TcpStream, SocketAddr),
+    /// New members, table or links from the cluster service.
+    Cluster(Arc<crate::replication::ClusterState>),
+    /// Member traffic for this reactor's partitions or forwarded requests, read by another
+    /// reactor from a member link.
+    Member { from: ferrogrid_cluster::MemberId, work: MemberWork },
+}
+
+/// Member traffic one reactor hands another.
+#[derive(Debug)]
+pub enum MemberWork {
+    /// Backup records for partitions of the receiving reactor.
+    Backups(Box<[u8]>),
+    /// A snapshot chunk (payload) for a partition of the receiving reactor.
+    Snapshot(Box<[u8]>),
+    /// Acknowledgements of writes the receiving reactor holds.
+    Acks(Vec<(u64, bool)>),
+    /// Answers (whole messages, each `u32` LE length-prefixed) to requests the receiving
+    /// reactor forwarded.
+    Responses(Box<[u8]>),
 }
 
 /// How other threads reach one reactor.
@@ -45,6 +66,8 @@ pub struct ReactorHandle {
     pub connections: AtomicUsize,
     /// This reactor's probes (written by it, read by anyone).
     pub probes: crate::probes::ReactorProbes,
+    /// The table version for which every replica this reactor holds is complete.
+    pub ready_version: AtomicU64,
 }
 
 impl ReactorHandle {
@@ -81,6 +104,16 @@ pub struct Shared {
     pub clients: parking_lot::Mutex<std::collections::HashMap<ferrogrid_protocol::Uuid, usize>>,
     /// The IO balancer's probes.
     pub balancer: crate::metrics::BalancerProbes,
+    /// The latest members, table and links (reactors get each as a task as well).
+    pub cluster: RwLock<Arc<crate::replication::ClusterState>>,
+    /// Where reactors send link and membership events.
+    pub cluster_events: Sender<crate::cluster_service::ClusterEvent>,
+    /// This member is in a cluster (founded or joined one).
+    pub joined: AtomicBool,
+    /// This member left the cluster (graceful shutdown finished).
+    pub left: AtomicBool,
+    /// host:port other members reach this member at.
+    pub member_address: String,
 }
 
 /// How long a client may be without connections before its locks are released (Hazelcast's
@@ -111,6 +144,10 @@ impl Shared {
 }
 
 impl Shared {
+    pub fn cluster_state(&self) -> Arc<crate::replication::ClusterState> {
+        self.cluster.read().clone()
+    }
+
     pub fn reactor_count(&self) -> usize {
         self.reactors.len()
     }

@@ -74,6 +74,10 @@ pub struct MapSettings {
     pub per_entry_stats: bool,
     pub limit: PartitionLimit,
     pub eviction_policy: EvictionPolicy,
+    /// Synchronous backups (a write is answered once they applied it).
+    pub backup_count: usize,
+    /// Asynchronous backups (sent, not waited for).
+    pub async_backup_count: usize,
 }
 
 impl MapSettings {
@@ -95,6 +99,8 @@ impl MapSettings {
             per_entry_stats: config.per_entry_stats_enabled,
             limit,
             eviction_policy: config.eviction.eviction_policy,
+            backup_count: config.backup_count as usize,
+            async_backup_count: config.async_backup_count as usize,
         }
     }
 
@@ -134,6 +140,11 @@ pub struct RecordStore {
     /// Requests run on this map in this partition, by operation (index in
     /// `map_ops::PARTITION_OPERATIONS`).
     pub op_counts: [u64; crate::map_ops::PARTITION_OPERATION_COUNT],
+    /// Keys written or removed since the owner last sent backups (puts, removes, ttl
+    /// changes, evictions; not the expiry sweep, which backups run themselves).
+    pub changed: Vec<Box<[u8]>>,
+    /// Whether changes are recorded (the partition has backups).
+    pub track_changes: bool,
 }
 
 impl RecordStore {
@@ -148,6 +159,8 @@ impl RecordStore {
             ever_idle: false,
             random: 0x9e37_79b9_7f4a_7c15,
             op_counts: [0; crate::map_ops::PARTITION_OPERATION_COUNT],
+            changed: Vec::new(),
+            track_changes: false,
         }
     }
 
@@ -213,6 +226,7 @@ impl RecordStore {
         let max_idle_ms = MapSettings::effective(max_idle_ms, self.settings.default_max_idle_ms);
         self.ever_expiring |= ttl_ms != NEVER || max_idle_ms != NEVER;
         self.ever_idle |= max_idle_ms != NEVER;
+        self.note_change(key);
         match self.entries.get_mut(key) {
             Some(record) => {
                 self.held_bytes = self.held_bytes + value.len() - record.value.len();
@@ -255,6 +269,7 @@ impl RecordStore {
                 record.version += 1;
                 record.max_idle_ms = NEVER;
                 self.ever_expiring |= record.ttl_ms != NEVER;
+                self.note_change(key);
                 true
             }
             None => false,
@@ -262,9 +277,49 @@ impl RecordStore {
     }
 
     pub fn remove(&mut self, key: &[u8]) -> Option<Box<[u8]>> {
+        let value = self.apply_remove(key)?;
+        self.note_change(key);
+        Some(value)
+    }
+
+    fn note_change(&mut self, key: &[u8]) {
+        if self.track_changes {
+            self.changed.push(key.into());
+        }
+    }
+
+    /// Stores a record as a backup or snapshot carries it (nothing is recorded as changed).
+    pub fn apply(&mut self, key: &[u8], record: Record) {
+        self.ever_expiring |= record.ttl_ms != NEVER || record.max_idle_ms != NEVER;
+        self.ever_idle |= record.max_idle_ms != NEVER;
+        self.held_bytes += record.value.len();
+        match self.entries.get_mut(key) {
+            Some(existing) => {
+                self.held_bytes -= existing.value.len();
+                *existing = record;
+            }
+            None => {
+                self.held_bytes += key.len();
+                self.entries.insert(key.into(), record);
+            }
+        }
+    }
+
+    /// Removes a key as a backup carries it (nothing is recorded as changed).
+    pub fn apply_remove(&mut self, key: &[u8]) -> Option<Box<[u8]>> {
         let (key, record) = self.entries.swap_remove_entry(key)?;
         self.held_bytes -= key.len() + record.value.len();
         Some(record.value)
+    }
+
+    /// The record under `key`, expired or not (what a backup must mirror).
+    pub fn raw(&self, key: &[u8]) -> Option<&Record> {
+        self.entries.get(key)
+    }
+
+    /// Every record, expired or not (a snapshot).
+    pub fn raw_iter(&self) -> impl Iterator<Item = (&[u8], &Record)> {
+        self.entries.iter().map(|(key, record)| (&**key, record))
     }
 
     /// Removes every entry except locked ones (as Hazelcast's clear and evictAll do);
@@ -314,6 +369,7 @@ impl RecordStore {
             let Some(index) = self.eviction_candidate(protected) else { break };
             let (key, record) = self.entries.swap_remove_index(index).expect("index from the sample");
             self.held_bytes -= key.len() + record.value.len();
+            self.note_change(&key);
             evicted.push((key, record.value));
         }
         evicted
@@ -372,6 +428,8 @@ impl RecordStore {
 pub struct PartitionStore {
     /// By map name; `entry_ref` finds or creates a map with one lookup and no allocation.
     maps: hashbrown::HashMap<Box<str>, RecordStore, RandomState>,
+    /// Whether this member owns the partition and has backups to send changes to.
+    track_changes: bool,
 }
 
 impl PartitionStore {
@@ -381,12 +439,38 @@ impl PartitionStore {
 
     /// The map's store, created on first use with `settings`.
     pub fn map_mut(&mut self, name: &str, settings: impl FnOnce() -> Arc<MapSettings>) -> &mut RecordStore {
-        self.maps.entry_ref(name).or_insert_with(|| RecordStore::new(settings()))
+        let track = self.track_changes;
+        self.maps.entry_ref(name).or_insert_with(|| {
+            let mut store = RecordStore::new(settings());
+            store.track_changes = track;
+            store
+        })
+    }
+
+    /// Starts or stops recording changes for backups.
+    pub fn set_track_changes(&mut self, track: bool) {
+        self.track_changes = track;
+        for store in self.maps.values_mut() {
+            store.track_changes = track;
+            if !track {
+                store.changed.clear();
+            }
+        }
+    }
+
+    pub fn tracks_changes(&self) -> bool {
+        self.track_changes
     }
 
     /// The map's store if it exists.
     pub fn existing_mut(&mut self, name: &str) -> Option<&mut RecordStore> {
         self.maps.get_mut(name)
+    }
+
+    /// Drops every map's data (this member no longer holds a replica of the partition, or a
+    /// snapshot replaces it).
+    pub fn drop_all(&mut self) {
+        self.maps.clear();
     }
 
     /// Drops a map's data in this partition (destroy); returns how many entries it held.

@@ -28,10 +28,12 @@ error_codes! {
     ILLEGAL_ARGUMENT = 23, "java.lang.IllegalArgumentException";
     ILLEGAL_MONITOR_STATE = 26, "java.lang.IllegalMonitorStateException";
     ILLEGAL_STATE = 27, "java.lang.IllegalStateException";
+    MEMBER_LEFT = 33, "com.hazelcast.core.MemberLeftException";
     NULL_POINTER = 37, "java.lang.NullPointerException";
     OPERATION_TIMEOUT = 38, "com.hazelcast.core.OperationTimeoutException";
     PARTITION_MIGRATING = 39, "com.hazelcast.spi.exception.PartitionMigratingException";
     RETRYABLE = 46, "com.hazelcast.spi.exception.RetryableHazelcastException";
+    TARGET_NOT_MEMBER = 53, "com.hazelcast.spi.exception.TargetNotMemberException";
     UNSUPPORTED_OPERATION = 61, "java.lang.UnsupportedOperationException";
     WRONG_TARGET = 62, "com.hazelcast.spi.exception.WrongTargetException";
 }

@@ -141,6 +141,11 @@ impl<'a> MessageReader<'a> {
         !self.rest.is_empty()
     }
 
+    /// The frames not read yet, as bytes.
+    pub fn remaining(&self) -> &'a [u8] {
+        self.rest
+    }
+
     pub fn peek(&self) -> Option<Frame<'a>> {
         self.clone().next_frame().ok()
     }

@@ -1,0 +1,716 @@
+//! Membership: join, heartbeats, failure detection, the master, and the partition table the
+//! master publishes, step by step, while migrations run. No IO and no clock: the member feeds
+//! [`Input`]s (messages, link changes, ticks with the time) and carries out the [`Output`]s.
+//!
+//! - **Join.** A member links to every address of its member list. Links exchange heartbeats
+//!   that name the sender's master. A member that hears of a master asks it to join; the
+//!   master appends it to the member list (oldest first, so the master is always the first),
+//!   bumps the list's version and sends the list to everyone. If nobody has a master once the
+//!   join wait has passed, the member with the lowest address among those it reaches becomes
+//!   master, so members started together form one cluster.
+//! - **Failure detection.** A member is suspected when nothing was heard from it for
+//!   `max_no_heartbeat_ms`, or its link is down and reconnecting failed
+//!   `CONNECT_FAILURES_TO_SUSPECT` times in a row (a killed process refuses connections at
+//!   once). The master removes suspects; when the master itself is suspected, the oldest
+//!   member left takes over.
+//! - **Partition table.** When members leave, the master first publishes the table without
+//!   them (backups promoted, no data copied), then moves towards the balanced [`assign`]ment
+//!   at most `max_parallel_migrations` partitions per step. Each step is a new table version;
+//!   the next step waits until every member reported [`Message::Ready`] for it (it holds the
+//!   data that version gives it).
+//! - **Graceful leave.** A leaving member asks the master; the master moves every replica off
+//!   it and then drops it from the member list, which is the leaver's signal to exit.
+
+use crate::partition_table::{assign, MemberId, PartitionTable, MAX_REPLICAS};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Consecutive failed connection attempts after which a member whose link dropped is suspected.
+pub const CONNECT_FAILURES_TO_SUSPECT: u32 = 3;
+/// Pause between connection attempts to one address.
+pub const RECONNECT_INTERVAL_MS: u64 = 300;
+/// How often a member that is not yet in a cluster repeats its join request.
+const JOIN_RETRY_MS: u64 = 1_000;
+
+/// What a member knows of itself and the timings it runs with.
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    pub id: MemberId,
+    /// host:port, as other members reach it.
+    pub address: String,
+    /// The tcp-ip member list (may include this member's own address).
+    pub seeds: Vec<String>,
+    pub partition_count: usize,
+    /// Replicas besides the owner (sync + async backups of the most demanding map).
+    pub backup_count: usize,
+    pub heartbeat_interval_ms: u64,
+    pub max_no_heartbeat_ms: u64,
+    /// How long a member looks for an existing cluster before it may found one.
+    pub join_wait_ms: u64,
+    pub max_parallel_migrations: usize,
+}
+
+/// A member as the member list carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberEntry {
+    pub id: MemberId,
+    pub address: String,
+}
+
+/// Messages between members' cluster services.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    /// Sent every heartbeat interval on every link; names the sender's master.
+    Heartbeat {
+        master: Option<MemberEntry>,
+        members_version: u64,
+    },
+    JoinRequest {
+        member: MemberEntry,
+    },
+    /// The member list, oldest (the master) first.
+    Members {
+        version: u64,
+        members: Vec<MemberEntry>,
+    },
+    Table(PartitionTable),
+    /// The sender holds everything table `version` gives it.
+    Ready {
+        version: u64,
+    },
+    /// The sender is shutting down and asks for its replicas to be moved off it.
+    Leave {
+        member: MemberId,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Tick {
+        now_ms: u64,
+    },
+    /// A link to `id` is up (identities exchanged and checked by the IO layer).
+    LinkUp {
+        id: MemberId,
+        address: String,
+    },
+    LinkDown {
+        id: MemberId,
+    },
+    ConnectFailed {
+        address: String,
+    },
+    Received {
+        from: MemberId,
+        message: Message,
+    },
+    /// This member holds everything the table of `version` gives it.
+    LocalReady {
+        version: u64,
+    },
+    /// Leave the cluster gracefully.
+    Shutdown,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    Connect {
+        address: String,
+    },
+    Send {
+        to: MemberId,
+        message: Message,
+    },
+    /// Oldest first; this member is in it.
+    MembersChanged {
+        version: u64,
+        members: Vec<MemberEntry>,
+    },
+    TableChanged(PartitionTable),
+    /// A member found a cluster or founded one.
+    Joined {
+        master: MemberId,
+    },
+    /// The leave completed (or the member was dropped while leaving): stop now.
+    Left,
+    Log(String),
+}
+
+#[derive(Debug, Clone)]
+struct Peer {
+    address: String,
+    linked: bool,
+    last_heard_ms: u64,
+    connect_failures: u32,
+    /// The master its heartbeats named.
+    master: Option<MemberEntry>,
+}
+
+/// The master's progress towards a balanced table.
+#[derive(Debug, Default)]
+struct Rebalance {
+    /// Members whose Ready for the current table version is still missing.
+    awaiting: BTreeSet<MemberId>,
+    /// Members that asked to leave.
+    leaving: BTreeSet<MemberId>,
+    /// The balanced table being stepped towards and the members it was computed for. Kept
+    /// until they change: recomputing it from every partial step can undo the previous step.
+    target: Option<(Vec<MemberId>, PartitionTable)>,
+}
+
+/// One member's view of the cluster and the state machine that moves it.
+#[derive(Debug)]
+pub struct Node {
+    config: NodeConfig,
+    now_ms: u64,
+    started_ms: Option<u64>,
+    peers: BTreeMap<MemberId, Peer>,
+    /// Addresses being (re)connected, with the time of the last attempt.
+    attempts: BTreeMap<String, u64>,
+    members: Vec<MemberEntry>,
+    members_version: u64,
+    joined: bool,
+    last_join_request_ms: u64,
+    last_heartbeat_ms: u64,
+    table: PartitionTable,
+    rebalance: Rebalance,
+    leaving: bool,
+    /// When the Leave request was last sent (it is repeated until the master acts on it).
+    last_leave_request_ms: u64,
+    left: bool,
+    /// The highest version this member reported LocalReady for.
+    local_ready_version: u64,
+    out: Vec<Output>,
+}
+
+impl Node {
+    pub fn new(config: NodeConfig) -> Node {
+        let table = PartitionTable::empty(config.partition_count);
+        Node {
+            config,
+            now_ms: 0,
+            started_ms: None,
+            peers: BTreeMap::new(),
+            attempts: BTreeMap::new(),
+            members: Vec::new(),
+            members_version: 0,
+            joined: false,
+            last_join_request_ms: 0,
+            last_heartbeat_ms: 0,
+            table,
+            rebalance: Rebalance::default(),
+            leaving: false,
+            last_leave_request_ms: 0,
+            left: false,
+            local_ready_version: 0,
+            out: Vec::new(),
+        }
+    }
+
+    pub fn id(&self) -> MemberId {
+        self.config.id
+    }
+
+    pub fn is_joined(&self) -> bool {
+        self.joined
+    }
+
+    pub fn master(&self) -> Option<MemberId> {
+        self.joined.then(|| self.members.first().map(|member| member.id)).flatten()
+    }
+
+    pub fn is_master(&self) -> bool {
+        self.master() == Some(self.config.id)
+    }
+
+    pub fn members(&self) -> &[MemberEntry] {
+        &self.members
+    }
+
+    pub fn members_version(&self) -> u64 {
+        self.members_version
+    }
+
+    pub fn table(&self) -> &PartitionTable {
+        &self.table
+    }
+
+    /// Whether the master is still moving partitions (a table step waits for Ready).
+    pub fn is_migrating(&self) -> bool {
+        !self.rebalance.awaiting.is_empty()
+    }
+
+    /// Feeds one input; returns what to do, in order.
+    pub fn handle(&mut self, input: Input) -> Vec<Output> {
+        match input {
+            Input::Tick { now_ms } => self.tick(now_ms),
+            Input::LinkUp { id, address } => self.link_up(id, address),
+            Input::LinkDown { id } => {
+                if let Some(peer) = self.peers.get_mut(&id) {
+                    peer.linked = false;
+                    peer.connect_failures = 0;
+                }
+            }
+            Input::ConnectFailed { address } => {
+                for peer in self.peers.values_mut().filter(|peer| peer.address == address && !peer.linked) {
+                    peer.connect_failures += 1;
+                }
+            }
+            Input::Received { from, message } => {
+                if let Some(peer) = self.peers.get_mut(&from) {
+                    peer.last_heard_ms = self.now_ms;
+                }
+                self.receive(from, message);
+            }
+            Input::LocalReady { version } => {
+                self.local_ready_version = self.local_ready_version.max(version);
+                if self.is_master() {
+                    self.ready(self.config.id, version);
+                } else if let Some(master) = self.master() {
+                    self.send(master, Message::Ready { version });
+                }
+            }
+            Input::Shutdown => self.shutdown(),
+        }
+        std::mem::take(&mut self.out)
+    }
+
+    fn log(&mut self, text: String) {
+        self.out.push(Output::Log(text));
+    }
+
+    fn send(&mut self, to: MemberId, message: Message) {
+        if to != self.config.id {
+            self.out.push(Output::Send { to, message });
+        }
+    }
+
+    fn broadcast(&mut self, message: Message) {
+        let targets: Vec<MemberId> = self.members.iter().map(|member| member.id).collect();
+        for to in targets {
+            self.send(to, message.clone());
+        }
+    }
+
+    fn link_up(&mut self, id: MemberId, address: String) {
+        self.attempts.remove(&address);
+        let now = self.now_ms;
+        let peer = self.peers.entry(id).or_insert_with(|| Peer {
+            address: address.clone(),
+            linked: true,
+            last_heard_ms: now,
+            connect_failures: 0,
+            master: None,
+        });
+        peer.linked = true;
+        peer.address = address;
+        peer.last_heard_ms = now;
+        peer.connect_failures = 0;
+        // Say who we are at once, rather than at the next heartbeat.
+        let heartbeat = self.heartbeat();
+        self.send(id, heartbeat);
+        if self.is_master() && self.members.iter().any(|member| member.id == id) {
+            // A member we lost the link to is back: make sure it has the latest state.
+            self.send(id, Message::Members { version: self.members_version, members: self.members.clone() });
+            self.send(id, Message::Table(self.table.clone()));
+        } else if self.master() == Some(id) && !self.is_master() {
+            // A Ready sent on the link that dropped may be lost: repeat it.
+            if self.local_ready_version >= self.table.version {
+                self.send(id, Message::Ready { version: self.local_ready_version });
+            }
+        }
+    }
+
+    fn heartbeat(&self) -> Message {
+        let master = self.master().and_then(|id| self.members.iter().find(|member| member.id == id).cloned());
+        Message::Heartbeat { master, members_version: self.members_version }
+    }
+
+    fn tick(&mut self, now_ms: u64) {
+        self.now_ms = now_ms;
+        let started = *self.started_ms.get_or_insert(now_ms);
+        self.connect_missing();
+        if now_ms.saturating_sub(self.last_heartbeat_ms) >= self.config.heartbeat_interval_ms {
+            self.last_heartbeat_ms = now_ms;
+            let heartbeat = self.heartbeat();
+            let linked: Vec<MemberId> = self.peers.iter().filter(|(_, peer)| peer.linked).map(|(id, _)| *id).collect();
+            for id in linked {
+                self.send(id, heartbeat.clone());
+            }
+        }
+        if self.left {
+            return;
+        }
+        if !self.joined {
+            self.try_join(now_ms, started);
+            return;
+        }
+        self.detect_failures();
+        if self.leaving {
+            self.repeat_leave(now_ms);
+        }
+        if self.is_master() {
+            self.step_rebalance();
+        }
+    }
+
+    /// Asks for links to every seed and member this member has no link to.
+    fn connect_missing(&mut self) {
+        let linked: BTreeSet<&str> =
+            self.peers.values().filter(|peer| peer.linked).map(|peer| peer.address.as_str()).collect();
+        let mut wanted: Vec<String> = self.config.seeds.clone();
+        wanted.extend(self.members.iter().map(|member| member.address.clone()));
+        wanted.sort();
+        wanted.dedup();
+        let wanted: Vec<String> = wanted
+            .into_iter()
+            .filter(|address| *address != self.config.address && !linked.contains(address.as_str()))
+            .collect();
+        for address in wanted {
+            let due = self.attempts.get(&address).is_none_or(|last| self.now_ms >= last + RECONNECT_INTERVAL_MS);
+            if due {
+                self.attempts.insert(address.clone(), self.now_ms);
+                self.out.push(Output::Connect { address });
+            }
+        }
+    }
+
+    fn try_join(&mut self, now_ms: u64, started: u64) {
+        let seeds_elsewhere = self.config.seeds.iter().any(|seed| *seed != self.config.address);
+        // A master heard of through any link.
+        let known_master =
+            self.peers.values().filter_map(|peer| peer.master.clone()).find(|master| master.id != self.config.id);
+        if let Some(master) = known_master {
+            if now_ms.saturating_sub(self.last_join_request_ms) >= JOIN_RETRY_MS || self.last_join_request_ms == 0 {
+                self.last_join_request_ms = now_ms.max(1);
+                let linked = self.peers.get(&master.id).is_some_and(|peer| peer.linked);
+                if linked {
+                    let member = MemberEntry { id: self.config.id, address: self.config.address.clone() };
+                    self.send(master.id, Message::JoinRequest { member });
+                } else if !self.attempts.contains_key(&master.address) {
+                    self.attempts.insert(master.address.clone(), now_ms);
+                    self.out.push(Output::Connect { address: master.address.clone() });
+                }
+            }
+            return;
+        }
+        if seeds_elsewhere && now_ms.saturating_sub(started) < self.config.join_wait_ms {
+            return;
+        }
+        // Nobody has a cluster: the lowest address among the members we reach founds it.
+        let me = (self.config.address.as_str(), self.config.id);
+        let lowest = self
+            .peers
+            .iter()
+            .filter(|(_, peer)| peer.linked)
+            .map(|(id, peer)| (peer.address.as_str(), *id))
+            .chain(std::iter::once(me))
+            .min()
+            .expect("self");
+        if lowest == me {
+            self.found();
+        }
+    }
+
+    fn found(&mut self) {
+        let me = MemberEntry { id: self.config.id, address: self.config.address.clone() };
+        self.members = vec![me];
+        self.members_version = 1;
+        self.joined = true;
+        self.log(format!("no cluster found: {} is the master of a new cluster", self.config.address));
+        self.out.push(Output::Joined { master: self.config.id });
+        self.out.push(Output::MembersChanged { version: 1, members: self.members.clone() });
+        let mut table = assign(&self.table, &[self.config.id], self.config.backup_count);
+        table.version = 1;
+        self.publish_table(table);
+    }
+
+    fn receive(&mut self, from: MemberId, message: Message) {
+        match message {
+            Message::Heartbeat { master, .. } => {
+                if let Some(peer) = self.peers.get_mut(&from) {
+                    peer.master = master;
+                }
+            }
+            Message::JoinRequest { member } => self.join_request(member),
+            Message::Members { version, members } => self.members_update(from, version, members),
+            Message::Table(table) => {
+                if table.version > self.table.version && self.joined {
+                    self.table = table.clone();
+                    self.out.push(Output::TableChanged(table));
+                }
+            }
+            Message::Ready { version } => {
+                if self.is_master() {
+                    self.ready(from, version);
+                }
+            }
+            Message::Leave { member } => {
+                if self.is_master()
+                    && self.members.iter().any(|entry| entry.id == member)
+                    && self.rebalance.leaving.insert(member)
+                {
+                    self.log(format!("member {member:?} is leaving: moving its partitions off it"));
+                }
+            }
+        }
+    }
+
+    fn join_request(&mut self, member: MemberEntry) {
+        if !self.is_master() {
+            return;
+        }
+        if self.rebalance.leaving.contains(&self.config.id) {
+            return;
+        }
+        if !self.members.iter().any(|entry| entry.id == member.id) {
+            // An old incarnation at the same address is gone for good.
+            self.members.retain(|entry| entry.address != member.address);
+            self.log(format!("member {} joined (uuid {:032x})", member.address, member.id.0));
+            self.members.push(member.clone());
+            self.members_version += 1;
+            self.ensure_peers();
+            self.publish_members();
+        } else {
+            self.send(member.id, Message::Members { version: self.members_version, members: self.members.clone() });
+        }
+        self.send(member.id, Message::Table(self.table.clone()));
+    }
+
+    fn members_update(&mut self, from: MemberId, version: u64, members: Vec<MemberEntry>) {
+        if version <= self.members_version && self.joined {
+            return;
+        }
+        // From the master of the new list, or from ours handing the cluster over as it leaves.
+        if members.first().map(|member| member.id) != Some(from) && self.master() != Some(from) {
+            return;
+        }
+        let contains_me = members.iter().any(|member| member.id == self.config.id);
+        if !contains_me {
+            if self.leaving {
+                self.left = true;
+                self.joined = false;
+                self.log("left the cluster: partitions handed off".into());
+                self.out.push(Output::Left);
+            } else if self.joined {
+                self.log(format!("removed from the cluster by {from:?}: joining again"));
+                self.joined = false;
+                self.members.clear();
+                self.members_version = 0;
+            }
+            return;
+        }
+        let was_master = self.is_master();
+        let first_join = !self.joined;
+        self.members = members;
+        self.members_version = version;
+        self.joined = true;
+        self.ensure_peers();
+        if first_join {
+            self.log(format!("joined the cluster of {} members", self.members.len()));
+            self.out.push(Output::Joined { master: from });
+        }
+        if was_master && !self.is_master() {
+            self.rebalance = Rebalance::default();
+        }
+        self.out.push(Output::MembersChanged { version, members: self.members.clone() });
+    }
+
+    /// Tracks every member as a peer, linked or not, so that one never reached is suspected too.
+    fn ensure_peers(&mut self) {
+        let now = self.now_ms;
+        for member in self.members.iter().filter(|member| member.id != self.config.id) {
+            self.peers.entry(member.id).or_insert_with(|| Peer {
+                address: member.address.clone(),
+                linked: false,
+                last_heard_ms: now,
+                connect_failures: 0,
+                master: None,
+            });
+        }
+    }
+
+    fn detect_failures(&mut self) {
+        let timeout = self.config.max_no_heartbeat_ms;
+        let suspects: Vec<MemberId> = self
+            .members
+            .iter()
+            .filter(|member| member.id != self.config.id)
+            .filter(|member| {
+                self.peers.get(&member.id).is_some_and(|peer| {
+                    self.now_ms.saturating_sub(peer.last_heard_ms) > timeout
+                        || (!peer.linked && peer.connect_failures >= CONNECT_FAILURES_TO_SUSPECT)
+                })
+            })
+            .map(|member| member.id)
+            .collect();
+        if suspects.is_empty() {
+            return;
+        }
+        let master = self.master();
+        let master_suspected = master.is_some_and(|master| suspects.contains(&master));
+        if self.is_master() || master_suspected {
+            // The oldest member not suspected takes charge.
+            let oldest = self.members.iter().find(|member| !suspects.contains(&member.id)).map(|member| member.id);
+            if oldest != Some(self.config.id) {
+                return;
+            }
+            if master_suspected {
+                self.log("the master is gone: this member is the master now".into());
+            }
+            self.remove_members(&suspects);
+        }
+    }
+
+    fn remove_members(&mut self, gone: &[MemberId]) {
+        let before = self.members.len();
+        for id in gone {
+            if let Some(member) = self.members.iter().find(|member| member.id == *id) {
+                let text = format!("member {} removed (uuid {:032x})", member.address, member.id.0);
+                self.out.push(Output::Log(text));
+            }
+            self.peers.remove(id);
+        }
+        self.members.retain(|member| !gone.contains(&member.id));
+        if self.members.len() == before {
+            return;
+        }
+        self.members_version += 1;
+        self.publish_members();
+        for id in gone {
+            self.rebalance.awaiting.remove(id);
+            self.rebalance.leaving.remove(id);
+        }
+        // Promote backups at once: it copies nothing.
+        let promoted = self.table.without(gone);
+        if promoted != self.table {
+            let mut table = promoted;
+            table.version = self.table.version + 1;
+            self.publish_table(table);
+        }
+    }
+
+    fn publish_members(&mut self) {
+        let message = Message::Members { version: self.members_version, members: self.members.clone() };
+        self.broadcast(message);
+        self.out.push(Output::MembersChanged { version: self.members_version, members: self.members.clone() });
+    }
+
+    /// Sends a new table version to every member and waits for all to be ready for it.
+    fn publish_table(&mut self, table: PartitionTable) {
+        self.table = table.clone();
+        self.rebalance.awaiting = self.members.iter().map(|member| member.id).collect();
+        self.broadcast(Message::Table(table.clone()));
+        self.out.push(Output::TableChanged(table));
+    }
+
+    fn ready(&mut self, from: MemberId, version: u64) {
+        if version >= self.table.version {
+            self.rebalance.awaiting.remove(&from);
+        }
+        if self.rebalance.awaiting.is_empty() {
+            self.step_rebalance();
+        }
+    }
+
+    /// The master's next table step, once the previous one is done everywhere.
+    fn step_rebalance(&mut self) {
+        if !self.rebalance.awaiting.is_empty() {
+            return;
+        }
+        let staying: Vec<MemberId> =
+            self.members.iter().map(|member| member.id).filter(|id| !self.rebalance.leaving.contains(id)).collect();
+        if staying.is_empty() {
+            // The last member leaves: nothing to hand off to.
+            self.finish_leaves();
+            return;
+        }
+        let target = match &self.rebalance.target {
+            Some((members, target)) if *members == staying => target.clone(),
+            _ => {
+                let target = assign(&self.table, &staying, self.config.backup_count);
+                self.rebalance.target = Some((staying, target.clone()));
+                target
+            }
+        };
+        let differing: Vec<usize> = (0..self.table.partition_count())
+            .filter(|partition| self.table.replicas(*partition) != target.replicas(*partition))
+            .collect();
+        if differing.is_empty() {
+            self.finish_leaves();
+            return;
+        }
+        let mut next = self.table.clone();
+        for partition in differing.into_iter().take(self.config.max_parallel_migrations.max(1)) {
+            let row: [Option<MemberId>; MAX_REPLICAS] = *target.replicas(partition);
+            next.set_replicas(partition, row);
+        }
+        next.version = self.table.version + 1;
+        self.publish_table(next);
+    }
+
+    /// Drops members whose partitions have all moved off them: that tells them to exit.
+    fn finish_leaves(&mut self) {
+        let done: Vec<MemberId> = self.rebalance.leaving.iter().copied().collect();
+        if done.is_empty() {
+            return;
+        }
+        if done.contains(&self.config.id) {
+            // The master itself leaves: the others will see the next oldest first.
+            let mut rest = self.members.clone();
+            rest.retain(|member| !done.contains(&member.id));
+            let message = Message::Members { version: self.members_version + 1, members: rest };
+            self.broadcast(message);
+            self.left = true;
+            self.joined = false;
+            self.log("left the cluster: partitions handed off".into());
+            self.out.push(Output::Left);
+            return;
+        }
+        for id in &done {
+            self.rebalance.leaving.remove(id);
+        }
+        let members_before = self.members.clone();
+        self.members.retain(|member| !done.contains(&member.id));
+        self.members_version += 1;
+        self.publish_members();
+        // The leavers are no longer in the list: tell them directly.
+        let message = Message::Members { version: self.members_version, members: self.members.clone() };
+        for member in members_before.iter().filter(|member| done.contains(&member.id)) {
+            self.out.push(Output::Send { to: member.id, message: message.clone() });
+        }
+    }
+
+    /// A Leave is lost if the master dies (or the link drops) before acting on it: repeat it
+    /// to whoever is master now, or act on it if that is this member.
+    fn repeat_leave(&mut self, now_ms: u64) {
+        if self.is_master() {
+            self.rebalance.leaving.insert(self.config.id);
+        } else if now_ms.saturating_sub(self.last_leave_request_ms) >= JOIN_RETRY_MS {
+            self.last_leave_request_ms = now_ms;
+            if let Some(master) = self.master() {
+                self.send(master, Message::Leave { member: self.config.id });
+            }
+        }
+    }
+
+    fn shutdown(&mut self) {
+        if !self.joined || self.leaving {
+            self.left = true;
+            self.out.push(Output::Left);
+            return;
+        }
+        self.leaving = true;
+        if self.members.len() == 1 {
+            self.left = true;
+            self.out.push(Output::Left);
+            return;
+        }
+        if self.is_master() {
+            self.rebalance.leaving.insert(self.config.id);
+            self.step_rebalance();
+        } else if let Some(master) = self.master() {
+            self.last_leave_request_ms = self.now_ms;
+            self.send(master, Message::Leave { member: self.config.id });
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! The byte encoding of [`Message`]s (the member layer puts it in one frame of a member
+//! message). Little-endian; strings and lists are length-prefixed; decoding checks every
+//! length against what is left, so a corrupt message is an error, never a panic.
+
+use crate::membership::{MemberEntry, Message};
+use crate::partition_table::{MemberId, PartitionTable, MAX_REPLICAS};
+
+const HEARTBEAT: u8 = 1;
+const JOIN_REQUEST: u8 = 2;
+const MEMBERS: u8 = 3;
+const TABLE: u8 = 4;
+const READY: u8 = 5;
+const LEAVE: u8 = 6;
+
+/// Longest member list or partition count a message may carry.
+const MAX_ITEMS: usize = 1 << 16;
+
+pub fn encode(message: &Message, out: &mut Vec<u8>) {
+    match message {
+        Message::Heartbeat { master, members_version } => {
+            out.push(HEARTBEAT);
+            match master {
+                Some(master) => {
+                    out.push(1);
+                    put_member(out, master);
+                }
+                None => out.push(0),
+            }
+            out.extend_from_slice(&members_version.to_le_bytes());
+        }
+        Message::JoinRequest { member } => {
+            out.push(JOIN_REQUEST);
+            put_member(out, member);
+        }
+        Message::Members { version, members } => {
+            out.push(MEMBERS);
+            out.extend_from_slice(&version.to_le_bytes());
+            out.extend_from_slice(&(members.len() as u32).to_le_bytes());
+            for member in members {
+                put_member(out, member);
+            }
+        }
+        Message::Table(table) => {
+            out.push(TABLE);
+            out.extend_from_slice(&table.version.to_le_bytes());
+            out.extend_from_slice(&(table.partition_count() as u32).to_le_bytes());
+            for partition in 0..table.partition_count() {
+                for replica in table.replicas(partition) {
+                    out.extend_from_slice(&replica.map_or(0, |member| member.0).to_le_bytes());
+                }
+            }
+        }
+        Message::Ready { version } => {
+            out.push(READY);
+            out.extend_from_slice(&version.to_le_bytes());
+        }
+        Message::Leave { member } => {
+            out.push(LEAVE);
+            out.extend_from_slice(&member.0.to_le_bytes());
+        }
+    }
+}
+
+pub fn decode(bytes: &[u8]) -> Result<Message, String> {
+    let mut reader = Reader { bytes };
+    let message = match reader.u8()? {
+        HEARTBEAT => {
+            let master = if reader.u8()? == 1 { Some(reader.member()?) } else { None };
+            Message::Heartbeat { master, members_version: reader.u64()? }
+        }
+        JOIN_REQUEST => Message::JoinRequest { member: reader.member()? },
+        MEMBERS => {
+            let version = reader.u64()?;
+            let count = reader.count()?;
+            let members = (0..count).map(|_| reader.member()).collect::<Result<_, _>>()?;
+            Message::Members { version, members }
+        }
+        TABLE => {
+            let version = reader.u64()?;
+            let count = reader.count()?;
+            if count == 0 {
+                return Err("a partition table with no partitions".into());
+            }
+            let mut table = PartitionTable::empty(count);
+            table.version = version;
+            for partition in 0..count {
+                let mut row = [None; MAX_REPLICAS];
+                for slot in &mut row {
+                    let id = reader.u128()?;
+                    *slot = (id != 0).then_some(MemberId(id));
+                }
+                table.set_replicas(partition, row);
+            }
+            Message::Table(table)
+        }
+        READY => Message::Ready { version: reader.u64()? },
+        LEAVE => Message::Leave { member: MemberId(reader.u128()?) },
+        tag => return Err(format!("unknown cluster message tag {tag}")),
+    };
+    if !reader.bytes.is_empty() {
+        return Err(format!("{} bytes after a cluster message", reader.bytes.len()));
+    }
+    Ok(message)
+}
+
+fn put_member(out: &mut Vec<u8>, member: &MemberEntry) {
+    out.extend_from_slice(&member.id.0.to_le_bytes());
+    out.extend_from_slice(&(member.address.len() as u16).to_le_bytes());
+    out.extend_from_slice(member.address.as_bytes());
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl Reader<'_> {
+    fn take(&mut self, count: usize) -> Result<&[u8], String> {
+        if self.bytes.len() < count {
+            return Err(format!("cluster message truncated: {count} bytes wanted, {} left", self.bytes.len()));
+        }
+        let (head, rest) = self.bytes.split_at(count);
+        self.bytes = rest;
+        Ok(head)
+    }
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+    fn u128(&mut self) -> Result<u128, String> {
+        Ok(u128::from_le_bytes(self.take(16)?.try_into().expect("16 bytes")))
+    }
+    fn count(&mut self) -> Result<usize, String> {
+        let count = u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")) as usize;
+        if count > MAX_ITEMS {
+            return Err(format!("cluster message lists {count} items"));
+        }
+        Ok(count)
+    }
+    fn member(&mut self) -> Result<MemberEntry, String> {
+        let id = MemberId(self.u128()?);
+        let length = u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")) as usize;
+        let address = std::str::from_utf8(self.take(length)?).map_err(|_| "address is not UTF-8")?.to_owned();
+        Ok(MemberEntry { id, address })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assign;
+
+    #[test]
+    fn every_message_round_trips() {
+        let member = MemberEntry { id: MemberId(7 << 64 | 9), address: "127.0.0.1:5701".into() };
+        let table = assign(&PartitionTable::empty(271), &[MemberId(1), MemberId(2), MemberId(3)], 2);
+        let messages = [
+            Message::Heartbeat { master: Some(member.clone()), members_version: 4 },
+            Message::Heartbeat { master: None, members_version: 0 },
+            Message::JoinRequest { member: member.clone() },
+            Message::Members { version: 3, members: vec![member.clone(), member.clone()] },
+            Message::Table(table),
+            Message::Ready { version: 12 },
+            Message::Leave { member: MemberId(5) },
+        ];
+        for message in messages {
+            let mut bytes = Vec::new();
+            encode(&message, &mut bytes);
+            assert_eq!(decode(&bytes).unwrap(), message);
+            for cut in 0..bytes.len() {
+                assert!(decode(&bytes[..cut]).is_err(), "a truncated {message:?} must not decode");
+            }
+        }
+    }
+}

@@ -1,0 +1,642 @@
+//! What a reactor does for the cluster on its own partitions: routing to the owner member,
+//! backups, replica snapshots on table changes, and relaying forwarded requests' answers.
+//!
+//! - **Backups.** After an operation on a partition this member owns, the keys it changed are
+//!   sent, as their resulting records, to the partition's backup members (batched per peer
+//!   per loop iteration: one BACKUP message per peer however many operations ran). If the map
+//!   has synchronous backups, the operation's response is held under a sequence number until
+//!   every synchronous backup acknowledged it. A backup that refuses (it does not consider
+//!   the sender the owner) turns the response into PartitionMigratingException, which clients
+//!   retry. Backup members that leave, or a `backup-timeout` without an answer, release it.
+//! - **Table changes.** Each new table version is applied per partition, comparing the
+//!   member's replica index before and after: an old owner sends its data to a new owner that
+//!   had no replica; a new owner that had no replica waits for it (its partition answers
+//!   PartitionMigratingException meanwhile); an owner that is new, or whose backups are new,
+//!   sends them the whole partition; a member that lost its replica drops the data.
+//!   Readiness (every replica this member holds has its data) is reported to the cluster
+//!   service, which tells the master.
+//! - **Forwarding.** A request for a partition another member owns is sent to that member with
+//!   a correlation id naming this reactor; its answer is relayed to the client with the
+//!   original id. Nothing waits: the pending request is a map entry.
+
+use crate::connection::ConnectionShared;
+use crate::fanout::FanOut;
+use crate::owner::PartitionOwner;
+use crate::peer::{self, BackupHeader, Change, SnapshotHeader};
+use ferrogrid_cluster::{MemberEntry, MemberId, PartitionTable};
+use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
+use ferrogrid_protocol::Message;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tracing::{debug, warn};
+
+/// Largest snapshot chunk (entries are never split).
+const SNAPSHOT_CHUNK_BYTES: usize = 512 << 10;
+
+/// What the cluster service publishes to every reactor: members, table and member links.
+#[derive(Debug, Clone)]
+pub struct ClusterState {
+    pub me: MemberId,
+    pub joined: bool,
+    pub members: Vec<MemberEntry>,
+    pub members_version: u64,
+    pub table: PartitionTable,
+    pub links: HashMap<MemberId, Arc<ConnectionShared>>,
+}
+
+impl ClusterState {
+    pub fn alone(me: MemberId, partition_count: usize) -> ClusterState {
+        ClusterState {
+            me,
+            joined: false,
+            members: Vec::new(),
+            members_version: 0,
+            table: PartitionTable::empty(partition_count),
+            links: HashMap::new(),
+        }
+    }
+
+    pub fn is_member(&self, id: MemberId) -> bool {
+        self.members.iter().any(|member| member.id == id)
+    }
+}
+
+/// A response held until the synchronous backups acknowledged the write.
+#[derive(Debug)]
+struct PendingWrite {
+    connection: Arc<ConnectionShared>,
+    correlation_id: i64,
+    response: Vec<u8>,
+    waiting: Vec<MemberId>,
+    refused: bool,
+    deadline_ms: i64,
+}
+
+/// A request sent to another member, waiting for its answer.
+#[derive(Debug)]
+pub enum Forward {
+    /// A client's partition request: relay the answer with the client's correlation id.
+    Relay { connection: Arc<ConnectionShared>, correlation_id: i64, member: MemberId },
+    /// Another member's share of a map-wide request.
+    Wide { job: Arc<FanOut>, member: MemberId },
+}
+
+/// A reactor's replication state for its partitions.
+#[derive(Debug)]
+pub struct Replication {
+    reactor_index: usize,
+    reactor_count: usize,
+    pub state: Arc<ClusterState>,
+    /// Per local partition: the data of the replica this member holds is complete.
+    ready: Vec<bool>,
+    /// Per local partition: the table version a complete snapshot was last received for.
+    snapshot_version: Vec<u64>,
+    /// Per local partition: the member whose snapshot this replica waits for.
+    source: Vec<Option<MemberId>>,
+    /// Per local partition: members to send the whole partition once it is ready here.
+    owed: Vec<Vec<MemberId>>,
+    /// Per local partition: this member owns it (map-wide reads count only these).
+    pub owned: Vec<bool>,
+    /// Whole member messages per peer, flushed once per loop iteration.
+    out: HashMap<MemberId, Vec<u8>>,
+    /// BACKUP payload being gathered per peer.
+    backups: HashMap<MemberId, Vec<u8>>,
+    /// BACKUP_ACK payload being gathered per peer.
+    acks: HashMap<MemberId, Vec<u8>>,
+    pending: HashMap<u64, PendingWrite>,
+    next_sequence: u64,
+    pub forwards: HashMap<i64, Forward>,
+    next_forward: u64,
+    backup_timeout_ms: i64,
+}
+
+impl Replication {
+    pub fn new(
+        reactor_index: usize,
+        reactor_count: usize,
+        local_partitions: usize,
+        state: Arc<ClusterState>,
+        backup_timeout_ms: u64,
+    ) -> Replication {
+        Replication {
+            reactor_index,
+            reactor_count,
+            state,
+            ready: vec![true; local_partitions],
+            snapshot_version: vec![0; local_partitions],
+            source: vec![None; local_partitions],
+            owed: vec![Vec::new(); local_partitions],
+            owned: vec![false; local_partitions],
+            out: HashMap::new(),
+            backups: HashMap::new(),
+            acks: HashMap::new(),
+            pending: HashMap::new(),
+            next_sequence: 1,
+            forwards: HashMap::new(),
+            next_forward: 1,
+            backup_timeout_ms: backup_timeout_ms as i64,
+        }
+    }
+
+    fn local(&self, partition: usize) -> usize {
+        partition / self.reactor_count
+    }
+
+    fn global(&self, local: usize) -> usize {
+        self.reactor_index + local * self.reactor_count
+    }
+
+    /// Where a request for `partition` must run: here (None) or on another member.
+    /// `Err` when nobody can take it now (no table yet, or no link to the owner).
+    pub fn route(&self, partition: usize) -> Result<Option<MemberId>, ()> {
+        match self.state.table.owner(partition) {
+            None => Err(()),
+            Some(owner) if owner == self.state.me => Ok(None),
+            Some(owner) if self.state.links.contains_key(&owner) => Ok(Some(owner)),
+            Some(_) => Err(()),
+        }
+    }
+
+    /// Whether this member owns `partition` and holds its data.
+    pub fn serves(&self, partition: usize) -> bool {
+        self.state.table.owner(partition) == Some(self.state.me) && self.ready[self.local(partition)]
+    }
+
+    /// A correlation id for a request forwarded from this reactor (the reactor's index is in
+    /// the top byte, so any reactor reading the answer knows where it belongs).
+    pub fn forward_id(&mut self) -> i64 {
+        let id = ((self.reactor_index as u64) << 56) | (self.next_forward & ((1 << 56) - 1));
+        self.next_forward += 1;
+        id as i64
+    }
+
+    /// Queues a whole member message for `peer`.
+    pub fn message_for(&mut self, peer: MemberId) -> &mut Vec<u8> {
+        self.out.entry(peer).or_default()
+    }
+
+    /// Whether this reactor has member messages to write.
+    pub fn has_output(&self) -> bool {
+        self.out.values().any(|bytes| !bytes.is_empty())
+            || self.backups.values().any(|bytes| !bytes.is_empty())
+            || self.acks.values().any(|bytes| !bytes.is_empty())
+    }
+
+    /// Moves gathered backup and acknowledgement payloads into whole messages.
+    fn seal(&mut self) {
+        for (peer, payload) in self.backups.iter_mut().filter(|(_, payload)| !payload.is_empty()) {
+            peer::write(self.out.entry(*peer).or_default(), peer::BACKUP, 0, payload);
+            payload.clear();
+        }
+        for (peer, payload) in self.acks.iter_mut().filter(|(_, payload)| !payload.is_empty()) {
+            peer::write(self.out.entry(*peer).or_default(), peer::BACKUP_ACK, 0, payload);
+            payload.clear();
+        }
+    }
+
+    /// Writes every queued member message: one send per peer.
+    pub fn flush(&mut self) -> usize {
+        self.seal();
+        let mut written = 0;
+        for (peer, bytes) in self.out.iter_mut().filter(|(_, bytes)| !bytes.is_empty()) {
+            match self.state.links.get(peer) {
+                Some(link) => written += link.send(bytes),
+                None => debug!(peer = ?peer, bytes = bytes.len(), "no link to a member: messages dropped"),
+            }
+            bytes.clear();
+        }
+        written
+    }
+
+    /// The lowest table version for which every replica here is complete, or None.
+    pub fn ready_version(&self) -> Option<u64> {
+        self.ready.iter().all(|ready| *ready).then_some(self.state.table.version)
+    }
+}
+
+impl PartitionOwner {
+    /// After an operation on `partition` (which this member owns): sends the changed keys to
+    /// the backups and, if any is synchronous, holds the response written since `start`.
+    pub fn replicate(
+        &mut self,
+        partition: usize,
+        connection: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        out: &mut Vec<u8>,
+        start: usize,
+    ) {
+        let local = self.replication.local(partition);
+        let store = &mut self.partitions[local];
+        if !store.tracks_changes() {
+            return;
+        }
+        let replicas = *self.replication.state.table.replicas(partition);
+        let me = self.replication.state.me;
+        let mut sequence = 0;
+        let mut waiting: Vec<MemberId> = Vec::new();
+        for (name, map) in store.maps_mut() {
+            if map.changed.is_empty() {
+                continue;
+            }
+            let changed = std::mem::take(&mut map.changed);
+            let (sync, asynchronous) = (map.settings.backup_count, map.settings.async_backup_count);
+            let targets: Vec<(MemberId, bool)> = replicas[1..]
+                .iter()
+                .take(sync + asynchronous)
+                .enumerate()
+                .filter_map(|(index, member)| member.map(|member| (member, index < sync)))
+                .filter(|(member, _)| *member != me)
+                .collect();
+            if sequence == 0 && targets.iter().any(|(_, sync)| *sync) && out.len() > start {
+                sequence = ((self.replication.reactor_index as u64) << 56) | self.replication.next_sequence;
+                self.replication.next_sequence += 1;
+            }
+            for (member, sync) in &targets {
+                let header = BackupHeader {
+                    partition: partition as u16,
+                    table_version: self.replication.state.table.version,
+                    sequence: if *sync { sequence } else { 0 },
+                };
+                let payload = self.replication.backups.entry(*member).or_default();
+                for key in &changed {
+                    let change = match map.raw(key) {
+                        Some(record) => Change::Put { key, record: record.clone() },
+                        None => Change::Remove { key },
+                    };
+                    peer::put_backup(payload, header, name, &change);
+                }
+                if *sync && sequence != 0 && !waiting.contains(member) {
+                    waiting.push(*member);
+                }
+            }
+            let mut changed = changed;
+            changed.clear();
+            map.changed = changed;
+        }
+        if sequence != 0 && !waiting.is_empty() {
+            let response = out.split_off(start);
+            let deadline_ms = self.now_ms + self.replication.backup_timeout_ms;
+            let pending = PendingWrite {
+                connection: connection.clone(),
+                correlation_id,
+                response,
+                waiting,
+                refused: false,
+                deadline_ms,
+            };
+            self.replication.pending.insert(sequence, pending);
+        }
+    }
+
+    /// Applies backup records (all for this reactor's partitions) from `from`, and queues the
+    /// acknowledgements of their sequence numbers.
+    pub fn apply_backups(&mut self, from: MemberId, records: &[u8]) {
+        let mut reader = peer::Backups::new(records);
+        let mut last_acked = 0;
+        loop {
+            let (header, map, change) = match reader.next_record() {
+                Ok(Some((header, map, change, _))) => (header, map, change),
+                Ok(None) => break,
+                Err(error) => {
+                    warn!(%error, "malformed backup records from a member: ignored");
+                    break;
+                }
+            };
+            let partition = header.partition as usize;
+            if partition >= self.replication.state.table.partition_count()
+                || partition % self.replication.reactor_count != self.replication.reactor_index
+            {
+                warn!(partition, "backup record for a partition this reactor does not own: ignored");
+                continue;
+            }
+            let table = &self.replication.state.table;
+            let accepted = table.owner(partition) == Some(from) || header.table_version > table.version;
+            if accepted {
+                let local = self.replication.local(partition);
+                let settings = self.settings_for(map);
+                let store = self.partitions[local].map_mut(map, || settings);
+                match change {
+                    Change::Put { key, record } => store.apply(key, record),
+                    Change::Remove { key } => {
+                        store.apply_remove(key);
+                    }
+                }
+            }
+            if header.sequence != 0 && header.sequence != last_acked {
+                last_acked = header.sequence;
+                peer::put_ack(self.replication.acks.entry(from).or_default(), header.sequence, accepted);
+            }
+        }
+    }
+
+    /// Acknowledgements from `from` for writes this reactor holds.
+    pub fn on_acks(&mut self, from: MemberId, acks: &[(u64, bool)]) {
+        for (sequence, applied) in acks {
+            let Some(pending) = self.replication.pending.get_mut(sequence) else { continue };
+            pending.waiting.retain(|member| *member != from);
+            pending.refused |= !applied;
+            if pending.waiting.is_empty() {
+                let pending = self.replication.pending.remove(sequence).expect("present");
+                self.release(pending);
+            }
+        }
+    }
+
+    fn release(&mut self, pending: PendingWrite) {
+        if pending.connection.is_closed() {
+            return;
+        }
+        let out = self.outbox.buffer(&pending.connection);
+        if pending.refused {
+            let text = "the partition moved while a backup was written; retry";
+            let holder = ErrorHolder { code: error::PARTITION_MIGRATING, message: Some(text) };
+            write_error_response(out, pending.correlation_id, &[holder]);
+        } else {
+            out.extend_from_slice(&pending.response);
+        }
+    }
+
+    /// Releases held writes whose backups timed out or whose backup members left.
+    pub fn check_pending(&mut self) {
+        let now = self.now_ms;
+        let state = self.replication.state.clone();
+        let due: Vec<u64> = self
+            .replication
+            .pending
+            .iter_mut()
+            .filter_map(|(sequence, pending)| {
+                pending.waiting.retain(|member| state.is_member(*member));
+                (pending.waiting.is_empty() || pending.deadline_ms <= now).then_some(*sequence)
+            })
+            .collect();
+        for sequence in due {
+            let pending = self.replication.pending.remove(&sequence).expect("present");
+            if !pending.waiting.is_empty() {
+                warn!(waiting = ?pending.waiting, "backup acknowledgement timed out: answering anyway");
+            }
+            self.release(pending);
+        }
+        // Forwarded requests to members that left will not be answered: let clients retry.
+        let gone: Vec<i64> = self
+            .replication
+            .forwards
+            .iter()
+            .filter(|(_, forward)| {
+                let member = match forward {
+                    Forward::Relay { member, .. } | Forward::Wide { member, .. } => *member,
+                };
+                !state.links.contains_key(&member)
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in gone {
+            match self.replication.forwards.remove(&id).expect("present") {
+                Forward::Relay { connection, correlation_id, .. } => {
+                    let text = "the member owning the partition left; retry";
+                    let holder = ErrorHolder { code: error::MEMBER_LEFT, message: Some(text) };
+                    write_error_response(self.outbox.buffer(&connection), correlation_id, &[holder]);
+                    self.outbox.answered(&connection);
+                }
+                Forward::Wide { job, .. } => {
+                    if let Some(response) = job.merge_remote(None) {
+                        job.connection.send(&response);
+                        job.connection.end_in_flight(1);
+                    }
+                }
+            }
+        }
+    }
+
+    /// An answer from another member to a request this reactor forwarded.
+    pub fn on_forward_response(&mut self, bytes: &[u8]) {
+        let Ok(message) = Message::parse(bytes) else { return };
+        let id = message.correlation_id();
+        match self.replication.forwards.remove(&id) {
+            Some(Forward::Relay { connection, correlation_id, .. }) => {
+                if connection.is_closed() {
+                    connection.end_in_flight(1);
+                    return;
+                }
+                let out = self.outbox.buffer(&connection);
+                let start = out.len();
+                out.extend_from_slice(bytes);
+                out[start + 10..start + 18].copy_from_slice(&correlation_id.to_le_bytes());
+                self.outbox.answered(&connection);
+            }
+            Some(Forward::Wide { job, .. }) => {
+                if let Some(response) = job.merge_remote(Some(&message)) {
+                    job.connection.send(&response);
+                    job.connection.end_in_flight(1);
+                }
+            }
+            None => debug!(id, "answer to an unknown forwarded request: ignored"),
+        }
+    }
+
+    /// Installs a snapshot chunk for one of this reactor's partitions.
+    pub fn install_snapshot(&mut self, from: MemberId, payload: &[u8]) {
+        let (header, entries) = match peer::read_snapshot(payload) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                warn!(%error, "malformed snapshot from a member: ignored");
+                return;
+            }
+        };
+        let partition = header.partition as usize;
+        if partition >= self.replication.state.table.partition_count()
+            || partition % self.replication.reactor_count != self.replication.reactor_index
+        {
+            warn!(partition, "snapshot for a partition this reactor does not own: ignored");
+            return;
+        }
+        let local = self.replication.local(partition);
+        if self.replication.serves(partition) && self.replication.owed[local].is_empty() && header.first {
+            // An owner with complete data never takes a copy from elsewhere.
+            if self.replication.state.table.owner(partition) == Some(self.replication.state.me) {
+                debug!(partition, ?from, "snapshot for a partition this member owns and holds: ignored");
+                return;
+            }
+        }
+        if header.first {
+            self.partitions[local].drop_all();
+        }
+        for (map, key, record) in entries {
+            let settings = self.settings_for(map);
+            self.partitions[local].map_mut(map, || settings).apply(key, record);
+        }
+        if header.last {
+            let version = header.table_version;
+            self.replication.snapshot_version[local] = self.replication.snapshot_version[local].max(version);
+            if !self.replication.ready[local] {
+                self.replication.ready[local] = true;
+                debug!(partition, ?from, version, "replica received");
+                self.send_owed(local);
+            }
+        }
+    }
+
+    /// Sends the whole partition to every member owed it, if this member is its owner and
+    /// holds its data.
+    fn send_owed(&mut self, local: usize) {
+        if !self.replication.ready[local] || self.replication.owed[local].is_empty() {
+            return;
+        }
+        let partition = self.replication.global(local);
+        let owed = std::mem::take(&mut self.replication.owed[local]);
+        for member in owed {
+            self.send_snapshot(partition, member);
+        }
+    }
+
+    /// Queues partition `partition`'s whole data for `member`, in bounded chunks.
+    fn send_snapshot(&mut self, partition: usize, member: MemberId) {
+        let local = self.replication.local(partition);
+        let version = self.replication.state.table.version;
+        let mut chunk = Vec::new();
+        let mut first = true;
+        let header = |first: bool, last: bool| SnapshotHeader {
+            partition: partition as u16,
+            table_version: version,
+            first,
+            last,
+        };
+        peer::put_snapshot_header(&mut chunk, &header(true, false));
+        let header_length = chunk.len();
+        let mut entries = 0usize;
+        let out = self.replication.out.entry(member).or_default();
+        for (name, map) in self.partitions[local].maps() {
+            for (key, record) in map.raw_iter() {
+                peer::put_snapshot_entry(&mut chunk, name, key, record);
+                entries += 1;
+                if chunk.len() >= SNAPSHOT_CHUNK_BYTES {
+                    peer::write(out, peer::SNAPSHOT, 0, &chunk);
+                    chunk.clear();
+                    first = false;
+                    peer::put_snapshot_header(&mut chunk, &header(false, false));
+                }
+            }
+        }
+        // The last chunk carries the "last" flag (and "first" if it is the only one).
+        let mut last_header = Vec::new();
+        peer::put_snapshot_header(&mut last_header, &header(first, true));
+        chunk[..header_length].copy_from_slice(&last_header);
+        peer::write(out, peer::SNAPSHOT, 0, &chunk);
+        debug!(partition, ?member, entries, "replica sent");
+    }
+
+    /// Applies a new cluster state: members, links, and the table's consequences for each of
+    /// this reactor's partitions.
+    pub fn apply_cluster_state(&mut self, state: Arc<ClusterState>) {
+        // Backups gathered under the old table go out before any snapshot of the new one.
+        self.replication.seal();
+        let previous = std::mem::replace(&mut self.replication.state, state.clone());
+        if state.table.version != previous.table.version {
+            let me = state.me;
+            for local in 0..self.partitions.len() {
+                let partition = self.replication.global(local);
+                self.transition(partition, local, me, &previous.table, &state);
+            }
+        }
+        self.check_pending();
+    }
+
+    fn transition(
+        &mut self,
+        partition: usize,
+        local: usize,
+        me: MemberId,
+        before: &PartitionTable,
+        state: &ClusterState,
+    ) {
+        let after = &state.table;
+        let old_replicas = before.replicas(partition);
+        let new_replicas = after.replicas(partition);
+        let was = old_replicas.iter().position(|member| *member == Some(me));
+        let now = new_replicas.iter().position(|member| *member == Some(me));
+        let (old_owner, new_owner) = (before.owner(partition), after.owner(partition));
+        let backups_wanted = new_replicas[1..].iter().any(Option::is_some);
+        self.replication.owned[local] = now == Some(0);
+        // The old owner hands its data to a new owner that held no replica.
+        if was == Some(0) && now != Some(0) {
+            if let Some(new_owner) = new_owner.filter(|owner| !old_replicas.contains(&Some(*owner))) {
+                self.send_snapshot(partition, new_owner);
+            }
+            self.replication.owed[local].clear();
+        }
+        match now {
+            None => {
+                if was.is_some() {
+                    self.partitions[local].drop_all();
+                }
+                self.partitions[local].set_track_changes(false);
+                self.replication.ready[local] = true;
+            }
+            Some(0) => {
+                let became_owner = was != Some(0);
+                if became_owner {
+                    match was {
+                        Some(_) if !self.replication.ready[local] => {
+                            warn!(partition, "promoted to owner before this replica was complete: data may be missing");
+                            self.replication.ready[local] = true;
+                        }
+                        Some(_) => {}
+                        None => {
+                            let source = old_owner.filter(|owner| state.is_member(*owner) && *owner != me);
+                            let received = self.replication.snapshot_version[local] >= after.version;
+                            if source.is_none() && old_owner.is_some() {
+                                warn!(partition, "no surviving replica of this partition: it starts empty");
+                            }
+                            self.replication.ready[local] = source.is_none() || received;
+                            self.replication.source[local] = source;
+                            if source.is_none() {
+                                self.partitions[local].drop_all();
+                            }
+                        }
+                    }
+                }
+                for backup in new_replicas[1..].iter().flatten() {
+                    let new_backup = !old_replicas.contains(&Some(*backup));
+                    if (became_owner || new_backup) && !self.replication.owed[local].contains(backup) {
+                        self.replication.owed[local].push(*backup);
+                    }
+                }
+                self.replication.owed[local].retain(|member| new_replicas.contains(&Some(*member)));
+                self.partitions[local].set_track_changes(backups_wanted);
+                self.send_owed(local);
+            }
+            Some(_) => {
+                let owner_changed = old_owner != new_owner;
+                if was.is_none() || owner_changed {
+                    let received = self.replication.snapshot_version[local] >= after.version;
+                    self.replication.ready[local] = received || new_owner.is_none();
+                    self.replication.source[local] = new_owner;
+                }
+                self.partitions[local].set_track_changes(false);
+                self.replication.owed[local].clear();
+            }
+        }
+        if self.replication.ready[local] {
+            self.replication.source[local] = None;
+        } else if let Some(source) = self.replication.source[local] {
+            if !state.is_member(source) {
+                warn!(partition, ?source, "the member this replica waited for left: going on with what is here");
+                self.replication.ready[local] = true;
+                self.replication.source[local] = None;
+                self.send_owed(local);
+            }
+        }
+    }
+
+    /// Logs a summary of what this reactor holds (after table changes).
+    pub fn log_replicas(&self) {
+        let owned = self.replication.owned.iter().filter(|owned| **owned).count();
+        let waiting = self.replication.ready.iter().filter(|ready| !**ready).count();
+        debug!(
+            reactor = self.replication.reactor_index,
+            owned,
+            waiting,
+            version = self.replication.state.table.version,
+            "partition table applied"
+        );
+    }
+}
