@@ -65,6 +65,8 @@ struct Service {
     started: Instant,
     /// The highest table version reported ready.
     reported_ready: u64,
+    /// (As master) the table is balanced and every replica is in place.
+    complete: bool,
 }
 
 /// Builds the node configuration from the member's.
@@ -94,8 +96,17 @@ pub fn run(shared: Arc<Shared>, events: Receiver<ClusterEvent>, address: String)
     let node = Node::new(node_config(&shared, &address));
     let me = node.id();
     let state = shared.cluster_state();
-    let mut service =
-        Service { shared, node, me, address, links: HashMap::new(), state, started: Instant::now(), reported_ready: 0 };
+    let mut service = Service {
+        shared,
+        node,
+        me,
+        address,
+        links: HashMap::new(),
+        state,
+        started: Instant::now(),
+        reported_ready: 0,
+        complete: false,
+    };
     while !service.shared.is_shutting_down() {
         match events.recv_timeout(TICK) {
             Ok(event) => {
@@ -110,6 +121,7 @@ pub fn run(shared: Arc<Shared>, events: Receiver<ClusterEvent>, address: String)
         let now_ms = service.started.elapsed().as_millis() as u64;
         service.feed(Input::Tick { now_ms });
         service.report_ready();
+        service.watch_completeness();
     }
 }
 
@@ -264,6 +276,27 @@ impl Service {
         }
         if self.node.is_joined() {
             self.shared.view.update(view_state(&state));
+        }
+    }
+
+    /// (As master) logs when the cluster becomes fully backed up and balanced, and when it
+    /// stops being so.
+    fn watch_completeness(&mut self) {
+        if !self.node.is_master() {
+            self.complete = false;
+            return;
+        }
+        let members: Vec<MemberId> = self.node.members().iter().map(|member| member.id).collect();
+        let backups = self.shared.config.table_backup_count();
+        let complete = !self.node.is_migrating() && self.node.table().check(&members, backups).is_ok();
+        if complete != self.complete {
+            self.complete = complete;
+            let version = self.node.table().version;
+            if complete {
+                info!(version, members = members.len(), "partition table complete: balanced, every replica in place");
+            } else {
+                info!(version, members = members.len(), "partition table incomplete: migrating");
+            }
         }
     }
 
