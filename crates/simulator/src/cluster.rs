@@ -1,7 +1,7 @@
 //! Fresh clusters for runs: member processes started, waited for, measured and stopped.
 //!
-//! - ferrogrid: `ferrogrid member --port P --no-port-auto-increment`, one process per member.
-//!   Multi-member ferrogrid clusters do not exist yet, so `members > 1` is refused.
+//! - ferrogrid: `ferrogrid member --port P --no-port-auto-increment --member 127.0.0.1:Q …`,
+//!   one process per member, each given every member's address.
 //! - Hazelcast: `java -Xms1g -Xmx1g -Dhazelcast.phone.home.enabled=false
 //!   -Dhazelcast.config=<yaml> -cp <hazelcast-5.6.0.jar> com.hazelcast.core.server.HazelcastMemberStarter`,
 //!   with a `hazelcast-<n>.yaml` per member (cluster `dev`, its port without auto-increment,
@@ -75,11 +75,6 @@ impl ClusterSettings {
             return Err(SimulatorError::Input("--members: at least 1".into()));
         }
         match self.product {
-            Product::Ferrogrid if self.members > 1 => Err(SimulatorError::Input(format!(
-                "--members {}: ferrogrid cannot form multi-member clusters yet (clustering is an open issue); \
-                 use --members 1 for ferrogrid",
-                self.members
-            ))),
             Product::Ferrogrid => self.ferrogrid_path().map(drop),
             Product::Hazelcast if !self.hazelcast_jar.is_file() => Err(SimulatorError::Input(format!(
                 "Hazelcast jar {} not found; fetch it with `mvn dependency:get -Dartifact=com.hazelcast:hazelcast:5.6.0` \
@@ -170,7 +165,7 @@ impl Cluster {
         for (index, &port) in ports.iter().enumerate() {
             let log = directory.join(format!("member-{}.log", index + 1));
             let mut command = match settings.product {
-                Product::Ferrogrid => ferrogrid_command(&settings.ferrogrid_path()?, port),
+                Product::Ferrogrid => ferrogrid_command(&settings.ferrogrid_path()?, port, &ports),
                 Product::Hazelcast => hazelcast_command(settings, &write_hazelcast_yaml(directory, index, &ports)?),
             };
             let output = File::create(&log).map_err(SimulatorError::io(&log))?;
@@ -277,10 +272,15 @@ async fn all_accept(addresses: &[SocketAddr]) -> bool {
     true
 }
 
-fn ferrogrid_command(binary: &Path, port: u16) -> Command {
+fn ferrogrid_command(binary: &Path, port: u16, ports: &[u16]) -> Command {
     let binary = std::path::absolute(binary).unwrap_or_else(|_| binary.to_path_buf());
     let mut command = Command::new(binary);
     command.args(["member", "--port", &port.to_string(), "--no-port-auto-increment"]);
+    if ports.len() > 1 {
+        for member in ports {
+            command.args(["--member", &format!("127.0.0.1:{member}")]);
+        }
+    }
     command
 }
 
@@ -345,21 +345,23 @@ mod tests {
     }
 
     #[test]
-    fn multi_member_ferrogrid_is_refused() {
+    fn a_missing_jar_is_refused_and_ferrogrid_members_know_each_other() {
         let settings = ClusterSettings {
-            product: Product::Ferrogrid,
+            product: Product::Hazelcast,
             members: 3,
             base_port: 5801,
             ferrogrid_binary: None,
-            hazelcast_jar: PathBuf::new(),
+            hazelcast_jar: "/nope.jar".into(),
             java: "java".into(),
             startup_timeout: Duration::from_secs(1),
         };
-        let error = settings.validate().unwrap_err().to_string();
-        assert!(error.contains("ferrogrid cannot form multi-member clusters yet"), "{error}");
-        let missing_jar =
-            ClusterSettings { product: Product::Hazelcast, hazelcast_jar: "/nope.jar".into(), ..settings };
-        assert!(missing_jar.validate().unwrap_err().to_string().contains("/nope.jar"));
+        assert!(settings.validate().unwrap_err().to_string().contains("/nope.jar"));
+        let command = ferrogrid_command(Path::new("/bin/ferrogrid"), 5802, &[5801, 5802]);
+        let args: Vec<_> = command.get_args().map(|arg| arg.to_string_lossy().into_owned()).collect();
+        assert_eq!(
+            args,
+            ["member", "--port", "5802", "--no-port-auto-increment", "--member", "127.0.0.1:5801", "--member", "127.0.0.1:5802"]
+        );
     }
 
     #[test]
