@@ -30,6 +30,10 @@ pub const CONNECT_FAILURES_TO_SUSPECT: u32 = 3;
 pub const RECONNECT_INTERVAL_MS: u64 = 300;
 /// How often a member that is not yet in a cluster repeats its join request.
 const JOIN_RETRY_MS: u64 = 1_000;
+/// How far a member taking over from a failed master numbers its first member list and table
+/// past its own: the last ones the old master sent may have reached others but not it, and the
+/// new master's must be newer everywhere (a member ignores a version it already has).
+const TAKEOVER_VERSION_GAP: u64 = 100;
 
 /// What a member knows of itself and the timings it runs with.
 #[derive(Debug, Clone)]
@@ -166,6 +170,10 @@ pub struct Node {
     peers: BTreeMap<MemberId, Peer>,
     /// Addresses being (re)connected, with the time of the last attempt.
     attempts: BTreeMap<String, u64>,
+    /// Addresses whose last connection attempt failed.
+    unreachable: BTreeSet<String>,
+    /// (Founder) when the first table is published even if linked members have not joined.
+    first_table_due_ms: u64,
     members: Vec<MemberEntry>,
     members_version: u64,
     joined: bool,
@@ -191,6 +199,8 @@ impl Node {
             started_ms: None,
             peers: BTreeMap::new(),
             attempts: BTreeMap::new(),
+            unreachable: BTreeSet::new(),
+            first_table_due_ms: 0,
             members: Vec::new(),
             members_version: 0,
             joined: false,
@@ -251,6 +261,7 @@ impl Node {
                 }
             }
             Input::ConnectFailed { address } => {
+                self.unreachable.insert(address.clone());
                 for peer in self.peers.values_mut().filter(|peer| peer.address == address && !peer.linked) {
                     peer.connect_failures += 1;
                 }
@@ -293,6 +304,7 @@ impl Node {
 
     fn link_up(&mut self, id: MemberId, address: String) {
         self.attempts.remove(&address);
+        self.unreachable.remove(&address);
         let now = self.now_ms;
         let peer = self.peers.entry(id).or_insert_with(|| Peer {
             address: address.clone(),
@@ -376,9 +388,13 @@ impl Node {
 
     fn try_join(&mut self, now_ms: u64, started: u64) {
         let seeds_elsewhere = self.config.seeds.iter().any(|seed| *seed != self.config.address);
-        // A master heard of through any link.
-        let known_master =
-            self.peers.values().filter_map(|peer| peer.master.clone()).find(|master| master.id != self.config.id);
+        // A master heard of through a link that is up (one a lost peer named may be dead).
+        let known_master = self
+            .peers
+            .values()
+            .filter(|peer| peer.linked)
+            .filter_map(|peer| peer.master.clone())
+            .find(|master| master.id != self.config.id);
         if let Some(master) = known_master {
             if now_ms.saturating_sub(self.last_join_request_ms) >= JOIN_RETRY_MS || self.last_join_request_ms == 0 {
                 self.last_join_request_ms = now_ms.max(1);
@@ -396,16 +412,15 @@ impl Node {
         if seeds_elsewhere && now_ms.saturating_sub(started) < self.config.join_wait_ms {
             return;
         }
-        // Nobody has a cluster: the lowest address among the members we reach founds it.
-        let me = (self.config.address.as_str(), self.config.id);
-        let lowest = self
-            .peers
-            .iter()
-            .filter(|(_, peer)| peer.linked)
-            .map(|(id, peer)| (peer.address.as_str(), *id))
-            .chain(std::iter::once(me))
-            .min()
-            .expect("self");
+        // Nobody has a cluster: the lowest address founds it. Seeds not reached yet count
+        // unless their last connection attempt failed, so that members started together do
+        // not found two clusters; after three join waits only linked members count.
+        let me = self.config.address.as_str();
+        let linked = self.peers.values().filter(|peer| peer.linked).map(|peer| peer.address.as_str());
+        let patient = now_ms.saturating_sub(started) < self.config.join_wait_ms.saturating_mul(3);
+        let seeds =
+            self.config.seeds.iter().map(String::as_str).filter(|seed| patient && !self.unreachable.contains(*seed));
+        let lowest = linked.chain(seeds).chain(std::iter::once(me)).min().expect("self");
         if lowest == me {
             self.found();
         }
@@ -419,9 +434,11 @@ impl Node {
         self.log(format!("no cluster found: {} is the master of a new cluster", self.config.address));
         self.out.push(Output::Joined { master: self.config.id });
         self.out.push(Output::MembersChanged { version: 1, members: self.members.clone() });
-        let mut table = assign(&self.table, &[self.config.id], self.config.backup_count);
-        table.version = 1;
-        self.publish_table(table);
+        // The first table waits (at most a join wait) for members reaching us to join, so
+        // that members started together get partitions and backups from the start rather
+        // than through migrations; until then requests are answered "retry".
+        self.first_table_due_ms = self.now_ms + self.config.join_wait_ms;
+        self.step_rebalance();
     }
 
     fn receive(&mut self, from: MemberId, message: Message) {
@@ -557,11 +574,11 @@ impl Node {
             if master_suspected {
                 self.log("the master is gone: this member is the master now".into());
             }
-            self.remove_members(&suspects);
+            self.remove_members(&suspects, if master_suspected { TAKEOVER_VERSION_GAP } else { 0 });
         }
     }
 
-    fn remove_members(&mut self, gone: &[MemberId]) {
+    fn remove_members(&mut self, gone: &[MemberId], version_gap: u64) {
         let before = self.members.len();
         for id in gone {
             if let Some(member) = self.members.iter().find(|member| member.id == *id) {
@@ -574,7 +591,7 @@ impl Node {
         if self.members.len() == before {
             return;
         }
-        self.members_version += 1;
+        self.members_version += 1 + version_gap;
         self.publish_members();
         for id in gone {
             self.rebalance.awaiting.remove(id);
@@ -582,9 +599,9 @@ impl Node {
         }
         // Promote backups at once: it copies nothing.
         let promoted = self.table.without(gone);
-        if promoted != self.table {
+        if promoted != self.table || version_gap > 0 {
             let mut table = promoted;
-            table.version = self.table.version + 1;
+            table.version = self.table.version + 1 + version_gap;
             self.publish_table(table);
         }
     }
@@ -614,6 +631,21 @@ impl Node {
 
     /// The master's next table step, once the previous one is done everywhere.
     fn step_rebalance(&mut self) {
+        if self.table.version == 0 {
+            let joining = self.peers.iter().any(|(id, peer)| {
+                peer.linked
+                    && peer.master.as_ref().is_none_or(|master| master.id == self.config.id)
+                    && !self.members.iter().any(|member| member.id == *id)
+            });
+            if joining && self.now_ms < self.first_table_due_ms {
+                return;
+            }
+            let ids: Vec<MemberId> = self.members.iter().map(|member| member.id).collect();
+            let mut table = assign(&self.table, &ids, self.config.backup_count);
+            table.version = 1;
+            self.publish_table(table);
+            return;
+        }
         if !self.rebalance.awaiting.is_empty() {
             return;
         }
