@@ -71,10 +71,12 @@ pub enum Message {
     JoinRequest {
         member: MemberEntry,
     },
-    /// The member list, oldest (the master) first.
+    /// The member list, oldest (the master) first, and the cluster's id (its founder's uuid:
+    /// the same on every member, new when a cluster is formed anew).
     Members {
         version: u64,
         members: Vec<MemberEntry>,
+        cluster: MemberId,
     },
     Table(PartitionTable),
     /// The sender holds everything table `version` gives it.
@@ -176,6 +178,8 @@ pub struct Node {
     first_table_due_ms: u64,
     members: Vec<MemberEntry>,
     members_version: u64,
+    /// The founder's uuid (see [`Message::Members`]).
+    cluster_id: MemberId,
     joined: bool,
     last_join_request_ms: u64,
     last_heartbeat_ms: u64,
@@ -203,6 +207,7 @@ impl Node {
             first_table_due_ms: 0,
             members: Vec::new(),
             members_version: 0,
+            cluster_id: MemberId(0),
             joined: false,
             last_join_request_ms: 0,
             last_heartbeat_ms: 0,
@@ -234,6 +239,11 @@ impl Node {
 
     pub fn members(&self) -> &[MemberEntry] {
         &self.members
+    }
+
+    /// The cluster's id: its founder's uuid (0 before joining).
+    pub fn cluster_id(&self) -> MemberId {
+        self.cluster_id
     }
 
     pub fn members_version(&self) -> u64 {
@@ -322,7 +332,14 @@ impl Node {
         self.send(id, heartbeat);
         if self.is_master() && self.members.iter().any(|member| member.id == id) {
             // A member we lost the link to is back: make sure it has the latest state.
-            self.send(id, Message::Members { version: self.members_version, members: self.members.clone() });
+            self.send(
+                id,
+                Message::Members {
+                    version: self.members_version,
+                    members: self.members.clone(),
+                    cluster: self.cluster_id,
+                },
+            );
             self.send(id, Message::Table(self.table.clone()));
         } else if self.master() == Some(id) && !self.is_master() {
             // A Ready sent on the link that dropped may be lost: repeat it.
@@ -428,6 +445,7 @@ impl Node {
 
     fn found(&mut self) {
         let me = MemberEntry { id: self.config.id, address: self.config.address.clone() };
+        self.cluster_id = self.config.id;
         self.members = vec![me];
         self.members_version = 1;
         self.joined = true;
@@ -449,7 +467,7 @@ impl Node {
                 }
             }
             Message::JoinRequest { member } => self.join_request(member),
-            Message::Members { version, members } => self.members_update(from, version, members),
+            Message::Members { version, members, cluster } => self.members_update(from, version, members, cluster),
             Message::Table(table) => {
                 if table.version > self.table.version && self.joined {
                     self.table = table.clone();
@@ -488,12 +506,19 @@ impl Node {
             self.ensure_peers();
             self.publish_members();
         } else {
-            self.send(member.id, Message::Members { version: self.members_version, members: self.members.clone() });
+            self.send(
+                member.id,
+                Message::Members {
+                    version: self.members_version,
+                    members: self.members.clone(),
+                    cluster: self.cluster_id,
+                },
+            );
         }
         self.send(member.id, Message::Table(self.table.clone()));
     }
 
-    fn members_update(&mut self, from: MemberId, version: u64, members: Vec<MemberEntry>) {
+    fn members_update(&mut self, from: MemberId, version: u64, members: Vec<MemberEntry>, cluster: MemberId) {
         if version <= self.members_version && self.joined {
             return;
         }
@@ -520,6 +545,7 @@ impl Node {
         let first_join = !self.joined;
         self.members = members;
         self.members_version = version;
+        self.cluster_id = cluster;
         self.joined = true;
         self.ensure_peers();
         if first_join {
@@ -569,12 +595,34 @@ impl Node {
             // The oldest member not suspected takes charge.
             let oldest = self.members.iter().find(|member| !suspects.contains(&member.id)).map(|member| member.id);
             if oldest != Some(self.config.id) {
+                if master_suspected {
+                    self.ask_next_master();
+                }
                 return;
             }
             if master_suspected {
                 self.log("the master is gone: this member is the master now".into());
             }
             self.remove_members(&suspects, if master_suspected { TAKEOVER_VERSION_GAP } else { 0 });
+        }
+    }
+
+    /// Our master is gone and a linked member names another one: ask that one to admit us. The
+    /// old master may have died before telling the others we joined; then the next master
+    /// never sends us its list. (If it already counts us, it just sends its list and table.)
+    fn ask_next_master(&mut self) {
+        let old = self.master();
+        let next = self
+            .peers
+            .values()
+            .filter(|peer| peer.linked)
+            .filter_map(|peer| peer.master.clone())
+            .find(|master| Some(master.id) != old && master.id != self.config.id);
+        let due = self.now_ms.saturating_sub(self.last_join_request_ms) >= JOIN_RETRY_MS;
+        if let (Some(next), true) = (next, due) {
+            self.last_join_request_ms = self.now_ms.max(1);
+            let member = MemberEntry { id: self.config.id, address: self.config.address.clone() };
+            self.send(next.id, Message::JoinRequest { member });
         }
     }
 
@@ -607,7 +655,8 @@ impl Node {
     }
 
     fn publish_members(&mut self) {
-        let message = Message::Members { version: self.members_version, members: self.members.clone() };
+        let message =
+            Message::Members { version: self.members_version, members: self.members.clone(), cluster: self.cluster_id };
         self.broadcast(message);
         self.out.push(Output::MembersChanged { version: self.members_version, members: self.members.clone() });
     }
@@ -690,7 +739,8 @@ impl Node {
             // The master itself leaves: the others will see the next oldest first.
             let mut rest = self.members.clone();
             rest.retain(|member| !done.contains(&member.id));
-            let message = Message::Members { version: self.members_version + 1, members: rest };
+            let message =
+                Message::Members { version: self.members_version + 1, members: rest, cluster: self.cluster_id };
             self.broadcast(message);
             self.left = true;
             self.joined = false;
@@ -706,7 +756,8 @@ impl Node {
         self.members_version += 1;
         self.publish_members();
         // The leavers are no longer in the list: tell them directly.
-        let message = Message::Members { version: self.members_version, members: self.members.clone() };
+        let message =
+            Message::Members { version: self.members_version, members: self.members.clone(), cluster: self.cluster_id };
         for member in members_before.iter().filter(|member| done.contains(&member.id)) {
             self.out.push(Output::Send { to: member.id, message: message.clone() });
         }

@@ -32,9 +32,10 @@ pub fn encode(message: &Message, out: &mut Vec<u8>) {
             out.push(JOIN_REQUEST);
             put_member(out, member);
         }
-        Message::Members { version, members } => {
+        Message::Members { version, members, cluster } => {
             out.push(MEMBERS);
             out.extend_from_slice(&version.to_le_bytes());
+            out.extend_from_slice(&cluster.0.to_le_bytes());
             out.extend_from_slice(&(members.len() as u32).to_le_bytes());
             for member in members {
                 put_member(out, member);
@@ -71,9 +72,10 @@ pub fn decode(bytes: &[u8]) -> Result<Message, String> {
         JOIN_REQUEST => Message::JoinRequest { member: reader.member()? },
         MEMBERS => {
             let version = reader.u64()?;
+            let cluster = MemberId(reader.u128()?);
             let count = reader.count()?;
             let members = (0..count).map(|_| reader.member()).collect::<Result<_, _>>()?;
-            Message::Members { version, members }
+            Message::Members { version, members, cluster }
         }
         TABLE => {
             let version = reader.u64()?;
@@ -159,7 +161,7 @@ mod tests {
             Message::Heartbeat { master: Some(member.clone()), members_version: 4 },
             Message::Heartbeat { master: None, members_version: 0 },
             Message::JoinRequest { member: member.clone() },
-            Message::Members { version: 3, members: vec![member.clone(), member.clone()] },
+            Message::Members { version: 3, members: vec![member.clone(), member.clone()], cluster: MemberId(77) },
             Message::Table(table),
             Message::Ready { version: 12 },
             Message::Leave { member: MemberId(5) },

@@ -35,6 +35,8 @@ pub struct ViewMember {
 /// The member list and partition owners clients are told, with their versions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ViewState {
+    /// The same on every member of a cluster: its founder's uuid.
+    pub cluster_id: Uuid,
     /// Oldest first.
     pub members: Vec<ViewMember>,
     pub member_list_version: i32,
@@ -48,8 +50,6 @@ pub struct ViewState {
 #[derive(Debug)]
 pub struct ClusterView {
     pub member_uuid: Uuid,
-    /// The same on every member of a cluster (derived from the cluster name).
-    pub cluster_id: Uuid,
     pub host: String,
     pub port: i32,
     pub partition_count: u16,
@@ -62,9 +62,10 @@ pub struct ClusterView {
 impl ClusterView {
     /// The view of a member alone: it owns every partition (version 0 until it has joined a
     /// cluster).
-    pub fn new(member_uuid: Uuid, cluster_name: &str, host: String, port: i32, partition_count: u16) -> ClusterView {
+    pub fn new(member_uuid: Uuid, host: String, port: i32, partition_count: u16) -> ClusterView {
         let me = ViewMember { uuid: member_uuid, host: host.clone(), port };
         let state = ViewState {
+            cluster_id: member_uuid,
             members: vec![me],
             member_list_version: 0,
             owners: vec![(member_uuid, (0..partition_count as i32).collect())],
@@ -72,7 +73,6 @@ impl ClusterView {
         };
         ClusterView {
             member_uuid,
-            cluster_id: cluster_id(cluster_name),
             host,
             port,
             partition_count,
@@ -122,7 +122,7 @@ impl ClusterView {
             member_uuid: Some(self.member_uuid),
             serialization_version: SERIALIZATION_VERSION,
             partition_count: self.partition_count as i32,
-            cluster_id: Some(self.cluster_id),
+            cluster_id: Some(state.cluster_id),
             failover_supported: false,
             member_list_version: Some(state.member_list_version),
             partition_list_version: Some(state.partition_table_version),
@@ -205,20 +205,6 @@ fn member_infos(state: &ViewState) -> Vec<MemberInfo<'_>> {
         .collect()
 }
 
-/// A cluster id every member of a cluster derives alike: a hash of its name.
-fn cluster_id(cluster_name: &str) -> Uuid {
-    let hash = |seed: u64| {
-        let mut state = seed ^ 0xcbf2_9ce4_8422_2325;
-        for byte in cluster_name.bytes() {
-            state = (state ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        state
-    };
-    let value = (u128::from(hash(1)) << 64) | u128::from(hash(2));
-    // Version 4 / variant bits, so clients print it as a regular uuid.
-    Uuid::from_u128((value & !(0xf << 76) | (0x4 << 76)) & !(0x3 << 62) | (0x2 << 62))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,7 +212,7 @@ mod tests {
 
     fn view() -> ClusterView {
         let uuid = Uuid::from_u128(0xea6507c8_8459_4de7_bf64_34cd7b5338ce);
-        let view = ClusterView::new(uuid, "dev", "127.0.0.1".into(), 5701, 271);
+        let view = ClusterView::new(uuid, "127.0.0.1".into(), 5701, 271);
         let mut state = (*view.state()).clone();
         state.member_list_version = 1;
         state.partition_table_version = 1;

@@ -264,6 +264,7 @@ impl Service {
             joined: self.node.is_joined(),
             members: self.node.members().to_vec(),
             members_version: self.node.members_version(),
+            cluster_id: self.node.cluster_id(),
             table: self.node.table().clone(),
             links,
         });
@@ -362,6 +363,7 @@ fn view_state(state: &ClusterState) -> ViewState {
         .collect();
     let version = |value: u64| value.min(i32::MAX as u64) as i32;
     ViewState {
+        cluster_id: Uuid::from_u128(state.cluster_id.0),
         members,
         member_list_version: version(state.members_version),
         owners,

@@ -27,6 +27,8 @@ pub struct LockOwner {
 #[derive(Debug)]
 pub struct Parked {
     pub connection: Arc<ConnectionShared>,
+    /// The client the request came from (forwarded requests arrive on a member link).
+    pub source: Uuid,
     pub message: Box<[u8]>,
     /// When to give up and answer "false" (NEVER = wait until released).
     pub deadline_ms: i64,
@@ -45,6 +47,17 @@ struct LockState {
 pub struct LockTable {
     locks: HashMap<Box<[u8]>, LockState, RandomState>,
     parked: HashMap<Box<[u8]>, VecDeque<Parked>, RandomState>,
+    /// Keys whose lock changed since the owner last sent backups (when `track` is set).
+    pub changed: Vec<Box<[u8]>>,
+    pub track: bool,
+}
+
+/// A held lock as backups and snapshots carry it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LockImage {
+    pub owner: LockOwner,
+    pub count: u32,
+    pub lease_deadline_ms: i64,
 }
 
 /// Why an unlock failed (answered with IllegalMonitorStateException, code 26).
@@ -60,6 +73,47 @@ impl LockTable {
         self.locks.contains_key(key)
     }
 
+    fn note(&mut self, key: &[u8]) {
+        if self.track {
+            self.changed.push(key.into());
+        }
+    }
+
+    /// The lock on `key` as a backup must mirror it.
+    pub fn image(&self, key: &[u8]) -> Option<LockImage> {
+        self.locks.get(key).map(|lock| LockImage {
+            owner: lock.owner,
+            count: lock.count,
+            lease_deadline_ms: lock.lease_deadline_ms,
+        })
+    }
+
+    /// Every held lock (a snapshot).
+    pub fn images(&self) -> impl Iterator<Item = (&[u8], LockImage)> {
+        self.locks.iter().map(|(key, lock)| {
+            (&**key, LockImage { owner: lock.owner, count: lock.count, lease_deadline_ms: lock.lease_deadline_ms })
+        })
+    }
+
+    /// Sets the lock on `key` as a backup or snapshot carries it (None: unlocked).
+    pub fn apply(&mut self, key: &[u8], image: Option<LockImage>) {
+        match image {
+            Some(image) => {
+                let state =
+                    LockState { owner: image.owner, count: image.count, lease_deadline_ms: image.lease_deadline_ms };
+                self.locks.insert(key.into(), state);
+            }
+            None => {
+                self.locks.remove(key);
+            }
+        }
+    }
+
+    /// Takes every parked request (the partition moved away: they are answered "retry").
+    pub fn take_all_parked(&mut self) -> Vec<Parked> {
+        self.parked.drain().flat_map(|(_, queue)| queue).collect()
+    }
+
     /// Whether `owner` may write `key`: it is unlocked or `owner` holds it.
     pub fn may_write(&self, key: &[u8], owner: LockOwner) -> bool {
         self.locks.get(key).is_none_or(|lock| lock.owner == owner)
@@ -73,10 +127,12 @@ impl LockTable {
             Some(lock) => {
                 lock.count += 1;
                 lock.lease_deadline_ms = lease_deadline_ms;
+                self.note(key);
                 true
             }
             None => {
                 self.locks.insert(key.into(), LockState { owner, count: 1, lease_deadline_ms });
+                self.note(key);
                 true
             }
         }
@@ -87,6 +143,7 @@ impl LockTable {
         let lock = self.locks.get_mut(key).filter(|lock| lock.owner == owner).ok_or(NotOwner)?;
         lock.count -= 1;
         if lock.count > 0 {
+            self.note(key);
             return Ok(VecDeque::new());
         }
         Ok(self.release(key))
@@ -94,7 +151,9 @@ impl LockTable {
 
     /// Releases the lock whoever holds it; returns the parked requests to re-run.
     pub fn release(&mut self, key: &[u8]) -> VecDeque<Parked> {
-        self.locks.remove(key);
+        if self.locks.remove(key).is_some() {
+            self.note(key);
+        }
         self.parked.remove(key).unwrap_or_default()
     }
 

@@ -218,7 +218,7 @@ impl<'p, 'c, 'x> KeyOp<'p, 'c, 'x> {
         thread_id: i64,
         wait_ms: i64,
     ) -> Result<bool, Refusal> {
-        let owner = LockOwner { client: connection.client_uuid(), thread_id };
+        let owner = LockOwner { client: self.ctx.source, thread_id };
         if self.store.locks.may_write(key.0, owner) {
             return Ok(false);
         }
@@ -237,7 +237,12 @@ impl<'p, 'c, 'x> KeyOp<'p, 'c, 'x> {
         wait_ms: i64,
     ) -> Result<(), Refusal> {
         let deadline_ms = if wait_ms < 0 { NEVER } else { self.ctx.now_ms.saturating_add(wait_ms) };
-        let parked = Parked { connection: connection.clone(), message: message.bytes().into(), deadline_ms };
+        let parked = Parked {
+            connection: connection.clone(),
+            source: self.ctx.source,
+            message: message.bytes().into(),
+            deadline_ms,
+        };
         if self.store.locks.park(key.0, parked).is_err() {
             return Err(Refusal {
                 code: error::HAZELCAST,
@@ -463,11 +468,11 @@ fn apply(
         MapLock::TYPE | MapTryLock::TYPE => lock(partition, ctx, connection, message, out)?,
         MapUnlock::TYPE => {
             let r = MapUnlock::decode(message)?;
-            unlock(partition, ctx, connection, message, r.name, r.key, Some(r.thread_id), out)
+            unlock(partition, ctx, message, r.name, r.key, Some(r.thread_id), out)
         }
         MapForceUnlock::TYPE => {
             let r = MapForceUnlock::decode(message)?;
-            unlock(partition, ctx, connection, message, r.name, r.key, None, out)
+            unlock(partition, ctx, message, r.name, r.key, None, out)
         }
         MapIsLocked::TYPE => {
             let r = MapIsLocked::decode(message)?;
@@ -802,7 +807,7 @@ fn lock(
     Ok(KeyOp::new(partition, ctx, message, name, key).and_then(|mut op| {
         let now_ms = op.ctx.now_ms;
         op.ctx.released.extend(op.store.locks.expire_lease(key.0, now_ms));
-        let owner = LockOwner { client: connection.client_uuid(), thread_id };
+        let owner = LockOwner { client: op.ctx.source, thread_id };
         if op.store.locks.acquire(key.0, owner, lease_ms, now_ms) {
             if let Some(deadline) = op.store.locks.lease_deadline(key.0) {
                 op.ctx.deadlines.push((deadline, name.into(), key.0.into()));
@@ -822,7 +827,6 @@ fn lock(
 fn unlock(
     partition: &mut PartitionStore,
     ctx: &mut OpContext<'_>,
-    connection: &Arc<ConnectionShared>,
     message: &Message<'_>,
     name: &str,
     key: Data<'_>,
@@ -835,7 +839,7 @@ fn unlock(
     let released = match thread_id {
         None => op.store.locks.release(key.0),
         Some(thread_id) => {
-            let owner = LockOwner { client: connection.client_uuid(), thread_id };
+            let owner = LockOwner { client: op.ctx.source, thread_id };
             op.store.locks.unlock(key.0, owner).map_err(|_| Refusal {
                 code: error::ILLEGAL_MONITOR_STATE,
                 message: format!(

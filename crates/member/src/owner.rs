@@ -125,6 +125,7 @@ impl PartitionOwner {
     pub fn execute(
         &mut self,
         connection: &Arc<ConnectionShared>,
+        source: Uuid,
         message: &Message<'_>,
         out: &mut Vec<u8>,
     ) -> Result<(), DecodeError> {
@@ -143,7 +144,7 @@ impl PartitionOwner {
         let mut ctx = OpContext {
             now_ms: self.now_ms,
             member: self.member,
-            source: connection.client_uuid(),
+            source,
             partition_id,
             settings: &mut self.settings,
             listeners: &mut self.listeners,
@@ -181,29 +182,30 @@ impl PartitionOwner {
         }
         let message = Message::parse(&parked.message).expect("parked requests were parsed before");
         let mut scratch = std::mem::take(&mut self.scratch);
-        if self.execute(&parked.connection, &message, &mut scratch).is_ok() {
+        if self.execute(&parked.connection, parked.source, &message, &mut scratch).is_ok() {
             self.outbox.buffer(&parked.connection).extend_from_slice(&scratch);
         }
         scratch.clear();
         self.scratch = scratch;
     }
 
-    /// Runs requests another reactor handed over (length-prefixed in `batch`); answers go
-    /// to the outbox. Returns how many requests it ran.
+    /// Runs requests another reactor handed over (each a `u32` LE length, the client's uuid,
+    /// then the request, in `batch`); answers go to the outbox. Returns how many it ran.
     pub fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, mut batch: &[u8]) -> usize {
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut ran = 0;
         while !batch.is_empty() {
             let length = u32::from_le_bytes(batch[..4].try_into().expect("length prefix")) as usize;
-            let bytes = &batch[4..4 + length];
-            batch = &batch[4 + length..];
+            let source = Uuid::from_u128(u128::from_le_bytes(batch[4..20].try_into().expect("uuid")));
+            let bytes = &batch[20..20 + length];
+            batch = &batch[20 + length..];
             self.outbox.answered(connection);
             if connection.is_closed() {
                 continue;
             }
             let message = Message::parse(bytes).expect("the origin reactor parsed this message");
             let started = std::time::Instant::now();
-            if let Err(error) = self.execute(connection, &message, &mut scratch) {
+            if let Err(error) = self.execute(connection, source, &message, &mut scratch) {
                 warn!(peer = %connection.peer, %error, "closing connection: malformed request");
                 connection.close();
             }

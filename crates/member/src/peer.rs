@@ -2,11 +2,13 @@
 //! types (service 0x7F, which Hazelcast does not use), on connections that start with `FGM`
 //! instead of `CP2`. Both sides send `FGM` and a [`Hello`] first.
 //!
-//! Besides these types, a member link carries client requests a member forwards to a
-//! partition's owner (correlation ids rewritten by the forwarder) and their responses.
+//! Besides these types, a member link carries the answers to forwarded client requests (and
+//! to WIDE requests), as a client connection would.
 
+use crate::locks::{LockImage, LockOwner};
 use crate::store::Record;
 use ferrogrid_protocol::message::MessageWriter;
+use ferrogrid_protocol::Uuid;
 use ferrogrid_protocol::{DecodeError, Message, MessageType};
 
 pub const MEMBER_PROTOCOL_HEADER: &[u8; 3] = b"FGM";
@@ -23,6 +25,12 @@ pub const BACKUP_ACK: MessageType = MessageType(0x7F_0004);
 pub const SNAPSHOT: MessageType = MessageType(0x7F_0005);
 /// A map-wide client request to run over this member's own partitions only.
 pub const WIDE: MessageType = MessageType(0x7F_0006);
+/// A client's partition request for the owner: the client's uuid (16 bytes LE), then the
+/// request; answered like the request, under the outer correlation id.
+pub const FORWARD: MessageType = MessageType(0x7F_0007);
+/// A client has had no connection to the sender for the cleanup period (uuid, 16 bytes LE):
+/// release its locks unless it is connected here.
+pub const CLIENT_GONE: MessageType = MessageType(0x7F_0008);
 
 pub fn is_member_type(ty: MessageType) -> bool {
     ty.0 >> 16 == 0x7F
@@ -81,12 +89,27 @@ impl Hello {
 /// What a backup or snapshot record does to one map of one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change<'a> {
-    Put { key: &'a [u8], record: Record },
-    Remove { key: &'a [u8] },
+    Put {
+        key: &'a [u8],
+        record: Record,
+    },
+    Remove {
+        key: &'a [u8],
+    },
+    /// The key's lock as the owner holds it.
+    Lock {
+        key: &'a [u8],
+        image: LockImage,
+    },
+    Unlock {
+        key: &'a [u8],
+    },
 }
 
 const PUT: u8 = 1;
 const REMOVE: u8 = 2;
+const LOCK: u8 = 3;
+const UNLOCK: u8 = 4;
 
 /// The header of a backup record: which partition, from which table version of the owner, and
 /// the sequence number to acknowledge (0: asynchronous, no acknowledgement).
@@ -129,8 +152,34 @@ fn put_change(out: &mut Vec<u8>, map: &str, change: &Change<'_>) {
             put_str(out, map);
             put_bytes(out, key);
         }
+        Change::Lock { key, image } => {
+            out.push(LOCK);
+            put_str(out, map);
+            put_bytes(out, key);
+            out.extend_from_slice(&image.owner.client.as_u128().to_le_bytes());
+            out.extend_from_slice(&image.owner.thread_id.to_le_bytes());
+            out.extend_from_slice(&image.count.to_le_bytes());
+            out.extend_from_slice(&image.lease_deadline_ms.to_le_bytes());
+        }
+        Change::Unlock { key } => {
+            out.push(UNLOCK);
+            put_str(out, map);
+            put_bytes(out, key);
+        }
     }
 }
+
+/// One backup record as read, with its bytes.
+#[derive(Debug)]
+pub struct BackupRecord<'a> {
+    pub header: BackupHeader,
+    pub map: &'a str,
+    pub change: Change<'a>,
+    pub raw: &'a [u8],
+}
+
+/// A snapshot chunk's entries: (map, put or lock).
+pub type SnapshotEntries<'a> = Vec<(&'a str, Change<'a>)>;
 
 /// Reads backup records one by one.
 #[derive(Debug)]
@@ -142,7 +191,7 @@ impl<'a> Backups<'a> {
     }
 
     /// The next record, with its raw bytes (to hand to another reactor as they are).
-    pub fn next_record(&mut self) -> Result<Option<(BackupHeader, &'a str, Change<'a>, &'a [u8])>, String> {
+    pub fn next_record(&mut self) -> Result<Option<BackupRecord<'a>>, String> {
         if self.0 .0.is_empty() {
             return Ok(None);
         }
@@ -150,7 +199,7 @@ impl<'a> Backups<'a> {
         let header = BackupHeader { partition: self.0.u16()?, table_version: self.0.u64()?, sequence: self.0.u64()? };
         let (map, change) = read_change(&mut self.0)?;
         let raw = &start[..start.len() - self.0 .0.len()];
-        Ok(Some((header, map, change, raw)))
+        Ok(Some(BackupRecord { header, map, change, raw }))
     }
 }
 
@@ -179,6 +228,14 @@ fn read_change<'a>(reader: &mut Reader<'a>) -> Result<(&'a str, Change<'a>), Str
             Change::Put { key, record }
         }
         REMOVE => Change::Remove { key },
+        LOCK => {
+            let client = Uuid::from_u128(reader.u128()?);
+            let thread_id = reader.u64()? as i64;
+            let count = u32::from_le_bytes(reader.take(4)?.try_into().expect("4 bytes"));
+            let lease_deadline_ms = reader.u64()? as i64;
+            Change::Lock { key, image: LockImage { owner: LockOwner { client, thread_id }, count, lease_deadline_ms } }
+        }
+        UNLOCK => Change::Unlock { key },
         other => return Err(format!("unknown backup record kind {other}")),
     };
     Ok((map, change))
@@ -204,8 +261,12 @@ pub fn put_snapshot_entry(out: &mut Vec<u8>, map: &str, key: &[u8], record: &Rec
     put_change(out, map, &Change::Put { key, record: record.clone() });
 }
 
-/// Splits a snapshot chunk into its header and entries.
-pub fn read_snapshot(bytes: &[u8]) -> Result<(SnapshotHeader, Vec<(&str, &[u8], Record)>), String> {
+pub fn put_snapshot_lock(out: &mut Vec<u8>, map: &str, key: &[u8], image: LockImage) {
+    put_change(out, map, &Change::Lock { key, image });
+}
+
+/// Splits a snapshot chunk into its header and entries (puts and locks).
+pub fn read_snapshot(bytes: &[u8]) -> Result<(SnapshotHeader, SnapshotEntries<'_>), String> {
     let mut reader = Reader(bytes);
     let partition = reader.u16()?;
     let table_version = reader.u64()?;
@@ -214,8 +275,8 @@ pub fn read_snapshot(bytes: &[u8]) -> Result<(SnapshotHeader, Vec<(&str, &[u8], 
     let mut entries = Vec::new();
     while !reader.0.is_empty() {
         match read_change(&mut reader)? {
-            (map, Change::Put { key, record }) => entries.push((map, key, record)),
-            (_, Change::Remove { .. }) => return Err("a snapshot holds a removal".into()),
+            (_, Change::Remove { .. } | Change::Unlock { .. }) => return Err("a snapshot holds a removal".into()),
+            entry => entries.push(entry),
         }
     }
     Ok((header, entries))
@@ -323,16 +384,23 @@ mod tests {
         put_backup(&mut out, header, "orders", &Change::Put { key: b"k1", record: record() });
         let removal = BackupHeader { sequence: 0, ..header };
         put_backup(&mut out, removal, "orders", &Change::Remove { key: b"k2" });
+        let owner = LockOwner { client: Uuid::from_u128(9), thread_id: -3 };
+        let lock = Change::Lock { key: b"k3", image: LockImage { owner, count: 2, lease_deadline_ms: 99 } };
+        put_backup(&mut out, removal, "orders", &lock);
         let mut reader = Backups::new(&out);
-        let (first, map, change, raw) = reader.next_record().unwrap().unwrap();
-        assert_eq!((first, map, change), (header, "orders", Change::Put { key: b"k1", record: record() }));
-        let (second, _, change, raw2) = reader.next_record().unwrap().unwrap();
-        assert_eq!((second, change), (removal, Change::Remove { key: b"k2" }));
-        assert_eq!(raw.len() + raw2.len(), out.len());
+        let first = reader.next_record().unwrap().unwrap();
+        assert_eq!((first.header, first.map), (header, "orders"));
+        assert_eq!(first.change, Change::Put { key: b"k1", record: record() });
+        let second = reader.next_record().unwrap().unwrap();
+        assert_eq!((second.header, second.change), (removal, Change::Remove { key: b"k2" }));
+        let third = reader.next_record().unwrap().unwrap();
+        assert_eq!(third.change, lock);
+        assert_eq!(first.raw.len() + second.raw.len() + third.raw.len(), out.len());
         assert!(reader.next_record().unwrap().is_none());
         let mut truncated = Backups::new(&out[..out.len() - 1]);
         truncated.next_record().unwrap();
-        assert!(truncated.next_record().is_err());
+        truncated.next_record().unwrap();
+        assert!(truncated.next_record().is_err(), "a cut record is an error");
     }
 
     #[test]
@@ -342,7 +410,7 @@ mod tests {
         put_snapshot_entry(&mut out, "m", b"key", &record());
         let (header, entries) = read_snapshot(&out).unwrap();
         assert!(header.first && !header.last && header.partition == 3 && header.table_version == 7);
-        assert_eq!(entries, vec![("m", b"key".as_slice(), record())]);
+        assert_eq!(entries, vec![("m", Change::Put { key: b"key", record: record() })]);
         let mut acks = Vec::new();
         put_ack(&mut acks, 77, true);
         put_ack(&mut acks, 78, false);

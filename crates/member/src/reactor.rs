@@ -18,7 +18,7 @@ use crate::connection::{Connection, ConnectionId, ConnectionShared, ConnectionSt
 use crate::fanout::{self, Classified, FanOut, WideOperation};
 use crate::map_ops;
 use crate::owner::PartitionOwner;
-use crate::replication::Forward;
+use crate::replication::{Forward, Route};
 use crate::shared::CLIENT_CLEANUP_PERIOD_MS;
 use crate::shared::{MemberWork, Shared, Task};
 use crossbeam_channel::Receiver;
@@ -27,7 +27,7 @@ use ferrogrid_protocol::codec::{ClientAddClusterViewListener, ClientDestroyProxy
 use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
 use ferrogrid_protocol::frame::{Decoded, StreamLimits, CLIENT_PROTOCOL_HEADER};
 use ferrogrid_protocol::message::REQUEST_HEADER_SIZE;
-use ferrogrid_protocol::{Message, MessageType};
+use ferrogrid_protocol::{Message, MessageType, Uuid};
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 use std::collections::VecDeque;
@@ -228,11 +228,14 @@ impl Reactor {
                 continue;
             }
             info!(%client, "client gone for the cleanup period: releasing its locks");
-            let (origin, count) = (self.core.index, self.core.shared.reactor_count());
-            for target in (0..count).filter(|target| *target != origin) {
-                self.core.hand_off(target, Task::ReleaseClient(client));
+            self.core.release_everywhere(client);
+            // Its requests may have been forwarded: the owners of those partitions hold
+            // locks in its name too.
+            let state = self.core.owner.replication.state.clone();
+            for member in state.links.keys() {
+                let out = self.core.owner.replication.message_for(*member);
+                crate::peer::write(out, crate::peer::CLIENT_GONE, 0, &client.as_u128().to_le_bytes());
             }
-            self.core.owner.release_client(client);
         }
     }
 
@@ -664,7 +667,7 @@ impl Core {
                 Err(reason) => Ok(After::Close(reason)),
             }
         } else if matches!(state, ConnectionState::Authenticated { .. }) {
-            self.dispatch(connection, &message, bytes, out, false)
+            self.dispatch(connection, &message, bytes, out, false, connection.client_uuid())
         } else {
             let outcome = client::authenticate(&self.shared, &message, state, out);
             if let ConnectionState::Authenticated { client_uuid, .. } = state {
@@ -699,6 +702,7 @@ impl Core {
         bytes: &[u8],
         out: &mut Vec<u8>,
         from_member: bool,
+        source: Uuid,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let ty = message.message_type();
         if map_ops::is_partition_operation(ty) {
@@ -715,12 +719,12 @@ impl Core {
                 return Ok(After::Continue);
             }
             match self.owner.replication.route(partition as usize) {
-                Ok(None) => {}
-                Ok(Some(member)) if !from_member => {
-                    self.forward(connection, member, message.correlation_id(), bytes);
+                Route::Here => {}
+                Route::Member(member) if !from_member => {
+                    self.forward(connection, member, message.correlation_id(), bytes, source);
                     return Ok(After::Continue);
                 }
-                Ok(Some(_)) | Err(()) => {
+                Route::Member(_) | Route::Unavailable => {
                     let text =
                         format!("partition {partition} is migrating or has no owner reachable from this member; retry");
                     let holder = ErrorHolder { code: error::PARTITION_MIGRATING, message: Some(&text) };
@@ -731,13 +735,14 @@ impl Core {
             let owner = self.shared.owner_of(partition as u16);
             if owner == self.index {
                 self.probes().local_ops.add(1);
-                self.owner.execute(connection, message, out)?;
+                self.owner.execute(connection, source, message, out)?;
             } else {
                 connection.begin_in_flight();
                 self.probes().handed_off_ops.add(1);
                 self.handed_off = true;
                 let batch = &mut self.outgoing[owner];
                 batch.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+                batch.extend_from_slice(&source.as_u128().to_le_bytes());
                 batch.extend_from_slice(bytes);
             }
             return Ok(After::Continue);
@@ -829,17 +834,25 @@ impl Core {
 
     /// Sends a client's partition request to the member that owns the partition; its answer
     /// is relayed by [`PartitionOwner::on_forward_response`].
-    fn forward(&mut self, connection: &Arc<ConnectionShared>, member: MemberId, correlation_id: i64, bytes: &[u8]) {
+    fn forward(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        member: MemberId,
+        correlation_id: i64,
+        bytes: &[u8],
+        source: Uuid,
+    ) {
         connection.begin_in_flight();
         self.probes().forwarded_ops.add(1);
         self.handed_off = true;
         let id = self.owner.replication.forward_id();
         let relay = Forward::Relay { connection: connection.clone(), correlation_id, member };
         self.owner.replication.forwards.insert(id, relay);
-        let out = self.owner.replication.message_for(member);
-        let start = out.len();
-        out.extend_from_slice(bytes);
-        out[start + 10..start + 18].copy_from_slice(&id.to_le_bytes());
+        // FORWARD: the client's uuid (its locks' owner) and the request, answered under `id`.
+        let mut payload = Vec::with_capacity(16 + bytes.len());
+        payload.extend_from_slice(&source.as_u128().to_le_bytes());
+        payload.extend_from_slice(bytes);
+        crate::peer::write(self.owner.replication.message_for(member), crate::peer::FORWARD, id, &payload);
     }
 
     /// Checks a member's Hello and tells the cluster service about the link.
@@ -857,7 +870,7 @@ impl Core {
         let outgoing = self.current_outgoing;
         let event = crate::cluster_service::ClusterEvent::Hello { link: connection.clone(), outgoing, hello };
         if self.shared.cluster_events.try_send(event).is_err() {
-            return Err("cluster service queue full".into());
+            return Err("cluster service busy or stopped".into());
         }
         Ok(peer)
     }
@@ -874,10 +887,6 @@ impl Core {
         use crate::peer;
         let ty = message.message_type();
         if !peer::is_member_type(ty) {
-            if peer::is_request(ty) {
-                // A client request another member forwarded: run it here and answer on the link.
-                return self.dispatch(connection, message, bytes, out, true);
-            }
             // The answer to a request one of this member's reactors forwarded.
             let origin = (message.correlation_id() as u64 >> 56) as usize;
             if origin == self.index {
@@ -898,7 +907,30 @@ impl Core {
                     bytes: payload.to_vec(),
                 };
                 if self.shared.cluster_events.try_send(event).is_err() {
-                    warn!("cluster service queue full: membership message dropped");
+                    warn!("cluster service busy or stopped: membership message dropped");
+                }
+            }
+            peer::FORWARD => {
+                // A client request another member forwarded: run it here, answer on the link
+                // under the forwarder's correlation id.
+                if payload.len() < 16 + REQUEST_HEADER_SIZE + 6 {
+                    return Ok(After::Close("malformed forwarded request".into()));
+                }
+                let source = Uuid::from_u128(u128::from_le_bytes(payload[..16].try_into().expect("16 bytes")));
+                let mut request = payload[16..].to_vec();
+                request[10..18].copy_from_slice(&message.correlation_id().to_le_bytes());
+                let inner = Message::parse(&request)?;
+                if inner.fixed(REQUEST_HEADER_SIZE).is_err() || !map_ops::is_partition_operation(inner.message_type()) {
+                    let text = format!("not a partition request: {}", inner.message_type());
+                    fanout::write_refusal(out, message.correlation_id(), error::UNSUPPORTED_OPERATION, &text);
+                    return Ok(After::Continue);
+                }
+                return self.dispatch(connection, &inner, &request, out, true, source);
+            }
+            peer::CLIENT_GONE => {
+                if payload.len() == 16 {
+                    let client = Uuid::from_u128(u128::from_le_bytes(payload.try_into().expect("16 bytes")));
+                    self.release_everywhere(client);
                 }
             }
             peer::BACKUP => self.route_backups(from, payload),
@@ -967,6 +999,18 @@ impl Core {
         Ok(After::Continue)
     }
 
+    /// Releases `client`'s locks on every reactor of this member, unless it is connected here.
+    fn release_everywhere(&mut self, client: Uuid) {
+        if self.shared.client_is_connected(client) {
+            return;
+        }
+        let (origin, count) = (self.index, self.shared.reactor_count());
+        for target in (0..count).filter(|target| *target != origin) {
+            self.hand_off(target, Task::ReleaseClient(client));
+        }
+        self.owner.release_client(client);
+    }
+
     /// Applies backup records for this reactor's partitions and gathers the others' per
     /// reactor (handed off at the end of the read batch).
     fn route_backups(&mut self, from: MemberId, payload: &[u8]) {
@@ -974,12 +1018,12 @@ impl Core {
         let mut reader = crate::peer::Backups::new(payload);
         loop {
             match reader.next_record() {
-                Ok(Some((header, _, _, raw))) => {
-                    let target = self.shared.owner_of(header.partition);
+                Ok(Some(record)) => {
+                    let target = self.shared.owner_of(record.header.partition);
                     if target == self.index {
-                        own.extend_from_slice(raw);
+                        own.extend_from_slice(record.raw);
                     } else {
-                        self.member_backups[target].extend_from_slice(raw);
+                        self.member_backups[target].extend_from_slice(record.raw);
                     }
                 }
                 Ok(None) => break,

@@ -40,6 +40,8 @@ pub struct ClusterState {
     pub joined: bool,
     pub members: Vec<MemberEntry>,
     pub members_version: u64,
+    /// The founder's uuid (what clients are told as the cluster id).
+    pub cluster_id: MemberId,
     pub table: PartitionTable,
     pub links: HashMap<MemberId, Arc<ConnectionShared>>,
 }
@@ -51,6 +53,7 @@ impl ClusterState {
             joined: false,
             members: Vec::new(),
             members_version: 0,
+            cluster_id: me,
             table: PartitionTable::empty(partition_count),
             links: HashMap::new(),
         }
@@ -59,6 +62,15 @@ impl ClusterState {
     pub fn is_member(&self, id: MemberId) -> bool {
         self.members.iter().any(|member| member.id == id)
     }
+}
+
+/// Where a partition request runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    Here,
+    Member(MemberId),
+    /// Nobody can take it now: the client is told to retry.
+    Unavailable,
 }
 
 /// A response held until the synchronous backups acknowledged the write.
@@ -146,14 +158,13 @@ impl Replication {
         self.reactor_index + local * self.reactor_count
     }
 
-    /// Where a request for `partition` must run: here (None) or on another member.
-    /// `Err` when nobody can take it now (no table yet, or no link to the owner).
-    pub fn route(&self, partition: usize) -> Result<Option<MemberId>, ()> {
+    /// Where a request for `partition` must run.
+    pub fn route(&self, partition: usize) -> Route {
         match self.state.table.owner(partition) {
-            None => Err(()),
-            Some(owner) if owner == self.state.me => Ok(None),
-            Some(owner) if self.state.links.contains_key(&owner) => Ok(Some(owner)),
-            Some(_) => Err(()),
+            Some(owner) if owner == self.state.me => Route::Here,
+            Some(owner) if self.state.links.contains_key(&owner) => Route::Member(owner),
+            // No table yet, or no link to the owner.
+            _ => Route::Unavailable,
         }
     }
 
@@ -235,10 +246,11 @@ impl PartitionOwner {
         let mut sequence = 0;
         let mut waiting: Vec<MemberId> = Vec::new();
         for (name, map) in store.maps_mut() {
-            if map.changed.is_empty() {
+            if map.changed.is_empty() && map.locks.changed.is_empty() {
                 continue;
             }
             let changed = std::mem::take(&mut map.changed);
+            let locks_changed = std::mem::take(&mut map.locks.changed);
             let (sync, asynchronous) = (map.settings.backup_count, map.settings.async_backup_count);
             let targets: Vec<(MemberId, bool)> = replicas[1..]
                 .iter()
@@ -265,6 +277,13 @@ impl PartitionOwner {
                     };
                     peer::put_backup(payload, header, name, &change);
                 }
+                for key in &locks_changed {
+                    let change = match map.locks.image(key) {
+                        Some(image) => Change::Lock { key, image },
+                        None => Change::Unlock { key },
+                    };
+                    peer::put_backup(payload, header, name, &change);
+                }
                 if *sync && sequence != 0 && !waiting.contains(member) {
                     waiting.push(*member);
                 }
@@ -272,6 +291,9 @@ impl PartitionOwner {
             let mut changed = changed;
             changed.clear();
             map.changed = changed;
+            let mut locks_changed = locks_changed;
+            locks_changed.clear();
+            map.locks.changed = locks_changed;
         }
         if sequence != 0 && !waiting.is_empty() {
             let response = out.split_off(start);
@@ -295,7 +317,7 @@ impl PartitionOwner {
         let mut last_acked = 0;
         loop {
             let (header, map, change) = match reader.next_record() {
-                Ok(Some((header, map, change, _))) => (header, map, change),
+                Ok(Some(record)) => (record.header, record.map, record.change),
                 Ok(None) => break,
                 Err(error) => {
                     warn!(%error, "malformed backup records from a member: ignored");
@@ -320,6 +342,8 @@ impl PartitionOwner {
                     Change::Remove { key } => {
                         store.apply_remove(key);
                     }
+                    Change::Lock { key, image } => store.locks.apply(key, Some(image)),
+                    Change::Unlock { key } => store.locks.apply(key, None),
                 }
             }
             if header.sequence != 0 && header.sequence != last_acked {
@@ -460,9 +484,14 @@ impl PartitionOwner {
         if header.first {
             self.partitions[local].drop_all();
         }
-        for (map, key, record) in entries {
+        for (map, change) in entries {
             let settings = self.settings_for(map);
-            self.partitions[local].map_mut(map, || settings).apply(key, record);
+            let store = self.partitions[local].map_mut(map, || settings);
+            match change {
+                Change::Put { key, record } => store.apply(key, record),
+                Change::Lock { key, image } => store.locks.apply(key, Some(image)),
+                Change::Remove { .. } | Change::Unlock { .. } => {}
+            }
         }
         if header.last {
             let version = header.table_version;
@@ -505,8 +534,15 @@ impl PartitionOwner {
         let mut entries = 0usize;
         let out = self.replication.out.entry(member).or_default();
         for (name, map) in self.partitions[local].maps() {
-            for (key, record) in map.raw_iter() {
-                peer::put_snapshot_entry(&mut chunk, name, key, record);
+            let records = map.raw_iter().map(|(key, record)| (key, Some(record), None));
+            let locks = map.locks.images().map(|(key, image)| (key, None, Some(image)));
+            for (key, record, lock) in records.chain(locks) {
+                if let Some(record) = record {
+                    peer::put_snapshot_entry(&mut chunk, name, key, record);
+                }
+                if let Some(image) = lock {
+                    peer::put_snapshot_lock(&mut chunk, name, key, image);
+                }
                 entries += 1;
                 if chunk.len() >= SNAPSHOT_CHUNK_BYTES {
                     peer::write(out, peer::SNAPSHOT, 0, &chunk);
@@ -556,8 +592,23 @@ impl PartitionOwner {
         let (old_owner, new_owner) = (before.owner(partition), after.owner(partition));
         let backups_wanted = new_replicas[1..].iter().any(Option::is_some);
         self.replication.owned[local] = now == Some(0);
-        // The old owner hands its data to a new owner that held no replica.
+        // The old owner hands its data to a new owner that held no replica; requests waiting
+        // on its locks go to the new owner (clients retry on this answer).
         if was == Some(0) && now != Some(0) {
+            for (_, map) in self.partitions[local].maps_mut() {
+                for parked in map.locks.take_all_parked() {
+                    if !parked.connection.is_closed() {
+                        let message = Message::parse(&parked.message).expect("parked requests were parsed");
+                        let text = "the partition moved to another member; retry";
+                        let holder = ErrorHolder { code: error::PARTITION_MIGRATING, message: Some(text) };
+                        write_error_response(
+                            self.outbox.buffer(&parked.connection),
+                            message.correlation_id(),
+                            &[holder],
+                        );
+                    }
+                }
+            }
             if let Some(new_owner) = new_owner.filter(|owner| !old_replicas.contains(&Some(*owner))) {
                 self.send_snapshot(partition, new_owner);
             }

@@ -75,13 +75,7 @@ impl Member {
         }
         let member_uuid = Uuid::from_u128(uuid::Uuid::new_v4().as_u128());
         let host = config.network.host.clone();
-        let view = ClusterView::new(
-            member_uuid,
-            &config.cluster_name,
-            host.clone(),
-            address.port() as i32,
-            config.partition_count,
-        );
+        let view = ClusterView::new(member_uuid, host.clone(), address.port() as i32, config.partition_count);
         let member_address = format!("{host}:{}", address.port());
         let me = ferrogrid_cluster::MemberId(member_uuid.as_u128());
         let cluster = Arc::new(crate::replication::ClusterState::alone(me, config.partition_count as usize));
@@ -126,10 +120,16 @@ impl Member {
             .spawn(move || crate::cluster_service::run(cluster_shared, cluster_receiver, member_address))
             .map_err(StartError::Thread)?;
         threads.push(thread);
-        // Serve clients only once in a cluster (founded or joined): within the join wait.
+        // Return once in a cluster (founded or joined) with a partition table: within the join
+        // wait (and the first table's wait for members joining at once).
         let join_deadline = Instant::now() + Duration::from_millis(shared.config.cluster.join_wait_ms) + JOIN_GRACE;
-        while !shared.joined.load(Ordering::Acquire) && Instant::now() < join_deadline {
-            std::thread::sleep(Duration::from_millis(10));
+        // In a cluster, and every reactor applied a partition table.
+        let serving = |shared: &Shared| {
+            shared.joined.load(Ordering::Acquire)
+                && shared.reactors.iter().all(|reactor| reactor.ready_version.load(Ordering::Acquire) >= 1)
+        };
+        while !serving(&shared) && Instant::now() < join_deadline {
+            std::thread::sleep(Duration::from_millis(5));
         }
         if !shared.joined.load(Ordering::Acquire) {
             warn!("not in a cluster yet; clients get retryable errors until the member has joined");

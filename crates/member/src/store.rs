@@ -443,6 +443,7 @@ impl PartitionStore {
         self.maps.entry_ref(name).or_insert_with(|| {
             let mut store = RecordStore::new(settings());
             store.track_changes = track;
+            store.locks.track = track;
             store
         })
     }
@@ -452,8 +453,10 @@ impl PartitionStore {
         self.track_changes = track;
         for store in self.maps.values_mut() {
             store.track_changes = track;
+            store.locks.track = track;
             if !track {
                 store.changed.clear();
+                store.locks.changed.clear();
             }
         }
     }

@@ -360,7 +360,16 @@ mod tests {
         let args: Vec<_> = command.get_args().map(|arg| arg.to_string_lossy().into_owned()).collect();
         assert_eq!(
             args,
-            ["member", "--port", "5802", "--no-port-auto-increment", "--member", "127.0.0.1:5801", "--member", "127.0.0.1:5802"]
+            [
+                "member",
+                "--port",
+                "5802",
+                "--no-port-auto-increment",
+                "--member",
+                "127.0.0.1:5801",
+                "--member",
+                "127.0.0.1:5802"
+            ]
         );
     }
 

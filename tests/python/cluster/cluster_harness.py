@@ -1,0 +1,543 @@
+"""Processes, clients and polling helpers for the multi-member tests (see conftest.py).
+
+Every member is a `target/release/ferrogrid member` process (FERROGRID_BIN overrides the path)
+on 127.0.0.1 with its own port, its own working directory and its own log file (stdout and
+stderr, FERROGRID_LOG=info unless set). Each test gets a fresh block of ports (PORT_BLOCK
+ports starting at FERROGRID_CLUSTER_BASE_PORT, default 6701, the next free block per test;
+not 5801 or 5901, which the Simulator and scripts/bench-cluster use).
+"""
+
+import atexit
+import datetime
+import os
+import pathlib
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import hazelcast
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # tests/python: member.py (binary path, raw auth probe)
+import member as single_member  # noqa: E402
+
+HOST = "127.0.0.1"
+PORT_BLOCK = 10
+PARTITION_COUNT = 271
+
+# How long a member may take to accept clients after its process started.
+START_TIMEOUT = 20.0
+HAZELCAST_START_TIMEOUT = 90.0
+# SIGTERM in teardown, then SIGKILL after this many seconds.
+TEARDOWN_GRACE = 3.0
+# Client invocations give up after this (the client default, 120 s, exceeds the test timeouts).
+INVOCATION_TIMEOUT = 30.0
+
+# The member configuration of every test (hazelcast.yaml shape).
+MEMBER_CONFIG = """\
+hazelcast:
+  properties:
+    hazelcast.heartbeat.interval.seconds: 1
+    hazelcast.max.no.heartbeat.seconds: 4
+    hazelcast.wait.seconds.before.join: 1
+    # no IO balancer moving connections between reactors while a test runs
+    hazelcast.io.balancer.interval.seconds: -1
+  map:
+    default:
+      backup-count: 1
+  metrics:
+    enabled: false
+ferrogrid:
+  metrics:
+    # no metrics file, no HTTP endpoint (its default port 9701 would be shared by all members)
+    file: ""
+    http-enabled: false
+"""
+
+# Target "hazelcast" (pytest --target hazelcast / FERROGRID_TARGET=hazelcast): the same tests
+# against real Hazelcast 5.6.0 members (HAZELCAST_JAR), which checks that the expectations are
+# Hazelcast's. The same settings, plus a graceful shutdown hook (Hazelcast's default on SIGTERM
+# is TERMINATE); the network section is per member.
+HAZELCAST_MEMBER_CONFIG = """\
+hazelcast:
+  cluster-name: {cluster_name}
+  properties:
+    hazelcast.heartbeat.interval.seconds: 1
+    hazelcast.max.no.heartbeat.seconds: 4
+    hazelcast.wait.seconds.before.join: 1
+    hazelcast.shutdownhook.policy: GRACEFUL
+    hazelcast.phone.home.enabled: false
+  map:
+    default:
+      backup-count: 1
+  network:
+    port:
+      port: {port}
+      auto-increment: false
+    interfaces:
+      enabled: true
+      interfaces:
+        - 127.0.0.1
+    join:
+      auto-detection:
+        enabled: false
+      multicast:
+        enabled: false
+      tcp-ip:
+        enabled: true
+        member-list:
+{member_list}
+  jet:
+    enabled: false
+"""
+
+# --------------------------------------------------------------------------- ports
+
+_next_block = None
+
+
+def _port_free(port):
+    # no SO_REUSEADDR: a port with connections in TIME_WAIT counts as taken (conservative)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def allocate_ports(count):
+    """`count` ports from the next block of PORT_BLOCK ports whose ports are all free."""
+    global _next_block
+    if count > PORT_BLOCK:
+        raise ValueError("at most %d ports per test" % PORT_BLOCK)
+    if _next_block is None:
+        _next_block = int(os.environ.get("FERROGRID_CLUSTER_BASE_PORT", "6701"))
+    for _ in range(200):
+        start = _next_block
+        _next_block += PORT_BLOCK
+        if start + PORT_BLOCK > 65535:
+            break
+        ports = list(range(start, start + PORT_BLOCK))
+        if all(_port_free(p) for p in ports):
+            return ports[:count]
+    raise RuntimeError("no block of %d free ports found" % PORT_BLOCK)
+
+
+def address(port):
+    return "%s:%d" % (HOST, port)
+
+
+# --------------------------------------------------------------------------- processes
+
+_live = set()  # every MemberProcess whose process may still run (killed at exit / on SIGTERM)
+
+
+def kill_all_live(why="clean-up"):
+    for proc in list(_live):
+        proc.kill9(why)
+
+
+atexit.register(kill_all_live)
+
+_SETPRIV = shutil.which("setpriv")
+
+
+class MemberProcess:
+    """One `ferrogrid member` process."""
+
+    def __init__(self, index, port, cluster_name, member_list, config_path, workdir, target="ferrogrid"):
+        self.target = target
+        self.index = index
+        self.port = port
+        self.host = HOST
+        self.cluster_name = cluster_name
+        self.member_list = list(member_list)
+        self.config_path = config_path
+        self.workdir = pathlib.Path(workdir) / ("member-%d-%d" % (index, port))
+        self.log_path = pathlib.Path(workdir) / ("member-%d-%d.log" % (index, port))
+        self.proc = None
+        self._log = None
+
+    def __repr__(self):
+        return "member %d (%s, pid %s)" % (self.index, self.address, self.pid)
+
+    @property
+    def address(self):
+        return address(self.port)
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def command(self):
+        if self.target == "hazelcast":
+            return self.hazelcast_command()
+        binary = single_member.ferrogrid_bin()
+        if not binary.exists():
+            raise RuntimeError(
+                "ferrogrid binary not found at %s (run `cargo build --release -p ferrogrid` or set FERROGRID_BIN)"
+                % binary
+            )
+        cmd = [str(binary), "member", "--host", HOST, "--port", str(self.port), "--no-port-auto-increment"]
+        cmd += ["--cluster-name", self.cluster_name]
+        for addr in self.member_list:
+            cmd += ["--member", addr]
+        cmd += ["--config", str(self.config_path)]
+        return cmd
+
+    def hazelcast_command(self):
+        jar = single_member.hazelcast_jar()
+        if not jar.exists():
+            raise RuntimeError("Hazelcast jar not found at %s (set HAZELCAST_JAR)" % jar)
+        config = self.workdir / "hazelcast.yaml"
+        config.write_text(
+            HAZELCAST_MEMBER_CONFIG.format(
+                cluster_name=self.cluster_name,
+                port=self.port,
+                member_list="\n".join("          - %s" % addr for addr in self.member_list),
+            )
+        )
+        return [
+            os.environ.get("JAVA", "java"),
+            "-Xmx256m",
+            "-XX:+UseSerialGC",
+            "-Dhazelcast.config=%s" % config,
+            "-cp",
+            str(jar),
+            "com.hazelcast.core.server.HazelcastMemberStarter",
+        ]
+
+    def start(self):
+        """Starts the process and returns at once (see wait_ready)."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        cmd = self.command()
+        self._log = open(self.log_path, "ab")
+        self._log.write(("$ %s\n" % " ".join(cmd)).encode())
+        self._log.flush()
+        env = dict(os.environ)
+        env.setdefault("FERROGRID_LOG", "info")
+        env.setdefault("RUST_BACKTRACE", "1")
+        # the member dies with the test process even if that is SIGKILLed (setpriv execs the
+        # member, so the pid is the member's own)
+        prefix = [_SETPRIV, "--pdeathsig", "KILL", "--"] if _SETPRIV else []
+        self.proc = subprocess.Popen(
+            prefix + cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            cwd=str(self.workdir),
+            env=env,
+        )
+        _live.add(self)
+        return self
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    @property
+    def returncode(self):
+        return None if self.proc is None else self.proc.poll()
+
+    def accepts_clients(self):
+        """A raw Client.Authentication with this member's cluster name gets status 0."""
+        return single_member.probe(self.host, self.port, self.cluster_name, timeout=2.0)
+
+    def wait_ready(self, timeout=None):
+        if timeout is None:
+            timeout = START_TIMEOUT if self.target == "ferrogrid" else HAZELCAST_START_TIMEOUT
+        deadline = time.monotonic() + timeout
+        while True:
+            if not self.alive():
+                raise AssertionError(
+                    "%r exited with code %s during start-up; log %s:\n%s"
+                    % (self, self.returncode, self.log_path, self.log_tail(40))
+                )
+            if self.accepts_clients():
+                return self
+            if time.monotonic() >= deadline:
+                raise AssertionError(
+                    "%r did not accept clients within %.0f s; log %s:\n%s"
+                    % (self, timeout, self.log_path, self.log_tail(40))
+                )
+            time.sleep(0.2)
+
+    def mark(self, text):
+        """Appends a `[harness] <UTC time> text` line to the member's log (O_APPEND, as the
+        member writes it), so that the log shows which signals came from the tests."""
+        if self._log is not None:
+            now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            self._log.write(("[harness] %s %s\n" % (now, text)).encode())
+            self._log.flush()
+
+    def send(self, sig, why="test"):
+        if self.alive():
+            self.mark("sending %s (%s)" % (signal.Signals(sig).name, why))
+            os.kill(self.proc.pid, sig)
+
+    def kill9(self, why="test"):
+        """SIGKILL (no-op if it has exited); waits for the process to be gone."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.mark("sending SIGKILL (%s)" % why)
+                try:
+                    os.kill(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self.proc.wait()
+        self._done()
+
+    def wait_exit(self, timeout):
+        """The exit code, or None if the process still runs after `timeout` seconds."""
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        self._done()
+        return rc
+
+    def _done(self):
+        _live.discard(self)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def log_text(self, max_bytes=2_000_000):
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - max_bytes))
+                data = f.read()
+        except OSError:
+            return ""
+        return data.decode("utf-8", "replace")
+
+    def log_lines(self):
+        """The member's own log lines (without the harness's `$ command` and `[harness]` lines)."""
+        return [line for line in self.log_text().splitlines() if not line.startswith(("$ ", "[harness] "))]
+
+    def log_tail(self, lines=60):
+        return "\n".join(self.log_text(max_bytes=200_000).splitlines()[-lines:])
+
+    def status(self):
+        if self.proc is None:
+            return "not started"
+        rc = self.proc.poll()
+        return "running" if rc is None else "exited with code %s" % rc
+
+
+class Cluster:
+    """The members and clients of one test: `ports` fixed up front, processes started on demand."""
+
+    def __init__(self, name, ports, cluster_name, workdir, target="ferrogrid"):
+        self.target = target
+        self.name = name
+        self.ports = list(ports)
+        self.cluster_name = cluster_name
+        self.workdir = pathlib.Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.config_path = self.workdir / "hazelcast.yaml"
+        self.config_path.write_text(MEMBER_CONFIG)
+        self.members = []  # MemberProcess, in start order
+        self.clients = []
+
+    @property
+    def addresses(self):
+        return [address(p) for p in self.ports]
+
+    # ---- members
+
+    def start(self, index, cluster_name=None, member_list=None):
+        """Starts member `index` (on ports[index]) without waiting. `member_list` defaults to
+        every port of the cluster (its own address included)."""
+        proc = MemberProcess(
+            index,
+            self.ports[index],
+            cluster_name or self.cluster_name,
+            self.addresses if member_list is None else member_list,
+            self.config_path,
+            self.workdir,
+            self.target,
+        )
+        self.members.append(proc)
+        return proc.start()
+
+    def start_members(self, indexes, member_list=None, wait=True, cluster_name=None):
+        """Starts the members at once (all Popen'ed before any is waited for)."""
+        procs = [self.start(i, cluster_name=cluster_name, member_list=member_list) for i in indexes]
+        if wait:
+            for proc in procs:
+                proc.wait_ready()
+        return procs
+
+    def by_port(self, port):
+        for proc in self.members:
+            if proc.port == port and proc.proc is not None:
+                return proc
+        raise AssertionError("no member process on port %d (members: %r)" % (port, self.members))
+
+    def by_member_info(self, info):
+        return self.by_port(info.address.port)
+
+    def running(self):
+        return [m for m in self.members if m.alive()]
+
+    def assert_running(self, procs, when):
+        """Fails naming every process of `procs` that is no longer running (e.g. killed from
+        outside the test, or crashed)."""
+        gone = ["%r %s" % (p, p.status()) for p in procs if not p.alive()]
+        assert not gone, "%s: member process(es) no longer running: %s" % (when, ", ".join(gone))
+
+    # ---- clients
+
+    def client(self, addresses=None, smart=True, cluster_name=None, **kwargs):
+        options = dict(
+            cluster_name=cluster_name or self.cluster_name,
+            cluster_members=list(addresses or self.addresses),
+            smart_routing=smart,
+            cluster_connect_timeout=30,
+            invocation_timeout=INVOCATION_TIMEOUT,
+        )
+        options.update(kwargs)
+        client = hazelcast.HazelcastClient(**options)
+        self.clients.append(client)
+        return client
+
+    # ---- teardown
+
+    def shutdown(self):
+        for client in self.clients:
+            try:
+                client.shutdown()
+            except Exception:  # noqa: BLE001 - a broken member must not hide the real failure
+                pass
+        self.clients = []
+        running = self.running()
+        for proc in running:
+            try:
+                proc.send(signal.SIGTERM, "teardown")
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + TEARDOWN_GRACE
+        for proc in running:
+            if proc.wait_exit(max(0.0, deadline - time.monotonic())) is None:
+                print("teardown: %r still ran %.0f s after SIGTERM: SIGKILL" % (proc, TEARDOWN_GRACE))
+                proc.kill9("teardown, %.0f s after SIGTERM" % TEARDOWN_GRACE)
+        for proc in self.members:
+            proc.kill9("teardown")  # no-op for exited ones; closes the log files
+
+    def panics(self):
+        found = []
+        for proc in self.members:
+            for line in proc.log_lines():
+                if "panicked at" in line:
+                    found.append("%r: %s" % (proc, line))
+        return found
+
+    def report(self, lines=60):
+        """Status and log tail of every member, for failure reports."""
+        parts = []
+        for proc in self.members:
+            parts.append(
+                "----- %r, %s, port %d, cluster %s; log %s (last %d lines):\n%s"
+                % (proc, proc.status(), proc.port, proc.cluster_name, proc.log_path, lines, proc.log_tail(lines))
+            )
+        return "\n".join(parts)
+
+
+# --------------------------------------------------------------------------- polling and views
+
+
+def wait_until(condition, timeout, message, interval=0.2):
+    """Polls `condition()` until it returns something truthy (returned). On timeout raises
+    AssertionError with `message` (a string, or a callable giving the current state)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            text = message() if callable(message) else message
+            raise AssertionError("not reached within %.0f s: %s" % (timeout, text))
+        time.sleep(interval)
+
+
+def members_of(client):
+    return list(client.cluster_service.get_members())
+
+
+def describe_members(members):
+    return "[%s]" % ", ".join("%s:%d %s" % (m.address.host, m.address.port, m.uuid) for m in members)
+
+
+def partition_owners(client):
+    """{owner uuid (None = not assigned): number of partitions} as the client sees it."""
+    service = client.partition_service
+    counts = {}
+    for pid in range(service.get_partition_count() or PARTITION_COUNT):
+        owner = service.get_partition_owner(pid)
+        counts[owner] = counts.get(owner, 0) + 1
+    return counts
+
+
+def chunks(seq, size):
+    for i in range(0, len(seq), size):
+        yield seq[i : i + size]
+
+
+def key(i):
+    return "k%d" % i
+
+
+def value(i):
+    return "v%d" % i
+
+
+def put_entries(proxy, count, chunk=500):
+    """k0..k{count-1} -> v0..; put_all in chunks of `chunk`; each call must return normally."""
+    for part in chunks(range(count), chunk):
+        proxy.put_all({key(i): value(i) for i in part})
+
+
+def check_values(proxy, pairs, chunk=1000, what=""):
+    """Every (key, value) of `pairs` reads back (get_all in chunks)."""
+    missing, wrong = [], []
+    for part in chunks(list(pairs), chunk):
+        got = proxy.get_all([k for k, _ in part])
+        for k, v in part:
+            actual = got.get(k)
+            if actual is None:
+                missing.append(k)
+            elif actual != v:
+                wrong.append((k, actual))
+    assert not missing and not wrong, "%s%d of %d keys missing (e.g. %s), %d with a wrong value (e.g. %s)" % (
+        what + ": " if what else "",
+        len(missing),
+        len(pairs),
+        missing[:10],
+        len(wrong),
+        wrong[:10],
+    )
+
+
+def check_entries(proxy, count, chunk=1000, what=""):
+    """Every k{i} (i < count) reads back as v{i} (get_all in chunks), and size() == count."""
+    check_values(proxy, [(key(i), value(i)) for i in range(count)], chunk, what)
+    size = proxy.size()
+    assert size == count, "%ssize() is %d, expected %d" % (what + ": " if what else "", size, count)
+
+
+def unique_map_name(node_name):
+    base = re.sub(r"[^A-Za-z0-9_.-]+", "-", node_name)[:50].strip("-")
+    return "cluster-%s-%d" % (base, int(time.time() * 1000) % 1_000_000)
+
+
+def new_workdir(node_name):
+    base = re.sub(r"[^A-Za-z0-9_.-]+", "-", node_name)[:50].strip("-")
+    return pathlib.Path(tempfile.mkdtemp(prefix="ferrogrid-cluster-%s-" % base))

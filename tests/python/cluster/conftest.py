@@ -1,0 +1,182 @@
+"""Multi-member (cluster) tests: several ferrogrid member processes on 127.0.0.1.
+
+Run them on their own, from the repository root, after `cargo build --release -p ferrogrid`:
+
+    .venv/bin/pytest tests/python/cluster -q -p no:cacheprovider
+
+`pytest tests/python` (the single-member suite) collects this directory but deselects its
+tests unless a path inside it is named on the command line (or FERROGRID_CLUSTER_TESTS=1;
+FERROGRID_CLUSTER_TESTS=0 always deselects them). This directory is a package (__init__.py)
+so that this conftest is imported as `cluster.conftest`: the single-member test modules do
+`from conftest import ...` and must keep getting tests/python/conftest.py.
+
+With `--target hazelcast` (or FERROGRID_TARGET=hazelcast) the same tests start real Hazelcast
+5.6.0 members instead (HAZELCAST_JAR; same settings, shutdown hook policy GRACEFUL), which
+checks that the expectations are Hazelcast's; a JVM exits with 143 after SIGTERM, which those
+runs accept instead of 0, and Hazelcast refuses another cluster name without an INFO log line,
+so that log check is ferrogrid-only.
+
+What is tested (test_cluster.py), each test with fresh processes on its own ports:
+  * the harness itself: one member with the cluster flags starts, serves, stops on SIGTERM;
+  * three members started at the same moment form ONE cluster: a unisocket client on each
+    member sees the same 3 uuids and the same master (first member), and every member owns
+    80..100 of the 271 partitions;
+  * acknowledged writes survive `kill -9` of the master or of a partition-owning non-master
+    (smart and unisocket clients), and survive a second kill 10 s later, which proves the
+    backups were re-created after the first failure;
+  * a 4th member joins a map of 50,000 entries while a writer thread puts continuously: it
+    takes >= 50 partitions, and the 50,000 plus every acknowledged put read back; the writer's
+    ops/s before / during / after the migration (and per 0.5 s) are printed in the terminal
+    summary ("cluster test notes") and recorded as junit properties;
+  * SIGTERM (graceful shutdown, master or not) exits 0 within 30 s and loses nothing;
+  * a member with another cluster name is refused (cluster A stays at 2 members, B alone),
+    and a member log line says "cluster name" (any case) with a mismatch word (mismatch,
+    different, refused, rejected, expected, ...) or the other cluster's name;
+  * size, key_set, values, entry_set, contains_value, get_all and clear span all members.
+
+Member configuration: cluster_harness.MEMBER_CONFIG (heartbeat every 1 s, a member silent for
+4 s is dropped, 1 s before joining, backup-count 1, no metrics file/HTTP, no IO balancer).
+Command: `ferrogrid member --host 127.0.0.1 --port P --no-port-auto-increment --cluster-name N
+--member 127.0.0.1:P1 ... --config <that file>`.
+
+Each member logs (stdout + stderr, FERROGRID_LOG=info unless set) to its own file in a temp
+directory per test. A failed test's report shows every member's status and log tail; the
+directory is then kept (and removed after a passing test unless FERROGRID_KEEP_LOGS is set).
+Every signal the harness sends is written into the member's log as a `[harness] <UTC time>
+sending SIGxxx (why)` line, so a signal without such a line came from outside the tests.
+A test whose members' logs contain "panicked at" errors in teardown. Teardown shuts the clients
+down, sends SIGTERM to every member still running and SIGKILL after 3 s; members are also
+started under `setpriv --pdeathsig KILL`, so they die with pytest even if it is SIGKILLed.
+
+Environment: FERROGRID_BIN (binary), FERROGRID_CLUSTER_BASE_PORT (first port, default 6701;
+each test takes the next block of 10 free ports), FERROGRID_LOG, FERROGRID_KEEP_LOGS.
+"""
+
+import os
+import pathlib
+import shutil
+import signal
+import threading
+
+import pytest
+
+from . import cluster_harness
+
+CLUSTER_DIR = pathlib.Path(__file__).resolve().parent
+
+_notes = []  # (test id, line) printed in the terminal summary
+
+
+def _in_cluster_dir(path):
+    path = pathlib.Path(str(path)).resolve()
+    return path == CLUSTER_DIR or CLUSTER_DIR in path.parents
+
+
+def _explicitly_requested(config):
+    flag = os.environ.get("FERROGRID_CLUSTER_TESTS")
+    if flag in ("0", "1"):
+        return flag == "1"
+    base = pathlib.Path(config.invocation_params.dir)
+    for arg in config.args:
+        path = pathlib.Path(arg.split("::", 1)[0])
+        if not path.is_absolute():
+            path = base / path
+        if _in_cluster_dir(path):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    mine = [item for item in items if _in_cluster_dir(item.path)]
+    if not mine:
+        return
+    if not _explicitly_requested(config):
+        selected = [item for item in items if not _in_cluster_dir(item.path)]
+        config.hook.pytest_deselected(items=mine)
+        items[:] = selected
+        return
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _kill_members_on_sigterm():
+    """If pytest is stopped by SIGTERM (e.g. `timeout`), SIGKILL this session's members first,
+    then let the previous handler (tests/python/conftest.py's, or the default) run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_sigterm(signum, frame):
+        cluster_harness.kill_all_live("pytest got SIGTERM")
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    yield
+    signal.signal(signal.SIGTERM, previous)
+    cluster_harness.kill_all_live("end of session")
+
+
+@pytest.fixture
+def make_cluster(request):
+    """make_cluster(n_ports, cluster_name=None) -> cluster_harness.Cluster with n_ports ports
+    reserved for this test; no process started yet. Everything is stopped after the test."""
+    made = []
+    workdir = cluster_harness.new_workdir(request.node.name)
+    request.node._ferrogrid_clusters = made
+
+    def make(n_ports, cluster_name=None):
+        ports = cluster_harness.allocate_ports(n_ports)
+        name = cluster_name or "cluster-%d" % ports[0]
+        target = getattr(request.config, "_ferrogrid_target", "ferrogrid")
+        cluster = cluster_harness.Cluster(request.node.name, ports, name, workdir / ("ports-%d" % ports[0]), target)
+        made.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in made:
+        cluster.shutdown()
+    panics = [line for cluster in made for line in cluster.panics()]
+    failed = any(getattr(getattr(request.node, "_rep_" + when, None), "failed", False) for when in ("setup", "call"))
+    if failed or panics or os.environ.get("FERROGRID_KEEP_LOGS"):
+        print("member logs kept in %s" % workdir)
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if panics:
+        pytest.fail("a member panicked (logs in %s):\n%s" % (workdir, "\n".join(panics[:20])), pytrace=False)
+
+
+@pytest.fixture
+def note(request):
+    """note(text): a line for the "cluster test notes" terminal section (and the junit xml)."""
+
+    def add(text):
+        print(text)
+        _notes.append((request.node.nodeid, text))
+        request.node.user_properties.append(("note", text))
+
+    return add
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "_rep_" + rep.when, rep)
+    if not rep.failed:
+        return
+    for cluster in getattr(item, "_ferrogrid_clusters", ()):
+        if cluster.members:
+            title = "members of %s (%s, when %s failed)" % (cluster.cluster_name, cluster.workdir, rep.when)
+            rep.sections.append((title, cluster.report()))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not _notes:
+        return
+    terminalreporter.section("cluster test notes")
+    for nodeid, text in _notes:
+        terminalreporter.write_line("%s: %s" % (nodeid, text))
