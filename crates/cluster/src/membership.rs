@@ -15,7 +15,9 @@
 //!   member left takes over.
 //! - **Partition table.** When members leave, the master first publishes the table without
 //!   them (backups promoted, no data copied), then moves towards the balanced [`assign`]ment
-//!   at most `max_parallel_migrations` partitions per step. Each step is a new table version;
+//!   at most `max_parallel_migrations` partitions per step. A partition gaining a member takes
+//!   two steps: the newcomer is added as an extra replica (and gets the data), then the row
+//!   takes its final shape, so no step drops a copy before its replacement has the data. Each step is a new table version;
 //!   the next step waits until every member reported [`Message::Ready`] for it (it holds the
 //!   data that version gives it).
 //! - **Graceful leave.** A leaving member asks the master; the master moves every replica off
@@ -722,8 +724,22 @@ impl Node {
         }
         let mut next = self.table.clone();
         for partition in differing.into_iter().take(self.config.max_parallel_migrations.max(1)) {
-            let row: [Option<MemberId>; MAX_REPLICAS] = *target.replicas(partition);
-            next.set_replicas(partition, row);
+            let current = *self.table.replicas(partition);
+            let wanted: [Option<MemberId>; MAX_REPLICAS] = *target.replicas(partition);
+            // Copy before moving: members new to the partition first join as extra replicas
+            // (they get the data and every later write) while the old replicas stay; only the
+            // next step, once they are ready, gives the row its final shape. A crash in between
+            // never leaves a partition whose only copy was on its way.
+            let mut row = current;
+            let mut complete = true;
+            for member in wanted.iter().flatten().filter(|member| !current.contains(&Some(**member))) {
+                match row.iter().position(Option::is_none) {
+                    Some(slot) => row[slot] = Some(*member),
+                    None => complete = false,
+                }
+            }
+            let adds = row != current;
+            next.set_replicas(partition, if adds && complete { row } else { wanted });
         }
         next.version = self.table.version + 1;
         self.publish_table(next);

@@ -252,9 +252,11 @@ impl PartitionOwner {
             let changed = std::mem::take(&mut map.changed);
             let locks_changed = std::mem::take(&mut map.locks.changed);
             let (sync, asynchronous) = (map.settings.backup_count, map.settings.async_backup_count);
+            // Replicas past the map's backups (extra replicas while a partition migrates, or
+            // backups another map wants) get the changes asynchronously.
+            let _ = asynchronous;
             let targets: Vec<(MemberId, bool)> = replicas[1..]
                 .iter()
-                .take(sync + asynchronous)
                 .enumerate()
                 .filter_map(|(index, member)| member.map(|member| (member, index < sync)))
                 .filter(|(member, _)| *member != me)
