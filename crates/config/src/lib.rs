@@ -16,6 +16,7 @@ mod map;
 mod network;
 mod observability;
 mod security;
+mod tenants;
 mod yaml;
 
 use std::io::Read;
@@ -30,6 +31,7 @@ pub use map::{
 pub use network::NetworkConfig;
 pub use observability::{IoConfig, MetricsConfig, Placement};
 pub use security::{SecurityConfig, User};
+pub use tenants::{OverQuota, TenantConfig, TenantsConfig, MAX_TENANTS, MAX_WEIGHT};
 
 use error::invalid;
 
@@ -75,6 +77,8 @@ pub struct MemberConfig {
     pub io: IoConfig,
     /// Membership timings and migration bounds.
     pub cluster: ClusterConfig,
+    /// Tenants (`ferrogrid.tenants`) and fair scheduling.
+    pub tenants: TenantsConfig,
 }
 
 /// How members watch each other and move partitions (`hazelcast.properties`).
@@ -122,6 +126,7 @@ impl Default for MemberConfig {
             metrics: MetricsConfig::default(),
             io: IoConfig::default(),
             cluster: ClusterConfig::default(),
+            tenants: TenantsConfig::default(),
         }
     }
 }
@@ -168,6 +173,11 @@ impl MemberConfig {
 
     /// Checks every bound documented on the fields of this struct and the structs it holds.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.tenants.validate()?;
+        if !self.tenants.tenants.is_empty() && self.security.enabled {
+            let text = "configure clients either as tenants (ferrogrid.tenants) or as security realm users, not both";
+            return Err(invalid("ferrogrid.tenants", text));
+        }
         let cluster = &self.cluster;
         if cluster.heartbeat_interval_ms < 100 {
             return Err(invalid("hazelcast.properties.hazelcast.heartbeat.interval.seconds", "expected at least 1"));

@@ -16,8 +16,8 @@ use serde_yaml::Value;
 
 use crate::error::{invalid, ConfigError};
 use crate::{
-    EvictionPolicy, LoadedConfig, MapConfig, MaxSizePolicy, MemberConfig, NetworkConfig, Placement, SecurityConfig,
-    User,
+    EvictionPolicy, LoadedConfig, MapConfig, MaxSizePolicy, MemberConfig, NetworkConfig, OverQuota, Placement,
+    SecurityConfig, TenantConfig, User,
 };
 
 type Result<T> = std::result::Result<T, ConfigError>;
@@ -48,6 +48,10 @@ pub(crate) fn parse(text: &str) -> Result<LoadedConfig> {
             }
             if let Some(mut io) = ferrogrid.section("io")? {
                 io.set("initial-placement", &mut config.io.initial_placement, placement)?;
+            }
+            ferrogrid.set("fair-scheduling", &mut config.tenants.fair_scheduling, boolean)?;
+            for mut section in ferrogrid.list("tenants")? {
+                config.tenants.tenants.push(read_tenant(&mut section)?);
             }
         }
     }
@@ -337,6 +341,26 @@ fn read_users(simple: &mut Section) -> Result<Vec<User>> {
         users.push(User { username, password });
     }
     Ok(users)
+}
+
+fn read_tenant(section: &mut Section) -> Result<TenantConfig> {
+    let mut tenant = TenantConfig::new("", "", "");
+    section.set("name", &mut tenant.name, text)?;
+    section.set("username", &mut tenant.username, text)?;
+    section.set("password", &mut tenant.password, text)?;
+    section.set("weight", &mut tenant.weight, unsigned)?;
+    tenant.max_connections = section.read("max-connections", unsigned)?;
+    tenant.max_ops_per_second = section.read("max-ops-per-second", unsigned)?;
+    tenant.max_entries = section.read("max-entries", unsigned)?;
+    tenant.max_bytes = section.read("max-bytes", unsigned)?;
+    if let Some((path, value)) = section.take("over-quota") {
+        tenant.over_quota = match text(value, &path)?.to_ascii_lowercase().as_str() {
+            "throttle" => OverQuota::Throttle,
+            "reject" => OverQuota::Reject,
+            other => return Err(invalid(path, format!("expected throttle or reject, got {other:?}"))),
+        };
+    }
+    Ok(tenant)
 }
 
 fn read_limits(mut section: Section, config: &mut MemberConfig) -> Result<()> {

@@ -58,11 +58,24 @@ pub fn authenticate(
             return Ok(After::Close(format!("request {ty} before authentication")));
         }
     };
+    let tenants = &shared.config.tenants;
+    let mut tenant = 0;
     let status = if serialization_version != cluster::SERIALIZATION_VERSION {
         cluster::SERIALIZATION_VERSION_MISMATCH
     } else if cluster_name != shared.config.cluster_name {
         warn!(cluster_name, "client refused: wrong cluster name");
         cluster::CREDENTIALS_FAILED
+    } else if !tenants.tenants.is_empty() {
+        match credentials.and_then(|(user, password)| tenants.authenticate(user?, password?)) {
+            Some(id) => {
+                tenant = id;
+                cluster::AUTHENTICATED
+            }
+            None => {
+                warn!("client refused: its credentials match no tenant");
+                cluster::CREDENTIALS_FAILED
+            }
+        }
     } else if !credentials.is_some_and(|(user, password)| shared.config.security.check(user, password)) {
         warn!("client refused: credentials rejected");
         cluster::CREDENTIALS_FAILED
@@ -73,15 +86,28 @@ pub fn authenticate(
         ClusterView::write_refused(out, ty.response(), correlation_id, status);
         return Ok(After::Continue);
     }
+    if let Some(runtime) = shared.tenant(tenant) {
+        let max = runtime.config.max_connections.unwrap_or(u32::MAX);
+        if runtime.connections.fetch_add(1, std::sync::atomic::Ordering::AcqRel) >= max {
+            runtime.connections.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            let text = format!(
+                "tenant {} has reached its connection quota (max-connections {max}) on this member",
+                runtime.config.name
+            );
+            warn!("{text}");
+            write_error_response(out, correlation_id, &[ErrorHolder { code: error::HAZELCAST, message: Some(&text) }]);
+            return Ok(After::Close(text));
+        }
+    }
     let client_uuid = uuid.unwrap_or_else(random_uuid);
-    info!(client = %client_uuid, client_type, "client authenticated");
+    info!(client = %client_uuid, client_type, tenant, "client authenticated");
     shared.view.write_authenticated(out, ty.response(), correlation_id);
-    *state = ConnectionState::Authenticated { client_uuid, client_type: client_type.to_owned() };
+    *state = ConnectionState::Authenticated { client_uuid, client_type: client_type.to_owned(), tenant };
     Ok(After::Continue)
 }
 
 /// Handles a client-service request on an authenticated connection.
-pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>) -> Result<After, DecodeError> {
+pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant: u16) -> Result<After, DecodeError> {
     let correlation_id = message.correlation_id();
     let ty = message.message_type();
     let empty = |out: &mut Vec<u8>| {
@@ -109,7 +135,11 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>) -> Resu
         }
         ClientCreateProxies::TYPE => {
             let request = ClientCreateProxies::decode(message)?;
-            let refusal = request.proxies.iter().find_map(|(name, service)| create_proxy(shared, name, service).err());
+            let prefix = shared.tenant(tenant).map_or("", |runtime| runtime.prefix.as_str());
+            let refusal = request
+                .proxies
+                .iter()
+                .find_map(|(name, service)| create_proxy(shared, &format!("{prefix}{name}"), service).err());
             match refusal {
                 None => empty(out),
                 Some(refusal) => unsupported(out, correlation_id, &refusal),
@@ -125,8 +155,13 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>) -> Resu
         }
         ClientGetDistributedObjects::TYPE => {
             let objects = shared.objects.read();
-            let response =
-                objects.iter().map(|(service_name, name)| DistributedObjectInfo { service_name, name }).collect();
+            // A tenant sees its own objects, by their unscoped names; nobody sees a tenant's.
+            let prefix = shared.tenant(tenant).map(|runtime| runtime.prefix.as_str());
+            let visible = objects.iter().filter_map(|(service_name, name)| match prefix {
+                Some(prefix) => name.strip_prefix(prefix).map(|name| (service_name, name)),
+                None => (!name.contains(crate::tenants::SEPARATOR)).then_some((service_name, name.as_str())),
+            });
+            let response = visible.map(|(service_name, name)| DistributedObjectInfo { service_name, name }).collect();
             DistributedObjectsResponse { response }.encode(out, ty.response(), correlation_id, 0);
         }
         _ => {

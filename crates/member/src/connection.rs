@@ -39,6 +39,8 @@ pub struct ConnectionShared {
     in_flight: AtomicUsize,
     /// The authenticated client's uuid (lock owner identity), set once at authentication.
     client: OnceLock<Uuid>,
+    /// The client's tenant (0: the default tenant), set once at authentication.
+    tenant: OnceLock<u16>,
 }
 
 /// Outbound bytes of one connection. At most one thread writes to the socket at a time (the
@@ -92,12 +94,23 @@ impl ConnectionShared {
             closed: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
             client: OnceLock::new(),
+            tenant: OnceLock::new(),
         }
     }
 
     /// Records the client this connection authenticated as (first authentication wins).
     pub fn set_client(&self, client: Uuid) {
         let _ = self.client.set(client);
+    }
+
+    /// Records the client's tenant (first authentication wins).
+    pub fn set_tenant(&self, tenant: u16) {
+        let _ = self.tenant.set(tenant);
+    }
+
+    /// The client's tenant (0: the default tenant, or not authenticated).
+    pub fn tenant(&self) -> u16 {
+        self.tenant.get().copied().unwrap_or(0)
     }
 
     /// The authenticated client's uuid (nil before authentication).
@@ -247,13 +260,13 @@ pub enum ConnectionState {
     Authenticated {
         client_uuid: Uuid,
         client_type: String,
+        /// 0: the default tenant (no tenants configured).
+        tenant: u16,
     },
     /// `FGM` seen: another member; its Hello comes next.
     MemberHello,
     /// A link to another member.
-    Member {
-        peer: ferrogrid_cluster::MemberId,
-    },
+    Member { peer: ferrogrid_cluster::MemberId },
 }
 
 impl ConnectionState {

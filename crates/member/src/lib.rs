@@ -28,5 +28,6 @@ pub mod replication;
 pub mod server;
 pub mod shared;
 pub mod store;
+pub mod tenants;
 
 pub use server::{Member, StartError};

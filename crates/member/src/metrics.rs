@@ -46,6 +46,7 @@ fn probe(
 pub fn collect(shared: &Shared) -> Vec<Probe> {
     let mut probes = Vec::new();
     let mut latency = std::collections::BTreeMap::new();
+    let mut tenant_latency = std::collections::BTreeMap::<usize, hdrhistogram::Histogram<u64>>::new();
     let mut maps = std::collections::BTreeMap::<String, crate::probes::MapFigures>::new();
     let mut clients = std::collections::BTreeMap::<String, crate::probes::ClientFigures>::new();
     for (index, reactor) in shared.reactors.iter().enumerate() {
@@ -86,12 +87,16 @@ pub fn collect(shared: &Shared) -> Vec<Probe> {
             latency.entry(ty).or_insert_with(crate::probes::latency_histogram).add(&histogram).expect("same bounds");
         }
         for (name, figures) in snapshot.maps {
-            let total = maps.entry(name).or_default();
+            let total = maps.entry(crate::tenants::display(&name)).or_default();
             total.entries += figures.entries;
             total.bytes += figures.bytes;
             for (ty, count) in figures.ops {
                 *total.ops.entry(ty).or_insert(0) += count;
             }
+        }
+        for (tenant, histogram) in snapshot.tenant_latency.iter().enumerate() {
+            let total = tenant_latency.entry(tenant).or_insert_with(crate::probes::latency_histogram);
+            total.add(histogram).expect("same bounds");
         }
         for (client, figures) in snapshot.clients {
             let total = clients.entry(client.to_string()).or_default();
@@ -153,8 +158,39 @@ pub fn collect(shared: &Shared) -> Vec<Probe> {
             true,
         ));
     }
+    for (id, histogram) in tenant_latency {
+        let Some(tenant) = shared.tenant(id as u16) else { continue };
+        let name = tenant.config.name.clone();
+        let group = format!("tenant-{name}");
+        let label = || vec![("tenant", name.clone())];
+        let sum = |pick: fn(&crate::tenants::TenantProbes) -> u64| {
+            shared.reactors.iter().map(|reactor| pick(&reactor.tenant_probes[id])).sum::<u64>() as f64
+        };
+        let counters = [
+            ("ops", "ferrogrid_tenant_ops_total", sum(|p| p.ops.get())),
+            ("throttled", "ferrogrid_tenant_throttled_total", sum(|p| p.throttled.get())),
+            ("rejected", "ferrogrid_tenant_rejected_total", sum(|p| p.rejected.get())),
+        ];
+        for (probe_name, prometheus, value) in counters {
+            probes.push(probe(group.clone(), probe_name, prometheus, label(), value, true));
+        }
+        let held = |counters: &[std::sync::atomic::AtomicU64]| {
+            counters.iter().map(|counter| counter.load(Ordering::Relaxed)).sum::<u64>() as f64
+        };
+        probes.push(probe(group.clone(), "entries", "ferrogrid_tenant_entries", label(), held(&tenant.entries), false));
+        probes.push(probe(group.clone(), "bytes", "ferrogrid_tenant_bytes", label(), held(&tenant.bytes), false));
+        let connections = tenant.connections.load(Ordering::Relaxed) as f64;
+        probes.push(probe(group.clone(), "connections", "ferrogrid_tenant_connections", label(), connections, false));
+        for (probe_name, quantile) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)] {
+            let mut labels = label();
+            labels.push(("quantile", quantile.to_string()));
+            let value = histogram.value_at_quantile(quantile) as f64;
+            probes.push(probe(group.clone(), probe_name, "ferrogrid_tenant_latency_nanoseconds", labels, value, false));
+        }
+    }
     let cluster = || "cluster".to_owned();
-    probes.push(probe(cluster(), "members", "ferrogrid_cluster_members", vec![], 1.0, false));
+    let members = shared.cluster_state().members.len().max(1) as f64;
+    probes.push(probe(cluster(), "members", "ferrogrid_cluster_members", vec![], members, false));
     let version = shared.view.state().partition_table_version as f64;
     probes.push(probe(
         cluster(),

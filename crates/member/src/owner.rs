@@ -51,6 +51,8 @@ pub struct PartitionOwner {
     /// Latency of every request this reactor ran, by type (nanoseconds).
     latency:
         std::collections::HashMap<ferrogrid_protocol::MessageType, hdrhistogram::Histogram<u64>, ahash::RandomState>,
+    /// Latency of every request by tenant id (only with tenants configured).
+    tenant_latency: Vec<hdrhistogram::Histogram<u64>>,
 }
 
 impl PartitionOwner {
@@ -64,6 +66,9 @@ impl PartitionOwner {
     ) -> Self {
         let owned = (0..partition_count as usize).filter(|p| p % reactor_count == reactor_index).count();
         let backup_timeout_ms = config.cluster.backup_timeout_ms;
+        let tenants = config.tenants.tenants.len();
+        let tenant_latency =
+            if tenants == 0 { Vec::new() } else { (0..=tenants).map(|_| crate::probes::latency_histogram()).collect() };
         PartitionOwner {
             replication: crate::replication::Replication::new(
                 reactor_index,
@@ -86,18 +91,48 @@ impl PartitionOwner {
             sweep_cursor: 0,
             scratch: Vec::new(),
             latency: std::collections::HashMap::default(),
+            tenant_latency,
         }
     }
 
-    pub fn record_latency(&mut self, message_type: ferrogrid_protocol::MessageType, elapsed: std::time::Duration) {
+    pub fn record_latency(
+        &mut self,
+        message_type: ferrogrid_protocol::MessageType,
+        tenant: u16,
+        elapsed: std::time::Duration,
+    ) {
+        let nanos = elapsed.as_nanos().max(1) as u64;
         let histogram = self.latency.entry(message_type).or_insert_with(crate::probes::latency_histogram);
-        histogram.saturating_record(elapsed.as_nanos().max(1) as u64);
+        histogram.saturating_record(nanos);
+        if let Some(histogram) = self.tenant_latency.get_mut(tenant as usize) {
+            histogram.saturating_record(nanos);
+        }
+    }
+
+    /// Entries and bytes each tenant's maps hold in partitions this member owns, by tenant
+    /// name (scoped map names: `tenant\0map`).
+    pub fn tenant_usage(&self) -> std::collections::HashMap<&str, (u64, u64)> {
+        let mut usage: std::collections::HashMap<&str, (u64, u64)> = std::collections::HashMap::new();
+        for (local, partition) in self.partitions.iter().enumerate() {
+            if !self.replication.owned.get(local).copied().unwrap_or(false) {
+                continue;
+            }
+            for (name, store) in partition.maps() {
+                if let Some((tenant, _)) = crate::tenants::split(name) {
+                    let figures = usage.entry(tenant).or_default();
+                    figures.0 += store.len() as u64;
+                    figures.1 += store.held_bytes() as u64;
+                }
+            }
+        }
+        usage
     }
 
     /// Copies latency histograms and per-map figures out for the metrics threads.
     pub fn snapshot(&self) -> crate::probes::ReactorSnapshot {
         let latency = self.latency.iter().map(|(ty, histogram)| (*ty, histogram.clone())).collect();
-        let mut snapshot = crate::probes::ReactorSnapshot { latency, ..Default::default() };
+        let tenant_latency = self.tenant_latency.clone();
+        let mut snapshot = crate::probes::ReactorSnapshot { latency, tenant_latency, ..Default::default() };
         for partition in &self.partitions {
             for (name, store) in partition.maps() {
                 let figures = snapshot.maps.entry(name.to_owned()).or_default();
@@ -190,15 +225,17 @@ impl PartitionOwner {
     }
 
     /// Runs requests another reactor handed over (each a `u32` LE length, the client's uuid,
-    /// then the request, in `batch`); answers go to the outbox. Returns how many it ran.
+    /// its tenant (`u16` LE), then the request, in `batch`); answers go to the outbox. Returns
+    /// how many it ran.
     pub fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, mut batch: &[u8]) -> usize {
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut ran = 0;
         while !batch.is_empty() {
             let length = u32::from_le_bytes(batch[..4].try_into().expect("length prefix")) as usize;
             let source = Uuid::from_u128(u128::from_le_bytes(batch[4..20].try_into().expect("uuid")));
-            let bytes = &batch[20..20 + length];
-            batch = &batch[20 + length..];
+            let tenant = u16::from_le_bytes(batch[20..22].try_into().expect("tenant"));
+            let bytes = &batch[22..22 + length];
+            batch = &batch[22 + length..];
             self.outbox.answered(connection);
             if connection.is_closed() {
                 continue;
@@ -209,7 +246,7 @@ impl PartitionOwner {
                 warn!(peer = %connection.peer, %error, "closing connection: malformed request");
                 connection.close();
             }
-            self.record_latency(message.message_type(), started.elapsed());
+            self.record_latency(message.message_type(), tenant, started.elapsed());
             ran += 1;
             self.outbox.buffer(connection).extend_from_slice(&scratch);
             scratch.clear();

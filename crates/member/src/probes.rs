@@ -88,6 +88,8 @@ pub struct ReactorSnapshot {
     pub latency: HashMap<MessageType, Histogram<u64>>,
     pub maps: HashMap<String, MapFigures>,
     pub clients: HashMap<Uuid, ClientFigures>,
+    /// Latency of every request by tenant id (index), nanoseconds, since start.
+    pub tenant_latency: Vec<Histogram<u64>>,
 }
 
 /// A new latency histogram: 1 ns to 60 s, 3 significant digits.

@@ -87,6 +87,8 @@ struct Core {
     handed_off: bool,
     /// Whether the connection being processed is a member link this member opened.
     current_outgoing: bool,
+    /// Deficit round robin over tenants.
+    fairness: crate::tenants::Fairness,
 }
 
 /// One reactor thread's state. Owned and run by that thread only.
@@ -126,6 +128,9 @@ impl Reactor {
             max_message_bytes: unauthenticated,
             max_pending_fragmented: 1,
         };
+        let tenants = &shared.config.tenants;
+        let weights: Vec<u32> = std::iter::once(1).chain(tenants.tenants.iter().map(|tenant| tenant.weight)).collect();
+        let fairness = crate::tenants::Fairness::new(tenants.fair_scheduling, &weights);
         Reactor {
             core: Core {
                 index,
@@ -139,6 +144,7 @@ impl Reactor {
                 authenticated_limits,
                 handed_off: false,
                 current_outgoing: false,
+                fairness,
             },
             poll,
             inbox,
@@ -167,6 +173,7 @@ impl Reactor {
                 }
             }
             self.core.owner.tick_clock();
+            self.core.fairness.refill();
             for event in events.iter() {
                 let token = event.token();
                 if token == WAKER_TOKEN {
@@ -209,6 +216,10 @@ impl Reactor {
     }
 
     fn poll_timeout(&self) -> Duration {
+        if !self.retry.is_empty() && self.core.fairness.waiting {
+            // Connections wait for the next round of fair scheduling, not for a resource.
+            return Duration::ZERO;
+        }
         if !self.retry.is_empty() || self.core.overflow.iter().any(|queue| !queue.is_empty()) {
             return BACKOFF;
         }
@@ -298,6 +309,14 @@ impl Reactor {
             }
         }
         *self.core.probes().snapshot.lock() = snapshot;
+        if !self.core.shared.tenants.is_empty() {
+            let usage = self.core.owner.tenant_usage();
+            for tenant in &self.core.shared.tenants {
+                let (entries, bytes) = usage.get(tenant.config.name.as_str()).copied().unwrap_or_default();
+                tenant.entries[self.core.index].store(entries, Ordering::Relaxed);
+                tenant.bytes[self.core.index].store(bytes, Ordering::Relaxed);
+            }
+        }
     }
 
     fn accept(&mut self, stream: mio::net::TcpStream, peer: std::net::SocketAddr) {
@@ -340,7 +359,10 @@ impl Reactor {
             return;
         };
         self.core.probes().bytes_out.add(connection.shared.send(&connection.output) as u64);
-        if let ConnectionState::Authenticated { client_uuid, .. } = connection.state {
+        if let ConnectionState::Authenticated { client_uuid, tenant, .. } = connection.state {
+            if let Some(runtime) = self.core.shared.tenant(tenant) {
+                runtime.connections.fetch_sub(1, Ordering::AcqRel);
+            }
             if self.core.shared.client_disconnected(client_uuid) {
                 self.core.owner.schedule_client_cleanup(client_uuid, CLIENT_CLEANUP_PERIOD_MS);
             }
@@ -603,6 +625,11 @@ impl Core {
                 *state = ConnectionState::AwaitingAuthentication;
                 continue;
             }
+            if let ConnectionState::Authenticated { tenant, .. } = state {
+                if *tenant != 0 && !input.unread().is_empty() && !self.admit(*tenant) {
+                    return Ok(Progress::Throttled);
+                }
+            }
             let decoded = decoder.decode(input.unread()).map_err(|error| format!("malformed input: {error}"))?;
             let flow = match decoded {
                 Decoded::NeedMore => return Ok(Progress::NeedInput),
@@ -666,19 +693,25 @@ impl Core {
                 }
                 Err(reason) => Ok(After::Close(reason)),
             }
-        } else if matches!(state, ConnectionState::Authenticated { .. }) {
-            self.dispatch(connection, &message, bytes, out, false, connection.client_uuid())
+        } else if let ConnectionState::Authenticated { tenant, .. } = state {
+            let tenant = *tenant;
+            if tenant == 0 {
+                self.dispatch(connection, &message, bytes, out, false, connection.client_uuid(), 0)
+            } else {
+                self.dispatch_for_tenant(connection, &message, bytes, out, tenant)
+            }
         } else {
             let outcome = client::authenticate(&self.shared, &message, state, out);
-            if let ConnectionState::Authenticated { client_uuid, .. } = state {
+            if let ConnectionState::Authenticated { client_uuid, tenant, .. } = state {
                 connection.set_client(*client_uuid);
+                connection.set_tenant(*tenant);
                 self.shared.client_connected(*client_uuid);
             }
             outcome
         };
         if !self.handed_off {
             // Requests handed to another reactor are timed there.
-            self.owner.record_latency(message.message_type(), started.elapsed());
+            self.owner.record_latency(message.message_type(), connection.tenant(), started.elapsed());
             if out.len() > written_before {
                 self.probes().messages_out.add(1);
             }
@@ -703,6 +736,7 @@ impl Core {
         out: &mut Vec<u8>,
         from_member: bool,
         source: Uuid,
+        tenant: u16,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let ty = message.message_type();
         if map_ops::is_partition_operation(ty) {
@@ -743,6 +777,7 @@ impl Core {
                 let batch = &mut self.outgoing[owner];
                 batch.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
                 batch.extend_from_slice(&source.as_u128().to_le_bytes());
+                batch.extend_from_slice(&tenant.to_le_bytes());
                 batch.extend_from_slice(bytes);
             }
             return Ok(After::Continue);
@@ -761,7 +796,7 @@ impl Core {
                 if ty == ClientAddClusterViewListener::TYPE {
                     self.shared.view.add_listener(connection.clone(), message.correlation_id());
                 }
-                client::handle(&self.shared, message, out)
+                client::handle(&self.shared, message, out, tenant)
             }
         }
     }
@@ -925,7 +960,7 @@ impl Core {
                     fanout::write_refusal(out, message.correlation_id(), error::UNSUPPORTED_OPERATION, &text);
                     return Ok(After::Continue);
                 }
-                return self.dispatch(connection, &inner, &request, out, true, source);
+                return self.dispatch(connection, &inner, &request, out, true, source, 0);
             }
             peer::CLIENT_GONE => {
                 if payload.len() == 16 {
@@ -997,6 +1032,74 @@ impl Core {
             _ => debug!(%ty, "unexpected member message: ignored"),
         }
         Ok(After::Continue)
+    }
+
+    /// Whether a connection of `tenant` may have its next request cut now: its fair share of
+    /// this round, and (when over-quota work is throttled) its rate quota.
+    fn admit(&mut self, tenant: u16) -> bool {
+        let probes = &self.shared.reactors[self.index].tenant_probes[tenant as usize];
+        if !self.fairness.charge(tenant) {
+            probes.throttled.add(1);
+            return false;
+        }
+        let Some(runtime) = self.shared.tenant(tenant) else { return true };
+        if runtime.over_quota() == ferrogrid_config::OverQuota::Throttle
+            && !runtime.take_operation(crate::tenants::now_ns())
+        {
+            probes.throttled.add(1);
+            return false;
+        }
+        true
+    }
+
+    /// A tenant's request: quotas that refuse, then its map name scoped to its namespace.
+    fn dispatch_for_tenant(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        message: &Message<'_>,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        tenant: u16,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        let shared = self.shared.clone();
+        let runtime = shared.tenant(tenant).expect("authenticated tenants exist");
+        let probes = &shared.reactors[self.index].tenant_probes[tenant as usize];
+        probes.ops.add(1);
+        let ty = message.message_type();
+        let refuse = |out: &mut Vec<u8>, text: String| {
+            probes.rejected.add(1);
+            let holder = ErrorHolder { code: error::HAZELCAST, message: Some(&text) };
+            write_error_response(out, message.correlation_id(), &[holder]);
+            Ok(After::Continue)
+        };
+        if runtime.over_quota() == ferrogrid_config::OverQuota::Reject
+            && !runtime.take_operation(crate::tenants::now_ns())
+        {
+            let rate = runtime.config.max_ops_per_second.unwrap_or_default();
+            let text =
+                format!("tenant {} is over its operation quota (max-ops-per-second {rate})", runtime.config.name);
+            return refuse(out, text);
+        }
+        if crate::tenants::adds_entries(ty) && runtime.is_full() {
+            let text = format!(
+                "tenant {} holds its quota of data on this member (max-entries {:?}, max-bytes {:?})",
+                runtime.config.name, runtime.config.max_entries, runtime.config.max_bytes
+            );
+            return refuse(out, text);
+        }
+        if !crate::tenants::names_a_map(ty) {
+            return self.dispatch(connection, message, bytes, out, false, connection.client_uuid(), tenant);
+        }
+        let scoped = match crate::tenants::scope_request(bytes, &runtime.prefix) {
+            Ok(scoped) => scoped,
+            Err(text) => {
+                let holder = ErrorHolder { code: error::ILLEGAL_ARGUMENT, message: Some(&text) };
+                write_error_response(out, message.correlation_id(), &[holder]);
+                return Ok(After::Continue);
+            }
+        };
+        let scoped_message = Message::parse(&scoped)?;
+        self.dispatch(connection, &scoped_message, &scoped, out, false, connection.client_uuid(), tenant)
     }
 
     /// Releases `client`'s locks on every reactor of this member, unless it is connected here.

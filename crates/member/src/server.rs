@@ -69,6 +69,7 @@ impl Member {
                 connections: AtomicUsize::new(0),
                 probes: crate::probes::ReactorProbes::default(),
                 ready_version: AtomicU64::new(0),
+                tenant_probes: (0..=config.tenants.tenants.len()).map(|_| Default::default()).collect(),
             });
             polls.push(poll);
             receivers.push(receiver);
@@ -81,6 +82,9 @@ impl Member {
         let cluster = Arc::new(crate::replication::ClusterState::alone(me, config.partition_count as usize));
         let (cluster_events, cluster_receiver) =
             crossbeam_channel::bounded(crate::cluster_service::EVENT_QUEUE_CAPACITY);
+        let tenants = (config.tenants.tenants.iter().enumerate())
+            .map(|(index, tenant)| crate::tenants::Tenant::new(index as u16 + 1, tenant.clone(), reactor_count))
+            .collect();
         let shared = Arc::new(Shared {
             config: Arc::new(config),
             view,
@@ -96,6 +100,7 @@ impl Member {
             joined: AtomicBool::new(false),
             left: AtomicBool::new(false),
             member_address: member_address.clone(),
+            tenants,
         });
         let mut threads = Vec::with_capacity(reactor_count + 1);
         for (index, (poll, receiver)) in polls.into_iter().zip(receivers).enumerate() {

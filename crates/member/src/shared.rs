@@ -68,6 +68,8 @@ pub struct ReactorHandle {
     pub probes: crate::probes::ReactorProbes,
     /// The table version for which every replica this reactor holds is complete.
     pub ready_version: AtomicU64,
+    /// Per tenant id (0: the default tenant): this reactor's tenant probes.
+    pub tenant_probes: Vec<crate::tenants::TenantProbes>,
 }
 
 impl ReactorHandle {
@@ -114,6 +116,8 @@ pub struct Shared {
     pub left: AtomicBool,
     /// host:port other members reach this member at.
     pub member_address: String,
+    /// The configured tenants; tenant id `i + 1` is `tenants[i]`.
+    pub tenants: Vec<crate::tenants::Tenant>,
 }
 
 /// How long a client may be without connections before its locks are released (Hazelcast's
@@ -144,6 +148,11 @@ impl Shared {
 }
 
 impl Shared {
+    /// Tenant `id` (None for 0, the default tenant).
+    pub fn tenant(&self, id: u16) -> Option<&crate::tenants::Tenant> {
+        id.checked_sub(1).and_then(|index| self.tenants.get(index as usize))
+    }
+
     pub fn cluster_state(&self) -> Arc<crate::replication::ClusterState> {
         self.cluster.read().clone()
     }

@@ -1,7 +1,9 @@
 //! Fresh clusters for runs: member processes started, waited for, measured and stopped.
 //!
-//! - ferrogrid: `ferrogrid member --port P --no-port-auto-increment --member 127.0.0.1:Q …`,
-//!   one process per member, each given every member's address.
+//! - ferrogrid: `ferrogrid member [--config FILE] --port P --no-port-auto-increment
+//!   --member 127.0.0.1:Q …`, one process per member, each given every member's address (and
+//!   the member configuration file, if any: tenants, security, limits; the flags override its
+//!   port and add to its member list).
 //! - Hazelcast: `java -Xms1g -Xmx1g -Dhazelcast.phone.home.enabled=false
 //!   -Dhazelcast.config=<yaml> -cp <hazelcast-5.6.0.jar> com.hazelcast.core.server.HazelcastMemberStarter`,
 //!   with a `hazelcast-<n>.yaml` per member (cluster `dev`, its port without auto-increment,
@@ -9,7 +11,8 @@
 //!   written into the run directory. A missing default jar is fetched with `mvn dependency:get`.
 //!
 //! Members run with the run directory as working directory and their output in
-//! `member-<n>.log` there. Ready means: every port accepts, and a client sees all members.
+//! `member-<n>.log` there. Ready means: every port accepts, and a client (with the settings'
+//! credentials, for members that require them) sees all members.
 //! Stopping sends SIGTERM, waits up to [`STOP_GRACE`], then kills. [`Cluster`] stops its
 //! members when dropped too, so an error or a panic does not leave them running.
 
@@ -22,6 +25,7 @@ use std::time::{Duration, Instant};
 use ferrogrid_client::{Client, ClientConfig};
 use serde::Serialize;
 
+use crate::driver::Credentials;
 use crate::error::SimulatorError;
 
 /// The Hazelcast release started by default.
@@ -66,6 +70,10 @@ pub struct ClusterSettings {
     pub java: PathBuf,
     /// Longest wait for the members to be ready.
     pub startup_timeout: Duration,
+    /// ferrogrid only: the members' configuration file (`ferrogrid member --config FILE`).
+    pub member_config: Option<PathBuf>,
+    /// What the readiness check's client authenticates with.
+    pub credentials: Credentials,
 }
 
 impl ClusterSettings {
@@ -73,6 +81,14 @@ impl ClusterSettings {
     pub fn validate(&self) -> Result<(), SimulatorError> {
         if self.members == 0 {
             return Err(SimulatorError::Input("--members: at least 1".into()));
+        }
+        if let Some(config) = &self.member_config {
+            if self.product != Product::Ferrogrid {
+                return Err(SimulatorError::Input("--config: for ferrogrid members only".into()));
+            }
+            if !config.is_file() {
+                return Err(SimulatorError::Input(format!("--config {}: no such file", config.display())));
+            }
         }
         match self.product {
             Product::Ferrogrid => self.ferrogrid_path().map(drop),
@@ -165,7 +181,9 @@ impl Cluster {
         for (index, &port) in ports.iter().enumerate() {
             let log = directory.join(format!("member-{}.log", index + 1));
             let mut command = match settings.product {
-                Product::Ferrogrid => ferrogrid_command(&settings.ferrogrid_path()?, port, &ports),
+                Product::Ferrogrid => {
+                    ferrogrid_command(&settings.ferrogrid_path()?, settings.member_config.as_deref(), port, &ports)
+                }
                 Product::Hazelcast => hazelcast_command(settings, &write_hazelcast_yaml(directory, index, &ports)?),
             };
             let output = File::create(&log).map_err(SimulatorError::io(&log))?;
@@ -176,7 +194,7 @@ impl Cluster {
             })?;
             cluster.members.push(MemberProcess { child, port, log });
         }
-        cluster.wait_ready(settings.startup_timeout).await?;
+        cluster.wait_ready(settings.startup_timeout, &settings.credentials).await?;
         Ok(cluster)
     }
 
@@ -184,7 +202,7 @@ impl Cluster {
         self.members.iter().map(|member| member.child.id()).collect()
     }
 
-    async fn wait_ready(&mut self, timeout: Duration) -> Result<(), SimulatorError> {
+    async fn wait_ready(&mut self, timeout: Duration, credentials: &Credentials) -> Result<(), SimulatorError> {
         let deadline = Instant::now() + timeout;
         let expected = self.members.len();
         let mut last_problem = String::from("ports not open yet");
@@ -201,11 +219,11 @@ impl Cluster {
                 }
             }
             if all_accept(&self.addresses).await {
-                let config = ClientConfig {
+                let config = credentials.apply(ClientConfig {
                     addresses: self.addresses.clone(),
                     connect_timeout: Duration::from_secs(5),
                     ..Default::default()
-                };
+                });
                 match Client::connect(config).await {
                     Ok(client) => {
                         let members = client.members().len();
@@ -272,10 +290,14 @@ async fn all_accept(addresses: &[SocketAddr]) -> bool {
     true
 }
 
-fn ferrogrid_command(binary: &Path, port: u16, ports: &[u16]) -> Command {
-    let binary = std::path::absolute(binary).unwrap_or_else(|_| binary.to_path_buf());
-    let mut command = Command::new(binary);
-    command.args(["member", "--port", &port.to_string(), "--no-port-auto-increment"]);
+fn ferrogrid_command(binary: &Path, config: Option<&Path>, port: u16, ports: &[u16]) -> Command {
+    let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut command = Command::new(absolute(binary));
+    command.arg("member");
+    if let Some(config) = config {
+        command.arg("--config").arg(absolute(config));
+    }
+    command.args(["--port", &port.to_string(), "--no-port-auto-increment"]);
     if ports.len() > 1 {
         for member in ports {
             command.args(["--member", &format!("127.0.0.1:{member}")]);
@@ -326,7 +348,7 @@ fn free_ports(base: u16, count: u32) -> Result<Vec<u16>, SimulatorError> {
     Ok(ports)
 }
 
-fn log_tail(path: &Path) -> String {
+pub(crate) fn log_tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(LOG_TAIL_LINES)..].join("\n")
@@ -354,9 +376,13 @@ mod tests {
             hazelcast_jar: "/nope.jar".into(),
             java: "java".into(),
             startup_timeout: Duration::from_secs(1),
+            member_config: None,
+            credentials: Credentials::default(),
         };
         assert!(settings.validate().unwrap_err().to_string().contains("/nope.jar"));
-        let command = ferrogrid_command(Path::new("/bin/ferrogrid"), 5802, &[5801, 5802]);
+        let with_config = ClusterSettings { member_config: Some("/etc/hostname".into()), ..settings.clone() };
+        assert!(with_config.validate().unwrap_err().to_string().contains("ferrogrid members only"));
+        let command = ferrogrid_command(Path::new("/bin/ferrogrid"), None, 5802, &[5801, 5802]);
         let args: Vec<_> = command.get_args().map(|arg| arg.to_string_lossy().into_owned()).collect();
         assert_eq!(
             args,
@@ -371,6 +397,9 @@ mod tests {
                 "127.0.0.1:5802"
             ]
         );
+        let command = ferrogrid_command(Path::new("/bin/ferrogrid"), Some(Path::new("/t/tenants.yaml")), 5801, &[5801]);
+        let args: Vec<_> = command.get_args().map(|arg| arg.to_string_lossy().into_owned()).collect();
+        assert_eq!(args, ["member", "--config", "/t/tenants.yaml", "--port", "5801", "--no-port-auto-increment"]);
     }
 
     #[test]

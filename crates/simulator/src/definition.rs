@@ -64,6 +64,14 @@ impl TestDefinition {
         }
     }
 
+    /// The map the test loads and uses.
+    pub fn map_name(&self) -> &str {
+        match self {
+            TestDefinition::Map(test) => &test.map_name,
+            TestDefinition::Ycsb(workload) => &workload.table,
+        }
+    }
+
     /// Worker tasks the definition asks for.
     pub fn thread_count(&self) -> u32 {
         match self {

@@ -56,15 +56,70 @@ const PLAIN_PROGRESS_EVERY_SECONDS: u64 = 5;
 /// Invocation timeout of the driver's clients (an operation slower than this is an error).
 const INVOCATION_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Connects `count` clients to the members at `addresses`.
-pub async fn connect(addresses: &[SocketAddr], count: u32, smart_routing: bool) -> Result<Vec<Client>, SimulatorError> {
-    let config = ClientConfig {
+/// Who the clients say they are: the cluster name and, for members with security or tenants,
+/// a username and password.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// Default `dev`.
+    pub cluster_name: String,
+    /// None: no credentials are sent (what a member without security or tenants accepts).
+    pub username: Option<String>,
+    pub password: Option<String>,
+}
+
+impl Default for Credentials {
+    fn default() -> Self {
+        Credentials { cluster_name: "dev".to_owned(), username: None, password: None }
+    }
+}
+
+impl Credentials {
+    /// Credentials from command-line text: an empty or missing username sends none; a
+    /// password needs a username.
+    pub fn new(
+        cluster_name: &str,
+        username: Option<&str>,
+        password: Option<&str>,
+    ) -> Result<Credentials, SimulatorError> {
+        let username = username.filter(|name| !name.is_empty()).map(str::to_owned);
+        let password = password.filter(|password| !password.is_empty()).map(str::to_owned);
+        if username.is_none() && password.is_some() {
+            return Err(SimulatorError::Input("a password needs a username".into()));
+        }
+        if cluster_name.is_empty() {
+            return Err(SimulatorError::Input("--cluster-name: not empty".into()));
+        }
+        // A member with security or tenants compares the password exactly: a username alone
+        // is sent with an empty password.
+        let password = username.as_ref().map(|_| password.unwrap_or_default());
+        Ok(Credentials { cluster_name: cluster_name.to_owned(), username, password })
+    }
+
+    /// `config` with these credentials.
+    pub fn apply(&self, config: ClientConfig) -> ClientConfig {
+        ClientConfig {
+            cluster_name: self.cluster_name.clone(),
+            username: self.username.clone(),
+            password: self.password.clone(),
+            ..config
+        }
+    }
+}
+
+/// Connects `count` clients to the members at `addresses`, authenticated with `credentials`.
+pub async fn connect(
+    addresses: &[SocketAddr],
+    count: u32,
+    smart_routing: bool,
+    credentials: &Credentials,
+) -> Result<Vec<Client>, SimulatorError> {
+    let config = credentials.apply(ClientConfig {
         addresses: addresses.to_vec(),
         smart_routing,
         invocation_timeout: INVOCATION_TIMEOUT,
         connect_timeout: Duration::from_secs(10),
         ..Default::default()
-    };
+    });
     let mut clients = Vec::with_capacity(count as usize);
     for _ in 0..count {
         clients.push(Client::connect(config.clone()).await?);
@@ -81,6 +136,13 @@ pub struct LoadSummary {
     pub size: u64,
     /// Gets that returned exactly the loaded value.
     pub verified_gets: u64,
+}
+
+impl LoadSummary {
+    /// A data set this process did not load (a `scaling` child: its parent loaded it).
+    pub fn loaded_elsewhere(entries: u64) -> LoadSummary {
+        LoadSummary { entries, seconds: 0.0, size: 0, verified_gets: 0 }
+    }
 }
 
 /// Empties the map, writes the workload's data set with `putAll` batches, then checks that
@@ -141,6 +203,12 @@ pub struct MeasureSettings {
     pub label: String,
     /// Processes whose CPU time is the "server CPU".
     pub server_pids: Vec<u32>,
+    /// When the warm-up begins (measuring waits for it); None: now. Measurements that run
+    /// side by side share their window this way.
+    pub start: Option<Instant>,
+    /// Progress as a line every few seconds even on a terminal (several measurements print
+    /// side by side).
+    pub plain_progress: bool,
 }
 
 /// One second of the run.
@@ -199,7 +267,13 @@ struct Progress {
 /// Warms up and measures `workload` on `maps` (the data set must be loaded).
 pub async fn measure(workload: Arc<Workload>, maps: &[Map], settings: &MeasureSettings) -> Measurement {
     assert!(settings.threads >= 1 && !maps.is_empty(), "at least one worker and one client");
-    let start = Instant::now();
+    let start = match settings.start {
+        Some(start) => {
+            tokio::time::sleep_until(start.into()).await;
+            start
+        }
+        None => Instant::now(),
+    };
     let measure_start = start + settings.warmup;
     let measure_end = measure_start + settings.duration;
     let drain_deadline = measure_end + settings.duration.max(MIN_DRAIN);
@@ -224,7 +298,7 @@ pub async fn measure(workload: Arc<Workload>, maps: &[Map], settings: &MeasureSe
         tokio::time::sleep_until(measure_start.into()).await;
         (system::cpu_of(&pids), system::own_cpu())
     });
-    let sampler = tokio::spawn(sample(progress.clone(), window, settings.label.clone()));
+    let sampler = tokio::spawn(sample(progress.clone(), window, settings.label.clone(), settings.plain_progress));
     let mut recorder = Recorder::new(workload.probes.len());
     while let Some(joined) = workers.join_next().await {
         recorder.merge(joined.expect("worker tasks do not panic"));
@@ -364,8 +438,8 @@ fn pace(senders: Vec<mpsc::Sender<Instant>>, rate: f64, window: Window) {
 
 /// Prints progress each second and returns the timeline, until the workers are done. Each
 /// point covers the second before it; its phase is the one at the second's middle.
-async fn sample(progress: Arc<Progress>, window: Window, label: String) -> Vec<TimelinePoint> {
-    let terminal = std::io::stderr().is_terminal();
+async fn sample(progress: Arc<Progress>, window: Window, label: String, plain: bool) -> Vec<TimelinePoint> {
+    let terminal = !plain && std::io::stderr().is_terminal();
     let mut ticker = tokio::time::interval_at((window.start + Duration::from_secs(1)).into(), Duration::from_secs(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let (mut last_completed, mut last_errors, mut last_at) = (0, 0, window.start);

@@ -21,6 +21,12 @@ pub enum SimulatorError {
     Client(#[from] ClientError),
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
+    /// Something failed for one tenant of a `tenants` run.
+    #[error("tenant {tenant}: {source}")]
+    Tenant { tenant: String, source: Box<SimulatorError> },
+    /// A process of a `scaling` step failed.
+    #[error("scaling: {0}")]
+    Scaling(String),
     /// Ctrl-C.
     #[error("interrupted")]
     Interrupted,

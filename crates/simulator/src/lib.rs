@@ -20,6 +20,9 @@
 //!    (HdrHistogram) and `system.rs` reading server CPU from `/proc`.
 //! 5. `runner.rs` sequences runs and targets and writes `results.rs`' JSON and CSV;
 //!    `report.rs` draws the HTML report; `search.rs` searches the maximum throughput.
+//! 6. `tenants.rs` runs several tenants (own credentials, test, rate) over one shared window;
+//!    `scaling.rs` runs the same test from 1, 2, 4, … processes of this binary (coordinated
+//!    `run`s started together) and sums their throughput.
 //!
 //! # Tasks and threads
 //! The tokio runtime runs the worker tasks (one per test thread), the clients' connection
@@ -30,10 +33,11 @@
 //! sequence).
 //!
 //! # Bounds
-//! Threads ≤ 10 000, clients ≤ 64, runs ≤ 100, search steps ≤ 64; keys and values ≤ 50 M
-//! distinct, values ≤ 16 MiB; 256 start tokens queued per open-loop worker; an open-loop drain
-//! of at most `max(duration, 5 s)` after the window; latencies recorded up to 60 s; 16
-//! distinct error messages kept per worker.
+//! Threads ≤ 10 000, clients ≤ 64, runs ≤ 100, search steps ≤ 64, tenants ≤ 64, scaling steps
+//! ≤ 64 of ≤ 256 processes and ≤ 100 repeats; keys and values ≤ 50 M distinct, values ≤ 16 MiB;
+//! 256 start tokens queued per open-loop worker; an open-loop drain of at most
+//! `max(duration, 5 s)` after the window; latencies recorded up to 60 s; 16 distinct error
+//! messages kept per worker.
 
 pub mod cluster;
 pub mod definition;
@@ -44,13 +48,16 @@ pub mod properties;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod scaling;
 pub mod search;
 pub mod stats;
 pub mod system;
+pub mod tenants;
 pub mod workload;
 pub mod ycsb;
 
 pub use definition::TestDefinition;
+pub use driver::Credentials;
 pub use error::SimulatorError;
 pub use results::RunResult;
 pub use runner::{RunSettings, Target};

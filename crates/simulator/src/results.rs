@@ -56,6 +56,35 @@ pub struct RunResult {
     pub error_messages: Vec<ErrorCount>,
 }
 
+/// The percentiles of one probe, without the plot points (for the `tenants` and `scaling`
+/// summaries).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub name: String,
+    pub count: u64,
+    pub errors: u64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+}
+
+impl LatencySummary {
+    pub fn of(probe: &ProbeSummary) -> LatencySummary {
+        LatencySummary {
+            name: probe.name.clone(),
+            count: probe.count,
+            errors: probe.errors,
+            p50_us: probe.p50_us,
+            p90_us: probe.p90_us,
+            p99_us: probe.p99_us,
+            p999_us: probe.p999_us,
+            max_us: probe.max_us,
+        }
+    }
+}
+
 /// min / average / max of one number over runs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Spread {

@@ -8,17 +8,22 @@
 //! <out>/report.html       charts and tables, self-contained
 //! <out>/<target>/run-<n>/result.json, member-<k>.log, hazelcast-<k>.yaml
 //! ```
+//!
+//! A *coordinated* run is one process of `scaling` (see [`crate::scaling`]): it does not load
+//! (its parent did), writes `ready` into its run directory once connected, reads the start of
+//! its warm-up (Unix time in milliseconds) from stdin, and writes `histogram.json` (every
+//! probe's latencies, mergeable) beside `result.json`.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ferrogrid_client::{Client, Map};
 
 use crate::cluster::{Cluster, ClusterSettings};
 use crate::definition::TestDefinition;
-use crate::driver::{self, LoadSummary, MeasureSettings, Measurement};
+use crate::driver::{self, Credentials, LoadSummary, MeasureSettings, Measurement};
 use crate::error::SimulatorError;
 use crate::report;
 use crate::results::{self, Comparison, RunResult, SeriesSummary};
@@ -85,6 +90,10 @@ pub struct RunSettings {
     pub rate: Option<f64>,
     pub seed: u64,
     pub smart_routing: bool,
+    /// Cluster name and credentials of the clients.
+    pub credentials: Credentials,
+    /// A `scaling` child: no load, start signalled on stdin (see the module docs).
+    pub coordinated: bool,
 }
 
 impl RunSettings {
@@ -105,11 +114,11 @@ impl RunSettings {
         Ok(())
     }
 
-    fn threads_for(&self, definition: &TestDefinition) -> u32 {
+    pub fn threads_for(&self, definition: &TestDefinition) -> u32 {
         self.threads.unwrap_or_else(|| definition.thread_count())
     }
 
-    fn rate_for(&self, definition: &TestDefinition) -> Option<f64> {
+    pub fn rate_for(&self, definition: &TestDefinition) -> Option<f64> {
         self.rate.or_else(|| definition.target_ops_per_second())
     }
 }
@@ -124,25 +133,45 @@ pub struct Session {
 }
 
 impl Session {
-    /// Connects, then loads and verifies the data set.
+    /// Connects, then loads and verifies the data set; `label` starts the progress lines.
     pub async fn open(
+        definition: &TestDefinition,
+        addresses: &[SocketAddr],
+        settings: &RunSettings,
+        label: &str,
+    ) -> Result<Session, SimulatorError> {
+        let mut session = Session::connect(definition, addresses, settings).await?;
+        session.load(settings.seed, label).await?;
+        Ok(session)
+    }
+
+    /// Connects without loading: the data set is there already.
+    pub async fn connect(
         definition: &TestDefinition,
         addresses: &[SocketAddr],
         settings: &RunSettings,
     ) -> Result<Session, SimulatorError> {
         let workload = Arc::new(Workload::build(definition, settings.seed));
-        let clients = driver::connect(addresses, settings.clients, settings.smart_routing).await?;
+        let clients =
+            driver::connect(addresses, settings.clients, settings.smart_routing, &settings.credentials).await?;
         let mut maps = Vec::with_capacity(clients.len());
         for client in &clients {
             maps.push(client.map(&workload.map_name).await?);
         }
-        eprintln!("loading {} entries into map {:?}…", workload.load_count(), workload.map_name);
-        let load = driver::load(&workload, &maps, settings.seed).await?;
-        eprintln!(
-            "loaded in {:.1} s; verified: size() = {}, {} sampled gets returned the loaded values",
-            load.seconds, load.size, load.verified_gets
-        );
+        let load = LoadSummary::loaded_elsewhere(workload.load_count());
         Ok(Session { clients, maps, workload, load })
+    }
+
+    /// Clears the map, loads the data set and verifies it.
+    pub async fn load(&mut self, seed: u64, label: &str) -> Result<(), SimulatorError> {
+        let prefix = if label.is_empty() { String::new() } else { format!("{label} ") };
+        eprintln!("{prefix}loading {} entries into map {:?}…", self.workload.load_count(), self.workload.map_name);
+        self.load = driver::load(&self.workload, &self.maps, seed).await?;
+        eprintln!(
+            "{prefix}loaded in {:.1} s; verified: size() = {}, {} sampled gets returned the loaded values",
+            self.load.seconds, self.load.size, self.load.verified_gets
+        );
+        Ok(())
     }
 
     pub async fn measure(&self, settings: &MeasureSettings) -> Measurement {
@@ -185,17 +214,30 @@ pub async fn run_once(
         (None, Target::Existing { addresses, server_pids }) => (addresses.clone(), server_pids.clone()),
         (None, Target::Start(_)) => unreachable!("a started target has a cluster"),
     };
-    let session = Session::open(definition, &addresses, settings).await?;
+    let progress_label = format!("[{label} run {run}/{runs}]");
+    let (session, start) = if settings.coordinated {
+        let session = Session::connect(definition, &addresses, settings).await?;
+        (session, Some(await_start_signal(directory).await?))
+    } else {
+        (Session::open(definition, &addresses, settings, "").await?, None)
+    };
     let rate = settings.rate_for(definition);
     let measure_settings = MeasureSettings {
         threads: settings.threads_for(definition),
         warmup: settings.warmup,
         duration: settings.duration,
         rate,
-        label: format!("[{label} run {run}/{runs}]"),
+        label: progress_label,
         server_pids: server_pids.clone(),
+        start,
+        plain_progress: false,
     };
     let measurement = session.measure(&measure_settings).await;
+    if settings.coordinated {
+        let histogram =
+            serde_json::json!({ "all_ns": crate::stats::histogram_points(&measurement.recorder.all_histogram()) });
+        results::write_json(&directory.join(HISTOGRAM_FILE), &histogram)?;
+    }
     let load = session.load.clone();
     let probes = session.workload.probes;
     session.close().await;
@@ -220,22 +262,50 @@ pub async fn run_once(
     Ok(result)
 }
 
-/// What a [`RunResult`] is made from.
-struct RunContext<'a> {
-    definition: &'a TestDefinition,
-    target: String,
-    run: u32,
-    started_at: String,
-    settings: &'a RunSettings,
-    measure: &'a MeasureSettings,
-    members: u32,
-    load: LoadSummary,
-    probes: &'static [&'static str],
-    server_pids: Vec<u32>,
-    measurement: Measurement,
+/// What a coordinated run writes once it is connected.
+pub const READY_FILE: &str = "ready";
+/// What a coordinated run writes beside `result.json`: `{"all_ns": [[nanoseconds, count], …]}`.
+pub const HISTOGRAM_FILE: &str = "histogram.json";
+
+/// Writes [`READY_FILE`] into `directory`, then reads the start time (Unix milliseconds) from
+/// stdin and returns it as an instant (now, if it has passed).
+async fn await_start_signal(directory: &Path) -> Result<Instant, SimulatorError> {
+    let ready = directory.join(READY_FILE);
+    std::fs::write(&ready, b"ready\n").map_err(SimulatorError::io(&ready))?;
+    let line = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map(|_| line)
+    })
+    .await
+    .expect("reading stdin does not panic")
+    .map_err(SimulatorError::io("stdin"))?;
+    let millis: u64 = line.trim().parse().map_err(|_| {
+        SimulatorError::Input(format!("--coordinated: expected a start time (Unix ms) on stdin, got {line:?}"))
+    })?;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let wait = Duration::from_millis(millis).saturating_sub(now);
+    if wait.is_zero() {
+        eprintln!("the start time had passed when it arrived: starting now");
+    }
+    Ok(Instant::now() + wait)
 }
 
-fn run_result(context: RunContext<'_>) -> RunResult {
+/// What a [`RunResult`] is made from.
+pub(crate) struct RunContext<'a> {
+    pub definition: &'a TestDefinition,
+    pub target: String,
+    pub run: u32,
+    pub started_at: String,
+    pub settings: &'a RunSettings,
+    pub measure: &'a MeasureSettings,
+    pub members: u32,
+    pub load: LoadSummary,
+    pub probes: &'static [&'static str],
+    pub server_pids: Vec<u32>,
+    pub measurement: Measurement,
+}
+
+pub(crate) fn run_result(context: RunContext<'_>) -> RunResult {
     let measurement = context.measurement;
     let recorder = &measurement.recorder;
     let (all, probes) = recorder.summaries(context.probes);
@@ -314,11 +384,17 @@ pub async fn run_series(
     let mut series: Vec<(String, Vec<RunResult>)> = targets.iter().map(|target| (target.label(), Vec::new())).collect();
     for run in 1..=runs {
         for (target, (label, results)) in targets.iter().zip(series.iter_mut()) {
-            let directory = out.join(label.replace([':', '/'], "_")).join(format!("run-{run}"));
+            let directory = run_directory(out, label, run);
             results.push(run_once(definition, target, settings, run, runs, &directory).await?);
         }
     }
     Ok(series)
+}
+
+/// Where run `run` of the target labelled `label` writes its files: `<out>/<label>/run-<run>`
+/// (`:` and `/` in the label replaced by `_`).
+pub fn run_directory(out: &Path, label: &str, run: u32) -> PathBuf {
+    out.join(label.replace([':', '/'], "_")).join(format!("run-{run}"))
 }
 
 /// Writes `summary.json`, `summary.csv` and `report.html` for `series` into `out`; returns the

@@ -107,7 +107,7 @@ pub async fn search(
         (None, Target::Existing { addresses, server_pids }) => (addresses.clone(), server_pids.clone()),
         (None, Target::Start(_)) => unreachable!("a started target has a cluster"),
     };
-    let session = Session::open(definition, &addresses, run_settings).await?;
+    let session = Session::open(definition, &addresses, run_settings, "").await?;
     let threads = run_settings.threads.unwrap_or_else(|| definition.thread_count());
     let mut steps: Vec<SearchStep> = Vec::new();
     let mut planner = Planner::new(settings.start_rate, settings.precision);
@@ -122,6 +122,8 @@ pub async fn search(
             rate: Some(rate),
             label: format!("[{label} step {} at {} ops/s]", steps.len() + 1, thousands(rate)),
             server_pids: server_pids.clone(),
+            start: None,
+            plain_progress: false,
         };
         let step = judge(&session.measure(&measure).await, session.probes(), rate, settings.p99_bound_us);
         eprintln!(

@@ -127,6 +127,15 @@ impl Recorder {
         (ProbeSummary::of("all", &all, self.errors.iter().sum()), probes)
     }
 
+    /// The latencies of every probe in one histogram.
+    pub fn all_histogram(&self) -> Histogram<u64> {
+        let mut all = new_histogram();
+        for histogram in self.latencies.iter().flatten() {
+            all.add(histogram).expect("histograms of equal bounds merge");
+        }
+        all
+    }
+
     pub fn error_messages(&self) -> Vec<ErrorCount> {
         let mut messages: Vec<ErrorCount> = self
             .error_messages
@@ -161,6 +170,30 @@ fn record_clamped(histogram: &mut Histogram<u64>, latency: Duration) -> bool {
     let clamped = nanoseconds > MAX_LATENCY_NS;
     histogram.record(nanoseconds.min(MAX_LATENCY_NS)).expect("value within the histogram's bounds");
     clamped
+}
+
+/// A histogram as `[nanoseconds, count]` pairs, one per recorded bucket: what a `scaling`
+/// child writes so the parent can merge the processes' distributions exactly.
+pub fn histogram_points(histogram: &Histogram<u64>) -> Vec<[u64; 2]> {
+    histogram.iter_recorded().map(|value| [value.value_iterated_to(), value.count_at_value()]).collect()
+}
+
+/// Adds [`histogram_points`] to `histogram` (made by [`new_histogram`]).
+pub fn add_points(histogram: &mut Histogram<u64>, points: &[[u64; 2]]) {
+    for &[nanoseconds, count] in points {
+        histogram.record_n(nanoseconds.clamp(1, MAX_LATENCY_NS), count).expect("value within the histogram's bounds");
+    }
+}
+
+/// Adds `counts` to `into`, message by message, most frequent first.
+pub fn merge_error_counts(into: &mut Vec<ErrorCount>, counts: &[ErrorCount]) {
+    for count in counts {
+        match into.iter_mut().find(|known| known.message == count.message) {
+            Some(known) => known.count += count.count,
+            None => into.push(count.clone()),
+        }
+    }
+    into.sort_by_key(|message| std::cmp::Reverse(message.count));
 }
 
 /// A count of one error message.
@@ -262,6 +295,34 @@ mod tests {
         let messages = total.error_messages();
         assert_eq!(messages.iter().map(|m| m.count).sum::<u64>(), 30);
         assert!(messages.len() <= MAX_ERROR_MESSAGES + 1);
+    }
+
+    #[test]
+    fn histogram_points_merge_exactly() {
+        let mut first = new_histogram();
+        let mut second = new_histogram();
+        for micros in 1..=1000u64 {
+            first.record(micros * 1000).unwrap();
+            second.record(micros * 3000).unwrap();
+        }
+        let mut merged = new_histogram();
+        add_points(&mut merged, &histogram_points(&first));
+        add_points(&mut merged, &histogram_points(&second));
+        let mut expected = first.clone();
+        expected.add(&second).unwrap();
+        assert_eq!(merged.len(), 2000);
+        for quantile in [0.5, 0.9, 0.99, 0.999, 1.0] {
+            assert_eq!(merged.value_at_quantile(quantile), expected.value_at_quantile(quantile), "{quantile}");
+        }
+        let mut counts = vec![ErrorCount { message: "a".into(), count: 1 }];
+        merge_error_counts(
+            &mut counts,
+            &[ErrorCount { message: "b".into(), count: 5 }, ErrorCount { message: "a".into(), count: 2 }],
+        );
+        assert_eq!(
+            counts,
+            [ErrorCount { message: "b".into(), count: 5 }, ErrorCount { message: "a".into(), count: 3 }]
+        );
     }
 
     #[test]

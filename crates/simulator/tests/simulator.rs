@@ -36,6 +36,8 @@ fn settings(rate: Option<f64>) -> RunSettings {
         rate,
         seed: 7,
         smart_routing: true,
+        credentials: Default::default(),
+        coordinated: false,
     }
 }
 
