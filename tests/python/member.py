@@ -114,14 +114,18 @@ def hazelcast_yaml(port, cluster_name=CLUSTER_NAME, base=MEMBER_CONFIG):
     return "\n".join(out) + "\n"
 
 
-def probe(host, port, cluster_name=CLUSTER_NAME, timeout=2.0):
-    """True if a client can authenticate right now (status 0)."""
+def probe(host, port, cluster_name=CLUSTER_NAME, timeout=2.0, credentials=None):
+    """True if a client can authenticate right now (status 0); `credentials`: (user, password)."""
     try:
         conn = wire.Connection(host, port, timeout=timeout)
     except OSError:
         return False
+    username, password = credentials or (None, None)
     try:
-        return wire.authenticate(conn, cluster_name=cluster_name, client_name="ferrogrid-probe")["status"] == 0
+        response = wire.authenticate(
+            conn, cluster_name=cluster_name, client_name="ferrogrid-probe", username=username, password=password
+        )
+        return response["status"] == 0
     except (OSError, wire.ConnectionClosed, ValueError, AssertionError, IndexError):
         return False
     finally:
@@ -131,7 +135,7 @@ def probe(host, port, cluster_name=CLUSTER_NAME, timeout=2.0):
 class Member:
     """One member process on 127.0.0.1:<free port>; its stdout+stderr go to log_path."""
 
-    def __init__(self, target, port=None, cluster_name=CLUSTER_NAME, config=None, workdir=None):
+    def __init__(self, target, port=None, cluster_name=CLUSTER_NAME, config=None, workdir=None, credentials=None):
         if target not in TARGETS:
             raise ValueError("unknown target %r (expected one of %s)" % (target, ", ".join(TARGETS)))
         self.target = target
@@ -139,6 +143,8 @@ class Member:
         self.port = port or free_port()
         self.cluster_name = cluster_name
         self.config = config
+        # (username, password) the readiness probe authenticates with.
+        self.credentials = credentials
         self.workdir = pathlib.Path(workdir or tempfile.mkdtemp(prefix="ferrogrid-%s-member-" % target))
         self.log_path = self.workdir / "member.log"
         self.proc = None
@@ -203,7 +209,7 @@ class Member:
                     "%s member exited with code %s during start-up; log %s:\n%s"
                     % (self.target, self.proc.returncode, self.log_path, self.log_tail())
                 )
-            if probe(self.host, self.port, self.cluster_name):
+            if probe(self.host, self.port, self.cluster_name, credentials=self.credentials):
                 return self
             time.sleep(0.25)
         self.stop()

@@ -595,6 +595,35 @@ ferrogrid:
     }
 
     #[test]
+    fn tenants_with_quotas() {
+        let text = "ferrogrid:\n  fair-scheduling: false\n  tenants:\n    - {name: team-a, username: alice, password: s, weight: 3, \
+                    max-connections: 10, max-ops-per-second: 5000, max-entries: 100, max-bytes: 4096, over-quota: reject}\n    \
+                    - {name: team-b, username: bob, password: t}\n";
+        let loaded = load(text);
+        let tenants = &loaded.config.tenants;
+        assert!(!tenants.fair_scheduling);
+        assert_eq!(tenants.tenants.len(), 2);
+        let a = &tenants.tenants[0];
+        assert_eq!((a.name.as_str(), a.username.as_str(), a.weight), ("team-a", "alice", 3));
+        assert_eq!(
+            (a.max_connections, a.max_ops_per_second, a.max_entries, a.max_bytes),
+            (Some(10), Some(5000), Some(100), Some(4096))
+        );
+        assert_eq!(a.over_quota, crate::OverQuota::Reject);
+        assert_eq!(tenants.tenants[1].over_quota, crate::OverQuota::Throttle);
+        assert_eq!(tenants.authenticate("bob", "t"), Some(2));
+        assert_eq!(tenants.authenticate("bob", "x"), None);
+        let duplicate =
+            "ferrogrid: {tenants: [{name: a, username: u, password: p}, {name: b, username: u, password: q}]}";
+        let error = MemberConfig::from_yaml_str(duplicate).unwrap_err().to_string();
+        assert!(error.contains("ferrogrid.tenants[1].username"), "{error}");
+        let bad_name = "ferrogrid: {tenants: [{name: 'a/b', username: u, password: p}]}";
+        assert!(MemberConfig::from_yaml_str(bad_name).unwrap_err().to_string().contains("ferrogrid.tenants[0].name"));
+        let bad_policy = "ferrogrid: {tenants: [{name: a, username: u, password: p, over-quota: drop}]}";
+        assert!(MemberConfig::from_yaml_str(bad_policy).unwrap_err().to_string().contains("throttle or reject"));
+    }
+
+    #[test]
     fn scalar_port_public_address_and_members_string() {
         let text = "
 hazelcast:

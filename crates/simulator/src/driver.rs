@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferrogrid_client::{Client, ClientConfig, Map};
+use ferrogrid_client::{Client, ClientConfig, ClientError, Map};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinSet;
@@ -42,6 +42,10 @@ use crate::workload::{Worker, Workload};
 const LOAD_BATCH: u64 = 2_000;
 /// `putAll` requests in flight during the load phase.
 const LOAD_CONCURRENCY: usize = 8;
+/// How long a load request the member refuses (a tenant over its rate quota) is retried.
+pub const LOAD_RETRY_FOR: Duration = Duration::from_secs(30);
+/// Longest pause between those retries.
+const LOAD_RETRY_MAX_PAUSE: Duration = Duration::from_millis(200);
 /// Gets that check loaded values before measuring.
 const VERIFY_SAMPLES: u64 = 1_000;
 /// Start tokens queued per open-loop worker; the pacer keeps the rest until there is room.
@@ -146,31 +150,39 @@ impl LoadSummary {
 }
 
 /// Empties the map, writes the workload's data set with `putAll` batches, then checks that
-/// `size()` equals the entry count and that sampled gets return the written values.
+/// `size()` equals the entry count and that sampled gets return the written values. A request
+/// the member refuses with an error (a tenant over its rate quota) is retried, for at most
+/// [`LOAD_RETRY_FOR`] per request.
 pub async fn load(workload: &Arc<Workload>, maps: &[Map], seed: u64) -> Result<LoadSummary, SimulatorError> {
     let started = Instant::now();
-    maps[0].clear().await?;
+    patiently(|| maps[0].clear()).await?;
     let count = workload.load_count();
     let mut in_flight = JoinSet::new();
     let mut next = 0u64;
     while next < count || !in_flight.is_empty() {
         while next < count && in_flight.len() < LOAD_CONCURRENCY {
             let end = (next + LOAD_BATCH).min(count);
-            let entries = (next..end)
-                .map(|index| {
-                    let (key, value) = workload.load_entry(index);
-                    (key.into_owned(), value.to_vec())
-                })
-                .collect();
             let map = maps[((next / LOAD_BATCH) % maps.len() as u64) as usize].clone();
-            in_flight.spawn(async move { map.put_all(entries).await });
+            let workload = workload.clone();
+            in_flight.spawn(async move {
+                patiently(|| {
+                    let entries = (next..end)
+                        .map(|index| {
+                            let (key, value) = workload.load_entry(index);
+                            (key.into_owned(), value.to_vec())
+                        })
+                        .collect();
+                    map.put_all(entries)
+                })
+                .await
+            });
             next = end;
         }
         if let Some(joined) = in_flight.join_next().await {
             joined.expect("load tasks do not panic")?;
         }
     }
-    let size = maps[0].size().await? as u64;
+    let size = patiently(|| maps[0].size()).await? as u64;
     if size != count {
         return Err(SimulatorError::Verification(format!(
             "map {} has {size} entries, {count} were loaded",
@@ -182,13 +194,33 @@ pub async fn load(workload: &Arc<Workload>, maps: &[Map], seed: u64) -> Result<L
     for _ in 0..samples {
         let index = rng.below(count);
         let (key, expected) = workload.load_entry(index);
-        let found = maps[0].get(&key).await?;
+        let found = patiently(|| maps[0].get(&key)).await?;
         if found.as_deref() != Some(expected) {
             let what = if found.is_none() { "missing" } else { "has another value" };
             return Err(SimulatorError::Verification(format!("loaded entry {index} is {what}")));
         }
     }
     Ok(LoadSummary { entries: count, seconds: started.elapsed().as_secs_f64(), size, verified_gets: samples })
+}
+
+/// Sends `request` again, after a growing pause, while the member answers it with an error
+/// (`ClientError::Server`) and [`LOAD_RETRY_FOR`] has not passed.
+async fn patiently<T, F, R>(mut request: F) -> Result<T, ClientError>
+where
+    F: FnMut() -> R,
+    R: std::future::Future<Output = Result<T, ClientError>>,
+{
+    let deadline = Instant::now() + LOAD_RETRY_FOR;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match request().await {
+            Err(ClientError::Server { .. }) if Instant::now() + pause < deadline => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(LOAD_RETRY_MAX_PAUSE);
+            }
+            outcome => return outcome,
+        }
+    }
 }
 
 /// How to measure.

@@ -85,7 +85,8 @@ struct TargetArgs {
     /// With --address: the member processes whose CPU to measure (repeatable).
     #[arg(long, value_name = "PID")]
     server_pid: Vec<u32>,
-    /// Start a fresh cluster of this product for every run.
+    /// Start a fresh cluster of this product (`run`, `compare`: one per run; `max-throughput`,
+    /// `tenants`, `scaling`: one for the command).
     #[arg(long, value_enum)]
     start: Option<Product>,
     /// With --start ferrogrid: the members' configuration file (`ferrogrid member --config FILE`).
@@ -313,7 +314,9 @@ async fn run(args: RunArgs) -> Result<(), SimulatorError> {
     }
     let out = output_directory(&args.common, &definition);
     let series = runner::run_series(&definition, &[target], &settings, args.timing.runs, &out).await?;
-    runner::write_summaries(&out, &definition, &series)?;
+    if !settings.coordinated {
+        runner::write_summaries(&out, &definition, &series)?;
+    }
     for (label, runs) in &series {
         println!("{}", SeriesSummary::of(label, runs).text());
     }

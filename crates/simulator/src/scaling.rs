@@ -13,7 +13,8 @@
 //!    so their warm-ups and measure windows coincide;
 //! 4. waits for all of them and reads their `result.json` and `histogram.json`: ops/s are
 //!    summed, p99 is reported as the maximum over the processes and from the merged
-//!    distribution (the processes' histograms added), errors are summed by message.
+//!    distribution (the processes' histograms added), errors are summed by message. With
+//!    `--start` or `--server-pid`, the members' CPU is read over the shared measure window.
 //!
 //! A process that fails, or does not get ready within the ready timeout, fails the command
 //! (the end of its log is shown); the processes of the step are killed then, and on Ctrl-C.
@@ -42,6 +43,7 @@ use crate::error::SimulatorError;
 use crate::results::{self, thousands, LatencySummary, RunResult, Spread};
 use crate::runner::{self, RunSettings, Session, Target};
 use crate::stats::{self, ErrorCount, ProbeSummary};
+use crate::system;
 
 /// Most processes in one step.
 pub const MAX_PROCESSES: u32 = 256;
@@ -153,6 +155,9 @@ pub struct ScalingRun {
     pub p99_max_us: f64,
     /// Every operation of every process (the histograms merged).
     pub merged: LatencySummary,
+    /// The member processes' CPU over the measure window (with --start or --server-pid).
+    pub server_cpu_seconds: Option<f64>,
+    pub server_cpu_seconds_per_million_ops: Option<f64>,
     pub error_messages: Vec<ErrorCount>,
     pub processes: Vec<ProcessResult>,
 }
@@ -170,6 +175,8 @@ pub struct ScalingStep {
     pub errors: u64,
     /// Average ops/s ÷ the first step's.
     pub relative_to_first: f64,
+    /// Over the repeats, when the members' CPU was read.
+    pub server_cpu_seconds_per_million_ops: Option<Spread>,
     pub runs: Vec<ScalingRun>,
 }
 
@@ -199,7 +206,7 @@ impl ScalingResult {
         let mut text = String::new();
         let _ = writeln!(
             text,
-            "{:>9} {:>15} {:>12} {:>12} {:>12} {:>9} {:>16} {:>16} {:>8}",
+            "{:>9} {:>15} {:>12} {:>12} {:>12} {:>9} {:>16} {:>16} {:>8} {:>16}",
             "processes",
             "threads/proc",
             "ops/s min",
@@ -208,7 +215,8 @@ impl ScalingResult {
             "vs first",
             "p99 µs max/proc",
             "p99 µs merged",
-            "errors"
+            "errors",
+            "server CPU-s/M"
         );
         for step in &self.steps {
             let (low, high) = (
@@ -216,9 +224,11 @@ impl ScalingResult {
                 step.threads_per_process.iter().max().copied().unwrap_or(0),
             );
             let threads = if low == high { low.to_string() } else { format!("{low}-{high}") };
+            let cpu =
+                step.server_cpu_seconds_per_million_ops.map_or("n/a".to_owned(), |cpu| format!("{:.2}", cpu.average));
             let _ = writeln!(
                 text,
-                "{:>9} {threads:>15} {:>12} {:>12} {:>12} {:>8.2}x {:>16.0} {:>16.0} {:>8}",
+                "{:>9} {threads:>15} {:>12} {:>12} {:>12} {:>8.2}x {:>16.0} {:>16.0} {:>8} {cpu:>16}",
                 step.processes,
                 thousands(step.ops_per_second.min),
                 thousands(step.ops_per_second.average),
@@ -351,9 +361,9 @@ pub async fn scaling(
         }
         Target::Existing { .. } => None,
     };
-    let addresses = match (&cluster, &target) {
-        (Some(cluster), _) => cluster.addresses.clone(),
-        (None, Target::Existing { addresses, .. }) => addresses.clone(),
+    let (addresses, server_pids) = match (&cluster, &target) {
+        (Some(cluster), _) => (cluster.addresses.clone(), cluster.pids()),
+        (None, Target::Existing { addresses, server_pids }) => (addresses.clone(), server_pids.clone()),
         (None, Target::Start(_)) => unreachable!("a started target has a cluster"),
     };
     let rate = settings.rate.or_else(|| definition.target_ops_per_second());
@@ -379,7 +389,8 @@ pub async fn scaling(
             let loader = Session::open(definition, &addresses, &settings.run_settings(None), &label).await?;
             loader.close().await;
             let directory = out.join(format!("step-{processes}")).join(format!("repeat-{repeat}"));
-            let run = run_processes(&file, &addresses, settings, rate, &threads, repeat, out, &directory).await?;
+            let step = Step { file: &file, addresses: &addresses, server_pids: &server_pids, rate, threads: &threads };
+            let run = run_processes(&step, settings, repeat, out, &directory).await?;
             eprintln!(
                 "{label} {} ops/s ({} ops, {} errors), p99 max over processes {:.0} µs, merged p99 {:.0} µs",
                 thousands(run.ops_per_second),
@@ -398,18 +409,25 @@ pub async fn scaling(
     Ok(result)
 }
 
-/// One repeat of one step: spawns the processes, starts them together, collects their results.
-#[allow(clippy::too_many_arguments)]
-async fn run_processes(
-    file: &Path,
-    addresses: &[SocketAddr],
-    settings: &ScalingSettings,
+/// What every repeat of a step shares.
+struct Step<'a> {
+    file: &'a Path,
+    addresses: &'a [SocketAddr],
+    server_pids: &'a [u32],
+    /// The total rate.
     rate: Option<f64>,
-    threads: &[u32],
+    threads: &'a [u32],
+}
+
+/// One repeat of one step: spawns the processes, starts them together, collects their results.
+async fn run_processes(
+    step: &Step<'_>,
+    settings: &ScalingSettings,
     repeat: u32,
     out: &Path,
     directory: &Path,
 ) -> Result<ScalingRun, SimulatorError> {
+    let Step { file, addresses, threads, .. } = *step;
     let count = threads.len();
     let address_label = addresses[0].to_string();
     let mut processes = Processes { children: Vec::with_capacity(count), logs: Vec::with_capacity(count) };
@@ -422,15 +440,8 @@ async fn run_processes(
         let output = std::fs::File::create(&log).map_err(SimulatorError::io(&log))?;
         let errors = output.try_clone().map_err(SimulatorError::io(&log))?;
         let mut command = Command::new(&settings.program);
-        command.args(child_arguments(
-            file,
-            addresses,
-            settings,
-            rate.map(|rate| rate / count as f64),
-            process_threads,
-            index,
-            &process_out,
-        ));
+        let rate = step.rate.map(|rate| rate / count as f64);
+        command.args(child_arguments(file, addresses, settings, rate, process_threads, index, &process_out));
         command.stdin(Stdio::piped()).stdout(output).stderr(errors);
         let child = command.spawn().map_err(|error| {
             SimulatorError::Scaling(format!("cannot start {}: {error}", settings.program.display()))
@@ -443,13 +454,18 @@ async fn run_processes(
     processes.wait_ready(&ready, settings.ready_timeout).await?;
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     processes.start_at((now + START_MARGIN).as_millis())?;
-    let deadline = Instant::now()
-        + START_MARGIN
-        + settings.warmup
-        + settings.duration
-        + settings.duration.max(Duration::from_secs(5))
-        + FINISH_GRACE;
+    let measure_start = Instant::now() + START_MARGIN + settings.warmup;
+    let pids = step.server_pids.to_vec();
+    let duration = settings.duration;
+    let server_cpu = tokio::spawn(async move {
+        tokio::time::sleep_until(measure_start.into()).await;
+        let start = system::cpu_of(&pids);
+        tokio::time::sleep_until((measure_start + duration).into()).await;
+        system::cpu_difference(start, system::cpu_of(&pids))
+    });
+    let deadline = measure_start + settings.duration + settings.duration.max(Duration::from_secs(5)) + FINISH_GRACE;
     processes.wait_finished(deadline).await?;
+    let server_cpu_seconds = server_cpu.await.expect("the CPU reading does not panic");
 
     let mut merged = stats::new_histogram();
     let mut run = ScalingRun {
@@ -459,6 +475,8 @@ async fn run_processes(
         errors: 0,
         p99_max_us: 0.0,
         merged: LatencySummary::of(&ProbeSummary::of("all", &merged, 0)),
+        server_cpu_seconds,
+        server_cpu_seconds_per_million_ops: None,
         error_messages: Vec::new(),
         processes: Vec::with_capacity(count),
     };
@@ -487,6 +505,10 @@ async fn run_processes(
         });
     }
     run.merged = LatencySummary::of(&ProbeSummary::of("all", &merged, run.errors));
+    // Operations counted over the window, CPU read over the window.
+    let window_ops = run.ops_per_second * settings.duration.as_secs_f64();
+    run.server_cpu_seconds_per_million_ops =
+        server_cpu_seconds.filter(|_| window_ops > 0.0).map(|cpu| cpu / (window_ops / 1e6));
     Ok(run)
 }
 
@@ -546,6 +568,7 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Simulator
 fn step_of(processes: u32, threads: Vec<u32>, runs: Vec<ScalingRun>, first_average: Option<f64>) -> ScalingStep {
     let ops_per_second = Spread::of(runs.iter().map(|run| run.ops_per_second)).expect("a step has runs");
     let first = first_average.unwrap_or(ops_per_second.average);
+    let cpu: Vec<f64> = runs.iter().filter_map(|run| run.server_cpu_seconds_per_million_ops).collect();
     ScalingStep {
         processes,
         threads_per_process: threads,
@@ -553,6 +576,7 @@ fn step_of(processes: u32, threads: Vec<u32>, runs: Vec<ScalingRun>, first_avera
         p99_merged_us: Spread::of(runs.iter().map(|run| run.merged.p99_us)).expect("a step has runs"),
         errors: runs.iter().map(|run| run.errors).sum(),
         relative_to_first: if first > 0.0 { ops_per_second.average / first } else { f64::NAN },
+        server_cpu_seconds_per_million_ops: if cpu.len() == runs.len() { Spread::of(cpu) } else { None },
         ops_per_second,
         runs,
     }
@@ -563,19 +587,20 @@ fn write_files(out: &Path, result: &ScalingResult) -> Result<(), SimulatorError>
     results::write_json(&out.join("scaling.json"), result)?;
     let mut steps = String::from(
         "processes,threads_per_process,repeats,ops_per_second_min,ops_per_second_avg,ops_per_second_max,\
-         relative_to_first,p99_max_us_avg,p99_merged_us_avg,errors\n",
+         relative_to_first,p99_max_us_avg,p99_merged_us_avg,errors,server_cpu_seconds_per_million_ops_avg\n",
     );
     let mut runs = String::from(
         "processes,threads_per_process,repeat,ops,ops_per_second,errors,p99_max_us,p50_merged_us,p90_merged_us,\
-         p99_merged_us,p999_merged_us,max_merged_us\n",
+         p99_merged_us,p999_merged_us,max_merged_us,server_cpu_seconds_per_million_ops\n",
     );
     for step in &result.steps {
         let threads: Vec<String> = step.threads_per_process.iter().map(u32::to_string).collect();
         let threads = threads.join(" ");
         let ops = &step.ops_per_second;
+        let cpu = step.server_cpu_seconds_per_million_ops.map_or(String::new(), |cpu| format!("{:.4}", cpu.average));
         let _ = writeln!(
             steps,
-            "{},{threads},{},{:.1},{:.1},{:.1},{:.4},{:.1},{:.1},{}",
+            "{},{threads},{},{:.1},{:.1},{:.1},{:.4},{:.1},{:.1},{},{cpu}",
             step.processes,
             step.runs.len(),
             ops.min,
@@ -588,9 +613,10 @@ fn write_files(out: &Path, result: &ScalingResult) -> Result<(), SimulatorError>
         );
         for run in &step.runs {
             let merged = &run.merged;
+            let cpu = run.server_cpu_seconds_per_million_ops.map_or(String::new(), |cpu| format!("{cpu:.4}"));
             let _ = writeln!(
                 runs,
-                "{},{threads},{},{},{:.1},{},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1}",
+                "{},{threads},{},{},{:.1},{},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{cpu}",
                 step.processes,
                 run.repeat,
                 run.ops,

@@ -1,0 +1,223 @@
+"""Multi-tenancy, as the official Python client sees it: tenants authenticate with their own
+credentials, see only their own maps, and are held to their quotas with a clear error.
+
+The module starts its OWN ferrogrid member (tenants in its config) on another free port, so the
+session's member is not disturbed. ferrogrid only: Hazelcast has no tenants.
+"""
+
+import os
+import time
+import urllib.request
+
+import hazelcast
+import pytest
+from hazelcast.errors import HazelcastError
+
+from member import Member, free_port
+
+pytestmark = pytest.mark.ferrogrid_only
+
+CLUSTER = "tenants"
+TENANTS = {
+    # name: (username, password)
+    "team-a": ("alice", "a-secret"),
+    "team-b": ("bob", "b-secret"),
+    "team-c": ("carol", "c-secret"),
+    "team-d": ("dave", "d-secret"),
+}
+
+
+@pytest.fixture(scope="module")
+def tenant_member(target, tmp_path_factory):
+    if os.environ.get("FERROGRID_ADDRESS"):
+        pytest.skip("FERROGRID_ADDRESS given: not starting members")
+    workdir = tmp_path_factory.mktemp("tenants")
+    port, metrics_port = free_port(), free_port()
+    config = workdir / "tenants.yaml"
+    config.write_text(
+        f"""hazelcast:
+  cluster-name: {CLUSTER}
+  network:
+    port: {{port: {port}, auto-increment: false}}
+    join: {{multicast: {{enabled: false}}}}
+  properties:
+    hazelcast.io.balancer.interval.seconds: -1
+ferrogrid:
+  metrics: {{file: '', http-port: {metrics_port}}}
+  tenants:
+    - {{name: team-a, username: alice, password: a-secret, weight: 2, max-connections: 2}}
+    - {{name: team-b, username: bob, password: b-secret, max-ops-per-second: 50, over-quota: reject}}
+    - {{name: team-c, username: carol, password: c-secret, max-entries: 100}}
+    - {{name: team-d, username: dave, password: d-secret, max-ops-per-second: 100, over-quota: throttle}}
+"""
+    )
+    member = Member(target, port=port, cluster_name=CLUSTER, config=config, workdir=workdir, credentials=TENANTS["team-a"])
+    member.start()
+    member.metrics_port = metrics_port
+    yield member
+    member.stop()
+
+
+def connect(member, tenant, **kwargs):
+    username, password = TENANTS[tenant]
+    options = dict(
+        cluster_members=[member.address],
+        cluster_name=CLUSTER,
+        creds_username=username,
+        creds_password=password,
+        cluster_connect_timeout=5.0,
+    )
+    options.update(kwargs)
+    return hazelcast.HazelcastClient(**options)
+
+
+def metric(member, name, tenant):
+    with urllib.request.urlopen(f"http://127.0.0.1:{member.metrics_port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    prefix = f'{name}{{tenant="{tenant}"}} '
+    lines = [line for line in text.splitlines() if line.startswith(prefix)]
+    assert lines, f"no probe {prefix!r} in /metrics"
+    return float(lines[0].split()[-1])
+
+
+def test_maps_are_namespaced_per_tenant(tenant_member):
+    alice, bob = connect(tenant_member, "team-a"), connect(tenant_member, "team-b")
+    try:
+        a_orders, b_orders = alice.get_map("orders").blocking(), bob.get_map("orders").blocking()
+        a_orders.put_all({"o-1": "alice's", "o-2": "alice's too"})
+        alice.get_map("alice-only").blocking().put("k", "v")
+        # Same name, different tenant: another map.
+        assert b_orders.get("o-1") is None
+        assert b_orders.size() == 0 and b_orders.key_set() == []
+        assert not b_orders.contains_value("alice's")
+        b_orders.put("o-1", "bob's")
+        assert a_orders.get("o-1") == "alice's"
+        # B clears and destroys only its own map.
+        b_orders.clear()
+        b_orders.destroy()
+        assert a_orders.size() == 2
+        # Listings show a tenant its own objects, by the names it used.
+        a_names = {o.name for o in alice.get_distributed_objects()}
+        b_names = {o.name for o in bob.get_distributed_objects()}
+        assert {"orders", "alice-only"} <= a_names
+        assert "alice-only" not in b_names
+        assert not any("\0" in name or "team-" in name for name in a_names | b_names)
+    finally:
+        alice.shutdown()
+        bob.shutdown()
+
+
+def test_no_name_reaches_another_namespace(tenant_member):
+    bob = connect(tenant_member, "team-b")
+    try:
+        with pytest.raises(HazelcastError, match="NUL"):
+            bob.get_map("team-a\0orders").blocking().get("o-1")
+    finally:
+        bob.shutdown()
+
+
+@pytest.mark.parametrize("credentials", [("alice", "wrong"), ("mallory", "x"), (None, None)])
+def test_unknown_credentials_are_refused(tenant_member, credentials):
+    username, password = credentials
+    with pytest.raises(Exception):
+        hazelcast.HazelcastClient(
+            cluster_members=[tenant_member.address],
+            cluster_name=CLUSTER,
+            creds_username=username,
+            creds_password=password,
+            cluster_connect_timeout=3.0,
+        )
+
+
+def test_connection_quota(tenant_member):
+    # team-a: max-connections 2; each smart client of a one-member cluster holds one.
+    first, second = connect(tenant_member, "team-a"), connect(tenant_member, "team-a")
+    try:
+        with pytest.raises(Exception):
+            connect(tenant_member, "team-a", cluster_connect_timeout=3.0)
+        assert "connection quota (max-connections 2)" in tenant_member.log_path.read_text()
+        # Another tenant is not affected.
+        connect(tenant_member, "team-b").shutdown()
+    finally:
+        first.shutdown()
+        second.shutdown()
+
+
+def test_operation_quota_rejects_with_a_clear_error(tenant_member):
+    bob = connect(tenant_member, "team-b")
+    try:
+        m = bob.get_map("rate").blocking()
+        # A 1 s burst is banked; well beyond it, requests are refused, not queued or dropped.
+        errors = []
+        done = 0
+        for i in range(400):
+            try:
+                m.set(f"k{i}", i)
+                done += 1
+            except HazelcastError as error:
+                errors.append(str(error))
+        assert errors, "400 back-to-back sets at 50/s: some must be refused"
+        assert all("over its operation quota (max-ops-per-second 50)" in e for e in errors), errors[:3]
+        assert done >= 50
+        assert metric(tenant_member, "ferrogrid_tenant_rejected_total", "team-b") >= len(errors)
+    finally:
+        bob.shutdown()
+
+
+def test_data_quota_refuses_writes_beyond_it(tenant_member):
+    carol = connect(tenant_member, "team-c")
+    try:
+        m = carol.get_map("capped").blocking()
+        m.put_all({f"k{i}": i for i in range(100)})
+        # Usage is measured twice a second.
+        deadline = time.monotonic() + 10
+        while metric(tenant_member, "ferrogrid_tenant_entries", "team-c") < 100 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with pytest.raises(HazelcastError, match="quota of data"):
+            m.put("one-more", 1)
+        # Reads and removals still work; after removing, writes are accepted again.
+        assert m.get("k1") == 1
+        m.remove("k1")
+        deadline = time.monotonic() + 10
+        while metric(tenant_member, "ferrogrid_tenant_entries", "team-c") >= 100 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        m.put("one-more", 1)
+        assert m.get("one-more") == 1
+    finally:
+        carol.shutdown()
+
+
+def test_operation_quota_throttles_without_errors(tenant_member):
+    dave = connect(tenant_member, "team-d")
+    try:
+        m = dave.get_map("throttled").blocking()
+        for i in range(250):
+            m.set(f"k{i}", i)  # beyond the banked 100: waits, never fails
+        assert m.size() == 250
+        assert metric(tenant_member, "ferrogrid_tenant_throttled_total", "team-d") > 0
+        assert metric(tenant_member, "ferrogrid_tenant_rejected_total", "team-d") == 0
+    finally:
+        dave.shutdown()
+
+
+def test_per_tenant_probes(tenant_member):
+    alice = connect(tenant_member, "team-a")
+    try:
+        m = alice.get_map("probed").blocking()
+        for i in range(20):
+            m.put(i, i)
+        assert metric(tenant_member, "ferrogrid_tenant_ops_total", "team-a") >= 20
+        assert metric(tenant_member, "ferrogrid_tenant_connections", "team-a") >= 1
+        # Per-map figures are copied out twice a second.
+        deadline = time.monotonic() + 10
+        while True:
+            with urllib.request.urlopen(f"http://127.0.0.1:{tenant_member.metrics_port}/metrics", timeout=5) as r:
+                text = r.read().decode()
+            if 'map="team-a/probed"' in text or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert 'ferrogrid_tenant_latency_nanoseconds{tenant="team-a",quantile="0.99"}' in text
+        # Map probes name a tenant's maps as tenant/map.
+        assert 'map="team-a/probed"' in text
+    finally:
+        alice.shutdown()
