@@ -696,7 +696,7 @@ impl Core {
         } else if let ConnectionState::Authenticated { tenant, .. } = state {
             let tenant = *tenant;
             if tenant == 0 {
-                self.dispatch(connection, &message, bytes, out, false, connection.client_uuid(), 0)
+                self.dispatch(connection, &message, bytes, out, Origin::client(connection, 0))
             } else {
                 self.dispatch_for_tenant(connection, &message, bytes, out, tenant)
             }
@@ -734,10 +734,9 @@ impl Core {
         message: &Message<'_>,
         bytes: &[u8],
         out: &mut Vec<u8>,
-        from_member: bool,
-        source: Uuid,
-        tenant: u16,
+        origin: Origin,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        let Origin { from_member, source, tenant } = origin;
         let ty = message.message_type();
         if map_ops::is_partition_operation(ty) {
             let partition = message.partition_id();
@@ -960,7 +959,13 @@ impl Core {
                     fanout::write_refusal(out, message.correlation_id(), error::UNSUPPORTED_OPERATION, &text);
                     return Ok(After::Continue);
                 }
-                return self.dispatch(connection, &inner, &request, out, true, source, 0);
+                return self.dispatch(
+                    connection,
+                    &inner,
+                    &request,
+                    out,
+                    Origin { from_member: true, source, tenant: 0 },
+                );
             }
             peer::CLIENT_GONE => {
                 if payload.len() == 16 {
@@ -1088,7 +1093,7 @@ impl Core {
             return refuse(out, text);
         }
         if !crate::tenants::names_a_map(ty) {
-            return self.dispatch(connection, message, bytes, out, false, connection.client_uuid(), tenant);
+            return self.dispatch(connection, message, bytes, out, Origin::client(connection, tenant));
         }
         let scoped = match crate::tenants::scope_request(bytes, &runtime.prefix) {
             Ok(scoped) => scoped,
@@ -1099,7 +1104,7 @@ impl Core {
             }
         };
         let scoped_message = Message::parse(&scoped)?;
-        self.dispatch(connection, &scoped_message, &scoped, out, false, connection.client_uuid(), tenant)
+        self.dispatch(connection, &scoped_message, &scoped, out, Origin::client(connection, tenant))
     }
 
     /// Releases `client`'s locks on every reactor of this member, unless it is connected here.
@@ -1154,6 +1159,21 @@ impl Core {
                 self.shared.reactors[target].wake();
             }
         }
+    }
+}
+
+/// Where a request came from: a client (its uuid owns locks; its tenant) or another member
+/// (forwarded: run here or refuse, never forward again).
+#[derive(Debug, Clone, Copy)]
+struct Origin {
+    from_member: bool,
+    source: Uuid,
+    tenant: u16,
+}
+
+impl Origin {
+    fn client(connection: &ConnectionShared, tenant: u16) -> Origin {
+        Origin { from_member: false, source: connection.client_uuid(), tenant }
     }
 }
 
