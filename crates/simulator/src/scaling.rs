@@ -300,16 +300,19 @@ impl Processes {
     async fn wait_finished(&mut self, deadline: Instant) -> Result<(), SimulatorError> {
         let mut finished = vec![false; self.children.len()];
         while !finished.iter().all(|&done| done) {
-            for index in 0..self.children.len() {
-                if finished[index] {
-                    continue;
-                }
-                if let Ok(Some(status)) = self.children[index].try_wait() {
-                    if !status.success() {
-                        return Err(self.failure(index, &format!("failed ({status})")));
+            let mut failed = None;
+            for (index, (child, done)) in self.children.iter_mut().zip(finished.iter_mut()).enumerate() {
+                match child.try_wait() {
+                    Ok(Some(status)) if !status.success() => {
+                        failed = Some((index, status));
+                        break;
                     }
-                    finished[index] = true;
+                    Ok(Some(_)) => *done = true,
+                    _ => {}
                 }
+            }
+            if let Some((index, status)) = failed {
+                return Err(self.failure(index, &format!("failed ({status})")));
             }
             if Instant::now() >= deadline {
                 let late = finished.iter().position(|&done| !done).unwrap_or(0);
