@@ -19,6 +19,10 @@ const ENTRIES: usize = 3_000;
 
 /// Starts `count` members that list each other, concurrently (as a cluster is started).
 fn start_cluster(count: usize) -> Vec<Member> {
+    start_cluster_with(count, |_| {})
+}
+
+fn start_cluster_with(count: usize, customize: fn(&mut MemberConfig)) -> Vec<Member> {
     // FERROGRID_LOG=info shows the members' logs.
     if let Ok(filter) = std::env::var("FERROGRID_LOG") {
         let _ = tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().try_init();
@@ -38,6 +42,7 @@ fn start_cluster(count: usize) -> Vec<Member> {
             config.cluster.heartbeat_interval_ms = 200;
             config.cluster.max_no_heartbeat_ms = 3_000;
             config.cluster.join_wait_ms = 500;
+            customize(&mut config);
             std::thread::spawn(move || Member::start(config).expect("member starts"))
         })
         .collect();
@@ -125,6 +130,48 @@ async fn a_leaving_member_hands_its_partitions_off_and_wide_operations_span_the_
     map.clear().await.unwrap();
     assert_eq!(map.size().await.unwrap(), 0, "clear reaches every member");
     client.shutdown().await;
+    for member in members {
+        member.shutdown();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tenants_stay_isolated_across_members_backups_and_failover() {
+    if skip_with_external_member("tenants_stay_isolated_across_members_backups_and_failover") {
+        return;
+    }
+    let mut members = start_cluster_with(3, |config| {
+        use ferrogrid_config::TenantConfig;
+        config.tenants.tenants = vec![TenantConfig::new("a", "alice", "pa"), TenantConfig::new("b", "bob", "pb")];
+    });
+    let connect = |address, user: &str, password: &str| {
+        let mut config = config(address, false);
+        config.username = Some(user.into());
+        config.password = Some(password.into());
+        Client::connect(config)
+    };
+    // Unisocket clients on different members: most requests are forwarded to their owners.
+    let alice = connect(members[2].address(), "alice", "pa").await.expect("alice connects");
+    let bob = connect(members[1].address(), "bob", "pb").await.expect("bob connects");
+    wait_for_members(&alice, 3).await;
+    let a_map = alice.map("orders").await.unwrap();
+    let b_map = bob.map("orders").await.unwrap();
+    let expected = entries();
+    a_map.put_all(expected.clone()).await.unwrap();
+    assert_eq!(b_map.size().await.unwrap(), 0, "bob's orders is another map");
+    assert_eq!(b_map.get(&expected[0].0).await.unwrap(), None);
+    b_map.put_all(vec![(expected[0].0.clone(), serialize_string("bob's"))]).await.unwrap();
+    // The owner of many of alice's partitions crashes: backups take over, still per tenant.
+    let crashed = members.remove(0);
+    tokio::task::spawn_blocking(move || crashed.shutdown()).await.unwrap();
+    wait_for_members(&alice, 2).await;
+    assert_all_present(&alice, "orders", &expected).await;
+    assert_eq!(b_map.size().await.unwrap(), 1);
+    assert_eq!(b_map.get(&expected[0].0).await.unwrap(), Some(serialize_string("bob's")));
+    b_map.clear().await.unwrap();
+    assert_eq!(a_map.size().await.unwrap(), ENTRIES, "bob's clear leaves alice's map alone");
+    alice.shutdown().await;
+    bob.shutdown().await;
     for member in members {
         member.shutdown();
     }
