@@ -31,6 +31,8 @@ pub const FORWARD: MessageType = MessageType(0x7F_0007);
 /// A client has had no connection to the sender for the cleanup period (uuid, 16 bytes LE):
 /// release its locks unless it is connected here.
 pub const CLIENT_GONE: MessageType = MessageType(0x7F_0008);
+/// A replica still waiting for a partition's data asks for it again (partition, `u16` LE).
+pub const SNAPSHOT_REQUEST: MessageType = MessageType(0x7F_0009);
 
 pub fn is_member_type(ty: MessageType) -> bool {
     ty.0 >> 16 == 0x7F

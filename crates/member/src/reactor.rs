@@ -495,6 +495,7 @@ impl Reactor {
                         self.publish_ready();
                     }
                     MemberWork::Acks(acks) => self.core.owner.on_acks(from, &acks),
+                    MemberWork::SnapshotRequest(partition) => self.core.owner.on_snapshot_request(from, partition),
                     MemberWork::Responses(mut batch) => {
                         let mut batch: &[u8] = &mut batch;
                         while batch.len() >= 4 {
@@ -966,6 +967,17 @@ impl Core {
                     out,
                     Origin { from_member: true, source, tenant: 0 },
                 );
+            }
+            peer::SNAPSHOT_REQUEST => {
+                if payload.len() == 2 {
+                    let partition = u16::from_le_bytes([payload[0], payload[1]]);
+                    let target = self.shared.owner_of(partition);
+                    if target == self.index {
+                        self.owner.on_snapshot_request(from, partition);
+                    } else {
+                        self.hand_off(target, Task::Member { from, work: MemberWork::SnapshotRequest(partition) });
+                    }
+                }
             }
             peer::CLIENT_GONE => {
                 if payload.len() == 16 {

@@ -105,6 +105,8 @@ pub struct Replication {
     snapshot_version: Vec<u64>,
     /// Per local partition: the member whose snapshot this replica waits for.
     source: Vec<Option<MemberId>>,
+    /// Per local partition: when the data was last asked for (while waiting for it).
+    asked_ms: Vec<i64>,
     /// Per local partition: members to send the whole partition once it is ready here.
     owed: Vec<Vec<MemberId>>,
     /// Per local partition: this member owns it (map-wide reads count only these).
@@ -137,6 +139,7 @@ impl Replication {
             ready: vec![true; local_partitions],
             snapshot_version: vec![0; local_partitions],
             source: vec![None; local_partitions],
+            asked_ms: vec![0; local_partitions],
             owed: vec![Vec::new(); local_partitions],
             owned: vec![false; local_partitions],
             out: HashMap::new(),
@@ -382,8 +385,50 @@ impl PartitionOwner {
         }
     }
 
+    /// Asks again, at most once a second per partition, for the data of replicas still
+    /// waiting for it (a snapshot lost with a link, or never sent in a race, must not leave a
+    /// replica, and the migration waiting on it, stuck).
+    fn ask_again(&mut self) {
+        let now = self.now_ms;
+        for local in 0..self.partitions.len() {
+            let Some(source) = self.replication.source[local].filter(|_| !self.replication.ready[local]) else {
+                continue;
+            };
+            if self.replication.asked_ms[local] == 0 {
+                // The first second is the normal hand-off's.
+                self.replication.asked_ms[local] = now;
+                continue;
+            }
+            if now - self.replication.asked_ms[local] < 1_000 {
+                continue;
+            }
+            self.replication.asked_ms[local] = now;
+            let partition = self.replication.global(local) as u16;
+            debug!(partition, ?source, "asking again for a partition's data");
+            peer::write(self.replication.message_for(source), peer::SNAPSHOT_REQUEST, 0, &partition.to_le_bytes());
+        }
+    }
+
+    /// Another member waits for `partition`'s data: send it if this member holds a complete
+    /// replica (the owner, or a replica the owner's data came from).
+    pub fn on_snapshot_request(&mut self, from: MemberId, partition: u16) {
+        let partition = partition as usize;
+        if partition % self.replication.reactor_count != self.replication.reactor_index
+            || partition >= self.replication.state.table.partition_count()
+        {
+            return;
+        }
+        let local = self.replication.local(partition);
+        let me = self.replication.state.me;
+        let holds = self.replication.state.table.replicas(partition).contains(&Some(me));
+        if holds && self.replication.ready[local] {
+            self.send_snapshot(partition, from);
+        }
+    }
+
     /// Releases held writes whose backups timed out or whose backup members left.
     pub fn check_pending(&mut self) {
+        self.ask_again();
         let now = self.now_ms;
         let state = self.replication.state.clone();
         let due: Vec<u64> = self
@@ -670,6 +715,7 @@ impl PartitionOwner {
         }
         if self.replication.ready[local] {
             self.replication.source[local] = None;
+            self.replication.asked_ms[local] = 0;
         } else if let Some(source) = self.replication.source[local] {
             if !state.is_member(source) {
                 warn!(partition, ?source, "the member this replica waited for left: going on with what is here");

@@ -50,6 +50,8 @@ pub enum MemberWork {
     Snapshot(Box<[u8]>),
     /// Acknowledgements of writes the receiving reactor holds.
     Acks(Vec<(u64, bool)>),
+    /// A member waiting for this partition's data asks for it again.
+    SnapshotRequest(u16),
     /// Answers (whole messages, each `u32` LE length-prefixed) to requests the receiving
     /// reactor forwarded.
     Responses(Box<[u8]>),
