@@ -153,6 +153,12 @@ impl Replication {
         }
     }
 
+    /// Whether `partition` exists and belongs to this reactor (what a member message names
+    /// must be checked before it indexes anything).
+    fn owns_locally(&self, partition: usize) -> bool {
+        partition < self.state.table.partition_count() && partition % self.reactor_count == self.reactor_index
+    }
+
     fn local(&self, partition: usize) -> usize {
         partition / self.reactor_count
     }
@@ -330,9 +336,7 @@ impl PartitionOwner {
                 }
             };
             let partition = header.partition as usize;
-            if partition >= self.replication.state.table.partition_count()
-                || partition % self.replication.reactor_count != self.replication.reactor_index
-            {
+            if !self.replication.owns_locally(partition) {
                 warn!(partition, "backup record for a partition this reactor does not own: ignored");
                 continue;
             }
@@ -413,9 +417,7 @@ impl PartitionOwner {
     /// replica (the owner, or a replica the owner's data came from).
     pub fn on_snapshot_request(&mut self, from: MemberId, partition: u16) {
         let partition = partition as usize;
-        if partition % self.replication.reactor_count != self.replication.reactor_index
-            || partition >= self.replication.state.table.partition_count()
-        {
+        if !self.replication.owns_locally(partition) {
             return;
         }
         let local = self.replication.local(partition);
@@ -514,9 +516,7 @@ impl PartitionOwner {
             }
         };
         let partition = header.partition as usize;
-        if partition >= self.replication.state.table.partition_count()
-            || partition % self.replication.reactor_count != self.replication.reactor_index
-        {
+        if !self.replication.owns_locally(partition) {
             warn!(partition, "snapshot for a partition this reactor does not own: ignored");
             return;
         }
