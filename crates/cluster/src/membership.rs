@@ -454,18 +454,31 @@ impl Node {
         self.log(format!("no cluster found: {} is the master of a new cluster", self.config.address));
         self.out.push(Output::Joined { master: self.config.id });
         self.out.push(Output::MembersChanged { version: 1, members: self.members.clone() });
-        // The first table waits (at most a join wait) for members reaching us to join, so
-        // that members started together get partitions and backups from the start rather
-        // than through migrations; until then requests are answered "retry".
-        self.first_table_due_ms = self.now_ms + self.config.join_wait_ms;
+        // The first table waits for members reaching us to join (at most three join waits:
+        // they learn of us by the heartbeat below and ask at once), so that members started
+        // together get partitions and backups from the start: a table made without them
+        // leaves partitions with no backup until migrations add one, and a write acknowledged
+        // in that window dies with this member. Until then requests are answered "retry".
+        self.first_table_due_ms = self.now_ms + self.config.join_wait_ms.saturating_mul(3);
+        let heartbeat = self.heartbeat();
+        let linked: Vec<MemberId> = self.peers.iter().filter(|(_, peer)| peer.linked).map(|(id, _)| *id).collect();
+        for id in linked {
+            self.send(id, heartbeat.clone());
+        }
         self.step_rebalance();
     }
 
     fn receive(&mut self, from: MemberId, message: Message) {
         match message {
             Message::Heartbeat { master, .. } => {
+                let names_master = master.is_some();
                 if let Some(peer) = self.peers.get_mut(&from) {
                     peer.master = master;
+                }
+                if names_master && !self.joined && !self.left {
+                    // Ask to join now rather than at the next tick's retry.
+                    let started = self.started_ms.unwrap_or(self.now_ms);
+                    self.try_join(self.now_ms, started);
                 }
             }
             Message::JoinRequest { member } => self.join_request(member),
@@ -715,9 +728,15 @@ impl Node {
                 target
             }
         };
-        let differing: Vec<usize> = (0..self.table.partition_count())
+        let mut differing: Vec<usize> = (0..self.table.partition_count())
             .filter(|partition| self.table.replicas(*partition) != target.replicas(*partition))
             .collect();
+        // Rows short of replicas first (a partition with no backup loses acknowledged writes
+        // with its owner), then the rest; a stable sort keeps partition order within each.
+        let filled = |partition: usize, table: &PartitionTable| {
+            table.replicas(partition).iter().filter(|member| member.is_some()).count()
+        };
+        differing.sort_by_key(|partition| filled(*partition, &self.table) >= filled(*partition, &target));
         if differing.is_empty() {
             self.finish_leaves();
             return;
