@@ -36,6 +36,8 @@ const JOIN_RETRY_MS: u64 = 1_000;
 /// past its own: the last ones the old master sent may have reached others but not it, and the
 /// new master's must be newer everywhere (a member ignores a version it already has).
 const TAKEOVER_VERSION_GAP: u64 = 100;
+/// How long a new master waits for the survivors' tables before it publishes its own.
+const TAKEOVER_WAIT_MS: u64 = 1_000;
 
 /// What a member knows of itself and the timings it runs with.
 #[derive(Debug, Clone)]
@@ -153,6 +155,18 @@ struct Peer {
     master: Option<MemberEntry>,
 }
 
+/// A new master's first act: before it publishes a table it asks the survivors for theirs.
+/// The old master's last step may have reached some members and not this one; a table built
+/// from an older one would take partitions from owners that accepted writes under the newer.
+#[derive(Debug)]
+struct Takeover {
+    /// Members whose table has not arrived yet.
+    awaiting: BTreeSet<MemberId>,
+    /// When to go on without them.
+    deadline_ms: u64,
+    version_gap: u64,
+}
+
 /// The master's progress towards a balanced table.
 #[derive(Debug, Default)]
 struct Rebalance {
@@ -187,6 +201,7 @@ pub struct Node {
     last_heartbeat_ms: u64,
     table: PartitionTable,
     rebalance: Rebalance,
+    takeover: Option<Takeover>,
     leaving: bool,
     /// When the Leave request was last sent (it is repeated until the master acts on it).
     last_leave_request_ms: u64,
@@ -215,6 +230,7 @@ impl Node {
             last_heartbeat_ms: 0,
             table,
             rebalance: Rebalance::default(),
+            takeover: None,
             leaving: false,
             last_leave_request_ms: 0,
             left: false,
@@ -258,7 +274,7 @@ impl Node {
 
     /// Whether the master is still moving partitions (a table step waits for Ready).
     pub fn is_migrating(&self) -> bool {
-        !self.rebalance.awaiting.is_empty()
+        !self.rebalance.awaiting.is_empty() || self.takeover.is_some()
     }
 
     /// Feeds one input; returns what to do, in order.
@@ -380,7 +396,10 @@ impl Node {
             self.repeat_leave(now_ms);
         }
         if self.is_master() {
-            self.step_rebalance();
+            self.finish_takeover();
+            if self.takeover.is_none() {
+                self.step_rebalance();
+            }
         }
     }
 
@@ -484,7 +503,19 @@ impl Node {
             Message::JoinRequest { member } => self.join_request(member),
             Message::Members { version, members, cluster } => self.members_update(from, version, members, cluster),
             Message::Table(table) => {
-                if table.version > self.table.version && self.joined {
+                if self.is_master() {
+                    // Only a survivor's answer while this member takes over; it is used if it
+                    // is newer than the table here (the table goes out at the next tick).
+                    let Some(takeover) = &mut self.takeover else { return };
+                    if !takeover.awaiting.remove(&from) {
+                        return;
+                    }
+                    if table.version > self.table.version {
+                        self.log(format!("taking over from v{} of the partition table, a survivor's", table.version));
+                        self.table = table.clone();
+                        self.out.push(Output::TableChanged(table));
+                    }
+                } else if table.version > self.table.version && self.joined {
                     self.table = table.clone();
                     self.out.push(Output::TableChanged(table));
                 }
@@ -558,6 +589,7 @@ impl Node {
         }
         let was_master = self.is_master();
         let first_join = !self.joined;
+        let old_master = self.master();
         self.members = members;
         self.members_version = version;
         self.cluster_id = cluster;
@@ -569,6 +601,11 @@ impl Node {
         }
         if was_master && !self.is_master() {
             self.rebalance = Rebalance::default();
+            self.takeover = None;
+        }
+        if !first_join && old_master != Some(from) && self.master() == Some(from) && from != self.config.id {
+            // A new master: it builds its first table from the newest of the survivors'.
+            self.send(from, Message::Table(self.table.clone()));
         }
         self.out.push(Output::MembersChanged { version, members: self.members.clone() });
     }
@@ -660,13 +697,47 @@ impl Node {
             self.rebalance.awaiting.remove(id);
             self.rebalance.leaving.remove(id);
         }
-        // Promote backups at once: it copies nothing.
-        let promoted = self.table.without(gone);
-        if promoted != self.table || version_gap > 0 {
+        if version_gap > 0 || self.takeover.is_some() {
+            // Taking over (or still): the table goes out once the survivors sent theirs.
+            let survivors: BTreeSet<MemberId> =
+                self.members.iter().map(|member| member.id).filter(|id| *id != self.config.id).collect();
+            let deadline_ms = self.now_ms + TAKEOVER_WAIT_MS;
+            let takeover = self.takeover.get_or_insert(Takeover { awaiting: survivors.clone(), deadline_ms, version_gap });
+            takeover.awaiting = takeover.awaiting.intersection(&survivors).copied().collect();
+            return;
+        }
+        self.promote();
+    }
+
+    /// A table without the members that are gone: backups promoted at once (it copies nothing).
+    fn promote(&mut self) {
+        let gap = self.takeover.take().map_or(0, |takeover| takeover.version_gap);
+        let ids: BTreeSet<MemberId> = self.members.iter().map(|member| member.id).collect();
+        let gone: Vec<MemberId> = (0..self.table.partition_count())
+            .flat_map(|partition| self.table.replicas(partition).iter().flatten().copied().collect::<Vec<_>>())
+            .filter(|id| !ids.contains(id))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let promoted = self.table.without(&gone);
+        if promoted != self.table || gap > 0 {
             let mut table = promoted;
-            table.version = self.table.version + 1 + version_gap;
+            table.version = self.table.version + 1 + gap;
             self.publish_table(table);
         }
+    }
+
+    /// Publishes the takeover table once every survivor's table arrived, or at the deadline.
+    fn finish_takeover(&mut self) {
+        let Some(takeover) = &self.takeover else { return };
+        if !takeover.awaiting.is_empty() && self.now_ms < takeover.deadline_ms {
+            return;
+        }
+        if !takeover.awaiting.is_empty() {
+            let missing = takeover.awaiting.len();
+            self.log(format!("taking over without the tables of {missing} survivor(s): no answer in time"));
+        }
+        self.promote();
     }
 
     fn publish_members(&mut self) {
@@ -688,7 +759,7 @@ impl Node {
         if version >= self.table.version {
             self.rebalance.awaiting.remove(&from);
         }
-        if self.rebalance.awaiting.is_empty() {
+        if self.rebalance.awaiting.is_empty() && self.takeover.is_none() {
             self.step_rebalance();
         }
     }
@@ -825,7 +896,9 @@ impl Node {
         }
         if self.is_master() {
             self.rebalance.leaving.insert(self.config.id);
-            self.step_rebalance();
+            if self.takeover.is_none() {
+                self.step_rebalance();
+            }
         } else if let Some(master) = self.master() {
             self.last_leave_request_ms = self.now_ms;
             self.send(master, Message::Leave { member: self.config.id });

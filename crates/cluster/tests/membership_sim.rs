@@ -588,10 +588,26 @@ impl Sim {
                 ));
             }
         }
-        // Compared with the table it replaces at the publisher. (After a failover that may be
-        // older than the last one published: the new master may have missed the old master's
-        // last step, which was not acknowledged by everyone yet, and reverts it.)
+        // Compared with the table it replaces at the publisher.
         let base = self.nodes[by].installed.clone();
+        // A new master builds on the newest table any survivor installed: the old master's
+        // last step may have reached others and not it, and they took writes under that step.
+        // (Links that break may lose a survivor's answer: then it goes on without it.)
+        let takeover = self.published.last().is_some_and(|last| last.by != by && !self.alive(last.by));
+        if takeover && self.params.link_break_probability == 0.0 {
+            let newest = members
+                .iter()
+                .filter_map(|id| self.by_id.get(id).copied())
+                .filter(|index| *index != by && self.alive(*index))
+                .map(|index| (self.nodes[index].installed.version, index))
+                .max();
+            if let Some((version, index)) = newest.filter(|(version, _)| *version > base.version) {
+                self.fail(format!(
+                    "node {by} took over from table v{} while node {index} had installed v{version}",
+                    base.version
+                ));
+            }
+        }
         if base.version > 0 {
             let departed: Vec<MemberId> = self.by_id.keys().filter(|id| !members.contains(id)).copied().collect();
             let changed = changed_partitions(&base, &table);
