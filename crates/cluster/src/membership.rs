@@ -702,7 +702,8 @@ impl Node {
             let survivors: BTreeSet<MemberId> =
                 self.members.iter().map(|member| member.id).filter(|id| *id != self.config.id).collect();
             let deadline_ms = self.now_ms + TAKEOVER_WAIT_MS;
-            let takeover = self.takeover.get_or_insert(Takeover { awaiting: survivors.clone(), deadline_ms, version_gap });
+            let takeover =
+                self.takeover.get_or_insert(Takeover { awaiting: survivors.clone(), deadline_ms, version_gap });
             takeover.awaiting = takeover.awaiting.intersection(&survivors).copied().collect();
             return;
         }
