@@ -32,7 +32,8 @@ pub struct Limits {
     /// `hazelcast.properties."hazelcast.client.protocol.max.message.bytes"`, default 4096,
     /// in `MIN_UNAUTHENTICATED_MESSAGE_BYTES..=max_message_bytes`.
     pub max_unauthenticated_message_bytes: u32,
-    /// Outbound bytes pending on one connection before the member stops reading from it.
+    /// Outbound bytes pending on one connection before the member stops reading from it; on a
+    /// link to another member, before the member stops reading its clients.
     /// `ferrogrid.limits.connection-write-buffer-bytes`, default 64 MiB, nonzero.
     pub connection_write_buffer_bytes: u32,
     /// Open client connections accepted at once. `ferrogrid.limits.max-connections`,

@@ -99,6 +99,10 @@ pub struct Reactor {
     connections: Slab<Connection>,
     /// Connections with input left unread because of backpressure or fairness.
     retry: Vec<Token>,
+    /// A member link with more than `connection-write-buffer-bytes` waiting to be written:
+    /// client connections are not read (their requests would add backups and forwards to it)
+    /// until it drains. Member links are read on (the other side waits on their answers).
+    congested_link: Option<ferrogrid_cluster::MemberId>,
     unauthenticated_limits: StreamLimits,
     last_sweep: Instant,
     last_expiry_sweep: Instant,
@@ -150,6 +154,7 @@ impl Reactor {
             inbox,
             connections: Slab::new(),
             retry: Vec::new(),
+            congested_link: None,
             unauthenticated_limits,
             last_sweep: Instant::now(),
             last_expiry_sweep: Instant::now(),
@@ -174,6 +179,7 @@ impl Reactor {
             }
             self.core.owner.tick_clock();
             self.core.fairness.refill();
+            self.check_links();
             for event in events.iter() {
                 let token = event.token();
                 if token == WAKER_TOKEN {
@@ -382,9 +388,35 @@ impl Reactor {
     fn may_read(&self, connection: &Connection) -> bool {
         let write_limit = self.core.shared.config.limits.connection_write_buffer_bytes as usize;
         let in_flight_limit = self.core.shared.config.limits.max_in_flight_per_connection as usize;
+        let member_link = matches!(connection.state, ConnectionState::Member { .. } | ConnectionState::MemberHello);
         self.core.overflow.iter().all(VecDeque::is_empty)
             && connection.shared.in_flight() < in_flight_limit
             && connection.shared.pending_bytes() <= write_limit
+            && (member_link || self.congested_link.is_none())
+    }
+
+    /// Notes whether a member link has more pending than a connection may (a slow or stopped
+    /// member): its backlog is bounded by not reading clients until it drains.
+    fn check_links(&mut self) {
+        let limit = self.core.shared.config.limits.connection_write_buffer_bytes as usize;
+        let links = &self.core.owner.replication.state.links;
+        let congested =
+            links.iter().map(|(peer, link)| (*peer, link.pending_bytes())).find(|(_, bytes)| *bytes > limit);
+        match (self.congested_link, congested) {
+            (None, Some((peer, bytes))) => warn!(
+                reactor = self.core.index,
+                member = %format!("{:032x}", peer.0),
+                bytes,
+                limit,
+                "member link congested: client connections are not read until it drains"
+            ),
+            (Some(peer), None) => {
+                let member = format!("{:032x}", peer.0);
+                info!(reactor = self.core.index, %member, "member link drained: reading clients again");
+            }
+            _ => {}
+        }
+        self.congested_link = congested.map(|(peer, _)| peer);
     }
 
     fn on_readable(&mut self, token: Token) {

@@ -32,7 +32,10 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
   * a member with another cluster name is refused (cluster A stays at 2 members, B alone),
     and a member log line says "cluster name" (any case) with a mismatch word (mismatch,
     different, refused, rejected, expected, ...) or the other cluster's name;
-  * size, key_set, values, entry_set, contains_value, get_all and clear span all members.
+  * size, key_set, values, entry_set, contains_value, get_all and clear span all members;
+  * a member stopped with SIGSTOP while a unisocket client puts ~30 MB through the other: past
+    connection-write-buffer-bytes (256 KiB here) the other stops reading clients (log line,
+    RSS grows < 20 MB), and after SIGCONT every put is answered and reads back.
 
 Member configuration: cluster_harness.MEMBER_CONFIG (heartbeat every 1 s, a member silent for
 4 s is dropped, 1 s before joining, backup-count 1, no metrics file/HTTP, no IO balancer).
