@@ -33,6 +33,9 @@ pub const FORWARD: MessageType = MessageType(0x7F_0007);
 pub const CLIENT_GONE: MessageType = MessageType(0x7F_0008);
 /// A replica still waiting for a partition's data asks for it again (partition, `u16` LE).
 pub const SNAPSHOT_REQUEST: MessageType = MessageType(0x7F_0009);
+/// A FORWARD sent on by a member that no longer owns the partition (its table is newer than
+/// the first forwarder's), to the owner it knows; the same payload. Never forwarded again.
+pub const FORWARD_AGAIN: MessageType = MessageType(0x7F_000A);
 
 pub fn is_member_type(ty: MessageType) -> bool {
     ty.0 >> 16 == 0x7F

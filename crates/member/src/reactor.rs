@@ -769,7 +769,8 @@ impl Core {
         out: &mut Vec<u8>,
         origin: Origin,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
-        let Origin { from_member, source, tenant } = origin;
+        let Origin { hop, source, tenant } = origin;
+        let from_member = hop != Hop::Client;
         let ty = message.message_type();
         if map_ops::is_partition_operation(ty) {
             let partition = message.partition_id();
@@ -786,13 +787,21 @@ impl Core {
             }
             match self.owner.replication.route(partition as usize) {
                 Route::Here => {}
-                Route::Member(member) if !from_member => {
-                    self.forward(connection, member, message.correlation_id(), bytes, source);
+                Route::Member(member) if hop == Hop::Client => {
+                    self.forward(connection, member, message.correlation_id(), bytes, source, crate::peer::FORWARD);
                     return Ok(After::Continue);
                 }
-                Route::Member(_) | Route::Unavailable => {
-                    let text =
-                        format!("partition {partition} is migrating or has no owner reachable from this member; retry");
+                Route::Member(member) if matches!(hop, Hop::Forwarded(by) if by != member) => {
+                    let id = message.correlation_id();
+                    self.forward(connection, member, id, bytes, source, crate::peer::FORWARD_AGAIN);
+                    return Ok(After::Continue);
+                }
+                route @ (Route::Member(_) | Route::Unavailable) => {
+                    let text = if matches!(route, Route::Unavailable) {
+                        format!("partition {partition} has no owner reachable from this member (no table yet, or no link to the owner); retry")
+                    } else {
+                        format!("partition {partition} is migrating: a forwarded request reached a member that no longer owns it; retry")
+                    };
                     let holder = ErrorHolder { code: error::PARTITION_MIGRATING, message: Some(&text) };
                     write_error_response(out, message.correlation_id(), &[holder]);
                     return Ok(After::Continue);
@@ -899,8 +908,9 @@ impl Core {
         &self.shared.reactors[self.index].probes
     }
 
-    /// Sends a client's partition request to the member that owns the partition; its answer
-    /// is relayed by [`PartitionOwner::on_forward_response`].
+    /// Sends a client's partition request to the member that owns the partition (`kind`:
+    /// FORWARD, or FORWARD_AGAIN for one another member forwarded here); its answer is relayed
+    /// by [`PartitionOwner::on_forward_response`] to `connection` under `correlation_id`.
     fn forward(
         &mut self,
         connection: &Arc<ConnectionShared>,
@@ -908,6 +918,7 @@ impl Core {
         correlation_id: i64,
         bytes: &[u8],
         source: Uuid,
+        kind: MessageType,
     ) {
         connection.begin_in_flight();
         self.probes().forwarded_ops.add(1);
@@ -919,7 +930,7 @@ impl Core {
         let mut payload = Vec::with_capacity(16 + bytes.len());
         payload.extend_from_slice(&source.as_u128().to_le_bytes());
         payload.extend_from_slice(bytes);
-        crate::peer::write(self.owner.replication.message_for(member), crate::peer::FORWARD, id, &payload);
+        crate::peer::write(self.owner.replication.message_for(member), kind, id, &payload);
     }
 
     /// Checks a member's Hello and tells the cluster service about the link.
@@ -977,9 +988,11 @@ impl Core {
                     warn!("cluster service busy or stopped: membership message dropped");
                 }
             }
-            peer::FORWARD => {
+            peer::FORWARD | peer::FORWARD_AGAIN => {
                 // A client request another member forwarded: run it here, answer on the link
-                // under the forwarder's correlation id.
+                // under the forwarder's correlation id. If the partition moved on, a FORWARD
+                // goes on once more to the owner this member knows (tables differ for a moment
+                // while partitions migrate; a client would otherwise pause before its retry).
                 if payload.len() < 16 + REQUEST_HEADER_SIZE + 6 {
                     return Ok(After::Close("malformed forwarded request".into()));
                 }
@@ -997,7 +1010,11 @@ impl Core {
                     &inner,
                     &request,
                     out,
-                    Origin { from_member: true, source, tenant: 0 },
+                    Origin {
+                        hop: if ty == peer::FORWARD { Hop::Forwarded(from) } else { Hop::Last },
+                        source,
+                        tenant: 0,
+                    },
                 );
             }
             peer::SNAPSHOT_REQUEST => {
@@ -1206,18 +1223,28 @@ impl Core {
     }
 }
 
-/// Where a request came from: a client (its uuid owns locks; its tenant) or another member
-/// (forwarded: run here or refuse, never forward again).
+/// Where a request came from: a client (its uuid owns locks; its tenant) or another member.
 #[derive(Debug, Clone, Copy)]
 struct Origin {
-    from_member: bool,
+    hop: Hop,
     source: Uuid,
     tenant: u16,
 }
 
+/// How a partition request reached this member, and so whether it may be forwarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hop {
+    /// From a client: forwarded to the owner if that is another member.
+    Client,
+    /// Forwarded by this member: sent on once more (`FORWARD_AGAIN`) to an owner other than it.
+    Forwarded(MemberId),
+    /// Forwarded twice: run here or refused.
+    Last,
+}
+
 impl Origin {
     fn client(connection: &ConnectionShared, tenant: u16) -> Origin {
-        Origin { from_member: false, source: connection.client_uuid(), tenant }
+        Origin { hop: Hop::Client, source: connection.client_uuid(), tenant }
     }
 }
 
