@@ -425,9 +425,13 @@ impl Reactor {
             let Some(connection) = self.connections.get_mut(token.0) else {
                 return;
             };
-            // Messages already buffered are processed before reading more.
-            if let Err(reason) = self.core.process_input(connection) {
-                return self.close(token, &reason);
+            // Messages already buffered are processed before reading more. Stopped by its
+            // tenant's fair share or rate quota, the connection waits for a retry: its socket may
+            // already be drained, and edge-triggered polling would not report it again.
+            match self.core.process_input(connection) {
+                Err(reason) => return self.close(token, &reason),
+                Ok(Progress::Throttled) => return self.schedule_retry(token),
+                Ok(Progress::NeedInput) => {}
             }
             let connection = &self.connections[token.0];
             if !self.may_read(connection) {

@@ -68,6 +68,46 @@ fn pipelined_requests_each_get_exactly_one_response() {
     member.shutdown();
 }
 
+/// A tenant's burst larger than its fair share of a round (64 requests per weight), sent at
+/// once so that the member reads it all in one go: the rest waits for later rounds and is not
+/// forgotten when the socket has nothing more to report (it used to stall until the client
+/// sent something else). The same with a rate quota that throttles.
+#[test]
+fn a_tenants_burst_beyond_its_fair_share_is_answered_whole() {
+    for max_ops_per_second in [None, Some(20_000)] {
+        let member = start_member(|config| {
+            config.reactor_threads = 1;
+            let mut alice = ferrogrid_config::TenantConfig::new("a", "alice", "a-secret");
+            alice.max_ops_per_second = max_ops_per_second;
+            let bob = ferrogrid_config::TenantConfig::new("b", "bob", "b-secret");
+            config.tenants.tenants = vec![alice, bob];
+            config.tenants.fair_scheduling = true;
+        });
+        let mut client = WireClient::connect_raw(member.address());
+        client.send_bytes(b"CP2");
+        assert_eq!(client.authenticate("dev", Some("alice"), Some("a-secret")), 0);
+        let mut out = Vec::new();
+        let mut expected = HashSet::new();
+        for index in 0..1000 {
+            let key = string_data(&format!("k{index}"));
+            let partition = partition_for(Data(&key), 271).0 as i32;
+            let corr = client.correlation_id();
+            expected.insert(corr);
+            MapSet { thread_id: 1, ttl: -1, name: "burst", key: Data(&key), value: Data(&key) }
+                .encode(&mut out, corr, partition, 0);
+        }
+        client.send_bytes(&out);
+        while !expected.is_empty() {
+            let bytes = client.read_message();
+            let message = Message::parse(&bytes).unwrap();
+            assert_eq!(message.message_type(), MapSet::RESPONSE, "quota {max_ops_per_second:?}");
+            assert!(expected.remove(&message.correlation_id()), "one response per request");
+        }
+        assert_eq!(client.size("burst"), 1000);
+        member.shutdown();
+    }
+}
+
 #[test]
 fn wrong_cluster_name_is_refused_with_status_one_and_the_connection_stays_open() {
     let member = start_member(|_| {});
