@@ -7,7 +7,8 @@
 //!  [connections] [depth] [key_count] [key_length] [value_length] [put_ratio]`
 //!
 //! Environment: `LOAD_WARMUP_SECONDS` (default 2) runs the load before measuring;
-//! `LOAD_SERVER_PID` adds the server's CPU seconds (user + system) during the measurement.
+//! `LOAD_SERVER_PID` adds the server's CPU seconds (user + system) during the measurement;
+//! `LOAD_USERNAME` and `LOAD_PASSWORD` authenticate with credentials (e.g. as a tenant).
 
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::frame::{Decoded, StreamDecoder, BACKUP_AWARE};
@@ -43,14 +44,16 @@ impl Connection {
         let mut connection =
             Connection { stream, decoder: StreamDecoder::default(), buffer: vec![0; 1 << 20], filled: 0 };
         let mut out = b"CP2".to_vec();
+        let username = std::env::var("LOAD_USERNAME").ok();
+        let password = std::env::var("LOAD_PASSWORD").ok();
         ClientAuthentication {
             uuid: Some(ferrogrid_protocol::Uuid::from_u128(rand_u128())),
             serialization_version: 1,
             routing_mode: None,
             cp_direct_to_leader_routing: None,
             cluster_name: "dev",
-            username: None,
-            password: None,
+            username: username.as_deref(),
+            password: password.as_deref(),
             client_type: "RST",
             client_hazelcast_version: "5.6.0",
             client_name: "load",
