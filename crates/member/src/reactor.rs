@@ -41,6 +41,10 @@ pub const WAKER_TOKEN: Token = Token(usize::MAX);
 const EVENTS_CAPACITY: usize = 1024;
 /// Reads from one connection per readiness event before other connections get a turn.
 const READS_PER_TURN: usize = 16;
+/// Requests cut from one connection in one turn before other connections get theirs: a client
+/// that keeps thousands of requests in flight is served in slices, so a client with one
+/// request waits behind a slice, not behind the whole pipeline.
+const REQUESTS_PER_TURN: usize = 256;
 const SWEEP_INTERVAL: Duration = Duration::from_millis(500);
 /// How often the expiry sweep runs (each run examines a bounded number of entries).
 const EXPIRY_SWEEP_INTERVAL: Duration = Duration::from_millis(100);
@@ -55,7 +59,8 @@ const OUTBOUND_CHECK_INTERVAL: usize = 64;
 enum Progress {
     /// Every complete message was handled; waiting for more bytes.
     NeedInput,
-    /// Stopped on a bound (unsent responses or requests in flight); retry later.
+    /// Stopped on a bound (unsent responses, requests in flight, the connection's turn, its
+    /// tenant's share or quota); retry later.
     Throttled,
 }
 
@@ -89,6 +94,10 @@ struct Core {
     current_outgoing: bool,
     /// Deficit round robin over tenants.
     fairness: crate::tenants::Fairness,
+    /// Requests the connection being processed may still have cut in its current turn.
+    turn_budget: usize,
+    /// A connection ended its turn with input left: poll without sleeping this iteration.
+    turn_over: bool,
 }
 
 /// One reactor thread's state. Owned and run by that thread only.
@@ -149,6 +158,8 @@ impl Reactor {
                 handed_off: false,
                 current_outgoing: false,
                 fairness,
+                turn_budget: REQUESTS_PER_TURN,
+                turn_over: false,
             },
             poll,
             inbox,
@@ -179,6 +190,7 @@ impl Reactor {
             }
             self.core.owner.tick_clock();
             self.core.fairness.refill();
+            self.core.turn_over = false;
             self.check_links();
             for event in events.iter() {
                 let token = event.token();
@@ -222,8 +234,9 @@ impl Reactor {
     }
 
     fn poll_timeout(&self) -> Duration {
-        if !self.retry.is_empty() && self.core.fairness.waiting {
-            // Connections wait for the next round of fair scheduling, not for a resource.
+        if !self.retry.is_empty() && (self.core.fairness.waiting || self.core.turn_over) {
+            // Connections wait for the next round (fair scheduling, or their turn was used
+            // up), not for a resource.
             return Duration::ZERO;
         }
         if !self.retry.is_empty() || self.core.overflow.iter().any(|queue| !queue.is_empty()) {
@@ -421,6 +434,7 @@ impl Reactor {
 
     fn on_readable(&mut self, token: Token) {
         let buffer_limit = self.core.authenticated_limits.max_message_bytes as usize + (64 << 10);
+        self.core.turn_budget = REQUESTS_PER_TURN;
         for _ in 0..READS_PER_TURN {
             let Some(connection) = self.connections.get_mut(token.0) else {
                 return;
@@ -470,6 +484,7 @@ impl Reactor {
             }
             self.core.flush_output(connection);
         }
+        self.core.turn_over = true;
         self.schedule_retry(token);
     }
 
@@ -662,6 +677,10 @@ impl Core {
                 *state = ConnectionState::AwaitingAuthentication;
                 continue;
             }
+            if self.turn_budget == 0 && !input.unread().is_empty() {
+                self.turn_over = true;
+                return Ok(Progress::Throttled);
+            }
             if let ConnectionState::Authenticated { tenant, .. } = state {
                 if *tenant != 0 && !input.unread().is_empty() && !self.admit(*tenant) {
                     return Ok(Progress::Throttled);
@@ -675,6 +694,7 @@ impl Core {
                     continue;
                 }
                 Decoded::Message { length } => {
+                    self.turn_budget = self.turn_budget.saturating_sub(1);
                     *requests += 1;
                     *requests_since_balance += 1;
                     let flow = self.handle(shared, state, output, &input.unread()[..length]);
@@ -683,6 +703,7 @@ impl Core {
                 }
                 Decoded::Reassembled { consumed, message } => {
                     input.consume(consumed);
+                    self.turn_budget = self.turn_budget.saturating_sub(1);
                     *requests += 1;
                     *requests_since_balance += 1;
                     self.handle(shared, state, output, &message)
