@@ -43,18 +43,16 @@ fn keys_in_every_partition_are_stored_and_counted_across_reactors() {
     member.shutdown();
 }
 
-#[test]
-fn pipelined_requests_each_get_exactly_one_response() {
-    let member = start_member(|_| {});
-    let mut client = WireClient::connect(member.address());
+/// Sends `count` Map.Set requests in one write and checks that each gets exactly one response.
+fn pipeline_sets(client: &mut WireClient, map: &str, count: usize) {
     let mut out = Vec::new();
     let mut expected = HashSet::new();
-    for index in 0..2000 {
+    for index in 0..count {
         let key = string_data(&format!("k{index}"));
         let partition = partition_for(Data(&key), 271).0 as i32;
         let corr = client.correlation_id();
         expected.insert(corr);
-        MapSet { thread_id: 1, ttl: -1, name: "pipelined", key: Data(&key), value: Data(&key) }
+        MapSet { thread_id: 1, ttl: -1, name: map, key: Data(&key), value: Data(&key) }
             .encode(&mut out, corr, partition, 0);
     }
     client.send_bytes(&out);
@@ -64,7 +62,14 @@ fn pipelined_requests_each_get_exactly_one_response() {
         assert_eq!(message.message_type(), MapSet::RESPONSE);
         assert!(expected.remove(&message.correlation_id()), "one response per request");
     }
-    assert_eq!(client.size("pipelined"), 2000);
+    assert_eq!(client.size(map), count as i32);
+}
+
+#[test]
+fn pipelined_requests_each_get_exactly_one_response() {
+    let member = start_member(|_| {});
+    let mut client = WireClient::connect(member.address());
+    pipeline_sets(&mut client, "pipelined", 2000);
     member.shutdown();
 }
 
@@ -86,24 +91,7 @@ fn a_tenants_burst_beyond_its_fair_share_is_answered_whole() {
         let mut client = WireClient::connect_raw(member.address());
         client.send_bytes(b"CP2");
         assert_eq!(client.authenticate("dev", Some("alice"), Some("a-secret")), 0);
-        let mut out = Vec::new();
-        let mut expected = HashSet::new();
-        for index in 0..1000 {
-            let key = string_data(&format!("k{index}"));
-            let partition = partition_for(Data(&key), 271).0 as i32;
-            let corr = client.correlation_id();
-            expected.insert(corr);
-            MapSet { thread_id: 1, ttl: -1, name: "burst", key: Data(&key), value: Data(&key) }
-                .encode(&mut out, corr, partition, 0);
-        }
-        client.send_bytes(&out);
-        while !expected.is_empty() {
-            let bytes = client.read_message();
-            let message = Message::parse(&bytes).unwrap();
-            assert_eq!(message.message_type(), MapSet::RESPONSE, "quota {max_ops_per_second:?}");
-            assert!(expected.remove(&message.correlation_id()), "one response per request");
-        }
-        assert_eq!(client.size("burst"), 1000);
+        pipeline_sets(&mut client, "burst", 1000);
         member.shutdown();
     }
 }
