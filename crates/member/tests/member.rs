@@ -96,6 +96,50 @@ fn a_tenants_burst_beyond_its_fair_share_is_answered_whole() {
     }
 }
 
+/// A client keeping far more requests in flight than one turn (256 requests) is served in
+/// slices: another client's requests are answered between them, not after the whole
+/// pipeline. (A turn used to be 16 reads, thousands of requests, so the other client's 50
+/// round trips finished only after the flood's 200,000.)
+#[test]
+fn a_pipelining_client_does_not_hold_up_another() {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const BURST: usize = 200_000;
+    let member = start_member(|config| config.reactor_threads = 1);
+    let mut flooder = WireClient::connect(member.address());
+    let mut other = WireClient::connect(member.address());
+    let key = string_data("k");
+    let partition = partition_for(Data(&key), 271).0 as i32;
+    let mut out = Vec::new();
+    for corr in 0..BURST {
+        MapGet { thread_id: 1, name: "flood", key: Data(&key) }.encode(&mut out, 1_000 + corr as i64, partition, 0);
+    }
+    let mut stream = flooder.stream.try_clone().unwrap();
+    let writer = std::thread::spawn(move || stream.write_all(&out).unwrap());
+    let answered = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = answered.clone();
+    let reader = std::thread::spawn(move || {
+        for _ in 0..BURST {
+            flooder.read_message();
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    while answered.load(Ordering::Relaxed) < 1_000 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    for _ in 0..50 {
+        other.ping();
+    }
+    let flood_answered = answered.load(Ordering::Relaxed);
+    writer.join().unwrap();
+    reader.join().unwrap();
+    assert!(
+        flood_answered < BURST / 2,
+        "the other client's 50 pings were answered only after {flood_answered} of the flood's {BURST} requests"
+    );
+    member.shutdown();
+}
+
 #[test]
 fn wrong_cluster_name_is_refused_with_status_one_and_the_connection_stays_open() {
     let member = start_member(|_| {});
