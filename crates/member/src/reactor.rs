@@ -694,21 +694,18 @@ impl Core {
                     continue;
                 }
                 Decoded::Message { length } => {
-                    self.turn_budget = self.turn_budget.saturating_sub(1);
-                    *requests += 1;
-                    *requests_since_balance += 1;
                     let flow = self.handle(shared, state, output, &input.unread()[..length]);
                     input.consume(length);
                     flow
                 }
                 Decoded::Reassembled { consumed, message } => {
                     input.consume(consumed);
-                    self.turn_budget = self.turn_budget.saturating_sub(1);
-                    *requests += 1;
-                    *requests_since_balance += 1;
                     self.handle(shared, state, output, &message)
                 }
             };
+            self.turn_budget = self.turn_budget.saturating_sub(1);
+            *requests += 1;
+            *requests_since_balance += 1;
             if state.is_established() {
                 decoder.set_limits(self.authenticated_limits);
             }
