@@ -18,6 +18,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
+/// Where the answer to one request goes: its connection, and the correlation id and response
+/// type the client waits for.
+#[derive(Debug, Clone)]
+pub struct ReplyTo {
+    pub connection: std::sync::Arc<ConnectionShared>,
+    pub correlation_id: i64,
+    pub response_type: ferrogrid_protocol::MessageType,
+}
+
 /// Identifies a connection for its whole life (never reused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ConnectionId(pub u64);

@@ -2,16 +2,16 @@
 //! on them.
 //!
 //! A lock is owned by (client uuid, thread id), is reentrant, and may carry a lease. A
-//! lock-aware write or lock request on a key locked by someone else is parked here (its whole
-//! request copied) and re-run, in order, when the lock is released; parked requests with a
-//! timeout are answered "false" when it passes. Owned by the partition's reactor.
+//! lock-aware write or lock request on a key locked by someone else is parked here (its
+//! decoded request, owned) and re-run, in order, when the lock is released; parked requests
+//! with a timeout are answered "false" when it passes. Owned by the partition's reactor.
 
-use crate::connection::ConnectionShared;
+use crate::connection::ReplyTo;
+use crate::request::MapRequest;
 use crate::store::NEVER;
 use ahash::RandomState;
 use ferrogrid_protocol::Uuid;
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
 
 /// Requests that may wait on one key; more are refused rather than queued without bound.
 pub const MAX_PARKED_PER_KEY: usize = 4096;
@@ -26,10 +26,14 @@ pub struct LockOwner {
 /// A request waiting for a key's lock to be released.
 #[derive(Debug)]
 pub struct Parked {
-    pub connection: Arc<ConnectionShared>,
+    /// Where its answer goes.
+    pub reply_to: ReplyTo,
     /// The client the request came from (forwarded requests arrive on a member link).
     pub source: Uuid,
-    pub message: Box<[u8]>,
+    /// Its row in the operation table (its per-map counter).
+    pub counter_slot: usize,
+    pub partition_id: i32,
+    pub request: MapRequest<'static>,
     /// When to give up and answer "false" (NEVER = wait until released).
     pub deadline_ms: i64,
 }
@@ -170,14 +174,15 @@ impl LockTable {
         self.locks.get(key).map(|lock| lock.lease_deadline_ms).filter(|deadline| *deadline != NEVER)
     }
 
-    /// Parks a request on `key`; gives it back if the key already has too many waiting.
-    pub fn park(&mut self, key: &[u8], parked: Parked) -> Result<(), Parked> {
+    /// Parks a request on `key`; false (and the request dropped) if the key already has too
+    /// many waiting.
+    pub fn park(&mut self, key: &[u8], parked: Parked) -> bool {
         let queue = self.parked.entry(key.into()).or_default();
         if queue.len() >= MAX_PARKED_PER_KEY {
-            return Err(parked);
+            return false;
         }
         queue.push_back(parked);
-        Ok(())
+        true
     }
 
     /// Removes parked requests whose deadline has passed.

@@ -1,69 +1,24 @@
-//! Partition-bound map operations: run on the thread that owns the partition.
+//! The map engine: partition-bound map operations on typed requests, run by whoever owns the
+//! partition. No wire format in here: a front end decodes the request ([`MapRequest`]) and
+//! encodes the [`Reply`] this module hands to its [`Replies`] sink, or the [`OpError`].
 //!
-//! Each request is decoded, applied to the partition's store and answered into `out`.
 //! Semantics follow Hazelcast 5.6 (return values, what counts as present, errors for null keys
 //! or values). Along the way an operation expires the key it touches if due, publishes entry
 //! events, evicts to the map's bound after an insert, and respects key locks: a lock-aware
-//! request on a key another owner has locked is parked (no answer yet) and re-run when the
-//! lock is released.
+//! request on a key another owner has locked answers [`Done::Park`], and the caller parks it
+//! ([`park`]) to be re-run when the lock is released.
 
-use crate::connection::ConnectionShared;
 use crate::listeners::{Event, EventKind, Listeners};
 use crate::locks::{LockOwner, Parked};
 use crate::outbox::Outbox;
+use crate::request::{ErrorKind, MapOp, MapRequest, OpError, PutAnswer, RemoveAnswer, Replies, Reply};
 use crate::store::{MapSettings, PartitionStore, RecordStore, NEVER};
 use ahash::RandomState;
 use ferrogrid_config::MemberConfig;
-use ferrogrid_protocol::codec::*;
-use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
-use ferrogrid_protocol::{Data, DecodeError, Message, MessageType, Uuid};
+use ferrogrid_protocol::codec::EntryView;
+use ferrogrid_protocol::{Data, Uuid};
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Backup acks the response tells the client to wait for; 0 until backups exist.
-const BACKUP_ACKS: u8 = 0;
-
-/// True when `message_type` is a map operation bound to one partition.
-pub fn is_partition_operation(message_type: MessageType) -> bool {
-    PARTITION_OPERATIONS.contains(&message_type)
-}
-
-/// The position of a partition operation in `PARTITION_OPERATIONS` (its probe slot).
-pub fn partition_operation_index(message_type: MessageType) -> Option<usize> {
-    PARTITION_OPERATIONS.iter().position(|ty| *ty == message_type)
-}
-
-pub const PARTITION_OPERATION_COUNT: usize = PARTITION_OPERATIONS.len();
-
-pub const PARTITION_OPERATIONS: &[MessageType] = &[
-    MapPut::TYPE,
-    MapGet::TYPE,
-    MapRemove::TYPE,
-    MapReplace::TYPE,
-    MapReplaceIfSame::TYPE,
-    MapContainsKey::TYPE,
-    MapRemoveIfSame::TYPE,
-    MapDelete::TYPE,
-    MapTryRemove::TYPE,
-    MapTryPut::TYPE,
-    MapPutTransient::TYPE,
-    MapPutIfAbsent::TYPE,
-    MapSet::TYPE,
-    MapGetEntryView::TYPE,
-    MapEvict::TYPE,
-    MapGetAll::TYPE,
-    MapPutAll::TYPE,
-    MapSetTtl::TYPE,
-    MapPutWithMaxIdle::TYPE,
-    MapPutTransientWithMaxIdle::TYPE,
-    MapPutIfAbsentWithMaxIdle::TYPE,
-    MapSetWithMaxIdle::TYPE,
-    MapLock::TYPE,
-    MapTryLock::TYPE,
-    MapIsLocked::TYPE,
-    MapUnlock::TYPE,
-    MapForceUnlock::TYPE,
-];
 
 /// Each map's resolved settings, cached per reactor.
 #[derive(Debug)]
@@ -96,9 +51,11 @@ pub type KeyDeadline = (i64, Box<str>, Box<[u8]>);
 pub struct OpContext<'a> {
     pub now_ms: i64,
     pub member: Uuid,
-    /// The client whose request this is (the source of its events).
+    /// The client whose request this is (the source of its events, the owner of its locks).
     pub source: Uuid,
     pub partition_id: i32,
+    /// The operation's per-map counter (its row in the operation table).
+    pub counter_slot: usize,
     pub settings: &'a mut SettingsCache,
     pub listeners: &'a mut Listeners,
     /// Events for listening connections.
@@ -119,58 +76,86 @@ impl OpContext<'_> {
     }
 }
 
-/// A request that is well-formed but cannot be served; answered with an Error response.
-struct Refusal {
-    code: ErrorCode,
-    message: String,
-}
-
-/// What became of a request.
-enum Done {
+/// What became of a request that did not fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Done {
     Answered,
-    /// Waiting for a lock; answered when re-run.
-    Parked,
+    /// Another owner holds the key's lock: park the request ([`park`]) for `wait_ms` (< 0:
+    /// until released); it is answered when re-run, or `false` when the wait is over.
+    Park {
+        wait_ms: i64,
+    },
 }
 
-type Outcome = Result<Result<Done, Refusal>, DecodeError>;
-
-fn null_check(data: Data<'_>, what: &str) -> Result<(), Refusal> {
-    match data.type_id() {
+fn null_check(bytes: &[u8], what: &str) -> Result<(), OpError> {
+    match Data(bytes).type_id() {
         Some(type_id) if type_id != 0 => Ok(()),
-        _ => Err(Refusal { code: error::NULL_POINTER, message: format!("Null {what} is not allowed!") }),
+        _ => Err(OpError::new(ErrorKind::NullArgument, format!("Null {what} is not allowed!"))),
     }
 }
 
-/// Runs a partition-bound map request. `Err` means the request is malformed (the caller
-/// closes the connection); semantic failures are written to `out` as Error responses.
+/// Runs a partition-bound map request against `partition`; the answer goes to `reply`
+/// (nothing is answered when it fails or parks).
 pub fn execute(
     partition: &mut PartitionStore,
     ctx: &mut OpContext<'_>,
-    connection: &Arc<ConnectionShared>,
-    message: &Message<'_>,
-    out: &mut Vec<u8>,
-) -> Result<(), DecodeError> {
-    let correlation_id = message.correlation_id();
-    let start = out.len();
-    match apply(partition, ctx, connection, message, out) {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(refusal)) => {
-            out.truncate(start);
-            let holder = ErrorHolder { code: refusal.code, message: Some(&refusal.message) };
-            write_error_response(out, correlation_id, &[holder]);
-            Ok(())
+    request: &MapRequest<'_>,
+    reply: &mut impl Replies,
+) -> Result<Done, OpError> {
+    let name = &*request.name;
+    match &request.op {
+        MapOp::Get { key } => {
+            let op = KeyOp::new(partition, ctx, name, key)?;
+            op.store.touch(key, op.ctx.now_ms);
+            reply.reply(Reply::Value(op.current(key)));
+            Ok(Done::Answered)
         }
-        Err(decode_error) => {
-            out.truncate(start);
-            Err(decode_error)
+        MapOp::ContainsKey { key } => {
+            let op = KeyOp::new(partition, ctx, name, key)?;
+            // containsKey counts as an access (it keeps a max-idle entry alive), as in Hazelcast.
+            op.store.touch(key, op.ctx.now_ms);
+            reply.reply(Reply::Bool(op.current(key).is_some()));
+            Ok(Done::Answered)
         }
+        MapOp::GetEntryView { key } => entry_view(&KeyOp::new(partition, ctx, name, key)?, key, reply),
+        MapOp::GetAll { keys } => get_all(partition, ctx, name, keys, reply),
+        MapOp::PutAll { entries } => put_all(partition, ctx, name, entries, reply),
+        op @ (MapOp::Lock { .. } | MapOp::Unlock { .. } | MapOp::IsLocked { .. }) => {
+            lock_op(partition, ctx, name, op, reply)
+        }
+        op => write_op(partition, ctx, name, op, reply),
     }
 }
 
+/// The deadline of a wait of `wait_ms` (< 0: none) from `now_ms`.
+pub fn deadline_after(now_ms: i64, wait_ms: i64) -> i64 {
+    if wait_ms < 0 {
+        NEVER
+    } else {
+        now_ms.saturating_add(wait_ms)
+    }
+}
+
+/// Parks a request [`execute`] answered [`Done::Park`] for on its key's lock queue.
+pub fn park(partition: &mut PartitionStore, ctx: &mut OpContext<'_>, parked: Parked) -> Result<(), OpError> {
+    let key: Box<[u8]> = parked.request.key().expect("only single-key requests park").into();
+    let name: Box<str> = (*parked.request.name).into();
+    let deadline_ms = parked.deadline_ms;
+    let settings = &mut *ctx.settings;
+    let store = partition.map_mut(&name, || settings.get(&name));
+    if !store.locks.park(&key, parked) {
+        let text = "too many operations are waiting for this key's lock";
+        return Err(OpError::new(ErrorKind::Refused, text));
+    }
+    if deadline_ms != NEVER {
+        ctx.deadlines.push((deadline_ms, name, key));
+    }
+    Ok(())
+}
+
 /// Answers a parked request whose wait timed out: the try-operations say `false`.
-pub fn answer_timed_out(parked: &Parked, out: &mut Vec<u8>) {
-    let message = Message::parse(&parked.message).expect("parked requests were parsed before");
-    BoolResponse { response: false }.encode(out, message.message_type().response(), message.correlation_id(), 0);
+pub fn answer_timed_out(reply: &mut impl Replies) {
+    reply.reply(Reply::Bool(false));
 }
 
 /// One request's view of its map and key, with the helpers every operation shares.
@@ -178,518 +163,250 @@ struct KeyOp<'p, 'c, 'x> {
     store: &'p mut RecordStore,
     ctx: &'c mut OpContext<'x>,
     name: &'p str,
-    correlation_id: i64,
-    response_type: MessageType,
 }
 
 impl<'p, 'c, 'x> KeyOp<'p, 'c, 'x> {
     fn new(
         partition: &'p mut PartitionStore,
         ctx: &'c mut OpContext<'x>,
-        message: &Message<'_>,
         name: &'p str,
-        key: Data<'_>,
-    ) -> Result<Self, Refusal> {
+        key: &[u8],
+    ) -> Result<Self, OpError> {
         null_check(key, "key")?;
         let settings = &mut *ctx.settings;
         let store = partition.map_mut(name, || settings.get(name));
-        if let Some(slot) = partition_operation_index(message.message_type()) {
-            store.op_counts[slot] += 1;
-        }
-        let (correlation_id, response_type) = (message.correlation_id(), message.message_type().response());
-        let op = KeyOp { store, ctx, name, correlation_id, response_type };
-        if let Some(expired) = op.store.expire_if_due(key.0, op.ctx.now_ms) {
-            op.ctx.publish(name, EventKind::Expired, key.0, None, Some(&expired));
+        store.op_counts[ctx.counter_slot] += 1;
+        let op = KeyOp { store, ctx, name };
+        if let Some(expired) = op.store.expire_if_due(key, op.ctx.now_ms) {
+            op.ctx.publish(name, EventKind::Expired, key, None, Some(&expired));
         }
         Ok(op)
     }
 
-    fn current(&self, key: Data<'_>) -> Option<&[u8]> {
-        self.store.get(key.0, self.ctx.now_ms).map(|record| &*record.value)
+    fn current(&self, key: &[u8]) -> Option<&[u8]> {
+        self.store.get(key, self.ctx.now_ms).map(|record| &*record.value)
     }
 
-    /// Parks the request if another owner holds the key's lock; `wait_ms` < 0 waits until
-    /// released, 0 does not wait (the caller answers false), > 0 waits that long.
-    fn blocked_by_lock(
-        &mut self,
-        connection: &Arc<ConnectionShared>,
-        message: &Message<'_>,
-        key: Data<'_>,
-        thread_id: i64,
-        wait_ms: i64,
-    ) -> Result<bool, Refusal> {
-        let owner = LockOwner { client: self.ctx.source, thread_id };
-        if self.store.locks.may_write(key.0, owner) {
-            return Ok(false);
-        }
-        if wait_ms == 0 {
-            return Ok(true);
-        }
-        self.park(connection, message, key, wait_ms)?;
-        Ok(true)
+    /// Whether another owner than (this client, `thread_id`) holds the key's lock.
+    fn locked_by_other(&self, key: &[u8], thread_id: i64) -> bool {
+        !self.store.locks.may_write(key, LockOwner { client: self.ctx.source, thread_id })
     }
 
-    fn park(
-        &mut self,
-        connection: &Arc<ConnectionShared>,
-        message: &Message<'_>,
-        key: Data<'_>,
-        wait_ms: i64,
-    ) -> Result<(), Refusal> {
-        let deadline_ms = if wait_ms < 0 { NEVER } else { self.ctx.now_ms.saturating_add(wait_ms) };
-        let parked = Parked {
-            connection: connection.clone(),
-            source: self.ctx.source,
-            message: message.bytes().into(),
-            deadline_ms,
-        };
-        if self.store.locks.park(key.0, parked).is_err() {
-            return Err(Refusal {
-                code: error::HAZELCAST,
-                message: "too many operations are waiting for this key's lock".into(),
-            });
-        }
-        if deadline_ms != NEVER {
-            self.ctx.deadlines.push((deadline_ms, self.name.into(), key.0.into()));
-        }
-        Ok(())
-    }
-
-    /// Stores the value, publishes ADDED/UPDATED, and evicts to the map's bound.
-    fn write(
-        &mut self,
-        key: Data<'_>,
-        value: Data<'_>,
-        ttl_ms: i64,
-        max_idle_ms: i64,
-    ) -> Result<Option<Box<[u8]>>, Refusal> {
-        self.write_as(key, value, (ttl_ms, max_idle_ms), false)
-    }
-
-    /// `write`; with `blind` (putAll, which does not read old values) the event is always
-    /// ADDED without an old value, as Hazelcast publishes it.
-    fn write_as(
-        &mut self,
-        key: Data<'_>,
-        value: Data<'_>,
-        (ttl_ms, max_idle_ms): (i64, i64),
-        blind: bool,
-    ) -> Result<Option<Box<[u8]>>, Refusal> {
-        null_check(value, "value")?;
-        let previous = self.store.put(key.0, value.0, self.ctx.now_ms, ttl_ms, max_idle_ms);
+    /// Stores the value, publishes ADDED/UPDATED, and evicts to the map's bound; with `blind`
+    /// (putAll, which does not read old values) the event is always ADDED without an old
+    /// value, as Hazelcast publishes it. Returns the previous value.
+    fn write(&mut self, key: &[u8], value: &[u8], (ttl_ms, max_idle_ms): (i64, i64), blind: bool) -> Option<Box<[u8]>> {
+        let previous = self.store.put(key, value, self.ctx.now_ms, ttl_ms, max_idle_ms);
         match &previous {
-            Some(_) if blind => self.ctx.publish(self.name, EventKind::Added, key.0, Some(value.0), None),
-            Some(old) => self.ctx.publish(self.name, EventKind::Updated, key.0, Some(value.0), Some(old)),
+            Some(_) if blind => self.ctx.publish(self.name, EventKind::Added, key, Some(value), None),
+            Some(old) => self.ctx.publish(self.name, EventKind::Updated, key, Some(value), Some(old)),
             None => {
-                self.ctx.publish(self.name, EventKind::Added, key.0, Some(value.0), None);
-                for (evicted_key, evicted_value) in self.store.evict_to_limit(key.0) {
+                self.ctx.publish(self.name, EventKind::Added, key, Some(value), None);
+                for (evicted_key, evicted_value) in self.store.evict_to_limit(key) {
                     self.ctx.publish(self.name, EventKind::Evicted, &evicted_key, None, Some(&evicted_value));
                 }
             }
         }
-        Ok(previous)
+        previous
     }
 
     /// Removes the entry, publishing `kind` (REMOVED or EVICTED) with the old value unless
     /// `without_old` (Hazelcast's delete does not read it); returns the old value.
-    fn take(&mut self, key: Data<'_>, kind: EventKind, without_old: bool) -> Option<Box<[u8]>> {
-        let old = self.store.remove(key.0)?;
+    fn take(&mut self, key: &[u8], kind: EventKind, without_old: bool) -> Option<Box<[u8]>> {
+        let old = self.store.remove(key)?;
         let published_old = if without_old { None } else { Some(&*old) };
-        self.ctx.publish(self.name, kind, key.0, None, published_old);
+        self.ctx.publish(self.name, kind, key, None, published_old);
         Some(old)
     }
-
-    fn data_response(&self, out: &mut Vec<u8>, value: Option<&[u8]>) -> Result<Done, Refusal> {
-        NullableDataResponse { response: value.map(Data) }.encode(
-            out,
-            self.response_type,
-            self.correlation_id,
-            BACKUP_ACKS,
-        );
-        Ok(Done::Answered)
-    }
-
-    fn bool_response(&self, out: &mut Vec<u8>, value: bool) -> Result<Done, Refusal> {
-        BoolResponse { response: value }.encode(out, self.response_type, self.correlation_id, BACKUP_ACKS);
-        Ok(Done::Answered)
-    }
-
-    fn empty_response(&self, out: &mut Vec<u8>) -> Result<Done, Refusal> {
-        EmptyResponse {}.encode(out, self.response_type, self.correlation_id, BACKUP_ACKS);
-        Ok(Done::Answered)
-    }
 }
 
-/// What a put-like request answers with.
-#[derive(Clone, Copy)]
-enum Reply {
-    /// The previous value (Put).
-    Previous,
-    /// No fields (Set, PutTransient).
-    Empty,
-    /// A null Data (the WithMaxIdle variants of Set and PutTransient).
-    Null,
-}
-
-/// The fields of every put-like request.
-struct PutArgs<'a> {
-    name: &'a str,
-    key: Data<'a>,
-    value: Data<'a>,
-    thread_id: i64,
-    ttl_ms: i64,
-    max_idle_ms: i64,
-}
-
-macro_rules! put_args {
-    ($request:expr, $max_idle:expr) => {{
-        let request = $request;
-        PutArgs {
-            name: request.name,
-            key: request.key,
-            value: request.value,
-            thread_id: request.thread_id,
-            ttl_ms: request.ttl,
-            max_idle_ms: $max_idle(&request),
-        }
-    }};
-}
-
-fn apply(
+/// Writes that wait for another owner's key lock (put-likes, removals, replace, evict, setTtl).
+fn write_op(
     partition: &mut PartitionStore,
     ctx: &mut OpContext<'_>,
-    connection: &Arc<ConnectionShared>,
-    message: &Message<'_>,
-    out: &mut Vec<u8>,
-) -> Outcome {
-    Ok(match message.message_type() {
-        MapGet::TYPE => {
-            let r = MapGet::decode(message)?;
-            get(partition, ctx, message, r.name, r.key, out)
+    name: &str,
+    op: &MapOp<'_>,
+    reply: &mut impl Replies,
+) -> Result<Done, OpError> {
+    let key = op.key().expect("single-key writes");
+    let mut keyed = KeyOp::new(partition, ctx, name, key)?;
+    match op {
+        MapOp::Put { value, thread_id, ttl_ms, max_idle_ms, answer, .. } => {
+            null_check(value, "value")?;
+            if keyed.locked_by_other(key, *thread_id) {
+                return Ok(Done::Park { wait_ms: -1 });
+            }
+            let previous = keyed.write(key, value, (*ttl_ms, *max_idle_ms), false);
+            reply.reply(match answer {
+                PutAnswer::Previous => Reply::Value(previous.as_deref()),
+                PutAnswer::Empty => Reply::Empty,
+                PutAnswer::Null => Reply::Value(None),
+            });
         }
-        MapPut::TYPE => put(
-            partition,
-            ctx,
-            connection,
-            message,
-            put_args!(MapPut::decode(message)?, |_: &MapPut| -1),
-            Reply::Previous,
-            out,
-        ),
-        MapPutWithMaxIdle::TYPE => {
-            let args = put_args!(MapPutWithMaxIdle::decode(message)?, |r: &MapPutWithMaxIdle| r.max_idle);
-            put(partition, ctx, connection, message, args, Reply::Previous, out)
-        }
-        MapSet::TYPE => put(
-            partition,
-            ctx,
-            connection,
-            message,
-            put_args!(MapSet::decode(message)?, |_: &MapSet| -1),
-            Reply::Empty,
-            out,
-        ),
-        MapSetWithMaxIdle::TYPE => {
-            let args = put_args!(MapSetWithMaxIdle::decode(message)?, |r: &MapSetWithMaxIdle| r.max_idle);
-            put(partition, ctx, connection, message, args, Reply::Null, out)
-        }
-        MapPutTransient::TYPE => {
-            let args = put_args!(MapPutTransient::decode(message)?, |_: &MapPutTransient| -1);
-            put(partition, ctx, connection, message, args, Reply::Empty, out)
-        }
-        MapPutTransientWithMaxIdle::TYPE => {
-            let args =
-                put_args!(MapPutTransientWithMaxIdle::decode(message)?, |r: &MapPutTransientWithMaxIdle| r.max_idle);
-            put(partition, ctx, connection, message, args, Reply::Null, out)
-        }
-        MapPutIfAbsent::TYPE => {
-            let args = put_args!(MapPutIfAbsent::decode(message)?, |_: &MapPutIfAbsent| -1);
-            put_if_absent(partition, ctx, connection, message, args, out)
-        }
-        MapPutIfAbsentWithMaxIdle::TYPE => {
-            let args =
-                put_args!(MapPutIfAbsentWithMaxIdle::decode(message)?, |r: &MapPutIfAbsentWithMaxIdle| r.max_idle);
-            put_if_absent(partition, ctx, connection, message, args, out)
-        }
-        MapTryPut::TYPE => {
-            let r = MapTryPut::decode(message)?;
-            try_put(partition, ctx, connection, message, &r, out)
-        }
-        MapRemove::TYPE | MapDelete::TYPE | MapTryRemove::TYPE => remove(partition, ctx, connection, message, out)?,
-        MapEvict::TYPE => {
-            let r = MapEvict::decode(message)?;
-            evict(partition, ctx, connection, message, &r, out)
-        }
-        MapRemoveIfSame::TYPE => {
-            let r = MapRemoveIfSame::decode(message)?;
-            remove_if_same(partition, ctx, connection, message, &r, out)
-        }
-        MapContainsKey::TYPE => {
-            let r = MapContainsKey::decode(message)?;
-            KeyOp::new(partition, ctx, message, r.name, r.key).and_then(|op| {
-                // containsKey counts as an access (it keeps a max-idle entry alive), as in Hazelcast.
-                op.store.touch(r.key.0, op.ctx.now_ms);
-                let present = op.current(r.key).is_some();
-                op.bool_response(out, present)
-            })
-        }
-        MapReplace::TYPE => {
-            let r = MapReplace::decode(message)?;
-            replace(partition, ctx, connection, message, (r.name, r.key, None, r.value, r.thread_id), out)
-        }
-        MapReplaceIfSame::TYPE => {
-            let r = MapReplaceIfSame::decode(message)?;
-            replace(partition, ctx, connection, message, (r.name, r.key, Some(r.test_value), r.value, r.thread_id), out)
-        }
-        MapSetTtl::TYPE => {
-            let r = MapSetTtl::decode(message)?;
-            KeyOp::new(partition, ctx, message, r.name, r.key).and_then(|mut op| {
-                // SetTtl carries no thread id: any lock holder blocks it until released.
-                if op.store.locks.is_locked(r.key.0) {
-                    op.park(connection, message, r.key, -1)?;
-                    return Ok(Done::Parked);
+        MapOp::PutIfAbsent { value, thread_id, ttl_ms, max_idle_ms, .. } => {
+            null_check(value, "value")?;
+            if keyed.locked_by_other(key, *thread_id) {
+                return Ok(Done::Park { wait_ms: -1 });
+            }
+            match keyed.current(key) {
+                Some(existing) => reply.reply(Reply::Value(Some(existing))),
+                None => {
+                    keyed.write(key, value, (*ttl_ms, *max_idle_ms), false);
+                    reply.reply(Reply::Value(None));
                 }
-                let found = op.store.set_ttl(r.key.0, r.ttl, op.ctx.now_ms);
-                op.bool_response(out, found)
-            })
+            }
         }
-        MapGetEntryView::TYPE => {
-            let r = MapGetEntryView::decode(message)?;
-            entry_view(partition, ctx, message, r.name, r.key, out)
+        MapOp::TryPut { value, thread_id, timeout_ms, .. } => {
+            null_check(value, "value")?;
+            if keyed.locked_by_other(key, *thread_id) {
+                return try_wait(*timeout_ms, reply);
+            }
+            keyed.write(key, value, (-1, -1), false);
+            reply.reply(Reply::Bool(true));
         }
-        MapGetAll::TYPE => {
-            let r = MapGetAll::decode(message)?;
-            get_all(partition, ctx, message, r.name, &r.keys, out)
+        MapOp::SetTtl { ttl_ms, .. } => {
+            // SetTtl carries no thread id: any lock holder blocks it until released.
+            if keyed.store.locks.is_locked(key) {
+                return Ok(Done::Park { wait_ms: -1 });
+            }
+            let found = keyed.store.set_ttl(key, *ttl_ms, keyed.ctx.now_ms);
+            reply.reply(Reply::Bool(found));
         }
-        MapPutAll::TYPE => {
-            let r = MapPutAll::decode(message)?;
-            put_all(partition, ctx, message, r.name, &r.entries, out)
-        }
-        MapLock::TYPE | MapTryLock::TYPE => lock(partition, ctx, connection, message, out)?,
-        MapUnlock::TYPE => {
-            let r = MapUnlock::decode(message)?;
-            unlock(partition, ctx, message, r.name, r.key, Some(r.thread_id), out)
-        }
-        MapForceUnlock::TYPE => {
-            let r = MapForceUnlock::decode(message)?;
-            unlock(partition, ctx, message, r.name, r.key, None, out)
-        }
-        MapIsLocked::TYPE => {
-            let r = MapIsLocked::decode(message)?;
-            KeyOp::new(partition, ctx, message, r.name, r.key).and_then(|op| {
-                let now_ms = op.ctx.now_ms;
-                op.ctx.released.extend(op.store.locks.expire_lease(r.key.0, now_ms));
-                let locked = op.store.locks.is_locked(r.key.0);
-                op.bool_response(out, locked)
-            })
-        }
-        other => unreachable!("{other} is not a partition operation"),
-    })
+        _ => return removal_op(keyed, key, op, reply),
+    }
+    Ok(Done::Answered)
 }
 
-fn get(
+/// A try-operation blocked by another owner's lock: wait up to `timeout_ms`, or answer false
+/// at once when it is not positive.
+fn try_wait(timeout_ms: i64, reply: &mut impl Replies) -> Result<Done, OpError> {
+    if timeout_ms > 0 {
+        return Ok(Done::Park { wait_ms: timeout_ms });
+    }
+    reply.reply(Reply::Bool(false));
+    Ok(Done::Answered)
+}
+
+/// remove, delete, tryRemove, remove(key, value), replace, replace(key, old, new), evict.
+fn removal_op(
+    mut keyed: KeyOp<'_, '_, '_>,
+    key: &[u8],
+    op: &MapOp<'_>,
+    reply: &mut impl Replies,
+) -> Result<Done, OpError> {
+    match op {
+        MapOp::Remove { thread_id, answer, .. } => {
+            if keyed.locked_by_other(key, *thread_id) {
+                return match answer {
+                    RemoveAnswer::Try { timeout_ms } => try_wait(*timeout_ms, reply),
+                    _ => Ok(Done::Park { wait_ms: -1 }),
+                };
+            }
+            let old = keyed.take(key, EventKind::Removed, *answer == RemoveAnswer::Deleted);
+            reply.reply(match answer {
+                RemoveAnswer::Previous => Reply::Value(old.as_deref()),
+                RemoveAnswer::Deleted => Reply::Deleted(old.is_some()),
+                RemoveAnswer::Try { .. } => Reply::Bool(old.is_some()),
+            });
+        }
+        MapOp::RemoveIfSame { value, thread_id, .. } => {
+            null_check(value, "value")?;
+            if keyed.locked_by_other(key, *thread_id) {
+                return Ok(Done::Park { wait_ms: -1 });
+            }
+            let same = keyed.current(key) == Some(&**value);
+            if same {
+                keyed.take(key, EventKind::Removed, false);
+            }
+            reply.reply(Reply::Bool(same));
+        }
+        MapOp::Replace { expected, value, thread_id, .. } => {
+            null_check(value, "value")?;
+            if let Some(expected) = expected {
+                null_check(expected, "value")?;
+            }
+            if keyed.locked_by_other(key, *thread_id) {
+                return Ok(Done::Park { wait_ms: -1 });
+            }
+            let matches = match keyed.current(key) {
+                None => false,
+                Some(present) => expected.as_ref().is_none_or(|expected| **expected == *present),
+            };
+            let previous = if matches { keyed.write(key, value, (-1, -1), false) } else { None };
+            reply.reply(match expected {
+                None => Reply::Value(previous.as_deref()),
+                Some(_) => Reply::Bool(previous.is_some()),
+            });
+        }
+        MapOp::Evict { thread_id, .. } => {
+            // Evict waits for another owner's lock, as Hazelcast's does.
+            if keyed.locked_by_other(key, *thread_id) {
+                return Ok(Done::Park { wait_ms: -1 });
+            }
+            let evicted = keyed.take(key, EventKind::Evicted, false).is_some();
+            reply.reply(Reply::Bool(evicted));
+        }
+        other => unreachable!("{other:?} is not a removal"),
+    }
+    Ok(Done::Answered)
+}
+
+/// lock, tryLock, unlock, forceUnlock, isLocked.
+fn lock_op(
     partition: &mut PartitionStore,
     ctx: &mut OpContext<'_>,
-    message: &Message<'_>,
     name: &str,
-    key: Data<'_>,
-    out: &mut Vec<u8>,
-) -> Result<Done, Refusal> {
-    let op = KeyOp::new(partition, ctx, message, name, key)?;
-    op.store.touch(key.0, op.ctx.now_ms);
-    op.data_response(out, op.current(key))
-}
-
-fn put(
-    partition: &mut PartitionStore,
-    ctx: &mut OpContext<'_>,
-    connection: &Arc<ConnectionShared>,
-    message: &Message<'_>,
-    args: PutArgs<'_>,
-    reply: Reply,
-    out: &mut Vec<u8>,
-) -> Result<Done, Refusal> {
-    let mut op = KeyOp::new(partition, ctx, message, args.name, args.key)?;
-    null_check(args.value, "value")?;
-    if op.blocked_by_lock(connection, message, args.key, args.thread_id, -1)? {
-        return Ok(Done::Parked);
-    }
-    let previous = op.write(args.key, args.value, args.ttl_ms, args.max_idle_ms)?;
-    match reply {
-        Reply::Previous => op.data_response(out, previous.as_deref()),
-        Reply::Empty => op.empty_response(out),
-        Reply::Null => op.data_response(out, None),
-    }
-}
-
-fn put_if_absent(
-    partition: &mut PartitionStore,
-    ctx: &mut OpContext<'_>,
-    connection: &Arc<ConnectionShared>,
-    message: &Message<'_>,
-    args: PutArgs<'_>,
-    out: &mut Vec<u8>,
-) -> Result<Done, Refusal> {
-    let mut op = KeyOp::new(partition, ctx, message, args.name, args.key)?;
-    null_check(args.value, "value")?;
-    if op.blocked_by_lock(connection, message, args.key, args.thread_id, -1)? {
-        return Ok(Done::Parked);
-    }
-    if let Some(existing) = op.current(args.key) {
-        let existing = existing.to_vec();
-        return op.data_response(out, Some(&existing));
-    }
-    op.write(args.key, args.value, args.ttl_ms, args.max_idle_ms)?;
-    op.data_response(out, None)
-}
-
-fn try_put(
-    partition: &mut PartitionStore,
-    ctx: &mut OpContext<'_>,
-    connection: &Arc<ConnectionShared>,
-    message: &Message<'_>,
-    r: &MapTryPut<'_>,
-    out: &mut Vec<u8>,
-) -> Result<Done, Refusal> {
-    let mut op = KeyOp::new(partition, ctx, message, r.name, r.key)?;
-    null_check(r.value, "value")?;
-    if op.blocked_by_lock(connection, message, r.key, r.thread_id, r.timeout.max(0))? {
-        return if r.timeout > 0 { Ok(Done::Parked) } else { op.bool_response(out, false) };
-    }
-    op.write(r.key, r.value, -1, -1)?;
-    op.bool_response(out, true)
-}
-
-/// Remove (old value), Delete (bool removed), TryRemove (bool; waits at most its timeout).
-fn remove(
-    partition: &mut PartitionStore,
-    ctx: &mut OpContext<'_>,
-    connection: &Arc<ConnectionShared>,
-    message: &Message<'_>,
-    out: &mut Vec<u8>,
-) -> Outcome {
-    let ty = message.message_type();
-    let (name, key, thread_id, wait_ms) = match ty {
-        MapRemove::TYPE => {
-            let r = MapRemove::decode(message)?;
-            (r.name, r.key, r.thread_id, -1)
+    op: &MapOp<'_>,
+    reply: &mut impl Replies,
+) -> Result<Done, OpError> {
+    let key = op.key().expect("lock operations name a key");
+    let keyed = KeyOp::new(partition, ctx, name, key)?;
+    let now_ms = keyed.ctx.now_ms;
+    keyed.ctx.released.extend(keyed.store.locks.expire_lease(key, now_ms));
+    match op {
+        MapOp::Lock { thread_id, lease_ms, try_timeout_ms, .. } => {
+            let owner = LockOwner { client: keyed.ctx.source, thread_id: *thread_id };
+            if !keyed.store.locks.acquire(key, owner, *lease_ms, now_ms) {
+                return match try_timeout_ms {
+                    Some(0) => {
+                        reply.reply(Reply::Bool(false));
+                        Ok(Done::Answered)
+                    }
+                    Some(timeout_ms) => Ok(Done::Park { wait_ms: *timeout_ms }),
+                    None => Ok(Done::Park { wait_ms: -1 }),
+                };
+            }
+            if let Some(deadline) = keyed.store.locks.lease_deadline(key) {
+                keyed.ctx.deadlines.push((deadline, name.into(), key.into()));
+            }
+            reply.reply(if try_timeout_ms.is_some() { Reply::Bool(true) } else { Reply::Empty });
         }
-        MapDelete::TYPE => {
-            let r = MapDelete::decode(message)?;
-            (r.name, r.key, r.thread_id, -1)
+        MapOp::Unlock { thread_id, .. } => {
+            let released = match thread_id {
+                None => keyed.store.locks.release(key),
+                Some(thread_id) => {
+                    let owner = LockOwner { client: keyed.ctx.source, thread_id: *thread_id };
+                    keyed.store.locks.unlock(key, owner).map_err(|_| {
+                        let text = format!(
+                            "Current thread is not owner of the lock! -> <not locked by {}:{thread_id}>",
+                            owner.client
+                        );
+                        OpError::new(ErrorKind::NotLockOwner, text)
+                    })?
+                }
+            };
+            keyed.ctx.released.extend(released);
+            reply.reply(Reply::Empty);
         }
-        _ => {
-            let r = MapTryRemove::decode(message)?;
-            (r.name, r.key, r.thread_id, r.timeout.max(0))
-        }
-    };
-    let mut op = match KeyOp::new(partition, ctx, message, name, key) {
-        Ok(op) => op,
-        Err(refusal) => return Ok(Err(refusal)),
-    };
-    let blocked = match op.blocked_by_lock(connection, message, key, thread_id, wait_ms) {
-        Ok(blocked) => blocked,
-        Err(refusal) => return Ok(Err(refusal)),
-    };
-    if blocked {
-        if ty == MapTryRemove::TYPE && wait_ms == 0 {
-            return Ok(op.bool_response(out, false));
-        }
-        return Ok(Ok(Done::Parked));
+        MapOp::IsLocked { .. } => reply.reply(Reply::Bool(keyed.store.locks.is_locked(key))),
+        other => unreachable!("{other:?} is not a lock operation"),
     }
-    let old = op.take(key, EventKind::Removed, ty == MapDelete::TYPE);
-    Ok(match ty {
-        MapRemove::TYPE => op.data_response(out, old.as_deref()),
-        MapDelete::TYPE => {
-            DeleteResponse { response: Some(old.is_some()) }.encode(
-                out,
-                op.response_type,
-                op.correlation_id,
-                BACKUP_ACKS,
-            );
-            Ok(Done::Answered)
-        }
-        _ => op.bool_response(out, old.is_some()),
-    })
+    Ok(Done::Answered)
 }
 
-/// Evict waits for another owner's lock, as Hazelcast's does; the lock owner itself may evict.
-fn evict(
-    partition: &mut PartitionStore,
-    ctx: &mut OpContext<'_>,
-    connection: &Arc<ConnectionShared>,
-    message: &Message<'_>,
-    r: &MapEvict<'_>,
-    out: &mut Vec<u8>,
-) -> Result<Done, Refusal> {
-    let mut op = KeyOp::new(partition, ctx, message, r.name, r.key)?;
-    if op.blocked_by_lock(connection, message, r.key, r.thread_id, -1)? {
-        return Ok(Done::Parked);
-    }
-    let evicted = op.take(r.key, EventKind::Evicted, false).is_some();
-    op.bool_response(out, evicted)
-}
-
-fn remove_if_same(
-    partition: &mut PartitionStore,
-    ctx: &mut OpContext<'_>,
-    connection: &Arc<ConnectionShared>,
-    message: &Message<'_>,
-    r: &MapRemoveIfSame<'_>,
-    out: &mut Vec<u8>,
-) -> Result<Done, Refusal> {
-    let mut op = KeyOp::new(partition, ctx, message, r.name, r.key)?;
-    null_check(r.value, "value")?;
-    if op.blocked_by_lock(connection, message, r.key, r.thread_id, -1)? {
-        return Ok(Done::Parked);
-    }
-    if op.current(r.key) != Some(r.value.0) {
-        return op.bool_response(out, false);
-    }
-    op.take(r.key, EventKind::Removed, false);
-    op.bool_response(out, true)
-}
-
-/// Replace (previous value or null) and ReplaceIfSame (`expected` set; bool).
-fn replace(
-    partition: &mut PartitionStore,
-    ctx: &mut OpContext<'_>,
-    connection: &Arc<ConnectionShared>,
-    message: &Message<'_>,
-    (name, key, expected, value, thread_id): (&str, Data<'_>, Option<Data<'_>>, Data<'_>, i64),
-    out: &mut Vec<u8>,
-) -> Result<Done, Refusal> {
-    let mut op = KeyOp::new(partition, ctx, message, name, key)?;
-    null_check(value, "value")?;
-    if let Some(expected) = expected {
-        null_check(expected, "value")?;
-    }
-    if op.blocked_by_lock(connection, message, key, thread_id, -1)? {
-        return Ok(Done::Parked);
-    }
-    let matches = match op.current(key) {
-        None => false,
-        Some(present) => expected.is_none_or(|expected| expected.0 == present),
-    };
-    let previous = if matches { op.write(key, value, -1, -1)? } else { None };
-    match expected {
-        None => op.data_response(out, previous.as_deref()),
-        Some(_) => op.bool_response(out, previous.is_some()),
-    }
-}
-
-fn entry_view(
-    partition: &mut PartitionStore,
-    ctx: &mut OpContext<'_>,
-    message: &Message<'_>,
-    name: &str,
-    key: Data<'_>,
-    out: &mut Vec<u8>,
-) -> Result<Done, Refusal> {
-    let op = KeyOp::new(partition, ctx, message, name, key)?;
-    let (response_type, correlation_id) = (op.response_type, op.correlation_id);
-    let Some(record) = op.store.get(key.0, op.ctx.now_ms) else {
-        EntryViewResponse { max_idle: 0, response: None }.encode(out, response_type, correlation_id, BACKUP_ACKS);
+fn entry_view(op: &KeyOp<'_, '_, '_>, key: &[u8], reply: &mut impl Replies) -> Result<Done, OpError> {
+    let Some(record) = op.store.get(key, op.ctx.now_ms) else {
+        reply.reply(Reply::EntryView(None));
         return Ok(Done::Answered);
     };
     // Hazelcast keeps entry times in whole seconds. With per-entry statistics off (its default)
@@ -712,10 +429,10 @@ fn entry_view(
         by_ttl.min(by_idle)
     };
     let statistic = |value: i64| if stats { value } else { -1 };
-    let view = EntryView {
-        key,
+    reply.reply(Reply::EntryView(Some(EntryView {
+        key: Data(key),
         value: Data(&record.value),
-        cost: estimated_cost(key.0.len(), record.value.len()),
+        cost: estimated_cost(key.len(), record.value.len()),
         creation_time: statistic(seconds(record.creation_time_ms)),
         expiration_time,
         hits: statistic(record.hits),
@@ -725,13 +442,7 @@ fn entry_view(
         version: record.version,
         ttl: record.ttl_ms,
         max_idle: record.max_idle_ms,
-    };
-    EntryViewResponse { max_idle: record.max_idle_ms, response: Some(view) }.encode(
-        out,
-        response_type,
-        correlation_id,
-        BACKUP_ACKS,
-    );
+    })));
     Ok(Done::Answered)
 }
 
@@ -744,111 +455,36 @@ fn estimated_cost(key_bytes: usize, value_bytes: usize) -> i64 {
 fn get_all(
     partition: &mut PartitionStore,
     ctx: &mut OpContext<'_>,
-    message: &Message<'_>,
     name: &str,
-    keys: &[Data<'_>],
-    out: &mut Vec<u8>,
-) -> Result<Done, Refusal> {
+    keys: &[crate::request::Blob<'_>],
+    reply: &mut impl Replies,
+) -> Result<Done, OpError> {
     let mut found = Vec::with_capacity(keys.len());
     for key in keys {
-        let op = KeyOp::new(partition, ctx, message, name, *key)?;
-        op.store.touch(key.0, op.ctx.now_ms);
-        if let Some(value) = op.current(*key) {
-            found.push((*key, value.to_vec()));
+        let op = KeyOp::new(partition, ctx, name, key)?;
+        op.store.touch(key, op.ctx.now_ms);
+        if let Some(value) = op.current(key) {
+            found.push((&**key, value.to_vec()));
         }
     }
-    let response = found.iter().map(|(key, value)| (*key, Data(value))).collect();
-    EntryListResponse { response }.encode(
-        out,
-        message.message_type().response(),
-        message.correlation_id(),
-        BACKUP_ACKS,
-    );
+    reply.reply(Reply::Entries(found.iter().map(|(key, value)| (*key, &value[..])).collect()));
     Ok(Done::Answered)
 }
 
 fn put_all(
     partition: &mut PartitionStore,
     ctx: &mut OpContext<'_>,
-    message: &Message<'_>,
     name: &str,
-    entries: &[(Data<'_>, Data<'_>)],
-    out: &mut Vec<u8>,
-) -> Result<Done, Refusal> {
+    entries: &[(crate::request::Blob<'_>, crate::request::Blob<'_>)],
+    reply: &mut impl Replies,
+) -> Result<Done, OpError> {
     for (key, value) in entries {
-        null_check(*key, "key")?;
-        null_check(*value, "value")?;
+        null_check(key, "key")?;
+        null_check(value, "value")?;
     }
     for (key, value) in entries {
-        KeyOp::new(partition, ctx, message, name, *key)?.write_as(*key, *value, (-1, -1), true)?;
+        KeyOp::new(partition, ctx, name, key)?.write(key, value, (-1, -1), true);
     }
-    EmptyResponse {}.encode(out, message.message_type().response(), message.correlation_id(), BACKUP_ACKS);
+    reply.reply(Reply::Empty);
     Ok(Done::Answered)
-}
-
-/// Lock (answered when acquired) and TryLock (true, or false after its timeout).
-fn lock(
-    partition: &mut PartitionStore,
-    ctx: &mut OpContext<'_>,
-    connection: &Arc<ConnectionShared>,
-    message: &Message<'_>,
-    out: &mut Vec<u8>,
-) -> Outcome {
-    let (name, key, thread_id, lease_ms, wait_ms, is_try) = match message.message_type() {
-        MapLock::TYPE => {
-            let r = MapLock::decode(message)?;
-            (r.name, r.key, r.thread_id, r.ttl, -1, false)
-        }
-        _ => {
-            let r = MapTryLock::decode(message)?;
-            (r.name, r.key, r.thread_id, r.lease, r.timeout, true)
-        }
-    };
-    Ok(KeyOp::new(partition, ctx, message, name, key).and_then(|mut op| {
-        let now_ms = op.ctx.now_ms;
-        op.ctx.released.extend(op.store.locks.expire_lease(key.0, now_ms));
-        let owner = LockOwner { client: op.ctx.source, thread_id };
-        if op.store.locks.acquire(key.0, owner, lease_ms, now_ms) {
-            if let Some(deadline) = op.store.locks.lease_deadline(key.0) {
-                op.ctx.deadlines.push((deadline, name.into(), key.0.into()));
-            }
-            return if is_try { op.bool_response(out, true) } else { op.empty_response(out) };
-        }
-        if is_try && wait_ms == 0 {
-            return op.bool_response(out, false);
-        }
-        op.park(connection, message, key, wait_ms)?;
-        Ok(Done::Parked)
-    }))
-}
-
-/// Unlock (`thread_id` given: only the owner) and ForceUnlock.
-#[allow(clippy::too_many_arguments)]
-fn unlock(
-    partition: &mut PartitionStore,
-    ctx: &mut OpContext<'_>,
-    message: &Message<'_>,
-    name: &str,
-    key: Data<'_>,
-    thread_id: Option<i64>,
-    out: &mut Vec<u8>,
-) -> Result<Done, Refusal> {
-    let op = KeyOp::new(partition, ctx, message, name, key)?;
-    let now_ms = op.ctx.now_ms;
-    op.ctx.released.extend(op.store.locks.expire_lease(key.0, now_ms));
-    let released = match thread_id {
-        None => op.store.locks.release(key.0),
-        Some(thread_id) => {
-            let owner = LockOwner { client: op.ctx.source, thread_id };
-            op.store.locks.unlock(key.0, owner).map_err(|_| Refusal {
-                code: error::ILLEGAL_MONITOR_STATE,
-                message: format!(
-                    "Current thread is not owner of the lock! -> <not locked by {}:{thread_id}>",
-                    owner.client
-                ),
-            })?
-        }
-    };
-    op.ctx.released.extend(released);
-    op.empty_response(out)
 }

@@ -2,15 +2,19 @@
 //! released from key locks, fire lock and wait deadlines, sweep expired entries, and publish
 //! entry events. Owned by one reactor thread; the reactor does the IO around it.
 
-use crate::connection::ConnectionShared;
+use crate::connection::{ConnectionShared, ReplyTo};
+use crate::envelope::{Handoff, Handoffs};
 use crate::fanout::{FanOut, ShareContext};
 use crate::listeners::{Event, EventKind, Listeners};
 use crate::locks::Parked;
-use crate::map_ops::{self, OpContext, SettingsCache};
+use crate::map_ops::{self, Done, OpContext, SettingsCache};
+use crate::operations;
 use crate::outbox::Outbox;
+use crate::request::{ErrorKind, MapRequest, OpError};
 use crate::store::PartitionStore;
+use crate::wire::{self, HazelcastReply};
 use ferrogrid_config::MemberConfig;
-use ferrogrid_protocol::{DecodeError, Message, Uuid};
+use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
@@ -26,6 +30,38 @@ pub enum Timer {
     Key { partition: usize, map: Box<str>, key: Box<[u8]> },
     /// Release the locks of a client that has had no connection since it was scheduled.
     ClientCleanup(Uuid),
+}
+
+/// One run of a partition request: where its answer goes and what the request bytes do not
+/// say. Borrowed for the run; made owned only if the request parks.
+#[derive(Debug)]
+pub struct Call<'c> {
+    pub connection: &'c Arc<ConnectionShared>,
+    pub correlation_id: i64,
+    pub response_type: MessageType,
+    /// The client the request came from (owner of its locks, source of its events).
+    pub source: Uuid,
+    /// Its row in the operation table (its per-map counter).
+    pub counter_slot: usize,
+    pub partition_id: i32,
+}
+
+impl Call<'_> {
+    /// The request as it waits on a key lock for `wait_ms` (< 0: until released).
+    fn park(&self, request: &MapRequest<'_>, now_ms: i64, wait_ms: i64) -> Parked {
+        Parked {
+            reply_to: ReplyTo {
+                connection: self.connection.clone(),
+                correlation_id: self.correlation_id,
+                response_type: self.response_type,
+            },
+            source: self.source,
+            counter_slot: self.counter_slot,
+            partition_id: self.partition_id,
+            request: request.clone().into_owned(),
+            deadline_ms: map_ops::deadline_after(now_ms, wait_ms),
+        }
+    }
 }
 
 /// The partitions of one reactor and everything that acts on them.
@@ -139,7 +175,7 @@ impl PartitionOwner {
                 figures.entries += store.len() as u64;
                 figures.bytes += store.held_bytes() as u64;
                 for (slot, count) in store.op_counts.iter().enumerate().filter(|(_, count)| **count > 0) {
-                    *figures.ops.entry(map_ops::PARTITION_OPERATIONS[slot]).or_insert(0) += count;
+                    *figures.ops.entry(operations::counted_type(slot)).or_insert(0) += count;
                 }
             }
         }
@@ -155,41 +191,42 @@ impl PartitionOwner {
         self.now_ms = now_ms();
     }
 
-    /// Runs a partition-bound request for a partition this reactor owns; the response goes
-    /// to `out` (or stays pending if the request parked on a lock).
-    pub fn execute(
-        &mut self,
-        connection: &Arc<ConnectionShared>,
-        source: Uuid,
-        message: &Message<'_>,
-        out: &mut Vec<u8>,
-    ) -> Result<(), DecodeError> {
-        let partition_id = message.partition_id();
-        let local = partition_id as usize / self.reactor_count;
+    /// Runs a partition-bound request for a partition this reactor owns; the answer goes to
+    /// `out` (or later, to its connection, if it parks on a lock or waits for backups).
+    pub fn execute(&mut self, call: &Call<'_>, request: &MapRequest<'_>, out: &mut Vec<u8>) {
+        let partition_id = call.partition_id;
         if !self.replication.serves(partition_id as usize) {
             let text = format!("partition {partition_id} is migrating or not owned by this member; retry");
-            let holder = ferrogrid_protocol::error::ErrorHolder {
-                code: ferrogrid_protocol::error::PARTITION_MIGRATING,
-                message: Some(&text),
-            };
-            ferrogrid_protocol::error::write_error_response(out, message.correlation_id(), &[holder]);
-            return Ok(());
+            wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::PartitionMigrating, text));
+            return;
         }
+        let local = partition_id as usize / self.reactor_count;
         let start = out.len();
         let mut ctx = OpContext {
             now_ms: self.now_ms,
             member: self.member,
-            source,
+            source: call.source,
             partition_id,
+            counter_slot: call.counter_slot,
             settings: &mut self.settings,
             listeners: &mut self.listeners,
             outbox: &mut self.outbox,
             released: &mut self.released,
             deadlines: &mut self.deadlines,
         };
-        let result = map_ops::execute(&mut self.partitions[local], &mut ctx, connection, message, out);
+        let partition = &mut self.partitions[local];
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let outcome = match map_ops::execute(partition, &mut ctx, request, &mut reply) {
+            Ok(Done::Park { wait_ms }) => map_ops::park(partition, &mut ctx, call.park(request, self.now_ms, wait_ms)),
+            Ok(Done::Answered) => Ok(()),
+            Err(failure) => Err(failure),
+        };
+        if let Err(failure) = outcome {
+            out.truncate(start);
+            wire::write_error(out, call.correlation_id, &failure);
+        }
         if self.partitions[local].tracks_changes() {
-            self.replicate(partition_id as usize, connection, message.correlation_id(), out, start);
+            self.replicate(partition_id as usize, call.connection, call.correlation_id, out, start);
         }
         for (deadline, map, key) in self.deadlines.drain(..) {
             self.timers.push(Reverse((deadline, Timer::Key { partition: local, map, key })));
@@ -197,7 +234,6 @@ impl PartitionOwner {
         if !self.released.is_empty() {
             self.rerun_released();
         }
-        result
     }
 
     /// Re-runs requests released from key locks, in the order they parked; their answers go
@@ -212,47 +248,75 @@ impl PartitionOwner {
     }
 
     fn rerun(&mut self, parked: Parked) {
-        if parked.connection.is_closed() {
+        let reply_to = &parked.reply_to;
+        if reply_to.connection.is_closed() {
             return;
         }
-        let message = Message::parse(&parked.message).expect("parked requests were parsed before");
+        let call = Call {
+            connection: &reply_to.connection,
+            correlation_id: reply_to.correlation_id,
+            response_type: reply_to.response_type,
+            source: parked.source,
+            counter_slot: parked.counter_slot,
+            partition_id: parked.partition_id,
+        };
         let mut scratch = std::mem::take(&mut self.scratch);
-        if self.execute(&parked.connection, parked.source, &message, &mut scratch).is_ok() {
-            self.outbox.buffer(&parked.connection).extend_from_slice(&scratch);
-        }
+        self.execute(&call, &parked.request, &mut scratch);
+        self.outbox.buffer(&reply_to.connection).extend_from_slice(&scratch);
         scratch.clear();
         self.scratch = scratch;
     }
 
-    /// Runs requests another reactor handed over (each a `u32` LE length, the client's uuid,
-    /// its tenant (`u16` LE), then the request, in `batch`); answers go to the outbox. Returns
-    /// how many it ran.
-    pub fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, mut batch: &[u8]) -> usize {
+    /// Runs requests another reactor handed over (all from `connection`); answers go to the
+    /// outbox. Each request is parsed here, once. Returns how many it ran.
+    pub fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, batch: &Handoffs) -> usize {
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut ran = 0;
-        while !batch.is_empty() {
-            let length = u32::from_le_bytes(batch[..4].try_into().expect("length prefix")) as usize;
-            let source = Uuid::from_u128(u128::from_le_bytes(batch[4..20].try_into().expect("uuid")));
-            let tenant = u16::from_le_bytes(batch[20..22].try_into().expect("tenant"));
-            let bytes = &batch[22..22 + length];
-            batch = &batch[22 + length..];
+        for (handoff, bytes) in batch.iter() {
             self.outbox.answered(connection);
             if connection.is_closed() {
                 continue;
             }
-            let message = Message::parse(bytes).expect("the origin reactor parsed this message");
             let started = std::time::Instant::now();
-            if let Err(error) = self.execute(connection, source, &message, &mut scratch) {
-                warn!(peer = %connection.peer, %error, "closing connection: malformed request");
-                connection.close();
-            }
-            self.record_latency(message.message_type(), tenant, started.elapsed());
+            let message_type = match self.run_bytes(connection, handoff, bytes, &mut scratch) {
+                Ok(message_type) => message_type,
+                Err(error) => {
+                    warn!(peer = %connection.peer, %error, "closing connection: malformed request");
+                    connection.close();
+                    continue;
+                }
+            };
+            self.record_latency(message_type, handoff.tenant, started.elapsed());
             ran += 1;
             self.outbox.buffer(connection).extend_from_slice(&scratch);
             scratch.clear();
         }
         self.scratch = scratch;
         ran
+    }
+
+    /// Parses, decodes and runs one handed-over request.
+    fn run_bytes(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        handoff: Handoff,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<MessageType, DecodeError> {
+        let message = Message::parse(bytes)?;
+        let message_type = message.message_type();
+        let (slot, row) = operations::lookup(message_type).expect("the origin routed it by its row");
+        let request = (row.decode.expect("partition rows decode"))(&message)?;
+        let call = Call {
+            connection,
+            correlation_id: handoff.correlation_id,
+            response_type: message_type.response(),
+            source: handoff.source,
+            counter_slot: slot,
+            partition_id: message.partition_id(),
+        };
+        self.execute(&call, &request, out);
+        Ok(message_type)
     }
 
     /// Runs this reactor's share of a map-wide request; returns the response if it was last.
@@ -300,8 +364,11 @@ impl PartitionOwner {
         let released = store.locks.expire_lease(key, self.now_ms);
         let timed_out = store.locks.take_timed_out(key, self.now_ms);
         for parked in &timed_out {
-            if !parked.connection.is_closed() {
-                map_ops::answer_timed_out(parked, self.outbox.buffer(&parked.connection));
+            let reply_to = &parked.reply_to;
+            if !reply_to.connection.is_closed() {
+                let out = self.outbox.buffer(&reply_to.connection);
+                let (response_type, correlation_id) = (reply_to.response_type, reply_to.correlation_id);
+                map_ops::answer_timed_out(&mut HazelcastReply { out, response_type, correlation_id });
             }
         }
         self.released.extend(released);

@@ -15,18 +15,21 @@
 
 use crate::client::{self, After};
 use crate::connection::{Connection, ConnectionId, ConnectionShared, ConnectionState};
+use crate::envelope::{Forward, Handoffs};
 use crate::fanout::{self, Classified, FanOut, WideOperation};
-use crate::map_ops;
-use crate::owner::PartitionOwner;
-use crate::replication::{Forward, Route};
+use crate::operations::{self, Flags, Operation, Route};
+use crate::owner::{Call, PartitionOwner};
+use crate::replication::{Forward as Pending, Route as Route_};
+use crate::request::{ErrorKind, OpError};
 use crate::shared::CLIENT_CLEANUP_PERIOD_MS;
 use crate::shared::{MemberWork, Shared, Task};
+use crate::wire;
 use crossbeam_channel::Receiver;
 use ferrogrid_cluster::MemberId;
 use ferrogrid_protocol::codec::{ClientAddClusterViewListener, ClientDestroyProxy};
-use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
+use ferrogrid_protocol::error;
 use ferrogrid_protocol::frame::{Decoded, StreamLimits, CLIENT_PROTOCOL_HEADER};
-use ferrogrid_protocol::message::REQUEST_HEADER_SIZE;
+use ferrogrid_protocol::message::{RequestHeader, REQUEST_HEADER_SIZE};
 use ferrogrid_protocol::{Message, MessageType, Uuid};
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
@@ -81,7 +84,7 @@ struct Core {
     /// Reactors to wake at the end of this batch.
     wake: Vec<bool>,
     /// Requests for other reactors cut from the connection being processed, per target.
-    outgoing: Vec<Vec<u8>>,
+    outgoing: Vec<Handoffs>,
     /// Backup records read from a member link for other reactors' partitions, per target.
     member_backups: Vec<Vec<u8>>,
     /// Answers read from a member link to requests other reactors forwarded, per target
@@ -151,7 +154,7 @@ impl Reactor {
                 owner,
                 overflow: (0..count).map(|_| VecDeque::new()).collect(),
                 wake: vec![false; count],
-                outgoing: vec![Vec::new(); count],
+                outgoing: (0..count).map(|_| Handoffs::default()).collect(),
                 member_backups: vec![Vec::new(); count],
                 member_responses: vec![Vec::new(); count],
                 authenticated_limits,
@@ -628,7 +631,7 @@ impl Core {
             if self.outgoing[target].is_empty() {
                 continue;
             }
-            let batch = std::mem::take(&mut self.outgoing[target]).into_boxed_slice();
+            let batch = std::mem::take(&mut self.outgoing[target]);
             self.hand_off(target, Task::Partitions { connection: connection.clone(), batch });
         }
     }
@@ -724,49 +727,39 @@ impl Core {
         out: &mut Vec<u8>,
         bytes: &[u8],
     ) -> Flow {
-        let message = match Message::parse(bytes) {
-            Ok(message) => message,
-            Err(error) => return Flow::Close(format!("malformed message: {error}")),
-        };
-        let answer_on_link = matches!(state, ConnectionState::Member { .. })
-            && !crate::peer::is_request(message.message_type())
-            && !crate::peer::is_member_type(message.message_type());
-        if !answer_on_link && message.fixed(REQUEST_HEADER_SIZE).is_err() {
-            return Flow::Close("request initial frame shorter than the 16-byte header".into());
-        }
-        self.probes().messages_in.add(1);
         let (started, written_before) = (Instant::now(), out.len());
         self.handed_off = false;
-        let outcome = if let ConnectionState::Member { peer } = state {
-            let peer = *peer;
-            self.handle_member(connection, peer, &message, bytes, out)
-        } else if *state == ConnectionState::MemberHello {
-            match self.member_hello(connection, &message) {
-                Ok(peer) => {
-                    *state = ConnectionState::Member { peer };
-                    Ok(After::Continue)
-                }
-                Err(reason) => Ok(After::Close(reason)),
-            }
-        } else if let ConnectionState::Authenticated { tenant, .. } = state {
+        let (message_type, correlation_id, outcome) = if let ConnectionState::Authenticated { tenant, .. } = state {
+            // A client's request is routed by its header; it is parsed where it runs.
+            let Some(header) = RequestHeader::peek(bytes) else {
+                return Flow::Close("request initial frame shorter than the 16-byte header".into());
+            };
+            self.probes().messages_in.add(1);
             let tenant = *tenant;
-            if tenant == 0 {
-                self.dispatch(connection, &message, bytes, out, Origin::client(connection, 0))
+            let outcome = if tenant == 0 {
+                self.dispatch(connection, header, bytes, out, Origin::client(connection, 0))
             } else {
-                self.dispatch_for_tenant(connection, &message, bytes, out, tenant)
-            }
+                self.dispatch_for_tenant(connection, header, bytes, out, tenant)
+            };
+            (header.message_type, header.correlation_id, outcome)
         } else {
-            let outcome = client::authenticate(&self.shared, &message, state, out);
-            if let ConnectionState::Authenticated { client_uuid, tenant, .. } = state {
-                connection.set_client(*client_uuid);
-                connection.set_tenant(*tenant);
-                self.shared.client_connected(*client_uuid);
+            let message = match Message::parse(bytes) {
+                Ok(message) => message,
+                Err(error) => return Flow::Close(format!("malformed message: {error}")),
+            };
+            let answer_on_link = matches!(state, ConnectionState::Member { .. })
+                && !crate::peer::is_request(message.message_type())
+                && !crate::peer::is_member_type(message.message_type());
+            if !answer_on_link && message.fixed(REQUEST_HEADER_SIZE).is_err() {
+                return Flow::Close("request initial frame shorter than the 16-byte header".into());
             }
-            outcome
+            self.probes().messages_in.add(1);
+            let outcome = self.handle_unestablished_or_member(connection, state, &message, bytes, out);
+            (message.message_type(), message.correlation_id(), outcome)
         };
         if !self.handed_off {
             // Requests handed to another reactor are timed there.
-            self.owner.record_latency(message.message_type(), connection.tenant(), started.elapsed());
+            self.owner.record_latency(message_type, connection.tenant(), started.elapsed());
             if out.len() > written_before {
                 self.probes().messages_out.add(1);
             }
@@ -776,14 +769,76 @@ impl Core {
             Ok(After::Close(reason)) => Flow::Close(reason),
             Ok(After::DestroyMap(name)) => {
                 let response = ClientDestroyProxy::RESPONSE;
-                self.fan_out(connection, message.correlation_id(), response, name, WideOperation::Destroy, out);
+                self.fan_out(connection, correlation_id, response, name, WideOperation::Destroy, out);
                 Flow::Continue
             }
-            Err(error) => Flow::Close(format!("malformed {} request: {error}", message.message_type())),
+            Err(error) => Flow::Close(format!("malformed {message_type} request: {error}")),
         }
     }
 
+    /// A message on a member link, a member's Hello, or a connection's first (authentication)
+    /// request.
+    fn handle_unestablished_or_member(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        state: &mut ConnectionState,
+        message: &Message<'_>,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        match state {
+            ConnectionState::Member { peer } => {
+                let peer = *peer;
+                self.handle_member(connection, peer, message, bytes, out)
+            }
+            ConnectionState::MemberHello => match self.member_hello(connection, message) {
+                Ok(peer) => {
+                    *state = ConnectionState::Member { peer };
+                    Ok(After::Continue)
+                }
+                Err(reason) => Ok(After::Close(reason)),
+            },
+            _ => {
+                let outcome = client::authenticate(&self.shared, message, state, out);
+                if let ConnectionState::Authenticated { client_uuid, tenant, .. } = state {
+                    connection.set_client(*client_uuid);
+                    connection.set_tenant(*tenant);
+                    self.shared.client_connected(*client_uuid);
+                }
+                outcome
+            }
+        }
+    }
+
+    /// Routes an authenticated request by its row in the operation table.
     fn dispatch(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        header: RequestHeader,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        origin: Origin,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        match operations::lookup(header.message_type) {
+            Some((slot, row)) if row.route == Route::Partition => {
+                self.dispatch_partition(connection, header, (slot, row), bytes, out, origin)
+            }
+            Some((_, row)) if row.route == Route::EveryPartition => {
+                let message = Message::parse(bytes)?;
+                self.dispatch_wide(connection, &message, bytes, out, origin)
+            }
+            // The client service, and types without a row (answered UnsupportedOperation).
+            _ => {
+                let message = Message::parse(bytes)?;
+                if header.message_type == ClientAddClusterViewListener::TYPE {
+                    self.shared.view.add_listener(connection.clone(), header.correlation_id);
+                }
+                client::handle(&self.shared, &message, out, origin.tenant)
+            }
+        }
+    }
+
+    fn dispatch_wide(
         &mut self,
         connection: &Arc<ConnectionShared>,
         message: &Message<'_>,
@@ -791,77 +846,93 @@ impl Core {
         out: &mut Vec<u8>,
         origin: Origin,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
-        let Origin { hop, source, tenant } = origin;
-        let from_member = hop != Hop::Client;
-        let ty = message.message_type();
-        if map_ops::is_partition_operation(ty) {
-            let partition = message.partition_id();
-            let count = self.shared.view.partition_count as i32;
-            if !(0..count).contains(&partition) {
-                let text = if partition < 0 {
-                    "Partition ID cannot be negative!".to_owned()
-                } else {
-                    format!("Partition ID {partition} is not below the partition count {count}")
-                };
-                let holder = ErrorHolder { code: error::ILLEGAL_ARGUMENT, message: Some(&text) };
-                write_error_response(out, message.correlation_id(), &[holder]);
-                return Ok(After::Continue);
-            }
-            match self.owner.replication.route(partition as usize) {
-                Route::Here => {}
-                Route::Member(member) if hop == Hop::Client => {
-                    self.forward(connection, member, message.correlation_id(), bytes, source, crate::peer::FORWARD);
-                    return Ok(After::Continue);
-                }
-                Route::Member(member) if matches!(hop, Hop::Forwarded(by) if by != member) => {
-                    let id = message.correlation_id();
-                    self.forward(connection, member, id, bytes, source, crate::peer::FORWARD_AGAIN);
-                    return Ok(After::Continue);
-                }
-                route @ (Route::Member(_) | Route::Unavailable) => {
-                    let text = if matches!(route, Route::Unavailable) {
-                        format!("partition {partition} has no owner reachable from this member (no table yet, or no link to the owner); retry")
-                    } else {
-                        format!("partition {partition} is migrating: a forwarded request reached a member that no longer owns it; retry")
-                    };
-                    let holder = ErrorHolder { code: error::PARTITION_MIGRATING, message: Some(&text) };
-                    write_error_response(out, message.correlation_id(), &[holder]);
-                    return Ok(After::Continue);
-                }
-            }
-            let owner = self.shared.owner_of(partition as u16);
-            if owner == self.index {
-                self.probes().local_ops.add(1);
-                self.owner.execute(connection, source, message, out)?;
-            } else {
-                connection.begin_in_flight();
-                self.probes().handed_off_ops.add(1);
-                self.handed_off = true;
-                let batch = &mut self.outgoing[owner];
-                batch.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-                batch.extend_from_slice(&source.as_u128().to_le_bytes());
-                batch.extend_from_slice(&tenant.to_le_bytes());
-                batch.extend_from_slice(bytes);
-            }
-            return Ok(After::Continue);
-        }
+        let from_member = origin.hop != Hop::Client;
+        let (correlation_id, response_type) = (message.correlation_id(), message.message_type().response());
         match fanout::classify(message, connection)? {
             Classified::Wide(operation, name) => {
                 let remote = if from_member { None } else { Some(bytes) };
-                self.fan_out_with(connection, message.correlation_id(), ty.response(), name, operation, out, remote);
-                Ok(After::Continue)
+                self.fan_out_with(connection, correlation_id, response_type, name, operation, out, remote);
             }
-            Classified::Refused(code, text) => {
-                fanout::write_refusal(out, message.correlation_id(), code, &text);
-                Ok(After::Continue)
-            }
-            Classified::NotWide => {
-                if ty == ClientAddClusterViewListener::TYPE {
-                    self.shared.view.add_listener(connection.clone(), message.correlation_id());
-                }
-                client::handle(&self.shared, message, out, tenant)
-            }
+            Classified::Refused(code, text) => fanout::write_refusal(out, correlation_id, code, &text),
+            Classified::NotWide => unreachable!("{} has a map-wide row", message.message_type()),
         }
+        Ok(After::Continue)
+    }
+
+    /// A partition-bound request: run here (parsed and decoded once), handed to the reactor
+    /// that owns the partition, or forwarded to the member that does (both unparsed).
+    fn dispatch_partition(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        header: RequestHeader,
+        (slot, row): (usize, &Operation),
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        origin: Origin,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        let partition = header.partition_id;
+        if !self.routes_here(connection, header, bytes, out, origin) {
+            return Ok(After::Continue);
+        }
+        let owner = self.shared.owner_of(partition as u16);
+        if owner == self.index {
+            self.probes().local_ops.add(1);
+            let message = Message::parse(bytes)?;
+            let request = (row.decode.expect("partition rows decode"))(&message)?;
+            let call = Call {
+                connection,
+                correlation_id: header.correlation_id,
+                response_type: header.message_type.response(),
+                source: origin.source,
+                counter_slot: slot,
+                partition_id: partition,
+            };
+            self.owner.execute(&call, &request, out);
+        } else {
+            connection.begin_in_flight();
+            self.probes().handed_off_ops.add(1);
+            self.handed_off = true;
+            self.outgoing[owner].push(bytes, origin.source, origin.tenant, header.correlation_id);
+        }
+        Ok(After::Continue)
+    }
+
+    /// Whether a partition request runs on this member. If not, it has been forwarded to the
+    /// owner, or answered with an error (a bad partition id, or no owner to reach).
+    fn routes_here(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        header: RequestHeader,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        Origin { hop, source, .. }: Origin,
+    ) -> bool {
+        let (partition, id) = (header.partition_id, header.correlation_id);
+        let count = self.shared.view.partition_count as i32;
+        if !(0..count).contains(&partition) {
+            let text = if partition < 0 {
+                "Partition ID cannot be negative!".to_owned()
+            } else {
+                format!("Partition ID {partition} is not below the partition count {count}")
+            };
+            wire::write_error(out, id, &OpError::new(ErrorKind::IllegalArgument, text));
+            return false;
+        }
+        let text = match self.owner.replication.route(partition as usize) {
+            Route_::Here => return true,
+            Route_::Member(member) if hop == Hop::Client => {
+                self.forward(connection, member, id, bytes, source, crate::peer::FORWARD);
+                return false;
+            }
+            Route_::Member(member) if matches!(hop, Hop::Forwarded(by) if by != member) => {
+                self.forward(connection, member, id, bytes, source, crate::peer::FORWARD_AGAIN);
+                return false;
+            }
+            Route_::Unavailable => format!("partition {partition} has no owner reachable from this member (no table yet, or no link to the owner); retry"),
+            Route_::Member(_) => format!("partition {partition} is migrating: a forwarded request reached a member that no longer owns it; retry"),
+        };
+        wire::write_error(out, id, &OpError::new(ErrorKind::PartitionMigrating, text));
+        false
     }
 
     fn hand_off(&mut self, target: usize, task: Task) {
@@ -912,7 +983,7 @@ impl Core {
             job.add_shares(others.len());
             for member in others {
                 let id = self.owner.replication.forward_id();
-                self.owner.replication.forwards.insert(id, Forward::Wide { job: job.clone(), member });
+                self.owner.replication.forwards.insert(id, Pending::Wide { job: job.clone(), member });
                 crate::peer::write(self.owner.replication.message_for(member), crate::peer::WIDE, id, request);
             }
         }
@@ -946,12 +1017,10 @@ impl Core {
         self.probes().forwarded_ops.add(1);
         self.handed_off = true;
         let id = self.owner.replication.forward_id();
-        let relay = Forward::Relay { connection: connection.clone(), correlation_id, member };
+        let relay = Pending::Relay { connection: connection.clone(), correlation_id, member };
         self.owner.replication.forwards.insert(id, relay);
-        // FORWARD: the client's uuid (its locks' owner) and the request, answered under `id`.
-        let mut payload = Vec::with_capacity(16 + bytes.len());
-        payload.extend_from_slice(&source.as_u128().to_le_bytes());
-        payload.extend_from_slice(bytes);
+        // The client's uuid (its locks' owner) and the request, answered under `id`.
+        let payload = Forward { source, request: bytes }.encode();
         crate::peer::write(self.owner.replication.message_for(member), kind, id, &payload);
     }
 
@@ -1015,28 +1084,26 @@ impl Core {
                 // under the forwarder's correlation id. If the partition moved on, a FORWARD
                 // goes on once more to the owner this member knows (tables differ for a moment
                 // while partitions migrate; a client would otherwise pause before its retry).
-                if payload.len() < 16 + REQUEST_HEADER_SIZE + 6 {
-                    return Ok(After::Close("malformed forwarded request".into()));
-                }
-                let source = Uuid::from_u128(u128::from_le_bytes(payload[..16].try_into().expect("16 bytes")));
-                let mut request = payload[16..].to_vec();
-                request[10..18].copy_from_slice(&message.correlation_id().to_le_bytes());
-                let inner = Message::parse(&request)?;
-                if inner.fixed(REQUEST_HEADER_SIZE).is_err() || !map_ops::is_partition_operation(inner.message_type()) {
-                    let text = format!("not a partition request: {}", inner.message_type());
+                let forward = match Forward::decode(payload) {
+                    Ok(forward) => forward,
+                    Err(reason) => return Ok(After::Close(format!("malformed forwarded request: {reason}"))),
+                };
+                let Some(header) = RequestHeader::peek(forward.request) else {
+                    return Ok(After::Close("malformed forwarded request: no request header".into()));
+                };
+                if operations::row(header.message_type).is_none_or(|row| row.route != Route::Partition) {
+                    let text = format!("not a partition request: {}", header.message_type);
                     fanout::write_refusal(out, message.correlation_id(), error::UNSUPPORTED_OPERATION, &text);
                     return Ok(After::Continue);
                 }
+                let header = RequestHeader { correlation_id: message.correlation_id(), ..header };
+                let hop = if ty == peer::FORWARD { Hop::Forwarded(from) } else { Hop::Last };
                 return self.dispatch(
                     connection,
-                    &inner,
-                    &request,
+                    header,
+                    forward.request,
                     out,
-                    Origin {
-                        hop: if ty == peer::FORWARD { Hop::Forwarded(from) } else { Hop::Last },
-                        source,
-                        tenant: 0,
-                    },
+                    Origin { hop, source: forward.source, tenant: 0 },
                 );
             }
             peer::SNAPSHOT_REQUEST => {
@@ -1140,11 +1207,11 @@ impl Core {
         true
     }
 
-    /// A tenant's request: quotas that refuse, then its map name scoped to its namespace.
+    /// A tenant's request: quotas that refuse, then its object's name scoped to its namespace.
     fn dispatch_for_tenant(
         &mut self,
         connection: &Arc<ConnectionShared>,
-        message: &Message<'_>,
+        header: RequestHeader,
         bytes: &[u8],
         out: &mut Vec<u8>,
         tenant: u16,
@@ -1153,11 +1220,12 @@ impl Core {
         let runtime = shared.tenant(tenant).expect("authenticated tenants exist");
         let probes = &shared.reactors[self.index].tenant_probes[tenant as usize];
         probes.ops.add(1);
-        let ty = message.message_type();
-        let refuse = |out: &mut Vec<u8>, text: String| {
-            probes.rejected.add(1);
-            let holder = ErrorHolder { code: error::HAZELCAST, message: Some(&text) };
-            write_error_response(out, message.correlation_id(), &[holder]);
+        let row = operations::row(header.message_type);
+        let refuse = |out: &mut Vec<u8>, failure: OpError| {
+            if failure.kind == ErrorKind::Refused {
+                probes.rejected.add(1);
+            }
+            wire::write_error(out, header.correlation_id, &failure);
             Ok(After::Continue)
         };
         if runtime.over_quota() == ferrogrid_config::OverQuota::Reject
@@ -1166,28 +1234,22 @@ impl Core {
             let rate = runtime.config.max_ops_per_second.unwrap_or_default();
             let text =
                 format!("tenant {} is over its operation quota (max-ops-per-second {rate})", runtime.config.name);
-            return refuse(out, text);
+            return refuse(out, OpError::new(ErrorKind::Refused, text));
         }
-        if crate::tenants::adds_entries(ty) && runtime.is_full() {
+        if row.is_some_and(|row| row.is(Flags::ADDS_ENTRIES)) && runtime.is_full() {
             let text = format!(
                 "tenant {} holds its quota of data on this member (max-entries {:?}, max-bytes {:?})",
                 runtime.config.name, runtime.config.max_entries, runtime.config.max_bytes
             );
-            return refuse(out, text);
+            return refuse(out, OpError::new(ErrorKind::Refused, text));
         }
-        if !crate::tenants::names_a_map(ty) {
-            return self.dispatch(connection, message, bytes, out, Origin::client(connection, tenant));
+        if !row.is_some_and(|row| row.is(Flags::SCOPED)) {
+            return self.dispatch(connection, header, bytes, out, Origin::client(connection, tenant));
         }
-        let scoped = match crate::tenants::scope_request(bytes, &runtime.prefix) {
-            Ok(scoped) => scoped,
-            Err(text) => {
-                let holder = ErrorHolder { code: error::ILLEGAL_ARGUMENT, message: Some(&text) };
-                write_error_response(out, message.correlation_id(), &[holder]);
-                return Ok(After::Continue);
-            }
-        };
-        let scoped_message = Message::parse(&scoped)?;
-        self.dispatch(connection, &scoped_message, &scoped, out, Origin::client(connection, tenant))
+        match crate::tenants::scope_request(bytes, &runtime.prefix) {
+            Ok(scoped) => self.dispatch(connection, header, &scoped, out, Origin::client(connection, tenant)),
+            Err(text) => refuse(out, OpError::new(ErrorKind::IllegalArgument, text)),
+        }
     }
 
     /// Releases `client`'s locks on every reactor of this member, unless it is connected here.

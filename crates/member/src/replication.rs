@@ -23,6 +23,8 @@ use crate::connection::ConnectionShared;
 use crate::fanout::FanOut;
 use crate::owner::PartitionOwner;
 use crate::peer::{self, BackupHeader, Change, SnapshotHeader};
+use crate::request::{ErrorKind, OpError};
+use crate::wire;
 use ferrogrid_cluster::{MemberEntry, MemberId, PartitionTable};
 use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
 use ferrogrid_protocol::Message;
@@ -644,15 +646,11 @@ impl PartitionOwner {
         if was == Some(0) && now != Some(0) {
             for (_, map) in self.partitions[local].maps_mut() {
                 for parked in map.locks.take_all_parked() {
-                    if !parked.connection.is_closed() {
-                        let message = Message::parse(&parked.message).expect("parked requests were parsed");
+                    let reply_to = &parked.reply_to;
+                    if !reply_to.connection.is_closed() {
                         let text = "the partition moved to another member; retry";
-                        let holder = ErrorHolder { code: error::PARTITION_MIGRATING, message: Some(text) };
-                        write_error_response(
-                            self.outbox.buffer(&parked.connection),
-                            message.correlation_id(),
-                            &[holder],
-                        );
+                        let failure = OpError::new(ErrorKind::PartitionMigrating, text);
+                        wire::write_error(self.outbox.buffer(&reply_to.connection), reply_to.correlation_id, &failure);
                     }
                 }
             }

@@ -19,9 +19,8 @@ pub enum Task {
     /// A freshly accepted connection this reactor now owns.
     NewConnection(mio::net::TcpStream, SocketAddr),
     /// Partition-bound requests of one connection for partitions this reactor owns, cut from
-    /// one read batch: each is a `u32` LE length and the whole request (copied once out of
-    /// the origin's read buffer).
-    Partitions { connection: Arc<ConnectionShared>, batch: Box<[u8]> },
+    /// one read batch (copied once out of the origin's read buffer, parsed here).
+    Partitions { connection: Arc<ConnectionShared>, batch: crate::envelope::Handoffs },
     /// This reactor's share of a map-wide request.
     FanOut(Arc<FanOut>),
     /// A client has had no connection for the cleanup period: release its locks.

@@ -138,8 +138,8 @@ pub struct RecordStore {
     /// State of the sampling random generator (xorshift).
     random: u64,
     /// Requests run on this map in this partition, by operation (index in
-    /// `map_ops::PARTITION_OPERATIONS`).
-    pub op_counts: [u64; crate::map_ops::PARTITION_OPERATION_COUNT],
+    /// the operation table's partition rows).
+    pub op_counts: [u64; crate::operations::PARTITION_OPERATION_COUNT],
     /// Keys written or removed since the owner last sent backups (puts, removes, ttl
     /// changes, evictions; not the expiry sweep, which backups run themselves).
     pub changed: Vec<Box<[u8]>>,
@@ -158,7 +158,7 @@ impl RecordStore {
             ever_expiring: false,
             ever_idle: false,
             random: 0x9e37_79b9_7f4a_7c15,
-            op_counts: [0; crate::map_ops::PARTITION_OPERATION_COUNT],
+            op_counts: [0; crate::operations::PARTITION_OPERATION_COUNT],
             changed: Vec::new(),
             track_changes: false,
         }

@@ -18,7 +18,6 @@
 use crate::probes::Counter;
 use ferrogrid_config::{OverQuota, TenantConfig};
 use ferrogrid_protocol::frame::FRAME_HEADER_SIZE;
-use ferrogrid_protocol::MessageType;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 /// Separates a tenant's name from its map names in scoped names.
@@ -181,30 +180,6 @@ fn name_frame(bytes: &[u8]) -> Option<(usize, usize)> {
     let start = initial;
     let length = i32::from_le_bytes(bytes.get(start..start + 4)?.try_into().ok()?) as usize;
     (length >= FRAME_HEADER_SIZE && start + length <= bytes.len()).then_some((start, length))
-}
-
-/// Whether requests of this type may add entries (refused for a tenant at its data quota).
-pub fn adds_entries(ty: MessageType) -> bool {
-    use ferrogrid_protocol::codec::*;
-    [
-        MapPut::TYPE,
-        MapPutAll::TYPE,
-        MapPutIfAbsent::TYPE,
-        MapPutIfAbsentWithMaxIdle::TYPE,
-        MapPutTransient::TYPE,
-        MapPutTransientWithMaxIdle::TYPE,
-        MapPutWithMaxIdle::TYPE,
-        MapSet::TYPE,
-        MapSetWithMaxIdle::TYPE,
-        MapTryPut::TYPE,
-    ]
-    .contains(&ty)
-}
-
-/// Whether requests of this type name a map (or proxy) in their first variable frame.
-pub fn names_a_map(ty: MessageType) -> bool {
-    use ferrogrid_protocol::codec::{ClientCreateProxy, ClientDestroyProxy};
-    ty.0 >> 16 == 0x01 || ty == ClientCreateProxy::TYPE || ty == ClientDestroyProxy::TYPE
 }
 
 /// The request with its map name scoped to the tenant (`prefix` + name). Err if the name

@@ -107,6 +107,34 @@ impl<'a> Message<'a> {
     }
 }
 
+/// The header of a request's initial frame: what routing needs, read without walking the rest
+/// of the message (a reactor that hands a request on leaves the parsing to the one that runs
+/// it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestHeader {
+    pub message_type: MessageType,
+    pub correlation_id: i64,
+    /// −1: not partition-bound.
+    pub partition_id: i32,
+}
+
+impl RequestHeader {
+    /// Reads the header; None if `bytes` does not start with an initial frame holding one.
+    pub fn peek(bytes: &[u8]) -> Option<RequestHeader> {
+        let length = i32::from_le_bytes(bytes.get(..4)?.try_into().expect("4 bytes"));
+        if length < (FRAME_HEADER_SIZE + REQUEST_HEADER_SIZE) as i32 || length as usize > bytes.len() {
+            return None;
+        }
+        let content = &bytes[FRAME_HEADER_SIZE..];
+        let field = |range: std::ops::Range<usize>| &content[range];
+        Some(RequestHeader {
+            message_type: MessageType(i32::from_le_bytes(field(0..4).try_into().expect("4 bytes"))),
+            correlation_id: i64::from_le_bytes(field(4..12).try_into().expect("8 bytes")),
+            partition_id: i32::from_le_bytes(field(12..16).try_into().expect("4 bytes")),
+        })
+    }
+}
+
 /// Reads packed fixed-size fields from the front of a byte slice.
 #[derive(Debug, Clone, Copy)]
 pub struct FixedReader<'a> {

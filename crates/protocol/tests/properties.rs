@@ -523,9 +523,18 @@ proptest! {
     ) {
         let received = receive(limits, &stream, &chunk_lengths)?;
         for bytes in &received.messages {
+            let header = ferrogrid_protocol::message::RequestHeader::peek(bytes);
             match Message::parse(bytes) {
                 Ok(message) => {
                     decode_with_every_codec(&message);
+                    // The header a reactor routes by is the one the parsed message holds.
+                    if let Some(header) = header {
+                        prop_assert_eq!(header.message_type, message.message_type());
+                        prop_assert_eq!(header.correlation_id, message.correlation_id());
+                        prop_assert_eq!(header.partition_id, message.partition_id());
+                    } else {
+                        prop_assert!(message.fixed(ferrogrid_protocol::message::REQUEST_HEADER_SIZE).is_err());
+                    }
                 }
                 Err(error) => prop_assert!(
                     matches!(error, DecodeError::InitialFrameTooShort { .. }),

@@ -1,0 +1,277 @@
+//! The operation table: one row per message type the member serves, and nothing else in the
+//! member classifies message types.
+//!
+//! A row says how a request is routed (the owner of the partition in its header, every
+//! partition, the connection's reactor, or the member link), its flags (writes, may add
+//! entries, may wait on a key lock, names a tenant-scoped object) and, for partition-bound
+//! requests, its handler: the decoder that turns the wire message into the typed request the
+//! engine runs ([`crate::request::MapRequest`]). Dispatch, tenant scoping, the data quota and
+//! the per-type counters all read the row, found with one array index ([`lookup`]). A type
+//! without a row is answered with `UnsupportedOperationException`.
+//!
+//! Adding an operation: a codec in `protocol/src/codec.rs`, a row here, and (for a partition
+//! operation) a variant of the typed request with its decoder (`wire.rs`) and its execution.
+
+use crate::peer;
+use crate::request::MapRequest;
+use ferrogrid_protocol::codec::*;
+use ferrogrid_protocol::{DecodeError, Message, MessageType};
+use std::sync::OnceLock;
+
+/// Where a request runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// On the member and reactor owning the partition named in the request header.
+    Partition,
+    /// Over every partition of the map (size, keySet, clear, listener registration, …):
+    /// every reactor runs a share, other members too where the work is cluster-wide.
+    EveryPartition,
+    /// Answered by the reactor that read it (client service: authentication, ping, proxies).
+    Connection,
+    /// Member-to-member traffic (only on member links).
+    MemberLink,
+}
+
+/// What a request may do, for admission and bookkeeping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flags(u8);
+
+impl Flags {
+    pub const NONE: Flags = Flags(0);
+    /// Changes data (or locks).
+    pub const WRITE: Flags = Flags(1);
+    /// May add entries: refused for a tenant at its data quota.
+    pub const ADDS_ENTRIES: Flags = Flags(2);
+    /// May wait for a key lock another owner holds.
+    pub const LOCK_AWARE: Flags = Flags(4);
+    /// Names an object in its first variable frame, which a tenant's namespace scopes.
+    pub const SCOPED: Flags = Flags(8);
+
+    pub const fn with(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+
+    pub const fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+/// Decodes a partition-bound request into the engine's typed request.
+pub type Decoder = for<'a> fn(&Message<'a>) -> Result<MapRequest<'a>, DecodeError>;
+
+/// One row of the table.
+#[derive(Debug)]
+pub struct Operation {
+    pub message_type: MessageType,
+    pub name: &'static str,
+    pub route: Route,
+    pub flags: Flags,
+    /// The typed request's decoder (partition-bound operations only).
+    pub decode: Option<Decoder>,
+}
+
+impl Operation {
+    pub fn is(&self, flags: Flags) -> bool {
+        self.flags.contains(flags)
+    }
+}
+
+const W: Flags = Flags::WRITE;
+const A: Flags = Flags::ADDS_ENTRIES;
+const L: Flags = Flags::LOCK_AWARE;
+const S: Flags = Flags::SCOPED;
+
+macro_rules! row {
+    ($codec:ident, $route:ident, $flags:expr) => {
+        row!($codec, $route, $flags, None)
+    };
+    ($codec:ident, $route:ident, $flags:expr, $decode:expr) => {
+        Operation {
+            message_type: $codec::TYPE,
+            name: stringify!($codec),
+            route: Route::$route,
+            flags: $flags,
+            decode: $decode,
+        }
+    };
+}
+
+macro_rules! key_row {
+    ($codec:ident, $flags:expr) => {
+        row!($codec, Partition, $flags, Some(crate::wire::decode_map_request as Decoder))
+    };
+}
+
+macro_rules! member_row {
+    ($constant:path, $name:literal) => {
+        Operation { message_type: $constant, name: $name, route: Route::MemberLink, flags: Flags::NONE, decode: None }
+    };
+}
+
+/// Partition-bound rows come first: a row's index below [`PARTITION_OPERATION_COUNT`] is its
+/// per-map counter slot.
+static TABLE: &[Operation] = &[
+    key_row!(MapPut, W.with(A).with(L).with(S)),
+    key_row!(MapGet, S),
+    key_row!(MapRemove, W.with(L).with(S)),
+    key_row!(MapReplace, W.with(L).with(S)),
+    key_row!(MapReplaceIfSame, W.with(L).with(S)),
+    key_row!(MapContainsKey, S),
+    key_row!(MapRemoveIfSame, W.with(L).with(S)),
+    key_row!(MapDelete, W.with(L).with(S)),
+    key_row!(MapTryRemove, W.with(L).with(S)),
+    key_row!(MapTryPut, W.with(A).with(L).with(S)),
+    key_row!(MapPutTransient, W.with(A).with(L).with(S)),
+    key_row!(MapPutIfAbsent, W.with(A).with(L).with(S)),
+    key_row!(MapSet, W.with(A).with(L).with(S)),
+    key_row!(MapGetEntryView, S),
+    key_row!(MapEvict, W.with(L).with(S)),
+    key_row!(MapGetAll, S),
+    key_row!(MapPutAll, W.with(A).with(S)),
+    key_row!(MapSetTtl, W.with(L).with(S)),
+    key_row!(MapPutWithMaxIdle, W.with(A).with(L).with(S)),
+    key_row!(MapPutTransientWithMaxIdle, W.with(A).with(L).with(S)),
+    key_row!(MapPutIfAbsentWithMaxIdle, W.with(A).with(L).with(S)),
+    key_row!(MapSetWithMaxIdle, W.with(A).with(L).with(S)),
+    key_row!(MapLock, W.with(L).with(S)),
+    key_row!(MapTryLock, W.with(L).with(S)),
+    key_row!(MapIsLocked, S),
+    key_row!(MapUnlock, W.with(S)),
+    key_row!(MapForceUnlock, W.with(S)),
+    // Map-wide.
+    row!(MapSize, EveryPartition, S),
+    row!(MapIsEmpty, EveryPartition, S),
+    row!(MapContainsValue, EveryPartition, S),
+    row!(MapClear, EveryPartition, W.with(S)),
+    row!(MapKeySet, EveryPartition, S),
+    row!(MapValues, EveryPartition, S),
+    row!(MapEntrySet, EveryPartition, S),
+    row!(MapEvictAll, EveryPartition, W.with(S)),
+    row!(MapFlush, EveryPartition, S),
+    row!(MapAddEntryListener, EveryPartition, S),
+    row!(MapAddEntryListenerToKey, EveryPartition, S),
+    row!(MapAddEntryListenerWithPredicate, EveryPartition, S),
+    row!(MapAddEntryListenerToKeyWithPredicate, EveryPartition, S),
+    row!(MapAddNearCacheInvalidationListener, EveryPartition, S),
+    row!(MapRemoveEntryListener, EveryPartition, S),
+    // Client service.
+    row!(ClientAuthentication, Connection, Flags::NONE),
+    row!(ClientAuthenticationCustom, Connection, Flags::NONE),
+    row!(ClientAddClusterViewListener, Connection, Flags::NONE),
+    row!(ClientLocalBackupListener, Connection, Flags::NONE),
+    row!(ClientPing, Connection, Flags::NONE),
+    row!(ClientStatistics, Connection, Flags::NONE),
+    row!(ClientTriggerPartitionAssignment, Connection, Flags::NONE),
+    row!(ClientCreateProxy, Connection, S),
+    row!(ClientCreateProxies, Connection, Flags::NONE),
+    row!(ClientDestroyProxy, Connection, W.with(S)),
+    row!(ClientGetDistributedObjects, Connection, Flags::NONE),
+    // Member links.
+    member_row!(peer::HELLO, "MemberHello"),
+    member_row!(peer::CONTROL, "MemberControl"),
+    member_row!(peer::BACKUP, "MemberBackup"),
+    member_row!(peer::BACKUP_ACK, "MemberBackupAck"),
+    member_row!(peer::SNAPSHOT, "MemberSnapshot"),
+    member_row!(peer::WIDE, "MemberWide"),
+    member_row!(peer::FORWARD, "MemberForward"),
+    member_row!(peer::CLIENT_GONE, "MemberClientGone"),
+    member_row!(peer::SNAPSHOT_REQUEST, "MemberSnapshotRequest"),
+    member_row!(peer::FORWARD_AGAIN, "MemberForwardAgain"),
+];
+
+/// Partition-bound rows (the first rows of the table): the size of per-map counter arrays.
+pub const PARTITION_OPERATION_COUNT: usize = 27;
+
+/// Member-link types are service 0x7F, method 0, with the kind byte naming the message.
+const MEMBER_SERVICE: u32 = 0x7F;
+/// Slots of the index: one per (service, method) pair of client requests, then one per
+/// member-link message.
+const INDEX_SLOTS: usize = (1 << 16) + 256;
+
+/// The row index of each slot, +1 (0: no row). 64 KiB, built once.
+fn index() -> &'static [u8] {
+    static INDEX: OnceLock<Box<[u8]>> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        assert!(TABLE.len() < u8::MAX as usize, "row indexes fit a byte");
+        let mut index = vec![0u8; INDEX_SLOTS].into_boxed_slice();
+        for (row, operation) in TABLE.iter().enumerate() {
+            let slot = &mut index[slot_of(operation.message_type).expect("a request or member type")];
+            assert_eq!(*slot, 0, "{} has two rows", operation.name);
+            *slot = row as u8 + 1;
+        }
+        index
+    })
+}
+
+/// A client request (kind byte 0x00) is found by its (service, method) pair; a member-link
+/// message by its kind byte. Responses and events have no slot.
+fn slot_of(message_type: MessageType) -> Option<usize> {
+    let ty = message_type.0 as u32;
+    let (service, method, kind) = (ty >> 16, ty >> 8 & 0xff, ty & 0xff);
+    match (service, method, kind) {
+        (0x100.., _, _) => None,
+        (MEMBER_SERVICE, 0, kind) if kind != 0 => Some((1 << 16) + kind as usize),
+        (_, _, 0) => Some((ty >> 8) as usize),
+        _ => None,
+    }
+}
+
+/// The row of a request type, and its index, in one array read.
+pub fn lookup(message_type: MessageType) -> Option<(usize, &'static Operation)> {
+    let row = index()[slot_of(message_type)?];
+    (row != 0).then(|| (row as usize - 1, &TABLE[row as usize - 1]))
+}
+
+/// The row of a request type.
+pub fn row(message_type: MessageType) -> Option<&'static Operation> {
+    lookup(message_type).map(|(_, operation)| operation)
+}
+
+/// The message type counted in per-map counter `slot`.
+pub fn counted_type(slot: usize) -> MessageType {
+    debug_assert!(slot < PARTITION_OPERATION_COUNT);
+    TABLE[slot].message_type
+}
+
+/// Every row (for tests and documentation).
+pub fn rows() -> &'static [Operation] {
+    TABLE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_rows_come_first_and_are_counted() {
+        let partition_rows = TABLE.iter().take_while(|row| row.route == Route::Partition).count();
+        assert_eq!(partition_rows, PARTITION_OPERATION_COUNT);
+        assert!(TABLE[PARTITION_OPERATION_COUNT..].iter().all(|row| row.route != Route::Partition));
+        assert!(TABLE.iter().all(|row| (row.route == Route::Partition) == row.decode.is_some()));
+    }
+
+    #[test]
+    fn every_row_is_found_at_its_index_and_nothing_else_is() {
+        for (index, operation) in TABLE.iter().enumerate() {
+            let (found, row) = lookup(operation.message_type).expect("a row");
+            assert_eq!((found, row.name), (index, operation.name));
+        }
+        // Responses, events, unknown methods and unknown services have no row.
+        assert!(lookup(MessageType(MapPut::TYPE.0 | 1)).is_none());
+        assert!(lookup(MessageType(0x013F02)).is_none());
+        assert!(lookup(MessageType(0x030100)).is_none(), "a queue offer");
+        assert!(lookup(MessageType(0x01FF00)).is_none());
+        assert!(lookup(MessageType(-1)).is_none());
+    }
+
+    #[test]
+    fn flags_say_what_the_quota_and_the_namespaces_need() {
+        let adds: Vec<&str> = TABLE.iter().filter(|row| row.is(Flags::ADDS_ENTRIES)).map(|row| row.name).collect();
+        assert_eq!(adds.len(), 10, "{adds:?}");
+        assert!(row(MapGet::TYPE).is_some_and(|row| !row.is(Flags::WRITE) && row.is(Flags::SCOPED)));
+        assert!(row(ClientDestroyProxy::TYPE).is_some_and(|row| row.is(Flags::SCOPED)));
+        assert!(row(ClientPing::TYPE).is_some_and(|row| !row.is(Flags::SCOPED)));
+        let map_rows = TABLE.iter().filter(|row| row.message_type.0 >> 16 == 0x01);
+        assert!(map_rows.into_iter().all(|row| row.is(Flags::SCOPED)), "every map request is scoped");
+    }
+}

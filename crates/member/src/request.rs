@@ -1,0 +1,283 @@
+//! Typed requests, replies and errors of the map engine: what an operation takes and gives,
+//! with no wire format in them.
+//!
+//! A front end (today the Hazelcast protocol adapter in `wire.rs`) decodes a request once into
+//! a [`MapRequest`] borrowing from its read buffer, runs it, and encodes the [`Reply`] the
+//! engine hands to its [`Replies`] sink, or the [`OpError`]. Keys and values stay the
+//! serialized bytes the client sent (keys compare by their bytes, as in Hazelcast). A request
+//! that must outlive its buffer (one parked on a key lock) is made owned with
+//! [`MapRequest::into_owned`].
+
+use ferrogrid_protocol::codec::EntryView;
+use std::borrow::Cow;
+
+/// A serialized key or value (Hazelcast `Data`: partition hash, type id, payload).
+pub type Blob<'a> = Cow<'a, [u8]>;
+
+/// One partition-bound map request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapRequest<'a> {
+    /// The map's name (scoped to the tenant's namespace already).
+    pub name: Cow<'a, str>,
+    pub op: MapOp<'a>,
+}
+
+/// What a put-like request answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PutAnswer {
+    /// The previous value (put).
+    Previous,
+    /// Nothing (set, putTransient).
+    Empty,
+    /// A null value (the max-idle variants of set and putTransient).
+    Null,
+}
+
+/// What a removal answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoveAnswer {
+    /// The old value (remove).
+    Previous,
+    /// Whether something was removed; the old value is not read (delete).
+    Deleted,
+    /// Whether something was removed, waiting at most `timeout_ms` for the key's lock
+    /// (tryRemove).
+    Try { timeout_ms: i64 },
+}
+
+/// The operations on one key (or on a few keys of one partition).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MapOp<'a> {
+    Get {
+        key: Blob<'a>,
+    },
+    ContainsKey {
+        key: Blob<'a>,
+    },
+    GetEntryView {
+        key: Blob<'a>,
+    },
+    /// put, set, putTransient and their max-idle variants. ttl and max-idle: −1 the map's
+    /// default, 0 never, otherwise milliseconds.
+    Put {
+        key: Blob<'a>,
+        value: Blob<'a>,
+        thread_id: i64,
+        ttl_ms: i64,
+        max_idle_ms: i64,
+        answer: PutAnswer,
+    },
+    PutIfAbsent {
+        key: Blob<'a>,
+        value: Blob<'a>,
+        thread_id: i64,
+        ttl_ms: i64,
+        max_idle_ms: i64,
+    },
+    TryPut {
+        key: Blob<'a>,
+        value: Blob<'a>,
+        thread_id: i64,
+        timeout_ms: i64,
+    },
+    Remove {
+        key: Blob<'a>,
+        thread_id: i64,
+        answer: RemoveAnswer,
+    },
+    RemoveIfSame {
+        key: Blob<'a>,
+        value: Blob<'a>,
+        thread_id: i64,
+    },
+    /// replace, and with `expected` replace(key, old, new).
+    Replace {
+        key: Blob<'a>,
+        expected: Option<Blob<'a>>,
+        value: Blob<'a>,
+        thread_id: i64,
+    },
+    Evict {
+        key: Blob<'a>,
+        thread_id: i64,
+    },
+    SetTtl {
+        key: Blob<'a>,
+        ttl_ms: i64,
+    },
+    GetAll {
+        keys: Vec<Blob<'a>>,
+    },
+    PutAll {
+        entries: Vec<(Blob<'a>, Blob<'a>)>,
+    },
+    /// lock (`try_timeout_ms` None: wait until acquired) and tryLock.
+    Lock {
+        key: Blob<'a>,
+        thread_id: i64,
+        lease_ms: i64,
+        try_timeout_ms: Option<i64>,
+    },
+    IsLocked {
+        key: Blob<'a>,
+    },
+    /// unlock (`thread_id` given: only its owner) and forceUnlock.
+    Unlock {
+        key: Blob<'a>,
+        thread_id: Option<i64>,
+    },
+}
+
+fn owned(blob: Blob<'_>) -> Blob<'static> {
+    Cow::Owned(blob.into_owned())
+}
+
+impl MapRequest<'_> {
+    /// The same request owning its bytes (to wait on a lock past its read buffer).
+    pub fn into_owned(self) -> MapRequest<'static> {
+        MapRequest { name: Cow::Owned(self.name.into_owned()), op: self.op.into_owned() }
+    }
+
+    /// The key a single-key request is about (None for getAll and putAll).
+    pub fn key(&self) -> Option<&[u8]> {
+        self.op.key()
+    }
+}
+
+impl MapOp<'_> {
+    pub fn key(&self) -> Option<&[u8]> {
+        use MapOp::*;
+        match self {
+            Get { key }
+            | ContainsKey { key }
+            | GetEntryView { key }
+            | Put { key, .. }
+            | PutIfAbsent { key, .. }
+            | TryPut { key, .. }
+            | Remove { key, .. }
+            | RemoveIfSame { key, .. }
+            | Replace { key, .. }
+            | Evict { key, .. }
+            | SetTtl { key, .. }
+            | Lock { key, .. }
+            | IsLocked { key }
+            | Unlock { key, .. } => Some(key),
+            GetAll { .. } | PutAll { .. } => None,
+        }
+    }
+
+    fn into_owned(self) -> MapOp<'static> {
+        use MapOp::*;
+        match self {
+            Get { key } => Get { key: owned(key) },
+            ContainsKey { key } => ContainsKey { key: owned(key) },
+            GetEntryView { key } => GetEntryView { key: owned(key) },
+            Put { key, value, thread_id, ttl_ms, max_idle_ms, answer } => {
+                Put { key: owned(key), value: owned(value), thread_id, ttl_ms, max_idle_ms, answer }
+            }
+            PutIfAbsent { key, value, thread_id, ttl_ms, max_idle_ms } => {
+                PutIfAbsent { key: owned(key), value: owned(value), thread_id, ttl_ms, max_idle_ms }
+            }
+            TryPut { key, value, thread_id, timeout_ms } => {
+                TryPut { key: owned(key), value: owned(value), thread_id, timeout_ms }
+            }
+            Remove { key, thread_id, answer } => Remove { key: owned(key), thread_id, answer },
+            RemoveIfSame { key, value, thread_id } => RemoveIfSame { key: owned(key), value: owned(value), thread_id },
+            Replace { key, expected, value, thread_id } => {
+                Replace { key: owned(key), expected: expected.map(owned), value: owned(value), thread_id }
+            }
+            Evict { key, thread_id } => Evict { key: owned(key), thread_id },
+            SetTtl { key, ttl_ms } => SetTtl { key: owned(key), ttl_ms },
+            GetAll { keys } => GetAll { keys: keys.into_iter().map(owned).collect() },
+            PutAll { entries } => {
+                PutAll { entries: entries.into_iter().map(|(key, value)| (owned(key), owned(value))).collect() }
+            }
+            Lock { key, thread_id, lease_ms, try_timeout_ms } => {
+                Lock { key: owned(key), thread_id, lease_ms, try_timeout_ms }
+            }
+            IsLocked { key } => IsLocked { key: owned(key) },
+            Unlock { key, thread_id } => Unlock { key: owned(key), thread_id },
+        }
+    }
+}
+
+/// What an operation answers; values borrow from the partition until encoded.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply<'a> {
+    Empty,
+    Bool(bool),
+    /// A value, or null.
+    Value(Option<&'a [u8]>),
+    /// delete's answer (whether something was removed).
+    Deleted(bool),
+    EntryView(Option<EntryView<'a>>),
+    Entries(Vec<(&'a [u8], &'a [u8])>),
+}
+
+/// Where an operation's reply goes: the front end encodes it for its client.
+pub trait Replies {
+    fn reply(&mut self, reply: Reply<'_>);
+}
+
+/// Kinds of expected failure; the front end names each as its protocol does (Hazelcast: an
+/// error code and a Java exception class, in `wire::error_code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A null key or value.
+    NullArgument,
+    IllegalArgument,
+    /// Unlock by a thread that does not hold the lock.
+    NotLockOwner,
+    /// The partition is migrating or not owned here; the client retries.
+    PartitionMigrating,
+    /// The member that owned the partition left; the client retries.
+    MemberLeft,
+    /// Not supported by ferrogrid (yet).
+    Unsupported,
+    /// Anything else the member refuses (quotas, bounds).
+    Refused,
+}
+
+/// A request that is well-formed but cannot be served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl OpError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> OpError {
+        OpError { kind, message: message.into() }
+    }
+}
+
+impl std::fmt::Display for OpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}: {}", self.kind, self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_owned_request_equals_the_borrowed_one() {
+        let key = vec![1u8, 2, 3];
+        let borrowed = MapRequest {
+            name: Cow::Borrowed("orders"),
+            op: MapOp::Replace {
+                key: Cow::Borrowed(&key),
+                expected: Some(Cow::Borrowed(&key[..1])),
+                value: Cow::Borrowed(&key[1..]),
+                thread_id: 4,
+            },
+        };
+        let owned = borrowed.clone().into_owned();
+        assert_eq!(owned, borrowed);
+        assert!(matches!(owned.name, Cow::Owned(_)));
+        assert_eq!(owned.key(), Some(&key[..]));
+        let get_all = MapOp::GetAll { keys: vec![Cow::Borrowed(&key[..])] };
+        assert_eq!(get_all.key(), None);
+    }
+}

@@ -1,0 +1,303 @@
+//! The Hazelcast protocol adapter of the map engine: decodes a request message once into a
+//! typed [`MapRequest`], encodes the engine's [`Reply`] as the response the client expects,
+//! and names every [`OpError`] with Hazelcast's error code (the only place that does).
+//!
+//! Fields borrow from the message's buffer; nothing is copied to decode.
+
+use crate::request::{ErrorKind, MapOp, MapRequest, OpError, PutAnswer, RemoveAnswer, Replies, Reply};
+use ferrogrid_protocol::codec::*;
+use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
+use ferrogrid_protocol::{Data, DecodeError, Message, MessageType};
+use std::borrow::Cow;
+
+/// Backup acks a response tells the client to wait for: the member waits for backups itself.
+const BACKUP_ACKS: u8 = 0;
+
+fn blob(data: Data<'_>) -> Cow<'_, [u8]> {
+    Cow::Borrowed(data.0)
+}
+
+fn request<'a>(name: &'a str, op: MapOp<'a>) -> MapRequest<'a> {
+    MapRequest { name: Cow::Borrowed(name), op }
+}
+
+/// Decodes a partition-bound map request (the handler of the operation table's rows).
+pub fn decode_map_request<'a>(message: &Message<'a>) -> Result<MapRequest<'a>, DecodeError> {
+    let ty = message.message_type();
+    Ok(match ty {
+        MapGet::TYPE => {
+            let r = MapGet::decode(message)?;
+            request(r.name, MapOp::Get { key: blob(r.key) })
+        }
+        MapContainsKey::TYPE => {
+            let r = MapContainsKey::decode(message)?;
+            request(r.name, MapOp::ContainsKey { key: blob(r.key) })
+        }
+        MapGetEntryView::TYPE => {
+            let r = MapGetEntryView::decode(message)?;
+            request(r.name, MapOp::GetEntryView { key: blob(r.key) })
+        }
+        MapIsLocked::TYPE => {
+            let r = MapIsLocked::decode(message)?;
+            request(r.name, MapOp::IsLocked { key: blob(r.key) })
+        }
+        MapSetTtl::TYPE => {
+            let r = MapSetTtl::decode(message)?;
+            request(r.name, MapOp::SetTtl { key: blob(r.key), ttl_ms: r.ttl })
+        }
+        MapGetAll::TYPE => {
+            let r = MapGetAll::decode(message)?;
+            request(r.name, MapOp::GetAll { keys: r.keys.into_iter().map(blob).collect() })
+        }
+        MapPutAll::TYPE => {
+            let r = MapPutAll::decode(message)?;
+            let entries = r.entries.into_iter().map(|(key, value)| (blob(key), blob(value))).collect();
+            request(r.name, MapOp::PutAll { entries })
+        }
+        _ => return decode_write(message, ty),
+    })
+}
+
+/// The fields every put-like request has: (key, value, thread id, ttl).
+fn put<'a>(
+    name: &'a str,
+    fields: (Data<'a>, Data<'a>, i64, i64),
+    max_idle_ms: i64,
+    answer: PutAnswer,
+) -> MapRequest<'a> {
+    let (key, value, thread_id, ttl_ms) = fields;
+    request(name, MapOp::Put { key: blob(key), value: blob(value), thread_id, ttl_ms, max_idle_ms, answer })
+}
+
+fn put_if_absent<'a>(name: &'a str, fields: (Data<'a>, Data<'a>, i64, i64), max_idle_ms: i64) -> MapRequest<'a> {
+    let (key, value, thread_id, ttl_ms) = fields;
+    request(name, MapOp::PutIfAbsent { key: blob(key), value: blob(value), thread_id, ttl_ms, max_idle_ms })
+}
+
+macro_rules! fields {
+    ($r:ident) => {
+        ($r.key, $r.value, $r.thread_id, $r.ttl)
+    };
+}
+
+fn decode_write<'a>(message: &Message<'a>, ty: MessageType) -> Result<MapRequest<'a>, DecodeError> {
+    Ok(match ty {
+        MapPut::TYPE => {
+            let r = MapPut::decode(message)?;
+            put(r.name, fields!(r), -1, PutAnswer::Previous)
+        }
+        MapPutWithMaxIdle::TYPE => {
+            let r = MapPutWithMaxIdle::decode(message)?;
+            put(r.name, fields!(r), r.max_idle, PutAnswer::Previous)
+        }
+        MapSet::TYPE => {
+            let r = MapSet::decode(message)?;
+            put(r.name, fields!(r), -1, PutAnswer::Empty)
+        }
+        MapSetWithMaxIdle::TYPE => {
+            let r = MapSetWithMaxIdle::decode(message)?;
+            put(r.name, fields!(r), r.max_idle, PutAnswer::Null)
+        }
+        MapPutTransient::TYPE => {
+            let r = MapPutTransient::decode(message)?;
+            put(r.name, fields!(r), -1, PutAnswer::Empty)
+        }
+        MapPutTransientWithMaxIdle::TYPE => {
+            let r = MapPutTransientWithMaxIdle::decode(message)?;
+            put(r.name, fields!(r), r.max_idle, PutAnswer::Null)
+        }
+        MapPutIfAbsent::TYPE => {
+            let r = MapPutIfAbsent::decode(message)?;
+            put_if_absent(r.name, fields!(r), -1)
+        }
+        MapPutIfAbsentWithMaxIdle::TYPE => {
+            let r = MapPutIfAbsentWithMaxIdle::decode(message)?;
+            put_if_absent(r.name, fields!(r), r.max_idle)
+        }
+        _ => return decode_key_write(message, ty),
+    })
+}
+
+fn decode_key_write<'a>(message: &Message<'a>, ty: MessageType) -> Result<MapRequest<'a>, DecodeError> {
+    let remove =
+        |name, key: Data<'a>, thread_id, answer| request(name, MapOp::Remove { key: blob(key), thread_id, answer });
+    Ok(match ty {
+        MapTryPut::TYPE => {
+            let r = MapTryPut::decode(message)?;
+            let (key, value) = (blob(r.key), blob(r.value));
+            request(r.name, MapOp::TryPut { key, value, thread_id: r.thread_id, timeout_ms: r.timeout })
+        }
+        MapRemove::TYPE => {
+            let r = MapRemove::decode(message)?;
+            remove(r.name, r.key, r.thread_id, RemoveAnswer::Previous)
+        }
+        MapDelete::TYPE => {
+            let r = MapDelete::decode(message)?;
+            remove(r.name, r.key, r.thread_id, RemoveAnswer::Deleted)
+        }
+        MapTryRemove::TYPE => {
+            let r = MapTryRemove::decode(message)?;
+            remove(r.name, r.key, r.thread_id, RemoveAnswer::Try { timeout_ms: r.timeout })
+        }
+        MapRemoveIfSame::TYPE => {
+            let r = MapRemoveIfSame::decode(message)?;
+            request(r.name, MapOp::RemoveIfSame { key: blob(r.key), value: blob(r.value), thread_id: r.thread_id })
+        }
+        MapReplace::TYPE => {
+            let r = MapReplace::decode(message)?;
+            let (key, value) = (blob(r.key), blob(r.value));
+            request(r.name, MapOp::Replace { key, expected: None, value, thread_id: r.thread_id })
+        }
+        MapReplaceIfSame::TYPE => {
+            let r = MapReplaceIfSame::decode(message)?;
+            let (key, value, expected) = (blob(r.key), blob(r.value), Some(blob(r.test_value)));
+            request(r.name, MapOp::Replace { key, expected, value, thread_id: r.thread_id })
+        }
+        MapEvict::TYPE => {
+            let r = MapEvict::decode(message)?;
+            request(r.name, MapOp::Evict { key: blob(r.key), thread_id: r.thread_id })
+        }
+        _ => return decode_lock(message, ty),
+    })
+}
+
+fn decode_lock<'a>(message: &Message<'a>, ty: MessageType) -> Result<MapRequest<'a>, DecodeError> {
+    Ok(match ty {
+        MapLock::TYPE => {
+            let r = MapLock::decode(message)?;
+            let op = MapOp::Lock { key: blob(r.key), thread_id: r.thread_id, lease_ms: r.ttl, try_timeout_ms: None };
+            request(r.name, op)
+        }
+        MapTryLock::TYPE => {
+            let r = MapTryLock::decode(message)?;
+            let (key, lease_ms, try_timeout_ms) = (blob(r.key), r.lease, Some(r.timeout));
+            request(r.name, MapOp::Lock { key, thread_id: r.thread_id, lease_ms, try_timeout_ms })
+        }
+        MapUnlock::TYPE => {
+            let r = MapUnlock::decode(message)?;
+            request(r.name, MapOp::Unlock { key: blob(r.key), thread_id: Some(r.thread_id) })
+        }
+        MapForceUnlock::TYPE => {
+            let r = MapForceUnlock::decode(message)?;
+            request(r.name, MapOp::Unlock { key: blob(r.key), thread_id: None })
+        }
+        other => unreachable!("{other} has a partition row but no decoder"),
+    })
+}
+
+/// Encodes replies as the responses to one request.
+#[derive(Debug)]
+pub struct HazelcastReply<'o> {
+    pub out: &'o mut Vec<u8>,
+    pub response_type: MessageType,
+    pub correlation_id: i64,
+}
+
+impl Replies for HazelcastReply<'_> {
+    fn reply(&mut self, reply: Reply<'_>) {
+        let (out, ty, id) = (&mut *self.out, self.response_type, self.correlation_id);
+        match reply {
+            Reply::Empty => {
+                EmptyResponse {}.encode(out, ty, id, BACKUP_ACKS);
+            }
+            Reply::Bool(response) => {
+                BoolResponse { response }.encode(out, ty, id, BACKUP_ACKS);
+            }
+            Reply::Value(value) => {
+                NullableDataResponse { response: value.map(Data) }.encode(out, ty, id, BACKUP_ACKS);
+            }
+            Reply::Deleted(removed) => {
+                DeleteResponse { response: Some(removed) }.encode(out, ty, id, BACKUP_ACKS);
+            }
+            Reply::EntryView(view) => {
+                let max_idle = view.as_ref().map_or(0, |view| view.max_idle);
+                EntryViewResponse { max_idle, response: view }.encode(out, ty, id, BACKUP_ACKS);
+            }
+            Reply::Entries(entries) => {
+                let response = entries.into_iter().map(|(key, value)| (Data(key), Data(value))).collect();
+                EntryListResponse { response }.encode(out, ty, id, BACKUP_ACKS);
+            }
+        }
+    }
+}
+
+/// The Hazelcast error code (and so the exception clients raise) of each kind of failure.
+pub fn error_code(kind: ErrorKind) -> ErrorCode {
+    match kind {
+        ErrorKind::NullArgument => error::NULL_POINTER,
+        ErrorKind::IllegalArgument => error::ILLEGAL_ARGUMENT,
+        ErrorKind::NotLockOwner => error::ILLEGAL_MONITOR_STATE,
+        ErrorKind::PartitionMigrating => error::PARTITION_MIGRATING,
+        ErrorKind::MemberLeft => error::MEMBER_LEFT,
+        ErrorKind::Unsupported => error::UNSUPPORTED_OPERATION,
+        ErrorKind::Refused => error::HAZELCAST,
+    }
+}
+
+/// Appends the Error response for `failure`.
+pub fn write_error(out: &mut Vec<u8>, correlation_id: i64, failure: &OpError) {
+    let holder = ErrorHolder { code: error_code(failure.kind), message: Some(&failure.message) };
+    write_error_response(out, correlation_id, &[holder]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operations::{self, Route};
+
+    fn encode_every_partition_request() -> Vec<(MessageType, Vec<u8>)> {
+        let (key, value) = (Data(b"\0\0\0\0\xff\xff\xff\xf9k"), Data(b"\0\0\0\0\xff\xff\xff\xf9v"));
+        let name = "m";
+        let mut all = Vec::new();
+        let mut add = |ty: MessageType, encode: &dyn Fn(&mut Vec<u8>) -> usize| {
+            let mut out = Vec::new();
+            encode(&mut out);
+            all.push((ty, out));
+        };
+        add(MapPut::TYPE, &|out| MapPut { thread_id: 1, ttl: 5, name, key, value }.encode(out, 9, 3, 0));
+        add(MapGet::TYPE, &|out| MapGet { thread_id: 1, name, key }.encode(out, 9, 3, 0));
+        add(MapTryLock::TYPE, &|out| {
+            MapTryLock { thread_id: 1, lease: 2, timeout: 3, reference_id: 4, name, key }.encode(out, 9, 3, 0)
+        });
+        add(MapPutAll::TYPE, &|out| {
+            MapPutAll { trigger_map_loader: None, name, entries: vec![(key, value)] }.encode(out, 9, 3, 0)
+        });
+        all
+    }
+
+    #[test]
+    fn requests_decode_into_typed_values() {
+        let requests = encode_every_partition_request();
+        let decoded: Vec<MapRequest<'_>> =
+            requests.iter().map(|(_, bytes)| decode_map_request(&Message::parse(bytes).unwrap()).unwrap()).collect();
+        assert!(decoded.iter().all(|request| request.name == "m"));
+        assert!(matches!(
+            decoded[0].op,
+            MapOp::Put { ttl_ms: 5, max_idle_ms: -1, thread_id: 1, answer: PutAnswer::Previous, .. }
+        ));
+        assert!(matches!(decoded[1].op, MapOp::Get { .. }));
+        assert!(matches!(decoded[2].op, MapOp::Lock { lease_ms: 2, try_timeout_ms: Some(3), thread_id: 1, .. }));
+        assert!(matches!(&decoded[3].op, MapOp::PutAll { entries } if entries.len() == 1));
+        // Every partition row decodes its own type (a truncated message is an error, not a panic).
+        for row in operations::rows().iter().filter(|row| row.route == Route::Partition) {
+            let mut out = Vec::new();
+            ferrogrid_protocol::message::MessageWriter::request(&mut out, row.message_type, 1, 0, 0).finish();
+            let message = Message::parse(&out).unwrap();
+            assert!((row.decode.expect("a decoder"))(&message).is_err(), "{}", row.name);
+        }
+    }
+
+    #[test]
+    fn replies_and_errors_encode_as_hazelcast_answers() {
+        let mut out = Vec::new();
+        let mut sink = HazelcastReply { out: &mut out, response_type: MapGet::RESPONSE, correlation_id: 77 };
+        sink.reply(Reply::Value(Some(b"v")));
+        let message = Message::parse(&out).unwrap();
+        assert_eq!((message.message_type(), message.correlation_id()), (MapGet::RESPONSE, 77));
+        assert_eq!(NullableDataResponse::decode(&message).unwrap().response, Some(Data(b"v")));
+        let mut out = Vec::new();
+        write_error(&mut out, 5, &OpError::new(ErrorKind::NotLockOwner, "not yours"));
+        let chain = error::read_error_response(&Message::parse(&out).unwrap()).unwrap();
+        assert_eq!((chain[0].code, chain[0].message.as_deref()), (26, Some("not yours")));
+    }
+}
