@@ -11,13 +11,14 @@ trap cleanup EXIT
 
 wait_port() { for _ in $(seq 1 600); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 
-# One ferrogrid member on 127.0.0.1:<port> (more member options may follow); sets $server once
+# One ferrogrid member ($FERROGRID_BIN, default target/release/ferrogrid) on 127.0.0.1:<port>
+# (more member options may follow); sets $server once
 # it has its partition table ("member started": the port alone accepts a little earlier, and the
 # raw driver does not retry the errors it would get then).
 start_ferrogrid() { # port [options...]
   local port=$1
   shift
-  ./target/release/ferrogrid member --port "$port" --no-port-auto-increment "$@" >/dev/null 2>"$work/ferrogrid.log" &
+  "${FERROGRID_BIN:-./target/release/ferrogrid}" member --port "$port" --no-port-auto-increment "$@" >/dev/null 2>"$work/ferrogrid.log" &
   server=$!
   for _ in $(seq 1 600); do grep -q "member started" "$work/ferrogrid.log" && return 0; sleep 0.1; done
   return 1
