@@ -5,7 +5,7 @@
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::envelope::{Handoff, Handoffs};
 use crate::fanout::{FanOut, ShareContext};
-use crate::listeners::{Event, EventKind, Listeners};
+use crate::listeners::{Event, EventBound, EventKind, Listeners};
 use crate::locks::Parked;
 use crate::map_ops::{self, Done, OpContext, SettingsCache};
 use crate::operations;
@@ -98,10 +98,12 @@ impl PartitionOwner {
         config: Arc<MemberConfig>,
         partition_count: u16,
         cluster: Arc<crate::replication::ClusterState>,
+        events_dropped: Arc<crate::probes::Counter>,
     ) -> Self {
         let owned = (0..partition_count as usize).filter(|p| p % reactor_count == reactor_index).count();
         let backup_timeout_ms = config.cluster.backup_timeout_ms;
         let sweep_budget_entries = config.limits.expiry_sweep_entries as usize;
+        let event_limit_bytes = config.limits.listener_event_queue_bytes as usize;
         let tenants = config.tenants.tenants.len();
         let tenant_latency =
             if tenants == 0 { Vec::new() } else { (0..=tenants).map(|_| crate::probes::latency_histogram()).collect() };
@@ -118,7 +120,7 @@ impl PartitionOwner {
             reactor_index,
             reactor_count,
             member,
-            listeners: Listeners::default(),
+            listeners: Listeners::new(EventBound::new(reactor_index, event_limit_bytes, events_dropped)),
             outbox: Outbox::default(),
             settings: SettingsCache::new(config, partition_count),
             released: Vec::new(),

@@ -124,8 +124,16 @@ impl Reactor {
     pub fn new(index: usize, shared: Arc<Shared>, poll: Poll, inbox: Receiver<Task>) -> Reactor {
         let count = shared.reactor_count();
         let (member, partition_count) = (shared.view.member_uuid, shared.view.partition_count);
-        let owner =
-            PartitionOwner::new(index, count, member, shared.config.clone(), partition_count, shared.cluster_state());
+        let events_dropped = shared.reactors[index].probes.events_dropped.clone();
+        let owner = PartitionOwner::new(
+            index,
+            count,
+            member,
+            shared.config.clone(),
+            partition_count,
+            shared.cluster_state(),
+            events_dropped,
+        );
         let limits = &shared.config.limits;
         let authenticated_limits = StreamLimits {
             max_frame_bytes: limits.max_frame_bytes,
