@@ -268,6 +268,7 @@ mod tests {
         let loaded = MemberConfig::from_file(&path).unwrap();
         assert_eq!(loaded.unsupported_keys, Vec::<String>::new());
         assert_eq!(loaded.config.cluster_name, "dev");
+        assert_eq!(loaded.config.limits, Limits::default(), "the example shows the defaults");
         let missing = MemberConfig::from_file(Path::new("/nonexistent/hazelcast.yaml"));
         assert!(matches!(missing, Err(ConfigError::Io { .. })));
     }

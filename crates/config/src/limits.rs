@@ -2,7 +2,7 @@
 //!
 //! The defaults are generous for a trusted network; `Limits::validate` keeps them nonzero and
 //! mutually consistent (a frame never larger than a message, the unauthenticated bound never larger
-//! than the general one).
+//! than the general one, a snapshot chunk at most half a frame).
 
 use crate::error::{invalid, ConfigError};
 
@@ -49,6 +49,36 @@ pub struct Limits {
     /// member reads no more from that connection until answers go out.
     /// `ferrogrid.limits.max-in-flight-per-connection`, default 1 024, nonzero.
     pub max_in_flight_per_connection: u32,
+    /// Requests cut from one connection in one turn before the reactor serves its other ready
+    /// connections, so a client with one request waits behind a slice of a deep pipeline, not
+    /// behind all of it. `ferrogrid.limits.requests-per-turn`, default 256, nonzero.
+    pub requests_per_turn: u32,
+    /// Socket reads from one connection in one turn, for the same fairness when requests are
+    /// large. `ferrogrid.limits.reads-per-turn`, default 16, nonzero.
+    pub reads_per_turn: u32,
+    /// Requests that may wait for one key's lock; more are refused with an error rather than
+    /// queued without bound. `ferrogrid.limits.max-parked-per-key`, default 4 096, nonzero.
+    pub max_parked_per_key: u32,
+    /// Entries each reactor's expiry sweep examines per run (every 100 ms), which bounds the
+    /// pause a sweep adds to the requests behind it. `ferrogrid.limits.expiry-sweep-entries`,
+    /// default 2 000, nonzero.
+    pub expiry_sweep_entries: u32,
+    /// Bytes at which a partition snapshot sent to a new replica is cut into another chunk.
+    /// `ferrogrid.limits.snapshot-chunk-bytes`, default 512 KiB, in `1..=max_frame_bytes / 2`:
+    /// a chunk travels as one frame of a member message, and since entries are never split it
+    /// is closed only after it reached its bound, so it may run past it by its last entry; half a
+    /// frame of room holds the message headers (under 100 bytes) and an entry up to that size.
+    pub snapshot_chunk_bytes: u32,
+    /// Link and membership events the reactors may queue for the cluster thread. Reactors never
+    /// wait on it: past it a membership message is dropped (and logged) and a new link is
+    /// refused. `ferrogrid.limits.cluster-event-queue`, default 65 536, nonzero.
+    pub cluster_event_queue: u32,
+    /// Outbound bytes a listening connection may have waiting (unsent on its socket plus events
+    /// gathered for it) before further entry events for it are dropped and counted, as
+    /// Hazelcast drops events past its event queue capacity: a client that does not read its
+    /// events cannot grow the member's memory without bound. Responses are never dropped.
+    /// `ferrogrid.limits.listener-event-queue-bytes`, default 16 MiB, nonzero.
+    pub listener_event_queue_bytes: u32,
 }
 
 impl Default for Limits {
@@ -62,6 +92,13 @@ impl Default for Limits {
             reactor_queue_capacity: 65_536,
             max_pending_fragmented_messages: 64,
             max_in_flight_per_connection: 1024,
+            requests_per_turn: 256,
+            reads_per_turn: 16,
+            max_parked_per_key: 4096,
+            expiry_sweep_entries: 2_000,
+            snapshot_chunk_bytes: 512 * 1024,
+            cluster_event_queue: 65_536,
+            listener_event_queue_bytes: 16 * MEBIBYTE,
         }
     }
 }
@@ -76,6 +113,13 @@ impl Limits {
             ("reactor-queue-capacity", self.reactor_queue_capacity),
             ("max-pending-fragmented-messages", self.max_pending_fragmented_messages),
             ("max-in-flight-per-connection", self.max_in_flight_per_connection),
+            ("requests-per-turn", self.requests_per_turn),
+            ("reads-per-turn", self.reads_per_turn),
+            ("max-parked-per-key", self.max_parked_per_key),
+            ("expiry-sweep-entries", self.expiry_sweep_entries),
+            ("snapshot-chunk-bytes", self.snapshot_chunk_bytes),
+            ("cluster-event-queue", self.cluster_event_queue),
+            ("listener-event-queue-bytes", self.listener_event_queue_bytes),
         ];
         if let Some((name, _)) = nonzero.iter().find(|(_, value)| *value == 0) {
             let key = format!("ferrogrid.limits.{name}");
@@ -91,6 +135,14 @@ impl Limits {
             let expected = format!("expected at most max-message-bytes ({message}), got {frame}");
             return Err(invalid(frame_key, expected));
         }
+        let (chunk, chunk_limit) = (self.snapshot_chunk_bytes, frame / 2);
+        if chunk > chunk_limit {
+            let expected = format!(
+                "expected at most half of max-frame-bytes ({chunk_limit}): a chunk is one frame and may run past \
+                 this bound by its last entry, got {chunk}"
+            );
+            return Err(invalid("ferrogrid.limits.snapshot-chunk-bytes", expected));
+        }
         let unauthenticated = self.max_unauthenticated_message_bytes;
         let minimum = MIN_UNAUTHENTICATED_MESSAGE_BYTES;
         if !(minimum..=message).contains(&unauthenticated) {
@@ -100,5 +152,64 @@ impl Limits {
             return Err(invalid(key, expected));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invalid_key(limits: &Limits) -> String {
+        match limits.validate() {
+            Err(ConfigError::InvalidValue { key, .. }) => key,
+            other => panic!("expected InvalidValue for {limits:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_bound_rejects_zero_under_its_own_key() {
+        type Field = fn(&mut Limits) -> &mut u32;
+        let fields: [(&str, Field); 7] = [
+            ("requests-per-turn", |limits| &mut limits.requests_per_turn),
+            ("reads-per-turn", |limits| &mut limits.reads_per_turn),
+            ("max-parked-per-key", |limits| &mut limits.max_parked_per_key),
+            ("expiry-sweep-entries", |limits| &mut limits.expiry_sweep_entries),
+            ("snapshot-chunk-bytes", |limits| &mut limits.snapshot_chunk_bytes),
+            ("cluster-event-queue", |limits| &mut limits.cluster_event_queue),
+            ("listener-event-queue-bytes", |limits| &mut limits.listener_event_queue_bytes),
+        ];
+        for (name, field) in fields {
+            let mut limits = Limits::default();
+            *field(&mut limits) = 1;
+            limits.validate().unwrap_or_else(|error| panic!("{name}: 1 must be accepted, got {error}"));
+            *field(&mut limits) = 0;
+            assert_eq!(invalid_key(&limits), format!("ferrogrid.limits.{name}"));
+        }
+    }
+
+    #[test]
+    fn defaults_are_the_bounds_the_member_had_in_code() {
+        let limits = Limits::default();
+        assert_eq!((limits.requests_per_turn, limits.reads_per_turn), (256, 16));
+        assert_eq!((limits.max_parked_per_key, limits.expiry_sweep_entries), (4096, 2_000));
+        assert_eq!((limits.snapshot_chunk_bytes, limits.cluster_event_queue), (512 << 10, 65_536));
+        assert_eq!(limits.listener_event_queue_bytes, 16 << 20);
+        limits.validate().unwrap();
+    }
+
+    #[test]
+    fn snapshot_chunk_leaves_half_a_frame_of_room() {
+        let mut limits = Limits::default();
+        limits.snapshot_chunk_bytes = limits.max_frame_bytes / 2;
+        limits.validate().unwrap();
+        limits.snapshot_chunk_bytes += 1;
+        assert_eq!(invalid_key(&limits), "ferrogrid.limits.snapshot-chunk-bytes");
+        let mut small_frames = Limits { max_frame_bytes: 512 << 10, ..Limits::default() };
+        assert_eq!(invalid_key(&small_frames), "ferrogrid.limits.snapshot-chunk-bytes", "the default no longer fits");
+        small_frames.snapshot_chunk_bytes = 256 << 10;
+        small_frames.validate().unwrap();
+        let smallest_frames =
+            Limits { max_frame_bytes: MIN_FRAME_BYTES, snapshot_chunk_bytes: 512, ..Limits::default() };
+        smallest_frames.validate().expect("every accepted frame bound leaves room for some chunk");
     }
 }

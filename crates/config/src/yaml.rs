@@ -373,6 +373,13 @@ fn read_limits(mut section: Section, config: &mut MemberConfig) -> Result<()> {
         ("reactor-queue-capacity", &mut limits.reactor_queue_capacity),
         ("max-pending-fragmented-messages", &mut limits.max_pending_fragmented_messages),
         ("max-in-flight-per-connection", &mut limits.max_in_flight_per_connection),
+        ("requests-per-turn", &mut limits.requests_per_turn),
+        ("reads-per-turn", &mut limits.reads_per_turn),
+        ("max-parked-per-key", &mut limits.max_parked_per_key),
+        ("expiry-sweep-entries", &mut limits.expiry_sweep_entries),
+        ("snapshot-chunk-bytes", &mut limits.snapshot_chunk_bytes),
+        ("cluster-event-queue", &mut limits.cluster_event_queue),
+        ("listener-event-queue-bytes", &mut limits.listener_event_queue_bytes),
     ];
     for (key, field) in fields {
         section.set(key, field, unsigned)?;
@@ -760,6 +767,16 @@ management-center: {}
             "max-connections: 0",
             "reactor-queue-capacity: 0",
             "max-pending-fragmented-messages: 0",
+            "max-in-flight-per-connection: 0",
+            "requests-per-turn: 0",
+            "reads-per-turn: 0",
+            "max-parked-per-key: 0",
+            "expiry-sweep-entries: 0",
+            "snapshot-chunk-bytes: 0",
+            "snapshot-chunk-bytes: 33554433",
+            "cluster-event-queue: 0",
+            "listener-event-queue-bytes: 0",
+            "listener-event-queue-bytes: -1",
         ];
         for limit in limits {
             let key = limit.split(':').next().unwrap();
@@ -767,6 +784,20 @@ management-center: {}
             assert_eq!(invalid_key(&text), format!("ferrogrid.limits.{key}"));
         }
         assert_eq!(invalid_key("ferrogrid: {reactor-threads: 1025}"), "ferrogrid.reactor-threads");
+    }
+
+    #[test]
+    fn bounds_that_were_constants_are_read() {
+        let text = "ferrogrid:\n  limits:\n    requests-per-turn: 64\n    reads-per-turn: '4'\n    \
+                    max-parked-per-key: 100\n    expiry-sweep-entries: 500\n    snapshot-chunk-bytes: 65536\n    \
+                    cluster-event-queue: 1024\n    listener-event-queue-bytes: 1048576\n";
+        let loaded = load(text);
+        assert!(loaded.unsupported_keys.is_empty(), "{:?}", loaded.unsupported_keys);
+        let limits = &loaded.config.limits;
+        assert_eq!((limits.requests_per_turn, limits.reads_per_turn), (64, 4));
+        assert_eq!((limits.max_parked_per_key, limits.expiry_sweep_entries), (100, 500));
+        assert_eq!((limits.snapshot_chunk_bytes, limits.cluster_event_queue), (65_536, 1024));
+        assert_eq!(limits.listener_event_queue_bytes, 1 << 20);
     }
 
     const SECURITY: &str = r#"

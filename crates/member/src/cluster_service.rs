@@ -29,8 +29,6 @@ use tracing::{debug, info, warn};
 const TICK: Duration = Duration::from_millis(50);
 /// Longest wait for an outgoing connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
-/// Events queued for the cluster service (reactors block only if it falls this far behind).
-pub const EVENT_QUEUE_CAPACITY: usize = 65_536;
 
 /// What reactors tell the cluster service.
 #[derive(Debug)]

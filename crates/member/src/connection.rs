@@ -387,6 +387,20 @@ impl Connection {
 }
 
 #[cfg(test)]
+impl ConnectionShared {
+    /// A connection over loopback for unit tests, and the client's end of its socket, which
+    /// reads nothing unless the test does.
+    pub(crate) fn loopback(id: u64) -> (std::sync::Arc<ConnectionShared>, std::net::TcpStream) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let client = std::net::TcpStream::connect(listener.local_addr().expect("address")).expect("connect");
+        let (server, peer) = listener.accept().expect("accept");
+        server.set_nonblocking(true).expect("non-blocking");
+        let shared = ConnectionShared::new(ConnectionId(id), peer, 0, TcpStream::from_std(server));
+        (std::sync::Arc::new(shared), client)
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

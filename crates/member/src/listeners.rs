@@ -5,14 +5,26 @@
 //! publishes the events of the partitions it owns straight to the listening connections. A
 //! partition's events therefore leave in the order the partition applied them. Registrations
 //! of a closed connection are dropped when next seen.
+//!
+//! Events for a connection with more than `listener-event-queue-bytes` waiting are dropped,
+//! as Hazelcast drops events past its event queue capacity: a client that stops reading its
+//! events must not grow the member's memory without bound. Each drop is counted in the
+//! reactor's `eventsDropped` probe and warned about at most once per second per reactor.
+//! Invalidation sequences advance for dropped events too, so a near cache sees the gap.
 
 use crate::connection::ConnectionShared;
 use crate::outbox::Outbox;
+use crate::probes::Counter;
 use ahash::RandomState;
 use ferrogrid_protocol::codec::{EntryEvent, MapInvalidationEvent};
 use ferrogrid_protocol::{Data, MessageType, Uuid};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tracing::warn;
+
+/// Shortest time between two warnings about dropped events from one reactor.
+const DROP_WARNING_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Entry event types (the `eventType` field and the bits of `listenerFlags`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,15 +77,67 @@ fn partition_uuid(member: Uuid, partition_id: i32) -> Uuid {
     Uuid { most: member.most, least: member.least ^ (partition_id as u32 as u64).rotate_left(32) }
 }
 
+/// The bound on events waiting for one listening connection, and what happens past it.
+#[derive(Debug)]
+pub struct EventBound {
+    /// The reactor these listeners belong to (named in warnings).
+    reactor: usize,
+    /// `listener-event-queue-bytes`.
+    limit_bytes: usize,
+    /// Events dropped, one per listener that did not get an event: the reactor's probe.
+    dropped: Arc<Counter>,
+    last_warning: Option<Instant>,
+    /// Drops since the last warning.
+    unreported: u64,
+}
+
+impl EventBound {
+    pub fn new(reactor: usize, limit_bytes: usize, dropped: Arc<Counter>) -> EventBound {
+        EventBound { reactor, limit_bytes, dropped, last_warning: None, unreported: 0 }
+    }
+
+    /// Counts one dropped event; returns the drops to report if a warning is due at `now`.
+    fn count_drop(&mut self, now: Instant) -> Option<u64> {
+        self.dropped.add(1);
+        self.unreported += 1;
+        let due = self.last_warning.is_none_or(|last| now.duration_since(last) >= DROP_WARNING_INTERVAL);
+        if !due {
+            return None;
+        }
+        self.last_warning = Some(now);
+        Some(std::mem::take(&mut self.unreported))
+    }
+
+    /// Counts an event not sent to `listener`, warning at most once per interval.
+    fn drop_event(&mut self, listener: &Listener, map: &str) {
+        if let Some(dropped) = self.count_drop(Instant::now()) {
+            warn!(
+                reactor = self.reactor,
+                peer = %listener.connection.peer,
+                map = %crate::tenants::display(map),
+                dropped,
+                limit_bytes = self.limit_bytes,
+                "dropping entry events for a listening client that does not read them (more than \
+                 listener-event-queue-bytes waiting); `dropped` counts this reactor's drops since its last warning"
+            );
+        }
+    }
+}
+
 /// One reactor's copy of the registrations, by map name.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Listeners {
     maps: HashMap<Box<str>, Vec<Listener>, RandomState>,
     /// Invalidations sent per partition (the `sequence` near caches track).
     sequences: HashMap<i32, i64, RandomState>,
+    bound: EventBound,
 }
 
 impl Listeners {
+    pub fn new(bound: EventBound) -> Listeners {
+        Listeners { maps: HashMap::default(), sequences: HashMap::default(), bound }
+    }
+
     pub fn add(&mut self, map: &str, listener: Listener) {
         self.maps.entry(map.into()).or_default().push(listener);
     }
@@ -99,7 +163,8 @@ impl Listeners {
         !self.maps.is_empty() && self.maps.contains_key(map)
     }
 
-    /// Encodes `event` for every interested registration of `map` into the outbox.
+    /// Encodes `event` for every interested registration of `map` into the outbox, except for
+    /// connections past the event bound, whose events are dropped and counted.
     pub fn publish(&mut self, outbox: &mut Outbox, member: Uuid, map: &str, event: Event<'_>) {
         let Some(listeners) = self.maps.get_mut(map) else { return };
         listeners.retain(|listener| !listener.connection.is_closed());
@@ -111,17 +176,17 @@ impl Listeners {
                     *counter += 1;
                     *counter
                 });
+                let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
+                    self.bound.drop_event(listener, map);
+                    continue;
+                };
                 MapInvalidationEvent {
                     source_uuid: Some(event.source),
                     partition_uuid: Some(partition_uuid(member, event.partition_id)),
                     sequence,
                     key: event.key.map(Data),
                 }
-                .encode(
-                    outbox.buffer(&listener.connection),
-                    listener.correlation_id,
-                    event.partition_id,
-                );
+                .encode(out, listener.correlation_id, event.partition_id);
                 continue;
             }
             if listener.flags & event.kind as i32 == 0 {
@@ -132,6 +197,10 @@ impl Listeners {
                     continue;
                 }
             }
+            let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
+                self.bound.drop_event(listener, map);
+                continue;
+            };
             let values = listener.include_value;
             EntryEvent {
                 event_type: event.kind as i32,
@@ -142,12 +211,132 @@ impl Listeners {
                 old_value: event.old_value.filter(|_| values).map(Data),
                 merging_value: None,
             }
-            .encode(
-                outbox.buffer(&listener.connection),
-                listener.event_type,
-                listener.correlation_id,
-                event.partition_id,
-            );
+            .encode(out, listener.event_type, listener.correlation_id, event.partition_id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrogrid_protocol::frame::{Decoded, StreamDecoder, StreamLimits};
+    use ferrogrid_protocol::Message;
+    use std::io::Read;
+
+    const MEMBER: Uuid = Uuid { most: 9, least: 9 };
+    const LIMIT_BYTES: usize = 4096;
+
+    fn listeners() -> (Listeners, Arc<Counter>) {
+        let dropped = Arc::new(Counter::default());
+        (Listeners::new(EventBound::new(0, LIMIT_BYTES, dropped.clone())), dropped)
+    }
+
+    fn listen(listeners: &mut Listeners, connection: &Arc<ConnectionShared>, correlation_id: i64) {
+        let listener = Listener {
+            id: Uuid { most: correlation_id as u64, least: 1 },
+            connection: connection.clone(),
+            correlation_id,
+            event_type: MessageType(0x011902),
+            include_value: true,
+            flags: EventKind::Added as i32,
+            key: None,
+            invalidation: false,
+        };
+        listeners.add("m", listener);
+    }
+
+    /// Publishes an ADDED event for key `[index; 8]` with a 100-byte value.
+    fn publish(listeners: &mut Listeners, outbox: &mut Outbox, index: u8) {
+        let key = [index; 8];
+        let event = Event {
+            kind: EventKind::Added,
+            partition_id: 1,
+            key: Some(&key),
+            value: Some(&[7; 100]),
+            old_value: None,
+            affected_entries: 1,
+            source: MEMBER,
+        };
+        listeners.publish(outbox, MEMBER, "m", event);
+    }
+
+    /// Reads `length` bytes from the client's end and returns the first key byte of each event.
+    fn received(client: &mut std::net::TcpStream, length: usize) -> Vec<u8> {
+        let mut bytes = vec![0; length];
+        client.read_exact(&mut bytes).unwrap();
+        let limits = StreamLimits { max_frame_bytes: 1 << 20, max_message_bytes: 1 << 20, max_pending_fragmented: 1 };
+        let mut decoder = StreamDecoder::new(limits);
+        let mut keys = Vec::new();
+        let mut rest = &bytes[..];
+        while let Decoded::Message { length } = decoder.decode(rest).unwrap() {
+            let event = EntryEvent::decode(&Message::parse(&rest[..length]).unwrap()).unwrap();
+            keys.push(event.key.expect("a key").0[0]);
+            rest = &rest[length..];
+        }
+        assert!(rest.is_empty(), "whole events only");
+        keys
+    }
+
+    #[test]
+    fn events_past_the_bound_are_dropped_counted_and_delivered_again_once_it_drains() {
+        let (mut listeners, dropped) = listeners();
+        let (connection, mut client) = ConnectionShared::loopback(1);
+        listen(&mut listeners, &connection, 5);
+        let mut outbox = Outbox::default();
+        for index in 0..10 {
+            publish(&mut listeners, &mut outbox, index);
+        }
+        assert_eq!(dropped.get(), 0, "ten small events are under the bound");
+        for index in 10..100 {
+            publish(&mut listeners, &mut outbox, index);
+        }
+        let gathered = outbox.buffer(&connection).len();
+        assert!(gathered > LIMIT_BYTES && gathered < LIMIT_BYTES + 200, "one event past the bound at most");
+        let written = outbox.flush();
+        assert_eq!(written, gathered, "the client's socket takes a few KiB");
+        let keys = received(&mut client, written);
+        assert_eq!(keys, (0..keys.len() as u8).collect::<Vec<_>>(), "the first events, in order");
+        assert_eq!(dropped.get(), 100 - keys.len() as u64, "every event not delivered is counted");
+        publish(&mut listeners, &mut outbox, 100);
+        assert_eq!(received(&mut client, outbox.flush()), [100], "delivered again once nothing waits");
+        assert_eq!(dropped.get(), 100 - keys.len() as u64);
+    }
+
+    #[test]
+    fn a_connection_with_unsent_bytes_gets_no_events_and_others_do() {
+        let (mut listeners, dropped) = listeners();
+        let (slow, _not_reading) = ConnectionShared::loopback(1);
+        let (fast, mut client) = ConnectionShared::loopback(2);
+        listen(&mut listeners, &slow, 5);
+        listen(&mut listeners, &fast, 6);
+        let chunk = vec![0; 1 << 20];
+        for _ in 0..256 {
+            if slow.pending_bytes() > LIMIT_BYTES {
+                break;
+            }
+            slow.send(&chunk);
+        }
+        let pending = slow.pending_bytes();
+        assert!(pending > LIMIT_BYTES, "the socket filled up");
+        let mut outbox = Outbox::default();
+        publish(&mut listeners, &mut outbox, 1);
+        assert_eq!(dropped.get(), 1, "the slow connection's event is dropped");
+        outbox.buffer(&slow).extend_from_slice(b"an answer");
+        let written = outbox.flush();
+        assert_eq!(received(&mut client, written), [1], "the other connection has its event");
+        assert_eq!(slow.pending_bytes(), pending + b"an answer".len(), "answers are never dropped");
+    }
+
+    #[test]
+    fn drops_are_warned_about_at_most_once_per_interval() {
+        let dropped = Arc::new(Counter::default());
+        let mut bound = EventBound::new(0, LIMIT_BYTES, dropped.clone());
+        let start = Instant::now();
+        assert_eq!(bound.count_drop(start), Some(1), "the first drop warns");
+        assert_eq!(bound.count_drop(start + Duration::from_millis(10)), None);
+        assert_eq!(bound.count_drop(start + Duration::from_millis(999)), None);
+        assert_eq!(bound.count_drop(start + DROP_WARNING_INTERVAL), Some(3), "with the drops since the last");
+        assert_eq!(bound.count_drop(start + DROP_WARNING_INTERVAL), None);
+        assert_eq!(dropped.get(), 5, "every drop is counted");
     }
 }

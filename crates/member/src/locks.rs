@@ -13,9 +13,6 @@ use ahash::RandomState;
 use ferrogrid_protocol::Uuid;
 use std::collections::{HashMap, VecDeque};
 
-/// Requests that may wait on one key; more are refused rather than queued without bound.
-pub const MAX_PARKED_PER_KEY: usize = 4096;
-
 /// Who holds a lock: a client and one of its threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LockOwner {
@@ -174,11 +171,12 @@ impl LockTable {
         self.locks.get(key).map(|lock| lock.lease_deadline_ms).filter(|deadline| *deadline != NEVER)
     }
 
-    /// Parks a request on `key`; false (and the request dropped) if the key already has too
-    /// many waiting.
-    pub fn park(&mut self, key: &[u8], parked: Parked) -> bool {
+    /// Parks a request on `key`; false (and the request dropped) if `max_parked` requests
+    /// already wait on it (`max-parked-per-key`: more are refused rather than queued without
+    /// bound).
+    pub fn park(&mut self, key: &[u8], parked: Parked, max_parked: usize) -> bool {
         let queue = self.parked.entry(key.into()).or_default();
-        if queue.len() >= MAX_PARKED_PER_KEY {
+        if queue.len() >= max_parked {
             return false;
         }
         queue.push_back(parked);
@@ -209,6 +207,9 @@ impl LockTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::connection::ConnectionShared;
+    use crate::request::MapOp;
+    use ferrogrid_protocol::MessageType;
 
     const ALICE: LockOwner = LockOwner { client: Uuid { most: 1, least: 1 }, thread_id: 7 };
     const BOB: LockOwner = LockOwner { client: Uuid { most: 2, least: 2 }, thread_id: 7 };
@@ -238,6 +239,25 @@ mod tests {
         assert!(table.is_locked(b"k"));
         table.expire_lease(b"k", 1_100);
         assert!(!table.is_locked(b"k"));
+    }
+
+    #[test]
+    fn parking_stops_at_the_configured_bound() {
+        let (connection, _client) = ConnectionShared::loopback(1);
+        let parked = || {
+            let reply_to = ReplyTo { connection: connection.clone(), correlation_id: 1, response_type: MessageType(1) };
+            let op = MapOp::Get { key: b"k".to_vec().into() };
+            let request = MapRequest { name: "m".into(), op };
+            Parked { reply_to, source: ALICE.client, counter_slot: 0, partition_id: 0, request, deadline_ms: NEVER }
+        };
+        let mut table = LockTable::default();
+        table.acquire(b"k", BOB, -1, 0);
+        for _ in 0..3 {
+            assert!(table.park(b"k", parked(), 3));
+        }
+        assert!(!table.park(b"k", parked(), 3), "the fourth waiter is refused");
+        assert!(table.park(b"other", parked(), 3), "the bound is per key");
+        assert_eq!(table.release(b"k").len(), 3);
     }
 
     #[test]

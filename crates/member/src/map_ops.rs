@@ -33,6 +33,11 @@ impl SettingsCache {
         SettingsCache { config, partition_count, cache: HashMap::default() }
     }
 
+    /// Requests that may wait for one key's lock (`max-parked-per-key`).
+    pub fn max_parked_per_key(&self) -> usize {
+        self.config.limits.max_parked_per_key as usize
+    }
+
     pub fn get(&mut self, map: &str) -> Arc<MapSettings> {
         if let Some(settings) = self.cache.get(map) {
             return settings.clone();
@@ -143,7 +148,8 @@ pub fn park(partition: &mut PartitionStore, ctx: &mut OpContext<'_>, parked: Par
     let deadline_ms = parked.deadline_ms;
     let settings = &mut *ctx.settings;
     let store = partition.map_mut(&name, || settings.get(&name));
-    if !store.locks.park(&key, parked) {
+    let max_parked = settings.max_parked_per_key();
+    if !store.locks.park(&key, parked, max_parked) {
         let text = "too many operations are waiting for this key's lock";
         return Err(OpError::new(ErrorKind::Refused, text));
     }

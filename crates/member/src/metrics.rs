@@ -74,6 +74,7 @@ pub fn collect(shared: &Shared) -> Vec<Probe> {
                 "ferrogrid_reactor_connections_migrated_out_total",
                 p.connections_migrated_out.get(),
             ),
+            ("eventsDropped", "ferrogrid_reactor_events_dropped_total", p.events_dropped.get()),
         ];
         for (name, prometheus, value) in counters {
             probes.push(probe(group.clone(), name, prometheus, label(), value as f64, true));

@@ -5,7 +5,7 @@
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::envelope::{Handoff, Handoffs};
 use crate::fanout::{FanOut, ShareContext};
-use crate::listeners::{Event, EventKind, Listeners};
+use crate::listeners::{Event, EventBound, EventKind, Listeners};
 use crate::locks::Parked;
 use crate::map_ops::{self, Done, OpContext, SettingsCache};
 use crate::operations;
@@ -19,9 +19,6 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 use tracing::warn;
-
-/// Entries the expiry sweep examines per reactor per tick (bounds the pause it causes).
-const SWEEP_BUDGET_ENTRIES: usize = 2_000;
 
 /// Something that must happen at a time.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -81,6 +78,8 @@ pub struct PartitionOwner {
     /// Milliseconds since the epoch, read once per reactor loop iteration.
     pub now_ms: i64,
     sweep_cursor: usize,
+    /// Entries the expiry sweep examines per run (`expiry-sweep-entries`: bounds its pause).
+    sweep_budget_entries: usize,
     scratch: Vec<u8>,
     /// Backups, replica hand-offs and forwarded requests of these partitions.
     pub replication: crate::replication::Replication,
@@ -99,9 +98,12 @@ impl PartitionOwner {
         config: Arc<MemberConfig>,
         partition_count: u16,
         cluster: Arc<crate::replication::ClusterState>,
+        events_dropped: Arc<crate::probes::Counter>,
     ) -> Self {
         let owned = (0..partition_count as usize).filter(|p| p % reactor_count == reactor_index).count();
         let backup_timeout_ms = config.cluster.backup_timeout_ms;
+        let sweep_budget_entries = config.limits.expiry_sweep_entries as usize;
+        let event_limit_bytes = config.limits.listener_event_queue_bytes as usize;
         let tenants = config.tenants.tenants.len();
         let tenant_latency =
             if tenants == 0 { Vec::new() } else { (0..=tenants).map(|_| crate::probes::latency_histogram()).collect() };
@@ -112,12 +114,13 @@ impl PartitionOwner {
                 owned,
                 cluster,
                 backup_timeout_ms,
+                config.limits.snapshot_chunk_bytes as usize,
             ),
             partitions: (0..owned).map(|_| PartitionStore::default()).collect(),
             reactor_index,
             reactor_count,
             member,
-            listeners: Listeners::default(),
+            listeners: Listeners::new(EventBound::new(reactor_index, event_limit_bytes, events_dropped)),
             outbox: Outbox::default(),
             settings: SettingsCache::new(config, partition_count),
             released: Vec::new(),
@@ -125,6 +128,7 @@ impl PartitionOwner {
             timers: BinaryHeap::new(),
             now_ms: now_ms(),
             sweep_cursor: 0,
+            sweep_budget_entries,
             scratch: Vec::new(),
             latency: std::collections::HashMap::default(),
             tenant_latency,
@@ -391,7 +395,7 @@ impl PartitionOwner {
     /// Removes a bounded number of expired entries (round-robin over partitions) and
     /// publishes their EXPIRED events.
     pub fn sweep_expired(&mut self) {
-        let mut budget = SWEEP_BUDGET_ENTRIES;
+        let mut budget = self.sweep_budget_entries;
         for _ in 0..self.partitions.len() {
             if budget == 0 {
                 break;

@@ -62,6 +62,10 @@ pub struct ReactorProbes {
     pub queue_depth: Gauge,
     pub connections_migrated_in: Counter,
     pub connections_migrated_out: Counter,
+    /// Entry events not sent to a listening connection that had more than
+    /// `listener-event-queue-bytes` waiting (one per listener missing an event). Shared with
+    /// the reactor's listeners, which count the drops on the reactor's thread.
+    pub events_dropped: std::sync::Arc<Counter>,
     /// What the reactor copies out about once a second.
     pub snapshot: Mutex<ReactorSnapshot>,
 }

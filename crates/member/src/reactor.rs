@@ -42,12 +42,6 @@ use tracing::{debug, info, warn};
 
 pub const WAKER_TOKEN: Token = Token(usize::MAX);
 const EVENTS_CAPACITY: usize = 1024;
-/// Reads from one connection per readiness event before other connections get a turn.
-const READS_PER_TURN: usize = 16;
-/// Requests cut from one connection in one turn before other connections get theirs: a client
-/// that keeps thousands of requests in flight is served in slices, so a client with one
-/// request waits behind a slice, not behind the whole pipeline.
-const REQUESTS_PER_TURN: usize = 256;
 const SWEEP_INTERVAL: Duration = Duration::from_millis(500);
 /// How often the expiry sweep runs (each run examines a bounded number of entries).
 const EXPIRY_SWEEP_INTERVAL: Duration = Duration::from_millis(100);
@@ -130,8 +124,16 @@ impl Reactor {
     pub fn new(index: usize, shared: Arc<Shared>, poll: Poll, inbox: Receiver<Task>) -> Reactor {
         let count = shared.reactor_count();
         let (member, partition_count) = (shared.view.member_uuid, shared.view.partition_count);
-        let owner =
-            PartitionOwner::new(index, count, member, shared.config.clone(), partition_count, shared.cluster_state());
+        let events_dropped = shared.reactors[index].probes.events_dropped.clone();
+        let owner = PartitionOwner::new(
+            index,
+            count,
+            member,
+            shared.config.clone(),
+            partition_count,
+            shared.cluster_state(),
+            events_dropped,
+        );
         let limits = &shared.config.limits;
         let authenticated_limits = StreamLimits {
             max_frame_bytes: limits.max_frame_bytes,
@@ -147,6 +149,7 @@ impl Reactor {
         let tenants = &shared.config.tenants;
         let weights: Vec<u32> = std::iter::once(1).chain(tenants.tenants.iter().map(|tenant| tenant.weight)).collect();
         let fairness = crate::tenants::Fairness::new(tenants.fair_scheduling, &weights);
+        let requests_per_turn = limits.requests_per_turn as usize;
         Reactor {
             core: Core {
                 index,
@@ -161,7 +164,7 @@ impl Reactor {
                 handed_off: false,
                 current_outgoing: false,
                 fairness,
-                turn_budget: REQUESTS_PER_TURN,
+                turn_budget: requests_per_turn,
                 turn_over: false,
             },
             poll,
@@ -437,8 +440,9 @@ impl Reactor {
 
     fn on_readable(&mut self, token: Token) {
         let buffer_limit = self.core.authenticated_limits.max_message_bytes as usize + (64 << 10);
-        self.core.turn_budget = REQUESTS_PER_TURN;
-        for _ in 0..READS_PER_TURN {
+        let limits = &self.core.shared.config.limits;
+        self.core.turn_budget = limits.requests_per_turn as usize;
+        for _ in 0..limits.reads_per_turn {
             let Some(connection) = self.connections.get_mut(token.0) else {
                 return;
             };

@@ -32,9 +32,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tracing::{debug, warn};
 
-/// Largest snapshot chunk (entries are never split).
-const SNAPSHOT_CHUNK_BYTES: usize = 512 << 10;
-
 /// What the cluster service publishes to every reactor: members, table and member links.
 #[derive(Debug, Clone)]
 pub struct ClusterState {
@@ -124,6 +121,9 @@ pub struct Replication {
     pub forwards: HashMap<i64, Forward>,
     next_forward: u64,
     backup_timeout_ms: i64,
+    /// A snapshot chunk is sent once it holds this much (`snapshot-chunk-bytes`; entries are
+    /// never split).
+    snapshot_chunk_bytes: usize,
 }
 
 impl Replication {
@@ -133,6 +133,7 @@ impl Replication {
         local_partitions: usize,
         state: Arc<ClusterState>,
         backup_timeout_ms: u64,
+        snapshot_chunk_bytes: usize,
     ) -> Replication {
         Replication {
             reactor_index,
@@ -152,6 +153,7 @@ impl Replication {
             forwards: HashMap::new(),
             next_forward: 1,
             backup_timeout_ms: backup_timeout_ms as i64,
+            snapshot_chunk_bytes,
         }
     }
 
@@ -593,7 +595,7 @@ impl PartitionOwner {
                     peer::put_snapshot_lock(&mut chunk, name, key, image);
                 }
                 entries += 1;
-                if chunk.len() >= SNAPSHOT_CHUNK_BYTES {
+                if chunk.len() >= self.replication.snapshot_chunk_bytes {
                     peer::write(out, peer::SNAPSHOT, 0, &chunk);
                     chunk.clear();
                     first = false;

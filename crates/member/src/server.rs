@@ -80,8 +80,7 @@ impl Member {
         let member_address = format!("{host}:{}", address.port());
         let me = ferrogrid_cluster::MemberId(member_uuid.as_u128());
         let cluster = Arc::new(crate::replication::ClusterState::alone(me, config.partition_count as usize));
-        let (cluster_events, cluster_receiver) =
-            crossbeam_channel::bounded(crate::cluster_service::EVENT_QUEUE_CAPACITY);
+        let (cluster_events, cluster_receiver) = crossbeam_channel::bounded(config.limits.cluster_event_queue as usize);
         let tenants = (config.tenants.tenants.iter().enumerate())
             .map(|(index, tenant)| crate::tenants::Tenant::new(index as u16 + 1, tenant.clone(), reactor_count))
             .collect();

@@ -4,7 +4,7 @@ mod support;
 
 use ferrogrid_config::Placement;
 use ferrogrid_member::Member;
-use ferrogrid_protocol::codec::MapGet;
+use ferrogrid_protocol::codec::{MapAddEntryListener, MapGet};
 use ferrogrid_protocol::frame::{Decoded, StreamDecoder};
 use ferrogrid_protocol::{partition_for, Data};
 use std::io::{Read, Write};
@@ -110,6 +110,35 @@ fn with_the_balancer_off_the_skew_stays() {
     member.shutdown();
 }
 
+/// A client that registers an entry listener and then reads nothing: once more than
+/// `listener-event-queue-bytes` wait for it, its events are dropped and counted, and the
+/// client writing the entries is still served.
+#[test]
+fn events_for_a_listener_that_does_not_read_are_dropped_and_counted() {
+    let member = start_member(|config| config.limits.listener_event_queue_bytes = 64 << 10);
+    let mut listening = WireClient::connect(member.address());
+    let corr = listening.correlation_id();
+    let mut request = Vec::new();
+    let listen = MapAddEntryListener { include_value: true, listener_flags: 1, local_only: false, name: "events" };
+    listen.encode(&mut request, corr, -1, 0);
+    listening.send_bytes(&request);
+    listening.response_to(corr);
+    let mut writer = WireClient::connect(member.address());
+    let value = string_data(&"v".repeat(1024));
+    let dropped = || (0..3).map(|reactor| probe(&member, &format!("reactor-{reactor}.eventsDropped"))).sum::<f64>();
+    let mut puts = 0;
+    while dropped() == 0.0 {
+        // The client's socket buffers take a few MiB before anything waits in the member.
+        assert!(puts < 100_000, "no event dropped after {puts} puts of 1 KiB");
+        for _ in 0..500 {
+            writer.put("events", &string_data(&format!("key-{puts}")), &value);
+            puts += 1;
+        }
+    }
+    writer.ping();
+    member.shutdown();
+}
+
 #[test]
 fn metrics_endpoint_health_and_rolling_file() {
     let directory = std::env::temp_dir().join(format!("ferrogrid-metrics-test-{}", std::process::id()));
@@ -134,6 +163,7 @@ fn metrics_endpoint_health_and_rolling_file() {
         "ferrogrid_reactor_read_events_total{reactor=\"0\"}",
         "ferrogrid_reactor_bytes_in_total{reactor=\"2\"}",
         "ferrogrid_reactor_queue_depth{reactor=\"1\"}",
+        "ferrogrid_reactor_events_dropped_total{reactor=\"0\"} 0",
         "ferrogrid_map_entries{map=\"orders\"} 1",
         "ferrogrid_map_ops_total{map=\"orders\",operation=\"MapPut\"} 1",
         "ferrogrid_operation_latency_nanoseconds{operation=\"MapGet\",quantile=\"0.99\"}",
