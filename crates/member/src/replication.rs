@@ -1,20 +1,22 @@
 //! What a reactor does for the cluster on its own partitions: routing to the owner member,
 //! backups, replica snapshots on table changes, and relaying forwarded requests' answers.
 //!
-//! - **Backups.** After an operation on a partition this member owns, the keys it changed are
-//!   sent, as their resulting records, to the partition's backup members (batched per peer
-//!   per loop iteration: one BACKUP message per peer however many operations ran). If the map
-//!   has synchronous backups, the operation's response is held under a sequence number until
-//!   every synchronous backup acknowledged it. A backup that refuses (it does not consider
-//!   the sender the owner) turns the response into PartitionMigratingException, which clients
-//!   retry. Backup members that leave, or a `backup-timeout` without an answer, release it.
+//! - **Backups.** After an operation on a partition this member owns, each object it changed
+//!   (a map, …) writes its changes (`PartitionObject::write_changes`), and they are sent to
+//!   the partition's backup members (batched per peer per loop iteration: one BACKUP message
+//!   per peer however many operations ran), where the same object applies them. Nothing here
+//!   knows an object's records. If the object has synchronous backups, the operation's
+//!   response is held under a sequence number until every synchronous backup acknowledged
+//!   it. A backup that refuses (it does not consider the sender the owner) turns the response
+//!   into PartitionMigratingException, which clients retry. Backup members that leave, or a
+//!   `backup-timeout` without an answer, release it.
 //! - **Table changes.** Each new table version is applied per partition, comparing the
 //!   member's replica index before and after: an old owner sends its data to a new owner that
 //!   had no replica; a new owner that had no replica waits for it (its partition answers
 //!   PartitionMigratingException meanwhile); an owner that is new, or whose backups are new,
-//!   sends them the whole partition; a member that lost its replica drops the data.
-//!   Readiness (every replica this member holds has its data) is reported to the cluster
-//!   service, which tells the master.
+//!   sends them the whole partition (every object's `write_snapshot`, in bounded chunks); a
+//!   member that lost its replica drops the data. Readiness (every replica this member holds
+//!   has its data) is reported to the cluster service, which tells the master.
 //! - **Forwarding.** A request for a partition another member owns is sent to that member with
 //!   a correlation id naming this reactor; its answer is relayed to the client with the
 //!   original id. Nothing waits: the pending request is a map entry.
@@ -22,7 +24,7 @@
 use crate::connection::ConnectionShared;
 use crate::fanout::FanOut;
 use crate::owner::PartitionOwner;
-use crate::peer::{self, BackupHeader, Change, SnapshotHeader};
+use crate::peer::{self, BackupHeader, ObjectRecord, SnapshotWriter};
 use ferrogrid_cluster::{MemberEntry, MemberId, PartitionTable};
 use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
 use ferrogrid_protocol::Message;
@@ -84,6 +86,16 @@ struct PendingWrite {
     deadline_ms: i64,
 }
 
+/// What one operation's backups hold: its sequence number (0 until a synchronous backup is
+/// sent) and the members that must acknowledge it.
+#[derive(Debug, Default)]
+struct HeldWrite {
+    /// Whether the operation wrote a response (only a response can be held).
+    answered: bool,
+    sequence: u64,
+    waiting: Vec<MemberId>,
+}
+
 /// A request sent to another member, waiting for its answer.
 #[derive(Debug)]
 pub enum Forward {
@@ -115,6 +127,8 @@ pub struct Replication {
     out: HashMap<MemberId, Vec<u8>>,
     /// BACKUP payload being gathered per peer.
     backups: HashMap<MemberId, Vec<u8>>,
+    /// One object's changes, encoded once for all its backups (kept for its allocation).
+    changes: Vec<u8>,
     /// BACKUP_ACK payload being gathered per peer.
     acks: HashMap<MemberId, Vec<u8>>,
     pending: HashMap<u64, PendingWrite>,
@@ -144,6 +158,7 @@ impl Replication {
             owned: vec![false; local_partitions],
             out: HashMap::new(),
             backups: HashMap::new(),
+            changes: Vec::new(),
             acks: HashMap::new(),
             pending: HashMap::new(),
             next_sequence: 1,
@@ -214,6 +229,40 @@ impl Replication {
         }
     }
 
+    /// Queues one object's changes (`object.body`, encoded once) for every backup of
+    /// `partition`: the first `sync_backups` replicas synchronously, under `held`'s sequence
+    /// number; the rest (extra replicas while a partition migrates, backups another object
+    /// wants) asynchronously.
+    fn queue_backup(&mut self, partition: usize, object: &ObjectRecord<'_>, sync_backups: usize, held: &mut HeldWrite) {
+        let replicas = self.state.table.replicas(partition);
+        for (index, member) in replicas[1..].iter().enumerate() {
+            let Some(member) = *member else { continue };
+            if member == self.state.me {
+                continue;
+            }
+            let sync = index < sync_backups;
+            if sync && held.answered && held.sequence == 0 {
+                held.sequence = ((self.reactor_index as u64) << 56) | self.next_sequence;
+                self.next_sequence += 1;
+            }
+            let sequence = if sync { held.sequence } else { 0 };
+            let header =
+                BackupHeader { partition: partition as u16, table_version: self.state.table.version, sequence };
+            peer::put_backup(self.backups.entry(member).or_default(), header, object);
+            if sequence != 0 && !held.waiting.contains(&member) {
+                held.waiting.push(member);
+            }
+        }
+    }
+
+    /// Queues the acknowledgement of backup `sequence` for `owner` (nothing for 0, an
+    /// asynchronous backup).
+    fn acknowledge(&mut self, owner: MemberId, sequence: u64, applied: bool) {
+        if sequence != 0 {
+            peer::put_ack(self.acks.entry(owner).or_default(), sequence, applied);
+        }
+    }
+
     /// Writes every queued member message: one send per peer.
     pub fn flush(&mut self) -> usize {
         self.seal();
@@ -235,8 +284,9 @@ impl Replication {
 }
 
 impl PartitionOwner {
-    /// After an operation on `partition` (which this member owns): sends the changed keys to
-    /// the backups and, if any is synchronous, holds the response written since `start`.
+    /// After an operation on `partition` (which this member owns): sends every object's
+    /// recorded changes to the backups and, if any is synchronous, holds the response written
+    /// since `start` until they acknowledged it.
     pub fn replicate(
         &mut self,
         partition: usize,
@@ -246,120 +296,93 @@ impl PartitionOwner {
         start: usize,
     ) {
         let local = self.replication.local(partition);
-        let store = &mut self.partitions[local];
-        if !store.tracks_changes() {
+        if !self.partitions[local].tracks_changes() {
             return;
         }
-        let replicas = *self.replication.state.table.replicas(partition);
-        let me = self.replication.state.me;
-        let mut sequence = 0;
-        let mut waiting: Vec<MemberId> = Vec::new();
-        for (name, map) in store.maps_mut() {
-            if map.changed.is_empty() && map.locks.changed.is_empty() {
-                continue;
+        let mut held = HeldWrite { answered: out.len() > start, ..HeldWrite::default() };
+        let mut body = std::mem::take(&mut self.replication.changes);
+        for (kind, name, object) in self.partitions[local].objects_mut() {
+            let object = object.as_object_mut();
+            body.clear();
+            object.write_changes(&mut body);
+            if !body.is_empty() {
+                let record = ObjectRecord { kind, name, body: &body };
+                self.replication.queue_backup(partition, &record, object.sync_backup_count(), &mut held);
             }
-            let changed = std::mem::take(&mut map.changed);
-            let locks_changed = std::mem::take(&mut map.locks.changed);
-            let (sync, asynchronous) = (map.settings.backup_count, map.settings.async_backup_count);
-            // Replicas past the map's backups (extra replicas while a partition migrates, or
-            // backups another map wants) get the changes asynchronously.
-            let _ = asynchronous;
-            let targets: Vec<(MemberId, bool)> = replicas[1..]
-                .iter()
-                .enumerate()
-                .filter_map(|(index, member)| member.map(|member| (member, index < sync)))
-                .filter(|(member, _)| *member != me)
-                .collect();
-            if sequence == 0 && targets.iter().any(|(_, sync)| *sync) && out.len() > start {
-                sequence = ((self.replication.reactor_index as u64) << 56) | self.replication.next_sequence;
-                self.replication.next_sequence += 1;
-            }
-            for (member, sync) in &targets {
-                let header = BackupHeader {
-                    partition: partition as u16,
-                    table_version: self.replication.state.table.version,
-                    sequence: if *sync { sequence } else { 0 },
-                };
-                let payload = self.replication.backups.entry(*member).or_default();
-                for key in &changed {
-                    let change = match map.raw(key) {
-                        Some(record) => Change::Put { key, record: record.clone() },
-                        None => Change::Remove { key },
-                    };
-                    peer::put_backup(payload, header, name, &change);
-                }
-                for key in &locks_changed {
-                    let change = match map.locks.image(key) {
-                        Some(image) => Change::Lock { key, image },
-                        None => Change::Unlock { key },
-                    };
-                    peer::put_backup(payload, header, name, &change);
-                }
-                if *sync && sequence != 0 && !waiting.contains(member) {
-                    waiting.push(*member);
-                }
-            }
-            let mut changed = changed;
-            changed.clear();
-            map.changed = changed;
-            let mut locks_changed = locks_changed;
-            locks_changed.clear();
-            map.locks.changed = locks_changed;
         }
-        if sequence != 0 && !waiting.is_empty() {
+        self.replication.changes = body;
+        if held.sequence != 0 && !held.waiting.is_empty() {
             let response = out.split_off(start);
             let deadline_ms = self.now_ms + self.replication.backup_timeout_ms;
             let pending = PendingWrite {
                 connection: connection.clone(),
                 correlation_id,
                 response,
-                waiting,
+                waiting: held.waiting,
                 refused: false,
                 deadline_ms,
             };
-            self.replication.pending.insert(sequence, pending);
+            self.replication.pending.insert(held.sequence, pending);
         }
     }
 
     /// Applies backup records (all for this reactor's partitions) from `from`, and queues the
-    /// acknowledgements of their sequence numbers.
+    /// acknowledgements of their sequence numbers: one per operation, "applied" only if every
+    /// record of that operation was.
     pub fn apply_backups(&mut self, from: MemberId, records: &[u8]) {
         let mut reader = peer::Backups::new(records);
-        let mut last_acked = 0;
+        // The operation being read: (sequence, applied so far).
+        let mut operation: Option<(u64, bool)> = None;
         loop {
-            let (header, map, change) = match reader.next_record() {
-                Ok(Some(record)) => (record.header, record.map, record.change),
+            let record = match reader.next_record() {
+                Ok(Some(record)) => record,
                 Ok(None) => break,
                 Err(error) => {
                     warn!(%error, "malformed backup records from a member: ignored");
+                    // The operation read last may have lost records: let its client retry.
+                    if let Some((_, applied)) = &mut operation {
+                        *applied = false;
+                    }
                     break;
                 }
             };
-            let partition = header.partition as usize;
-            if !self.replication.owns_locally(partition) {
-                warn!(partition, "backup record for a partition this reactor does not own: ignored");
-                continue;
-            }
-            let table = &self.replication.state.table;
-            let accepted = table.owner(partition) == Some(from) || header.table_version > table.version;
-            if accepted {
-                let local = self.replication.local(partition);
-                let settings = self.settings_for(map);
-                let store = self.partitions[local].map_mut(map, || settings);
-                match change {
-                    Change::Put { key, record } => store.apply(key, record),
-                    Change::Remove { key } => {
-                        store.apply_remove(key);
+            let Some(applied) = self.apply_backup_record(from, &record) else { continue };
+            let sequence = record.header.sequence;
+            match &mut operation {
+                Some((current, all_applied)) if *current == sequence => *all_applied &= applied,
+                _ => {
+                    if let Some((previous, all_applied)) = operation.replace((sequence, applied)) {
+                        self.replication.acknowledge(from, previous, all_applied);
                     }
-                    Change::Lock { key, image } => store.locks.apply(key, Some(image)),
-                    Change::Unlock { key } => store.locks.apply(key, None),
                 }
             }
-            if header.sequence != 0 && header.sequence != last_acked {
-                last_acked = header.sequence;
-                peer::put_ack(self.replication.acks.entry(from).or_default(), header.sequence, accepted);
-            }
         }
+        if let Some((sequence, applied)) = operation {
+            self.replication.acknowledge(from, sequence, applied);
+        }
+    }
+
+    /// Applies one backup record if this member takes backups of its partition from `from`
+    /// (it considers `from` the owner, or `from`'s table is newer). Returns whether it applied
+    /// it, or None for a partition that is not this reactor's (nothing to acknowledge).
+    fn apply_backup_record(&mut self, from: MemberId, record: &peer::BackupRecord<'_>) -> Option<bool> {
+        let (header, object) = (record.header, record.object);
+        let partition = header.partition as usize;
+        if !self.replication.owns_locally(partition) {
+            warn!(partition, "backup record for a partition this reactor does not own: ignored");
+            return None;
+        }
+        let table = &self.replication.state.table;
+        if table.owner(partition) != Some(from) && header.table_version <= table.version {
+            return Some(false);
+        }
+        let local = self.replication.local(partition);
+        let target = self.replica_object(local, object.kind, object.name).as_object_mut();
+        if let Err(error) = target.apply_backup(object.body) {
+            warn!(%error, partition, kind = ?object.kind, "malformed backup body from a member: refused");
+            return Some(false);
+        }
+        Some(true)
     }
 
     /// Acknowledgements from `from` for writes this reactor holds.
@@ -508,7 +531,7 @@ impl PartitionOwner {
 
     /// Installs a snapshot chunk for one of this reactor's partitions.
     pub fn install_snapshot(&mut self, from: MemberId, payload: &[u8]) {
-        let (header, entries) = match peer::read_snapshot(payload) {
+        let (header, objects) = match peer::read_snapshot(payload) {
             Ok(parsed) => parsed,
             Err(error) => {
                 warn!(%error, "malformed snapshot from a member: ignored");
@@ -531,13 +554,12 @@ impl PartitionOwner {
         if header.first {
             self.partitions[local].drop_all();
         }
-        for (map, change) in entries {
-            let settings = self.settings_for(map);
-            let store = self.partitions[local].map_mut(map, || settings);
-            match change {
-                Change::Put { key, record } => store.apply(key, record),
-                Change::Lock { key, image } => store.locks.apply(key, Some(image)),
-                Change::Remove { .. } | Change::Unlock { .. } => {}
+        for object in objects {
+            let target = self.replica_object(local, object.kind, object.name).as_object_mut();
+            if let Err(error) = target.apply_snapshot(object.body) {
+                // Not marked complete: a replica still waiting asks for the partition again.
+                warn!(%error, partition, ?from, kind = ?object.kind, "malformed snapshot body from a member: ignored");
+                return;
             }
         }
         if header.last {
@@ -564,47 +586,19 @@ impl PartitionOwner {
         }
     }
 
-    /// Queues partition `partition`'s whole data for `member`, in bounded chunks.
+    /// Queues partition `partition`'s whole data (every object's entries) for `member`, in
+    /// chunks of about `SNAPSHOT_CHUNK_BYTES`.
     fn send_snapshot(&mut self, partition: usize, member: MemberId) {
         let local = self.replication.local(partition);
         let version = self.replication.state.table.version;
-        let mut chunk = Vec::new();
-        let mut first = true;
-        let header = |first: bool, last: bool| SnapshotHeader {
-            partition: partition as u16,
-            table_version: version,
-            first,
-            last,
-        };
-        peer::put_snapshot_header(&mut chunk, &header(true, false));
-        let header_length = chunk.len();
-        let mut entries = 0usize;
         let out = self.replication.out.entry(member).or_default();
-        for (name, map) in self.partitions[local].maps() {
-            let records = map.raw_iter().map(|(key, record)| (key, Some(record), None));
-            let locks = map.locks.images().map(|(key, image)| (key, None, Some(image)));
-            for (key, record, lock) in records.chain(locks) {
-                if let Some(record) = record {
-                    peer::put_snapshot_entry(&mut chunk, name, key, record);
-                }
-                if let Some(image) = lock {
-                    peer::put_snapshot_lock(&mut chunk, name, key, image);
-                }
-                entries += 1;
-                if chunk.len() >= SNAPSHOT_CHUNK_BYTES {
-                    peer::write(out, peer::SNAPSHOT, 0, &chunk);
-                    chunk.clear();
-                    first = false;
-                    peer::put_snapshot_header(&mut chunk, &header(false, false));
-                }
-            }
+        let mut writer = SnapshotWriter::new(out, partition as u16, version, SNAPSHOT_CHUNK_BYTES);
+        for (kind, name, object) in self.partitions[local].objects() {
+            writer.begin_object(kind, name);
+            object.as_object().write_snapshot(&mut writer);
         }
-        // The last chunk carries the "last" flag (and "first" if it is the only one).
-        let mut last_header = Vec::new();
-        peer::put_snapshot_header(&mut last_header, &header(first, true));
-        chunk[..header_length].copy_from_slice(&last_header);
-        peer::write(out, peer::SNAPSHOT, 0, &chunk);
-        debug!(partition, ?member, entries, "replica sent");
+        let (chunks, entries) = writer.finish();
+        debug!(partition, ?member, chunks, entries, "replica sent");
     }
 
     /// Applies a new cluster state: members, links, and the table's consequences for each of
