@@ -617,6 +617,8 @@ impl PartitionOwner {
         self.check_pending();
     }
 
+    /// Applies one table change to one of this reactor's partitions, by this member's replica
+    /// index before and after (the table in ARCHITECTURE.md, "Replication").
     fn transition(
         &mut self,
         partition: usize,
@@ -631,7 +633,6 @@ impl PartitionOwner {
         let was = old_replicas.iter().position(|member| *member == Some(me));
         let now = new_replicas.iter().position(|member| *member == Some(me));
         let (old_owner, new_owner) = (before.owner(partition), after.owner(partition));
-        let backups_wanted = new_replicas[1..].iter().any(Option::is_some);
         self.replication.owned[local] = now == Some(0);
         // The old owner hands its data to a new owner that held no replica; requests waiting
         // on its locks go to the new owner (clients retry on this answer).
@@ -663,39 +664,7 @@ impl PartitionOwner {
                 self.partitions[local].set_track_changes(false);
                 self.replication.ready[local] = true;
             }
-            Some(0) => {
-                let became_owner = was != Some(0);
-                if became_owner {
-                    match was {
-                        Some(_) if !self.replication.ready[local] => {
-                            warn!(partition, "promoted to owner before this replica was complete: data may be missing");
-                            self.replication.ready[local] = true;
-                        }
-                        Some(_) => {}
-                        None => {
-                            let source = old_owner.filter(|owner| state.is_member(*owner) && *owner != me);
-                            let received = self.replication.snapshot_version[local] >= after.version;
-                            if source.is_none() && old_owner.is_some() {
-                                warn!(partition, "no surviving replica of this partition: it starts empty");
-                            }
-                            self.replication.ready[local] = source.is_none() || received;
-                            self.replication.source[local] = source;
-                            if source.is_none() {
-                                self.partitions[local].drop_all();
-                            }
-                        }
-                    }
-                }
-                for backup in new_replicas[1..].iter().flatten() {
-                    let new_backup = !old_replicas.contains(&Some(*backup));
-                    if (became_owner || new_backup) && !self.replication.owed[local].contains(backup) {
-                        self.replication.owed[local].push(*backup);
-                    }
-                }
-                self.replication.owed[local].retain(|member| new_replicas.contains(&Some(*member)));
-                self.partitions[local].set_track_changes(backups_wanted);
-                self.send_owed(local);
-            }
+            Some(0) => self.serve_as_owner(partition, local, was, before, state),
             Some(_) => {
                 let owner_changed = old_owner != new_owner;
                 if was.is_none() || owner_changed {
@@ -707,6 +676,60 @@ impl PartitionOwner {
                 self.replication.owed[local].clear();
             }
         }
+        self.settle_source(partition, local, state);
+    }
+
+    /// This member owns `partition` in `state`'s table (`was`: its replica index before): a
+    /// promoted backup serves at once, a member new to the partition waits for the old
+    /// owner's copy (if the old owner is alive), and the backups (all of them under a new
+    /// owner, else the new ones) are owed the whole partition.
+    fn serve_as_owner(
+        &mut self,
+        partition: usize,
+        local: usize,
+        was: Option<usize>,
+        before: &PartitionTable,
+        state: &ClusterState,
+    ) {
+        let (me, after) = (state.me, &state.table);
+        let (old_replicas, new_replicas) = (before.replicas(partition), after.replicas(partition));
+        let became_owner = was != Some(0);
+        if became_owner {
+            match was {
+                Some(_) if !self.replication.ready[local] => {
+                    warn!(partition, "promoted to owner before this replica was complete: data may be missing");
+                    self.replication.ready[local] = true;
+                }
+                Some(_) => {}
+                None => {
+                    let old_owner = before.owner(partition);
+                    let source = old_owner.filter(|owner| state.is_member(*owner) && *owner != me);
+                    let received = self.replication.snapshot_version[local] >= after.version;
+                    if source.is_none() && old_owner.is_some() {
+                        warn!(partition, "no surviving replica of this partition: it starts empty");
+                    }
+                    self.replication.ready[local] = source.is_none() || received;
+                    self.replication.source[local] = source;
+                    if source.is_none() {
+                        self.partitions[local].drop_all();
+                    }
+                }
+            }
+        }
+        for backup in new_replicas[1..].iter().flatten() {
+            let new_backup = !old_replicas.contains(&Some(*backup));
+            if (became_owner || new_backup) && !self.replication.owed[local].contains(backup) {
+                self.replication.owed[local].push(*backup);
+            }
+        }
+        self.replication.owed[local].retain(|member| new_replicas.contains(&Some(*member)));
+        self.partitions[local].set_track_changes(new_replicas[1..].iter().any(Option::is_some));
+        self.send_owed(local);
+    }
+
+    /// After a table change: a complete replica waits for nobody; one still waiting for a
+    /// member that left goes on with what it has (and sends what it owes).
+    fn settle_source(&mut self, partition: usize, local: usize, state: &ClusterState) {
         if self.replication.ready[local] {
             self.replication.source[local] = None;
             self.replication.asked_ms[local] = 0;
