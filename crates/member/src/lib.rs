@@ -5,9 +5,10 @@
 //! [`server`] (start-up, acceptor), [`reactor`] (event loop, dispatch), [`connection`]
 //! (buffers, write-through), [`client`] (authentication and client-service requests),
 //! [`owner`] (what a reactor does as owner of its partitions), [`map_ops`] (partition-bound
-//! map operations), [`fanout`] (map-wide operations), [`store`] (partition data), [`locks`]
-//! (key locks and parked requests), [`listeners`] (entry events), [`outbox`] (output to other
-//! connections), [`cluster`] (what clients are told about the cluster).
+//! map operations), [`fanout`] (map-wide operations), [`partition`] (a partition's objects and
+//! the interface replication reaches them by), [`store`] (a map's data in a partition),
+//! [`locks`] (key locks and parked requests), [`listeners`] (entry events), [`outbox`] (output
+//! to other connections), [`cluster`] (what clients are told about the cluster).
 
 pub mod balancer;
 pub mod client;
@@ -23,6 +24,7 @@ pub mod metrics;
 pub mod operations;
 pub mod outbox;
 pub mod owner;
+pub mod partition;
 pub mod peer;
 pub mod probes;
 pub mod reactor;

@@ -10,6 +10,7 @@ use crate::locks::Parked;
 use crate::map_ops::{self, Done, OpContext, SettingsCache};
 use crate::operations;
 use crate::outbox::Outbox;
+use crate::partition::{Object, ObjectKind};
 use crate::request::{ErrorKind, MapRequest, OpError};
 use crate::store::PartitionStore;
 use crate::wire::{self, HazelcastReply};
@@ -149,26 +150,28 @@ impl PartitionOwner {
         }
     }
 
-    /// Entries and bytes each tenant's maps hold in partitions this member owns, by tenant
-    /// name (scoped map names: `tenant\0map`).
+    /// Entries and bytes each tenant's objects hold in partitions this member owns, by tenant
+    /// name (scoped object names: `tenant\0name`).
     pub fn tenant_usage(&self) -> std::collections::HashMap<&str, (u64, u64)> {
         let mut usage: std::collections::HashMap<&str, (u64, u64)> = std::collections::HashMap::new();
         for (local, partition) in self.partitions.iter().enumerate() {
             if !self.replication.owned.get(local).copied().unwrap_or(false) {
                 continue;
             }
-            for (name, store) in partition.maps() {
+            for (_, name, object) in partition.objects() {
                 if let Some((tenant, _)) = crate::tenants::split(name) {
+                    let object = object.as_object();
                     let figures = usage.entry(tenant).or_default();
-                    figures.0 += store.len() as u64;
-                    figures.1 += store.held_bytes() as u64;
+                    figures.0 += object.entry_count() as u64;
+                    figures.1 += object.held_bytes() as u64;
                 }
             }
         }
         usage
     }
 
-    /// Copies latency histograms and per-map figures out for the metrics threads.
+    /// Copies latency histograms and per-map figures out for the metrics threads (the probes
+    /// have figures per map; other kinds add theirs with their own probes).
     pub fn snapshot(&self) -> crate::probes::ReactorSnapshot {
         let latency = self.latency.iter().map(|(ty, histogram)| (*ty, histogram.clone())).collect();
         let tenant_latency = self.tenant_latency.clone();
@@ -379,21 +382,19 @@ impl PartitionOwner {
         self.rerun_released();
     }
 
-    /// Releases every lock `client` holds in this reactor's partitions and re-runs what
-    /// waited on them.
+    /// Releases everything `client` holds in this reactor's partitions (its locks) and re-runs
+    /// what waited on it.
     pub fn release_client(&mut self, client: Uuid) {
         for partition in &mut self.partitions {
-            for (_, store) in partition.maps_mut() {
-                for (_, parked) in store.locks.release_client(client) {
-                    self.released.extend(parked);
-                }
+            for (_, _, object) in partition.objects_mut() {
+                object.as_object_mut().release_client(client, &mut self.released);
             }
         }
         self.rerun_released();
     }
 
     /// Removes a bounded number of expired entries (round-robin over partitions) and
-    /// publishes their EXPIRED events.
+    /// publishes EXPIRED events for maps' entries.
     pub fn sweep_expired(&mut self) {
         let mut budget = self.sweep_budget_entries;
         for _ in 0..self.partitions.len() {
@@ -403,26 +404,37 @@ impl PartitionOwner {
             self.sweep_cursor = (self.sweep_cursor + 1) % self.partitions.len().max(1);
             let partition_id = (self.reactor_index + self.sweep_cursor * self.reactor_count) as i32;
             let partition = &mut self.partitions[self.sweep_cursor];
-            for (name, store) in partition.maps_mut() {
-                let examined_budget = budget.min(store.len());
-                let expired = store.sweep(self.now_ms, examined_budget);
+            for (kind, name, object) in partition.objects_mut() {
+                let object = object.as_object_mut();
+                let examined_budget = budget.min(object.entry_count());
+                let expired = object.sweep_expired(self.now_ms, examined_budget);
                 budget -= examined_budget;
+                // Entry listeners are map listeners.
+                if kind != ObjectKind::Map || !self.listeners.has(name) {
+                    continue;
+                }
                 for (key, value) in expired {
-                    if self.listeners.has(name) {
-                        let event = Event {
-                            kind: EventKind::Expired,
-                            partition_id,
-                            key: Some(&key),
-                            value: None,
-                            old_value: Some(&value),
-                            affected_entries: 1,
-                            source: self.member,
-                        };
-                        self.listeners.publish(&mut self.outbox, self.member, name, event);
-                    }
+                    let event = Event {
+                        kind: EventKind::Expired,
+                        partition_id,
+                        key: Some(&key),
+                        value: None,
+                        old_value: Some(&value),
+                        affected_entries: 1,
+                        source: self.member,
+                    };
+                    self.listeners.publish(&mut self.outbox, self.member, name, event);
                 }
             }
         }
+    }
+
+    /// The object `name` of `kind` in local partition `local`, created empty (with its
+    /// settings from configuration) if this replica has none yet: where backups and snapshots
+    /// land.
+    pub(crate) fn replica_object(&mut self, local: usize, kind: ObjectKind, name: &str) -> &mut Object {
+        let settings = &mut self.settings;
+        self.partitions[local].object_mut(kind, name, || Object::new(kind, name, settings))
     }
 }
 

@@ -4,11 +4,23 @@
 //!
 //! Besides these types, a member link carries the answers to forwarded client requests (and
 //! to WIDE requests), as a client connection would.
+//!
+//! BACKUP and SNAPSHOT carry partition objects of any kind in one record format (integers
+//! little-endian, strings and byte strings as a `u32` length and the bytes):
+//!
+//! ```text
+//! BACKUP   payload: { partition u16 | table version u64 | sequence u64 | object }*
+//! SNAPSHOT payload:   partition u16 | table version u64 | flags u8 (1 first, 2 last) | { object }*
+//! object:           kind u8 | name str | body bytes
+//! ```
+//!
+//! The body is the object kind's own encoding (`PartitionObject` in `partition.rs`): the
+//! changes of one operation in a backup, a run of whole entries in a snapshot. This module
+//! frames records and never looks into a body, so a new kind needs no new message type.
+//! Every read is bounds-checked: a malformed record is a [`Malformed`] error, never a panic.
 
-use crate::locks::{LockImage, LockOwner};
-use crate::store::Record;
+use crate::partition::ObjectKind;
 use ferrogrid_protocol::message::MessageWriter;
-use ferrogrid_protocol::Uuid;
 use ferrogrid_protocol::{DecodeError, Message, MessageType};
 
 pub const MEMBER_PROTOCOL_HEADER: &[u8; 3] = b"FGM";
@@ -17,11 +29,11 @@ pub const MEMBER_PROTOCOL_HEADER: &[u8; 3] = b"FGM";
 pub const HELLO: MessageType = MessageType(0x7F_0001);
 /// A membership message (`ferrogrid_cluster::wire`).
 pub const CONTROL: MessageType = MessageType(0x7F_0002);
-/// Backup records from a partition owner.
+/// Backup records from a partition owner: the changes of its operations, per object.
 pub const BACKUP: MessageType = MessageType(0x7F_0003);
 /// Acknowledgements of backup sequence numbers.
 pub const BACKUP_ACK: MessageType = MessageType(0x7F_0004);
-/// A chunk of a partition's whole data, for a new replica.
+/// A chunk of a partition's whole data (every object's entries), for a new replica.
 pub const SNAPSHOT: MessageType = MessageType(0x7F_0005);
 /// A map-wide client request to run over this member's own partitions only.
 pub const WIDE: MessageType = MessageType(0x7F_0006);
@@ -78,7 +90,7 @@ impl Hello {
         out
     }
 
-    pub fn decode(bytes: &[u8]) -> Result<Hello, String> {
+    pub fn decode(bytes: &[u8]) -> Result<Hello, Malformed> {
         let mut reader = Reader(bytes);
         let hello = Hello {
             member: reader.u128()?,
@@ -91,31 +103,6 @@ impl Hello {
     }
 }
 
-/// What a backup or snapshot record does to one map of one partition.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change<'a> {
-    Put {
-        key: &'a [u8],
-        record: Record,
-    },
-    Remove {
-        key: &'a [u8],
-    },
-    /// The key's lock as the owner holds it.
-    Lock {
-        key: &'a [u8],
-        image: LockImage,
-    },
-    Unlock {
-        key: &'a [u8],
-    },
-}
-
-const PUT: u8 = 1;
-const REMOVE: u8 = 2;
-const LOCK: u8 = 3;
-const UNLOCK: u8 = 4;
-
 /// The header of a backup record: which partition, from which table version of the owner, and
 /// the sequence number to acknowledge (0: asynchronous, no acknowledgement).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,130 +112,69 @@ pub struct BackupHeader {
     pub sequence: u64,
 }
 
-pub fn put_backup(out: &mut Vec<u8>, header: BackupHeader, map: &str, change: &Change<'_>) {
+/// One object's part of a BACKUP or SNAPSHOT record: which object, and a body that only its
+/// kind reads (what its `PartitionObject::write_changes` or `write_snapshot` wrote).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ObjectRecord<'a> {
+    pub(crate) kind: ObjectKind,
+    pub(crate) name: &'a str,
+    pub(crate) body: &'a [u8],
+}
+
+fn put_object(out: &mut Vec<u8>, object: &ObjectRecord<'_>) {
+    out.push(object.kind.code());
+    put_str(out, object.name);
+    put_bytes(out, object.body);
+}
+
+fn read_object<'a>(reader: &mut Reader<'a>) -> Result<ObjectRecord<'a>, Malformed> {
+    let code = reader.u8()?;
+    let kind = ObjectKind::from_code(code).ok_or(Malformed::UnknownKind(code))?;
+    Ok(ObjectRecord { kind, name: reader.str()?, body: reader.bytes()? })
+}
+
+/// Appends one backup record: `header`, then the object's kind, name and change body.
+pub(crate) fn put_backup(out: &mut Vec<u8>, header: BackupHeader, object: &ObjectRecord<'_>) {
     out.extend_from_slice(&header.partition.to_le_bytes());
     out.extend_from_slice(&header.table_version.to_le_bytes());
     out.extend_from_slice(&header.sequence.to_le_bytes());
-    put_change(out, map, change);
-}
-
-fn put_change(out: &mut Vec<u8>, map: &str, change: &Change<'_>) {
-    match change {
-        Change::Put { key, record } => {
-            out.push(PUT);
-            put_str(out, map);
-            put_bytes(out, key);
-            put_bytes(out, &record.value);
-            for field in [
-                record.version,
-                record.creation_time_ms,
-                record.last_update_time_ms,
-                record.last_access_time_ms,
-                record.hits,
-                record.ttl_ms,
-                record.ttl_base_ms,
-                record.max_idle_ms,
-            ] {
-                out.extend_from_slice(&field.to_le_bytes());
-            }
-        }
-        Change::Remove { key } => {
-            out.push(REMOVE);
-            put_str(out, map);
-            put_bytes(out, key);
-        }
-        Change::Lock { key, image } => {
-            out.push(LOCK);
-            put_str(out, map);
-            put_bytes(out, key);
-            out.extend_from_slice(&image.owner.client.as_u128().to_le_bytes());
-            out.extend_from_slice(&image.owner.thread_id.to_le_bytes());
-            out.extend_from_slice(&image.count.to_le_bytes());
-            out.extend_from_slice(&image.lease_deadline_ms.to_le_bytes());
-        }
-        Change::Unlock { key } => {
-            out.push(UNLOCK);
-            put_str(out, map);
-            put_bytes(out, key);
-        }
-    }
+    put_object(out, object);
 }
 
 /// One backup record as read, with its bytes.
 #[derive(Debug)]
-pub struct BackupRecord<'a> {
-    pub header: BackupHeader,
-    pub map: &'a str,
-    pub change: Change<'a>,
-    pub raw: &'a [u8],
+pub(crate) struct BackupRecord<'a> {
+    pub(crate) header: BackupHeader,
+    pub(crate) object: ObjectRecord<'a>,
+    pub(crate) raw: &'a [u8],
 }
-
-/// A snapshot chunk's entries: (map, put or lock).
-pub type SnapshotEntries<'a> = Vec<(&'a str, Change<'a>)>;
 
 /// Reads backup records one by one.
 #[derive(Debug)]
-pub struct Backups<'a>(Reader<'a>);
+pub(crate) struct Backups<'a>(Reader<'a>);
 
 impl<'a> Backups<'a> {
-    pub fn new(bytes: &'a [u8]) -> Self {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
         Backups(Reader(bytes))
     }
 
-    /// The next record, with its raw bytes (to hand to another reactor as they are).
-    pub fn next_record(&mut self) -> Result<Option<BackupRecord<'a>>, String> {
-        if self.0 .0.is_empty() {
+    /// The next record, with its raw bytes (to hand to another reactor as they are). The body
+    /// is not looked into: its object's kind reads it.
+    pub(crate) fn next_record(&mut self) -> Result<Option<BackupRecord<'a>>, Malformed> {
+        if self.0.is_empty() {
             return Ok(None);
         }
         let start = self.0 .0;
         let header = BackupHeader { partition: self.0.u16()?, table_version: self.0.u64()?, sequence: self.0.u64()? };
-        let (map, change) = read_change(&mut self.0)?;
+        let object = read_object(&mut self.0)?;
         let raw = &start[..start.len() - self.0 .0.len()];
-        Ok(Some(BackupRecord { header, map, change, raw }))
+        Ok(Some(BackupRecord { header, object, raw }))
     }
 }
 
-fn read_change<'a>(reader: &mut Reader<'a>) -> Result<(&'a str, Change<'a>), String> {
-    let kind = reader.u8()?;
-    let map = reader.str()?;
-    let key = reader.bytes()?;
-    let change = match kind {
-        PUT => {
-            let value = reader.bytes()?.into();
-            let mut fields = [0i64; 8];
-            for field in &mut fields {
-                *field = reader.u64()? as i64;
-            }
-            let record = Record {
-                value,
-                version: fields[0],
-                creation_time_ms: fields[1],
-                last_update_time_ms: fields[2],
-                last_access_time_ms: fields[3],
-                hits: fields[4],
-                ttl_ms: fields[5],
-                ttl_base_ms: fields[6],
-                max_idle_ms: fields[7],
-            };
-            Change::Put { key, record }
-        }
-        REMOVE => Change::Remove { key },
-        LOCK => {
-            let client = Uuid::from_u128(reader.u128()?);
-            let thread_id = reader.u64()? as i64;
-            let count = u32::from_le_bytes(reader.take(4)?.try_into().expect("4 bytes"));
-            let lease_deadline_ms = reader.u64()? as i64;
-            Change::Lock { key, image: LockImage { owner: LockOwner { client, thread_id }, count, lease_deadline_ms } }
-        }
-        UNLOCK => Change::Unlock { key },
-        other => return Err(format!("unknown backup record kind {other}")),
-    };
-    Ok((map, change))
-}
-
 /// A snapshot chunk: partition, the table version it is for, whether it is the first (the
-/// receiver drops what it held) and the last (the replica is complete), then entries.
-#[derive(Debug)]
+/// receiver drops what it held) and the last (the replica is complete), then object records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SnapshotHeader {
     pub partition: u16,
     pub table_version: u64,
@@ -256,35 +182,119 @@ pub struct SnapshotHeader {
     pub last: bool,
 }
 
-pub fn put_snapshot_header(out: &mut Vec<u8>, header: &SnapshotHeader) {
-    out.extend_from_slice(&header.partition.to_le_bytes());
-    out.extend_from_slice(&header.table_version.to_le_bytes());
-    out.push(u8::from(header.first) | u8::from(header.last) << 1);
+const SNAPSHOT_HEADER_BYTES: usize = 11;
+
+impl SnapshotHeader {
+    fn encode(&self) -> [u8; SNAPSHOT_HEADER_BYTES] {
+        let mut bytes = [0; SNAPSHOT_HEADER_BYTES];
+        bytes[..2].copy_from_slice(&self.partition.to_le_bytes());
+        bytes[2..10].copy_from_slice(&self.table_version.to_le_bytes());
+        bytes[10] = u8::from(self.first) | u8::from(self.last) << 1;
+        bytes
+    }
 }
 
-pub fn put_snapshot_entry(out: &mut Vec<u8>, map: &str, key: &[u8], record: &Record) {
-    put_change(out, map, &Change::Put { key, record: record.clone() });
+/// Writes one partition's snapshot for one member as SNAPSHOT messages of about `chunk_bytes`
+/// each, cut between entries (an entry is never split: one larger than the bound makes a larger
+/// chunk). The caller names each object with [`SnapshotWriter::begin_object`]; the object
+/// then calls [`SnapshotWriter::entry`] once per entry. An object whose entries span chunks
+/// has one record in each. Used by the partition's reactor, for the length of one snapshot.
+#[derive(Debug)]
+pub(crate) struct SnapshotWriter<'a> {
+    /// Whole member messages for the receiver.
+    out: &'a mut Vec<u8>,
+    header: SnapshotHeader,
+    chunk_bytes: usize,
+    /// The chunk being filled; starts with room for its header.
+    chunk: Vec<u8>,
+    /// Kind code and name of the object being written: how its record starts in each chunk.
+    object: Vec<u8>,
+    /// Where the open record's body length goes in `chunk` (once the object has an entry there).
+    body_length_at: Option<usize>,
+    chunks: usize,
+    entries: usize,
 }
 
-pub fn put_snapshot_lock(out: &mut Vec<u8>, map: &str, key: &[u8], image: LockImage) {
-    put_change(out, map, &Change::Lock { key, image });
+impl<'a> SnapshotWriter<'a> {
+    pub(crate) fn new(out: &'a mut Vec<u8>, partition: u16, table_version: u64, chunk_bytes: usize) -> Self {
+        let header = SnapshotHeader { partition, table_version, first: true, last: false };
+        let chunk = header.encode().to_vec();
+        SnapshotWriter {
+            out,
+            header,
+            chunk_bytes,
+            chunk,
+            object: Vec::new(),
+            body_length_at: None,
+            chunks: 0,
+            entries: 0,
+        }
+    }
+
+    /// The entries that follow belong to this object.
+    pub(crate) fn begin_object(&mut self, kind: ObjectKind, name: &str) {
+        self.close_record();
+        self.object.clear();
+        self.object.push(kind.code());
+        put_str(&mut self.object, name);
+    }
+
+    /// Appends one entry of the current object; `write` encodes it as the object's kind reads
+    /// it back (`PartitionObject::apply_snapshot`).
+    pub(crate) fn entry(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        assert!(!self.object.is_empty(), "an entry belongs to an object: begin_object comes first");
+        if self.body_length_at.is_none() {
+            self.chunk.extend_from_slice(&self.object);
+            self.body_length_at = Some(self.chunk.len());
+            self.chunk.extend_from_slice(&0u32.to_le_bytes());
+        }
+        write(&mut self.chunk);
+        self.entries += 1;
+        if self.chunk.len() >= self.chunk_bytes {
+            self.close_record();
+            self.write_chunk();
+            self.header.first = false;
+            self.chunk.extend_from_slice(&self.header.encode());
+        }
+    }
+
+    /// Writes the last chunk (marked last, and first if it is the only one); returns how many
+    /// chunks and entries the snapshot has.
+    pub(crate) fn finish(mut self) -> (usize, usize) {
+        self.close_record();
+        self.header.last = true;
+        self.write_chunk();
+        (self.chunks, self.entries)
+    }
+
+    fn close_record(&mut self) {
+        if let Some(at) = self.body_length_at.take() {
+            let length = length_u32(self.chunk.len() - at - 4);
+            self.chunk[at..at + 4].copy_from_slice(&length.to_le_bytes());
+        }
+    }
+
+    fn write_chunk(&mut self) {
+        self.chunk[..SNAPSHOT_HEADER_BYTES].copy_from_slice(&self.header.encode());
+        write(self.out, SNAPSHOT, 0, &self.chunk);
+        self.chunks += 1;
+        self.chunk.clear();
+    }
 }
 
-/// Splits a snapshot chunk into its header and entries (puts and locks).
-pub fn read_snapshot(bytes: &[u8]) -> Result<(SnapshotHeader, SnapshotEntries<'_>), String> {
+/// Splits a snapshot chunk into its header and object records. The whole chunk's framing is
+/// checked before anything is returned; the bodies are their kinds' to read.
+pub(crate) fn read_snapshot(bytes: &[u8]) -> Result<(SnapshotHeader, Vec<ObjectRecord<'_>>), Malformed> {
     let mut reader = Reader(bytes);
     let partition = reader.u16()?;
     let table_version = reader.u64()?;
     let flags = reader.u8()?;
     let header = SnapshotHeader { partition, table_version, first: flags & 1 != 0, last: flags & 2 != 0 };
-    let mut entries = Vec::new();
-    while !reader.0.is_empty() {
-        match read_change(&mut reader)? {
-            (_, Change::Remove { .. } | Change::Unlock { .. }) => return Err("a snapshot holds a removal".into()),
-            entry => entries.push(entry),
-        }
+    let mut objects = Vec::new();
+    while !reader.is_empty() {
+        objects.push(read_object(&mut reader)?);
     }
-    Ok((header, entries))
+    Ok((header, objects))
 }
 
 /// Acknowledgements: (sequence, applied) pairs.
@@ -293,80 +303,132 @@ pub fn put_ack(out: &mut Vec<u8>, sequence: u64, applied: bool) {
     out.push(u8::from(applied));
 }
 
-pub fn read_acks(bytes: &[u8]) -> Result<Vec<(u64, bool)>, String> {
+pub fn read_acks(bytes: &[u8]) -> Result<Vec<(u64, bool)>, Malformed> {
     let mut reader = Reader(bytes);
     let mut acks = Vec::with_capacity(bytes.len() / 9);
-    while !reader.0.is_empty() {
+    while !reader.is_empty() {
         acks.push((reader.u64()?, reader.u8()? != 0));
     }
     Ok(acks)
 }
 
-fn put_str(out: &mut Vec<u8>, text: &str) {
+/// Why a member message could not be read: the sender is broken, or the bytes were cut. The
+/// receiver logs it and ignores the rest of the message; nothing panics on it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Malformed {
+    #[error("member message truncated: {wanted} bytes wanted, {left} left")]
+    Truncated { wanted: usize, left: usize },
+    #[error("a member message string is not UTF-8")]
+    NotUtf8,
+    #[error("{0} bytes after a member message")]
+    Trailing(usize),
+    #[error("unknown object kind {0}")]
+    UnknownKind(u8),
+    #[error("unknown change {0} in an object record")]
+    UnknownChange(u8),
+    /// Well-formed bytes that an object's kind refuses (e.g. a removal in a snapshot).
+    #[error("{0}")]
+    Refused(&'static str),
+}
+
+/// Appends a string as `u32` LE length and UTF-8 bytes.
+pub(crate) fn put_str(out: &mut Vec<u8>, text: &str) {
     put_bytes(out, text.as_bytes());
 }
 
-fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+/// Appends bytes as `u32` LE length and the bytes.
+pub(crate) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&length_u32(bytes.len()).to_le_bytes());
     out.extend_from_slice(bytes);
 }
 
+/// A length as the `u32` the format carries. Member messages are bounded by the frame and
+/// message limits, far below 4 GiB: a longer field is a broken invariant.
+fn length_u32(length: usize) -> u32 {
+    u32::try_from(length).expect("a member message field is shorter than 4 GiB")
+}
+
+/// Reads the fields of a member message (little-endian), checking every length against what
+/// is left: a short or lying message is a [`Malformed`] error, never a panic.
 #[derive(Debug)]
-struct Reader<'a>(&'a [u8]);
+pub(crate) struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, count: usize) -> Result<&'a [u8], String> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Reader(bytes)
+    }
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub(crate) fn take(&mut self, count: usize) -> Result<&'a [u8], Malformed> {
         if self.0.len() < count {
-            return Err(format!("member message truncated: {count} bytes wanted, {} left", self.0.len()));
+            return Err(Malformed::Truncated { wanted: count, left: self.0.len() });
         }
         let (head, rest) = self.0.split_at(count);
         self.0 = rest;
         Ok(head)
     }
-    fn u8(&mut self) -> Result<u8, String> {
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], Malformed> {
+        Ok(self.take(N)?.try_into().expect("take returns the length asked for"))
+    }
+    pub(crate) fn u8(&mut self) -> Result<u8, Malformed> {
         Ok(self.take(1)?[0])
     }
-    fn u16(&mut self) -> Result<u16, String> {
-        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")))
+    pub(crate) fn u16(&mut self) -> Result<u16, Malformed> {
+        self.array().map(u16::from_le_bytes)
     }
-    fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    pub(crate) fn u32(&mut self) -> Result<u32, Malformed> {
+        self.array().map(u32::from_le_bytes)
     }
-    fn u128(&mut self) -> Result<u128, String> {
-        Ok(u128::from_le_bytes(self.take(16)?.try_into().expect("16 bytes")))
+    pub(crate) fn u64(&mut self) -> Result<u64, Malformed> {
+        self.array().map(u64::from_le_bytes)
     }
-    fn bytes(&mut self) -> Result<&'a [u8], String> {
-        let length = u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")) as usize;
+    pub(crate) fn i64(&mut self) -> Result<i64, Malformed> {
+        self.array().map(i64::from_le_bytes)
+    }
+    pub(crate) fn u128(&mut self) -> Result<u128, Malformed> {
+        self.array().map(u128::from_le_bytes)
+    }
+    /// A `u32` LE length and that many bytes.
+    pub(crate) fn bytes(&mut self) -> Result<&'a [u8], Malformed> {
+        let length = self.u32()? as usize;
         self.take(length)
     }
-    fn str(&mut self) -> Result<&'a str, String> {
-        std::str::from_utf8(self.bytes()?).map_err(|_| "a member message string is not UTF-8".to_owned())
+    pub(crate) fn str(&mut self) -> Result<&'a str, Malformed> {
+        std::str::from_utf8(self.bytes()?).map_err(|_| Malformed::NotUtf8)
     }
-    fn finish(&self) -> Result<(), String> {
+    pub(crate) fn finish(&self) -> Result<(), Malformed> {
         if self.0.is_empty() {
             Ok(())
         } else {
-            Err(format!("{} bytes after a member message", self.0.len()))
+            Err(Malformed::Trailing(self.0.len()))
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use ferrogrid_protocol::frame::{Decoded, StreamDecoder};
 
-    fn record() -> Record {
-        Record {
-            value: b"value".as_slice().into(),
-            version: 3,
-            creation_time_ms: 10,
-            last_update_time_ms: 20,
-            last_access_time_ms: 30,
-            hits: 4,
-            ttl_ms: crate::store::NEVER,
-            ttl_base_ms: 20,
-            max_idle_ms: 5_000,
+    /// The member messages written to `stream`, in order: (type, payload).
+    pub(crate) fn messages(stream: &[u8]) -> Vec<(MessageType, Vec<u8>)> {
+        let mut decoder = StreamDecoder::default();
+        let (mut rest, mut found) = (stream, Vec::new());
+        while !rest.is_empty() {
+            let Ok(Decoded::Message { length }) = decoder.decode(rest) else { panic!("whole messages") };
+            let message = Message::parse(&rest[..length]).expect("a member message");
+            found.push((message.message_type(), payload(&message).expect("one payload frame").to_vec()));
+            rest = &rest[length..];
         }
+        found
+    }
+
+    /// The payloads of the SNAPSHOT messages written to `stream`, in order.
+    pub(crate) fn snapshot_chunks(stream: &[u8]) -> Vec<Vec<u8>> {
+        let messages = messages(stream);
+        assert!(messages.iter().all(|(ty, _)| *ty == SNAPSHOT), "only snapshots were written");
+        messages.into_iter().map(|(_, payload)| payload).collect()
     }
 
     #[test]
@@ -383,39 +445,121 @@ mod tests {
     }
 
     #[test]
-    fn backup_records_round_trip_with_their_raw_bytes() {
+    fn backup_records_of_any_kind_round_trip_with_their_raw_bytes() {
         let mut out = Vec::new();
         let header = BackupHeader { partition: 17, table_version: 9, sequence: 1 << 56 | 5 };
-        put_backup(&mut out, header, "orders", &Change::Put { key: b"k1", record: record() });
-        let removal = BackupHeader { sequence: 0, ..header };
-        put_backup(&mut out, removal, "orders", &Change::Remove { key: b"k2" });
-        let owner = LockOwner { client: Uuid::from_u128(9), thread_id: -3 };
-        let lock = Change::Lock { key: b"k3", image: LockImage { owner, count: 2, lease_deadline_ms: 99 } };
-        put_backup(&mut out, removal, "orders", &lock);
+        let map = ObjectRecord { kind: ObjectKind::Map, name: "orders", body: b"map body" };
+        put_backup(&mut out, header, &map);
+        let asynchronous = BackupHeader { sequence: 0, ..header };
+        let probe = ObjectRecord { kind: ObjectKind::Probe, name: "orders", body: b"" };
+        put_backup(&mut out, asynchronous, &probe);
         let mut reader = Backups::new(&out);
         let first = reader.next_record().unwrap().unwrap();
-        assert_eq!((first.header, first.map), (header, "orders"));
-        assert_eq!(first.change, Change::Put { key: b"k1", record: record() });
+        assert_eq!((first.header, first.object), (header, map));
         let second = reader.next_record().unwrap().unwrap();
-        assert_eq!((second.header, second.change), (removal, Change::Remove { key: b"k2" }));
-        let third = reader.next_record().unwrap().unwrap();
-        assert_eq!(third.change, lock);
-        assert_eq!(first.raw.len() + second.raw.len() + third.raw.len(), out.len());
+        assert_eq!((second.header, second.object), (asynchronous, probe));
+        assert_eq!(first.raw.len() + second.raw.len(), out.len());
+        assert_eq!([first.raw, second.raw].concat(), out);
         assert!(reader.next_record().unwrap().is_none());
-        let mut truncated = Backups::new(&out[..out.len() - 1]);
-        truncated.next_record().unwrap();
-        truncated.next_record().unwrap();
-        assert!(truncated.next_record().is_err(), "a cut record is an error");
     }
 
     #[test]
-    fn snapshot_chunks_and_acks_round_trip() {
+    fn a_cut_or_unknown_backup_record_is_an_error() {
+        let mut one = Vec::new();
+        let header = BackupHeader { partition: 1, table_version: 2, sequence: 3 };
+        put_backup(&mut one, header, &ObjectRecord { kind: ObjectKind::Map, name: "m", body: b"xyz" });
+        for cut in 1..one.len() {
+            assert!(Backups::new(&one[..cut]).next_record().is_err(), "cut at {cut}");
+        }
+        let mut two = one.clone();
+        two.extend_from_slice(&one);
+        let mut reader = Backups::new(&two[..two.len() - 1]);
+        assert!(reader.next_record().unwrap().is_some(), "the whole first record reads");
+        assert!(reader.next_record().is_err(), "the cut second one does not");
+        let kind_at = 2 + 8 + 8;
+        one[kind_at] = 0xEE;
+        assert_eq!(Backups::new(&one).next_record().unwrap_err(), Malformed::UnknownKind(0xEE));
+    }
+
+    /// Each object's entries, concatenated over the chunks of a snapshot (an entry here is
+    /// a `u32` length and its bytes, as a kind might write it).
+    fn snapshot_objects(chunks: &[Vec<u8>]) -> Vec<(ObjectKind, String, Vec<u8>)> {
+        let mut objects: Vec<(ObjectKind, String, Vec<u8>)> = Vec::new();
+        for chunk in chunks {
+            for object in read_snapshot(chunk).unwrap().1 {
+                match objects.last_mut() {
+                    Some((kind, name, body)) if *kind == object.kind && name == object.name => {
+                        body.extend_from_slice(object.body);
+                    }
+                    _ => objects.push((object.kind, object.name.into(), object.body.to_vec())),
+                }
+            }
+        }
+        objects
+    }
+
+    #[test]
+    fn snapshot_writer_cuts_chunks_between_entries_and_marks_first_and_last() {
         let mut out = Vec::new();
-        put_snapshot_header(&mut out, &SnapshotHeader { partition: 3, table_version: 7, first: true, last: false });
-        put_snapshot_entry(&mut out, "m", b"key", &record());
-        let (header, entries) = read_snapshot(&out).unwrap();
-        assert!(header.first && !header.last && header.partition == 3 && header.table_version == 7);
-        assert_eq!(entries, vec![("m", Change::Put { key: b"key", record: record() })]);
+        let mut writer = SnapshotWriter::new(&mut out, 3, 7, 48);
+        let entry = |byte: u8| move |out: &mut Vec<u8>| put_bytes(out, &[byte; 10]);
+        writer.begin_object(ObjectKind::Map, "m");
+        (0..5).for_each(|index| writer.entry(entry(index)));
+        writer.begin_object(ObjectKind::Probe, "empty");
+        writer.begin_object(ObjectKind::Probe, "m");
+        (5..7).for_each(|index| writer.entry(entry(index)));
+        let (chunk_count, entries) = writer.finish();
+        let chunks = snapshot_chunks(&out);
+        assert_eq!((chunks.len(), entries), (chunk_count, 7));
+        assert!(chunks.len() >= 3, "48-byte chunks hold 14-byte entries a few at a time");
+        for (index, chunk) in chunks.iter().enumerate() {
+            let (header, _) = read_snapshot(chunk).unwrap();
+            assert_eq!((header.partition, header.table_version), (3, 7));
+            assert_eq!((header.first, header.last), (index == 0, index == chunks.len() - 1));
+            assert!(index == chunks.len() - 1 || chunk.len() >= 48, "a chunk is cut once it reaches the bound");
+        }
+        let expected_body = |range: std::ops::Range<u8>| {
+            let mut body = Vec::new();
+            range.for_each(|byte| put_bytes(&mut body, &[byte; 10]));
+            body
+        };
+        let objects = snapshot_objects(&chunks);
+        assert_eq!(
+            objects,
+            vec![
+                (ObjectKind::Map, "m".into(), expected_body(0..5)),
+                (ObjectKind::Probe, "m".into(), expected_body(5..7))
+            ],
+            "entries arrive whole and in order; an object without entries has no record"
+        );
+    }
+
+    #[test]
+    fn an_empty_snapshot_is_one_chunk_both_first_and_last() {
+        let mut out = Vec::new();
+        assert_eq!(SnapshotWriter::new(&mut out, 9, 1, 512).finish(), (1, 0));
+        let chunks = snapshot_chunks(&out);
+        let (header, objects) = read_snapshot(&chunks[0]).unwrap();
+        assert_eq!(header, SnapshotHeader { partition: 9, table_version: 1, first: true, last: true });
+        assert!(objects.is_empty());
+    }
+
+    #[test]
+    fn a_cut_snapshot_chunk_is_an_error() {
+        let mut out = Vec::new();
+        let mut writer = SnapshotWriter::new(&mut out, 3, 7, 1 << 20);
+        writer.begin_object(ObjectKind::Map, "m");
+        writer.entry(|out| put_bytes(out, b"entry"));
+        writer.finish();
+        let chunk = &snapshot_chunks(&out)[0];
+        for cut in (0..chunk.len()).filter(|cut| *cut != SNAPSHOT_HEADER_BYTES) {
+            assert!(read_snapshot(&chunk[..cut]).is_err(), "cut at {cut}");
+        }
+        assert!(read_snapshot(&chunk[..SNAPSHOT_HEADER_BYTES]).unwrap().1.is_empty(), "a header alone is a chunk");
+    }
+
+    #[test]
+    fn acks_round_trip() {
         let mut acks = Vec::new();
         put_ack(&mut acks, 77, true);
         put_ack(&mut acks, 78, false);

@@ -1,20 +1,22 @@
 //! What a reactor does for the cluster on its own partitions: routing to the owner member,
 //! backups, replica snapshots on table changes, and relaying forwarded requests' answers.
 //!
-//! - **Backups.** After an operation on a partition this member owns, the keys it changed are
-//!   sent, as their resulting records, to the partition's backup members (batched per peer
-//!   per loop iteration: one BACKUP message per peer however many operations ran). If the map
-//!   has synchronous backups, the operation's response is held under a sequence number until
-//!   every synchronous backup acknowledged it. A backup that refuses (it does not consider
-//!   the sender the owner) turns the response into PartitionMigratingException, which clients
-//!   retry. Backup members that leave, or a `backup-timeout` without an answer, release it.
+//! - **Backups.** After an operation on a partition this member owns, each object it changed
+//!   (a map, …) writes its changes (`PartitionObject::write_changes`), and they are sent to
+//!   the partition's backup members (batched per peer per loop iteration: one BACKUP message
+//!   per peer however many operations ran), where the same object applies them. Nothing here
+//!   knows an object's records. If the object has synchronous backups, the operation's
+//!   response is held under a sequence number until every synchronous backup acknowledged
+//!   it. A backup that refuses (it does not consider the sender the owner) turns the response
+//!   into PartitionMigratingException, which clients retry. Backup members that leave, or a
+//!   `backup-timeout` without an answer, release it.
 //! - **Table changes.** Each new table version is applied per partition, comparing the
 //!   member's replica index before and after: an old owner sends its data to a new owner that
 //!   had no replica; a new owner that had no replica waits for it (its partition answers
 //!   PartitionMigratingException meanwhile); an owner that is new, or whose backups are new,
-//!   sends them the whole partition; a member that lost its replica drops the data.
-//!   Readiness (every replica this member holds has its data) is reported to the cluster
-//!   service, which tells the master.
+//!   sends them the whole partition (every object's `write_snapshot`, in bounded chunks); a
+//!   member that lost its replica drops the data. Readiness (every replica this member holds
+//!   has its data) is reported to the cluster service, which tells the master.
 //! - **Forwarding.** A request for a partition another member owns is sent to that member with
 //!   a correlation id naming this reactor; its answer is relayed to the client with the
 //!   original id. Nothing waits: the pending request is a map entry.
@@ -22,7 +24,7 @@
 use crate::connection::ConnectionShared;
 use crate::fanout::FanOut;
 use crate::owner::PartitionOwner;
-use crate::peer::{self, BackupHeader, Change, SnapshotHeader};
+use crate::peer::{self, BackupHeader, ObjectRecord, SnapshotWriter};
 use crate::request::{ErrorKind, OpError};
 use crate::wire;
 use ferrogrid_cluster::{MemberEntry, MemberId, PartitionTable};
@@ -83,6 +85,16 @@ struct PendingWrite {
     deadline_ms: i64,
 }
 
+/// What one operation's backups hold: its sequence number (0 until a synchronous backup is
+/// sent) and the members that must acknowledge it.
+#[derive(Debug, Default)]
+struct HeldWrite {
+    /// Whether the operation wrote a response (only a response can be held).
+    answered: bool,
+    sequence: u64,
+    waiting: Vec<MemberId>,
+}
+
 /// A request sent to another member, waiting for its answer.
 #[derive(Debug)]
 pub enum Forward {
@@ -114,6 +126,8 @@ pub struct Replication {
     out: HashMap<MemberId, Vec<u8>>,
     /// BACKUP payload being gathered per peer.
     backups: HashMap<MemberId, Vec<u8>>,
+    /// One object's changes, encoded once for all its backups (kept for its allocation).
+    changes: Vec<u8>,
     /// BACKUP_ACK payload being gathered per peer.
     acks: HashMap<MemberId, Vec<u8>>,
     pending: HashMap<u64, PendingWrite>,
@@ -147,6 +161,7 @@ impl Replication {
             owned: vec![false; local_partitions],
             out: HashMap::new(),
             backups: HashMap::new(),
+            changes: Vec::new(),
             acks: HashMap::new(),
             pending: HashMap::new(),
             next_sequence: 1,
@@ -218,6 +233,40 @@ impl Replication {
         }
     }
 
+    /// Queues one object's changes (`object.body`, encoded once) for every backup of
+    /// `partition`: the first `sync_backups` replicas synchronously, under `held`'s sequence
+    /// number; the rest (extra replicas while a partition migrates, backups another object
+    /// wants) asynchronously.
+    fn queue_backup(&mut self, partition: usize, object: &ObjectRecord<'_>, sync_backups: usize, held: &mut HeldWrite) {
+        let replicas = self.state.table.replicas(partition);
+        for (index, member) in replicas[1..].iter().enumerate() {
+            let Some(member) = *member else { continue };
+            if member == self.state.me {
+                continue;
+            }
+            let sync = index < sync_backups;
+            if sync && held.answered && held.sequence == 0 {
+                held.sequence = ((self.reactor_index as u64) << 56) | self.next_sequence;
+                self.next_sequence += 1;
+            }
+            let sequence = if sync { held.sequence } else { 0 };
+            let header =
+                BackupHeader { partition: partition as u16, table_version: self.state.table.version, sequence };
+            peer::put_backup(self.backups.entry(member).or_default(), header, object);
+            if sequence != 0 && !held.waiting.contains(&member) {
+                held.waiting.push(member);
+            }
+        }
+    }
+
+    /// Queues the acknowledgement of backup `sequence` for `owner` (nothing for 0, an
+    /// asynchronous backup).
+    fn acknowledge(&mut self, owner: MemberId, sequence: u64, applied: bool) {
+        if sequence != 0 {
+            peer::put_ack(self.acks.entry(owner).or_default(), sequence, applied);
+        }
+    }
+
     /// Writes every queued member message: one send per peer.
     pub fn flush(&mut self) -> usize {
         self.seal();
@@ -239,8 +288,9 @@ impl Replication {
 }
 
 impl PartitionOwner {
-    /// After an operation on `partition` (which this member owns): sends the changed keys to
-    /// the backups and, if any is synchronous, holds the response written since `start`.
+    /// After an operation on `partition` (which this member owns): sends every object's
+    /// recorded changes to the backups and, if any is synchronous, holds the response written
+    /// since `start` until they acknowledged it.
     pub fn replicate(
         &mut self,
         partition: usize,
@@ -250,120 +300,93 @@ impl PartitionOwner {
         start: usize,
     ) {
         let local = self.replication.local(partition);
-        let store = &mut self.partitions[local];
-        if !store.tracks_changes() {
+        if !self.partitions[local].tracks_changes() {
             return;
         }
-        let replicas = *self.replication.state.table.replicas(partition);
-        let me = self.replication.state.me;
-        let mut sequence = 0;
-        let mut waiting: Vec<MemberId> = Vec::new();
-        for (name, map) in store.maps_mut() {
-            if map.changed.is_empty() && map.locks.changed.is_empty() {
-                continue;
+        let mut held = HeldWrite { answered: out.len() > start, ..HeldWrite::default() };
+        let mut body = std::mem::take(&mut self.replication.changes);
+        for (kind, name, object) in self.partitions[local].objects_mut() {
+            let object = object.as_object_mut();
+            body.clear();
+            object.write_changes(&mut body);
+            if !body.is_empty() {
+                let record = ObjectRecord { kind, name, body: &body };
+                self.replication.queue_backup(partition, &record, object.sync_backup_count(), &mut held);
             }
-            let changed = std::mem::take(&mut map.changed);
-            let locks_changed = std::mem::take(&mut map.locks.changed);
-            let (sync, asynchronous) = (map.settings.backup_count, map.settings.async_backup_count);
-            // Replicas past the map's backups (extra replicas while a partition migrates, or
-            // backups another map wants) get the changes asynchronously.
-            let _ = asynchronous;
-            let targets: Vec<(MemberId, bool)> = replicas[1..]
-                .iter()
-                .enumerate()
-                .filter_map(|(index, member)| member.map(|member| (member, index < sync)))
-                .filter(|(member, _)| *member != me)
-                .collect();
-            if sequence == 0 && targets.iter().any(|(_, sync)| *sync) && out.len() > start {
-                sequence = ((self.replication.reactor_index as u64) << 56) | self.replication.next_sequence;
-                self.replication.next_sequence += 1;
-            }
-            for (member, sync) in &targets {
-                let header = BackupHeader {
-                    partition: partition as u16,
-                    table_version: self.replication.state.table.version,
-                    sequence: if *sync { sequence } else { 0 },
-                };
-                let payload = self.replication.backups.entry(*member).or_default();
-                for key in &changed {
-                    let change = match map.raw(key) {
-                        Some(record) => Change::Put { key, record: record.clone() },
-                        None => Change::Remove { key },
-                    };
-                    peer::put_backup(payload, header, name, &change);
-                }
-                for key in &locks_changed {
-                    let change = match map.locks.image(key) {
-                        Some(image) => Change::Lock { key, image },
-                        None => Change::Unlock { key },
-                    };
-                    peer::put_backup(payload, header, name, &change);
-                }
-                if *sync && sequence != 0 && !waiting.contains(member) {
-                    waiting.push(*member);
-                }
-            }
-            let mut changed = changed;
-            changed.clear();
-            map.changed = changed;
-            let mut locks_changed = locks_changed;
-            locks_changed.clear();
-            map.locks.changed = locks_changed;
         }
-        if sequence != 0 && !waiting.is_empty() {
+        self.replication.changes = body;
+        if held.sequence != 0 && !held.waiting.is_empty() {
             let response = out.split_off(start);
             let deadline_ms = self.now_ms + self.replication.backup_timeout_ms;
             let pending = PendingWrite {
                 connection: connection.clone(),
                 correlation_id,
                 response,
-                waiting,
+                waiting: held.waiting,
                 refused: false,
                 deadline_ms,
             };
-            self.replication.pending.insert(sequence, pending);
+            self.replication.pending.insert(held.sequence, pending);
         }
     }
 
     /// Applies backup records (all for this reactor's partitions) from `from`, and queues the
-    /// acknowledgements of their sequence numbers.
+    /// acknowledgements of their sequence numbers: one per operation, "applied" only if every
+    /// record of that operation was.
     pub fn apply_backups(&mut self, from: MemberId, records: &[u8]) {
         let mut reader = peer::Backups::new(records);
-        let mut last_acked = 0;
+        // The operation being read: (sequence, applied so far).
+        let mut operation: Option<(u64, bool)> = None;
         loop {
-            let (header, map, change) = match reader.next_record() {
-                Ok(Some(record)) => (record.header, record.map, record.change),
+            let record = match reader.next_record() {
+                Ok(Some(record)) => record,
                 Ok(None) => break,
                 Err(error) => {
                     warn!(%error, "malformed backup records from a member: ignored");
+                    // The operation read last may have lost records: let its client retry.
+                    if let Some((_, applied)) = &mut operation {
+                        *applied = false;
+                    }
                     break;
                 }
             };
-            let partition = header.partition as usize;
-            if !self.replication.owns_locally(partition) {
-                warn!(partition, "backup record for a partition this reactor does not own: ignored");
-                continue;
-            }
-            let table = &self.replication.state.table;
-            let accepted = table.owner(partition) == Some(from) || header.table_version > table.version;
-            if accepted {
-                let local = self.replication.local(partition);
-                let settings = self.settings_for(map);
-                let store = self.partitions[local].map_mut(map, || settings);
-                match change {
-                    Change::Put { key, record } => store.apply(key, record),
-                    Change::Remove { key } => {
-                        store.apply_remove(key);
+            let Some(applied) = self.apply_backup_record(from, &record) else { continue };
+            let sequence = record.header.sequence;
+            match &mut operation {
+                Some((current, all_applied)) if *current == sequence => *all_applied &= applied,
+                _ => {
+                    if let Some((previous, all_applied)) = operation.replace((sequence, applied)) {
+                        self.replication.acknowledge(from, previous, all_applied);
                     }
-                    Change::Lock { key, image } => store.locks.apply(key, Some(image)),
-                    Change::Unlock { key } => store.locks.apply(key, None),
                 }
             }
-            if header.sequence != 0 && header.sequence != last_acked {
-                last_acked = header.sequence;
-                peer::put_ack(self.replication.acks.entry(from).or_default(), header.sequence, accepted);
-            }
         }
+        if let Some((sequence, applied)) = operation {
+            self.replication.acknowledge(from, sequence, applied);
+        }
+    }
+
+    /// Applies one backup record if this member takes backups of its partition from `from`
+    /// (it considers `from` the owner, or `from`'s table is newer). Returns whether it applied
+    /// it, or None for a partition that is not this reactor's (nothing to acknowledge).
+    fn apply_backup_record(&mut self, from: MemberId, record: &peer::BackupRecord<'_>) -> Option<bool> {
+        let (header, object) = (record.header, record.object);
+        let partition = header.partition as usize;
+        if !self.replication.owns_locally(partition) {
+            warn!(partition, "backup record for a partition this reactor does not own: ignored");
+            return None;
+        }
+        let table = &self.replication.state.table;
+        if table.owner(partition) != Some(from) && header.table_version <= table.version {
+            return Some(false);
+        }
+        let local = self.replication.local(partition);
+        let target = self.replica_object(local, object.kind, object.name).as_object_mut();
+        if let Err(error) = target.apply_backup(object.body) {
+            warn!(%error, partition, kind = ?object.kind, "malformed backup body from a member: refused");
+            return Some(false);
+        }
+        Some(true)
     }
 
     /// Acknowledgements from `from` for writes this reactor holds.
@@ -512,7 +535,7 @@ impl PartitionOwner {
 
     /// Installs a snapshot chunk for one of this reactor's partitions.
     pub fn install_snapshot(&mut self, from: MemberId, payload: &[u8]) {
-        let (header, entries) = match peer::read_snapshot(payload) {
+        let (header, objects) = match peer::read_snapshot(payload) {
             Ok(parsed) => parsed,
             Err(error) => {
                 warn!(%error, "malformed snapshot from a member: ignored");
@@ -535,13 +558,12 @@ impl PartitionOwner {
         if header.first {
             self.partitions[local].drop_all();
         }
-        for (map, change) in entries {
-            let settings = self.settings_for(map);
-            let store = self.partitions[local].map_mut(map, || settings);
-            match change {
-                Change::Put { key, record } => store.apply(key, record),
-                Change::Lock { key, image } => store.locks.apply(key, Some(image)),
-                Change::Remove { .. } | Change::Unlock { .. } => {}
+        for object in objects {
+            let target = self.replica_object(local, object.kind, object.name).as_object_mut();
+            if let Err(error) = target.apply_snapshot(object.body) {
+                // Not marked complete: a replica still waiting asks for the partition again.
+                warn!(%error, partition, ?from, kind = ?object.kind, "malformed snapshot body from a member: ignored");
+                return;
             }
         }
         if header.last {
@@ -568,47 +590,20 @@ impl PartitionOwner {
         }
     }
 
-    /// Queues partition `partition`'s whole data for `member`, in bounded chunks.
+    /// Queues partition `partition`'s whole data (every object's entries) for `member`, in
+    /// chunks of about `snapshot-chunk-bytes`.
     fn send_snapshot(&mut self, partition: usize, member: MemberId) {
         let local = self.replication.local(partition);
         let version = self.replication.state.table.version;
-        let mut chunk = Vec::new();
-        let mut first = true;
-        let header = |first: bool, last: bool| SnapshotHeader {
-            partition: partition as u16,
-            table_version: version,
-            first,
-            last,
-        };
-        peer::put_snapshot_header(&mut chunk, &header(true, false));
-        let header_length = chunk.len();
-        let mut entries = 0usize;
         let out = self.replication.out.entry(member).or_default();
-        for (name, map) in self.partitions[local].maps() {
-            let records = map.raw_iter().map(|(key, record)| (key, Some(record), None));
-            let locks = map.locks.images().map(|(key, image)| (key, None, Some(image)));
-            for (key, record, lock) in records.chain(locks) {
-                if let Some(record) = record {
-                    peer::put_snapshot_entry(&mut chunk, name, key, record);
-                }
-                if let Some(image) = lock {
-                    peer::put_snapshot_lock(&mut chunk, name, key, image);
-                }
-                entries += 1;
-                if chunk.len() >= self.replication.snapshot_chunk_bytes {
-                    peer::write(out, peer::SNAPSHOT, 0, &chunk);
-                    chunk.clear();
-                    first = false;
-                    peer::put_snapshot_header(&mut chunk, &header(false, false));
-                }
-            }
+        let chunk_bytes = self.replication.snapshot_chunk_bytes;
+        let mut writer = SnapshotWriter::new(out, partition as u16, version, chunk_bytes);
+        for (kind, name, object) in self.partitions[local].objects() {
+            writer.begin_object(kind, name);
+            object.as_object().write_snapshot(&mut writer);
         }
-        // The last chunk carries the "last" flag (and "first" if it is the only one).
-        let mut last_header = Vec::new();
-        peer::put_snapshot_header(&mut last_header, &header(first, true));
-        chunk[..header_length].copy_from_slice(&last_header);
-        peer::write(out, peer::SNAPSHOT, 0, &chunk);
-        debug!(partition, ?member, entries, "replica sent");
+        let (chunks, entries) = writer.finish();
+        debug!(partition, ?member, chunks, entries, "replica sent");
     }
 
     /// Applies a new cluster state: members, links, and the table's consequences for each of
@@ -627,6 +622,8 @@ impl PartitionOwner {
         self.check_pending();
     }
 
+    /// Applies one table change to one of this reactor's partitions, by this member's replica
+    /// index before and after (the table in ARCHITECTURE.md, "Replication").
     fn transition(
         &mut self,
         partition: usize,
@@ -641,7 +638,6 @@ impl PartitionOwner {
         let was = old_replicas.iter().position(|member| *member == Some(me));
         let now = new_replicas.iter().position(|member| *member == Some(me));
         let (old_owner, new_owner) = (before.owner(partition), after.owner(partition));
-        let backups_wanted = new_replicas[1..].iter().any(Option::is_some);
         self.replication.owned[local] = now == Some(0);
         // The old owner hands its data to a new owner that held no replica; requests waiting
         // on its locks go to the new owner (clients retry on this answer).
@@ -669,39 +665,7 @@ impl PartitionOwner {
                 self.partitions[local].set_track_changes(false);
                 self.replication.ready[local] = true;
             }
-            Some(0) => {
-                let became_owner = was != Some(0);
-                if became_owner {
-                    match was {
-                        Some(_) if !self.replication.ready[local] => {
-                            warn!(partition, "promoted to owner before this replica was complete: data may be missing");
-                            self.replication.ready[local] = true;
-                        }
-                        Some(_) => {}
-                        None => {
-                            let source = old_owner.filter(|owner| state.is_member(*owner) && *owner != me);
-                            let received = self.replication.snapshot_version[local] >= after.version;
-                            if source.is_none() && old_owner.is_some() {
-                                warn!(partition, "no surviving replica of this partition: it starts empty");
-                            }
-                            self.replication.ready[local] = source.is_none() || received;
-                            self.replication.source[local] = source;
-                            if source.is_none() {
-                                self.partitions[local].drop_all();
-                            }
-                        }
-                    }
-                }
-                for backup in new_replicas[1..].iter().flatten() {
-                    let new_backup = !old_replicas.contains(&Some(*backup));
-                    if (became_owner || new_backup) && !self.replication.owed[local].contains(backup) {
-                        self.replication.owed[local].push(*backup);
-                    }
-                }
-                self.replication.owed[local].retain(|member| new_replicas.contains(&Some(*member)));
-                self.partitions[local].set_track_changes(backups_wanted);
-                self.send_owed(local);
-            }
+            Some(0) => self.serve_as_owner(partition, local, was, before, state),
             Some(_) => {
                 let owner_changed = old_owner != new_owner;
                 if was.is_none() || owner_changed {
@@ -713,6 +677,60 @@ impl PartitionOwner {
                 self.replication.owed[local].clear();
             }
         }
+        self.settle_source(partition, local, state);
+    }
+
+    /// This member owns `partition` in `state`'s table (`was`: its replica index before): a
+    /// promoted backup serves at once, a member new to the partition waits for the old
+    /// owner's copy (if the old owner is alive), and the backups (all of them under a new
+    /// owner, else the new ones) are owed the whole partition.
+    fn serve_as_owner(
+        &mut self,
+        partition: usize,
+        local: usize,
+        was: Option<usize>,
+        before: &PartitionTable,
+        state: &ClusterState,
+    ) {
+        let (me, after) = (state.me, &state.table);
+        let (old_replicas, new_replicas) = (before.replicas(partition), after.replicas(partition));
+        let became_owner = was != Some(0);
+        if became_owner {
+            match was {
+                Some(_) if !self.replication.ready[local] => {
+                    warn!(partition, "promoted to owner before this replica was complete: data may be missing");
+                    self.replication.ready[local] = true;
+                }
+                Some(_) => {}
+                None => {
+                    let old_owner = before.owner(partition);
+                    let source = old_owner.filter(|owner| state.is_member(*owner) && *owner != me);
+                    let received = self.replication.snapshot_version[local] >= after.version;
+                    if source.is_none() && old_owner.is_some() {
+                        warn!(partition, "no surviving replica of this partition: it starts empty");
+                    }
+                    self.replication.ready[local] = source.is_none() || received;
+                    self.replication.source[local] = source;
+                    if source.is_none() {
+                        self.partitions[local].drop_all();
+                    }
+                }
+            }
+        }
+        for backup in new_replicas[1..].iter().flatten() {
+            let new_backup = !old_replicas.contains(&Some(*backup));
+            if (became_owner || new_backup) && !self.replication.owed[local].contains(backup) {
+                self.replication.owed[local].push(*backup);
+            }
+        }
+        self.replication.owed[local].retain(|member| new_replicas.contains(&Some(*member)));
+        self.partitions[local].set_track_changes(new_replicas[1..].iter().any(Option::is_some));
+        self.send_owed(local);
+    }
+
+    /// After a table change: a complete replica waits for nobody; one still waiting for a
+    /// member that left goes on with what it has (and sends what it owes).
+    fn settle_source(&mut self, partition: usize, local: usize, state: &ClusterState) {
         if self.replication.ready[local] {
             self.replication.source[local] = None;
             self.replication.asked_ms[local] = 0;
@@ -737,5 +755,131 @@ impl PartitionOwner {
             version = self.replication.state.table.version,
             "partition table applied"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Three members' reactors (one each) wired by hand: what one queues for another is
+    //! delivered by the test. A map and the probe double (`partition::probe`) share a
+    //! partition, so both kinds take the same path through backups, migration and drop.
+    use super::*;
+    use crate::connection::ConnectionId;
+    use crate::partition::{probe::probe, ObjectKind};
+    use crate::peer::tests::snapshot_chunks;
+    use ferrogrid_cluster::MAX_REPLICAS;
+    use ferrogrid_config::MemberConfig;
+    use ferrogrid_protocol::Uuid;
+
+    const A: MemberId = MemberId(1);
+    const B: MemberId = MemberId(2);
+    const C: MemberId = MemberId(3);
+    const PARTITIONS: usize = 2;
+
+    /// `me`'s view of a table (version `version`) giving every partition `replicas`.
+    fn state(me: MemberId, version: u64, replicas: &[MemberId]) -> Arc<ClusterState> {
+        let mut table = PartitionTable::empty(PARTITIONS);
+        table.version = version;
+        let mut row = [None; MAX_REPLICAS];
+        row.iter_mut().zip(replicas).for_each(|(slot, member)| *slot = Some(*member));
+        (0..PARTITIONS).for_each(|partition| table.set_replicas(partition, row));
+        let members = [A, B, C].map(|id| MemberEntry { id, address: String::new() }).to_vec();
+        Arc::new(ClusterState {
+            me,
+            joined: true,
+            members,
+            members_version: 1,
+            cluster_id: A,
+            table,
+            links: HashMap::new(),
+        })
+    }
+
+    fn member(me: MemberId) -> PartitionOwner {
+        let config = Arc::new(MemberConfig::default());
+        PartitionOwner::new(
+            0,
+            1,
+            Uuid::from_u128(me.0),
+            config,
+            PARTITIONS as u16,
+            state(me, 0, &[]),
+            Arc::new(crate::probes::Counter::default()),
+        )
+    }
+
+    /// Every member applies table `version`.
+    fn apply_table(members: &mut [(MemberId, &mut PartitionOwner)], version: u64, replicas: &[MemberId]) {
+        for (me, owner) in members.iter_mut() {
+            owner.apply_cluster_state(state(*me, version, replicas));
+        }
+    }
+
+    /// Delivers the snapshots `from` queued for `to`.
+    fn deliver_snapshots(from: (MemberId, &mut PartitionOwner), to: (MemberId, &mut PartitionOwner)) {
+        let queued = from.1.replication.out.remove(&to.0).unwrap_or_default();
+        for chunk in snapshot_chunks(&queued) {
+            to.1.install_snapshot(from.0, &chunk);
+        }
+    }
+
+    fn log_items(owner: &mut PartitionOwner) -> Vec<Box<[u8]>> {
+        probe(&mut owner.partitions[0], "log").items.clone()
+    }
+
+    fn map_value(owner: &PartitionOwner) -> Option<Box<[u8]>> {
+        owner.partitions[0].map("log")?.raw(b"key").map(|record| record.value.clone())
+    }
+
+    fn connection() -> Arc<ConnectionShared> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let stream = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let stream = mio::net::TcpStream::from_std(stream);
+        Arc::new(ConnectionShared::new(ConnectionId(1), listener.local_addr().unwrap(), 0, stream))
+    }
+
+    #[test]
+    fn any_kind_of_object_is_backed_up_migrated_and_dropped_through_the_same_path() {
+        let (mut a, mut b, mut c) = (member(A), member(B), member(C));
+        apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 1, &[A, B]);
+        assert_eq!(b.replication.ready_version(), None, "the new backup waits for the owner's copy");
+        deliver_snapshots((A, &mut a), (B, &mut b));
+        assert_eq!(b.replication.ready_version(), Some(1));
+
+        // A write to both kinds: the response waits for the synchronous backup.
+        let settings = a.settings_for("log");
+        a.partitions[0].map_mut("log", || settings).put(b"key", b"value", 0, -1, -1);
+        probe(&mut a.partitions[0], "log").append(b"first");
+        let (client, mut response) = (connection(), b"response".to_vec());
+        a.replicate(0, &client, 42, &mut response, 0);
+        assert!(response.is_empty(), "held until the backup acknowledges");
+        let records = a.replication.backups.remove(&B).expect("backups for B");
+        b.apply_backups(A, &records);
+        assert_eq!(
+            (log_items(&mut b), map_value(&b)),
+            (vec![b"first".as_slice().into()], Some(b"value".as_slice().into()))
+        );
+        let acks = peer::read_acks(&b.replication.acks.remove(&A).unwrap()).unwrap();
+        assert!(matches!(acks[..], [(_, true)]), "one acknowledgement for the operation: {acks:?}");
+        a.on_acks(B, &acks);
+        assert_eq!(a.outbox.buffer(&client), b"response", "released by the acknowledgement");
+
+        // The partition moves to C, which held no replica: A sends it and drops its own.
+        apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 2, &[C, B]);
+        assert_eq!(a.partitions[0].objects().count(), 0, "the old owner keeps nothing");
+        deliver_snapshots((A, &mut a), (C, &mut c));
+        deliver_snapshots((C, &mut c), (B, &mut b));
+        for owner in [&mut b, &mut c] {
+            assert_eq!(owner.replication.ready_version(), Some(2));
+            assert_eq!(
+                (log_items(owner), map_value(owner)),
+                (vec![b"first".as_slice().into()], Some(b"value".as_slice().into()))
+            );
+        }
+
+        // B is no longer a replica: it drops every kind.
+        apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 3, &[C]);
+        assert_eq!(b.partitions[0].objects().count(), 0);
+        assert!(c.partitions[0].object(ObjectKind::Probe, "log").is_some());
     }
 }

@@ -1,4 +1,6 @@
-//! The data of one partition: every map's entries (and key locks) that hash to it.
+//! Maps in a partition: one map's entries (and key locks) that hash to one partition, as a
+//! [`RecordStore`], the first kind of partition object (`partition.rs`): its backup and
+//! snapshot encoding, and the typed accessors map operations use.
 //!
 //! Owned and written by exactly one thread: the reactor that owns the partition
 //! (`partition % reactor_count == reactor index`). No locks; other threads reach a partition
@@ -9,11 +11,18 @@
 //! sampling eviction. Times are milliseconds since the Unix epoch, taken once per reactor
 //! loop iteration.
 
-use crate::locks::LockTable;
+use crate::locks::{LockImage, LockOwner, LockTable, Parked};
+use crate::map_ops::SettingsCache;
+use crate::partition::{Object, ObjectKind, PartitionObject};
+use crate::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
 use ahash::RandomState;
 use ferrogrid_config::{EvictionPolicy, MapConfig, MaxSizePolicy};
+use ferrogrid_protocol::Uuid;
 use indexmap::IndexMap;
 use std::sync::Arc;
+
+/// Kept here for the map operations that name it `store::PartitionStore`.
+pub use crate::partition::PartitionStore;
 
 /// "No expiry" for ttl, max-idle and expiration times, as Hazelcast reports it.
 pub const NEVER: i64 = i64::MAX;
@@ -423,71 +432,252 @@ impl RecordStore {
     }
 }
 
-/// All maps' data in one partition.
-#[derive(Debug, Default)]
-pub struct PartitionStore {
-    /// By map name; `entry_ref` finds or creates a map with one lookup and no allocation.
-    maps: hashbrown::HashMap<Box<str>, RecordStore, RandomState>,
-    /// Whether this member owns the partition and has backups to send changes to.
-    track_changes: bool,
-}
-
+/// A partition's maps: the map service's typed view of [`PartitionStore`] (whose other
+/// objects it does not see). For map operations (`map_ops.rs`, `fanout.rs`) on the
+/// partition's reactor.
 impl PartitionStore {
     pub fn map(&self, name: &str) -> Option<&RecordStore> {
-        self.maps.get(name)
+        self.object(ObjectKind::Map, name).and_then(Object::as_map)
     }
 
     /// The map's store, created on first use with `settings`.
     pub fn map_mut(&mut self, name: &str, settings: impl FnOnce() -> Arc<MapSettings>) -> &mut RecordStore {
-        let track = self.track_changes;
-        self.maps.entry_ref(name).or_insert_with(|| {
-            let mut store = RecordStore::new(settings());
-            store.track_changes = track;
-            store.locks.track = track;
-            store
-        })
-    }
-
-    /// Starts or stops recording changes for backups.
-    pub fn set_track_changes(&mut self, track: bool) {
-        self.track_changes = track;
-        for store in self.maps.values_mut() {
-            store.track_changes = track;
-            store.locks.track = track;
-            if !track {
-                store.changed.clear();
-                store.locks.changed.clear();
-            }
-        }
-    }
-
-    pub fn tracks_changes(&self) -> bool {
-        self.track_changes
+        let object = self.object_mut(ObjectKind::Map, name, || Object::Map(RecordStore::new(settings())));
+        object.as_map_mut().expect("an object filed as a map is a map")
     }
 
     /// The map's store if it exists.
     pub fn existing_mut(&mut self, name: &str) -> Option<&mut RecordStore> {
-        self.maps.get_mut(name)
-    }
-
-    /// Drops every map's data (this member no longer holds a replica of the partition, or a
-    /// snapshot replaces it).
-    pub fn drop_all(&mut self) {
-        self.maps.clear();
+        self.existing_object_mut(ObjectKind::Map, name).and_then(Object::as_map_mut)
     }
 
     /// Drops a map's data in this partition (destroy); returns how many entries it held.
     pub fn drop_map(&mut self, name: &str) -> usize {
-        self.maps.remove(name).map_or(0, |store| store.len())
+        self.drop_object(ObjectKind::Map, name).map_or(0, |object| object.as_object().entry_count())
     }
 
     pub fn maps(&self) -> impl Iterator<Item = (&str, &RecordStore)> {
-        self.maps.iter().map(|(name, store)| (&**name, store))
+        self.objects().filter_map(|(_, name, object)| Some((name, object.as_map()?)))
     }
 
     pub fn maps_mut(&mut self) -> impl Iterator<Item = (&str, &mut RecordStore)> {
-        self.maps.iter_mut().map(|(name, store)| (&**name, store))
+        self.objects_mut().filter_map(|(_, name, object)| Some((name, object.as_map_mut()?)))
     }
+}
+
+impl Object {
+    pub(crate) fn as_map(&self) -> Option<&RecordStore> {
+        match self {
+            Object::Map(store) => Some(store),
+            #[allow(unreachable_patterns, reason = "maps are the only kind outside tests")]
+            _ => None,
+        }
+    }
+
+    pub(crate) fn as_map_mut(&mut self) -> Option<&mut RecordStore> {
+        match self {
+            Object::Map(store) => Some(store),
+            #[allow(unreachable_patterns, reason = "maps are the only kind outside tests")]
+            _ => None,
+        }
+    }
+}
+
+/// A map in a partition as replication and migration see it. Backup and snapshot bodies are
+/// runs of [`MapChange`]s, each carrying a key's whole resulting record or lock.
+impl PartitionObject for RecordStore {
+    fn create(name: &str, settings: &mut SettingsCache) -> Self {
+        RecordStore::new(settings.get(name))
+    }
+
+    fn entry_count(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn held_bytes(&self) -> usize {
+        self.held_bytes
+    }
+
+    fn set_track_changes(&mut self, track: bool) {
+        self.track_changes = track;
+        self.locks.track = track;
+        if !track {
+            self.changed.clear();
+            self.locks.changed.clear();
+        }
+    }
+
+    fn sync_backup_count(&self) -> usize {
+        self.settings.backup_count
+    }
+
+    fn write_changes(&mut self, body: &mut Vec<u8>) {
+        // A key changed twice is written twice, with the same resulting state: harmless.
+        let mut keys = std::mem::take(&mut self.changed);
+        for key in keys.drain(..) {
+            match self.entries.get(&key) {
+                Some(record) => put_record(body, &key, record),
+                None => put_key(body, REMOVE, &key),
+            }
+        }
+        self.changed = keys;
+        let mut keys = std::mem::take(&mut self.locks.changed);
+        for key in keys.drain(..) {
+            match self.locks.image(&key) {
+                Some(image) => put_lock(body, &key, image),
+                None => put_key(body, UNLOCK, &key),
+            }
+        }
+        self.locks.changed = keys;
+    }
+
+    fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_changes(body, true)
+    }
+
+    fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
+        for (key, record) in &self.entries {
+            writer.entry(|out| put_record(out, key, record));
+        }
+        for (key, image) in self.locks.images() {
+            writer.entry(|out| put_lock(out, key, image));
+        }
+    }
+
+    fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_changes(body, false)
+    }
+
+    fn sweep_expired(&mut self, now_ms: i64, budget: usize) -> Vec<RemovedEntry> {
+        self.sweep(now_ms, budget)
+    }
+
+    fn release_client(&mut self, client: Uuid, released: &mut Vec<Parked>) {
+        for (_, parked) in self.locks.release_client(client) {
+            released.extend(parked);
+        }
+    }
+}
+
+impl RecordStore {
+    /// Applies a body of changes as a backup (removals allowed) or snapshot (whole entries
+    /// only) carries it. Nothing is recorded as changed.
+    fn apply_changes(&mut self, body: &[u8], removals: bool) -> Result<(), Malformed> {
+        let mut reader = Reader::new(body);
+        while !reader.is_empty() {
+            match read_change(&mut reader)? {
+                MapChange::Put { key, record } => self.apply(key, record),
+                MapChange::Lock { key, image } => self.locks.apply(key, Some(image)),
+                MapChange::Remove { key } if removals => {
+                    self.apply_remove(key);
+                }
+                MapChange::Unlock { key } if removals => self.locks.apply(key, None),
+                MapChange::Remove { .. } | MapChange::Unlock { .. } => {
+                    return Err(Malformed::Refused("a map snapshot holds a removal"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a backup or snapshot body says about one key of a map.
+///
+/// ```text
+/// PUT    (1) key bytes | value bytes | version, creation, last update, last access, hits,
+///                                      ttl, ttl base, max idle: i64 each
+/// REMOVE (2) key bytes
+/// LOCK   (3) key bytes | client u128 | thread id i64 | count u32 | lease deadline i64
+/// UNLOCK (4) key bytes
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum MapChange<'a> {
+    Put {
+        key: &'a [u8],
+        record: Record,
+    },
+    Remove {
+        key: &'a [u8],
+    },
+    /// The key's lock as the owner holds it.
+    Lock {
+        key: &'a [u8],
+        image: LockImage,
+    },
+    Unlock {
+        key: &'a [u8],
+    },
+}
+
+const PUT: u8 = 1;
+const REMOVE: u8 = 2;
+const LOCK: u8 = 3;
+const UNLOCK: u8 = 4;
+
+fn put_key(out: &mut Vec<u8>, change: u8, key: &[u8]) {
+    out.push(change);
+    put_bytes(out, key);
+}
+
+fn put_record(out: &mut Vec<u8>, key: &[u8], record: &Record) {
+    put_key(out, PUT, key);
+    put_bytes(out, &record.value);
+    for field in [
+        record.version,
+        record.creation_time_ms,
+        record.last_update_time_ms,
+        record.last_access_time_ms,
+        record.hits,
+        record.ttl_ms,
+        record.ttl_base_ms,
+        record.max_idle_ms,
+    ] {
+        out.extend_from_slice(&field.to_le_bytes());
+    }
+}
+
+fn put_lock(out: &mut Vec<u8>, key: &[u8], image: LockImage) {
+    put_key(out, LOCK, key);
+    out.extend_from_slice(&image.owner.client.as_u128().to_le_bytes());
+    out.extend_from_slice(&image.owner.thread_id.to_le_bytes());
+    out.extend_from_slice(&image.count.to_le_bytes());
+    out.extend_from_slice(&image.lease_deadline_ms.to_le_bytes());
+}
+
+fn read_change<'a>(reader: &mut Reader<'a>) -> Result<MapChange<'a>, Malformed> {
+    let change = reader.u8()?;
+    let key = reader.bytes()?;
+    Ok(match change {
+        PUT => {
+            let value = reader.bytes()?.into();
+            let mut fields = [0i64; 8];
+            for field in &mut fields {
+                *field = reader.i64()?;
+            }
+            let [version, creation_time_ms, last_update_time_ms, last_access_time_ms, hits, ttl_ms, ttl_base_ms, max_idle_ms] =
+                fields;
+            let record = Record {
+                value,
+                version,
+                creation_time_ms,
+                last_update_time_ms,
+                last_access_time_ms,
+                hits,
+                ttl_ms,
+                ttl_base_ms,
+                max_idle_ms,
+            };
+            MapChange::Put { key, record }
+        }
+        REMOVE => MapChange::Remove { key },
+        LOCK => {
+            let owner = LockOwner { client: Uuid::from_u128(reader.u128()?), thread_id: reader.i64()? };
+            let (count, lease_deadline_ms) = (reader.u32()?, reader.i64()?);
+            MapChange::Lock { key, image: LockImage { owner, count, lease_deadline_ms } }
+        }
+        UNLOCK => MapChange::Unlock { key },
+        other => return Err(Malformed::UnknownChange(other)),
+    })
 }
 
 #[cfg(test)]
@@ -565,5 +755,89 @@ mod tests {
         assert_eq!(&*evicted[0].0, &1u32.to_be_bytes()[..], "the oldest access of the sample goes");
         assert_eq!(store.len(), 10);
         assert!(store.get(b"new", 101).is_some());
+    }
+
+    const ALICE: LockOwner = LockOwner { client: Uuid { most: 1, least: 2 }, thread_id: -3 };
+
+    /// Every record and lock of a store, sorted by key.
+    type Contents = (Vec<(Vec<u8>, Record)>, Vec<(Vec<u8>, LockImage)>);
+
+    /// What `store` holds, to compare replicas.
+    fn contents(store: &RecordStore) -> Contents {
+        let mut records: Vec<_> = store.raw_iter().map(|(key, record)| (key.to_vec(), record.clone())).collect();
+        let mut locks: Vec<_> = store.locks.images().map(|(key, image)| (key.to_vec(), image)).collect();
+        records.sort_by(|a, b| a.0.cmp(&b.0));
+        locks.sort_by(|a, b| a.0.cmp(&b.0));
+        (records, locks)
+    }
+
+    #[test]
+    fn a_backup_applies_the_owners_changes_and_only_those() {
+        let mut owner = store(MapConfig::DEFAULT);
+        owner.put(b"before", b"not tracked", 0, -1, -1);
+        owner.set_track_changes(true);
+        owner.put(b"k1", b"v1", 10, 5_000, -1);
+        owner.put(b"k2", b"v2", 11, -1, 700);
+        owner.put(b"k1", b"v1 again", 12, -1, -1);
+        owner.remove(b"k2");
+        owner.locks.acquire(b"k1", ALICE, 100, 12);
+        owner.locks.acquire(b"k3", ALICE, -1, 12);
+        owner.locks.release(b"k3");
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        let mut backup = store(MapConfig::DEFAULT);
+        backup.apply(b"k2", owner.raw(b"k1").unwrap().clone());
+        backup.locks.apply(b"k3", owner.locks.image(b"k1"));
+        backup.apply_backup(&body).unwrap();
+        owner.apply_remove(b"before");
+        assert_eq!(contents(&backup), contents(&owner), "puts, removals, locks and unlocks arrive as they end");
+        assert_eq!(backup.held_bytes(), owner.held_bytes());
+        let mut again = Vec::new();
+        owner.write_changes(&mut again);
+        assert!(again.is_empty(), "changes are taken once");
+        owner.set_track_changes(false);
+        owner.put(b"k4", b"v", 13, -1, -1);
+        owner.write_changes(&mut again);
+        assert!(again.is_empty(), "nothing is recorded without backups");
+    }
+
+    #[test]
+    fn a_cut_or_unknown_map_change_is_an_error() {
+        let mut owner = store(MapConfig::DEFAULT);
+        owner.set_track_changes(true);
+        owner.put(b"key", b"value", 0, -1, -1);
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        for cut in 1..body.len() {
+            assert!(store(MapConfig::DEFAULT).apply_backup(&body[..cut]).is_err(), "cut at {cut}");
+        }
+        body[0] = 9;
+        assert_eq!(store(MapConfig::DEFAULT).apply_backup(&body), Err(Malformed::UnknownChange(9)));
+    }
+
+    #[test]
+    fn a_snapshot_copies_records_and_locks_across_chunks() {
+        let mut owner = store(MapConfig::DEFAULT);
+        for index in 0..50u32 {
+            owner.put(&index.to_be_bytes(), &[index as u8; 20], index as i64, -1, -1);
+        }
+        owner.locks.acquire(&7u32.to_be_bytes(), ALICE, 1_000, 50);
+        let mut out = Vec::new();
+        let mut writer = SnapshotWriter::new(&mut out, 0, 1, 256);
+        writer.begin_object(ObjectKind::Map, "m");
+        owner.write_snapshot(&mut writer);
+        let (chunks, entries) = writer.finish();
+        assert!(chunks > 1);
+        assert_eq!(entries, 51);
+        let mut replica = store(MapConfig::DEFAULT);
+        for chunk in crate::peer::tests::snapshot_chunks(&out) {
+            for object in crate::peer::read_snapshot(&chunk).unwrap().1 {
+                replica.apply_snapshot(object.body).unwrap();
+            }
+        }
+        assert_eq!(contents(&replica), contents(&owner));
+        let mut removal = Vec::new();
+        put_key(&mut removal, REMOVE, b"key");
+        assert!(matches!(replica.apply_snapshot(&removal), Err(Malformed::Refused(_))), "a snapshot holds no removals");
     }
 }
