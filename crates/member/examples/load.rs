@@ -6,9 +6,14 @@
 //! `cargo run --release -p ferrogrid-member --example load -- 127.0.0.1:5701 [seconds]
 //!  [connections] [depth] [key_count] [key_length] [value_length] [put_ratio]`
 //!
+//! With `LOAD_PROTOCOL=resp` it speaks RESP instead (GET and SET of the same keys and values,
+//! pipelined the same way) and drives Redis: the same driver for both, so ratios compare the
+//! servers, not the clients.
+//!
 //! Environment: `LOAD_WARMUP_SECONDS` (default 2) runs the load before measuring;
 //! `LOAD_SERVER_PID` adds the server's CPU seconds (user + system) during the measurement;
-//! `LOAD_USERNAME` and `LOAD_PASSWORD` authenticate with credentials (e.g. as a tenant).
+//! `LOAD_USERNAME` and `LOAD_PASSWORD` authenticate with credentials (e.g. as a tenant);
+//! `LOAD_ONLY=1` stops after the load phase (prints the keys loaded), for memory measurements.
 
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::frame::{Decoded, StreamDecoder, BACKUP_AWARE};
@@ -30,19 +35,38 @@ fn key(index: usize, length: usize) -> Vec<u8> {
     string_data(&format!("{index:0>length$}"))
 }
 
+/// Which server the driver speaks to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    Hazelcast,
+    Resp,
+}
+
+fn protocol() -> Protocol {
+    match std::env::var("LOAD_PROTOCOL").as_deref() {
+        Ok("resp") => Protocol::Resp,
+        _ => Protocol::Hazelcast,
+    }
+}
+
 struct Connection {
     stream: TcpStream,
     decoder: StreamDecoder,
     buffer: Vec<u8>,
     filled: usize,
+    protocol: Protocol,
 }
 
 impl Connection {
     fn open(address: &str) -> Connection {
         let stream = TcpStream::connect(address).expect("connect");
         stream.set_nodelay(true).unwrap();
+        let protocol = protocol();
         let mut connection =
-            Connection { stream, decoder: StreamDecoder::default(), buffer: vec![0; 1 << 20], filled: 0 };
+            Connection { stream, decoder: StreamDecoder::default(), buffer: vec![0; 1 << 20], filled: 0, protocol };
+        if protocol == Protocol::Resp {
+            return connection;
+        }
         let mut out = b"CP2".to_vec();
         let username = std::env::var("LOAD_USERNAME").ok();
         let password = std::env::var("LOAD_PASSWORD").ok();
@@ -75,7 +99,16 @@ impl Connection {
         let mut seen = 0;
         loop {
             let mut start = 0;
-            while let Decoded::Message { length } = self.decoder.decode(&self.buffer[start..self.filled]).unwrap() {
+            if self.protocol == Protocol::Resp {
+                while let Some(length) = resp_reply_length(&self.buffer[start..self.filled]) {
+                    start += length;
+                    seen += 1;
+                }
+            }
+            while self.protocol == Protocol::Hazelcast {
+                let Decoded::Message { length } = self.decoder.decode(&self.buffer[start..self.filled]).unwrap() else {
+                    break;
+                };
                 let message = Message::parse(&self.buffer[start..start + length]).unwrap();
                 each(&message);
                 start += length;
@@ -91,6 +124,36 @@ impl Connection {
             self.filled += read;
         }
     }
+}
+
+/// The length of the first whole RESP reply in `bytes` (simple string, error, integer or bulk
+/// string: what GET, SET and DBSIZE answer), or None if it has not all arrived.
+fn resp_reply_length(bytes: &[u8]) -> Option<usize> {
+    let line_end = bytes.windows(2).position(|pair| pair == b"\r\n")? + 2;
+    match bytes.first()? {
+        b'+' | b'-' | b':' => Some(line_end),
+        b'$' => {
+            let length: i64 = std::str::from_utf8(&bytes[1..line_end - 2]).ok()?.parse().ok()?;
+            let total = if length < 0 { line_end } else { line_end + length as usize + 2 };
+            (bytes.len() >= total).then_some(total)
+        }
+        other => panic!("unexpected RESP reply type {:?}", *other as char),
+    }
+}
+
+/// A RESP command (an array of bulk strings).
+fn resp_command(out: &mut Vec<u8>, words: &[&[u8]]) {
+    out.extend_from_slice(format!("*{}\r\n", words.len()).as_bytes());
+    for word in words {
+        out.extend_from_slice(format!("${}\r\n", word.len()).as_bytes());
+        out.extend_from_slice(word);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// A Hazelcast Data blob's payload (the string's bytes): what the RESP mode stores.
+fn payload(data: &[u8]) -> &[u8] {
+    &data[12..]
 }
 
 /// User + system CPU seconds a process has used (from /proc; Linux clock ticks of 1/100 s).
@@ -125,6 +188,7 @@ struct Settings {
     key_length: usize,
     value_length: usize,
     put_ratio: f64,
+    protocol: Protocol,
 }
 
 fn encode_request(
@@ -137,6 +201,14 @@ fn encode_request(
 ) {
     let (key, partition) = &keys[next_random(random) as usize % keys.len()];
     let is_put = (next_random(random) % 10_000) < (settings.put_ratio * 10_000.0) as u64;
+    if settings.protocol == Protocol::Resp {
+        if is_put {
+            resp_command(out, &[b"SET", payload(key), payload(value)]);
+        } else {
+            resp_command(out, &[b"GET", payload(key)]);
+        }
+        return;
+    }
     if is_put {
         MapSet { thread_id: 1, ttl: -1, name: "map", key: Data(key), value: Data(value) }.encode(
             out,
@@ -149,35 +221,12 @@ fn encode_request(
     }
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let arg = |index: usize, default: &str| args.get(index).cloned().unwrap_or_else(|| default.to_owned());
-    let settings = Arc::new(Settings {
-        address: arg(0, "127.0.0.1:5701"),
-        seconds: arg(1, "10").parse().unwrap(),
-        connections: arg(2, "4").parse().unwrap(),
-        depth: arg(3, "10").parse().unwrap(),
-        key_count: arg(4, "10000").parse().unwrap(),
-        key_length: arg(5, "20").parse().unwrap(),
-        value_length: arg(6, "100").parse().unwrap(),
-        put_ratio: arg(7, "0.0").parse().unwrap(),
-    });
-    let keys: Arc<Vec<(Vec<u8>, i32)>> = Arc::new(
-        (0..settings.key_count)
-            .map(|index| {
-                let key = key(index, settings.key_length);
-                let partition = partition_for(Data(&key), 271).0 as i32;
-                (key, partition)
-            })
-            .collect(),
-    );
-    let value = string_data(&"v".repeat(settings.value_length));
-    // Load phase: every key present before measuring.
-    let mut loader = Connection::open(&settings.address);
+/// Sets every key over the Hazelcast protocol; returns the map's size.
+fn load_hazelcast(loader: &mut Connection, keys: &[(Vec<u8>, i32)], value: &[u8]) -> usize {
     for chunk in keys.chunks(1000) {
         let mut out = Vec::new();
         for (index, (key, partition)) in chunk.iter().enumerate() {
-            MapSet { thread_id: 1, ttl: -1, name: "map", key: Data(key), value: Data(&value) }.encode(
+            MapSet { thread_id: 1, ttl: -1, name: "map", key: Data(key), value: Data(value) }.encode(
                 &mut out,
                 index as i64 + 2,
                 *partition,
@@ -192,7 +241,63 @@ fn main() {
     MapSize { name: "map" }.encode(&mut out, 99, -1, 0);
     loader.stream.write_all(&out).unwrap();
     loader.read_responses(1, |message| size = IntResponse::decode(message).unwrap().response);
-    assert!(size as usize >= settings.key_count, "load phase incomplete: size {size}");
+    size.max(0) as usize
+}
+
+/// Sets every key over RESP; returns the database's size.
+fn load_resp(loader: &mut Connection, keys: &[(Vec<u8>, i32)], value: &[u8]) -> usize {
+    for chunk in keys.chunks(1000) {
+        let mut out = Vec::new();
+        for (key, _) in chunk {
+            resp_command(&mut out, &[b"SET", payload(key), payload(value)]);
+        }
+        loader.stream.write_all(&out).unwrap();
+        loader.read_responses(chunk.len(), |_| {});
+    }
+    let mut out = Vec::new();
+    resp_command(&mut out, &[b"DBSIZE"]);
+    loader.stream.write_all(&out).unwrap();
+    loader.filled = 0;
+    let read = loader.stream.read(&mut loader.buffer).expect("read");
+    let reply = std::str::from_utf8(&loader.buffer[..read]).expect("DBSIZE reply");
+    reply.trim_start_matches(':').trim().parse().expect("DBSIZE is an integer")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |index: usize, default: &str| args.get(index).cloned().unwrap_or_else(|| default.to_owned());
+    let settings = Arc::new(Settings {
+        address: arg(0, "127.0.0.1:5701"),
+        seconds: arg(1, "10").parse().unwrap(),
+        connections: arg(2, "4").parse().unwrap(),
+        depth: arg(3, "10").parse().unwrap(),
+        key_count: arg(4, "10000").parse().unwrap(),
+        key_length: arg(5, "20").parse().unwrap(),
+        value_length: arg(6, "100").parse().unwrap(),
+        put_ratio: arg(7, "0.0").parse().unwrap(),
+        protocol: protocol(),
+    });
+    let keys: Arc<Vec<(Vec<u8>, i32)>> = Arc::new(
+        (0..settings.key_count)
+            .map(|index| {
+                let key = key(index, settings.key_length);
+                let partition = partition_for(Data(&key), 271).0 as i32;
+                (key, partition)
+            })
+            .collect(),
+    );
+    let value = string_data(&"v".repeat(settings.value_length));
+    // Load phase: every key present before measuring.
+    let mut loader = Connection::open(&settings.address);
+    let size = match settings.protocol {
+        Protocol::Hazelcast => load_hazelcast(&mut loader, &keys, &value),
+        Protocol::Resp => load_resp(&mut loader, &keys, &value),
+    };
+    assert!(size >= settings.key_count, "load phase incomplete: size {size}");
+    if std::env::var("LOAD_ONLY").is_ok_and(|only| only == "1") {
+        println!("{{\"loaded\": {size}}}");
+        return;
+    }
 
     let stop = Arc::new(AtomicBool::new(false));
     let operations = Arc::new(AtomicU64::new(0));
