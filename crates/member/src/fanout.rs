@@ -510,3 +510,328 @@ pub(crate) mod testing {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::operations::Count;
+    use super::testing::*;
+    use super::*;
+    use crate::store::Record;
+    use ferrogrid_protocol::frame::IS_FINAL;
+    use ferrogrid_protocol::message::RESPONSE_HEADER_SIZE;
+    use std::io::Read;
+
+    /// One reactor's state, as `PartitionOwner` lends it to a share.
+    struct Reactor {
+        partitions: Vec<PartitionStore>,
+        owned: Vec<bool>,
+        listeners: Listeners,
+        outbox: Outbox,
+    }
+
+    impl Reactor {
+        fn new(entries: &[(&[u8], &[u8], usize)], owned: Vec<bool>) -> Reactor {
+            let partitions = partitions(owned.len(), entries);
+            Reactor { partitions, owned, listeners: Listeners::default(), outbox: Outbox::default() }
+        }
+
+        fn context(&mut self) -> ShareContext<'_> {
+            ShareContext {
+                partitions: &mut self.partitions,
+                listeners: &mut self.listeners,
+                outbox: &mut self.outbox,
+                now_ms: 0,
+                member: Uuid { most: 1, least: 1 },
+                owned: &self.owned,
+            }
+        }
+    }
+
+    /// Runs `request` as another member would for a WIDE request (all its shares on
+    /// `reactors`) and returns its answer.
+    fn member_answer(connection: &Arc<ConnectionShared>, request: WideRequest, reactors: &mut [Reactor]) -> Vec<u8> {
+        let job = FanOut::new(connection.clone(), 9, RESPONSE, MAP.into(), request.for_member(), reactors.len());
+        assert!(!job.is_cluster_wide(), "a member's share is never sent on");
+        let answers: Vec<_> = reactors.iter_mut().filter_map(|reactor| job.run_share(&mut reactor.context())).collect();
+        assert_eq!(answers.len(), 1, "exactly the last share answers");
+        answers.into_iter().next().expect("one answer")
+    }
+
+    #[test]
+    fn the_last_share_answers_once_with_every_share_merged() {
+        let (connection, _client) = loopback();
+        let mut reactors = [
+            Reactor::new(&[(b"a", b"1", 0), (b"b", b"1", 1)], vec![true, true]),
+            // Partition 1 here is a backup: a read must not count it.
+            Reactor::new(&[(b"c", b"1", 0), (b"a", b"1", 1)], vec![true, false]),
+        ];
+        let mut other_member = [Reactor::new(&[(b"x", b"1", 0), (b"y", b"1", 0), (b"z", b"1", 1)], vec![true, true])];
+        let answer = member_answer(&connection, WideRequest::new(Size), &mut other_member);
+        assert_eq!(Count::read_from(&Message::parse(&answer).unwrap()).unwrap(), Count(3));
+
+        let job = FanOut::new(connection.clone(), 9, RESPONSE, MAP.into(), WideRequest::new(Size), 2);
+        assert!(job.is_cluster_wide());
+        job.add_shares(3);
+        let mut error_answer = Vec::new();
+        write_refusal(&mut error_answer, 9, error::HAZELCAST, "refused");
+        let [first, second] = &mut reactors;
+        assert!(job.run_share(&mut first.context()).is_none());
+        assert!(job.merge_remote(Some(&Message::parse(&answer).unwrap()), &mut first.context()).is_none());
+        assert!(job.merge_remote(None, &mut second.context()).is_none(), "a member that left adds nothing");
+        assert!(job.merge_remote(Some(&Message::parse(&error_answer).unwrap()), &mut first.context()).is_none());
+        let response = job.run_share(&mut second.context()).expect("the last share answers");
+        let size = IntResponse::decode(&Message::parse(&response).unwrap()).unwrap().response;
+        assert_eq!(size, 2 + 1 + 3, "both reactors' owned partitions and the other member's");
+    }
+
+    /// The event messages `client` received (whole messages end at an IS_FINAL frame).
+    fn events_received(client: &mut std::net::TcpStream) -> Vec<Vec<u8>> {
+        client.set_read_timeout(Some(std::time::Duration::from_millis(200))).unwrap();
+        let mut bytes = vec![0; 64 << 10];
+        let length = client.read(&mut bytes).unwrap_or(0);
+        let (mut messages, mut start, mut offset) = (Vec::new(), 0, 0);
+        while offset < length {
+            let frame_length = i32::from_le_bytes(bytes[offset..offset + 4].try_into().unwrap()) as usize;
+            let flags = u16::from_le_bytes([bytes[offset + 4], bytes[offset + 5]]);
+            offset += frame_length;
+            if flags & IS_FINAL != 0 {
+                messages.push(bytes[start..offset].to_vec());
+                start = offset;
+            }
+        }
+        messages
+    }
+
+    #[test]
+    fn clear_publishes_one_event_from_the_answering_share() {
+        let (connection, mut client) = loopback();
+        let mut reactors = [
+            Reactor::new(&[(b"a", b"1", 0)], vec![true]),
+            // A backup replica is cleared too, and its entries count.
+            Reactor::new(&[(b"b", b"1", 0), (b"c", b"1", 1)], vec![true, false]),
+        ];
+        for reactor in &mut reactors {
+            reactor.listeners.add(MAP, listener(&connection));
+        }
+        let mut other_member = [Reactor::new(&[(b"x", b"1", 0)], vec![true])];
+        other_member[0].listeners.add(MAP, listener(&connection));
+        let clear = || WideRequest::new(operations::Clear::new(EventKind::ClearAll));
+        let answer = member_answer(&connection, clear(), &mut other_member);
+        assert_eq!(other_member[0].outbox.flush(), 0, "a member's share publishes nothing");
+
+        let job = FanOut::new(connection.clone(), 9, RESPONSE, MAP.into(), clear(), 2);
+        job.add_shares(1);
+        let [first, second] = &mut reactors;
+        assert!(job.run_share(&mut first.context()).is_none());
+        assert!(job.run_share(&mut second.context()).is_none());
+        assert_eq!(first.outbox.flush() + second.outbox.flush(), 0, "nothing before the last share");
+        let response = job.merge_remote(Some(&Message::parse(&answer).unwrap()), &mut first.context());
+        assert!(EmptyResponse::decode(&Message::parse(&response.expect("answered")).unwrap()).is_ok());
+        assert!(first.outbox.flush() > 0);
+        let events = events_received(&mut client);
+        assert_eq!(events.len(), 1, "one CLEAR_ALL per request");
+        let event = EntryEvent::decode(&Message::parse(&events[0]).unwrap()).unwrap();
+        assert_eq!((event.event_type, event.number_of_affected_entries), (EventKind::ClearAll as i32, 4));
+
+        let job = FanOut::new(connection.clone(), 9, RESPONSE, MAP.into(), clear(), 2);
+        assert!(job.run_share(&mut first.context()).is_none());
+        assert!(job.run_share(&mut second.context()).is_some());
+        assert_eq!(first.outbox.flush() + second.outbox.flush(), 0, "no event when nothing was cleared");
+    }
+
+    /// A page of a sorted listing, as a paging predicate needs: the `limit` items that sort
+    /// first, each with the key it sorts by. Test-only: it shows what [`Partial`] can carry.
+    #[derive(Debug, Clone, PartialEq)]
+    struct TopN {
+        limit: usize,
+        /// Sorted by the first element; at most `limit`.
+        items: Vec<(Vec<u8>, Vec<u8>)>,
+    }
+
+    impl Partial for TopN {
+        fn merge(&mut self, other: TopN) {
+            self.limit = self.limit.min(other.limit);
+            self.items.extend(other.items);
+            self.items.sort();
+            self.items.truncate(self.limit);
+        }
+
+        fn write_to(&self, writer: &mut MessageWriter<'_>) {
+            writer.fixed(&(self.limit as i32)).begin();
+            for (sort_key, item) in &self.items {
+                writer.frame(sort_key).frame(item);
+            }
+            writer.end();
+        }
+
+        fn read_from(message: &Message<'_>) -> Result<TopN, DecodeError> {
+            let limit: i32 = message.fixed(RESPONSE_HEADER_SIZE)?.read()?;
+            let mut reader = message.reader();
+            reader.begin()?;
+            let mut items = Vec::new();
+            while !reader.at_end()? {
+                items.push((reader.value_frame("a sort key")?.to_vec(), reader.value_frame("an item")?.to_vec()));
+            }
+            Ok(TopN { limit: limit.max(0) as usize, items })
+        }
+    }
+
+    /// The first `limit` keys in the order of `sort_key` (a paging predicate's first page).
+    #[derive(Debug)]
+    struct FirstKeys {
+        limit: usize,
+        sort_key: fn(&[u8], &Record) -> Vec<u8>,
+    }
+
+    impl WideOperation for FirstKeys {
+        type Partial = TopN;
+        const PARTITIONS: Partitions = Partitions::Owned;
+
+        fn empty(&self) -> TopN {
+            TopN { limit: self.limit, items: Vec::new() }
+        }
+
+        fn on_partition(&self, map: &str, partition: &mut PartitionStore, now_ms: i64, partial: &mut TopN) {
+            let Some(store) = partition.map(map) else { return };
+            let items = store.iter(now_ms).map(|(key, record)| ((self.sort_key)(key, record), key.to_vec()));
+            partial.merge(TopN { limit: self.limit, items: items.collect() });
+        }
+
+        fn write_response(&self, partial: TopN, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+            let mut writer = MessageWriter::response(out, response_type, correlation_id, 0);
+            writer.begin();
+            for (_, key) in &partial.items {
+                writer.frame(key);
+            }
+            writer.end();
+            writer.finish();
+        }
+    }
+
+    /// Keys and values.
+    type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+    /// Entries with distinct keys and values, spread over `reactors` reactors of 3 partitions.
+    fn spread(seed: u64, count: usize, reactors: usize) -> (Vec<Reactor>, Entries) {
+        let mut random = seed;
+        let mut entries: Vec<(Vec<u8>, Vec<u8>, usize)> = Vec::new();
+        for index in 0..count {
+            random ^= random << 13;
+            random ^= random >> 7;
+            random ^= random << 17;
+            let value = ((random % 1_000_000) as i64 * 1_000 + index as i64).to_be_bytes().to_vec();
+            entries.push((format!("k{index}").into_bytes(), value, (random % (3 * reactors as u64)) as usize));
+        }
+        let all = entries.iter().map(|(key, value, _)| (key.clone(), value.clone())).collect();
+        let reactors = (0..reactors)
+            .map(|reactor| {
+                let mine: Vec<(&[u8], &[u8], usize)> = entries
+                    .iter()
+                    .filter(|(_, _, spot)| spot / 3 == reactor)
+                    .map(|(key, value, spot)| (&key[..], &value[..], spot % 3))
+                    .collect();
+                Reactor::new(&mine, vec![true; 3])
+            })
+            .collect();
+        (reactors, all)
+    }
+
+    #[test]
+    fn a_top_n_partial_merged_over_reactors_and_members_is_the_global_top_n() {
+        let (connection, _client) = loopback();
+        let by_value: fn(&[u8], &Record) -> Vec<u8> = |_, record| record.value.to_vec();
+        let first_keys = || WideRequest::new(FirstKeys { limit: 10, sort_key: by_value });
+        for seed in [1, 7, 42, 1_000_003] {
+            let (mut here, mut entries) = spread(seed, 200, 3);
+            let (mut there, there_entries) = spread(seed * 31, 150, 2);
+            entries.extend(there_entries);
+            entries.sort_by(|a, b| a.1.cmp(&b.1));
+            let expected: Vec<Vec<u8>> = entries.iter().take(10).map(|(key, _)| key.clone()).collect();
+
+            let answer = member_answer(&connection, first_keys(), &mut there);
+            let job = FanOut::new(connection.clone(), 9, RESPONSE, MAP.into(), first_keys(), here.len());
+            job.add_shares(1);
+            let mut answers: Vec<_> =
+                here.iter_mut().filter_map(|reactor| job.run_share(&mut reactor.context())).collect();
+            answers.extend(job.merge_remote(Some(&Message::parse(&answer).unwrap()), &mut here[0].context()));
+            assert_eq!(answers.len(), 1);
+            assert_eq!(list_items(&answers[0]), expected, "seed {seed}: the global first page, in order");
+        }
+    }
+
+    /// An aggregation's state: what an average needs to merge (an average of averages would
+    /// weigh a small share like a large one). Test-only, as [`TopN`].
+    #[derive(Debug, Default, Clone, Copy, PartialEq)]
+    struct Sum {
+        count: i64,
+        total: i64,
+    }
+
+    impl Partial for Sum {
+        fn merge(&mut self, other: Sum) {
+            self.count += other.count;
+            self.total += other.total;
+        }
+
+        fn write_to(&self, writer: &mut MessageWriter<'_>) {
+            writer.fixed(&self.count).fixed(&self.total);
+        }
+
+        fn read_from(message: &Message<'_>) -> Result<Sum, DecodeError> {
+            let mut fixed = message.fixed(RESPONSE_HEADER_SIZE)?;
+            Ok(Sum { count: fixed.read()?, total: fixed.read()? })
+        }
+    }
+
+    /// The average of the values, read as big-endian integers.
+    #[derive(Debug)]
+    struct AverageValue;
+
+    impl WideOperation for AverageValue {
+        type Partial = Sum;
+        const PARTITIONS: Partitions = Partitions::Owned;
+
+        fn empty(&self) -> Sum {
+            Sum::default()
+        }
+
+        fn on_partition(&self, map: &str, partition: &mut PartitionStore, now_ms: i64, partial: &mut Sum) {
+            let Some(store) = partition.map(map) else { return };
+            for (_, record) in store.iter(now_ms) {
+                partial.merge(Sum { count: 1, total: i64::from_be_bytes((*record.value).try_into().unwrap()) });
+            }
+        }
+
+        fn write_response(&self, partial: Sum, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+            let average = if partial.count == 0 { 0 } else { partial.total / partial.count };
+            let mut writer = MessageWriter::response(out, response_type, correlation_id, 0);
+            writer.fixed(&average);
+            writer.finish();
+        }
+    }
+
+    #[test]
+    fn an_aggregation_merges_its_state_over_reactors_and_members() {
+        let mut sum = Sum { count: 2, total: 10 };
+        sum.merge(Sum { count: 1, total: 2 });
+        assert_eq!(sum, Sum { count: 3, total: 12 });
+        let (connection, _client) = loopback();
+        let values = |values: &[i64]| -> Vec<Vec<u8>> { values.iter().map(|v| v.to_be_bytes().to_vec()).collect() };
+        let (here, there) = (values(&[10, 20, 30, 40]), values(&[1_000]));
+        let mut reactors = [
+            Reactor::new(&[(b"a", &here[0], 0), (b"b", &here[1], 1)], vec![true, true]),
+            Reactor::new(&[(b"c", &here[2], 0), (b"d", &here[3], 0)], vec![true]),
+        ];
+        let mut other_member = [Reactor::new(&[(b"e", &there[0], 0)], vec![true])];
+        let answer = member_answer(&connection, WideRequest::new(AverageValue), &mut other_member);
+        assert_eq!(Sum::read_from(&Message::parse(&answer).unwrap()).unwrap(), Sum { count: 1, total: 1_000 });
+        let job = FanOut::new(connection.clone(), 9, RESPONSE, MAP.into(), WideRequest::new(AverageValue), 2);
+        job.add_shares(1);
+        let [first, second] = &mut reactors;
+        assert!(job.merge_remote(Some(&Message::parse(&answer).unwrap()), &mut second.context()).is_none());
+        assert!(job.run_share(&mut first.context()).is_none());
+        let response = job.run_share(&mut second.context()).expect("answered");
+        let average: i64 = Message::parse(&response).unwrap().fixed(RESPONSE_HEADER_SIZE).unwrap().read().unwrap();
+        assert_eq!(average, (10 + 20 + 30 + 40 + 1_000) / 5, "not the average of the members' averages (512)");
+    }
+}
