@@ -81,8 +81,17 @@ pub(crate) trait WideOperation: fmt::Debug + Send + Sync + 'static {
     fn on_reactor(&self, _map: &str, _listeners: &mut Listeners, _partial: &mut Self::Partial) {}
 
     /// One partition's step: read the map's entries there (or change them), adding to
-    /// `partial`. Entries expired at `now_ms` are invisible.
-    fn on_partition(&self, map: &str, partition: &mut PartitionStore, now_ms: i64, partial: &mut Self::Partial);
+    /// `partial`. `owned`: this member owns the partition (always, unless `PARTITIONS` is
+    /// `Replicas`; a change counts only what it did to owned partitions, as a backup's copy
+    /// would count twice). Entries expired at `now_ms` are invisible.
+    fn on_partition(
+        &self,
+        map: &str,
+        partition: &mut PartitionStore,
+        owned: bool,
+        now_ms: i64,
+        partial: &mut Self::Partial,
+    );
 
     /// The map-wide event the answering share publishes once per request, with how many
     /// entries the request affected (none is published for 0).
@@ -190,10 +199,11 @@ impl<W: WideOperation> Shares for Merged<W> {
         self.operation.on_reactor(map, share.listeners, &mut local);
         if W::PARTITIONS != Partitions::None {
             for (index, partition) in share.partitions.iter_mut().enumerate() {
-                if W::PARTITIONS == Partitions::Owned && !share.owned.get(index).copied().unwrap_or(true) {
+                let owned = share.owned.get(index).copied().unwrap_or(true);
+                if W::PARTITIONS == Partitions::Owned && !owned {
                     continue;
                 }
-                self.operation.on_partition(map, partition, share.now_ms, &mut local);
+                self.operation.on_partition(map, partition, owned, share.now_ms, &mut local);
             }
         }
         self.merge(local);
@@ -462,7 +472,7 @@ pub(crate) mod testing {
     pub(crate) fn share<W: WideOperation>(operation: &W, partitions: &mut [PartitionStore], now_ms: i64) -> W::Partial {
         let mut partial = operation.empty();
         for partition in partitions {
-            operation.on_partition(MAP, partition, now_ms, &mut partial);
+            operation.on_partition(MAP, partition, true, now_ms, &mut partial);
         }
         partial
     }
@@ -607,7 +617,7 @@ mod tests {
         let (connection, mut client) = loopback();
         let mut reactors = [
             Reactor::new(&[(b"a", b"1", 0)], vec![true]),
-            // A backup replica is cleared too, and its entries count.
+            // A backup replica is cleared too, but only the owner's copy counts.
             Reactor::new(&[(b"b", b"1", 0), (b"c", b"1", 1)], vec![true, false]),
         ];
         for reactor in &mut reactors {
@@ -631,7 +641,8 @@ mod tests {
         let events = events_received(&mut client);
         assert_eq!(events.len(), 1, "one CLEAR_ALL per request");
         let event = EntryEvent::decode(&Message::parse(&events[0]).unwrap()).unwrap();
-        assert_eq!((event.event_type, event.number_of_affected_entries), (EventKind::ClearAll as i32, 4));
+        assert_eq!((event.event_type, event.number_of_affected_entries), (EventKind::ClearAll as i32, 3));
+        assert!(second.partitions[1].map(MAP).unwrap().is_empty(), "the backup replica is cleared");
 
         let job = FanOut::new(connection.clone(), 9, RESPONSE, MAP.into(), clear(), 2);
         assert!(job.run_share(&mut first.context()).is_none());
@@ -691,7 +702,14 @@ mod tests {
             TopN { limit: self.limit, items: Vec::new() }
         }
 
-        fn on_partition(&self, map: &str, partition: &mut PartitionStore, now_ms: i64, partial: &mut TopN) {
+        fn on_partition(
+            &self,
+            map: &str,
+            partition: &mut PartitionStore,
+            _owned: bool,
+            now_ms: i64,
+            partial: &mut TopN,
+        ) {
             let Some(store) = partition.map(map) else { return };
             let items = store.iter(now_ms).map(|(key, record)| ((self.sort_key)(key, record), key.to_vec()));
             partial.merge(TopN { limit: self.limit, items: items.collect() });
@@ -795,7 +813,14 @@ mod tests {
             Sum::default()
         }
 
-        fn on_partition(&self, map: &str, partition: &mut PartitionStore, now_ms: i64, partial: &mut Sum) {
+        fn on_partition(
+            &self,
+            map: &str,
+            partition: &mut PartitionStore,
+            _owned: bool,
+            now_ms: i64,
+            partial: &mut Sum,
+        ) {
             let Some(store) = partition.map(map) else { return };
             for (_, record) in store.iter(now_ms) {
                 partial.merge(Sum { count: 1, total: i64::from_be_bytes((*record.value).try_into().unwrap()) });

@@ -1,6 +1,6 @@
 //! The map-wide operations, each a [`WideOperation`], and the partials they merge:
-//! [`Count`] (size, isEmpty, clear, evictAll, destroy), [`Found`] (containsValue,
-//! removeListener), [`Items`] (keySet, values, entrySet) and `()` (flush, addListener).
+//! [`Count`] (size, isEmpty, clear, evictAll), [`Found`] (containsValue, removeListener),
+//! [`Items`] (keySet, values, entrySet) and `()` (flush, destroy, addListener).
 //!
 //! To add one: a struct holding what the request asked (decoded once by `fanout::classify`),
 //! its step over one partition, its partial (one of these, or a new type implementing
@@ -94,7 +94,7 @@ impl WideOperation for Size {
         Count(0)
     }
 
-    fn on_partition(&self, map: &str, partition: &mut PartitionStore, now_ms: i64, partial: &mut Count) {
+    fn on_partition(&self, map: &str, partition: &mut PartitionStore, _owned: bool, now_ms: i64, partial: &mut Count) {
         if let Some(store) = partition.map(map) {
             partial.0 += store.live_len(now_ms) as u64;
         }
@@ -118,8 +118,8 @@ impl WideOperation for IsEmpty {
         Count(0)
     }
 
-    fn on_partition(&self, map: &str, partition: &mut PartitionStore, now_ms: i64, partial: &mut Count) {
-        Size.on_partition(map, partition, now_ms, partial);
+    fn on_partition(&self, map: &str, partition: &mut PartitionStore, owned: bool, now_ms: i64, partial: &mut Count) {
+        Size.on_partition(map, partition, owned, now_ms, partial);
     }
 
     fn write_response(&self, partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
@@ -147,7 +147,7 @@ impl WideOperation for ContainsValue {
         Found(false)
     }
 
-    fn on_partition(&self, map: &str, partition: &mut PartitionStore, now_ms: i64, partial: &mut Found) {
+    fn on_partition(&self, map: &str, partition: &mut PartitionStore, _owned: bool, now_ms: i64, partial: &mut Found) {
         if partial.0 {
             return;
         }
@@ -181,7 +181,7 @@ impl WideOperation for List {
         Items(Vec::new())
     }
 
-    fn on_partition(&self, map: &str, partition: &mut PartitionStore, now_ms: i64, partial: &mut Items) {
+    fn on_partition(&self, map: &str, partition: &mut PartitionStore, _owned: bool, now_ms: i64, partial: &mut Items) {
         let Some(store) = partition.map(map) else { return };
         let frames = &mut partial.0;
         match self.0 {
@@ -225,9 +225,12 @@ impl WideOperation for Clear {
         Count(0)
     }
 
-    fn on_partition(&self, map: &str, partition: &mut PartitionStore, now_ms: i64, partial: &mut Count) {
+    fn on_partition(&self, map: &str, partition: &mut PartitionStore, owned: bool, now_ms: i64, partial: &mut Count) {
         if let Some(store) = partition.existing_mut(map) {
-            partial.0 += store.clear(now_ms) as u64;
+            let removed = store.clear(now_ms) as u64;
+            if owned {
+                partial.0 += removed;
+            }
         }
     }
 
@@ -250,7 +253,8 @@ impl WideOperation for Flush {
 
     fn empty(&self) {}
 
-    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _now_ms: i64, _partial: &mut ()) {}
+    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+    }
 
     fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
         EmptyResponse {}.encode(out, response_type, correlation_id, 0);
@@ -263,22 +267,20 @@ impl WideOperation for Flush {
 pub(crate) struct Destroy;
 
 impl WideOperation for Destroy {
-    type Partial = Count;
+    type Partial = ();
     const PARTITIONS: Partitions = Partitions::Replicas;
 
-    fn empty(&self) -> Count {
-        Count(0)
-    }
+    fn empty(&self) {}
 
-    fn on_reactor(&self, map: &str, listeners: &mut Listeners, _partial: &mut Count) {
+    fn on_reactor(&self, map: &str, listeners: &mut Listeners, _partial: &mut ()) {
         listeners.drop_map(map);
     }
 
-    fn on_partition(&self, map: &str, partition: &mut PartitionStore, _now_ms: i64, partial: &mut Count) {
-        partial.0 += partition.drop_map(map) as u64;
+    fn on_partition(&self, map: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+        partition.drop_map(map);
     }
 
-    fn write_response(&self, _partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
         EmptyResponse {}.encode(out, response_type, correlation_id, 0);
     }
 }
@@ -307,7 +309,8 @@ impl WideOperation for AddListener {
         listeners.add(map, (*self.listener).clone());
     }
 
-    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _now_ms: i64, _partial: &mut ()) {}
+    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+    }
 
     fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
         UuidResponse { response: Some(self.listener.id) }.encode(out, response_type, correlation_id, 0);
@@ -340,7 +343,15 @@ impl WideOperation for RemoveListener {
         partial.0 |= listeners.remove(map, self.id);
     }
 
-    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _now_ms: i64, _partial: &mut Found) {}
+    fn on_partition(
+        &self,
+        _map: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut Found,
+    ) {
+    }
 
     fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
         BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
@@ -451,6 +462,17 @@ mod tests {
     }
 
     #[test]
+    fn clear_counts_only_what_it_removed_from_owned_partitions() {
+        let operation = Clear::new(EventKind::ClearAll);
+        let mut all = partitions(2, &[(b"a", b"1", 0), (b"b", b"1", 1)]);
+        let mut partial = operation.empty();
+        operation.on_partition(MAP, &mut all[0], true, 0, &mut partial);
+        operation.on_partition(MAP, &mut all[1], false, 0, &mut partial);
+        assert_eq!(partial, Count(1), "a backup's copy would count an entry twice");
+        assert_eq!(share(&Size, &mut all, 0), Count(0), "both copies are gone");
+    }
+
+    #[test]
     fn clear_and_evict_all_count_what_they_removed() {
         for event in [EventKind::ClearAll, EventKind::EvictAll] {
             let operation = Clear::new(event);
@@ -472,15 +494,15 @@ mod tests {
         let mut listeners = Listeners::default();
         listeners.add(MAP, listener(&connection));
         listeners.add("other", listener(&connection));
-        let mut partial = Destroy.empty();
-        Destroy.on_reactor(MAP, &mut listeners, &mut partial);
+        Destroy.on_reactor(MAP, &mut listeners, &mut ());
         assert!(!listeners.has(MAP) && listeners.has("other"));
         let mut all = partitions(4, ENTRIES);
         all[0].map_mut("other", Default::default).put(b"k", b"v", 0, 0, 0);
-        assert_eq!(share(&Destroy, &mut all, 0), Count(5));
+        share(&Destroy, &mut all, 0);
         assert!(all.iter().all(|partition| partition.map(MAP).is_none()));
         assert!(all[0].map("other").is_some(), "other maps stay");
-        assert_eq!(Destroy.map_event(&Count(5)), None, "destroy publishes no map event");
+        assert_eq!(Destroy.map_event(&()), None, "destroy publishes no map event");
+        assert!(EmptyResponse::decode(&Message::parse(&response(&Destroy, ())).unwrap()).is_ok());
     }
 
     #[test]
