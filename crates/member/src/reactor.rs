@@ -775,8 +775,17 @@ impl Core {
             Ok(After::Continue) => Flow::Continue,
             Ok(After::Close(reason)) => Flow::Close(reason),
             Ok(After::DestroyMap(name)) => {
-                let (correlation_id, response) = (message.correlation_id(), ClientDestroyProxy::RESPONSE);
-                self.fan_out_with(connection, correlation_id, response, name, WideRequest::destroy(), out, None);
+                // Every member drops its replicas: a client's request goes to the others as
+                // WIDE, re-encoded with the map's scoped name (a tenant's name has its prefix).
+                let correlation_id = message.correlation_id();
+                let mut request = Vec::new();
+                if matches!(state, ConnectionState::Authenticated { .. }) {
+                    let destroy = ClientDestroyProxy { name: &name, service_name: client::MAP_SERVICE };
+                    destroy.encode(&mut request, correlation_id, -1, 0);
+                }
+                let request = (!request.is_empty()).then_some(&request[..]);
+                let (response, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy());
+                self.fan_out_with(connection, correlation_id, response, name, operation, out, request);
                 Flow::Continue
             }
             Err(error) => Flow::Close(format!("malformed {} request: {error}", message.message_type())),

@@ -500,6 +500,15 @@ def test_clear_publishes_one_clear_all_with_the_cluster_wide_count(make_cluster,
     assert [event.number_of_affected_entries for event in events] == [1000]
 
 
+@pytest.mark.parametrize("routing", ROUTINGS)
+def test_destroy_drops_the_map_on_every_member(make_cluster, request, routing):
+    client, name, m = spread_map(make_cluster(3), request, routing)
+    m.destroy()
+    again = client.get_map(name).blocking()
+    assert again.size() == 0
+    assert again.key_set() == []
+
+
 # --------------------------------------------------------------------------- 7. a stopped member
 
 
