@@ -4,7 +4,7 @@
 //! The interface is [`WideOperation`]: a per-partition step that adds to a typed [`Partial`];
 //! partials merge (a reactor's partitions, then the reactors, then the members) and the merged
 //! one is encoded into the client response once. The operations themselves are in
-//! [`operations`]; this module is the engine that runs any of them, and [`classify`], which
+//! [`wide_ops`]; this module is the engine that runs any of them, and [`classify`], which
 //! decodes a request into one.
 //!
 //! The origin reactor hands the same `Arc<FanOut>` to every other reactor (one hop each) and
@@ -18,7 +18,7 @@
 //! Invariants: every reactor runs exactly one share of each job it is handed, and the job is
 //! answered exactly once, by the share that brings `remaining` to zero.
 
-pub(crate) mod operations;
+pub(crate) mod wide_ops;
 
 use crate::connection::ConnectionShared;
 use crate::listeners::{Event, EventKind, Listener, Listeners};
@@ -28,11 +28,11 @@ use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
 use ferrogrid_protocol::message::{MessageReader, MessageWriter};
 use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
-use operations::{Clear, ContainsValue, Destroy, Flush, IsEmpty, List, Listed, Size};
 use parking_lot::Mutex;
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use wide_ops::{Clear, ContainsValue, Destroy, Flush, IsEmpty, List, Listed, Size};
 
 /// Which partitions a share's per-partition step visits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -370,7 +370,7 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
             key: key.map(Into::into),
             invalidation,
         };
-        Classified::Wide(WideRequest::new(operations::AddListener::new(listener)), name.into())
+        Classified::Wide(WideRequest::new(wide_ops::AddListener::new(listener)), name.into())
     };
     match ty {
         MapSize::TYPE => name_only(WideRequest::new(Size)),
@@ -413,7 +413,7 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
         }
         MapRemoveEntryListener::TYPE => {
             let r = MapRemoveEntryListener::decode(message)?;
-            let operation = operations::RemoveListener::new(r.registration_id.unwrap_or_default());
+            let operation = wide_ops::RemoveListener::new(r.registration_id.unwrap_or_default());
             Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
         }
         _ => Ok(Classified::NotWide),
@@ -523,8 +523,8 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
-    use super::operations::Count;
     use super::testing::*;
+    use super::wide_ops::Count;
     use super::*;
     use crate::store::Record;
     use ferrogrid_protocol::frame::IS_FINAL;
@@ -625,7 +625,7 @@ mod tests {
         }
         let mut other_member = [Reactor::new(&[(b"x", b"1", 0)], vec![true])];
         other_member[0].listeners.add(MAP, listener(&connection));
-        let clear = || WideRequest::new(operations::Clear::new(EventKind::ClearAll));
+        let clear = || WideRequest::new(wide_ops::Clear::new(EventKind::ClearAll));
         let answer = member_answer(&connection, clear(), &mut other_member);
         assert_eq!(other_member[0].outbox.flush(), 0, "a member's share publishes nothing");
 
