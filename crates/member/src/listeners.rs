@@ -133,6 +133,14 @@ pub struct Listeners {
     bound: EventBound,
 }
 
+/// Unbounded registrations for unit tests of the code that publishes through them.
+#[cfg(test)]
+impl Default for Listeners {
+    fn default() -> Listeners {
+        Listeners::new(EventBound::new(0, usize::MAX, Default::default()))
+    }
+}
+
 impl Listeners {
     pub fn new(bound: EventBound) -> Listeners {
         Listeners { maps: HashMap::default(), sequences: HashMap::default(), bound }

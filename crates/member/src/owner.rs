@@ -326,9 +326,10 @@ impl PartitionOwner {
         Ok(message_type)
     }
 
-    /// Runs this reactor's share of a map-wide request; returns the response if it was last.
-    pub fn run_share(&mut self, job: &FanOut) -> Option<Vec<u8>> {
-        let mut share = ShareContext {
+    /// Completes one share of a map-wide request on this reactor: its own partitions, or
+    /// another member's answer. Returns the answer to send if it was the last share.
+    pub fn run_share(&mut self, job: &FanOut, share: crate::fanout::Share<'_>) -> Option<Vec<u8>> {
+        let mut context = ShareContext {
             partitions: &mut self.partitions,
             listeners: &mut self.listeners,
             outbox: &mut self.outbox,
@@ -336,7 +337,10 @@ impl PartitionOwner {
             member: self.member,
             owned: &self.replication.owned,
         };
-        job.run_share(&mut share)
+        match share {
+            crate::fanout::Share::Here => job.run_share(&mut context),
+            crate::fanout::Share::Member(answer) => job.merge_remote(answer.as_ref(), &mut context),
+        }
     }
 
     /// Schedules the lock release of a client that has no connection left.

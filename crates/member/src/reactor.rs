@@ -16,7 +16,7 @@
 use crate::client::{self, After};
 use crate::connection::{Connection, ConnectionId, ConnectionShared, ConnectionState};
 use crate::envelope::{Forward, Handoffs};
-use crate::fanout::{self, Classified, FanOut, WideOperation};
+use crate::fanout::{self, Classified, FanOut, WideRequest};
 use crate::operations::{self, Flags, Operation, Route};
 use crate::owner::{Call, PartitionOwner};
 use crate::replication::{Forward as Pending, Route as Route_};
@@ -528,7 +528,7 @@ impl Reactor {
                     self.core.probes().messages_out.add(ran);
                 }
                 Task::FanOut(job) => {
-                    if let Some(response) = self.core.owner.run_share(&job) {
+                    if let Some(response) = self.core.owner.run_share(&job, fanout::Share::Here) {
                         self.core.probes().bytes_out.add(job.connection.send(&response) as u64);
                         self.core.probes().messages_out.add(1);
                         job.connection.end_in_flight(1);
@@ -772,8 +772,16 @@ impl Core {
             Ok(After::Continue) => Flow::Continue,
             Ok(After::Close(reason)) => Flow::Close(reason),
             Ok(After::DestroyMap(name)) => {
-                let response = ClientDestroyProxy::RESPONSE;
-                self.fan_out(connection, correlation_id, response, name, WideOperation::Destroy, out);
+                // Every member drops its replicas: a client's request goes to the others as
+                // WIDE, re-encoded with the map's scoped name (a tenant's name has its prefix).
+                let mut request = Vec::new();
+                if matches!(state, ConnectionState::Authenticated { .. }) {
+                    let destroy = ClientDestroyProxy { name: &name, service_name: client::MAP_SERVICE };
+                    destroy.encode(&mut request, correlation_id, -1, 0);
+                }
+                let request = (!request.is_empty()).then_some(&request[..]);
+                let (response, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy());
+                self.fan_out_with(connection, correlation_id, response, name, operation, out, request);
                 Flow::Continue
             }
             Err(error) => Flow::Close(format!("malformed {message_type} request: {error}")),
@@ -948,16 +956,18 @@ impl Core {
         }
     }
 
+    /// Runs another member's share of a map-wide request (its WIDE message) on every reactor
+    /// here, and answers it on `link` with this member's merged partial.
     fn fan_out(
         &mut self,
-        connection: &Arc<ConnectionShared>,
+        link: &Arc<ConnectionShared>,
         correlation_id: i64,
         response_type: MessageType,
         name: Box<str>,
-        operation: WideOperation,
+        operation: WideRequest,
         out: &mut Vec<u8>,
     ) {
-        self.fan_out_with(connection, correlation_id, response_type, name, operation, out, None);
+        self.fan_out_with(link, correlation_id, response_type, name, operation.for_member(), out, None);
     }
 
     /// Runs a map-wide request on every reactor and, with `request` (the client's bytes), on
@@ -969,7 +979,7 @@ impl Core {
         correlation_id: i64,
         response_type: MessageType,
         name: Box<str>,
-        operation: WideOperation,
+        operation: WideRequest,
         out: &mut Vec<u8>,
         request: Option<&[u8]>,
     ) {
@@ -995,7 +1005,7 @@ impl Core {
         for target in (0..count).filter(|target| *target != origin) {
             self.hand_off(target, Task::FanOut(job.clone()));
         }
-        if let Some(response) = self.owner.run_share(&job) {
+        if let Some(response) = self.owner.run_share(&job, fanout::Share::Here) {
             out.extend_from_slice(&response);
             connection.end_in_flight(1);
         }
@@ -1168,13 +1178,14 @@ impl Core {
                 }
             }
             peer::WIDE => {
-                // Another member's map-wide request: this member's share, answered on the link.
+                // Another member's map-wide request: this member's share, answered on the link
+                // with its merged partial.
                 let inner = Message::parse(payload)?;
                 let correlation_id = message.correlation_id();
                 let response_type = inner.message_type().response();
                 if inner.message_type() == ClientDestroyProxy::TYPE {
                     let name: Box<str> = ClientDestroyProxy::decode(&inner)?.name.into();
-                    self.fan_out(connection, correlation_id, response_type, name, WideOperation::Destroy, out);
+                    self.fan_out(connection, correlation_id, response_type, name, WideRequest::destroy(), out);
                     return Ok(After::Continue);
                 }
                 match fanout::classify(&inner, connection)? {

@@ -498,7 +498,7 @@ impl PartitionOwner {
                     self.outbox.answered(&connection);
                 }
                 Forward::Wide { job, .. } => {
-                    if let Some(response) = job.merge_remote(None) {
+                    if let Some(response) = self.run_share(&job, crate::fanout::Share::Member(None)) {
                         job.connection.send(&response);
                         job.connection.end_in_flight(1);
                     }
@@ -524,7 +524,7 @@ impl PartitionOwner {
                 self.outbox.answered(&connection);
             }
             Some(Forward::Wide { job, .. }) => {
-                if let Some(response) = job.merge_remote(Some(&message)) {
+                if let Some(response) = self.run_share(&job, crate::fanout::Share::Member(Some(message))) {
                     job.connection.send(&response);
                     job.connection.end_in_flight(1);
                 }

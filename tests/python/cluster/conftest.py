@@ -33,6 +33,7 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
     and a member log line says "cluster name" (any case) with a mismatch word (mismatch,
     different, refused, rejected, expected, ...) or the other cluster's name;
   * size, key_set, values, entry_set, contains_value, get_all and clear span all members;
+    clear sends one CLEAR_ALL with the cluster-wide count, and destroy empties every member;
   * a member stopped with SIGSTOP while a unisocket client puts ~30 MB through the other: past
     connection-write-buffer-bytes (256 KiB here) the other stops reading clients (log line,
     RSS grows < 20 MB), and after SIGCONT every put is answered and reads back.

@@ -469,6 +469,46 @@ def test_cluster_wide_operations(make_cluster, request, routing):
     assert m.size() == 0
 
 
+def spread_map(cluster, request, routing, n=1000):
+    """Three members, a client, and a map of `n` entries spread over all three."""
+    cluster.start_members(range(3))
+    client = cluster.client(smart=(routing == "smart"))
+    members = wait_members(client, 3, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    m = client.get_map(name).blocking()
+    put_entries(m, n)
+    wait_until(
+        lambda: set(partition_owners(client)) == uuids(members),
+        10,
+        lambda: "partition owners %s" % owners_described(client),
+    )
+    assert m.size() == n
+    return client, name, m
+
+
+@pytest.mark.parametrize("routing", ROUTINGS)
+def test_clear_publishes_one_clear_all_with_the_cluster_wide_count(make_cluster, request, routing):
+    # Only the member the client asked publishes CLEAR_ALL, once, counting every member's
+    # entries (not one event per member with its own count, nor none when another member
+    # answers last).
+    client, name, m = spread_map(make_cluster(3), request, routing)
+    events = []
+    m.add_entry_listener(include_value=False, clear_all_func=events.append)
+    m.clear()
+    wait_until(lambda: events, 10, lambda: "no CLEAR_ALL event")
+    time.sleep(1.0)  # a second event, if any, would have arrived by now
+    assert [event.number_of_affected_entries for event in events] == [1000]
+
+
+@pytest.mark.parametrize("routing", ROUTINGS)
+def test_destroy_drops_the_map_on_every_member(make_cluster, request, routing):
+    client, name, m = spread_map(make_cluster(3), request, routing)
+    m.destroy()
+    again = client.get_map(name).blocking()
+    assert again.size() == 0
+    assert again.key_set() == []
+
+
 # --------------------------------------------------------------------------- 7. a stopped member
 
 
