@@ -461,6 +461,32 @@ messages! {
     Request MapPutIfAbsentWithMaxIdle<'a> = 0x014600 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapSetWithMaxIdle<'a> = 0x014700 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
 
+    // ----- Queue (service 3): every request names the queue; all but the listener requests
+    // are sent to the partition of the queue's name -----
+    Request QueueOffer<'a> = 0x030100 { timeout_millis: i64; var name: &'a str, value: Data<'a> }
+    Request QueuePut<'a> = 0x030200 { ; var name: &'a str, value: Data<'a> }
+    Request QueueSize<'a> = 0x030300 { ; var name: &'a str }
+    Request QueueRemove<'a> = 0x030400 { ; var name: &'a str, value: Data<'a> }
+    Request QueuePoll<'a> = 0x030500 { timeout_millis: i64; var name: &'a str }
+    Request QueueTake<'a> = 0x030600 { ; var name: &'a str }
+    Request QueuePeek<'a> = 0x030700 { ; var name: &'a str }
+    Request QueueIterator<'a> = 0x030800 { ; var name: &'a str }
+    Request QueueDrainTo<'a> = 0x030900 { ; var name: &'a str }
+    Request QueueDrainToMaxSize<'a> = 0x030A00 { max_size: i32; var name: &'a str }
+    Request QueueContains<'a> = 0x030B00 { ; var name: &'a str, value: Data<'a> }
+    Request QueueContainsAll<'a> = 0x030C00 { ; var name: &'a str, data_list: Vec<Data<'a>> }
+    Request QueueCompareAndRemoveAll<'a> = 0x030D00 { ; var name: &'a str, data_list: Vec<Data<'a>> }
+    Request QueueCompareAndRetainAll<'a> = 0x030E00 { ; var name: &'a str, data_list: Vec<Data<'a>> }
+    Request QueueClear<'a> = 0x030F00 { ; var name: &'a str }
+    Request QueueAddAll<'a> = 0x031000 { ; var name: &'a str, data_list: Vec<Data<'a>> }
+    Request QueueAddListener<'a> = 0x031100 { include_value: bool, local_only: bool; var name: &'a str }
+    /// An item listener's event: ADDED (1) or REMOVED (2), with the item if the listener
+    /// asked for values.
+    Event QueueItemEvent<'a> = 0x031102 { uuid: Option<Uuid>, event_type: i32; var item: Option<Data<'a>> }
+    Request QueueRemoveListener<'a> = 0x031200 { registration_id: Option<Uuid>; var name: &'a str }
+    Request QueueRemainingCapacity<'a> = 0x031300 { ; var name: &'a str }
+    Request QueueIsEmpty<'a> = 0x031400 { ; var name: &'a str }
+
     // ----- Response shapes shared by many requests -----
     /// No fields.
     Response EmptyResponse {}
