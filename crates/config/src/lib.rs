@@ -15,6 +15,7 @@ mod limits;
 mod map;
 mod network;
 mod observability;
+mod queue;
 mod security;
 mod tenants;
 mod yaml;
@@ -25,11 +26,12 @@ use std::path::Path;
 pub use error::ConfigError;
 pub use limits::{Limits, MAX_FRAME_BYTES, MIN_FRAME_BYTES, MIN_UNAUTHENTICATED_MESSAGE_BYTES};
 pub use map::{
-    EvictionConfig, EvictionPolicy, MapConfig, MapConfigs, MaxSizePolicy, DEFAULT_MAP_NAME, MAX_BACKUP_COUNT,
-    MAX_EXPIRY_SECONDS,
+    EvictionConfig, EvictionPolicy, MapConfig, MapConfigs, MaxSizePolicy, NamedConfigs, DEFAULT_MAP_NAME,
+    MAX_BACKUP_COUNT, MAX_EXPIRY_SECONDS,
 };
 pub use network::NetworkConfig;
 pub use observability::{IoConfig, MetricsConfig, Placement};
+pub use queue::{QueueConfig, QueueConfigs};
 pub use security::{SecurityConfig, User};
 pub use tenants::{OverQuota, TenantConfig, TenantsConfig, MAX_TENANTS, MAX_WEIGHT};
 
@@ -60,6 +62,8 @@ pub struct MemberConfig {
     pub partition_count: u16,
     /// Per-map settings by name or pattern. `hazelcast.map`.
     pub maps: MapConfigs,
+    /// Per-queue settings by name or pattern. `hazelcast.queue`.
+    pub queues: QueueConfigs,
     /// Client credentials. `hazelcast.security`.
     pub security: SecurityConfig,
     /// Every bound the member enforces. `ferrogrid.limits` and one Hazelcast property.
@@ -119,6 +123,7 @@ impl Default for MemberConfig {
             network: NetworkConfig::default(),
             partition_count: 271,
             maps: MapConfigs::default(),
+            queues: QueueConfigs::default(),
             security: SecurityConfig::default(),
             limits: Limits::default(),
             reactor_threads: 0,
@@ -212,6 +217,7 @@ impl MemberConfig {
         }
         self.network.validate()?;
         self.maps.validate()?;
+        self.queues.validate()?;
         self.security.validate()?;
         self.metrics.validate()?;
         self.io.validate()?;

@@ -138,42 +138,52 @@ impl Default for MapConfig {
 
 static DEFAULT_MAP_CONFIG: MapConfig = MapConfig::DEFAULT;
 
-/// All configured map entries, keyed by exact name or wildcard pattern.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct MapConfigs {
-    entries: BTreeMap<String, MapConfig>,
+/// Configured entries of one kind of object (maps, queues, …), keyed by exact name or wildcard
+/// pattern, resolved for an object's name by Hazelcast's rules ([`NamedConfigs::resolve`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedConfigs<T> {
+    entries: BTreeMap<String, T>,
 }
 
-impl MapConfigs {
+impl<T> Default for NamedConfigs<T> {
+    fn default() -> Self {
+        NamedConfigs { entries: BTreeMap::new() }
+    }
+}
+
+/// All configured map entries.
+pub type MapConfigs = NamedConfigs<MapConfig>;
+
+impl<T> NamedConfigs<T> {
     /// Adds or replaces the entry for `name_or_pattern`, returning the one it replaced.
-    pub fn insert(&mut self, name_or_pattern: impl Into<String>, config: MapConfig) -> Option<MapConfig> {
+    pub fn insert(&mut self, name_or_pattern: impl Into<String>, config: T) -> Option<T> {
         self.entries.insert(name_or_pattern.into(), config)
     }
 
     /// The entry configured under exactly this name or pattern, if any.
-    pub fn get(&self, name_or_pattern: &str) -> Option<&MapConfig> {
+    pub fn get(&self, name_or_pattern: &str) -> Option<&T> {
         self.entries.get(name_or_pattern)
     }
 
     /// All entries in name order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &MapConfig)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &T)> {
         self.entries.iter().map(|(name, config)| (name.as_str(), config))
     }
 
-    /// The settings that apply to the map called `name`, by Hazelcast's rules:
+    /// The settings that apply to the object called `name`, by Hazelcast's rules:
     /// 1. the entry named exactly `name`, then the one named its base name (the part before any
     ///    `@`, which Hazelcast uses for a partition key);
     /// 2. else the matching wildcard pattern that fixes the most characters (longest pattern);
     ///    equally long matches, which Hazelcast rejects at lookup, are broken by taking the
     ///    pattern first in byte order, so the answer is always the same;
     /// 3. else the entry named `default`;
-    /// 4. else `MapConfig::DEFAULT`.
-    pub fn for_map(&self, name: &str) -> &MapConfig {
+    /// 4. else `fallback` (the kind's built-in defaults).
+    pub fn resolve<'a>(&'a self, name: &str, fallback: &'a T) -> &'a T {
         let base_name = name.split('@').next().unwrap_or(name);
         if let Some(config) = self.get(name).or_else(|| self.get(base_name)) {
             return config;
         }
-        let mut best: Option<(usize, &MapConfig)> = None;
+        let mut best: Option<(usize, &T)> = None;
         for (pattern, config) in &self.entries {
             let Some(score) = wildcard_score(pattern, base_name) else {
                 continue;
@@ -183,19 +193,36 @@ impl MapConfigs {
                 _ => best = Some((score, config)),
             }
         }
-        best.map(|(_, config)| config).or_else(|| self.get(DEFAULT_MAP_NAME)).unwrap_or(&DEFAULT_MAP_CONFIG)
+        best.map(|(_, config)| config).or_else(|| self.get(DEFAULT_MAP_NAME)).unwrap_or(fallback)
+    }
+
+    /// Checks that each name is non-empty with at most one `*`, and each entry with `check`
+    /// (given the entry's key, `hazelcast.<section>.<name>`).
+    pub fn validate_with(
+        &self,
+        section: &str,
+        check: impl Fn(&T, &str) -> Result<(), ConfigError>,
+    ) -> Result<(), ConfigError> {
+        for (name, config) in &self.entries {
+            let key = format!("hazelcast.{section}.{name}");
+            if name.is_empty() || name.matches('*').count() > 1 {
+                return Err(invalid(key, "expected a name, or a pattern with exactly one '*' wildcard"));
+            }
+            check(config, &key)?;
+        }
+        Ok(())
+    }
+}
+
+impl MapConfigs {
+    /// The settings of the map called `name` (see [`NamedConfigs::resolve`]).
+    pub fn for_map(&self, name: &str) -> &MapConfig {
+        self.resolve(name, &DEFAULT_MAP_CONFIG)
     }
 
     /// Checks every entry's bounds and that each name is non-empty with at most one `*`.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        for (name, config) in &self.entries {
-            let key = format!("hazelcast.map.{name}");
-            if name.is_empty() || name.matches('*').count() > 1 {
-                return Err(invalid(key, "expected a map name, or a pattern with exactly one '*' wildcard"));
-            }
-            config.validate(&key)?;
-        }
-        Ok(())
+        self.validate_with("map", MapConfig::validate)
     }
 }
 

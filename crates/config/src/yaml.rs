@@ -187,6 +187,15 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
             config.maps.insert(name, map);
         }
     }
+    if let Some(mut queues) = hazelcast.section("queue")? {
+        for (name, mut section) in queues.sections()? {
+            let mut queue = crate::QueueConfig::DEFAULT;
+            section.set("max-size", &mut queue.max_size, unsigned)?;
+            section.set("backup-count", &mut queue.backup_count, unsigned)?;
+            section.set("async-backup-count", &mut queue.async_backup_count, unsigned)?;
+            config.queues.insert(name, queue);
+        }
+    }
     if let Some(properties) = hazelcast.section("properties")? {
         read_properties(properties, config)?;
     }
@@ -694,8 +703,10 @@ hazelcast:
       enabled: false
       factory-class-name: com.example.Factory
     port: {port: 5701, reuse-address: true}
+  topic:
+    default: {global-ordering-enabled: true}
   queue:
-    default: {max-size: 10}
+    default: {max-size: 10, statistics-enabled: true}
   map:
     default: {backup-count: 1, eviction: {size: 100}, merge-policy: {class-name: PutIfAbsentMergePolicy}}
   properties: {hazelcast.logging.type: slf4j}
@@ -708,10 +719,15 @@ management-center: {}
             "hazelcast.network.port.reuse-address",
             "hazelcast.network.ssl.factory-class-name",
             "hazelcast.properties.hazelcast.logging.type",
-            "hazelcast.queue",
+            "hazelcast.queue.default.statistics-enabled",
+            "hazelcast.topic",
             "management-center",
         ];
-        assert_eq!(load(text).unsupported_keys, expected);
+        let loaded = load(text);
+        assert_eq!(loaded.unsupported_keys, expected);
+        assert_eq!(loaded.config.queues.for_queue("any").capacity(), 10);
+        let bad = "hazelcast: {queue: {q: {max-size: -1}}}";
+        assert_eq!(invalid_key(bad), "hazelcast.queue.q.max-size");
     }
 
     #[test]

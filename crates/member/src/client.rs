@@ -11,13 +11,21 @@ use tracing::{info, warn};
 
 /// The service name of maps in CreateProxy / DestroyProxy / GetDistributedObjects.
 pub const MAP_SERVICE: &str = "hz:impl:mapService";
+/// The service name of queues.
+pub const QUEUE_SERVICE: &str = "hz:impl:queueService";
+/// The services whose objects a client may create and destroy.
+const SERVICES: [&str; 2] = [MAP_SERVICE, QUEUE_SERVICE];
 
 /// What the reactor must do after a client-service request.
 #[derive(Debug, PartialEq, Eq)]
 pub enum After {
     Continue,
-    /// The map's data must be dropped on every reactor before DestroyProxy is answered.
-    DestroyMap(Box<str>),
+    /// The object's data must be dropped on every reactor of every member before DestroyProxy
+    /// is answered.
+    Destroy {
+        service: &'static str,
+        name: Box<str>,
+    },
     /// Close the connection after flushing what was written (`reason` is logged).
     Close(String),
 }
@@ -148,8 +156,8 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant:
         ClientDestroyProxy::TYPE => {
             let request = ClientDestroyProxy::decode(message)?;
             shared.objects.write().remove(&(request.service_name.to_owned(), request.name.to_owned()));
-            if request.service_name == MAP_SERVICE {
-                return Ok(After::DestroyMap(request.name.into()));
+            if let Some(service) = SERVICES.into_iter().find(|service| *service == request.service_name) {
+                return Ok(After::Destroy { service, name: request.name.into() });
             }
             empty(out);
         }
@@ -177,8 +185,10 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant:
 }
 
 fn create_proxy(shared: &Shared, name: &str, service_name: &str) -> Result<(), String> {
-    if service_name != MAP_SERVICE {
-        return Err(format!("ferrogrid does not support the service {service_name} (object {name}); only maps"));
+    if !SERVICES.contains(&service_name) {
+        return Err(format!(
+            "ferrogrid does not support the service {service_name} (object {name}); only maps and queues"
+        ));
     }
     shared.objects.write().insert((service_name.to_owned(), name.to_owned()));
     Ok(())

@@ -153,8 +153,13 @@ impl WideRequest {
     }
 
     /// Drops a map's data and listeners everywhere (Client.DestroyProxy of a map).
-    pub(crate) fn destroy() -> WideRequest {
-        WideRequest::new(Destroy)
+    /// Destroy of an object of `service` (a map or a queue): its data and listeners dropped.
+    pub(crate) fn destroy(service: &str) -> WideRequest {
+        if service == crate::client::QUEUE_SERVICE {
+            WideRequest::new(wide_ops::DestroyQueue)
+        } else {
+            WideRequest::new(Destroy)
+        }
     }
 
     /// The same request run as another member's share of it: answered with this member's
@@ -414,6 +419,25 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
         MapRemoveEntryListener::TYPE => {
             let r = MapRemoveEntryListener::decode(message)?;
             let operation = wide_ops::RemoveListener::new(r.registration_id.unwrap_or_default());
+            Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
+        }
+        QueueAddListener::TYPE => {
+            let r = QueueAddListener::decode(message)?;
+            let item_listener = Listener {
+                id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
+                connection: connection.clone(),
+                correlation_id: message.correlation_id(),
+                event_type: QueueItemEvent::TYPE,
+                include_value: r.include_value,
+                flags: 0,
+                key: None,
+                invalidation: false,
+            };
+            Ok(Classified::Wide(WideRequest::new(wide_ops::AddItemListener::new(item_listener)), r.name.into()))
+        }
+        QueueRemoveListener::TYPE => {
+            let r = QueueRemoveListener::decode(message)?;
+            let operation = wide_ops::RemoveItemListener::new(r.registration_id.unwrap_or_default());
             Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
         }
         _ => Ok(Classified::NotWide),

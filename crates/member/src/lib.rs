@@ -27,6 +27,7 @@ pub mod owner;
 pub mod partition;
 pub mod peer;
 pub mod probes;
+pub mod queue;
 pub mod reactor;
 pub mod replication;
 pub mod request;

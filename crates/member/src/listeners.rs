@@ -16,7 +16,7 @@ use crate::connection::ConnectionShared;
 use crate::outbox::Outbox;
 use crate::probes::Counter;
 use ahash::RandomState;
-use ferrogrid_protocol::codec::{EntryEvent, MapInvalidationEvent};
+use ferrogrid_protocol::codec::{EntryEvent, MapInvalidationEvent, QueueItemEvent};
 use ferrogrid_protocol::{Data, MessageType, Uuid};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -128,6 +128,8 @@ impl EventBound {
 #[derive(Debug)]
 pub struct Listeners {
     maps: HashMap<Box<str>, Vec<Listener>, RandomState>,
+    /// Item listeners, by queue name (a map and a queue may share a name).
+    items: HashMap<Box<str>, Vec<Listener>, RandomState>,
     /// Invalidations sent per partition (the `sequence` near caches track).
     sequences: HashMap<i32, i64, RandomState>,
     bound: EventBound,
@@ -141,9 +143,73 @@ impl Default for Listeners {
     }
 }
 
+/// Item event types of queues (and, later, lists and sets): the `eventType` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum ItemEventKind {
+    Added = 1,
+    Removed = 2,
+}
+
 impl Listeners {
     pub fn new(bound: EventBound) -> Listeners {
-        Listeners { maps: HashMap::default(), sequences: HashMap::default(), bound }
+        Listeners { maps: HashMap::default(), items: HashMap::default(), sequences: HashMap::default(), bound }
+    }
+
+    /// Registers an item listener of the queue `name` (only `id`, `connection`,
+    /// `correlation_id` and `include_value` of the registration matter).
+    pub fn add_item(&mut self, name: &str, listener: Listener) {
+        self.items.entry(name.into()).or_default().push(listener);
+    }
+
+    /// Removes an item listener; true if this reactor had it.
+    pub fn remove_item(&mut self, name: &str, id: Uuid) -> bool {
+        let Some(listeners) = self.items.get_mut(name) else { return false };
+        let before = listeners.len();
+        listeners.retain(|listener| listener.id != id);
+        let removed = listeners.len() != before;
+        if listeners.is_empty() {
+            self.items.remove(name);
+        }
+        removed
+    }
+
+    pub fn drop_items(&mut self, name: &str) {
+        self.items.remove(name);
+    }
+
+    /// Whether any item listener could receive an event of the queue `name`.
+    pub fn has_items(&self, name: &str) -> bool {
+        !self.items.is_empty() && self.items.contains_key(name)
+    }
+
+    /// Encodes an item event of the queue `name` for its listeners (the item only for those
+    /// that asked for values), past the event bound dropped and counted like entry events.
+    #[allow(clippy::too_many_arguments)]
+    pub fn publish_item(
+        &mut self,
+        outbox: &mut Outbox,
+        member: Uuid,
+        name: &str,
+        partition_id: i32,
+        kind: ItemEventKind,
+        item: &[u8],
+        _source: Uuid,
+    ) {
+        let Some(listeners) = self.items.get_mut(name) else { return };
+        listeners.retain(|listener| !listener.connection.is_closed());
+        for listener in listeners.iter() {
+            let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
+                self.bound.drop_event(listener, name);
+                continue;
+            };
+            let item = Some(Data(item)).filter(|_| listener.include_value);
+            QueueItemEvent { uuid: Some(member), event_type: kind as i32, item }.encode(
+                out,
+                listener.correlation_id,
+                partition_id,
+            );
+        }
     }
 
     pub fn add(&mut self, map: &str, listener: Listener) {

@@ -38,6 +38,11 @@ impl SettingsCache {
         self.config.limits.max_parked_per_key as usize
     }
 
+    /// The settings of the queue called `name`.
+    pub fn queue(&self, name: &str) -> ferrogrid_config::QueueConfig {
+        *self.config.queues.for_queue(name)
+    }
+
     pub fn get(&mut self, map: &str) -> Arc<MapSettings> {
         if let Some(settings) = self.cache.get(map) {
             return settings.clone();

@@ -13,7 +13,7 @@
 //! operation) a variant of the typed request with its decoder (`wire.rs`) and its execution.
 
 use crate::peer;
-use crate::request::MapRequest;
+use crate::request::Request;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::{DecodeError, Message, MessageType};
 use std::sync::OnceLock;
@@ -56,8 +56,8 @@ impl Flags {
     }
 }
 
-/// Decodes a partition-bound request into the engine's typed request.
-pub type Decoder = for<'a> fn(&Message<'a>) -> Result<MapRequest<'a>, DecodeError>;
+/// Decodes a partition-bound request into the engine's typed request (of its structure).
+pub type Decoder = for<'a> fn(&Message<'a>) -> Result<Request<'a>, DecodeError>;
 
 /// One row of the table.
 #[derive(Debug)]
@@ -98,7 +98,13 @@ macro_rules! row {
 
 macro_rules! key_row {
     ($codec:ident, $flags:expr) => {
-        row!($codec, Partition, $flags, Some(crate::wire::decode_map_request as Decoder))
+        row!($codec, Partition, $flags, Some(crate::wire::decode_map as Decoder))
+    };
+}
+
+macro_rules! queue_row {
+    ($codec:ident, $flags:expr) => {
+        row!($codec, Partition, $flags, Some(crate::wire::decode_queue as Decoder))
     };
 }
 
@@ -108,8 +114,8 @@ macro_rules! member_row {
     };
 }
 
-/// Partition-bound rows come first: a row's index below [`PARTITION_OPERATION_COUNT`] is its
-/// per-map counter slot.
+/// Map key rows come first: a row's index below [`PARTITION_OPERATION_COUNT`] is its per-map
+/// counter slot.
 static TABLE: &[Operation] = &[
     key_row!(MapPut, W.with(A).with(L).with(S)),
     key_row!(MapGet, S),
@@ -154,6 +160,27 @@ static TABLE: &[Operation] = &[
     row!(MapAddEntryListenerToKeyWithPredicate, EveryPartition, S),
     row!(MapAddNearCacheInvalidationListener, EveryPartition, S),
     row!(MapRemoveEntryListener, EveryPartition, S),
+    // Queue: in the partition of its name.
+    queue_row!(QueueOffer, W.with(A).with(S)),
+    queue_row!(QueuePut, W.with(A).with(S)),
+    queue_row!(QueueAddAll, W.with(A).with(S)),
+    queue_row!(QueuePoll, W.with(S)),
+    queue_row!(QueueTake, W.with(S)),
+    queue_row!(QueueRemove, W.with(S)),
+    queue_row!(QueueDrainTo, W.with(S)),
+    queue_row!(QueueDrainToMaxSize, W.with(S)),
+    queue_row!(QueueClear, W.with(S)),
+    queue_row!(QueueCompareAndRemoveAll, W.with(S)),
+    queue_row!(QueueCompareAndRetainAll, W.with(S)),
+    queue_row!(QueuePeek, S),
+    queue_row!(QueueSize, S),
+    queue_row!(QueueIsEmpty, S),
+    queue_row!(QueueRemainingCapacity, S),
+    queue_row!(QueueIterator, S),
+    queue_row!(QueueContains, S),
+    queue_row!(QueueContainsAll, S),
+    row!(QueueAddListener, EveryPartition, S),
+    row!(QueueRemoveListener, EveryPartition, S),
     // Client service.
     row!(ClientAuthentication, Connection, Flags::NONE),
     row!(ClientAuthenticationCustom, Connection, Flags::NONE),
@@ -179,7 +206,7 @@ static TABLE: &[Operation] = &[
     member_row!(peer::FORWARD_AGAIN, "MemberForwardAgain"),
 ];
 
-/// Partition-bound rows (the first rows of the table): the size of per-map counter arrays.
+/// Map key rows (the first rows of the table): the size of per-map counter arrays.
 pub const PARTITION_OPERATION_COUNT: usize = 27;
 
 /// Member-link types are service 0x7F, method 0, with the kind byte naming the message.
@@ -243,10 +270,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn partition_rows_come_first_and_are_counted() {
-        let partition_rows = TABLE.iter().take_while(|row| row.route == Route::Partition).count();
-        assert_eq!(partition_rows, PARTITION_OPERATION_COUNT);
-        assert!(TABLE[PARTITION_OPERATION_COUNT..].iter().all(|row| row.route != Route::Partition));
+    fn map_key_rows_come_first_and_are_counted() {
+        let is_map = |row: &Operation| row.message_type.0 >> 16 == 0x01;
+        let counted = TABLE.iter().take_while(|row| row.route == Route::Partition && is_map(row)).count();
+        assert_eq!(counted, PARTITION_OPERATION_COUNT);
+        let rest = &TABLE[PARTITION_OPERATION_COUNT..];
+        assert!(rest.iter().all(|row| !(row.route == Route::Partition && is_map(row))));
         assert!(TABLE.iter().all(|row| (row.route == Route::Partition) == row.decode.is_some()));
     }
 
@@ -259,7 +288,7 @@ mod tests {
         // Responses, events, unknown methods and unknown services have no row.
         assert!(lookup(MessageType(MapPut::TYPE.0 | 1)).is_none());
         assert!(lookup(MessageType(0x013F02)).is_none());
-        assert!(lookup(MessageType(0x030100)).is_none(), "a queue offer");
+        assert!(lookup(MessageType(0x040100)).is_none(), "a topic publish");
         assert!(lookup(MessageType(0x01FF00)).is_none());
         assert!(lookup(MessageType(-1)).is_none());
     }
@@ -267,11 +296,11 @@ mod tests {
     #[test]
     fn flags_say_what_the_quota_and_the_namespaces_need() {
         let adds: Vec<&str> = TABLE.iter().filter(|row| row.is(Flags::ADDS_ENTRIES)).map(|row| row.name).collect();
-        assert_eq!(adds.len(), 10, "{adds:?}");
+        assert_eq!(adds.len(), 13, "{adds:?}");
         assert!(row(MapGet::TYPE).is_some_and(|row| !row.is(Flags::WRITE) && row.is(Flags::SCOPED)));
         assert!(row(ClientDestroyProxy::TYPE).is_some_and(|row| row.is(Flags::SCOPED)));
         assert!(row(ClientPing::TYPE).is_some_and(|row| !row.is(Flags::SCOPED)));
-        let map_rows = TABLE.iter().filter(|row| row.message_type.0 >> 16 == 0x01);
-        assert!(map_rows.into_iter().all(|row| row.is(Flags::SCOPED)), "every map request is scoped");
+        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01 | 0x03));
+        assert!(named.into_iter().all(|row| row.is(Flags::SCOPED)), "every map and queue request is scoped");
     }
 }

@@ -11,7 +11,8 @@ use crate::map_ops::{self, Done, OpContext, SettingsCache};
 use crate::operations;
 use crate::outbox::Outbox;
 use crate::partition::{Object, ObjectKind};
-use crate::request::{ErrorKind, MapRequest, OpError};
+use crate::queue::{self, QueueContext, QueueDone, Waiter};
+use crate::request::{ErrorKind, MapRequest, OpError, QueueOp, QueueRequest, Replies, Request};
 use crate::store::PartitionStore;
 use crate::wire::{self, HazelcastReply};
 use ferrogrid_config::MemberConfig;
@@ -26,6 +27,8 @@ use tracing::warn;
 pub enum Timer {
     /// Re-check a key's lock lease and the deadlines of requests parked on it.
     Key { partition: usize, map: Box<str>, key: Box<[u8]> },
+    /// Answer the waiters of a queue whose deadline passed.
+    Queue { partition: usize, name: Box<str> },
     /// Release the locks of a client that has had no connection since it was scheduled.
     ClientCleanup(Uuid),
 }
@@ -45,6 +48,20 @@ pub struct Call<'c> {
 }
 
 impl Call<'_> {
+    /// The queue request as it waits for an item or room until `deadline_ms`.
+    fn waiter(&self, op: &QueueOp<'_>, deadline_ms: i64) -> Waiter {
+        let (item, answers_bool) = match op {
+            QueueOp::Offer { value, answers_bool, .. } => (Some(value.as_ref().into()), *answers_bool),
+            _ => (None, false),
+        };
+        let reply_to = ReplyTo {
+            connection: self.connection.clone(),
+            correlation_id: self.correlation_id,
+            response_type: self.response_type,
+        };
+        Waiter { reply_to, deadline_ms, source: self.source, item, answers_bool }
+    }
+
     /// The request as it waits on a key lock for `wait_ms` (< 0: until released).
     fn park(&self, request: &MapRequest<'_>, now_ms: i64, wait_ms: i64) -> Parked {
         Parked {
@@ -198,9 +215,95 @@ impl PartitionOwner {
         self.now_ms = now_ms();
     }
 
-    /// Runs a partition-bound request for a partition this reactor owns; the answer goes to
-    /// `out` (or later, to its connection, if it parks on a lock or waits for backups).
-    pub fn execute(&mut self, call: &Call<'_>, request: &MapRequest<'_>, out: &mut Vec<u8>) {
+    /// Runs a partition-bound request for a partition this reactor owns, on its structure's
+    /// engine; the answer goes to `out` (or later, to its connection, if it waits: on a lock,
+    /// for a queue item or room, or for backups).
+    pub fn execute(&mut self, call: &Call<'_>, request: &Request<'_>, out: &mut Vec<u8>) {
+        match request {
+            Request::Map(request) => self.execute_map(call, request, out),
+            Request::Queue(request) => self.execute_queue(call, request, out),
+        }
+    }
+
+    /// Answers PartitionMigrating when this member does not serve `partition_id`; false then.
+    fn check_serves(&self, call: &Call<'_>, out: &mut Vec<u8>) -> bool {
+        let partition_id = call.partition_id;
+        if self.replication.serves(partition_id as usize) {
+            return true;
+        }
+        let text = format!("partition {partition_id} is migrating or not owned by this member; retry");
+        wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::PartitionMigrating, text));
+        false
+    }
+
+    /// A queue request: run, or parked as a waiter (with a timer if it has a deadline).
+    fn execute_queue(&mut self, call: &Call<'_>, request: &QueueRequest<'_>, out: &mut Vec<u8>) {
+        if !self.check_serves(call, out) {
+            return;
+        }
+        let partition_id = call.partition_id;
+        let local = partition_id as usize / self.reactor_count;
+        let start = out.len();
+        let name = &*request.name;
+        let max_waiters = self.settings.max_parked_per_key();
+        let queue = self.partitions[local].queue_mut(name, &mut self.settings);
+        let mut ctx = QueueContext {
+            name,
+            member: self.member,
+            source: call.source,
+            partition_id,
+            listeners: &mut self.listeners,
+            outbox: &mut self.outbox,
+            answer: wire::answer_in_outbox,
+        };
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let waited = match queue::execute(queue, &mut ctx, &request.op, self.now_ms, &mut |answer| reply.reply(answer))
+        {
+            Ok(QueueDone::Wait { deadline_ms }) => {
+                queue.wait(call.waiter(&request.op, deadline_ms), max_waiters).map(|()| Some(deadline_ms))
+            }
+            Ok(QueueDone::Answered) => Ok(None),
+            Err(failure) => Err(failure),
+        };
+        let outcome = match waited {
+            Ok(Some(deadline_ms)) if deadline_ms != i64::MAX => {
+                self.timers.push(Reverse((deadline_ms, Timer::Queue { partition: local, name: name.into() })));
+                Ok(())
+            }
+            other => other.map(|_| ()),
+        };
+        if let Err(failure) = outcome {
+            out.truncate(start);
+            wire::write_error(out, call.correlation_id, &failure);
+        }
+        if self.partitions[local].tracks_changes() {
+            self.replicate(partition_id as usize, call.connection, call.correlation_id, out, start);
+        }
+    }
+
+    /// Answers the waiters of a queue whose deadline passed.
+    fn check_queue(&mut self, local: usize, name: &str) {
+        let partition_id = self.replication_partition_id(local);
+        let Some(queue) = self.partitions[local].existing_queue_mut(name) else { return };
+        let mut ctx = QueueContext {
+            name,
+            member: self.member,
+            source: self.member,
+            partition_id,
+            listeners: &mut self.listeners,
+            outbox: &mut self.outbox,
+            answer: wire::answer_in_outbox,
+        };
+        queue.expire_waiters(self.now_ms, &mut ctx);
+    }
+
+    /// The partition id of local partition `local`.
+    fn replication_partition_id(&self, local: usize) -> i32 {
+        (self.reactor_index + local * self.reactor_count) as i32
+    }
+
+    /// A map request.
+    fn execute_map(&mut self, call: &Call<'_>, request: &MapRequest<'_>, out: &mut Vec<u8>) {
         let partition_id = call.partition_id;
         if !self.replication.serves(partition_id as usize) {
             let text = format!("partition {partition_id} is migrating or not owned by this member; retry");
@@ -268,7 +371,7 @@ impl PartitionOwner {
             partition_id: parked.partition_id,
         };
         let mut scratch = std::mem::take(&mut self.scratch);
-        self.execute(&call, &parked.request, &mut scratch);
+        self.execute_map(&call, &parked.request, &mut scratch);
         self.outbox.buffer(&reply_to.connection).extend_from_slice(&scratch);
         scratch.clear();
         self.scratch = scratch;
@@ -359,6 +462,7 @@ impl PartitionOwner {
             let Reverse((_, timer)) = self.timers.pop().expect("peeked");
             match timer {
                 Timer::Key { partition, map, key } => self.check_key(partition, &map, &key),
+                Timer::Queue { partition, name } => self.check_queue(partition, &name),
                 Timer::ClientCleanup(client) => clients.push(client),
             }
         }

@@ -145,6 +145,7 @@ macro_rules! partition_objects {
 
 partition_objects! {
     Map = 1 => crate::store::RecordStore,
+    Queue = 2 => crate::queue::QueueStore,
     #[cfg(test)]
     Probe = 0x7F => probe::Probe,
 }
@@ -308,7 +309,7 @@ pub(crate) mod probe {
     pub(crate) fn probe<'a>(partition: &'a mut PartitionStore, name: &str) -> &'a mut Probe {
         match partition.object_mut(ObjectKind::Probe, name, || Object::Probe(Probe::default())) {
             Object::Probe(probe) => probe,
-            Object::Map(_) => unreachable!("filed under the probe kind"),
+            _ => unreachable!("filed under the probe kind"),
         }
     }
 }

@@ -771,16 +771,16 @@ impl Core {
         match outcome {
             Ok(After::Continue) => Flow::Continue,
             Ok(After::Close(reason)) => Flow::Close(reason),
-            Ok(After::DestroyMap(name)) => {
+            Ok(After::Destroy { service, name }) => {
                 // Every member drops its replicas: a client's request goes to the others as
-                // WIDE, re-encoded with the map's scoped name (a tenant's name has its prefix).
+                // WIDE, re-encoded with the object's scoped name (a tenant's has its prefix).
                 let mut request = Vec::new();
                 if matches!(state, ConnectionState::Authenticated { .. }) {
-                    let destroy = ClientDestroyProxy { name: &name, service_name: client::MAP_SERVICE };
+                    let destroy = ClientDestroyProxy { name: &name, service_name: service };
                     destroy.encode(&mut request, correlation_id, -1, 0);
                 }
                 let request = (!request.is_empty()).then_some(&request[..]);
-                let (response, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy());
+                let (response, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(service));
                 self.fan_out_with(connection, correlation_id, response, name, operation, out, request);
                 Flow::Continue
             }
@@ -1184,8 +1184,9 @@ impl Core {
                 let correlation_id = message.correlation_id();
                 let response_type = inner.message_type().response();
                 if inner.message_type() == ClientDestroyProxy::TYPE {
-                    let name: Box<str> = ClientDestroyProxy::decode(&inner)?.name.into();
-                    self.fan_out(connection, correlation_id, response_type, name, WideRequest::destroy(), out);
+                    let destroy = ClientDestroyProxy::decode(&inner)?;
+                    let operation = WideRequest::destroy(destroy.service_name);
+                    self.fan_out(connection, correlation_id, response_type, destroy.name.into(), operation, out);
                     return Ok(After::Continue);
                 }
                 match fanout::classify(&inner, connection)? {

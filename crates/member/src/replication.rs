@@ -642,15 +642,17 @@ impl PartitionOwner {
         // The old owner hands its data to a new owner that held no replica; requests waiting
         // on its locks go to the new owner (clients retry on this answer).
         if was == Some(0) && now != Some(0) {
+            let mut waiting: Vec<crate::connection::ReplyTo> = Vec::new();
             for (_, map) in self.partitions[local].maps_mut() {
-                for parked in map.locks.take_all_parked() {
-                    let reply_to = &parked.reply_to;
-                    if !reply_to.connection.is_closed() {
-                        let text = "the partition moved to another member; retry";
-                        let failure = OpError::new(ErrorKind::PartitionMigrating, text);
-                        wire::write_error(self.outbox.buffer(&reply_to.connection), reply_to.correlation_id, &failure);
-                    }
-                }
+                waiting.extend(map.locks.take_all_parked().into_iter().map(|parked| parked.reply_to));
+            }
+            for queue in self.partitions[local].queues_mut() {
+                waiting.extend(queue.take_waiters().into_iter().map(|waiter| waiter.reply_to));
+            }
+            for reply_to in waiting.iter().filter(|reply_to| !reply_to.connection.is_closed()) {
+                let text = "the partition moved to another member; retry";
+                let failure = OpError::new(ErrorKind::PartitionMigrating, text);
+                wire::write_error(self.outbox.buffer(&reply_to.connection), reply_to.correlation_id, &failure);
             }
             if let Some(new_owner) = new_owner.filter(|owner| !old_replicas.contains(&Some(*owner))) {
                 self.send_snapshot(partition, new_owner);

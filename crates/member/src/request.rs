@@ -201,6 +201,67 @@ impl MapOp<'_> {
     }
 }
 
+/// One queue request (the queue lives in the partition of its name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueRequest<'a> {
+    /// The queue's name (scoped to the tenant's namespace already).
+    pub name: Cow<'a, str>,
+    pub op: QueueOp<'a>,
+}
+
+/// The queue operations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueueOp<'a> {
+    /// offer (`answers_bool`; `timeout_ms` 0: do not wait) and put (waits until there is room:
+    /// `timeout_ms` < 0, answers nothing).
+    Offer {
+        value: Blob<'a>,
+        timeout_ms: i64,
+        answers_bool: bool,
+    },
+    /// poll (`timeout_ms` 0: do not wait) and take (`timeout_ms` < 0).
+    Poll {
+        timeout_ms: i64,
+    },
+    Peek,
+    Size,
+    IsEmpty,
+    RemainingCapacity,
+    /// The items in order, not removed.
+    Iterator,
+    Contains {
+        value: Blob<'a>,
+    },
+    ContainsAll {
+        values: Vec<Blob<'a>>,
+    },
+    /// The first equal item.
+    Remove {
+        value: Blob<'a>,
+    },
+    /// drainTo (`max` None) and drainToMaxSize.
+    Drain {
+        max: Option<i32>,
+    },
+    Clear,
+    AddAll {
+        values: Vec<Blob<'a>>,
+    },
+    RemoveAll {
+        values: Vec<Blob<'a>>,
+    },
+    RetainAll {
+        values: Vec<Blob<'a>>,
+    },
+}
+
+/// A request the engine runs: one structure's typed request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request<'a> {
+    Map(MapRequest<'a>),
+    Queue(QueueRequest<'a>),
+}
+
 /// What an operation answers; values borrow from the partition until encoded.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply<'a> {
@@ -212,6 +273,9 @@ pub enum Reply<'a> {
     Deleted(bool),
     EntryView(Option<EntryView<'a>>),
     Entries(Vec<(&'a [u8], &'a [u8])>),
+    Int(i32),
+    /// A list of values.
+    Values(Vec<&'a [u8]>),
 }
 
 /// Where an operation's reply goes: the front end encodes it for its client.
@@ -234,6 +298,8 @@ pub enum ErrorKind {
     MemberLeft,
     /// Not supported by ferrogrid (yet).
     Unsupported,
+    /// The object's state does not allow it (a queue full for addAll).
+    IllegalState,
     /// Anything else the member refuses (quotas, bounds).
     Refused,
 }

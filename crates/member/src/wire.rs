@@ -4,7 +4,9 @@
 //!
 //! Fields borrow from the message's buffer; nothing is copied to decode.
 
-use crate::request::{ErrorKind, MapOp, MapRequest, OpError, PutAnswer, RemoveAnswer, Replies, Reply};
+use crate::request::{
+    ErrorKind, MapOp, MapRequest, OpError, PutAnswer, QueueOp, QueueRequest, RemoveAnswer, Replies, Reply, Request,
+};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
 use ferrogrid_protocol::{Data, DecodeError, Message, MessageType};
@@ -21,7 +23,17 @@ fn request<'a>(name: &'a str, op: MapOp<'a>) -> MapRequest<'a> {
     MapRequest { name: Cow::Borrowed(name), op }
 }
 
-/// Decodes a partition-bound map request (the handler of the operation table's rows).
+/// The decoder of the operation table's map key rows.
+pub fn decode_map<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeError> {
+    decode_map_request(message).map(Request::Map)
+}
+
+/// The decoder of the operation table's queue rows.
+pub fn decode_queue<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeError> {
+    decode_queue_request(message).map(Request::Queue)
+}
+
+/// Decodes a partition-bound map request.
 pub fn decode_map_request<'a>(message: &Message<'a>) -> Result<MapRequest<'a>, DecodeError> {
     let ty = message.message_type();
     Ok(match ty {
@@ -185,6 +197,65 @@ fn decode_lock<'a>(message: &Message<'a>, ty: MessageType) -> Result<MapRequest<
     })
 }
 
+/// Decodes a queue request (every one names its queue first).
+pub fn decode_queue_request<'a>(message: &Message<'a>) -> Result<QueueRequest<'a>, DecodeError> {
+    let request = |name: &'a str, op| QueueRequest { name: Cow::Borrowed(name), op };
+    let list = |values: Vec<Data<'a>>| values.into_iter().map(blob).collect();
+    Ok(match message.message_type() {
+        QueueOffer::TYPE => {
+            let r = QueueOffer::decode(message)?;
+            request(r.name, QueueOp::Offer { value: blob(r.value), timeout_ms: r.timeout_millis, answers_bool: true })
+        }
+        QueuePut::TYPE => {
+            let r = QueuePut::decode(message)?;
+            request(r.name, QueueOp::Offer { value: blob(r.value), timeout_ms: -1, answers_bool: false })
+        }
+        QueuePoll::TYPE => {
+            let r = QueuePoll::decode(message)?;
+            request(r.name, QueueOp::Poll { timeout_ms: r.timeout_millis })
+        }
+        QueueTake::TYPE => request(QueueTake::decode(message)?.name, QueueOp::Poll { timeout_ms: -1 }),
+        QueuePeek::TYPE => request(QueuePeek::decode(message)?.name, QueueOp::Peek),
+        QueueSize::TYPE => request(QueueSize::decode(message)?.name, QueueOp::Size),
+        QueueIsEmpty::TYPE => request(QueueIsEmpty::decode(message)?.name, QueueOp::IsEmpty),
+        QueueRemainingCapacity::TYPE => {
+            request(QueueRemainingCapacity::decode(message)?.name, QueueOp::RemainingCapacity)
+        }
+        QueueIterator::TYPE => request(QueueIterator::decode(message)?.name, QueueOp::Iterator),
+        QueueClear::TYPE => request(QueueClear::decode(message)?.name, QueueOp::Clear),
+        QueueDrainTo::TYPE => request(QueueDrainTo::decode(message)?.name, QueueOp::Drain { max: None }),
+        QueueDrainToMaxSize::TYPE => {
+            let r = QueueDrainToMaxSize::decode(message)?;
+            request(r.name, QueueOp::Drain { max: Some(r.max_size) })
+        }
+        QueueContains::TYPE => {
+            let r = QueueContains::decode(message)?;
+            request(r.name, QueueOp::Contains { value: blob(r.value) })
+        }
+        QueueRemove::TYPE => {
+            let r = QueueRemove::decode(message)?;
+            request(r.name, QueueOp::Remove { value: blob(r.value) })
+        }
+        QueueContainsAll::TYPE => {
+            let r = QueueContainsAll::decode(message)?;
+            request(r.name, QueueOp::ContainsAll { values: list(r.data_list) })
+        }
+        QueueAddAll::TYPE => {
+            let r = QueueAddAll::decode(message)?;
+            request(r.name, QueueOp::AddAll { values: list(r.data_list) })
+        }
+        QueueCompareAndRemoveAll::TYPE => {
+            let r = QueueCompareAndRemoveAll::decode(message)?;
+            request(r.name, QueueOp::RemoveAll { values: list(r.data_list) })
+        }
+        QueueCompareAndRetainAll::TYPE => {
+            let r = QueueCompareAndRetainAll::decode(message)?;
+            request(r.name, QueueOp::RetainAll { values: list(r.data_list) })
+        }
+        other => unreachable!("{other} has a queue row but no decoder"),
+    })
+}
+
 /// Encodes replies as the responses to one request.
 #[derive(Debug)]
 pub struct HazelcastReply<'o> {
@@ -213,12 +284,24 @@ impl Replies for HazelcastReply<'_> {
                 let max_idle = view.as_ref().map_or(0, |view| view.max_idle);
                 EntryViewResponse { max_idle, response: view }.encode(out, ty, id, BACKUP_ACKS);
             }
+            Reply::Int(response) => {
+                IntResponse { response }.encode(out, ty, id, BACKUP_ACKS);
+            }
+            Reply::Values(values) => {
+                DataListResponse { response: values.into_iter().map(Data).collect() }.encode(out, ty, id, BACKUP_ACKS);
+            }
             Reply::Entries(entries) => {
                 let response = entries.into_iter().map(|(key, value)| (Data(key), Data(value))).collect();
                 EntryListResponse { response }.encode(out, ty, id, BACKUP_ACKS);
             }
         }
     }
+}
+
+/// Delivers `reply` to a waiter's connection, through the reactor's outbox.
+pub fn answer_in_outbox(outbox: &mut crate::outbox::Outbox, reply_to: &crate::connection::ReplyTo, reply: Reply<'_>) {
+    let out = outbox.buffer(&reply_to.connection);
+    HazelcastReply { out, response_type: reply_to.response_type, correlation_id: reply_to.correlation_id }.reply(reply);
 }
 
 /// The Hazelcast error code (and so the exception clients raise) of each kind of failure.
@@ -230,6 +313,7 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::PartitionMigrating => error::PARTITION_MIGRATING,
         ErrorKind::MemberLeft => error::MEMBER_LEFT,
         ErrorKind::Unsupported => error::UNSUPPORTED_OPERATION,
+        ErrorKind::IllegalState => error::ILLEGAL_STATE,
         ErrorKind::Refused => error::HAZELCAST,
     }
 }

@@ -358,6 +358,108 @@ impl WideOperation for RemoveListener {
     }
 }
 
+/// IQueue.addItemListener: the registration on every reactor of this member (the queue's
+/// partition belongs to one of them), in force before the client hears its id.
+#[derive(Debug)]
+pub(crate) struct AddItemListener {
+    listener: Box<Listener>,
+}
+
+impl AddItemListener {
+    pub(crate) fn new(listener: Listener) -> AddItemListener {
+        AddItemListener { listener: Box::new(listener) }
+    }
+}
+
+impl WideOperation for AddItemListener {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) {}
+
+    fn on_reactor(&self, name: &str, listeners: &mut Listeners, _partial: &mut ()) {
+        listeners.add_item(name, (*self.listener).clone());
+    }
+
+    fn on_partition(
+        &self,
+        _name: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut (),
+    ) {
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        UuidResponse { response: Some(self.listener.id) }.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// IQueue.removeItemListener: off every reactor; whether any had it.
+#[derive(Debug)]
+pub(crate) struct RemoveItemListener {
+    id: Uuid,
+}
+
+impl RemoveItemListener {
+    pub(crate) fn new(id: Uuid) -> RemoveItemListener {
+        RemoveItemListener { id }
+    }
+}
+
+impl WideOperation for RemoveItemListener {
+    type Partial = Found;
+    const PARTITIONS: Partitions = Partitions::None;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) -> Found {
+        Found(false)
+    }
+
+    fn on_reactor(&self, name: &str, listeners: &mut Listeners, partial: &mut Found) {
+        partial.0 |= listeners.remove_item(name, self.id);
+    }
+
+    fn on_partition(
+        &self,
+        _name: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut Found,
+    ) {
+    }
+
+    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// Destroy of a queue: its items and item listeners dropped on every replica of every member.
+#[derive(Debug)]
+pub(crate) struct DestroyQueue;
+
+impl WideOperation for DestroyQueue {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::Replicas;
+
+    fn empty(&self) {}
+
+    fn on_reactor(&self, name: &str, listeners: &mut Listeners, _partial: &mut ()) {
+        listeners.drop_items(name);
+    }
+
+    fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+        partition.drop_object(crate::partition::ObjectKind::Queue, name);
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,86 @@
+//! Queue settings, from `hazelcast.queue.<name or pattern>` (resolved like map settings).
+
+use crate::error::{invalid, ConfigError};
+use crate::map::{NamedConfigs, MAX_BACKUP_COUNT};
+
+/// Settings of one queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueConfig {
+    /// Most items the queue holds; 0 (the default) is unbounded (Hazelcast's Integer.MAX_VALUE).
+    /// `max-size`, in `0..=2147483647`.
+    pub max_size: u32,
+    /// Synchronous backups. `backup-count`, default 1, at most 6 with the asynchronous ones.
+    pub backup_count: u8,
+    /// Asynchronous backups. `async-backup-count`, default 0.
+    pub async_backup_count: u8,
+}
+
+impl QueueConfig {
+    pub const DEFAULT: QueueConfig = QueueConfig { max_size: 0, backup_count: 1, async_backup_count: 0 };
+
+    /// The capacity clients see: `max-size`, or Integer.MAX_VALUE when unbounded.
+    pub fn capacity(&self) -> u32 {
+        if self.max_size == 0 {
+            i32::MAX as u32
+        } else {
+            self.max_size
+        }
+    }
+
+    pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if self.max_size > i32::MAX as u32 {
+            return Err(invalid(
+                format!("{key}.max-size"),
+                format!("expected 0..={}, got {}", i32::MAX, self.max_size),
+            ));
+        }
+        let total = u16::from(self.backup_count) + u16::from(self.async_backup_count);
+        if total > u16::from(MAX_BACKUP_COUNT) {
+            let message = format!(
+                "backup-count + async-backup-count must be at most {MAX_BACKUP_COUNT}, got {} + {}",
+                self.backup_count, self.async_backup_count
+            );
+            return Err(invalid(format!("{key}.async-backup-count"), message));
+        }
+        Ok(())
+    }
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+static DEFAULT_QUEUE_CONFIG: QueueConfig = QueueConfig::DEFAULT;
+
+/// All configured queue entries.
+pub type QueueConfigs = NamedConfigs<QueueConfig>;
+
+impl QueueConfigs {
+    /// The settings of the queue called `name` (exact name, longest pattern, `default`, built-in).
+    pub fn for_queue(&self, name: &str) -> &QueueConfig {
+        self.resolve(name, &DEFAULT_QUEUE_CONFIG)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_with("queue", QueueConfig::validate)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queues_resolve_by_pattern_and_check_their_bounds() {
+        let mut queues = QueueConfigs::default();
+        assert_eq!(queues.for_queue("jobs").capacity(), i32::MAX as u32);
+        queues.insert("jobs-*", QueueConfig { max_size: 3, ..QueueConfig::DEFAULT });
+        assert_eq!(queues.for_queue("jobs-eu").capacity(), 3);
+        assert_eq!(queues.for_queue("other").backup_count, 1);
+        assert!(queues.validate().is_ok());
+        queues.insert("bad", QueueConfig { backup_count: 4, async_backup_count: 3, ..QueueConfig::DEFAULT });
+        assert!(queues.validate().unwrap_err().to_string().contains("hazelcast.queue.bad.async-backup-count"));
+    }
+}
