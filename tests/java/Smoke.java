@@ -2,6 +2,9 @@ import com.hazelcast.client.HazelcastClient;
 import com.hazelcast.client.config.ClientConfig;
 import com.hazelcast.core.DistributedObject;
 import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.collection.IQueue;
+import com.hazelcast.collection.ItemEvent;
+import com.hazelcast.collection.ItemListener;
 import com.hazelcast.map.IMap;
 
 import java.util.ArrayList;
@@ -14,6 +17,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Java client smoke test (client classes of hazelcast-5.6.0.jar).
@@ -81,6 +86,7 @@ public final class Smoke {
             cfg.setProperty("hazelcast.logging.type", "none");
             client = HazelcastClient.newHazelcastClient(cfg);
             run(client);
+            queue(client);
             rc = 0;
             System.out.println("java smoke: ok (" + checks + " checks)");
         } catch (Throwable t) {
@@ -97,6 +103,40 @@ public final class Smoke {
             }
         }
         System.exit(rc);
+    }
+
+    static void queue(HazelcastInstance client) throws InterruptedException {
+        IQueue<String> q = client.getQueue("java-smoke-q-" + UUID.randomUUID());
+        List<String> added = new CopyOnWriteArrayList<>();
+        q.addItemListener(new ItemListener<String>() {
+            @Override
+            public void itemAdded(ItemEvent<String> event) {
+                added.add(event.getItem());
+            }
+
+            @Override
+            public void itemRemoved(ItemEvent<String> event) {
+            }
+        }, true);
+        check(q.offer("a"), "queue offer");
+        q.put("b");
+        checkEq(2, q.size(), "queue size");
+        checkEq("a", q.peek(), "queue peek");
+        checkEq("a", q.poll(), "queue poll in order");
+        checkEq("b", q.take(), "queue take");
+        Thread later = new Thread(() -> q.offer("late"));
+        later.start();
+        checkEq("late", q.poll(10, TimeUnit.SECONDS), "a timed poll gets a later offer");
+        later.join();
+        check(q.addAll(Arrays.asList("x", "y")), "queue addAll");
+        List<String> drained = new ArrayList<>();
+        checkEq(2, q.drainTo(drained), "queue drainTo");
+        checkEq(Arrays.asList("x", "y"), drained, "drained in order");
+        for (int i = 0; i < 100 && added.size() < 5; i++) {
+            Thread.sleep(50);
+        }
+        checkEq(Arrays.asList("a", "b", "late", "x", "y"), new ArrayList<>(added), "item listener heard every add");
+        q.destroy();
     }
 
     static void run(HazelcastInstance client) {

@@ -1,7 +1,7 @@
 'use strict';
 // Node.js client smoke test: node smoke.js 127.0.0.1:5701
 // Connects (cluster name "dev"), runs put/get/size/entrySet/remove on a fresh map with string
-// and number keys, prints "node smoke: ok" and exits 0; exits 1 on any failure or after 60 s.
+// and number keys, offer/poll/peek and an item listener on a queue, prints "node smoke: ok" and exits 0; exits 1 on any failure or after 60 s.
 
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
@@ -88,6 +88,26 @@ async function main() {
         );
 
         await map.destroy();
+
+        // --- queue: FIFO, a listener, a poll that waits for a later offer
+        const queue = await client.getQueue('node-smoke-q-' + crypto.randomUUID());
+        const added = [];
+        await queue.addItemListener({ itemAdded: (event) => added.push(event.item) }, true);
+        assert.equal(await queue.offer('a'), true, 'queue offer');
+        await queue.put('b');
+        assert.equal(await queue.size(), 2, 'queue size');
+        assert.equal(await queue.peek(), 'a', 'queue peek');
+        assert.equal(await queue.poll(), 'a', 'queue poll in order');
+        assert.equal(await queue.poll(), 'b', 'queue poll second');
+        const waiting = queue.poll(10000);
+        setTimeout(() => queue.offer('late'), 300);
+        assert.equal(await waiting, 'late', 'a timed poll gets a later offer');
+        for (let i = 0; i < 100 && added.length < 3; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        assert.deepEqual(added, ['a', 'b', 'late'], 'item listener heard every add');
+        assert.equal(await queue.isEmpty(), true, 'queue drained');
+        await queue.destroy();
     } finally {
         await client.shutdown();
     }
