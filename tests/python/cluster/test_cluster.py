@@ -571,3 +571,84 @@ def test_backlog_to_a_stopped_member_is_bounded(make_cluster, request):
     )
     check_values(m.blocking(), [(key(i), big(i)) for i in range(count)], chunk=200, what="after the member continued")
     assert len(members_of(client)) == 2, describe_members(members_of(client))
+
+
+# --------------------------------------------------------------------------- 8. a queue through kill -9
+
+QUEUE_ITEMS = 3_000
+
+
+@pytest.mark.parametrize("routing", ROUTINGS)
+def test_queue_owner_kill9_loses_and_duplicates_no_acknowledged_item(make_cluster, request, routing, note):
+    # A producer offers numbered items and a consumer polls them (with a timeout, so that some
+    # polls wait on an empty queue) while the member owning the queue's partition is killed.
+    # Every item whose offer returned True is received exactly once, except that an item may
+    # be lost with a poll whose answer was lost (the poll raised; Hazelcast's poll is not
+    # retried either): received items are never duplicated, and missing ones are at most the
+    # failed polls.
+    cluster = make_cluster(3)
+    cluster.start_members(range(3))
+    client = cluster.client(smart=(routing == "smart"))
+    wait_members(client, 3, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    queue = client.get_queue(name).blocking()
+    consumer_client = cluster.client(smart=(routing == "smart"))
+    consumer_queue = consumer_client.get_queue(name).blocking()
+    acknowledged, received = set(), []
+    failed = {"offers": 0, "polls": 0}
+    done = threading.Event()
+
+    def produce():
+        for item in range(QUEUE_ITEMS):
+            try:
+                if queue.offer(item):
+                    acknowledged.add(item)
+            except Exception:  # noqa: BLE001 - indeterminate: may or may not be in the queue
+                failed["offers"] += 1
+            if item % 100 == 0:
+                time.sleep(0.01)
+        done.set()
+
+    def consume():
+        idle_since = None
+        while True:
+            try:
+                item = consumer_queue.poll(0.2)
+            except Exception:  # noqa: BLE001
+                failed["polls"] += 1
+                continue
+            if item is not None:
+                received.append(item)
+                idle_since = None
+            elif done.is_set():
+                idle_since = idle_since or time.monotonic()
+                if time.monotonic() - idle_since > 3:
+                    return
+
+    partition = client.partition_service.get_partition_id(name)
+    queue.offer(-1)  # the queue exists and the client has the partition table
+    assert queue.poll() == -1
+    wait_until(lambda: client.partition_service.get_partition_owner(partition), 30, "the queue's owner known")
+    owner = client.partition_service.get_partition_owner(partition)
+    victim = cluster.by_member_info(next(m for m in members_of(client) if m.uuid == owner))
+    threads = [threading.Thread(target=produce), threading.Thread(target=consume)]
+    for thread in threads:
+        thread.start()
+    wait_until(lambda: len(received) > QUEUE_ITEMS // 4, 60, "a quarter of the items consumed")
+    received_at_kill = len(received)
+    victim.kill9()
+    for thread in threads:
+        thread.join(180)
+    note(
+        "queue through kill -9 of its owner (%s): %d offers acknowledged, %d received (%d before the kill), "
+        "%d offers and %d polls failed" % (routing, len(acknowledged), len(received), received_at_kill,
+                                           failed["offers"], failed["polls"])
+    )
+    assert not any(thread.is_alive() for thread in threads), "producer and consumer finished"
+    duplicates = len(received) - len(set(received))
+    missing = acknowledged - set(received)
+    assert duplicates == 0, "items received twice: %d" % duplicates
+    assert len(missing) <= failed["polls"], "acknowledged items lost: %d (failed polls %d, failed offers %d)" % (
+        len(missing), failed["polls"], failed["offers"])
+    assert set(received) <= set(range(QUEUE_ITEMS))
+    assert len(acknowledged) > QUEUE_ITEMS // 2
