@@ -12,6 +12,7 @@
 
 pub mod balancer;
 pub mod client;
+pub mod clock;
 pub mod cluster;
 pub mod cluster_service;
 pub mod connection;

@@ -6,9 +6,9 @@
 //! decoded request, owned) and re-run, in order, when the lock is released; parked requests
 //! with a timeout are answered "false" when it passes. Owned by the partition's reactor.
 
+use crate::clock::NEVER;
 use crate::connection::ReplyTo;
 use crate::request::MapRequest;
-use crate::store::NEVER;
 use ahash::RandomState;
 use ferrogrid_protocol::Uuid;
 use std::collections::{HashMap, VecDeque};

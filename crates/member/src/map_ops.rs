@@ -8,11 +8,12 @@
 //! request on a key another owner has locked answers [`Done::Park`], and the caller parks it
 //! ([`park`]) to be re-run when the lock is released.
 
+use crate::clock::NEVER;
 use crate::listeners::{Event, EventKind, Listeners};
 use crate::locks::{LockOwner, Parked};
 use crate::outbox::Outbox;
 use crate::request::{ErrorKind, MapOp, MapRequest, OpError, PutAnswer, RemoveAnswer, Replies, Reply};
-use crate::store::{MapSettings, PartitionStore, RecordStore, NEVER};
+use crate::store::{MapSettings, PartitionStore, RecordStore};
 use ahash::RandomState;
 use ferrogrid_config::MemberConfig;
 use ferrogrid_protocol::codec::EntryView;

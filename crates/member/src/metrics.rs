@@ -243,7 +243,7 @@ pub fn log_loop(shared: Arc<Shared>, config: MetricsConfig, path: std::path::Pat
             continue;
         }
         waited = Duration::ZERO;
-        let text = render_log(&collect(&shared), crate::owner::now_ms());
+        let text = render_log(&collect(&shared), crate::clock::now_ms());
         if let Err(error) = append_rolling(&path, text.as_bytes(), config.max_file_bytes) {
             warn!(path = %path.display(), %error, "could not write the metrics file");
         }

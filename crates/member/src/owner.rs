@@ -2,6 +2,7 @@
 //! released from key locks, fire lock and wait deadlines, sweep expired entries, and publish
 //! entry events. Owned by one reactor thread; the reactor does the IO around it.
 
+use crate::clock::now_ms;
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::envelope::{Handoff, Handoffs};
 use crate::fanout::{FanOut, ShareContext};
@@ -440,9 +441,4 @@ impl PartitionOwner {
         let settings = &mut self.settings;
         self.partitions[local].object_mut(kind, name, || Object::new(kind, name, settings))
     }
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as i64)
 }

@@ -11,6 +11,7 @@
 //! sampling eviction. Times are milliseconds since the Unix epoch, taken once per reactor
 //! loop iteration.
 
+use crate::clock::NEVER;
 use crate::locks::{LockImage, LockOwner, LockTable, Parked};
 use crate::map_ops::SettingsCache;
 use crate::partition::{Object, ObjectKind, PartitionObject};
@@ -23,9 +24,6 @@ use std::sync::Arc;
 
 /// Kept here for the map operations that name it `store::PartitionStore`.
 pub use crate::partition::PartitionStore;
-
-/// "No expiry" for ttl, max-idle and expiration times, as Hazelcast reports it.
-pub const NEVER: i64 = i64::MAX;
 
 /// A removed entry: its key and value (for EVICTED / EXPIRED events).
 pub type RemovedEntry = (Box<[u8]>, Box<[u8]>);
