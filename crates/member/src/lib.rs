@@ -29,6 +29,7 @@ pub mod partition;
 pub mod peer;
 pub mod probes;
 pub mod reactor;
+pub mod replica;
 pub mod replication;
 pub mod request;
 pub mod server;

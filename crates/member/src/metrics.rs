@@ -5,7 +5,7 @@
 //! answers one request at a time (each bounded in size and time). Neither touches partition
 //! data: they read the reactors' probes and snapshots.
 
-use crate::probes::{render_log, render_prometheus, Counter, Probe};
+use crate::probes::{render_log, render_prometheus, Probe};
 use crate::shared::Shared;
 use ferrogrid_config::MetricsConfig;
 use std::fs::OpenOptions;
@@ -22,14 +22,6 @@ const MAX_HTTP_LINE_BYTES: usize = 8 << 10;
 /// Headers read per request at most.
 const MAX_HTTP_HEADERS: usize = 64;
 const HTTP_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Probes of the IO balancer (written by the balancer thread only).
-#[derive(Debug, Default)]
-pub struct BalancerProbes {
-    pub runs: Counter,
-    pub imbalances_detected: Counter,
-    pub migrations: Counter,
-}
 
 fn probe(
     group: String,

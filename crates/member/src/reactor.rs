@@ -354,7 +354,7 @@ impl Reactor {
         if let Some(version) = self.core.owner.replication.ready_version() {
             let previous = self.core.shared.reactors[self.core.index].ready_version.swap(version, Ordering::AcqRel);
             if previous != version {
-                let _ = self.core.shared.cluster_events.try_send(crate::cluster_service::ClusterEvent::Ready);
+                let _ = self.core.shared.cluster_events.try_send(crate::shared::ClusterEvent::Ready);
             }
         }
     }
@@ -393,7 +393,7 @@ impl Reactor {
             }
         }
         if matches!(connection.state, ConnectionState::Member { .. }) {
-            let event = crate::cluster_service::ClusterEvent::Closed { link: connection.shared.id };
+            let event = crate::shared::ClusterEvent::Closed { link: connection.shared.id };
             let _ = self.core.shared.cluster_events.try_send(event);
         }
         let _ = self.poll.registry().deregister(&mut ConnectionStreamRef(&connection.shared));
@@ -1051,7 +1051,7 @@ impl Core {
         }
         let peer = MemberId(hello.member);
         let outgoing = self.current_outgoing;
-        let event = crate::cluster_service::ClusterEvent::Hello { link: connection.clone(), outgoing, hello };
+        let event = crate::shared::ClusterEvent::Hello { link: connection.clone(), outgoing, hello };
         if self.shared.cluster_events.try_send(event).is_err() {
             return Err("cluster service busy or stopped".into());
         }
@@ -1084,11 +1084,7 @@ impl Core {
         let payload = peer::payload(message)?;
         match ty {
             peer::CONTROL => {
-                let event = crate::cluster_service::ClusterEvent::Control {
-                    link: connection.id,
-                    from,
-                    bytes: payload.to_vec(),
-                };
+                let event = crate::shared::ClusterEvent::Control { link: connection.id, from, bytes: payload.to_vec() };
                 if self.shared.cluster_events.try_send(event).is_err() {
                     warn!("cluster service busy or stopped: membership message dropped");
                 }
@@ -1170,7 +1166,7 @@ impl Core {
                     if let Some(version) = self.owner.replication.ready_version() {
                         let previous = self.shared.reactors[self.index].ready_version.swap(version, Ordering::AcqRel);
                         if previous != version {
-                            let _ = self.shared.cluster_events.try_send(crate::cluster_service::ClusterEvent::Ready);
+                            let _ = self.shared.cluster_events.try_send(crate::shared::ClusterEvent::Ready);
                         }
                     }
                 } else {

@@ -93,7 +93,7 @@ impl Member {
             next_connection_id: AtomicU64::new(1),
             open_connections: AtomicUsize::new(0),
             clients: parking_lot::Mutex::new(std::collections::HashMap::new()),
-            balancer: crate::metrics::BalancerProbes::default(),
+            balancer: crate::probes::BalancerProbes::default(),
             cluster: RwLock::new(cluster),
             cluster_events,
             joined: AtomicBool::new(false),
@@ -168,7 +168,7 @@ impl Member {
     /// Leaves the cluster gracefully (its partitions are handed to the other members first,
     /// waiting at most `timeout`), then stops.
     pub fn leave(self, timeout: Duration) {
-        let _ = self.shared.cluster_events.send(crate::cluster_service::ClusterEvent::Shutdown);
+        let _ = self.shared.cluster_events.send(crate::shared::ClusterEvent::Shutdown);
         let deadline = Instant::now() + timeout;
         while !self.shared.left.load(Ordering::Acquire) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
@@ -259,7 +259,7 @@ fn accept_loop(shared: Arc<Shared>, mut poll: Poll, mut listener: TcpListener) {
                 continue;
             }
             let _ = stream.set_nodelay(true);
-            let target = least_loaded(&shared);
+            let target = shared.least_loaded();
             if shared.reactors[target].inbox.send(Task::NewConnection(stream, peer)).is_err() {
                 return;
             }
@@ -304,15 +304,4 @@ fn start_observability(
         threads.push(spawn("io-balancer", Box::new(move || crate::balancer::balancer_loop(shared, interval)))?);
     }
     Ok(metrics_address)
-}
-
-/// Where a new connection goes: the reactor with the fewest connections (lowest index on
-/// ties), or reactor 0 when configured to reproduce a skewed assignment.
-pub(crate) fn least_loaded(shared: &Shared) -> usize {
-    if shared.config.io.initial_placement == ferrogrid_config::Placement::FirstReactor {
-        return 0;
-    }
-    (0..shared.reactor_count())
-        .min_by_key(|index| shared.reactors[*index].connections.load(Ordering::Acquire))
-        .expect("at least one reactor")
 }
