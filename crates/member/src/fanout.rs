@@ -23,7 +23,7 @@ pub(crate) mod wide_ops;
 use crate::connection::ConnectionShared;
 use crate::listeners::{Event, EventKind, Listener, Listeners};
 use crate::outbox::Outbox;
-use crate::store::PartitionStore;
+use crate::partition::PartitionStore;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
 use ferrogrid_protocol::message::{MessageReader, MessageWriter};
@@ -441,7 +441,7 @@ pub(crate) fn list_frames<'a>(reader: &mut MessageReader<'a>) -> Result<&'a [u8]
 pub(crate) mod testing {
     use super::*;
     use crate::connection::ConnectionId;
-    use crate::store::MapSettings;
+    use crate::map_settings::MapSettings;
 
     pub(crate) const MAP: &str = "m";
     pub(crate) const RESPONSE: MessageType = MessageType(0x01_2A01);

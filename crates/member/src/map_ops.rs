@@ -11,43 +11,13 @@
 use crate::clock::NEVER;
 use crate::listeners::{Event, EventKind, Listeners};
 use crate::locks::{LockOwner, Parked};
+use crate::map_settings::SettingsCache;
 use crate::outbox::Outbox;
+use crate::partition::PartitionStore;
 use crate::request::{ErrorKind, MapOp, MapRequest, OpError, PutAnswer, RemoveAnswer, Replies, Reply};
-use crate::store::{MapSettings, PartitionStore, RecordStore};
-use ahash::RandomState;
-use ferrogrid_config::MemberConfig;
+use crate::store::RecordStore;
 use ferrogrid_protocol::codec::EntryView;
 use ferrogrid_protocol::{Data, Uuid};
-use std::collections::HashMap;
-use std::sync::Arc;
-
-/// Each map's resolved settings, cached per reactor.
-#[derive(Debug)]
-pub struct SettingsCache {
-    config: Arc<MemberConfig>,
-    partition_count: u16,
-    cache: HashMap<Box<str>, Arc<MapSettings>, RandomState>,
-}
-
-impl SettingsCache {
-    pub fn new(config: Arc<MemberConfig>, partition_count: u16) -> SettingsCache {
-        SettingsCache { config, partition_count, cache: HashMap::default() }
-    }
-
-    /// Requests that may wait for one key's lock (`max-parked-per-key`).
-    pub fn max_parked_per_key(&self) -> usize {
-        self.config.limits.max_parked_per_key as usize
-    }
-
-    pub fn get(&mut self, map: &str) -> Arc<MapSettings> {
-        if let Some(settings) = self.cache.get(map) {
-            return settings.clone();
-        }
-        let settings = Arc::new(MapSettings::resolve(self.config.maps.for_map(map), self.partition_count, 1));
-        self.cache.insert(map.into(), settings.clone());
-        settings
-    }
-}
 
 /// A deadline a lock or a parked request needs the reactor's timer for: (when, map, key).
 pub type KeyDeadline = (i64, Box<str>, Box<[u8]>);

@@ -8,12 +8,13 @@ use crate::envelope::{Handoff, Handoffs};
 use crate::fanout::{FanOut, ShareContext};
 use crate::listeners::{Event, EventBound, EventKind, Listeners};
 use crate::locks::Parked;
-use crate::map_ops::{self, Done, OpContext, SettingsCache};
+use crate::map_ops::{self, Done, OpContext};
+use crate::map_settings::{MapSettings, SettingsCache};
 use crate::operations;
 use crate::outbox::Outbox;
-use crate::partition::{Object, ObjectKind};
+use crate::partition::{Object, PartitionStore};
+use crate::peer::ObjectKind;
 use crate::request::{ErrorKind, MapRequest, OpError};
-use crate::store::PartitionStore;
 use crate::wire::{self, HazelcastReply};
 use ferrogrid_config::MemberConfig;
 use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
@@ -191,7 +192,7 @@ impl PartitionOwner {
     }
 
     /// The settings of `map` (resolved once per reactor).
-    pub fn settings_for(&mut self, map: &str) -> Arc<crate::store::MapSettings> {
+    pub fn settings_for(&mut self, map: &str) -> Arc<MapSettings> {
         self.settings.get(map)
     }
 

@@ -513,8 +513,9 @@ mod tests {
     //! partition, so both kinds take the same path through backups, migration and drop.
     use super::*;
     use crate::connection::ConnectionId;
-    use crate::partition::{probe::probe, ObjectKind};
+    use crate::partition::probe::probe;
     use crate::peer::tests::snapshot_chunks;
+    use crate::peer::ObjectKind;
     use ferrogrid_cluster::{MemberEntry, MAX_REPLICAS};
     use ferrogrid_config::MemberConfig;
     use ferrogrid_protocol::Uuid;

@@ -8,7 +8,7 @@
 
 use super::{Partial, Partitions, WideOperation};
 use crate::listeners::{EventKind, Listener, Listeners};
-use crate::store::PartitionStore;
+use crate::partition::PartitionStore;
 use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse, IntResponse, UuidResponse};
 use ferrogrid_protocol::message::{write_frame, MessageWriter, RESPONSE_HEADER_SIZE};
 use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
