@@ -58,6 +58,40 @@ pub fn authenticate(
             return Ok(After::Close(format!("request {ty} before authentication")));
         }
     };
+    let (status, tenant) = check_credentials(shared, serialization_version, cluster_name, credentials);
+    if status != cluster::AUTHENTICATED {
+        ClusterView::write_refused(out, ty.response(), correlation_id, status);
+        return Ok(After::Continue);
+    }
+    if let Some(runtime) = shared.tenant(tenant) {
+        let max = runtime.config.max_connections.unwrap_or(u32::MAX);
+        if runtime.connections.fetch_add(1, std::sync::atomic::Ordering::AcqRel) >= max {
+            runtime.connections.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            let text = format!(
+                "tenant {} has reached its connection quota (max-connections {max}) on this member",
+                runtime.config.name
+            );
+            warn!("{text}");
+            write_error_response(out, correlation_id, &[ErrorHolder { code: error::HAZELCAST, message: Some(&text) }]);
+            return Ok(After::Close(text));
+        }
+    }
+    let client_uuid = uuid.unwrap_or_else(random_uuid);
+    info!(client = %client_uuid, client_type, tenant, "client authenticated");
+    shared.view.write_authenticated(out, ty.response(), correlation_id);
+    *state = ConnectionState::Authenticated { client_uuid, client_type: client_type.to_owned(), tenant };
+    Ok(After::Continue)
+}
+
+/// The authentication status for a client's serialization version, cluster name and
+/// credentials (user name and password, if it sent them), and the tenant they name (0 when
+/// tenants are not configured).
+fn check_credentials(
+    shared: &Shared,
+    serialization_version: i8,
+    cluster_name: &str,
+    credentials: Option<(Option<&str>, Option<&str>)>,
+) -> (u8, u16) {
     let tenants = &shared.config.tenants;
     let mut tenant = 0;
     let status = if serialization_version != cluster::SERIALIZATION_VERSION {
@@ -82,28 +116,7 @@ pub fn authenticate(
     } else {
         cluster::AUTHENTICATED
     };
-    if status != cluster::AUTHENTICATED {
-        ClusterView::write_refused(out, ty.response(), correlation_id, status);
-        return Ok(After::Continue);
-    }
-    if let Some(runtime) = shared.tenant(tenant) {
-        let max = runtime.config.max_connections.unwrap_or(u32::MAX);
-        if runtime.connections.fetch_add(1, std::sync::atomic::Ordering::AcqRel) >= max {
-            runtime.connections.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-            let text = format!(
-                "tenant {} has reached its connection quota (max-connections {max}) on this member",
-                runtime.config.name
-            );
-            warn!("{text}");
-            write_error_response(out, correlation_id, &[ErrorHolder { code: error::HAZELCAST, message: Some(&text) }]);
-            return Ok(After::Close(text));
-        }
-    }
-    let client_uuid = uuid.unwrap_or_else(random_uuid);
-    info!(client = %client_uuid, client_type, tenant, "client authenticated");
-    shared.view.write_authenticated(out, ty.response(), correlation_id);
-    *state = ConnectionState::Authenticated { client_uuid, client_type: client_type.to_owned(), tenant };
-    Ok(After::Continue)
+    (status, tenant)
 }
 
 /// Handles a client-service request on an authenticated connection.
