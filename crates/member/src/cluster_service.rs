@@ -244,7 +244,6 @@ impl Service {
         let links = self.links.iter().map(|(id, link)| (*id, link.connection.clone())).collect();
         let state = Arc::new(ClusterState {
             me: self.me,
-            joined: self.node.is_joined(),
             members: self.node.members().to_vec(),
             members_version: self.node.members_version(),
             cluster_id: self.node.cluster_id(),

@@ -122,7 +122,7 @@ impl Reactor {
             return;
         }
         let id = ConnectionId(self.core.shared.next_connection_id.fetch_add(1, Ordering::Relaxed));
-        let shared = Arc::new(ConnectionShared::new(id, peer, self.core.index, stream));
+        let shared = Arc::new(ConnectionShared::new(id, peer, stream));
         let mut connection = Connection::new(shared, token, self.unauthenticated_limits);
         connection.outgoing = outgoing;
         entry.insert(connection);

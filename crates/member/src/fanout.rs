@@ -336,10 +336,6 @@ impl FanOut {
     pub fn add_shares(&self, count: usize) {
         self.remaining.fetch_add(count, Ordering::AcqRel);
     }
-
-    pub fn correlation_id(&self) -> i64 {
-        self.correlation_id
-    }
 }
 
 /// The outcome of looking at a request that might be map-wide.
@@ -453,7 +449,7 @@ pub(crate) mod testing {
         let (server, peer) = listener.accept().expect("accept");
         server.set_nonblocking(true).expect("non-blocking");
         let stream = mio::net::TcpStream::from_std(server);
-        (Arc::new(ConnectionShared::new(ConnectionId(1), peer, 0, stream)), client)
+        (Arc::new(ConnectionShared::new(ConnectionId(1), peer, stream)), client)
     }
 
     /// Partitions holding `entries` of [`MAP`] (key, value, partition index), never expiring

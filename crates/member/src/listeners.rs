@@ -56,9 +56,6 @@ pub struct Listener {
     pub invalidation: bool,
 }
 
-/// The `listenerFlags` bit of near-cache invalidation listeners.
-pub const INVALIDATION_FLAG: i32 = 256;
-
 /// What one event says; values are sent only to listeners that asked for them.
 #[derive(Debug, Clone, Copy)]
 pub struct Event<'a> {

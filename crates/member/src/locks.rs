@@ -66,6 +66,7 @@ pub struct LockImage {
 pub struct NotOwner;
 
 impl LockTable {
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.locks.is_empty() && self.parked.is_empty()
     }

@@ -9,7 +9,7 @@ use crate::fanout::{FanOut, ShareContext};
 use crate::listeners::{Event, EventBound, EventKind, Listeners};
 use crate::locks::Parked;
 use crate::map_ops::{self, Done, OpContext};
-use crate::map_settings::{MapSettings, SettingsCache};
+use crate::map_settings::SettingsCache;
 use crate::operations;
 use crate::outbox::Outbox;
 use crate::partition::{Object, PartitionStore};
@@ -192,7 +192,8 @@ impl PartitionOwner {
     }
 
     /// The settings of `map` (resolved once per reactor).
-    pub fn settings_for(&mut self, map: &str) -> Arc<MapSettings> {
+    #[cfg(test)]
+    pub fn settings_for(&mut self, map: &str) -> Arc<crate::map_settings::MapSettings> {
         self.settings.get(map)
     }
 

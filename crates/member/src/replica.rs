@@ -534,15 +534,7 @@ mod tests {
         row.iter_mut().zip(replicas).for_each(|(slot, member)| *slot = Some(*member));
         (0..PARTITIONS).for_each(|partition| table.set_replicas(partition, row));
         let members = [A, B, C].map(|id| MemberEntry { id, address: String::new() }).to_vec();
-        Arc::new(ClusterState {
-            me,
-            joined: true,
-            members,
-            members_version: 1,
-            cluster_id: A,
-            table,
-            links: HashMap::new(),
-        })
+        Arc::new(ClusterState { me, members, members_version: 1, cluster_id: A, table, links: HashMap::new() })
     }
 
     fn member(me: MemberId) -> PartitionOwner {
@@ -585,7 +577,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let stream = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let stream = mio::net::TcpStream::from_std(stream);
-        Arc::new(ConnectionShared::new(ConnectionId(1), listener.local_addr().unwrap(), 0, stream))
+        Arc::new(ConnectionShared::new(ConnectionId(1), listener.local_addr().unwrap(), stream))
     }
 
     #[test]

@@ -16,7 +16,6 @@ use tracing::debug;
 #[derive(Debug, Clone)]
 pub struct ClusterState {
     pub me: MemberId,
-    pub joined: bool,
     pub members: Vec<MemberEntry>,
     pub members_version: u64,
     /// The founder's uuid (what clients are told as the cluster id).
@@ -29,7 +28,6 @@ impl ClusterState {
     pub fn alone(me: MemberId, partition_count: usize) -> ClusterState {
         ClusterState {
             me,
-            joined: false,
             members: Vec::new(),
             members_version: 0,
             cluster_id: me,
@@ -190,13 +188,6 @@ impl Replication {
     /// Queues a whole member message for `peer`.
     pub fn message_for(&mut self, peer: MemberId) -> &mut Vec<u8> {
         self.out.entry(peer).or_default()
-    }
-
-    /// Whether this reactor has member messages to write.
-    pub fn has_output(&self) -> bool {
-        self.out.values().any(|bytes| !bytes.is_empty())
-            || self.backups.values().any(|bytes| !bytes.is_empty())
-            || self.acks.values().any(|bytes| !bytes.is_empty())
     }
 
     /// Moves gathered backup and acknowledgement payloads into whole messages.

@@ -230,10 +230,6 @@ pub enum ErrorKind {
     NotLockOwner,
     /// The partition is migrating or not owned here; the client retries.
     PartitionMigrating,
-    /// The member that owned the partition left; the client retries.
-    MemberLeft,
-    /// Not supported by ferrogrid (yet).
-    Unsupported,
     /// Anything else the member refuses (quotas, bounds).
     Refused,
 }

@@ -180,8 +180,11 @@ fn shared_state(
     let me = ferrogrid_cluster::MemberId(member_uuid.as_u128());
     let cluster = Arc::new(crate::replication::ClusterState::alone(me, config.partition_count as usize));
     let (cluster_events, cluster_receiver) = crossbeam_channel::bounded(config.limits.cluster_event_queue as usize);
-    let tenants = (config.tenants.tenants.iter().enumerate())
-        .map(|(index, tenant)| crate::tenants::Tenant::new(index as u16 + 1, tenant.clone(), reactor_count))
+    let tenants = config
+        .tenants
+        .tenants
+        .iter()
+        .map(|tenant| crate::tenants::Tenant::new(tenant.clone(), reactor_count))
         .collect();
     let shared = Arc::new(Shared {
         config: Arc::new(config),

@@ -106,6 +106,7 @@ impl RecordStore {
         self.entries.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -251,11 +252,13 @@ impl RecordStore {
     }
 
     /// The record under `key`, expired or not (what a backup must mirror).
+    #[cfg(test)]
     pub fn raw(&self, key: &[u8]) -> Option<&Record> {
         self.entries.get(key)
     }
 
     /// Every record, expired or not (a snapshot).
+    #[cfg(test)]
     pub fn raw_iter(&self) -> impl Iterator<Item = (&[u8], &Record)> {
         self.entries.iter().map(|(key, record)| (&**key, record))
     }
