@@ -22,7 +22,7 @@ use ferrogrid_cluster::MemberId;
 use ferrogrid_protocol::codec::{ClientAddClusterViewListener, ClientDestroyProxy};
 use ferrogrid_protocol::frame::StreamLimits;
 use ferrogrid_protocol::message::{RequestHeader, REQUEST_HEADER_SIZE};
-use ferrogrid_protocol::{Message, MessageType, Uuid};
+use ferrogrid_protocol::{Message, MessageType, PartitionId, Uuid};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
@@ -264,11 +264,10 @@ impl Core {
         out: &mut Vec<u8>,
         origin: Origin,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
-        let partition = header.partition_id;
-        if !self.routes_here(connection, header, bytes, out, origin) {
+        let Some(partition) = self.routes_here(connection, header, bytes, out, origin) else {
             return Ok(After::Continue);
-        }
-        let owner = self.shared.owner_of(partition as u16);
+        };
+        let owner = self.shared.owner_of(partition);
         if owner == self.index {
             self.probes().local_ops.add(1);
             let message = Message::parse(bytes)?;
@@ -291,8 +290,10 @@ impl Core {
         Ok(After::Continue)
     }
 
-    /// Whether a partition request runs on this member. If not, it has been forwarded to the
-    /// owner, or answered with an error (a bad partition id, or no owner to reach).
+    /// The request's partition, validated, if the request runs on this member. If not, it has
+    /// been forwarded to the owner, or answered with an error (a bad partition id, or no owner
+    /// to reach). The client's `i32` partition id is checked here once; from here on a
+    /// partition is a [`PartitionId`].
     pub(crate) fn routes_here(
         &mut self,
         connection: &Arc<ConnectionShared>,
@@ -300,7 +301,7 @@ impl Core {
         bytes: &[u8],
         out: &mut Vec<u8>,
         Origin { hop, source, .. }: Origin,
-    ) -> bool {
+    ) -> Option<PartitionId> {
         let (partition, id) = (header.partition_id, header.correlation_id);
         let count = self.shared.view.partition_count as i32;
         if !(0..count).contains(&partition) {
@@ -310,23 +311,24 @@ impl Core {
                 format!("Partition ID {partition} is not below the partition count {count}")
             };
             wire::write_error(out, id, &OpError::new(ErrorKind::IllegalArgument, text));
-            return false;
+            return None;
         }
-        let text = match self.owner.replication.route(partition as usize) {
-            Route_::Here => return true,
+        let partition_id = PartitionId(partition as u16);
+        let text = match self.owner.replication.route(partition_id) {
+            Route_::Here => return Some(partition_id),
             Route_::Member(member) if hop == Hop::Client => {
                 self.forward(connection, member, id, bytes, source, crate::peer::FORWARD);
-                return false;
+                return None;
             }
             Route_::Member(member) if matches!(hop, Hop::Forwarded(by) if by != member) => {
                 self.forward(connection, member, id, bytes, source, crate::peer::FORWARD_AGAIN);
-                return false;
+                return None;
             }
             Route_::Unavailable => format!("partition {partition} has no owner reachable from this member (no table yet, or no link to the owner); retry"),
             Route_::Member(_) => format!("partition {partition} is migrating: a forwarded request reached a member that no longer owns it; retry"),
         };
         wire::write_error(out, id, &OpError::new(ErrorKind::PartitionMigrating, text));
-        false
+        None
     }
 
     /// Whether a connection of `tenant` may have its next request cut now: its fair share of

@@ -244,7 +244,7 @@ fn publish_map_event(share: &mut ShareContext<'_>, map: &str, source: Uuid, kind
     }
     let event = Event {
         kind,
-        partition_id: -1,
+        partition_id: None,
         key: None,
         value: None,
         old_value: None,

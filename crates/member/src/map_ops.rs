@@ -17,7 +17,7 @@ use crate::partition::PartitionStore;
 use crate::request::{ErrorKind, MapOp, MapRequest, OpError, PutAnswer, RemoveAnswer, Replies, Reply};
 use crate::store::RecordStore;
 use ferrogrid_protocol::codec::EntryView;
-use ferrogrid_protocol::{Data, Uuid};
+use ferrogrid_protocol::{Data, PartitionId, Uuid};
 
 /// A deadline a lock or a parked request needs the reactor's timer for: (when, map, key).
 pub type KeyDeadline = (i64, Box<str>, Box<[u8]>);
@@ -29,7 +29,7 @@ pub struct OpContext<'a> {
     pub member: Uuid,
     /// The client whose request this is (the source of its events, the owner of its locks).
     pub source: Uuid,
-    pub partition_id: i32,
+    pub partition_id: PartitionId,
     /// The operation's per-map counter (its row in the operation table).
     pub counter_slot: usize,
     pub settings: &'a mut SettingsCache,
@@ -46,7 +46,15 @@ impl OpContext<'_> {
     fn publish(&mut self, map: &str, kind: EventKind, key: &[u8], value: Option<&[u8]>, old_value: Option<&[u8]>) {
         if self.listeners.has(map) {
             let (partition_id, source) = (self.partition_id, self.source);
-            let event = Event { kind, partition_id, key: Some(key), value, old_value, affected_entries: 1, source };
+            let event = Event {
+                kind,
+                partition_id: Some(partition_id),
+                key: Some(key),
+                value,
+                old_value,
+                affected_entries: 1,
+                source,
+            };
             self.listeners.publish(self.outbox, self.member, map, event);
         }
     }

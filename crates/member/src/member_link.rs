@@ -16,7 +16,7 @@ use ferrogrid_cluster::MemberId;
 use ferrogrid_protocol::codec::ClientDestroyProxy;
 use ferrogrid_protocol::error;
 use ferrogrid_protocol::message::RequestHeader;
-use ferrogrid_protocol::{Message, Uuid};
+use ferrogrid_protocol::{Message, PartitionId, Uuid};
 use std::sync::Arc;
 use tracing::{debug, warn};
 
@@ -127,7 +127,7 @@ impl Core {
     /// A replica still waiting for a partition's data asks for it again.
     fn member_snapshot_request(&mut self, from: MemberId, payload: &[u8]) {
         if payload.len() == 2 {
-            let partition = u16::from_le_bytes([payload[0], payload[1]]);
+            let partition = PartitionId(u16::from_le_bytes([payload[0], payload[1]]));
             let target = self.shared.owner_of(partition);
             if target == self.index {
                 self.owner.on_snapshot_request(from, partition);
@@ -179,7 +179,7 @@ impl Core {
             warn!("malformed snapshot: ignored");
             return;
         }
-        let partition = u16::from_le_bytes([payload[0], payload[1]]);
+        let partition = PartitionId(u16::from_le_bytes([payload[0], payload[1]]));
         let target = self.shared.owner_of(partition);
         if target != self.index {
             self.hand_off(target, Task::Member { from, work: MemberWork::Snapshot(payload.into()) });
@@ -253,7 +253,7 @@ impl Core {
         loop {
             match reader.next_record() {
                 Ok(Some(record)) => {
-                    let target = self.shared.owner_of(record.header.partition);
+                    let target = self.shared.owner_of(PartitionId(record.header.partition));
                     if target == self.index {
                         own.extend_from_slice(record.raw);
                     } else {

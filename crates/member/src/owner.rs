@@ -17,7 +17,7 @@ use crate::peer::ObjectKind;
 use crate::request::{ErrorKind, MapRequest, OpError};
 use crate::wire::{self, HazelcastReply};
 use ferrogrid_config::MemberConfig;
-use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
+use ferrogrid_protocol::{DecodeError, Message, MessageType, PartitionId, Uuid};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
@@ -27,7 +27,7 @@ use tracing::warn;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Timer {
     /// Re-check a key's lock lease and the deadlines of requests parked on it.
-    Key { partition: usize, map: Box<str>, key: Box<[u8]> },
+    Key { partition: PartitionId, map: Box<str>, key: Box<[u8]> },
     /// Release the locks of a client that has had no connection since it was scheduled.
     ClientCleanup(Uuid),
 }
@@ -43,7 +43,7 @@ pub struct Call<'c> {
     pub source: Uuid,
     /// Its row in the operation table (its per-map counter).
     pub counter_slot: usize,
-    pub partition_id: i32,
+    pub partition_id: PartitionId,
 }
 
 impl Call<'_> {
@@ -205,12 +205,12 @@ impl PartitionOwner {
     /// `out` (or later, to its connection, if it parks on a lock or waits for backups).
     pub fn execute(&mut self, call: &Call<'_>, request: &MapRequest<'_>, out: &mut Vec<u8>) {
         let partition_id = call.partition_id;
-        if !self.replication.serves(partition_id as usize) {
-            let text = format!("partition {partition_id} is migrating or not owned by this member; retry");
+        if !self.replication.serves(partition_id) {
+            let text = format!("partition {} is migrating or not owned by this member; retry", partition_id.0);
             wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::PartitionMigrating, text));
             return;
         }
-        let local = partition_id as usize / self.reactor_count;
+        let local = partition_id.0 as usize / self.reactor_count;
         let start = out.len();
         let mut ctx = OpContext {
             now_ms: self.now_ms,
@@ -236,10 +236,10 @@ impl PartitionOwner {
             wire::write_error(out, call.correlation_id, &failure);
         }
         if self.partitions[local].tracks_changes() {
-            self.replicate(partition_id as usize, call.connection, call.correlation_id, out, start);
+            self.replicate(partition_id, call.connection, call.correlation_id, out, start);
         }
         for (deadline, map, key) in self.deadlines.drain(..) {
-            self.timers.push(Reverse((deadline, Timer::Key { partition: local, map, key })));
+            self.timers.push(Reverse((deadline, Timer::Key { partition: partition_id, map, key })));
         }
         if !self.released.is_empty() {
             self.rerun_released();
@@ -323,7 +323,8 @@ impl PartitionOwner {
             response_type: message_type.response(),
             source: handoff.source,
             counter_slot: slot,
-            partition_id: message.partition_id(),
+            // The origin reactor validated the partition id.
+            partition_id: PartitionId(message.partition_id() as u16),
         };
         self.execute(&call, &request, out);
         Ok(message_type)
@@ -373,8 +374,9 @@ impl PartitionOwner {
         self.timers.peek().map(|Reverse((deadline, _))| *deadline)
     }
 
-    fn check_key(&mut self, partition: usize, map: &str, key: &[u8]) {
-        let Some(store) = self.partitions[partition].existing_mut(map) else { return };
+    fn check_key(&mut self, partition: PartitionId, map: &str, key: &[u8]) {
+        let local = partition.0 as usize / self.reactor_count;
+        let Some(store) = self.partitions[local].existing_mut(map) else { return };
         let released = store.locks.expire_lease(key, self.now_ms);
         let timed_out = store.locks.take_timed_out(key, self.now_ms);
         for parked in &timed_out {
@@ -409,7 +411,7 @@ impl PartitionOwner {
                 break;
             }
             self.sweep_cursor = (self.sweep_cursor + 1) % self.partitions.len().max(1);
-            let partition_id = (self.reactor_index + self.sweep_cursor * self.reactor_count) as i32;
+            let partition_id = PartitionId((self.reactor_index + self.sweep_cursor * self.reactor_count) as u16);
             let partition = &mut self.partitions[self.sweep_cursor];
             for (kind, name, object) in partition.objects_mut() {
                 let object = object.as_object_mut();
@@ -423,7 +425,7 @@ impl PartitionOwner {
                 for (key, value) in expired {
                     let event = Event {
                         kind: EventKind::Expired,
-                        partition_id,
+                        partition_id: Some(partition_id),
                         key: Some(&key),
                         value: None,
                         old_value: Some(&value),

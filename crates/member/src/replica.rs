@@ -31,7 +31,7 @@ use crate::request::{ErrorKind, OpError};
 use crate::wire;
 use ferrogrid_cluster::{MemberId, PartitionTable};
 use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
-use ferrogrid_protocol::Message;
+use ferrogrid_protocol::{Message, PartitionId};
 use std::sync::Arc;
 use tracing::{debug, warn};
 
@@ -41,12 +41,13 @@ impl PartitionOwner {
     /// since `start` until they acknowledged it.
     pub fn replicate(
         &mut self,
-        partition: usize,
+        partition: PartitionId,
         connection: &Arc<ConnectionShared>,
         correlation_id: i64,
         out: &mut Vec<u8>,
         start: usize,
     ) {
+        let partition = partition.0 as usize;
         let local = self.replication.local(partition);
         if !self.partitions[local].tracks_changes() {
             return;
@@ -120,7 +121,7 @@ impl PartitionOwner {
     fn apply_backup_record(&mut self, from: MemberId, record: &peer::BackupRecord<'_>) -> Option<bool> {
         let (header, object) = (record.header, record.object);
         let partition = header.partition as usize;
-        if !self.replication.owns_locally(partition) {
+        if !self.replication.owns_locally(PartitionId(header.partition)) {
             warn!(partition, "backup record for a partition this reactor does not own: ignored");
             return None;
         }
@@ -190,11 +191,11 @@ impl PartitionOwner {
 
     /// Another member waits for `partition`'s data: send it if this member holds a complete
     /// replica (the owner, or a replica the owner's data came from).
-    pub fn on_snapshot_request(&mut self, from: MemberId, partition: u16) {
-        let partition = partition as usize;
+    pub fn on_snapshot_request(&mut self, from: MemberId, partition: PartitionId) {
         if !self.replication.owns_locally(partition) {
             return;
         }
+        let partition = partition.0 as usize;
         let local = self.replication.local(partition);
         let me = self.replication.state.me;
         let holds = self.replication.state.table.replicas(partition).contains(&Some(me));
@@ -291,12 +292,15 @@ impl PartitionOwner {
             }
         };
         let partition = header.partition as usize;
-        if !self.replication.owns_locally(partition) {
+        if !self.replication.owns_locally(PartitionId(header.partition)) {
             warn!(partition, "snapshot for a partition this reactor does not own: ignored");
             return;
         }
         let local = self.replication.local(partition);
-        if self.replication.serves(partition) && self.replication.owed[local].is_empty() && header.first {
+        if self.replication.serves(PartitionId(header.partition))
+            && self.replication.owed[local].is_empty()
+            && header.first
+        {
             // An owner with complete data never takes a copy from elsewhere.
             if self.replication.state.table.owner(partition) == Some(self.replication.state.me) {
                 debug!(partition, ?from, "snapshot for a partition this member owns and holds: ignored");
@@ -593,7 +597,7 @@ mod tests {
         a.partitions[0].map_mut("log", || settings).put(b"key", b"value", 0, -1, -1);
         probe(&mut a.partitions[0], "log").append(b"first");
         let (client, mut response) = (connection(), b"response".to_vec());
-        a.replicate(0, &client, 42, &mut response, 0);
+        a.replicate(PartitionId(0), &client, 42, &mut response, 0);
         assert!(response.is_empty(), "held until the backup acknowledges");
         let records = a.replication.backups.remove(&B).expect("backups for B");
         b.apply_backups(A, &records);

@@ -8,6 +8,7 @@ use crate::connection::ConnectionShared;
 use crate::fanout::FanOut;
 use crate::peer::{self, BackupHeader, ObjectRecord};
 use ferrogrid_cluster::{MemberEntry, MemberId, PartitionTable};
+use ferrogrid_protocol::PartitionId;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tracing::debug;
@@ -150,7 +151,8 @@ impl Replication {
 
     /// Whether `partition` exists and belongs to this reactor (what a member message names
     /// must be checked before it indexes anything).
-    pub(crate) fn owns_locally(&self, partition: usize) -> bool {
+    pub(crate) fn owns_locally(&self, partition: PartitionId) -> bool {
+        let partition = partition.0 as usize;
         partition < self.state.table.partition_count() && partition % self.reactor_count == self.reactor_index
     }
 
@@ -163,8 +165,8 @@ impl Replication {
     }
 
     /// Where a request for `partition` must run.
-    pub fn route(&self, partition: usize) -> Route {
-        match self.state.table.owner(partition) {
+    pub fn route(&self, partition: PartitionId) -> Route {
+        match self.state.table.owner(partition.0 as usize) {
             Some(owner) if owner == self.state.me => Route::Here,
             Some(owner) if self.state.links.contains_key(&owner) => Route::Member(owner),
             // No table yet, or no link to the owner.
@@ -173,7 +175,8 @@ impl Replication {
     }
 
     /// Whether this member owns `partition` and holds its data.
-    pub fn serves(&self, partition: usize) -> bool {
+    pub fn serves(&self, partition: PartitionId) -> bool {
+        let partition = partition.0 as usize;
         self.state.table.owner(partition) == Some(self.state.me) && self.ready[self.local(partition)]
     }
 

@@ -6,6 +6,7 @@ use crate::connection::ConnectionShared;
 use crate::fanout::FanOut;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use ferrogrid_config::MemberConfig;
+use ferrogrid_protocol::PartitionId;
 use mio::Waker;
 use parking_lot::RwLock;
 use std::collections::BTreeSet;
@@ -65,7 +66,7 @@ pub enum MemberWork {
     /// Acknowledgements of writes the receiving reactor holds.
     Acks(Vec<(u64, bool)>),
     /// A member waiting for this partition's data asks for it again.
-    SnapshotRequest(u16),
+    SnapshotRequest(PartitionId),
     /// Answers (whole messages, each `u32` LE length-prefixed) to requests the receiving
     /// reactor forwarded.
     Responses(Box<[u8]>),
@@ -189,8 +190,8 @@ impl Shared {
     }
 
     /// The reactor that owns `partition`: a mod, an array index.
-    pub fn owner_of(&self, partition: u16) -> usize {
-        partition as usize % self.reactors.len()
+    pub fn owner_of(&self, partition: PartitionId) -> usize {
+        partition.0 as usize % self.reactors.len()
     }
 
     pub fn is_shutting_down(&self) -> bool {
