@@ -3,18 +3,12 @@
 
 use crate::cluster::{self, ClusterView};
 use crate::connection::ConnectionState;
+use crate::peer::ObjectKind;
 use crate::shared::Shared;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
 use ferrogrid_protocol::{DecodeError, Message, Uuid};
 use tracing::{info, warn};
-
-/// The service name of maps in CreateProxy / DestroyProxy / GetDistributedObjects.
-pub const MAP_SERVICE: &str = "hz:impl:mapService";
-/// The service name of queues.
-pub const QUEUE_SERVICE: &str = "hz:impl:queueService";
-/// The services whose objects a client may create and destroy.
-const SERVICES: [&str; 2] = [MAP_SERVICE, QUEUE_SERVICE];
 
 /// What the reactor must do after a client-service request.
 #[derive(Debug, PartialEq, Eq)]
@@ -23,7 +17,7 @@ pub enum After {
     /// The object's data must be dropped on every reactor of every member before DestroyProxy
     /// is answered.
     Destroy {
-        service: &'static str,
+        kind: ObjectKind,
         name: Box<str>,
     },
     /// Close the connection after flushing what was written (`reason` is logged).
@@ -66,6 +60,40 @@ pub fn authenticate(
             return Ok(After::Close(format!("request {ty} before authentication")));
         }
     };
+    let (status, tenant) = check_credentials(shared, serialization_version, cluster_name, credentials);
+    if status != cluster::AUTHENTICATED {
+        ClusterView::write_refused(out, ty.response(), correlation_id, status);
+        return Ok(After::Continue);
+    }
+    if let Some(runtime) = shared.tenant(tenant) {
+        let max = runtime.config.max_connections.unwrap_or(u32::MAX);
+        if runtime.connections.fetch_add(1, std::sync::atomic::Ordering::AcqRel) >= max {
+            runtime.connections.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            let text = format!(
+                "tenant {} has reached its connection quota (max-connections {max}) on this member",
+                runtime.config.name
+            );
+            warn!("{text}");
+            write_error_response(out, correlation_id, &[ErrorHolder { code: error::HAZELCAST, message: Some(&text) }]);
+            return Ok(After::Close(text));
+        }
+    }
+    let client_uuid = uuid.unwrap_or_else(random_uuid);
+    info!(client = %client_uuid, client_type, tenant, "client authenticated");
+    shared.view.write_authenticated(out, ty.response(), correlation_id);
+    *state = ConnectionState::Authenticated { client_uuid, client_type: client_type.to_owned(), tenant };
+    Ok(After::Continue)
+}
+
+/// The authentication status for a client's serialization version, cluster name and
+/// credentials (user name and password, if it sent them), and the tenant they name (0 when
+/// tenants are not configured).
+fn check_credentials(
+    shared: &Shared,
+    serialization_version: i8,
+    cluster_name: &str,
+    credentials: Option<(Option<&str>, Option<&str>)>,
+) -> (u8, u16) {
     let tenants = &shared.config.tenants;
     let mut tenant = 0;
     let status = if serialization_version != cluster::SERIALIZATION_VERSION {
@@ -90,28 +118,7 @@ pub fn authenticate(
     } else {
         cluster::AUTHENTICATED
     };
-    if status != cluster::AUTHENTICATED {
-        ClusterView::write_refused(out, ty.response(), correlation_id, status);
-        return Ok(After::Continue);
-    }
-    if let Some(runtime) = shared.tenant(tenant) {
-        let max = runtime.config.max_connections.unwrap_or(u32::MAX);
-        if runtime.connections.fetch_add(1, std::sync::atomic::Ordering::AcqRel) >= max {
-            runtime.connections.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-            let text = format!(
-                "tenant {} has reached its connection quota (max-connections {max}) on this member",
-                runtime.config.name
-            );
-            warn!("{text}");
-            write_error_response(out, correlation_id, &[ErrorHolder { code: error::HAZELCAST, message: Some(&text) }]);
-            return Ok(After::Close(text));
-        }
-    }
-    let client_uuid = uuid.unwrap_or_else(random_uuid);
-    info!(client = %client_uuid, client_type, tenant, "client authenticated");
-    shared.view.write_authenticated(out, ty.response(), correlation_id);
-    *state = ConnectionState::Authenticated { client_uuid, client_type: client_type.to_owned(), tenant };
-    Ok(After::Continue)
+    (status, tenant)
 }
 
 /// Handles a client-service request on an authenticated connection.
@@ -156,8 +163,8 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant:
         ClientDestroyProxy::TYPE => {
             let request = ClientDestroyProxy::decode(message)?;
             shared.objects.write().remove(&(request.service_name.to_owned(), request.name.to_owned()));
-            if let Some(service) = SERVICES.into_iter().find(|service| *service == request.service_name) {
-                return Ok(After::Destroy { service, name: request.name.into() });
+            if let Some(kind) = ObjectKind::from_service(request.service_name) {
+                return Ok(After::Destroy { kind, name: request.name.into() });
             }
             empty(out);
         }
@@ -185,7 +192,7 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant:
 }
 
 fn create_proxy(shared: &Shared, name: &str, service_name: &str) -> Result<(), String> {
-    if !SERVICES.contains(&service_name) {
+    if ObjectKind::from_service(service_name).is_none() {
         return Err(format!(
             "ferrogrid does not support the service {service_name} (object {name}); only maps and queues"
         ));

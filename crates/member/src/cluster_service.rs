@@ -10,10 +10,10 @@
 //! so a pair never keeps two links.
 
 use crate::cluster::{ViewMember, ViewState};
-use crate::connection::{ConnectionId, ConnectionShared};
+use crate::connection::ConnectionShared;
 use crate::peer::{self, Hello};
 use crate::replication::ClusterState;
-use crate::shared::{Shared, Task};
+use crate::shared::{ClusterEvent, Shared, Task};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use ferrogrid_cluster::{Input, MemberEntry, MemberId, Message, Node, NodeConfig, Output};
 use ferrogrid_protocol::Uuid;
@@ -29,21 +29,6 @@ use tracing::{debug, info, warn};
 const TICK: Duration = Duration::from_millis(50);
 /// Longest wait for an outgoing connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
-
-/// What reactors tell the cluster service.
-#[derive(Debug)]
-pub enum ClusterEvent {
-    /// A link exchanged identities (the reactor checked cluster name and partition count).
-    Hello { link: Arc<ConnectionShared>, outgoing: bool, hello: Hello },
-    /// A membership message from the member at the other end of `link`.
-    Control { link: ConnectionId, from: MemberId, bytes: Vec<u8> },
-    /// A link closed.
-    Closed { link: ConnectionId },
-    /// Leave the cluster gracefully (then the member stops).
-    Shutdown,
-    /// A reactor became ready for a table version (look now rather than at the next tick).
-    Ready,
-}
 
 #[derive(Debug)]
 struct Link {
@@ -246,7 +231,7 @@ impl Service {
             return;
         }
         let stream = mio::net::TcpStream::from_std(stream);
-        let reactor = crate::server::least_loaded(&self.shared);
+        let reactor = self.shared.least_loaded();
         self.shared.open_connections.fetch_add(1, Ordering::AcqRel);
         if self.shared.reactors[reactor].inbox.send(Task::NewMemberConnection(stream, target)).is_ok() {
             self.shared.reactors[reactor].wake();
@@ -259,7 +244,6 @@ impl Service {
         let links = self.links.iter().map(|(id, link)| (*id, link.connection.clone())).collect();
         let state = Arc::new(ClusterState {
             me: self.me,
-            joined: self.node.is_joined(),
             members: self.node.members().to_vec(),
             members_version: self.node.members_version(),
             cluster_id: self.node.cluster_id(),

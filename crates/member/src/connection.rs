@@ -39,8 +39,6 @@ const RETAINED_OUTBOUND_BYTES: usize = 256 << 10;
 pub struct ConnectionShared {
     pub id: ConnectionId,
     pub peer: SocketAddr,
-    /// Index of the reactor that owns (reads) this connection.
-    pub reactor: usize,
     stream: TcpStream,
     outbound: Mutex<Outbound>,
     closed: AtomicBool,
@@ -93,11 +91,10 @@ impl Outbound {
 }
 
 impl ConnectionShared {
-    pub fn new(id: ConnectionId, peer: SocketAddr, reactor: usize, stream: TcpStream) -> ConnectionShared {
+    pub fn new(id: ConnectionId, peer: SocketAddr, stream: TcpStream) -> ConnectionShared {
         ConnectionShared {
             id,
             peer,
-            reactor,
             stream,
             outbound: Mutex::new(Outbound::default()),
             closed: AtomicBool::new(false),
@@ -395,7 +392,7 @@ impl ConnectionShared {
         let client = std::net::TcpStream::connect(listener.local_addr().expect("address")).expect("connect");
         let (server, peer) = listener.accept().expect("accept");
         server.set_nonblocking(true).expect("non-blocking");
-        let shared = ConnectionShared::new(ConnectionId(id), peer, 0, TcpStream::from_std(server));
+        let shared = ConnectionShared::new(ConnectionId(id), peer, TcpStream::from_std(server));
         (std::sync::Arc::new(shared), client)
     }
 }

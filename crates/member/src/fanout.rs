@@ -23,7 +23,7 @@ pub(crate) mod wide_ops;
 use crate::connection::ConnectionShared;
 use crate::listeners::{Event, EventKind, Listener, Listeners};
 use crate::outbox::Outbox;
-use crate::store::PartitionStore;
+use crate::partition::PartitionStore;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
 use ferrogrid_protocol::message::{MessageReader, MessageWriter};
@@ -153,12 +153,11 @@ impl WideRequest {
     }
 
     /// Drops a map's data and listeners everywhere (Client.DestroyProxy of a map).
-    /// Destroy of an object of `service` (a map or a queue): its data and listeners dropped.
-    pub(crate) fn destroy(service: &str) -> WideRequest {
-        if service == crate::client::QUEUE_SERVICE {
-            WideRequest::new(wide_ops::DestroyQueue)
-        } else {
-            WideRequest::new(Destroy)
+    /// Destroy of an object of `kind` (a map or a queue): its data and listeners dropped.
+    pub(crate) fn destroy(kind: crate::peer::ObjectKind) -> WideRequest {
+        match kind {
+            crate::peer::ObjectKind::Queue => WideRequest::new(wide_ops::DestroyQueue),
+            _ => WideRequest::new(Destroy),
         }
     }
 
@@ -249,7 +248,7 @@ fn publish_map_event(share: &mut ShareContext<'_>, map: &str, source: Uuid, kind
     }
     let event = Event {
         kind,
-        partition_id: -1,
+        partition_id: None,
         key: None,
         value: None,
         old_value: None,
@@ -340,10 +339,6 @@ impl FanOut {
     /// Adds `count` shares (other members') to wait for. Call before any share can finish.
     pub fn add_shares(&self, count: usize) {
         self.remaining.fetch_add(count, Ordering::AcqRel);
-    }
-
-    pub fn correlation_id(&self) -> i64 {
-        self.correlation_id
     }
 }
 
@@ -465,7 +460,7 @@ pub(crate) fn list_frames<'a>(reader: &mut MessageReader<'a>) -> Result<&'a [u8]
 pub(crate) mod testing {
     use super::*;
     use crate::connection::ConnectionId;
-    use crate::store::MapSettings;
+    use crate::map_settings::MapSettings;
 
     pub(crate) const MAP: &str = "m";
     pub(crate) const RESPONSE: MessageType = MessageType(0x01_2A01);
@@ -477,7 +472,7 @@ pub(crate) mod testing {
         let (server, peer) = listener.accept().expect("accept");
         server.set_nonblocking(true).expect("non-blocking");
         let stream = mio::net::TcpStream::from_std(server);
-        (Arc::new(ConnectionShared::new(ConnectionId(1), peer, 0, stream)), client)
+        (Arc::new(ConnectionShared::new(ConnectionId(1), peer, stream)), client)
     }
 
     /// Partitions holding `entries` of [`MAP`] (key, value, partition index), never expiring

@@ -2,39 +2,52 @@
 //! partitioned in-memory map.
 //!
 //! See ARCHITECTURE.md for the life of a request. Modules, in the order a request meets them:
-//! [`server`] (start-up, acceptor), [`reactor`] (event loop, dispatch), [`connection`]
-//! (buffers, write-through), [`client`] (authentication and client-service requests),
-//! [`owner`] (what a reactor does as owner of its partitions), [`map_ops`] (partition-bound
-//! map operations), [`fanout`] (map-wide operations), [`partition`] (a partition's objects and
-//! the interface replication reaches them by), [`store`] (a map's data in a partition),
-//! [`locks`] (key locks and parked requests), [`listeners`] (entry events), [`outbox`] (output
-//! to other connections), [`cluster`] (what clients are told about the cluster).
+//! `server` (start-up, acceptor), `reactor` (the event loop), `connection_io` (reading and
+//! cutting a connection's messages), `connection` (buffers, write-through), `dispatch`
+//! (routing a request), `client` (authentication and client-service requests), `owner` (what
+//! a reactor does as owner of its partitions), `map_ops` (partition-bound map operations),
+//! `fanout` (map-wide operations), `queue` (queues), `partition` (a partition's objects), `object` (the
+//! interface replication reaches them by), `store` (a map's data in a partition), `locks` (key
+//! locks and parked requests), `listeners` (entry events), `outbox` (output to other
+//! connections), `cluster` (what clients are told about the cluster). Between members:
+//! `member_link` (traffic on member links), `peer` (the member protocol), `replication` and
+//! `replica` (backups, snapshots, forwarding), `cluster_service` (membership).
+//!
+//! Modules import each other without cycles (`tests/module_graph.rs`): each is read from the
+//! ones below it.
 
-pub mod balancer;
-pub mod client;
-pub mod cluster;
-pub mod cluster_service;
-pub mod connection;
-pub mod envelope;
-pub mod fanout;
-pub mod listeners;
-pub mod locks;
-pub mod map_ops;
-pub mod metrics;
-pub mod operations;
-pub mod outbox;
-pub mod owner;
-pub mod partition;
-pub mod peer;
-pub mod probes;
-pub mod queue;
-pub mod reactor;
-pub mod replication;
-pub mod request;
-pub mod server;
-pub mod shared;
-pub mod store;
-pub mod tenants;
-pub mod wire;
+pub(crate) mod balancer;
+pub(crate) mod client;
+pub(crate) mod clock;
+pub(crate) mod cluster;
+pub(crate) mod cluster_service;
+pub(crate) mod connection;
+pub(crate) mod connection_io;
+pub(crate) mod dispatch;
+pub(crate) mod envelope;
+pub(crate) mod fanout;
+pub(crate) mod listeners;
+pub(crate) mod locks;
+pub(crate) mod map_ops;
+pub(crate) mod map_settings;
+pub(crate) mod member_link;
+pub(crate) mod metrics;
+pub(crate) mod object;
+pub(crate) mod operations;
+pub(crate) mod outbox;
+pub(crate) mod owner;
+pub(crate) mod partition;
+pub(crate) mod peer;
+pub(crate) mod probes;
+pub(crate) mod queue;
+pub(crate) mod reactor;
+pub(crate) mod replica;
+pub(crate) mod replication;
+pub(crate) mod request;
+pub(crate) mod server;
+pub(crate) mod shared;
+pub(crate) mod store;
+pub(crate) mod tenants;
+pub(crate) mod wire;
 
 pub use server::{Member, StartError};

@@ -17,7 +17,7 @@ use crate::outbox::Outbox;
 use crate::probes::Counter;
 use ahash::RandomState;
 use ferrogrid_protocol::codec::{EntryEvent, MapInvalidationEvent, QueueItemEvent};
-use ferrogrid_protocol::{Data, MessageType, Uuid};
+use ferrogrid_protocol::{Data, MessageType, PartitionId, Uuid};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -56,14 +56,12 @@ pub struct Listener {
     pub invalidation: bool,
 }
 
-/// The `listenerFlags` bit of near-cache invalidation listeners.
-pub const INVALIDATION_FLAG: i32 = 256;
-
 /// What one event says; values are sent only to listeners that asked for them.
 #[derive(Debug, Clone, Copy)]
 pub struct Event<'a> {
     pub kind: EventKind,
-    pub partition_id: i32,
+    /// None for an event of no one partition (a map-wide clear or eviction).
+    pub partition_id: Option<PartitionId>,
     pub key: Option<&'a [u8]>,
     pub value: Option<&'a [u8]>,
     pub old_value: Option<&'a [u8]>,
@@ -191,7 +189,7 @@ impl Listeners {
         outbox: &mut Outbox,
         member: Uuid,
         name: &str,
-        partition_id: i32,
+        partition: PartitionId,
         kind: ItemEventKind,
         item: &[u8],
         _source: Uuid,
@@ -207,7 +205,7 @@ impl Listeners {
             QueueItemEvent { uuid: Some(member), event_type: kind as i32, item }.encode(
                 out,
                 listener.correlation_id,
-                partition_id,
+                i32::from(partition.0),
             );
         }
     }
@@ -242,11 +240,13 @@ impl Listeners {
     pub fn publish(&mut self, outbox: &mut Outbox, member: Uuid, map: &str, event: Event<'_>) {
         let Some(listeners) = self.maps.get_mut(map) else { return };
         listeners.retain(|listener| !listener.connection.is_closed());
+        // On the wire an event's partition id is an `i32`, −1 for none.
+        let partition_id = event.partition_id.map_or(-1, |partition| i32::from(partition.0));
         let mut sequence = None;
         for listener in listeners.iter() {
             if listener.invalidation {
                 let sequence = *sequence.get_or_insert_with(|| {
-                    let counter = self.sequences.entry(event.partition_id).or_insert(0);
+                    let counter = self.sequences.entry(partition_id).or_insert(0);
                     *counter += 1;
                     *counter
                 });
@@ -256,11 +256,11 @@ impl Listeners {
                 };
                 MapInvalidationEvent {
                     source_uuid: Some(event.source),
-                    partition_uuid: Some(partition_uuid(member, event.partition_id)),
+                    partition_uuid: Some(partition_uuid(member, partition_id)),
                     sequence,
                     key: event.key.map(Data),
                 }
-                .encode(out, listener.correlation_id, event.partition_id);
+                .encode(out, listener.correlation_id, partition_id);
                 continue;
             }
             if listener.flags & event.kind as i32 == 0 {
@@ -285,7 +285,7 @@ impl Listeners {
                 old_value: event.old_value.filter(|_| values).map(Data),
                 merging_value: None,
             }
-            .encode(out, listener.event_type, listener.correlation_id, event.partition_id);
+            .encode(out, listener.event_type, listener.correlation_id, partition_id);
         }
     }
 }
@@ -324,7 +324,7 @@ mod tests {
         let key = [index; 8];
         let event = Event {
             kind: EventKind::Added,
-            partition_id: 1,
+            partition_id: Some(PartitionId(1)),
             key: Some(&key),
             value: Some(&[7; 100]),
             old_value: None,

@@ -6,11 +6,11 @@
 //! decoded request, owned) and re-run, in order, when the lock is released; parked requests
 //! with a timeout are answered "false" when it passes. Owned by the partition's reactor.
 
+use crate::clock::NEVER;
 use crate::connection::ReplyTo;
 use crate::request::MapRequest;
-use crate::store::NEVER;
 use ahash::RandomState;
-use ferrogrid_protocol::Uuid;
+use ferrogrid_protocol::{PartitionId, Uuid};
 use std::collections::{HashMap, VecDeque};
 
 /// Who holds a lock: a client and one of its threads.
@@ -29,7 +29,7 @@ pub struct Parked {
     pub source: Uuid,
     /// Its row in the operation table (its per-map counter).
     pub counter_slot: usize,
-    pub partition_id: i32,
+    pub partition_id: PartitionId,
     pub request: MapRequest<'static>,
     /// When to give up and answer "false" (NEVER = wait until released).
     pub deadline_ms: i64,
@@ -66,6 +66,7 @@ pub struct LockImage {
 pub struct NotOwner;
 
 impl LockTable {
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.locks.is_empty() && self.parked.is_empty()
     }
@@ -248,7 +249,14 @@ mod tests {
             let reply_to = ReplyTo { connection: connection.clone(), correlation_id: 1, response_type: MessageType(1) };
             let op = MapOp::Get { key: b"k".to_vec().into() };
             let request = MapRequest { name: "m".into(), op };
-            Parked { reply_to, source: ALICE.client, counter_slot: 0, partition_id: 0, request, deadline_ms: NEVER }
+            Parked {
+                reply_to,
+                source: ALICE.client,
+                counter_slot: 0,
+                partition_id: PartitionId(0),
+                request,
+                deadline_ms: NEVER,
+            }
         };
         let mut table = LockTable::default();
         table.acquire(b"k", BOB, -1, 0);

@@ -8,50 +8,16 @@
 //! request on a key another owner has locked answers [`Done::Park`], and the caller parks it
 //! ([`park`]) to be re-run when the lock is released.
 
+use crate::clock::NEVER;
 use crate::listeners::{Event, EventKind, Listeners};
 use crate::locks::{LockOwner, Parked};
+use crate::map_settings::SettingsCache;
 use crate::outbox::Outbox;
+use crate::partition::PartitionStore;
 use crate::request::{ErrorKind, MapOp, MapRequest, OpError, PutAnswer, RemoveAnswer, Replies, Reply};
-use crate::store::{MapSettings, PartitionStore, RecordStore, NEVER};
-use ahash::RandomState;
-use ferrogrid_config::MemberConfig;
+use crate::store::RecordStore;
 use ferrogrid_protocol::codec::EntryView;
-use ferrogrid_protocol::{Data, Uuid};
-use std::collections::HashMap;
-use std::sync::Arc;
-
-/// Each map's resolved settings, cached per reactor.
-#[derive(Debug)]
-pub struct SettingsCache {
-    config: Arc<MemberConfig>,
-    partition_count: u16,
-    cache: HashMap<Box<str>, Arc<MapSettings>, RandomState>,
-}
-
-impl SettingsCache {
-    pub fn new(config: Arc<MemberConfig>, partition_count: u16) -> SettingsCache {
-        SettingsCache { config, partition_count, cache: HashMap::default() }
-    }
-
-    /// Requests that may wait for one key's lock (`max-parked-per-key`).
-    pub fn max_parked_per_key(&self) -> usize {
-        self.config.limits.max_parked_per_key as usize
-    }
-
-    /// The settings of the queue called `name`.
-    pub fn queue(&self, name: &str) -> ferrogrid_config::QueueConfig {
-        *self.config.queues.for_queue(name)
-    }
-
-    pub fn get(&mut self, map: &str) -> Arc<MapSettings> {
-        if let Some(settings) = self.cache.get(map) {
-            return settings.clone();
-        }
-        let settings = Arc::new(MapSettings::resolve(self.config.maps.for_map(map), self.partition_count, 1));
-        self.cache.insert(map.into(), settings.clone());
-        settings
-    }
-}
+use ferrogrid_protocol::{Data, PartitionId, Uuid};
 
 /// A deadline a lock or a parked request needs the reactor's timer for: (when, map, key).
 pub type KeyDeadline = (i64, Box<str>, Box<[u8]>);
@@ -63,7 +29,7 @@ pub struct OpContext<'a> {
     pub member: Uuid,
     /// The client whose request this is (the source of its events, the owner of its locks).
     pub source: Uuid,
-    pub partition_id: i32,
+    pub partition_id: PartitionId,
     /// The operation's per-map counter (its row in the operation table).
     pub counter_slot: usize,
     pub settings: &'a mut SettingsCache,
@@ -80,7 +46,15 @@ impl OpContext<'_> {
     fn publish(&mut self, map: &str, kind: EventKind, key: &[u8], value: Option<&[u8]>, old_value: Option<&[u8]>) {
         if self.listeners.has(map) {
             let (partition_id, source) = (self.partition_id, self.source);
-            let event = Event { kind, partition_id, key: Some(key), value, old_value, affected_entries: 1, source };
+            let event = Event {
+                kind,
+                partition_id: Some(partition_id),
+                key: Some(key),
+                value,
+                old_value,
+                affected_entries: 1,
+                source,
+            };
             self.listeners.publish(self.outbox, self.member, map, event);
         }
     }

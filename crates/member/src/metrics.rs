@@ -5,9 +5,14 @@
 //! answers one request at a time (each bounded in size and time). Neither touches partition
 //! data: they read the reactors' probes and snapshots.
 
-use crate::probes::{render_log, render_prometheus, Counter, Probe};
-use crate::shared::Shared;
+use crate::probes::{
+    latency_histogram, render_log, render_prometheus, ClientFigures, MapFigures, Probe, ReactorSnapshot,
+};
+use crate::shared::{ReactorHandle, Shared};
 use ferrogrid_config::MetricsConfig;
+use ferrogrid_protocol::MessageType;
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -23,14 +28,6 @@ const MAX_HTTP_LINE_BYTES: usize = 8 << 10;
 const MAX_HTTP_HEADERS: usize = 64;
 const HTTP_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Probes of the IO balancer (written by the balancer thread only).
-#[derive(Debug, Default)]
-pub struct BalancerProbes {
-    pub runs: Counter,
-    pub imbalances_detected: Counter,
-    pub migrations: Counter,
-}
-
 fn probe(
     group: String,
     name: &'static str,
@@ -45,50 +42,37 @@ fn probe(
 /// Every probe of the member, read now.
 pub fn collect(shared: &Shared) -> Vec<Probe> {
     let mut probes = Vec::new();
-    let mut latency = std::collections::BTreeMap::new();
-    let mut tenant_latency = std::collections::BTreeMap::<usize, hdrhistogram::Histogram<u64>>::new();
-    let mut maps = std::collections::BTreeMap::<String, crate::probes::MapFigures>::new();
-    let mut clients = std::collections::BTreeMap::<String, crate::probes::ClientFigures>::new();
+    let mut totals = Totals::default();
     for (index, reactor) in shared.reactors.iter().enumerate() {
-        let p = &reactor.probes;
-        let group = format!("reactor-{index}");
-        let label = || vec![("reactor", index.to_string())];
-        let counters = [
-            ("readEvents", "ferrogrid_reactor_read_events_total", p.read_events.get()),
-            ("writeEvents", "ferrogrid_reactor_write_events_total", p.write_events.get()),
-            ("bytesIn", "ferrogrid_reactor_bytes_in_total", p.bytes_in.get()),
-            ("bytesOut", "ferrogrid_reactor_bytes_out_total", p.bytes_out.get()),
-            ("messagesIn", "ferrogrid_reactor_messages_in_total", p.messages_in.get()),
-            ("messagesOut", "ferrogrid_reactor_messages_out_total", p.messages_out.get()),
-            ("localOps", "ferrogrid_reactor_local_ops_total", p.local_ops.get()),
-            ("handedOffOps", "ferrogrid_reactor_handed_off_ops_total", p.handed_off_ops.get()),
-            ("forwardedOps", "ferrogrid_reactor_forwarded_ops_total", p.forwarded_ops.get()),
-            ("receivedOps", "ferrogrid_reactor_received_ops_total", p.received_ops.get()),
-            (
-                "connectionsMigratedIn",
-                "ferrogrid_reactor_connections_migrated_in_total",
-                p.connections_migrated_in.get(),
-            ),
-            (
-                "connectionsMigratedOut",
-                "ferrogrid_reactor_connections_migrated_out_total",
-                p.connections_migrated_out.get(),
-            ),
-            ("eventsDropped", "ferrogrid_reactor_events_dropped_total", p.events_dropped.get()),
-        ];
-        for (name, prometheus, value) in counters {
-            probes.push(probe(group.clone(), name, prometheus, label(), value as f64, true));
-        }
-        let connections = reactor.connections.load(Ordering::Acquire) as f64;
-        probes.push(probe(group.clone(), "connections", "ferrogrid_reactor_connections", label(), connections, false));
-        let depth = p.queue_depth.get() as f64;
-        probes.push(probe(group.clone(), "queueDepth", "ferrogrid_reactor_queue_depth", label(), depth, false));
-        let snapshot = p.snapshot.lock().clone();
+        reactor_probes(&mut probes, index, reactor);
+        let snapshot = reactor.probes.snapshot.lock().clone();
+        totals.add(snapshot);
+    }
+    latency_probes(&mut probes, totals.latency);
+    map_probes(&mut probes, totals.maps);
+    client_probes(&mut probes, totals.clients);
+    tenant_probes(&mut probes, shared, totals.tenant_latency);
+    cluster_probes(&mut probes, shared);
+    probes
+}
+
+/// The reactors' snapshots summed over reactors: latency per operation type and per tenant,
+/// figures per map (by display name) and per client.
+#[derive(Default)]
+struct Totals {
+    latency: BTreeMap<MessageType, Histogram<u64>>,
+    tenant_latency: BTreeMap<usize, Histogram<u64>>,
+    maps: BTreeMap<String, MapFigures>,
+    clients: BTreeMap<String, ClientFigures>,
+}
+
+impl Totals {
+    fn add(&mut self, snapshot: ReactorSnapshot) {
         for (ty, histogram) in snapshot.latency {
-            latency.entry(ty).or_insert_with(crate::probes::latency_histogram).add(&histogram).expect("same bounds");
+            self.latency.entry(ty).or_insert_with(latency_histogram).add(&histogram).expect("same bounds");
         }
         for (name, figures) in snapshot.maps {
-            let total = maps.entry(crate::tenants::display(&name)).or_default();
+            let total = self.maps.entry(crate::tenants::display(&name)).or_default();
             total.entries += figures.entries;
             total.bytes += figures.bytes;
             for (ty, count) in figures.ops {
@@ -96,15 +80,52 @@ pub fn collect(shared: &Shared) -> Vec<Probe> {
             }
         }
         for (tenant, histogram) in snapshot.tenant_latency.iter().enumerate() {
-            let total = tenant_latency.entry(tenant).or_insert_with(crate::probes::latency_histogram);
+            let total = self.tenant_latency.entry(tenant).or_insert_with(latency_histogram);
             total.add(histogram).expect("same bounds");
         }
         for (client, figures) in snapshot.clients {
-            let total = clients.entry(client.to_string()).or_default();
+            let total = self.clients.entry(client.to_string()).or_default();
             total.connections += figures.connections;
             total.requests += figures.requests;
         }
     }
+}
+
+/// One reactor's counters and gauges.
+fn reactor_probes(probes: &mut Vec<Probe>, index: usize, reactor: &ReactorHandle) {
+    let p = &reactor.probes;
+    let group = format!("reactor-{index}");
+    let label = || vec![("reactor", index.to_string())];
+    let counters = [
+        ("readEvents", "ferrogrid_reactor_read_events_total", p.read_events.get()),
+        ("writeEvents", "ferrogrid_reactor_write_events_total", p.write_events.get()),
+        ("bytesIn", "ferrogrid_reactor_bytes_in_total", p.bytes_in.get()),
+        ("bytesOut", "ferrogrid_reactor_bytes_out_total", p.bytes_out.get()),
+        ("messagesIn", "ferrogrid_reactor_messages_in_total", p.messages_in.get()),
+        ("messagesOut", "ferrogrid_reactor_messages_out_total", p.messages_out.get()),
+        ("localOps", "ferrogrid_reactor_local_ops_total", p.local_ops.get()),
+        ("handedOffOps", "ferrogrid_reactor_handed_off_ops_total", p.handed_off_ops.get()),
+        ("forwardedOps", "ferrogrid_reactor_forwarded_ops_total", p.forwarded_ops.get()),
+        ("receivedOps", "ferrogrid_reactor_received_ops_total", p.received_ops.get()),
+        ("connectionsMigratedIn", "ferrogrid_reactor_connections_migrated_in_total", p.connections_migrated_in.get()),
+        (
+            "connectionsMigratedOut",
+            "ferrogrid_reactor_connections_migrated_out_total",
+            p.connections_migrated_out.get(),
+        ),
+        ("eventsDropped", "ferrogrid_reactor_events_dropped_total", p.events_dropped.get()),
+    ];
+    for (name, prometheus, value) in counters {
+        probes.push(probe(group.clone(), name, prometheus, label(), value as f64, true));
+    }
+    let connections = reactor.connections.load(Ordering::Acquire) as f64;
+    probes.push(probe(group.clone(), "connections", "ferrogrid_reactor_connections", label(), connections, false));
+    let depth = p.queue_depth.get() as f64;
+    probes.push(probe(group, "queueDepth", "ferrogrid_reactor_queue_depth", label(), depth, false));
+}
+
+/// Latency quantiles, maximum and count per operation type.
+fn latency_probes(probes: &mut Vec<Probe>, latency: BTreeMap<MessageType, Histogram<u64>>) {
     for (ty, histogram) in latency {
         let operation = operation_name(ty);
         let group = format!("operation-{operation}");
@@ -116,16 +137,14 @@ pub fn collect(shared: &Shared) -> Vec<Probe> {
             labels.push(("quantile", quantile.to_string()));
             probes.push(probe(group.clone(), name, "ferrogrid_operation_latency_nanoseconds", labels, value, false));
         }
-        probes.push(probe(
-            group.clone(),
-            "max",
-            "ferrogrid_operation_latency_max_nanoseconds",
-            label(),
-            histogram.max() as f64,
-            false,
-        ));
+        let max = histogram.max() as f64;
+        probes.push(probe(group.clone(), "max", "ferrogrid_operation_latency_max_nanoseconds", label(), max, false));
         probes.push(probe(group, "count", "ferrogrid_operation_count_total", label(), histogram.len() as f64, true));
     }
+}
+
+/// Entries, bytes and operations per map.
+fn map_probes(probes: &mut Vec<Probe>, maps: BTreeMap<String, MapFigures>) {
     for (name, figures) in maps {
         let group = format!("map-{name}");
         let label = || vec![("map", name.clone())];
@@ -139,26 +158,23 @@ pub fn collect(shared: &Shared) -> Vec<Probe> {
             probes.push(probe(group.clone(), "ops", "ferrogrid_map_ops_total", labels, count as f64, true));
         }
     }
+}
+
+/// Connections and requests per client.
+fn client_probes(probes: &mut Vec<Probe>, clients: BTreeMap<String, ClientFigures>) {
     for (client, figures) in clients {
         let group = format!("client-{client}");
         let label = || vec![("client", client.clone())];
-        probes.push(probe(
-            group.clone(),
-            "connections",
-            "ferrogrid_client_connections",
-            label(),
-            figures.connections as f64,
-            false,
-        ));
-        probes.push(probe(
-            group,
-            "requests",
-            "ferrogrid_client_requests_total",
-            label(),
-            figures.requests as f64,
-            true,
-        ));
+        let connections = figures.connections as f64;
+        probes.push(probe(group.clone(), "connections", "ferrogrid_client_connections", label(), connections, false));
+        let requests = figures.requests as f64;
+        probes.push(probe(group, "requests", "ferrogrid_client_requests_total", label(), requests, true));
     }
+}
+
+/// Per tenant: operations, throttled and rejected (summed over reactors), data held,
+/// connections and latency quantiles.
+fn tenant_probes(probes: &mut Vec<Probe>, shared: &Shared, tenant_latency: BTreeMap<usize, Histogram<u64>>) {
     for (id, histogram) in tenant_latency {
         let Some(tenant) = shared.tenant(id as u16) else { continue };
         let name = tenant.config.name.clone();
@@ -189,41 +205,26 @@ pub fn collect(shared: &Shared) -> Vec<Probe> {
             probes.push(probe(group.clone(), probe_name, "ferrogrid_tenant_latency_nanoseconds", labels, value, false));
         }
     }
+}
+
+/// The cluster's size and table version, and the IO balancer's counters.
+fn cluster_probes(probes: &mut Vec<Probe>, shared: &Shared) {
     let cluster = || "cluster".to_owned();
     let members = shared.cluster_state().members.len().max(1) as f64;
     probes.push(probe(cluster(), "members", "ferrogrid_cluster_members", vec![], members, false));
     let version = shared.view.state().partition_table_version as f64;
-    probes.push(probe(
-        cluster(),
-        "partitionTableVersion",
-        "ferrogrid_cluster_partition_table_version",
-        vec![],
-        version,
-        false,
-    ));
+    let table_version = "ferrogrid_cluster_partition_table_version";
+    probes.push(probe(cluster(), "partitionTableVersion", table_version, vec![], version, false));
     probes.push(probe(cluster(), "migrations", "ferrogrid_cluster_migrations_total", vec![], 0.0, true));
     let balancer = &shared.balancer;
     let balancer_group = || "balancer".to_owned();
-    probes.push(probe(
-        balancer_group(),
-        "runs",
-        "ferrogrid_balancer_runs_total",
-        vec![],
-        balancer.runs.get() as f64,
-        true,
-    ));
+    let runs = balancer.runs.get() as f64;
+    probes.push(probe(balancer_group(), "runs", "ferrogrid_balancer_runs_total", vec![], runs, true));
     let imbalances = balancer.imbalances_detected.get() as f64;
-    probes.push(probe(
-        balancer_group(),
-        "imbalancesDetected",
-        "ferrogrid_balancer_imbalances_total",
-        vec![],
-        imbalances,
-        true,
-    ));
+    let imbalances_name = "ferrogrid_balancer_imbalances_total";
+    probes.push(probe(balancer_group(), "imbalancesDetected", imbalances_name, vec![], imbalances, true));
     let migrations = balancer.migrations.get() as f64;
     probes.push(probe(balancer_group(), "migrations", "ferrogrid_balancer_migrations_total", vec![], migrations, true));
-    probes
 }
 
 /// "Map.Get" for a known map request type, else its hex id.
@@ -243,7 +244,7 @@ pub fn log_loop(shared: Arc<Shared>, config: MetricsConfig, path: std::path::Pat
             continue;
         }
         waited = Duration::ZERO;
-        let text = render_log(&collect(&shared), crate::owner::now_ms());
+        let text = render_log(&collect(&shared), crate::clock::now_ms());
         if let Err(error) = append_rolling(&path, text.as_bytes(), config.max_file_bytes) {
             warn!(path = %path.display(), %error, "could not write the metrics file");
         }

@@ -261,6 +261,7 @@ pub fn counted_type(slot: usize) -> MessageType {
 }
 
 /// Every row (for tests and documentation).
+#[cfg(test)]
 pub fn rows() -> &'static [Operation] {
     TABLE
 }

@@ -2,21 +2,23 @@
 //! released from key locks, fire lock and wait deadlines, sweep expired entries, and publish
 //! entry events. Owned by one reactor thread; the reactor does the IO around it.
 
+use crate::clock::now_ms;
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::envelope::{Handoff, Handoffs};
 use crate::fanout::{FanOut, ShareContext};
 use crate::listeners::{Event, EventBound, EventKind, Listeners};
 use crate::locks::Parked;
-use crate::map_ops::{self, Done, OpContext, SettingsCache};
+use crate::map_ops::{self, Done, OpContext};
+use crate::map_settings::SettingsCache;
 use crate::operations;
 use crate::outbox::Outbox;
-use crate::partition::{Object, ObjectKind};
+use crate::partition::{Object, PartitionStore};
+use crate::peer::ObjectKind;
 use crate::queue::{self, QueueContext, QueueDone, Waiter};
 use crate::request::{ErrorKind, MapRequest, OpError, QueueOp, QueueRequest, Replies, Request};
-use crate::store::PartitionStore;
 use crate::wire::{self, HazelcastReply};
 use ferrogrid_config::MemberConfig;
-use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
+use ferrogrid_protocol::{DecodeError, Message, MessageType, PartitionId, Uuid};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
@@ -26,9 +28,9 @@ use tracing::warn;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Timer {
     /// Re-check a key's lock lease and the deadlines of requests parked on it.
-    Key { partition: usize, map: Box<str>, key: Box<[u8]> },
+    Key { partition: PartitionId, map: Box<str>, key: Box<[u8]> },
     /// Answer the waiters of a queue whose deadline passed.
-    Queue { partition: usize, name: Box<str> },
+    Queue { partition: PartitionId, name: Box<str> },
     /// Release the locks of a client that has had no connection since it was scheduled.
     ClientCleanup(Uuid),
 }
@@ -44,7 +46,7 @@ pub struct Call<'c> {
     pub source: Uuid,
     /// Its row in the operation table (its per-map counter).
     pub counter_slot: usize,
-    pub partition_id: i32,
+    pub partition_id: PartitionId,
 }
 
 impl Call<'_> {
@@ -207,7 +209,8 @@ impl PartitionOwner {
     }
 
     /// The settings of `map` (resolved once per reactor).
-    pub fn settings_for(&mut self, map: &str) -> Arc<crate::store::MapSettings> {
+    #[cfg(test)]
+    pub fn settings_for(&mut self, map: &str) -> Arc<crate::map_settings::MapSettings> {
         self.settings.get(map)
     }
 
@@ -228,10 +231,10 @@ impl PartitionOwner {
     /// Answers PartitionMigrating when this member does not serve `partition_id`; false then.
     fn check_serves(&self, call: &Call<'_>, out: &mut Vec<u8>) -> bool {
         let partition_id = call.partition_id;
-        if self.replication.serves(partition_id as usize) {
+        if self.replication.serves(partition_id) {
             return true;
         }
-        let text = format!("partition {partition_id} is migrating or not owned by this member; retry");
+        let text = format!("partition {} is migrating or not owned by this member; retry", partition_id.0);
         wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::PartitionMigrating, text));
         false
     }
@@ -242,7 +245,7 @@ impl PartitionOwner {
             return;
         }
         let partition_id = call.partition_id;
-        let local = partition_id as usize / self.reactor_count;
+        let local = partition_id.0 as usize / self.reactor_count;
         let start = out.len();
         let name = &*request.name;
         let max_waiters = self.settings.max_parked_per_key();
@@ -267,7 +270,7 @@ impl PartitionOwner {
         };
         let outcome = match waited {
             Ok(Some(deadline_ms)) if deadline_ms != i64::MAX => {
-                self.timers.push(Reverse((deadline_ms, Timer::Queue { partition: local, name: name.into() })));
+                self.timers.push(Reverse((deadline_ms, Timer::Queue { partition: partition_id, name: name.into() })));
                 Ok(())
             }
             other => other.map(|_| ()),
@@ -277,13 +280,13 @@ impl PartitionOwner {
             wire::write_error(out, call.correlation_id, &failure);
         }
         if self.partitions[local].tracks_changes() {
-            self.replicate(partition_id as usize, call.connection, call.correlation_id, out, start);
+            self.replicate(partition_id, call.connection, call.correlation_id, out, start);
         }
     }
 
     /// Answers the waiters of a queue whose deadline passed.
-    fn check_queue(&mut self, local: usize, name: &str) {
-        let partition_id = self.replication_partition_id(local);
+    fn check_queue(&mut self, partition_id: PartitionId, name: &str) {
+        let local = partition_id.0 as usize / self.reactor_count;
         let Some(queue) = self.partitions[local].existing_queue_mut(name) else { return };
         let mut ctx = QueueContext {
             name,
@@ -297,20 +300,15 @@ impl PartitionOwner {
         queue.expire_waiters(self.now_ms, &mut ctx);
     }
 
-    /// The partition id of local partition `local`.
-    fn replication_partition_id(&self, local: usize) -> i32 {
-        (self.reactor_index + local * self.reactor_count) as i32
-    }
-
     /// A map request.
     fn execute_map(&mut self, call: &Call<'_>, request: &MapRequest<'_>, out: &mut Vec<u8>) {
         let partition_id = call.partition_id;
-        if !self.replication.serves(partition_id as usize) {
-            let text = format!("partition {partition_id} is migrating or not owned by this member; retry");
+        if !self.replication.serves(partition_id) {
+            let text = format!("partition {} is migrating or not owned by this member; retry", partition_id.0);
             wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::PartitionMigrating, text));
             return;
         }
-        let local = partition_id as usize / self.reactor_count;
+        let local = partition_id.0 as usize / self.reactor_count;
         let start = out.len();
         let mut ctx = OpContext {
             now_ms: self.now_ms,
@@ -336,10 +334,10 @@ impl PartitionOwner {
             wire::write_error(out, call.correlation_id, &failure);
         }
         if self.partitions[local].tracks_changes() {
-            self.replicate(partition_id as usize, call.connection, call.correlation_id, out, start);
+            self.replicate(partition_id, call.connection, call.correlation_id, out, start);
         }
         for (deadline, map, key) in self.deadlines.drain(..) {
-            self.timers.push(Reverse((deadline, Timer::Key { partition: local, map, key })));
+            self.timers.push(Reverse((deadline, Timer::Key { partition: partition_id, map, key })));
         }
         if !self.released.is_empty() {
             self.rerun_released();
@@ -423,7 +421,8 @@ impl PartitionOwner {
             response_type: message_type.response(),
             source: handoff.source,
             counter_slot: slot,
-            partition_id: message.partition_id(),
+            // The origin reactor validated the partition id.
+            partition_id: PartitionId(message.partition_id() as u16),
         };
         self.execute(&call, &request, out);
         Ok(message_type)
@@ -474,8 +473,9 @@ impl PartitionOwner {
         self.timers.peek().map(|Reverse((deadline, _))| *deadline)
     }
 
-    fn check_key(&mut self, partition: usize, map: &str, key: &[u8]) {
-        let Some(store) = self.partitions[partition].existing_mut(map) else { return };
+    fn check_key(&mut self, partition: PartitionId, map: &str, key: &[u8]) {
+        let local = partition.0 as usize / self.reactor_count;
+        let Some(store) = self.partitions[local].existing_mut(map) else { return };
         let released = store.locks.expire_lease(key, self.now_ms);
         let timed_out = store.locks.take_timed_out(key, self.now_ms);
         for parked in &timed_out {
@@ -510,7 +510,7 @@ impl PartitionOwner {
                 break;
             }
             self.sweep_cursor = (self.sweep_cursor + 1) % self.partitions.len().max(1);
-            let partition_id = (self.reactor_index + self.sweep_cursor * self.reactor_count) as i32;
+            let partition_id = PartitionId((self.reactor_index + self.sweep_cursor * self.reactor_count) as u16);
             let partition = &mut self.partitions[self.sweep_cursor];
             for (kind, name, object) in partition.objects_mut() {
                 let object = object.as_object_mut();
@@ -524,7 +524,7 @@ impl PartitionOwner {
                 for (key, value) in expired {
                     let event = Event {
                         kind: EventKind::Expired,
-                        partition_id,
+                        partition_id: Some(partition_id),
                         key: Some(&key),
                         value: None,
                         old_value: Some(&value),
@@ -544,9 +544,4 @@ impl PartitionOwner {
         let settings = &mut self.settings;
         self.partitions[local].object_mut(kind, name, || Object::new(kind, name, settings))
     }
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as i64)
 }

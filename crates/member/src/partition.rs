@@ -1,12 +1,11 @@
-//! The objects of one partition, and the one interface through which everything that does not
-//! know an object's kind reaches it: backups, migration snapshots, promotion, dropping a
-//! replica, destroy, tenant quotas, metrics, the expiry sweep and a client's departure.
+//! The objects of one partition ([`PartitionStore`]): a table of named objects of any kind,
+//! and the typed accessors each kind's operations reach their store by (maps: [`PartitionStore::map_mut`]).
 //!
 //! A partition holds named objects keyed by (kind, name): a map and a queue may share a name,
 //! as in Hazelcast, whose services each have their own namespace. Each kind is one module
-//! whose store implements [`PartitionObject`] and has one row in the `partition_objects!`
-//! table below (its wire code and store type). Its operations reach its store through typed
-//! accessors beside it (maps: `PartitionStore::map_mut` in `store.rs`).
+//! whose store implements [`PartitionObject`] (`object.rs`), has a code in member records
+//! ([`ObjectKind`], `peer.rs`) and one row in the `partition_objects!` table below (its store
+//! type).
 //!
 //! Stores live inline in the partition's hash table, in the [`Object`] enum, not boxed behind
 //! `dyn`: a map operation reaches its store with one hash lookup and a match, no extra pointer
@@ -18,94 +17,19 @@
 //! (`partition % reactor_count == reactor index`). No locks; other threads reach a partition
 //! only by handing an operation to its reactor.
 
-use crate::locks::Parked;
-use crate::map_ops::SettingsCache;
-use crate::peer::{Malformed, SnapshotWriter};
-use crate::store::RemovedEntry;
+use crate::map_settings::{MapSettings, SettingsCache};
+use crate::object::PartitionObject;
+use crate::peer::ObjectKind;
+use crate::queue::QueueStore;
+use crate::store::RecordStore;
 use ahash::RandomState;
-use ferrogrid_protocol::Uuid;
+use std::sync::Arc;
 
-/// What every kind of partition object implements: everything replication, migration,
-/// destroy, tenant quotas and metrics need, so that none of them knows a kind's records.
-///
-/// Called only by the reactor that owns the partition. A kind's change and snapshot bodies
-/// are its own encoding (read with `peer::Reader`, written with `peer::put_bytes` and plain
-/// little-endian integers); `peer.rs` frames them with the object's kind and name.
-pub(crate) trait PartitionObject {
-    /// A new, empty object named `name`, with its settings from configuration (resolved once
-    /// per reactor by `settings`).
-    fn create(name: &str, settings: &mut SettingsCache) -> Self
-    where
-        Self: Sized;
-
-    /// Entries held (records, items), for tenant quotas, metrics and destroy's count.
-    fn entry_count(&self) -> usize;
-
-    /// Bytes of keys and values held, for tenant quotas and metrics.
-    fn held_bytes(&self) -> usize;
-
-    /// Starts or stops recording changes for backups (the partition is owned here and has
-    /// backups). Stopping forgets what was recorded.
-    fn set_track_changes(&mut self, track: bool);
-
-    /// Backups that must acknowledge a change before the operation is answered (from the
-    /// kind's configuration); replicas past them get the changes asynchronously.
-    fn sync_backup_count(&self) -> usize;
-
-    /// Takes the changes recorded since the last call and appends them to `body` in the
-    /// kind's encoding; appends nothing if there were none. Each change should carry the
-    /// resulting state, so that applying one twice, or after a snapshot, is harmless.
-    fn write_changes(&mut self, body: &mut Vec<u8>);
-
-    /// Applies a body that `write_changes` wrote on the owner. On an error the body is
-    /// malformed; changes before the bad one stay applied (each is whole on its own).
-    fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed>;
-
-    /// Writes every entry for a new replica, one `writer.entry` call per entry (the writer
-    /// cuts chunks between entries, so a call writes one whole entry).
-    fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>);
-
-    /// Applies one chunk's run of entries that `write_snapshot` wrote (on top of what earlier
-    /// chunks of the same snapshot applied).
-    fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed>;
-
-    /// Removes expired entries, examining at most `budget`; returns what went (key, value),
-    /// for EXPIRED events. Kinds without expiry keep this default.
-    fn sweep_expired(&mut self, _now_ms: i64, _budget: usize) -> Vec<RemovedEntry> {
-        Vec::new()
-    }
-
-    /// Releases what `client` holds here (its locks) and adds the requests that waited on it
-    /// to `released`, to be re-run in order. Kinds nothing is held in keep this default.
-    fn release_client(&mut self, _client: Uuid, _released: &mut Vec<Parked>) {}
-}
-
-/// The kinds of partition objects, one row each: `Kind = wire code => store type`. A row makes
-/// the kind's [`ObjectKind`] variant with its code in BACKUP and SNAPSHOT records, its
-/// [`Object`] variant, and its arms in `Object`'s constructor and views. Codes are never reused.
+/// The kinds of partition objects, one row each: `Kind => store type`. A row makes the kind's
+/// [`Object`] variant and its arms in `Object`'s constructor and views; every [`ObjectKind`]
+/// needs a row (the constructor's match is exhaustive).
 macro_rules! partition_objects {
-    ($($(#[cfg($condition:meta)])? $kind:ident = $code:literal => $store:ty,)+) => {
-        /// What kind of object a partition holds (which service's): half of its key, and its
-        /// code in member records.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        #[repr(u8)]
-        pub(crate) enum ObjectKind {
-            $($(#[cfg($condition)])? $kind = $code,)+
-        }
-
-        impl ObjectKind {
-            pub(crate) fn code(self) -> u8 {
-                self as u8
-            }
-
-            pub(crate) fn from_code(code: u8) -> Option<ObjectKind> {
-                match code {
-                    $($(#[cfg($condition)])? $code => Some(ObjectKind::$kind),)+
-                    _ => None,
-                }
-            }
-        }
-
+    ($($(#[cfg($condition:meta)])? $kind:ident => $store:ty,)+) => {
         /// One object of a partition: its kind's store, inline.
         #[derive(Debug)]
         #[allow(clippy::large_enum_variant, reason = "inline, a map operation reaches its store without a pointer")]
@@ -144,10 +68,10 @@ macro_rules! partition_objects {
 }
 
 partition_objects! {
-    Map = 1 => crate::store::RecordStore,
-    Queue = 2 => crate::queue::QueueStore,
+    Map => RecordStore,
+    Queue => QueueStore,
     #[cfg(test)]
-    Probe = 0x7F => probe::Probe,
+    Probe => probe::Probe,
 }
 
 /// An object's key in its partition's table.
@@ -178,7 +102,7 @@ impl From<&ObjectRef<'_>> for ObjectKey {
 }
 
 /// Every object of one partition. Owned by the partition's reactor; map operations use the
-/// typed accessors in `store.rs`, replication and the reactor's sweeps the ones here.
+/// typed accessors below, replication and the reactor's sweeps the ones here.
 #[derive(Debug, Default)]
 pub struct PartitionStore {
     objects: hashbrown::HashMap<ObjectKey, Object, RandomState>,
@@ -239,13 +163,88 @@ impl PartitionStore {
     }
 }
 
+/// A partition's maps: the map service's typed view of [`PartitionStore`] (whose other
+/// objects it does not see). For map operations (`map_ops.rs`, `fanout.rs`) on the
+/// partition's reactor.
+impl PartitionStore {
+    pub fn map(&self, name: &str) -> Option<&RecordStore> {
+        self.object(ObjectKind::Map, name).and_then(Object::as_map)
+    }
+
+    /// The map's store, created on first use with `settings`.
+    pub fn map_mut(&mut self, name: &str, settings: impl FnOnce() -> Arc<MapSettings>) -> &mut RecordStore {
+        let object = self.object_mut(ObjectKind::Map, name, || Object::Map(RecordStore::new(settings())));
+        object.as_map_mut().expect("an object filed as a map is a map")
+    }
+
+    /// The queue `name` of this partition, created on first use with its configured settings.
+    pub(crate) fn queue_mut(&mut self, name: &str, settings: &mut SettingsCache) -> &mut QueueStore {
+        match self.object_mut(ObjectKind::Queue, name, || Object::Queue(QueueStore::create(name, settings))) {
+            Object::Queue(queue) => queue,
+            _ => unreachable!("filed under the queue kind"),
+        }
+    }
+
+    /// The queue `name` if this partition has it.
+    pub(crate) fn existing_queue_mut(&mut self, name: &str) -> Option<&mut QueueStore> {
+        match self.existing_object_mut(ObjectKind::Queue, name)? {
+            Object::Queue(queue) => Some(queue),
+            _ => None,
+        }
+    }
+
+    /// Every queue of this partition.
+    pub(crate) fn queues_mut(&mut self) -> impl Iterator<Item = &mut QueueStore> {
+        self.objects_mut().filter_map(|(_, _, object)| match object {
+            Object::Queue(queue) => Some(queue),
+            _ => None,
+        })
+    }
+
+    /// The map's store if it exists.
+    pub fn existing_mut(&mut self, name: &str) -> Option<&mut RecordStore> {
+        self.existing_object_mut(ObjectKind::Map, name).and_then(Object::as_map_mut)
+    }
+
+    /// Drops a map's data in this partition (destroy); returns how many entries it held.
+    pub fn drop_map(&mut self, name: &str) -> usize {
+        self.drop_object(ObjectKind::Map, name).map_or(0, |object| object.as_object().entry_count())
+    }
+
+    pub fn maps(&self) -> impl Iterator<Item = (&str, &RecordStore)> {
+        self.objects().filter_map(|(_, name, object)| Some((name, object.as_map()?)))
+    }
+
+    pub fn maps_mut(&mut self) -> impl Iterator<Item = (&str, &mut RecordStore)> {
+        self.objects_mut().filter_map(|(_, name, object)| Some((name, object.as_map_mut()?)))
+    }
+}
+
+impl Object {
+    pub(crate) fn as_map(&self) -> Option<&RecordStore> {
+        match self {
+            Object::Map(store) => Some(store),
+            #[allow(unreachable_patterns, reason = "maps are the only kind outside tests")]
+            _ => None,
+        }
+    }
+
+    pub(crate) fn as_map_mut(&mut self) -> Option<&mut RecordStore> {
+        match self {
+            Object::Map(store) => Some(store),
+            #[allow(unreachable_patterns, reason = "maps are the only kind outside tests")]
+            _ => None,
+        }
+    }
+}
+
 /// A test double: the smallest partition object that is not a map (an append-only log of
 /// byte strings), to show that backups, snapshots, migration and drop reach any kind through
 /// [`PartitionObject`] alone.
 #[cfg(test)]
 pub(crate) mod probe {
     use super::*;
-    use crate::peer::{put_bytes, Reader};
+    use crate::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
 
     #[derive(Debug, Default)]
     pub(crate) struct Probe {
@@ -318,7 +317,6 @@ pub(crate) mod probe {
 mod tests {
     use super::probe::probe;
     use super::*;
-    use crate::store::MapSettings;
     use std::sync::Arc;
 
     #[test]

@@ -14,14 +14,58 @@
 //! object:           kind u8 | name str | body bytes
 //! ```
 //!
-//! The body is the object kind's own encoding (`PartitionObject` in `partition.rs`): the
+//! The body is the object kind's own encoding (`PartitionObject` in `object.rs`): the
 //! changes of one operation in a backup, a run of whole entries in a snapshot. This module
 //! frames records and never looks into a body, so a new kind needs no new message type.
 //! Every read is bounds-checked: a malformed record is a [`Malformed`] error, never a panic.
 
-use crate::partition::ObjectKind;
 use ferrogrid_protocol::message::MessageWriter;
 use ferrogrid_protocol::{DecodeError, Message, MessageType};
+
+/// What kind of object a partition holds (which service's): half of its key in the partition,
+/// and its code in BACKUP and SNAPSHOT records. Each kind has a store (`object.rs`'s
+/// `PartitionObject`) and a row in `partition.rs`'s table. Codes are never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub(crate) enum ObjectKind {
+    Map = 1,
+    Queue = 2,
+    /// The test double `partition::probe`.
+    #[cfg(test)]
+    Probe = 0x7F,
+}
+
+impl ObjectKind {
+    pub(crate) fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The Hazelcast service name of this kind's objects (in CreateProxy, DestroyProxy and
+    /// the distributed-object listing).
+    pub(crate) fn service_name(self) -> &'static str {
+        match self {
+            ObjectKind::Map => "hz:impl:mapService",
+            ObjectKind::Queue => "hz:impl:queueService",
+            #[cfg(test)]
+            ObjectKind::Probe => "ferrogrid:test:probe",
+        }
+    }
+
+    /// The kind whose objects a client names by `service` (None: a service ferrogrid lacks).
+    pub(crate) fn from_service(service: &str) -> Option<ObjectKind> {
+        [ObjectKind::Map, ObjectKind::Queue].into_iter().find(|kind| kind.service_name() == service)
+    }
+
+    pub(crate) fn from_code(code: u8) -> Option<ObjectKind> {
+        match code {
+            1 => Some(ObjectKind::Map),
+            2 => Some(ObjectKind::Queue),
+            #[cfg(test)]
+            0x7F => Some(ObjectKind::Probe),
+            _ => None,
+        }
+    }
+}
 
 pub const MEMBER_PROTOCOL_HEADER: &[u8; 3] = b"FGM";
 

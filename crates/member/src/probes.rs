@@ -40,6 +40,14 @@ impl Gauge {
     }
 }
 
+/// Probes of the IO balancer (written by the balancer thread only).
+#[derive(Debug, Default)]
+pub struct BalancerProbes {
+    pub runs: Counter,
+    pub imbalances_detected: Counter,
+    pub migrations: Counter,
+}
+
 /// Counters of one reactor thread (written by that thread only).
 #[derive(Debug, Default)]
 pub struct ReactorProbes {

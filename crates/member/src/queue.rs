@@ -16,13 +16,13 @@
 
 use crate::connection::ReplyTo;
 use crate::listeners::{ItemEventKind, Listeners};
-use crate::map_ops::SettingsCache;
+use crate::map_settings::SettingsCache;
+use crate::object::PartitionObject;
 use crate::outbox::Outbox;
-use crate::partition::{Object, ObjectKind, PartitionObject, PartitionStore};
 use crate::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
 use crate::request::{Blob, ErrorKind, OpError, QueueOp, Reply};
 use ferrogrid_config::QueueConfig;
-use ferrogrid_protocol::{Data, Uuid};
+use ferrogrid_protocol::{Data, PartitionId, Uuid};
 use std::collections::VecDeque;
 
 /// One item: its id (order of arrival, for backups) and its serialized value.
@@ -77,7 +77,7 @@ pub(crate) struct QueueContext<'a> {
     pub member: Uuid,
     /// The client whose request this is (the source of its events).
     pub source: Uuid,
-    pub partition_id: i32,
+    pub partition_id: PartitionId,
     pub listeners: &'a mut Listeners,
     pub outbox: &'a mut Outbox,
     /// Delivers a reply to a waiter's connection (the front end encodes it).
@@ -466,32 +466,6 @@ impl PartitionObject for QueueStore {
     }
 }
 
-impl PartitionStore {
-    /// The queue `name` of this partition, created on first use with its configured settings.
-    pub(crate) fn queue_mut(&mut self, name: &str, settings: &mut SettingsCache) -> &mut QueueStore {
-        match self.object_mut(ObjectKind::Queue, name, || Object::Queue(QueueStore::create(name, settings))) {
-            Object::Queue(queue) => queue,
-            _ => unreachable!("filed under the queue kind"),
-        }
-    }
-
-    /// Every queue of this partition.
-    pub(crate) fn queues_mut(&mut self) -> impl Iterator<Item = &mut QueueStore> {
-        self.objects_mut().filter_map(|(_, _, object)| match object {
-            Object::Queue(queue) => Some(queue),
-            _ => None,
-        })
-    }
-
-    /// The queue `name` if this partition has it.
-    pub(crate) fn existing_queue_mut(&mut self, name: &str) -> Option<&mut QueueStore> {
-        match self.existing_object_mut(ObjectKind::Queue, name)? {
-            Object::Queue(queue) => Some(queue),
-            _ => None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -524,7 +498,7 @@ mod tests {
                 name: "q",
                 member: Uuid::default(),
                 source: Uuid::default(),
-                partition_id: 0,
+                partition_id: PartitionId(0),
                 listeners: &mut self.listeners,
                 outbox: &mut self.outbox,
                 answer: no_answer,
@@ -580,7 +554,7 @@ mod tests {
             name: "q",
             member: Uuid::default(),
             source: Uuid::default(),
-            partition_id: 0,
+            partition_id: PartitionId(0),
             listeners: &mut ctx_harness.listeners,
             outbox: &mut ctx_harness.outbox,
             answer: no_answer,

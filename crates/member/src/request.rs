@@ -294,10 +294,6 @@ pub enum ErrorKind {
     NotLockOwner,
     /// The partition is migrating or not owned here; the client retries.
     PartitionMigrating,
-    /// The member that owned the partition left; the client retries.
-    MemberLeft,
-    /// Not supported by ferrogrid (yet).
-    Unsupported,
     /// The object's state does not allow it (a queue full for addAll).
     IllegalState,
     /// Anything else the member refuses (quotas, bounds).

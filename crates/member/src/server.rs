@@ -6,7 +6,8 @@
 
 use crate::cluster::ClusterView;
 use crate::reactor::{Reactor, WAKER_TOKEN};
-use crate::shared::{inbox, ReactorHandle, Shared, Task};
+use crate::shared::{inbox, ClusterEvent, ReactorHandle, Shared, Task};
+use crossbeam_channel::Receiver;
 use ferrogrid_config::MemberConfig;
 use ferrogrid_protocol::Uuid;
 use mio::net::TcpListener;
@@ -54,90 +55,27 @@ impl Member {
         config.validate()?;
         let (listener, address) = bind(&config)?;
         let reactor_count = config.reactor_thread_count();
-        let queue_capacity = config.limits.reactor_queue_capacity as usize;
-        let mut polls = Vec::with_capacity(reactor_count);
-        let mut handles = Vec::with_capacity(reactor_count);
-        let mut receivers = Vec::with_capacity(reactor_count);
+        let (mut polls, mut handles, mut receivers) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..reactor_count {
-            let poll = Poll::new().map_err(StartError::Thread)?;
-            let waker = Waker::new(poll.registry(), WAKER_TOKEN).map_err(StartError::Thread)?;
-            let (sender, receiver) = inbox(queue_capacity);
-            handles.push(ReactorHandle {
-                inbox: sender,
-                waker,
-                sleeping: AtomicBool::new(false),
-                connections: AtomicUsize::new(0),
-                probes: crate::probes::ReactorProbes::default(),
-                ready_version: AtomicU64::new(0),
-                tenant_probes: (0..=config.tenants.tenants.len()).map(|_| Default::default()).collect(),
-            });
+            let (poll, handle, receiver) = new_reactor(&config)?;
             polls.push(poll);
+            handles.push(handle);
             receivers.push(receiver);
         }
-        let member_uuid = Uuid::from_u128(uuid::Uuid::new_v4().as_u128());
-        let host = config.network.host.clone();
-        let view = ClusterView::new(member_uuid, host.clone(), address.port() as i32, config.partition_count);
-        let member_address = format!("{host}:{}", address.port());
-        let me = ferrogrid_cluster::MemberId(member_uuid.as_u128());
-        let cluster = Arc::new(crate::replication::ClusterState::alone(me, config.partition_count as usize));
-        let (cluster_events, cluster_receiver) = crossbeam_channel::bounded(config.limits.cluster_event_queue as usize);
-        let tenants = (config.tenants.tenants.iter().enumerate())
-            .map(|(index, tenant)| crate::tenants::Tenant::new(index as u16 + 1, tenant.clone(), reactor_count))
-            .collect();
-        let shared = Arc::new(Shared {
-            config: Arc::new(config),
-            view,
-            reactors: handles,
-            objects: RwLock::new(BTreeSet::new()),
-            shutdown: AtomicBool::new(false),
-            next_connection_id: AtomicU64::new(1),
-            open_connections: AtomicUsize::new(0),
-            clients: parking_lot::Mutex::new(std::collections::HashMap::new()),
-            balancer: crate::metrics::BalancerProbes::default(),
-            cluster: RwLock::new(cluster),
-            cluster_events,
-            joined: AtomicBool::new(false),
-            left: AtomicBool::new(false),
-            member_address: member_address.clone(),
-            tenants,
-        });
+        let (shared, cluster_receiver) = shared_state(config, handles, address);
         let mut threads = Vec::with_capacity(reactor_count + 1);
         for (index, (poll, receiver)) in polls.into_iter().zip(receivers).enumerate() {
             let reactor = Reactor::new(index, shared.clone(), poll, receiver);
-            let thread = std::thread::Builder::new()
-                .name(format!("reactor-{index}"))
-                .spawn(move || reactor.run())
-                .map_err(StartError::Thread)?;
-            threads.push(thread);
+            threads.push(spawn(format!("reactor-{index}"), move || reactor.run())?);
         }
         let acceptor_poll = Poll::new().map_err(StartError::Thread)?;
         let acceptor_waker = Arc::new(Waker::new(acceptor_poll.registry(), WAKER_TOKEN).map_err(StartError::Thread)?);
         let acceptor_shared = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("acceptor".into())
-            .spawn(move || accept_loop(acceptor_shared, acceptor_poll, listener))
-            .map_err(StartError::Thread)?;
-        threads.push(thread);
-        let cluster_shared = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("cluster".into())
-            .spawn(move || crate::cluster_service::run(cluster_shared, cluster_receiver, member_address))
-            .map_err(StartError::Thread)?;
-        threads.push(thread);
-        // Return once in a cluster (founded or joined) with a partition table: within the join
-        // wait (and the first table's wait for members joining at once).
-        let join_deadline = Instant::now() + Duration::from_millis(shared.config.cluster.join_wait_ms) + JOIN_GRACE;
-        // In a cluster, and every reactor applied a partition table.
-        let serving = |shared: &Shared| {
-            shared.joined.load(Ordering::Acquire)
-                && shared.reactors.iter().all(|reactor| reactor.ready_version.load(Ordering::Acquire) >= 1)
-        };
-        while !serving(&shared) && Instant::now() < join_deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        if !shared.joined.load(Ordering::Acquire) {
-            warn!("not in a cluster yet; clients get retryable errors until the member has joined");
-        }
+        threads.push(spawn("acceptor".into(), move || accept_loop(acceptor_shared, acceptor_poll, listener))?);
+        let (cluster_shared, member_address) = (shared.clone(), shared.member_address.clone());
+        let cluster = move || crate::cluster_service::run(cluster_shared, cluster_receiver, member_address);
+        threads.push(spawn("cluster".into(), cluster)?);
+        wait_until_serving(&shared);
         let metrics_address = start_observability(&shared, &mut threads)?;
         info!(
             %address,
@@ -168,7 +106,7 @@ impl Member {
     /// Leaves the cluster gracefully (its partitions are handed to the other members first,
     /// waiting at most `timeout`), then stops.
     pub fn leave(self, timeout: Duration) {
-        let _ = self.shared.cluster_events.send(crate::cluster_service::ClusterEvent::Shutdown);
+        let _ = self.shared.cluster_events.send(crate::shared::ClusterEvent::Shutdown);
         let deadline = Instant::now() + timeout;
         while !self.shared.left.load(Ordering::Acquire) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
@@ -207,6 +145,85 @@ impl Member {
             let _ = thread.join();
         }
         info!("member stopped");
+    }
+}
+
+/// One reactor's poll, the handle other threads reach it by, and its inbox's receiving end.
+fn new_reactor(config: &MemberConfig) -> Result<(Poll, ReactorHandle, Receiver<Task>), StartError> {
+    let poll = Poll::new().map_err(StartError::Thread)?;
+    let waker = Waker::new(poll.registry(), WAKER_TOKEN).map_err(StartError::Thread)?;
+    let (sender, receiver) = inbox(config.limits.reactor_queue_capacity as usize);
+    let handle = ReactorHandle {
+        inbox: sender,
+        waker,
+        sleeping: AtomicBool::new(false),
+        connections: AtomicUsize::new(0),
+        probes: crate::probes::ReactorProbes::default(),
+        ready_version: AtomicU64::new(0),
+        tenant_probes: (0..=config.tenants.tenants.len()).map(|_| Default::default()).collect(),
+    };
+    Ok((poll, handle, receiver))
+}
+
+/// The member's shared state (a new identity, alone until the cluster service joins a
+/// cluster), and the receiving end of the cluster service's event queue.
+fn shared_state(
+    config: MemberConfig,
+    handles: Vec<ReactorHandle>,
+    address: SocketAddr,
+) -> (Arc<Shared>, Receiver<ClusterEvent>) {
+    let reactor_count = handles.len();
+    let member_uuid = Uuid::from_u128(uuid::Uuid::new_v4().as_u128());
+    let host = config.network.host.clone();
+    let view = ClusterView::new(member_uuid, host.clone(), address.port() as i32, config.partition_count);
+    let member_address = format!("{host}:{}", address.port());
+    let me = ferrogrid_cluster::MemberId(member_uuid.as_u128());
+    let cluster = Arc::new(crate::replication::ClusterState::alone(me, config.partition_count as usize));
+    let (cluster_events, cluster_receiver) = crossbeam_channel::bounded(config.limits.cluster_event_queue as usize);
+    let tenants = config
+        .tenants
+        .tenants
+        .iter()
+        .map(|tenant| crate::tenants::Tenant::new(tenant.clone(), reactor_count))
+        .collect();
+    let shared = Arc::new(Shared {
+        config: Arc::new(config),
+        view,
+        reactors: handles,
+        objects: RwLock::new(BTreeSet::new()),
+        shutdown: AtomicBool::new(false),
+        next_connection_id: AtomicU64::new(1),
+        open_connections: AtomicUsize::new(0),
+        clients: parking_lot::Mutex::new(std::collections::HashMap::new()),
+        balancer: crate::probes::BalancerProbes::default(),
+        cluster: RwLock::new(cluster),
+        cluster_events,
+        joined: AtomicBool::new(false),
+        left: AtomicBool::new(false),
+        member_address,
+        tenants,
+    });
+    (shared, cluster_receiver)
+}
+
+fn spawn(name: String, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, StartError> {
+    std::thread::Builder::new().name(name).spawn(body).map_err(StartError::Thread)
+}
+
+/// Waits until the member is in a cluster (founded or joined) and every reactor applied a
+/// partition table: within the join wait (and the first table's wait for members joining at
+/// once). A member still alone afterwards serves retryable errors until it joins.
+fn wait_until_serving(shared: &Shared) {
+    let join_deadline = Instant::now() + Duration::from_millis(shared.config.cluster.join_wait_ms) + JOIN_GRACE;
+    let serving = |shared: &Shared| {
+        shared.joined.load(Ordering::Acquire)
+            && shared.reactors.iter().all(|reactor| reactor.ready_version.load(Ordering::Acquire) >= 1)
+    };
+    while !serving(shared) && Instant::now() < join_deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if !shared.joined.load(Ordering::Acquire) {
+        warn!("not in a cluster yet; clients get retryable errors until the member has joined");
     }
 }
 
@@ -259,7 +276,7 @@ fn accept_loop(shared: Arc<Shared>, mut poll: Poll, mut listener: TcpListener) {
                 continue;
             }
             let _ = stream.set_nodelay(true);
-            let target = least_loaded(&shared);
+            let target = shared.least_loaded();
             if shared.reactors[target].inbox.send(Task::NewConnection(stream, peer)).is_err() {
                 return;
             }
@@ -304,15 +321,4 @@ fn start_observability(
         threads.push(spawn("io-balancer", Box::new(move || crate::balancer::balancer_loop(shared, interval)))?);
     }
     Ok(metrics_address)
-}
-
-/// Where a new connection goes: the reactor with the fewest connections (lowest index on
-/// ties), or reactor 0 when configured to reproduce a skewed assignment.
-pub(crate) fn least_loaded(shared: &Shared) -> usize {
-    if shared.config.io.initial_placement == ferrogrid_config::Placement::FirstReactor {
-        return 0;
-    }
-    (0..shared.reactor_count())
-        .min_by_key(|index| shared.reactors[*index].connections.load(Ordering::Acquire))
-        .expect("at least one reactor")
 }

@@ -6,6 +6,7 @@ use crate::connection::ConnectionShared;
 use crate::fanout::FanOut;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use ferrogrid_config::MemberConfig;
+use ferrogrid_protocol::PartitionId;
 use mio::Waker;
 use parking_lot::RwLock;
 use std::collections::BTreeSet;
@@ -40,6 +41,21 @@ pub enum Task {
     Member { from: ferrogrid_cluster::MemberId, work: MemberWork },
 }
 
+/// What reactors tell the cluster service.
+#[derive(Debug)]
+pub enum ClusterEvent {
+    /// A link exchanged identities (the reactor checked cluster name and partition count).
+    Hello { link: Arc<ConnectionShared>, outgoing: bool, hello: crate::peer::Hello },
+    /// A membership message from the member at the other end of `link`.
+    Control { link: crate::connection::ConnectionId, from: ferrogrid_cluster::MemberId, bytes: Vec<u8> },
+    /// A link closed.
+    Closed { link: crate::connection::ConnectionId },
+    /// Leave the cluster gracefully (then the member stops).
+    Shutdown,
+    /// A reactor became ready for a table version (look now rather than at the next tick).
+    Ready,
+}
+
 /// Member traffic one reactor hands another.
 #[derive(Debug)]
 pub enum MemberWork {
@@ -50,7 +66,7 @@ pub enum MemberWork {
     /// Acknowledgements of writes the receiving reactor holds.
     Acks(Vec<(u64, bool)>),
     /// A member waiting for this partition's data asks for it again.
-    SnapshotRequest(u16),
+    SnapshotRequest(PartitionId),
     /// Answers (whole messages, each `u32` LE length-prefixed) to requests the receiving
     /// reactor forwarded.
     Responses(Box<[u8]>),
@@ -106,11 +122,11 @@ pub struct Shared {
     /// had none for `CLIENT_CLEANUP_PERIOD_MS`).
     pub clients: parking_lot::Mutex<std::collections::HashMap<ferrogrid_protocol::Uuid, usize>>,
     /// The IO balancer's probes.
-    pub balancer: crate::metrics::BalancerProbes,
+    pub balancer: crate::probes::BalancerProbes,
     /// The latest members, table and links (reactors get each as a task as well).
     pub cluster: RwLock<Arc<crate::replication::ClusterState>>,
     /// Where reactors send link and membership events.
-    pub cluster_events: Sender<crate::cluster_service::ClusterEvent>,
+    pub cluster_events: Sender<ClusterEvent>,
     /// This member is in a cluster (founded or joined one).
     pub joined: AtomicBool,
     /// This member left the cluster (graceful shutdown finished).
@@ -149,6 +165,17 @@ impl Shared {
 }
 
 impl Shared {
+    /// Where a new connection goes: the reactor with the fewest connections (lowest index on
+    /// ties), or reactor 0 when configured to reproduce a skewed assignment.
+    pub(crate) fn least_loaded(&self) -> usize {
+        if self.config.io.initial_placement == ferrogrid_config::Placement::FirstReactor {
+            return 0;
+        }
+        (0..self.reactor_count())
+            .min_by_key(|index| self.reactors[*index].connections.load(Ordering::Acquire))
+            .expect("at least one reactor")
+    }
+
     /// Tenant `id` (None for 0, the default tenant).
     pub fn tenant(&self, id: u16) -> Option<&crate::tenants::Tenant> {
         id.checked_sub(1).and_then(|index| self.tenants.get(index as usize))
@@ -163,8 +190,8 @@ impl Shared {
     }
 
     /// The reactor that owns `partition`: a mod, an array index.
-    pub fn owner_of(&self, partition: u16) -> usize {
-        partition as usize % self.reactors.len()
+    pub fn owner_of(&self, partition: PartitionId) -> usize {
+        partition.0 as usize % self.reactors.len()
     }
 
     pub fn is_shutting_down(&self) -> bool {

@@ -1,6 +1,7 @@
 //! Maps in a partition: one map's entries (and key locks) that hash to one partition, as a
-//! [`RecordStore`], the first kind of partition object (`partition.rs`): its backup and
-//! snapshot encoding, and the typed accessors map operations use.
+//! [`RecordStore`], the first kind of partition object (`partition.rs`), and its backup and
+//! snapshot encoding. Map operations reach it through the typed accessors in `partition.rs`
+//! (`PartitionStore::map_mut`).
 //!
 //! Owned and written by exactly one thread: the reactor that owns the partition
 //! (`partition % reactor_count == reactor index`). No locks; other threads reach a partition
@@ -11,24 +12,16 @@
 //! sampling eviction. Times are milliseconds since the Unix epoch, taken once per reactor
 //! loop iteration.
 
+use crate::clock::NEVER;
 use crate::locks::{LockImage, LockOwner, LockTable, Parked};
-use crate::map_ops::SettingsCache;
-use crate::partition::{Object, ObjectKind, PartitionObject};
+use crate::map_settings::{MapSettings, PartitionLimit, SettingsCache};
+use crate::object::{PartitionObject, RemovedEntry};
 use crate::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
 use ahash::RandomState;
-use ferrogrid_config::{EvictionPolicy, MapConfig, MaxSizePolicy};
+use ferrogrid_config::EvictionPolicy;
 use ferrogrid_protocol::Uuid;
 use indexmap::IndexMap;
 use std::sync::Arc;
-
-/// Kept here for the map operations that name it `store::PartitionStore`.
-pub use crate::partition::PartitionStore;
-
-/// "No expiry" for ttl, max-idle and expiration times, as Hazelcast reports it.
-pub const NEVER: i64 = i64::MAX;
-
-/// A removed entry: its key and value (for EVICTED / EXPIRED events).
-pub type RemovedEntry = (Box<[u8]>, Box<[u8]>);
 
 /// Entries examined per eviction.
 const EVICTION_SAMPLE: usize = 15;
@@ -62,70 +55,6 @@ impl Record {
 
     pub fn is_expired(&self, now_ms: i64) -> bool {
         now_ms >= self.expiration_time_ms()
-    }
-}
-
-/// How a map's bound is enforced in one partition.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum PartitionLimit {
-    Unbounded,
-    /// At most this many entries (fractional, as Hazelcast translates a per-member size).
-    Entries(f64),
-    /// At most this many bytes of keys and values.
-    Bytes(f64),
-}
-
-/// A map's settings, resolved from configuration when the map is first used on a reactor.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MapSettings {
-    pub default_ttl_ms: i64,
-    pub default_max_idle_ms: i64,
-    pub per_entry_stats: bool,
-    pub limit: PartitionLimit,
-    pub eviction_policy: EvictionPolicy,
-    /// Synchronous backups (a write is answered once they applied it).
-    pub backup_count: usize,
-    /// Asynchronous backups (sent, not waited for).
-    pub async_backup_count: usize,
-}
-
-impl MapSettings {
-    /// Resolves `config` for a member that is one of `member_count` over `partition_count`
-    /// partitions. A per-member bound becomes a per-partition one, as in Hazelcast.
-    pub fn resolve(config: &MapConfig, partition_count: u16, member_count: usize) -> MapSettings {
-        let seconds = |value: u64| if value == 0 { NEVER } else { value as i64 * 1000 };
-        let share = member_count as f64 / partition_count as f64;
-        let size = config.eviction.size as f64;
-        let limit = match (config.eviction.eviction_policy, config.eviction.max_size_policy) {
-            (EvictionPolicy::None, _) => PartitionLimit::Unbounded,
-            (_, MaxSizePolicy::PerPartition) => PartitionLimit::Entries(size),
-            (_, MaxSizePolicy::PerNode) => PartitionLimit::Entries(size * share),
-            (_, MaxSizePolicy::UsedHeapSize) => PartitionLimit::Bytes(size * 1024.0 * 1024.0 * share),
-        };
-        MapSettings {
-            default_ttl_ms: seconds(config.time_to_live_seconds),
-            default_max_idle_ms: seconds(config.max_idle_seconds),
-            per_entry_stats: config.per_entry_stats_enabled,
-            limit,
-            eviction_policy: config.eviction.eviction_policy,
-            backup_count: config.backup_count as usize,
-            async_backup_count: config.async_backup_count as usize,
-        }
-    }
-
-    /// A ttl or max-idle argument from a request: −1 = the map default, 0 = never, else ms.
-    fn effective(requested_ms: i64, default_ms: i64) -> i64 {
-        match requested_ms {
-            ms if ms < 0 => default_ms,
-            0 => NEVER,
-            ms => ms,
-        }
-    }
-}
-
-impl Default for MapSettings {
-    fn default() -> Self {
-        MapSettings::resolve(&MapConfig::DEFAULT, 271, 1)
     }
 }
 
@@ -177,6 +106,7 @@ impl RecordStore {
         self.entries.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -322,11 +252,13 @@ impl RecordStore {
     }
 
     /// The record under `key`, expired or not (what a backup must mirror).
+    #[cfg(test)]
     pub fn raw(&self, key: &[u8]) -> Option<&Record> {
         self.entries.get(key)
     }
 
     /// Every record, expired or not (a snapshot).
+    #[cfg(test)]
     pub fn raw_iter(&self) -> impl Iterator<Item = (&[u8], &Record)> {
         self.entries.iter().map(|(key, record)| (&**key, record))
     }
@@ -429,57 +361,6 @@ impl RecordStore {
             }
         }
         expired
-    }
-}
-
-/// A partition's maps: the map service's typed view of [`PartitionStore`] (whose other
-/// objects it does not see). For map operations (`map_ops.rs`, `fanout.rs`) on the
-/// partition's reactor.
-impl PartitionStore {
-    pub fn map(&self, name: &str) -> Option<&RecordStore> {
-        self.object(ObjectKind::Map, name).and_then(Object::as_map)
-    }
-
-    /// The map's store, created on first use with `settings`.
-    pub fn map_mut(&mut self, name: &str, settings: impl FnOnce() -> Arc<MapSettings>) -> &mut RecordStore {
-        let object = self.object_mut(ObjectKind::Map, name, || Object::Map(RecordStore::new(settings())));
-        object.as_map_mut().expect("an object filed as a map is a map")
-    }
-
-    /// The map's store if it exists.
-    pub fn existing_mut(&mut self, name: &str) -> Option<&mut RecordStore> {
-        self.existing_object_mut(ObjectKind::Map, name).and_then(Object::as_map_mut)
-    }
-
-    /// Drops a map's data in this partition (destroy); returns how many entries it held.
-    pub fn drop_map(&mut self, name: &str) -> usize {
-        self.drop_object(ObjectKind::Map, name).map_or(0, |object| object.as_object().entry_count())
-    }
-
-    pub fn maps(&self) -> impl Iterator<Item = (&str, &RecordStore)> {
-        self.objects().filter_map(|(_, name, object)| Some((name, object.as_map()?)))
-    }
-
-    pub fn maps_mut(&mut self) -> impl Iterator<Item = (&str, &mut RecordStore)> {
-        self.objects_mut().filter_map(|(_, name, object)| Some((name, object.as_map_mut()?)))
-    }
-}
-
-impl Object {
-    pub(crate) fn as_map(&self) -> Option<&RecordStore> {
-        match self {
-            Object::Map(store) => Some(store),
-            #[allow(unreachable_patterns, reason = "maps are the only kind outside tests")]
-            _ => None,
-        }
-    }
-
-    pub(crate) fn as_map_mut(&mut self) -> Option<&mut RecordStore> {
-        match self {
-            Object::Map(store) => Some(store),
-            #[allow(unreachable_patterns, reason = "maps are the only kind outside tests")]
-            _ => None,
-        }
     }
 }
 
@@ -683,7 +564,8 @@ fn read_change<'a>(reader: &mut Reader<'a>) -> Result<MapChange<'a>, Malformed> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ferrogrid_config::EvictionConfig;
+    use crate::peer::ObjectKind;
+    use ferrogrid_config::{EvictionConfig, MapConfig, MaxSizePolicy};
 
     fn store(config: MapConfig) -> RecordStore {
         RecordStore::new(Arc::new(MapSettings::resolve(&config, 271, 1)))

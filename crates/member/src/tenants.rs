@@ -30,7 +30,6 @@ const DEFICIT_CAP_QUANTA: i64 = 4;
 /// A tenant as the member runs it.
 #[derive(Debug)]
 pub struct Tenant {
-    pub id: u16,
     pub config: TenantConfig,
     /// `<name>\0`: what its map names are prefixed with.
     pub prefix: String,
@@ -42,10 +41,9 @@ pub struct Tenant {
 }
 
 impl Tenant {
-    pub fn new(id: u16, config: TenantConfig, reactors: usize) -> Tenant {
+    pub fn new(config: TenantConfig, reactors: usize) -> Tenant {
         let bucket = config.max_ops_per_second.map(TokenBucket::new);
         Tenant {
-            id,
             prefix: format!("{}{SEPARATOR}", config.name),
             config,
             connections: AtomicU32::new(0),

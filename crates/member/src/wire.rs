@@ -311,8 +311,6 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::IllegalArgument => error::ILLEGAL_ARGUMENT,
         ErrorKind::NotLockOwner => error::ILLEGAL_MONITOR_STATE,
         ErrorKind::PartitionMigrating => error::PARTITION_MIGRATING,
-        ErrorKind::MemberLeft => error::MEMBER_LEFT,
-        ErrorKind::Unsupported => error::UNSUPPORTED_OPERATION,
         ErrorKind::IllegalState => error::ILLEGAL_STATE,
         ErrorKind::Refused => error::HAZELCAST,
     }

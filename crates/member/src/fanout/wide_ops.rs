@@ -8,7 +8,7 @@
 
 use super::{Partial, Partitions, WideOperation};
 use crate::listeners::{EventKind, Listener, Listeners};
-use crate::store::PartitionStore;
+use crate::partition::PartitionStore;
 use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse, IntResponse, UuidResponse};
 use ferrogrid_protocol::message::{write_frame, MessageWriter, RESPONSE_HEADER_SIZE};
 use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
@@ -452,7 +452,7 @@ impl WideOperation for DestroyQueue {
     }
 
     fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
-        partition.drop_object(crate::partition::ObjectKind::Queue, name);
+        partition.drop_object(crate::peer::ObjectKind::Queue, name);
     }
 
     fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {

@@ -1,0 +1,531 @@
+//! Routing a request, on the reactor that read it. [`Core`] is everything a reactor owns
+//! except its connections (so that both can be borrowed at once).
+//!
+//! An authenticated request is routed by its row in the operation table (`operations.rs`):
+//! a partition-bound request runs here if this reactor owns the partition, is handed to the
+//! reactor that does (batched per target, one inbox push per target per read batch), or is
+//! forwarded to the member that does; a map-wide request is fanned out to every reactor (and,
+//! from a client, every member); anything else is a client-service request answered inline.
+//! A tenant's request first passes its quotas and has its object's name scoped.
+
+use crate::client::{self, After};
+use crate::connection::{ConnectionShared, ConnectionState};
+use crate::envelope::{Forward, Handoffs};
+use crate::fanout::{self, Classified, FanOut, WideRequest};
+use crate::operations::{self, Flags, Operation, Route};
+use crate::owner::{Call, PartitionOwner};
+use crate::replication::{Forward as Pending, Route as Route_};
+use crate::request::{ErrorKind, OpError};
+use crate::shared::{Shared, Task};
+use crate::wire;
+use ferrogrid_cluster::MemberId;
+use ferrogrid_protocol::codec::{ClientAddClusterViewListener, ClientDestroyProxy};
+use ferrogrid_protocol::frame::StreamLimits;
+use ferrogrid_protocol::message::{RequestHeader, REQUEST_HEADER_SIZE};
+use ferrogrid_protocol::{Message, MessageType, PartitionId, Uuid};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What to do with a connection after handling one message.
+pub(crate) enum Flow {
+    Continue,
+    Close(String),
+}
+
+/// Everything a reactor owns except its connections (so both can be borrowed at once).
+pub(crate) struct Core {
+    pub(crate) index: usize,
+    pub(crate) shared: Arc<Shared>,
+    /// The partitions this reactor owns and everything that acts on them.
+    pub(crate) owner: PartitionOwner,
+    /// Hand-offs that did not fit a target's inbox, per target, in order.
+    pub(crate) overflow: Vec<VecDeque<Task>>,
+    /// Reactors to wake at the end of this batch.
+    pub(crate) wake: Vec<bool>,
+    /// Requests for other reactors cut from the connection being processed, per target.
+    pub(crate) outgoing: Vec<Handoffs>,
+    /// Backup records read from a member link for other reactors' partitions, per target.
+    pub(crate) member_backups: Vec<Vec<u8>>,
+    /// Answers read from a member link to requests other reactors forwarded, per target
+    /// (each `u32` LE length-prefixed).
+    pub(crate) member_responses: Vec<Vec<u8>>,
+    pub(crate) authenticated_limits: StreamLimits,
+    /// Whether the request being handled went to another reactor (it is timed there).
+    pub(crate) handed_off: bool,
+    /// Whether the connection being processed is a member link this member opened.
+    pub(crate) current_outgoing: bool,
+    /// Deficit round robin over tenants.
+    pub(crate) fairness: crate::tenants::Fairness,
+    /// Requests the connection being processed may still have cut in its current turn.
+    pub(crate) turn_budget: usize,
+    /// A connection ended its turn with input left: poll without sleeping this iteration.
+    pub(crate) turn_over: bool,
+}
+
+impl Core {
+    pub(crate) fn new(index: usize, shared: Arc<Shared>) -> Core {
+        let count = shared.reactor_count();
+        let (member, partition_count) = (shared.view.member_uuid, shared.view.partition_count);
+        let events_dropped = shared.reactors[index].probes.events_dropped.clone();
+        let owner = PartitionOwner::new(
+            index,
+            count,
+            member,
+            shared.config.clone(),
+            partition_count,
+            shared.cluster_state(),
+            events_dropped,
+        );
+        let limits = &shared.config.limits;
+        let authenticated_limits = StreamLimits {
+            max_frame_bytes: limits.max_frame_bytes,
+            max_message_bytes: limits.max_message_bytes,
+            max_pending_fragmented: limits.max_pending_fragmented_messages,
+        };
+        let tenants = &shared.config.tenants;
+        let weights: Vec<u32> = std::iter::once(1).chain(tenants.tenants.iter().map(|tenant| tenant.weight)).collect();
+        let fairness = crate::tenants::Fairness::new(tenants.fair_scheduling, &weights);
+        let turn_budget = limits.requests_per_turn as usize;
+        Core {
+            index,
+            shared,
+            owner,
+            overflow: (0..count).map(|_| VecDeque::new()).collect(),
+            wake: vec![false; count],
+            outgoing: (0..count).map(|_| Handoffs::default()).collect(),
+            member_backups: vec![Vec::new(); count],
+            member_responses: vec![Vec::new(); count],
+            authenticated_limits,
+            handed_off: false,
+            current_outgoing: false,
+            fairness,
+            turn_budget,
+            turn_over: false,
+        }
+    }
+
+    /// Handles one request from a connection this reactor owns.
+    pub(crate) fn handle(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        state: &mut ConnectionState,
+        out: &mut Vec<u8>,
+        bytes: &[u8],
+    ) -> Flow {
+        let (started, written_before) = (Instant::now(), out.len());
+        self.handed_off = false;
+        let (message_type, correlation_id, outcome) = if let ConnectionState::Authenticated { tenant, .. } = state {
+            // A client's request is routed by its header; it is parsed where it runs.
+            let Some(header) = RequestHeader::peek(bytes) else {
+                return Flow::Close("request initial frame shorter than the 16-byte header".into());
+            };
+            self.probes().messages_in.add(1);
+            let tenant = *tenant;
+            let outcome = if tenant == 0 {
+                self.dispatch(connection, header, bytes, out, Origin::client(connection, 0))
+            } else {
+                self.dispatch_for_tenant(connection, header, bytes, out, tenant)
+            };
+            (header.message_type, header.correlation_id, outcome)
+        } else {
+            let message = match Message::parse(bytes) {
+                Ok(message) => message,
+                Err(error) => return Flow::Close(format!("malformed message: {error}")),
+            };
+            let answer_on_link = matches!(state, ConnectionState::Member { .. })
+                && !crate::peer::is_request(message.message_type())
+                && !crate::peer::is_member_type(message.message_type());
+            if !answer_on_link && message.fixed(REQUEST_HEADER_SIZE).is_err() {
+                return Flow::Close("request initial frame shorter than the 16-byte header".into());
+            }
+            self.probes().messages_in.add(1);
+            let outcome = self.handle_unestablished_or_member(connection, state, &message, bytes, out);
+            (message.message_type(), message.correlation_id(), outcome)
+        };
+        if !self.handed_off {
+            // Requests handed to another reactor are timed there.
+            self.owner.record_latency(message_type, connection.tenant(), started.elapsed());
+            if out.len() > written_before {
+                self.probes().messages_out.add(1);
+            }
+        }
+        match outcome {
+            Ok(After::Continue) => Flow::Continue,
+            Ok(After::Close(reason)) => Flow::Close(reason),
+            Ok(After::Destroy { kind, name }) => {
+                // Every member drops its replicas: a client's request goes to the others as
+                // WIDE, re-encoded with the object's scoped name (a tenant's has its prefix).
+                let mut request = Vec::new();
+                if matches!(state, ConnectionState::Authenticated { .. }) {
+                    let destroy = ClientDestroyProxy { name: &name, service_name: kind.service_name() };
+                    destroy.encode(&mut request, correlation_id, -1, 0);
+                }
+                let request = (!request.is_empty()).then_some(&request[..]);
+                let (response, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(kind));
+                self.fan_out_with(connection, correlation_id, response, name, operation, out, request);
+                Flow::Continue
+            }
+            Err(error) => Flow::Close(format!("malformed {message_type} request: {error}")),
+        }
+    }
+
+    /// A message on a member link, a member's Hello, or a connection's first (authentication)
+    /// request.
+    pub(crate) fn handle_unestablished_or_member(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        state: &mut ConnectionState,
+        message: &Message<'_>,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        match state {
+            ConnectionState::Member { peer } => {
+                let peer = *peer;
+                self.handle_member(connection, peer, message, bytes, out)
+            }
+            ConnectionState::MemberHello => match self.member_hello(connection, message) {
+                Ok(peer) => {
+                    *state = ConnectionState::Member { peer };
+                    Ok(After::Continue)
+                }
+                Err(reason) => Ok(After::Close(reason)),
+            },
+            _ => {
+                let outcome = client::authenticate(&self.shared, message, state, out);
+                if let ConnectionState::Authenticated { client_uuid, tenant, .. } = state {
+                    connection.set_client(*client_uuid);
+                    connection.set_tenant(*tenant);
+                    self.shared.client_connected(*client_uuid);
+                }
+                outcome
+            }
+        }
+    }
+
+    /// Routes an authenticated request by its row in the operation table.
+    pub(crate) fn dispatch(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        header: RequestHeader,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        origin: Origin,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        match operations::lookup(header.message_type) {
+            Some((slot, row)) if row.route == Route::Partition => {
+                self.dispatch_partition(connection, header, (slot, row), bytes, out, origin)
+            }
+            Some((_, row)) if row.route == Route::EveryPartition => {
+                let message = Message::parse(bytes)?;
+                self.dispatch_wide(connection, &message, bytes, out, origin)
+            }
+            // The client service, and types without a row (answered UnsupportedOperation).
+            _ => {
+                let message = Message::parse(bytes)?;
+                if header.message_type == ClientAddClusterViewListener::TYPE {
+                    self.shared.view.add_listener(connection.clone(), header.correlation_id);
+                }
+                client::handle(&self.shared, &message, out, origin.tenant)
+            }
+        }
+    }
+
+    pub(crate) fn dispatch_wide(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        message: &Message<'_>,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        origin: Origin,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        let from_member = origin.hop != Hop::Client;
+        let (correlation_id, response_type) = (message.correlation_id(), message.message_type().response());
+        match fanout::classify(message, connection)? {
+            Classified::Wide(operation, name) => {
+                let remote = if from_member { None } else { Some(bytes) };
+                self.fan_out_with(connection, correlation_id, response_type, name, operation, out, remote);
+            }
+            Classified::Refused(code, text) => fanout::write_refusal(out, correlation_id, code, &text),
+            Classified::NotWide => unreachable!("{} has a map-wide row", message.message_type()),
+        }
+        Ok(After::Continue)
+    }
+
+    /// A partition-bound request: run here (parsed and decoded once), handed to the reactor
+    /// that owns the partition, or forwarded to the member that does (both unparsed).
+    pub(crate) fn dispatch_partition(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        header: RequestHeader,
+        (slot, row): (usize, &Operation),
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        origin: Origin,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        let Some(partition) = self.routes_here(connection, header, bytes, out, origin) else {
+            return Ok(After::Continue);
+        };
+        let owner = self.shared.owner_of(partition);
+        if owner == self.index {
+            self.probes().local_ops.add(1);
+            let message = Message::parse(bytes)?;
+            let request = (row.decode.expect("partition rows decode"))(&message)?;
+            let call = Call {
+                connection,
+                correlation_id: header.correlation_id,
+                response_type: header.message_type.response(),
+                source: origin.source,
+                counter_slot: slot,
+                partition_id: partition,
+            };
+            self.owner.execute(&call, &request, out);
+        } else {
+            connection.begin_in_flight();
+            self.probes().handed_off_ops.add(1);
+            self.handed_off = true;
+            self.outgoing[owner].push(bytes, origin.source, origin.tenant, header.correlation_id);
+        }
+        Ok(After::Continue)
+    }
+
+    /// The request's partition, validated, if the request runs on this member. If not, it has
+    /// been forwarded to the owner, or answered with an error (a bad partition id, or no owner
+    /// to reach). The client's `i32` partition id is checked here once; from here on a
+    /// partition is a [`PartitionId`].
+    pub(crate) fn routes_here(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        header: RequestHeader,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        Origin { hop, source, .. }: Origin,
+    ) -> Option<PartitionId> {
+        let (partition, id) = (header.partition_id, header.correlation_id);
+        let count = self.shared.view.partition_count as i32;
+        if !(0..count).contains(&partition) {
+            let text = if partition < 0 {
+                "Partition ID cannot be negative!".to_owned()
+            } else {
+                format!("Partition ID {partition} is not below the partition count {count}")
+            };
+            wire::write_error(out, id, &OpError::new(ErrorKind::IllegalArgument, text));
+            return None;
+        }
+        let partition_id = PartitionId(partition as u16);
+        let text = match self.owner.replication.route(partition_id) {
+            Route_::Here => return Some(partition_id),
+            Route_::Member(member) if hop == Hop::Client => {
+                self.forward(connection, member, id, bytes, source, crate::peer::FORWARD);
+                return None;
+            }
+            Route_::Member(member) if matches!(hop, Hop::Forwarded(by) if by != member) => {
+                self.forward(connection, member, id, bytes, source, crate::peer::FORWARD_AGAIN);
+                return None;
+            }
+            Route_::Unavailable => format!("partition {partition} has no owner reachable from this member (no table yet, or no link to the owner); retry"),
+            Route_::Member(_) => format!("partition {partition} is migrating: a forwarded request reached a member that no longer owns it; retry"),
+        };
+        wire::write_error(out, id, &OpError::new(ErrorKind::PartitionMigrating, text));
+        None
+    }
+
+    /// Whether a connection of `tenant` may have its next request cut now: its fair share of
+    /// this round, and (when over-quota work is throttled) its rate quota.
+    pub(crate) fn admit(&mut self, tenant: u16) -> bool {
+        let probes = &self.shared.reactors[self.index].tenant_probes[tenant as usize];
+        if !self.fairness.charge(tenant) {
+            probes.throttled.add(1);
+            return false;
+        }
+        let Some(runtime) = self.shared.tenant(tenant) else { return true };
+        if runtime.over_quota() == ferrogrid_config::OverQuota::Throttle
+            && !runtime.take_operation(crate::tenants::now_ns())
+        {
+            probes.throttled.add(1);
+            return false;
+        }
+        true
+    }
+
+    /// A tenant's request: quotas that refuse, then its object's name scoped to its namespace.
+    pub(crate) fn dispatch_for_tenant(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        header: RequestHeader,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        tenant: u16,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        let shared = self.shared.clone();
+        let runtime = shared.tenant(tenant).expect("authenticated tenants exist");
+        let probes = &shared.reactors[self.index].tenant_probes[tenant as usize];
+        probes.ops.add(1);
+        let row = operations::row(header.message_type);
+        let refuse = |out: &mut Vec<u8>, failure: OpError| {
+            if failure.kind == ErrorKind::Refused {
+                probes.rejected.add(1);
+            }
+            wire::write_error(out, header.correlation_id, &failure);
+            Ok(After::Continue)
+        };
+        if runtime.over_quota() == ferrogrid_config::OverQuota::Reject
+            && !runtime.take_operation(crate::tenants::now_ns())
+        {
+            let rate = runtime.config.max_ops_per_second.unwrap_or_default();
+            let text =
+                format!("tenant {} is over its operation quota (max-ops-per-second {rate})", runtime.config.name);
+            return refuse(out, OpError::new(ErrorKind::Refused, text));
+        }
+        if row.is_some_and(|row| row.is(Flags::ADDS_ENTRIES)) && runtime.is_full() {
+            let text = format!(
+                "tenant {} holds its quota of data on this member (max-entries {:?}, max-bytes {:?})",
+                runtime.config.name, runtime.config.max_entries, runtime.config.max_bytes
+            );
+            return refuse(out, OpError::new(ErrorKind::Refused, text));
+        }
+        if !row.is_some_and(|row| row.is(Flags::SCOPED)) {
+            return self.dispatch(connection, header, bytes, out, Origin::client(connection, tenant));
+        }
+        match crate::tenants::scope_request(bytes, &runtime.prefix) {
+            Ok(scoped) => self.dispatch(connection, header, &scoped, out, Origin::client(connection, tenant)),
+            Err(text) => refuse(out, OpError::new(ErrorKind::IllegalArgument, text)),
+        }
+    }
+
+    /// Hands each target reactor the requests gathered for it from this connection.
+    pub(crate) fn send_outgoing(&mut self, connection: &Arc<ConnectionShared>) {
+        for target in 0..self.outgoing.len() {
+            if self.outgoing[target].is_empty() {
+                continue;
+            }
+            let batch = std::mem::take(&mut self.outgoing[target]);
+            self.hand_off(target, Task::Partitions { connection: connection.clone(), batch });
+        }
+    }
+
+    pub(crate) fn hand_off(&mut self, target: usize, task: Task) {
+        let task =
+            if self.overflow[target].is_empty() { self.shared.reactors[target].try_push(task) } else { Err(task) };
+        match task {
+            Ok(()) => self.wake[target] = true,
+            Err(task) => self.overflow[target].push_back(task),
+        }
+    }
+
+    pub(crate) fn wake_targets(&mut self) {
+        for (target, wake) in self.wake.iter_mut().enumerate() {
+            if std::mem::take(wake) {
+                self.shared.reactors[target].wake();
+            }
+        }
+    }
+
+    /// Runs another member's share of a map-wide request (its WIDE message) on every reactor
+    /// here, and answers it on `link` with this member's merged partial.
+    pub(crate) fn fan_out(
+        &mut self,
+        link: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        response_type: MessageType,
+        name: Box<str>,
+        operation: WideRequest,
+        out: &mut Vec<u8>,
+    ) {
+        self.fan_out_with(link, correlation_id, response_type, name, operation.for_member(), out, None);
+    }
+
+    /// Runs a map-wide request on every reactor and, with `request` (the client's bytes), on
+    /// every other member too (their answers merge into the same job).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn fan_out_with(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        response_type: MessageType,
+        name: Box<str>,
+        operation: WideRequest,
+        out: &mut Vec<u8>,
+        request: Option<&[u8]>,
+    ) {
+        let count = self.shared.reactor_count();
+        connection.begin_in_flight();
+        let job = Arc::new(FanOut::new(connection.clone(), correlation_id, response_type, name, operation, count));
+        if let Some(request) = request.filter(|_| job.is_cluster_wide()) {
+            let state = self.owner.replication.state.clone();
+            let others: Vec<MemberId> = state
+                .members
+                .iter()
+                .map(|member| member.id)
+                .filter(|id| *id != state.me && state.links.contains_key(id))
+                .collect();
+            job.add_shares(others.len());
+            for member in others {
+                let id = self.owner.replication.forward_id();
+                self.owner.replication.forwards.insert(id, Pending::Wide { job: job.clone(), member });
+                crate::peer::write(self.owner.replication.message_for(member), crate::peer::WIDE, id, request);
+            }
+        }
+        let origin = self.index;
+        for target in (0..count).filter(|target| *target != origin) {
+            self.hand_off(target, Task::FanOut(job.clone()));
+        }
+        if let Some(response) = self.owner.run_share(&job, fanout::Share::Here) {
+            out.extend_from_slice(&response);
+            connection.end_in_flight(1);
+        }
+    }
+
+    /// Sends a client's partition request to the member that owns the partition (`kind`:
+    /// FORWARD, or FORWARD_AGAIN for one another member forwarded here); its answer is relayed
+    /// by [`PartitionOwner::on_forward_response`] to `connection` under `correlation_id`.
+    pub(crate) fn forward(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        member: MemberId,
+        correlation_id: i64,
+        bytes: &[u8],
+        source: Uuid,
+        kind: MessageType,
+    ) {
+        connection.begin_in_flight();
+        self.probes().forwarded_ops.add(1);
+        self.handed_off = true;
+        let id = self.owner.replication.forward_id();
+        let relay = Pending::Relay { connection: connection.clone(), correlation_id, member };
+        self.owner.replication.forwards.insert(id, relay);
+        // The client's uuid (its locks' owner) and the request, answered under `id`.
+        let payload = Forward { source, request: bytes }.encode();
+        crate::peer::write(self.owner.replication.message_for(member), kind, id, &payload);
+    }
+
+    pub(crate) fn probes(&self) -> &crate::probes::ReactorProbes {
+        &self.shared.reactors[self.index].probes
+    }
+}
+
+/// Where a request came from: a client (its uuid owns locks; its tenant) or another member.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Origin {
+    pub(crate) hop: Hop,
+    pub(crate) source: Uuid,
+    pub(crate) tenant: u16,
+}
+
+/// How a partition request reached this member, and so whether it may be forwarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hop {
+    /// From a client: forwarded to the owner if that is another member.
+    Client,
+    /// Forwarded by this member: sent on once more (`FORWARD_AGAIN`) to an owner other than it.
+    Forwarded(MemberId),
+    /// Forwarded twice: run here or refused.
+    Last,
+}
+
+impl Origin {
+    pub(crate) fn client(connection: &ConnectionShared, tenant: u16) -> Origin {
+        Origin { hop: Hop::Client, source: connection.client_uuid(), tenant }
+    }
+}

@@ -1,0 +1,106 @@
+//! A map's settings, resolved from configuration when the map is first used on a reactor
+//! ([`MapSettings`]), and the reactor's cache of them ([`SettingsCache`]), so that an operation
+//! finds its map's settings without reading configuration.
+
+use crate::clock::NEVER;
+use ahash::RandomState;
+use ferrogrid_config::{EvictionPolicy, MapConfig, MaxSizePolicy, MemberConfig};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// How a map's bound is enforced in one partition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PartitionLimit {
+    Unbounded,
+    /// At most this many entries (fractional, as Hazelcast translates a per-member size).
+    Entries(f64),
+    /// At most this many bytes of keys and values.
+    Bytes(f64),
+}
+
+/// A map's settings, resolved from configuration when the map is first used on a reactor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapSettings {
+    pub default_ttl_ms: i64,
+    pub default_max_idle_ms: i64,
+    pub per_entry_stats: bool,
+    pub limit: PartitionLimit,
+    pub eviction_policy: EvictionPolicy,
+    /// Synchronous backups (a write is answered once they applied it).
+    pub backup_count: usize,
+    /// Asynchronous backups (sent, not waited for).
+    pub async_backup_count: usize,
+}
+
+impl MapSettings {
+    /// Resolves `config` for a member that is one of `member_count` over `partition_count`
+    /// partitions. A per-member bound becomes a per-partition one, as in Hazelcast.
+    pub fn resolve(config: &MapConfig, partition_count: u16, member_count: usize) -> MapSettings {
+        let seconds = |value: u64| if value == 0 { NEVER } else { value as i64 * 1000 };
+        let share = member_count as f64 / partition_count as f64;
+        let size = config.eviction.size as f64;
+        let limit = match (config.eviction.eviction_policy, config.eviction.max_size_policy) {
+            (EvictionPolicy::None, _) => PartitionLimit::Unbounded,
+            (_, MaxSizePolicy::PerPartition) => PartitionLimit::Entries(size),
+            (_, MaxSizePolicy::PerNode) => PartitionLimit::Entries(size * share),
+            (_, MaxSizePolicy::UsedHeapSize) => PartitionLimit::Bytes(size * 1024.0 * 1024.0 * share),
+        };
+        MapSettings {
+            default_ttl_ms: seconds(config.time_to_live_seconds),
+            default_max_idle_ms: seconds(config.max_idle_seconds),
+            per_entry_stats: config.per_entry_stats_enabled,
+            limit,
+            eviction_policy: config.eviction.eviction_policy,
+            backup_count: config.backup_count as usize,
+            async_backup_count: config.async_backup_count as usize,
+        }
+    }
+
+    /// A ttl or max-idle argument from a request: −1 = the map default, 0 = never, else ms.
+    pub(crate) fn effective(requested_ms: i64, default_ms: i64) -> i64 {
+        match requested_ms {
+            ms if ms < 0 => default_ms,
+            0 => NEVER,
+            ms => ms,
+        }
+    }
+}
+
+impl Default for MapSettings {
+    fn default() -> Self {
+        MapSettings::resolve(&MapConfig::DEFAULT, 271, 1)
+    }
+}
+
+/// Each map's resolved settings, cached per reactor.
+#[derive(Debug)]
+pub struct SettingsCache {
+    config: Arc<MemberConfig>,
+    partition_count: u16,
+    cache: HashMap<Box<str>, Arc<MapSettings>, RandomState>,
+}
+
+impl SettingsCache {
+    pub fn new(config: Arc<MemberConfig>, partition_count: u16) -> SettingsCache {
+        SettingsCache { config, partition_count, cache: HashMap::default() }
+    }
+
+    /// Requests that may wait for one key's lock (`max-parked-per-key`).
+    /// The settings of the queue called `name`.
+    pub fn queue(&self, name: &str) -> ferrogrid_config::QueueConfig {
+        *self.config.queues.for_queue(name)
+    }
+
+    pub fn max_parked_per_key(&self) -> usize {
+        self.config.limits.max_parked_per_key as usize
+    }
+
+    pub fn get(&mut self, map: &str) -> Arc<MapSettings> {
+        if let Some(settings) = self.cache.get(map) {
+            return settings.clone();
+        }
+        let settings = Arc::new(MapSettings::resolve(self.config.maps.for_map(map), self.partition_count, 1));
+        self.cache.insert(map.into(), settings.clone());
+        settings
+    }
+}

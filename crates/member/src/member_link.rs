@@ -1,0 +1,280 @@
+//! Traffic on links to other members, read by the reactor that owns the link: the Hello,
+//! membership messages (to the cluster service), forwarded client requests (run like a
+//! client's), map-wide shares, backups and their acknowledgements, snapshots, and the answers
+//! to requests this member forwarded. What belongs to another reactor's partitions is gathered
+//! per target and handed off once per read batch ([`Core::send_member_work`]).
+
+use crate::client::After;
+use crate::connection::ConnectionShared;
+use crate::dispatch::{Core, Hop, Origin};
+use crate::envelope::Forward;
+use crate::fanout::{self, Classified, WideRequest};
+use crate::operations::{self, Route};
+use crate::peer;
+use crate::shared::{ClusterEvent, MemberWork, Task};
+use ferrogrid_cluster::MemberId;
+use ferrogrid_protocol::codec::ClientDestroyProxy;
+use ferrogrid_protocol::error;
+use ferrogrid_protocol::message::RequestHeader;
+use ferrogrid_protocol::{Message, PartitionId, Uuid};
+use std::sync::Arc;
+use tracing::{debug, warn};
+
+impl Core {
+    /// Checks a member's Hello and tells the cluster service about the link.
+    pub(crate) fn member_hello(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        message: &Message<'_>,
+    ) -> Result<MemberId, String> {
+        if message.message_type() != peer::HELLO {
+            return Err(format!("member link: expected a Hello, got {}", message.message_type()));
+        }
+        let payload = peer::payload(message).map_err(|error| format!("malformed member Hello: {error}"))?;
+        let hello = peer::Hello::decode(payload).map_err(|error| format!("malformed member Hello: {error}"))?;
+        if let Err(reason) = crate::cluster_service::check_hello(&self.shared, &hello) {
+            warn!("{reason}");
+            return Err(reason);
+        }
+        let peer = MemberId(hello.member);
+        let outgoing = self.current_outgoing;
+        let event = ClusterEvent::Hello { link: connection.clone(), outgoing, hello };
+        if self.shared.cluster_events.try_send(event).is_err() {
+            return Err("cluster service busy or stopped".into());
+        }
+        Ok(peer)
+    }
+
+    /// Handles one message from another member: one function per message kind.
+    pub(crate) fn handle_member(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        from: MemberId,
+        message: &Message<'_>,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        let ty = message.message_type();
+        if !peer::is_member_type(ty) {
+            self.member_response(message, bytes);
+            return Ok(After::Continue);
+        }
+        let payload = peer::payload(message)?;
+        match ty {
+            peer::CONTROL => self.member_control(connection, from, payload),
+            peer::FORWARD | peer::FORWARD_AGAIN => return self.member_forward(connection, from, message, payload, out),
+            peer::SNAPSHOT_REQUEST => self.member_snapshot_request(from, payload),
+            peer::CLIENT_GONE => self.member_client_gone(payload),
+            peer::BACKUP => self.route_backups(from, payload),
+            peer::BACKUP_ACK => self.route_acks(from, payload),
+            peer::SNAPSHOT => self.member_snapshot(from, payload),
+            peer::WIDE => self.member_wide(connection, message, payload, out)?,
+            _ => debug!(%ty, "unexpected member message: ignored"),
+        }
+        Ok(After::Continue)
+    }
+
+    /// The answer to a request one of this member's reactors forwarded: relayed here, or
+    /// gathered for the reactor that forwarded it (its index is the correlation id's top byte).
+    fn member_response(&mut self, message: &Message<'_>, bytes: &[u8]) {
+        let origin = (message.correlation_id() as u64 >> 56) as usize;
+        if origin == self.index {
+            self.owner.on_forward_response(bytes);
+        } else if origin < self.shared.reactor_count() {
+            let batch = &mut self.member_responses[origin];
+            batch.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            batch.extend_from_slice(bytes);
+        }
+    }
+
+    /// A membership message: for the cluster service.
+    fn member_control(&mut self, connection: &Arc<ConnectionShared>, from: MemberId, payload: &[u8]) {
+        let event = ClusterEvent::Control { link: connection.id, from, bytes: payload.to_vec() };
+        if self.shared.cluster_events.try_send(event).is_err() {
+            warn!("cluster service busy or stopped: membership message dropped");
+        }
+    }
+
+    /// A client request another member forwarded: run it here, answer on the link under the
+    /// forwarder's correlation id. If the partition moved on, a FORWARD goes on once more to
+    /// the owner this member knows (tables differ for a moment while partitions migrate; a
+    /// client would otherwise pause before its retry).
+    fn member_forward(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        from: MemberId,
+        message: &Message<'_>,
+        payload: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        let forward = match Forward::decode(payload) {
+            Ok(forward) => forward,
+            Err(reason) => return Ok(After::Close(format!("malformed forwarded request: {reason}"))),
+        };
+        let Some(header) = RequestHeader::peek(forward.request) else {
+            return Ok(After::Close("malformed forwarded request: no request header".into()));
+        };
+        if operations::row(header.message_type).is_none_or(|row| row.route != Route::Partition) {
+            let text = format!("not a partition request: {}", header.message_type);
+            fanout::write_refusal(out, message.correlation_id(), error::UNSUPPORTED_OPERATION, &text);
+            return Ok(After::Continue);
+        }
+        let header = RequestHeader { correlation_id: message.correlation_id(), ..header };
+        let hop = if message.message_type() == peer::FORWARD { Hop::Forwarded(from) } else { Hop::Last };
+        self.dispatch(connection, header, forward.request, out, Origin { hop, source: forward.source, tenant: 0 })
+    }
+
+    /// A replica still waiting for a partition's data asks for it again.
+    fn member_snapshot_request(&mut self, from: MemberId, payload: &[u8]) {
+        if payload.len() == 2 {
+            let partition = PartitionId(u16::from_le_bytes([payload[0], payload[1]]));
+            let target = self.shared.owner_of(partition);
+            if target == self.index {
+                self.owner.on_snapshot_request(from, partition);
+            } else {
+                self.hand_off(target, Task::Member { from, work: MemberWork::SnapshotRequest(partition) });
+            }
+        }
+    }
+
+    /// A client has had no connection to the sender for the cleanup period.
+    fn member_client_gone(&mut self, payload: &[u8]) {
+        if payload.len() == 16 {
+            let client = Uuid::from_u128(u128::from_le_bytes(payload.try_into().expect("16 bytes")));
+            self.release_everywhere(client);
+        }
+    }
+
+    /// Acknowledgements of backups: each goes to the reactor that holds the write (its index
+    /// is the sequence number's top byte).
+    fn route_acks(&mut self, from: MemberId, payload: &[u8]) {
+        let acks = match peer::read_acks(payload) {
+            Ok(acks) => acks,
+            Err(error) => {
+                warn!(%error, "malformed backup acknowledgements: ignored");
+                return;
+            }
+        };
+        let count = self.shared.reactor_count();
+        let mut per_target: Vec<Vec<(u64, bool)>> = vec![Vec::new(); count];
+        for ack in acks {
+            let target = (ack.0 >> 56) as usize;
+            if target < count {
+                per_target[target].push(ack);
+            }
+        }
+        for (target, acks) in per_target.into_iter().enumerate().filter(|(_, acks)| !acks.is_empty()) {
+            if target == self.index {
+                self.owner.on_acks(from, &acks);
+            } else {
+                self.hand_off(target, Task::Member { from, work: MemberWork::Acks(acks) });
+            }
+        }
+    }
+
+    /// A chunk of a partition's data for a replica here: installed by the partition's reactor,
+    /// which then publishes its readiness.
+    fn member_snapshot(&mut self, from: MemberId, payload: &[u8]) {
+        if payload.len() < 2 {
+            warn!("malformed snapshot: ignored");
+            return;
+        }
+        let partition = PartitionId(u16::from_le_bytes([payload[0], payload[1]]));
+        let target = self.shared.owner_of(partition);
+        if target != self.index {
+            self.hand_off(target, Task::Member { from, work: MemberWork::Snapshot(payload.into()) });
+            return;
+        }
+        self.owner.install_snapshot(from, payload);
+        self.publish_ready();
+    }
+
+    /// Another member's map-wide request: this member's share, answered on the link with its
+    /// merged partial.
+    fn member_wide(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        message: &Message<'_>,
+        payload: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), ferrogrid_protocol::DecodeError> {
+        let inner = Message::parse(payload)?;
+        let correlation_id = message.correlation_id();
+        let response_type = inner.message_type().response();
+        if inner.message_type() == ClientDestroyProxy::TYPE {
+            let destroy = ClientDestroyProxy::decode(&inner)?;
+            let Some(kind) = crate::peer::ObjectKind::from_service(destroy.service_name) else {
+                let text = format!("ferrogrid does not support the service {}", destroy.service_name);
+                fanout::write_refusal(out, correlation_id, error::UNSUPPORTED_OPERATION, &text);
+                return Ok(());
+            };
+            let operation = WideRequest::destroy(kind);
+            self.fan_out(connection, correlation_id, response_type, destroy.name.into(), operation, out);
+            return Ok(());
+        }
+        match fanout::classify(&inner, connection)? {
+            Classified::Wide(operation, name) => {
+                self.fan_out(connection, correlation_id, response_type, name, operation, out);
+            }
+            Classified::Refused(code, text) => fanout::write_refusal(out, correlation_id, code, &text),
+            Classified::NotWide => {
+                let text = format!("not a map-wide request: {}", inner.message_type());
+                fanout::write_refusal(out, correlation_id, error::UNSUPPORTED_OPERATION, &text);
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands other reactors the member traffic read for them from one link.
+    pub(crate) fn send_member_work(&mut self, from: MemberId) {
+        for target in 0..self.member_backups.len() {
+            if !self.member_backups[target].is_empty() {
+                let records = std::mem::take(&mut self.member_backups[target]).into_boxed_slice();
+                self.hand_off(target, Task::Member { from, work: MemberWork::Backups(records) });
+            }
+            if !self.member_responses[target].is_empty() {
+                let batch = std::mem::take(&mut self.member_responses[target]).into_boxed_slice();
+                self.hand_off(target, Task::Member { from, work: MemberWork::Responses(batch) });
+            }
+        }
+    }
+
+    /// Releases `client`'s locks on every reactor of this member, unless it is connected here.
+    pub(crate) fn release_everywhere(&mut self, client: Uuid) {
+        if self.shared.client_is_connected(client) {
+            return;
+        }
+        let (origin, count) = (self.index, self.shared.reactor_count());
+        for target in (0..count).filter(|target| *target != origin) {
+            self.hand_off(target, Task::ReleaseClient(client));
+        }
+        self.owner.release_client(client);
+    }
+
+    /// Applies backup records for this reactor's partitions and gathers the others' per
+    /// reactor (handed off at the end of the read batch).
+    pub(crate) fn route_backups(&mut self, from: MemberId, payload: &[u8]) {
+        let mut own = Vec::new();
+        let mut reader = peer::Backups::new(payload);
+        loop {
+            match reader.next_record() {
+                Ok(Some(record)) => {
+                    let target = self.shared.owner_of(PartitionId(record.header.partition));
+                    if target == self.index {
+                        own.extend_from_slice(record.raw);
+                    } else {
+                        self.member_backups[target].extend_from_slice(record.raw);
+                    }
+                }
+                Ok(None) => break,
+                Err(error) => {
+                    warn!(%error, "malformed backup records from a member: rest ignored");
+                    break;
+                }
+            }
+        }
+        if !own.is_empty() {
+            self.owner.apply_backups(from, &own);
+        }
+    }
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Lists functions longer than a screen (70 lines) in the Rust sources under a directory.
+
+A function runs from its `fn` line to the closing brace at its own indent. Declarations without a
+body (trait methods ending in `;`) and one-line bodies (`{}` or `{ ... }` on the signature's last
+line) are not functions to measure. Test modules (`#[cfg(test)]` followed by `mod`) are skipped.
+
+Usage: scripts/fnlen.py crates/member/src [limit]
+"""
+import glob
+import re
+import sys
+
+LIMIT = int(sys.argv[2]) if len(sys.argv) > 2 else 70
+SIGNATURE = re.compile(r'^(\s*)(pub(\([a-z]+\))? )?(const )?(unsafe )?fn (\w+)')
+
+
+def body_start(lines, start):
+    """Index of the signature's last line and whether a body follows it on later lines."""
+    for index in range(start, len(lines)):
+        code = lines[index].split('//')[0].rstrip()
+        if code.endswith(';'):
+            return index, False
+        if code.endswith('{'):
+            return index, True
+        if code.endswith('}'):
+            return index, False  # `{}` or a body on one line
+    return len(lines), False
+
+
+def main():
+    for path in sorted(glob.glob(sys.argv[1] + '/**/*.rs', recursive=True)):
+        lines = open(path).read().split('\n')
+        test_start = next((i for i, line in enumerate(lines)
+                           if line.strip() == '#[cfg(test)]' and i + 1 < len(lines)
+                           and lines[i + 1].lstrip().startswith(('mod ', 'pub(crate) mod '))), len(lines))
+        for i, line in enumerate(lines[:test_start]):
+            match = SIGNATURE.match(line)
+            if not match:
+                continue
+            last, has_body = body_start(lines, i)
+            if not has_body:
+                continue
+            closing = ' ' * len(match.group(1)) + '}'
+            end = next((j for j in range(last + 1, len(lines)) if lines[j] == closing), None)
+            if end is not None and end - i + 1 > LIMIT:
+                print(f"{end - i + 1:4} {path}:{i + 1} {match.group(6)}")
+
+
+main()
