@@ -416,6 +416,14 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
             let operation = wide_ops::RemoveListener::new(r.registration_id.unwrap_or_default());
             Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
         }
+        QueueAddListener::TYPE | QueueRemoveListener::TYPE => classify_queue(message, connection),
+        _ => Ok(Classified::NotWide),
+    }
+}
+
+/// Queue item-listener registration and removal (every reactor applies them).
+fn classify_queue(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
+    Ok(match message.message_type() {
         QueueAddListener::TYPE => {
             let r = QueueAddListener::decode(message)?;
             let item_listener = Listener {
@@ -428,15 +436,14 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
                 key: None,
                 invalidation: false,
             };
-            Ok(Classified::Wide(WideRequest::new(wide_ops::AddItemListener::new(item_listener)), r.name.into()))
+            Classified::Wide(WideRequest::new(wide_ops::AddItemListener::new(item_listener)), r.name.into())
         }
-        QueueRemoveListener::TYPE => {
+        _ => {
             let r = QueueRemoveListener::decode(message)?;
             let operation = wide_ops::RemoveItemListener::new(r.registration_id.unwrap_or_default());
-            Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
+            Classified::Wide(WideRequest::new(operation), r.name.into())
         }
-        _ => Ok(Classified::NotWide),
-    }
+    })
 }
 
 /// Writes the error for a refused map-wide request.
