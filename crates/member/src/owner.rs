@@ -15,7 +15,7 @@ use crate::outbox::Outbox;
 use crate::partition::{Object, PartitionStore};
 use crate::peer::ObjectKind;
 use crate::queue::{self, QueueContext, QueueDone, Waiter};
-use crate::request::{ErrorKind, MapRequest, OpError, QueueOp, QueueRequest, Replies, Request};
+use crate::request::{ErrorKind, MapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request};
 use crate::wire::{self, HazelcastReply};
 use ferrogrid_config::MemberConfig;
 use ferrogrid_protocol::{DecodeError, Message, MessageType, PartitionId, Uuid};
@@ -250,6 +250,8 @@ impl PartitionOwner {
         let name = &*request.name;
         let max_waiters = self.settings.max_parked_per_key();
         let queue = self.partitions[local].queue_mut(name, &mut self.settings);
+        let mut others = Vec::new();
+        let mut answer = |reply_to: &ReplyTo, reply: Reply<'_>| others.push(wire::encode_answer(reply_to, reply));
         let mut ctx = QueueContext {
             name,
             member: self.member,
@@ -257,7 +259,7 @@ impl PartitionOwner {
             partition_id,
             listeners: &mut self.listeners,
             outbox: &mut self.outbox,
-            answer: wire::answer_in_outbox,
+            answer: &mut answer,
         };
         let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
         let waited = match queue::execute(queue, &mut ctx, &request.op, self.now_ms, &mut |answer| reply.reply(answer))
@@ -280,7 +282,9 @@ impl PartitionOwner {
             wire::write_error(out, call.correlation_id, &failure);
         }
         if self.partitions[local].tracks_changes() {
-            self.replicate(partition_id, call.connection, call.correlation_id, out, start);
+            self.replicate(partition_id, call.connection, call.correlation_id, out, start, others);
+        } else {
+            self.send_others(others);
         }
     }
 
@@ -288,6 +292,8 @@ impl PartitionOwner {
     fn check_queue(&mut self, partition_id: PartitionId, name: &str) {
         let local = partition_id.0 as usize / self.reactor_count;
         let Some(queue) = self.partitions[local].existing_queue_mut(name) else { return };
+        let mut answers = Vec::new();
+        let mut answer = |reply_to: &ReplyTo, reply: Reply<'_>| answers.push(wire::encode_answer(reply_to, reply));
         let mut ctx = QueueContext {
             name,
             member: self.member,
@@ -295,9 +301,10 @@ impl PartitionOwner {
             partition_id,
             listeners: &mut self.listeners,
             outbox: &mut self.outbox,
-            answer: wire::answer_in_outbox,
+            answer: &mut answer,
         };
         queue.expire_waiters(self.now_ms, &mut ctx);
+        self.send_others(answers);
     }
 
     /// A map request.
@@ -334,7 +341,7 @@ impl PartitionOwner {
             wire::write_error(out, call.correlation_id, &failure);
         }
         if self.partitions[local].tracks_changes() {
-            self.replicate(partition_id, call.connection, call.correlation_id, out, start);
+            self.replicate(partition_id, call.connection, call.correlation_id, out, start, Vec::new());
         }
         for (deadline, map, key) in self.deadlines.drain(..) {
             self.timers.push(Reverse((deadline, Timer::Key { partition: partition_id, map, key })));

@@ -71,7 +71,6 @@ pub struct QueueStore {
 }
 
 /// What an operation needs besides its queue: owned by the reactor, lent per operation.
-#[derive(Debug)]
 pub(crate) struct QueueContext<'a> {
     pub name: &'a str,
     pub member: Uuid,
@@ -80,8 +79,15 @@ pub(crate) struct QueueContext<'a> {
     pub partition_id: PartitionId,
     pub listeners: &'a mut Listeners,
     pub outbox: &'a mut Outbox,
-    /// Delivers a reply to a waiter's connection (the front end encodes it).
-    pub answer: fn(&mut Outbox, &ReplyTo, Reply<'_>),
+    /// Delivers a reply to a waiter (the front end encodes it; the owner holds it with the
+    /// operation's own answer until the backups have the change).
+    pub answer: &'a mut dyn FnMut(&ReplyTo, Reply<'_>),
+}
+
+impl std::fmt::Debug for QueueContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueueContext").field("name", &self.name).field("partition_id", &self.partition_id).finish()
+    }
 }
 
 impl QueueContext<'_> {
@@ -177,7 +183,7 @@ impl QueueStore {
             *queue = waiting;
             for waiter in due.into_iter().filter(|waiter| !waiter.reply_to.connection.is_closed()) {
                 let reply = if waiter.item.is_some() { Reply::Bool(false) } else { Reply::Value(None) };
-                (ctx.answer)(ctx.outbox, &waiter.reply_to, reply);
+                (ctx.answer)(&waiter.reply_to, reply);
                 expired += 1;
             }
         }
@@ -201,7 +207,7 @@ impl QueueStore {
                 }
                 let value = self.take_at(0).expect("not empty");
                 ctx.publish(ItemEventKind::Removed, &value, poller.source);
-                (ctx.answer)(ctx.outbox, &poller.reply_to, Reply::Value(Some(&value)));
+                (ctx.answer)(&poller.reply_to, Reply::Value(Some(&value)));
                 moved = true;
             }
             while self.room() > 0 {
@@ -213,7 +219,7 @@ impl QueueStore {
                 ctx.publish(ItemEventKind::Added, &value, offerer.source);
                 self.push(value);
                 let reply = if offerer.answers_bool { Reply::Bool(true) } else { Reply::Empty };
-                (ctx.answer)(ctx.outbox, &offerer.reply_to, reply);
+                (ctx.answer)(&offerer.reply_to, reply);
                 moved = true;
             }
             if !moved {
@@ -483,10 +489,6 @@ mod tests {
         outbox: Outbox,
     }
 
-    fn no_answer(_: &mut Outbox, _: &ReplyTo, _: Reply<'_>) {
-        panic!("no waiter expected");
-    }
-
     impl Harness {
         fn new() -> Harness {
             Harness { listeners: Listeners::default(), outbox: Outbox::default() }
@@ -501,7 +503,7 @@ mod tests {
                 partition_id: PartitionId(0),
                 listeners: &mut self.listeners,
                 outbox: &mut self.outbox,
-                answer: no_answer,
+                answer: &mut |_, _| panic!("no waiter expected"),
             };
             let mut answer = String::new();
             match execute(queue, &mut ctx, &op, 0, &mut |reply| answer = format!("{reply:?}")).unwrap() {
@@ -557,7 +559,7 @@ mod tests {
             partition_id: PartitionId(0),
             listeners: &mut ctx_harness.listeners,
             outbox: &mut ctx_harness.outbox,
-            answer: no_answer,
+            answer: &mut |_, _| panic!("no waiter expected"),
         };
         let too_many = QueueOp::AddAll { values: all(&items[..2]) };
         let refused = execute(&mut bounded, &mut ctx, &too_many, 0, &mut |_| {}).unwrap_err();

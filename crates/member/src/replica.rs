@@ -46,10 +46,12 @@ impl PartitionOwner {
         correlation_id: i64,
         out: &mut Vec<u8>,
         start: usize,
+        others: Vec<(Arc<ConnectionShared>, Vec<u8>)>,
     ) {
         let partition = partition.0 as usize;
         let local = self.replication.local(partition);
         if !self.partitions[local].tracks_changes() {
+            self.send_others(others);
             return;
         }
         let mut held = HeldWrite { answered: out.len() > start, ..HeldWrite::default() };
@@ -64,7 +66,9 @@ impl PartitionOwner {
             }
         }
         self.replication.changes = body;
-        if held.sequence != 0 && !held.waiting.is_empty() {
+        if held.sequence == 0 || held.waiting.is_empty() {
+            self.send_others(others);
+        } else {
             let response = out.split_off(start);
             let deadline_ms = self.now_ms + self.replication.backup_timeout_ms;
             let pending = PendingWrite {
@@ -74,8 +78,18 @@ impl PartitionOwner {
                 waiting: held.waiting,
                 refused: false,
                 deadline_ms,
+                others,
             };
             self.replication.pending.insert(held.sequence, pending);
+        }
+    }
+
+    /// Writes answers an operation gave other connections (not held for backups).
+    pub(crate) fn send_others(&mut self, others: Vec<(Arc<ConnectionShared>, Vec<u8>)>) {
+        for (connection, answer) in others {
+            if !connection.is_closed() {
+                self.outbox.buffer(&connection).extend_from_slice(&answer);
+            }
         }
     }
 
@@ -151,7 +165,10 @@ impl PartitionOwner {
         }
     }
 
-    fn release(&mut self, pending: PendingWrite) {
+    fn release(&mut self, mut pending: PendingWrite) {
+        // The waiters an operation served got their item or room on the owner whatever the
+        // backups said.
+        self.send_others(std::mem::take(&mut pending.others));
         if pending.connection.is_closed() {
             return;
         }
@@ -599,8 +616,12 @@ mod tests {
         a.partitions[0].map_mut("log", || settings).put(b"key", b"value", 0, -1, -1);
         probe(&mut a.partitions[0], "log").append(b"first");
         let (client, mut response) = (connection(), b"response".to_vec());
-        a.replicate(PartitionId(0), &client, 42, &mut response, 0);
+        // A waiter the operation served (a queue's poller) is answered with it, not before.
+        let waiter = connection();
+        let others = vec![(waiter.clone(), b"item for the waiter".to_vec())];
+        a.replicate(PartitionId(0), &client, 42, &mut response, 0, others);
         assert!(response.is_empty(), "held until the backup acknowledges");
+        assert!(a.outbox.buffer(&waiter).is_empty(), "the waiter's answer is held too");
         let records = a.replication.backups.remove(&B).expect("backups for B");
         b.apply_backups(A, &records);
         assert_eq!(
@@ -611,6 +632,7 @@ mod tests {
         assert!(matches!(acks[..], [(_, true)]), "one acknowledgement for the operation: {acks:?}");
         a.on_acks(B, &acks);
         assert_eq!(a.outbox.buffer(&client), b"response", "released by the acknowledgement");
+        assert_eq!(a.outbox.buffer(&waiter), b"item for the waiter", "and the waiter's with it");
 
         // The partition moves to C, which held no replica: A sends it and drops its own.
         apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 2, &[C, B]);

@@ -60,6 +60,9 @@ pub(crate) struct PendingWrite {
     pub(crate) waiting: Vec<MemberId>,
     pub(crate) refused: bool,
     pub(crate) deadline_ms: i64,
+    /// Answers the operation gave other connections (a queue's waiters it served), released
+    /// with its own.
+    pub(crate) others: Vec<(Arc<ConnectionShared>, Vec<u8>)>,
 }
 
 /// What one operation's backups hold: its sequence number (0 until a synchronous backup is

@@ -4,6 +4,7 @@
 //!
 //! Fields borrow from the message's buffer; nothing is copied to decode.
 
+use crate::connection::{ConnectionShared, ReplyTo};
 use crate::request::{
     ErrorKind, MapOp, MapRequest, OpError, PutAnswer, QueueOp, QueueRequest, RemoveAnswer, Replies, Reply, Request,
 };
@@ -11,6 +12,7 @@ use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
 use ferrogrid_protocol::{Data, DecodeError, Message, MessageType};
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// Backup acks a response tells the client to wait for: the member waits for backups itself.
 const BACKUP_ACKS: u8 = 0;
@@ -298,10 +300,12 @@ impl Replies for HazelcastReply<'_> {
     }
 }
 
-/// Delivers `reply` to a waiter's connection, through the reactor's outbox.
-pub fn answer_in_outbox(outbox: &mut crate::outbox::Outbox, reply_to: &crate::connection::ReplyTo, reply: Reply<'_>) {
-    let out = outbox.buffer(&reply_to.connection);
-    HazelcastReply { out, response_type: reply_to.response_type, correlation_id: reply_to.correlation_id }.reply(reply);
+/// Encodes `reply` for a waiting request: its connection and the response bytes.
+pub fn encode_answer(reply_to: &ReplyTo, reply: Reply<'_>) -> (Arc<ConnectionShared>, Vec<u8>) {
+    let mut out = Vec::new();
+    let (response_type, correlation_id) = (reply_to.response_type, reply_to.correlation_id);
+    HazelcastReply { out: &mut out, response_type, correlation_id }.reply(reply);
+    (reply_to.connection.clone(), out)
 }
 
 /// The Hazelcast error code (and so the exception clients raise) of each kind of failure.
