@@ -11,7 +11,7 @@
 //! Invariants: `distances[i]` is 0 iff `slots[i]` is None, else the entry's distance from its
 //! home slot plus one; along a probe run distances grow by at most one per slot (Robin Hood),
 //! so a lookup stops at the first slot poorer than itself; at least one slot is empty; `len`
-//! counts the entries. Removal shifts the run after the hole back by one (no tombstones), so
+//! counts the entries; past 8 slots, at least a quarter of them are full. Removal shifts the run after the hole back by one (no tombstones), so
 //! a removal moves entries only to lower slots (or, at the wrap, to the last ones).
 
 use crate::entry::Entry;
@@ -138,13 +138,18 @@ impl Table {
         }
     }
 
-    /// Grows the capacity by a quarter (at least to 8), again while a run outgrows a byte, and
-    /// re-places every entry and `extra` (an entry not in the table yet).
+    /// Grows the capacity by a quarter (at least to 8) and re-places every entry and `extra`
+    /// (an entry not in the table yet).
     fn grow(&mut self, extra: Option<Entry>) {
-        let mut capacity = self.slots.len();
+        let capacity = self.slots.len();
+        self.resize((capacity + capacity / 4).max(8), extra);
+    }
+
+    /// Re-places every entry and `extra` in `capacity` slots, grown by a quarter again while
+    /// a run outgrows a byte.
+    fn resize(&mut self, mut capacity: usize, extra: Option<Entry>) {
         let mut unplaced: Vec<Entry> = extra.into_iter().collect();
         loop {
-            capacity = (capacity + capacity / 4).max(8);
             assert!(capacity <= self.len.max(64) * 64, "runs stay short with a keyed hash");
             let old = std::mem::replace(&mut self.slots, std::iter::repeat_with(|| None).take(capacity).collect());
             self.distances = vec![0; capacity];
@@ -159,11 +164,23 @@ impl Table {
             if unplaced.is_empty() {
                 return;
             }
+            capacity += capacity / 4;
         }
     }
 
     /// Removes the entry in `slot` (which must hold one) and shifts the run after it back.
+    /// A table left less than a quarter full shrinks to half full (empty: no slots), so that
+    /// walks over slots (the sweep, eviction samples) cost at most a few slots per entry.
     pub fn remove_at(&mut self, slot: usize) -> Entry {
+        let entry = self.take_at(slot);
+        if self.len * 4 < self.slots.len() && self.slots.len() > 8 {
+            let capacity = if self.len == 0 { 0 } else { (self.len * 2).max(8) };
+            self.resize(capacity, None);
+        }
+        entry
+    }
+
+    fn take_at(&mut self, slot: usize) -> Entry {
         let entry = self.slots[slot].take().expect("removing an entry");
         self.distances[slot] = 0;
         self.len -= 1;
@@ -255,6 +272,13 @@ mod tests {
         table.retain(|entry| entry.key()[0] % 4 == 1);
         check(&table);
         assert_eq!(table.len(), 1_250);
+        while table.len() > 1 {
+            table.remove_at((0..table.capacity()).find(|slot| table.slot(*slot).is_some()).unwrap());
+            assert!(table.capacity() <= 8 || table.len() * 4 >= table.capacity(), "shrinks when a quarter full");
+        }
+        check(&table);
+        table.remove_at((0..table.capacity()).find(|slot| table.slot(*slot).is_some()).unwrap());
+        assert_eq!((table.len(), table.capacity()), (0, 8));
     }
 
     #[derive(Debug, Clone)]
