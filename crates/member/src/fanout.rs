@@ -552,7 +552,7 @@ mod tests {
     use super::testing::*;
     use super::wide_ops::Count;
     use super::*;
-    use crate::store::Record;
+    use crate::store::Entry;
     use ferrogrid_protocol::frame::IS_FINAL;
     use ferrogrid_protocol::message::RESPONSE_HEADER_SIZE;
     use std::io::Read;
@@ -717,7 +717,7 @@ mod tests {
     #[derive(Debug)]
     struct FirstKeys {
         limit: usize,
-        sort_key: fn(&[u8], &Record) -> Vec<u8>,
+        sort_key: fn(&[u8], &Entry) -> Vec<u8>,
     }
 
     impl WideOperation for FirstKeys {
@@ -783,7 +783,7 @@ mod tests {
     #[test]
     fn a_top_n_partial_merged_over_reactors_and_members_is_the_global_top_n() {
         let (connection, _client) = loopback();
-        let by_value: fn(&[u8], &Record) -> Vec<u8> = |_, record| record.value.to_vec();
+        let by_value: fn(&[u8], &Entry) -> Vec<u8> = |_, record| record.value().to_vec();
         let first_keys = || WideRequest::new(FirstKeys { limit: 10, sort_key: by_value });
         for seed in [1, 7, 42, 1_000_003] {
             let (mut here, mut entries) = spread(seed, 200, 3);
@@ -849,7 +849,7 @@ mod tests {
         ) {
             let Some(store) = partition.map(map) else { return };
             for (_, record) in store.iter(now_ms) {
-                partial.merge(Sum { count: 1, total: i64::from_be_bytes((*record.value).try_into().unwrap()) });
+                partial.merge(Sum { count: 1, total: i64::from_be_bytes(record.value().try_into().unwrap()) });
             }
         }
 

@@ -7,7 +7,7 @@
 //! (routing a request), `client` (authentication and client-service requests), `owner` (what
 //! a reactor does as owner of its partitions), `map_ops` (partition-bound map operations),
 //! `fanout` (map-wide operations), `queue` (queues), `partition` (a partition's objects), `object` (the
-//! interface replication reaches them by), `store` (a map's data in a partition), `locks` (key
+//! interface replication reaches them by), `store` (a map's data in a partition), `table` and `entry` (its entries), `locks` (key
 //! locks and parked requests), `listeners` (entry events), `outbox` (output to other
 //! connections), `cluster` (what clients are told about the cluster). Between members:
 //! `member_link` (traffic on member links), `peer` (the member protocol), `replication` and
@@ -24,6 +24,7 @@ pub(crate) mod cluster_service;
 pub(crate) mod connection;
 pub(crate) mod connection_io;
 pub(crate) mod dispatch;
+pub(crate) mod entry;
 pub(crate) mod envelope;
 pub(crate) mod fanout;
 pub(crate) mod listeners;
@@ -47,6 +48,7 @@ pub(crate) mod request;
 pub(crate) mod server;
 pub(crate) mod shared;
 pub(crate) mod store;
+pub(crate) mod table;
 pub(crate) mod tenants;
 pub(crate) mod wire;
 

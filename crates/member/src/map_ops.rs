@@ -15,7 +15,7 @@ use crate::map_settings::SettingsCache;
 use crate::outbox::Outbox;
 use crate::partition::PartitionStore;
 use crate::request::{ErrorKind, MapOp, MapRequest, OpError, PutAnswer, RemoveAnswer, Replies, Reply};
-use crate::store::RecordStore;
+use crate::store::{Entry, RecordStore};
 use ferrogrid_protocol::codec::EntryView;
 use ferrogrid_protocol::{Data, PartitionId, Uuid};
 
@@ -163,13 +163,13 @@ impl<'p, 'c, 'x> KeyOp<'p, 'c, 'x> {
         store.op_counts[ctx.counter_slot] += 1;
         let op = KeyOp { store, ctx, name };
         if let Some(expired) = op.store.expire_if_due(key, op.ctx.now_ms) {
-            op.ctx.publish(name, EventKind::Expired, key, None, Some(&expired));
+            op.ctx.publish(name, EventKind::Expired, key, None, Some(expired.value()));
         }
         Ok(op)
     }
 
     fn current(&self, key: &[u8]) -> Option<&[u8]> {
-        self.store.get(key, self.ctx.now_ms).map(|record| &*record.value)
+        self.store.get(key, self.ctx.now_ms).map(Entry::value)
     }
 
     /// Whether another owner than (this client, `thread_id`) holds the key's lock.
@@ -179,16 +179,16 @@ impl<'p, 'c, 'x> KeyOp<'p, 'c, 'x> {
 
     /// Stores the value, publishes ADDED/UPDATED, and evicts to the map's bound; with `blind`
     /// (putAll, which does not read old values) the event is always ADDED without an old
-    /// value, as Hazelcast publishes it. Returns the previous value.
-    fn write(&mut self, key: &[u8], value: &[u8], (ttl_ms, max_idle_ms): (i64, i64), blind: bool) -> Option<Box<[u8]>> {
+    /// value, as Hazelcast publishes it. Returns the previous entry.
+    fn write(&mut self, key: &[u8], value: &[u8], (ttl_ms, max_idle_ms): (i64, i64), blind: bool) -> Option<Entry> {
         let previous = self.store.put(key, value, self.ctx.now_ms, ttl_ms, max_idle_ms);
         match &previous {
             Some(_) if blind => self.ctx.publish(self.name, EventKind::Added, key, Some(value), None),
-            Some(old) => self.ctx.publish(self.name, EventKind::Updated, key, Some(value), Some(old)),
+            Some(old) => self.ctx.publish(self.name, EventKind::Updated, key, Some(value), Some(old.value())),
             None => {
                 self.ctx.publish(self.name, EventKind::Added, key, Some(value), None);
-                for (evicted_key, evicted_value) in self.store.evict_to_limit(key) {
-                    self.ctx.publish(self.name, EventKind::Evicted, &evicted_key, None, Some(&evicted_value));
+                for evicted in self.store.evict_to_limit(key) {
+                    self.ctx.publish(self.name, EventKind::Evicted, evicted.key(), None, Some(evicted.value()));
                 }
             }
         }
@@ -196,10 +196,10 @@ impl<'p, 'c, 'x> KeyOp<'p, 'c, 'x> {
     }
 
     /// Removes the entry, publishing `kind` (REMOVED or EVICTED) with the old value unless
-    /// `without_old` (Hazelcast's delete does not read it); returns the old value.
-    fn take(&mut self, key: &[u8], kind: EventKind, without_old: bool) -> Option<Box<[u8]>> {
+    /// `without_old` (Hazelcast's delete does not read it); returns the old entry.
+    fn take(&mut self, key: &[u8], kind: EventKind, without_old: bool) -> Option<Entry> {
         let old = self.store.remove(key)?;
-        let published_old = if without_old { None } else { Some(&*old) };
+        let published_old = if without_old { None } else { Some(old.value()) };
         self.ctx.publish(self.name, kind, key, None, published_old);
         Some(old)
     }
@@ -223,7 +223,7 @@ fn write_op(
             }
             let previous = keyed.write(key, value, (*ttl_ms, *max_idle_ms), false);
             reply.reply(match answer {
-                PutAnswer::Previous => Reply::Value(previous.as_deref()),
+                PutAnswer::Previous => Reply::Value(previous.as_ref().map(Entry::value)),
                 PutAnswer::Empty => Reply::Empty,
                 PutAnswer::Null => Reply::Value(None),
             });
@@ -289,7 +289,7 @@ fn removal_op(
             }
             let old = keyed.take(key, EventKind::Removed, *answer == RemoveAnswer::Deleted);
             reply.reply(match answer {
-                RemoveAnswer::Previous => Reply::Value(old.as_deref()),
+                RemoveAnswer::Previous => Reply::Value(old.as_ref().map(Entry::value)),
                 RemoveAnswer::Deleted => Reply::Deleted(old.is_some()),
                 RemoveAnswer::Try { .. } => Reply::Bool(old.is_some()),
             });
@@ -319,7 +319,7 @@ fn removal_op(
             };
             let previous = if matches { keyed.write(key, value, (-1, -1), false) } else { None };
             reply.reply(match expected {
-                None => Reply::Value(previous.as_deref()),
+                None => Reply::Value(previous.as_ref().map(Entry::value)),
                 Some(_) => Reply::Bool(previous.is_some()),
             });
         }
@@ -390,10 +390,11 @@ fn lock_op(
 }
 
 fn entry_view(op: &KeyOp<'_, '_, '_>, key: &[u8], reply: &mut impl Replies) -> Result<Done, OpError> {
-    let Some(record) = op.store.get(key, op.ctx.now_ms) else {
+    let Some(entry) = op.store.get(key, op.ctx.now_ms) else {
         reply.reply(Reply::EntryView(None));
         return Ok(Done::Answered);
     };
+    let record = entry.meta();
     // Hazelcast keeps entry times in whole seconds. With per-entry statistics off (its default)
     // it reports −1 for creation/access/stored times and hits, and the update time only for
     // an entry that expires (expiration = update time + ttl).
@@ -416,8 +417,8 @@ fn entry_view(op: &KeyOp<'_, '_, '_>, key: &[u8], reply: &mut impl Replies) -> R
     let statistic = |value: i64| if stats { value } else { -1 };
     reply.reply(Reply::EntryView(Some(EntryView {
         key: Data(key),
-        value: Data(&record.value),
-        cost: estimated_cost(key.len(), record.value.len()),
+        value: Data(entry.value()),
+        cost: estimated_cost(key.len(), entry.value().len()),
         creation_time: statistic(seconds(record.creation_time_ms)),
         expiration_time,
         hits: statistic(record.hits),

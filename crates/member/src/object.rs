@@ -8,8 +8,8 @@ use crate::map_settings::SettingsCache;
 use crate::peer::{Malformed, SnapshotWriter};
 use ferrogrid_protocol::Uuid;
 
-/// A removed entry: its key and value (for EVICTED / EXPIRED events).
-pub type RemovedEntry = (Box<[u8]>, Box<[u8]>);
+/// A removed entry, for its key and value (EVICTED / EXPIRED events).
+pub type RemovedEntry = crate::entry::Entry;
 
 /// What every kind of partition object implements: everything replication, migration,
 /// destroy, tenant quotas and metrics need, so that none of them knows a kind's records.

@@ -528,13 +528,13 @@ impl PartitionOwner {
                 if kind != ObjectKind::Map || !self.listeners.has(name) {
                     continue;
                 }
-                for (key, value) in expired {
+                for entry in expired {
                     let event = Event {
                         kind: EventKind::Expired,
                         partition_id: Some(partition_id),
-                        key: Some(&key),
+                        key: Some(entry.key()),
                         value: None,
-                        old_value: Some(&value),
+                        old_value: Some(entry.value()),
                         affected_entries: 1,
                         source: self.member,
                     };

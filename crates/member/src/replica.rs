@@ -593,7 +593,7 @@ mod tests {
     }
 
     fn map_value(owner: &PartitionOwner) -> Option<Box<[u8]>> {
-        owner.partitions[0].map("log")?.raw(b"key").map(|record| record.value.clone())
+        owner.partitions[0].map("log")?.raw(b"key").map(|entry| entry.value().into())
     }
 
     fn connection() -> Arc<ConnectionShared> {

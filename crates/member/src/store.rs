@@ -7,8 +7,11 @@
 //! (`partition % reactor_count == reactor index`). No locks; other threads reach a partition
 //! only by handing an operation to its reactor.
 //!
-//! Entries live in an insertion-ordered index map so that the expiry sweep can walk a bounded
-//! slice per tick with a cursor, and eviction can sample entries by index, like Hazelcast's
+//! Entries are [`Entry`]s (key, value and metadata in one allocation; `entry.rs`) in an open
+//! addressing [`Table`] (`table.rs`). An entry keeps its full [`Meta`] only when the map or the
+//! entry needs it (ttl or max-idle, LRU/LFU eviction, per-entry statistics); otherwise just its
+//! version. The expiry sweep walks a bounded run of table slots per tick from a cursor, and
+//! eviction samples the entries of a run of slots from a random one, like Hazelcast's
 //! sampling eviction. Times are milliseconds since the Unix epoch, taken once per reactor
 //! loop iteration.
 
@@ -17,56 +20,25 @@ use crate::locks::{LockImage, LockOwner, LockTable, Parked};
 use crate::map_settings::{MapSettings, PartitionLimit, SettingsCache};
 use crate::object::{PartitionObject, RemovedEntry};
 use crate::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
-use ahash::RandomState;
+use crate::table::Table;
 use ferrogrid_config::EvictionPolicy;
 use ferrogrid_protocol::Uuid;
-use indexmap::IndexMap;
 use std::sync::Arc;
+
+pub(crate) use crate::entry::{Entry, Meta};
 
 /// Entries examined per eviction.
 const EVICTION_SAMPLE: usize = 15;
 
-/// One entry: the value's serialized bytes and its metadata.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Record {
-    pub value: Box<[u8]>,
-    /// 0 on creation, +1 on every update (as `EntryView.version` reports it).
-    pub version: i64,
-    pub creation_time_ms: i64,
-    pub last_update_time_ms: i64,
-    pub last_access_time_ms: i64,
-    pub hits: i64,
-    /// Time to live from `ttl_base_ms`, or NEVER.
-    pub ttl_ms: i64,
-    /// Start of the ttl: the last write, or the last `setTtl`.
-    pub ttl_base_ms: i64,
-    /// Longest time without access, or NEVER.
-    pub max_idle_ms: i64,
-}
-
-impl Record {
-    /// When the entry expires (NEVER if it does not).
-    pub fn expiration_time_ms(&self) -> i64 {
-        let by_ttl = if self.ttl_ms == NEVER { NEVER } else { self.ttl_base_ms.saturating_add(self.ttl_ms) };
-        let by_idle =
-            if self.max_idle_ms == NEVER { NEVER } else { self.last_access_time_ms.saturating_add(self.max_idle_ms) };
-        by_ttl.min(by_idle)
-    }
-
-    pub fn is_expired(&self, now_ms: i64) -> bool {
-        now_ms >= self.expiration_time_ms()
-    }
-}
-
 /// The entries of one map within one partition, keyed by the key's serialized bytes.
 #[derive(Debug)]
 pub struct RecordStore {
-    entries: IndexMap<Box<[u8]>, Record, RandomState>,
+    entries: Table,
     /// Bytes held by keys and values (the USED_HEAP_SIZE measure).
     held_bytes: usize,
     pub settings: Arc<MapSettings>,
     pub locks: LockTable,
-    /// Where the expiry sweep continues.
+    /// The table slot where the expiry sweep continues.
     sweep_cursor: usize,
     /// Whether any entry was ever given a finite ttl or max-idle. Until then nothing can
     /// expire: lookups skip the expiry check and counting is O(1).
@@ -88,7 +60,7 @@ pub struct RecordStore {
 impl RecordStore {
     pub fn new(settings: Arc<MapSettings>) -> RecordStore {
         RecordStore {
-            entries: IndexMap::default(),
+            entries: Table::default(),
             held_bytes: 0,
             settings,
             locks: LockTable::default(),
@@ -120,16 +92,16 @@ impl RecordStore {
         if !self.ever_expiring {
             return self.entries.len();
         }
-        self.entries.values().filter(|record| !record.is_expired(now_ms)).count()
+        self.entries.iter().filter(|entry| !entry.is_expired(now_ms)).count()
     }
 
     /// The live entry under `key` (expired entries are invisible).
-    pub fn get(&self, key: &[u8], now_ms: i64) -> Option<&Record> {
-        self.entries.get(key).filter(|record| !record.is_expired(now_ms))
+    pub fn get(&self, key: &[u8], now_ms: i64) -> Option<&Entry> {
+        self.entries.get(key).filter(|entry| !entry.is_expired(now_ms))
     }
 
-    /// Removes the entry if it has expired; returns its value (for the EXPIRED event).
-    pub fn expire_if_due(&mut self, key: &[u8], now_ms: i64) -> Option<Box<[u8]>> {
+    /// Removes the entry if it has expired; returns it (for the EXPIRED event).
+    pub fn expire_if_due(&mut self, key: &[u8], now_ms: i64) -> Option<Entry> {
         if !self.ever_expiring {
             return None;
         }
@@ -139,58 +111,67 @@ impl RecordStore {
         None
     }
 
-    /// Whether reads must be recorded: for max-idle, LRU/LFU eviction or entry statistics.
-    fn tracks_access(&self) -> bool {
-        self.ever_idle
-            || self.settings.per_entry_stats
+    /// Whether every entry keeps its metadata: for LRU/LFU eviction or entry statistics.
+    fn keeps_meta(&self) -> bool {
+        self.settings.per_entry_stats
             || matches!(self.settings.eviction_policy, EvictionPolicy::Lru | EvictionPolicy::Lfu)
     }
 
-    /// Records a read: access time (max-idle, LRU) and hits (LFU). A no-op for maps that
-    /// need neither, so a plain get costs one lookup.
+    /// Whether an entry with `meta` keeps it all (else only its version).
+    fn rich(&self, meta: &Meta) -> bool {
+        self.keeps_meta() || meta.expires()
+    }
+
+    /// Whether reads must be recorded: for max-idle, LRU/LFU eviction or entry statistics.
+    fn tracks_access(&self) -> bool {
+        self.ever_idle || self.keeps_meta()
+    }
+
+    /// Records a read: access time (max-idle, LRU) and hits (LFU) of an entry that keeps
+    /// them. A no-op for maps that need neither, so a plain get costs one lookup.
     pub fn touch(&mut self, key: &[u8], now_ms: i64) {
         if !self.tracks_access() {
             return;
         }
-        if let Some(record) = self.entries.get_mut(key) {
-            record.last_access_time_ms = now_ms;
-            record.hits += 1;
+        if let Some(meta) = self.entries.get_mut(key).and_then(Entry::meta_mut) {
+            meta.last_access_time_ms = now_ms;
+            meta.hits += 1;
         }
     }
 
     /// Stores `value` under `key` with the requested ttl / max-idle (−1 = map default, 0 =
-    /// never, else ms); returns the previous value. The caller expired the key first.
-    pub fn put(&mut self, key: &[u8], value: &[u8], now_ms: i64, ttl_ms: i64, max_idle_ms: i64) -> Option<Box<[u8]>> {
+    /// never, else ms); returns the previous entry. The caller expired the key first.
+    pub fn put(&mut self, key: &[u8], value: &[u8], now_ms: i64, ttl_ms: i64, max_idle_ms: i64) -> Option<Entry> {
         let ttl_ms = MapSettings::effective(ttl_ms, self.settings.default_ttl_ms);
         let max_idle_ms = MapSettings::effective(max_idle_ms, self.settings.default_max_idle_ms);
         self.ever_expiring |= ttl_ms != NEVER || max_idle_ms != NEVER;
         self.ever_idle |= max_idle_ms != NEVER;
         self.note_change(key);
-        match self.entries.get_mut(key) {
-            Some(record) => {
-                self.held_bytes = self.held_bytes + value.len() - record.value.len();
-                record.version += 1;
-                record.last_update_time_ms = now_ms;
-                record.last_access_time_ms = now_ms;
-                record.ttl_ms = ttl_ms;
-                record.ttl_base_ms = now_ms;
-                record.max_idle_ms = max_idle_ms;
-                Some(std::mem::replace(&mut record.value, value.into()))
+        let mut meta = Meta {
+            version: 0,
+            creation_time_ms: now_ms,
+            last_update_time_ms: now_ms,
+            last_access_time_ms: now_ms,
+            hits: 0,
+            ttl_ms,
+            ttl_base_ms: now_ms,
+            max_idle_ms,
+        };
+        let rich = self.rich(&meta);
+        match self.entries.find(key) {
+            Some(slot) => {
+                let old = self.entries.slot(slot).expect("found");
+                meta.version = old.version().wrapping_add(1);
+                if let Some(kept) = old.is_rich().then(|| old.meta()) {
+                    (meta.creation_time_ms, meta.hits) = (kept.creation_time_ms, kept.hits);
+                }
+                let previous = self.entries.replace_at(slot, Entry::new(key, value, &meta, rich));
+                self.held_bytes = self.held_bytes + value.len() - previous.value().len();
+                Some(previous)
             }
             None => {
                 self.held_bytes += key.len() + value.len();
-                let record = Record {
-                    value: value.into(),
-                    version: 0,
-                    creation_time_ms: now_ms,
-                    last_update_time_ms: now_ms,
-                    last_access_time_ms: now_ms,
-                    hits: 0,
-                    ttl_ms,
-                    ttl_base_ms: now_ms,
-                    max_idle_ms,
-                };
-                self.entries.insert(key.into(), record);
+                self.entries.insert(Entry::new(key, value, &meta, rich));
                 None
             }
         }
@@ -198,27 +179,30 @@ impl RecordStore {
 
     /// Sets a new ttl on a live entry, counted from now; false if there is none.
     pub fn set_ttl(&mut self, key: &[u8], ttl_ms: i64, now_ms: i64) -> bool {
-        let default_ttl = self.settings.default_ttl_ms;
-        match self.entries.get_mut(key).filter(|record| !record.is_expired(now_ms)) {
-            Some(record) => {
-                // As in Hazelcast, setTtl is an update (time, version) and replaces any max-idle.
-                record.ttl_ms = MapSettings::effective(ttl_ms, default_ttl);
-                record.ttl_base_ms = now_ms;
-                record.last_update_time_ms = now_ms;
-                record.version += 1;
-                record.max_idle_ms = NEVER;
-                self.ever_expiring |= record.ttl_ms != NEVER;
-                self.note_change(key);
-                true
-            }
-            None => false,
-        }
+        let Some(slot) =
+            self.entries.find(key).filter(|slot| !self.entries.slot(*slot).expect("found").is_expired(now_ms))
+        else {
+            return false;
+        };
+        let entry = self.entries.slot(slot).expect("found");
+        // As in Hazelcast, setTtl is an update (time, version) and replaces any max-idle.
+        let mut meta = entry.meta();
+        meta.ttl_ms = MapSettings::effective(ttl_ms, self.settings.default_ttl_ms);
+        meta.ttl_base_ms = now_ms;
+        meta.last_update_time_ms = now_ms;
+        meta.version = meta.version.wrapping_add(1);
+        meta.max_idle_ms = NEVER;
+        self.ever_expiring |= meta.ttl_ms != NEVER;
+        let updated = Entry::new(entry.key(), entry.value(), &meta, self.rich(&meta));
+        self.entries.replace_at(slot, updated);
+        self.note_change(key);
+        true
     }
 
-    pub fn remove(&mut self, key: &[u8]) -> Option<Box<[u8]>> {
-        let value = self.apply_remove(key)?;
+    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let entry = self.apply_remove(key)?;
         self.note_change(key);
-        Some(value)
+        Some(entry)
     }
 
     fn note_change(&mut self, key: &[u8]) {
@@ -227,40 +211,41 @@ impl RecordStore {
         }
     }
 
-    /// Stores a record as a backup or snapshot carries it (nothing is recorded as changed).
-    pub fn apply(&mut self, key: &[u8], record: Record) {
-        self.ever_expiring |= record.ttl_ms != NEVER || record.max_idle_ms != NEVER;
-        self.ever_idle |= record.max_idle_ms != NEVER;
-        self.held_bytes += record.value.len();
-        match self.entries.get_mut(key) {
-            Some(existing) => {
-                self.held_bytes -= existing.value.len();
-                *existing = record;
+    /// Stores an entry as a backup or snapshot carries it (nothing is recorded as changed).
+    pub fn apply(&mut self, key: &[u8], value: &[u8], meta: &Meta) {
+        self.ever_expiring |= meta.expires();
+        self.ever_idle |= meta.max_idle_ms != NEVER;
+        let entry = Entry::new(key, value, meta, self.rich(meta));
+        self.held_bytes += value.len();
+        match self.entries.find(key) {
+            Some(slot) => {
+                let previous = self.entries.replace_at(slot, entry);
+                self.held_bytes -= previous.value().len();
             }
             None => {
                 self.held_bytes += key.len();
-                self.entries.insert(key.into(), record);
+                self.entries.insert(entry);
             }
         }
     }
 
     /// Removes a key as a backup carries it (nothing is recorded as changed).
-    pub fn apply_remove(&mut self, key: &[u8]) -> Option<Box<[u8]>> {
-        let (key, record) = self.entries.swap_remove_entry(key)?;
-        self.held_bytes -= key.len() + record.value.len();
-        Some(record.value)
+    pub fn apply_remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let entry = self.entries.remove(key)?;
+        self.held_bytes -= entry.held_bytes();
+        Some(entry)
     }
 
-    /// The record under `key`, expired or not (what a backup must mirror).
+    /// The entry under `key`, expired or not (what a backup must mirror).
     #[cfg(test)]
-    pub fn raw(&self, key: &[u8]) -> Option<&Record> {
+    pub fn raw(&self, key: &[u8]) -> Option<&Entry> {
         self.entries.get(key)
     }
 
-    /// Every record, expired or not (a snapshot).
+    /// Every entry, expired or not (a snapshot).
     #[cfg(test)]
-    pub fn raw_iter(&self) -> impl Iterator<Item = (&[u8], &Record)> {
-        self.entries.iter().map(|(key, record)| (&**key, record))
+    pub fn raw_iter(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter()
     }
 
     /// Removes every entry except locked ones (as Hazelcast's clear and evictAll do);
@@ -269,12 +254,12 @@ impl RecordStore {
         let locks = &self.locks;
         let mut removed_live = 0;
         let mut removed_bytes = 0;
-        self.entries.retain(|key, record| {
-            if locks.is_locked(key) {
+        self.entries.retain(|entry| {
+            if locks.is_locked(entry.key()) {
                 return true;
             }
-            removed_live += usize::from(!record.is_expired(now_ms));
-            removed_bytes += key.len() + record.value.len();
+            removed_live += usize::from(!entry.is_expired(now_ms));
+            removed_bytes += entry.held_bytes();
             false
         });
         self.held_bytes -= removed_bytes;
@@ -282,9 +267,9 @@ impl RecordStore {
         removed_live
     }
 
-    /// Live entries.
-    pub fn iter(&self, now_ms: i64) -> impl Iterator<Item = (&[u8], &Record)> {
-        self.entries.iter().filter(move |(_, record)| !record.is_expired(now_ms)).map(|(key, record)| (&**key, record))
+    /// Live entries, with their keys.
+    pub fn iter(&self, now_ms: i64) -> impl Iterator<Item = (&[u8], &Entry)> {
+        self.entries.iter().filter(move |entry| !entry.is_expired(now_ms)).map(|entry| (entry.key(), entry))
     }
 
     fn over_limit(&self) -> bool {
@@ -307,55 +292,66 @@ impl RecordStore {
     pub fn evict_to_limit(&mut self, protected: &[u8]) -> Vec<RemovedEntry> {
         let mut evicted = Vec::new();
         while self.over_limit() && self.entries.len() > 1 {
-            let Some(index) = self.eviction_candidate(protected) else { break };
-            let (key, record) = self.entries.swap_remove_index(index).expect("index from the sample");
-            self.held_bytes -= key.len() + record.value.len();
-            self.note_change(&key);
-            evicted.push((key, record.value));
+            let Some(slot) = self.eviction_candidate(protected) else { break };
+            let entry = self.entries.remove_at(slot);
+            self.held_bytes -= entry.held_bytes();
+            self.note_change(entry.key());
+            evicted.push(entry);
         }
         evicted
     }
 
+    /// The slot of the entry to evict: the best by policy among the first
+    /// `EVICTION_SAMPLE` entries from a random slot on (a run of slots holds entries in hash
+    /// order, unrelated to their age or use). Walks at most the whole table once.
     fn eviction_candidate(&mut self, protected: &[u8]) -> Option<usize> {
-        let length = self.entries.len();
-        let start = self.next_random() as usize % length;
-        let sample = (0..EVICTION_SAMPLE.min(length)).map(|offset| (start + offset) % length);
-        let eligible: Vec<usize> = sample
-            .filter(|index| {
-                let (key, _) = self.entries.get_index(*index).expect("in range");
-                &**key != protected && !self.locks.is_locked(key)
-            })
-            .collect();
-        let score = |index: &usize| {
-            let record = &self.entries[*index];
-            match self.settings.eviction_policy {
-                EvictionPolicy::Lru => record.last_access_time_ms,
-                EvictionPolicy::Lfu => record.hits,
-                EvictionPolicy::Random | EvictionPolicy::None => 0,
+        let capacity = self.entries.capacity();
+        let start = self.next_random() as usize % capacity;
+        let mut best: Option<(i64, usize)> = None;
+        let mut sampled = 0;
+        for offset in 0..capacity {
+            if sampled == EVICTION_SAMPLE {
+                break;
             }
-        };
-        eligible.into_iter().min_by_key(score)
+            let slot = (start + offset) % capacity;
+            let Some(entry) = self.entries.slot(slot) else { continue };
+            sampled += 1;
+            if entry.key() == protected || self.locks.is_locked(entry.key()) {
+                continue;
+            }
+            let score = match self.settings.eviction_policy {
+                EvictionPolicy::Lru => entry.meta().last_access_time_ms,
+                EvictionPolicy::Lfu => entry.meta().hits,
+                EvictionPolicy::Random | EvictionPolicy::None => 0,
+            };
+            if best.is_none_or(|(best_score, _)| score < best_score) {
+                best = Some((score, slot));
+            }
+        }
+        best.map(|(_, slot)| slot)
     }
 
-    /// Examines at most `budget` entries from where the last sweep stopped and removes the
-    /// expired ones (returned for EXPIRED events).
+    /// Examines at most `budget` entries (and at most one pass of table slots) from where the
+    /// last sweep stopped and removes the expired ones (returned for EXPIRED events).
     pub fn sweep(&mut self, now_ms: i64, budget: usize) -> Vec<RemovedEntry> {
         let mut expired = Vec::new();
-        let mut examined = 0;
-        while examined < budget && !self.entries.is_empty() {
-            if self.sweep_cursor >= self.entries.len() {
+        let (mut examined, mut scanned) = (0, 0);
+        while examined < budget && scanned < self.entries.capacity() {
+            if self.sweep_cursor >= self.entries.capacity() {
                 self.sweep_cursor = 0;
-                if examined > 0 {
-                    break;
-                }
             }
+            scanned += 1;
+            let slot = self.sweep_cursor;
+            let Some(entry) = self.entries.slot(slot) else {
+                self.sweep_cursor += 1;
+                continue;
+            };
             examined += 1;
-            let index = self.sweep_cursor;
-            if self.entries[index].is_expired(now_ms) && !self.locks.is_locked(self.entries.get_index(index).unwrap().0)
-            {
-                let (key, record) = self.entries.swap_remove_index(index).expect("in range");
-                self.held_bytes -= key.len() + record.value.len();
-                expired.push((key, record.value));
+            if entry.is_expired(now_ms) && !self.locks.is_locked(entry.key()) {
+                // The run after the slot shifts back into it: examine it again.
+                let entry = self.entries.remove_at(slot);
+                self.held_bytes -= entry.held_bytes();
+                expired.push(entry);
             } else {
                 self.sweep_cursor += 1;
             }
@@ -397,7 +393,7 @@ impl PartitionObject for RecordStore {
         let mut keys = std::mem::take(&mut self.changed);
         for key in keys.drain(..) {
             match self.entries.get(&key) {
-                Some(record) => put_record(body, &key, record),
+                Some(entry) => put_entry(body, entry),
                 None => put_key(body, REMOVE, &key),
             }
         }
@@ -417,8 +413,8 @@ impl PartitionObject for RecordStore {
     }
 
     fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
-        for (key, record) in &self.entries {
-            writer.entry(|out| put_record(out, key, record));
+        for entry in self.entries.iter() {
+            writer.entry(|out| put_entry(out, entry));
         }
         for (key, image) in self.locks.images() {
             writer.entry(|out| put_lock(out, key, image));
@@ -447,7 +443,7 @@ impl RecordStore {
         let mut reader = Reader::new(body);
         while !reader.is_empty() {
             match read_change(&mut reader)? {
-                MapChange::Put { key, record } => self.apply(key, record),
+                MapChange::Put { key, value, meta } => self.apply(key, value, &meta),
                 MapChange::Lock { key, image } => self.locks.apply(key, Some(image)),
                 MapChange::Remove { key } if removals => {
                     self.apply_remove(key);
@@ -475,7 +471,8 @@ impl RecordStore {
 enum MapChange<'a> {
     Put {
         key: &'a [u8],
-        record: Record,
+        value: &'a [u8],
+        meta: Meta,
     },
     Remove {
         key: &'a [u8],
@@ -500,18 +497,20 @@ fn put_key(out: &mut Vec<u8>, change: u8, key: &[u8]) {
     put_bytes(out, key);
 }
 
-fn put_record(out: &mut Vec<u8>, key: &[u8], record: &Record) {
-    put_key(out, PUT, key);
-    put_bytes(out, &record.value);
+/// A PUT of the entry's whole state (a compact entry's is [`Meta::plain`]).
+fn put_entry(out: &mut Vec<u8>, entry: &Entry) {
+    put_key(out, PUT, entry.key());
+    put_bytes(out, entry.value());
+    let meta = entry.meta();
     for field in [
-        record.version,
-        record.creation_time_ms,
-        record.last_update_time_ms,
-        record.last_access_time_ms,
-        record.hits,
-        record.ttl_ms,
-        record.ttl_base_ms,
-        record.max_idle_ms,
+        meta.version,
+        meta.creation_time_ms,
+        meta.last_update_time_ms,
+        meta.last_access_time_ms,
+        meta.hits,
+        meta.ttl_ms,
+        meta.ttl_base_ms,
+        meta.max_idle_ms,
     ] {
         out.extend_from_slice(&field.to_le_bytes());
     }
@@ -530,15 +529,14 @@ fn read_change<'a>(reader: &mut Reader<'a>) -> Result<MapChange<'a>, Malformed> 
     let key = reader.bytes()?;
     Ok(match change {
         PUT => {
-            let value = reader.bytes()?.into();
+            let value = reader.bytes()?;
             let mut fields = [0i64; 8];
             for field in &mut fields {
                 *field = reader.i64()?;
             }
             let [version, creation_time_ms, last_update_time_ms, last_access_time_ms, hits, ttl_ms, ttl_base_ms, max_idle_ms] =
                 fields;
-            let record = Record {
-                value,
+            let meta = Meta {
                 version,
                 creation_time_ms,
                 last_update_time_ms,
@@ -548,7 +546,7 @@ fn read_change<'a>(reader: &mut Reader<'a>) -> Result<MapChange<'a>, Malformed> 
                 ttl_base_ms,
                 max_idle_ms,
             };
-            MapChange::Put { key, record }
+            MapChange::Put { key, value, meta }
         }
         REMOVE => MapChange::Remove { key },
         LOCK => {
@@ -575,11 +573,11 @@ mod tests {
     fn put_returns_previous_and_bumps_version() {
         let mut store = store(MapConfig::DEFAULT);
         assert_eq!(store.put(b"k", b"v1", 0, -1, -1), None);
-        assert_eq!(store.get(b"k", 0).unwrap().version, 0);
-        assert_eq!(store.put(b"k", b"v22", 1, -1, -1).as_deref(), Some(&b"v1"[..]));
-        assert_eq!(store.get(b"k", 1).unwrap().version, 1);
+        assert_eq!(store.get(b"k", 0).unwrap().version(), 0);
+        assert_eq!(store.put(b"k", b"v22", 1, -1, -1).as_ref().map(Entry::value), Some(&b"v1"[..]));
+        assert_eq!(store.get(b"k", 1).unwrap().version(), 1);
         assert_eq!(store.held_bytes(), 4);
-        assert_eq!(store.remove(b"k").as_deref(), Some(&b"v22"[..]));
+        assert_eq!(store.remove(b"k").as_ref().map(Entry::value), Some(&b"v22"[..]));
         assert_eq!(store.held_bytes(), 0);
         assert!(store.is_empty());
     }
@@ -599,7 +597,7 @@ mod tests {
         assert!(store.get(b"default", 9_999).is_some());
         assert!(store.get(b"default", 10_000).is_none(), "the map default applies to ttl −1");
         assert!(store.get(b"forever", i64::MAX - 1).is_some(), "ttl 0 is forever, even with a map default");
-        assert_eq!(store.expire_if_due(b"short", 1_000).as_deref(), Some(&b"v"[..]));
+        assert_eq!(store.expire_if_due(b"short", 1_000).as_ref().map(Entry::key), Some(&b"short"[..]));
         assert_eq!(store.len(), 3);
     }
 
@@ -617,6 +615,16 @@ mod tests {
         }
         assert_eq!(expired, 50);
         assert_eq!(store.len(), 50);
+        let mut store = self::store(MapConfig::DEFAULT);
+        for index in 0..1_000u32 {
+            store.put(&index.to_le_bytes(), b"v", 20, 10, -1);
+        }
+        for _ in 0..20 {
+            store.sweep(35, 100);
+        }
+        assert_eq!(store.len(), 0);
+        store.put(b"late", b"v", 40, 10, -1);
+        assert_eq!(store.sweep(50, 1).len(), 1, "the budget counts entries; the table shrank");
     }
 
     #[test]
@@ -634,21 +642,54 @@ mod tests {
         store.put(b"new", b"v", 101, -1, -1);
         let evicted = store.evict_to_limit(b"new");
         assert_eq!(evicted.len(), 1);
-        assert_eq!(&*evicted[0].0, &1u32.to_be_bytes()[..], "the oldest access of the sample goes");
+        assert_eq!(evicted[0].key(), &1u32.to_be_bytes()[..], "the oldest access of the sample goes");
         assert_eq!(store.len(), 10);
         assert!(store.get(b"new", 101).is_some());
     }
 
+    #[test]
+    fn entries_keep_metadata_only_where_the_map_or_the_entry_needs_it() {
+        let mut plain = store(MapConfig::DEFAULT);
+        plain.put(b"k", b"v", 5, -1, -1);
+        plain.put(b"k", b"v2", 6, -1, -1);
+        let entry = plain.get(b"k", 6).unwrap();
+        assert!(!entry.is_rich());
+        assert_eq!(entry.meta(), Meta::plain(1));
+        plain.put(b"k", b"v3", 7, 1_000, -1);
+        let entry = plain.get(b"k", 7).unwrap();
+        assert!(entry.is_rich(), "a ttl needs the times");
+        assert_eq!((entry.version(), entry.meta().ttl_base_ms, entry.expiration_time_ms()), (2, 7, 1_007));
+        plain.put(b"k", b"v4", 8, 0, -1);
+        assert!(!plain.get(b"k", 8).unwrap().is_rich(), "no longer expiring");
+        assert_eq!(plain.get(b"k", 8).unwrap().version(), 3);
+        assert_eq!(plain.held_bytes(), 3);
+
+        let stats = store(MapConfig { per_entry_stats_enabled: true, ..MapConfig::DEFAULT });
+        let eviction = EvictionConfig {
+            size: 10,
+            max_size_policy: MaxSizePolicy::PerPartition,
+            eviction_policy: EvictionPolicy::Lfu,
+        };
+        let lfu = store(MapConfig { eviction, ..MapConfig::DEFAULT });
+        for mut store in [stats, lfu] {
+            store.put(b"k", b"v", 5, -1, -1);
+            store.touch(b"k", 9);
+            store.put(b"k", b"v2", 10, -1, -1);
+            let meta = store.get(b"k", 10).unwrap().meta();
+            assert_eq!((meta.creation_time_ms, meta.last_update_time_ms, meta.hits, meta.version), (5, 10, 1, 1));
+        }
+    }
+
     const ALICE: LockOwner = LockOwner { client: Uuid { most: 1, least: 2 }, thread_id: -3 };
 
-    /// Every record and lock of a store, sorted by key.
-    type Contents = (Vec<(Vec<u8>, Record)>, Vec<(Vec<u8>, LockImage)>);
+    /// Every entry and lock of a store, sorted by key.
+    type Contents = (Vec<Entry>, Vec<(Vec<u8>, LockImage)>);
 
     /// What `store` holds, to compare replicas.
     fn contents(store: &RecordStore) -> Contents {
-        let mut records: Vec<_> = store.raw_iter().map(|(key, record)| (key.to_vec(), record.clone())).collect();
+        let mut records: Vec<_> = store.raw_iter().cloned().collect();
         let mut locks: Vec<_> = store.locks.images().map(|(key, image)| (key.to_vec(), image)).collect();
-        records.sort_by(|a, b| a.0.cmp(&b.0));
+        records.sort_by(|a, b| a.key().cmp(b.key()));
         locks.sort_by(|a, b| a.0.cmp(&b.0));
         (records, locks)
     }
@@ -668,7 +709,8 @@ mod tests {
         let mut body = Vec::new();
         owner.write_changes(&mut body);
         let mut backup = store(MapConfig::DEFAULT);
-        backup.apply(b"k2", owner.raw(b"k1").unwrap().clone());
+        let k1 = owner.raw(b"k1").unwrap();
+        backup.apply(b"k2", k1.value(), &k1.meta());
         backup.locks.apply(b"k3", owner.locks.image(b"k1"));
         backup.apply_backup(&body).unwrap();
         owner.apply_remove(b"before");

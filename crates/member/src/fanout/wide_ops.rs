@@ -152,7 +152,7 @@ impl WideOperation for ContainsValue {
             return;
         }
         if let Some(store) = partition.map(map) {
-            partial.0 = store.iter(now_ms).any(|(_, record)| record.value == self.value);
+            partial.0 = store.iter(now_ms).any(|(_, record)| record.value() == &*self.value);
         }
     }
 
@@ -186,10 +186,10 @@ impl WideOperation for List {
         let frames = &mut partial.0;
         match self.0 {
             Listed::Keys => store.iter(now_ms).for_each(|(key, _)| write_frame(frames, 0, key)),
-            Listed::Values => store.iter(now_ms).for_each(|(_, record)| write_frame(frames, 0, &record.value)),
+            Listed::Values => store.iter(now_ms).for_each(|(_, record)| write_frame(frames, 0, record.value())),
             Listed::Entries => store.iter(now_ms).for_each(|(key, record)| {
                 write_frame(frames, 0, key);
-                write_frame(frames, 0, &record.value);
+                write_frame(frames, 0, record.value());
             }),
         }
     }
