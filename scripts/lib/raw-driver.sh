@@ -4,7 +4,9 @@
 
 jar="$HOME/.m2/repository/com/hazelcast/hazelcast/5.6.0/hazelcast-5.6.0.jar"
 [ -f "$jar" ] || mvn -q dependency:get -Dartifact=com.hazelcast:hazelcast:5.6.0
-cargo build -q --release -p ferrogrid -p ferrogrid-member --example load
+# Two builds: with `--example`, cargo builds only the example of the packages named.
+cargo build -q --release -p ferrogrid
+cargo build -q --release -p ferrogrid-member --example load
 work=$(mktemp -d)
 cleanup() { [ -n "${server:-}" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
