@@ -436,11 +436,11 @@ fn classify_queue(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> 
                 key: None,
                 invalidation: false,
             };
-            Classified::Wide(WideRequest::new(wide_ops::AddItemListener::new(item_listener)), r.name.into())
+            Classified::Wide(WideRequest::new(wide_ops::AddListener::items(item_listener)), r.name.into())
         }
         _ => {
             let r = QueueRemoveListener::decode(message)?;
-            let operation = wide_ops::RemoveItemListener::new(r.registration_id.unwrap_or_default());
+            let operation = wide_ops::RemoveListener::items(r.registration_id.unwrap_or_default());
             Classified::Wide(WideRequest::new(operation), r.name.into())
         }
     })

@@ -141,6 +141,14 @@ impl Default for Listeners {
     }
 }
 
+/// Which registrations: entry listeners of maps, or item listeners of queues (a map and a
+/// queue may share a name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registry {
+    Entries,
+    Items,
+}
+
 /// Item event types of queues (and, later, lists and sets): the `eventType` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(i32)]
@@ -154,26 +162,35 @@ impl Listeners {
         Listeners { maps: HashMap::default(), items: HashMap::default(), sequences: HashMap::default(), bound }
     }
 
-    /// Registers an item listener of the queue `name` (only `id`, `connection`,
-    /// `correlation_id` and `include_value` of the registration matter).
-    pub fn add_item(&mut self, name: &str, listener: Listener) {
-        self.items.entry(name.into()).or_default().push(listener);
+    fn registrations(&mut self, registry: Registry) -> &mut HashMap<Box<str>, Vec<Listener>, RandomState> {
+        match registry {
+            Registry::Entries => &mut self.maps,
+            Registry::Items => &mut self.items,
+        }
     }
 
-    /// Removes an item listener; true if this reactor had it.
-    pub fn remove_item(&mut self, name: &str, id: Uuid) -> bool {
-        let Some(listeners) = self.items.get_mut(name) else { return false };
+    /// Registers a listener of the object `name` in `registry` (an item listener uses only
+    /// `id`, `connection`, `correlation_id` and `include_value` of the registration).
+    pub fn add_to(&mut self, registry: Registry, name: &str, listener: Listener) {
+        self.registrations(registry).entry(name.into()).or_default().push(listener);
+    }
+
+    /// Removes a registration; true if this reactor had it.
+    pub fn remove_from(&mut self, registry: Registry, name: &str, id: Uuid) -> bool {
+        let registrations = self.registrations(registry);
+        let Some(listeners) = registrations.get_mut(name) else { return false };
         let before = listeners.len();
         listeners.retain(|listener| listener.id != id);
         let removed = listeners.len() != before;
         if listeners.is_empty() {
-            self.items.remove(name);
+            registrations.remove(name);
         }
         removed
     }
 
-    pub fn drop_items(&mut self, name: &str) {
-        self.items.remove(name);
+    /// Drops every registration of the object `name` in `registry` (destroy).
+    pub fn drop_all_of(&mut self, registry: Registry, name: &str) {
+        self.registrations(registry).remove(name);
     }
 
     /// Whether any item listener could receive an event of the queue `name`.
@@ -210,24 +227,10 @@ impl Listeners {
         }
     }
 
+    /// Registers an entry listener of `map` (for tests of the code that publishes).
+    #[cfg(test)]
     pub fn add(&mut self, map: &str, listener: Listener) {
-        self.maps.entry(map.into()).or_default().push(listener);
-    }
-
-    /// Removes a registration; true if this reactor had it.
-    pub fn remove(&mut self, map: &str, id: Uuid) -> bool {
-        let Some(listeners) = self.maps.get_mut(map) else { return false };
-        let before = listeners.len();
-        listeners.retain(|listener| listener.id != id);
-        let removed = listeners.len() != before;
-        if listeners.is_empty() {
-            self.maps.remove(map);
-        }
-        removed
-    }
-
-    pub fn drop_map(&mut self, map: &str) {
-        self.maps.remove(map);
+        self.add_to(Registry::Entries, map, listener);
     }
 
     /// Whether any registration could receive an event of `map` (cheap pre-check).

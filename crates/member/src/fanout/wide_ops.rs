@@ -7,7 +7,7 @@
 //! [`Partial`], with tests of its merge and its member encoding), and its response.
 
 use super::{Partial, Partitions, WideOperation};
-use crate::listeners::{EventKind, Listener, Listeners};
+use crate::listeners::{EventKind, Listener, Listeners, Registry};
 use crate::partition::PartitionStore;
 use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse, IntResponse, UuidResponse};
 use ferrogrid_protocol::message::{write_frame, MessageWriter, RESPONSE_HEADER_SIZE};
@@ -273,7 +273,7 @@ impl WideOperation for Destroy {
     fn empty(&self) {}
 
     fn on_reactor(&self, map: &str, listeners: &mut Listeners, _partial: &mut ()) {
-        listeners.drop_map(map);
+        listeners.drop_all_of(Registry::Entries, map);
     }
 
     fn on_partition(&self, map: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
@@ -285,16 +285,23 @@ impl WideOperation for Destroy {
     }
 }
 
-/// Map.addEntryListener (and the key and near-cache variants): the registration on every
-/// reactor of this member, so it is in force everywhere before the client hears its id.
+/// Map.addEntryListener (and the key and near-cache variants) and IQueue.addItemListener: the
+/// registration on every reactor of this member, so it is in force everywhere before the
+/// client hears its id.
 #[derive(Debug)]
 pub(crate) struct AddListener {
     listener: Box<Listener>,
+    registry: Registry,
 }
 
 impl AddListener {
     pub(crate) fn new(listener: Listener) -> AddListener {
-        AddListener { listener: Box::new(listener) }
+        AddListener { listener: Box::new(listener), registry: Registry::Entries }
+    }
+
+    /// IQueue.addItemListener: the same, among the queue's item listeners.
+    pub(crate) fn items(listener: Listener) -> AddListener {
+        AddListener { listener: Box::new(listener), registry: Registry::Items }
     }
 }
 
@@ -306,7 +313,7 @@ impl WideOperation for AddListener {
     fn empty(&self) {}
 
     fn on_reactor(&self, map: &str, listeners: &mut Listeners, _partial: &mut ()) {
-        listeners.add(map, (*self.listener).clone());
+        listeners.add_to(self.registry, map, (*self.listener).clone());
     }
 
     fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
@@ -322,11 +329,17 @@ impl WideOperation for AddListener {
 #[derive(Debug)]
 pub(crate) struct RemoveListener {
     id: Uuid,
+    registry: Registry,
 }
 
 impl RemoveListener {
     pub(crate) fn new(id: Uuid) -> RemoveListener {
-        RemoveListener { id }
+        RemoveListener { id, registry: Registry::Entries }
+    }
+
+    /// IQueue.removeItemListener.
+    pub(crate) fn items(id: Uuid) -> RemoveListener {
+        RemoveListener { id, registry: Registry::Items }
     }
 }
 
@@ -340,91 +353,12 @@ impl WideOperation for RemoveListener {
     }
 
     fn on_reactor(&self, map: &str, listeners: &mut Listeners, partial: &mut Found) {
-        partial.0 |= listeners.remove(map, self.id);
+        partial.0 |= listeners.remove_from(self.registry, map, self.id);
     }
 
     fn on_partition(
         &self,
         _map: &str,
-        _partition: &mut PartitionStore,
-        _owned: bool,
-        _now_ms: i64,
-        _partial: &mut Found,
-    ) {
-    }
-
-    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
-    }
-}
-
-/// IQueue.addItemListener: the registration on every reactor of this member (the queue's
-/// partition belongs to one of them), in force before the client hears its id.
-#[derive(Debug)]
-pub(crate) struct AddItemListener {
-    listener: Box<Listener>,
-}
-
-impl AddItemListener {
-    pub(crate) fn new(listener: Listener) -> AddItemListener {
-        AddItemListener { listener: Box::new(listener) }
-    }
-}
-
-impl WideOperation for AddItemListener {
-    type Partial = ();
-    const PARTITIONS: Partitions = Partitions::None;
-    const CLUSTER_WIDE: bool = false;
-
-    fn empty(&self) {}
-
-    fn on_reactor(&self, name: &str, listeners: &mut Listeners, _partial: &mut ()) {
-        listeners.add_item(name, (*self.listener).clone());
-    }
-
-    fn on_partition(
-        &self,
-        _name: &str,
-        _partition: &mut PartitionStore,
-        _owned: bool,
-        _now_ms: i64,
-        _partial: &mut (),
-    ) {
-    }
-
-    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        UuidResponse { response: Some(self.listener.id) }.encode(out, response_type, correlation_id, 0);
-    }
-}
-
-/// IQueue.removeItemListener: off every reactor; whether any had it.
-#[derive(Debug)]
-pub(crate) struct RemoveItemListener {
-    id: Uuid,
-}
-
-impl RemoveItemListener {
-    pub(crate) fn new(id: Uuid) -> RemoveItemListener {
-        RemoveItemListener { id }
-    }
-}
-
-impl WideOperation for RemoveItemListener {
-    type Partial = Found;
-    const PARTITIONS: Partitions = Partitions::None;
-    const CLUSTER_WIDE: bool = false;
-
-    fn empty(&self) -> Found {
-        Found(false)
-    }
-
-    fn on_reactor(&self, name: &str, listeners: &mut Listeners, partial: &mut Found) {
-        partial.0 |= listeners.remove_item(name, self.id);
-    }
-
-    fn on_partition(
-        &self,
-        _name: &str,
         _partition: &mut PartitionStore,
         _owned: bool,
         _now_ms: i64,
@@ -448,7 +382,7 @@ impl WideOperation for DestroyQueue {
     fn empty(&self) {}
 
     fn on_reactor(&self, name: &str, listeners: &mut Listeners, _partial: &mut ()) {
-        listeners.drop_items(name);
+        listeners.drop_all_of(Registry::Items, name);
     }
 
     fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
