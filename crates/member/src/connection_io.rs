@@ -62,6 +62,7 @@ impl Reactor {
                 Ok(Progress::Throttled) => return self.schedule_retry(token),
                 Ok(Progress::NeedInput) => {}
             }
+            self.check_links();
             let connection = &self.connections[token.0];
             if !self.may_read(connection) {
                 return self.schedule_retry(token);
@@ -164,25 +165,29 @@ impl Reactor {
         self.core.overflow.iter().all(VecDeque::is_empty)
             && connection.shared.in_flight() < in_flight_limit
             && connection.shared.pending_bytes() <= write_limit
-            && (member_link || self.congested_link.is_none())
+            && (member_link || self.core.shared.congested_links.load(Ordering::Acquire) == 0)
     }
 
     /// Notes whether a member link has more pending than a connection may (a slow or stopped
-    /// member): its backlog is bounded by not reading clients until it drains.
+    /// member): its backlog is bounded by not reading clients, on any reactor, until it drains.
     pub(crate) fn check_links(&mut self) {
         let limit = self.core.shared.config.limits.connection_write_buffer_bytes as usize;
         let links = &self.core.owner.replication.state.links;
         let congested =
             links.iter().map(|(peer, link)| (*peer, link.pending_bytes())).find(|(_, bytes)| *bytes > limit);
         match (self.congested_link, congested) {
-            (None, Some((peer, bytes))) => warn!(
-                reactor = self.core.index,
-                member = %format!("{:032x}", peer.0),
-                bytes,
-                limit,
-                "member link congested: client connections are not read until it drains"
-            ),
+            (None, Some((peer, bytes))) => {
+                self.core.shared.congested_links.fetch_add(1, Ordering::AcqRel);
+                warn!(
+                    reactor = self.core.index,
+                    member = %format!("{:032x}", peer.0),
+                    bytes,
+                    limit,
+                    "member link congested: client connections are not read until it drains"
+                )
+            }
             (Some(peer), None) => {
+                self.core.shared.congested_links.fetch_sub(1, Ordering::AcqRel);
                 let member = format!("{:032x}", peer.0);
                 info!(reactor = self.core.index, %member, "member link drained: reading clients again");
             }

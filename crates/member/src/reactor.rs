@@ -123,6 +123,7 @@ impl Reactor {
             }
             self.core.shared.reactors[index].probes.queue_depth.set(self.inbox.len() as u64);
             self.drain_inbox();
+            self.check_links();
             self.fire_timers();
             if self.last_expiry_sweep.elapsed() >= EXPIRY_SWEEP_INTERVAL {
                 self.last_expiry_sweep = Instant::now();

@@ -194,6 +194,7 @@ fn shared_state(
         shutdown: AtomicBool::new(false),
         next_connection_id: AtomicU64::new(1),
         open_connections: AtomicUsize::new(0),
+        congested_links: AtomicUsize::new(0),
         clients: parking_lot::Mutex::new(std::collections::HashMap::new()),
         balancer: crate::probes::BalancerProbes::default(),
         cluster: RwLock::new(cluster),

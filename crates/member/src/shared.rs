@@ -118,6 +118,10 @@ pub struct Shared {
     pub shutdown: AtomicBool,
     pub next_connection_id: AtomicU64,
     pub open_connections: AtomicUsize,
+    /// Reactors whose link to some member holds more than `connection-write-buffer-bytes`:
+    /// while any does, no reactor reads clients (a reactor's reads also feed the others' links
+    /// through hand-offs).
+    pub congested_links: AtomicUsize,
     /// Open connections per authenticated client uuid (locks are released once a client has
     /// had none for `CLIENT_CLEANUP_PERIOD_MS`).
     pub clients: parking_lot::Mutex<std::collections::HashMap<ferrogrid_protocol::Uuid, usize>>,
