@@ -6,6 +6,16 @@
 /// "No expiry" for ttl, max-idle and expiration times, as Hazelcast reports it.
 pub const NEVER: i64 = i64::MAX;
 
+/// The deadline of a wait of `wait_ms` from `now_ms`: NEVER for a negative wait (until
+/// served or released).
+pub fn deadline_after(now_ms: i64, wait_ms: i64) -> i64 {
+    if wait_ms < 0 {
+        NEVER
+    } else {
+        now_ms.saturating_add(wait_ms)
+    }
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as i64)

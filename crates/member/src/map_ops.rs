@@ -111,15 +111,6 @@ pub fn execute(
     }
 }
 
-/// The deadline of a wait of `wait_ms` (< 0: none) from `now_ms`.
-pub fn deadline_after(now_ms: i64, wait_ms: i64) -> i64 {
-    if wait_ms < 0 {
-        NEVER
-    } else {
-        now_ms.saturating_add(wait_ms)
-    }
-}
-
 /// Parks a request [`execute`] answered [`Done::Park`] for on its key's lock queue.
 pub fn park(partition: &mut PartitionStore, ctx: &mut OpContext<'_>, parked: Parked) -> Result<(), OpError> {
     let key: Box<[u8]> = parked.request.key().expect("only single-key requests park").into();

@@ -2,7 +2,7 @@
 //! released from key locks, fire lock and wait deadlines, sweep expired entries, and publish
 //! entry events. Owned by one reactor thread; the reactor does the IO around it.
 
-use crate::clock::now_ms;
+use crate::clock::{now_ms, NEVER};
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::envelope::{Handoff, Handoffs};
 use crate::fanout::{FanOut, ShareContext};
@@ -76,7 +76,7 @@ impl Call<'_> {
             counter_slot: self.counter_slot,
             partition_id: self.partition_id,
             request: request.clone().into_owned(),
-            deadline_ms: map_ops::deadline_after(now_ms, wait_ms),
+            deadline_ms: crate::clock::deadline_after(now_ms, wait_ms),
         }
     }
 }
@@ -262,30 +262,26 @@ impl PartitionOwner {
             answer: &mut answer,
         };
         let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
-        let waited = match queue::execute(queue, &mut ctx, &request.op, self.now_ms, &mut |answer| reply.reply(answer))
+        let timers = &mut self.timers;
+        let outcome = match queue::execute(queue, &mut ctx, &request.op, self.now_ms, &mut |answer| reply.reply(answer))
         {
             Ok(QueueDone::Wait { deadline_ms }) => {
-                queue.wait(call.waiter(&request.op, deadline_ms), max_waiters).map(|()| Some(deadline_ms))
+                queue.wait(call.waiter(&request.op, deadline_ms), max_waiters).map(|()| {
+                    if deadline_ms != NEVER {
+                        timers
+                            .push(Reverse((deadline_ms, Timer::Queue { partition: partition_id, name: name.into() })));
+                    }
+                })
             }
-            Ok(QueueDone::Answered) => Ok(None),
+            Ok(QueueDone::Answered) => Ok(()),
             Err(failure) => Err(failure),
-        };
-        let outcome = match waited {
-            Ok(Some(deadline_ms)) if deadline_ms != i64::MAX => {
-                self.timers.push(Reverse((deadline_ms, Timer::Queue { partition: partition_id, name: name.into() })));
-                Ok(())
-            }
-            other => other.map(|_| ()),
         };
         if let Err(failure) = outcome {
             out.truncate(start);
             wire::write_error(out, call.correlation_id, &failure);
         }
-        if self.partitions[local].tracks_changes() {
-            self.replicate(partition_id, call.connection, call.correlation_id, out, start, others);
-        } else {
-            self.send_others(others);
-        }
+        // Held with the answer while backups are pending; sent at once otherwise.
+        self.replicate(partition_id, call.connection, call.correlation_id, out, start, others);
     }
 
     /// Answers the waiters of a queue whose deadline passed.
@@ -309,12 +305,10 @@ impl PartitionOwner {
 
     /// A map request.
     fn execute_map(&mut self, call: &Call<'_>, request: &MapRequest<'_>, out: &mut Vec<u8>) {
-        let partition_id = call.partition_id;
-        if !self.replication.serves(partition_id) {
-            let text = format!("partition {} is migrating or not owned by this member; retry", partition_id.0);
-            wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::PartitionMigrating, text));
+        if !self.check_serves(call, out) {
             return;
         }
+        let partition_id = call.partition_id;
         let local = partition_id.0 as usize / self.reactor_count;
         let start = out.len();
         let mut ctx = OpContext {

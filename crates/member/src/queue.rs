@@ -14,6 +14,7 @@
 //!
 //! Owned by the reactor that owns the partition; no locks.
 
+use crate::clock::deadline_after;
 use crate::connection::ReplyTo;
 use crate::listeners::{ItemEventKind, Listeners};
 use crate::map_settings::SettingsCache;
@@ -36,7 +37,7 @@ struct Item {
 #[derive(Debug)]
 pub(crate) struct Waiter {
     pub reply_to: ReplyTo,
-    /// When it gives up (poll: null, offer: false); `i64::MAX` waits until served.
+    /// When it gives up (poll: null, offer: false); `clock::NEVER` waits until served.
     pub deadline_ms: i64,
     /// The client it came from (the source of the events it causes).
     pub source: Uuid,
@@ -103,7 +104,7 @@ impl QueueContext<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum QueueDone {
     Answered,
-    /// It waits (poll on empty, offer on full) until the deadline (ms, `i64::MAX`: until served).
+    /// It waits (poll on empty, offer on full) until the deadline (ms; `clock::NEVER`: until served).
     Wait {
         deadline_ms: i64,
     },
@@ -229,15 +230,6 @@ impl QueueStore {
     }
 }
 
-/// The deadline of a wait of `timeout_ms` from `now_ms` (< 0: until served).
-fn deadline(now_ms: i64, timeout_ms: i64) -> i64 {
-    if timeout_ms < 0 {
-        i64::MAX
-    } else {
-        now_ms.saturating_add(timeout_ms)
-    }
-}
-
 /// Runs one queue request; its answer goes to `reply` unless it waits or fails.
 pub(crate) fn execute(
     queue: &mut QueueStore,
@@ -254,7 +246,7 @@ pub(crate) fn execute(
                     reply(Reply::Bool(false));
                     return Ok(QueueDone::Answered);
                 }
-                return Ok(QueueDone::Wait { deadline_ms: deadline(now_ms, *timeout_ms) });
+                return Ok(QueueDone::Wait { deadline_ms: deadline_after(now_ms, *timeout_ms) });
             }
             ctx.publish(ItemEventKind::Added, value, ctx.source);
             queue.push(value.as_ref().into());
@@ -271,7 +263,7 @@ pub(crate) fn execute(
                 reply(Reply::Value(None));
                 QueueDone::Answered
             }
-            None => return Ok(QueueDone::Wait { deadline_ms: deadline(now_ms, *timeout_ms) }),
+            None => return Ok(QueueDone::Wait { deadline_ms: deadline_after(now_ms, *timeout_ms) }),
         },
         _ => read_or_bulk(queue, ctx, op, reply)?,
     };
@@ -319,12 +311,8 @@ fn read_or_bulk(
             reply(Reply::Empty);
         }
         QueueOp::AddAll { values } => add_all(queue, ctx, values, reply)?,
-        QueueOp::RemoveAll { values } => {
-            reply(Reply::Bool(remove_where(queue, ctx, |item| values.contains_bytes(item))))
-        }
-        QueueOp::RetainAll { values } => {
-            reply(Reply::Bool(remove_where(queue, ctx, |item| !values.contains_bytes(item))))
-        }
+        QueueOp::RemoveAll { values } => reply(Reply::Bool(remove_where(queue, ctx, |item| listed(values, item)))),
+        QueueOp::RetainAll { values } => reply(Reply::Bool(remove_where(queue, ctx, |item| !listed(values, item)))),
         QueueOp::Offer { .. } | QueueOp::Poll { .. } => unreachable!("handled by execute"),
     }
     Ok(QueueDone::Answered)
@@ -365,15 +353,9 @@ fn remove_where(queue: &mut QueueStore, ctx: &mut QueueContext<'_>, matches: imp
     removed
 }
 
-/// Membership of serialized items in a request's list.
-trait ContainsBytes {
-    fn contains_bytes(&self, item: &[u8]) -> bool;
-}
-
-impl ContainsBytes for Vec<Blob<'_>> {
-    fn contains_bytes(&self, item: &[u8]) -> bool {
-        self.iter().any(|value| **value == *item)
-    }
+/// Whether a request's list of serialized items holds `item`.
+fn listed(values: &[Blob<'_>], item: &[u8]) -> bool {
+    values.iter().any(|value| **value == *item)
 }
 
 fn put_item(out: &mut Vec<u8>, item: &Item) {
