@@ -16,6 +16,7 @@ mod map;
 mod network;
 mod observability;
 mod queue;
+mod ringbuffer;
 mod security;
 mod tenants;
 mod yaml;
@@ -32,6 +33,7 @@ pub use map::{
 pub use network::NetworkConfig;
 pub use observability::{IoConfig, MetricsConfig, Placement};
 pub use queue::{QueueConfig, QueueConfigs};
+pub use ringbuffer::{RingbufferConfig, RingbufferConfigs, TopicConfig, TopicConfigs};
 pub use security::{SecurityConfig, User};
 pub use tenants::{OverQuota, TenantConfig, TenantsConfig, MAX_TENANTS, MAX_WEIGHT};
 
@@ -64,6 +66,10 @@ pub struct MemberConfig {
     pub maps: MapConfigs,
     /// Per-queue settings by name or pattern. `hazelcast.queue`.
     pub queues: QueueConfigs,
+    /// Per-ringbuffer settings by name or pattern. `hazelcast.ringbuffer`.
+    pub ringbuffers: RingbufferConfigs,
+    /// Per-topic settings by name or pattern. `hazelcast.topic`.
+    pub topics: TopicConfigs,
     /// Client credentials. `hazelcast.security`.
     pub security: SecurityConfig,
     /// Every bound the member enforces. `ferrogrid.limits` and one Hazelcast property.
@@ -124,6 +130,8 @@ impl Default for MemberConfig {
             partition_count: 271,
             maps: MapConfigs::default(),
             queues: QueueConfigs::default(),
+            ringbuffers: RingbufferConfigs::default(),
+            topics: TopicConfigs::default(),
             security: SecurityConfig::default(),
             limits: Limits::default(),
             reactor_threads: 0,
@@ -218,6 +226,7 @@ impl MemberConfig {
         self.network.validate()?;
         self.maps.validate()?;
         self.queues.validate()?;
+        self.ringbuffers.validate()?;
         self.security.validate()?;
         self.metrics.validate()?;
         self.io.validate()?;

@@ -196,6 +196,25 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
             config.queues.insert(name, queue);
         }
     }
+    if let Some(mut ringbuffers) = hazelcast.section("ringbuffer")? {
+        for (name, mut section) in ringbuffers.sections()? {
+            let mut ringbuffer = crate::RingbufferConfig::DEFAULT;
+            section.set("capacity", &mut ringbuffer.capacity, unsigned)?;
+            section.set("time-to-live-seconds", &mut ringbuffer.time_to_live_seconds, unsigned)?;
+            section.set("backup-count", &mut ringbuffer.backup_count, unsigned)?;
+            section.set("async-backup-count", &mut ringbuffer.async_backup_count, unsigned)?;
+            section.read("in-memory-format", in_memory_format)?;
+            config.ringbuffers.insert(name, ringbuffer);
+        }
+    }
+    if let Some(mut topics) = hazelcast.section("topic")? {
+        for (name, mut section) in topics.sections()? {
+            let mut topic = crate::TopicConfig::DEFAULT;
+            section.set("global-ordering-enabled", &mut topic.global_ordering_enabled, boolean)?;
+            section.set("statistics-enabled", &mut topic.statistics_enabled, boolean)?;
+            config.topics.insert(name, topic);
+        }
+    }
     if let Some(properties) = hazelcast.section("properties")? {
         read_properties(properties, config)?;
     }
@@ -704,7 +723,9 @@ hazelcast:
       factory-class-name: com.example.Factory
     port: {port: 5701, reuse-address: true}
   topic:
-    default: {global-ordering-enabled: true}
+    default: {global-ordering-enabled: true, multi-threading-enabled: true}
+  ringbuffer:
+    rb-*: {capacity: 5, ringbuffer-store: {enabled: false}}
   queue:
     default: {max-size: 10, statistics-enabled: true}
   map:
@@ -720,12 +741,15 @@ management-center: {}
             "hazelcast.network.ssl.factory-class-name",
             "hazelcast.properties.hazelcast.logging.type",
             "hazelcast.queue.default.statistics-enabled",
-            "hazelcast.topic",
+            "hazelcast.ringbuffer.rb-*.ringbuffer-store",
+            "hazelcast.topic.default.multi-threading-enabled",
             "management-center",
         ];
         let loaded = load(text);
         assert_eq!(loaded.unsupported_keys, expected);
         assert_eq!(loaded.config.queues.for_queue("any").capacity(), 10);
+        assert_eq!(loaded.config.ringbuffers.for_ringbuffer("rb-1").capacity, 5);
+        assert!(loaded.config.topics.for_topic("news").global_ordering_enabled);
         let bad = "hazelcast: {queue: {q: {max-size: -1}}}";
         assert_eq!(invalid_key(bad), "hazelcast.queue.q.max-size");
     }

@@ -3,7 +3,7 @@
 
 use crate::cluster::{self, ClusterView};
 use crate::connection::ConnectionState;
-use crate::peer::ObjectKind;
+use crate::peer::Service;
 use crate::shared::Shared;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
@@ -17,7 +17,7 @@ pub enum After {
     /// The object's data must be dropped on every reactor of every member before DestroyProxy
     /// is answered.
     Destroy {
-        kind: ObjectKind,
+        service: Service,
         name: Box<str>,
     },
     /// Close the connection after flushing what was written (`reason` is logged).
@@ -163,8 +163,8 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant:
         ClientDestroyProxy::TYPE => {
             let request = ClientDestroyProxy::decode(message)?;
             shared.objects.write().remove(&(request.service_name.to_owned(), request.name.to_owned()));
-            if let Some(kind) = ObjectKind::from_service(request.service_name) {
-                return Ok(After::Destroy { kind, name: request.name.into() });
+            if let Some(service) = Service::from_name(request.service_name) {
+                return Ok(After::Destroy { service, name: request.name.into() });
             }
             empty(out);
         }
@@ -192,9 +192,10 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant:
 }
 
 fn create_proxy(shared: &Shared, name: &str, service_name: &str) -> Result<(), String> {
-    if ObjectKind::from_service(service_name).is_none() {
+    if Service::from_name(service_name).is_none() {
         return Err(format!(
-            "ferrogrid does not support the service {service_name} (object {name}); only maps and queues"
+            "ferrogrid does not support the service {service_name} (object {name}); only maps, queues, \
+             ringbuffers, topics and reliable topics"
         ));
     }
     shared.objects.write().insert((service_name.to_owned(), name.to_owned()));

@@ -153,16 +153,16 @@ impl Core {
         match outcome {
             Ok(After::Continue) => Flow::Continue,
             Ok(After::Close(reason)) => Flow::Close(reason),
-            Ok(After::Destroy { kind, name }) => {
+            Ok(After::Destroy { service, name }) => {
                 // Every member drops its replicas: a client's request goes to the others as
                 // WIDE, re-encoded with the object's scoped name (a tenant's has its prefix).
                 let mut request = Vec::new();
                 if matches!(state, ConnectionState::Authenticated { .. }) {
-                    let destroy = ClientDestroyProxy { name: &name, service_name: kind.service_name() };
+                    let destroy = ClientDestroyProxy { name: &name, service_name: service.name() };
                     destroy.encode(&mut request, correlation_id, -1, 0);
                 }
                 let request = (!request.is_empty()).then_some(&request[..]);
-                let (response, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(kind));
+                let (response, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(service));
                 self.fan_out_with(connection, correlation_id, response, name, operation, out, request);
                 Flow::Continue
             }

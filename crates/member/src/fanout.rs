@@ -21,7 +21,7 @@
 pub(crate) mod wide_ops;
 
 use crate::connection::ConnectionShared;
-use crate::listeners::{Event, EventKind, Listener, Listeners};
+use crate::listeners::{Event, EventKind, Listener, Listeners, Registry};
 use crate::outbox::Outbox;
 use crate::partition::PartitionStore;
 use ferrogrid_protocol::codec::*;
@@ -152,12 +152,17 @@ impl WideRequest {
         WideRequest { shares: Box::new(Merged { operation, partial: Mutex::new(None) }), answer: Answer::Client }
     }
 
-    /// Drops a map's data and listeners everywhere (Client.DestroyProxy of a map).
-    /// Destroy of an object of `kind` (a map or a queue): its data and listeners dropped.
-    pub(crate) fn destroy(kind: crate::peer::ObjectKind) -> WideRequest {
-        match kind {
-            crate::peer::ObjectKind::Queue => WideRequest::new(wide_ops::DestroyQueue),
-            _ => WideRequest::new(Destroy),
+    /// Destroy of an object of `service`: its data and listeners dropped everywhere.
+    pub(crate) fn destroy(service: crate::peer::Service) -> WideRequest {
+        use crate::listeners::Registry;
+        use crate::peer::{ObjectKind, Service};
+        let destroy = |kind, registry| WideRequest::new(wide_ops::DestroyObject { kind, registry });
+        match service {
+            Service::Object(ObjectKind::Queue) => destroy(Some(ObjectKind::Queue), Some(Registry::Items)),
+            Service::Object(ObjectKind::Map) => WideRequest::new(Destroy),
+            Service::Object(kind) => destroy(Some(kind), None),
+            Service::Topic => destroy(None, Some(Registry::Messages)),
+            Service::ReliableTopic => destroy(None, None),
         }
     }
 
@@ -369,6 +374,7 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
             flags,
             key: key.map(Into::into),
             invalidation,
+            local_only: false,
         };
         Classified::Wide(WideRequest::new(wide_ops::AddListener::new(listener)), name.into())
     };
@@ -416,34 +422,54 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
             let operation = wide_ops::RemoveListener::new(r.registration_id.unwrap_or_default());
             Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
         }
-        QueueAddListener::TYPE | QueueRemoveListener::TYPE => classify_queue(message, connection),
+        QueueAddListener::TYPE
+        | QueueRemoveListener::TYPE
+        | TopicAddMessageListener::TYPE
+        | TopicRemoveMessageListener::TYPE => classify_object_listener(message, connection),
         _ => Ok(Classified::NotWide),
     }
 }
 
-/// Queue item-listener registration and removal (every reactor applies them).
-fn classify_queue(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
-    Ok(match message.message_type() {
+/// Queue item-listener and topic message-listener registration and removal (every reactor
+/// applies them).
+fn classify_object_listener(
+    message: &Message<'_>,
+    connection: &Arc<ConnectionShared>,
+) -> Result<Classified, DecodeError> {
+    let listener = |event_type, include_value, local_only| Listener {
+        id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
+        connection: connection.clone(),
+        correlation_id: message.correlation_id(),
+        event_type,
+        include_value,
+        flags: 0,
+        key: None,
+        invalidation: false,
+        local_only,
+    };
+    let (operation, name) = match message.message_type() {
         QueueAddListener::TYPE => {
             let r = QueueAddListener::decode(message)?;
-            let item_listener = Listener {
-                id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
-                connection: connection.clone(),
-                correlation_id: message.correlation_id(),
-                event_type: QueueItemEvent::TYPE,
-                include_value: r.include_value,
-                flags: 0,
-                key: None,
-                invalidation: false,
-            };
-            Classified::Wide(WideRequest::new(wide_ops::AddListener::items(item_listener)), r.name.into())
+            let listener = listener(QueueItemEvent::TYPE, r.include_value, false);
+            (WideRequest::new(wide_ops::AddListener::to(Registry::Items, listener)), r.name)
+        }
+        QueueRemoveListener::TYPE => {
+            let r = QueueRemoveListener::decode(message)?;
+            let operation = wide_ops::RemoveListener::from(Registry::Items, r.registration_id.unwrap_or_default());
+            (WideRequest::new(operation), r.name)
+        }
+        TopicAddMessageListener::TYPE => {
+            let r = TopicAddMessageListener::decode(message)?;
+            let listener = listener(TopicEvent::TYPE, true, r.local_only);
+            (WideRequest::new(wide_ops::AddListener::to(Registry::Messages, listener)), r.name)
         }
         _ => {
-            let r = QueueRemoveListener::decode(message)?;
-            let operation = wide_ops::RemoveListener::items(r.registration_id.unwrap_or_default());
-            Classified::Wide(WideRequest::new(operation), r.name.into())
+            let r = TopicRemoveMessageListener::decode(message)?;
+            let operation = wide_ops::RemoveListener::from(Registry::Messages, r.registration_id.unwrap_or_default());
+            (WideRequest::new(operation), r.name)
         }
-    })
+    };
+    Ok(Classified::Wide(operation, name.into()))
 }
 
 /// Writes the error for a refused map-wide request.
@@ -543,6 +569,7 @@ pub(crate) mod testing {
             flags: -1,
             key: None,
             invalidation: false,
+            local_only: false,
         }
     }
 }

@@ -45,6 +45,7 @@ pub(crate) mod reactor;
 pub(crate) mod replica;
 pub(crate) mod replication;
 pub(crate) mod request;
+pub(crate) mod ringbuffer;
 pub(crate) mod server;
 pub(crate) mod shared;
 pub(crate) mod store;

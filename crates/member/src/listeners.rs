@@ -16,7 +16,7 @@ use crate::connection::ConnectionShared;
 use crate::outbox::Outbox;
 use crate::probes::Counter;
 use ahash::RandomState;
-use ferrogrid_protocol::codec::{EntryEvent, MapInvalidationEvent, QueueItemEvent};
+use ferrogrid_protocol::codec::{EntryEvent, MapInvalidationEvent, QueueItemEvent, TopicEvent};
 use ferrogrid_protocol::{Data, MessageType, PartitionId, Uuid};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -54,6 +54,9 @@ pub struct Listener {
     pub key: Option<Box<[u8]>>,
     /// A near-cache invalidation listener: told which keys changed, not how.
     pub invalidation: bool,
+    /// A topic listener of a smart client, registered with every member: it hears only what
+    /// is published by this member (a unisocket client's hears every member's, relayed).
+    pub local_only: bool,
 }
 
 /// What one event says; values are sent only to listeners that asked for them.
@@ -128,6 +131,8 @@ pub struct Listeners {
     maps: HashMap<Box<str>, Vec<Listener>, RandomState>,
     /// Item listeners, by queue name (a map and a queue may share a name).
     items: HashMap<Box<str>, Vec<Listener>, RandomState>,
+    /// Message listeners, by topic name.
+    messages: HashMap<Box<str>, Vec<Listener>, RandomState>,
     /// Invalidations sent per partition (the `sequence` near caches track).
     sequences: HashMap<i32, i64, RandomState>,
     bound: EventBound,
@@ -141,12 +146,13 @@ impl Default for Listeners {
     }
 }
 
-/// Which registrations: entry listeners of maps, or item listeners of queues (a map and a
-/// queue may share a name).
+/// Which registrations: entry listeners of maps, item listeners of queues, message listeners
+/// of topics (objects of different services may share a name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Registry {
     Entries,
     Items,
+    Messages,
 }
 
 /// Item event types of queues (and, later, lists and sets): the `eventType` field.
@@ -159,13 +165,20 @@ pub enum ItemEventKind {
 
 impl Listeners {
     pub fn new(bound: EventBound) -> Listeners {
-        Listeners { maps: HashMap::default(), items: HashMap::default(), sequences: HashMap::default(), bound }
+        Listeners {
+            maps: HashMap::default(),
+            items: HashMap::default(),
+            messages: HashMap::default(),
+            sequences: HashMap::default(),
+            bound,
+        }
     }
 
     fn registrations(&mut self, registry: Registry) -> &mut HashMap<Box<str>, Vec<Listener>, RandomState> {
         match registry {
             Registry::Entries => &mut self.maps,
             Registry::Items => &mut self.items,
+            Registry::Messages => &mut self.messages,
         }
     }
 
@@ -225,6 +238,36 @@ impl Listeners {
                 i32::from(partition.0),
             );
         }
+    }
+
+    /// Delivers messages published to the topic `name` by `publisher` at `publish_time_ms`
+    /// to its listeners here; `relayed` (published on another member): only to those that
+    /// are not local-only. Returns how many deliveries were made (past the event bound,
+    /// dropped and counted like entry events).
+    pub fn publish_messages(
+        &mut self,
+        outbox: &mut Outbox,
+        name: &str,
+        publisher: Uuid,
+        publish_time_ms: i64,
+        messages: &[&[u8]],
+        relayed: bool,
+    ) -> u64 {
+        let Some(listeners) = self.messages.get_mut(name) else { return 0 };
+        listeners.retain(|listener| !listener.connection.is_closed());
+        let mut delivered = 0;
+        for listener in listeners.iter().filter(|listener| !(relayed && listener.local_only)) {
+            for message in messages {
+                let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
+                    self.bound.drop_event(listener, name);
+                    continue;
+                };
+                let event = TopicEvent { publish_time: publish_time_ms, uuid: Some(publisher), item: Data(message) };
+                event.encode(out, listener.correlation_id, -1);
+                delivered += 1;
+            }
+        }
+        delivered
     }
 
     /// Registers an entry listener of `map` (for tests of the code that publishes).
@@ -318,6 +361,7 @@ mod tests {
             flags: EventKind::Added as i32,
             key: None,
             invalidation: false,
+            local_only: false,
         };
         listeners.add("m", listener);
     }

@@ -86,6 +86,11 @@ impl SettingsCache {
     }
 
     /// Requests that may wait for one key's lock (`max-parked-per-key`).
+    /// The settings of the ringbuffer called `name`.
+    pub fn ringbuffer(&self, name: &str) -> ferrogrid_config::RingbufferConfig {
+        *self.config.ringbuffers.for_ringbuffer(name)
+    }
+
     /// The settings of the queue called `name`.
     pub fn queue(&self, name: &str) -> ferrogrid_config::QueueConfig {
         *self.config.queues.for_queue(name)

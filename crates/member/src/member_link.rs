@@ -69,6 +69,7 @@ impl Core {
             peer::BACKUP_ACK => self.route_acks(from, payload),
             peer::SNAPSHOT => self.member_snapshot(from, payload),
             peer::WIDE => self.member_wide(connection, message, payload, out)?,
+            peer::TOPIC => self.member_topic(payload),
             _ => debug!(%ty, "unexpected member message: ignored"),
         }
         Ok(After::Continue)
@@ -145,6 +146,26 @@ impl Core {
         }
     }
 
+    /// Messages another member published to a topic: delivered to this member's listeners
+    /// that are not local-only (every reactor holds every registration, so the reactor that
+    /// reads the link delivers them, in the order the link brought them).
+    fn member_topic(&mut self, payload: &[u8]) {
+        match peer::TopicRelay::decode(payload) {
+            Ok(relay) => {
+                let (name, publisher, time) = (relay.name, relay.publisher, relay.publish_time_ms);
+                self.owner.listeners.publish_messages(
+                    &mut self.owner.outbox,
+                    name,
+                    publisher,
+                    time,
+                    &relay.messages,
+                    true,
+                );
+            }
+            Err(error) => warn!(%error, "malformed topic relay: ignored"),
+        }
+    }
+
     /// Acknowledgements of backups: each goes to the reactor that holds the write (its index
     /// is the sequence number's top byte).
     fn route_acks(&mut self, from: MemberId, payload: &[u8]) {
@@ -203,12 +224,12 @@ impl Core {
         let response_type = inner.message_type().response();
         if inner.message_type() == ClientDestroyProxy::TYPE {
             let destroy = ClientDestroyProxy::decode(&inner)?;
-            let Some(kind) = crate::peer::ObjectKind::from_service(destroy.service_name) else {
+            let Some(service) = crate::peer::Service::from_name(destroy.service_name) else {
                 let text = format!("ferrogrid does not support the service {}", destroy.service_name);
                 fanout::write_refusal(out, correlation_id, error::UNSUPPORTED_OPERATION, &text);
                 return Ok(());
             };
-            let operation = WideRequest::destroy(kind);
+            let operation = WideRequest::destroy(service);
             self.fan_out(connection, correlation_id, response_type, destroy.name.into(), operation, out);
             return Ok(());
         }

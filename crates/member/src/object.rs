@@ -3,6 +3,7 @@
 //! replica, destroy, tenant quotas, metrics, the expiry sweep and a client's departure. Each
 //! kind's store implements it (maps: `store.rs`); `partition.rs` holds the objects.
 
+use crate::connection::ReplyTo;
 use crate::locks::Parked;
 use crate::map_settings::SettingsCache;
 use crate::peer::{Malformed, SnapshotWriter};
@@ -64,4 +65,11 @@ pub(crate) trait PartitionObject {
     /// Releases what `client` holds here (its locks) and adds the requests that waited on it
     /// to `released`, to be re-run in order. Kinds nothing is held in keep this default.
     fn release_client(&mut self, _client: Uuid, _released: &mut Vec<Parked>) {}
+
+    /// Takes every request waiting here (on a key lock, for an item or room): the partition
+    /// moved away, and they are answered "retry". Kinds whose requests never wait keep this
+    /// default.
+    fn take_waiting(&mut self) -> Vec<ReplyTo> {
+        Vec::new()
+    }
 }

@@ -102,9 +102,10 @@ macro_rules! key_row {
     };
 }
 
-macro_rules! queue_row {
-    ($codec:ident, $flags:expr) => {
-        row!($codec, Partition, $flags, Some(crate::wire::decode_queue as Decoder))
+/// A partition row of a structure other than the map: `$decode` is its `wire` decoder.
+macro_rules! object_row {
+    ($codec:ident, $flags:expr, $decode:ident) => {
+        row!($codec, Partition, $flags, Some(crate::wire::$decode as Decoder))
     };
 }
 
@@ -161,26 +162,41 @@ static TABLE: &[Operation] = &[
     row!(MapAddNearCacheInvalidationListener, EveryPartition, S),
     row!(MapRemoveEntryListener, EveryPartition, S),
     // Queue: in the partition of its name.
-    queue_row!(QueueOffer, W.with(A).with(S)),
-    queue_row!(QueuePut, W.with(A).with(S)),
-    queue_row!(QueueAddAll, W.with(A).with(S)),
-    queue_row!(QueuePoll, W.with(S)),
-    queue_row!(QueueTake, W.with(S)),
-    queue_row!(QueueRemove, W.with(S)),
-    queue_row!(QueueDrainTo, W.with(S)),
-    queue_row!(QueueDrainToMaxSize, W.with(S)),
-    queue_row!(QueueClear, W.with(S)),
-    queue_row!(QueueCompareAndRemoveAll, W.with(S)),
-    queue_row!(QueueCompareAndRetainAll, W.with(S)),
-    queue_row!(QueuePeek, S),
-    queue_row!(QueueSize, S),
-    queue_row!(QueueIsEmpty, S),
-    queue_row!(QueueRemainingCapacity, S),
-    queue_row!(QueueIterator, S),
-    queue_row!(QueueContains, S),
-    queue_row!(QueueContainsAll, S),
+    object_row!(QueueOffer, W.with(A).with(S), decode_queue),
+    object_row!(QueuePut, W.with(A).with(S), decode_queue),
+    object_row!(QueueAddAll, W.with(A).with(S), decode_queue),
+    object_row!(QueuePoll, W.with(S), decode_queue),
+    object_row!(QueueTake, W.with(S), decode_queue),
+    object_row!(QueueRemove, W.with(S), decode_queue),
+    object_row!(QueueDrainTo, W.with(S), decode_queue),
+    object_row!(QueueDrainToMaxSize, W.with(S), decode_queue),
+    object_row!(QueueClear, W.with(S), decode_queue),
+    object_row!(QueueCompareAndRemoveAll, W.with(S), decode_queue),
+    object_row!(QueueCompareAndRetainAll, W.with(S), decode_queue),
+    object_row!(QueuePeek, S, decode_queue),
+    object_row!(QueueSize, S, decode_queue),
+    object_row!(QueueIsEmpty, S, decode_queue),
+    object_row!(QueueRemainingCapacity, S, decode_queue),
+    object_row!(QueueIterator, S, decode_queue),
+    object_row!(QueueContains, S, decode_queue),
+    object_row!(QueueContainsAll, S, decode_queue),
     row!(QueueAddListener, EveryPartition, S),
     row!(QueueRemoveListener, EveryPartition, S),
+    // Ringbuffer: in the partition of its name.
+    object_row!(RingbufferAdd, W.with(A).with(S), decode_ringbuffer),
+    object_row!(RingbufferAddAll, W.with(A).with(S), decode_ringbuffer),
+    object_row!(RingbufferReadOne, S, decode_ringbuffer),
+    object_row!(RingbufferReadMany, S, decode_ringbuffer),
+    object_row!(RingbufferSize, S, decode_ringbuffer),
+    object_row!(RingbufferTailSequence, S, decode_ringbuffer),
+    object_row!(RingbufferHeadSequence, S, decode_ringbuffer),
+    object_row!(RingbufferCapacity, S, decode_ringbuffer),
+    object_row!(RingbufferRemainingCapacity, S, decode_ringbuffer),
+    // Topic: published by the owner of its name's partition; listeners on every reactor.
+    object_row!(TopicPublish, S, decode_topic),
+    object_row!(TopicPublishAll, S, decode_topic),
+    row!(TopicAddMessageListener, EveryPartition, S),
+    row!(TopicRemoveMessageListener, EveryPartition, S),
     // Client service.
     row!(ClientAuthentication, Connection, Flags::NONE),
     row!(ClientAuthenticationCustom, Connection, Flags::NONE),
@@ -204,6 +220,7 @@ static TABLE: &[Operation] = &[
     member_row!(peer::CLIENT_GONE, "MemberClientGone"),
     member_row!(peer::SNAPSHOT_REQUEST, "MemberSnapshotRequest"),
     member_row!(peer::FORWARD_AGAIN, "MemberForwardAgain"),
+    member_row!(peer::TOPIC, "MemberTopic"),
 ];
 
 /// Map key rows (the first rows of the table): the size of per-map counter arrays.
@@ -289,7 +306,7 @@ mod tests {
         // Responses, events, unknown methods and unknown services have no row.
         assert!(lookup(MessageType(MapPut::TYPE.0 | 1)).is_none());
         assert!(lookup(MessageType(0x013F02)).is_none());
-        assert!(lookup(MessageType(0x040100)).is_none(), "a topic publish");
+        assert!(lookup(MessageType(0x050100)).is_none(), "a list add");
         assert!(lookup(MessageType(0x01FF00)).is_none());
         assert!(lookup(MessageType(-1)).is_none());
     }
@@ -297,11 +314,14 @@ mod tests {
     #[test]
     fn flags_say_what_the_quota_and_the_namespaces_need() {
         let adds: Vec<&str> = TABLE.iter().filter(|row| row.is(Flags::ADDS_ENTRIES)).map(|row| row.name).collect();
-        assert_eq!(adds.len(), 13, "{adds:?}");
+        assert_eq!(adds.len(), 15, "{adds:?}");
         assert!(row(MapGet::TYPE).is_some_and(|row| !row.is(Flags::WRITE) && row.is(Flags::SCOPED)));
         assert!(row(ClientDestroyProxy::TYPE).is_some_and(|row| row.is(Flags::SCOPED)));
         assert!(row(ClientPing::TYPE).is_some_and(|row| !row.is(Flags::SCOPED)));
-        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01 | 0x03));
-        assert!(named.into_iter().all(|row| row.is(Flags::SCOPED)), "every map and queue request is scoped");
+        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01 | 0x03 | 0x04 | 0x17));
+        assert!(
+            named.into_iter().all(|row| row.is(Flags::SCOPED)),
+            "every map, queue, topic and ringbuffer request is scoped"
+        );
     }
 }

@@ -15,10 +15,14 @@ use crate::outbox::Outbox;
 use crate::partition::{Object, PartitionStore};
 use crate::peer::ObjectKind;
 use crate::queue::{self, QueueContext, QueueDone, Waiter};
-use crate::request::{ErrorKind, MapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request};
+use crate::request::{
+    ErrorKind, MapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request, RingbufferOp, RingbufferRequest,
+    TopicRequest,
+};
+use crate::ringbuffer::{self, RingDone};
 use crate::wire::{self, HazelcastReply};
 use ferrogrid_config::MemberConfig;
-use ferrogrid_protocol::{DecodeError, Message, MessageType, PartitionId, Uuid};
+use ferrogrid_protocol::{Data, DecodeError, Message, MessageType, PartitionId, Uuid};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
@@ -50,28 +54,28 @@ pub struct Call<'c> {
 }
 
 impl Call<'_> {
+    /// Where the answer goes if the request waits.
+    fn reply_to(&self) -> ReplyTo {
+        ReplyTo {
+            connection: self.connection.clone(),
+            correlation_id: self.correlation_id,
+            response_type: self.response_type,
+        }
+    }
+
     /// The queue request as it waits for an item or room until `deadline_ms`.
     fn waiter(&self, op: &QueueOp<'_>, deadline_ms: i64) -> Waiter {
         let (item, answers_bool) = match op {
             QueueOp::Offer { value, answers_bool, .. } => (Some(value.as_ref().into()), *answers_bool),
             _ => (None, false),
         };
-        let reply_to = ReplyTo {
-            connection: self.connection.clone(),
-            correlation_id: self.correlation_id,
-            response_type: self.response_type,
-        };
-        Waiter { reply_to, deadline_ms, source: self.source, item, answers_bool }
+        Waiter { reply_to: self.reply_to(), deadline_ms, source: self.source, item, answers_bool }
     }
 
     /// The request as it waits on a key lock for `wait_ms` (< 0: until released).
     fn park(&self, request: &MapRequest<'_>, now_ms: i64, wait_ms: i64) -> Parked {
         Parked {
-            reply_to: ReplyTo {
-                connection: self.connection.clone(),
-                correlation_id: self.correlation_id,
-                response_type: self.response_type,
-            },
+            reply_to: self.reply_to(),
             source: self.source,
             counter_slot: self.counter_slot,
             partition_id: self.partition_id,
@@ -225,6 +229,8 @@ impl PartitionOwner {
         match request {
             Request::Map(request) => self.execute_map(call, request, out),
             Request::Queue(request) => self.execute_queue(call, request, out),
+            Request::Ringbuffer(request) => self.execute_ringbuffer(call, request, out),
+            Request::Topic(request) => self.execute_topic(call, request, out),
         }
     }
 
@@ -282,6 +288,54 @@ impl PartitionOwner {
         }
         // Held with the answer while backups are pending; sent at once otherwise.
         self.replicate(partition_id, call.connection, call.correlation_id, out, start, others);
+    }
+
+    /// A ringbuffer request: run, or parked until items arrive; an add answers the reads it
+    /// makes possible (held with its own answer while its backups are pending).
+    fn execute_ringbuffer(&mut self, call: &Call<'_>, request: &RingbufferRequest<'_>, out: &mut Vec<u8>) {
+        if !self.check_serves(call, out) {
+            return;
+        }
+        let partition_id = call.partition_id;
+        let local = partition_id.0 as usize / self.reactor_count;
+        let start = out.len();
+        let max_waiters = self.settings.max_parked_per_key();
+        let ring = self.partitions[local].ringbuffer_mut(&request.name, &mut self.settings);
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let outcome = match ringbuffer::execute(ring, &request.op, self.now_ms, &mut |answer| reply.reply(answer)) {
+            Ok(RingDone::Wait) => ring.wait(call.reply_to(), &request.op, max_waiters),
+            Ok(RingDone::Answered) => Ok(()),
+            Err(failure) => Err(failure),
+        };
+        if let Err(failure) = outcome {
+            out.truncate(start);
+            wire::write_error(out, call.correlation_id, &failure);
+        }
+        let mut others = Vec::new();
+        if matches!(request.op, RingbufferOp::Add { .. }) {
+            ring.serve_waiters(&mut |reply_to, outcome| others.push(wire::encode_outcome(reply_to, outcome)));
+        }
+        self.replicate(partition_id, call.connection, call.correlation_id, out, start, others);
+    }
+
+    /// A topic's publish or publishAll, run by the owner of its name's partition, so that
+    /// every listener hears one order: delivered to this member's listeners and relayed to
+    /// every other member for theirs (a unisocket client's).
+    fn execute_topic(&mut self, call: &Call<'_>, request: &TopicRequest<'_>, out: &mut Vec<u8>) {
+        if !self.check_serves(call, out) {
+            return;
+        }
+        if request.messages.iter().any(|message| Data(message).type_id().unwrap_or(0) == 0) {
+            let failure = OpError::new(ErrorKind::NullArgument, "Null message is not allowed!");
+            return wire::write_error(out, call.correlation_id, &failure);
+        }
+        let messages: Vec<&[u8]> = request.messages.iter().map(|message| &**message).collect();
+        let (name, publisher, publish_time_ms) = (&*request.name, self.member, self.now_ms);
+        self.listeners.publish_messages(&mut self.outbox, name, publisher, publish_time_ms, &messages, false);
+        let relay = crate::peer::TopicRelay { name, publisher, publish_time_ms, messages };
+        self.replication.relay_topic(&relay);
+        HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id }
+            .reply(Reply::Empty);
     }
 
     /// Answers the waiters of a queue whose deadline passed.

@@ -21,6 +21,7 @@ use crate::map_settings::{MapSettings, SettingsCache};
 use crate::object::PartitionObject;
 use crate::peer::ObjectKind;
 use crate::queue::QueueStore;
+use crate::ringbuffer::RingbufferStore;
 use crate::store::RecordStore;
 use ahash::RandomState;
 use std::sync::Arc;
@@ -70,6 +71,7 @@ macro_rules! partition_objects {
 partition_objects! {
     Map => RecordStore,
     Queue => QueueStore,
+    Ringbuffer => RingbufferStore,
     #[cfg(test)]
     Probe => probe::Probe,
 }
@@ -185,20 +187,22 @@ impl PartitionStore {
         }
     }
 
+    /// The ringbuffer `name` of this partition, created on first use with its configured
+    /// settings.
+    pub(crate) fn ringbuffer_mut(&mut self, name: &str, settings: &mut SettingsCache) -> &mut RingbufferStore {
+        let create = || Object::Ringbuffer(RingbufferStore::create(name, settings));
+        match self.object_mut(ObjectKind::Ringbuffer, name, create) {
+            Object::Ringbuffer(ring) => ring,
+            _ => unreachable!("filed under the ringbuffer kind"),
+        }
+    }
+
     /// The queue `name` if this partition has it.
     pub(crate) fn existing_queue_mut(&mut self, name: &str) -> Option<&mut QueueStore> {
         match self.existing_object_mut(ObjectKind::Queue, name)? {
             Object::Queue(queue) => Some(queue),
             _ => None,
         }
-    }
-
-    /// Every queue of this partition.
-    pub(crate) fn queues_mut(&mut self) -> impl Iterator<Item = &mut QueueStore> {
-        self.objects_mut().filter_map(|(_, _, object)| match object {
-            Object::Queue(queue) => Some(queue),
-            _ => None,
-        })
     }
 
     /// The map's store if it exists.
@@ -213,10 +217,6 @@ impl PartitionStore {
 
     pub fn maps(&self) -> impl Iterator<Item = (&str, &RecordStore)> {
         self.objects().filter_map(|(_, name, object)| Some((name, object.as_map()?)))
-    }
-
-    pub fn maps_mut(&mut self) -> impl Iterator<Item = (&str, &mut RecordStore)> {
-        self.objects_mut().filter_map(|(_, name, object)| Some((name, object.as_map_mut()?)))
     }
 }
 

@@ -30,6 +30,7 @@ use ferrogrid_protocol::{DecodeError, Message, MessageType};
 pub(crate) enum ObjectKind {
     Map = 1,
     Queue = 2,
+    Ringbuffer = 3,
     /// The test double `partition::probe`.
     #[cfg(test)]
     Probe = 0x7F,
@@ -46,23 +47,51 @@ impl ObjectKind {
         match self {
             ObjectKind::Map => "hz:impl:mapService",
             ObjectKind::Queue => "hz:impl:queueService",
+            ObjectKind::Ringbuffer => "hz:impl:ringbufferService",
             #[cfg(test)]
             ObjectKind::Probe => "ferrogrid:test:probe",
         }
-    }
-
-    /// The kind whose objects a client names by `service` (None: a service ferrogrid lacks).
-    pub(crate) fn from_service(service: &str) -> Option<ObjectKind> {
-        [ObjectKind::Map, ObjectKind::Queue].into_iter().find(|kind| kind.service_name() == service)
     }
 
     pub(crate) fn from_code(code: u8) -> Option<ObjectKind> {
         match code {
             1 => Some(ObjectKind::Map),
             2 => Some(ObjectKind::Queue),
+            3 => Some(ObjectKind::Ringbuffer),
             #[cfg(test)]
             0x7F => Some(ObjectKind::Probe),
             _ => None,
+        }
+    }
+}
+
+/// A Hazelcast service whose proxies clients create, list and destroy: the kinds of partition
+/// objects, and the topics, which store nothing (a reliable topic is its clients' reading of
+/// the ringbuffer `_hz_rb_<name>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Service {
+    Object(ObjectKind),
+    Topic,
+    ReliableTopic,
+}
+
+impl Service {
+    const OBJECTS: [ObjectKind; 3] = [ObjectKind::Map, ObjectKind::Queue, ObjectKind::Ringbuffer];
+
+    /// The service a client names by `name` (None: a service ferrogrid lacks).
+    pub(crate) fn from_name(name: &str) -> Option<Service> {
+        match name {
+            "hz:impl:topicService" => Some(Service::Topic),
+            "hz:impl:reliableTopicService" => Some(Service::ReliableTopic),
+            _ => Service::OBJECTS.into_iter().find(|kind| kind.service_name() == name).map(Service::Object),
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Service::Object(kind) => kind.service_name(),
+            Service::Topic => "hz:impl:topicService",
+            Service::ReliableTopic => "hz:impl:reliableTopicService",
         }
     }
 }
@@ -92,6 +121,42 @@ pub const SNAPSHOT_REQUEST: MessageType = MessageType(0x7F_0009);
 /// A FORWARD sent on by a member that no longer owns the partition (its table is newer than
 /// the first forwarder's), to the owner it knows; the same payload. Never forwarded again.
 pub const FORWARD_AGAIN: MessageType = MessageType(0x7F_000A);
+
+/// Messages published to a topic, from the owner of its name's partition, for this member's
+/// listeners that are not local-only ([`TopicRelay`]).
+pub const TOPIC: MessageType = MessageType(0x7F_000B);
+
+/// What TOPIC carries: `name str | publisher u128 | publish time i64 | { message bytes }*`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TopicRelay<'a> {
+    pub name: &'a str,
+    pub publisher: ferrogrid_protocol::Uuid,
+    pub publish_time_ms: i64,
+    pub messages: Vec<&'a [u8]>,
+}
+
+impl<'a> TopicRelay<'a> {
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+        put_str(out, self.name);
+        out.extend_from_slice(&self.publisher.as_u128().to_le_bytes());
+        out.extend_from_slice(&self.publish_time_ms.to_le_bytes());
+        for message in &self.messages {
+            put_bytes(out, message);
+        }
+    }
+
+    pub(crate) fn decode(payload: &'a [u8]) -> Result<TopicRelay<'a>, Malformed> {
+        let mut reader = Reader::new(payload);
+        let name = reader.str()?;
+        let publisher = ferrogrid_protocol::Uuid::from_u128(reader.u128()?);
+        let publish_time_ms = reader.i64()?;
+        let mut messages = Vec::new();
+        while !reader.is_empty() {
+            messages.push(reader.bytes()?);
+        }
+        Ok(TopicRelay { name, publisher, publish_time_ms, messages })
+    }
+}
 
 pub fn is_member_type(ty: MessageType) -> bool {
     ty.0 >> 16 == 0x7F

@@ -191,11 +191,6 @@ impl QueueStore {
         expired
     }
 
-    /// Every waiter, taken (the partition moved away: they are answered "retry").
-    pub(crate) fn take_waiters(&mut self) -> Vec<Waiter> {
-        self.pollers.drain(..).chain(self.offerers.drain(..)).collect()
-    }
-
     /// Lets waiting offers in while there is room and hands items to waiting polls while there
     /// are items, oldest first, until neither can move.
     fn serve_waiters(&mut self, ctx: &mut QueueContext<'_>) {
@@ -451,6 +446,10 @@ impl PartitionObject for QueueStore {
 
     fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed> {
         self.apply_records(body, false)
+    }
+
+    fn take_waiting(&mut self) -> Vec<ReplyTo> {
+        self.pollers.drain(..).chain(self.offerers.drain(..)).map(|waiter| waiter.reply_to).collect()
     }
 }
 

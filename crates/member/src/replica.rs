@@ -412,11 +412,8 @@ impl PartitionOwner {
         // on its locks go to the new owner (clients retry on this answer).
         if was == Some(0) && now != Some(0) {
             let mut waiting: Vec<crate::connection::ReplyTo> = Vec::new();
-            for (_, map) in self.partitions[local].maps_mut() {
-                waiting.extend(map.locks.take_all_parked().into_iter().map(|parked| parked.reply_to));
-            }
-            for queue in self.partitions[local].queues_mut() {
-                waiting.extend(queue.take_waiters().into_iter().map(|waiter| waiter.reply_to));
+            for (_, _, object) in self.partitions[local].objects_mut() {
+                waiting.extend(object.as_object_mut().take_waiting());
             }
             for reply_to in waiting.iter().filter(|reply_to| !reply_to.connection.is_closed()) {
                 let text = "the partition moved to another member; retry";

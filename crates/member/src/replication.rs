@@ -196,6 +196,20 @@ impl Replication {
         self.out.entry(peer).or_default()
     }
 
+    /// Queues a topic's published messages for every other member (for their listeners that
+    /// are not local-only); a member with no link gets nothing, as a member that left would.
+    pub(crate) fn relay_topic(&mut self, relay: &crate::peer::TopicRelay<'_>) {
+        if self.state.links.is_empty() {
+            return;
+        }
+        let mut payload = Vec::new();
+        relay.encode(&mut payload);
+        let peers: Vec<MemberId> = self.state.links.keys().copied().filter(|peer| *peer != self.state.me).collect();
+        for peer in peers {
+            peer::write(self.message_for(peer), peer::TOPIC, 0, &payload);
+        }
+    }
+
     /// Moves gathered backup and acknowledgement payloads into whole messages.
     pub(crate) fn seal(&mut self) {
         for (peer, payload) in self.backups.iter_mut().filter(|(_, payload)| !payload.is_empty()) {

@@ -255,11 +255,56 @@ pub enum QueueOp<'a> {
     },
 }
 
+/// One ringbuffer request (the ringbuffer lives in the partition of its name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RingbufferRequest<'a> {
+    /// The ringbuffer's name (scoped to the tenant's namespace already).
+    pub name: Cow<'a, str>,
+    pub op: RingbufferOp<'a>,
+}
+
+/// The ringbuffer operations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RingbufferOp<'a> {
+    Size,
+    TailSequence,
+    HeadSequence,
+    Capacity,
+    RemainingCapacity,
+    /// add (one value) and addAll, with Hazelcast's overflow policy: 0 OVERWRITE (the oldest
+    /// item goes), 1 FAIL (answers −1 when the values do not fit).
+    Add {
+        values: Vec<Blob<'a>>,
+        overflow_policy: i32,
+    },
+    /// readOne (`one`: answers the item; min and max 1) and readMany (items from `sequence`,
+    /// at least `min` of them, waiting until there are, at most `max`). `filtered`: the
+    /// client sent a filter, a server-side Java function ferrogrid cannot run.
+    Read {
+        sequence: i64,
+        min: i32,
+        max: i32,
+        one: bool,
+        filtered: bool,
+    },
+}
+
+/// One topic request: messages to publish (the topic's name's partition owner publishes them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicRequest<'a> {
+    /// The topic's name (scoped to the tenant's namespace already).
+    pub name: Cow<'a, str>,
+    /// publish (one) or publishAll.
+    pub messages: Vec<Blob<'a>>,
+}
+
 /// A request the engine runs: one structure's typed request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request<'a> {
     Map(MapRequest<'a>),
     Queue(QueueRequest<'a>),
+    Ringbuffer(RingbufferRequest<'a>),
+    Topic(TopicRequest<'a>),
 }
 
 /// What an operation answers; values borrow from the partition until encoded.
@@ -274,8 +319,14 @@ pub enum Reply<'a> {
     EntryView(Option<EntryView<'a>>),
     Entries(Vec<(&'a [u8], &'a [u8])>),
     Int(i32),
+    Long(i64),
     /// A list of values.
     Values(Vec<&'a [u8]>),
+    /// A ringbuffer's readMany: the items with their sequences, and where the next read starts.
+    ReadMany {
+        items: Vec<(i64, &'a [u8])>,
+        next_sequence: i64,
+    },
 }
 
 /// Where an operation's reply goes: the front end encodes it for its client.
@@ -298,6 +349,10 @@ pub enum ErrorKind {
     IllegalState,
     /// Anything else the member refuses (quotas, bounds).
     Refused,
+    /// A ringbuffer read of a sequence older than its head: the item is gone.
+    StaleSequence,
+    /// Something ferrogrid does not do (a ringbuffer filter, a Java function).
+    Unsupported,
 }
 
 /// A request that is well-formed but cannot be served.

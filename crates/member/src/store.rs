@@ -434,6 +434,10 @@ impl PartitionObject for RecordStore {
             released.extend(parked);
         }
     }
+
+    fn take_waiting(&mut self) -> Vec<crate::connection::ReplyTo> {
+        self.locks.take_all_parked().into_iter().map(|parked| parked.reply_to).collect()
+    }
 }
 
 impl RecordStore {

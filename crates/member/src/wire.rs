@@ -7,9 +7,11 @@
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::request::{
     ErrorKind, MapOp, MapRequest, OpError, PutAnswer, QueueOp, QueueRequest, RemoveAnswer, Replies, Reply, Request,
+    RingbufferOp, RingbufferRequest, TopicRequest,
 };
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
+use ferrogrid_protocol::message::Packed;
 use ferrogrid_protocol::{Data, DecodeError, Message, MessageType};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -19,6 +21,10 @@ const BACKUP_ACKS: u8 = 0;
 
 fn blob(data: Data<'_>) -> Cow<'_, [u8]> {
     Cow::Borrowed(data.0)
+}
+
+fn list(values: Vec<Data<'_>>) -> Vec<Cow<'_, [u8]>> {
+    values.into_iter().map(blob).collect()
 }
 
 fn request<'a>(name: &'a str, op: MapOp<'a>) -> MapRequest<'a> {
@@ -33,6 +39,59 @@ pub fn decode_map<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeError>
 /// The decoder of the operation table's queue rows.
 pub fn decode_queue<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeError> {
     decode_queue_request(message).map(Request::Queue)
+}
+
+/// The decoder of the operation table's ringbuffer rows.
+pub fn decode_ringbuffer<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeError> {
+    let request = |name: &'a str, op| Request::Ringbuffer(RingbufferRequest { name: Cow::Borrowed(name), op });
+    Ok(match message.message_type() {
+        RingbufferSize::TYPE => request(RingbufferSize::decode(message)?.name, RingbufferOp::Size),
+        RingbufferTailSequence::TYPE => {
+            request(RingbufferTailSequence::decode(message)?.name, RingbufferOp::TailSequence)
+        }
+        RingbufferHeadSequence::TYPE => {
+            request(RingbufferHeadSequence::decode(message)?.name, RingbufferOp::HeadSequence)
+        }
+        RingbufferCapacity::TYPE => request(RingbufferCapacity::decode(message)?.name, RingbufferOp::Capacity),
+        RingbufferRemainingCapacity::TYPE => {
+            request(RingbufferRemainingCapacity::decode(message)?.name, RingbufferOp::RemainingCapacity)
+        }
+        RingbufferAdd::TYPE => {
+            let r = RingbufferAdd::decode(message)?;
+            request(r.name, RingbufferOp::Add { values: vec![blob(r.value)], overflow_policy: r.overflow_policy })
+        }
+        RingbufferAddAll::TYPE => {
+            let r = RingbufferAddAll::decode(message)?;
+            request(r.name, RingbufferOp::Add { values: list(r.value_list), overflow_policy: r.overflow_policy })
+        }
+        RingbufferReadOne::TYPE => {
+            let r = RingbufferReadOne::decode(message)?;
+            let op = RingbufferOp::Read { sequence: r.sequence, min: 1, max: 1, one: true, filtered: false };
+            request(r.name, op)
+        }
+        RingbufferReadMany::TYPE => {
+            let r = RingbufferReadMany::decode(message)?;
+            let (min, max, filtered) = (r.min_count, r.max_count, r.filter.is_some());
+            request(r.name, RingbufferOp::Read { sequence: r.start_sequence, min, max, one: false, filtered })
+        }
+        other => unreachable!("{other} has a ringbuffer row but no decoder"),
+    })
+}
+
+/// The decoder of the operation table's topic rows (publish, publishAll).
+pub fn decode_topic<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeError> {
+    let (name, messages) = match message.message_type() {
+        TopicPublish::TYPE => {
+            let r = TopicPublish::decode(message)?;
+            (r.name, vec![blob(r.message)])
+        }
+        TopicPublishAll::TYPE => {
+            let r = TopicPublishAll::decode(message)?;
+            (r.name, list(r.messages))
+        }
+        other => unreachable!("{other} has a topic row but no decoder"),
+    };
+    Ok(Request::Topic(TopicRequest { name: Cow::Borrowed(name), messages }))
 }
 
 /// Decodes a partition-bound map request.
@@ -202,7 +261,6 @@ fn decode_lock<'a>(message: &Message<'a>, ty: MessageType) -> Result<MapRequest<
 /// Decodes a queue request (every one names its queue first).
 pub fn decode_queue_request<'a>(message: &Message<'a>) -> Result<QueueRequest<'a>, DecodeError> {
     let request = |name: &'a str, op| QueueRequest { name: Cow::Borrowed(name), op };
-    let list = |values: Vec<Data<'a>>| values.into_iter().map(blob).collect();
     Ok(match message.message_type() {
         QueueOffer::TYPE => {
             let r = QueueOffer::decode(message)?;
@@ -289,6 +347,19 @@ impl Replies for HazelcastReply<'_> {
             Reply::Int(response) => {
                 IntResponse { response }.encode(out, ty, id, BACKUP_ACKS);
             }
+            Reply::Long(response) => {
+                LongResponse { response }.encode(out, ty, id, BACKUP_ACKS);
+            }
+            Reply::ReadMany { items, next_sequence } => {
+                let sequences = items.iter().map(|(sequence, _)| *sequence).collect();
+                RingbufferReadManyResponse {
+                    read_count: items.len() as i32,
+                    next_seq: next_sequence,
+                    items: items.into_iter().map(|(_, item)| Data(item)).collect(),
+                    item_seqs: Some(Packed(sequences)),
+                }
+                .encode(out, ty, id, BACKUP_ACKS);
+            }
             Reply::Values(values) => {
                 DataListResponse { response: values.into_iter().map(Data).collect() }.encode(out, ty, id, BACKUP_ACKS);
             }
@@ -302,9 +373,17 @@ impl Replies for HazelcastReply<'_> {
 
 /// Encodes `reply` for a waiting request: its connection and the response bytes.
 pub fn encode_answer(reply_to: &ReplyTo, reply: Reply<'_>) -> (Arc<ConnectionShared>, Vec<u8>) {
+    encode_outcome(reply_to, Ok(reply))
+}
+
+/// Encodes a waiting request's answer or failure: its connection and the response bytes.
+pub fn encode_outcome(reply_to: &ReplyTo, outcome: Result<Reply<'_>, OpError>) -> (Arc<ConnectionShared>, Vec<u8>) {
     let mut out = Vec::new();
     let (response_type, correlation_id) = (reply_to.response_type, reply_to.correlation_id);
-    HazelcastReply { out: &mut out, response_type, correlation_id }.reply(reply);
+    match outcome {
+        Ok(reply) => HazelcastReply { out: &mut out, response_type, correlation_id }.reply(reply),
+        Err(failure) => write_error(&mut out, correlation_id, &failure),
+    }
     (reply_to.connection.clone(), out)
 }
 
@@ -317,6 +396,8 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::PartitionMigrating => error::PARTITION_MIGRATING,
         ErrorKind::IllegalState => error::ILLEGAL_STATE,
         ErrorKind::Refused => error::HAZELCAST,
+        ErrorKind::StaleSequence => error::STALE_SEQUENCE,
+        ErrorKind::Unsupported => error::UNSUPPORTED_OPERATION,
     }
 }
 

@@ -487,11 +487,39 @@ messages! {
     Request QueueRemainingCapacity<'a> = 0x031300 { ; var name: &'a str }
     Request QueueIsEmpty<'a> = 0x031400 { ; var name: &'a str }
 
+    // ----- Topic (service 4): sent to the partition of the topic's name -----
+    Request TopicPublish<'a> = 0x040100 { ; var name: &'a str, message: Data<'a> }
+    Request TopicAddMessageListener<'a> = 0x040200 { local_only: bool; var name: &'a str }
+    /// A message listener's event: the message, when it was published (epoch ms) and by which
+    /// member.
+    Event TopicEvent<'a> = 0x040202 { publish_time: i64, uuid: Option<Uuid>; var item: Data<'a> }
+    Request TopicRemoveMessageListener<'a> = 0x040300 { registration_id: Option<Uuid>; var name: &'a str }
+    Request TopicPublishAll<'a> = 0x040400 { ; var name: &'a str, messages: Vec<Data<'a>> }
+
+    // ----- Ringbuffer (service 0x17): sent to the partition of the ringbuffer's name -----
+    Request RingbufferSize<'a> = 0x170100 { ; var name: &'a str }
+    Request RingbufferTailSequence<'a> = 0x170200 { ; var name: &'a str }
+    Request RingbufferHeadSequence<'a> = 0x170300 { ; var name: &'a str }
+    Request RingbufferCapacity<'a> = 0x170400 { ; var name: &'a str }
+    Request RingbufferRemainingCapacity<'a> = 0x170500 { ; var name: &'a str }
+    Request RingbufferAdd<'a> = 0x170600 { overflow_policy: i32; var name: &'a str, value: Data<'a> }
+    Request RingbufferReadOne<'a> = 0x170700 { sequence: i64; var name: &'a str }
+    Request RingbufferAddAll<'a> = 0x170800 { overflow_policy: i32; var name: &'a str, value_list: Vec<Data<'a>> }
+    Request RingbufferReadMany<'a> = 0x170900 {
+        start_sequence: i64, min_count: i32, max_count: i32; var name: &'a str, filter: Option<Data<'a>>
+    }
+    /// readMany's answer: how many items were read (filtered out ones included), the items,
+    /// their sequences, and where the next read starts.
+    Response RingbufferReadManyResponse<'a> {
+        read_count: i32, next_seq: i64; var items: Vec<Data<'a>>, item_seqs: Option<Packed<i64>>
+    }
+
     // ----- Response shapes shared by many requests -----
     /// No fields.
     Response EmptyResponse {}
     Response BoolResponse { response: bool }
     Response IntResponse { response: i32 }
+    Response LongResponse { response: i64 }
     Response UuidResponse { response: Option<Uuid> }
     /// A value or null (Put, Get, Remove, …).
     Response NullableDataResponse<'a> { ; var response: Option<Data<'a>> }

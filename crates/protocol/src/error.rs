@@ -33,6 +33,7 @@ error_codes! {
     OPERATION_TIMEOUT = 38, "com.hazelcast.core.OperationTimeoutException";
     PARTITION_MIGRATING = 39, "com.hazelcast.spi.exception.PartitionMigratingException";
     RETRYABLE = 46, "com.hazelcast.spi.exception.RetryableHazelcastException";
+    STALE_SEQUENCE = 51, "com.hazelcast.ringbuffer.StaleSequenceException";
     TARGET_NOT_MEMBER = 53, "com.hazelcast.spi.exception.TargetNotMemberException";
     UNSUPPORTED_OPERATION = 61, "java.lang.UnsupportedOperationException";
     WRONG_TARGET = 62, "com.hazelcast.spi.exception.WrongTargetException";

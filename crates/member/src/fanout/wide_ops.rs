@@ -299,9 +299,10 @@ impl AddListener {
         AddListener { listener: Box::new(listener), registry: Registry::Entries }
     }
 
-    /// IQueue.addItemListener: the same, among the queue's item listeners.
-    pub(crate) fn items(listener: Listener) -> AddListener {
-        AddListener { listener: Box::new(listener), registry: Registry::Items }
+    /// IQueue.addItemListener, ITopic.addMessageListener: the same, among the object's
+    /// listeners in `registry`.
+    pub(crate) fn to(registry: Registry, listener: Listener) -> AddListener {
+        AddListener { listener: Box::new(listener), registry }
     }
 }
 
@@ -337,9 +338,9 @@ impl RemoveListener {
         RemoveListener { id, registry: Registry::Entries }
     }
 
-    /// IQueue.removeItemListener.
-    pub(crate) fn items(id: Uuid) -> RemoveListener {
-        RemoveListener { id, registry: Registry::Items }
+    /// IQueue.removeItemListener, ITopic.removeMessageListener.
+    pub(crate) fn from(registry: Registry, id: Uuid) -> RemoveListener {
+        RemoveListener { id, registry }
     }
 }
 
@@ -371,22 +372,30 @@ impl WideOperation for RemoveListener {
     }
 }
 
-/// Destroy of a queue: its items and item listeners dropped on every replica of every member.
+/// Destroy of an object other than a map: its data (if it has a kind of partition object)
+/// dropped on every replica, and its listeners (if it has a registry), on every member.
 #[derive(Debug)]
-pub(crate) struct DestroyQueue;
+pub(crate) struct DestroyObject {
+    pub kind: Option<crate::peer::ObjectKind>,
+    pub registry: Option<Registry>,
+}
 
-impl WideOperation for DestroyQueue {
+impl WideOperation for DestroyObject {
     type Partial = ();
     const PARTITIONS: Partitions = Partitions::Replicas;
 
     fn empty(&self) {}
 
     fn on_reactor(&self, name: &str, listeners: &mut Listeners, _partial: &mut ()) {
-        listeners.drop_all_of(Registry::Items, name);
+        if let Some(registry) = self.registry {
+            listeners.drop_all_of(registry, name);
+        }
     }
 
     fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
-        partition.drop_object(crate::peer::ObjectKind::Queue, name);
+        if let Some(kind) = self.kind {
+            partition.drop_object(kind, name);
+        }
     }
 
     fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
