@@ -311,10 +311,11 @@ impl PartitionOwner {
             out.truncate(start);
             wire::write_error(out, call.correlation_id, &failure);
         }
-        let mut others = Vec::new();
-        if matches!(request.op, RingbufferOp::Add { .. }) {
-            ring.serve_waiters(&mut |reply_to, outcome| others.push(wire::encode_outcome(reply_to, outcome)));
+        if !matches!(request.op, RingbufferOp::Add { .. }) {
+            return self.hold_behind_writes(partition_id, call.connection, out, start);
         }
+        let mut others = Vec::new();
+        ring.serve_waiters(&mut |reply_to, outcome| others.push(wire::encode_outcome(reply_to, outcome)));
         self.replicate(partition_id, call.connection, call.correlation_id, out, start, others);
     }
 

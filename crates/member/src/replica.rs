@@ -81,6 +81,29 @@ impl PartitionOwner {
                 others,
             };
             self.replication.pending.insert(held.sequence, pending);
+            self.replication.last_held[local] = held.sequence;
+        }
+    }
+
+    /// Holds a read's answer (`out[start..]`) until the backups of its partition's last write
+    /// still waiting for them acknowledge (released with it, as the answers it gave waiters
+    /// are), so that a reader never sees what a failover could take back: a reliable topic's
+    /// listener would otherwise read a message its backup never got, and after the owner's
+    /// loss skip or repeat the sequence the new owner gives the next one.
+    pub(crate) fn hold_behind_writes(
+        &mut self,
+        partition: PartitionId,
+        connection: &Arc<ConnectionShared>,
+        out: &mut Vec<u8>,
+        start: usize,
+    ) {
+        let local = self.replication.local(partition.0 as usize);
+        let sequence = self.replication.last_held[local];
+        if out.len() == start {
+            return;
+        }
+        if let Some(pending) = self.replication.pending.get_mut(&sequence) {
+            pending.others.push((connection.clone(), out.split_off(start)));
         }
     }
 

@@ -111,6 +111,9 @@ pub struct Replication {
     /// BACKUP_ACK payload being gathered per peer.
     pub(crate) acks: HashMap<MemberId, Vec<u8>>,
     pub(crate) pending: HashMap<u64, PendingWrite>,
+    /// Per local partition: the sequence of its last write held for backups (0: none yet);
+    /// reads that must not see unacknowledged writes wait behind it.
+    pub(crate) last_held: Vec<u64>,
     pub(crate) next_sequence: u64,
     pub forwards: HashMap<i64, Forward>,
     pub(crate) next_forward: u64,
@@ -144,6 +147,7 @@ impl Replication {
             changes: Vec::new(),
             acks: HashMap::new(),
             pending: HashMap::new(),
+            last_held: vec![0; local_partitions],
             next_sequence: 1,
             forwards: HashMap::new(),
             next_forward: 1,
