@@ -201,6 +201,15 @@ impl Listeners {
         removed
     }
 
+    /// How many registrations each object has here, by registry: (registry, name, count).
+    pub fn counts(&self) -> impl Iterator<Item = (Registry, &str, usize)> {
+        let registries =
+            [(Registry::Entries, &self.maps), (Registry::Items, &self.items), (Registry::Messages, &self.messages)];
+        registries.into_iter().flat_map(|(registry, registrations)| {
+            registrations.iter().map(move |(name, listeners)| (registry, &**name, listeners.len()))
+        })
+    }
+
     /// Drops every registration of the object `name` in `registry` (destroy).
     pub fn drop_all_of(&mut self, registry: Registry, name: &str) {
         self.registrations(registry).remove(name);

@@ -86,6 +86,11 @@ impl SettingsCache {
     }
 
     /// Requests that may wait for one key's lock (`max-parked-per-key`).
+    /// Whether the topic called `name` counts its messages (`statistics-enabled`).
+    pub fn topic_statistics(&self, name: &str) -> bool {
+        self.config.topics.for_topic(name).statistics_enabled
+    }
+
     /// The settings of the ringbuffer called `name`.
     pub fn ringbuffer(&self, name: &str) -> ferrogrid_config::RingbufferConfig {
         *self.config.ringbuffers.for_ringbuffer(name)

@@ -153,14 +153,10 @@ impl Core {
         match peer::TopicRelay::decode(payload) {
             Ok(relay) => {
                 let (name, publisher, time) = (relay.name, relay.publisher, relay.publish_time_ms);
-                self.owner.listeners.publish_messages(
-                    &mut self.owner.outbox,
-                    name,
-                    publisher,
-                    time,
-                    &relay.messages,
-                    true,
-                );
+                let listeners = &mut self.owner.listeners;
+                let receives =
+                    listeners.publish_messages(&mut self.owner.outbox, name, publisher, time, &relay.messages, true);
+                self.owner.count_topic(name, 0, receives);
             }
             Err(error) => warn!(%error, "malformed topic relay: ignored"),
         }

@@ -6,7 +6,7 @@
 //! data: they read the reactors' probes and snapshots.
 
 use crate::probes::{
-    latency_histogram, render_log, render_prometheus, ClientFigures, MapFigures, Probe, ReactorSnapshot,
+    latency_histogram, render_log, render_prometheus, ClientFigures, MapFigures, ObjectFigures, Probe, ReactorSnapshot,
 };
 use crate::shared::{ReactorHandle, Shared};
 use ferrogrid_config::MetricsConfig;
@@ -50,6 +50,7 @@ pub fn collect(shared: &Shared) -> Vec<Probe> {
     }
     latency_probes(&mut probes, totals.latency);
     map_probes(&mut probes, totals.maps);
+    object_probes(&mut probes, totals.objects);
     client_probes(&mut probes, totals.clients);
     tenant_probes(&mut probes, shared, totals.tenant_latency);
     cluster_probes(&mut probes, shared);
@@ -63,6 +64,7 @@ struct Totals {
     latency: BTreeMap<MessageType, Histogram<u64>>,
     tenant_latency: BTreeMap<usize, Histogram<u64>>,
     maps: BTreeMap<String, MapFigures>,
+    objects: BTreeMap<(&'static str, String), ObjectFigures>,
     clients: BTreeMap<String, ClientFigures>,
 }
 
@@ -78,6 +80,14 @@ impl Totals {
             for (ty, count) in figures.ops {
                 *total.ops.entry(ty).or_insert(0) += count;
             }
+        }
+        for ((kind, name), figures) in snapshot.objects {
+            let total = self.objects.entry((kind, crate::tenants::display(&name))).or_default();
+            total.items += figures.items;
+            total.bytes += figures.bytes;
+            total.listeners = total.listeners.max(figures.listeners);
+            total.publishes += figures.publishes;
+            total.receives += figures.receives;
         }
         for (tenant, histogram) in snapshot.tenant_latency.iter().enumerate() {
             let total = self.tenant_latency.entry(tenant).or_insert_with(latency_histogram);
@@ -156,6 +166,28 @@ fn map_probes(probes: &mut Vec<Probe>, maps: BTreeMap<String, MapFigures>) {
             let mut labels = label();
             labels.push(("operation", operation_name(ty)));
             probes.push(probe(group.clone(), "ops", "ferrogrid_map_ops_total", labels, count as f64, true));
+        }
+    }
+}
+
+/// Items, bytes and listeners per queue and ringbuffer; listeners, publishes and receives per
+/// topic (`queue-jobs.items`, `ferrogrid_object_items{kind="queue",name="jobs"}`).
+fn object_probes(probes: &mut Vec<Probe>, objects: BTreeMap<(&'static str, String), ObjectFigures>) {
+    for ((kind, name), figures) in objects {
+        let group = format!("{kind}-{name}");
+        let label = || vec![("kind", kind.to_owned()), ("name", name.clone())];
+        let mut figure = |field, prometheus, value: u64, counter| {
+            probes.push(probe(group.clone(), field, prometheus, label(), value as f64, counter));
+        };
+        if kind == "topic" {
+            figure("publishes", "ferrogrid_topic_publishes_total", figures.publishes, true);
+            figure("receives", "ferrogrid_topic_receives_total", figures.receives, true);
+        } else {
+            figure("items", "ferrogrid_object_items", figures.items, false);
+            figure("bytes", "ferrogrid_object_bytes", figures.bytes, false);
+        }
+        if kind != "ringbuffer" {
+            figure("listeners", "ferrogrid_object_listeners", figures.listeners, false);
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::clock::{now_ms, NEVER};
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::envelope::{Handoff, Handoffs};
 use crate::fanout::{FanOut, ShareContext};
-use crate::listeners::{Event, EventBound, EventKind, Listeners};
+use crate::listeners::{Event, EventBound, EventKind, Listeners, Registry};
 use crate::locks::Parked;
 use crate::map_ops::{self, Done, OpContext};
 use crate::map_settings::SettingsCache;
@@ -14,6 +14,7 @@ use crate::operations;
 use crate::outbox::Outbox;
 use crate::partition::{Object, PartitionStore};
 use crate::peer::ObjectKind;
+use crate::probes::ObjectFigures;
 use crate::queue::{self, QueueContext, QueueDone, Waiter};
 use crate::request::{
     ErrorKind, MapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request, RingbufferOp, RingbufferRequest,
@@ -112,6 +113,9 @@ pub struct PartitionOwner {
         std::collections::HashMap<ferrogrid_protocol::MessageType, hdrhistogram::Histogram<u64>, ahash::RandomState>,
     /// Latency of every request by tenant id (only with tenants configured).
     tenant_latency: Vec<hdrhistogram::Histogram<u64>>,
+    /// Per topic with statistics enabled: messages published here, and sent to this member's
+    /// listeners (locally published or relayed).
+    pub topic_counts: std::collections::HashMap<Box<str>, (u64, u64), ahash::RandomState>,
 }
 
 impl PartitionOwner {
@@ -156,6 +160,7 @@ impl PartitionOwner {
             scratch: Vec::new(),
             latency: std::collections::HashMap::default(),
             tenant_latency,
+            topic_counts: std::collections::HashMap::default(),
         }
     }
 
@@ -199,6 +204,7 @@ impl PartitionOwner {
         let latency = self.latency.iter().map(|(ty, histogram)| (*ty, histogram.clone())).collect();
         let tenant_latency = self.tenant_latency.clone();
         let mut snapshot = crate::probes::ReactorSnapshot { latency, tenant_latency, ..Default::default() };
+        self.object_figures(&mut snapshot.objects);
         for partition in &self.partitions {
             for (name, store) in partition.maps() {
                 let figures = snapshot.maps.entry(name.to_owned()).or_default();
@@ -210,6 +216,52 @@ impl PartitionOwner {
             }
         }
         snapshot
+    }
+
+    /// Items of the queues and ringbuffers this reactor owns, listeners of queues and topics,
+    /// and topic counts.
+    fn object_figures(&self, objects: &mut std::collections::HashMap<(&'static str, String), ObjectFigures>) {
+        for (local, partition) in self.partitions.iter().enumerate() {
+            if !self.replication.owned.get(local).copied().unwrap_or(false) {
+                continue;
+            }
+            for (kind, name, object) in partition.objects() {
+                let label = match kind {
+                    ObjectKind::Queue => "queue",
+                    ObjectKind::Ringbuffer => "ringbuffer",
+                    _ => continue,
+                };
+                let figures = objects.entry((label, name.to_owned())).or_default();
+                figures.items += object.as_object().entry_count() as u64;
+                figures.bytes += object.as_object().held_bytes() as u64;
+            }
+        }
+        for (registry, name, count) in self.listeners.counts() {
+            let label = match registry {
+                Registry::Items => "queue",
+                Registry::Messages => "topic",
+                Registry::Entries => continue,
+            };
+            objects.entry((label, name.to_owned())).or_default().listeners += count as u64;
+        }
+        for (name, (publishes, receives)) in &self.topic_counts {
+            let figures = objects.entry(("topic", name.to_string())).or_default();
+            figures.publishes += publishes;
+            figures.receives += receives;
+        }
+    }
+
+    /// Counts a topic's published and delivered messages, if its statistics are enabled.
+    pub fn count_topic(&mut self, name: &str, publishes: u64, receives: u64) {
+        if !self.settings.topic_statistics(name) {
+            return;
+        }
+        match self.topic_counts.get_mut(name) {
+            Some(counts) => *counts = (counts.0 + publishes, counts.1 + receives),
+            None => {
+                self.topic_counts.insert(name.into(), (publishes, receives));
+            }
+        }
     }
 
     /// The settings of `map` (resolved once per reactor).
@@ -332,7 +384,9 @@ impl PartitionOwner {
         }
         let messages: Vec<&[u8]> = request.messages.iter().map(|message| &**message).collect();
         let (name, publisher, publish_time_ms) = (&*request.name, self.member, self.now_ms);
-        self.listeners.publish_messages(&mut self.outbox, name, publisher, publish_time_ms, &messages, false);
+        let receives =
+            self.listeners.publish_messages(&mut self.outbox, name, publisher, publish_time_ms, &messages, false);
+        self.count_topic(name, messages.len() as u64, receives);
         let relay = crate::peer::TopicRelay { name, publisher, publish_time_ms, messages };
         self.replication.relay_topic(&relay);
         HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id }

@@ -86,6 +86,20 @@ pub struct MapFigures {
     pub bytes: u64,
 }
 
+/// Figures of one queue, ringbuffer or topic on one reactor (maps have [`MapFigures`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ObjectFigures {
+    /// Items held in partitions this member owns.
+    pub items: u64,
+    pub bytes: u64,
+    /// Listener registrations on this member (every reactor holds a copy: not summed).
+    pub listeners: u64,
+    /// Messages published through this member (a topic's owner publishes all of them).
+    pub publishes: u64,
+    /// Messages this member's listeners were sent (Hazelcast's receiveOperationCount).
+    pub receives: u64,
+}
+
 /// Per-client figures of one reactor's connections.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ClientFigures {
@@ -99,6 +113,8 @@ pub struct ReactorSnapshot {
     /// Latency of each operation type, nanoseconds, since start.
     pub latency: HashMap<MessageType, Histogram<u64>>,
     pub maps: HashMap<String, MapFigures>,
+    /// Queues, ringbuffers and topics, by (kind: `queue`, `ringbuffer`, `topic`; name).
+    pub objects: HashMap<(&'static str, String), ObjectFigures>,
     pub clients: HashMap<Uuid, ClientFigures>,
     /// Latency of every request by tenant id (index), nanoseconds, since start.
     pub tenant_latency: Vec<Histogram<u64>>,

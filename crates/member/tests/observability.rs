@@ -4,7 +4,7 @@ mod support;
 
 use ferrogrid_config::Placement;
 use ferrogrid_member::Member;
-use ferrogrid_protocol::codec::{MapAddEntryListener, MapGet};
+use ferrogrid_protocol::codec::{MapAddEntryListener, MapGet, QueueOffer, TopicAddMessageListener, TopicPublish};
 use ferrogrid_protocol::frame::{Decoded, StreamDecoder};
 use ferrogrid_protocol::{partition_for, Data};
 use std::io::{Read, Write};
@@ -154,6 +154,27 @@ fn metrics_endpoint_health_and_rolling_file() {
     let mut client = WireClient::connect(member.address());
     client.put("orders", &string_data("k"), &string_data("v"));
     assert!(client.get("orders", &string_data("k")).is_some());
+    // A queue's items, a topic's listener, publishes and receives.
+    let partition_of = |name: &str| partition_for(Data(&string_data(name)), 271).0 as i32;
+    let item = string_data("job");
+    let send = |client: &mut WireClient, encode: &dyn Fn(&mut Vec<u8>, i64)| {
+        let corr = client.correlation_id();
+        let mut request = Vec::new();
+        encode(&mut request, corr);
+        client.send_bytes(&request);
+        client.response_to(corr);
+    };
+    send(&mut client, &|out, corr| {
+        QueueOffer { timeout_millis: 0, name: "jobs", value: Data(&item) }.encode(out, corr, partition_of("jobs"), 0);
+    });
+    send(&mut client, &|out, corr| {
+        TopicAddMessageListener { local_only: false, name: "news" }.encode(out, corr, -1, 0);
+    });
+    for _ in 0..2 {
+        send(&mut client, &|out, corr| {
+            TopicPublish { name: "news", message: Data(&item) }.encode(out, corr, partition_of("news"), 0);
+        });
+    }
     // Snapshots of histograms and map figures are copied out about twice a second.
     std::thread::sleep(Duration::from_millis(1500));
     let address = member.metrics_address().expect("endpoint enabled");
@@ -169,6 +190,10 @@ fn metrics_endpoint_health_and_rolling_file() {
         "ferrogrid_operation_latency_nanoseconds{operation=\"MapGet\",quantile=\"0.99\"}",
         "ferrogrid_client_connections{client=",
         "ferrogrid_cluster_members 1",
+        "ferrogrid_object_items{kind=\"queue\",name=\"jobs\"} 1",
+        "ferrogrid_object_listeners{kind=\"topic\",name=\"news\"} 1",
+        "ferrogrid_topic_publishes_total{kind=\"topic\",name=\"news\"} 2",
+        "ferrogrid_topic_receives_total{kind=\"topic\",name=\"news\"} 2",
     ] {
         assert!(metrics.contains(expected), "missing {expected} in\n{metrics}");
     }

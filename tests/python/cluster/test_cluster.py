@@ -699,7 +699,9 @@ def test_reliable_topic_listener_keeps_receiving_when_the_ringbuffer_owner_is_ki
     topic.publish(-1)
     wait_until(lambda: received == [-1], 30, lambda: "the first message, received %s" % received[:5])
     partition = publisher.partition_service.get_partition_id("_hz_rb_" + name)
-    owner = publisher.partition_service.get_partition_owner(partition)
+    owner = wait_until(
+        lambda: publisher.partition_service.get_partition_owner(partition), 30, "the ringbuffer's owner known"
+    )
     victim = cluster.by_member_info(next(m for m in members_of(publisher) if m.uuid == owner))
     thread = threading.Thread(target=publish)
     thread.start()
