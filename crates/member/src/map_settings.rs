@@ -101,6 +101,10 @@ impl SettingsCache {
         *self.config.queues.for_queue(name)
     }
 
+    pub fn max_message_bytes(&self) -> usize {
+        self.config.limits.max_message_bytes as usize
+    }
+
     pub fn max_parked_per_key(&self) -> usize {
         self.config.limits.max_parked_per_key as usize
     }

@@ -61,6 +61,10 @@ pub struct RingbufferStore {
     /// The sequence of `items[0]` (of the next item when empty).
     head: i64,
     config: RingbufferConfig,
+    /// Most bytes of items one read answers with (half of `max-message-bytes`, the rest is
+    /// room for frame headers): a readMany stops
+    /// there (after at least one item) and the client continues from its next sequence.
+    read_limit_bytes: usize,
     held_bytes: usize,
     track_changes: bool,
     /// Sequences added since the last `write_changes`.
@@ -77,11 +81,12 @@ pub(crate) enum RingDone {
 }
 
 impl RingbufferStore {
-    pub(crate) fn new(config: RingbufferConfig) -> RingbufferStore {
+    pub(crate) fn new(config: RingbufferConfig, read_limit_bytes: usize) -> RingbufferStore {
         RingbufferStore {
             items: VecDeque::new(),
             head: 0,
             config,
+            read_limit_bytes,
             held_bytes: 0,
             track_changes: false,
             added: Vec::new(),
@@ -163,11 +168,18 @@ impl RingbufferStore {
         Ok(())
     }
 
-    /// The items from `sequence`, at most `max`, as readMany answers them.
+    /// The items from `sequence`, at most `max` and about `read_limit_bytes`, as readMany
+    /// answers them.
     fn read_from(&self, sequence: i64, max: usize) -> Reply<'_> {
+        let mut bytes = 0;
         let items: Vec<(i64, &[u8])> = (sequence..=self.tail())
             .take(max)
             .filter_map(|sequence| self.get(sequence).map(|item| (sequence, &*item.value)))
+            .take_while(|(_, value)| {
+                let within = bytes == 0 || bytes + value.len() <= self.read_limit_bytes;
+                bytes += value.len();
+                within
+            })
             .collect();
         let next_sequence = sequence + items.len() as i64;
         Reply::ReadMany { items, next_sequence }
@@ -344,7 +356,7 @@ impl RingbufferStore {
 
 impl PartitionObject for RingbufferStore {
     fn create(name: &str, settings: &mut SettingsCache) -> Self {
-        RingbufferStore::new(settings.ringbuffer(name))
+        RingbufferStore::new(settings.ringbuffer(name), settings.max_message_bytes() / 2)
     }
 
     fn entry_count(&self) -> usize {
@@ -441,7 +453,7 @@ mod tests {
 
     #[test]
     fn sequences_overwrite_and_reads_at_the_edges() {
-        let mut ring = RingbufferStore::new(config(3, 0));
+        let mut ring = RingbufferStore::new(config(3, 0), usize::MAX);
         assert_eq!(run(&mut ring, RingbufferOp::TailSequence, 0), Ok("Long(-1)".into()));
         let values: Vec<Vec<u8>> = ["a", "b", "c", "d"].iter().map(|text| item(text)).collect();
         assert_eq!(run(&mut ring, add_op(&values[..1], OVERWRITE), 0), Ok("Long(0)".into()));
@@ -456,13 +468,18 @@ mod tests {
         assert_eq!(run(&mut ring, read(5, 0, 10), 0).unwrap(), "ReadMany { items: [], next_sequence: 5 }");
         assert_eq!(run(&mut ring, read(0, 4, 10), 0), Err(Some(ErrorKind::IllegalArgument)), "min over capacity");
         assert_eq!(run(&mut ring, read(2, 0, 1001), 0), Err(Some(ErrorKind::IllegalArgument)));
+        ring.read_limit_bytes = values[0].len() + 1;
+        let limited = run(&mut ring, read(2, 1, 3), 0).unwrap();
+        assert!(limited.contains("next_sequence: 3"), "one item within the byte limit: {limited}");
+        ring.read_limit_bytes = 1;
+        assert!(run(&mut ring, read(2, 1, 3), 0).unwrap().contains("next_sequence: 3"), "at least one item");
         let null = vec![0, 0, 0, 0, 0, 0, 0, 0];
         assert_eq!(run(&mut ring, add_op(&[null], OVERWRITE), 0), Err(Some(ErrorKind::NullArgument)));
     }
 
     #[test]
     fn with_a_time_to_live_items_expire_and_fail_refuses() {
-        let mut ring = RingbufferStore::new(config(2, 1));
+        let mut ring = RingbufferStore::new(config(2, 1), usize::MAX);
         let values: Vec<Vec<u8>> = ["a", "b", "c"].iter().map(|text| item(text)).collect();
         assert_eq!(run(&mut ring, add_op(&values[..2], FAIL), 0), Ok("Long(1)".into()));
         assert_eq!(run(&mut ring, add_op(&values[2..], FAIL), 10), Ok("Long(-1)".into()));
@@ -480,7 +497,7 @@ mod tests {
 
     #[test]
     fn waiting_reads_are_served_in_order_by_adds() {
-        let mut ring = RingbufferStore::new(config(10, 0));
+        let mut ring = RingbufferStore::new(config(10, 0), usize::MAX);
         let (first, second) = (reply_to(), reply_to());
         ring.wait(first, &RingbufferOp::Read { sequence: 0, min: 1, max: 1, one: true, filtered: false }, 8).unwrap();
         ring.wait(second, &read(0, 2, 5), 8).unwrap();
@@ -500,13 +517,13 @@ mod tests {
 
     #[test]
     fn a_backup_and_a_new_replica_mirror_the_owner() {
-        let mut owner = RingbufferStore::new(config(3, 0));
+        let mut owner = RingbufferStore::new(config(3, 0), usize::MAX);
         owner.set_track_changes(true);
         let values: Vec<Vec<u8>> = ["a", "b", "c", "d", "e"].iter().map(|text| item(text)).collect();
         run(&mut owner, add_op(&values[..2], OVERWRITE), 0).unwrap();
         let mut body = Vec::new();
         owner.write_changes(&mut body);
-        let mut backup = RingbufferStore::new(config(3, 0));
+        let mut backup = RingbufferStore::new(config(3, 0), usize::MAX);
         backup.apply_backup(&body).unwrap();
         backup.apply_backup(&body).unwrap();
         run(&mut owner, add_op(&values[2..], OVERWRITE), 0).unwrap();
@@ -521,16 +538,16 @@ mod tests {
         for (offset, item) in owner.items.iter().enumerate() {
             put_item(&mut snapshot, owner.head + offset as i64, item);
         }
-        let mut replica = RingbufferStore::new(config(3, 0));
+        let mut replica = RingbufferStore::new(config(3, 0), usize::MAX);
         replica.apply_snapshot(&snapshot).unwrap();
         assert_eq!((replica.head, replica.tail(), &replica.items), (owner.head, owner.tail(), &owner.items));
         let empty_head = [HEAD, 7, 0, 0, 0, 0, 0, 0, 0];
-        let mut emptied = RingbufferStore::new(config(3, 0));
+        let mut emptied = RingbufferStore::new(config(3, 0), usize::MAX);
         emptied.apply_snapshot(&empty_head).unwrap();
         assert_eq!((emptied.head, emptied.tail()), (7, 6), "an empty ringbuffer keeps its sequences");
         for cut in 0..body.len() {
-            let _ = RingbufferStore::new(config(3, 0)).apply_backup(&body[..cut]);
+            let _ = RingbufferStore::new(config(3, 0), usize::MAX).apply_backup(&body[..cut]);
         }
-        assert!(RingbufferStore::new(config(3, 0)).apply_backup(&[9, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
+        assert!(RingbufferStore::new(config(3, 0), usize::MAX).apply_backup(&[9, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
     }
 }
