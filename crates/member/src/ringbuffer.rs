@@ -62,8 +62,8 @@ pub struct RingbufferStore {
     head: i64,
     config: RingbufferConfig,
     /// Most bytes of items one read answers with (half of `max-message-bytes`, the rest is
-    /// room for frame headers): a readMany stops
-    /// there (after at least one item) and the client continues from its next sequence.
+    /// room for frame headers): a readMany stops there (after at least one item) and the
+    /// client continues from its next sequence.
     read_limit_bytes: usize,
     held_bytes: usize,
     track_changes: bool,
