@@ -269,3 +269,31 @@ def test_listener_hears_drain_and_clear(q):
     wait_until(lambda: len(events) >= 3, 10)
     time.sleep(0.3)
     assert events == ["a", "b", "c"]
+
+
+def listed(client, name):
+    return any(o.service_name == "hz:impl:queueService" and o.name == name for o in client.get_distributed_objects())
+
+
+def test_a_queue_empty_and_unused_for_its_empty_queue_ttl_is_destroyed(client, request):
+    # member-config.yaml: idle-q-* have empty-queue-ttl 1 s. Hazelcast destroys such a queue
+    # (it leaves the distributed objects, its item listeners are gone); one that holds items,
+    # or has been used within the ttl, stays.
+    from conftest import unique_name
+
+    empty, holding = unique_name(request, "idle-q"), unique_name(request, "idle-q")
+    events = []
+    q = client.get_queue(empty).blocking()
+    q.add_listener(include_value=True, item_added_func=events.append)
+    q.offer("x")
+    assert q.poll() == "x"
+    wait_until(lambda: events, 5, message="the ADDED event")
+    client.get_queue(holding).blocking().offer("kept")
+    assert listed(client, empty) and listed(client, holding)
+    wait_until(lambda: not listed(client, empty), 15, message="the empty queue destroyed")
+    assert listed(client, holding), "a queue with an item stays"
+    assert client.get_queue(holding).blocking().peek() == "kept"
+    q.offer("again")  # the queue is created again, without the listener
+    time.sleep(0.5)
+    assert len(events) == 1, "the destroyed queue's item listener is gone"
+    assert q.size() == 1

@@ -13,10 +13,14 @@ pub struct QueueConfig {
     pub backup_count: u8,
     /// Asynchronous backups. `async-backup-count`, default 0.
     pub async_backup_count: u8,
+    /// Seconds after which a queue that is empty and unused (no operation, nothing waiting)
+    /// is destroyed; −1 (the default) never. `empty-queue-ttl`, in `-1..=2147483647`.
+    pub empty_queue_ttl_seconds: i64,
 }
 
 impl QueueConfig {
-    pub const DEFAULT: QueueConfig = QueueConfig { max_size: 0, backup_count: 1, async_backup_count: 0 };
+    pub const DEFAULT: QueueConfig =
+        QueueConfig { max_size: 0, backup_count: 1, async_backup_count: 0, empty_queue_ttl_seconds: -1 };
 
     /// The capacity clients see: `max-size`, or Integer.MAX_VALUE when unbounded.
     pub fn capacity(&self) -> u32 {
@@ -33,6 +37,10 @@ impl QueueConfig {
                 format!("{key}.max-size"),
                 format!("expected 0..={}, got {}", i32::MAX, self.max_size),
             ));
+        }
+        if !(-1..=i64::from(i32::MAX)).contains(&self.empty_queue_ttl_seconds) {
+            let expected = format!("expected -1..={}, got {}", i32::MAX, self.empty_queue_ttl_seconds);
+            return Err(invalid(format!("{key}.empty-queue-ttl"), expected));
         }
         let total = u16::from(self.backup_count) + u16::from(self.async_backup_count);
         if total > u16::from(MAX_BACKUP_COUNT) {
@@ -82,5 +90,8 @@ mod tests {
         assert!(queues.validate().is_ok());
         queues.insert("bad", QueueConfig { backup_count: 4, async_backup_count: 3, ..QueueConfig::DEFAULT });
         assert!(queues.validate().unwrap_err().to_string().contains("hazelcast.queue.bad.async-backup-count"));
+        let mut queues = QueueConfigs::default();
+        queues.insert("idle", QueueConfig { empty_queue_ttl_seconds: -2, ..QueueConfig::DEFAULT });
+        assert!(queues.validate().unwrap_err().to_string().contains("hazelcast.queue.idle.empty-queue-ttl"));
     }
 }

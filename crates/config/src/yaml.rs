@@ -193,6 +193,7 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
             section.set("max-size", &mut queue.max_size, unsigned)?;
             section.set("backup-count", &mut queue.backup_count, unsigned)?;
             section.set("async-backup-count", &mut queue.async_backup_count, unsigned)?;
+            section.set("empty-queue-ttl", &mut queue.empty_queue_ttl_seconds, signed)?;
             config.queues.insert(name, queue);
         }
     }

@@ -163,7 +163,7 @@ impl Core {
                 }
                 let request = (!request.is_empty()).then_some(&request[..]);
                 let (response, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(service));
-                self.fan_out_with(connection, correlation_id, response, name, operation, out, request);
+                self.fan_out_with(Some(connection), correlation_id, response, name, operation, out, request);
                 Flow::Continue
             }
             Err(error) => Flow::Close(format!("malformed {message_type} request: {error}")),
@@ -245,7 +245,7 @@ impl Core {
         match fanout::classify(message, connection)? {
             Classified::Wide(operation, name) => {
                 let remote = if from_member { None } else { Some(bytes) };
-                self.fan_out_with(connection, correlation_id, response_type, name, operation, out, remote);
+                self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, remote);
             }
             Classified::Refused(code, text) => fanout::write_refusal(out, correlation_id, code, &text),
             Classified::NotWide => unreachable!("{} has a map-wide row", message.message_type()),
@@ -433,7 +433,7 @@ impl Core {
         operation: WideRequest,
         out: &mut Vec<u8>,
     ) {
-        self.fan_out_with(link, correlation_id, response_type, name, operation.for_member(), out, None);
+        self.fan_out_with(Some(link), correlation_id, response_type, name, operation.for_member(), out, None);
     }
 
     /// Runs a map-wide request on every reactor and, with `request` (the client's bytes), on
@@ -441,7 +441,7 @@ impl Core {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn fan_out_with(
         &mut self,
-        connection: &Arc<ConnectionShared>,
+        connection: Option<&Arc<ConnectionShared>>,
         correlation_id: i64,
         response_type: MessageType,
         name: Box<str>,
@@ -450,8 +450,10 @@ impl Core {
         request: Option<&[u8]>,
     ) {
         let count = self.shared.reactor_count();
-        connection.begin_in_flight();
-        let job = Arc::new(FanOut::new(connection.clone(), correlation_id, response_type, name, operation, count));
+        if let Some(connection) = connection {
+            connection.begin_in_flight();
+        }
+        let job = Arc::new(FanOut::new(connection.cloned(), correlation_id, response_type, name, operation, count));
         if let Some(request) = request.filter(|_| job.is_cluster_wide()) {
             let state = self.owner.replication.state.clone();
             let others: Vec<MemberId> = state
@@ -471,10 +473,21 @@ impl Core {
         for target in (0..count).filter(|target| *target != origin) {
             self.hand_off(target, Task::FanOut(job.clone()));
         }
-        if let Some(response) = self.owner.run_share(&job, fanout::Share::Here) {
+        if let (Some(response), Some(connection)) = (self.owner.run_share(&job, fanout::Share::Here), connection) {
             out.extend_from_slice(&response);
             connection.end_in_flight(1);
         }
+    }
+
+    /// Destroys an object the member decided to drop (a queue empty and unused past its
+    /// `empty-queue-ttl`) as a client's DestroyProxy would: on every reactor of every member,
+    /// its proxy no longer listed; no one is answered.
+    pub(crate) fn destroy_internally(&mut self, service: crate::peer::Service, name: Box<str>) {
+        self.shared.objects.write().remove(&(service.name().to_owned(), name.to_string()));
+        let mut request = Vec::new();
+        ClientDestroyProxy { name: &name, service_name: service.name() }.encode(&mut request, 0, -1, 0);
+        let (response_type, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(service));
+        self.fan_out_with(None, 0, response_type, name, operation, &mut Vec::new(), Some(&request));
     }
 
     /// Sends a client's partition request to the member that owns the partition (`kind`:

@@ -233,7 +233,8 @@ impl<W: WideOperation> Shares for Merged<W> {
             }
             Answer::Client => {
                 if let Some((kind, count)) = self.operation.map_event(&partial) {
-                    publish_map_event(share, &job.name, job.connection.client_uuid(), kind, count);
+                    let source = job.connection.as_ref().map_or(share.member, |connection| connection.client_uuid());
+                    publish_map_event(share, &job.name, source, kind, count);
                 }
                 self.operation.write_response(partial, out, job.response_type, job.correlation_id);
             }
@@ -266,7 +267,8 @@ fn publish_map_event(share: &mut ShareContext<'_>, map: &str, source: Uuid, kind
 /// One map-wide request in flight, shared by all reactors until the last share answers.
 #[derive(Debug)]
 pub struct FanOut {
-    pub connection: Arc<ConnectionShared>,
+    /// Who the answer goes to (None: work the member started itself, answered to no one).
+    pub connection: Option<Arc<ConnectionShared>>,
     correlation_id: i64,
     response_type: MessageType,
     name: Box<str>,
@@ -279,7 +281,7 @@ impl FanOut {
     /// A job of `shares` shares (this member's reactors); add other members' with
     /// [`FanOut::add_shares`] before any share runs.
     pub fn new(
-        connection: Arc<ConnectionShared>,
+        connection: Option<Arc<ConnectionShared>>,
         correlation_id: i64,
         response_type: MessageType,
         name: Box<str>,
@@ -333,6 +335,15 @@ impl FanOut {
         let mut out = Vec::new();
         self.shares.write_answer(self, share, &mut out);
         Some(out)
+    }
+
+    /// Sends the answer the last share wrote to the requester (if any), ending its request in
+    /// flight; returns the bytes sent.
+    pub fn deliver(&self, response: &[u8]) -> usize {
+        let Some(connection) = &self.connection else { return 0 };
+        let sent = connection.send(response);
+        connection.end_in_flight(1);
+        sent
     }
 
     /// Whether other members run a share of this request: not for listener changes, and
@@ -613,7 +624,7 @@ mod tests {
     /// Runs `request` as another member would for a WIDE request (all its shares on
     /// `reactors`) and returns its answer.
     fn member_answer(connection: &Arc<ConnectionShared>, request: WideRequest, reactors: &mut [Reactor]) -> Vec<u8> {
-        let job = FanOut::new(connection.clone(), 9, RESPONSE, MAP.into(), request.for_member(), reactors.len());
+        let job = FanOut::new(Some(connection.clone()), 9, RESPONSE, MAP.into(), request.for_member(), reactors.len());
         assert!(!job.is_cluster_wide(), "a member's share is never sent on");
         let answers: Vec<_> = reactors.iter_mut().filter_map(|reactor| job.run_share(&mut reactor.context())).collect();
         assert_eq!(answers.len(), 1, "exactly the last share answers");
@@ -632,7 +643,7 @@ mod tests {
         let answer = member_answer(&connection, WideRequest::new(Size), &mut other_member);
         assert_eq!(Count::read_from(&Message::parse(&answer).unwrap()).unwrap(), Count(3));
 
-        let job = FanOut::new(connection.clone(), 9, RESPONSE, MAP.into(), WideRequest::new(Size), 2);
+        let job = FanOut::new(Some(connection.clone()), 9, RESPONSE, MAP.into(), WideRequest::new(Size), 2);
         assert!(job.is_cluster_wide());
         job.add_shares(3);
         let mut error_answer = Vec::new();
@@ -682,7 +693,7 @@ mod tests {
         let answer = member_answer(&connection, clear(), &mut other_member);
         assert_eq!(other_member[0].outbox.flush(), 0, "a member's share publishes nothing");
 
-        let job = FanOut::new(connection.clone(), 9, RESPONSE, MAP.into(), clear(), 2);
+        let job = FanOut::new(Some(connection.clone()), 9, RESPONSE, MAP.into(), clear(), 2);
         job.add_shares(1);
         let [first, second] = &mut reactors;
         assert!(job.run_share(&mut first.context()).is_none());
@@ -697,7 +708,7 @@ mod tests {
         assert_eq!((event.event_type, event.number_of_affected_entries), (EventKind::ClearAll as i32, 3));
         assert!(second.partitions[1].map(MAP).unwrap().is_empty(), "the backup replica is cleared");
 
-        let job = FanOut::new(connection.clone(), 9, RESPONSE, MAP.into(), clear(), 2);
+        let job = FanOut::new(Some(connection.clone()), 9, RESPONSE, MAP.into(), clear(), 2);
         assert!(job.run_share(&mut first.context()).is_none());
         assert!(job.run_share(&mut second.context()).is_some());
         assert_eq!(first.outbox.flush() + second.outbox.flush(), 0, "no event when nothing was cleared");
@@ -820,7 +831,7 @@ mod tests {
             let expected: Vec<Vec<u8>> = entries.iter().take(10).map(|(key, _)| key.clone()).collect();
 
             let answer = member_answer(&connection, first_keys(), &mut there);
-            let job = FanOut::new(connection.clone(), 9, RESPONSE, MAP.into(), first_keys(), here.len());
+            let job = FanOut::new(Some(connection.clone()), 9, RESPONSE, MAP.into(), first_keys(), here.len());
             job.add_shares(1);
             let mut answers: Vec<_> =
                 here.iter_mut().filter_map(|reactor| job.run_share(&mut reactor.context())).collect();
@@ -903,7 +914,7 @@ mod tests {
         let mut other_member = [Reactor::new(&[(b"e", &there[0], 0)], vec![true])];
         let answer = member_answer(&connection, WideRequest::new(AverageValue), &mut other_member);
         assert_eq!(Sum::read_from(&Message::parse(&answer).unwrap()).unwrap(), Sum { count: 1, total: 1_000 });
-        let job = FanOut::new(connection.clone(), 9, RESPONSE, MAP.into(), WideRequest::new(AverageValue), 2);
+        let job = FanOut::new(Some(connection.clone()), 9, RESPONSE, MAP.into(), WideRequest::new(AverageValue), 2);
         job.add_shares(1);
         let [first, second] = &mut reactors;
         assert!(job.merge_remote(Some(&Message::parse(&answer).unwrap()), &mut second.context()).is_none());

@@ -225,6 +225,7 @@ impl Core {
                 fanout::write_refusal(out, correlation_id, error::UNSUPPORTED_OPERATION, &text);
                 return Ok(());
             };
+            self.shared.objects.write().remove(&(service.name().to_owned(), destroy.name.to_owned()));
             let operation = WideRequest::destroy(service);
             self.fan_out(connection, correlation_id, response_type, destroy.name.into(), operation, out);
             return Ok(());

@@ -611,6 +611,27 @@ impl PartitionOwner {
         self.rerun_released();
     }
 
+    /// Queues of partitions this reactor owns that have been empty and unused for their
+    /// `empty-queue-ttl`: the reactor destroys them. Each is touched, so that it is not chosen
+    /// again while its destroy is under way.
+    pub fn idle_queues(&mut self) -> Vec<Box<str>> {
+        let mut idle = Vec::new();
+        for (local, partition) in self.partitions.iter_mut().enumerate() {
+            if !self.replication.owned.get(local).copied().unwrap_or(false) {
+                continue;
+            }
+            for (_, name, object) in partition.objects_mut() {
+                if let Object::Queue(queue) = object {
+                    if queue.is_idle(self.now_ms) {
+                        queue.touch(self.now_ms);
+                        idle.push(name.into());
+                    }
+                }
+            }
+        }
+        idle
+    }
+
     /// Removes a bounded number of expired entries (round-robin over partitions) and
     /// publishes EXPIRED events for maps' entries.
     pub fn sweep_expired(&mut self) {

@@ -69,6 +69,8 @@ pub struct QueueStore {
     /// Items removed since the last `write_changes`, by id (a removal is sent by id only).
     pollers: VecDeque<Waiter>,
     offerers: VecDeque<Waiter>,
+    /// When an operation last ran on it (for `empty-queue-ttl`).
+    last_used_ms: i64,
 }
 
 /// What an operation needs besides its queue: owned by the reactor, lent per operation.
@@ -128,7 +130,24 @@ impl QueueStore {
             changed: Vec::new(),
             pollers: VecDeque::new(),
             offerers: VecDeque::new(),
+            last_used_ms: crate::clock::now_ms(),
         }
+    }
+
+    /// Whether the queue has been empty and unused (nothing waiting either) for its
+    /// `empty-queue-ttl` at `now_ms`: then it is to be destroyed.
+    pub(crate) fn is_idle(&self, now_ms: i64) -> bool {
+        let ttl_seconds = self.config.empty_queue_ttl_seconds;
+        ttl_seconds >= 0
+            && self.items.is_empty()
+            && self.pollers.is_empty()
+            && self.offerers.is_empty()
+            && now_ms - self.last_used_ms >= ttl_seconds * 1000
+    }
+
+    /// Counts as a use (the queue is being destroyed: not chosen again meanwhile).
+    pub(crate) fn touch(&mut self, now_ms: i64) {
+        self.last_used_ms = now_ms;
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -233,6 +252,7 @@ pub(crate) fn execute(
     now_ms: i64,
     reply: &mut dyn FnMut(Reply<'_>),
 ) -> Result<QueueDone, OpError> {
+    queue.touch(now_ms);
     let done = match op {
         QueueOp::Offer { value, timeout_ms, answers_bool } => {
             null_check(value)?;

@@ -129,6 +129,10 @@ impl Reactor {
                 self.last_expiry_sweep = Instant::now();
                 self.core.owner.sweep_expired();
                 self.core.owner.check_pending();
+                for name in self.core.owner.idle_queues() {
+                    let queue = crate::peer::Service::Object(crate::peer::ObjectKind::Queue);
+                    self.core.destroy_internally(queue, name);
+                }
             }
             let written = self.core.owner.outbox.flush() + self.core.owner.replication.flush();
             self.core.probes().bytes_out.add(written as u64);
@@ -284,9 +288,8 @@ impl Reactor {
                 }
                 Task::FanOut(job) => {
                     if let Some(response) = self.core.owner.run_share(&job, fanout::Share::Here) {
-                        self.core.probes().bytes_out.add(job.connection.send(&response) as u64);
+                        self.core.probes().bytes_out.add(job.deliver(&response) as u64);
                         self.core.probes().messages_out.add(1);
-                        job.connection.end_in_flight(1);
                     }
                 }
                 Task::ReleaseClient(client) => self.core.owner.release_client(client),

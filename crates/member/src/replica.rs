@@ -288,8 +288,7 @@ impl PartitionOwner {
                 }
                 Forward::Wide { job, .. } => {
                     if let Some(response) = self.run_share(&job, crate::fanout::Share::Member(None)) {
-                        job.connection.send(&response);
-                        job.connection.end_in_flight(1);
+                        job.deliver(&response);
                     }
                 }
             }
@@ -314,8 +313,7 @@ impl PartitionOwner {
             }
             Some(Forward::Wide { job, .. }) => {
                 if let Some(response) = self.run_share(&job, crate::fanout::Share::Member(Some(message))) {
-                    job.connection.send(&response);
-                    job.connection.end_in_flight(1);
+                    job.deliver(&response);
                 }
             }
             None => debug!(id, "answer to an unknown forwarded request: ignored"),
