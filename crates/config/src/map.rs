@@ -102,16 +102,7 @@ impl MapConfig {
                 format!("expected 0..={MAX_BACKUP_COUNT}, got {}", self.backup_count),
             ));
         }
-        let total = u16::from(self.backup_count) + u16::from(self.async_backup_count);
-        if total > u16::from(MAX_BACKUP_COUNT) {
-            return Err(invalid(
-                format!("{key}.async-backup-count"),
-                format!(
-                    "backup-count + async-backup-count must be at most {MAX_BACKUP_COUNT}, got {} + {}",
-                    self.backup_count, self.async_backup_count
-                ),
-            ));
-        }
+        check_backup_counts(key, self.backup_count, self.async_backup_count)?;
         if self.eviction.size == 0 || self.eviction.size > i32::MAX as u32 {
             let message = format!("expected 1..={}, got {}", i32::MAX, self.eviction.size);
             return Err(invalid(format!("{key}.eviction.size"), message));
@@ -137,6 +128,18 @@ impl Default for MapConfig {
 }
 
 static DEFAULT_MAP_CONFIG: MapConfig = MapConfig::DEFAULT;
+
+/// Checks that `backup-count + async-backup-count` of the object configured at `key` is at
+/// most [`MAX_BACKUP_COUNT`] (every kind with backups has both keys).
+pub(crate) fn check_backup_counts(key: &str, backup_count: u8, async_backup_count: u8) -> Result<(), ConfigError> {
+    if u16::from(backup_count) + u16::from(async_backup_count) <= u16::from(MAX_BACKUP_COUNT) {
+        return Ok(());
+    }
+    let message = format!(
+        "backup-count + async-backup-count must be at most {MAX_BACKUP_COUNT}, got {backup_count} + {async_backup_count}"
+    );
+    Err(invalid(format!("{key}.async-backup-count"), message))
+}
 
 /// Configured entries of one kind of object (maps, queues, …), keyed by exact name or wildcard
 /// pattern, resolved for an object's name by Hazelcast's rules ([`NamedConfigs::resolve`]).

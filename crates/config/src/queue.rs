@@ -1,7 +1,7 @@
 //! Queue settings, from `hazelcast.queue.<name or pattern>` (resolved like map settings).
 
 use crate::error::{invalid, ConfigError};
-use crate::map::{NamedConfigs, MAX_BACKUP_COUNT};
+use crate::map::{check_backup_counts, NamedConfigs};
 
 /// Settings of one queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,15 +42,7 @@ impl QueueConfig {
             let expected = format!("expected -1..={}, got {}", i32::MAX, self.empty_queue_ttl_seconds);
             return Err(invalid(format!("{key}.empty-queue-ttl"), expected));
         }
-        let total = u16::from(self.backup_count) + u16::from(self.async_backup_count);
-        if total > u16::from(MAX_BACKUP_COUNT) {
-            let message = format!(
-                "backup-count + async-backup-count must be at most {MAX_BACKUP_COUNT}, got {} + {}",
-                self.backup_count, self.async_backup_count
-            );
-            return Err(invalid(format!("{key}.async-backup-count"), message));
-        }
-        Ok(())
+        check_backup_counts(key, self.backup_count, self.async_backup_count)
     }
 }
 

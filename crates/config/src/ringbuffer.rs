@@ -3,7 +3,7 @@
 //! ringbuffer is the ringbuffer `_hz_rb_<topic>`, configured here like any other.
 
 use crate::error::{invalid, ConfigError};
-use crate::map::{NamedConfigs, MAX_BACKUP_COUNT};
+use crate::map::{check_backup_counts, NamedConfigs};
 
 /// Settings of one ringbuffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,15 +33,7 @@ impl RingbufferConfig {
             let expected = format!("expected 0..={}, got {}", i32::MAX, self.time_to_live_seconds);
             return Err(invalid(format!("{key}.time-to-live-seconds"), expected));
         }
-        let total = u16::from(self.backup_count) + u16::from(self.async_backup_count);
-        if total > u16::from(MAX_BACKUP_COUNT) {
-            let message = format!(
-                "backup-count + async-backup-count must be at most {MAX_BACKUP_COUNT}, got {} + {}",
-                self.backup_count, self.async_backup_count
-            );
-            return Err(invalid(format!("{key}.async-backup-count"), message));
-        }
-        Ok(())
+        check_backup_counts(key, self.backup_count, self.async_backup_count)
     }
 }
 
