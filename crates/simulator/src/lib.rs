@@ -45,6 +45,7 @@ pub mod driver;
 pub mod error;
 pub mod generators;
 pub mod properties;
+pub mod queue;
 pub mod report;
 pub mod results;
 pub mod runner;
@@ -53,6 +54,7 @@ pub mod search;
 pub mod stats;
 pub mod system;
 pub mod tenants;
+pub mod topic;
 pub mod workload;
 pub mod ycsb;
 

@@ -54,6 +54,9 @@ pub struct RunResult {
     /// driver, not the server, limits a closed-loop run.
     pub driver_cpu_seconds_per_million_ops: Option<f64>,
     pub error_messages: Vec<ErrorCount>,
+    /// A queue test's end-of-run check (`queue`) or a topic test's deliveries (`topic`).
+    #[serde(default, flatten)]
+    pub outcome: crate::runner::Outcome,
 }
 
 /// The percentiles of one probe, without the plot points (for the `tenants` and `scaling`
