@@ -1,9 +1,6 @@
-//! Queues and topics. The queue tests run against a real member (a ferrogrid member started
-//! in-process, or the member at `FERROGRID_CLIENT_TEST_ADDRESS`, e.g. Hazelcast 5.6). The
-//! topic's request routing, event decoding and channel bound are checked against the scripted
-//! member; its end-to-end test needs a member serving `ITopic`: it is ignored until ferrogrid's
-//! does, and runs against Hazelcast with `FERROGRID_CLIENT_TEST_ADDRESS=127.0.0.1:5701 cargo
-//! test -p ferrogrid-client --test queue_topic -- --include-ignored`.
+//! Queues and topics against a real member (a ferrogrid member started in-process, or the
+//! member at `FERROGRID_CLIENT_TEST_ADDRESS`, e.g. Hazelcast 5.6, cluster `dev`), and the
+//! request routing, event decoding and listener channel bound against the scripted member.
 
 mod support;
 
@@ -146,7 +143,6 @@ async fn a_full_listener_channel_drops_and_counts() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs a member serving ITopic (Hazelcast via FERROGRID_CLIENT_TEST_ADDRESS; ferrogrid once it does)"]
 async fn topic_messages_reach_every_listener_of_a_real_member() {
     let member = TestMember::start();
     let (publisher, listening) = (
