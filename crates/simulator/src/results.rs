@@ -324,7 +324,14 @@ impl Comparison {
             let average = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
             let (x, y) = (average(&a.delivery_p99_us_per_run), average(&b.delivery_p99_us_per_run));
             let ratio = (y > 0.0).then(|| x / y);
-            row(&mut text, "topic delivery p99, avg (µs)", format!("{x:.0}"), format!("{y:.0}"), ratio, "lower is better");
+            row(
+                &mut text,
+                "topic delivery p99, avg (µs)",
+                format!("{x:.0}"),
+                format!("{y:.0}"),
+                ratio,
+                "lower is better",
+            );
             let lost = |series: &SeriesSummary| format!("{}", series.delivery_lost);
             row(&mut text, "topic messages lost", lost(a), lost(b), None, "0 expected");
         }
