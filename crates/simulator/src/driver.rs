@@ -17,6 +17,10 @@
 //!   sleeps with `std::thread::sleep` (tens of µs of slack, unlike tokio's 1 ms timer), so an
 //!   idle driver adds little delay; `start_delay` reports how late operations really started.
 //!
+//! A queue test's producer whose queue is at its backlog bound waits before its next
+//! operation: in closed loop before the operation is timed, in open loop after its start
+//! token (so the wait counts, from the intended start).
+//!
 //! A sampler task prints a progress line each second (stderr) and builds the per-second
 //! timeline; server CPU (user + system, `/proc/<pid>/stat`) is read at the window's start and
 //! after the last worker finished.
