@@ -142,7 +142,7 @@ impl Topic {
     /// Registers a listener that sends every message to the returned channel, which holds at
     /// most `capacity` messages: a message that finds it full is dropped and counted in
     /// [`MessageListener::dropped`]. The channel closes when the listener is removed or
-    /// dropped, or its connection closes.
+    /// dropped, or its connection closes. `capacity` must be above 0.
     pub async fn subscribe(
         &self,
         capacity: usize,
