@@ -317,7 +317,7 @@ impl Comparison {
                 let Some(other) = b.probe_ops_per_second.iter().find(|other| other.name == rate.name) else { continue };
                 let ratio = (other.ops_per_second > 0.0).then(|| rate.ops_per_second / other.ops_per_second);
                 let (x, y) = (thousands(rate.ops_per_second), thousands(other.ops_per_second));
-                row(&mut text, &format!("  {}, avg ops/s", rate.name), x, y, ratio, "higher is better");
+                row(&mut text, &format!("  {}, avg ops/s", rate.name), x, y, ratio, "of this probe");
             }
         }
         if !a.delivery_p99_us_per_run.is_empty() && !b.delivery_p99_us_per_run.is_empty() {
