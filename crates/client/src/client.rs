@@ -37,9 +37,16 @@ use crate::error::ClientError;
 use crate::handshake::{self, Handshake, Identity};
 use crate::invocation::{Backoff, Invocation, Target};
 use crate::map::Map;
+use crate::queue::Queue;
+use crate::serialization::serialize_string;
+use crate::topic::Topic;
 
 /// The service name of `IMap` proxies.
 pub const MAP_SERVICE: &str = "hz:impl:mapService";
+/// The service name of `IQueue` proxies.
+pub const QUEUE_SERVICE: &str = "hz:impl:queueService";
+/// The service name of `ITopic` proxies.
+pub const TOPIC_SERVICE: &str = "hz:impl:topicService";
 /// Longest wait between maintenance passes.
 const MAINTENANCE_PERIOD: Duration = Duration::from_secs(1);
 /// Shortest wait between maintenance passes, however often the task is woken.
@@ -149,6 +156,18 @@ impl Client {
         Ok(Map::new(self.clone(), name))
     }
 
+    /// A handle on the queue `name`; sends `Client.CreateProxy` the first time a name is used.
+    pub async fn queue(&self, name: &str) -> Result<Queue, ClientError> {
+        self.inner().create_proxy(QUEUE_SERVICE, name).await?;
+        Ok(Queue::new(self.clone(), name))
+    }
+
+    /// A handle on the topic `name`; sends `Client.CreateProxy` the first time a name is used.
+    pub async fn topic(&self, name: &str) -> Result<Topic, ClientError> {
+        self.inner().create_proxy(TOPIC_SERVICE, name).await?;
+        Ok(Topic::new(self.clone(), name))
+    }
+
     /// The members as the cluster view last listed them.
     pub fn members(&self) -> Vec<Member> {
         self.inner().state.read().view.members().to_vec()
@@ -162,6 +181,13 @@ impl Client {
     /// The partition a serialized key belongs to.
     pub fn partition_of(&self, key: &[u8]) -> PartitionId {
         self.inner().partition_of(key)
+    }
+
+    /// The partition of a named structure (a queue, a topic): that of its partition key as a
+    /// serialized String, as Hazelcast's `StringPartitioningStrategy` has it. The key is the
+    /// name, or the part after its first `@` (`"orders@eu"` lives with everything keyed `"eu"`).
+    pub fn partition_of_name(&self, name: &str) -> PartitionId {
+        self.partition_of(&serialize_string(partition_key(name)))
     }
 
     pub fn stats(&self) -> ClientStats {
@@ -588,10 +614,28 @@ async fn maintain(inner: Arc<Inner>) {
     }
 }
 
+/// The partition key of a structure's name: the part after the first `@`, else the name.
+pub(crate) fn partition_key(name: &str) -> &str {
+    name.split_once('@').map_or(name, |(_, key)| key)
+}
+
 /// The socket address of a member's host and port (an IP literal needs no lookup).
 async fn resolve(host: &str, port: u16) -> Option<SocketAddr> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Some(SocketAddr::new(ip, port));
     }
     tokio::net::lookup_host((host, port)).await.ok()?.next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_partition_key_is_the_name_or_what_follows_its_first_at() {
+        assert_eq!(partition_key("orders"), "orders");
+        assert_eq!(partition_key("orders@eu"), "eu");
+        assert_eq!(partition_key("a@b@c"), "b@c");
+        assert_eq!(partition_key("@"), "");
+    }
 }

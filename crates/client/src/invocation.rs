@@ -164,7 +164,7 @@ impl Inner {
     }
 
     /// The connection for `target`, skipping closed ones; None when none is open.
-    fn route(&self, target: &Target) -> Option<Arc<Connection>> {
+    pub(crate) fn route(&self, target: &Target) -> Option<Arc<Connection>> {
         let state = self.state.read();
         match target {
             Target::Connection(connection) => (!connection.is_closed()).then(|| connection.clone()),

@@ -13,7 +13,8 @@
 //! ```
 //!
 //! # Life of a request
-//! 1. [`Map`] (`map.rs`) encodes the request once, with the key's partition id in its header.
+//! 1. [`Map`] (`map.rs`) encodes the request once, with the key's partition id in its header;
+//!    [`Queue`] (`queue.rs`) and [`Topic`] (`topic.rs`) with the partition of their name.
 //! 2. The invocation layer (`invocation.rs`) picks a connection: the partition owner's with
 //!    smart routing, else any open one; takes a correlation id from the client's counter.
 //! 3. The connection (`connection.rs`) registers the call in the connection's pending table
@@ -22,7 +23,8 @@
 //!    writes it all with one `write_all`.
 //! 5. The reader task cuts responses out of each read with `StreamDecoder`, then completes
 //!    their calls under one lock. Events go to the handler registered under their
-//!    correlation id (the cluster-view listener's, which updates the view).
+//!    correlation id (the cluster-view listener's, which updates the view; a topic message
+//!    listener's, which calls its callback or feeds its bounded channel).
 //! 6. The caller wakes with the response, or retries per client-protocol.md §3.4.
 //!
 //! # Tasks and who owns what
@@ -44,11 +46,14 @@
 //! - requests per write: 1024, and about 1 MiB (`connection.rs`);
 //! - inbound frames and messages: `StreamLimits::default()` (64 MiB frame, 256 MiB message);
 //! - every invocation, retries and the wait for its response included: `invocation_timeout`;
-//! - connecting: `connect_timeout` per attempt, and for [`Client::connect`] as a whole.
+//! - connecting: `connect_timeout` per attempt, and for [`Client::connect`] as a whole;
+//! - a topic listener's channel ([`Topic::subscribe`]): its capacity, beyond which messages are
+//!   dropped and counted.
 //!
 //! # Left out
 //! No BACKUP_AWARE flag (members then do synchronous backups; no backup events to count), no
-//! user listeners, locks, near cache, TLS or custom credentials.
+//! user listeners but topic message listeners (not registered again after their connection
+//! closes), no locks, near cache, TLS or custom credentials.
 
 mod client;
 mod cluster;
@@ -58,14 +63,18 @@ mod error;
 mod handshake;
 mod invocation;
 mod map;
+mod queue;
 mod serialization;
+mod topic;
 
-pub use client::{Client, ClientStats, MAP_SERVICE};
+pub use client::{Client, ClientStats, MAP_SERVICE, QUEUE_SERVICE, TOPIC_SERVICE};
 pub use cluster::Member;
 pub use config::{ClientConfig, MAX_IN_FLIGHT_PER_CONNECTION};
 pub use error::{AuthenticationStatus, ClientError};
 pub use ferrogrid_protocol::{PartitionId, Uuid};
 pub use map::Map;
+pub use queue::Queue;
 pub use serialization::{
     deserialize_bytes, deserialize_string, serialize_bytes, serialize_string, BYTE_ARRAY_TYPE_ID, STRING_TYPE_ID,
 };
+pub use topic::{MessageListener, Topic, TopicMessage};

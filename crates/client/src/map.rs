@@ -64,7 +64,7 @@ impl Map {
     /// Sets `key` to `value` for `ttl` (zero: forever; below a millisecond counts as one);
     /// returns the previous value.
     pub async fn put_with_ttl(&self, key: &[u8], value: &[u8], ttl: Duration) -> Result<Option<Vec<u8>>, ClientError> {
-        self.put_ttl_ms(key, value, ttl_ms(ttl)).await
+        self.put_ttl_ms(key, value, whole_millis(ttl)).await
     }
 
     async fn put_ttl_ms(&self, key: &[u8], value: &[u8], ttl: i64) -> Result<Option<Vec<u8>>, ClientError> {
@@ -207,17 +207,18 @@ impl Map {
     }
 }
 
-/// A TTL in whole milliseconds, rounding a non-zero sub-millisecond TTL up (0 means forever).
-fn ttl_ms(ttl: Duration) -> i64 {
-    match i64::try_from(ttl.as_millis()) {
-        Ok(0) if !ttl.is_zero() => 1,
+/// A TTL or timeout in whole milliseconds for the wire, rounding a non-zero sub-millisecond
+/// one up (zero keeps its meaning: a TTL of forever, a timeout of "do not wait").
+pub(crate) fn whole_millis(duration: Duration) -> i64 {
+    match i64::try_from(duration.as_millis()) {
+        Ok(0) if !duration.is_zero() => 1,
         Ok(milliseconds) => milliseconds,
         Err(_) => i64::MAX,
     }
 }
 
 /// Decodes a response message with `read`.
-fn decode<T>(
+pub(crate) fn decode<T>(
     response: &[u8],
     read: impl for<'a> FnOnce(&Message<'a>) -> Result<T, DecodeError>,
 ) -> Result<T, ClientError> {
@@ -225,7 +226,7 @@ fn decode<T>(
     Ok(read(&message)?)
 }
 
-fn nullable_data(message: &Message<'_>) -> Result<Option<Vec<u8>>, DecodeError> {
+pub(crate) fn nullable_data(message: &Message<'_>) -> Result<Option<Vec<u8>>, DecodeError> {
     Ok(NullableDataResponse::decode(message)?.response.map(|data| data.0.to_vec()))
 }
 
@@ -235,9 +236,9 @@ mod tests {
 
     #[test]
     fn ttl_rounds_to_whole_milliseconds() {
-        assert_eq!(ttl_ms(Duration::ZERO), 0);
-        assert_eq!(ttl_ms(Duration::from_micros(10)), 1);
-        assert_eq!(ttl_ms(Duration::from_millis(1500)), 1500);
-        assert_eq!(ttl_ms(Duration::MAX), i64::MAX);
+        assert_eq!(whole_millis(Duration::ZERO), 0);
+        assert_eq!(whole_millis(Duration::from_micros(10)), 1);
+        assert_eq!(whole_millis(Duration::from_millis(1500)), 1500);
+        assert_eq!(whole_millis(Duration::MAX), i64::MAX);
     }
 }

@@ -20,10 +20,14 @@
 //! StringStringMapTest and Java Integers (type −7, 4 bytes big-endian) for IntByteMapTest;
 //! values are Strings and `byte[]` (type −12).
 //!
+//! `QueueTest` and `TopicTest` files: see [`crate::queue`] and [`crate::topic`].
+//!
 //! YCSB files: see [`crate::ycsb`].
 
 use crate::error::SimulatorError;
 use crate::properties::Properties;
+use crate::queue::QueueTest;
+use crate::topic::TopicTest;
 use crate::ycsb::YcsbWorkload;
 
 /// The probes of the map tests, in their order in results.
@@ -35,12 +39,18 @@ const PROBE_TYPES: [&str; 2] = ["latency", "hdr"];
 pub enum TestDefinition {
     Map(MapTest),
     Ycsb(YcsbWorkload),
+    Queue(QueueTest),
+    Topic(TopicTest),
 }
 
 impl TestDefinition {
     /// Reads a Simulator test file or a YCSB workload file (told apart by `class` / `workload`).
     pub fn from_properties(properties: &Properties) -> Result<TestDefinition, SimulatorError> {
-        if properties.get("class").is_some() {
+        if properties.get("class") == Some(QueueTest::CLASS) {
+            Ok(TestDefinition::Queue(QueueTest::from_properties(properties)?))
+        } else if properties.get("class") == Some(TopicTest::CLASS) {
+            Ok(TestDefinition::Topic(TopicTest::from_properties(properties)?))
+        } else if properties.get("class").is_some() {
             Ok(TestDefinition::Map(MapTest::from_properties(properties)?))
         } else if properties.get("workload").is_some() {
             Ok(TestDefinition::Ycsb(YcsbWorkload::from_properties(properties)?))
@@ -61,14 +71,18 @@ impl TestDefinition {
         match self {
             TestDefinition::Map(test) => test.class.name().to_owned(),
             TestDefinition::Ycsb(_) => "ycsb".to_owned(),
+            TestDefinition::Queue(_) => QueueTest::CLASS.to_owned(),
+            TestDefinition::Topic(_) => TopicTest::CLASS.to_owned(),
         }
     }
 
-    /// The map the test loads and uses.
+    /// The map the test loads and uses; for a queue or topic test, its name prefix.
     pub fn map_name(&self) -> &str {
         match self {
             TestDefinition::Map(test) => &test.map_name,
             TestDefinition::Ycsb(workload) => &workload.table,
+            TestDefinition::Queue(test) => &test.basename,
+            TestDefinition::Topic(test) => &test.basename,
         }
     }
 
@@ -77,14 +91,29 @@ impl TestDefinition {
         match self {
             TestDefinition::Map(test) => test.thread_count,
             TestDefinition::Ycsb(workload) => workload.thread_count,
+            TestDefinition::Queue(test) => test.thread_count(),
+            TestDefinition::Topic(test) => test.publisher_threads,
         }
     }
 
     /// The open-loop target rate the definition asks for (YCSB's `target`), if any.
     pub fn target_ops_per_second(&self) -> Option<f64> {
         match self {
-            TestDefinition::Map(_) => None,
             TestDefinition::Ycsb(workload) => workload.target_ops_per_second,
+            TestDefinition::Map(_) | TestDefinition::Queue(_) | TestDefinition::Topic(_) => None,
+        }
+    }
+
+    /// Refuses a queue or topic test for `command`: it runs map and YCSB tests only (their
+    /// data set can be loaded once and measured by several processes, tenants or steps; a
+    /// queue test's end-of-run check and a topic test's listeners belong to one run).
+    pub fn require_map_data(&self, command: &str) -> Result<(), SimulatorError> {
+        match self {
+            TestDefinition::Map(_) | TestDefinition::Ycsb(_) => Ok(()),
+            TestDefinition::Queue(_) | TestDefinition::Topic(_) => Err(SimulatorError::Input(format!(
+                "{command} runs map and YCSB tests; run {} with `run` or `compare`",
+                self.name()
+            ))),
         }
     }
 
@@ -103,6 +132,8 @@ impl TestDefinition {
                 "basename": test.map_name,
             }),
             TestDefinition::Ycsb(workload) => workload.describe(),
+            TestDefinition::Queue(test) => test.describe(),
+            TestDefinition::Topic(test) => test.describe(),
         }
     }
 }
@@ -169,7 +200,8 @@ impl MapTest {
             "IntByteMapTest" => MapTestClass::IntByteMap,
             other => {
                 return Err(SimulatorError::Input(format!(
-                    "{}: class={other}: unknown test class (built in: StringStringMapTest, IntByteMapTest)",
+                    "{}: class={other}: unknown test class (built in: StringStringMapTest, IntByteMapTest, QueueTest, \
+                     TopicTest)",
                     properties.location("class")
                 )))
             }
@@ -260,6 +292,40 @@ fn check_keys(properties: &Properties, class: MapTestClass) -> Result<(), Simula
     Ok(())
 }
 
+/// Every key of a `class` test file must be `class`, one of `known`, or `probe-<name>` with
+/// `<name>` one of `probes` and the value `latency` or `hdr`.
+pub(crate) fn check_class_keys(
+    properties: &Properties,
+    class: &str,
+    known: &[&str],
+    probes: &[&str],
+) -> Result<(), SimulatorError> {
+    for key in properties.keys() {
+        if key == "class" || known.contains(&key) {
+            continue;
+        }
+        let Some(probe) = key.strip_prefix("probe-") else {
+            return Err(SimulatorError::Input(format!(
+                "{}: unknown key {key:?} for {class} (known: class, {}, probe-<{}>)",
+                properties.location(key),
+                known.join(", "),
+                probes.join("|")
+            )));
+        };
+        if !probes.contains(&probe) {
+            return Err(SimulatorError::Input(format!(
+                "{}: {key}: {class} has no probe {probe:?} (its probes: {})",
+                properties.location(key),
+                probes.join(", ")
+            )));
+        }
+        if !PROBE_TYPES.contains(&properties.get(key).unwrap_or("")) {
+            return Err(properties.invalid(key, "latency or hdr"));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,6 +374,10 @@ mod tests {
             let definition = TestDefinition::read(&root.join(file)).unwrap();
             assert!(matches!(definition, TestDefinition::Map(_)), "{file}");
         }
+        let queue = TestDefinition::read(&root.join("queue.properties")).unwrap();
+        assert!(matches!(queue, TestDefinition::Queue(_)) && queue.require_map_data("scaling").is_err());
+        let topic = TestDefinition::read(&root.join("topic.properties")).unwrap();
+        assert!(matches!(topic, TestDefinition::Topic(_)) && topic.require_map_data("tenants").is_err());
     }
 
     #[test]

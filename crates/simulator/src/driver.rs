@@ -17,6 +17,10 @@
 //!   sleeps with `std::thread::sleep` (tens of µs of slack, unlike tokio's 1 ms timer), so an
 //!   idle driver adds little delay; `start_delay` reports how late operations really started.
 //!
+//! A queue test's producer whose queue is at its backlog bound waits before its next
+//! operation: in closed loop before the operation is timed, in open loop after its start
+//! token (so the wait counts, from the intended start).
+//!
 //! A sampler task prints a progress line each second (stderr) and builds the per-second
 //! timeline; server CPU (user + system, `/proc/<pid>/stat`) is read at the window's start and
 //! after the last worker finished.
@@ -36,7 +40,7 @@ use crate::error::SimulatorError;
 use crate::generators::Rng;
 use crate::stats::Recorder;
 use crate::system;
-use crate::workload::{Worker, Workload};
+use crate::workload::{Proxies, Worker, Workload};
 
 /// Entries per `putAll` of the load phase.
 const LOAD_BATCH: u64 = 2_000;
@@ -296,9 +300,10 @@ struct Progress {
     done: Notify,
 }
 
-/// Warms up and measures `workload` on `maps` (the data set must be loaded).
-pub async fn measure(workload: Arc<Workload>, maps: &[Map], settings: &MeasureSettings) -> Measurement {
-    assert!(settings.threads >= 1 && !maps.is_empty(), "at least one worker and one client");
+/// Warms up and measures `workload` through `proxies`, one per client (the data set must be
+/// loaded).
+pub async fn measure(workload: Arc<Workload>, proxies: &[Proxies], settings: &MeasureSettings) -> Measurement {
+    assert!(settings.threads >= 1 && !proxies.is_empty(), "at least one worker and one client");
     let start = match settings.start {
         Some(start) => {
             tokio::time::sleep_until(start.into()).await;
@@ -314,14 +319,14 @@ pub async fn measure(workload: Arc<Workload>, maps: &[Map], settings: &MeasureSe
     let mut workers = JoinSet::new();
     let mut senders = Vec::new();
     for index in 0..settings.threads {
-        let map = maps[index as usize % maps.len()].clone();
+        let proxies = proxies[index as usize % proxies.len()].clone();
         let (workload, progress, worker) = (workload.clone(), progress.clone(), workload.worker(index));
         if settings.rate.is_some() {
             let (sender, tokens) = mpsc::channel(TOKEN_QUEUE);
             senders.push(sender);
-            workers.spawn(open_loop(workload, map, worker, tokens, window, progress));
+            workers.spawn(open_loop(workload, proxies, worker, tokens, window, progress));
         } else {
-            workers.spawn(closed_loop(workload, map, worker, window, progress));
+            workers.spawn(closed_loop(workload, proxies, worker, window, progress));
         }
     }
     let pacer = settings.rate.map(|rate| std::thread::spawn(move || pace(senders, rate, window)));
@@ -356,17 +361,19 @@ pub async fn measure(workload: Arc<Workload>, maps: &[Map], settings: &MeasureSe
 
 async fn closed_loop(
     workload: Arc<Workload>,
-    map: Map,
+    proxies: Proxies,
     mut worker: Worker,
     window: Window,
     progress: Arc<Progress>,
 ) -> Recorder {
     let mut recorder = Recorder::new(workload.probes.len());
     while Instant::now() < window.measure_end {
+        // A producer at its queue's backlog bound waits here, before its operation is timed.
+        workload.wait_for_room(&worker, window.measure_end).await;
         let operation = workload.next_operation(&mut worker);
         let probe = operation.probe();
         let sent = Instant::now();
-        let result = workload.execute(&map, operation).await;
+        let result = workload.execute(&proxies, operation).await;
         let answered = Instant::now();
         account(&mut recorder, &progress, probe, result, sent, answered, sent >= window.measure_start);
     }
@@ -375,7 +382,7 @@ async fn closed_loop(
 
 async fn open_loop(
     workload: Arc<Workload>,
-    map: Map,
+    proxies: Proxies,
     mut worker: Worker,
     mut tokens: mpsc::Receiver<Instant>,
     window: Window,
@@ -390,6 +397,8 @@ async fn open_loop(
             }
             break;
         }
+        // Waiting at a backlog bound delays the operation past its intended start: it counts.
+        workload.wait_for_room(&worker, window.drain_deadline).await;
         let operation = workload.next_operation(&mut worker);
         let probe = operation.probe();
         let sent = Instant::now();
@@ -397,26 +406,27 @@ async fn open_loop(
         if measured {
             recorder.record_start_delay(sent.saturating_duration_since(intended));
         }
-        let result = workload.execute(&map, operation).await;
+        let result = workload.execute(&proxies, operation).await;
         account(&mut recorder, &progress, probe, result, intended, Instant::now(), measured);
     }
     recorder
 }
 
-/// Counts one finished operation in the progress counters and, if `measured`, the recorder.
+/// Counts one finished operation in the progress counters and, if `measured`, the recorder:
+/// a success under the probe the execution returned, an error under the operation's `probe`.
 fn account(
     recorder: &mut Recorder,
     progress: &Progress,
     probe: usize,
-    result: Result<(), crate::workload::OperationError>,
+    result: Result<usize, crate::workload::OperationError>,
     started: Instant,
     answered: Instant,
     measured: bool,
 ) {
     progress.completed.fetch_add(1, Ordering::Relaxed);
     match result {
-        Ok(()) if measured => recorder.record(probe, answered - started, answered),
-        Ok(()) => {}
+        Ok(counted) if measured => recorder.record(counted, answered - started, answered),
+        Ok(_) => {}
         Err(error) => {
             progress.errors.fetch_add(1, Ordering::Relaxed);
             if measured {

@@ -16,6 +16,10 @@ pub enum SimulatorError {
     /// The loaded data set is not all there (load phase check).
     #[error("load verification failed: {0}")]
     Verification(String),
+    /// A run's end-of-run check failed (a queue test's counts do not add up); its
+    /// `result.json` is written.
+    #[error("end-of-run check failed: {0}")]
+    Check(String),
     /// Connecting, loading or another step outside the measurement failed.
     #[error("client: {0}")]
     Client(#[from] ClientError),

@@ -54,6 +54,9 @@ pub struct RunResult {
     /// driver, not the server, limits a closed-loop run.
     pub driver_cpu_seconds_per_million_ops: Option<f64>,
     pub error_messages: Vec<ErrorCount>,
+    /// A queue test's end-of-run check (`queue`) or a topic test's deliveries (`topic`).
+    #[serde(default, flatten)]
+    pub outcome: crate::runner::Outcome,
 }
 
 /// The percentiles of one probe, without the plot points (for the `tenants` and `scaling`
@@ -131,6 +134,25 @@ pub struct SeriesSummary {
     pub p99_us: Spread,
     pub server_cpu_seconds_per_million_ops: Option<Spread>,
     pub errors: u64,
+    /// Successful operations per second of each probe, averaged over the runs, in probe order
+    /// (a queue test's offers, polls and empty polls apart).
+    #[serde(default)]
+    pub probe_ops_per_second: Vec<ProbeRate>,
+    /// Topic tests: delivery latency (publish → receipt, every listener) p99 per run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delivery_p99_us_per_run: Vec<f64>,
+    /// Topic tests: messages lost and dropped by the driver, over every run and listener.
+    #[serde(default)]
+    pub delivery_lost: u64,
+    #[serde(default)]
+    pub delivery_dropped: u64,
+}
+
+/// The throughput of one probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeRate {
+    pub name: String,
+    pub ops_per_second: f64,
 }
 
 impl SeriesSummary {
@@ -141,6 +163,7 @@ impl SeriesSummary {
         let per_run = |read: fn(&ProbeSummary) -> f64| runs.iter().map(|run| read(&run.all)).collect::<Vec<_>>();
         let p99_us_per_run = per_run(|all| all.p99_us);
         let cpu: Vec<f64> = runs.iter().filter_map(|run| run.server_cpu_seconds_per_million_ops).collect();
+        let topic_runs = runs.iter().filter_map(|run| run.outcome.topic.as_ref());
         SeriesSummary {
             target: target.to_owned(),
             runs: runs.len(),
@@ -153,6 +176,10 @@ impl SeriesSummary {
             max_us_per_run: per_run(|all| all.max_us),
             server_cpu_seconds_per_million_ops: if cpu.len() == runs.len() { Spread::of(cpu) } else { None },
             errors: runs.iter().map(|run| run.errors).sum(),
+            probe_ops_per_second: probe_rates(runs),
+            delivery_p99_us_per_run: topic_runs.clone().map(|topic| topic.delivery.p99_us).collect(),
+            delivery_lost: topic_runs.clone().map(|topic| topic.lost).sum(),
+            delivery_dropped: topic_runs.map(|topic| topic.dropped).sum(),
         }
     }
 
@@ -176,8 +203,43 @@ impl SeriesSummary {
         if let Some(cpu) = &self.server_cpu_seconds_per_million_ops {
             let _ = write!(text, "; server CPU-s per million ops: avg {:.2}", cpu.average);
         }
+        if self.probe_ops_per_second.len() > 1 {
+            let rates: Vec<String> = self
+                .probe_ops_per_second
+                .iter()
+                .map(|rate| format!("{} {}", rate.name, thousands(rate.ops_per_second)))
+                .collect();
+            let _ = write!(text, "\n  avg ops/s per probe: {}", rates.join(", "));
+        }
+        if !self.delivery_p99_us_per_run.is_empty() {
+            let p99: Vec<String> = self.delivery_p99_us_per_run.iter().map(|us| format!("{us:.0}")).collect();
+            let _ = write!(
+                text,
+                "\n  topic delivery p99 per run (µs): {}; lost {}, dropped by the driver {}",
+                p99.join(", "),
+                self.delivery_lost,
+                self.delivery_dropped
+            );
+        }
         text
     }
+}
+
+/// Each probe's successful operations per second, averaged over `runs`, in the first run's
+/// probe order.
+fn probe_rates(runs: &[RunResult]) -> Vec<ProbeRate> {
+    let names = runs.first().map_or(Vec::new(), |run| run.probes.iter().map(|probe| probe.name.clone()).collect());
+    names
+        .into_iter()
+        .map(|name| {
+            let rate = |run: &RunResult| {
+                let count = run.probes.iter().find(|probe| probe.name == name).map_or(0, |probe| probe.count);
+                count as f64 / run.measure_seconds.max(f64::MIN_POSITIVE)
+            };
+            let ops_per_second = runs.iter().map(rate).sum::<f64>() / runs.len() as f64;
+            ProbeRate { name, ops_per_second }
+        })
+        .collect()
 }
 
 /// Target A against target B over the same test and driver.
@@ -250,6 +312,29 @@ impl Comparison {
             self.spread_ratio,
             "lower is better",
         );
+        if a.probe_ops_per_second.len() > 1 {
+            for rate in &a.probe_ops_per_second {
+                let Some(other) = b.probe_ops_per_second.iter().find(|other| other.name == rate.name) else { continue };
+                let ratio = (other.ops_per_second > 0.0).then(|| rate.ops_per_second / other.ops_per_second);
+                let (x, y) = (thousands(rate.ops_per_second), thousands(other.ops_per_second));
+                row(&mut text, &format!("  {}, avg ops/s", rate.name), x, y, ratio, "of this probe");
+            }
+        }
+        if !a.delivery_p99_us_per_run.is_empty() && !b.delivery_p99_us_per_run.is_empty() {
+            let average = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
+            let (x, y) = (average(&a.delivery_p99_us_per_run), average(&b.delivery_p99_us_per_run));
+            let ratio = (y > 0.0).then(|| x / y);
+            row(
+                &mut text,
+                "topic delivery p99, avg (µs)",
+                format!("{x:.0}"),
+                format!("{y:.0}"),
+                ratio,
+                "lower is better",
+            );
+            let lost = |series: &SeriesSummary| format!("{}", series.delivery_lost);
+            row(&mut text, "topic messages lost", lost(a), lost(b), None, "0 expected");
+        }
         text
     }
 }

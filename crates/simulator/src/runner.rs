@@ -20,14 +20,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ferrogrid_client::{Client, Map};
+use serde::{Deserialize, Serialize};
 
 use crate::cluster::{Cluster, ClusterSettings};
 use crate::definition::TestDefinition;
 use crate::driver::{self, Credentials, LoadSummary, MeasureSettings, Measurement};
 use crate::error::SimulatorError;
+use crate::queue::QueueOutcome;
 use crate::report;
 use crate::results::{self, Comparison, RunResult, SeriesSummary};
-use crate::workload::Workload;
+use crate::topic::{Listeners, TopicOutcome};
+use crate::workload::{Proxies, Workload};
 
 /// Largest `--runs`.
 pub const MAX_RUNS: u32 = 100;
@@ -123,13 +126,44 @@ impl RunSettings {
     }
 }
 
-/// Connected clients with the data set loaded, ready for measurements.
+/// Connected clients with the data set loaded (a map test), the queues emptied (a queue
+/// test) or the listeners subscribed (a topic test), ready for measurements.
 #[derive(Debug)]
 pub struct Session {
     clients: Vec<Client>,
-    maps: Vec<Map>,
+    proxies: Vec<Proxies>,
     workload: Arc<Workload>,
+    /// A topic test's listener clients, subscribed; taken by [`Session::finish`].
+    listeners: Option<Listeners>,
     pub load: LoadSummary,
+}
+
+/// What a queue or topic test found after its measurement.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueOutcome>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic: Option<TopicOutcome>,
+}
+
+impl Outcome {
+    /// Why the run fails, if its end-of-run check did not pass (a queue's counts do not add
+    /// up). Lost topic messages are measured, not failures: a Hazelcast topic may drop
+    /// messages by design (its event queue is bounded).
+    pub fn failure(&self) -> Option<String> {
+        self.queue.as_ref().and_then(QueueOutcome::failure)
+    }
+
+    /// Lines for the terminal (empty for map tests).
+    pub fn text(&self) -> String {
+        let lines: Vec<String> =
+            [self.queue.as_ref().map(QueueOutcome::text), self.topic.as_ref().map(TopicOutcome::text)]
+                .into_iter()
+                .flatten()
+                .collect();
+        lines.join("\n")
+    }
 }
 
 impl Session {
@@ -154,19 +188,38 @@ impl Session {
         let workload = Arc::new(Workload::build(definition, settings.seed));
         let clients =
             driver::connect(addresses, settings.clients, settings.smart_routing, &settings.credentials).await?;
-        let mut maps = Vec::with_capacity(clients.len());
+        let mut proxies = Vec::with_capacity(clients.len());
         for client in &clients {
-            maps.push(client.map(&workload.map_name).await?);
+            proxies.push(workload.proxies(client).await?);
         }
+        let listeners = match workload.topic_data() {
+            Some(data) => {
+                let count = data.test.listener_count;
+                let listening =
+                    driver::connect(addresses, count, settings.smart_routing, &settings.credentials).await?;
+                eprintln!("subscribing {count} listener client(s) to {} topic(s)…", data.names.len());
+                Some(Listeners::start(data.clone(), listening).await?)
+            }
+            None => None,
+        };
         let load = LoadSummary::loaded_elsewhere(workload.load_count());
-        Ok(Session { clients, maps, workload, load })
+        Ok(Session { clients, proxies, workload, listeners, load })
     }
 
-    /// Clears the map, loads the data set and verifies it.
+    /// Clears the map, loads the data set and verifies it; empties a queue test's queues.
     pub async fn load(&mut self, seed: u64, label: &str) -> Result<(), SimulatorError> {
         let prefix = if label.is_empty() { String::new() } else { format!("{label} ") };
+        if let (Some(data), Some(Proxies::Queues(queues))) = (self.workload.queue_data(), self.proxies.first()) {
+            data.prepare(queues).await?;
+            eprintln!("{prefix}cleared {} queue(s); verified: size() = 0", queues.len());
+            return Ok(());
+        }
+        let maps: Vec<Map> = self.proxies.iter().filter_map(Proxies::map).cloned().collect();
+        if maps.is_empty() {
+            return Ok(());
+        }
         eprintln!("{prefix}loading {} entries into map {:?}…", self.workload.load_count(), self.workload.map_name);
-        self.load = driver::load(&self.workload, &self.maps, seed).await?;
+        self.load = driver::load(&self.workload, &maps, seed).await?;
         eprintln!(
             "{prefix}loaded in {:.1} s; verified: size() = {}, {} sampled gets returned the loaded values",
             self.load.seconds, self.load.size, self.load.verified_gets
@@ -175,7 +228,27 @@ impl Session {
     }
 
     pub async fn measure(&self, settings: &MeasureSettings) -> Measurement {
-        driver::measure(self.workload.clone(), &self.maps, settings).await
+        let mut settings = settings.clone();
+        if let Some(data) = self.workload.topic_data() {
+            // The listeners record the delivery of messages sent in the same window.
+            let start = *settings.start.get_or_insert_with(Instant::now);
+            let measure_start = start + settings.warmup;
+            data.set_window(measure_start, measure_start + settings.duration);
+        }
+        driver::measure(self.workload.clone(), &self.proxies, &settings).await
+    }
+
+    /// After the last measurement: a queue test's end-of-run check (every queue's size against
+    /// the counts), a topic test's delivery counts (the listeners catch up, then are removed).
+    pub async fn finish(&mut self) -> Result<Outcome, SimulatorError> {
+        let mut outcome = Outcome::default();
+        if let (Some(data), Some(Proxies::Queues(queues))) = (self.workload.queue_data(), self.proxies.first()) {
+            outcome.queue = Some(data.check(queues).await?);
+        }
+        if let Some(listeners) = self.listeners.take() {
+            outcome.topic = Some(listeners.finish().await?);
+        }
+        Ok(outcome)
     }
 
     /// The workload's probe names.
@@ -186,6 +259,9 @@ impl Session {
     pub async fn close(self) {
         for client in self.clients {
             client.shutdown().await;
+        }
+        if let Some(listeners) = self.listeners {
+            listeners.close().await;
         }
     }
 }
@@ -215,7 +291,7 @@ pub async fn run_once(
         (None, Target::Start(_)) => unreachable!("a started target has a cluster"),
     };
     let progress_label = format!("[{label} run {run}/{runs}]");
-    let (session, start) = if settings.coordinated {
+    let (mut session, start) = if settings.coordinated {
         let session = Session::connect(definition, &addresses, settings).await?;
         (session, Some(await_start_signal(directory).await?))
     } else {
@@ -233,6 +309,7 @@ pub async fn run_once(
         plain_progress: false,
     };
     let measurement = session.measure(&measure_settings).await;
+    let outcome = session.finish().await?;
     if settings.coordinated {
         let histogram =
             serde_json::json!({ "all_ns": crate::stats::histogram_points(&measurement.recorder.all_histogram()) });
@@ -244,6 +321,7 @@ pub async fn run_once(
     if let Some(cluster) = cluster.as_mut() {
         cluster.stop();
     }
+    let failure = outcome.failure();
     let result = run_result(RunContext {
         definition,
         target: label,
@@ -256,9 +334,13 @@ pub async fn run_once(
         probes,
         server_pids,
         measurement,
+        outcome,
     });
     results::write_json(&directory.join("result.json"), &result)?;
     eprintln!("{}", run_line(&result));
+    if let Some(failure) = failure {
+        return Err(SimulatorError::Check(format!("{} run {run}: {failure}", result.target)));
+    }
     Ok(result)
 }
 
@@ -303,6 +385,7 @@ pub(crate) struct RunContext<'a> {
     pub probes: &'static [&'static str],
     pub server_pids: Vec<u32>,
     pub measurement: Measurement,
+    pub outcome: Outcome,
 }
 
 pub(crate) fn run_result(context: RunContext<'_>) -> RunResult {
@@ -342,11 +425,33 @@ pub(crate) fn run_result(context: RunContext<'_>) -> RunResult {
         driver_cpu_seconds: measurement.driver_cpu_seconds,
         driver_cpu_seconds_per_million_ops: measurement.driver_cpu_seconds.and_then(per_million),
         error_messages: recorder.error_messages(),
+        outcome: context.outcome,
     }
 }
 
-/// The one-line summary of a run printed after it.
+/// The summary of a run printed after it: one line, then per-probe throughput when there are
+/// several probes, then a queue or topic test's outcome.
 pub fn run_line(result: &RunResult) -> String {
+    let mut text = run_first_line(result);
+    if result.probes.len() > 1 {
+        let rates: Vec<String> = result
+            .probes
+            .iter()
+            .map(|probe| {
+                let ops_per_second = probe.count as f64 / result.measure_seconds.max(f64::MIN_POSITIVE);
+                format!("{} {} ops/s (p99 {:.0} µs)", probe.name, results::thousands(ops_per_second), probe.p99_us)
+            })
+            .collect();
+        text += &format!("\n  {}", rates.join(", "));
+    }
+    let outcome = result.outcome.text();
+    if !outcome.is_empty() {
+        text += &format!("\n  {}", outcome.replace('\n', "\n  "));
+    }
+    text
+}
+
+fn run_first_line(result: &RunResult) -> String {
     let server =
         result.server_cpu_seconds_per_million_ops.map_or(String::new(), |cpu| format!(", server {cpu:.2} CPU-s/M ops"));
     let driver = result.driver_cpu_seconds_per_million_ops.map_or(String::new(), |cpu| format!(" (driver {cpu:.2})"));
@@ -380,6 +485,14 @@ pub async fn run_series(
     }
     for target in targets {
         target.prepare()?;
+    }
+    if let (TestDefinition::Queue(test), Some(_)) = (definition, settings.threads) {
+        return Err(SimulatorError::Input(format!(
+            "--threads: a {} sets its workers with producerThreadCount ({}) and consumerThreadCount ({})",
+            crate::queue::QueueTest::CLASS,
+            test.producer_threads,
+            test.consumer_threads
+        )));
     }
     let mut series: Vec<(String, Vec<RunResult>)> = targets.iter().map(|target| (target.label(), Vec::new())).collect();
     for run in 1..=runs {

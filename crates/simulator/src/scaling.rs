@@ -344,6 +344,7 @@ pub async fn scaling(
     settings: &ScalingSettings,
     out: &Path,
 ) -> Result<ScalingResult, SimulatorError> {
+    definition.require_map_data("scaling")?;
     settings.validate()?;
     let target = match target {
         Target::Start(cluster) => {

@@ -93,6 +93,7 @@ pub async fn search(
     settings: &SearchSettings,
     out: &Path,
 ) -> Result<SearchResult, SimulatorError> {
+    definition.require_map_data("max-throughput")?;
     run_settings.validate()?;
     settings.validate()?;
     target.prepare()?;

@@ -171,7 +171,9 @@ impl TenantsSettings {
         for (index, tenant) in self.tenants.iter().enumerate() {
             let in_tenant = |source| SimulatorError::Tenant { tenant: tenant.name.clone(), source: Box::new(source) };
             self.run_settings(index).validate().map_err(in_tenant)?;
-            definitions.push(TestDefinition::read(&tenant.file).map_err(in_tenant)?);
+            let definition = TestDefinition::read(&tenant.file).map_err(in_tenant)?;
+            definition.require_map_data("tenants").map_err(in_tenant)?;
+            definitions.push(definition);
         }
         let mut maps = HashSet::new();
         for (tenant, definition) in self.tenants.iter().zip(&definitions) {
@@ -397,6 +399,7 @@ pub async fn run(
             probes,
             server_pids: Vec::new(),
             measurement,
+            outcome: Default::default(),
         });
         // The process's CPU is every tenant's: reported once, in tenants.json.
         result.driver_cpu_seconds = None;

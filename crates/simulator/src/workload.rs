@@ -2,15 +2,21 @@
 //! entries the load phase writes and checks, and the choice and execution of each operation.
 //!
 //! A [`Workload`] is built once per run and shared read-only by every worker task; the only
-//! shared mutable part is YCSB's insert sequence (atomic counters). Each worker owns a
-//! [`Worker`]: its random number generator and its copy of the key chooser.
+//! shared mutable parts are atomic counters: YCSB's insert sequence, a queue test's per-queue
+//! counts ([`crate::queue`]), a topic test's publish counts ([`crate::topic`]). Each worker
+//! owns a [`Worker`]: its random number generator, its copy of the key chooser, and its role
+//! (producer or consumer of a queue, publisher on a topic).
 
 use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Instant;
 
-use ferrogrid_client::{serialize_bytes, serialize_string, ClientError, Map};
+use ferrogrid_client::{serialize_bytes, serialize_string, Client, ClientError, Map, Queue, Topic};
 
 use crate::definition::{MapTest, MapTestClass, TestDefinition, MAP_TEST_PROBES};
 use crate::generators::{mix64, AcknowledgedCounter, Rng, ScrambledZipfian, SkewedLatest, Uniform};
+use crate::queue::{QueueData, QueueError, QueueRole, QUEUE_TEST_PROBES};
+use crate::topic::{TopicData, PUBLISH, TOPIC_TEST_PROBES};
 use crate::ycsb::{RequestDistribution, YcsbWorkload};
 
 /// YCSB's probe names (its measurement names), in their order in results.
@@ -46,6 +52,28 @@ pub struct Workload {
 enum Kind {
     Map(MapData),
     Ycsb(Box<YcsbData>),
+    Queue(QueueData),
+    Topic(Arc<TopicData>),
+}
+
+/// The distributed objects one client drives: what a worker sends its operations to.
+#[derive(Debug, Clone)]
+pub enum Proxies {
+    Map(Map),
+    /// Indexed like the test's queue names.
+    Queues(Vec<Queue>),
+    /// Indexed like the test's topic names.
+    Topics(Vec<Topic>),
+}
+
+impl Proxies {
+    /// The map of a map or YCSB test.
+    pub fn map(&self) -> Option<&Map> {
+        match self {
+            Proxies::Map(map) => Some(map),
+            Proxies::Queues(_) | Proxies::Topics(_) => None,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -78,15 +106,60 @@ enum KeyChooser {
 pub struct Worker {
     rng: Rng,
     chooser: Option<KeyChooser>,
+    role: Role,
+}
+
+/// What a worker of a queue or topic test does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// A map or YCSB worker: the operation mix decides.
+    Mixed,
+    Queue(QueueRole),
+    /// Publishes on topic `topic` as publisher `publisher` (its worker index); `next` is the
+    /// sequence number of its next message.
+    Publisher {
+        topic: usize,
+        publisher: u32,
+        next: u64,
+    },
 }
 
 /// One operation to send; keys and values borrow from the workload where they can.
 #[derive(Debug)]
 pub enum Operation<'a> {
-    Get { probe: usize, key: Cow<'a, [u8]> },
-    Set { probe: usize, key: Cow<'a, [u8]>, value: &'a [u8] },
-    ReadModifyWrite { key: Vec<u8>, value: &'a [u8] },
-    Insert { key: Vec<u8>, value: &'a [u8], key_number: i64 },
+    Get {
+        probe: usize,
+        key: Cow<'a, [u8]>,
+    },
+    Set {
+        probe: usize,
+        key: Cow<'a, [u8]>,
+        value: &'a [u8],
+    },
+    ReadModifyWrite {
+        key: Vec<u8>,
+        value: &'a [u8],
+    },
+    Insert {
+        key: Vec<u8>,
+        value: &'a [u8],
+        key_number: i64,
+    },
+    /// Offer an item on queue number `queue`.
+    Offer {
+        queue: usize,
+        value: &'a [u8],
+    },
+    /// Poll queue number `queue`.
+    Poll {
+        queue: usize,
+    },
+    /// Publish message `sequence` of `publisher` on topic number `topic`.
+    Publish {
+        topic: usize,
+        publisher: u32,
+        sequence: u64,
+    },
 }
 
 impl Operation<'_> {
@@ -95,6 +168,9 @@ impl Operation<'_> {
             Operation::Get { probe, .. } | Operation::Set { probe, .. } => *probe,
             Operation::ReadModifyWrite { .. } => READ_MODIFY_WRITE,
             Operation::Insert { .. } => INSERT,
+            Operation::Offer { .. } => crate::queue::OFFER,
+            Operation::Poll { .. } => crate::queue::POLL,
+            Operation::Publish { .. } => PUBLISH,
         }
     }
 }
@@ -107,6 +183,8 @@ pub enum OperationError {
     /// A read found no value for a key the test wrote.
     #[error("no value for a key that was loaded")]
     MissingKey,
+    #[error(transparent)]
+    Queue(#[from] QueueError),
 }
 
 impl Workload {
@@ -125,6 +203,55 @@ impl Workload {
                 seed,
                 kind: Kind::Ycsb(Box::new(YcsbData::build(workload, seed))),
             },
+            TestDefinition::Queue(test) => Workload {
+                map_name: test.basename.clone(),
+                probes: &QUEUE_TEST_PROBES,
+                seed,
+                kind: Kind::Queue(QueueData::build(test, seed)),
+            },
+            TestDefinition::Topic(test) => Workload {
+                map_name: test.basename.clone(),
+                probes: &TOPIC_TEST_PROBES,
+                seed,
+                kind: Kind::Topic(Arc::new(TopicData::build(test, seed))),
+            },
+        }
+    }
+
+    /// A queue test's queues and counters.
+    pub fn queue_data(&self) -> Option<&QueueData> {
+        match &self.kind {
+            Kind::Queue(data) => Some(data),
+            _ => None,
+        }
+    }
+
+    /// A topic test's topics, clock and counters.
+    pub fn topic_data(&self) -> Option<&Arc<TopicData>> {
+        match &self.kind {
+            Kind::Topic(data) => Some(data),
+            _ => None,
+        }
+    }
+
+    /// The proxies the workers of `client` use (`Client.CreateProxy` for each).
+    pub async fn proxies(&self, client: &Client) -> Result<Proxies, ClientError> {
+        match &self.kind {
+            Kind::Map(_) | Kind::Ycsb(_) => Ok(Proxies::Map(client.map(&self.map_name).await?)),
+            Kind::Queue(data) => {
+                let mut queues = Vec::with_capacity(data.names.len());
+                for name in &data.names {
+                    queues.push(client.queue(name).await?);
+                }
+                Ok(Proxies::Queues(queues))
+            }
+            Kind::Topic(data) => {
+                let mut topics = Vec::with_capacity(data.names.len());
+                for name in &data.names {
+                    topics.push(client.topic(name).await?);
+                }
+                Ok(Proxies::Topics(topics))
+            }
         }
     }
 
@@ -132,17 +259,23 @@ impl Workload {
     pub fn worker(&self, index: u32) -> Worker {
         let rng = Rng::new(mix64(self.seed ^ (u64::from(index) + 1).wrapping_mul(0x9E37_79B9)));
         let chooser = match &self.kind {
-            Kind::Map(_) => None,
             Kind::Ycsb(data) => Some(data.chooser.clone()),
+            Kind::Map(_) | Kind::Queue(_) | Kind::Topic(_) => None,
         };
-        Worker { rng, chooser }
+        let role = match &self.kind {
+            Kind::Map(_) | Kind::Ycsb(_) => Role::Mixed,
+            Kind::Queue(data) => Role::Queue(data.role(index)),
+            Kind::Topic(data) => Role::Publisher { topic: data.topic_of(index), publisher: index, next: 0 },
+        };
+        Worker { rng, chooser, role }
     }
 
-    /// Entries the load phase writes.
+    /// Entries the load phase writes (none for queue and topic tests).
     pub fn load_count(&self) -> u64 {
         match &self.kind {
             Kind::Map(data) => data.keys.len() as u64,
             Kind::Ycsb(data) => data.workload.insert_count as u64,
+            Kind::Queue(_) | Kind::Topic(_) => 0,
         }
     }
 
@@ -157,11 +290,23 @@ impl Workload {
                 let number = data.workload.insert_start + index as i64;
                 (Cow::Owned(data.key(number)), data.loaded_value(self.seed, number))
             }
+            Kind::Queue(_) | Kind::Topic(_) => unreachable!("queue and topic tests load no entries"),
         }
     }
 
     /// The next operation of `worker`.
     pub fn next_operation<'a>(&'a self, worker: &mut Worker) -> Operation<'a> {
+        match (&self.kind, &mut worker.role) {
+            (Kind::Queue(data), Role::Queue(QueueRole::Producer { queue })) => {
+                return Operation::Offer { queue: *queue, value: data.value(&mut worker.rng) }
+            }
+            (Kind::Queue(_), Role::Queue(QueueRole::Consumer { queue })) => return Operation::Poll { queue: *queue },
+            (Kind::Topic(_), Role::Publisher { topic, publisher, next }) => {
+                *next += 1;
+                return Operation::Publish { topic: *topic, publisher: *publisher, sequence: *next };
+            }
+            _ => {}
+        }
         match &self.kind {
             Kind::Map(data) => {
                 let key = Cow::Borrowed(data.keys[worker.rng.below(data.keys.len() as u64) as usize].as_slice());
@@ -173,11 +318,41 @@ impl Workload {
                 }
             }
             Kind::Ycsb(data) => data.next_operation(worker),
+            Kind::Queue(_) | Kind::Topic(_) => unreachable!("queue and topic workers have their role"),
         }
     }
 
-    /// Sends `operation` on `map`.
-    pub async fn execute(&self, map: &Map, operation: Operation<'_>) -> Result<(), OperationError> {
+    /// Before `worker`'s next operation: a producer waits while its queue is at the backlog
+    /// bound (until `deadline`). Returns at once for every other worker.
+    pub async fn wait_for_room(&self, worker: &Worker, deadline: Instant) {
+        if let (Kind::Queue(data), Role::Queue(QueueRole::Producer { queue })) = (&self.kind, worker.role) {
+            data.wait_for_room(queue, deadline).await;
+        }
+    }
+
+    /// Sends `operation` through `proxies`; returns the probe it counts under (a poll that
+    /// found the queue empty counts as an empty poll).
+    pub async fn execute(&self, proxies: &Proxies, operation: Operation<'_>) -> Result<usize, OperationError> {
+        let probe = operation.probe();
+        match (operation, proxies) {
+            (Operation::Offer { queue, value }, Proxies::Queues(queues)) => {
+                self.queue().offer(&queues[queue], queue, value).await.map(|()| probe)
+            }
+            (Operation::Poll { queue }, Proxies::Queues(queues)) => self.queue().poll(&queues[queue], queue).await,
+            (Operation::Publish { topic, publisher, sequence }, Proxies::Topics(topics)) => {
+                let Kind::Topic(data) = &self.kind else { unreachable!("only topic workloads publish") };
+                data.publish(&topics[topic], topic, publisher, sequence).await.map(|()| probe)
+            }
+            (operation, Proxies::Map(map)) => self.execute_on_map(map, operation).await.map(|()| probe),
+            (operation, proxies) => unreachable!("{operation:?} is not sent to {proxies:?}"),
+        }
+    }
+
+    fn queue(&self) -> &QueueData {
+        self.queue_data().expect("only queue workloads offer and poll")
+    }
+
+    async fn execute_on_map(&self, map: &Map, operation: Operation<'_>) -> Result<(), OperationError> {
         match operation {
             Operation::Get { key, .. } => match map.get(&key).await? {
                 Some(_) => Ok(()),
@@ -196,6 +371,7 @@ impl Workload {
                 data.inserts.acknowledge(key_number);
                 Ok(result?)
             }
+            operation => unreachable!("{operation:?} is not a map operation"),
         }
     }
 }
@@ -385,11 +561,51 @@ mod tests {
                 Operation::Insert { key, key_number, .. } => {
                     assert!(key_number >= 100 && !loaded.contains(&key));
                 }
+                other => panic!("a YCSB workload sent {other:?}"),
             }
         }
         let [read, update, insert, rmw] = per_probe;
         assert!((4_700..5_300).contains(&read) && (2_700..3_300).contains(&update), "{per_probe:?}");
         assert!((800..1_200).contains(&insert) && (800..1_200).contains(&rmw), "{per_probe:?}");
+    }
+
+    #[test]
+    fn queue_workers_offer_or_poll_their_queue() {
+        let workload =
+            workload("class=QueueTest\nproducerThreadCount=3\nconsumerThreadCount=2\nqueueCount=2\nvalueLength=9\n");
+        assert_eq!((workload.load_count(), workload.probes), (0, &QUEUE_TEST_PROBES[..]));
+        let kinds: Vec<String> = (0..5)
+            .map(|index| format!("{:?}", workload.next_operation(&mut workload.worker(index))))
+            .map(|operation| operation.split_whitespace().next().unwrap_or("").to_owned())
+            .collect();
+        assert_eq!(kinds, ["Offer", "Offer", "Offer", "Poll", "Poll"]);
+        let queues: Vec<usize> = (0..5)
+            .map(|index| match workload.next_operation(&mut workload.worker(index)) {
+                Operation::Offer { queue, value } => {
+                    assert_eq!(value.len(), 12 + 9);
+                    queue
+                }
+                Operation::Poll { queue } => queue,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(queues, [0, 1, 0, 0, 1]);
+    }
+
+    #[test]
+    fn publishers_number_their_messages() {
+        let workload = workload("class=TopicTest\nthreadCount=3\ntopicCount=2\n");
+        assert_eq!(workload.probes, &TOPIC_TEST_PROBES[..]);
+        let mut worker = workload.worker(2);
+        let sent: Vec<(usize, u32, u64)> = (0..3)
+            .map(|_| match workload.next_operation(&mut worker) {
+                Operation::Publish { topic, publisher, sequence } => (topic, publisher, sequence),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(sent, [(0, 2, 1), (0, 2, 2), (0, 2, 3)]);
+        let Operation::Publish { topic, .. } = workload.next_operation(&mut workload.worker(1)) else { panic!() };
+        assert_eq!(topic, 1);
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! injected error codes, connections dropped on receiving a request, requests or pings never
 //! answered. It answers authentication, the cluster-view listener (one member owning every
 //! partition), CreateProxy and Ping like a real member; map requests are recorded, then
-//! handled as [`Script`] says (by default: a null or empty response).
+//! handled as [`Script`] says (by default: a null or empty response). Topic requests are
+//! recorded and served like a member serves them to one connection: a published message goes,
+//! as an event, to every listener registered on the connection it came in on.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -12,15 +14,17 @@ use std::sync::Arc;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{write_error_response, ErrorCode, ErrorHolder};
 use ferrogrid_protocol::frame::Decoded;
-use ferrogrid_protocol::{Message, MessageType, StreamDecoder, Uuid};
+use ferrogrid_protocol::{Data, Message, MessageType, StreamDecoder, Uuid};
 use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
-const MEMBER_UUID: Uuid = Uuid { most: 0x1111, least: 0x2222 };
+pub const MEMBER_UUID: Uuid = Uuid { most: 0x1111, least: 0x2222 };
 const CLUSTER_ID: Uuid = Uuid { most: 0x3333, least: 0x4444 };
 const PARTITION_COUNT: i32 = 271;
+/// The publish time the fake stamps on every topic event.
+pub const PUBLISH_TIME_MS: i64 = 1_700_000_000_000;
 
 /// What the fake does with the next map requests.
 #[derive(Debug, Default)]
@@ -100,10 +104,18 @@ async fn serve(mut stream: TcpStream, address: SocketAddr, shared: Arc<Shared>) 
         return;
     }
     let (mut buffer, mut decoder) = (Vec::new(), StreamDecoder::default());
+    let mut listeners = Vec::new();
     loop {
         while let Decoded::Message { length } = decoder.decode(&buffer).expect("the client sends well-formed frames") {
             let request: Vec<u8> = buffer.drain(..length).collect();
-            let Some(out) = answer(&Message::parse(&request).unwrap(), address, &shared) else { return };
+            let request = Message::parse(&request).unwrap();
+            if let Some(out) = topic_answer(&request, &mut listeners, &shared) {
+                if stream.write_all(&out).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+            let Some(out) = answer(&request, address, &shared) else { return };
             if stream.write_all(&out).await.is_err() {
                 return;
             }
@@ -135,6 +147,51 @@ fn answer(request: &Message<'_>, address: SocketAddr, shared: &Shared) -> Option
         let partition_id = request.partition_id();
         shared.received.lock().push(Received { message_type, correlation_id, partition_id });
         return map_answer(&mut out, message_type, correlation_id, shared).then_some(out);
+    }
+    Some(out)
+}
+
+/// A topic listener registered on one connection: its registration's correlation id and id.
+struct TopicListener {
+    correlation_id: i64,
+    registration_id: Uuid,
+}
+
+/// Records and answers a topic request; None for any other request.
+fn topic_answer(request: &Message<'_>, listeners: &mut Vec<TopicListener>, shared: &Shared) -> Option<Vec<u8>> {
+    let (message_type, correlation_id) = (request.message_type(), request.correlation_id());
+    let topic_types =
+        [TopicPublish::TYPE, TopicAddMessageListener::TYPE, TopicRemoveMessageListener::TYPE, TopicPublishAll::TYPE];
+    if !topic_types.contains(&message_type) {
+        return None;
+    }
+    let partition_id = request.partition_id();
+    shared.received.lock().push(Received { message_type, correlation_id, partition_id });
+    let mut out = Vec::new();
+    let response = message_type.response();
+    let publish = |out: &mut Vec<u8>, item: Data<'_>| {
+        for listener in listeners.iter() {
+            let event = TopicEvent { publish_time: PUBLISH_TIME_MS, uuid: Some(MEMBER_UUID), item };
+            event.encode(out, listener.correlation_id, -1);
+        }
+    };
+    if message_type == TopicPublish::TYPE {
+        publish(&mut out, TopicPublish::decode(request).unwrap().message);
+        EmptyResponse {}.encode(&mut out, response, correlation_id, 0);
+    } else if message_type == TopicPublishAll::TYPE {
+        for item in TopicPublishAll::decode(request).unwrap().messages {
+            publish(&mut out, item);
+        }
+        EmptyResponse {}.encode(&mut out, response, correlation_id, 0);
+    } else if message_type == TopicAddMessageListener::TYPE {
+        let registration_id = Uuid { most: 0x5555, least: listeners.len() as u64 + 1 };
+        listeners.push(TopicListener { correlation_id, registration_id });
+        UuidResponse { response: Some(registration_id) }.encode(&mut out, response, correlation_id, 0);
+    } else {
+        let removed = TopicRemoveMessageListener::decode(request).unwrap().registration_id;
+        let before = listeners.len();
+        listeners.retain(|listener| Some(listener.registration_id) != removed);
+        BoolResponse { response: listeners.len() < before }.encode(&mut out, response, correlation_id, 0);
     }
     Some(out)
 }
