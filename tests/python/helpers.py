@@ -148,9 +148,8 @@ def describe(events):
 
 
 class MessageLog:
-    """Topic message listener that records every TopicMessage: a plain function for
-    Topic.add_listener / ReliableTopic.add_listener, or the on_message of a
-    ReliableMessageListener."""
+    """Topic message listener (for Topic.add_listener / ReliableTopic.add_listener) that
+    records every TopicMessage."""
 
     def __init__(self):
         self.messages = []
@@ -160,8 +159,6 @@ class MessageLog:
         with self._cond:
             self.messages.append(message)
             self._cond.notify_all()
-
-    on_message = __call__
 
     def payloads(self):
         with self._cond:
