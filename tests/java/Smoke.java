@@ -6,6 +6,10 @@ import com.hazelcast.collection.IQueue;
 import com.hazelcast.collection.ItemEvent;
 import com.hazelcast.collection.ItemListener;
 import com.hazelcast.map.IMap;
+import com.hazelcast.ringbuffer.OverflowPolicy;
+import com.hazelcast.ringbuffer.ReadResultSet;
+import com.hazelcast.ringbuffer.Ringbuffer;
+import com.hazelcast.topic.ITopic;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -87,6 +91,8 @@ public final class Smoke {
             client = HazelcastClient.newHazelcastClient(cfg);
             run(client);
             queue(client);
+            topic(client);
+            ringbuffer(client);
             rc = 0;
             System.out.println("java smoke: ok (" + checks + " checks)");
         } catch (Throwable t) {
@@ -137,6 +143,48 @@ public final class Smoke {
         }
         checkEq(Arrays.asList("a", "b", "late", "x", "y"), new ArrayList<>(added), "item listener heard every add");
         q.destroy();
+    }
+
+    static void topic(HazelcastInstance client) throws Exception {
+        ITopic<String> topic = client.getTopic("java-smoke-t-" + UUID.randomUUID());
+        List<String> heard = new CopyOnWriteArrayList<>();
+        List<Boolean> fromMember = new CopyOnWriteArrayList<>();
+        UUID id = topic.addMessageListener(message -> {
+            fromMember.add(message.getPublishingMember() != null);
+            heard.add(message.getMessageObject());
+        });
+        topic.publish("a");
+        topic.publishAll(Arrays.asList("b", "c"));
+        for (int i = 0; i < 100 && heard.size() < 3; i++) {
+            Thread.sleep(50);
+        }
+        checkEq(Arrays.asList("a", "b", "c"), new ArrayList<>(heard), "topic listener heard every message in order");
+        checkEq(Arrays.asList(true, true, true), new ArrayList<>(fromMember), "topic messages name their member");
+        check(topic.removeMessageListener(id), "topic removeMessageListener");
+        topic.destroy();
+    }
+
+    static void ringbuffer(HazelcastInstance client) throws Exception {
+        Ringbuffer<String> rb = client.getRingbuffer("java-smoke-rb-" + UUID.randomUUID());
+        checkEq(10000L, rb.capacity(), "ringbuffer default capacity");
+        checkEq(-1L, rb.tailSequence(), "empty ringbuffer tail");
+        checkEq(0L, rb.add("a"), "ringbuffer add answers sequence 0");
+        long last = rb.addAllAsync(Arrays.asList("b", "c", "d"), OverflowPolicy.OVERWRITE)
+                .toCompletableFuture().get(10, TimeUnit.SECONDS);
+        checkEq(3L, last, "ringbuffer addAll answers the last sequence");
+        checkEq(4L, rb.size(), "ringbuffer size");
+        checkEq("c", rb.readOne(2), "ringbuffer readOne");
+        ReadResultSet<String> batch = rb.readManyAsync(1, 1, 2, null).toCompletableFuture().get(10, TimeUnit.SECONDS);
+        checkEq(2, batch.size(), "readMany answers at most maxCount items");
+        checkEq("b", batch.get(0), "readMany first item");
+        checkEq(2L, batch.getSequence(1), "readMany item sequence");
+        checkEq(2, batch.readCount(), "readMany read count");
+        checkEq(3L, batch.getNextSequenceToReadFrom(), "readMany next sequence");
+        Thread later = new Thread(() -> rb.add("e"));
+        later.start();
+        checkEq("e", rb.readOne(4), "readOne(tail + 1) gets a later add");
+        later.join();
+        rb.destroy();
     }
 
     static void run(HazelcastInstance client) {

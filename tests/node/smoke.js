@@ -1,7 +1,9 @@
 'use strict';
 // Node.js client smoke test: node smoke.js 127.0.0.1:5701
 // Connects (cluster name "dev"), runs put/get/size/entrySet/remove on a fresh map with string
-// and number keys, offer/poll/peek and an item listener on a queue, prints "node smoke: ok" and exits 0; exits 1 on any failure or after 60 s.
+// and number keys, offer/poll/peek and an item listener on a queue, add/readOne/readMany on a
+// ringbuffer, publish and a listener on a reliable topic, prints "node smoke: ok" and exits 0;
+// exits 1 on any failure or after 60 s.
 
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
@@ -108,6 +110,46 @@ async function main() {
         assert.deepEqual(added, ['a', 'b', 'late'], 'item listener heard every add');
         assert.equal(await queue.isEmpty(), true, 'queue drained');
         await queue.destroy();
+
+        // --- ringbuffer: sequences, readOne, readMany, a readOne that waits for a later add
+        const rb = await client.getRingbuffer('node-smoke-rb-' + crypto.randomUUID());
+        assert.equal((await rb.capacity()).toNumber(), 10000, 'ringbuffer default capacity');
+        assert.equal((await rb.tailSequence()).toNumber(), -1, 'empty ringbuffer tail');
+        assert.equal((await rb.add('a')).toNumber(), 0, 'ringbuffer add answers sequence 0');
+        assert.equal((await rb.addAll(['b', 'c', 'd'])).toNumber(), 3, 'addAll answers the last sequence');
+        assert.equal((await rb.size()).toNumber(), 4, 'ringbuffer size');
+        assert.equal(await rb.readOne(2), 'c', 'ringbuffer readOne');
+        const readMany = await rb.readMany(1, 1, 2);
+        assert.deepEqual([...readMany], ['b', 'c'], 'readMany answers at most maxCount items');
+        assert.equal(readMany.getReadCount(), 2, 'readMany read count');
+        assert.equal(readMany.getSequence(1).toNumber(), 2, 'readMany item sequence');
+        assert.equal(readMany.getNextSequenceToReadFrom().toNumber(), 3, 'readMany next sequence');
+        const waitingRead = rb.readOne(4);
+        setTimeout(() => rb.add('e'), 300);
+        assert.equal(await waitingRead, 'e', 'readOne(tail + 1) gets a later add');
+        await rb.destroy();
+
+        // --- reliable topic (the Node.js client's only topic, on ringbuffer _hz_rb_<name>)
+        const topic = await client.getReliableTopic('node-smoke-rt-' + crypto.randomUUID());
+        const heard = [];
+        const listenerId = topic.addMessageListener((message) => heard.push(message.messageObject));
+        // the listener reads from the tail as of its start (an asynchronous tailSequence):
+        // publish until it hears something, then once more
+        const published = [];
+        for (let i = 0; i < 100 && heard.length === 0; i++) {
+            published.push('m' + i);
+            await topic.publish('m' + i);
+            await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        published.push('last');
+        await topic.publish('last');
+        for (let i = 0; i < 100 && heard[heard.length - 1] !== 'last'; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        assert.ok(heard.length >= 2, 'reliable topic listener heard the messages');
+        assert.deepEqual(heard, published.slice(published.length - heard.length), 'reliable topic messages in order');
+        assert.equal(topic.removeMessageListener(listenerId), true, 'removeMessageListener');
+        await topic.destroy();
     } finally {
         await client.shutdown();
     }

@@ -1,4 +1,4 @@
-"""Shared helpers of the expiry / eviction / listener / lock / near-cache suites.
+"""Shared helpers of the expiry / eviction / listener / lock / near-cache / topic suites.
 
 Timing rules of these suites (the CI machine is small and noisy):
   * something that must happen is polled for with a generous bound (`wait_until`), never
@@ -145,3 +145,35 @@ def fields(event):
 
 def describe(events):
     return "[%s]" % ", ".join("%s(%r, %r, old=%r, n=%s)" % (fields(e) + (e.number_of_affected_entries,)) for e in events)
+
+
+class MessageLog:
+    """Topic message listener (for Topic.add_listener / ReliableTopic.add_listener) that
+    records every TopicMessage."""
+
+    def __init__(self):
+        self.messages = []
+        self._cond = threading.Condition()
+
+    def __call__(self, message):
+        with self._cond:
+            self.messages.append(message)
+            self._cond.notify_all()
+
+    def payloads(self):
+        with self._cond:
+            return [m.message for m in self.messages]
+
+    def wait_count(self, count, timeout=10.0):
+        """The payloads once at least `count` messages have been recorded."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while len(self.messages) < count:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(
+                        "%d messages within %.0f s, expected %d: %r"
+                        % (len(self.messages), timeout, count, [m.message for m in self.messages][:50])
+                    )
+                self._cond.wait(remaining)
+            return [m.message for m in self.messages]
