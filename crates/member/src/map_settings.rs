@@ -72,6 +72,9 @@ impl Default for MapSettings {
     }
 }
 
+/// What clients name a reliable topic's ringbuffer: this prefix and the topic's name.
+const RELIABLE_TOPIC_RINGBUFFER_PREFIX: &str = "_hz_rb_";
+
 /// Each map's resolved settings, cached per reactor.
 #[derive(Debug)]
 pub struct SettingsCache {
@@ -91,9 +94,16 @@ impl SettingsCache {
         self.config.topics.for_topic(name).statistics_enabled
     }
 
-    /// The settings of the ringbuffer called `name`.
+    /// The settings of the ringbuffer called `name`; a reliable topic's ringbuffer
+    /// (`_hz_rb_<topic>`) has the ringbuffer settings of the topic's name, as in Hazelcast.
     pub fn ringbuffer(&self, name: &str) -> ferrogrid_config::RingbufferConfig {
-        *self.config.ringbuffers.for_ringbuffer(name)
+        // A tenant's names are scoped (`tenant\0name`): the prefix follows the separator.
+        let unscoped_at = name.find(crate::tenants::SEPARATOR).map_or(0, |at| at + 1);
+        let name = match name[unscoped_at..].strip_prefix(RELIABLE_TOPIC_RINGBUFFER_PREFIX) {
+            Some(topic) => format!("{}{topic}", &name[..unscoped_at]),
+            None => name.to_owned(),
+        };
+        *self.config.ringbuffers.for_ringbuffer(&name)
     }
 
     /// The settings of the queue called `name`.

@@ -355,7 +355,7 @@ impl PartitionOwner {
         let ring = self.partitions[local].ringbuffer_mut(&request.name, &mut self.settings);
         let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
         let outcome = match ringbuffer::execute(ring, &request.op, self.now_ms, &mut |answer| reply.reply(answer)) {
-            Ok(RingDone::Wait) => ring.wait(call.reply_to(), &request.op, max_waiters),
+            Ok(RingDone::Wait(pending)) => ring.wait(call.reply_to(), pending, max_waiters),
             Ok(RingDone::Answered) => Ok(()),
             Err(failure) => Err(failure),
         };

@@ -278,14 +278,14 @@ pub enum RingbufferOp<'a> {
         overflow_policy: i32,
     },
     /// readOne (`one`: answers the item; min and max 1) and readMany (items from `sequence`,
-    /// at least `min` of them, waiting until there are, at most `max`). `filtered`: the
-    /// client sent a filter, a server-side Java function ferrogrid cannot run.
+    /// at least `min` of them, waiting until there are, at most `max`). `filter`: what the
+    /// client sent as a filter (a Java function on the member, which ferrogrid cannot run).
     Read {
         sequence: i64,
         min: i32,
         max: i32,
         one: bool,
-        filtered: bool,
+        filter: Option<Blob<'a>>,
     },
 }
 
@@ -353,6 +353,10 @@ pub enum ErrorKind {
     StaleSequence,
     /// Something ferrogrid does not do (a ringbuffer filter, a Java function).
     Unsupported,
+    /// A value of the wrong type where the member expects another (Java's ClassCastException).
+    ClassCast,
+    /// The object was destroyed while the request waited on it.
+    Destroyed,
 }
 
 /// A request that is well-formed but cannot be served.

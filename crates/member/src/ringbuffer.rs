@@ -44,14 +44,31 @@ struct Item {
     added_ms: i64,
 }
 
-/// A read waiting for items: readOne of `tail + 1`, or readMany short of its `min`.
-#[derive(Debug)]
-pub(crate) struct ReadWaiter {
-    pub reply_to: ReplyTo,
+/// Where a read is and what it wants: readOne of `sequence`, or readMany from `sequence` of
+/// at least `min` and at most `max` items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Read {
     sequence: i64,
     min: usize,
     max: usize,
     one: bool,
+    /// Whether a readMany read anything yet (Hazelcast answers next sequence 0 otherwise).
+    read_any: bool,
+}
+
+/// A read that must wait for items, with what a readMany has read so far (kept, as
+/// Hazelcast keeps them, even if they are overwritten meanwhile).
+#[derive(Debug)]
+pub(crate) struct Pending {
+    read: Read,
+    items: Vec<(i64, Box<[u8]>)>,
+}
+
+/// A waiting read and where its answer goes.
+#[derive(Debug)]
+struct ReadWaiter {
+    reply_to: ReplyTo,
+    pending: Pending,
 }
 
 /// One ringbuffer in one partition.
@@ -70,14 +87,17 @@ pub struct RingbufferStore {
     /// Sequences added since the last `write_changes`.
     added: Vec<i64>,
     readers: VecDeque<ReadWaiter>,
+    /// Whether anything but a read has used it: until then, as in Hazelcast, where a read
+    /// does not create a ringbuffer, every readOne and every readMany wanting items waits.
+    used: bool,
 }
 
 /// What became of a ringbuffer request that did not fail.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) enum RingDone {
     Answered,
     /// It waits for items: [`RingbufferStore::wait`] parks it.
-    Wait,
+    Wait(Pending),
 }
 
 impl RingbufferStore {
@@ -91,6 +111,7 @@ impl RingbufferStore {
             track_changes: false,
             added: Vec::new(),
             readers: VecDeque::new(),
+            used: false,
         }
     }
 
@@ -168,67 +189,95 @@ impl RingbufferStore {
         Ok(())
     }
 
-    /// The items from `sequence`, at most `max` and about `read_limit_bytes`, as readMany
-    /// answers them.
-    fn read_from(&self, sequence: i64, max: usize) -> Reply<'_> {
-        let mut bytes = 0;
-        let items: Vec<(i64, &[u8])> = (sequence..=self.tail())
-            .take(max)
-            .filter_map(|sequence| self.get(sequence).map(|item| (sequence, &*item.value)))
-            .take_while(|(_, value)| {
-                let within = bytes == 0 || bytes + value.len() <= self.read_limit_bytes;
-                bytes += value.len();
-                within
-            })
-            .collect();
-        let next_sequence = sequence + items.len() as i64;
-        Reply::ReadMany { items, next_sequence }
-    }
-
-    /// Whether a read from `sequence` wanting `min` items can be answered now.
-    fn can_read(&self, sequence: i64, min: usize) -> bool {
-        self.tail() - sequence + 1 >= min as i64
-    }
-
-    /// The answer to a read from `sequence` that can be answered now.
-    fn answer_read(&self, sequence: i64, max: usize, one: bool) -> Result<Reply<'_>, OpError> {
-        self.check_read(sequence)?;
-        if one {
-            return Ok(Reply::Value(self.get(sequence).map(|item| &*item.value)));
+    /// One step of a read, as Hazelcast takes it whenever the read may proceed: Ok(true) when
+    /// it is to be answered now, Ok(false) when it waits. A readMany starts within
+    /// `head..=tail + 1` whatever it asked for, reads what there is (up to `max`) and waits
+    /// for the rest of its `min`; readOne of `tail + 1` waits, beyond it or before `head` fails.
+    fn advance(&self, pending: &mut Pending) -> Result<bool, OpError> {
+        let read = &mut pending.read;
+        if !self.used {
+            return Ok(!read.one && read.min == 0);
         }
-        Ok(self.read_from(sequence, max))
+        let next = self.tail() + 1;
+        if read.one {
+            self.check_read(read.sequence)?;
+            return Ok(read.sequence != next);
+        }
+        read.sequence = read.sequence.clamp(self.head, next);
+        if read.min == 0 {
+            if read.sequence < next {
+                self.read_into(pending)?;
+            }
+            return Ok(true);
+        }
+        if pending.items.len() >= read.min {
+            return Ok(true);
+        }
+        if read.sequence == next {
+            return Ok(false);
+        }
+        self.read_into(pending)?;
+        Ok(pending.items.len() >= pending.read.min)
+    }
+
+    /// Reads items from the read's sequence on, up to its `max` and about `read_limit_bytes`
+    /// (at least one item).
+    fn read_into(&self, pending: &mut Pending) -> Result<(), OpError> {
+        let Pending { read, items } = pending;
+        if read.max == 0 {
+            // Hazelcast fails too (an index out of bounds) when there is an item to read.
+            let text = "maxCount must be at least 1 to read an item";
+            return Err(OpError::new(ErrorKind::IllegalArgument, text));
+        }
+        let mut bytes: usize = items.iter().map(|(_, value)| value.len()).sum();
+        while items.len() < read.max {
+            let Some(item) = self.get(read.sequence) else { break };
+            if !items.is_empty() && bytes + item.value.len() > self.read_limit_bytes {
+                break;
+            }
+            bytes += item.value.len();
+            items.push((read.sequence, item.value.clone()));
+            read.sequence += 1;
+        }
+        read.read_any = true;
+        Ok(())
+    }
+
+    /// The answer to a read that [`RingbufferStore::advance`] finished.
+    fn answer<'a>(&'a self, pending: &'a Pending) -> Reply<'a> {
+        let read = &pending.read;
+        if read.one {
+            return Reply::Value(self.get(read.sequence).map(|item| &*item.value));
+        }
+        let items = pending.items.iter().map(|(sequence, value)| (*sequence, &**value)).collect();
+        Reply::ReadMany { items, next_sequence: if read.read_any { read.sequence } else { 0 } }
     }
 
     /// Parks a read [`execute`] answered [`RingDone::Wait`] for; refused when `max_waiters`
     /// wait already (waiters of closed connections are dropped first).
-    pub(crate) fn wait(&mut self, reply_to: ReplyTo, op: &RingbufferOp<'_>, max_waiters: usize) -> Result<(), OpError> {
-        let RingbufferOp::Read { sequence, min, max, one, .. } = *op else {
-            unreachable!("only reads wait");
-        };
+    pub(crate) fn wait(&mut self, reply_to: ReplyTo, pending: Pending, max_waiters: usize) -> Result<(), OpError> {
         self.readers.retain(|waiter| !waiter.reply_to.connection.is_closed());
         if self.readers.len() >= max_waiters {
             let text = "too many reads are waiting on this ringbuffer (max-parked-per-key)";
             return Err(OpError::new(ErrorKind::Refused, text));
         }
-        let (min, max) = (min.max(1) as usize, max.max(1) as usize);
-        self.readers.push_back(ReadWaiter { reply_to, sequence, min, max, one });
+        self.readers.push_back(ReadWaiter { reply_to, pending });
         Ok(())
     }
 
-    /// Answers the waiting reads that the items now allow, oldest first.
+    /// Answers the waiting reads that the items now allow (or that now fail), oldest first.
     pub(crate) fn serve_waiters(&mut self, answer: &mut dyn FnMut(&ReplyTo, Result<Reply<'_>, OpError>)) {
-        let mut waiting = VecDeque::with_capacity(self.readers.len());
-        while let Some(waiter) = self.readers.pop_front() {
+        let readers = std::mem::take(&mut self.readers);
+        for mut waiter in readers {
             if waiter.reply_to.connection.is_closed() {
                 continue;
             }
-            if self.can_read(waiter.sequence, waiter.min) {
-                answer(&waiter.reply_to, self.answer_read(waiter.sequence, waiter.max, waiter.one));
-            } else {
-                waiting.push_back(waiter);
+            match self.advance(&mut waiter.pending) {
+                Ok(false) => self.readers.push_back(waiter),
+                Ok(true) => answer(&waiter.reply_to, Ok(self.answer(&waiter.pending))),
+                Err(failure) => answer(&waiter.reply_to, Err(failure)),
             }
         }
-        self.readers = waiting;
     }
 }
 
@@ -248,6 +297,9 @@ pub(crate) fn execute(
     reply: &mut dyn FnMut(Reply<'_>),
 ) -> Result<RingDone, OpError> {
     ring.expire(now_ms);
+    if !matches!(op, RingbufferOp::Read { .. }) {
+        ring.used = true;
+    }
     match op {
         RingbufferOp::Size => reply(Reply::Long(ring.items.len() as i64)),
         RingbufferOp::TailSequence => reply(Reply::Long(ring.tail())),
@@ -257,23 +309,39 @@ pub(crate) fn execute(
         RingbufferOp::Add { values, overflow_policy } => {
             reply(Reply::Long(add(ring, values, *overflow_policy, now_ms)?))
         }
-        RingbufferOp::Read { sequence, min, max, one, filtered } => {
-            if *filtered {
-                let text = "ferrogrid cannot run a ringbuffer readMany filter: it is a Java function on the member";
-                return Err(OpError::new(ErrorKind::Unsupported, text));
+        RingbufferOp::Read { sequence, min, max, one, filter } => {
+            if let Some(filter) = filter {
+                return Err(refuse_filter(filter));
             }
             if !*one {
                 check_counts(ring, *min, *max)?;
             }
-            ring.check_read(*sequence)?;
-            let min = if *one { 1 } else { *min as usize };
-            if !ring.can_read(*sequence, min) {
-                return Ok(RingDone::Wait);
+            let (min, max) = if *one { (1, 1) } else { (*min as usize, *max as usize) };
+            let read = Read { sequence: *sequence, min, max, one: *one, read_any: false };
+            let mut pending = Pending { read, items: Vec::new() };
+            if !ring.advance(&mut pending)? {
+                return Ok(RingDone::Wait(pending));
             }
-            reply(ring.answer_read(*sequence, *max as usize, *one)?);
+            reply(ring.answer(&pending));
         }
     }
     Ok(RingDone::Answered)
+}
+
+/// A readMany filter is a Java `IFunction` the member would run: ferrogrid runs no Java. A
+/// value of a built-in type (a string, a number) fails as Hazelcast fails it.
+fn refuse_filter(filter: &[u8]) -> OpError {
+    match Data(filter).type_id() {
+        Some(type_id @ -23..=-3) => {
+            let text =
+                format!("a readMany filter must be a com.hazelcast.core.IFunction, not a value of type {type_id}");
+            OpError::new(ErrorKind::ClassCast, text)
+        }
+        _ => {
+            let text = "ferrogrid cannot run a ringbuffer readMany filter: it is a Java function on the member";
+            OpError::new(ErrorKind::Unsupported, text)
+        }
+    }
 }
 
 /// readMany's bounds, as Hazelcast's proxy checks them.
@@ -322,6 +390,7 @@ impl RingbufferStore {
     /// Applies ADD records (and a snapshot's HEAD): an item already here is not added again,
     /// and a gap (items the backup never heard of were overwritten) starts over at the item.
     fn apply_records(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.used = true;
         let mut reader = Reader::new(body);
         while !reader.is_empty() {
             let kind = reader.u8()?;
@@ -438,7 +507,7 @@ mod tests {
         let mut answer = String::new();
         match execute(ring, &op, now_ms, &mut |reply| answer = format!("{reply:?}")) {
             Ok(RingDone::Answered) => Ok(answer),
-            Ok(RingDone::Wait) => Err(None),
+            Ok(RingDone::Wait(_)) => Err(None),
             Err(failure) => Err(Some(failure.kind)),
         }
     }
@@ -448,7 +517,19 @@ mod tests {
     }
 
     fn read(sequence: i64, min: i32, max: i32) -> RingbufferOp<'static> {
-        RingbufferOp::Read { sequence, min, max, one: false, filtered: false }
+        RingbufferOp::Read { sequence, min, max, one: false, filter: None }
+    }
+
+    fn read_one(sequence: i64) -> RingbufferOp<'static> {
+        RingbufferOp::Read { sequence, min: 1, max: 1, one: true, filter: None }
+    }
+
+    /// Runs a read that must wait and parks it.
+    fn park(ring: &mut RingbufferStore, op: RingbufferOp<'_>, max_waiters: usize) -> Result<(), OpError> {
+        match execute(ring, &op, 0, &mut |_| panic!("it waits")).unwrap() {
+            RingDone::Wait(pending) => ring.wait(reply_to(), pending, max_waiters),
+            RingDone::Answered => panic!("answered"),
+        }
     }
 
     #[test]
@@ -460,12 +541,19 @@ mod tests {
         assert_eq!(run(&mut ring, add_op(&values[1..], OVERWRITE), 0), Ok("Long(3)".into()));
         assert_eq!((ring.head, ring.tail(), ring.items.len()), (1, 3, 3), "a was overwritten");
         assert_eq!(run(&mut ring, add_op(&values[..1], FAIL), 0), Ok("Long(4)".into()), "no ttl: FAIL never refuses");
-        assert_eq!(run(&mut ring, read(0, 0, 10), 0), Err(Some(ErrorKind::StaleSequence)));
-        assert_eq!(run(&mut ring, read(6, 0, 10), 0), Err(Some(ErrorKind::IllegalArgument)));
-        assert_eq!(run(&mut ring, read(5, 1, 10), 0), Err(None), "waits for the next item");
+        assert_eq!(run(&mut ring, read_one(0), 0), Err(Some(ErrorKind::StaleSequence)));
+        assert_eq!(run(&mut ring, read_one(6), 0), Err(Some(ErrorKind::IllegalArgument)));
+        assert_eq!(run(&mut ring, read_one(5), 0), Err(None), "readOne of tail + 1 waits");
+        let from_head = run(&mut ring, read(0, 1, 10), 0).unwrap();
+        assert!(
+            from_head.starts_with("ReadMany { items: [(2, ") && from_head.contains("next_sequence: 5"),
+            "{from_head}"
+        );
+        assert_eq!(run(&mut ring, read(9, 1, 10), 0), Err(None), "beyond the tail: waits at tail + 1");
         let many = run(&mut ring, read(3, 1, 2), 0).unwrap();
         assert!(many.contains("next_sequence: 5") && many.starts_with("ReadMany { items: [(3, "), "{many}");
-        assert_eq!(run(&mut ring, read(5, 0, 10), 0).unwrap(), "ReadMany { items: [], next_sequence: 5 }");
+        assert_eq!(run(&mut ring, read(5, 0, 10), 0).unwrap(), "ReadMany { items: [], next_sequence: 0 }");
+        assert_eq!(run(&mut ring, read(2, 0, 0), 0), Err(Some(ErrorKind::IllegalArgument)), "max 0 with items");
         assert_eq!(run(&mut ring, read(0, 4, 10), 0), Err(Some(ErrorKind::IllegalArgument)), "min over capacity");
         assert_eq!(run(&mut ring, read(2, 0, 1001), 0), Err(Some(ErrorKind::IllegalArgument)));
         ring.read_limit_bytes = values[0].len() + 1;
@@ -497,21 +585,28 @@ mod tests {
 
     #[test]
     fn waiting_reads_are_served_in_order_by_adds() {
-        let mut ring = RingbufferStore::new(config(10, 0), usize::MAX);
-        let (first, second) = (reply_to(), reply_to());
-        ring.wait(first, &RingbufferOp::Read { sequence: 0, min: 1, max: 1, one: true, filtered: false }, 8).unwrap();
-        ring.wait(second, &read(0, 2, 5), 8).unwrap();
-        let refused = ring.wait(reply_to(), &read(0, 1, 1), 2).unwrap_err();
-        assert_eq!(refused.kind, ErrorKind::Refused);
-        let values: Vec<Vec<u8>> = ["a", "b"].iter().map(|text| item(text)).collect();
+        // Nothing but reads has used it: every read waits, even one beyond tail + 1.
+        let mut ring = RingbufferStore::new(config(2, 0), usize::MAX);
+        park(&mut ring, read_one(0), 8).unwrap();
+        park(&mut ring, read_one(5), 8).unwrap();
+        park(&mut ring, read(0, 2, 5), 8).unwrap();
+        assert_eq!(run(&mut ring, read(0, 0, 5), 0).unwrap(), "ReadMany { items: [], next_sequence: 0 }");
+        assert_eq!(park(&mut ring, read_one(1), 3).unwrap_err().kind, ErrorKind::Refused);
+        let values: Vec<Vec<u8>> = ["a", "b", "c"].iter().map(|text| item(text)).collect();
         let mut answers = Vec::new();
-        for value in &values {
-            run(&mut ring, add_op(std::slice::from_ref(value), OVERWRITE), 0).unwrap();
-            ring.serve_waiters(&mut |_, outcome| answers.push(format!("{:?}", outcome.unwrap())));
+        for batch in [&values[..1], &values[1..]] {
+            run(&mut ring, add_op(batch, OVERWRITE), 0).unwrap();
+            ring.serve_waiters(&mut |_, outcome| answers.push(format!("{outcome:?}")));
         }
-        assert_eq!(answers.len(), 2);
-        assert!(answers[0].starts_with("Value(Some("), "{}", answers[0]);
-        assert!(answers[1].contains("next_sequence: 2"), "{}", answers[1]);
+        assert_eq!(answers.len(), 3, "{answers:?}");
+        assert!(answers[0].starts_with("Ok(Value(Some("), "{}", answers[0]);
+        assert!(answers[1].contains("IllegalArgument"), "readOne(5) fails once the ringbuffer is used: {}", answers[1]);
+        // The readMany kept "a" although the second add overwrote it (capacity 2).
+        assert!(
+            answers[2].starts_with("Ok(ReadMany { items: [(0, ") && answers[2].contains("next_sequence: 3"),
+            "{}",
+            answers[2]
+        );
         assert!(ring.readers.is_empty());
     }
 

@@ -66,13 +66,13 @@ pub fn decode_ringbuffer<'a>(message: &Message<'a>) -> Result<Request<'a>, Decod
         }
         RingbufferReadOne::TYPE => {
             let r = RingbufferReadOne::decode(message)?;
-            let op = RingbufferOp::Read { sequence: r.sequence, min: 1, max: 1, one: true, filtered: false };
+            let op = RingbufferOp::Read { sequence: r.sequence, min: 1, max: 1, one: true, filter: None };
             request(r.name, op)
         }
         RingbufferReadMany::TYPE => {
             let r = RingbufferReadMany::decode(message)?;
-            let (min, max, filtered) = (r.min_count, r.max_count, r.filter.is_some());
-            request(r.name, RingbufferOp::Read { sequence: r.start_sequence, min, max, one: false, filtered })
+            let (min, max, filter) = (r.min_count, r.max_count, r.filter.map(blob));
+            request(r.name, RingbufferOp::Read { sequence: r.start_sequence, min, max, one: false, filter })
         }
         other => unreachable!("{other} has a ringbuffer row but no decoder"),
     })
@@ -398,6 +398,8 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::Refused => error::HAZELCAST,
         ErrorKind::StaleSequence => error::STALE_SEQUENCE,
         ErrorKind::Unsupported => error::UNSUPPORTED_OPERATION,
+        ErrorKind::ClassCast => error::CLASS_CAST,
+        ErrorKind::Destroyed => error::DISTRIBUTED_OBJECT_DESTROYED,
     }
 }
 

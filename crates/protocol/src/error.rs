@@ -23,6 +23,8 @@ macro_rules! error_codes {
 
 error_codes! {
     AUTHENTICATION = 3, "com.hazelcast.client.AuthenticationException";
+    CLASS_CAST = 10, "java.lang.ClassCastException";
+    DISTRIBUTED_OBJECT_DESTROYED = 14, "com.hazelcast.spi.exception.DistributedObjectDestroyedException";
     HAZELCAST = 18, "com.hazelcast.core.HazelcastException";
     INSTANCE_NOT_ACTIVE = 19, "com.hazelcast.core.HazelcastInstanceNotActiveException";
     ILLEGAL_ARGUMENT = 23, "java.lang.IllegalArgumentException";

@@ -393,8 +393,16 @@ impl WideOperation for DestroyObject {
     }
 
     fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
-        if let Some(kind) = self.kind {
-            partition.drop_object(kind, name);
+        let Some(mut object) = self.kind.and_then(|kind| partition.drop_object(kind, name)) else { return };
+        // Requests waiting on it (a poll, a ringbuffer read) fail as in Hazelcast. They are
+        // answered here, on their connection: the share has no outbox for partitions.
+        let text = format!("Distributed object is destroyed: {}", crate::tenants::display(name));
+        let failure = crate::request::OpError::new(crate::request::ErrorKind::Destroyed, text);
+        for reply_to in object.as_object_mut().take_waiting() {
+            let (connection, answer) = crate::wire::encode_outcome(&reply_to, Err(failure.clone()));
+            if !connection.is_closed() {
+                connection.send(&answer);
+            }
         }
     }
 
