@@ -71,7 +71,9 @@ pub fn decode_ringbuffer<'a>(message: &Message<'a>) -> Result<Request<'a>, Decod
         }
         RingbufferReadMany::TYPE => {
             let r = RingbufferReadMany::decode(message)?;
-            let (min, max, filter) = (r.min_count, r.max_count, r.filter.map(blob));
+            // The Node.js client sends "no filter" as a serialized null (type 0).
+            let filter = r.filter.filter(|filter| filter.type_id().unwrap_or(0) != 0).map(blob);
+            let (min, max) = (r.min_count, r.max_count);
             request(r.name, RingbufferOp::Read { sequence: r.start_sequence, min, max, one: false, filter })
         }
         other => unreachable!("{other} has a ringbuffer row but no decoder"),
