@@ -10,6 +10,7 @@
 //! [`MemberConfig::from_file`] has passed [`MemberConfig::validate`], which checks every bound
 //! documented on the fields.
 
+mod collection;
 mod error;
 mod limits;
 mod map;
@@ -24,6 +25,7 @@ mod yaml;
 use std::io::Read;
 use std::path::Path;
 
+pub use collection::{CollectionConfig, CollectionConfigs};
 pub use error::ConfigError;
 pub use limits::{Limits, MAX_FRAME_BYTES, MIN_FRAME_BYTES, MIN_UNAUTHENTICATED_MESSAGE_BYTES};
 pub use map::{
@@ -66,6 +68,10 @@ pub struct MemberConfig {
     pub maps: MapConfigs,
     /// Per-queue settings by name or pattern. `hazelcast.queue`.
     pub queues: QueueConfigs,
+    /// Per-list settings by name or pattern. `hazelcast.list`.
+    pub lists: CollectionConfigs,
+    /// Per-set settings by name or pattern. `hazelcast.set`.
+    pub sets: CollectionConfigs,
     /// Per-ringbuffer settings by name or pattern. `hazelcast.ringbuffer`.
     pub ringbuffers: RingbufferConfigs,
     /// Per-topic settings by name or pattern. `hazelcast.topic`.
@@ -130,6 +136,8 @@ impl Default for MemberConfig {
             partition_count: 271,
             maps: MapConfigs::default(),
             queues: QueueConfigs::default(),
+            lists: CollectionConfigs::default(),
+            sets: CollectionConfigs::default(),
             ringbuffers: RingbufferConfigs::default(),
             topics: TopicConfigs::default(),
             security: SecurityConfig::default(),
@@ -227,6 +235,8 @@ impl MemberConfig {
         self.maps.validate()?;
         self.queues.validate()?;
         self.ringbuffers.validate()?;
+        self.lists.validate("list")?;
+        self.sets.validate("set")?;
         self.security.validate()?;
         self.metrics.validate()?;
         self.io.validate()?;

@@ -197,6 +197,16 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
             config.queues.insert(name, queue);
         }
     }
+    for (section, collections) in [("list", &mut config.lists), ("set", &mut config.sets)] {
+        let Some(mut configured) = hazelcast.section(section)? else { continue };
+        for (name, mut section) in configured.sections()? {
+            let mut collection = crate::CollectionConfig::DEFAULT;
+            section.set("max-size", &mut collection.max_size, unsigned)?;
+            section.set("backup-count", &mut collection.backup_count, unsigned)?;
+            section.set("async-backup-count", &mut collection.async_backup_count, unsigned)?;
+            collections.insert(name, collection);
+        }
+    }
     if let Some(mut ringbuffers) = hazelcast.section("ringbuffer")? {
         for (name, mut section) in ringbuffers.sections()? {
             let mut ringbuffer = crate::RingbufferConfig::DEFAULT;

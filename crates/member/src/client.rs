@@ -195,7 +195,7 @@ fn create_proxy(shared: &Shared, name: &str, service_name: &str) -> Result<(), S
     if Service::from_name(service_name).is_none() {
         return Err(format!(
             "ferrogrid does not support the service {service_name} (object {name}); only maps, queues, \
-             ringbuffers, topics and reliable topics"
+             lists, sets, ringbuffers, topics and reliable topics"
         ));
     }
     shared.objects.write().insert((service_name.to_owned(), name.to_owned()));

@@ -159,6 +159,8 @@ impl WideRequest {
         let destroy = |kind, registry| WideRequest::new(wide_ops::DestroyObject { kind, registry });
         match service {
             Service::Object(ObjectKind::Queue) => destroy(Some(ObjectKind::Queue), Some(Registry::Items)),
+            Service::Object(ObjectKind::List) => destroy(Some(ObjectKind::List), Some(Registry::ListItems)),
+            Service::Object(ObjectKind::Set) => destroy(Some(ObjectKind::Set), Some(Registry::SetItems)),
             Service::Object(ObjectKind::Map) => WideRequest::new(Destroy),
             Service::Object(kind) => destroy(Some(kind), None),
             Service::Topic => destroy(None, Some(Registry::Messages)),
@@ -380,7 +382,7 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
             id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
             connection: connection.clone(),
             correlation_id: message.correlation_id(),
-            event_type: MessageType((ty.0 & !0xff) | 0x02),
+            event_type: ty.event(),
             include_value,
             flags,
             key: key.map(Into::into),
@@ -433,16 +435,25 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
             let operation = wide_ops::RemoveListener::new(r.registration_id.unwrap_or_default());
             Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
         }
-        QueueAddListener::TYPE
-        | QueueRemoveListener::TYPE
-        | TopicAddMessageListener::TYPE
-        | TopicRemoveMessageListener::TYPE => classify_object_listener(message, connection),
+        _ if OBJECT_LISTENER_REQUESTS.contains(&ty) => classify_object_listener(message, connection),
         _ => Ok(Classified::NotWide),
     }
 }
 
-/// Queue item-listener and topic message-listener registration and removal (every reactor
-/// applies them).
+/// Listener registration and removal of queues, lists, sets and topics.
+const OBJECT_LISTENER_REQUESTS: [MessageType; 8] = [
+    QueueAddListener::TYPE,
+    QueueRemoveListener::TYPE,
+    ListAddListener::TYPE,
+    ListRemoveListener::TYPE,
+    SetAddListener::TYPE,
+    SetRemoveListener::TYPE,
+    TopicAddMessageListener::TYPE,
+    TopicRemoveMessageListener::TYPE,
+];
+
+/// Queue, list and set item-listener and topic message-listener registration and removal
+/// (every reactor applies them).
 fn classify_object_listener(
     message: &Message<'_>,
     connection: &Arc<ConnectionShared>,
@@ -461,12 +472,32 @@ fn classify_object_listener(
     let (operation, name) = match message.message_type() {
         QueueAddListener::TYPE => {
             let r = QueueAddListener::decode(message)?;
-            let listener = listener(QueueItemEvent::TYPE, r.include_value, false);
+            let listener = listener(QueueAddListener::TYPE.event(), r.include_value, false);
             (WideRequest::new(wide_ops::AddListener::to(Registry::Items, listener)), r.name)
         }
         QueueRemoveListener::TYPE => {
             let r = QueueRemoveListener::decode(message)?;
             let operation = wide_ops::RemoveListener::from(Registry::Items, r.registration_id.unwrap_or_default());
+            (WideRequest::new(operation), r.name)
+        }
+        ListAddListener::TYPE => {
+            let r = ListAddListener::decode(message)?;
+            let listener = listener(ListAddListener::TYPE.event(), r.include_value, false);
+            (WideRequest::new(wide_ops::AddListener::to(Registry::ListItems, listener)), r.name)
+        }
+        ListRemoveListener::TYPE => {
+            let r = ListRemoveListener::decode(message)?;
+            let operation = wide_ops::RemoveListener::from(Registry::ListItems, r.registration_id.unwrap_or_default());
+            (WideRequest::new(operation), r.name)
+        }
+        SetAddListener::TYPE => {
+            let r = SetAddListener::decode(message)?;
+            let listener = listener(SetAddListener::TYPE.event(), r.include_value, false);
+            (WideRequest::new(wide_ops::AddListener::to(Registry::SetItems, listener)), r.name)
+        }
+        SetRemoveListener::TYPE => {
+            let r = SetRemoveListener::decode(message)?;
+            let operation = wide_ops::RemoveListener::from(Registry::SetItems, r.registration_id.unwrap_or_default());
             (WideRequest::new(operation), r.name)
         }
         TopicAddMessageListener::TYPE => {

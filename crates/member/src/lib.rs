@@ -21,6 +21,7 @@ pub(crate) mod client;
 pub(crate) mod clock;
 pub(crate) mod cluster;
 pub(crate) mod cluster_service;
+pub(crate) mod collection;
 pub(crate) mod connection;
 pub(crate) mod connection_io;
 pub(crate) mod dispatch;

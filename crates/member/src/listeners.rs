@@ -16,7 +16,7 @@ use crate::connection::ConnectionShared;
 use crate::outbox::Outbox;
 use crate::probes::Counter;
 use ahash::RandomState;
-use ferrogrid_protocol::codec::{EntryEvent, MapInvalidationEvent, QueueItemEvent, TopicEvent};
+use ferrogrid_protocol::codec::{EntryEvent, ItemEvent, MapInvalidationEvent, TopicEvent};
 use ferrogrid_protocol::{Data, MessageType, PartitionId, Uuid};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -129,10 +129,9 @@ impl EventBound {
 #[derive(Debug)]
 pub struct Listeners {
     maps: HashMap<Box<str>, Vec<Listener>, RandomState>,
-    /// Item listeners, by queue name (a map and a queue may share a name).
-    items: HashMap<Box<str>, Vec<Listener>, RandomState>,
-    /// Message listeners, by topic name.
-    messages: HashMap<Box<str>, Vec<Listener>, RandomState>,
+    /// The other registries (item listeners of queues, lists and sets, message listeners of
+    /// topics), by object name, at `Registry as usize - 1`.
+    objects: [HashMap<Box<str>, Vec<Listener>, RandomState>; OBJECT_REGISTRIES],
     /// Invalidations sent per partition (the `sequence` near caches track).
     sequences: HashMap<i32, i64, RandomState>,
     bound: EventBound,
@@ -146,16 +145,25 @@ impl Default for Listeners {
     }
 }
 
-/// Which registrations: entry listeners of maps, item listeners of queues, message listeners
-/// of topics (objects of different services may share a name).
+/// Which registrations: entry listeners of maps, item listeners of queues, lists and sets,
+/// message listeners of topics (objects of different services may share a name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Registry {
     Entries,
     Items,
+    ListItems,
+    SetItems,
     Messages,
 }
 
-/// Item event types of queues (and, later, lists and sets): the `eventType` field.
+const OBJECT_REGISTRIES: usize = 4;
+
+impl Registry {
+    const OBJECTS: [Registry; OBJECT_REGISTRIES] =
+        [Registry::Items, Registry::ListItems, Registry::SetItems, Registry::Messages];
+}
+
+/// Item event types of queues, lists and sets: the `eventType` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(i32)]
 pub enum ItemEventKind {
@@ -165,20 +173,13 @@ pub enum ItemEventKind {
 
 impl Listeners {
     pub fn new(bound: EventBound) -> Listeners {
-        Listeners {
-            maps: HashMap::default(),
-            items: HashMap::default(),
-            messages: HashMap::default(),
-            sequences: HashMap::default(),
-            bound,
-        }
+        Listeners { maps: HashMap::default(), objects: Default::default(), sequences: HashMap::default(), bound }
     }
 
     fn registrations(&mut self, registry: Registry) -> &mut HashMap<Box<str>, Vec<Listener>, RandomState> {
         match registry {
             Registry::Entries => &mut self.maps,
-            Registry::Items => &mut self.items,
-            Registry::Messages => &mut self.messages,
+            other => &mut self.objects[other as usize - 1],
         }
     }
 
@@ -203,9 +204,9 @@ impl Listeners {
 
     /// How many registrations each object has here, by registry: (registry, name, count).
     pub fn counts(&self) -> impl Iterator<Item = (Registry, &str, usize)> {
-        let registries =
-            [(Registry::Entries, &self.maps), (Registry::Items, &self.items), (Registry::Messages, &self.messages)];
-        registries.into_iter().flat_map(|(registry, registrations)| {
+        let objects = Registry::OBJECTS.into_iter().zip(self.objects.iter());
+        let registries = std::iter::once((Registry::Entries, &self.maps)).chain(objects);
+        registries.flat_map(|(registry, registrations)| {
             registrations.iter().map(move |(name, listeners)| (registry, &**name, listeners.len()))
         })
     }
@@ -215,25 +216,24 @@ impl Listeners {
         self.registrations(registry).remove(name);
     }
 
-    /// Whether any item listener could receive an event of the queue `name`.
-    pub fn has_items(&self, name: &str) -> bool {
-        !self.items.is_empty() && self.items.contains_key(name)
+    /// Whether any listener in `registry` (an object registry) could receive an event of `name`.
+    pub fn has_object_listeners(&self, registry: Registry, name: &str) -> bool {
+        let registrations = &self.objects[registry as usize - 1];
+        !registrations.is_empty() && registrations.contains_key(name)
     }
 
-    /// Encodes an item event of the queue `name` for its listeners (the item only for those
-    /// that asked for values), past the event bound dropped and counted like entry events.
-    #[allow(clippy::too_many_arguments)]
+    /// Encodes an item event of the queue, list or set `name` (`registry` says which) for its
+    /// listeners (the item only for those that asked for values), past the event bound
+    /// dropped and counted like entry events.
     pub fn publish_item(
         &mut self,
         outbox: &mut Outbox,
-        member: Uuid,
-        name: &str,
-        partition: PartitionId,
+        registry: Registry,
+        (member, name, partition): (Uuid, &str, PartitionId),
         kind: ItemEventKind,
         item: &[u8],
-        _source: Uuid,
     ) {
-        let Some(listeners) = self.items.get_mut(name) else { return };
+        let Some(listeners) = self.objects[registry as usize - 1].get_mut(name) else { return };
         listeners.retain(|listener| !listener.connection.is_closed());
         for listener in listeners.iter() {
             let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
@@ -241,11 +241,8 @@ impl Listeners {
                 continue;
             };
             let item = Some(Data(item)).filter(|_| listener.include_value);
-            QueueItemEvent { uuid: Some(member), event_type: kind as i32, item }.encode(
-                out,
-                listener.correlation_id,
-                i32::from(partition.0),
-            );
+            let event = ItemEvent { uuid: Some(member), event_type: kind as i32, item };
+            event.encode(out, listener.event_type, listener.correlation_id, i32::from(partition.0));
         }
     }
 
@@ -262,7 +259,7 @@ impl Listeners {
         messages: &[&[u8]],
         relayed: bool,
     ) -> u64 {
-        let Some(listeners) = self.messages.get_mut(name) else { return 0 };
+        let Some(listeners) = self.objects[Registry::Messages as usize - 1].get_mut(name) else { return 0 };
         listeners.retain(|listener| !listener.connection.is_closed());
         let mut delivered = 0;
         for listener in listeners.iter().filter(|listener| !(relayed && listener.local_only)) {

@@ -89,6 +89,12 @@ impl SettingsCache {
     }
 
     /// Requests that may wait for one key's lock (`max-parked-per-key`).
+    /// The settings of the list (`set` false) or set called `name`.
+    pub fn collection(&self, name: &str, set: bool) -> ferrogrid_config::CollectionConfig {
+        let configs = if set { &self.config.sets } else { &self.config.lists };
+        *configs.for_collection(name)
+    }
+
     /// Whether the topic called `name` counts its messages (`statistics-enabled`).
     pub fn topic_statistics(&self, name: &str) -> bool {
         self.config.topics.for_topic(name).statistics_enabled

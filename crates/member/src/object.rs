@@ -6,6 +6,7 @@
 use crate::connection::ReplyTo;
 use crate::locks::Parked;
 use crate::map_settings::SettingsCache;
+use crate::peer::ObjectKind;
 use crate::peer::{Malformed, SnapshotWriter};
 use ferrogrid_protocol::Uuid;
 
@@ -19,9 +20,10 @@ pub type RemovedEntry = crate::entry::Entry;
 /// are its own encoding (read with `peer::Reader`, written with `peer::put_bytes` and plain
 /// little-endian integers); `peer.rs` frames them with the object's kind and name.
 pub(crate) trait PartitionObject {
-    /// A new, empty object named `name`, with its settings from configuration (resolved once
-    /// per reactor by `settings`).
-    fn create(name: &str, settings: &mut SettingsCache) -> Self
+    /// A new, empty object of `kind` named `name`, with its settings from configuration
+    /// (resolved once per reactor by `settings`; a store that serves more than one kind, as
+    /// lists and sets share one, picks by `kind`).
+    fn create(kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Self
     where
         Self: Sized;
 

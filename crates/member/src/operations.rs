@@ -182,6 +182,43 @@ static TABLE: &[Operation] = &[
     object_row!(QueueContainsAll, S, decode_queue),
     row!(QueueAddListener, EveryPartition, S),
     row!(QueueRemoveListener, EveryPartition, S),
+    // List and set: in the partition of their name.
+    object_row!(ListAdd, W.with(A).with(S), decode_collection),
+    object_row!(ListAddAll, W.with(A).with(S), decode_collection),
+    object_row!(ListAddWithIndex, W.with(A).with(S), decode_collection),
+    object_row!(ListAddAllWithIndex, W.with(A).with(S), decode_collection),
+    object_row!(ListSet, W.with(A).with(S), decode_collection),
+    object_row!(ListRemove, W.with(S), decode_collection),
+    object_row!(ListRemoveWithIndex, W.with(S), decode_collection),
+    object_row!(ListCompareAndRemoveAll, W.with(S), decode_collection),
+    object_row!(ListCompareAndRetainAll, W.with(S), decode_collection),
+    object_row!(ListClear, W.with(S), decode_collection),
+    object_row!(ListSize, S, decode_collection),
+    object_row!(ListIsEmpty, S, decode_collection),
+    object_row!(ListContains, S, decode_collection),
+    object_row!(ListContainsAll, S, decode_collection),
+    object_row!(ListGetAll, S, decode_collection),
+    object_row!(ListIterator, S, decode_collection),
+    object_row!(ListListIterator, S, decode_collection),
+    object_row!(ListGet, S, decode_collection),
+    object_row!(ListIndexOf, S, decode_collection),
+    object_row!(ListLastIndexOf, S, decode_collection),
+    object_row!(ListSub, S, decode_collection),
+    row!(ListAddListener, EveryPartition, S),
+    row!(ListRemoveListener, EveryPartition, S),
+    object_row!(SetAdd, W.with(A).with(S), decode_collection),
+    object_row!(SetAddAll, W.with(A).with(S), decode_collection),
+    object_row!(SetRemove, W.with(S), decode_collection),
+    object_row!(SetCompareAndRemoveAll, W.with(S), decode_collection),
+    object_row!(SetCompareAndRetainAll, W.with(S), decode_collection),
+    object_row!(SetClear, W.with(S), decode_collection),
+    object_row!(SetSize, S, decode_collection),
+    object_row!(SetIsEmpty, S, decode_collection),
+    object_row!(SetContains, S, decode_collection),
+    object_row!(SetContainsAll, S, decode_collection),
+    object_row!(SetGetAll, S, decode_collection),
+    row!(SetAddListener, EveryPartition, S),
+    row!(SetRemoveListener, EveryPartition, S),
     // Ringbuffer: in the partition of its name.
     object_row!(RingbufferAdd, W.with(A).with(S), decode_ringbuffer),
     object_row!(RingbufferAddAll, W.with(A).with(S), decode_ringbuffer),
@@ -306,7 +343,7 @@ mod tests {
         // Responses, events, unknown methods and unknown services have no row.
         assert!(lookup(MessageType(MapPut::TYPE.0 | 1)).is_none());
         assert!(lookup(MessageType(0x013F02)).is_none());
-        assert!(lookup(MessageType(0x050100)).is_none(), "a list add");
+        assert!(lookup(MessageType(0x020100)).is_none(), "a multimap put");
         assert!(lookup(MessageType(0x01FF00)).is_none());
         assert!(lookup(MessageType(-1)).is_none());
     }
@@ -314,14 +351,14 @@ mod tests {
     #[test]
     fn flags_say_what_the_quota_and_the_namespaces_need() {
         let adds: Vec<&str> = TABLE.iter().filter(|row| row.is(Flags::ADDS_ENTRIES)).map(|row| row.name).collect();
-        assert_eq!(adds.len(), 15, "{adds:?}");
+        assert_eq!(adds.len(), 22, "{adds:?}");
         assert!(row(MapGet::TYPE).is_some_and(|row| !row.is(Flags::WRITE) && row.is(Flags::SCOPED)));
         assert!(row(ClientDestroyProxy::TYPE).is_some_and(|row| row.is(Flags::SCOPED)));
         assert!(row(ClientPing::TYPE).is_some_and(|row| !row.is(Flags::SCOPED)));
-        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01 | 0x03 | 0x04 | 0x17));
+        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01 | 0x03..=0x06 | 0x17));
         assert!(
             named.into_iter().all(|row| row.is(Flags::SCOPED)),
-            "every map, queue, topic and ringbuffer request is scoped"
+            "every map, queue, topic, list, set and ringbuffer request is scoped"
         );
     }
 }

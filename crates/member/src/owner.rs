@@ -3,6 +3,7 @@
 //! entry events. Owned by one reactor thread; the reactor does the IO around it.
 
 use crate::clock::{now_ms, NEVER};
+use crate::collection::{self, CollectionContext};
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::envelope::{Handoff, Handoffs};
 use crate::fanout::{FanOut, ShareContext};
@@ -17,8 +18,8 @@ use crate::peer::ObjectKind;
 use crate::probes::ObjectFigures;
 use crate::queue::{self, QueueContext, QueueDone, Waiter};
 use crate::request::{
-    ErrorKind, MapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request, RingbufferOp, RingbufferRequest,
-    TopicRequest,
+    CollectionRequest, ErrorKind, MapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request, RingbufferOp,
+    RingbufferRequest, TopicRequest,
 };
 use crate::ringbuffer::{self, RingDone};
 use crate::wire::{self, HazelcastReply};
@@ -228,6 +229,8 @@ impl PartitionOwner {
             for (kind, name, object) in partition.objects() {
                 let label = match kind {
                     ObjectKind::Queue => "queue",
+                    ObjectKind::List => "list",
+                    ObjectKind::Set => "set",
                     ObjectKind::Ringbuffer => "ringbuffer",
                     _ => continue,
                 };
@@ -239,6 +242,8 @@ impl PartitionOwner {
         for (registry, name, count) in self.listeners.counts() {
             let label = match registry {
                 Registry::Items => "queue",
+                Registry::ListItems => "list",
+                Registry::SetItems => "set",
                 Registry::Messages => "topic",
                 Registry::Entries => continue,
             };
@@ -283,6 +288,7 @@ impl PartitionOwner {
             Request::Queue(request) => self.execute_queue(call, request, out),
             Request::Ringbuffer(request) => self.execute_ringbuffer(call, request, out),
             Request::Topic(request) => self.execute_topic(call, request, out),
+            Request::Collection(request) => self.execute_collection(call, request, out),
         }
     }
 
@@ -369,6 +375,26 @@ impl PartitionOwner {
         let mut others = Vec::new();
         ring.serve_waiters(&mut |reply_to, outcome| others.push(wire::encode_outcome(reply_to, outcome)));
         self.replicate(partition_id, call.connection, call.correlation_id, out, start, others);
+    }
+
+    /// A list or set request.
+    fn execute_collection(&mut self, call: &Call<'_>, request: &CollectionRequest<'_>, out: &mut Vec<u8>) {
+        if !self.check_serves(call, out) {
+            return;
+        }
+        let partition_id = call.partition_id;
+        let local = partition_id.0 as usize / self.reactor_count;
+        let start = out.len();
+        let name = &*request.name;
+        let store = self.partitions[local].collection_mut(name, request.set, &mut self.settings);
+        let (listeners, outbox) = (&mut self.listeners, &mut self.outbox);
+        let mut ctx = CollectionContext { name, member: self.member, partition_id, listeners, outbox };
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        if let Err(failure) = collection::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
+            out.truncate(start);
+            wire::write_error(out, call.correlation_id, &failure);
+        }
+        self.replicate(partition_id, call.connection, call.correlation_id, out, start, Vec::new());
     }
 
     /// A topic's publish or publishAll, run by the owner of its name's partition, so that

@@ -17,6 +17,7 @@
 //! (`partition % reactor_count == reactor index`). No locks; other threads reach a partition
 //! only by handing an operation to its reactor.
 
+use crate::collection::CollectionStore;
 use crate::map_settings::{MapSettings, SettingsCache};
 use crate::object::PartitionObject;
 use crate::peer::ObjectKind;
@@ -42,7 +43,7 @@ macro_rules! partition_objects {
             /// A new, empty object of `kind` named `name`.
             pub(crate) fn new(kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Object {
                 match kind {
-                    $($(#[cfg($condition)])? ObjectKind::$kind => Object::$kind(<$store>::create(name, settings)),)+
+                    $($(#[cfg($condition)])? ObjectKind::$kind => Object::$kind(<$store>::create(kind, name, settings)),)+
                 }
             }
 
@@ -72,6 +73,8 @@ partition_objects! {
     Map => RecordStore,
     Queue => QueueStore,
     Ringbuffer => RingbufferStore,
+    List => CollectionStore,
+    Set => CollectionStore,
     #[cfg(test)]
     Probe => probe::Probe,
 }
@@ -181,7 +184,9 @@ impl PartitionStore {
 
     /// The queue `name` of this partition, created on first use with its configured settings.
     pub(crate) fn queue_mut(&mut self, name: &str, settings: &mut SettingsCache) -> &mut QueueStore {
-        match self.object_mut(ObjectKind::Queue, name, || Object::Queue(QueueStore::create(name, settings))) {
+        match self.object_mut(ObjectKind::Queue, name, || {
+            Object::Queue(QueueStore::create(ObjectKind::Queue, name, settings))
+        }) {
             Object::Queue(queue) => queue,
             _ => unreachable!("filed under the queue kind"),
         }
@@ -190,10 +195,24 @@ impl PartitionStore {
     /// The ringbuffer `name` of this partition, created on first use with its configured
     /// settings.
     pub(crate) fn ringbuffer_mut(&mut self, name: &str, settings: &mut SettingsCache) -> &mut RingbufferStore {
-        let create = || Object::Ringbuffer(RingbufferStore::create(name, settings));
+        let create = || Object::Ringbuffer(RingbufferStore::create(ObjectKind::Ringbuffer, name, settings));
         match self.object_mut(ObjectKind::Ringbuffer, name, create) {
             Object::Ringbuffer(ring) => ring,
             _ => unreachable!("filed under the ringbuffer kind"),
+        }
+    }
+
+    /// The list (`set` false) or set `name` of this partition, created on first use.
+    pub(crate) fn collection_mut(
+        &mut self,
+        name: &str,
+        set: bool,
+        settings: &mut SettingsCache,
+    ) -> &mut CollectionStore {
+        let kind = if set { ObjectKind::Set } else { ObjectKind::List };
+        match self.object_mut(kind, name, || Object::new(kind, name, settings)) {
+            Object::List(store) | Object::Set(store) => store,
+            _ => unreachable!("filed under the list or set kind"),
         }
     }
 
@@ -273,7 +292,7 @@ pub(crate) mod probe {
     }
 
     impl PartitionObject for Probe {
-        fn create(_name: &str, _settings: &mut SettingsCache) -> Self {
+        fn create(_kind: ObjectKind, _name: &str, _settings: &mut SettingsCache) -> Self {
             Probe::default()
         }
         fn entry_count(&self) -> usize {

@@ -31,6 +31,8 @@ pub(crate) enum ObjectKind {
     Map = 1,
     Queue = 2,
     Ringbuffer = 3,
+    List = 4,
+    Set = 5,
     /// The test double `partition::probe`.
     #[cfg(test)]
     Probe = 0x7F,
@@ -48,6 +50,8 @@ impl ObjectKind {
             ObjectKind::Map => "hz:impl:mapService",
             ObjectKind::Queue => "hz:impl:queueService",
             ObjectKind::Ringbuffer => "hz:impl:ringbufferService",
+            ObjectKind::List => "hz:impl:listService",
+            ObjectKind::Set => "hz:impl:setService",
             #[cfg(test)]
             ObjectKind::Probe => "ferrogrid:test:probe",
         }
@@ -58,6 +62,8 @@ impl ObjectKind {
             1 => Some(ObjectKind::Map),
             2 => Some(ObjectKind::Queue),
             3 => Some(ObjectKind::Ringbuffer),
+            4 => Some(ObjectKind::List),
+            5 => Some(ObjectKind::Set),
             #[cfg(test)]
             0x7F => Some(ObjectKind::Probe),
             _ => None,
@@ -76,7 +82,8 @@ pub(crate) enum Service {
 }
 
 impl Service {
-    const OBJECTS: [ObjectKind; 3] = [ObjectKind::Map, ObjectKind::Queue, ObjectKind::Ringbuffer];
+    const OBJECTS: [ObjectKind; 5] =
+        [ObjectKind::Map, ObjectKind::Queue, ObjectKind::Ringbuffer, ObjectKind::List, ObjectKind::Set];
 
     /// The service a client names by `name` (None: a service ferrogrid lacks).
     pub(crate) fn from_name(name: &str) -> Option<Service> {

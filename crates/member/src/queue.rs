@@ -16,11 +16,11 @@
 
 use crate::clock::deadline_after;
 use crate::connection::ReplyTo;
-use crate::listeners::{ItemEventKind, Listeners};
+use crate::listeners::{ItemEventKind, Listeners, Registry};
 use crate::map_settings::SettingsCache;
 use crate::object::PartitionObject;
 use crate::outbox::Outbox;
-use crate::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
+use crate::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
 use crate::request::{Blob, ErrorKind, OpError, QueueOp, Reply};
 use ferrogrid_config::QueueConfig;
 use ferrogrid_protocol::{Data, PartitionId, Uuid};
@@ -94,10 +94,10 @@ impl std::fmt::Debug for QueueContext<'_> {
 }
 
 impl QueueContext<'_> {
-    fn publish(&mut self, kind: ItemEventKind, item: &[u8], source: Uuid) {
-        if self.listeners.has_items(self.name) {
-            let (name, member, partition_id) = (self.name, self.member, self.partition_id);
-            self.listeners.publish_item(self.outbox, member, name, partition_id, kind, item, source);
+    fn publish(&mut self, kind: ItemEventKind, item: &[u8], _source: Uuid) {
+        if self.listeners.has_object_listeners(Registry::Items, self.name) {
+            let origin = (self.member, self.name, self.partition_id);
+            self.listeners.publish_item(self.outbox, Registry::Items, origin, kind, item);
         }
     }
 }
@@ -412,7 +412,7 @@ impl QueueStore {
 }
 
 impl PartitionObject for QueueStore {
-    fn create(name: &str, settings: &mut SettingsCache) -> Self {
+    fn create(_kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Self {
         QueueStore::new(settings.queue(name))
     }
 

@@ -289,6 +289,72 @@ pub enum RingbufferOp<'a> {
     },
 }
 
+/// One list or set request (the collection lives in the partition of its name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectionRequest<'a> {
+    /// The collection's name (scoped to the tenant's namespace already).
+    pub name: Cow<'a, str>,
+    /// A set (unique items, no positions) or a list.
+    pub set: bool,
+    pub op: CollectionOp<'a>,
+}
+
+/// The operations of lists and sets; those with an index are the list's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CollectionOp<'a> {
+    Size,
+    IsEmpty,
+    Contains {
+        value: Blob<'a>,
+    },
+    ContainsAll {
+        values: Vec<Blob<'a>>,
+    },
+    /// add (at the end, or at `index` of a list: answers nothing).
+    Add {
+        value: Blob<'a>,
+        index: Option<i32>,
+    },
+    /// addAll (at the end, or from `index` of a list).
+    AddAll {
+        values: Vec<Blob<'a>>,
+        index: Option<i32>,
+    },
+    /// The first equal item.
+    Remove {
+        value: Blob<'a>,
+    },
+    RemoveAll {
+        values: Vec<Blob<'a>>,
+    },
+    RetainAll {
+        values: Vec<Blob<'a>>,
+    },
+    Clear,
+    /// getAll and iterator: every item in order.
+    GetAll,
+    Get {
+        index: i32,
+    },
+    /// set: the item at `index` replaced; answers the old one.
+    Replace {
+        index: i32,
+        value: Blob<'a>,
+    },
+    RemoveAt {
+        index: i32,
+    },
+    IndexOf {
+        value: Blob<'a>,
+        last: bool,
+    },
+    /// subList and listIterator (`to` None: to the end).
+    Sub {
+        from: i32,
+        to: Option<i32>,
+    },
+}
+
 /// One topic request: messages to publish (the topic's name's partition owner publishes them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicRequest<'a> {
@@ -305,6 +371,7 @@ pub enum Request<'a> {
     Queue(QueueRequest<'a>),
     Ringbuffer(RingbufferRequest<'a>),
     Topic(TopicRequest<'a>),
+    Collection(CollectionRequest<'a>),
 }
 
 /// What an operation answers; values borrow from the partition until encoded.
@@ -357,6 +424,8 @@ pub enum ErrorKind {
     ClassCast,
     /// The object was destroyed while the request waited on it.
     Destroyed,
+    /// A list index outside the list.
+    IndexOutOfBounds,
 }
 
 /// A request that is well-formed but cannot be served.

@@ -20,7 +20,7 @@
 use crate::connection::ReplyTo;
 use crate::map_settings::SettingsCache;
 use crate::object::PartitionObject;
-use crate::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
+use crate::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
 use crate::request::{Blob, ErrorKind, OpError, Reply, RingbufferOp};
 use ferrogrid_config::RingbufferConfig;
 use ferrogrid_protocol::Data;
@@ -424,7 +424,7 @@ impl RingbufferStore {
 }
 
 impl PartitionObject for RingbufferStore {
-    fn create(name: &str, settings: &mut SettingsCache) -> Self {
+    fn create(_kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Self {
         RingbufferStore::new(settings.ringbuffer(name), settings.max_message_bytes() / 2)
     }
 

@@ -19,7 +19,7 @@ use crate::clock::NEVER;
 use crate::locks::{LockImage, LockOwner, LockTable, Parked};
 use crate::map_settings::{MapSettings, PartitionLimit, SettingsCache};
 use crate::object::{PartitionObject, RemovedEntry};
-use crate::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
+use crate::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
 use crate::table::Table;
 use ferrogrid_config::EvictionPolicy;
 use ferrogrid_protocol::Uuid;
@@ -363,7 +363,7 @@ impl RecordStore {
 /// A map in a partition as replication and migration see it. Backup and snapshot bodies are
 /// runs of [`MapChange`]s, each carrying a key's whole resulting record or lock.
 impl PartitionObject for RecordStore {
-    fn create(name: &str, settings: &mut SettingsCache) -> Self {
+    fn create(_kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Self {
         RecordStore::new(settings.get(name))
     }
 

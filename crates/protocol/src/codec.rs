@@ -483,9 +483,51 @@ messages! {
     /// An item listener's event: ADDED (1) or REMOVED (2), with the item if the listener
     /// asked for values.
     Event QueueItemEvent<'a> = 0x031102 { uuid: Option<Uuid>, event_type: i32; var item: Option<Data<'a>> }
+    /// The same event of any collection (queue 0x031102, list 0x050B02, set 0x060B02: the
+    /// registration request type with kind 0x02, given when encoding).
+    Event ItemEvent<'a> { uuid: Option<Uuid>, event_type: i32; var item: Option<Data<'a>> }
     Request QueueRemoveListener<'a> = 0x031200 { registration_id: Option<Uuid>; var name: &'a str }
     Request QueueRemainingCapacity<'a> = 0x031300 { ; var name: &'a str }
     Request QueueIsEmpty<'a> = 0x031400 { ; var name: &'a str }
+
+    // ----- List (service 5) and Set (service 6): every request names the collection and is
+    // sent to the partition of its name -----
+    Request ListSize<'a> = 0x050100 { ; var name: &'a str }
+    Request ListContains<'a> = 0x050200 { ; var name: &'a str, value: Data<'a> }
+    Request ListContainsAll<'a> = 0x050300 { ; var name: &'a str, values: Vec<Data<'a>> }
+    Request ListAdd<'a> = 0x050400 { ; var name: &'a str, value: Data<'a> }
+    Request ListRemove<'a> = 0x050500 { ; var name: &'a str, value: Data<'a> }
+    Request ListAddAll<'a> = 0x050600 { ; var name: &'a str, value_list: Vec<Data<'a>> }
+    Request ListCompareAndRemoveAll<'a> = 0x050700 { ; var name: &'a str, values: Vec<Data<'a>> }
+    Request ListCompareAndRetainAll<'a> = 0x050800 { ; var name: &'a str, values: Vec<Data<'a>> }
+    Request ListClear<'a> = 0x050900 { ; var name: &'a str }
+    Request ListGetAll<'a> = 0x050A00 { ; var name: &'a str }
+    Request ListAddListener<'a> = 0x050B00 { include_value: bool, local_only: bool; var name: &'a str }
+    Request ListRemoveListener<'a> = 0x050C00 { registration_id: Option<Uuid>; var name: &'a str }
+    Request ListIsEmpty<'a> = 0x050D00 { ; var name: &'a str }
+    Request ListAddAllWithIndex<'a> = 0x050E00 { index: i32; var name: &'a str, value_list: Vec<Data<'a>> }
+    Request ListGet<'a> = 0x050F00 { index: i32; var name: &'a str }
+    Request ListSet<'a> = 0x051000 { index: i32; var name: &'a str, value: Data<'a> }
+    Request ListAddWithIndex<'a> = 0x051100 { index: i32; var name: &'a str, value: Data<'a> }
+    Request ListRemoveWithIndex<'a> = 0x051200 { index: i32; var name: &'a str }
+    Request ListLastIndexOf<'a> = 0x051300 { ; var name: &'a str, value: Data<'a> }
+    Request ListIndexOf<'a> = 0x051400 { ; var name: &'a str, value: Data<'a> }
+    Request ListSub<'a> = 0x051500 { from: i32, to: i32; var name: &'a str }
+    Request ListIterator<'a> = 0x051600 { ; var name: &'a str }
+    Request ListListIterator<'a> = 0x051700 { index: i32; var name: &'a str }
+    Request SetSize<'a> = 0x060100 { ; var name: &'a str }
+    Request SetContains<'a> = 0x060200 { ; var name: &'a str, value: Data<'a> }
+    Request SetContainsAll<'a> = 0x060300 { ; var name: &'a str, items: Vec<Data<'a>> }
+    Request SetAdd<'a> = 0x060400 { ; var name: &'a str, value: Data<'a> }
+    Request SetRemove<'a> = 0x060500 { ; var name: &'a str, value: Data<'a> }
+    Request SetAddAll<'a> = 0x060600 { ; var name: &'a str, value_list: Vec<Data<'a>> }
+    Request SetCompareAndRemoveAll<'a> = 0x060700 { ; var name: &'a str, values: Vec<Data<'a>> }
+    Request SetCompareAndRetainAll<'a> = 0x060800 { ; var name: &'a str, values: Vec<Data<'a>> }
+    Request SetClear<'a> = 0x060900 { ; var name: &'a str }
+    Request SetGetAll<'a> = 0x060A00 { ; var name: &'a str }
+    Request SetAddListener<'a> = 0x060B00 { include_value: bool, local_only: bool; var name: &'a str }
+    Request SetRemoveListener<'a> = 0x060C00 { registration_id: Option<Uuid>; var name: &'a str }
+    Request SetIsEmpty<'a> = 0x060D00 { ; var name: &'a str }
 
     // ----- Topic (service 4): sent to the partition of the topic's name -----
     Request TopicPublish<'a> = 0x040100 { ; var name: &'a str, message: Data<'a> }

@@ -11,6 +11,11 @@ impl MessageType {
     pub fn response(self) -> MessageType {
         MessageType((self.0 & !0xff) | 0x01)
     }
+
+    /// The (first) event type of a listener registration request type (kind byte 0x02).
+    pub fn event(self) -> MessageType {
+        MessageType((self.0 & !0xff) | 0x02)
+    }
 }
 
 /// Service names by service id (the high byte of a message type).

@@ -1,0 +1,77 @@
+//! List and set settings, from `hazelcast.list.<name or pattern>` and
+//! `hazelcast.set.<name or pattern>` (resolved like map settings).
+
+use crate::error::{invalid, ConfigError};
+use crate::map::{check_backup_counts, NamedConfigs};
+
+/// Settings of one list or set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CollectionConfig {
+    /// Most items it holds; 0 (the default) is unbounded (Hazelcast's Integer.MAX_VALUE).
+    /// `max-size`, in `0..=2147483647`.
+    pub max_size: u32,
+    /// Synchronous backups. `backup-count`, default 1, at most 6 with the asynchronous ones.
+    pub backup_count: u8,
+    /// Asynchronous backups. `async-backup-count`, default 0.
+    pub async_backup_count: u8,
+}
+
+impl CollectionConfig {
+    pub const DEFAULT: CollectionConfig = CollectionConfig { max_size: 0, backup_count: 1, async_backup_count: 0 };
+
+    /// The most items it may hold: `max-size`, or Integer.MAX_VALUE when unbounded.
+    pub fn capacity(&self) -> u32 {
+        if self.max_size == 0 {
+            i32::MAX as u32
+        } else {
+            self.max_size
+        }
+    }
+
+    pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if self.max_size > i32::MAX as u32 {
+            let expected = format!("expected 0..={}, got {}", i32::MAX, self.max_size);
+            return Err(invalid(format!("{key}.max-size"), expected));
+        }
+        check_backup_counts(key, self.backup_count, self.async_backup_count)
+    }
+}
+
+impl Default for CollectionConfig {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+static DEFAULT_COLLECTION_CONFIG: CollectionConfig = CollectionConfig::DEFAULT;
+
+/// All configured list (or set) entries.
+pub type CollectionConfigs = NamedConfigs<CollectionConfig>;
+
+impl CollectionConfigs {
+    /// The settings of the collection called `name`.
+    pub fn for_collection(&self, name: &str) -> &CollectionConfig {
+        self.resolve(name, &DEFAULT_COLLECTION_CONFIG)
+    }
+
+    /// `kind`: `list` or `set`, the section's name in error messages.
+    pub fn validate(&self, kind: &str) -> Result<(), ConfigError> {
+        self.validate_with(kind, CollectionConfig::validate)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collections_resolve_by_pattern_and_check_their_bounds() {
+        let mut lists = CollectionConfigs::default();
+        assert_eq!(lists.for_collection("todo").capacity(), i32::MAX as u32);
+        lists.insert("bounded-*", CollectionConfig { max_size: 3, ..CollectionConfig::DEFAULT });
+        assert_eq!(lists.for_collection("bounded-1").capacity(), 3);
+        assert!(lists.validate("list").is_ok());
+        lists.insert("bad", CollectionConfig { backup_count: 5, async_backup_count: 2, ..CollectionConfig::DEFAULT });
+        assert!(lists.validate("list").unwrap_err().to_string().contains("hazelcast.list.bad.async-backup-count"));
+    }
+}
