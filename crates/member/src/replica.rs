@@ -281,8 +281,11 @@ impl PartitionOwner {
         for id in gone {
             match self.replication.forwards.remove(&id).expect("present") {
                 Forward::Relay { connection, correlation_id, .. } => {
-                    let text = "the member owning the partition left; retry";
-                    let holder = ErrorHolder { code: error::MEMBER_LEFT, message: Some(text) };
+                    // It may or may not have run there: the client retries it only if it may
+                    // (a read, or with redo-operation), as for a connection lost to a member.
+                    let text = "the member owning the partition left before answering; the request may or may not \
+                                have run";
+                    let holder = ErrorHolder { code: error::TARGET_DISCONNECTED, message: Some(text) };
                     write_error_response(self.outbox.buffer(&connection), correlation_id, &[holder]);
                     self.outbox.answered(&connection);
                 }

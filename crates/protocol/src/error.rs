@@ -37,6 +37,7 @@ error_codes! {
     PARTITION_MIGRATING = 39, "com.hazelcast.spi.exception.PartitionMigratingException";
     RETRYABLE = 46, "com.hazelcast.spi.exception.RetryableHazelcastException";
     STALE_SEQUENCE = 51, "com.hazelcast.ringbuffer.StaleSequenceException";
+    TARGET_DISCONNECTED = 52, "com.hazelcast.spi.exception.TargetDisconnectedException";
     TARGET_NOT_MEMBER = 53, "com.hazelcast.spi.exception.TargetNotMemberException";
     UNSUPPORTED_OPERATION = 61, "java.lang.UnsupportedOperationException";
     WRONG_TARGET = 62, "com.hazelcast.spi.exception.WrongTargetException";
