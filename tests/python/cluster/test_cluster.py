@@ -731,3 +731,36 @@ def test_reliable_topic_listener_keeps_receiving_when_the_ringbuffer_owner_is_ki
     assert not out_of_order, "received out of order (index, previous, message): %s" % out_of_order[:5]
     assert received[-1] >= acknowledged[-1], "the listener kept receiving after the kill"
     assert len(acknowledged) > published_at_kill[0], "publishes acknowledged after the kill"
+
+
+def test_topic_listeners_on_every_member_hear_every_message_once(make_cluster, request):
+    # A topic's messages go through the owner of its name's partition, which relays them to
+    # the other members: a unisocket listener hears them through the member it is connected
+    # to, a smart client's listener (registered with every member, local-only) once, from the
+    # owner; each in publish order, whichever member the publisher talks to.
+    cluster = make_cluster(3)
+    cluster.start_members(range(3))
+    publisher = cluster.client(smart=False)
+    wait_members(publisher, 3, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    heard = {}
+    listeners = [("smart", cluster.client(smart=True))]
+    for member in members_of(publisher):
+        address = "%s:%d" % (member.address.host, member.address.port)
+        listeners.append(("unisocket via %s" % address, cluster.client([address], smart=False)))
+    for label, client in listeners:
+        wait_members(client, 3, FORM_TIMEOUT)
+        heard[label] = []
+        client.get_topic(name).blocking().add_listener(lambda message, label=label: heard[label].append(message.message))
+    topic = publisher.get_topic(name).blocking()
+    messages = list(range(200))
+    for message in messages:
+        topic.publish(message)
+    wait_until(
+        lambda: all(len(got) >= len(messages) for got in heard.values()),
+        30,
+        lambda: "heard %s of %d" % ({label: len(got) for label, got in heard.items()}, len(messages)),
+    )
+    time.sleep(0.5)  # a duplicate, if any, would have arrived by now
+    for label, got in heard.items():
+        assert got == messages, "%s heard %d messages, out of order or twice" % (label, len(got))
