@@ -2,10 +2,13 @@ import com.hazelcast.client.HazelcastClient;
 import com.hazelcast.client.config.ClientConfig;
 import com.hazelcast.core.DistributedObject;
 import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.collection.IList;
 import com.hazelcast.collection.IQueue;
+import com.hazelcast.collection.ISet;
 import com.hazelcast.collection.ItemEvent;
 import com.hazelcast.collection.ItemListener;
 import com.hazelcast.map.IMap;
+import com.hazelcast.multimap.MultiMap;
 import com.hazelcast.ringbuffer.OverflowPolicy;
 import com.hazelcast.ringbuffer.ReadResultSet;
 import com.hazelcast.ringbuffer.Ringbuffer;
@@ -93,6 +96,9 @@ public final class Smoke {
             queue(client);
             topic(client);
             ringbuffer(client);
+            list(client);
+            set(client);
+            multiMap(client);
             rc = 0;
             System.out.println("java smoke: ok (" + checks + " checks)");
         } catch (Throwable t) {
@@ -185,6 +191,76 @@ public final class Smoke {
         checkEq("e", rb.readOne(4), "readOne(tail + 1) gets a later add");
         later.join();
         rb.destroy();
+    }
+
+    static void list(HazelcastInstance client) throws InterruptedException {
+        IList<String> list = client.getList("java-smoke-list-" + UUID.randomUUID());
+        List<String> added = new CopyOnWriteArrayList<>();
+        UUID id = list.addItemListener(new ItemListener<String>() {
+            @Override
+            public void itemAdded(ItemEvent<String> event) {
+                added.add(event.getItem());
+            }
+
+            @Override
+            public void itemRemoved(ItemEvent<String> event) {
+            }
+        }, true);
+        check(list.add("a"), "list add");
+        check(list.addAll(Arrays.asList("b", "c")), "list addAll");
+        list.add(0, "z");
+        checkEq(4, list.size(), "list size");
+        checkEq("a", list.get(1), "list get by index");
+        checkEq("z", list.set(0, "y"), "list set answers the item it replaced");
+        checkEq("y", list.remove(0), "list remove(index) answers the removed item");
+        check(list.remove("b"), "list remove(item)");
+        check(!list.remove("b"), "list remove of an absent item");
+        checkEq(1, list.indexOf("c"), "list indexOf");
+        checkEq(Arrays.asList("a", "c"), new ArrayList<>(list), "list keeps insertion order");
+        checkEq(Arrays.asList("c"), new ArrayList<>(list.subList(1, 2)), "list subList");
+        for (int i = 0; i < 100 && added.size() < 5; i++) {
+            Thread.sleep(50);
+        }
+        List<String> heard = new ArrayList<>(added);
+        heard.sort(null); // the events of one addAll come in no promised order
+        checkEq(Arrays.asList("a", "b", "c", "y", "z"), heard, "list item listener heard every add");
+        check(list.removeItemListener(id), "list removeItemListener");
+        list.destroy();
+    }
+
+    static void set(HazelcastInstance client) {
+        ISet<String> set = client.getSet("java-smoke-set-" + UUID.randomUUID());
+        check(set.add("a"), "set add");
+        check(!set.add("a"), "set add of an item already there");
+        check(set.addAll(Arrays.asList("a", "b", "c")), "set addAll");
+        checkEq(3, set.size(), "set size");
+        check(set.contains("b"), "set contains");
+        check(set.remove("b"), "set remove");
+        check(!set.remove("b"), "set remove of an absent item");
+        checkEq(new HashSet<>(Arrays.asList("a", "c")), new HashSet<>(set), "set items");
+        set.destroy();
+    }
+
+    static void multiMap(HazelcastInstance client) {
+        // Hazelcast's default value collection: a set of values per key
+        MultiMap<String, String> mm = client.getMultiMap("java-smoke-mm-" + UUID.randomUUID());
+        check(mm.put("k", "v1"), "multimap put");
+        check(mm.put("k", "v2"), "multimap put of a second value");
+        check(!mm.put("k", "v1"), "multimap put of a value already there");
+        check(mm.put("other", "o"), "multimap put of another key");
+        checkEq(new HashSet<>(Arrays.asList("v1", "v2")), new HashSet<>(mm.get("k")), "multimap get");
+        checkEq(3, mm.size(), "multimap size counts values");
+        checkEq(2, mm.valueCount("k"), "multimap valueCount");
+        check(mm.containsEntry("k", "v2"), "multimap containsEntry");
+        check(mm.remove("k", "v1"), "multimap remove of one value");
+        checkEq(Arrays.asList("v2"), new ArrayList<>(mm.remove("k")), "multimap remove(key) answers the values");
+        check(mm.get("k").isEmpty(), "multimap get of a removed key");
+        mm.put("gone", "g1");
+        mm.put("gone", "g2");
+        mm.delete("gone");
+        check(!mm.containsKey("gone"), "multimap delete removes the key");
+        checkEq(new HashSet<>(Arrays.asList("other")), mm.keySet(), "multimap keySet");
+        mm.destroy();
     }
 
     static void run(HazelcastInstance client) {

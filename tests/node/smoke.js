@@ -2,8 +2,9 @@
 // Node.js client smoke test: node smoke.js 127.0.0.1:5701
 // Connects (cluster name "dev"), runs put/get/size/entrySet/remove on a fresh map with string
 // and number keys, offer/poll/peek and an item listener on a queue, add/readOne/readMany on a
-// ringbuffer, publish and a listener on a reliable topic, prints "node smoke: ok" and exits 0;
-// exits 1 on any failure or after 60 s.
+// ringbuffer, publish and a listener on a reliable topic, index operations and an item listener
+// on a list, add/contains/remove on a set, put/get/remove/removeAll on a multimap, prints
+// "node smoke: ok" and exits 0; exits 1 on any failure or after 60 s.
 
 const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
@@ -128,6 +129,57 @@ async function main() {
         setTimeout(() => rb.add('e'), 300);
         assert.equal(await waitingRead, 'e', 'readOne(tail + 1) gets a later add');
         await rb.destroy();
+
+        // --- list: insertion order, index operations, an item listener
+        const list = await client.getList('node-smoke-list-' + crypto.randomUUID());
+        const listAdded = [];
+        await list.addItemListener({ itemAdded: (event) => listAdded.push(event.item) }, true);
+        assert.equal(await list.add('a'), true, 'list add');
+        assert.equal(await list.addAll(['b', 'c']), true, 'list addAll');
+        await list.addAt(0, 'z');
+        assert.equal(await list.size(), 4, 'list size');
+        assert.equal(await list.get(1), 'a', 'list get by index');
+        assert.equal(await list.set(0, 'y'), 'z', 'list set answers the item it replaced');
+        assert.equal(await list.removeAt(0), 'y', 'list removeAt answers the removed item');
+        assert.equal(await list.remove('b'), true, 'list remove');
+        assert.equal(await list.remove('b'), false, 'list remove of an absent item');
+        assert.equal(await list.indexOf('c'), 1, 'list indexOf');
+        assert.deepEqual(await list.toArray(), ['a', 'c'], 'list keeps insertion order');
+        assert.deepEqual((await list.subList(1, 2)).toArray(), ['c'], 'list subList');
+        for (let i = 0; i < 100 && listAdded.length < 5; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        // the events of one addAll come in no promised order
+        assert.deepEqual([...listAdded].sort(), ['a', 'b', 'c', 'y', 'z'], 'list item listener heard every add');
+        await list.destroy();
+
+        // --- set: no duplicates
+        const set = await client.getSet('node-smoke-set-' + crypto.randomUUID());
+        assert.equal(await set.add('a'), true, 'set add');
+        assert.equal(await set.add('a'), false, 'set add of an item already there');
+        assert.equal(await set.addAll(['a', 'b', 'c']), true, 'set addAll');
+        assert.equal(await set.size(), 3, 'set size');
+        assert.equal(await set.contains('b'), true, 'set contains');
+        assert.equal(await set.remove('b'), true, 'set remove');
+        assert.equal(await set.remove('b'), false, 'set remove of an absent item');
+        assert.deepEqual((await set.toArray()).sort(), ['a', 'c'], 'set items');
+        await set.destroy();
+
+        // --- multimap: a set of values per key (Hazelcast's default value collection)
+        const mm = await client.getMultiMap('node-smoke-mm-' + crypto.randomUUID());
+        assert.equal(await mm.put('k', 'v1'), true, 'multimap put');
+        assert.equal(await mm.put('k', 'v2'), true, 'multimap put of a second value');
+        assert.equal(await mm.put('k', 'v1'), false, 'multimap put of a value already there');
+        assert.equal(await mm.put('other', 'o'), true, 'multimap put of another key');
+        assert.deepEqual((await mm.get('k')).toArray().sort(), ['v1', 'v2'], 'multimap get');
+        assert.equal(await mm.size(), 3, 'multimap size counts values');
+        assert.equal(await mm.valueCount('k'), 2, 'multimap valueCount');
+        assert.equal(await mm.containsEntry('k', 'v2'), true, 'multimap containsEntry');
+        assert.equal(await mm.remove('k', 'v1'), true, 'multimap remove of one value');
+        assert.deepEqual((await mm.removeAll('k')).toArray(), ['v2'], 'multimap removeAll answers the values');
+        assert.deepEqual((await mm.get('k')).toArray(), [], 'multimap get of a removed key');
+        assert.deepEqual(await mm.keySet(), ['other'], 'multimap keySet');
+        await mm.destroy();
 
         // --- reliable topic (the Node.js client's only topic, on ringbuffer _hz_rb_<name>)
         const topic = await client.getReliableTopic('node-smoke-rt-' + crypto.randomUUID());

@@ -48,6 +48,13 @@ def wait_until(condition, timeout=10.0, interval=0.05, message="condition"):
         time.sleep(interval)
 
 
+def server_error_line(error):
+    """The first line of an error the member sent, as the Python client words it:
+    "Exception from server: <Java exception class>: <message>" (the member's stack trace follows
+    on the next lines)."""
+    return str(error).split("\n", 1)[0]
+
+
 def partition_of(key):
     """Partition id of a str key, as the client and the member compute it (271 partitions)."""
     return wire.partition_id(wire.string_data(key))
@@ -177,3 +184,49 @@ class MessageLog:
                     )
                 self._cond.wait(remaining)
             return [m.message for m in self.messages]
+
+
+class ItemLog:
+    """Item-event callback for the add_listener of IQueue / IList / ISet
+    (`proxy.add_listener(include_value, **log.callbacks())`): records (event type, item) of every
+    event, item None when the listener was added without include_value."""
+
+    def __init__(self):
+        self.events = []
+        self._cond = threading.Condition()
+
+    def __call__(self, event):
+        with self._cond:
+            self.events.append((event.event_type, event.item))
+            self._cond.notify_all()
+
+    def callbacks(self):
+        return {"item_added_func": self, "item_removed_func": self}
+
+    def snapshot(self):
+        with self._cond:
+            return list(self.events)
+
+    def wait_count(self, count, timeout=10.0):
+        """All events once at least `count` have been recorded."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while len(self.events) < count:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(
+                        "%d item events within %.0f s, expected %d: %r" % (len(self.events), timeout, count, self.events)
+                    )
+                self._cond.wait(remaining)
+            return list(self.events)
+
+    def wait_for(self, event, timeout=10.0):
+        """Waits until `event` ((type, item)) has been recorded; returns every event so far."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while event not in self.events:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError("no %r within %.0f s; events so far: %r" % (event, timeout, self.events))
+                self._cond.wait(remaining)
+            return list(self.events)
