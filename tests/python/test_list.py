@@ -388,10 +388,11 @@ def test_bulk_removes_are_heard_item_by_item(lst):
     assert sorted(removed[3:]) == [(REMOVED, "a"), (REMOVED, "c"), (REMOVED, "d")], "clear: every item"
 
 
+@pytest.mark.hazelcast_only
 def test_remove_at_is_heard_without_its_item_even_when_it_fails(lst):
     # Hazelcast's List.RemoveWithIndex publishes its REMOVED event before it runs, when it does
     # not know the item yet: the event has no item (even with include_value), and an index out
-    # of range is announced as well.
+    # of range is announced as well. ferrogrid does not copy this (the next test).
     log = ItemLog()
     lst.add_listener(include_value=True, **log.callbacks())
     lst.add("a")
@@ -407,6 +408,22 @@ def test_remove_at_is_heard_without_its_item_even_when_it_fails(lst):
         (REMOVED, None),
         (ADDED, "marker"),
     ]
+
+
+@pytest.mark.ferrogrid_only
+def test_remove_at_is_heard_with_its_item_and_only_when_it_removes(lst):
+    # Unlike Hazelcast (the previous test): the REMOVED event of remove_at carries the item a
+    # listener with include_value asked for, and a failed remove_at removes nothing and
+    # announces nothing.
+    log = ItemLog()
+    lst.add_listener(include_value=True, **log.callbacks())
+    lst.add("a")
+    lst.add("b")
+    with pytest.raises(IndexOutOfBoundsError):
+        lst.remove_at(5)
+    assert lst.remove_at(0) == "a"
+    lst.add("marker")
+    assert log.wait_for((ADDED, "marker")) == [(ADDED, "a"), (ADDED, "b"), (REMOVED, "a"), (ADDED, "marker")]
 
 
 # --------------------------------------------------------------------------- lifecycle

@@ -220,13 +220,26 @@ def test_item_listener_hears_changes_only(s, client_factory, include_value):
     assert len(log.snapshot()) == len(expected), "no event after the listener was removed"
 
 
+@pytest.mark.hazelcast_only
 def test_an_item_named_twice_in_one_add_all_is_heard_twice(s):
+    # Hazelcast announces each item of the batch it was given; ferrogrid announces what it
+    # added (the next test).
     log = ItemLog()
     s.add_listener(include_value=True, **log.callbacks())
     assert s.add_all(["x", "x"]) is True
     assert s.size() == 1, "the set holds it once"
     s.remove("x")  # the marker
     assert log.wait_for((REMOVED, "x")) == [(ADDED, "x"), (ADDED, "x"), (REMOVED, "x")]
+
+
+@pytest.mark.ferrogrid_only
+def test_an_item_named_twice_in_one_add_all_is_heard_once(s):
+    log = ItemLog()
+    s.add_listener(include_value=True, **log.callbacks())
+    assert s.add_all(["x", "x"]) is True
+    assert s.size() == 1
+    s.remove("x")  # the marker
+    assert log.wait_for((REMOVED, "x")) == [(ADDED, "x"), (REMOVED, "x")]
 
 
 def test_bulk_removes_are_heard_item_by_item(s):

@@ -215,14 +215,46 @@ impl CollectionStore {
         }
     }
 
-    /// `index` within `0..len` (`0..=len` with `end_included`), as Java's ArrayList checks it.
-    fn check_index(&self, index: i32, end_included: bool) -> Result<usize, OpError> {
+    /// `index` of an item (within `0..len`), failing as Java's ArrayList does.
+    fn check_index(&self, index: i32) -> Result<usize, OpError> {
         let len = self.list()?.len();
-        let bound = if end_included { len + 1 } else { len };
         match usize::try_from(index) {
-            Ok(index) if index < bound => Ok(index),
+            Ok(index) if index < len => Ok(index),
+            _ => {
+                let text = format!("Index {index} out of bounds for length {len}");
+                Err(OpError::new(ErrorKind::IndexOutOfBounds, text))
+            }
+        }
+    }
+
+    /// `index` to insert at (within `0..=len`), failing as Java's ArrayList does.
+    fn check_insert_index(&self, index: i32) -> Result<usize, OpError> {
+        let len = self.list()?.len();
+        match usize::try_from(index) {
+            Ok(index) if index <= len => Ok(index),
             _ => Err(OpError::new(ErrorKind::IndexOutOfBounds, format!("Index: {index}, Size: {len}"))),
         }
+    }
+
+    /// The range of subList(`from`, `to`) with Hazelcast's −1 bounds ((−1, −1): all, `to`
+    /// −1: to the end), failing as Java's `subList` does.
+    fn check_range(&self, from: i32, to: i32) -> Result<std::ops::Range<usize>, OpError> {
+        let len = self.list()?.len() as i64;
+        let (from, to) = match (from, to) {
+            (-1, -1) => (0, len),
+            (from, -1) => (i64::from(from), len),
+            (from, to) => (i64::from(from), i64::from(to)),
+        };
+        if from < 0 {
+            return Err(OpError::new(ErrorKind::IndexOutOfBounds, format!("fromIndex = {from}")));
+        }
+        if to > len {
+            return Err(OpError::new(ErrorKind::IndexOutOfBounds, format!("toIndex = {to}")));
+        }
+        if from > to {
+            return Err(OpError::new(ErrorKind::IllegalArgument, format!("fromIndex({from}) > toIndex({to})")));
+        }
+        Ok(from as usize..to as usize)
     }
 }
 
@@ -287,12 +319,12 @@ fn positional(
 ) -> Result<(), OpError> {
     match op {
         CollectionOp::Get { index } => {
-            let index = store.check_index(*index, false)?;
+            let index = store.check_index(*index)?;
             reply(Reply::Value(Some(&store.list()?[index].value)));
         }
         CollectionOp::Replace { index, value } => {
             null_check(value)?;
-            let index = store.check_index(*index, false)?;
+            let index = store.check_index(*index)?;
             let Items::List(items) = &mut store.items else { unreachable!("checked a list") };
             let item = &mut items[index];
             let old = std::mem::replace(&mut item.value, value.as_ref().into());
@@ -304,7 +336,7 @@ fn positional(
             reply(Reply::Value(Some(&old)));
         }
         CollectionOp::RemoveAt { index } => {
-            let index = store.check_index(*index, false)?;
+            let index = store.check_index(*index)?;
             let value = store.remove_at(index);
             ctx.publish(Registry::ListItems, ItemEventKind::Removed, &value);
             reply(Reply::Value(Some(&value)));
@@ -315,14 +347,7 @@ fn positional(
             reply(Reply::Int(found.map_or(-1, |(index, _)| index as i32)));
         }
         CollectionOp::Sub { from, to } => {
-            let len = store.list()?.len();
-            let to = to.unwrap_or(len as i32);
-            let valid = 0 <= *from && *from <= to && to as usize <= len;
-            if !valid {
-                let text = format!("fromIndex: {from}, toIndex: {to}, size: {len}");
-                return Err(OpError::new(ErrorKind::IndexOutOfBounds, text));
-            }
-            let items = &store.list()?[*from as usize..to as usize];
+            let items = &store.list()?[store.check_range(*from, *to)?];
             reply(Reply::Values(items.iter().map(|item| &*item.value).collect()));
         }
         _ => unreachable!("handled by execute"),
@@ -331,7 +356,8 @@ fn positional(
 }
 
 /// add: at the end (answers whether it was added: false when full, or a set that has it),
-/// or at a list's `index` (answers nothing; fails when full).
+/// or at a list's `index` (a negative one: at the end; answers nothing, and adds nothing
+/// when full, as Hazelcast does).
 fn add(
     store: &mut CollectionStore,
     ctx: &mut CollectionContext<'_>,
@@ -349,12 +375,11 @@ fn add(
         reply(Reply::Bool(added));
         return Ok(());
     };
-    let index = store.check_index(index, true)?;
-    if store.room() == 0 {
-        return Err(OpError::new(ErrorKind::IllegalState, "List is full!"));
+    let index = if index < 0 { store.len() } else { store.check_insert_index(index)? };
+    if store.room() > 0 {
+        store.insert(value, Some(index));
+        ctx.publish(registry, ItemEventKind::Added, value);
     }
-    store.insert(value, Some(index));
-    ctx.publish(registry, ItemEventKind::Added, value);
     reply(Reply::Empty);
     Ok(())
 }
@@ -369,8 +394,8 @@ fn add_all(
 ) -> Result<(), OpError> {
     values.iter().try_for_each(|value| null_check(value))?;
     let registry = store.registry();
-    let mut at = index.map(|index| store.check_index(index, true)).transpose()?;
-    if values.len() > store.room() {
+    let mut at = index.map(|index| store.check_insert_index(index)).transpose()?;
+    if values.is_empty() || values.len() > store.room() {
         reply(Reply::Bool(false));
         return Ok(());
     }
@@ -589,7 +614,8 @@ mod tests {
         assert_eq!(run(&mut list, add(&c, Some(1))), Ok("Empty".into()));
         mirror(&mut list, &mut backup);
         assert_eq!(run(&mut list, add(&d, None)), Ok("Bool(false)".into()), "full");
-        assert_eq!(run(&mut list, add(&d, Some(0))), Err(ErrorKind::IllegalState));
+        assert_eq!(run(&mut list, add(&d, Some(0))), Ok("Empty".into()), "full: nothing added, no error");
+        assert_eq!(list.len(), 3);
         assert_eq!(run(&mut list, CollectionOp::Get { index: 3 }), Err(ErrorKind::IndexOutOfBounds));
         let replaced = run(&mut list, CollectionOp::Replace { index: 2, value: Cow::Borrowed(&d) }).unwrap();
         assert_eq!(replaced, format!("Value(Some({a:?}))"));
@@ -597,9 +623,12 @@ mod tests {
         mirror(&mut list, &mut backup);
         assert_eq!(backup.values(), list.values(), "c, d in order");
         assert_eq!(backup.held_bytes, list.held_bytes);
-        let sub = run(&mut list, CollectionOp::Sub { from: 1, to: None }).unwrap();
+        let sub = run(&mut list, CollectionOp::Sub { from: 1, to: -1 }).unwrap();
         assert_eq!(sub, format!("Values([{d:?}])"));
-        assert_eq!(run(&mut list, CollectionOp::Sub { from: 2, to: Some(1) }), Err(ErrorKind::IndexOutOfBounds));
+        let whole = run(&mut list, CollectionOp::Sub { from: -1, to: -1 }).unwrap();
+        assert_eq!(whole, format!("Values([{c:?}, {d:?}])"));
+        assert_eq!(run(&mut list, CollectionOp::Sub { from: 2, to: 1 }), Err(ErrorKind::IllegalArgument));
+        assert_eq!(run(&mut list, CollectionOp::Sub { from: 0, to: 3 }), Err(ErrorKind::IndexOutOfBounds));
         let mut snapshot = Vec::new();
         let mut after = 0;
         if let Items::List(items) = &list.items {

@@ -348,10 +348,11 @@ pub enum CollectionOp<'a> {
         value: Blob<'a>,
         last: bool,
     },
-    /// subList and listIterator (`to` None: to the end).
+    /// subList and listIterator (from `from` to the end: `to` −1), with Hazelcast's −1
+    /// bounds: (−1, −1) is the whole list.
     Sub {
         from: i32,
-        to: Option<i32>,
+        to: i32,
     },
 }
 

@@ -197,11 +197,11 @@ fn decode_list_position<'a>(message: &Message<'a>) -> Result<(&'a str, Collectio
         }
         ListSub::TYPE => {
             let r = ListSub::decode(message)?;
-            (r.name, Op::Sub { from: r.from, to: Some(r.to) })
+            (r.name, Op::Sub { from: r.from, to: r.to })
         }
         ListListIterator::TYPE => {
             let r = ListListIterator::decode(message)?;
-            (r.name, Op::Sub { from: r.index, to: None })
+            (r.name, Op::Sub { from: r.index, to: -1 })
         }
         other => unreachable!("{other} has a list row but no decoder"),
     })
