@@ -154,6 +154,16 @@ def describe(events):
     return "[%s]" % ", ".join("%s(%r, %r, old=%r, n=%s)" % (fields(e) + (e.number_of_affected_entries,)) for e in events)
 
 
+def destroy_after(proxy):
+    """For a fixture (`yield from destroy_after(proxy)`): the proxy, destroyed after the test
+    (a test that destroyed it already, or a member gone, is fine)."""
+    yield proxy
+    try:
+        proxy.destroy()
+    except Exception:  # noqa: BLE001
+        pass
+
+
 class MessageLog:
     """Topic message listener (for Topic.add_listener / ReliableTopic.add_listener) that
     records every TopicMessage."""

@@ -45,7 +45,7 @@ import pytest
 from hazelcast.errors import IllegalArgumentError, IndexOutOfBoundsError
 from hazelcast.proxy.base import ItemEventType
 
-from helpers import ItemLog, server_error_line
+from helpers import ItemLog, destroy_after, server_error_line
 
 ADDED, REMOVED = ItemEventType.ADDED, ItemEventType.REMOVED
 BOUND = 3  # member-config.yaml: list bounded-list-*: max-size 3
@@ -60,12 +60,7 @@ def make(client, request, prefix):
 
 @pytest.fixture
 def lst(client, request):
-    proxy = make(client, request, "list")
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001
-        pass
+    yield from destroy_after(make(client, request, "list"))
 
 
 @pytest.fixture
@@ -77,12 +72,7 @@ def abc(lst):
 
 @pytest.fixture
 def bounded(client, request):
-    proxy = make(client, request, "bounded-list")
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001
-        pass
+    yield from destroy_after(make(client, request, "bounded-list"))
 
 
 def is_empty(proxy):

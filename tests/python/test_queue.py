@@ -21,7 +21,7 @@ import pytest
 from hazelcast.errors import IllegalStateError
 from hazelcast.proxy.base import ItemEventType
 
-from helpers import wait_until
+from helpers import destroy_after, wait_until
 
 INT_MAX = 2**31 - 1
 BOUND = 3  # member-config.yaml: queue bounded-q-*: max-size 3
@@ -36,24 +36,14 @@ def queue_name(request):
 
 @pytest.fixture
 def q(client, queue_name):
-    proxy = client.get_queue(queue_name).blocking()
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001
-        pass
+    yield from destroy_after(client.get_queue(queue_name).blocking())
 
 
 @pytest.fixture
 def bounded(client, request):
     from conftest import unique_name
 
-    proxy = client.get_queue(unique_name(request, "bounded-q")).blocking()
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001
-        pass
+    yield from destroy_after(client.get_queue(unique_name(request, "bounded-q")).blocking())
 
 
 def test_offer_poll_peek_in_order(q):

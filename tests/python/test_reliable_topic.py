@@ -42,7 +42,7 @@ from hazelcast.errors import TopicOverloadError
 from hazelcast.proxy.reliable_topic import ReliableMessageListener
 from hazelcast.serialization.objects import ReliableTopicMessage
 
-from helpers import MessageLog
+from helpers import MessageLog, destroy_after
 
 SETTLE = 0.3  # s: for messages that must NOT arrive, after a later message has arrived
 SMALL = 3  # member-config.yaml: ringbuffers rt-small-*, rt-held-*, rt-expiring-* have capacity 3
@@ -91,12 +91,7 @@ def topic_name(request):
 
 @pytest.fixture
 def topic(client, topic_name):
-    proxy = client.get_reliable_topic(topic_name).blocking()
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001
-        pass
+    yield from destroy_after(client.get_reliable_topic(topic_name).blocking())
 
 
 def small_topic(client_factory, name, **config):

@@ -59,7 +59,7 @@ from hazelcast.errors import (
 )
 from hazelcast.proxy.ringbuffer import OVERFLOW_POLICY_FAIL
 
-from helpers import wait_until
+from helpers import destroy_after, wait_until
 
 DEFAULT_CAPACITY = 10000
 SMALL = 3  # member-config.yaml: small-rb-*, held-rb-*, expiring-rb-* have capacity 3
@@ -73,22 +73,12 @@ def make(client, request, prefix):
 
 @pytest.fixture
 def rb(client, request):
-    proxy = make(client, request, "rb")
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001
-        pass
+    yield from destroy_after(make(client, request, "rb"))
 
 
 @pytest.fixture
 def small(client, request):
-    proxy = make(client, request, "small-rb")
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001
-        pass
+    yield from destroy_after(make(client, request, "small-rb"))
 
 
 def state(ringbuffer):

@@ -27,7 +27,7 @@ What a real Hazelcast 5.6.0 member does (and these tests hold):
 import pytest
 from hazelcast.proxy.base import ItemEventType
 
-from helpers import ItemLog
+from helpers import ItemLog, destroy_after
 
 ADDED, REMOVED = ItemEventType.ADDED, ItemEventType.REMOVED
 BOUND = 3  # member-config.yaml: set bounded-set-*: max-size 3
@@ -42,22 +42,12 @@ def make(client, request, prefix):
 
 @pytest.fixture
 def s(client, request):
-    proxy = make(client, request, "set")
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001
-        pass
+    yield from destroy_after(make(client, request, "set"))
 
 
 @pytest.fixture
 def bounded(client, request):
-    proxy = make(client, request, "bounded-set")
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001
-        pass
+    yield from destroy_after(make(client, request, "bounded-set"))
 
 
 def items(proxy):

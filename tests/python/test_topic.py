@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from helpers import MessageLog, member_uuid
+from helpers import MessageLog, destroy_after, member_uuid
 
 SETTLE = 0.3  # s: for events that must NOT arrive, after a later event has arrived
 
@@ -35,12 +35,7 @@ def topic_name(request):
 
 @pytest.fixture
 def topic(client, topic_name):
-    proxy = client.get_topic(topic_name).blocking()
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001
-        pass
+    yield from destroy_after(client.get_topic(topic_name).blocking())
 
 
 def listen(topic):
