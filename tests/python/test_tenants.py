@@ -107,6 +107,36 @@ def test_maps_are_namespaced_per_tenant(tenant_member):
         bob.shutdown()
 
 
+def test_queues_topics_ringbuffers_lists_and_sets_are_namespaced_per_tenant(tenant_member):
+    alice, bob = connect(tenant_member, "team-a"), connect(tenant_member, "team-b")
+    try:
+        alice.get_queue("jobs").blocking().offer("alice's job")
+        assert bob.get_queue("jobs").blocking().poll() is None
+        alice.get_list("todo").blocking().add("alice's")
+        alice.get_set("tags").blocking().add("alice's")
+        assert bob.get_list("todo").blocking().size() == 0 and bob.get_set("tags").blocking().size() == 0
+        alice.get_ringbuffer("log").blocking().add("alice's")
+        assert bob.get_ringbuffer("log").blocking().tail_sequence() == -1
+        heard = {"alice": [], "bob": []}
+        alice.get_topic("news").blocking().add_listener(lambda message: heard["alice"].append(message.message))
+        bob.get_topic("news").blocking().add_listener(lambda message: heard["bob"].append(message.message))
+        alice.get_topic("news").blocking().publish("for alice")
+        bob.get_topic("news").blocking().publish("for bob")
+        deadline = time.monotonic() + 10
+        while (not heard["alice"] or not heard["bob"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # a message crossing tenants, if any, would have arrived by now
+        assert heard == {"alice": ["for alice"], "bob": ["for bob"]}
+        assert alice.get_queue("jobs").blocking().poll() == "alice's job"
+        alice.get_ringbuffer("alice-log").blocking().add("x")
+        b_names = {(o.service_name, o.name) for o in bob.get_distributed_objects()}
+        assert ("hz:impl:ringbufferService", "log") in b_names
+        assert ("hz:impl:ringbufferService", "alice-log") not in b_names, "a listing shows a tenant its own objects"
+    finally:
+        alice.shutdown()
+        bob.shutdown()
+
+
 def test_no_name_reaches_another_namespace(tenant_member):
     bob = connect(tenant_member, "team-b")
     try:
