@@ -764,3 +764,45 @@ def test_topic_listeners_on_every_member_hear_every_message_once(make_cluster, r
     time.sleep(0.5)  # a duplicate, if any, would have arrived by now
     for label, got in heard.items():
         assert got == messages, "%s heard %d messages, out of order or twice" % (label, len(got))
+
+
+def test_ringbuffers_keep_their_sequences_through_migration_and_kill9(make_cluster, request):
+    # Ringbuffers in many partitions (each overwritten past its capacity), then a third member
+    # joins and takes partitions, then a member is killed (-9): every ringbuffer keeps its
+    # head, tail and items, and adds go on from its tail.
+    cluster = make_cluster(3)
+    two = cluster.addresses[:2]
+    cluster.start_members(range(2), member_list=two)
+    client = cluster.client(two, smart=True)
+    wait_members(client, 2, FORM_TIMEOUT)
+    base = unique_map_name(request.node.name)
+    names = ["%s-%d" % (base, i) for i in range(20)]
+    capacity = 10_000  # Hazelcast's default capacity; 10,050 adds overwrite the first 50
+    for name in names:
+        ring = client.get_ringbuffer(name).blocking()
+        for start in range(0, capacity + 50, 1000):
+            ring.add_all(["%s:%d" % (name, i) for i in range(start, min(start + 1000, capacity + 50))])
+
+    def check(what):
+        for name in names:
+            ring = client.get_ringbuffer(name).blocking()
+            head, tail = ring.head_sequence(), ring.tail_sequence()
+            assert (head, tail, ring.size()) == (50, capacity + 49, capacity), "%s: %s" % (name, what)
+            assert ring.read_one(head) == "%s:%d" % (name, head) and ring.read_one(tail) == "%s:%d" % (name, tail)
+
+    check("on two members")
+    third = cluster.start(2, member_list=cluster.addresses)
+    third.wait_ready(FORM_TIMEOUT)
+    members = wait_members(client, 3, FORM_TIMEOUT)
+    wait_until(
+        lambda: set(partition_owners(client)) == uuids(members),
+        FORM_TIMEOUT,
+        lambda: "partition owners %s" % owners_described(client),
+    )
+    check("after the third member joined and took partitions")
+    victim = cluster.by_member_info(members[0])
+    victim.kill9()
+    wait_members(client, 2, DROP_TIMEOUT, "after kill -9 of %r" % victim)
+    check("after kill -9 of a member")
+    for name in names:
+        assert client.get_ringbuffer(name).blocking().add("next") == capacity + 50
