@@ -183,28 +183,26 @@ impl CollectionStore {
         }
     }
 
-    /// Removes every item `doomed` picks, in order; returns their values.
+    /// Removes every item `doomed` picks (a list's in order); returns their values.
     fn remove_where(&mut self, doomed: impl Fn(&[u8]) -> bool) -> Vec<Box<[u8]>> {
-        let picked: Vec<Box<[u8]>> = match &self.items {
-            Items::List(_) => Vec::new(),
-            Items::Set(items) => items.iter().filter(|value| doomed(value)).cloned().collect(),
-        };
-        if !picked.is_empty() {
-            for value in &picked {
-                self.remove(value);
-            }
-            return picked;
-        }
         let mut removed = Vec::new();
-        let mut index = 0;
-        while let Items::List(items) = &self.items {
-            let Some(item) = items.get(index) else { break };
-            if doomed(&item.value) {
-                removed.push(self.remove_at(index));
-            } else {
-                index += 1;
+        let mut changes = Vec::new();
+        match &mut self.items {
+            Items::List(items) => items.retain_mut(|item| {
+                let keep = !doomed(&item.value);
+                if !keep {
+                    changes.push(Change::RemovedId(item.id));
+                    removed.push(std::mem::take(&mut item.value));
+                }
+                keep
+            }),
+            Items::Set(items) => {
+                removed.extend(items.extract_if(|value| doomed(value)));
+                changes.extend(removed.iter().map(|value| Change::RemovedValue(value.clone())));
             }
         }
+        self.held_bytes -= removed.iter().map(|value| value.len()).sum::<usize>();
+        changes.into_iter().for_each(|change| self.record(change));
         removed
     }
 
