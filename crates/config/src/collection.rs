@@ -75,3 +75,54 @@ mod tests {
         assert!(lists.validate("list").unwrap_err().to_string().contains("hazelcast.list.bad.async-backup-count"));
     }
 }
+
+/// How a multimap keeps the values of one key: `value-collection-type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueCollectionType {
+    /// Each value once per key (Hazelcast's default).
+    Set,
+    /// Every value put, in order, duplicates kept.
+    List,
+}
+
+/// Settings of one multimap, from `hazelcast.multimap.<name or pattern>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MultiMapConfig {
+    /// `value-collection-type`, SET (default) or LIST.
+    pub value_collection_type: ValueCollectionType,
+    /// Synchronous backups. `backup-count`, default 1, at most 6 with the asynchronous ones.
+    pub backup_count: u8,
+    /// Asynchronous backups. `async-backup-count`, default 0.
+    pub async_backup_count: u8,
+}
+
+impl MultiMapConfig {
+    pub const DEFAULT: MultiMapConfig =
+        MultiMapConfig { value_collection_type: ValueCollectionType::Set, backup_count: 1, async_backup_count: 0 };
+
+    pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        check_backup_counts(key, self.backup_count, self.async_backup_count)
+    }
+}
+
+impl Default for MultiMapConfig {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+static DEFAULT_MULTIMAP_CONFIG: MultiMapConfig = MultiMapConfig::DEFAULT;
+
+/// All configured multimap entries.
+pub type MultiMapConfigs = NamedConfigs<MultiMapConfig>;
+
+impl MultiMapConfigs {
+    /// The settings of the multimap called `name`.
+    pub fn for_multimap(&self, name: &str) -> &MultiMapConfig {
+        self.resolve(name, &DEFAULT_MULTIMAP_CONFIG)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_with("multimap", MultiMapConfig::validate)
+    }
+}

@@ -25,7 +25,7 @@ mod yaml;
 use std::io::Read;
 use std::path::Path;
 
-pub use collection::{CollectionConfig, CollectionConfigs};
+pub use collection::{CollectionConfig, CollectionConfigs, MultiMapConfig, MultiMapConfigs, ValueCollectionType};
 pub use error::ConfigError;
 pub use limits::{Limits, MAX_FRAME_BYTES, MIN_FRAME_BYTES, MIN_UNAUTHENTICATED_MESSAGE_BYTES};
 pub use map::{
@@ -68,6 +68,8 @@ pub struct MemberConfig {
     pub maps: MapConfigs,
     /// Per-queue settings by name or pattern. `hazelcast.queue`.
     pub queues: QueueConfigs,
+    /// Per-multimap settings by name or pattern. `hazelcast.multimap`.
+    pub multimaps: MultiMapConfigs,
     /// Per-list settings by name or pattern. `hazelcast.list`.
     pub lists: CollectionConfigs,
     /// Per-set settings by name or pattern. `hazelcast.set`.
@@ -136,6 +138,7 @@ impl Default for MemberConfig {
             partition_count: 271,
             maps: MapConfigs::default(),
             queues: QueueConfigs::default(),
+            multimaps: MultiMapConfigs::default(),
             lists: CollectionConfigs::default(),
             sets: CollectionConfigs::default(),
             ringbuffers: RingbufferConfigs::default(),
@@ -236,6 +239,7 @@ impl MemberConfig {
         self.queues.validate()?;
         self.ringbuffers.validate()?;
         self.lists.validate("list")?;
+        self.multimaps.validate()?;
         self.sets.validate("set")?;
         self.security.validate()?;
         self.metrics.validate()?;

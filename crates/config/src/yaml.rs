@@ -207,6 +207,15 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
             collections.insert(name, collection);
         }
     }
+    if let Some(mut multimaps) = hazelcast.section("multimap")? {
+        for (name, mut section) in multimaps.sections()? {
+            let mut multimap = crate::MultiMapConfig::DEFAULT;
+            section.set("value-collection-type", &mut multimap.value_collection_type, value_collection_type)?;
+            section.set("backup-count", &mut multimap.backup_count, unsigned)?;
+            section.set("async-backup-count", &mut multimap.async_backup_count, unsigned)?;
+            config.multimaps.insert(name, multimap);
+        }
+    }
     if let Some(mut ringbuffers) = hazelcast.section("ringbuffer")? {
         for (name, mut section) in ringbuffers.sections()? {
             let mut ringbuffer = crate::RingbufferConfig::DEFAULT;
@@ -494,6 +503,14 @@ fn signed(value: &Value, path: &str) -> Result<i64> {
 }
 
 /// ferrogrid keeps serialized bytes either way; NATIVE (off-heap, Enterprise) is refused.
+fn value_collection_type(value: &Value, path: &str) -> Result<crate::ValueCollectionType> {
+    match text(value, path)?.to_ascii_uppercase().as_str() {
+        "SET" => Ok(crate::ValueCollectionType::Set),
+        "LIST" => Ok(crate::ValueCollectionType::List),
+        other => Err(invalid(path.to_owned(), format!("value-collection-type {other}: expected SET or LIST"))),
+    }
+}
+
 fn in_memory_format(value: &Value, path: &str) -> Result<()> {
     match text(value, path)?.to_ascii_uppercase().as_str() {
         "BINARY" | "OBJECT" => Ok(()),

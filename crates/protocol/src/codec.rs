@@ -461,6 +461,35 @@ messages! {
     Request MapPutIfAbsentWithMaxIdle<'a> = 0x014600 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapSetWithMaxIdle<'a> = 0x014700 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
 
+    // ----- MultiMap (service 2): key requests go to the partition of the key -----
+    Request MultiMapPut<'a> = 0x020100 { thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request MultiMapGet<'a> = 0x020200 { thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request MultiMapRemove<'a> = 0x020300 { thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request MultiMapKeySet<'a> = 0x020400 { ; var name: &'a str }
+    Request MultiMapValues<'a> = 0x020500 { ; var name: &'a str }
+    Request MultiMapEntrySet<'a> = 0x020600 { ; var name: &'a str }
+    Request MultiMapContainsKey<'a> = 0x020700 { thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request MultiMapContainsValue<'a> = 0x020800 { ; var name: &'a str, value: Data<'a> }
+    Request MultiMapContainsEntry<'a> = 0x020900 { thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request MultiMapSize<'a> = 0x020A00 { ; var name: &'a str }
+    Request MultiMapClear<'a> = 0x020B00 { ; var name: &'a str }
+    Request MultiMapValueCount<'a> = 0x020C00 { thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request MultiMapAddEntryListenerToKey<'a> = 0x020D00 {
+        include_value: bool, local_only: bool; var name: &'a str, key: Data<'a>
+    }
+    Request MultiMapAddEntryListener<'a> = 0x020E00 { include_value: bool, local_only: bool; var name: &'a str }
+    Request MultiMapRemoveEntryListener<'a> = 0x020F00 { registration_id: Option<Uuid>; var name: &'a str }
+    Request MultiMapLock<'a> = 0x021000 { thread_id: i64, ttl: i64, reference_id: i64; var name: &'a str, key: Data<'a> }
+    Request MultiMapTryLock<'a> = 0x021100 {
+        thread_id: i64, lease: i64, timeout: i64, reference_id: i64; var name: &'a str, key: Data<'a>
+    }
+    Request MultiMapIsLocked<'a> = 0x021200 { ; var name: &'a str, key: Data<'a> }
+    Request MultiMapUnlock<'a> = 0x021300 { thread_id: i64, reference_id: i64; var name: &'a str, key: Data<'a> }
+    Request MultiMapForceUnlock<'a> = 0x021400 { reference_id: i64; var name: &'a str, key: Data<'a> }
+    Request MultiMapRemoveEntry<'a> = 0x021500 { thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request MultiMapDelete<'a> = 0x021600 { thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request MultiMapPutAll<'a> = 0x021700 { ; var name: &'a str, entries: Vec<(Data<'a>, Vec<Data<'a>>)> }
+
     // ----- Queue (service 3): every request names the queue; all but the listener requests
     // are sent to the partition of the queue's name -----
     Request QueueOffer<'a> = 0x030100 { timeout_millis: i64; var name: &'a str, value: Data<'a> }
