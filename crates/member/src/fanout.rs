@@ -18,6 +18,7 @@
 //! Invariants: every reactor runs exactly one share of each job it is handed, and the job is
 //! answered exactly once, by the share that brings `remaining` to zero.
 
+pub(crate) mod multimap_ops;
 pub(crate) mod wide_ops;
 
 use crate::connection::ConnectionShared;
@@ -436,6 +437,27 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
             Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
         }
         _ if OBJECT_LISTENER_REQUESTS.contains(&ty) => classify_object_listener(message, connection),
+        _ if ty.0 >> 16 == 0x02 => classify_multimap(message),
+        _ => Ok(Classified::NotWide),
+    }
+}
+
+/// MultiMap-wide requests (work in progress: no listeners yet).
+fn classify_multimap(message: &Message<'_>) -> Result<Classified, DecodeError> {
+    use multimap_ops::{MultiClear, MultiContainsValue, MultiList, MultiListed, MultiSize};
+    let name_only = |operation: WideRequest| -> Result<Classified, DecodeError> {
+        Ok(Classified::Wide(operation, message.reader().string()?.into()))
+    };
+    match message.message_type() {
+        MultiMapKeySet::TYPE => name_only(WideRequest::new(MultiList(MultiListed::Keys))),
+        MultiMapValues::TYPE => name_only(WideRequest::new(MultiList(MultiListed::Values))),
+        MultiMapEntrySet::TYPE => name_only(WideRequest::new(MultiList(MultiListed::Entries))),
+        MultiMapSize::TYPE => name_only(WideRequest::new(MultiSize)),
+        MultiMapClear::TYPE => name_only(WideRequest::new(MultiClear)),
+        MultiMapContainsValue::TYPE => {
+            let r = MultiMapContainsValue::decode(message)?;
+            Ok(Classified::Wide(WideRequest::new(MultiContainsValue(r.value.0.into())), r.name.into()))
+        }
         _ => Ok(Classified::NotWide),
     }
 }

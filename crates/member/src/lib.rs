@@ -41,6 +41,7 @@ pub(crate) mod owner;
 pub(crate) mod partition;
 pub(crate) mod peer;
 pub(crate) mod probes;
+pub(crate) mod multimap;
 pub(crate) mod queue;
 pub(crate) mod reactor;
 pub(crate) mod replica;

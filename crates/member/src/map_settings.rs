@@ -89,6 +89,11 @@ impl SettingsCache {
     }
 
     /// Requests that may wait for one key's lock (`max-parked-per-key`).
+    /// The settings of the multimap called `name`.
+    pub fn multimap(&self, name: &str) -> ferrogrid_config::MultiMapConfig {
+        *self.config.multimaps.for_multimap(name)
+    }
+
     /// The settings of the list (`set` false) or set called `name`.
     pub fn collection(&self, name: &str, set: bool) -> ferrogrid_config::CollectionConfig {
         let configs = if set { &self.config.sets } else { &self.config.lists };

@@ -182,6 +182,22 @@ static TABLE: &[Operation] = &[
     object_row!(QueueContainsAll, S, decode_queue),
     row!(QueueAddListener, EveryPartition, S),
     row!(QueueRemoveListener, EveryPartition, S),
+    // MultiMap: in the partition of the key (work in progress: key operations only).
+    object_row!(MultiMapPut, W.with(A).with(S), decode_multimap),
+    object_row!(MultiMapPutAll, W.with(A).with(S), decode_multimap),
+    object_row!(MultiMapRemove, W.with(S), decode_multimap),
+    object_row!(MultiMapDelete, W.with(S), decode_multimap),
+    object_row!(MultiMapRemoveEntry, W.with(S), decode_multimap),
+    object_row!(MultiMapGet, S, decode_multimap),
+    object_row!(MultiMapContainsKey, S, decode_multimap),
+    object_row!(MultiMapContainsEntry, S, decode_multimap),
+    object_row!(MultiMapValueCount, S, decode_multimap),
+    row!(MultiMapKeySet, EveryPartition, S),
+    row!(MultiMapValues, EveryPartition, S),
+    row!(MultiMapEntrySet, EveryPartition, S),
+    row!(MultiMapSize, EveryPartition, S),
+    row!(MultiMapContainsValue, EveryPartition, S),
+    row!(MultiMapClear, EveryPartition, W.with(S)),
     // List and set: in the partition of their name.
     object_row!(ListAdd, W.with(A).with(S), decode_collection),
     object_row!(ListAddAll, W.with(A).with(S), decode_collection),
@@ -343,7 +359,7 @@ mod tests {
         // Responses, events, unknown methods and unknown services have no row.
         assert!(lookup(MessageType(MapPut::TYPE.0 | 1)).is_none());
         assert!(lookup(MessageType(0x013F02)).is_none());
-        assert!(lookup(MessageType(0x020100)).is_none(), "a multimap put");
+        assert!(lookup(MessageType(0x1D0100)).is_none(), "a PN counter get");
         assert!(lookup(MessageType(0x01FF00)).is_none());
         assert!(lookup(MessageType(-1)).is_none());
     }
@@ -351,11 +367,11 @@ mod tests {
     #[test]
     fn flags_say_what_the_quota_and_the_namespaces_need() {
         let adds: Vec<&str> = TABLE.iter().filter(|row| row.is(Flags::ADDS_ENTRIES)).map(|row| row.name).collect();
-        assert_eq!(adds.len(), 22, "{adds:?}");
+        assert_eq!(adds.len(), 24, "{adds:?}");
         assert!(row(MapGet::TYPE).is_some_and(|row| !row.is(Flags::WRITE) && row.is(Flags::SCOPED)));
         assert!(row(ClientDestroyProxy::TYPE).is_some_and(|row| row.is(Flags::SCOPED)));
         assert!(row(ClientPing::TYPE).is_some_and(|row| !row.is(Flags::SCOPED)));
-        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01 | 0x03..=0x06 | 0x17));
+        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01..=0x06 | 0x17));
         assert!(
             named.into_iter().all(|row| row.is(Flags::SCOPED)),
             "every map, queue, topic, list, set and ringbuffer request is scoped"

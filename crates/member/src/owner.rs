@@ -4,6 +4,7 @@
 
 use crate::clock::{now_ms, NEVER};
 use crate::collection::{self, CollectionContext};
+use crate::multimap;
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::envelope::{Handoff, Handoffs};
 use crate::fanout::{FanOut, ShareContext};
@@ -18,7 +19,7 @@ use crate::peer::ObjectKind;
 use crate::probes::ObjectFigures;
 use crate::queue::{self, QueueContext, QueueDone, Waiter};
 use crate::request::{
-    CollectionRequest, ErrorKind, MapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request, RingbufferOp,
+    CollectionRequest, ErrorKind, MultiMapRequest, MapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request, RingbufferOp,
     RingbufferRequest, TopicRequest,
 };
 use crate::ringbuffer::{self, RingDone};
@@ -289,6 +290,7 @@ impl PartitionOwner {
             Request::Ringbuffer(request) => self.execute_ringbuffer(call, request, out),
             Request::Topic(request) => self.execute_topic(call, request, out),
             Request::Collection(request) => self.execute_collection(call, request, out),
+            Request::MultiMap(request) => self.execute_multimap(call, request, out),
         }
     }
 
@@ -375,6 +377,23 @@ impl PartitionOwner {
         let mut others = Vec::new();
         ring.serve_waiters(&mut |reply_to, outcome| others.push(wire::encode_outcome(reply_to, outcome)));
         self.replicate(partition_id, call.connection, call.correlation_id, out, start, others);
+    }
+
+    /// A multimap key request.
+    fn execute_multimap(&mut self, call: &Call<'_>, request: &MultiMapRequest<'_>, out: &mut Vec<u8>) {
+        if !self.check_serves(call, out) {
+            return;
+        }
+        let partition_id = call.partition_id;
+        let local = partition_id.0 as usize / self.reactor_count;
+        let start = out.len();
+        let store = self.partitions[local].multimap_mut(&request.name, &mut self.settings);
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        if let Err(failure) = multimap::execute(store, &request.op, &mut |answer| reply.reply(answer)) {
+            out.truncate(start);
+            wire::write_error(out, call.correlation_id, &failure);
+        }
+        self.replicate(partition_id, call.connection, call.correlation_id, out, start, Vec::new());
     }
 
     /// A list or set request.

@@ -21,6 +21,7 @@ use crate::collection::CollectionStore;
 use crate::map_settings::{MapSettings, SettingsCache};
 use crate::object::PartitionObject;
 use crate::peer::ObjectKind;
+use crate::multimap::MultiMapStore;
 use crate::queue::QueueStore;
 use crate::ringbuffer::RingbufferStore;
 use crate::store::RecordStore;
@@ -75,6 +76,7 @@ partition_objects! {
     Ringbuffer => RingbufferStore,
     List => CollectionStore,
     Set => CollectionStore,
+    MultiMap => MultiMapStore,
     #[cfg(test)]
     Probe => probe::Probe,
 }
@@ -213,6 +215,30 @@ impl PartitionStore {
         match self.object_mut(kind, name, || Object::new(kind, name, settings)) {
             Object::List(store) | Object::Set(store) => store,
             _ => unreachable!("filed under the list or set kind"),
+        }
+    }
+
+    /// The multimap `name` of this partition, created on first use.
+    pub(crate) fn multimap_mut(&mut self, name: &str, settings: &mut SettingsCache) -> &mut MultiMapStore {
+        let create = || Object::new(ObjectKind::MultiMap, name, settings);
+        match self.object_mut(ObjectKind::MultiMap, name, create) {
+            Object::MultiMap(store) => store,
+            _ => unreachable!("filed under the multimap kind"),
+        }
+    }
+
+    /// The multimap `name` if this partition has it.
+    pub(crate) fn multimap(&self, name: &str) -> Option<&MultiMapStore> {
+        match self.object(ObjectKind::MultiMap, name)? {
+            Object::MultiMap(store) => Some(store),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn existing_multimap_mut(&mut self, name: &str) -> Option<&mut MultiMapStore> {
+        match self.existing_object_mut(ObjectKind::MultiMap, name)? {
+            Object::MultiMap(store) => Some(store),
+            _ => None,
         }
     }
 

@@ -33,6 +33,7 @@ pub(crate) enum ObjectKind {
     Ringbuffer = 3,
     List = 4,
     Set = 5,
+    MultiMap = 6,
     /// The test double `partition::probe`.
     #[cfg(test)]
     Probe = 0x7F,
@@ -52,6 +53,7 @@ impl ObjectKind {
             ObjectKind::Ringbuffer => "hz:impl:ringbufferService",
             ObjectKind::List => "hz:impl:listService",
             ObjectKind::Set => "hz:impl:setService",
+            ObjectKind::MultiMap => "hz:impl:multiMapService",
             #[cfg(test)]
             ObjectKind::Probe => "ferrogrid:test:probe",
         }
@@ -64,6 +66,7 @@ impl ObjectKind {
             3 => Some(ObjectKind::Ringbuffer),
             4 => Some(ObjectKind::List),
             5 => Some(ObjectKind::Set),
+            6 => Some(ObjectKind::MultiMap),
             #[cfg(test)]
             0x7F => Some(ObjectKind::Probe),
             _ => None,
@@ -82,8 +85,14 @@ pub(crate) enum Service {
 }
 
 impl Service {
-    const OBJECTS: [ObjectKind; 5] =
-        [ObjectKind::Map, ObjectKind::Queue, ObjectKind::Ringbuffer, ObjectKind::List, ObjectKind::Set];
+    const OBJECTS: [ObjectKind; 6] = [
+        ObjectKind::Map,
+        ObjectKind::Queue,
+        ObjectKind::Ringbuffer,
+        ObjectKind::List,
+        ObjectKind::Set,
+        ObjectKind::MultiMap,
+    ];
 
     /// The service a client names by `name` (None: a service ferrogrid lacks).
     pub(crate) fn from_name(name: &str) -> Option<Service> {

@@ -289,6 +289,29 @@ pub enum RingbufferOp<'a> {
     },
 }
 
+/// One multimap key request (in the partition of its key; putAll: of its keys).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MultiMapRequest<'a> {
+    /// The multimap's name (scoped to the tenant's namespace already).
+    pub name: Cow<'a, str>,
+    pub op: MultiMapOp<'a>,
+}
+
+/// The multimap's key operations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MultiMapOp<'a> {
+    Put { key: Blob<'a>, value: Blob<'a> },
+    Get { key: Blob<'a> },
+    /// remove(key) (`answer_values`: answers the removed values) and delete.
+    RemoveKey { key: Blob<'a>, answer_values: bool },
+    /// remove(key, value).
+    RemoveEntry { key: Blob<'a>, value: Blob<'a> },
+    ContainsKey { key: Blob<'a> },
+    ContainsEntry { key: Blob<'a>, value: Blob<'a> },
+    ValueCount { key: Blob<'a> },
+    PutAll { entries: Vec<(Blob<'a>, Vec<Blob<'a>>)> },
+}
+
 /// One list or set request (the collection lives in the partition of its name).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CollectionRequest<'a> {
@@ -373,6 +396,7 @@ pub enum Request<'a> {
     Ringbuffer(RingbufferRequest<'a>),
     Topic(TopicRequest<'a>),
     Collection(CollectionRequest<'a>),
+    MultiMap(MultiMapRequest<'a>),
 }
 
 /// What an operation answers; values borrow from the partition until encoded.

@@ -6,7 +6,8 @@
 
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::request::{
-    CollectionOp, CollectionRequest, ErrorKind, MapOp, MapRequest, OpError, PutAnswer, QueueOp, QueueRequest,
+    CollectionOp, CollectionRequest, ErrorKind, MapOp, MapRequest, MultiMapOp, MultiMapRequest, OpError, PutAnswer,
+    QueueOp, QueueRequest,
     RemoveAnswer, Replies, Reply, Request, RingbufferOp, RingbufferRequest, TopicRequest,
 };
 use ferrogrid_protocol::codec::*;
@@ -78,6 +79,52 @@ pub fn decode_ringbuffer<'a>(message: &Message<'a>) -> Result<Request<'a>, Decod
         }
         other => unreachable!("{other} has a ringbuffer row but no decoder"),
     })
+}
+
+/// The decoder of the operation table's multimap key rows.
+pub fn decode_multimap<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeError> {
+    use MultiMapOp as Op;
+    let (name, op) = match message.message_type() {
+        MultiMapPut::TYPE => {
+            let r = MultiMapPut::decode(message)?;
+            (r.name, Op::Put { key: blob(r.key), value: blob(r.value) })
+        }
+        MultiMapGet::TYPE => {
+            let r = MultiMapGet::decode(message)?;
+            (r.name, Op::Get { key: blob(r.key) })
+        }
+        MultiMapRemove::TYPE => {
+            let r = MultiMapRemove::decode(message)?;
+            (r.name, Op::RemoveKey { key: blob(r.key), answer_values: true })
+        }
+        MultiMapDelete::TYPE => {
+            let r = MultiMapDelete::decode(message)?;
+            (r.name, Op::RemoveKey { key: blob(r.key), answer_values: false })
+        }
+        MultiMapRemoveEntry::TYPE => {
+            let r = MultiMapRemoveEntry::decode(message)?;
+            (r.name, Op::RemoveEntry { key: blob(r.key), value: blob(r.value) })
+        }
+        MultiMapContainsKey::TYPE => {
+            let r = MultiMapContainsKey::decode(message)?;
+            (r.name, Op::ContainsKey { key: blob(r.key) })
+        }
+        MultiMapContainsEntry::TYPE => {
+            let r = MultiMapContainsEntry::decode(message)?;
+            (r.name, Op::ContainsEntry { key: blob(r.key), value: blob(r.value) })
+        }
+        MultiMapValueCount::TYPE => {
+            let r = MultiMapValueCount::decode(message)?;
+            (r.name, Op::ValueCount { key: blob(r.key) })
+        }
+        MultiMapPutAll::TYPE => {
+            let r = MultiMapPutAll::decode(message)?;
+            let entries = r.entries.into_iter().map(|(key, values)| (blob(key), list(values))).collect();
+            (r.name, Op::PutAll { entries })
+        }
+        other => unreachable!("{other} has a multimap row but no decoder"),
+    };
+    Ok(Request::MultiMap(MultiMapRequest { name: Cow::Borrowed(name), op }))
 }
 
 /// The decoder of the operation table's list and set rows.

@@ -1,0 +1,334 @@
+//! Multimaps (`MultiMap`): the values of each key of one named multimap, in the partition of
+//! the key, with synchronous backups and migration through [`PartitionObject`].
+//!
+//! A key's values are a set (each value once: Hazelcast's default `value-collection-type`)
+//! or a list (every value put, in order). Values compare by their serialized bytes. A backup
+//! record carries a key's whole collection (or its removal), so applying one twice, or after
+//! a snapshot, is harmless.
+//!
+//! Owned by the reactor that owns the partition; no locks.
+//!
+//! Work in progress (branch `multimap`): key operations and backups; not yet the map-wide
+//! operations, entry listeners and key locks.
+
+use crate::map_settings::SettingsCache;
+use crate::object::PartitionObject;
+use crate::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
+use crate::request::{Blob, ErrorKind, MultiMapOp, OpError, Reply};
+use ahash::RandomState;
+use ferrogrid_config::{MultiMapConfig, ValueCollectionType};
+use ferrogrid_protocol::Data;
+
+/// Record kinds: a key's whole collection, or its removal.
+const VALUES: u8 = 1;
+const REMOVED: u8 = 2;
+
+/// One multimap in one partition.
+#[derive(Debug)]
+pub struct MultiMapStore {
+    entries: hashbrown::HashMap<Box<[u8]>, Vec<Box<[u8]>>, RandomState>,
+    config: MultiMapConfig,
+    held_bytes: usize,
+    track_changes: bool,
+    /// Keys changed since the last `write_changes`.
+    changed: Vec<Box<[u8]>>,
+}
+
+fn null_check(bytes: &[u8], what: &str) -> Result<(), OpError> {
+    match Data(bytes).type_id() {
+        Some(type_id) if type_id != 0 => Ok(()),
+        _ => Err(OpError::new(ErrorKind::NullArgument, format!("Null {what} is not allowed!"))),
+    }
+}
+
+fn size_of(key: &[u8], values: &[Box<[u8]>]) -> usize {
+    key.len() + values.iter().map(|value| value.len()).sum::<usize>()
+}
+
+impl MultiMapStore {
+    pub(crate) fn new(config: MultiMapConfig) -> MultiMapStore {
+        MultiMapStore {
+            entries: Default::default(),
+            config,
+            held_bytes: 0,
+            track_changes: false,
+            changed: Vec::new(),
+        }
+    }
+
+    fn is_set(&self) -> bool {
+        self.config.value_collection_type == ValueCollectionType::Set
+    }
+
+    /// Values held, over every key (Hazelcast's size).
+    pub(crate) fn value_count(&self) -> usize {
+        self.entries.values().map(Vec::len).sum()
+    }
+
+    fn record(&mut self, key: &[u8]) {
+        if self.track_changes {
+            self.changed.push(key.into());
+        }
+    }
+
+    /// Adds `value` to `key`'s values; false for a set that has it.
+    fn put(&mut self, key: &[u8], value: &[u8]) -> bool {
+        let set = self.is_set();
+        let values = self.entries.entry_ref(key).or_default();
+        let fresh = values.is_empty();
+        if set && values.iter().any(|held| **held == *value) {
+            return false;
+        }
+        values.push(value.into());
+        self.held_bytes += value.len() + if fresh { key.len() } else { 0 };
+        self.record(key);
+        true
+    }
+
+    /// Removes `key` and answers its values (empty if it had none).
+    fn remove_key(&mut self, key: &[u8]) -> Vec<Box<[u8]>> {
+        let Some((key, values)) = self.entries.remove_entry(key) else { return Vec::new() };
+        self.held_bytes -= size_of(&key, &values);
+        self.record(&key);
+        values
+    }
+
+    /// Removes one value of `key` (the first equal one); whether there was one.
+    fn remove_value(&mut self, key: &[u8], value: &[u8]) -> bool {
+        let Some(values) = self.entries.get_mut(key) else { return false };
+        let Some(index) = values.iter().position(|held| **held == *value) else { return false };
+        values.remove(index);
+        self.held_bytes -= value.len();
+        if values.is_empty() {
+            self.entries.remove(key);
+            self.held_bytes -= key.len();
+        }
+        self.record(key);
+        true
+    }
+
+    /// Every key with its values.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&[u8], &[Box<[u8]>])> {
+        self.entries.iter().map(|(key, values)| (&**key, &values[..]))
+    }
+
+    /// Removes every key (a clear, applied by every replica to its own copy: no records);
+    /// returns how many keys went.
+    pub(crate) fn clear(&mut self) -> usize {
+        let keys = self.entries.len();
+        self.entries.clear();
+        self.changed.clear();
+        self.held_bytes = 0;
+        keys
+    }
+
+    fn contains_entry(&self, key: &[u8], value: &[u8]) -> bool {
+        self.entries.get(key).is_some_and(|values| values.iter().any(|held| **held == *value))
+    }
+}
+
+/// Runs one key request; its answer goes to `reply` unless it fails.
+pub(crate) fn execute(
+    store: &mut MultiMapStore,
+    op: &MultiMapOp<'_>,
+    reply: &mut dyn FnMut(Reply<'_>),
+) -> Result<(), OpError> {
+    match op {
+        MultiMapOp::Put { key, value } => {
+            null_check(key, "key")?;
+            null_check(value, "value")?;
+            reply(Reply::Bool(store.put(key, value)));
+        }
+        MultiMapOp::Get { key } => {
+            let values = store.entries.get(&**key).map_or(Vec::new(), |values| values.iter().map(|v| &**v).collect());
+            reply(Reply::Values(values));
+        }
+        MultiMapOp::RemoveKey { key, answer_values } => {
+            let values = store.remove_key(key);
+            match answer_values {
+                true => reply(Reply::Values(values.iter().map(|value| &**value).collect())),
+                false => reply(Reply::Empty),
+            }
+        }
+        MultiMapOp::RemoveEntry { key, value } => reply(Reply::Bool(store.remove_value(key, value))),
+        MultiMapOp::ContainsKey { key } => reply(Reply::Bool(store.entries.contains_key(&**key))),
+        MultiMapOp::ContainsEntry { key, value } => reply(Reply::Bool(store.contains_entry(key, value))),
+        MultiMapOp::ValueCount { key } => {
+            reply(Reply::Int(store.entries.get(&**key).map_or(0, |values| values.len() as i32)))
+        }
+        MultiMapOp::PutAll { entries } => {
+            put_all(store, entries)?;
+            reply(Reply::Empty);
+        }
+    }
+    Ok(())
+}
+
+/// putAll of this partition's keys: each value put as by put; a key given no values exists
+/// with none (as in Hazelcast: containsKey and keySet see it, size does not count it).
+fn put_all(store: &mut MultiMapStore, entries: &[(Blob<'_>, Vec<Blob<'_>>)]) -> Result<(), OpError> {
+    for (key, values) in entries {
+        null_check(key, "key")?;
+        values.iter().try_for_each(|value| null_check(value, "value"))?;
+    }
+    for (key, values) in entries {
+        if values.is_empty() && !store.entries.contains_key(&**key) {
+            store.entries.insert((**key).into(), Vec::new());
+            store.held_bytes += key.len();
+            store.record(key);
+        }
+        for value in values {
+            store.put(key, value);
+        }
+    }
+    Ok(())
+}
+
+fn put_values(out: &mut Vec<u8>, key: &[u8], values: &[Box<[u8]>]) {
+    out.push(VALUES);
+    put_bytes(out, key);
+    out.extend_from_slice(&(values.len() as u32).to_le_bytes());
+    for value in values {
+        put_bytes(out, value);
+    }
+}
+
+impl MultiMapStore {
+    /// Applies key records (a backup; a snapshot holds collections only).
+    fn apply_records(&mut self, body: &[u8], removals: bool) -> Result<(), Malformed> {
+        let mut reader = Reader::new(body);
+        while !reader.is_empty() {
+            let kind = reader.u8()?;
+            let key: Box<[u8]> = reader.bytes()?.into();
+            let old = self.entries.remove(&key);
+            if let Some(old) = &old {
+                self.held_bytes -= size_of(&key, old);
+            }
+            match kind {
+                VALUES => {
+                    let count = reader.u32()? as usize;
+                    let mut values = Vec::with_capacity(count.min(reader_bound(body)));
+                    for _ in 0..count {
+                        values.push(reader.bytes()?.into());
+                    }
+                    self.held_bytes += size_of(&key, &values);
+                    self.entries.insert(key, values);
+                }
+                REMOVED if removals => {}
+                REMOVED => return Err(Malformed::Refused("a multimap snapshot holds a removal")),
+                other => return Err(Malformed::UnknownChange(other)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A bound on a count read from `body` (each value takes at least its 4-byte length).
+fn reader_bound(body: &[u8]) -> usize {
+    body.len() / 4
+}
+
+impl PartitionObject for MultiMapStore {
+    fn create(_kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Self {
+        MultiMapStore::new(settings.multimap(name))
+    }
+
+    fn entry_count(&self) -> usize {
+        self.value_count()
+    }
+
+    fn held_bytes(&self) -> usize {
+        self.held_bytes
+    }
+
+    fn set_track_changes(&mut self, track: bool) {
+        self.track_changes = track;
+        if !track {
+            self.changed.clear();
+        }
+    }
+
+    fn sync_backup_count(&self) -> usize {
+        self.config.backup_count as usize
+    }
+
+    fn write_changes(&mut self, body: &mut Vec<u8>) {
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.sort_unstable();
+        changed.dedup();
+        for key in changed {
+            match self.entries.get(&key) {
+                Some(values) => put_values(body, &key, values),
+                None => {
+                    body.push(REMOVED);
+                    put_bytes(body, &key);
+                }
+            }
+        }
+    }
+
+    fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_records(body, true)
+    }
+
+    fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
+        for (key, values) in &self.entries {
+            writer.entry(|out| put_values(out, key, values));
+        }
+    }
+
+    fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_records(body, false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn item(text: &str) -> Vec<u8> {
+        let mut blob = vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf5];
+        blob.extend_from_slice(&(text.len() as i32).to_be_bytes());
+        blob.extend_from_slice(text.as_bytes());
+        blob
+    }
+
+    fn run(store: &mut MultiMapStore, op: MultiMapOp<'_>) -> String {
+        let mut answer = String::new();
+        execute(store, &op, &mut |reply| answer = format!("{reply:?}")).unwrap();
+        answer
+    }
+
+    fn put<'a>(key: &'a [u8], value: &'a [u8]) -> MultiMapOp<'a> {
+        MultiMapOp::Put { key: Cow::Borrowed(key), value: Cow::Borrowed(value) }
+    }
+
+    #[test]
+    fn a_key_holds_a_set_or_a_list_of_values_and_backups_mirror_it() {
+        let (k, v1, v2) = (item("k"), item("v1"), item("v2"));
+        for (collection, duplicates) in [(ValueCollectionType::Set, false), (ValueCollectionType::List, true)] {
+            let config = MultiMapConfig { value_collection_type: collection, ..MultiMapConfig::DEFAULT };
+            let (mut owner, mut backup) = (MultiMapStore::new(config), MultiMapStore::new(config));
+            owner.set_track_changes(true);
+            assert_eq!(run(&mut owner, put(&k, &v1)), "Bool(true)");
+            assert_eq!(run(&mut owner, put(&k, &v1)), format!("Bool({duplicates})"));
+            assert_eq!(run(&mut owner, put(&k, &v2)), "Bool(true)");
+            let mut body = Vec::new();
+            owner.write_changes(&mut body);
+            backup.apply_backup(&body).unwrap();
+            backup.apply_backup(&body).unwrap();
+            assert_eq!(backup.entries, owner.entries);
+            assert_eq!(backup.held_bytes, owner.held_bytes);
+            let removed = run(&mut owner, MultiMapOp::RemoveKey { key: Cow::Borrowed(&k), answer_values: true });
+            assert!(removed.starts_with("Values(["), "{removed}");
+            let mut body = Vec::new();
+            owner.write_changes(&mut body);
+            backup.apply_backup(&body).unwrap();
+            assert!(backup.entries.is_empty() && backup.held_bytes == 0);
+            for cut in 0..body.len() {
+                let _ = MultiMapStore::new(config).apply_backup(&body[..cut]);
+            }
+        }
+    }
+}
