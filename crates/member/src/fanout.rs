@@ -95,8 +95,8 @@ pub(crate) trait WideOperation: fmt::Debug + Send + Sync + 'static {
     );
 
     /// The map-wide event the answering share publishes once per request, with how many
-    /// entries the request affected (none is published for 0).
-    fn map_event(&self, _partial: &Self::Partial) -> Option<(EventKind, u64)> {
+    /// entries the request affected, and to which registry's listeners.
+    fn map_event(&self, _partial: &Self::Partial) -> Option<(Registry, EventKind, u64)> {
         None
     }
 
@@ -163,6 +163,9 @@ impl WideRequest {
             Service::Object(ObjectKind::List) => destroy(Some(ObjectKind::List), Some(Registry::ListItems)),
             Service::Object(ObjectKind::Set) => destroy(Some(ObjectKind::Set), Some(Registry::SetItems)),
             Service::Object(ObjectKind::Map) => WideRequest::new(Destroy),
+            Service::Object(ObjectKind::MultiMap) => {
+                destroy(Some(ObjectKind::MultiMap), Some(Registry::MultiMapEntries))
+            }
             Service::Object(kind) => destroy(Some(kind), None),
             Service::Topic => destroy(None, Some(Registry::Messages)),
             Service::ReliableTopic => destroy(None, None),
@@ -235,9 +238,9 @@ impl<W: WideOperation> Shares for Merged<W> {
                 writer.finish();
             }
             Answer::Client => {
-                if let Some((kind, count)) = self.operation.map_event(&partial) {
+                if let Some((registry, kind, count)) = self.operation.map_event(&partial) {
                     let source = job.connection.as_ref().map_or(share.member, |connection| connection.client_uuid());
-                    publish_map_event(share, &job.name, source, kind, count);
+                    publish_map_event(share, registry, &job.name, source, kind, count);
                 }
                 self.operation.write_response(partial, out, job.response_type, job.correlation_id);
             }
@@ -249,12 +252,16 @@ impl<W: WideOperation> Shares for Merged<W> {
     }
 }
 
-/// CLEAR_ALL / EVICT_ALL for `map`, from the share that answers the request.
-fn publish_map_event(share: &mut ShareContext<'_>, map: &str, source: Uuid, kind: EventKind, count: u64) {
-    // Hazelcast publishes nothing when nothing was cleared or evicted.
-    if count == 0 || !share.listeners.has(map) {
-        return;
-    }
+/// CLEAR_ALL / EVICT_ALL for `map` (a map's or a multimap's: `registry`), from the share that
+/// answers the request.
+fn publish_map_event(
+    share: &mut ShareContext<'_>,
+    registry: Registry,
+    map: &str,
+    source: Uuid,
+    kind: EventKind,
+    count: u64,
+) {
     let event = Event {
         kind,
         partition_id: None,
@@ -264,7 +271,7 @@ fn publish_map_event(share: &mut ShareContext<'_>, map: &str, source: Uuid, kind
         affected_entries: count.min(i32::MAX as u64) as i32,
         source,
     };
-    share.listeners.publish(share.outbox, share.member, map, event);
+    share.listeners.publish_to(registry, share.outbox, share.member, map, event);
 }
 
 /// One map-wide request in flight, shared by all reactors until the last share answers.
@@ -437,14 +444,26 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
             Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
         }
         _ if OBJECT_LISTENER_REQUESTS.contains(&ty) => classify_object_listener(message, connection),
-        _ if ty.0 >> 16 == 0x02 => classify_multimap(message),
+        _ if ty.0 >> 16 == 0x02 => classify_multimap(message, connection),
         _ => Ok(Classified::NotWide),
     }
 }
 
 /// MultiMap-wide requests (work in progress: no listeners yet).
-fn classify_multimap(message: &Message<'_>) -> Result<Classified, DecodeError> {
+fn classify_multimap(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
     use multimap_ops::{MultiClear, MultiContainsValue, MultiList, MultiListed, MultiSize};
+    let listener = |include_value: bool, local_only: bool, key: Option<&[u8]>| Listener {
+        id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
+        connection: connection.clone(),
+        correlation_id: message.correlation_id(),
+        event_type: message.message_type().event(),
+        include_value,
+        flags: -1,
+        key: key.map(Into::into),
+        invalidation: false,
+        local_only,
+    };
+    let add = |listener: Listener| WideRequest::new(wide_ops::AddListener::to(Registry::MultiMapEntries, listener));
     let name_only = |operation: WideRequest| -> Result<Classified, DecodeError> {
         Ok(Classified::Wide(operation, message.reader().string()?.into()))
     };
@@ -457,6 +476,20 @@ fn classify_multimap(message: &Message<'_>) -> Result<Classified, DecodeError> {
         MultiMapContainsValue::TYPE => {
             let r = MultiMapContainsValue::decode(message)?;
             Ok(Classified::Wide(WideRequest::new(MultiContainsValue(r.value.0.into())), r.name.into()))
+        }
+        MultiMapAddEntryListener::TYPE => {
+            let r = MultiMapAddEntryListener::decode(message)?;
+            Ok(Classified::Wide(add(listener(r.include_value, r.local_only, None)), r.name.into()))
+        }
+        MultiMapAddEntryListenerToKey::TYPE => {
+            let r = MultiMapAddEntryListenerToKey::decode(message)?;
+            Ok(Classified::Wide(add(listener(r.include_value, r.local_only, Some(r.key.0))), r.name.into()))
+        }
+        MultiMapRemoveEntryListener::TYPE => {
+            let r = MultiMapRemoveEntryListener::decode(message)?;
+            let id = r.registration_id.unwrap_or_default();
+            let operation = wide_ops::RemoveListener::from(Registry::MultiMapEntries, id);
+            Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
         }
         _ => Ok(Classified::NotWide),
     }

@@ -154,13 +154,14 @@ pub enum Registry {
     ListItems,
     SetItems,
     Messages,
+    MultiMapEntries,
 }
 
-const OBJECT_REGISTRIES: usize = 4;
+const OBJECT_REGISTRIES: usize = 5;
 
 impl Registry {
     const OBJECTS: [Registry; OBJECT_REGISTRIES] =
-        [Registry::Items, Registry::ListItems, Registry::SetItems, Registry::Messages];
+        [Registry::Items, Registry::ListItems, Registry::SetItems, Registry::Messages, Registry::MultiMapEntries];
 }
 
 /// Item event types of queues, lists and sets: the `eventType` field.
@@ -290,7 +291,17 @@ impl Listeners {
     /// Encodes `event` for every interested registration of `map` into the outbox, except for
     /// connections past the event bound, whose events are dropped and counted.
     pub fn publish(&mut self, outbox: &mut Outbox, member: Uuid, map: &str, event: Event<'_>) {
-        let Some(listeners) = self.maps.get_mut(map) else { return };
+        self.publish_to(Registry::Entries, outbox, member, map, event);
+    }
+
+    /// [`Listeners::publish`] to the entry listeners of a map (`Registry::Entries`) or of a
+    /// multimap (`Registry::MultiMapEntries`).
+    pub fn publish_to(&mut self, registry: Registry, outbox: &mut Outbox, member: Uuid, map: &str, event: Event<'_>) {
+        let registrations = match registry {
+            Registry::Entries => &mut self.maps,
+            other => &mut self.objects[other as usize - 1],
+        };
+        let Some(listeners) = registrations.get_mut(map) else { return };
         listeners.retain(|listener| !listener.connection.is_closed());
         // On the wire an event's partition id is an `i32`, −1 for none.
         let partition_id = event.partition_id.map_or(-1, |partition| i32::from(partition.0));

@@ -11,13 +11,15 @@
 //! Work in progress (branch `multimap`): key operations and backups; not yet the map-wide
 //! operations, entry listeners and key locks.
 
+use crate::listeners::{Event, EventKind, Listeners, Registry};
 use crate::map_settings::SettingsCache;
 use crate::object::PartitionObject;
+use crate::outbox::Outbox;
 use crate::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
 use crate::request::{Blob, ErrorKind, MultiMapOp, OpError, Reply};
 use ahash::RandomState;
 use ferrogrid_config::{MultiMapConfig, ValueCollectionType};
-use ferrogrid_protocol::Data;
+use ferrogrid_protocol::{Data, PartitionId, Uuid};
 
 /// Record kinds: a key's whole collection, or its removal.
 const VALUES: u8 = 1;
@@ -34,6 +36,43 @@ pub struct MultiMapStore {
     changed: Vec<Box<[u8]>>,
 }
 
+/// What an operation needs besides its multimap: owned by the reactor, lent per operation.
+pub(crate) struct MultiMapContext<'a> {
+    pub name: &'a str,
+    pub member: Uuid,
+    /// The client whose request this is (the source of its events).
+    pub source: Uuid,
+    pub partition_id: PartitionId,
+    pub listeners: &'a mut Listeners,
+    pub outbox: &'a mut Outbox,
+}
+
+impl std::fmt::Debug for MultiMapContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MultiMapContext").field("name", &self.name).finish()
+    }
+}
+
+impl MultiMapContext<'_> {
+    /// An ADDED (with the value) or REMOVED (with the old value) event of `key`.
+    fn publish(&mut self, kind: EventKind, key: &[u8], value: &[u8]) {
+        if !self.listeners.has_object_listeners(Registry::MultiMapEntries, self.name) {
+            return;
+        }
+        let (value, old_value) = if kind == EventKind::Added { (Some(value), None) } else { (None, Some(value)) };
+        let event = Event {
+            kind,
+            partition_id: Some(self.partition_id),
+            key: Some(key),
+            value,
+            old_value,
+            affected_entries: 1,
+            source: self.source,
+        };
+        self.listeners.publish_to(Registry::MultiMapEntries, self.outbox, self.member, self.name, event);
+    }
+}
+
 fn null_check(bytes: &[u8], what: &str) -> Result<(), OpError> {
     match Data(bytes).type_id() {
         Some(type_id) if type_id != 0 => Ok(()),
@@ -47,13 +86,7 @@ fn size_of(key: &[u8], values: &[Box<[u8]>]) -> usize {
 
 impl MultiMapStore {
     pub(crate) fn new(config: MultiMapConfig) -> MultiMapStore {
-        MultiMapStore {
-            entries: Default::default(),
-            config,
-            held_bytes: 0,
-            track_changes: false,
-            changed: Vec::new(),
-        }
+        MultiMapStore { entries: Default::default(), config, held_bytes: 0, track_changes: false, changed: Vec::new() }
     }
 
     fn is_set(&self) -> bool {
@@ -130,6 +163,7 @@ impl MultiMapStore {
 /// Runs one key request; its answer goes to `reply` unless it fails.
 pub(crate) fn execute(
     store: &mut MultiMapStore,
+    ctx: &mut MultiMapContext<'_>,
     op: &MultiMapOp<'_>,
     reply: &mut dyn FnMut(Reply<'_>),
 ) -> Result<(), OpError> {
@@ -137,7 +171,11 @@ pub(crate) fn execute(
         MultiMapOp::Put { key, value } => {
             null_check(key, "key")?;
             null_check(value, "value")?;
-            reply(Reply::Bool(store.put(key, value)));
+            let added = store.put(key, value);
+            if added {
+                ctx.publish(EventKind::Added, key, value);
+            }
+            reply(Reply::Bool(added));
         }
         MultiMapOp::Get { key } => {
             let values = store.entries.get(&**key).map_or(Vec::new(), |values| values.iter().map(|v| &**v).collect());
@@ -145,19 +183,28 @@ pub(crate) fn execute(
         }
         MultiMapOp::RemoveKey { key, answer_values } => {
             let values = store.remove_key(key);
-            match answer_values {
-                true => reply(Reply::Values(values.iter().map(|value| &**value).collect())),
-                false => reply(Reply::Empty),
+            // Hazelcast announces remove(key) value by value, and delete not at all.
+            if !answer_values {
+                reply(Reply::Empty);
+                return Ok(());
             }
+            values.iter().for_each(|value| ctx.publish(EventKind::Removed, key, value));
+            reply(Reply::Values(values.iter().map(|value| &**value).collect()));
         }
-        MultiMapOp::RemoveEntry { key, value } => reply(Reply::Bool(store.remove_value(key, value))),
+        MultiMapOp::RemoveEntry { key, value } => {
+            let removed = store.remove_value(key, value);
+            if removed {
+                ctx.publish(EventKind::Removed, key, value);
+            }
+            reply(Reply::Bool(removed));
+        }
         MultiMapOp::ContainsKey { key } => reply(Reply::Bool(store.entries.contains_key(&**key))),
         MultiMapOp::ContainsEntry { key, value } => reply(Reply::Bool(store.contains_entry(key, value))),
         MultiMapOp::ValueCount { key } => {
             reply(Reply::Int(store.entries.get(&**key).map_or(0, |values| values.len() as i32)))
         }
         MultiMapOp::PutAll { entries } => {
-            put_all(store, entries)?;
+            put_all(store, ctx, entries)?;
             reply(Reply::Empty);
         }
     }
@@ -166,7 +213,11 @@ pub(crate) fn execute(
 
 /// putAll of this partition's keys: each value put as by put; a key given no values exists
 /// with none (as in Hazelcast: containsKey and keySet see it, size does not count it).
-fn put_all(store: &mut MultiMapStore, entries: &[(Blob<'_>, Vec<Blob<'_>>)]) -> Result<(), OpError> {
+fn put_all(
+    store: &mut MultiMapStore,
+    ctx: &mut MultiMapContext<'_>,
+    entries: &[(Blob<'_>, Vec<Blob<'_>>)],
+) -> Result<(), OpError> {
     for (key, values) in entries {
         null_check(key, "key")?;
         values.iter().try_for_each(|value| null_check(value, "value"))?;
@@ -178,7 +229,9 @@ fn put_all(store: &mut MultiMapStore, entries: &[(Blob<'_>, Vec<Blob<'_>>)]) -> 
             store.record(key);
         }
         for value in values {
-            store.put(key, value);
+            if store.put(key, value) {
+                ctx.publish(EventKind::Added, key, value);
+            }
         }
     }
     Ok(())
@@ -295,8 +348,17 @@ mod tests {
     }
 
     fn run(store: &mut MultiMapStore, op: MultiMapOp<'_>) -> String {
+        let (mut listeners, mut outbox) = (Listeners::default(), Outbox::default());
+        let mut ctx = MultiMapContext {
+            name: "mm",
+            member: Uuid::default(),
+            source: Uuid::default(),
+            partition_id: PartitionId(0),
+            listeners: &mut listeners,
+            outbox: &mut outbox,
+        };
         let mut answer = String::new();
-        execute(store, &op, &mut |reply| answer = format!("{reply:?}")).unwrap();
+        execute(store, &mut ctx, &op, &mut |reply| answer = format!("{reply:?}")).unwrap();
         answer
     }
 

@@ -198,6 +198,9 @@ static TABLE: &[Operation] = &[
     row!(MultiMapSize, EveryPartition, S),
     row!(MultiMapContainsValue, EveryPartition, S),
     row!(MultiMapClear, EveryPartition, W.with(S)),
+    row!(MultiMapAddEntryListener, EveryPartition, S),
+    row!(MultiMapAddEntryListenerToKey, EveryPartition, S),
+    row!(MultiMapRemoveEntryListener, EveryPartition, S),
     // List and set: in the partition of their name.
     object_row!(ListAdd, W.with(A).with(S), decode_collection),
     object_row!(ListAddAll, W.with(A).with(S), decode_collection),

@@ -4,7 +4,6 @@
 
 use crate::clock::{now_ms, NEVER};
 use crate::collection::{self, CollectionContext};
-use crate::multimap;
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::envelope::{Handoff, Handoffs};
 use crate::fanout::{FanOut, ShareContext};
@@ -12,6 +11,7 @@ use crate::listeners::{Event, EventBound, EventKind, Listeners, Registry};
 use crate::locks::Parked;
 use crate::map_ops::{self, Done, OpContext};
 use crate::map_settings::SettingsCache;
+use crate::multimap;
 use crate::operations;
 use crate::outbox::Outbox;
 use crate::partition::{Object, PartitionStore};
@@ -19,8 +19,8 @@ use crate::peer::ObjectKind;
 use crate::probes::ObjectFigures;
 use crate::queue::{self, QueueContext, QueueDone, Waiter};
 use crate::request::{
-    CollectionRequest, ErrorKind, MultiMapRequest, MapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request, RingbufferOp,
-    RingbufferRequest, TopicRequest,
+    CollectionRequest, ErrorKind, MapRequest, MultiMapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request,
+    RingbufferOp, RingbufferRequest, TopicRequest,
 };
 use crate::ringbuffer::{self, RingDone};
 use crate::wire::{self, HazelcastReply};
@@ -232,6 +232,7 @@ impl PartitionOwner {
                     ObjectKind::Queue => "queue",
                     ObjectKind::List => "list",
                     ObjectKind::Set => "set",
+                    ObjectKind::MultiMap => "multimap",
                     ObjectKind::Ringbuffer => "ringbuffer",
                     _ => continue,
                 };
@@ -245,6 +246,7 @@ impl PartitionOwner {
                 Registry::Items => "queue",
                 Registry::ListItems => "list",
                 Registry::SetItems => "set",
+                Registry::MultiMapEntries => "multimap",
                 Registry::Messages => "topic",
                 Registry::Entries => continue,
             };
@@ -387,9 +389,12 @@ impl PartitionOwner {
         let partition_id = call.partition_id;
         let local = partition_id.0 as usize / self.reactor_count;
         let start = out.len();
-        let store = self.partitions[local].multimap_mut(&request.name, &mut self.settings);
+        let name = &*request.name;
+        let store = self.partitions[local].multimap_mut(name, &mut self.settings);
+        let (listeners, outbox, member, source) = (&mut self.listeners, &mut self.outbox, self.member, call.source);
+        let mut ctx = multimap::MultiMapContext { name, member, source, partition_id, listeners, outbox };
         let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
-        if let Err(failure) = multimap::execute(store, &request.op, &mut |answer| reply.reply(answer)) {
+        if let Err(failure) = multimap::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
             out.truncate(start);
             wire::write_error(out, call.correlation_id, &failure);
         }

@@ -19,9 +19,9 @@
 
 use crate::collection::CollectionStore;
 use crate::map_settings::{MapSettings, SettingsCache};
+use crate::multimap::MultiMapStore;
 use crate::object::PartitionObject;
 use crate::peer::ObjectKind;
-use crate::multimap::MultiMapStore;
 use crate::queue::QueueStore;
 use crate::ringbuffer::RingbufferStore;
 use crate::store::RecordStore;

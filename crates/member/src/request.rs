@@ -300,16 +300,36 @@ pub struct MultiMapRequest<'a> {
 /// The multimap's key operations.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MultiMapOp<'a> {
-    Put { key: Blob<'a>, value: Blob<'a> },
-    Get { key: Blob<'a> },
+    Put {
+        key: Blob<'a>,
+        value: Blob<'a>,
+    },
+    Get {
+        key: Blob<'a>,
+    },
     /// remove(key) (`answer_values`: answers the removed values) and delete.
-    RemoveKey { key: Blob<'a>, answer_values: bool },
+    RemoveKey {
+        key: Blob<'a>,
+        answer_values: bool,
+    },
     /// remove(key, value).
-    RemoveEntry { key: Blob<'a>, value: Blob<'a> },
-    ContainsKey { key: Blob<'a> },
-    ContainsEntry { key: Blob<'a>, value: Blob<'a> },
-    ValueCount { key: Blob<'a> },
-    PutAll { entries: Vec<(Blob<'a>, Vec<Blob<'a>>)> },
+    RemoveEntry {
+        key: Blob<'a>,
+        value: Blob<'a>,
+    },
+    ContainsKey {
+        key: Blob<'a>,
+    },
+    ContainsEntry {
+        key: Blob<'a>,
+        value: Blob<'a>,
+    },
+    ValueCount {
+        key: Blob<'a>,
+    },
+    PutAll {
+        entries: Vec<(Blob<'a>, Vec<Blob<'a>>)>,
+    },
 }
 
 /// One list or set request (the collection lives in the partition of its name).

@@ -7,8 +7,7 @@
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::request::{
     CollectionOp, CollectionRequest, ErrorKind, MapOp, MapRequest, MultiMapOp, MultiMapRequest, OpError, PutAnswer,
-    QueueOp, QueueRequest,
-    RemoveAnswer, Replies, Reply, Request, RingbufferOp, RingbufferRequest, TopicRequest,
+    QueueOp, QueueRequest, RemoveAnswer, Replies, Reply, Request, RingbufferOp, RingbufferRequest, TopicRequest,
 };
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};

@@ -1,9 +1,9 @@
 //! The multimap-wide operations: keySet, values, entrySet, containsValue, size, clear.
-//! Work in progress (branch `multimap`): clear publishes no CLEAR_ALL yet (no multimap
-//! listeners).
+//! Work in progress (branch `multimap`).
 
 use super::wide_ops::{Count, Found, Items};
 use super::{Partitions, WideOperation};
+use crate::listeners::{EventKind, Registry};
 use crate::partition::PartitionStore;
 use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse, IntResponse};
 use ferrogrid_protocol::message::{write_frame, MessageWriter};
@@ -32,7 +32,14 @@ impl WideOperation for MultiList {
         Items(Vec::new())
     }
 
-    fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, partial: &mut Items) {
+    fn on_partition(
+        &self,
+        name: &str,
+        partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        partial: &mut Items,
+    ) {
         let Some(store) = partition.multimap(name) else { return };
         let frames = &mut partial.0;
         for (key, values) in store.entries() {
@@ -72,7 +79,14 @@ impl WideOperation for MultiSize {
         Count(0)
     }
 
-    fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, partial: &mut Count) {
+    fn on_partition(
+        &self,
+        name: &str,
+        partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        partial: &mut Count,
+    ) {
         if let Some(store) = partition.multimap(name) {
             partial.0 += store.value_count() as u64;
         }
@@ -96,7 +110,14 @@ impl WideOperation for MultiContainsValue {
         Found(false)
     }
 
-    fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, partial: &mut Found) {
+    fn on_partition(
+        &self,
+        name: &str,
+        partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        partial: &mut Found,
+    ) {
         if partial.0 {
             return;
         }
@@ -129,6 +150,11 @@ impl WideOperation for MultiClear {
                 partial.0 += removed;
             }
         }
+    }
+
+    /// One CLEAR_ALL counting the keys removed, even none (as Hazelcast's multimap does).
+    fn map_event(&self, partial: &Count) -> Option<(Registry, EventKind, u64)> {
+        Some((Registry::MultiMapEntries, EventKind::ClearAll, partial.0))
     }
 
     fn write_response(&self, _partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {

@@ -234,8 +234,9 @@ impl WideOperation for Clear {
         }
     }
 
-    fn map_event(&self, partial: &Count) -> Option<(EventKind, u64)> {
-        Some((self.event, partial.0))
+    fn map_event(&self, partial: &Count) -> Option<(Registry, EventKind, u64)> {
+        // Hazelcast publishes nothing for a map when nothing was cleared or evicted.
+        (partial.0 > 0).then_some((Registry::Entries, self.event, partial.0))
     }
 
     fn write_response(&self, _partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
