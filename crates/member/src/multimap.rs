@@ -25,10 +25,13 @@ use ferrogrid_protocol::{Data, PartitionId, Uuid};
 const VALUES: u8 = 1;
 const REMOVED: u8 = 2;
 
+/// A key's values (a set's without duplicates).
+type Values = Vec<Box<[u8]>>;
+
 /// One multimap in one partition.
 #[derive(Debug)]
 pub struct MultiMapStore {
-    entries: hashbrown::HashMap<Box<[u8]>, Vec<Box<[u8]>>, RandomState>,
+    entries: hashbrown::HashMap<Box<[u8]>, Values, RandomState>,
     config: MultiMapConfig,
     held_bytes: usize,
     track_changes: bool,
