@@ -534,7 +534,7 @@ mod tests {
             let mut merged = share(&operation, &mut all[..2], 5);
             merged.merge(over_the_hop(&share(&operation, &mut all[2..], 5)));
             assert_eq!(merged, Count(4), "the expired entry goes but does not count");
-            assert_eq!(operation.map_event(&merged), Some((event, 4)));
+            assert_eq!(operation.map_event(&merged), Some((Registry::Entries, event, 4)));
             assert_eq!(share(&Size, &mut all, 0), Count(0));
             assert_eq!(share(&operation, &mut all, 5), Count(0), "a second clear finds nothing");
             let out = response(&operation, merged);
