@@ -8,6 +8,7 @@ import com.hazelcast.collection.ISet;
 import com.hazelcast.collection.ItemEvent;
 import com.hazelcast.collection.ItemListener;
 import com.hazelcast.map.IMap;
+import com.hazelcast.multimap.MultiMap;
 import com.hazelcast.ringbuffer.OverflowPolicy;
 import com.hazelcast.ringbuffer.ReadResultSet;
 import com.hazelcast.ringbuffer.Ringbuffer;
@@ -97,6 +98,7 @@ public final class Smoke {
             ringbuffer(client);
             list(client);
             set(client);
+            multiMap(client);
             rc = 0;
             System.out.println("java smoke: ok (" + checks + " checks)");
         } catch (Throwable t) {
@@ -237,6 +239,28 @@ public final class Smoke {
         check(!set.remove("b"), "set remove of an absent item");
         checkEq(new HashSet<>(Arrays.asList("a", "c")), new HashSet<>(set), "set items");
         set.destroy();
+    }
+
+    static void multiMap(HazelcastInstance client) {
+        // Hazelcast's default value collection: a set of values per key
+        MultiMap<String, String> mm = client.getMultiMap("java-smoke-mm-" + UUID.randomUUID());
+        check(mm.put("k", "v1"), "multimap put");
+        check(mm.put("k", "v2"), "multimap put of a second value");
+        check(!mm.put("k", "v1"), "multimap put of a value already there");
+        check(mm.put("other", "o"), "multimap put of another key");
+        checkEq(new HashSet<>(Arrays.asList("v1", "v2")), new HashSet<>(mm.get("k")), "multimap get");
+        checkEq(3, mm.size(), "multimap size counts values");
+        checkEq(2, mm.valueCount("k"), "multimap valueCount");
+        check(mm.containsEntry("k", "v2"), "multimap containsEntry");
+        check(mm.remove("k", "v1"), "multimap remove of one value");
+        checkEq(Arrays.asList("v2"), new ArrayList<>(mm.remove("k")), "multimap remove(key) answers the values");
+        check(mm.get("k").isEmpty(), "multimap get of a removed key");
+        mm.put("gone", "g1");
+        mm.put("gone", "g2");
+        mm.delete("gone");
+        check(!mm.containsKey("gone"), "multimap delete removes the key");
+        checkEq(new HashSet<>(Arrays.asList("other")), mm.keySet(), "multimap keySet");
+        mm.destroy();
     }
 
     static void run(HazelcastInstance client) {

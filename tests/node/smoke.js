@@ -3,7 +3,7 @@
 // Connects (cluster name "dev"), runs put/get/size/entrySet/remove on a fresh map with string
 // and number keys, offer/poll/peek and an item listener on a queue, add/readOne/readMany on a
 // ringbuffer, publish and a listener on a reliable topic, index operations and an item listener
-// on a list, add/contains/remove on a set, prints
+// on a list, add/contains/remove on a set, put/get/remove/removeAll on a multimap, prints
 // "node smoke: ok" and exits 0; exits 1 on any failure or after 60 s.
 
 const assert = require('node:assert/strict');
@@ -164,6 +164,22 @@ async function main() {
         assert.equal(await set.remove('b'), false, 'set remove of an absent item');
         assert.deepEqual((await set.toArray()).sort(), ['a', 'c'], 'set items');
         await set.destroy();
+
+        // --- multimap: a set of values per key (Hazelcast's default value collection)
+        const mm = await client.getMultiMap('node-smoke-mm-' + crypto.randomUUID());
+        assert.equal(await mm.put('k', 'v1'), true, 'multimap put');
+        assert.equal(await mm.put('k', 'v2'), true, 'multimap put of a second value');
+        assert.equal(await mm.put('k', 'v1'), false, 'multimap put of a value already there');
+        assert.equal(await mm.put('other', 'o'), true, 'multimap put of another key');
+        assert.deepEqual((await mm.get('k')).toArray().sort(), ['v1', 'v2'], 'multimap get');
+        assert.equal(await mm.size(), 3, 'multimap size counts values');
+        assert.equal(await mm.valueCount('k'), 2, 'multimap valueCount');
+        assert.equal(await mm.containsEntry('k', 'v2'), true, 'multimap containsEntry');
+        assert.equal(await mm.remove('k', 'v1'), true, 'multimap remove of one value');
+        assert.deepEqual((await mm.removeAll('k')).toArray(), ['v2'], 'multimap removeAll answers the values');
+        assert.deepEqual((await mm.get('k')).toArray(), [], 'multimap get of a removed key');
+        assert.deepEqual(await mm.keySet(), ['other'], 'multimap keySet');
+        await mm.destroy();
 
         // --- reliable topic (the Node.js client's only topic, on ringbuffer _hz_rb_<name>)
         const topic = await client.getReliableTopic('node-smoke-rt-' + crypto.randomUUID());

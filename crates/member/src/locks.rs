@@ -8,16 +8,27 @@
 
 use crate::clock::NEVER;
 use crate::connection::ReplyTo;
-use crate::request::MapRequest;
+use crate::request::{MapRequest, MultiMapRequest};
 use ahash::RandomState;
 use ferrogrid_protocol::{PartitionId, Uuid};
 use std::collections::{HashMap, VecDeque};
+
+/// A deadline a lock or a parked request needs the reactor's timer for: (when, map or
+/// multimap, key).
+pub type KeyDeadline = (i64, Box<str>, Box<[u8]>);
 
 /// Who holds a lock: a client and one of its threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LockOwner {
     pub client: Uuid,
     pub thread_id: i64,
+}
+
+/// The decoded request a parked one re-runs: a map's or a multimap's (owned).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Waiting {
+    Map(MapRequest<'static>),
+    MultiMap(MultiMapRequest<'static>),
 }
 
 /// A request waiting for a key's lock to be released.
@@ -30,7 +41,7 @@ pub struct Parked {
     /// Its row in the operation table (its per-map counter).
     pub counter_slot: usize,
     pub partition_id: PartitionId,
-    pub request: MapRequest<'static>,
+    pub request: Waiting,
     /// When to give up and answer "false" (NEVER = wait until released).
     pub deadline_ms: i64,
 }
@@ -254,7 +265,7 @@ mod tests {
                 source: ALICE.client,
                 counter_slot: 0,
                 partition_id: PartitionId(0),
-                request,
+                request: Waiting::Map(request),
                 deadline_ms: NEVER,
             }
         };

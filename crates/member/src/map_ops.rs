@@ -10,7 +10,7 @@
 
 use crate::clock::NEVER;
 use crate::listeners::{Event, EventKind, Listeners};
-use crate::locks::{LockOwner, Parked};
+use crate::locks::{KeyDeadline, LockOwner, Parked, Waiting};
 use crate::map_settings::SettingsCache;
 use crate::outbox::Outbox;
 use crate::partition::PartitionStore;
@@ -18,9 +18,6 @@ use crate::request::{ErrorKind, MapOp, MapRequest, OpError, PutAnswer, RemoveAns
 use crate::store::{Entry, RecordStore};
 use ferrogrid_protocol::codec::EntryView;
 use ferrogrid_protocol::{Data, PartitionId, Uuid};
-
-/// A deadline a lock or a parked request needs the reactor's timer for: (when, map, key).
-pub type KeyDeadline = (i64, Box<str>, Box<[u8]>);
 
 /// What an operation needs besides its partition: owned by the reactor, lent per operation.
 #[derive(Debug)]
@@ -113,8 +110,9 @@ pub fn execute(
 
 /// Parks a request [`execute`] answered [`Done::Park`] for on its key's lock queue.
 pub fn park(partition: &mut PartitionStore, ctx: &mut OpContext<'_>, parked: Parked) -> Result<(), OpError> {
-    let key: Box<[u8]> = parked.request.key().expect("only single-key requests park").into();
-    let name: Box<str> = (*parked.request.name).into();
+    let Waiting::Map(request) = &parked.request else { unreachable!("a map request parks on a map") };
+    let key: Box<[u8]> = request.key().expect("only single-key requests park").into();
+    let name: Box<str> = (*request.name).into();
     let deadline_ms = parked.deadline_ms;
     let settings = &mut *ctx.settings;
     let store = partition.map_mut(&name, || settings.get(&name));

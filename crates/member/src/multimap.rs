@@ -12,6 +12,7 @@
 //! operations, entry listeners and key locks.
 
 use crate::listeners::{Event, EventKind, Listeners, Registry};
+use crate::locks::{KeyDeadline, LockOwner, LockTable, Parked};
 use crate::map_settings::SettingsCache;
 use crate::object::PartitionObject;
 use crate::outbox::Outbox;
@@ -32,6 +33,8 @@ type Values = Vec<Box<[u8]>>;
 #[derive(Debug)]
 pub struct MultiMapStore {
     entries: hashbrown::HashMap<Box<[u8]>, Values, RandomState>,
+    /// Key locks and the requests parked on them (not replicated yet: a failover loses them).
+    pub(crate) locks: LockTable,
     config: MultiMapConfig,
     held_bytes: usize,
     track_changes: bool,
@@ -43,11 +46,26 @@ pub struct MultiMapStore {
 pub(crate) struct MultiMapContext<'a> {
     pub name: &'a str,
     pub member: Uuid,
-    /// The client whose request this is (the source of its events).
+    /// The client whose request this is (the source of its events, the owner of its locks).
     pub source: Uuid,
     pub partition_id: PartitionId,
+    pub now_ms: i64,
     pub listeners: &'a mut Listeners,
     pub outbox: &'a mut Outbox,
+    /// Parked requests this operation released; the reactor re-runs them next.
+    pub released: &'a mut Vec<Parked>,
+    /// (deadline, multimap, key) of leases that need the reactor's timer.
+    pub deadlines: &'a mut Vec<KeyDeadline>,
+}
+
+/// What became of a multimap request that did not fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MultiDone {
+    Answered,
+    /// Another owner holds the key's lock: park it for `wait_ms` (< 0: until released).
+    Park {
+        wait_ms: i64,
+    },
 }
 
 impl std::fmt::Debug for MultiMapContext<'_> {
@@ -89,7 +107,14 @@ fn size_of(key: &[u8], values: &[Box<[u8]>]) -> usize {
 
 impl MultiMapStore {
     pub(crate) fn new(config: MultiMapConfig) -> MultiMapStore {
-        MultiMapStore { entries: Default::default(), config, held_bytes: 0, track_changes: false, changed: Vec::new() }
+        MultiMapStore {
+            entries: Default::default(),
+            locks: LockTable::default(),
+            config,
+            held_bytes: 0,
+            track_changes: false,
+            changed: Vec::new(),
+        }
     }
 
     fn is_set(&self) -> bool {
@@ -148,14 +173,14 @@ impl MultiMapStore {
         self.entries.iter().map(|(key, values)| (&**key, &values[..]))
     }
 
-    /// Removes every key (a clear, applied by every replica to its own copy: no records);
-    /// returns how many keys went.
+    /// Removes every key that is not locked (as Hazelcast's clear does); returns how many
+    /// keys went. Applied by every replica to its own copy: no records.
     pub(crate) fn clear(&mut self) -> usize {
-        let keys = self.entries.len();
-        self.entries.clear();
+        let (before, locks) = (self.entries.len(), &self.locks);
+        self.entries.retain(|key, _| locks.is_locked(key));
+        self.held_bytes = self.entries.iter().map(|(key, values)| size_of(key, values)).sum();
         self.changed.clear();
-        self.held_bytes = 0;
-        keys
+        before - self.entries.len()
     }
 
     fn contains_entry(&self, key: &[u8], value: &[u8]) -> bool {
@@ -163,17 +188,23 @@ impl MultiMapStore {
     }
 }
 
-/// Runs one key request; its answer goes to `reply` unless it fails.
+/// Runs one key request; its answer goes to `reply` unless it fails or parks.
 pub(crate) fn execute(
     store: &mut MultiMapStore,
     ctx: &mut MultiMapContext<'_>,
     op: &MultiMapOp<'_>,
     reply: &mut dyn FnMut(Reply<'_>),
-) -> Result<(), OpError> {
+) -> Result<MultiDone, OpError> {
+    let locked_by_other = |store: &MultiMapStore, key: &[u8], thread_id: i64| {
+        !store.locks.may_write(key, LockOwner { client: ctx.source, thread_id })
+    };
     match op {
-        MultiMapOp::Put { key, value } => {
+        MultiMapOp::Put { key, value, thread_id } => {
             null_check(key, "key")?;
             null_check(value, "value")?;
+            if locked_by_other(store, key, *thread_id) {
+                return Ok(MultiDone::Park { wait_ms: -1 });
+            }
             let added = store.put(key, value);
             if added {
                 ctx.publish(EventKind::Added, key, value);
@@ -184,17 +215,24 @@ pub(crate) fn execute(
             let values = store.entries.get(&**key).map_or(Vec::new(), |values| values.iter().map(|v| &**v).collect());
             reply(Reply::Values(values));
         }
-        MultiMapOp::RemoveKey { key, answer_values } => {
-            let values = store.remove_key(key);
-            // Hazelcast announces remove(key) value by value, and delete not at all.
+        MultiMapOp::RemoveKey { key, answer_values, thread_id } => {
+            // Hazelcast's delete neither waits for a lock nor is announced.
             if !answer_values {
+                store.remove_key(key);
                 reply(Reply::Empty);
-                return Ok(());
+                return Ok(MultiDone::Answered);
             }
+            if locked_by_other(store, key, *thread_id) {
+                return Ok(MultiDone::Park { wait_ms: -1 });
+            }
+            let values = store.remove_key(key);
             values.iter().for_each(|value| ctx.publish(EventKind::Removed, key, value));
             reply(Reply::Values(values.iter().map(|value| &**value).collect()));
         }
-        MultiMapOp::RemoveEntry { key, value } => {
+        MultiMapOp::RemoveEntry { key, value, thread_id } => {
+            if locked_by_other(store, key, *thread_id) {
+                return Ok(MultiDone::Park { wait_ms: -1 });
+            }
             let removed = store.remove_value(key, value);
             if removed {
                 ctx.publish(EventKind::Removed, key, value);
@@ -210,8 +248,66 @@ pub(crate) fn execute(
             put_all(store, ctx, entries)?;
             reply(Reply::Empty);
         }
+        op @ (MultiMapOp::Lock { .. } | MultiMapOp::Unlock { .. } | MultiMapOp::IsLocked { .. }) => {
+            return lock_op(store, ctx, op, reply);
+        }
     }
-    Ok(())
+    Ok(MultiDone::Answered)
+}
+
+/// lock, tryLock, unlock, forceUnlock, isLocked of a key, as for maps.
+fn lock_op(
+    store: &mut MultiMapStore,
+    ctx: &mut MultiMapContext<'_>,
+    op: &MultiMapOp<'_>,
+    reply: &mut dyn FnMut(Reply<'_>),
+) -> Result<MultiDone, OpError> {
+    let (key, now_ms) = (op_key(op), ctx.now_ms);
+    null_check(key, "key")?;
+    ctx.released.extend(store.locks.expire_lease(key, now_ms));
+    match op {
+        MultiMapOp::Lock { thread_id, lease_ms, try_timeout_ms, .. } => {
+            let owner = LockOwner { client: ctx.source, thread_id: *thread_id };
+            if !store.locks.acquire(key, owner, *lease_ms, now_ms) {
+                return Ok(match try_timeout_ms {
+                    Some(0) => {
+                        reply(Reply::Bool(false));
+                        MultiDone::Answered
+                    }
+                    Some(timeout_ms) => MultiDone::Park { wait_ms: *timeout_ms },
+                    None => MultiDone::Park { wait_ms: -1 },
+                });
+            }
+            if let Some(deadline) = store.locks.lease_deadline(key) {
+                ctx.deadlines.push((deadline, ctx.name.into(), key.into()));
+            }
+            reply(if try_timeout_ms.is_some() { Reply::Bool(true) } else { Reply::Empty });
+        }
+        MultiMapOp::Unlock { thread_id: None, .. } => {
+            ctx.released.extend(store.locks.release(key));
+            reply(Reply::Empty);
+        }
+        MultiMapOp::Unlock { thread_id: Some(thread_id), .. } => {
+            let owner = LockOwner { client: ctx.source, thread_id: *thread_id };
+            let released = store.locks.unlock(key, owner).map_err(|_| {
+                let text =
+                    format!("Current thread is not owner of the lock! -> <not locked by {}:{thread_id}>", owner.client);
+                OpError::new(ErrorKind::NotLockOwner, text)
+            })?;
+            ctx.released.extend(released);
+            reply(Reply::Empty);
+        }
+        MultiMapOp::IsLocked { .. } => reply(Reply::Bool(store.locks.is_locked(key))),
+        other => unreachable!("{other:?} is not a lock operation"),
+    }
+    Ok(MultiDone::Answered)
+}
+
+fn op_key<'o>(op: &'o MultiMapOp<'_>) -> &'o [u8] {
+    match op {
+        MultiMapOp::Lock { key, .. } | MultiMapOp::Unlock { key, .. } | MultiMapOp::IsLocked { key } => key,
+        other => unreachable!("{other:?} is not a lock operation"),
+    }
 }
 
 /// putAll of this partition's keys: each value put as by put; a key given no values exists
@@ -336,6 +432,16 @@ impl PartitionObject for MultiMapStore {
     fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed> {
         self.apply_records(body, false)
     }
+
+    fn release_client(&mut self, client: ferrogrid_protocol::Uuid, released: &mut Vec<Parked>) {
+        for (_, parked) in self.locks.release_client(client) {
+            released.extend(parked);
+        }
+    }
+
+    fn take_waiting(&mut self) -> Vec<crate::connection::ReplyTo> {
+        self.locks.take_all_parked().into_iter().map(|parked| parked.reply_to).collect()
+    }
 }
 
 #[cfg(test)]
@@ -352,13 +458,17 @@ mod tests {
 
     fn run(store: &mut MultiMapStore, op: MultiMapOp<'_>) -> String {
         let (mut listeners, mut outbox) = (Listeners::default(), Outbox::default());
+        let (mut released, mut deadlines) = (Vec::new(), Vec::new());
         let mut ctx = MultiMapContext {
             name: "mm",
             member: Uuid::default(),
             source: Uuid::default(),
             partition_id: PartitionId(0),
+            now_ms: 0,
             listeners: &mut listeners,
             outbox: &mut outbox,
+            released: &mut released,
+            deadlines: &mut deadlines,
         };
         let mut answer = String::new();
         execute(store, &mut ctx, &op, &mut |reply| answer = format!("{reply:?}")).unwrap();
@@ -366,7 +476,7 @@ mod tests {
     }
 
     fn put<'a>(key: &'a [u8], value: &'a [u8]) -> MultiMapOp<'a> {
-        MultiMapOp::Put { key: Cow::Borrowed(key), value: Cow::Borrowed(value) }
+        MultiMapOp::Put { key: Cow::Borrowed(key), value: Cow::Borrowed(value), thread_id: 1 }
     }
 
     #[test]
@@ -385,7 +495,8 @@ mod tests {
             backup.apply_backup(&body).unwrap();
             assert_eq!(backup.entries, owner.entries);
             assert_eq!(backup.held_bytes, owner.held_bytes);
-            let removed = run(&mut owner, MultiMapOp::RemoveKey { key: Cow::Borrowed(&k), answer_values: true });
+            let removed =
+                run(&mut owner, MultiMapOp::RemoveKey { key: Cow::Borrowed(&k), answer_values: true, thread_id: 1 });
             assert!(removed.starts_with("Values(["), "{removed}");
             let mut body = Vec::new();
             owner.write_changes(&mut body);

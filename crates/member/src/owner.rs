@@ -8,10 +8,10 @@ use crate::connection::{ConnectionShared, ReplyTo};
 use crate::envelope::{Handoff, Handoffs};
 use crate::fanout::{FanOut, ShareContext};
 use crate::listeners::{Event, EventBound, EventKind, Listeners, Registry};
-use crate::locks::Parked;
+use crate::locks::{Parked, Waiting};
 use crate::map_ops::{self, Done, OpContext};
 use crate::map_settings::SettingsCache;
-use crate::multimap;
+use crate::multimap::{self, MultiDone};
 use crate::operations;
 use crate::outbox::Outbox;
 use crate::partition::{Object, PartitionStore};
@@ -34,8 +34,9 @@ use tracing::warn;
 /// Something that must happen at a time.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Timer {
-    /// Re-check a key's lock lease and the deadlines of requests parked on it.
-    Key { partition: PartitionId, map: Box<str>, key: Box<[u8]> },
+    /// Re-check a key's lock lease and the deadlines of requests parked on it (a map's or a
+    /// multimap's key: `kind`).
+    Key { partition: PartitionId, kind: ObjectKind, map: Box<str>, key: Box<[u8]> },
     /// Answer the waiters of a queue whose deadline passed.
     Queue { partition: PartitionId, name: Box<str> },
     /// Release the locks of a client that has had no connection since it was scheduled.
@@ -76,13 +77,13 @@ impl Call<'_> {
     }
 
     /// The request as it waits on a key lock for `wait_ms` (< 0: until released).
-    fn park(&self, request: &MapRequest<'_>, now_ms: i64, wait_ms: i64) -> Parked {
+    fn park(&self, request: Waiting, now_ms: i64, wait_ms: i64) -> Parked {
         Parked {
             reply_to: self.reply_to(),
             source: self.source,
             counter_slot: self.counter_slot,
             partition_id: self.partition_id,
-            request: request.clone().into_owned(),
+            request,
             deadline_ms: crate::clock::deadline_after(now_ms, wait_ms),
         }
     }
@@ -100,7 +101,7 @@ pub struct PartitionOwner {
     pub outbox: Outbox,
     settings: SettingsCache,
     released: Vec<Parked>,
-    deadlines: Vec<map_ops::KeyDeadline>,
+    deadlines: Vec<crate::locks::KeyDeadline>,
     timers: BinaryHeap<Reverse<(i64, Timer)>>,
     /// Milliseconds since the epoch, read once per reactor loop iteration.
     pub now_ms: i64,
@@ -381,7 +382,7 @@ impl PartitionOwner {
         self.replicate(partition_id, call.connection, call.correlation_id, out, start, others);
     }
 
-    /// A multimap key request.
+    /// A multimap key request: run, or parked on its key's lock.
     fn execute_multimap(&mut self, call: &Call<'_>, request: &MultiMapRequest<'_>, out: &mut Vec<u8>) {
         if !self.check_serves(call, out) {
             return;
@@ -390,15 +391,52 @@ impl PartitionOwner {
         let local = partition_id.0 as usize / self.reactor_count;
         let start = out.len();
         let name = &*request.name;
+        let max_parked = self.settings.max_parked_per_key();
         let store = self.partitions[local].multimap_mut(name, &mut self.settings);
-        let (listeners, outbox, member, source) = (&mut self.listeners, &mut self.outbox, self.member, call.source);
-        let mut ctx = multimap::MultiMapContext { name, member, source, partition_id, listeners, outbox };
+        let mut ctx = multimap::MultiMapContext {
+            name,
+            member: self.member,
+            source: call.source,
+            partition_id,
+            now_ms: self.now_ms,
+            listeners: &mut self.listeners,
+            outbox: &mut self.outbox,
+            released: &mut self.released,
+            deadlines: &mut self.deadlines,
+        };
         let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
-        if let Err(failure) = multimap::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
+        let outcome = match multimap::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
+            Ok(MultiDone::Park { wait_ms }) => {
+                let key: Box<[u8]> = request.key().expect("only key requests park").into();
+                let parked = call.park(Waiting::MultiMap(request.clone().into_owned()), self.now_ms, wait_ms);
+                let deadline_ms = parked.deadline_ms;
+                match store.locks.park(&key, parked, max_parked) {
+                    true => {
+                        if deadline_ms != NEVER {
+                            ctx.deadlines.push((deadline_ms, name.into(), key));
+                        }
+                        Ok(())
+                    }
+                    false => {
+                        Err(OpError::new(ErrorKind::Refused, "too many operations are waiting for this key's lock"))
+                    }
+                }
+            }
+            Ok(MultiDone::Answered) => Ok(()),
+            Err(failure) => Err(failure),
+        };
+        if let Err(failure) = outcome {
             out.truncate(start);
             wire::write_error(out, call.correlation_id, &failure);
         }
         self.replicate(partition_id, call.connection, call.correlation_id, out, start, Vec::new());
+        for (deadline, map, key) in self.deadlines.drain(..) {
+            let timer = Timer::Key { partition: partition_id, kind: ObjectKind::MultiMap, map, key };
+            self.timers.push(Reverse((deadline, timer)));
+        }
+        if !self.released.is_empty() {
+            self.rerun_released();
+        }
     }
 
     /// A list or set request.
@@ -485,7 +523,11 @@ impl PartitionOwner {
         let partition = &mut self.partitions[local];
         let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
         let outcome = match map_ops::execute(partition, &mut ctx, request, &mut reply) {
-            Ok(Done::Park { wait_ms }) => map_ops::park(partition, &mut ctx, call.park(request, self.now_ms, wait_ms)),
+            Ok(Done::Park { wait_ms }) => map_ops::park(
+                partition,
+                &mut ctx,
+                call.park(Waiting::Map(request.clone().into_owned()), self.now_ms, wait_ms),
+            ),
             Ok(Done::Answered) => Ok(()),
             Err(failure) => Err(failure),
         };
@@ -497,7 +539,8 @@ impl PartitionOwner {
             self.replicate(partition_id, call.connection, call.correlation_id, out, start, Vec::new());
         }
         for (deadline, map, key) in self.deadlines.drain(..) {
-            self.timers.push(Reverse((deadline, Timer::Key { partition: partition_id, map, key })));
+            let timer = Timer::Key { partition: partition_id, kind: ObjectKind::Map, map, key };
+            self.timers.push(Reverse((deadline, timer)));
         }
         if !self.released.is_empty() {
             self.rerun_released();
@@ -529,7 +572,10 @@ impl PartitionOwner {
             partition_id: parked.partition_id,
         };
         let mut scratch = std::mem::take(&mut self.scratch);
-        self.execute_map(&call, &parked.request, &mut scratch);
+        match &parked.request {
+            Waiting::Map(request) => self.execute_map(&call, request, &mut scratch),
+            Waiting::MultiMap(request) => self.execute_multimap(&call, request, &mut scratch),
+        }
         self.outbox.buffer(&reply_to.connection).extend_from_slice(&scratch);
         scratch.clear();
         self.scratch = scratch;
@@ -620,7 +666,7 @@ impl PartitionOwner {
             }
             let Reverse((_, timer)) = self.timers.pop().expect("peeked");
             match timer {
-                Timer::Key { partition, map, key } => self.check_key(partition, &map, &key),
+                Timer::Key { partition, kind, map, key } => self.check_key(partition, kind, &map, &key),
                 Timer::Queue { partition, name } => self.check_queue(partition, &name),
                 Timer::ClientCleanup(client) => clients.push(client),
             }
@@ -633,11 +679,11 @@ impl PartitionOwner {
         self.timers.peek().map(|Reverse((deadline, _))| *deadline)
     }
 
-    fn check_key(&mut self, partition: PartitionId, map: &str, key: &[u8]) {
+    fn check_key(&mut self, partition: PartitionId, kind: ObjectKind, map: &str, key: &[u8]) {
         let local = partition.0 as usize / self.reactor_count;
-        let Some(store) = self.partitions[local].existing_mut(map) else { return };
-        let released = store.locks.expire_lease(key, self.now_ms);
-        let timed_out = store.locks.take_timed_out(key, self.now_ms);
+        let Some(store) = self.partitions[local].lock_table_mut(kind, map) else { return };
+        let released = store.expire_lease(key, self.now_ms);
+        let timed_out = store.take_timed_out(key, self.now_ms);
         for parked in &timed_out {
             let reply_to = &parked.reply_to;
             if !reply_to.connection.is_closed() {

@@ -227,6 +227,15 @@ impl PartitionStore {
         }
     }
 
+    /// The key locks of the map or multimap (`kind`) `name`, if this partition has it.
+    pub(crate) fn lock_table_mut(&mut self, kind: ObjectKind, name: &str) -> Option<&mut crate::locks::LockTable> {
+        match self.existing_object_mut(kind, name)? {
+            Object::Map(store) => Some(&mut store.locks),
+            Object::MultiMap(store) => Some(&mut store.locks),
+            _ => None,
+        }
+    }
+
     /// The multimap `name` if this partition has it.
     pub(crate) fn multimap(&self, name: &str) -> Option<&MultiMapStore> {
         match self.object(ObjectKind::MultiMap, name)? {

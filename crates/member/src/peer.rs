@@ -25,7 +25,7 @@ use ferrogrid_protocol::{DecodeError, Message, MessageType};
 /// What kind of object a partition holds (which service's): half of its key in the partition,
 /// and its code in BACKUP and SNAPSHOT records. Each kind has a store (`object.rs`'s
 /// `PartitionObject`) and a row in `partition.rs`'s table. Codes are never reused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub(crate) enum ObjectKind {
     Map = 1,

@@ -86,7 +86,7 @@ pub fn decode_multimap<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeE
     let (name, op) = match message.message_type() {
         MultiMapPut::TYPE => {
             let r = MultiMapPut::decode(message)?;
-            (r.name, Op::Put { key: blob(r.key), value: blob(r.value) })
+            (r.name, Op::Put { key: blob(r.key), value: blob(r.value), thread_id: r.thread_id })
         }
         MultiMapGet::TYPE => {
             let r = MultiMapGet::decode(message)?;
@@ -94,15 +94,15 @@ pub fn decode_multimap<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeE
         }
         MultiMapRemove::TYPE => {
             let r = MultiMapRemove::decode(message)?;
-            (r.name, Op::RemoveKey { key: blob(r.key), answer_values: true })
+            (r.name, Op::RemoveKey { key: blob(r.key), answer_values: true, thread_id: r.thread_id })
         }
         MultiMapDelete::TYPE => {
             let r = MultiMapDelete::decode(message)?;
-            (r.name, Op::RemoveKey { key: blob(r.key), answer_values: false })
+            (r.name, Op::RemoveKey { key: blob(r.key), answer_values: false, thread_id: r.thread_id })
         }
         MultiMapRemoveEntry::TYPE => {
             let r = MultiMapRemoveEntry::decode(message)?;
-            (r.name, Op::RemoveEntry { key: blob(r.key), value: blob(r.value) })
+            (r.name, Op::RemoveEntry { key: blob(r.key), value: blob(r.value), thread_id: r.thread_id })
         }
         MultiMapContainsKey::TYPE => {
             let r = MultiMapContainsKey::decode(message)?;
@@ -120,6 +120,27 @@ pub fn decode_multimap<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeE
             let r = MultiMapPutAll::decode(message)?;
             let entries = r.entries.into_iter().map(|(key, values)| (blob(key), list(values))).collect();
             (r.name, Op::PutAll { entries })
+        }
+        MultiMapLock::TYPE => {
+            let r = MultiMapLock::decode(message)?;
+            (r.name, Op::Lock { key: blob(r.key), thread_id: r.thread_id, lease_ms: r.ttl, try_timeout_ms: None })
+        }
+        MultiMapTryLock::TYPE => {
+            let r = MultiMapTryLock::decode(message)?;
+            let (lease_ms, try_timeout_ms) = (r.lease, Some(r.timeout));
+            (r.name, Op::Lock { key: blob(r.key), thread_id: r.thread_id, lease_ms, try_timeout_ms })
+        }
+        MultiMapUnlock::TYPE => {
+            let r = MultiMapUnlock::decode(message)?;
+            (r.name, Op::Unlock { key: blob(r.key), thread_id: Some(r.thread_id) })
+        }
+        MultiMapForceUnlock::TYPE => {
+            let r = MultiMapForceUnlock::decode(message)?;
+            (r.name, Op::Unlock { key: blob(r.key), thread_id: None })
+        }
+        MultiMapIsLocked::TYPE => {
+            let r = MultiMapIsLocked::decode(message)?;
+            (r.name, Op::IsLocked { key: blob(r.key) })
         }
         other => unreachable!("{other} has a multimap row but no decoder"),
     };
