@@ -1,8 +1,8 @@
 //! List and set settings, from `hazelcast.list.<name or pattern>` and
 //! `hazelcast.set.<name or pattern>` (resolved like map settings).
 
-use crate::error::{invalid, ConfigError};
-use crate::map::{check_backup_counts, NamedConfigs};
+use crate::error::ConfigError;
+use crate::map::{capacity_of, check_backup_counts, check_max_size, NamedConfigs};
 
 /// Settings of one list or set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,18 +21,11 @@ impl CollectionConfig {
 
     /// The most items it may hold: `max-size`, or Integer.MAX_VALUE when unbounded.
     pub fn capacity(&self) -> u32 {
-        if self.max_size == 0 {
-            i32::MAX as u32
-        } else {
-            self.max_size
-        }
+        capacity_of(self.max_size)
     }
 
     pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
-        if self.max_size > i32::MAX as u32 {
-            let expected = format!("expected 0..={}, got {}", i32::MAX, self.max_size);
-            return Err(invalid(format!("{key}.max-size"), expected));
-        }
+        check_max_size(key, self.max_size)?;
         check_backup_counts(key, self.backup_count, self.async_backup_count)
     }
 }

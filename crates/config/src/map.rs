@@ -141,6 +141,25 @@ pub(crate) fn check_backup_counts(key: &str, backup_count: u8, async_backup_coun
     Err(invalid(format!("{key}.async-backup-count"), message))
 }
 
+/// The capacity clients see of a collection bounded by `max-size`: it, or Integer.MAX_VALUE
+/// when 0 (unbounded), as Hazelcast reports it (queues, lists, sets).
+pub(crate) fn capacity_of(max_size: u32) -> u32 {
+    if max_size == 0 {
+        i32::MAX as u32
+    } else {
+        max_size
+    }
+}
+
+/// Checks a `max-size` of the object configured at `key`: `0..=2147483647`.
+pub(crate) fn check_max_size(key: &str, max_size: u32) -> Result<(), ConfigError> {
+    if max_size > i32::MAX as u32 {
+        let expected = format!("expected 0..={}, got {max_size}", i32::MAX);
+        return Err(invalid(format!("{key}.max-size"), expected));
+    }
+    Ok(())
+}
+
 /// Configured entries of one kind of object (maps, queues, …), keyed by exact name or wildcard
 /// pattern, resolved for an object's name by Hazelcast's rules ([`NamedConfigs::resolve`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

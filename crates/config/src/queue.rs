@@ -1,7 +1,7 @@
 //! Queue settings, from `hazelcast.queue.<name or pattern>` (resolved like map settings).
 
 use crate::error::{invalid, ConfigError};
-use crate::map::{check_backup_counts, NamedConfigs};
+use crate::map::{capacity_of, check_backup_counts, check_max_size, NamedConfigs};
 
 /// Settings of one queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,20 +24,11 @@ impl QueueConfig {
 
     /// The capacity clients see: `max-size`, or Integer.MAX_VALUE when unbounded.
     pub fn capacity(&self) -> u32 {
-        if self.max_size == 0 {
-            i32::MAX as u32
-        } else {
-            self.max_size
-        }
+        capacity_of(self.max_size)
     }
 
     pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
-        if self.max_size > i32::MAX as u32 {
-            return Err(invalid(
-                format!("{key}.max-size"),
-                format!("expected 0..={}, got {}", i32::MAX, self.max_size),
-            ));
-        }
+        check_max_size(key, self.max_size)?;
         if !(-1..=i64::from(i32::MAX)).contains(&self.empty_queue_ttl_seconds) {
             let expected = format!("expected -1..={}, got {}", i32::MAX, self.empty_queue_ttl_seconds);
             return Err(invalid(format!("{key}.empty-queue-ttl"), expected));

@@ -346,8 +346,7 @@ impl PartitionOwner {
             Err(failure) => Err(failure),
         };
         if let Err(failure) = outcome {
-            out.truncate(start);
-            wire::write_error(out, call.correlation_id, &failure);
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
         // Held with the answer while backups are pending; sent at once otherwise.
         self.replicate(partition_id, call.connection, call.correlation_id, out, start, others);
@@ -371,8 +370,7 @@ impl PartitionOwner {
             Err(failure) => Err(failure),
         };
         if let Err(failure) = outcome {
-            out.truncate(start);
-            wire::write_error(out, call.correlation_id, &failure);
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
         if !matches!(request.op, RingbufferOp::Add { .. }) {
             return self.hold_behind_writes(partition_id, call.connection, out, start);
@@ -426,8 +424,7 @@ impl PartitionOwner {
             Err(failure) => Err(failure),
         };
         if let Err(failure) = outcome {
-            out.truncate(start);
-            wire::write_error(out, call.correlation_id, &failure);
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
         self.replicate(partition_id, call.connection, call.correlation_id, out, start, Vec::new());
         for (deadline, map, key) in self.deadlines.drain(..) {
@@ -453,8 +450,7 @@ impl PartitionOwner {
         let mut ctx = CollectionContext { name, member: self.member, partition_id, listeners, outbox };
         let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
         if let Err(failure) = collection::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
-            out.truncate(start);
-            wire::write_error(out, call.correlation_id, &failure);
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
         self.replicate(partition_id, call.connection, call.correlation_id, out, start, Vec::new());
     }
@@ -532,8 +528,7 @@ impl PartitionOwner {
             Err(failure) => Err(failure),
         };
         if let Err(failure) = outcome {
-            out.truncate(start);
-            wire::write_error(out, call.correlation_id, &failure);
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
         if self.partitions[local].tracks_changes() {
             self.replicate(partition_id, call.connection, call.correlation_id, out, start, Vec::new());

@@ -614,6 +614,13 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
     }
 }
 
+/// Replaces what an operation wrote from `start` on with the Error response for `failure`
+/// (an operation that failed after answering part of its work answers only the error).
+pub fn replace_with_error(out: &mut Vec<u8>, start: usize, correlation_id: i64, failure: &OpError) {
+    out.truncate(start);
+    write_error(out, correlation_id, failure);
+}
+
 /// Appends the Error response for `failure`.
 pub fn write_error(out: &mut Vec<u8>, correlation_id: i64, failure: &OpError) {
     let holder = ErrorHolder { code: error_code(failure.kind), message: Some(&failure.message) };

@@ -5,8 +5,8 @@ use super::wide_ops::{Count, Found, Items};
 use super::{Partitions, WideOperation};
 use crate::listeners::{EventKind, Registry};
 use crate::partition::PartitionStore;
-use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse, IntResponse};
-use ferrogrid_protocol::message::{write_frame, MessageWriter};
+use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse};
+use ferrogrid_protocol::message::write_frame;
 use ferrogrid_protocol::MessageType;
 
 /// What a multimap listing answers.
@@ -60,10 +60,7 @@ impl WideOperation for MultiList {
     }
 
     fn write_response(&self, partial: Items, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        out.reserve(partial.0.len() + 64);
-        let mut writer = MessageWriter::response(out, response_type, correlation_id, 0);
-        writer.begin().append_frames(&partial.0).end();
-        writer.finish();
+        partial.write_list_response(out, response_type, correlation_id);
     }
 }
 
@@ -93,8 +90,7 @@ impl WideOperation for MultiSize {
     }
 
     fn write_response(&self, partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        let response = partial.0.min(i32::MAX as u64) as i32;
-        IntResponse { response }.encode(out, response_type, correlation_id, 0);
+        partial.write_int_response(out, response_type, correlation_id);
     }
 }
 

@@ -32,6 +32,14 @@ impl Partial for Count {
     }
 }
 
+impl Count {
+    /// The count as an int response (size), capped at Integer.MAX_VALUE.
+    pub(crate) fn write_int_response(self, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        let response = self.0.min(i32::MAX as u64) as i32;
+        IntResponse { response }.encode(out, response_type, correlation_id, 0);
+    }
+}
+
 /// Whether any share found what it looked for.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Found(pub bool);
@@ -73,6 +81,16 @@ impl Partial for Items {
     }
 }
 
+impl Items {
+    /// The items as one list response (keySet, values, entrySet), copied once.
+    pub(crate) fn write_list_response(self, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        out.reserve(self.0.len() + 64);
+        let mut writer = MessageWriter::response(out, response_type, correlation_id, 0);
+        writer.begin().append_frames(&self.0).end();
+        writer.finish();
+    }
+}
+
 /// Nothing to merge: the work is done by the steps themselves.
 impl Partial for () {
     fn merge(&mut self, _other: ()) {}
@@ -101,8 +119,7 @@ impl WideOperation for Size {
     }
 
     fn write_response(&self, partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        let response = partial.0.min(i32::MAX as u64) as i32;
-        IntResponse { response }.encode(out, response_type, correlation_id, 0);
+        partial.write_int_response(out, response_type, correlation_id);
     }
 }
 
@@ -195,10 +212,7 @@ impl WideOperation for List {
     }
 
     fn write_response(&self, partial: Items, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        out.reserve(partial.0.len() + 64);
-        let mut writer = MessageWriter::response(out, response_type, correlation_id, 0);
-        writer.begin().append_frames(&partial.0).end();
-        writer.finish();
+        partial.write_list_response(out, response_type, correlation_id);
     }
 }
 
