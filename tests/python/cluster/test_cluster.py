@@ -806,3 +806,86 @@ def test_ringbuffers_keep_their_sequences_through_migration_and_kill9(make_clust
     check("after kill -9 of a member")
     for name in names:
         assert client.get_ringbuffer(name).blocking().add("next") == capacity + 50
+
+
+# --------------------------------------------------------------------------- 9. lists, sets and multimaps through kill -9
+
+COLLECTION_WRITES = 1_500
+
+
+@pytest.mark.parametrize("routing", ROUTINGS)
+def test_lists_sets_and_multimaps_lose_no_acknowledged_write_through_kill9(make_cluster, request, routing, note):
+    # Three writers add numbered items to a list, a set and a multimap (keys spread over every
+    # partition, so the victim owns some of them) while the member owning the list's and the
+    # set's partition is killed (-9). Every write that returned is there afterwards, once; a
+    # write that raised may or may not have been applied (the answer was lost with the member),
+    # and nothing else appears.
+    cluster = make_cluster(3)
+    cluster.start_members(range(3))
+    client = cluster.client(smart=(routing == "smart"))
+    wait_members(client, 3, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    items = client.get_list(name).blocking()
+    distinct = client.get_set(name).blocking()
+    multimap = client.get_multi_map(name).blocking()
+    writes = {
+        "list": lambda n: items.add(n),
+        "set": lambda n: distinct.add(n),
+        "multimap": lambda n: multimap.put("key-%d" % (n % 97), n),
+    }
+    acknowledged = {kind: [] for kind in writes}
+    failed = {kind: [] for kind in writes}
+    progress = {kind: 0 for kind in writes}
+
+    def write(kind):
+        for n in range(COLLECTION_WRITES):
+            try:
+                outcome = writes[kind](n)
+            except Exception:  # noqa: BLE001 - indeterminate: may or may not have been applied
+                failed[kind].append(n)
+            else:
+                assert outcome is True, "%s write %d answered %r" % (kind, n, outcome)
+                acknowledged[kind].append(n)
+            progress[kind] = n
+            if n % 50 == 0:
+                time.sleep(0.01)
+
+    items.add(-1)
+    partition = client.partition_service.get_partition_id(name)
+    owner = wait_until(lambda: client.partition_service.get_partition_owner(partition), 30, "the list's owner known")
+    victim = cluster.by_member_info(next(m for m in members_of(client) if m.uuid == owner))
+    assert items.remove(-1)
+    threads = [threading.Thread(target=write, args=(kind,)) for kind in writes]
+    for thread in threads:
+        thread.start()
+    wait_until(lambda: min(progress.values()) > COLLECTION_WRITES // 4, 60, "a quarter of the writes done")
+    at_kill = {kind: len(done) for kind, done in acknowledged.items()}
+    victim.kill9()
+    for thread in threads:
+        thread.join(120)
+    assert not any(thread.is_alive() for thread in threads), "the writers finished"
+    wait_members(client, 2, DROP_TIMEOUT, "after kill -9 of %r" % victim)
+    note(
+        "list, set and multimap through kill -9 of the list's owner (%s): acknowledged %s (at the kill %s), failed %s"
+        % (routing, {k: len(v) for k, v in acknowledged.items()}, at_kill, {k: len(v) for k, v in failed.items()})
+    )
+    stored = {
+        "list": items.get_all(),
+        "set": distinct.get_all(),
+        "multimap": [value for _, value in multimap.entry_set()],
+    }
+    for kind in writes:
+        found = stored[kind]
+        counts = {}
+        for n in found:
+            counts[n] = counts.get(n, 0) + 1
+        lost = sorted(set(acknowledged[kind]) - set(found))
+        assert not lost, "%s lost %d acknowledged writes: %s" % (kind, len(lost), lost[:10])
+        twice = sorted(n for n, count in counts.items() if count > 1 and n not in failed[kind])
+        assert not twice, "%s holds acknowledged items twice: %s" % (kind, twice[:10])
+        unknown = set(found) - set(acknowledged[kind]) - set(failed[kind])
+        assert not unknown, "%s holds items nobody wrote: %s" % (kind, sorted(unknown)[:10])
+        assert len(acknowledged[kind]) > at_kill[kind], "%s writes acknowledged after the kill" % kind
+    assert [n for n in stored["list"] if n not in failed["list"]] == acknowledged["list"], "the list keeps write order"
+    for n in acknowledged["multimap"]:
+        assert n in multimap.get("key-%d" % (n % 97)), "multimap value %d under its key" % n
