@@ -8,6 +8,7 @@
 
 use crate::clock::NEVER;
 use crate::connection::ReplyTo;
+use crate::peer::{Malformed, Reader};
 use crate::request::{MapRequest, MultiMapRequest};
 use ahash::RandomState;
 use ferrogrid_protocol::{PartitionId, Uuid};
@@ -70,6 +71,24 @@ pub struct LockImage {
     pub owner: LockOwner,
     pub count: u32,
     pub lease_deadline_ms: i64,
+}
+
+impl LockImage {
+    /// Appends the image as backup and snapshot records carry it:
+    /// `client u128 | thread id i64 | count u32 | lease deadline i64`, little-endian.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.owner.client.as_u128().to_le_bytes());
+        out.extend_from_slice(&self.owner.thread_id.to_le_bytes());
+        out.extend_from_slice(&self.count.to_le_bytes());
+        out.extend_from_slice(&self.lease_deadline_ms.to_le_bytes());
+    }
+
+    /// Reads what [`LockImage::write`] wrote.
+    pub fn read(reader: &mut Reader<'_>) -> Result<LockImage, Malformed> {
+        let owner = LockOwner { client: Uuid::from_u128(reader.u128()?), thread_id: reader.i64()? };
+        let (count, lease_deadline_ms) = (reader.u32()?, reader.i64()?);
+        Ok(LockImage { owner, count, lease_deadline_ms })
+    }
 }
 
 /// Why an unlock failed (answered with IllegalMonitorStateException, code 26).

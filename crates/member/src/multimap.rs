@@ -12,7 +12,7 @@
 //! operations, entry listeners and key locks.
 
 use crate::listeners::{Event, EventKind, Listeners, Registry};
-use crate::locks::{KeyDeadline, LockOwner, LockTable, Parked};
+use crate::locks::{KeyDeadline, LockImage, LockOwner, LockTable, Parked};
 use crate::map_settings::SettingsCache;
 use crate::object::PartitionObject;
 use crate::outbox::Outbox;
@@ -22,9 +22,19 @@ use ahash::RandomState;
 use ferrogrid_config::{MultiMapConfig, ValueCollectionType};
 use ferrogrid_protocol::{Data, PartitionId, Uuid};
 
-/// Record kinds: a key's whole collection, or its removal.
+/// Record kinds: a key's whole collection, or its removal; a key's lock as the owner holds it
+/// ([`LockImage::write`]), or its release.
+///
+/// ```text
+/// VALUES  (1) key bytes | count u32 | value bytes *count
+/// REMOVED (2) key bytes
+/// LOCK    (3) key bytes | lock image
+/// UNLOCK  (4) key bytes
+/// ```
 const VALUES: u8 = 1;
 const REMOVED: u8 = 2;
+const LOCK: u8 = 3;
+const UNLOCK: u8 = 4;
 
 /// A key's values (a set's without duplicates).
 type Values = Vec<Box<[u8]>>;
@@ -33,7 +43,7 @@ type Values = Vec<Box<[u8]>>;
 #[derive(Debug)]
 pub struct MultiMapStore {
     entries: hashbrown::HashMap<Box<[u8]>, Values, RandomState>,
-    /// Key locks and the requests parked on them (not replicated yet: a failover loses them).
+    /// Key locks and the requests parked on them (held locks go to backups and snapshots).
     pub(crate) locks: LockTable,
     config: MultiMapConfig,
     held_bytes: usize,
@@ -345,33 +355,47 @@ fn put_values(out: &mut Vec<u8>, key: &[u8], values: &[Box<[u8]>]) {
     }
 }
 
+/// A key's LOCK record, or its UNLOCK (None).
+fn put_lock(out: &mut Vec<u8>, key: &[u8], image: Option<LockImage>) {
+    out.push(if image.is_some() { LOCK } else { UNLOCK });
+    put_bytes(out, key);
+    if let Some(image) = image {
+        image.write(out);
+    }
+}
+
 impl MultiMapStore {
-    /// Applies key records (a backup; a snapshot holds collections only).
+    /// Applies key records (a backup; a snapshot holds no removals or releases).
     fn apply_records(&mut self, body: &[u8], removals: bool) -> Result<(), Malformed> {
         let mut reader = Reader::new(body);
         while !reader.is_empty() {
             let kind = reader.u8()?;
             let key: Box<[u8]> = reader.bytes()?.into();
-            let old = self.entries.remove(&key);
-            if let Some(old) = &old {
-                self.held_bytes -= size_of(&key, old);
-            }
             match kind {
+                LOCK => self.locks.apply(&key, Some(LockImage::read(&mut reader)?)),
+                UNLOCK if removals => self.locks.apply(&key, None),
                 VALUES => {
                     let count = reader.u32()? as usize;
                     let mut values = Vec::with_capacity(count.min(reader_bound(body)));
                     for _ in 0..count {
                         values.push(reader.bytes()?.into());
                     }
+                    self.remove_entry(&key);
                     self.held_bytes += size_of(&key, &values);
                     self.entries.insert(key, values);
                 }
-                REMOVED if removals => {}
-                REMOVED => return Err(Malformed::Refused("a multimap snapshot holds a removal")),
+                REMOVED if removals => self.remove_entry(&key),
+                REMOVED | UNLOCK => return Err(Malformed::Refused("a multimap snapshot holds a removal")),
                 other => return Err(Malformed::UnknownChange(other)),
             }
         }
         Ok(())
+    }
+
+    fn remove_entry(&mut self, key: &[u8]) {
+        if let Some(old) = self.entries.remove(key) {
+            self.held_bytes -= size_of(key, &old);
+        }
     }
 }
 
@@ -395,8 +419,10 @@ impl PartitionObject for MultiMapStore {
 
     fn set_track_changes(&mut self, track: bool) {
         self.track_changes = track;
+        self.locks.track = track;
         if !track {
             self.changed.clear();
+            self.locks.changed.clear();
         }
     }
 
@@ -417,6 +443,11 @@ impl PartitionObject for MultiMapStore {
                 }
             }
         }
+        let mut keys = std::mem::take(&mut self.locks.changed);
+        for key in keys.drain(..) {
+            put_lock(body, &key, self.locks.image(&key));
+        }
+        self.locks.changed = keys;
     }
 
     fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
@@ -426,6 +457,9 @@ impl PartitionObject for MultiMapStore {
     fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
         for (key, values) in &self.entries {
             writer.entry(|out| put_values(out, key, values));
+        }
+        for (key, image) in self.locks.images() {
+            writer.entry(|out| put_lock(out, key, Some(image)));
         }
     }
 
@@ -505,6 +539,45 @@ mod tests {
             for cut in 0..body.len() {
                 let _ = MultiMapStore::new(config).apply_backup(&body[..cut]);
             }
+        }
+    }
+
+    #[test]
+    fn key_locks_go_to_backups_and_snapshots() {
+        let (k, v) = (item("k"), item("v"));
+        let lock = MultiMapOp::Lock { key: Cow::Borrowed(&k), thread_id: 7, lease_ms: -1, try_timeout_ms: None };
+        let (mut owner, mut backup) =
+            (MultiMapStore::new(MultiMapConfig::DEFAULT), MultiMapStore::new(MultiMapConfig::DEFAULT));
+        owner.set_track_changes(true);
+        run(&mut owner, put(&k, &v));
+        assert_eq!(run(&mut owner, lock), "Empty");
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        backup.apply_backup(&body).unwrap();
+        assert_eq!(backup.locks.image(&k), owner.locks.image(&k));
+        assert!(backup.locks.image(&k).is_some_and(|image| image.owner.thread_id == 7));
+
+        let mut fresh = MultiMapStore::new(MultiMapConfig::DEFAULT);
+        let mut out = Vec::new();
+        let mut writer = SnapshotWriter::new(&mut out, 0, 1, 256);
+        writer.begin_object(ObjectKind::MultiMap, "mm");
+        owner.write_snapshot(&mut writer);
+        assert_eq!(writer.finish().1, 2, "the key's values and its lock");
+        for chunk in crate::peer::tests::snapshot_chunks(&out) {
+            for object in crate::peer::read_snapshot(&chunk).unwrap().1 {
+                fresh.apply_snapshot(object.body).unwrap();
+            }
+        }
+        assert_eq!(fresh.locks.image(&k), owner.locks.image(&k));
+        assert_eq!(fresh.entries, owner.entries);
+
+        run(&mut owner, MultiMapOp::Unlock { key: Cow::Borrowed(&k), thread_id: Some(7) });
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        backup.apply_backup(&body).unwrap();
+        assert!(!backup.locks.is_locked(&k));
+        for cut in 0..body.len() {
+            let _ = MultiMapStore::new(MultiMapConfig::DEFAULT).apply_backup(&body[..cut]);
         }
     }
 }

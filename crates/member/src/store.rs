@@ -16,7 +16,7 @@
 //! loop iteration.
 
 use crate::clock::NEVER;
-use crate::locks::{LockImage, LockOwner, LockTable, Parked};
+use crate::locks::{LockImage, LockTable, Parked};
 use crate::map_settings::{MapSettings, PartitionLimit, SettingsCache};
 use crate::object::{PartitionObject, RemovedEntry};
 use crate::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
@@ -522,10 +522,7 @@ fn put_entry(out: &mut Vec<u8>, entry: &Entry) {
 
 fn put_lock(out: &mut Vec<u8>, key: &[u8], image: LockImage) {
     put_key(out, LOCK, key);
-    out.extend_from_slice(&image.owner.client.as_u128().to_le_bytes());
-    out.extend_from_slice(&image.owner.thread_id.to_le_bytes());
-    out.extend_from_slice(&image.count.to_le_bytes());
-    out.extend_from_slice(&image.lease_deadline_ms.to_le_bytes());
+    image.write(out);
 }
 
 fn read_change<'a>(reader: &mut Reader<'a>) -> Result<MapChange<'a>, Malformed> {
@@ -553,11 +550,7 @@ fn read_change<'a>(reader: &mut Reader<'a>) -> Result<MapChange<'a>, Malformed> 
             MapChange::Put { key, value, meta }
         }
         REMOVE => MapChange::Remove { key },
-        LOCK => {
-            let owner = LockOwner { client: Uuid::from_u128(reader.u128()?), thread_id: reader.i64()? };
-            let (count, lease_deadline_ms) = (reader.u32()?, reader.i64()?);
-            MapChange::Lock { key, image: LockImage { owner, count, lease_deadline_ms } }
-        }
+        LOCK => MapChange::Lock { key, image: LockImage::read(reader)? },
         UNLOCK => MapChange::Unlock { key },
         other => return Err(Malformed::UnknownChange(other)),
     })
@@ -566,6 +559,7 @@ fn read_change<'a>(reader: &mut Reader<'a>) -> Result<MapChange<'a>, Malformed> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::locks::LockOwner;
     use crate::peer::ObjectKind;
     use ferrogrid_config::{EvictionConfig, MapConfig, MaxSizePolicy};
 

@@ -889,3 +889,29 @@ def test_lists_sets_and_multimaps_lose_no_acknowledged_write_through_kill9(make_
     assert [n for n in stored["list"] if n not in failed["list"]] == acknowledged["list"], "the list keeps write order"
     for n in acknowledged["multimap"]:
         assert n in multimap.get("key-%d" % (n % 97)), "multimap value %d under its key" % n
+
+
+def test_a_multimap_key_lock_outlives_kill9_of_its_owner(make_cluster, request):
+    # A lock is in the key's backup records: after the key's owner is killed (-9) the key is
+    # still locked by the same client and thread, others cannot take it, and its owner's
+    # unlock lets them.
+    cluster = make_cluster(3)
+    cluster.start_members(range(3))
+    holder, other = cluster.client(smart=True), cluster.client(smart=True)
+    wait_members(holder, 3, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    held, contested = holder.get_multi_map(name).blocking(), other.get_multi_map(name).blocking()
+    held.put("key", "value")
+    held.lock("key")
+    assert not contested.try_lock("key"), "locked before the kill"
+    partition = holder.partition_service.get_partition_id("key")
+    owner = holder.partition_service.get_partition_owner(partition)
+    victim = cluster.by_member_info(next(m for m in members_of(holder) if m.uuid == owner))
+    victim.kill9()
+    wait_members(holder, 2, DROP_TIMEOUT, "after kill -9 of %r" % victim)
+    wait_until(lambda: contested.is_locked("key") is not None, 30, "the promoted owner answers")
+    assert contested.is_locked("key"), "the lock outlived its owner's kill"
+    assert not contested.try_lock("key"), "another client cannot take it"
+    assert held.get("key") == ["value"]
+    held.unlock("key")
+    assert contested.try_lock("key", timeout=5), "the holder's unlock released it"
