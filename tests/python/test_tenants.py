@@ -107,7 +107,7 @@ def test_maps_are_namespaced_per_tenant(tenant_member):
         bob.shutdown()
 
 
-def test_queues_topics_ringbuffers_lists_and_sets_are_namespaced_per_tenant(tenant_member):
+def test_queues_topics_ringbuffers_lists_sets_and_multimaps_are_namespaced_per_tenant(tenant_member):
     alice, bob = connect(tenant_member, "team-a"), connect(tenant_member, "team-b")
     try:
         alice.get_queue("jobs").blocking().offer("alice's job")
@@ -115,6 +115,12 @@ def test_queues_topics_ringbuffers_lists_and_sets_are_namespaced_per_tenant(tena
         alice.get_list("todo").blocking().add("alice's")
         alice.get_set("tags").blocking().add("alice's")
         assert bob.get_list("todo").blocking().size() == 0 and bob.get_set("tags").blocking().size() == 0
+        alice_index, bob_index = alice.get_multi_map("index").blocking(), bob.get_multi_map("index").blocking()
+        alice_index.put("k", "alice's")
+        alice_index.lock("k")
+        assert bob_index.get("k") == [] and bob_index.size() == 0
+        assert bob_index.try_lock("k"), "a lock in another namespace is another lock"
+        assert bob_index.put("k", "bob's") and alice_index.get("k") == ["alice's"]
         alice.get_ringbuffer("log").blocking().add("alice's")
         assert bob.get_ringbuffer("log").blocking().tail_sequence() == -1
         heard = {"alice": [], "bob": []}
