@@ -143,6 +143,23 @@ def test_queues_topics_ringbuffers_lists_sets_and_multimaps_are_namespaced_per_t
         bob.shutdown()
 
 
+def test_object_listeners_hear_their_own_tenants_objects_by_unscoped_names(tenant_member):
+    alice, bob = connect(tenant_member, "team-a"), connect(tenant_member, "team-b")
+    try:
+        heard = []
+        alice.add_distributed_object_listener(lambda event: heard.append((event.event_type, event.name))).result()
+        bob.get_map("bobs-map")
+        alice.get_map("alices-map").blocking().destroy()
+        deadline = time.monotonic() + 10
+        while len(heard) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # bob's event, if it crossed, would have arrived by now
+        assert heard == [("CREATED", "alices-map"), ("DESTROYED", "alices-map")]
+    finally:
+        alice.shutdown()
+        bob.shutdown()
+
+
 def test_no_name_reaches_another_namespace(tenant_member):
     bob = connect(tenant_member, "team-b")
     try:

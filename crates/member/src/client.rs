@@ -2,12 +2,13 @@
 //! messages that touch no partition and are answered inline by the connection's reactor.
 
 use crate::cluster::{self, ClusterView};
-use crate::connection::ConnectionState;
+use crate::connection::{ConnectionShared, ConnectionState};
 use crate::peer::Service;
 use crate::shared::Shared;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
 use ferrogrid_protocol::{DecodeError, Message, Uuid};
+use std::sync::Arc;
 use tracing::{info, warn};
 
 /// What the reactor must do after a client-service request.
@@ -20,6 +21,9 @@ pub enum After {
         service: Service,
         name: Box<str>,
     },
+    /// Proxies a client asked for, (service name, scoped name): listed here and on every
+    /// other member, with CREATED events where they are new.
+    Created(Vec<(String, String)>),
     /// Close the connection after flushing what was written (`reason` is logged).
     Close(String),
 }
@@ -122,7 +126,13 @@ fn check_credentials(
 }
 
 /// Handles a client-service request on an authenticated connection.
-pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant: u16) -> Result<After, DecodeError> {
+pub fn handle(
+    shared: &Shared,
+    connection: &Arc<ConnectionShared>,
+    message: &Message<'_>,
+    out: &mut Vec<u8>,
+    tenant: u16,
+) -> Result<After, DecodeError> {
     let correlation_id = message.correlation_id();
     let ty = message.message_type();
     let empty = |out: &mut Vec<u8>| {
@@ -141,28 +151,14 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant:
             UuidResponse { response: Some(random_uuid()) }.encode(out, ty.response(), correlation_id, 0);
         }
         ClientPing::TYPE | ClientStatistics::TYPE | ClientTriggerPartitionAssignment::TYPE => empty(out),
-        ClientCreateProxy::TYPE => {
-            let request = ClientCreateProxy::decode(message)?;
-            match create_proxy(shared, request.name, request.service_name) {
-                Ok(()) => empty(out),
-                Err(refusal) => unsupported(out, correlation_id, &refusal),
-            }
-        }
-        ClientCreateProxies::TYPE => {
-            let request = ClientCreateProxies::decode(message)?;
-            let prefix = shared.tenant(tenant).map_or("", |runtime| runtime.prefix.as_str());
-            let refusal = request
-                .proxies
-                .iter()
-                .find_map(|(name, service)| create_proxy(shared, &format!("{prefix}{name}"), service).err());
-            match refusal {
-                None => empty(out),
-                Some(refusal) => unsupported(out, correlation_id, &refusal),
-            }
+        ClientCreateProxy::TYPE
+        | ClientCreateProxies::TYPE
+        | ClientAddDistributedObjectListener::TYPE
+        | ClientRemoveDistributedObjectListener::TYPE => {
+            return proxies(shared, connection, message, out, tenant);
         }
         ClientDestroyProxy::TYPE => {
             let request = ClientDestroyProxy::decode(message)?;
-            shared.objects.write().remove(&(request.service_name.to_owned(), request.name.to_owned()));
             if let Some(service) = Service::from_name(request.service_name) {
                 return Ok(After::Destroy { service, name: request.name.into() });
             }
@@ -170,12 +166,9 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant:
         }
         ClientGetDistributedObjects::TYPE => {
             let objects = shared.objects.read();
-            // A tenant sees its own objects, by their unscoped names; nobody sees a tenant's.
-            let prefix = shared.tenant(tenant).map(|runtime| runtime.prefix.as_str());
-            let visible = objects.iter().filter_map(|(service_name, name)| match prefix {
-                Some(prefix) => name.strip_prefix(prefix).map(|name| (service_name, name)),
-                None => (!name.contains(crate::tenants::SEPARATOR)).then_some((service_name, name.as_str())),
-            });
+            let visible = objects
+                .iter()
+                .filter_map(|(service_name, name)| shared.visible_name(tenant, name).map(|name| (service_name, name)));
             let response = visible.map(|(service_name, name)| DistributedObjectInfo { service_name, name }).collect();
             DistributedObjectsResponse { response }.encode(out, ty.response(), correlation_id, 0);
         }
@@ -191,14 +184,75 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant:
     Ok(After::Continue)
 }
 
-fn create_proxy(shared: &Shared, name: &str, service_name: &str) -> Result<(), String> {
+/// Proxy creation and distributed-object listener (de)registration.
+fn proxies(
+    shared: &Shared,
+    connection: &Arc<ConnectionShared>,
+    message: &Message<'_>,
+    out: &mut Vec<u8>,
+    tenant: u16,
+) -> Result<After, DecodeError> {
+    let (correlation_id, ty) = (message.correlation_id(), message.message_type());
+    let empty = |out: &mut Vec<u8>| {
+        EmptyResponse {}.encode(out, ty.response(), correlation_id, 0);
+    };
+    match ty {
+        ClientCreateProxy::TYPE => {
+            let request = ClientCreateProxy::decode(message)?;
+            if let Err(refusal) = check_service(request.name, request.service_name) {
+                unsupported(out, correlation_id, &refusal);
+                return Ok(After::Continue);
+            }
+            empty(out);
+            return Ok(After::Created(vec![(request.service_name.to_owned(), request.name.to_owned())]));
+        }
+        ClientCreateProxies::TYPE => {
+            let request = ClientCreateProxies::decode(message)?;
+            let prefix = shared.tenant(tenant).map_or("", |runtime| runtime.prefix.as_str());
+            if let Some(refusal) = request.proxies.iter().find_map(|(name, service)| check_service(name, service).err())
+            {
+                unsupported(out, correlation_id, &refusal);
+                return Ok(After::Continue);
+            }
+            empty(out);
+            let proxies = request.proxies.iter();
+            return Ok(After::Created(
+                proxies.map(|(name, service)| ((*service).to_owned(), format!("{prefix}{name}"))).collect(),
+            ));
+        }
+        ClientAddDistributedObjectListener::TYPE => {
+            let request = ClientAddDistributedObjectListener::decode(message)?;
+            let id = random_uuid();
+            let bound = shared.config.limits.max_connections as usize * crate::object_events::LISTENERS_PER_CONNECTION;
+            if !shared.object_listeners.add(id, connection.clone(), correlation_id, request.local_only, bound) {
+                let text = format!("too many distributed-object listeners on this member (at most {bound})");
+                write_error_response(
+                    out,
+                    correlation_id,
+                    &[ErrorHolder { code: error::HAZELCAST, message: Some(&text) }],
+                );
+                return Ok(After::Continue);
+            }
+            UuidResponse { response: Some(id) }.encode(out, ty.response(), correlation_id, 0);
+        }
+        ClientRemoveDistributedObjectListener::TYPE => {
+            let request = ClientRemoveDistributedObjectListener::decode(message)?;
+            let removed = request.registration_id.is_some_and(|id| shared.object_listeners.remove(id));
+            BoolResponse { response: removed }.encode(out, ty.response(), correlation_id, 0);
+        }
+        other => unreachable!("{other} is not a proxy request"),
+    }
+    Ok(After::Continue)
+}
+
+/// Refuses a proxy of a service ferrogrid does not have.
+fn check_service(name: &str, service_name: &str) -> Result<(), String> {
     if Service::from_name(service_name).is_none() {
         return Err(format!(
             "ferrogrid does not support the service {service_name} (object {name}); only maps, queues, \
-             lists, sets, ringbuffers, topics and reliable topics"
+             lists, sets, multimaps, ringbuffers, topics and reliable topics"
         ));
     }
-    shared.objects.write().insert((service_name.to_owned(), name.to_owned()));
     Ok(())
 }
 

@@ -12,6 +12,7 @@ use crate::client::{self, After};
 use crate::connection::{ConnectionShared, ConnectionState};
 use crate::envelope::{Forward, Handoffs};
 use crate::fanout::{self, Classified, FanOut, WideRequest};
+use crate::object_events::{ObjectChange, ObjectEvent};
 use crate::operations::{self, Flags, Operation, Route};
 use crate::owner::{Call, PartitionOwner};
 use crate::replication::{Forward as Pending, Route as Route_};
@@ -153,21 +154,45 @@ impl Core {
         match outcome {
             Ok(After::Continue) => Flow::Continue,
             Ok(After::Close(reason)) => Flow::Close(reason),
-            Ok(After::Destroy { service, name }) => {
-                // Every member drops its replicas: a client's request goes to the others as
-                // WIDE, re-encoded with the object's scoped name (a tenant's has its prefix).
-                let mut request = Vec::new();
-                if matches!(state, ConnectionState::Authenticated { .. }) {
-                    let destroy = ClientDestroyProxy { name: &name, service_name: service.name() };
-                    destroy.encode(&mut request, correlation_id, -1, 0);
+            Ok(After::Created(proxies)) => {
+                for (service_name, name) in proxies {
+                    let change = ObjectChange::Created;
+                    self.announce(ObjectEvent { change, service_name, name, source: connection.client_uuid() });
                 }
-                let request = (!request.is_empty()).then_some(&request[..]);
-                let (response, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(service));
-                self.fan_out_with(Some(connection), correlation_id, response, name, operation, out, request);
+                Flow::Continue
+            }
+            Ok(After::Destroy { service, name }) => {
+                let authenticated = matches!(state, ConnectionState::Authenticated { .. });
+                self.destroy_for_client(connection, authenticated, correlation_id, service, name, out);
                 Flow::Continue
             }
             Err(error) => Flow::Close(format!("malformed {message_type} request: {error}")),
         }
+    }
+
+    /// A client's DestroyProxy: announced, and every member drops the object's replicas (a
+    /// client's request goes to the others as WIDE, re-encoded with the object's scoped name: a
+    /// tenant's has its prefix).
+    fn destroy_for_client(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        authenticated: bool,
+        correlation_id: i64,
+        service: crate::peer::Service,
+        name: Box<str>,
+        out: &mut Vec<u8>,
+    ) {
+        let (change, service_name) = (ObjectChange::Destroyed, service.name().to_owned());
+        let source = connection.client_uuid();
+        self.announce(ObjectEvent { change, service_name, name: name.to_string(), source });
+        let mut request = Vec::new();
+        if authenticated {
+            let destroy = ClientDestroyProxy { name: &name, service_name: service.name() };
+            destroy.encode(&mut request, correlation_id, -1, 0);
+        }
+        let request = (!request.is_empty()).then_some(&request[..]);
+        let (response, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(service));
+        self.fan_out_with(Some(connection), correlation_id, response, name, operation, out, request);
     }
 
     /// A message on a member link, a member's Hello, or a connection's first (authentication)
@@ -227,7 +252,7 @@ impl Core {
                 if header.message_type == ClientAddClusterViewListener::TYPE {
                     self.shared.view.add_listener(connection.clone(), header.correlation_id);
                 }
-                client::handle(&self.shared, &message, out, origin.tenant)
+                client::handle(&self.shared, connection, &message, out, origin.tenant)
             }
         }
     }
@@ -483,11 +508,21 @@ impl Core {
     /// `empty-queue-ttl`) as a client's DestroyProxy would: on every reactor of every member,
     /// its proxy no longer listed; no one is answered.
     pub(crate) fn destroy_internally(&mut self, service: crate::peer::Service, name: Box<str>) {
-        self.shared.objects.write().remove(&(service.name().to_owned(), name.to_string()));
+        let (change, service_name) = (ObjectChange::Destroyed, service.name().to_owned());
+        let source = self.shared.view.member_uuid;
+        self.announce(ObjectEvent { change, service_name, name: name.to_string(), source });
         let mut request = Vec::new();
         ClientDestroyProxy { name: &name, service_name: service.name() }.encode(&mut request, 0, -1, 0);
         let (response_type, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(service));
         self.fan_out_with(None, 0, response_type, name, operation, &mut Vec::new(), Some(&request));
+    }
+
+    /// A proxy created or destroyed here: this member's listing and listeners, and every
+    /// other member's (`peer::OBJECT`; relayed even when the listing here did not change, as
+    /// another member's may).
+    pub(crate) fn announce(&mut self, event: ObjectEvent) {
+        self.shared.object_event_here(&event);
+        self.owner.replication.relay_object(&event);
     }
 
     /// Sends a client's partition request to the member that owns the partition (`kind`:

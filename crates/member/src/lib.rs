@@ -36,6 +36,7 @@ pub(crate) mod member_link;
 pub(crate) mod metrics;
 pub(crate) mod multimap;
 pub(crate) mod object;
+pub(crate) mod object_events;
 pub(crate) mod operations;
 pub(crate) mod outbox;
 pub(crate) mod owner;

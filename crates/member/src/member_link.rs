@@ -70,6 +70,10 @@ impl Core {
             peer::SNAPSHOT => self.member_snapshot(from, payload),
             peer::WIDE => self.member_wide(connection, message, payload, out)?,
             peer::TOPIC => self.member_topic(payload),
+            peer::OBJECT => match crate::object_events::ObjectEvent::decode(payload) {
+                Ok(event) => self.shared.object_event_here(&event),
+                Err(error) => warn!(%error, "malformed object event: ignored"),
+            },
             _ => debug!(%ty, "unexpected member message: ignored"),
         }
         Ok(After::Continue)
@@ -225,7 +229,7 @@ impl Core {
                 fanout::write_refusal(out, correlation_id, error::UNSUPPORTED_OPERATION, &text);
                 return Ok(());
             };
-            self.shared.objects.write().remove(&(service.name().to_owned(), destroy.name.to_owned()));
+            // The listing follows the OBJECT event the destroying member sends.
             let operation = WideRequest::destroy(service);
             self.fan_out(connection, correlation_id, response_type, destroy.name.into(), operation, out);
             return Ok(());

@@ -270,6 +270,8 @@ static TABLE: &[Operation] = &[
     row!(ClientCreateProxies, Connection, Flags::NONE),
     row!(ClientDestroyProxy, Connection, W.with(S)),
     row!(ClientGetDistributedObjects, Connection, Flags::NONE),
+    row!(ClientAddDistributedObjectListener, Connection, Flags::NONE),
+    row!(ClientRemoveDistributedObjectListener, Connection, Flags::NONE),
     // Member links.
     member_row!(peer::HELLO, "MemberHello"),
     member_row!(peer::CONTROL, "MemberControl"),
@@ -282,6 +284,7 @@ static TABLE: &[Operation] = &[
     member_row!(peer::SNAPSHOT_REQUEST, "MemberSnapshotRequest"),
     member_row!(peer::FORWARD_AGAIN, "MemberForwardAgain"),
     member_row!(peer::TOPIC, "MemberTopic"),
+    member_row!(peer::OBJECT, "MemberObject"),
 ];
 
 /// Map key rows (the first rows of the table): the size of per-map counter arrays.

@@ -142,6 +142,10 @@ pub const FORWARD_AGAIN: MessageType = MessageType(0x7F_000A);
 /// listeners that are not local-only ([`TopicRelay`]).
 pub const TOPIC: MessageType = MessageType(0x7F_000B);
 
+/// A proxy created or destroyed on the sending member, for this member's listing and its
+/// distributed-object listeners ([`crate::object_events::ObjectEvent`]).
+pub const OBJECT: MessageType = MessageType(0x7F_0016);
+
 /// What TOPIC carries: `name str | publisher u128 | publish time i64 | { message bytes }*`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TopicRelay<'a> {

@@ -214,6 +214,16 @@ impl Replication {
         }
     }
 
+    /// Queues a proxy's creation or destruction for every other member.
+    pub(crate) fn relay_object(&mut self, event: &crate::object_events::ObjectEvent) {
+        let mut payload = Vec::new();
+        event.encode(&mut payload);
+        let peers: Vec<MemberId> = self.state.links.keys().copied().filter(|peer| *peer != self.state.me).collect();
+        for peer in peers {
+            peer::write(self.message_for(peer), peer::OBJECT, 0, &payload);
+        }
+    }
+
     /// Moves gathered backup and acknowledgement payloads into whole messages.
     pub(crate) fn seal(&mut self) {
         for (peer, payload) in self.backups.iter_mut().filter(|(_, payload)| !payload.is_empty()) {

@@ -191,6 +191,7 @@ fn shared_state(
         view,
         reactors: handles,
         objects: RwLock::new(BTreeSet::new()),
+        object_listeners: Default::default(),
         shutdown: AtomicBool::new(false),
         next_connection_id: AtomicU64::new(1),
         open_connections: AtomicUsize::new(0),

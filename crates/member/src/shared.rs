@@ -115,6 +115,8 @@ pub struct Shared {
     pub view: ClusterView,
     pub reactors: Vec<ReactorHandle>,
     pub objects: RwLock<BTreeSet<ObjectName>>,
+    /// Distributed-object listeners registered with this member.
+    pub object_listeners: crate::object_events::ObjectListeners,
     pub shutdown: AtomicBool,
     pub next_connection_id: AtomicU64,
     pub open_connections: AtomicUsize,
@@ -181,6 +183,33 @@ impl Shared {
     }
 
     /// Tenant `id` (None for 0, the default tenant).
+    /// The name a connection of `tenant` knows an object by: a tenant sees its own objects
+    /// unscoped; nobody sees a tenant's objects but that tenant.
+    pub fn visible_name<'n>(&self, tenant: u16, name: &'n str) -> Option<&'n str> {
+        match self.tenant(tenant) {
+            Some(runtime) => name.strip_prefix(runtime.prefix.as_str()),
+            None => (!name.contains(crate::tenants::SEPARATOR)).then_some(name),
+        }
+    }
+
+    /// Applies a proxy's creation or destruction to this member's listing and, if that
+    /// changed it, tells this member's distributed-object listeners (local-only ones only
+    /// when this member is the master, the oldest in the member list).
+    pub fn object_event_here(&self, event: &crate::object_events::ObjectEvent) {
+        use crate::object_events::ObjectChange;
+        let key = (event.service_name.clone(), event.name.clone());
+        let changed = match event.change {
+            ObjectChange::Created => self.objects.write().insert(key),
+            ObjectChange::Destroyed => self.objects.write().remove(&key),
+        };
+        if changed {
+            let view = self.view.state();
+            let master = view.members.first().is_none_or(|member| member.uuid == self.view.member_uuid);
+            let limit = self.config.limits.listener_event_queue_bytes as usize;
+            self.object_listeners.publish(event, master, limit, |tenant, name| self.visible_name(tenant, name));
+        }
+    }
+
     pub fn tenant(&self, id: u16) -> Option<&crate::tenants::Tenant> {
         id.checked_sub(1).and_then(|index| self.tenants.get(index as usize))
     }

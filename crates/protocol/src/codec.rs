@@ -389,6 +389,11 @@ messages! {
     Request ClientRemovePartitionLostListener = 0x000700 { registration_id: Option<Uuid> }
     Request ClientGetDistributedObjects = 0x000800 {}
     Response DistributedObjectsResponse<'a> { ; var response: Vec<DistributedObjectInfo<'a>> }
+    Request ClientAddDistributedObjectListener = 0x000900 { local_only: bool }
+    Event DistributedObjectEvent<'a> = 0x000902 {
+        source: Option<Uuid>; var name: &'a str, service_name: &'a str, event_type: &'a str
+    }
+    Request ClientRemoveDistributedObjectListener = 0x000A00 { registration_id: Option<Uuid> }
     Request ClientPing = 0x000B00 {}
     Request ClientStatistics<'a> = 0x000C00 { timestamp: i64; var client_attributes: &'a str, metrics_blob: Bytes<'a> }
     Request ClientCreateProxies<'a> = 0x000E00 { ; var proxies: Vec<(&'a str, &'a str)> }

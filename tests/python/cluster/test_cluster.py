@@ -915,3 +915,38 @@ def test_a_multimap_key_lock_outlives_kill9_of_its_owner(make_cluster, request):
     assert held.get("key") == ["value"]
     held.unlock("key")
     assert contested.try_lock("key", timeout=5), "the holder's unlock released it"
+
+
+def test_object_listeners_on_every_member_hear_each_event_once(make_cluster, request):
+    # A proxy created or destroyed through any member is announced cluster-wide: a smart
+    # client's listener (local-only on every member; only the master's sends) and unisocket
+    # listeners on each member each hear every CREATED and DESTROYED once.
+    cluster = make_cluster(3)
+    cluster.start_members(range(3))
+    probe = cluster.client(smart=False)
+    members = wait_members(probe, 3, FORM_TIMEOUT)
+    addresses = ["%s:%d" % (m.address.host, m.address.port) for m in members]
+    logs = {}
+    listeners = [("smart", cluster.client(smart=True))]
+    listeners += [("unisocket via %s" % address, cluster.client([address], smart=False)) for address in addresses]
+    for label, client in listeners:
+        wait_members(client, 3, FORM_TIMEOUT)
+        logs[label] = []
+        handler = lambda event, label=label: logs[label].append((event.event_type, event.name))  # noqa: E731
+        client.add_distributed_object_listener(handler).result()
+    base = unique_map_name(request.node.name)
+    expected = []
+    for index, address in enumerate(addresses):
+        creator = cluster.client([address], smart=False)
+        name = "%s-%d" % (base, index)
+        creator.get_map(name).blocking().put("k", "v")
+        creator.get_queue(name).blocking().destroy()  # a queue of the same name: another object
+        expected += [("CREATED", name), ("CREATED", name), ("DESTROYED", name)]
+    wait_until(
+        lambda: all(len(log) >= len(expected) for log in logs.values()),
+        30,
+        lambda: "heard %s of %d" % ({label: len(log) for label, log in logs.items()}, len(expected)),
+    )
+    time.sleep(0.5)  # a duplicate, if any, would have arrived by now
+    for label, log in logs.items():
+        assert sorted(log) == sorted(expected), "%s heard %s" % (label, log)
