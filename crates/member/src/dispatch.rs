@@ -269,7 +269,25 @@ impl Core {
         let (correlation_id, response_type) = (message.correlation_id(), message.message_type().response());
         match fanout::classify(message, connection)? {
             Classified::Wide(operation, name) => {
-                let remote = if from_member { None } else { Some(bytes) };
+                let mut remote = if from_member { None } else { Some(std::borrow::Cow::Borrowed(bytes)) };
+                if !from_member {
+                    if let Some(registration) = operation.relayed_registration() {
+                        match self.relay_registration(connection, correlation_id, registration, bytes) {
+                            Some(relayed) => remote = Some(std::borrow::Cow::Owned(relayed)),
+                            None => {
+                                let text = "too many listener registrations relayed through this member";
+                                fanout::write_refusal(out, correlation_id, ferrogrid_protocol::error::HAZELCAST, text);
+                                return Ok(After::Continue);
+                            }
+                        }
+                    }
+                    if let Some(relay_id) =
+                        operation.removed_registration().and_then(|id| self.shared.relays.remove_registration(id))
+                    {
+                        self.unlisten_everywhere(&[relay_id]);
+                    }
+                }
+                let remote = remote.as_deref();
                 self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, remote);
             }
             Classified::Refused(code, text) => fanout::write_refusal(out, correlation_id, code, &text),
@@ -515,6 +533,51 @@ impl Core {
         ClientDestroyProxy { name: &name, service_name: service.name() }.encode(&mut request, 0, -1, 0);
         let (response_type, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(service));
         self.fan_out_with(None, 0, response_type, name, operation, &mut Vec::new(), Some(&request));
+    }
+
+    /// Gives a unisocket client's registration a relay id (`relays.rs`); the request to send to
+    /// the other members, or None when the relay table is full.
+    fn relay_registration(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        registration: ferrogrid_protocol::Uuid,
+        bytes: &[u8],
+    ) -> Option<Vec<u8>> {
+        let bound = self.shared.config.limits.max_connections as usize * crate::relays::RELAYS_PER_CONNECTION;
+        let mut dropped = Vec::new();
+        let relayed = self.shared.relays.add(connection, correlation_id, registration, bytes, bound, &mut dropped);
+        self.unlisten_everywhere(&dropped);
+        relayed
+    }
+
+    /// Sends this member's relayed registrations to members it has just linked to.
+    pub(crate) fn relay_registrations_to(&mut self, peers: &[MemberId]) {
+        let me = self.owner.replication.state.me;
+        let peers: Vec<MemberId> = peers.iter().copied().filter(|peer| *peer != me).collect();
+        if peers.is_empty() {
+            return;
+        }
+        for request in self.shared.relays.requests() {
+            for peer in &peers {
+                crate::peer::write(self.owner.replication.message_for(*peer), crate::peer::LISTEN, 0, &request);
+            }
+        }
+    }
+
+    /// Tells every other member to drop the relayed registrations `relay_ids`.
+    pub(crate) fn unlisten_everywhere(&mut self, relay_ids: &[i64]) {
+        let state = self.owner.replication.state.clone();
+        for peer in state.links.keys().copied().filter(|peer| *peer != state.me) {
+            for relay_id in relay_ids {
+                crate::peer::write(
+                    self.owner.replication.message_for(peer),
+                    crate::peer::UNLISTEN,
+                    0,
+                    &relay_id.to_le_bytes(),
+                );
+            }
+        }
     }
 
     /// A proxy created or destroyed here: this member's listing and listeners, and every

@@ -71,8 +71,25 @@ pub(crate) trait WideOperation: fmt::Debug + Send + Sync + 'static {
     /// Which partitions [`WideOperation::on_partition`] visits.
     const PARTITIONS: Partitions;
     /// Whether other members run a share too. Listener changes do not: smart clients register
-    /// with every member themselves, and a listener belongs to one member.
+    /// with every member themselves, and a listener belongs to one member (a unisocket
+    /// client's registration overrides [`WideOperation::cluster_wide`]: see `relays.rs`).
     const CLUSTER_WIDE: bool = true;
+
+    /// [`WideOperation::CLUSTER_WIDE`] for this request.
+    fn cluster_wide(&self) -> bool {
+        Self::CLUSTER_WIDE
+    }
+
+    /// A registration whose events every member relays to the client through this member:
+    /// its registration id.
+    fn relayed_registration(&self) -> Option<Uuid> {
+        None
+    }
+
+    /// A registration this request removes (whose relays go too).
+    fn removed_registration(&self) -> Option<Uuid> {
+        None
+    }
 
     /// What a share starts from (and what a share with nothing to contribute adds).
     fn empty(&self) -> Self::Partial;
@@ -172,6 +189,16 @@ impl WideRequest {
         }
     }
 
+    /// See [`WideOperation::relayed_registration`].
+    pub(crate) fn relayed_registration(&self) -> Option<Uuid> {
+        self.shares.relayed_registration()
+    }
+
+    /// See [`WideOperation::removed_registration`].
+    pub(crate) fn removed_registration(&self) -> Option<Uuid> {
+        self.shares.removed_registration()
+    }
+
     /// The same request run as another member's share of it: answered with this member's
     /// merged partial, and never sent on to other members.
     pub(crate) fn for_member(self) -> WideRequest {
@@ -189,6 +216,8 @@ trait Shares: fmt::Debug + Send + Sync {
     /// Takes the merged partial and writes the answer to `job`'s requester into `out`.
     fn write_answer(&self, job: &FanOut, share: &mut ShareContext<'_>, out: &mut Vec<u8>);
     fn is_cluster_wide(&self) -> bool;
+    fn relayed_registration(&self) -> Option<Uuid>;
+    fn removed_registration(&self) -> Option<Uuid>;
 }
 
 /// An operation and the merge of the shares so far (None until the first share merges).
@@ -248,7 +277,15 @@ impl<W: WideOperation> Shares for Merged<W> {
     }
 
     fn is_cluster_wide(&self) -> bool {
-        W::CLUSTER_WIDE
+        self.operation.cluster_wide()
+    }
+
+    fn relayed_registration(&self) -> Option<Uuid> {
+        self.operation.relayed_registration()
+    }
+
+    fn removed_registration(&self) -> Option<Uuid> {
+        self.operation.removed_registration()
     }
 }
 
@@ -385,7 +422,7 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
         Ok(Classified::Wide(operation, message.reader().string()?.into()))
     };
     let ty = message.message_type();
-    let listener = |name: &str, include_value: bool, flags: i32, key: Option<&[u8]>, invalidation: bool| {
+    let listener = |name: &str, include_value: bool, flags: i32, key: Option<&[u8]>, (invalidation, local_only)| {
         let listener = Listener {
             id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
             connection: connection.clone(),
@@ -395,7 +432,7 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
             flags,
             key: key.map(Into::into),
             invalidation,
-            local_only: false,
+            local_only,
         };
         Classified::Wide(WideRequest::new(wide_ops::AddListener::new(listener)), name.into())
     };
@@ -418,18 +455,18 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
         }
         MapAddEntryListener::TYPE => {
             let r = MapAddEntryListener::decode(message)?;
-            Ok(listener(r.name, r.include_value, r.listener_flags, None, false))
+            Ok(listener(r.name, r.include_value, r.listener_flags, None, (false, r.local_only)))
         }
         MapAddNearCacheInvalidationListener::TYPE => {
             let r = MapAddNearCacheInvalidationListener::decode(message)?;
-            Ok(listener(r.name, false, r.listener_flags, None, true))
+            Ok(listener(r.name, false, r.listener_flags, None, (true, r.local_only)))
         }
         MapAddEntryListenerToKey::TYPE => {
             let r = MapAddEntryListenerToKey::decode(message)?;
             if r.key.type_id().unwrap_or(0) == 0 {
                 return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
             }
-            Ok(listener(r.name, r.include_value, r.listener_flags, Some(r.key.0), false))
+            Ok(listener(r.name, r.include_value, r.listener_flags, Some(r.key.0), (false, r.local_only)))
         }
         MapAddEntryListenerWithPredicate::TYPE | MapAddEntryListenerToKeyWithPredicate::TYPE => {
             let text = format!(
@@ -527,7 +564,7 @@ fn classify_object_listener(
     let (operation, name) = match message.message_type() {
         QueueAddListener::TYPE => {
             let r = QueueAddListener::decode(message)?;
-            let listener = listener(QueueAddListener::TYPE.event(), r.include_value, false);
+            let listener = listener(QueueAddListener::TYPE.event(), r.include_value, r.local_only);
             (WideRequest::new(wide_ops::AddListener::to(Registry::Items, listener)), r.name)
         }
         QueueRemoveListener::TYPE => {
@@ -537,7 +574,7 @@ fn classify_object_listener(
         }
         ListAddListener::TYPE => {
             let r = ListAddListener::decode(message)?;
-            let listener = listener(ListAddListener::TYPE.event(), r.include_value, false);
+            let listener = listener(ListAddListener::TYPE.event(), r.include_value, r.local_only);
             (WideRequest::new(wide_ops::AddListener::to(Registry::ListItems, listener)), r.name)
         }
         ListRemoveListener::TYPE => {
@@ -547,7 +584,7 @@ fn classify_object_listener(
         }
         SetAddListener::TYPE => {
             let r = SetAddListener::decode(message)?;
-            let listener = listener(SetAddListener::TYPE.event(), r.include_value, false);
+            let listener = listener(SetAddListener::TYPE.event(), r.include_value, r.local_only);
             (WideRequest::new(wide_ops::AddListener::to(Registry::SetItems, listener)), r.name)
         }
         SetRemoveListener::TYPE => {

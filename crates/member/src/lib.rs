@@ -45,6 +45,7 @@ pub(crate) mod peer;
 pub(crate) mod probes;
 pub(crate) mod queue;
 pub(crate) mod reactor;
+pub(crate) mod relays;
 pub(crate) mod replica;
 pub(crate) mod replication;
 pub(crate) mod request;

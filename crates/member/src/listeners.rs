@@ -212,6 +212,20 @@ impl Listeners {
         })
     }
 
+    /// Drops, in every registry, the registrations sending to `connection` under
+    /// `correlation_id` (a relayed registration another member withdrew: `relays.rs`).
+    pub fn drop_relayed(&mut self, connection: &Arc<ConnectionShared>, correlation_id: i64) {
+        let matches = |listener: &Listener| {
+            Arc::ptr_eq(&listener.connection, connection) && listener.correlation_id == correlation_id
+        };
+        for registrations in std::iter::once(&mut self.maps).chain(self.objects.iter_mut()) {
+            registrations.retain(|_, listeners| {
+                listeners.retain(|listener| !matches(listener));
+                !listeners.is_empty()
+            });
+        }
+    }
+
     /// Drops every registration of the object `name` in `registry` (destroy).
     pub fn drop_all_of(&mut self, registry: Registry, name: &str) {
         self.registrations(registry).remove(name);

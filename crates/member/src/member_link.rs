@@ -8,7 +8,7 @@ use crate::client::After;
 use crate::connection::ConnectionShared;
 use crate::dispatch::{Core, Hop, Origin};
 use crate::envelope::Forward;
-use crate::fanout::{self, Classified, WideRequest};
+use crate::fanout::{self, wide_ops, Classified, WideRequest};
 use crate::operations::{self, Route};
 use crate::peer;
 use crate::shared::{ClusterEvent, MemberWork, Task};
@@ -56,7 +56,11 @@ impl Core {
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let ty = message.message_type();
         if !peer::is_member_type(ty) {
-            self.member_response(message, bytes);
+            if message.initial_flags() & ferrogrid_protocol::frame::IS_EVENT != 0 {
+                self.relay_event(from, message, bytes);
+            } else {
+                self.member_response(message, bytes);
+            }
             return Ok(After::Continue);
         }
         let payload = peer::payload(message)?;
@@ -70,6 +74,16 @@ impl Core {
             peer::SNAPSHOT => self.member_snapshot(from, payload),
             peer::WIDE => self.member_wide(connection, message, payload, out)?,
             peer::TOPIC => self.member_topic(payload),
+            peer::LISTEN => self.member_listen(connection, payload)?,
+            peer::UNLISTEN => match payload.try_into() {
+                Ok(relay_id) => {
+                    let operation =
+                        wide_ops::DropRelayed { link: connection.clone(), relay_id: i64::from_le_bytes(relay_id) };
+                    let (response_type, name) = (peer::UNLISTEN, Box::from(""));
+                    self.fan_out_with(None, 0, response_type, name, WideRequest::new(operation), &mut Vec::new(), None);
+                }
+                Err(_) => warn!(length = payload.len(), "malformed UNLISTEN: ignored"),
+            },
             peer::OBJECT => match crate::object_events::ObjectEvent::decode(payload) {
                 Ok(event) => self.shared.object_event_here(&event),
                 Err(error) => warn!(%error, "malformed object event: ignored"),
@@ -164,6 +178,42 @@ impl Core {
             }
             Err(error) => warn!(%error, "malformed topic relay: ignored"),
         }
+    }
+
+    /// An event of a registration this member relays for one of its unisocket clients
+    /// (`relays.rs`): to the client, under its correlation id; a relay whose client has gone is
+    /// withdrawn from the member that sent it.
+    fn relay_event(&mut self, from: MemberId, message: &Message<'_>, bytes: &[u8]) {
+        let relay_id = message.correlation_id();
+        let Some((client, correlation_id)) = self.shared.relays.target(relay_id) else {
+            peer::write(self.owner.replication.message_for(from), peer::UNLISTEN, 0, &relay_id.to_le_bytes());
+            return;
+        };
+        if client.pending_bytes() > self.shared.config.limits.listener_event_queue_bytes as usize {
+            self.probes().events_dropped.add(1);
+            return;
+        }
+        if let Some(event) = crate::relays::with_correlation_id(bytes, correlation_id) {
+            client.send(&event);
+        }
+    }
+
+    /// A unisocket client's registration made through another member before this one joined:
+    /// registered here with the link as its connection (no one is answered).
+    fn member_listen(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        payload: &[u8],
+    ) -> Result<(), ferrogrid_protocol::DecodeError> {
+        let inner = Message::parse(payload)?;
+        match fanout::classify(&inner, connection)? {
+            Classified::Wide(operation, name) if operation.relayed_registration().is_some() => {
+                let response_type = inner.message_type().response();
+                self.fan_out_with(None, 0, response_type, name, operation.for_member(), &mut Vec::new(), None);
+            }
+            _ => warn!(ty = %inner.message_type(), "LISTEN of something that is not a relayed registration: ignored"),
+        }
+        Ok(())
     }
 
     /// Acknowledgements of backups: each goes to the reactor that holds the write (its index

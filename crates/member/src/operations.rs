@@ -285,6 +285,8 @@ static TABLE: &[Operation] = &[
     member_row!(peer::FORWARD_AGAIN, "MemberForwardAgain"),
     member_row!(peer::TOPIC, "MemberTopic"),
     member_row!(peer::OBJECT, "MemberObject"),
+    member_row!(peer::LISTEN, "MemberListen"),
+    member_row!(peer::UNLISTEN, "MemberUnlisten"),
 ];
 
 /// Map key rows (the first rows of the table): the size of per-map counter arrays.

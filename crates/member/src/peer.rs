@@ -146,6 +146,14 @@ pub const TOPIC: MessageType = MessageType(0x7F_000B);
 /// distributed-object listeners ([`crate::object_events::ObjectEvent`]).
 pub const OBJECT: MessageType = MessageType(0x7F_0016);
 
+/// A listener registration a unisocket client made through the sending member, for a member
+/// that joined after it: the client's request with the relay id as its correlation id
+/// (`relays.rs`).
+pub const LISTEN: MessageType = MessageType(0x7F_0017);
+
+/// A relayed registration withdrawn: `relay id i64` (`relays.rs`).
+pub const UNLISTEN: MessageType = MessageType(0x7F_0018);
+
 /// What TOPIC carries: `name str | publisher u128 | publish time i64 | { message bytes }*`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TopicRelay<'a> {

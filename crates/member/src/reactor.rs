@@ -298,7 +298,13 @@ impl Reactor {
                 Task::NewMemberConnection(stream, peer) => self.add_connection(stream, peer, true),
                 Task::Cluster(state) => {
                     let table_changed = state.table.version != self.core.owner.replication.state.table.version;
+                    let known = &self.core.owner.replication.state.links;
+                    let joined: Vec<_> =
+                        state.links.keys().filter(|peer| !known.contains_key(*peer)).copied().collect();
                     self.core.owner.apply_cluster_state(state);
+                    if self.core.index == 0 {
+                        self.core.relay_registrations_to(&joined);
+                    }
                     if table_changed && self.core.index == 0 {
                         self.core.owner.log_replicas();
                     }

@@ -192,6 +192,7 @@ fn shared_state(
         reactors: handles,
         objects: RwLock::new(BTreeSet::new()),
         object_listeners: Default::default(),
+        relays: Default::default(),
         shutdown: AtomicBool::new(false),
         next_connection_id: AtomicU64::new(1),
         open_connections: AtomicUsize::new(0),

@@ -117,6 +117,8 @@ pub struct Shared {
     pub objects: RwLock<BTreeSet<ObjectName>>,
     /// Distributed-object listeners registered with this member.
     pub object_listeners: crate::object_events::ObjectListeners,
+    /// Listener registrations of this member's unisocket clients made on every member.
+    pub relays: crate::relays::Relays,
     pub shutdown: AtomicBool,
     pub next_connection_id: AtomicU64,
     pub open_connections: AtomicUsize,

@@ -950,3 +950,80 @@ def test_object_listeners_on_every_member_hear_each_event_once(make_cluster, req
     time.sleep(0.5)  # a duplicate, if any, would have arrived by now
     for label, log in logs.items():
         assert sorted(log) == sorted(expected), "%s heard %s" % (label, log)
+
+
+# --------------------------------------------------------------------------- 10. unisocket listeners cluster-wide
+
+LISTENED_WRITES = 1_000
+
+
+@pytest.mark.parametrize("kind", ["entry", "item"])
+def test_a_unisocket_listener_hears_every_member_also_after_a_join_and_a_leave(make_cluster, request, kind):
+    # A unisocket client registers with the one member it talks to; the listener must cover the
+    # whole cluster: 1,000 writes spread over every partition (a map's keys; for items, 20
+    # lists whose names land on different members) are all heard, once, with three members,
+    # again after a fourth joins (and takes partitions), and again after one leaves (SIGTERM).
+    cluster = make_cluster(4)
+    three = cluster.addresses[:3]
+    cluster.start_members(range(3), member_list=three)
+    listening = cluster.client([three[0]], smart=False)
+    writer = cluster.client(three, smart=True)
+    wait_members(writer, 3, FORM_TIMEOUT)
+    base = unique_map_name(request.node.name)
+    heard = []
+    if kind == "entry":
+        target = writer.get_map(base).blocking()
+        registrations = [
+            (
+                listening.get_map(base).blocking(),
+                listening.get_map(base).blocking().add_entry_listener(
+                    include_value=True, added_func=lambda event: heard.append(event.value)
+                ),
+            )
+        ]
+
+        def write(round_, n):
+            target.put("key-%d-%d" % (round_, n), "%d:%d" % (round_, n))
+
+    else:
+        lists = [writer.get_list("%s-%d" % (base, i)).blocking() for i in range(20)]
+        registrations = []
+        for i in range(20):
+            proxy = listening.get_list("%s-%d" % (base, i)).blocking()
+            registration = proxy.add_listener(include_value=True, item_added_func=lambda event: heard.append(event.item))
+            registrations.append((proxy, registration))
+
+        def write(round_, n):
+            lists[n % 20].add("%d:%d" % (round_, n))
+
+    def round_of_writes(round_, what):
+        del heard[:]
+        for n in range(LISTENED_WRITES):
+            write(round_, n)
+        expected = sorted("%d:%d" % (round_, n) for n in range(LISTENED_WRITES))
+        wait_until(lambda: len(heard) >= LISTENED_WRITES, 30, lambda: "%s: heard %d of %d" % (what, len(heard), LISTENED_WRITES))
+        time.sleep(0.5)  # a duplicate, if any, would have arrived by now
+        assert sorted(heard) == expected, "%s: heard %d events, %d distinct" % (what, len(heard), len(set(heard)))
+
+    round_of_writes(0, "three members")
+    fourth = cluster.start(3, member_list=cluster.addresses)
+    fourth.wait_ready(FORM_TIMEOUT)
+    members = wait_members(writer, 4, FORM_TIMEOUT)
+    wait_until(
+        lambda: set(partition_owners(writer)) == uuids(members),
+        FORM_TIMEOUT,
+        lambda: "partition owners %s" % owners_described(writer),
+    )
+    round_of_writes(1, "after a fourth member joined")
+    leaver = cluster.by_member_info(next(m for m in members if "%s:%d" % (m.address.host, m.address.port) == three[1]))
+    leaver.send(signal.SIGTERM)
+    wait_members(writer, 3, 60, "after SIGTERM of %r" % leaver)
+    round_of_writes(2, "after a member left")
+    for proxy, registration in registrations:
+        remove = proxy.remove_entry_listener if kind == "entry" else proxy.remove_listener
+        assert remove(registration) is True
+    del heard[:]
+    for n in range(200):
+        write(3, n)
+    time.sleep(1.0)
+    assert heard == [], "a removed listener heard %d events" % len(heard)

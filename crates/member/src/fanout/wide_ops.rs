@@ -7,11 +7,13 @@
 //! [`Partial`], with tests of its merge and its member encoding), and its response.
 
 use super::{Partial, Partitions, WideOperation};
+use crate::connection::ConnectionShared;
 use crate::listeners::{EventKind, Listener, Listeners, Registry};
 use crate::partition::PartitionStore;
 use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse, IntResponse, UuidResponse};
 use ferrogrid_protocol::message::{write_frame, MessageWriter, RESPONSE_HEADER_SIZE};
 use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
+use std::sync::Arc;
 
 /// A number of entries (counted, cleared, evicted or dropped).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -328,6 +330,16 @@ impl WideOperation for AddListener {
 
     fn empty(&self) {}
 
+    /// A unisocket client's registration (not local-only) is made on every member, except a
+    /// topic's: the topic's owner relays its messages to every member's listeners already.
+    fn cluster_wide(&self) -> bool {
+        !self.listener.local_only && self.registry != Registry::Messages
+    }
+
+    fn relayed_registration(&self) -> Option<Uuid> {
+        self.cluster_wide().then_some(self.listener.id)
+    }
+
     fn on_reactor(&self, map: &str, listeners: &mut Listeners, _partial: &mut ()) {
         listeners.add_to(self.registry, map, (*self.listener).clone());
     }
@@ -338,6 +350,31 @@ impl WideOperation for AddListener {
     fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
         UuidResponse { response: Some(self.listener.id) }.encode(out, response_type, correlation_id, 0);
     }
+}
+
+/// A relayed registration another member withdrew (`relays.rs`): the registrations sending
+/// to its member link under its relay id, off every reactor of this member. No one is answered.
+#[derive(Debug)]
+pub(crate) struct DropRelayed {
+    pub link: Arc<ConnectionShared>,
+    pub relay_id: i64,
+}
+
+impl WideOperation for DropRelayed {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) {}
+
+    fn on_reactor(&self, _map: &str, listeners: &mut Listeners, _partial: &mut ()) {
+        listeners.drop_relayed(&self.link, self.relay_id);
+    }
+
+    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+    }
+
+    fn write_response(&self, _partial: (), _out: &mut Vec<u8>, _response_type: MessageType, _correlation_id: i64) {}
 }
 
 /// Map.removeEntryListener: the registration off every reactor of this member; answers
@@ -366,6 +403,10 @@ impl WideOperation for RemoveListener {
 
     fn empty(&self) -> Found {
         Found(false)
+    }
+
+    fn removed_registration(&self) -> Option<Uuid> {
+        Some(self.id)
     }
 
     fn on_reactor(&self, map: &str, listeners: &mut Listeners, partial: &mut Found) {
