@@ -69,6 +69,18 @@ pub fn authenticate(
         ClusterView::write_refused(out, ty.response(), correlation_id, status);
         return Ok(After::Continue);
     }
+    if !shared.joined.load(std::sync::atomic::Ordering::Acquire) {
+        // Until then this member would give the client its own uuid as the cluster id and
+        // itself as the only member; a client that kept them would take the cluster it finds
+        // later for another one. Clients retry the connection.
+        let text = "this member has not joined a cluster yet; try again";
+        write_error_response(
+            out,
+            correlation_id,
+            &[ErrorHolder { code: error::INSTANCE_NOT_ACTIVE, message: Some(text) }],
+        );
+        return Ok(After::Close(text.into()));
+    }
     if let Some(runtime) = shared.tenant(tenant) {
         let max = runtime.config.max_connections.unwrap_or(u32::MAX);
         if runtime.connections.fetch_add(1, std::sync::atomic::Ordering::AcqRel) >= max {
@@ -148,6 +160,7 @@ pub fn handle(
             empty(out);
         }
         ClientLocalBackupListener::TYPE => {
+            connection.set_backup_listener(correlation_id);
             UuidResponse { response: Some(random_uuid()) }.encode(out, ty.response(), correlation_id, 0);
         }
         ClientPing::TYPE | ClientStatistics::TYPE | ClientTriggerPartitionAssignment::TYPE => empty(out),

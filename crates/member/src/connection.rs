@@ -48,6 +48,9 @@ pub struct ConnectionShared {
     client: OnceLock<Uuid>,
     /// The client's tenant (0: the default tenant), set once at authentication.
     tenant: OnceLock<u16>,
+    /// The correlation id of the client's local backup listener on this connection (its
+    /// backup events carry it), once registered.
+    backup_listener: OnceLock<i64>,
 }
 
 /// Outbound bytes of one connection. At most one thread writes to the socket at a time (the
@@ -101,7 +104,18 @@ impl ConnectionShared {
             in_flight: AtomicUsize::new(0),
             client: OnceLock::new(),
             tenant: OnceLock::new(),
+            backup_listener: OnceLock::new(),
         }
+    }
+
+    /// Records the client's local backup listener (Client.LocalBackupListener; first wins).
+    pub fn set_backup_listener(&self, correlation_id: i64) {
+        let _ = self.backup_listener.set(correlation_id);
+    }
+
+    /// The correlation id of the client's local backup listener here, if it registered one.
+    pub fn backup_listener(&self) -> Option<i64> {
+        self.backup_listener.get().copied()
     }
 
     /// Records the client this connection authenticated as (first authentication wins).

@@ -322,6 +322,7 @@ impl Core {
                 source: origin.source,
                 counter_slot: slot,
                 partition_id: partition,
+                backup_aware: Call::asks_backup_acks(&message, connection),
             };
             self.owner.execute(&call, &request, out);
         } else {

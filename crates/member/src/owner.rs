@@ -55,9 +55,20 @@ pub struct Call<'c> {
     /// Its row in the operation table (its per-map counter).
     pub counter_slot: usize,
     pub partition_id: PartitionId,
+    /// The client asked for backup acknowledgements (`BACKUP_AWARE`) and has a local backup
+    /// listener on this connection: a write with synchronous backups is answered at once with
+    /// their number, and each backup's acknowledgement goes to the client as a backup event.
+    pub backup_aware: bool,
 }
 
 impl Call<'_> {
+    /// Whether a request asks for backup acknowledgements it can get: the flag, and a local
+    /// backup listener on its connection (a forwarded request's connection, a member link,
+    /// has none).
+    pub fn asks_backup_acks(message: &ferrogrid_protocol::Message<'_>, connection: &ConnectionShared) -> bool {
+        message.initial_flags() & ferrogrid_protocol::frame::BACKUP_AWARE != 0 && connection.backup_listener().is_some()
+    }
+
     /// Where the answer goes if the request waits.
     fn reply_to(&self) -> ReplyTo {
         ReplyTo {
@@ -349,7 +360,7 @@ impl PartitionOwner {
             wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
         // Held with the answer while backups are pending; sent at once otherwise.
-        self.replicate(partition_id, call.connection, call.correlation_id, out, start, others);
+        self.replicate(partition_id, call, out, start, others);
     }
 
     /// A ringbuffer request: run, or parked until items arrive; an add answers the reads it
@@ -377,7 +388,7 @@ impl PartitionOwner {
         }
         let mut others = Vec::new();
         ring.serve_waiters(&mut |reply_to, outcome| others.push(wire::encode_outcome(reply_to, outcome)));
-        self.replicate(partition_id, call.connection, call.correlation_id, out, start, others);
+        self.replicate(partition_id, call, out, start, others);
     }
 
     /// A multimap key request: run, or parked on its key's lock.
@@ -426,7 +437,7 @@ impl PartitionOwner {
         if let Err(failure) = outcome {
             wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
-        self.replicate(partition_id, call.connection, call.correlation_id, out, start, Vec::new());
+        self.replicate(partition_id, call, out, start, Vec::new());
         for (deadline, map, key) in self.deadlines.drain(..) {
             let timer = Timer::Key { partition: partition_id, kind: ObjectKind::MultiMap, map, key };
             self.timers.push(Reverse((deadline, timer)));
@@ -452,7 +463,7 @@ impl PartitionOwner {
         if let Err(failure) = collection::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
             wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
-        self.replicate(partition_id, call.connection, call.correlation_id, out, start, Vec::new());
+        self.replicate(partition_id, call, out, start, Vec::new());
     }
 
     /// A topic's publish or publishAll, run by the owner of its name's partition, so that
@@ -531,7 +542,7 @@ impl PartitionOwner {
             wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
         if self.partitions[local].tracks_changes() {
-            self.replicate(partition_id, call.connection, call.correlation_id, out, start, Vec::new());
+            self.replicate(partition_id, call, out, start, Vec::new());
         }
         for (deadline, map, key) in self.deadlines.drain(..) {
             let timer = Timer::Key { partition: partition_id, kind: ObjectKind::Map, map, key };
@@ -565,6 +576,8 @@ impl PartitionOwner {
             source: parked.source,
             counter_slot: parked.counter_slot,
             partition_id: parked.partition_id,
+            // A request that waited is answered once its backups have it, as without the flag.
+            backup_aware: false,
         };
         let mut scratch = std::mem::take(&mut self.scratch);
         match &parked.request {
@@ -624,6 +637,7 @@ impl PartitionOwner {
             counter_slot: slot,
             // The origin reactor validated the partition id.
             partition_id: PartitionId(message.partition_id() as u16),
+            backup_aware: Call::asks_backup_acks(&message, connection),
         };
         self.execute(&call, &request, out);
         Ok(message_type)

@@ -24,12 +24,13 @@
 //!   original id. Nothing waits: the pending request is a map entry.
 
 use crate::connection::ConnectionShared;
-use crate::owner::PartitionOwner;
+use crate::owner::{Call, PartitionOwner};
 use crate::peer::{self, ObjectRecord, SnapshotWriter};
 use crate::replication::{ClusterState, Forward, HeldWrite, PendingWrite};
 use crate::request::{ErrorKind, OpError};
 use crate::wire;
 use ferrogrid_cluster::{MemberId, PartitionTable};
+use ferrogrid_protocol::codec::BackupEvent;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
 use ferrogrid_protocol::{Message, PartitionId};
 use std::sync::Arc;
@@ -42,8 +43,7 @@ impl PartitionOwner {
     pub fn replicate(
         &mut self,
         partition: PartitionId,
-        connection: &Arc<ConnectionShared>,
-        correlation_id: i64,
+        call: &Call<'_>,
         out: &mut Vec<u8>,
         start: usize,
         others: Vec<(Arc<ConnectionShared>, Vec<u8>)>,
@@ -69,20 +69,39 @@ impl PartitionOwner {
         if held.sequence == 0 || held.waiting.is_empty() {
             self.send_others(others);
         } else {
-            let response = out.split_off(start);
+            let client_acks = Self::answer_now(call, out, start, held.waiting.len());
+            let response = if client_acks.is_some() { Vec::new() } else { out.split_off(start) };
             let deadline_ms = self.now_ms + self.replication.backup_timeout_ms;
             let pending = PendingWrite {
-                connection: connection.clone(),
-                correlation_id,
+                connection: call.connection.clone(),
+                correlation_id: call.correlation_id,
                 response,
                 waiting: held.waiting,
                 refused: false,
                 deadline_ms,
                 others,
+                client_acks,
             };
             self.replication.pending.insert(held.sequence, pending);
             self.replication.last_held[local] = held.sequence;
         }
+    }
+
+    /// For a backup-aware call whose answer is `out[start..]`: writes the number of backups
+    /// to wait for into the answer's header, which then goes out now (Hazelcast's backup
+    /// acknowledgements to the client), and returns the client's backup-listener correlation
+    /// id. None (the answer is held until the backups acknowledged) for any other call.
+    fn answer_now(call: &Call<'_>, out: &mut [u8], start: usize, backups: usize) -> Option<i64> {
+        const TYPE_AT: usize = 6;
+        const BACKUP_ACKS_AT: usize = 18;
+        let listener = call.connection.backup_listener().filter(|_| call.backup_aware)?;
+        let answer = out.get_mut(start..)?;
+        let answer_type = answer.get(TYPE_AT..TYPE_AT + 4)?;
+        if answer_type != call.response_type.0.to_le_bytes() || answer.len() <= BACKUP_ACKS_AT {
+            return None; // an error, not the operation's response
+        }
+        answer[BACKUP_ACKS_AT] = u8::try_from(backups).ok()?;
+        Some(listener)
     }
 
     /// Holds a read's answer (`out[start..]`) until the backups of its partition's last write
@@ -179,8 +198,18 @@ impl PartitionOwner {
     pub fn on_acks(&mut self, from: MemberId, acks: &[(u64, bool)]) {
         for (sequence, applied) in acks {
             let Some(pending) = self.replication.pending.get_mut(sequence) else { continue };
+            let was_waiting = pending.waiting.contains(&from);
             pending.waiting.retain(|member| *member != from);
             pending.refused |= !applied;
+            if let (Some(listener), true, true) = (pending.client_acks, *applied, was_waiting) {
+                let event = BackupEvent { source_invocation_correlation_id: pending.correlation_id };
+                let out = self.outbox.buffer(&pending.connection);
+                let at = out.len();
+                event.encode(out, listener, -1);
+                // Flagged as a backup event too, which the Java client looks for first.
+                let flags = u16::from_le_bytes([out[at + 4], out[at + 5]]) | ferrogrid_protocol::frame::BACKUP_EVENT;
+                out[at + 4..at + 6].copy_from_slice(&flags.to_le_bytes());
+            }
             if pending.waiting.is_empty() {
                 let pending = self.replication.pending.remove(sequence).expect("present");
                 self.release(pending);
@@ -192,7 +221,9 @@ impl PartitionOwner {
         // The waiters an operation served got their item or room on the owner whatever the
         // backups said.
         self.send_others(std::mem::take(&mut pending.others));
-        if pending.connection.is_closed() {
+        if pending.connection.is_closed() || pending.client_acks.is_some() {
+            // A backup-aware client was answered already; a backup that did not acknowledge
+            // is its to notice (after its operation backup timeout).
             return;
         }
         let out = self.outbox.buffer(&pending.connection);
@@ -624,6 +655,58 @@ mod tests {
         Arc::new(ConnectionShared::new(ConnectionId(1), listener.local_addr().unwrap(), stream))
     }
 
+    fn call(connection: &Arc<ConnectionShared>, backup_aware: bool) -> Call<'_> {
+        Call {
+            connection,
+            correlation_id: 42,
+            response_type: ferrogrid_protocol::codec::MapPut::RESPONSE,
+            source: ferrogrid_protocol::Uuid::default(),
+            counter_slot: 0,
+            partition_id: PartitionId(0),
+            backup_aware,
+        }
+    }
+
+    #[test]
+    fn a_backup_aware_client_is_answered_at_once_and_told_of_each_backup() {
+        let (mut a, mut b, mut c) = (member(A), member(B), member(C));
+        apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 1, &[A, B]);
+        deliver_snapshots((A, &mut a), (B, &mut b));
+        let settings = a.settings_for("m");
+        a.partitions[0].map_mut("m", || settings).put(b"key", b"value", 0, -1, -1);
+        let client = connection();
+        client.set_backup_listener(7);
+        let mut response = Vec::new();
+        let writer = ferrogrid_protocol::message::MessageWriter::response(
+            &mut response,
+            ferrogrid_protocol::codec::MapPut::RESPONSE,
+            42,
+            0,
+        );
+        writer.finish();
+        let waiter = connection();
+        let others = vec![(waiter.clone(), b"item for the waiter".to_vec())];
+        a.replicate(PartitionId(0), &call(&client, true), &mut response, 0, others);
+        assert_eq!(response.get(18), Some(&1), "answered now, with one backup to wait for");
+        assert!(a.outbox.buffer(&waiter).is_empty(), "the waiter's answer is still held");
+        let records = a.replication.backups.remove(&B).expect("backups for B");
+        b.apply_backups(A, &records);
+        let acks = peer::read_acks(&b.replication.acks.remove(&A).unwrap()).unwrap();
+        a.on_acks(B, &acks);
+        let event = a.outbox.buffer(&client).clone();
+        let message = Message::parse(&event).unwrap();
+        assert_eq!(message.message_type(), BackupEvent::TYPE);
+        assert_eq!(message.correlation_id(), 7, "under the backup listener's correlation id");
+        let flags = ferrogrid_protocol::frame::IS_EVENT | ferrogrid_protocol::frame::BACKUP_EVENT;
+        assert_eq!(message.initial_flags() & flags, flags);
+        assert_eq!(
+            BackupEvent::decode(&message).unwrap().source_invocation_correlation_id,
+            42,
+            "names the write's correlation id"
+        );
+        assert_eq!(a.outbox.buffer(&waiter), b"item for the waiter", "released with the acknowledgement");
+    }
+
     #[test]
     fn any_kind_of_object_is_backed_up_migrated_and_dropped_through_the_same_path() {
         let (mut a, mut b, mut c) = (member(A), member(B), member(C));
@@ -640,7 +723,7 @@ mod tests {
         // A waiter the operation served (a queue's poller) is answered with it, not before.
         let waiter = connection();
         let others = vec![(waiter.clone(), b"item for the waiter".to_vec())];
-        a.replicate(PartitionId(0), &client, 42, &mut response, 0, others);
+        a.replicate(PartitionId(0), &call(&client, false), &mut response, 0, others);
         assert!(response.is_empty(), "held until the backup acknowledges");
         assert!(a.outbox.buffer(&waiter).is_empty(), "the waiter's answer is held too");
         let records = a.replication.backups.remove(&B).expect("backups for B");

@@ -63,6 +63,10 @@ pub(crate) struct PendingWrite {
     /// Answers the operation gave other connections (a queue's waiters it served), released
     /// with its own.
     pub(crate) others: Vec<(Arc<ConnectionShared>, Vec<u8>)>,
+    /// A backup-aware client was answered at once with the number of backups to wait for:
+    /// each backup's acknowledgement is a backup event to it, under this correlation id (its
+    /// local backup listener's). Nothing else is written to it when the write is released.
+    pub(crate) client_acks: Option<i64>,
 }
 
 /// What one operation's backups hold: its sequence number (0 until a synchronous backup is

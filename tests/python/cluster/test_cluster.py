@@ -1027,3 +1027,54 @@ def test_a_unisocket_listener_hears_every_member_also_after_a_join_and_a_leave(m
         write(3, n)
     time.sleep(1.0)
     assert heard == [], "a removed listener heard %d events" % len(heard)
+
+
+# --------------------------------------------------------------------------- 11. backup acknowledgements to the client
+
+
+def test_a_write_whose_backup_is_stopped_is_indeterminate_for_a_client_that_asks(make_cluster, request, note):
+    # A smart client asks for backup acknowledgements (the Python client's default): the owner
+    # answers at once with the number of synchronous backups and each backup's acknowledgement
+    # follows as a backup event. With the backup member stopped (SIGSTOP) none comes: a client
+    # with fail_on_indeterminate_operation_state gets IndeterminateOperationStateError after its
+    # operation_backup_timeout, and a client without it gets its answer then.
+    from hazelcast.errors import IndeterminateOperationStateError
+
+    cluster = make_cluster(2)
+    cluster.start_members(range(2))
+    # Both puts stay well within the members' heartbeat timeout (4 s), so the stopped member is
+    # not taken for dead meanwhile.
+    strict = cluster.client(smart=True, fail_on_indeterminate_operation_state=True, operation_backup_timeout=1.0)
+    lenient = cluster.client(smart=True, operation_backup_timeout=1.0)
+    members = wait_members(strict, 2, FORM_TIMEOUT)
+    wait_members(lenient, 2, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    strict_map, lenient_map = strict.get_map(name).blocking(), lenient.get_map(name).blocking()
+    owner_uuid = members[0].uuid
+    key = next(
+        "key-%d" % n
+        for n in range(10_000)
+        if strict.partition_service.get_partition_owner(strict.partition_service.get_partition_id("key-%d" % n))
+        == owner_uuid
+    )
+    started = time.monotonic()
+    strict_map.put(key, "before")  # both members running: acknowledged at once
+    assert time.monotonic() - started < 0.8
+    backup = cluster.by_member_info(members[1])
+    backup.send(signal.SIGSTOP, "the key's backup stops")
+    try:
+        started = time.monotonic()
+        with pytest.raises(IndeterminateOperationStateError):
+            strict_map.put(key, "strict")
+        strict_waited = time.monotonic() - started
+        started = time.monotonic()
+        lenient_map.put(key, "lenient")
+        lenient_waited = time.monotonic() - started
+    finally:
+        backup.send(signal.SIGCONT, "the backup continues")
+    note(
+        "backup stopped: strict client failed after %.2f s, lenient client answered after %.2f s "
+        "(operation_backup_timeout 1 s)" % (strict_waited, lenient_waited)
+    )
+    assert 0.9 <= strict_waited <= 3 and 0.9 <= lenient_waited <= 3
+    assert lenient_map.get(key) == "lenient", "the owner applied the write"

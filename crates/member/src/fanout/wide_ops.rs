@@ -615,11 +615,11 @@ mod tests {
     }
 
     #[test]
-    fn listener_changes_apply_per_reactor_and_stay_on_this_member() {
+    fn listener_changes_apply_per_reactor_and_a_unisocket_registration_covers_the_cluster() {
         let (connection, _client) = loopback();
-        let registration = listener(&connection);
+        let registration = Listener { local_only: true, ..listener(&connection) };
         let id = registration.id;
-        let add = AddListener::new(registration);
+        let add = AddListener::new(registration.clone());
         let mut listeners = Listeners::default();
         add.on_reactor(MAP, &mut listeners, &mut ());
         assert!(listeners.has(MAP));
@@ -632,11 +632,25 @@ mod tests {
         let mut again = remove.empty();
         remove.on_reactor(MAP, &mut listeners, &mut again);
         assert_eq!(again, Found(false));
-        let cluster_wide = |request: crate::fanout::WideRequest| request.shares.is_cluster_wide();
+        assert_eq!(remove.removed_registration(), Some(id), "its relays go too");
+        let cluster_wide = |request: &crate::fanout::WideRequest| request.shares.is_cluster_wide();
+        let (add, remove) = (crate::fanout::WideRequest::new(add), crate::fanout::WideRequest::new(remove));
+        assert!(!cluster_wide(&add) && add.relayed_registration().is_none(), "a smart client's stays here");
+        assert!(!cluster_wide(&remove));
+        assert!(cluster_wide(&crate::fanout::WideRequest::new(Size)));
+        let unisocket =
+            crate::fanout::WideRequest::new(AddListener::new(Listener { local_only: false, ..registration.clone() }));
         assert!(
-            !cluster_wide(crate::fanout::WideRequest::new(add))
-                && !cluster_wide(crate::fanout::WideRequest::new(remove))
+            cluster_wide(&unisocket) && unisocket.relayed_registration() == Some(id),
+            "a unisocket client's goes everywhere"
         );
-        assert!(cluster_wide(crate::fanout::WideRequest::new(Size)));
+        let topic = AddListener::to(Registry::Messages, Listener { local_only: false, ..registration });
+        assert!(!cluster_wide(&crate::fanout::WideRequest::new(topic)), "a topic relays its messages itself");
+        let mut listeners = Listeners::default();
+        AddListener::new(listener(&connection)).on_reactor(MAP, &mut listeners, &mut ());
+        DropRelayed { link: connection.clone(), relay_id: 99 }.on_reactor(MAP, &mut listeners, &mut ());
+        assert!(listeners.has(MAP), "another relay id stays");
+        DropRelayed { link: connection.clone(), relay_id: 3 }.on_reactor(MAP, &mut listeners, &mut ());
+        assert!(!listeners.has(MAP), "dropped by link and relay id");
     }
 }
