@@ -24,7 +24,7 @@ pub enum After {
     Close(String),
 }
 
-fn random_uuid() -> Uuid {
+pub(crate) fn random_uuid() -> Uuid {
     Uuid::from_u128(uuid::Uuid::new_v4().as_u128())
 }
 
@@ -168,6 +168,11 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant:
             }
             empty(out);
         }
+        PnCounterGetConfiguredReplicaCount::TYPE => {
+            let request = PnCounterGetConfiguredReplicaCount::decode(message)?;
+            let replica_count = shared.config.pn_counters.for_pn_counter(request.name).replica_count;
+            IntResponse { response: replica_count as i32 }.encode(out, ty.response(), correlation_id, 0);
+        }
         ClientGetDistributedObjects::TYPE => {
             let objects = shared.objects.read();
             // A tenant sees its own objects, by their unscoped names; nobody sees a tenant's.
@@ -194,8 +199,8 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant:
 fn create_proxy(shared: &Shared, name: &str, service_name: &str) -> Result<(), String> {
     if Service::from_name(service_name).is_none() {
         return Err(format!(
-            "ferrogrid does not support the service {service_name} (object {name}); only maps, queues, \
-             lists, sets, ringbuffers, topics and reliable topics"
+            "ferrogrid does not support the service {service_name} (object {name}); only maps, multimaps, \
+             queues, lists, sets, ringbuffers, topics, reliable topics and PN counters"
         ));
     }
     shared.objects.write().insert((service_name.to_owned(), name.to_owned()));
