@@ -18,6 +18,8 @@ What a real Hazelcast 5.6.0 member does (and these tests hold):
     on the member, starting at Long.MIN_VALUE and one further per add (an add of 0 included);
   * a replica behind the clock the client observed (or without the counter at all) refuses with
     ConsistencyLostException; reset() forgets the observed clock, and the next request works;
+  * a request for a target uuid that is no member fails with TargetNotMemberException (53),
+    before anything runs; the proxy then tries another replica;
   * getConfiguredReplicaCount answers the configured replica-count (default 2147483647);
   * destroy drops the counter: a NEW proxy of the name reads 0, while the old proxy (whose clock
     names the destroyed replica) gets ConsistencyLostError until reset(); the counter is listed
@@ -25,11 +27,17 @@ What a real Hazelcast 5.6.0 member does (and these tests hold):
 """
 
 import threading
+import uuid
 
 import pytest
 from hazelcast.errors import ConsistencyLostError, HazelcastError
-from hazelcast.protocol.codec import pn_counter_get_configured_replica_count_codec
+from hazelcast.protocol.codec import (
+    pn_counter_add_codec,
+    pn_counter_get_codec,
+    pn_counter_get_configured_replica_count_codec,
+)
 
+import wire
 from conftest import unique_name
 from helpers import LONG_MAX, server_error_line
 
@@ -220,3 +228,37 @@ def test_destroy_drops_the_counter(client, request):
     counter.reset()
     assert counter.get() == 1, "after reset the old proxy reads the new counter"
     fresh.destroy()
+
+
+def raw_call(member, message):
+    """Sends one request built by the Python client's codec on a fresh raw connection."""
+    conn = wire.Connection(member.host, member.port)
+    try:
+        wire.authenticate(conn)
+        correlation_id = conn.next_correlation_id()
+        message.set_correlation_id(correlation_id)
+        message.set_partition_id(-1)
+        conn.send(bytes(message.buf))
+        return conn.read_response(correlation_id)
+    finally:
+        conn.close()
+
+
+def test_a_request_for_a_target_that_is_no_member_is_refused(member, request):
+    name = unique_name(request, "pn")
+    stranger = uuid.uuid4()
+    for message in (
+        pn_counter_add_codec.encode_request(name, 5, False, [], stranger),
+        pn_counter_get_codec.encode_request(name, [], stranger),
+    ):
+        [(code, class_name, _)] = wire.decode_error(raw_call(member, message))[:1]
+        assert (code, class_name) == (53, "com.hazelcast.spi.exception.TargetNotMemberException")
+    conn = wire.Connection(member.host, member.port)
+    try:
+        target = wire.authenticate(conn)["member_uuid"]
+    finally:
+        conn.close()
+    answer = raw_call(member, pn_counter_get_codec.encode_request(name, [], target))
+    assert answer.message_type == 0x1D0101, "the member itself answers"
+    value = int.from_bytes(answer.response_fixed()[:8], "little", signed=True)
+    assert value == 0, "the refused add did not run"
