@@ -1,8 +1,9 @@
 //! Traffic on links to other members, read by the reactor that owns the link: the Hello,
 //! membership messages (to the cluster service), forwarded client requests (run like a
-//! client's), map-wide shares, backups and their acknowledgements, snapshots, and the answers
-//! to requests this member forwarded. What belongs to another reactor's partitions is gathered
-//! per target and handed off once per read batch ([`Core::send_member_work`]).
+//! client's), map-wide shares, backups and their acknowledgements, snapshots, PN counter states,
+//! and the answers to requests this member forwarded. What belongs to another reactor's
+//! partitions (or counters) is gathered per target and handed off once per read batch
+//! ([`Core::send_member_work`]).
 
 use crate::client::After;
 use crate::connection::ConnectionShared;
