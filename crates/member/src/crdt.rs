@@ -168,3 +168,122 @@ impl PartitionOwner {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Two members' reactors (one each) wired by hand: what one queues for the other is
+    //! delivered by the test.
+    use super::*;
+    use crate::connection::ConnectionId;
+    use crate::replication::ClusterState;
+    use ferrogrid_cluster::{MemberEntry, PartitionTable};
+    use ferrogrid_config::{MemberConfig, PnCounterConfig};
+    use ferrogrid_protocol::codec::PnCounterAdd;
+    use ferrogrid_protocol::{Message, PartitionId, Uuid};
+    use std::collections::HashMap;
+
+    const A: MemberId = MemberId(1);
+    const B: MemberId = MemberId(2);
+
+    fn connection() -> Arc<ConnectionShared> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let stream = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let stream = mio::net::TcpStream::from_std(stream);
+        Arc::new(ConnectionShared::new(ConnectionId(1), listener.local_addr().unwrap(), stream))
+    }
+
+    /// `me`'s reactor in a cluster of A and B, with a link to the other; `one-*` counters have
+    /// one replica (A).
+    fn member(me: MemberId) -> PartitionOwner {
+        let mut config = MemberConfig::default();
+        config.pn_counters.insert("one-*", PnCounterConfig { replica_count: 1, ..PnCounterConfig::DEFAULT });
+        let other = if me == A { B } else { A };
+        let members = [A, B].map(|id| MemberEntry { id, address: String::new() }).to_vec();
+        let links = HashMap::from([(other, connection())]);
+        let table = PartitionTable::empty(1);
+        let state = ClusterState { me, members, members_version: 1, cluster_id: A, table, links };
+        let member = Uuid::from_u128(me.0);
+        let probe = Arc::new(crate::probes::Counter::default());
+        PartitionOwner::new(0, 1, member, Arc::new(config), 1, Arc::new(state), probe)
+    }
+
+    fn run(owner: &mut PartitionOwner, client: &Arc<ConnectionShared>, name: &str, op: PnCounterOp) -> Vec<u8> {
+        let call = Call {
+            connection: client,
+            correlation_id: 7,
+            response_type: PnCounterAdd::RESPONSE,
+            source: Uuid::default(),
+            counter_slot: 0,
+            partition_id: PartitionId(0),
+        };
+        let request = PnCounterRequest { name: name.into(), op, observed: Vec::new(), target: None };
+        let mut out = Vec::new();
+        owner.execute_pn_counter(&call, &request, &mut out);
+        out
+    }
+
+    /// The whole messages in `stream`.
+    fn messages(stream: &[u8]) -> Vec<Vec<u8>> {
+        use ferrogrid_protocol::frame::{Decoded, StreamDecoder};
+        let (mut decoder, mut rest, mut found) = (StreamDecoder::default(), stream, Vec::new());
+        while !rest.is_empty() {
+            let Ok(Decoded::Message { length }) = decoder.decode(rest) else { panic!("whole messages") };
+            found.push(rest[..length].to_vec());
+            rest = &rest[length..];
+        }
+        found
+    }
+
+    fn value(answer: &[u8]) -> i64 {
+        PnCounterResponse::decode(&Message::parse(answer).unwrap()).unwrap().value
+    }
+
+    #[test]
+    fn an_add_is_answered_once_the_other_replica_acknowledged_it_and_a_get_waits_behind_it() {
+        let (mut a, mut b, client) = (member(A), member(B), connection());
+        let add = PnCounterOp::Add { delta: 5, get_before_update: false };
+        assert!(run(&mut a, &client, "hits", add).is_empty(), "held for B");
+        assert!(run(&mut a, &client, "hits", PnCounterOp::Get).is_empty(), "a get waits behind it");
+        a.replication.seal();
+        let to_b = a.replication.out.remove(&B).expect("the state for B");
+        let [(ty, payload)] = &crate::peer::tests::messages(&to_b)[..] else { panic!("one message") };
+        assert_eq!(*ty, peer::PN_COUNTER_STATE);
+        b.apply_counter_states(A, payload);
+        assert_eq!(b.pn_counters.get("hits").unwrap().value(), 5, "B merged A's state");
+        let acks = peer::read_acks(&b.replication.acks.remove(&A).unwrap()).unwrap();
+        a.on_acks(B, &acks);
+        let answers = messages(&std::mem::take(a.outbox.buffer(&client)));
+        assert_eq!(answers.iter().map(|answer| value(answer)).collect::<Vec<_>>(), [5, 5], "both released");
+    }
+
+    #[test]
+    fn a_member_that_is_not_a_replica_refuses_and_a_lone_replica_answers_at_once() {
+        let (mut a, mut b, client) = (member(A), member(B), connection());
+        let refused = run(&mut b, &client, "one-hits", PnCounterOp::Get);
+        let chain = ferrogrid_protocol::error::read_error_response(&Message::parse(&refused).unwrap()).unwrap();
+        assert_eq!(chain[0].code, ferrogrid_protocol::error::TARGET_NOT_REPLICA.code);
+        assert!(b.pn_counters.get("one-hits").is_none());
+        let add = PnCounterOp::Add { delta: -2, get_before_update: true };
+        assert_eq!(value(&run(&mut a, &client, "one-hits", add)), 0, "no other replica to wait for");
+        assert!(a.replication.counter_states.values().all(Vec::is_empty));
+    }
+
+    #[test]
+    fn the_periodic_exchange_sends_each_counter_to_its_other_replicas() {
+        let (mut a, client) = (member(A), connection());
+        let add = PnCounterOp::Add { delta: 1, get_before_update: false };
+        run(&mut a, &client, "one-hits", add);
+        a.replication.pending.clear();
+        a.replication.counter_states.clear();
+        run(&mut a, &client, "hits", add);
+        a.replication.counter_states.clear();
+        a.exchange_counters();
+        let records = a.replication.counter_states.remove(&B).expect("states for B");
+        let mut reader = peer::CounterStates::new(&records);
+        let record = reader.next_record().unwrap().expect("one record");
+        assert_eq!((record.sequence, record.name), (0, "hits"), "one-hits has no other replica");
+        assert!(reader.next_record().unwrap().is_none());
+        a.exchange_counters();
+        assert!(a.replication.counter_states.values().all(Vec::is_empty), "not before the next period");
+    }
+}
