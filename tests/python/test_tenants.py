@@ -160,6 +160,33 @@ def test_object_listeners_hear_their_own_tenants_objects_by_unscoped_names(tenan
         bob.shutdown()
 
 
+def test_pn_counters_are_namespaced_per_tenant_and_measured(tenant_member):
+    alice, bob = connect(tenant_member, "team-a"), connect(tenant_member, "team-b")
+    try:
+        a_hits, b_hits = alice.get_pn_counter("hits").blocking(), bob.get_pn_counter("hits").blocking()
+        assert a_hits.add_and_get(5) == 5
+        assert b_hits.get() == 0 and b_hits.decrement_and_get() == -1
+        assert a_hits.get() == 5
+        assert ("hz:impl:PNCounterService", "hits") in {(o.service_name, o.name) for o in bob.get_distributed_objects()}
+        b_hits.destroy()
+        assert a_hits.get() == 5, "B destroys only its own counter"
+        # A counter's value and operation counts are probes, named tenant/counter.
+        probe = 'ferrogrid_pncounter_value{kind="pncounter",name="team-a/hits"} '
+        deadline = time.monotonic() + 10
+        while True:
+            with urllib.request.urlopen(f"http://127.0.0.1:{tenant_member.metrics_port}/metrics", timeout=5) as r:
+                text = r.read().decode()
+            if probe in text or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        lines = [line for line in text.splitlines() if line.startswith(probe)]
+        assert lines and float(lines[0].split()[-1]) == 5, lines
+        assert 'ferrogrid_pncounter_increments_total{kind="pncounter",name="team-a/hits"} 1' in text
+    finally:
+        alice.shutdown()
+        bob.shutdown()
+
+
 def test_no_name_reaches_another_namespace(tenant_member):
     bob = connect(tenant_member, "team-b")
     try:

@@ -16,6 +16,7 @@ mod limits;
 mod map;
 mod network;
 mod observability;
+mod pn_counter;
 mod queue;
 mod ringbuffer;
 mod security;
@@ -34,6 +35,7 @@ pub use map::{
 };
 pub use network::NetworkConfig;
 pub use observability::{IoConfig, MetricsConfig, Placement};
+pub use pn_counter::{CrdtReplicationConfig, PnCounterConfig, PnCounterConfigs};
 pub use queue::{QueueConfig, QueueConfigs};
 pub use ringbuffer::{RingbufferConfig, RingbufferConfigs, TopicConfig, TopicConfigs};
 pub use security::{SecurityConfig, User};
@@ -78,6 +80,10 @@ pub struct MemberConfig {
     pub ringbuffers: RingbufferConfigs,
     /// Per-topic settings by name or pattern. `hazelcast.topic`.
     pub topics: TopicConfigs,
+    /// Per-PN-counter settings by name or pattern. `hazelcast.pn-counter`.
+    pub pn_counters: PnCounterConfigs,
+    /// How often CRDT replicas exchange their states. `hazelcast.crdt-replication`.
+    pub crdt_replication: CrdtReplicationConfig,
     /// Client credentials. `hazelcast.security`.
     pub security: SecurityConfig,
     /// Every bound the member enforces. `ferrogrid.limits` and one Hazelcast property.
@@ -143,6 +149,8 @@ impl Default for MemberConfig {
             sets: CollectionConfigs::default(),
             ringbuffers: RingbufferConfigs::default(),
             topics: TopicConfigs::default(),
+            pn_counters: PnCounterConfigs::default(),
+            crdt_replication: CrdtReplicationConfig::DEFAULT,
             security: SecurityConfig::default(),
             limits: Limits::default(),
             reactor_threads: 0,
@@ -241,6 +249,8 @@ impl MemberConfig {
         self.lists.validate("list")?;
         self.multimaps.validate()?;
         self.sets.validate("set")?;
+        self.pn_counters.validate()?;
+        self.crdt_replication.validate()?;
         self.security.validate()?;
         self.metrics.validate()?;
         self.io.validate()?;

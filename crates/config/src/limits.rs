@@ -79,6 +79,11 @@ pub struct Limits {
     /// events cannot grow the member's memory without bound. Responses are never dropped.
     /// `ferrogrid.limits.listener-event-queue-bytes`, default 16 MiB, nonzero.
     pub listener_event_queue_bytes: u32,
+    /// PN counters each reactor sends each other replica per CRDT replication period
+    /// (`hazelcast.crdt-replication.replication-period-millis`); the next period goes on where
+    /// this one stopped, so many counters are exchanged over several periods instead of in one
+    /// burst. `ferrogrid.limits.crdt-replication-batch`, default 4 096, nonzero.
+    pub crdt_replication_batch: u32,
 }
 
 impl Default for Limits {
@@ -99,6 +104,7 @@ impl Default for Limits {
             snapshot_chunk_bytes: 512 * 1024,
             cluster_event_queue: 65_536,
             listener_event_queue_bytes: 16 * MEBIBYTE,
+            crdt_replication_batch: 4096,
         }
     }
 }
@@ -120,6 +126,7 @@ impl Limits {
             ("snapshot-chunk-bytes", self.snapshot_chunk_bytes),
             ("cluster-event-queue", self.cluster_event_queue),
             ("listener-event-queue-bytes", self.listener_event_queue_bytes),
+            ("crdt-replication-batch", self.crdt_replication_batch),
         ];
         if let Some((name, _)) = nonzero.iter().find(|(_, value)| *value == 0) {
             let key = format!("ferrogrid.limits.{name}");
@@ -169,7 +176,7 @@ mod tests {
     #[test]
     fn each_bound_rejects_zero_under_its_own_key() {
         type Field = fn(&mut Limits) -> &mut u32;
-        let fields: [(&str, Field); 7] = [
+        let fields: [(&str, Field); 8] = [
             ("requests-per-turn", |limits| &mut limits.requests_per_turn),
             ("reads-per-turn", |limits| &mut limits.reads_per_turn),
             ("max-parked-per-key", |limits| &mut limits.max_parked_per_key),
@@ -177,6 +184,7 @@ mod tests {
             ("snapshot-chunk-bytes", |limits| &mut limits.snapshot_chunk_bytes),
             ("cluster-event-queue", |limits| &mut limits.cluster_event_queue),
             ("listener-event-queue-bytes", |limits| &mut limits.listener_event_queue_bytes),
+            ("crdt-replication-batch", |limits| &mut limits.crdt_replication_batch),
         ];
         for (name, field) in fields {
             let mut limits = Limits::default();

@@ -235,6 +235,18 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
             config.topics.insert(name, topic);
         }
     }
+    if let Some(mut counters) = hazelcast.section("pn-counter")? {
+        for (name, mut section) in counters.sections()? {
+            let mut counter = crate::PnCounterConfig::DEFAULT;
+            section.set("replica-count", &mut counter.replica_count, unsigned)?;
+            section.set("statistics-enabled", &mut counter.statistics_enabled, boolean)?;
+            config.pn_counters.insert(name, counter);
+        }
+    }
+    if let Some(mut replication) = hazelcast.section("crdt-replication")? {
+        let period = &mut config.crdt_replication.replication_period_ms;
+        replication.set("replication-period-millis", period, unsigned)?;
+    }
     if let Some(properties) = hazelcast.section("properties")? {
         read_properties(properties, config)?;
     }
@@ -425,6 +437,7 @@ fn read_limits(mut section: Section, config: &mut MemberConfig) -> Result<()> {
         ("reads-per-turn", &mut limits.reads_per_turn),
         ("max-parked-per-key", &mut limits.max_parked_per_key),
         ("expiry-sweep-entries", &mut limits.expiry_sweep_entries),
+        ("crdt-replication-batch", &mut limits.crdt_replication_batch),
         ("snapshot-chunk-bytes", &mut limits.snapshot_chunk_bytes),
         ("cluster-event-queue", &mut limits.cluster_event_queue),
         ("listener-event-queue-bytes", &mut limits.listener_event_queue_bytes),

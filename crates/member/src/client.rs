@@ -28,7 +28,7 @@ pub enum After {
     Close(String),
 }
 
-fn random_uuid() -> Uuid {
+pub(crate) fn random_uuid() -> Uuid {
     Uuid::from_u128(uuid::Uuid::new_v4().as_u128())
 }
 
@@ -177,6 +177,11 @@ pub fn handle(
             }
             empty(out);
         }
+        PnCounterGetConfiguredReplicaCount::TYPE => {
+            let request = PnCounterGetConfiguredReplicaCount::decode(message)?;
+            let replica_count = shared.config.pn_counters.for_pn_counter(request.name).replica_count;
+            IntResponse { response: replica_count as i32 }.encode(out, ty.response(), correlation_id, 0);
+        }
         ClientGetDistributedObjects::TYPE => {
             let objects = shared.objects.read();
             let visible = objects
@@ -262,8 +267,8 @@ fn proxies(
 fn check_service(name: &str, service_name: &str) -> Result<(), String> {
     if Service::from_name(service_name).is_none() {
         return Err(format!(
-            "ferrogrid does not support the service {service_name} (object {name}); only maps, queues, \
-             lists, sets, multimaps, ringbuffers, topics and reliable topics"
+            "ferrogrid does not support the service {service_name} (object {name}); only maps, multimaps, \
+             queues, lists, sets, ringbuffers, topics, reliable topics and PN counters"
         ));
     }
     Ok(())

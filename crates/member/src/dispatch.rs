@@ -51,6 +51,8 @@ pub(crate) struct Core {
     /// Answers read from a member link to requests other reactors forwarded, per target
     /// (each `u32` LE length-prefixed).
     pub(crate) member_responses: Vec<Vec<u8>>,
+    /// PN counter states read from a member link for other reactors' counters, per target.
+    pub(crate) member_counters: Vec<Vec<u8>>,
     pub(crate) authenticated_limits: StreamLimits,
     /// Whether the request being handled went to another reactor (it is timed there).
     pub(crate) handed_off: bool,
@@ -97,6 +99,7 @@ impl Core {
             outgoing: (0..count).map(|_| Handoffs::default()).collect(),
             member_backups: vec![Vec::new(); count],
             member_responses: vec![Vec::new(); count],
+            member_counters: vec![Vec::new(); count],
             authenticated_limits,
             handed_off: false,
             current_outgoing: false,
@@ -242,6 +245,9 @@ impl Core {
             Some((slot, row)) if row.route == Route::Partition => {
                 self.dispatch_partition(connection, header, (slot, row), bytes, out, origin)
             }
+            Some((slot, row)) if row.route == Route::Replica => {
+                self.dispatch_replica(connection, header, (slot, row), bytes, out, origin)
+            }
             Some((_, row)) if row.route == Route::EveryPartition => {
                 let message = Message::parse(bytes)?;
                 self.dispatch_wide(connection, &message, bytes, out, origin)
@@ -323,6 +329,72 @@ impl Core {
                 counter_slot: slot,
                 partition_id: partition,
                 backup_aware: Call::asks_backup_acks(&message, connection),
+            };
+            self.owner.execute(&call, &request, out);
+        } else {
+            connection.begin_in_flight();
+            self.probes().handed_off_ops.add(1);
+            self.handed_off = true;
+            self.outgoing[owner].push(bytes, origin.source, origin.tenant, header.correlation_id);
+        }
+        Ok(After::Continue)
+    }
+
+    /// A CRDT request for the replica it names: run here (on the reactor of its name's
+    /// partition), or forwarded to the member it names, as Hazelcast forwards a request that
+    /// reached another member than its target (a unisocket client's). A target that is not a
+    /// member is refused with TargetNotMemberException, as in Hazelcast; the client then
+    /// chooses another replica.
+    pub(crate) fn dispatch_replica(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        header: RequestHeader,
+        (slot, row): (usize, &Operation),
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        origin: Origin,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
+        let message = Message::parse(bytes)?;
+        let request = (row.decode.expect("replica rows decode"))(&message)?;
+        let crate::request::Request::PnCounter(counter) = &request else {
+            unreachable!("{} has a replica row", header.message_type)
+        };
+        let state = &self.owner.replication.state;
+        let target = counter.target.map(|uuid| MemberId(uuid.as_u128()));
+        if target != Some(state.me) {
+            let id = header.correlation_id;
+            let refusal = match target {
+                Some(member) if origin.hop == Hop::Client && state.links.contains_key(&member) => {
+                    self.forward(connection, member, id, bytes, origin.source, crate::peer::FORWARD);
+                    return Ok(After::Continue);
+                }
+                Some(member) if state.is_member(member) => OpError::new(
+                    ErrorKind::TargetNotMember,
+                    format!(
+                        "Member with uuid({}) is not reachable from this member",
+                        counter.target.unwrap_or_default()
+                    ),
+                ),
+                _ => OpError::new(
+                    ErrorKind::TargetNotMember,
+                    format!("Member with uuid({}) is not in member list ", display_uuid(counter.target)),
+                ),
+            };
+            wire::write_error(out, id, &refusal);
+            return Ok(After::Continue);
+        }
+        let partition = crate::pn_counter::partition_of(&counter.name, self.shared.view.partition_count);
+        let owner = self.shared.owner_of(partition);
+        if owner == self.index {
+            self.probes().local_ops.add(1);
+            let call = Call {
+                connection,
+                correlation_id: header.correlation_id,
+                response_type: header.message_type.response(),
+                source: origin.source,
+                counter_slot: slot,
+                partition_id: partition,
+                backup_aware: false,
             };
             self.owner.execute(&call, &request, out);
         } else {
@@ -615,6 +687,11 @@ impl Core {
     pub(crate) fn probes(&self) -> &crate::probes::ReactorProbes {
         &self.shared.reactors[self.index].probes
     }
+}
+
+/// A uuid as Java prints it (`null` for none).
+fn display_uuid(uuid: Option<Uuid>) -> String {
+    uuid.map_or_else(|| "null".to_owned(), |uuid| uuid.to_string())
 }
 
 /// Where a request came from: a client (its uuid owns locks; its tenant) or another member.

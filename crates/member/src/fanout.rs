@@ -25,6 +25,7 @@ use crate::connection::ConnectionShared;
 use crate::listeners::{Event, EventKind, Listener, Listeners, Registry};
 use crate::outbox::Outbox;
 use crate::partition::PartitionStore;
+use crate::pn_counter::PnCounters;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
 use ferrogrid_protocol::message::{MessageReader, MessageWriter};
@@ -98,6 +99,10 @@ pub(crate) trait WideOperation: fmt::Debug + Send + Sync + 'static {
     /// listener registrations.
     fn on_reactor(&self, _map: &str, _listeners: &mut Listeners, _partial: &mut Self::Partial) {}
 
+    /// Once per reactor: work on the PN counter replicas it holds (which live outside the
+    /// partitions).
+    fn on_counters(&self, _name: &str, _counters: &mut PnCounters, _partial: &mut Self::Partial) {}
+
     /// One partition's step: read the map's entries there (or change them), adding to
     /// `partial`. `owned`: this member owns the partition (always, unless `PARTITIONS` is
     /// `Replicas`; a change counts only what it did to owned partitions, as a backup's copy
@@ -138,6 +143,8 @@ pub struct ShareContext<'a> {
     /// Per partition of `partitions`: this member owns it ([`Partitions::Owned`] steps skip
     /// the others).
     pub owned: &'a [bool],
+    /// The reactor's PN counter replicas.
+    pub counters: &'a mut PnCounters,
 }
 
 /// Which share of a job a reactor completes.
@@ -186,6 +193,7 @@ impl WideRequest {
             Service::Object(kind) => destroy(Some(kind), None),
             Service::Topic => destroy(None, Some(Registry::Messages)),
             Service::ReliableTopic => destroy(None, None),
+            Service::PnCounter => WideRequest::new(wide_ops::DestroyPnCounter),
         }
     }
 
@@ -241,6 +249,7 @@ impl<W: WideOperation> Shares for Merged<W> {
     fn run(&self, map: &str, share: &mut ShareContext<'_>) {
         let mut local = self.operation.empty();
         self.operation.on_reactor(map, share.listeners, &mut local);
+        self.operation.on_counters(map, share.counters, &mut local);
         if W::PARTITIONS != Partitions::None {
             for (index, partition) in share.partitions.iter_mut().enumerate() {
                 let owned = share.owned.get(index).copied().unwrap_or(true);
@@ -724,12 +733,14 @@ mod tests {
         owned: Vec<bool>,
         listeners: Listeners,
         outbox: Outbox,
+        counters: PnCounters,
     }
 
     impl Reactor {
         fn new(entries: &[(&[u8], &[u8], usize)], owned: Vec<bool>) -> Reactor {
             let partitions = partitions(owned.len(), entries);
-            Reactor { partitions, owned, listeners: Listeners::default(), outbox: Outbox::default() }
+            let (listeners, outbox, counters) = (Listeners::default(), Outbox::default(), PnCounters::default());
+            Reactor { partitions, owned, listeners, outbox, counters }
         }
 
         fn context(&mut self) -> ShareContext<'_> {
@@ -740,6 +751,7 @@ mod tests {
                 now_ms: 0,
                 member: Uuid { most: 1, least: 1 },
                 owned: &self.owned,
+                counters: &mut self.counters,
             }
         }
     }

@@ -100,6 +100,21 @@ impl SettingsCache {
         *configs.for_collection(name)
     }
 
+    /// The settings of the PN counter called `name`.
+    pub fn pn_counter(&self, name: &str) -> ferrogrid_config::PnCounterConfig {
+        *self.config.pn_counters.for_pn_counter(name)
+    }
+
+    /// How often CRDT replicas exchange their whole states (`replication-period-millis`).
+    pub fn crdt_replication_period_ms(&self) -> i64 {
+        self.config.crdt_replication.replication_period_ms as i64
+    }
+
+    /// Counters a reactor sends each replica per period (`crdt-replication-batch`).
+    pub fn crdt_replication_batch(&self) -> usize {
+        self.config.limits.crdt_replication_batch as usize
+    }
+
     /// Whether the topic called `name` counts its messages (`statistics-enabled`).
     pub fn topic_statistics(&self, name: &str) -> bool {
         self.config.topics.for_topic(name).statistics_enabled

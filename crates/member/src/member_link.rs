@@ -1,8 +1,9 @@
 //! Traffic on links to other members, read by the reactor that owns the link: the Hello,
 //! membership messages (to the cluster service), forwarded client requests (run like a
-//! client's), map-wide shares, backups and their acknowledgements, snapshots, and the answers
-//! to requests this member forwarded. What belongs to another reactor's partitions is gathered
-//! per target and handed off once per read batch ([`Core::send_member_work`]).
+//! client's), map-wide shares, backups and their acknowledgements, snapshots, PN counter states,
+//! and the answers to requests this member forwarded. What belongs to another reactor's
+//! partitions (or counters) is gathered per target and handed off once per read batch
+//! ([`Core::send_member_work`]).
 
 use crate::client::After;
 use crate::connection::ConnectionShared;
@@ -88,6 +89,7 @@ impl Core {
                 Ok(event) => self.shared.object_event_here(&event),
                 Err(error) => warn!(%error, "malformed object event: ignored"),
             },
+            peer::PN_COUNTER_STATE => self.route_counter_states(from, payload),
             _ => debug!(%ty, "unexpected member message: ignored"),
         }
         Ok(After::Continue)
@@ -133,7 +135,8 @@ impl Core {
         let Some(header) = RequestHeader::peek(forward.request) else {
             return Ok(After::Close("malformed forwarded request: no request header".into()));
         };
-        if operations::row(header.message_type).is_none_or(|row| row.route != Route::Partition) {
+        let routed = |row: &operations::Operation| matches!(row.route, Route::Partition | Route::Replica);
+        if !operations::row(header.message_type).is_some_and(routed) {
             let text = format!("not a partition request: {}", header.message_type);
             fanout::write_refusal(out, message.correlation_id(), error::UNSUPPORTED_OPERATION, &text);
             return Ok(After::Continue);
@@ -304,6 +307,10 @@ impl Core {
                 let records = std::mem::take(&mut self.member_backups[target]).into_boxed_slice();
                 self.hand_off(target, Task::Member { from, work: MemberWork::Backups(records) });
             }
+            if !self.member_counters[target].is_empty() {
+                let records = std::mem::take(&mut self.member_counters[target]).into_boxed_slice();
+                self.hand_off(target, Task::Member { from, work: MemberWork::CounterStates(records) });
+            }
             if !self.member_responses[target].is_empty() {
                 let batch = std::mem::take(&mut self.member_responses[target]).into_boxed_slice();
                 self.hand_off(target, Task::Member { from, work: MemberWork::Responses(batch) });
@@ -321,6 +328,34 @@ impl Core {
             self.hand_off(target, Task::ReleaseClient(client));
         }
         self.owner.release_client(client);
+    }
+
+    /// Merges PN counter states into this reactor's counters and gathers the others' per
+    /// reactor (handed off at the end of the read batch), by their name's partition.
+    fn route_counter_states(&mut self, from: MemberId, payload: &[u8]) {
+        let mut own = Vec::new();
+        let mut reader = peer::CounterStates::new(payload);
+        let partition_count = self.shared.view.partition_count;
+        loop {
+            match reader.next_record() {
+                Ok(Some(record)) => {
+                    let target = self.shared.owner_of(crate::pn_counter::partition_of(record.name, partition_count));
+                    if target == self.index {
+                        own.extend_from_slice(record.raw);
+                    } else {
+                        self.member_counters[target].extend_from_slice(record.raw);
+                    }
+                }
+                Ok(None) => break,
+                Err(error) => {
+                    warn!(%error, "malformed PN counter states from a member: rest ignored");
+                    break;
+                }
+            }
+        }
+        if !own.is_empty() {
+            self.owner.apply_counter_states(from, &own);
+        }
     }
 
     /// Applies backup records for this reactor's partitions and gathers the others' per

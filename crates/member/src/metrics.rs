@@ -88,6 +88,9 @@ impl Totals {
             total.listeners = total.listeners.max(figures.listeners);
             total.publishes += figures.publishes;
             total.receives += figures.receives;
+            total.value = total.value.wrapping_add(figures.value);
+            total.increments += figures.increments;
+            total.decrements += figures.decrements;
         }
         for (tenant, histogram) in snapshot.tenant_latency.iter().enumerate() {
             let total = self.tenant_latency.entry(tenant).or_insert_with(latency_histogram);
@@ -176,9 +179,18 @@ fn object_probes(probes: &mut Vec<Probe>, objects: BTreeMap<(&'static str, Strin
     for ((kind, name), figures) in objects {
         let group = format!("{kind}-{name}");
         let label = || vec![("kind", kind.to_owned()), ("name", name.clone())];
+        if kind == "pncounter" {
+            let value = figures.value as f64;
+            probes.push(probe(group.clone(), "value", "ferrogrid_pncounter_value", label(), value, false));
+        }
         let mut figure = |field, prometheus, value: u64, counter| {
             probes.push(probe(group.clone(), field, prometheus, label(), value as f64, counter));
         };
+        if kind == "pncounter" {
+            figure("increments", "ferrogrid_pncounter_increments_total", figures.increments, true);
+            figure("decrements", "ferrogrid_pncounter_decrements_total", figures.decrements, true);
+            continue;
+        }
         if kind == "topic" {
             figure("publishes", "ferrogrid_topic_publishes_total", figures.publishes, true);
             figure("receives", "ferrogrid_topic_receives_total", figures.receives, true);

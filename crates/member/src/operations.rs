@@ -26,6 +26,10 @@ pub enum Route {
     /// Over every partition of the map (size, keySet, clear, listener registration, …):
     /// every reactor runs a share, other members too where the work is cluster-wide.
     EveryPartition,
+    /// On the member the request names as its target replica (a CRDT: PN counter get and
+    /// add), on the reactor of its name's partition there; forwarded to that member if it is
+    /// another.
+    Replica,
     /// Answered by the reactor that read it (client service: authentication, ping, proxies).
     Connection,
     /// Member-to-member traffic (only on member links).
@@ -258,6 +262,11 @@ static TABLE: &[Operation] = &[
     object_row!(TopicPublishAll, S, decode_topic),
     row!(TopicAddMessageListener, EveryPartition, S),
     row!(TopicRemoveMessageListener, EveryPartition, S),
+    // PN counter: on the target replica the client chose; the configured replica count from
+    // any member.
+    row!(PnCounterGet, Replica, S, Some(crate::wire::decode_pn_counter as Decoder)),
+    row!(PnCounterAdd, Replica, W.with(S), Some(crate::wire::decode_pn_counter as Decoder)),
+    row!(PnCounterGetConfiguredReplicaCount, Connection, S),
     // Client service.
     row!(ClientAuthentication, Connection, Flags::NONE),
     row!(ClientAuthenticationCustom, Connection, Flags::NONE),
@@ -287,6 +296,7 @@ static TABLE: &[Operation] = &[
     member_row!(peer::OBJECT, "MemberObject"),
     member_row!(peer::LISTEN, "MemberListen"),
     member_row!(peer::UNLISTEN, "MemberUnlisten"),
+    member_row!(peer::PN_COUNTER_STATE, "MemberPnCounterState"),
 ];
 
 /// Map key rows (the first rows of the table): the size of per-map counter arrays.
@@ -360,7 +370,8 @@ mod tests {
         assert_eq!(counted, PARTITION_OPERATION_COUNT);
         let rest = &TABLE[PARTITION_OPERATION_COUNT..];
         assert!(rest.iter().all(|row| !(row.route == Route::Partition && is_map(row))));
-        assert!(TABLE.iter().all(|row| (row.route == Route::Partition) == row.decode.is_some()));
+        let decoded = |row: &Operation| matches!(row.route, Route::Partition | Route::Replica);
+        assert!(TABLE.iter().all(|row| decoded(row) == row.decode.is_some()));
     }
 
     #[test]
@@ -372,7 +383,7 @@ mod tests {
         // Responses, events, unknown methods and unknown services have no row.
         assert!(lookup(MessageType(MapPut::TYPE.0 | 1)).is_none());
         assert!(lookup(MessageType(0x013F02)).is_none());
-        assert!(lookup(MessageType(0x1D0100)).is_none(), "a PN counter get");
+        assert!(lookup(MessageType(0x1D0400)).is_none(), "a PN counter method Hazelcast does not have");
         assert!(lookup(MessageType(0x01FF00)).is_none());
         assert!(lookup(MessageType(-1)).is_none());
     }
@@ -384,10 +395,10 @@ mod tests {
         assert!(row(MapGet::TYPE).is_some_and(|row| !row.is(Flags::WRITE) && row.is(Flags::SCOPED)));
         assert!(row(ClientDestroyProxy::TYPE).is_some_and(|row| row.is(Flags::SCOPED)));
         assert!(row(ClientPing::TYPE).is_some_and(|row| !row.is(Flags::SCOPED)));
-        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01..=0x06 | 0x17));
+        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01..=0x06 | 0x17 | 0x1D));
         assert!(
             named.into_iter().all(|row| row.is(Flags::SCOPED)),
-            "every map, queue, topic, list, set and ringbuffer request is scoped"
+            "every map, queue, topic, list, set, ringbuffer and PN counter request is scoped"
         );
     }
 }

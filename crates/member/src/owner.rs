@@ -110,7 +110,7 @@ pub struct PartitionOwner {
     member: Uuid,
     pub listeners: Listeners,
     pub outbox: Outbox,
-    settings: SettingsCache,
+    pub(crate) settings: SettingsCache,
     released: Vec<Parked>,
     deadlines: Vec<crate::locks::KeyDeadline>,
     timers: BinaryHeap<Reverse<(i64, Timer)>>,
@@ -130,6 +130,8 @@ pub struct PartitionOwner {
     /// Per topic with statistics enabled: messages published here, and sent to this member's
     /// listeners (locally published or relayed).
     pub topic_counts: std::collections::HashMap<Box<str>, (u64, u64), ahash::RandomState>,
+    /// This member's replicas of the PN counters whose name's partition is this reactor's.
+    pub pn_counters: crate::pn_counter::PnCounters,
 }
 
 impl PartitionOwner {
@@ -175,6 +177,7 @@ impl PartitionOwner {
             latency: std::collections::HashMap::default(),
             tenant_latency,
             topic_counts: std::collections::HashMap::default(),
+            pn_counters: crate::pn_counter::PnCounters::default(),
         }
     }
 
@@ -269,6 +272,7 @@ impl PartitionOwner {
             figures.publishes += publishes;
             figures.receives += receives;
         }
+        self.counter_figures(objects);
     }
 
     /// Counts a topic's published and delivered messages, if its statistics are enabled.
@@ -305,6 +309,7 @@ impl PartitionOwner {
             Request::Topic(request) => self.execute_topic(call, request, out),
             Request::Collection(request) => self.execute_collection(call, request, out),
             Request::MultiMap(request) => self.execute_multimap(call, request, out),
+            Request::PnCounter(request) => self.execute_pn_counter(call, request, out),
         }
     }
 
@@ -635,7 +640,8 @@ impl PartitionOwner {
             response_type: message_type.response(),
             source: handoff.source,
             counter_slot: slot,
-            // The origin reactor validated the partition id.
+            // The origin reactor validated the partition id (a PN counter request has none:
+            // its engine finds the counter by name).
             partition_id: PartitionId(message.partition_id() as u16),
             backup_aware: Call::asks_backup_acks(&message, connection),
         };
@@ -653,6 +659,7 @@ impl PartitionOwner {
             now_ms: self.now_ms,
             member: self.member,
             owned: &self.replication.owned,
+            counters: &mut self.pn_counters,
         };
         match share {
             crate::fanout::Share::Here => job.run_share(&mut context),

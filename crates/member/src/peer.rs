@@ -14,6 +14,13 @@
 //! object:           kind u8 | name str | body bytes
 //! ```
 //!
+//! PN counters are not partition objects: every replica member holds each counter, and its
+//! replicas exchange whole states (`pn_counter.rs`):
+//!
+//! ```text
+//! PN_COUNTER_STATE payload: { sequence u64 | name str | state bytes }*
+//! ```
+//!
 //! The body is the object kind's own encoding (`PartitionObject` in `object.rs`): the
 //! changes of one operation in a backup, a run of whole entries in a snapshot. This module
 //! frames records and never looks into a body, so a new kind needs no new message type.
@@ -75,13 +82,15 @@ impl ObjectKind {
 }
 
 /// A Hazelcast service whose proxies clients create, list and destroy: the kinds of partition
-/// objects, and the topics, which store nothing (a reliable topic is its clients' reading of
-/// the ringbuffer `_hz_rb_<name>`).
+/// objects, the topics, which store nothing (a reliable topic is its clients' reading of
+/// the ringbuffer `_hz_rb_<name>`), and the PN counters, which every replica member holds
+/// outside the partitions (`pn_counter.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Service {
     Object(ObjectKind),
     Topic,
     ReliableTopic,
+    PnCounter,
 }
 
 impl Service {
@@ -99,6 +108,7 @@ impl Service {
         match name {
             "hz:impl:topicService" => Some(Service::Topic),
             "hz:impl:reliableTopicService" => Some(Service::ReliableTopic),
+            "hz:impl:PNCounterService" => Some(Service::PnCounter),
             _ => Service::OBJECTS.into_iter().find(|kind| kind.service_name() == name).map(Service::Object),
         }
     }
@@ -108,6 +118,7 @@ impl Service {
             Service::Object(kind) => kind.service_name(),
             Service::Topic => "hz:impl:topicService",
             Service::ReliableTopic => "hz:impl:reliableTopicService",
+            Service::PnCounter => "hz:impl:PNCounterService",
         }
     }
 }
@@ -153,6 +164,47 @@ pub const LISTEN: MessageType = MessageType(0x7F_0017);
 
 /// A relayed registration withdrawn: `relay id i64` (`relays.rs`).
 pub const UNLISTEN: MessageType = MessageType(0x7F_0018);
+
+/// PN counter states from a replica, to merge into this member's replicas: each record is
+/// one counter's whole state, acknowledged (BACKUP_ACK) when its sequence is not 0 (a change
+/// whose answer waits for the other replicas; 0: the periodic exchange).
+pub const PN_COUNTER_STATE: MessageType = MessageType(0x7F_0010);
+
+/// Appends one PN_COUNTER_STATE record: `sequence u64 | name str | state bytes`.
+pub(crate) fn put_counter_state(out: &mut Vec<u8>, sequence: u64, name: &str, state: &[u8]) {
+    out.extend_from_slice(&sequence.to_le_bytes());
+    put_str(out, name);
+    put_bytes(out, state);
+}
+
+/// One PN_COUNTER_STATE record as read, with its bytes (to hand to another reactor as they are).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CounterState<'a> {
+    pub(crate) sequence: u64,
+    pub(crate) name: &'a str,
+    pub(crate) state: &'a [u8],
+    pub(crate) raw: &'a [u8],
+}
+
+/// Reads PN_COUNTER_STATE records one by one.
+#[derive(Debug)]
+pub(crate) struct CounterStates<'a>(Reader<'a>);
+
+impl<'a> CounterStates<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        CounterStates(Reader(bytes))
+    }
+
+    pub(crate) fn next_record(&mut self) -> Result<Option<CounterState<'a>>, Malformed> {
+        if self.0.is_empty() {
+            return Ok(None);
+        }
+        let start = self.0 .0;
+        let (sequence, name, state) = (self.0.u64()?, self.0.str()?, self.0.bytes()?);
+        let raw = &start[..start.len() - self.0 .0.len()];
+        Ok(Some(CounterState { sequence, name, state, raw }))
+    }
+}
 
 /// What TOPIC carries: `name str | publisher u128 | publish time i64 | { message bytes }*`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -693,6 +745,24 @@ pub(crate) mod tests {
             assert!(read_snapshot(&chunk[..cut]).is_err(), "cut at {cut}");
         }
         assert!(read_snapshot(&chunk[..SNAPSHOT_HEADER_BYTES]).unwrap().1.is_empty(), "a header alone is a chunk");
+    }
+
+    #[test]
+    fn counter_state_records_round_trip_and_reject_truncation() {
+        let mut out = Vec::new();
+        put_counter_state(&mut out, 1 << 56 | 3, "hits", b"state");
+        put_counter_state(&mut out, 0, "tenant\0misses", b"");
+        let mut reader = CounterStates::new(&out);
+        let first = reader.next_record().unwrap().unwrap();
+        assert_eq!((first.sequence, first.name, first.state), (1 << 56 | 3, "hits", b"state".as_slice()));
+        let second = reader.next_record().unwrap().unwrap();
+        assert_eq!((second.sequence, second.name, second.state), (0, "tenant\0misses", b"".as_slice()));
+        assert_eq!([first.raw, second.raw].concat(), out);
+        assert!(reader.next_record().unwrap().is_none());
+        let one = first.raw.len();
+        for cut in 1..one {
+            assert!(CounterStates::new(&out[..cut]).next_record().is_err(), "cut at {cut}");
+        }
     }
 
     #[test]

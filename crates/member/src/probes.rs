@@ -98,6 +98,12 @@ pub struct ObjectFigures {
     pub publishes: u64,
     /// Messages this member's listeners were sent (Hazelcast's receiveOperationCount).
     pub receives: u64,
+    /// A PN counter's value on this member's replica.
+    pub value: i64,
+    /// PN counter adds with a positive delta run on this member (totalIncrementOperationCount).
+    pub increments: u64,
+    /// PN counter adds with a negative delta run on this member (totalDecrementOperationCount).
+    pub decrements: u64,
 }
 
 /// Per-client figures of one reactor's connections.

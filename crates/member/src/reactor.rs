@@ -129,6 +129,7 @@ impl Reactor {
                 self.last_expiry_sweep = Instant::now();
                 self.core.owner.sweep_expired();
                 self.core.owner.check_pending();
+                self.core.owner.exchange_counters();
                 for name in self.core.owner.idle_queues() {
                     let queue = crate::peer::Service::Object(crate::peer::ObjectKind::Queue);
                     self.core.destroy_internally(queue, name);
@@ -317,6 +318,7 @@ impl Reactor {
                         self.core.publish_ready();
                     }
                     MemberWork::Acks(acks) => self.core.owner.on_acks(from, &acks),
+                    MemberWork::CounterStates(records) => self.core.owner.apply_counter_states(from, &records),
                     MemberWork::SnapshotRequest(partition) => self.core.owner.on_snapshot_request(from, partition),
                     MemberWork::Responses(mut batch) => {
                         let mut batch: &[u8] = &mut batch;

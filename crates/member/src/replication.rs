@@ -114,6 +114,8 @@ pub struct Replication {
     pub(crate) changes: Vec<u8>,
     /// BACKUP_ACK payload being gathered per peer.
     pub(crate) acks: HashMap<MemberId, Vec<u8>>,
+    /// PN_COUNTER_STATE payload being gathered per peer (`pn_counter.rs`).
+    pub(crate) counter_states: HashMap<MemberId, Vec<u8>>,
     pub(crate) pending: HashMap<u64, PendingWrite>,
     /// Per local partition: the sequence of its last write held for backups (0: none yet);
     /// reads that must not see unacknowledged writes wait behind it.
@@ -150,6 +152,7 @@ impl Replication {
             backups: HashMap::new(),
             changes: Vec::new(),
             acks: HashMap::new(),
+            counter_states: HashMap::new(),
             pending: HashMap::new(),
             last_held: vec![0; local_partitions],
             next_sequence: 1,
@@ -234,6 +237,10 @@ impl Replication {
             peer::write(self.out.entry(*peer).or_default(), peer::BACKUP, 0, payload);
             payload.clear();
         }
+        for (peer, payload) in self.counter_states.iter_mut().filter(|(_, payload)| !payload.is_empty()) {
+            peer::write(self.out.entry(*peer).or_default(), peer::PN_COUNTER_STATE, 0, payload);
+            payload.clear();
+        }
         for (peer, payload) in self.acks.iter_mut().filter(|(_, payload)| !payload.is_empty()) {
             peer::write(self.out.entry(*peer).or_default(), peer::BACKUP_ACK, 0, payload);
             payload.clear();
@@ -251,7 +258,7 @@ impl Replication {
         sync_backups: usize,
         held: &mut HeldWrite,
     ) {
-        let replicas = self.state.table.replicas(partition);
+        let replicas = *self.state.table.replicas(partition);
         for (index, member) in replicas[1..].iter().enumerate() {
             let Some(member) = *member else { continue };
             if member == self.state.me {
@@ -259,8 +266,7 @@ impl Replication {
             }
             let sync = index < sync_backups;
             if sync && held.answered && held.sequence == 0 {
-                held.sequence = ((self.reactor_index as u64) << 56) | self.next_sequence;
-                self.next_sequence += 1;
+                held.sequence = self.next_held_sequence();
             }
             let sequence = if sync { held.sequence } else { 0 };
             let header =
@@ -270,6 +276,15 @@ impl Replication {
                 held.waiting.push(member);
             }
         }
+    }
+
+    /// A sequence number for a write whose answer waits for acknowledgements: this reactor's
+    /// index in the top byte, so that any reactor reading an acknowledgement knows where it
+    /// belongs.
+    pub(crate) fn next_held_sequence(&mut self) -> u64 {
+        let sequence = ((self.reactor_index as u64) << 56) | self.next_sequence;
+        self.next_sequence += 1;
+        sequence
     }
 
     /// Queues the acknowledgement of backup `sequence` for `owner` (nothing for 0, an

@@ -9,6 +9,7 @@
 //! [`MapRequest::into_owned`].
 
 use ferrogrid_protocol::codec::EntryView;
+use ferrogrid_protocol::Uuid;
 use std::borrow::Cow;
 
 /// A serialized key or value (Hazelcast `Data`: partition hash, type id, payload).
@@ -474,6 +475,29 @@ pub struct TopicRequest<'a> {
     pub messages: Vec<Blob<'a>>,
 }
 
+/// What a PN counter request does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PnCounterOp {
+    Get,
+    /// Adds `delta` (negative: subtracts) and answers the value before or after it.
+    Add {
+        delta: i64,
+        get_before_update: bool,
+    },
+}
+
+/// One PN counter request, for the replica its client chose (`pn_counter.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PnCounterRequest<'a> {
+    /// The counter's name (scoped to the tenant's namespace already).
+    pub name: Cow<'a, str>,
+    pub op: PnCounterOp,
+    /// The vector clock the client last observed: (replica, timestamp) pairs.
+    pub observed: Vec<(Option<Uuid>, i64)>,
+    /// The member the client sent it to (None: a null uuid, which names no member).
+    pub target: Option<Uuid>,
+}
+
 /// A request the engine runs: one structure's typed request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request<'a> {
@@ -483,6 +507,7 @@ pub enum Request<'a> {
     Topic(TopicRequest<'a>),
     Collection(CollectionRequest<'a>),
     MultiMap(MultiMapRequest<'a>),
+    PnCounter(PnCounterRequest<'a>),
 }
 
 /// What an operation answers; values borrow from the partition until encoded.
@@ -537,6 +562,15 @@ pub enum ErrorKind {
     Destroyed,
     /// A list index outside the list.
     IndexOutOfBounds,
+    /// A CRDT request for a member that is not one of the object's replicas.
+    TargetNotReplica,
+    /// A CRDT replica whose state is older than what the client already observed.
+    ConsistencyLost,
+    /// A request naming a member that is not in the member list.
+    TargetNotMember,
+    /// What Hazelcast answers when its own code recurses without end (a PN counter add of
+    /// Long.MIN_VALUE); ferrogrid answers the same error instead of a value.
+    StackOverflow,
 }
 
 /// A request that is well-formed but cannot be served.

@@ -70,6 +70,8 @@ pub enum MemberWork {
     /// Answers (whole messages, each `u32` LE length-prefixed) to requests the receiving
     /// reactor forwarded.
     Responses(Box<[u8]>),
+    /// PN counter states (PN_COUNTER_STATE records) for counters of the receiving reactor.
+    CounterStates(Box<[u8]>),
 }
 
 /// How other threads reach one reactor.

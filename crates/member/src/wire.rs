@@ -6,8 +6,9 @@
 
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::request::{
-    CollectionOp, CollectionRequest, ErrorKind, MapOp, MapRequest, MultiMapOp, MultiMapRequest, OpError, PutAnswer,
-    QueueOp, QueueRequest, RemoveAnswer, Replies, Reply, Request, RingbufferOp, RingbufferRequest, TopicRequest,
+    CollectionOp, CollectionRequest, ErrorKind, MapOp, MapRequest, MultiMapOp, MultiMapRequest, OpError, PnCounterOp,
+    PnCounterRequest, PutAnswer, QueueOp, QueueRequest, RemoveAnswer, Replies, Reply, Request, RingbufferOp,
+    RingbufferRequest, TopicRequest,
 };
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
@@ -302,6 +303,23 @@ pub fn decode_topic<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeErro
         other => unreachable!("{other} has a topic row but no decoder"),
     };
     Ok(Request::Topic(TopicRequest { name: Cow::Borrowed(name), messages }))
+}
+
+/// Decodes a PN counter get or add (routed to its target replica, `Route::Replica`).
+pub fn decode_pn_counter<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeError> {
+    let (name, op, observed, target) = match message.message_type() {
+        PnCounterGet::TYPE => {
+            let r = PnCounterGet::decode(message)?;
+            (r.name, PnCounterOp::Get, r.replica_timestamps.0, r.target_replica_uuid)
+        }
+        PnCounterAdd::TYPE => {
+            let r = PnCounterAdd::decode(message)?;
+            let op = PnCounterOp::Add { delta: r.delta, get_before_update: r.get_before_update };
+            (r.name, op, r.replica_timestamps.0, r.target_replica_uuid)
+        }
+        other => unreachable!("{other} has a PN counter row but no decoder"),
+    };
+    Ok(Request::PnCounter(PnCounterRequest { name: Cow::Borrowed(name), op, observed, target }))
 }
 
 /// Decodes a partition-bound map request.
@@ -611,6 +629,10 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::ClassCast => error::CLASS_CAST,
         ErrorKind::Destroyed => error::DISTRIBUTED_OBJECT_DESTROYED,
         ErrorKind::IndexOutOfBounds => error::INDEX_OUT_OF_BOUNDS,
+        ErrorKind::TargetNotReplica => error::TARGET_NOT_REPLICA,
+        ErrorKind::ConsistencyLost => error::CONSISTENCY_LOST,
+        ErrorKind::TargetNotMember => error::TARGET_NOT_MEMBER,
+        ErrorKind::StackOverflow => error::STACK_OVERFLOW,
     }
 }
 

@@ -590,6 +590,22 @@ messages! {
         read_count: i32, next_seq: i64; var items: Vec<Data<'a>>, item_seqs: Option<Packed<i64>>
     }
 
+    // ----- PN counter (service 0x1D): sent to the member the request names as its target
+    // replica (partition id -1); the replica timestamps are the vector clock the client observed -----
+    Request PnCounterGet<'a> = 0x1D0100 {
+        target_replica_uuid: Option<Uuid>; var name: &'a str, replica_timestamps: Packed<(Option<Uuid>, i64)>
+    }
+    Request PnCounterAdd<'a> = 0x1D0200 {
+        delta: i64, get_before_update: bool, target_replica_uuid: Option<Uuid>;
+        var name: &'a str, replica_timestamps: Packed<(Option<Uuid>, i64)>
+    }
+    Request PnCounterGetConfiguredReplicaCount<'a> = 0x1D0300 { ; var name: &'a str }
+    /// get's and add's answer: the value, the replica's vector clock and the configured
+    /// replica count.
+    Response PnCounterResponse {
+        value: i64, replica_count: i32; var replica_timestamps: Packed<(Option<Uuid>, i64)>
+    }
+
     // ----- Response shapes shared by many requests -----
     /// No fields.
     Response EmptyResponse {}

@@ -15,7 +15,7 @@ pub struct Data<'a>(pub &'a [u8]);
 pub const DATA_HEADER_SIZE: usize = 8;
 
 /// Seed of the murmur hash Hazelcast uses for partitioning.
-const MURMUR_SEED: u32 = 0x0100_0193;
+pub const MURMUR_SEED: u32 = 0x0100_0193;
 
 impl<'a> Data<'a> {
     /// The explicit partition hash, if the client set one (0 = not set).

@@ -320,6 +320,19 @@ impl Fixed for Option<Uuid> {
     }
 }
 
+/// Two fixed-size fields back to back: an entry of a packed entry list (`EntryList<UUID, Long>`
+/// is one frame of 25-byte (uuid, long) entries).
+impl<A: Fixed, B: Fixed> Fixed for (A, B) {
+    const SIZE: usize = A::SIZE + B::SIZE;
+    fn read(bytes: &[u8]) -> Self {
+        (A::read(&bytes[..A::SIZE]), B::read(&bytes[A::SIZE..]))
+    }
+    fn write(&self, out: &mut Vec<u8>) {
+        self.0.write(out);
+        self.1.write(out);
+    }
+}
+
 /// A variable-size field: one or more frames.
 pub trait VarField<'a>: Sized {
     fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError>;

@@ -270,3 +270,57 @@ fn partition_ids_match_the_member() {
         assert_eq!(partition_for(Data(&blob), 271).0, vector.partition_id_271, "{}", vector.key);
     }
 }
+
+/// PN counter messages never crossed the captured sessions; these were encoded by the
+/// official codecs themselves: the requests by the Python client 5.7.0
+/// (`pn_counter_*_codec.encode_request`), the response by the 5.6.0 jar
+/// (`PNCounterAddCodec.encodeResponse`, IS_FINAL set on the last frame as on the socket).
+#[test]
+fn pn_counter_messages_of_the_official_codecs_round_trip() {
+    let target = Some(ferrogrid_protocol::Uuid { most: 0x1234_5678_9abc_def0, least: 0x1122_3344_5566_7788 });
+    let add_hex = "3000000000c000021d000700000000000000fffffffffbffffffffffffff0100f0debc9a7856341288776655443322110d\
+                   0000000000636f756e7465723800000000200001000000000000000200000000000000010000000000008000feffffffff\
+                   ffffff01000000000000802a00000000000000";
+    let bytes = hex::decode(add_hex).unwrap();
+    let add = PnCounterAdd::decode(&Message::parse(&bytes).unwrap()).unwrap();
+    let clock = vec![
+        (Some(ferrogrid_protocol::Uuid { most: 1, least: 2 }), i64::MIN + 1),
+        (Some(ferrogrid_protocol::Uuid { most: 0xffff_ffff_ffff_fffe, least: 0x8000_0000_0000_0001 }), 42),
+    ];
+    let expected = PnCounterAdd {
+        delta: -5,
+        get_before_update: true,
+        target_replica_uuid: target,
+        name: "counter",
+        replica_timestamps: ferrogrid_protocol::message::Packed(clock.clone()),
+    };
+    assert_eq!(add, expected);
+    let mut out = Vec::new();
+    add.encode(&mut out, 7, -1, 0);
+    assert_eq!(hex::encode(out), add_hex);
+
+    let get_hex = "2700000000c000011d000800000000000000ffffffff00f0debc9a7856341288776655443322110d0000000000636f756e\
+                   746572060000000020";
+    let bytes = hex::decode(get_hex).unwrap();
+    let get = PnCounterGet::decode(&Message::parse(&bytes).unwrap()).unwrap();
+    assert_eq!((get.name, get.target_replica_uuid, get.replica_timestamps.0.len()), ("counter", target, 0));
+    let mut out = Vec::new();
+    get.encode(&mut out, 8, -1, 0);
+    assert_eq!(hex::encode(out), get_hex);
+
+    let count_hex = "1600000000c000031d000900000000000000ffffffff0d0000000020636f756e746572";
+    let bytes = hex::decode(count_hex).unwrap();
+    let count = PnCounterGetConfiguredReplicaCount::decode(&Message::parse(&bytes).unwrap()).unwrap();
+    assert_eq!(count.name, "counter");
+
+    let response_hex =
+        "1f00000000c001021d00070000000000000000fdffffffffffffffffffff7f380000000020000100000000000000020000\
+                        0000000000010000000000008000feffffffffffffff01000000000000802a00000000000000";
+    let bytes = hex::decode(response_hex).unwrap();
+    let response = PnCounterResponse::decode(&Message::parse(&bytes).unwrap()).unwrap();
+    assert_eq!((response.value, response.replica_count), (-3, i32::MAX));
+    assert_eq!(response.replica_timestamps.0, clock);
+    let mut out = Vec::new();
+    response.encode(&mut out, PnCounterAdd::RESPONSE, 7, 0);
+    assert_eq!(hex::encode(out), response_hex);
+}

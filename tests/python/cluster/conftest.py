@@ -34,6 +34,10 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
     different, refused, rejected, expected, ...) or the other cluster's name;
   * size, key_set, values, entry_set, contains_value, get_all and clear span all members;
     clear sends one CLEAR_ALL with the cluster-wide count, and destroy empties every member;
+  * a PN counter through kill -9 of the master or of another member (test_pn_counter_cluster.py):
+    smart and unisocket clients add concurrently; the survivors agree on a value between the
+    acknowledged adds and those plus the attempts that failed (against Hazelcast, whose
+    replication is asynchronous, only the upper bound is checked and losses are noted);
   * a member stopped with SIGSTOP while a unisocket client puts ~30 MB through the other: past
     connection-write-buffer-bytes (256 KiB here) the other stops reading clients (log line,
     RSS grows < 20 MB), and after SIGCONT every put is answered and reads back.

@@ -467,6 +467,36 @@ impl WideOperation for DestroyObject {
     }
 }
 
+/// Client.DestroyProxy of a PN counter: every member drops its replica (which lives on one of
+/// its reactors, outside the partitions).
+#[derive(Debug)]
+pub(crate) struct DestroyPnCounter;
+
+impl WideOperation for DestroyPnCounter {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+
+    fn empty(&self) {}
+
+    fn on_counters(&self, name: &str, counters: &mut crate::pn_counter::PnCounters, _partial: &mut ()) {
+        counters.remove(name);
+    }
+
+    fn on_partition(
+        &self,
+        _name: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut (),
+    ) {
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
