@@ -12,6 +12,7 @@
 
 mod collection;
 mod error;
+mod flake_id;
 mod limits;
 mod map;
 mod network;
@@ -27,6 +28,7 @@ use std::path::Path;
 
 pub use collection::{CollectionConfig, CollectionConfigs, MultiMapConfig, MultiMapConfigs, ValueCollectionType};
 pub use error::ConfigError;
+pub use flake_id::{FlakeIdGeneratorConfig, FlakeIdGeneratorConfigs, MAX_PREFETCH_COUNT};
 pub use limits::{Limits, MAX_FRAME_BYTES, MIN_FRAME_BYTES, MIN_UNAUTHENTICATED_MESSAGE_BYTES};
 pub use map::{
     EvictionConfig, EvictionPolicy, MapConfig, MapConfigs, MaxSizePolicy, NamedConfigs, DEFAULT_MAP_NAME,
@@ -78,6 +80,8 @@ pub struct MemberConfig {
     pub ringbuffers: RingbufferConfigs,
     /// Per-topic settings by name or pattern. `hazelcast.topic`.
     pub topics: TopicConfigs,
+    /// Per-generator settings by name or pattern. `hazelcast.flake-id-generator`.
+    pub flake_id_generators: FlakeIdGeneratorConfigs,
     /// Client credentials. `hazelcast.security`.
     pub security: SecurityConfig,
     /// Every bound the member enforces. `ferrogrid.limits` and one Hazelcast property.
@@ -143,6 +147,7 @@ impl Default for MemberConfig {
             sets: CollectionConfigs::default(),
             ringbuffers: RingbufferConfigs::default(),
             topics: TopicConfigs::default(),
+            flake_id_generators: FlakeIdGeneratorConfigs::default(),
             security: SecurityConfig::default(),
             limits: Limits::default(),
             reactor_threads: 0,
@@ -241,6 +246,7 @@ impl MemberConfig {
         self.lists.validate("list")?;
         self.multimaps.validate()?;
         self.sets.validate("set")?;
+        self.flake_id_generators.validate()?;
         self.security.validate()?;
         self.metrics.validate()?;
         self.io.validate()?;

@@ -79,6 +79,11 @@ pub struct Limits {
     /// events cannot grow the member's memory without bound. Responses are never dropped.
     /// `ferrogrid.limits.listener-event-queue-bytes`, default 16 MiB, nonzero.
     pub listener_event_queue_bytes: u32,
+    /// Flake id generators one member keeps state for (their last issued value; a destroyed
+    /// one that ran ahead of the clock counts until the clock passes it): a request naming
+    /// another is refused with an error. `ferrogrid.limits.max-flake-id-generators`, default
+    /// 10 000, nonzero.
+    pub max_flake_id_generators: u32,
 }
 
 impl Default for Limits {
@@ -99,6 +104,7 @@ impl Default for Limits {
             snapshot_chunk_bytes: 512 * 1024,
             cluster_event_queue: 65_536,
             listener_event_queue_bytes: 16 * MEBIBYTE,
+            max_flake_id_generators: 10_000,
         }
     }
 }
@@ -120,6 +126,7 @@ impl Limits {
             ("snapshot-chunk-bytes", self.snapshot_chunk_bytes),
             ("cluster-event-queue", self.cluster_event_queue),
             ("listener-event-queue-bytes", self.listener_event_queue_bytes),
+            ("max-flake-id-generators", self.max_flake_id_generators),
         ];
         if let Some((name, _)) = nonzero.iter().find(|(_, value)| *value == 0) {
             let key = format!("ferrogrid.limits.{name}");
@@ -169,7 +176,7 @@ mod tests {
     #[test]
     fn each_bound_rejects_zero_under_its_own_key() {
         type Field = fn(&mut Limits) -> &mut u32;
-        let fields: [(&str, Field); 7] = [
+        let fields: [(&str, Field); 8] = [
             ("requests-per-turn", |limits| &mut limits.requests_per_turn),
             ("reads-per-turn", |limits| &mut limits.reads_per_turn),
             ("max-parked-per-key", |limits| &mut limits.max_parked_per_key),
@@ -177,6 +184,7 @@ mod tests {
             ("snapshot-chunk-bytes", |limits| &mut limits.snapshot_chunk_bytes),
             ("cluster-event-queue", |limits| &mut limits.cluster_event_queue),
             ("listener-event-queue-bytes", |limits| &mut limits.listener_event_queue_bytes),
+            ("max-flake-id-generators", |limits| &mut limits.max_flake_id_generators),
         ];
         for (name, field) in fields {
             let mut limits = Limits::default();
@@ -194,6 +202,7 @@ mod tests {
         assert_eq!((limits.max_parked_per_key, limits.expiry_sweep_entries), (4096, 2_000));
         assert_eq!((limits.snapshot_chunk_bytes, limits.cluster_event_queue), (512 << 10, 65_536));
         assert_eq!(limits.listener_event_queue_bytes, 16 << 20);
+        assert_eq!(limits.max_flake_id_generators, 10_000);
         limits.validate().unwrap();
     }
 

@@ -162,10 +162,11 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant:
         }
         ClientDestroyProxy::TYPE => {
             let request = ClientDestroyProxy::decode(message)?;
-            shared.objects.write().remove(&(request.service_name.to_owned(), request.name.to_owned()));
             if let Some(service) = Service::from_name(request.service_name) {
+                shared.forget_object(service, request.name);
                 return Ok(After::Destroy { service, name: request.name.into() });
             }
+            shared.objects.write().remove(&(request.service_name.to_owned(), request.name.to_owned()));
             empty(out);
         }
         ClientGetDistributedObjects::TYPE => {
@@ -194,8 +195,8 @@ pub fn handle(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>, tenant:
 fn create_proxy(shared: &Shared, name: &str, service_name: &str) -> Result<(), String> {
     if Service::from_name(service_name).is_none() {
         return Err(format!(
-            "ferrogrid does not support the service {service_name} (object {name}); only maps, queues, \
-             lists, sets, ringbuffers, topics and reliable topics"
+            "ferrogrid does not support the service {service_name} (object {name}); only maps, multimaps, \
+             queues, lists, sets, ringbuffers, topics, reliable topics and flake id generators"
         ));
     }
     shared.objects.write().insert((service_name.to_owned(), name.to_owned()));

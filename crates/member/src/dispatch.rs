@@ -221,6 +221,8 @@ impl Core {
                 let message = Message::parse(bytes)?;
                 self.dispatch_wide(connection, &message, bytes, out, origin)
             }
+            // (The only Local row.)
+            Some((_, row)) if row.route == Route::Local => self.new_id_batch(connection, header, bytes, out, origin),
             // The client service, and types without a row (answered UnsupportedOperation).
             _ => {
                 let message = Message::parse(bytes)?;
@@ -483,7 +485,7 @@ impl Core {
     /// `empty-queue-ttl`) as a client's DestroyProxy would: on every reactor of every member,
     /// its proxy no longer listed; no one is answered.
     pub(crate) fn destroy_internally(&mut self, service: crate::peer::Service, name: Box<str>) {
-        self.shared.objects.write().remove(&(service.name().to_owned(), name.to_string()));
+        self.shared.forget_object(service, &name);
         let mut request = Vec::new();
         ClientDestroyProxy { name: &name, service_name: service.name() }.encode(&mut request, 0, -1, 0);
         let (response_type, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(service));

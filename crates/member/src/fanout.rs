@@ -168,7 +168,8 @@ impl WideRequest {
             }
             Service::Object(kind) => destroy(Some(kind), None),
             Service::Topic => destroy(None, Some(Registry::Messages)),
-            Service::ReliableTopic => destroy(None, None),
+            // (A generator's state is dropped by `Shared::forget_object` on each member.)
+            Service::ReliableTopic | Service::FlakeIdGenerator => destroy(None, None),
         }
     }
 

@@ -28,6 +28,7 @@ pub(crate) mod dispatch;
 pub(crate) mod entry;
 pub(crate) mod envelope;
 pub(crate) mod fanout;
+pub(crate) mod flake_id;
 pub(crate) mod listeners;
 pub(crate) mod locks;
 pub(crate) mod map_ops;

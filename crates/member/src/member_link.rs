@@ -115,7 +115,8 @@ impl Core {
         let Some(header) = RequestHeader::peek(forward.request) else {
             return Ok(After::Close("malformed forwarded request: no request header".into()));
         };
-        if operations::row(header.message_type).is_none_or(|row| row.route != Route::Partition) {
+        if operations::row(header.message_type).is_none_or(|row| !matches!(row.route, Route::Partition | Route::Local))
+        {
             let text = format!("not a partition request: {}", header.message_type);
             fanout::write_refusal(out, message.correlation_id(), error::UNSUPPORTED_OPERATION, &text);
             return Ok(After::Continue);
@@ -225,7 +226,7 @@ impl Core {
                 fanout::write_refusal(out, correlation_id, error::UNSUPPORTED_OPERATION, &text);
                 return Ok(());
             };
-            self.shared.objects.write().remove(&(service.name().to_owned(), destroy.name.to_owned()));
+            self.shared.forget_object(service, destroy.name);
             let operation = WideRequest::destroy(service);
             self.fan_out(connection, correlation_id, response_type, destroy.name.into(), operation, out);
             return Ok(());

@@ -28,6 +28,9 @@ pub enum Route {
     EveryPartition,
     /// Answered by the reactor that read it (client service: authentication, ping, proxies).
     Connection,
+    /// Answered by the reactor that read it from state its member's reactors share, not from
+    /// a partition (flake id generators); from a client it may go on to another member.
+    Local,
     /// Member-to-member traffic (only on member links).
     MemberLink,
 }
@@ -258,6 +261,8 @@ static TABLE: &[Operation] = &[
     object_row!(TopicPublishAll, S, decode_topic),
     row!(TopicAddMessageListener, EveryPartition, S),
     row!(TopicRemoveMessageListener, EveryPartition, S),
+    // Flake id generators: member-wide state, answered where the request is read.
+    row!(FlakeIdGeneratorNewIdBatch, Local, S),
     // Client service.
     row!(ClientAuthentication, Connection, Flags::NONE),
     row!(ClientAuthenticationCustom, Connection, Flags::NONE),
@@ -379,10 +384,10 @@ mod tests {
         assert!(row(MapGet::TYPE).is_some_and(|row| !row.is(Flags::WRITE) && row.is(Flags::SCOPED)));
         assert!(row(ClientDestroyProxy::TYPE).is_some_and(|row| row.is(Flags::SCOPED)));
         assert!(row(ClientPing::TYPE).is_some_and(|row| !row.is(Flags::SCOPED)));
-        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01..=0x06 | 0x17));
+        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01..=0x06 | 0x17 | 0x1C));
         assert!(
             named.into_iter().all(|row| row.is(Flags::SCOPED)),
-            "every map, queue, topic, list, set and ringbuffer request is scoped"
+            "every map, queue, topic, list, set, ringbuffer and flake id generator request is scoped"
         );
     }
 }

@@ -75,13 +75,15 @@ impl ObjectKind {
 }
 
 /// A Hazelcast service whose proxies clients create, list and destroy: the kinds of partition
-/// objects, and the topics, which store nothing (a reliable topic is its clients' reading of
-/// the ringbuffer `_hz_rb_<name>`).
+/// objects, the topics, which store nothing (a reliable topic is its clients' reading of the
+/// ringbuffer `_hz_rb_<name>`), and the flake id generators, whose state is per member
+/// (`flake_id.rs`), in no partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Service {
     Object(ObjectKind),
     Topic,
     ReliableTopic,
+    FlakeIdGenerator,
 }
 
 impl Service {
@@ -99,6 +101,7 @@ impl Service {
         match name {
             "hz:impl:topicService" => Some(Service::Topic),
             "hz:impl:reliableTopicService" => Some(Service::ReliableTopic),
+            crate::flake_id::SERVICE_NAME => Some(Service::FlakeIdGenerator),
             _ => Service::OBJECTS.into_iter().find(|kind| kind.service_name() == name).map(Service::Object),
         }
     }
@@ -108,6 +111,7 @@ impl Service {
             Service::Object(kind) => kind.service_name(),
             Service::Topic => "hz:impl:topicService",
             Service::ReliableTopic => "hz:impl:reliableTopicService",
+            Service::FlakeIdGenerator => crate::flake_id::SERVICE_NAME,
         }
     }
 }

@@ -139,6 +139,8 @@ pub struct Shared {
     pub member_address: String,
     /// The configured tenants; tenant id `i + 1` is `tenants[i]`.
     pub tenants: Vec<crate::tenants::Tenant>,
+    /// Flake id generators' state (member-wide, any reactor issues batches).
+    pub flake_ids: crate::flake_id::FlakeIdGenerators,
 }
 
 /// How long a client may be without connections before its locks are released (Hazelcast's
@@ -165,6 +167,16 @@ impl Shared {
 
     pub fn client_is_connected(&self, client: ferrogrid_protocol::Uuid) -> bool {
         self.clients.lock().contains_key(&client)
+    }
+
+    /// A destroyed object: no longer listed, and what this member keeps of it outside the
+    /// partitions dropped (a flake id generator's state). Partition data and listeners go
+    /// with the destroy's fan-out.
+    pub(crate) fn forget_object(&self, service: crate::peer::Service, name: &str) {
+        self.objects.write().remove(&(service.name().to_owned(), name.to_owned()));
+        if service == crate::peer::Service::FlakeIdGenerator {
+            crate::flake_id::destroy(self, name);
+        }
     }
 }
 

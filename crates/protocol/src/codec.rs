@@ -585,6 +585,11 @@ messages! {
         read_count: i32, next_seq: i64; var items: Vec<Data<'a>>, item_seqs: Option<Packed<i64>>
     }
 
+    // ----- FlakeIdGenerator (service 0x1C): answered by the member the client asks -----
+    Request FlakeIdGeneratorNewIdBatch<'a> = 0x1C0100 { batch_size: i32; var name: &'a str }
+    /// A batch of ids: `base + i * increment` for `i` in `0..batch_size`.
+    Response FlakeIdGeneratorNewIdBatchResponse { base: i64, increment: i64, batch_size: i32 }
+
     // ----- Response shapes shared by many requests -----
     /// No fields.
     Response EmptyResponse {}
