@@ -30,6 +30,7 @@ pub(crate) mod envelope;
 pub(crate) mod fanout;
 pub(crate) mod flake_id;
 pub(crate) mod listeners;
+pub(crate) mod local_ops;
 pub(crate) mod locks;
 pub(crate) mod map_ops;
 pub(crate) mod map_settings;

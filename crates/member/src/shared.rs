@@ -175,7 +175,7 @@ impl Shared {
     pub(crate) fn forget_object(&self, service: crate::peer::Service, name: &str) {
         self.objects.write().remove(&(service.name().to_owned(), name.to_owned()));
         if service == crate::peer::Service::FlakeIdGenerator {
-            crate::flake_id::destroy(self, name);
+            self.flake_ids.destroy(name, crate::clock::now_ms());
         }
     }
 }
