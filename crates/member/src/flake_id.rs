@@ -254,8 +254,9 @@ impl Generator {
                 Err(current) => seen = current,
             }
         };
-        let ahead_ms = (base + size - now) >> settings.bits_sequence;
-        let wait_ms = (ahead_ms - settings.allowed_future_millis).max(0);
+        // (In i128: with an epoch in the future `now` is negative and the span may exceed i64.)
+        let ahead_ms = (i128::from(base) + i128::from(size) - i128::from(now)) >> settings.bits_sequence;
+        let wait_ms = (ahead_ms - i128::from(settings.allowed_future_millis)).clamp(0, i128::from(i64::MAX)) as i64;
         if settings.statistics_enabled {
             self.ids.fetch_add(size as u64, Ordering::Relaxed);
             self.batches.fetch_add(1, Ordering::Relaxed);

@@ -32,7 +32,7 @@ impl Core {
         let message = Message::parse(bytes)?;
         let request = FlakeIdGeneratorNewIdBatch::decode(&message)?;
         let correlation_id = header.correlation_id;
-        let state = self.owner.replication.state.clone();
+        let state = &self.owner.replication.state;
         let me = state.members.iter().find(|member| member.id == state.me);
         let Some(join_version) = me.map(|member| member.join_version) else {
             let text = format!(
@@ -61,8 +61,9 @@ impl Core {
                 }
             }
             Err(BatchError::NodeIdOutOfRange { settings, .. }) => {
+                let state = &self.owner.replication.state;
                 let target = (origin.hop == Hop::Client)
-                    .then(|| other_member_in_range(&state, &settings, correlation_id))
+                    .then(|| other_member_in_range(state, &settings, correlation_id))
                     .flatten();
                 match target {
                     Some(member) => {
