@@ -202,6 +202,18 @@ async function main() {
         assert.deepEqual(heard, published.slice(published.length - heard.length), 'reliable topic messages in order');
         assert.equal(topic.removeMessageListener(listenerId), true, 'removeMessageListener');
         await topic.destroy();
+
+        // --- flake id generator: ids (Long) from batches of 100, unique and increasing
+        const flake = await client.getFlakeIdGenerator('node-smoke-flake-' + crypto.randomUUID());
+        const flakeIds = [];
+        for (let i = 0; i < 250; i++) {
+            flakeIds.push(await flake.newId());
+        }
+        assert.equal(new Set(flakeIds.map((id) => id.toString())).size, 250, 'flake ids are unique');
+        for (let i = 1; i < flakeIds.length; i++) {
+            assert.ok(flakeIds[i].greaterThan(flakeIds[i - 1]), 'flake ids increase');
+        }
+        await flake.destroy();
     } finally {
         await client.shutdown();
     }

@@ -160,6 +160,30 @@ def test_object_listeners_hear_their_own_tenants_objects_by_unscoped_names(tenan
         bob.shutdown()
 
 
+def test_flake_id_generators_are_namespaced_per_tenant(tenant_member):
+    alice, bob = connect(tenant_member, "team-a"), connect(tenant_member, "team-b")
+    try:
+        a_ids, b_ids = alice.get_flake_id_generator("ids").blocking(), bob.get_flake_id_generator("ids").blocking()
+        taken = [a_ids.new_id() for _ in range(150)]
+        assert len(set(taken)) == 150 and taken == sorted(taken)
+        bob.get_flake_id_generator("bobs-ids").blocking().new_id()
+        service = "hz:impl:flakeIdGeneratorService"
+        a_names = {(o.service_name, o.name) for o in alice.get_distributed_objects()}
+        assert (service, "ids") in a_names and (service, "bobs-ids") not in a_names
+        # Issued ids per generator, named tenant/generator (alice fetched two batches of 100).
+        assert metric_named(tenant_member, 'ferrogrid_flake_id_generator_ids_total{name="team-a/ids"}') == 200
+        assert metric_named(tenant_member, 'ferrogrid_flake_id_generator_ids_total{name="team-b/bobs-ids"}') == 100
+        # B destroys only its own generator of that name.
+        b_ids.new_id()
+        b_ids.destroy()
+        assert metric_named(tenant_member, 'ferrogrid_flake_id_generator_ids_total{name="team-a/ids"}') == 200
+        assert metric_named(tenant_member, 'ferrogrid_flake_id_generator_ids_total{name="team-b/ids"}') is None
+        assert (service, "ids") in {(o.service_name, o.name) for o in alice.get_distributed_objects()}
+    finally:
+        alice.shutdown()
+        bob.shutdown()
+
+
 def test_pn_counters_are_namespaced_per_tenant_and_measured(tenant_member):
     alice, bob = connect(tenant_member, "team-a"), connect(tenant_member, "team-b")
     try:
@@ -185,6 +209,14 @@ def test_pn_counters_are_namespaced_per_tenant_and_measured(tenant_member):
     finally:
         alice.shutdown()
         bob.shutdown()
+
+
+def metric_named(member, series):
+    """The value of one /metrics series (name and labels as written), or None."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{member.metrics_port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    lines = [line for line in text.splitlines() if line.startswith(series + " ")]
+    return float(lines[0].split()[-1]) if lines else None
 
 
 def test_no_name_reaches_another_namespace(tenant_member):

@@ -5,7 +5,8 @@
 //! - **Join.** A member links to every address of its member list. Links exchange heartbeats
 //!   that name the sender's master. A member that hears of a master asks it to join; the
 //!   master appends it to the member list (oldest first, so the master is always the first),
-//!   bumps the list's version and sends the list to everyone. If nobody has a master once the
+//!   bumps the list's version, records that version as the newcomer's join version, and sends
+//!   the list to everyone. If nobody has a master once the
 //!   join wait has passed, the member with the lowest address among those it reaches becomes
 //!   master, so members started together form one cluster.
 //! - **Failure detection.** A member is suspected when nothing was heard from it for
@@ -22,6 +23,12 @@
 //!   data that version gives it).
 //! - **Graceful leave.** A leaving member asks the master; the master moves every replica off
 //!   it and then drops it from the member list, which is the leaver's signal to exit.
+//! - **Join versions.** A member's join version (in [`MemberEntry`]) is unique for the
+//!   cluster's life because member-list versions only grow: each list a master makes is
+//!   numbered above every version this member has seen, in any member list or heartbeat, and
+//!   a new master numbers its first list 100 past that (the old master's last lists may have
+//!   reached others and not it). A member that rejoins (a restart is a new member; one
+//!   removed while alive joins again) is admitted at a new version.
 
 use crate::partition_table::{assign, MemberId, PartitionTable, MAX_REPLICAS};
 use std::collections::{BTreeMap, BTreeSet};
@@ -62,6 +69,19 @@ pub struct NodeConfig {
 pub struct MemberEntry {
     pub id: MemberId,
     pub address: String,
+    /// The member-list version at which the master admitted this member (Hazelcast's
+    /// "member list join version"; 0 outside a member list: in a join request, or a member
+    /// not yet admitted). Never the same for two members in the cluster's life, including
+    /// one that rejoins (a new join) and across master takeovers; flake id generators take
+    /// it as their node id.
+    pub join_version: u64,
+}
+
+impl MemberEntry {
+    /// A member not (yet) in a member list.
+    pub fn new(id: MemberId, address: String) -> MemberEntry {
+        MemberEntry { id, address, join_version: 0 }
+    }
 }
 
 /// Messages between members' cluster services.
@@ -194,6 +214,9 @@ pub struct Node {
     first_table_due_ms: u64,
     members: Vec<MemberEntry>,
     members_version: u64,
+    /// The highest member-list version this member has seen anywhere (its own lists, lists
+    /// it ignored, heartbeats, join versions): a list it makes is numbered above it.
+    highest_version_seen: u64,
     /// The founder's uuid (see [`Message::Members`]).
     cluster_id: MemberId,
     joined: bool,
@@ -224,6 +247,7 @@ impl Node {
             first_table_due_ms: 0,
             members: Vec::new(),
             members_version: 0,
+            highest_version_seen: 0,
             cluster_id: MemberId(0),
             joined: false,
             last_join_request_ms: 0,
@@ -266,6 +290,25 @@ impl Node {
 
     pub fn members_version(&self) -> u64 {
         self.members_version
+    }
+
+    /// This member's join version in the member list it has (None before it joined).
+    pub fn join_version(&self) -> Option<u64> {
+        let me = self.members.iter().find(|member| member.id == self.config.id);
+        me.filter(|_| self.joined).map(|member| member.join_version)
+    }
+
+    /// Numbers a new member list: above every version seen, plus `gap`.
+    fn next_members_version(&mut self, gap: u64) -> u64 {
+        let version = self.members_version.max(self.highest_version_seen) + 1 + gap;
+        self.members_version = version;
+        self.highest_version_seen = version;
+        version
+    }
+
+    /// Notes versions heard of (a list's, its join versions, a heartbeat's).
+    fn saw_version(&mut self, version: u64) {
+        self.highest_version_seen = self.highest_version_seen.max(version);
     }
 
     pub fn table(&self) -> &PartitionTable {
@@ -438,7 +481,7 @@ impl Node {
                 self.last_join_request_ms = now_ms.max(1);
                 let linked = self.peers.get(&master.id).is_some_and(|peer| peer.linked);
                 if linked {
-                    let member = MemberEntry { id: self.config.id, address: self.config.address.clone() };
+                    let member = MemberEntry::new(self.config.id, self.config.address.clone());
                     self.send(master.id, Message::JoinRequest { member });
                 } else if !self.attempts.contains_key(&master.address) {
                     self.attempts.insert(master.address.clone(), now_ms);
@@ -465,14 +508,15 @@ impl Node {
     }
 
     fn found(&mut self) {
-        let me = MemberEntry { id: self.config.id, address: self.config.address.clone() };
         self.cluster_id = self.config.id;
+        // 1 for a member that never saw a list (as in Hazelcast), else above what it saw.
+        let version = self.next_members_version(0);
+        let me = MemberEntry { id: self.config.id, address: self.config.address.clone(), join_version: version };
         self.members = vec![me];
-        self.members_version = 1;
         self.joined = true;
         self.log(format!("no cluster found: {} is the master of a new cluster", self.config.address));
         self.out.push(Output::Joined { master: self.config.id });
-        self.out.push(Output::MembersChanged { version: 1, members: self.members.clone() });
+        self.out.push(Output::MembersChanged { version, members: self.members.clone() });
         // The first table waits for members reaching us to join (at most three join waits:
         // they learn of us by the heartbeat below and ask at once), so that members started
         // together get partitions and backups from the start: a table made without them
@@ -489,7 +533,8 @@ impl Node {
 
     fn receive(&mut self, from: MemberId, message: Message) {
         match message {
-            Message::Heartbeat { master, .. } => {
+            Message::Heartbeat { master, members_version } => {
+                self.saw_version(members_version);
                 let names_master = master.is_some();
                 if let Some(peer) = self.peers.get_mut(&from) {
                     peer.master = master;
@@ -544,11 +589,19 @@ impl Node {
             return;
         }
         if !self.members.iter().any(|entry| entry.id == member.id) {
-            // An old incarnation at the same address is gone for good.
-            self.members.retain(|entry| entry.address != member.address);
-            self.log(format!("member {} joined (uuid {:032x})", member.address, member.id.0));
-            self.members.push(member.clone());
-            self.members_version += 1;
+            // An old incarnation at the same address (restarted before it was found dead) is
+            // gone for good: removed as a crashed member is, its backups promoted, so that no
+            // table step keeps replicas on it.
+            let old: Vec<MemberId> =
+                self.members.iter().filter(|entry| entry.address == member.address).map(|entry| entry.id).collect();
+            if !old.is_empty() {
+                self.remove_members(&old, 0);
+            }
+            let join_version = self.next_members_version(0);
+            let text =
+                format!("member {} joined (uuid {:032x}, join version {join_version})", member.address, member.id.0);
+            self.log(text);
+            self.members.push(MemberEntry { join_version, ..member });
             self.ensure_peers();
             self.publish_members();
         } else {
@@ -565,6 +618,9 @@ impl Node {
     }
 
     fn members_update(&mut self, from: MemberId, version: u64, members: Vec<MemberEntry>, cluster: MemberId) {
+        // Even a list this member ignores numbers versions a master used.
+        let highest_join = members.iter().map(|member| member.join_version).max().unwrap_or(0);
+        self.saw_version(version.max(highest_join));
         if version <= self.members_version && self.joined {
             return;
         }
@@ -673,7 +729,7 @@ impl Node {
         let due = self.now_ms.saturating_sub(self.last_join_request_ms) >= JOIN_RETRY_MS;
         if let (Some(next), true) = (next, due) {
             self.last_join_request_ms = self.now_ms.max(1);
-            let member = MemberEntry { id: self.config.id, address: self.config.address.clone() };
+            let member = MemberEntry::new(self.config.id, self.config.address.clone());
             self.send(next.id, Message::JoinRequest { member });
         }
     }
@@ -691,7 +747,7 @@ impl Node {
         if self.members.len() == before {
             return;
         }
-        self.members_version += 1 + version_gap;
+        self.next_members_version(version_gap);
         self.publish_members();
         for id in gone {
             self.rebalance.awaiting.remove(id);
@@ -846,8 +902,8 @@ impl Node {
             // The master itself leaves: the others will see the next oldest first.
             let mut rest = self.members.clone();
             rest.retain(|member| !done.contains(&member.id));
-            let message =
-                Message::Members { version: self.members_version + 1, members: rest, cluster: self.cluster_id };
+            let version = self.next_members_version(0);
+            let message = Message::Members { version, members: rest, cluster: self.cluster_id };
             self.broadcast(message);
             self.left = true;
             self.joined = false;
@@ -860,7 +916,7 @@ impl Node {
         }
         let members_before = self.members.clone();
         self.members.retain(|member| !done.contains(&member.id));
-        self.members_version += 1;
+        self.next_members_version(0);
         self.publish_members();
         // The leavers are no longer in the list: tell them directly.
         let message =

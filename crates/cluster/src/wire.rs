@@ -105,10 +105,12 @@ pub fn decode(bytes: &[u8]) -> Result<Message, String> {
     Ok(message)
 }
 
+/// `id u128 | address (u16 length, UTF-8) | join version u64`.
 fn put_member(out: &mut Vec<u8>, member: &MemberEntry) {
     out.extend_from_slice(&member.id.0.to_le_bytes());
     out.extend_from_slice(&(member.address.len() as u16).to_le_bytes());
     out.extend_from_slice(member.address.as_bytes());
+    out.extend_from_slice(&member.join_version.to_le_bytes());
 }
 
 struct Reader<'a> {
@@ -144,7 +146,7 @@ impl Reader<'_> {
         let id = MemberId(self.u128()?);
         let length = u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")) as usize;
         let address = std::str::from_utf8(self.take(length)?).map_err(|_| "address is not UTF-8")?.to_owned();
-        Ok(MemberEntry { id, address })
+        Ok(MemberEntry { id, address, join_version: self.u64()? })
     }
 }
 
@@ -155,7 +157,7 @@ mod tests {
 
     #[test]
     fn every_message_round_trips() {
-        let member = MemberEntry { id: MemberId(7 << 64 | 9), address: "127.0.0.1:5701".into() };
+        let member = MemberEntry { id: MemberId(7 << 64 | 9), address: "127.0.0.1:5701".into(), join_version: 103 };
         let table = assign(&PartitionTable::empty(271), &[MemberId(1), MemberId(2), MemberId(3)], 2);
         let messages = [
             Message::Heartbeat { master: Some(member.clone()), members_version: 4 },

@@ -13,6 +13,9 @@
 //! replaced table is still a live member to copy from). A member that leaves gracefully must
 //! have no replicas left in any member's table and every member must be ready for the table
 //! without it. A node that must stay (`must_stay`) may never be dropped from a member list.
+//! Every member list any node publishes or installs contains that node, gives every member a
+//! join version, and never gives a join version to a member another list gave it to (join
+//! versions are unique for the cluster's life: flake id generators take them as node ids).
 
 use ferrogrid_cluster::{Input, MemberId, Message, Node, NodeConfig, Output, PartitionTable};
 use std::collections::BTreeMap;
@@ -198,6 +201,10 @@ struct Sim {
     published: Vec<Published>,
     /// Nodes no member list may drop, and that must never be removed from their cluster.
     must_stay: Vec<usize>,
+    /// Every join version any member list carried, and the member it was given to.
+    join_versions: BTreeMap<u64, MemberId>,
+    /// (from, to): member lists `from` sends `to` are lost (other messages go through).
+    lost_member_lists: Vec<(usize, usize)>,
     /// (joiner, victim): crash the victim the moment the joiner joins.
     crash_on_join: Option<(usize, usize)>,
     trace: Option<Vec<String>>,
@@ -258,6 +265,8 @@ impl Sim {
             next_epoch: 1,
             published: Vec::new(),
             must_stay: Vec::new(),
+            join_versions: BTreeMap::new(),
+            lost_member_lists: Vec::new(),
             crash_on_join: None,
             trace,
             held_only_by_victim: Vec::new(),
@@ -315,8 +324,12 @@ impl Sim {
 
     /// Adds a node that starts at `start_ms` with `seeds` as its member list.
     fn add_node(&mut self, start_ms: u64, seeds: Vec<String>) -> usize {
+        self.add_node_at(start_ms, seeds, address_of(self.nodes.len()))
+    }
+
+    /// Adds a node at `address` (a crashed node's, for a restart: a new member, new uuid).
+    fn add_node_at(&mut self, start_ms: u64, seeds: Vec<String>, address: String) -> usize {
         let index = self.nodes.len();
-        let address = address_of(index);
         let id = loop {
             let id = MemberId((u128::from(self.rng.next_u64()) << 64) | u128::from(self.rng.next_u64()));
             if id.0 != 0 && !self.by_id.contains_key(&id) {
@@ -406,6 +419,7 @@ impl Sim {
             Output::Connect { address } => self.connect(index, address),
             Output::Send { to, message } => self.send(index, to, message),
             Output::MembersChanged { members, .. } => {
+                self.check_join_versions(index, &members);
                 if !self.nodes[index].muted {
                     for stay in self.must_stay.clone() {
                         if !members.iter().any(|m| m.id == self.nodes[stay].id) {
@@ -427,6 +441,27 @@ impl Sim {
             Output::Joined { .. } => {}
             Output::Left => self.left(index),
             Output::Log(text) => self.trace(|| format!("node {index} log: {text}")),
+        }
+    }
+
+    /// A member list `index` published or installed: it is in it, every member has a join
+    /// version, and no join version was ever given to another member.
+    fn check_join_versions(&mut self, index: usize, members: &[ferrogrid_cluster::MemberEntry]) {
+        if !members.iter().any(|member| member.id == self.nodes[index].id) {
+            self.fail(format!("node {index} published/installed a member list without itself"));
+        }
+        for member in members {
+            if member.join_version == 0 {
+                self.fail(format!("node {index}'s member list has {:?} without a join version", member.id));
+            }
+            let holder = *self.join_versions.entry(member.join_version).or_insert(member.id);
+            if holder != member.id {
+                let (first, second) = (self.by_id.get(&holder), self.by_id.get(&member.id));
+                self.fail(format!(
+                    "join version {} given to node {first:?} and to node {second:?} (in node {index}'s list)",
+                    member.join_version
+                ));
+            }
         }
     }
 
@@ -459,6 +494,10 @@ impl Sim {
         }
         let Some(to) = self.by_id.get(&to).copied() else { return };
         if !self.alive(to) {
+            return;
+        }
+        if matches!(message, Message::Members { .. }) && self.lost_member_lists.contains(&(from, to)) {
+            self.trace(|| format!("node {from} -> node {to}: member list lost"));
             return;
         }
         let key = pair(from, to);
@@ -755,6 +794,17 @@ impl Sim {
             return Err(format!("member list {:?} is not the expected nodes", self.indexes(&ids)));
         }
         let master = self.by_id[&ids[0]];
+        for (&index, entry) in
+            expected.iter().zip(reference.members()).map(|(_, entry)| (&self.by_id[&entry.id], entry))
+        {
+            if self.nodes[index].node.join_version() != Some(entry.join_version) {
+                return Err(format!(
+                    "node {index} knows join version {:?}, the list says {}",
+                    self.nodes[index].node.join_version(),
+                    entry.join_version
+                ));
+            }
+        }
         for &index in expected {
             if self.nodes[index].node.is_master() != (index == master) {
                 return Err(format!("node {index} is_master={} but node {master} is first", index != master));
@@ -1170,6 +1220,103 @@ fn a_silent_member_is_removed_and_nobody_else() {
             let earliest = sim.params.max_no_heartbeat_ms - sim.params.heartbeat_interval_ms - TICK_MAX_MS;
             assert!(after > earliest, "seed {seed}: removed after {after} ms only");
         }
+    });
+}
+
+/// Join versions (flake id node ids) are never given twice in a cluster's life: members
+/// join, members crash and restart at the same address (a new member: a new join version),
+/// masters crash (the next one numbers its lists 100 past what it saw) and newcomers join the
+/// next master. The harness checks every member list against every join version seen; here
+/// each round ends with every member knowing its own join version, above every one before
+/// for a member admitted in that round.
+#[test]
+fn join_versions_are_never_reused_through_restarts_and_takeovers() {
+    for_seeds("join_versions_are_never_reused_through_restarts_and_takeovers", 10_000, 60, |seed| {
+        let mut rng = Rng::new(seed);
+        let params = Params::random(&mut rng);
+        let count = rng.range(2, 4) as usize;
+        let (mut sim, mut nodes) = formed_cluster(seed, params, count);
+        let founder_version = sim.nodes[sim.master_index(&nodes)].node.join_version();
+        assert_eq!(founder_version, Some(1), "seed {seed}: the founder joins at version 1, as in Hazelcast");
+        for round in 0..rng.range(2, 5) {
+            let order = sim.member_order(nodes[0]);
+            let highest_before = sim.join_versions.keys().copied().max().unwrap_or(0);
+            let seeds: Vec<String> = order.iter().map(|n| sim.nodes[*n].address.clone()).collect();
+            let admitted = match rng.index(3) {
+                // The master crashes and restarts at its address.
+                0 => {
+                    let victim = order[0];
+                    sim.crash(victim);
+                    sim.run_for(rng.range(0, 3_000));
+                    let address = sim.nodes[victim].address.clone();
+                    let restarted = sim.add_node_at(sim.now + rng.range(0, 500), seeds, address);
+                    nodes.retain(|n| *n != victim);
+                    vec![restarted]
+                }
+                // Another member crashes and restarts, or (1 member) the only one restarts.
+                1 => {
+                    let victim = if order.len() > 1 { order[1 + rng.index(order.len() - 1)] } else { order[0] };
+                    sim.crash(victim);
+                    sim.run_for(rng.range(0, 3_000));
+                    let address = sim.nodes[victim].address.clone();
+                    let restarted = sim.add_node_at(sim.now + rng.range(0, 500), seeds, address);
+                    nodes.retain(|n| *n != victim);
+                    vec![restarted]
+                }
+                // Newcomers join while the master crashes.
+                _ => {
+                    let added = sim.add_nodes(rng.range(1, 2) as usize, 300);
+                    sim.run_for(rng.range(0, 600));
+                    if order.len() > 1 {
+                        sim.crash(order[0]);
+                        nodes.retain(|n| *n != order[0]);
+                    }
+                    added
+                }
+            };
+            nodes.extend(admitted.iter().copied());
+            sim.settle(&nodes, 180_000, &format!("round {round}"));
+            for node in &admitted {
+                let version = sim.nodes[*node].node.join_version().expect("joined");
+                if version <= highest_before {
+                    sim.fail(format!(
+                        "round {round}: node {node} joined at version {version}, not above {highest_before}"
+                    ));
+                }
+            }
+        }
+    });
+}
+
+/// The master admits two newcomers, but its member lists never reach the other member, which
+/// then takes over when the master crashes: its first list must be numbered above the join
+/// versions it never saw (it heard them in the newcomers' heartbeats; and it leaves a gap of
+/// 100), so that admitting the newcomers again gives neither a version the other had.
+#[test]
+fn a_new_master_never_reuses_join_versions_it_did_not_see() {
+    for_seeds("a_new_master_never_reuses_join_versions_it_did_not_see", 11_000, 60, |seed| {
+        let mut rng = Rng::new(seed);
+        let params = Params::random(&mut rng);
+        let (mut sim, nodes) = formed_cluster(seed, params, 2);
+        let order = sim.member_order(nodes[0]);
+        let (master, other) = (order[0], order[1]);
+        sim.lost_member_lists.push((master, other));
+        let newcomers = sim.add_nodes(2, 300);
+        sim.run_until(30_000, "the master admitting both newcomers", |sim| {
+            let admitted = sim.nodes[master].node.members().len() == 4;
+            let joined = newcomers.iter().all(|n| sim.nodes[*n].node.is_joined());
+            if admitted && joined {
+                Ok(())
+            } else {
+                Err("not yet".into())
+            }
+        });
+        if sim.nodes[other].node.members().len() != 2 {
+            sim.fail("the other member heard of the newcomers".into());
+        }
+        sim.crash(master);
+        let rest = [vec![other], newcomers].concat();
+        sim.settle(&rest, 60_000, "the next master admitting the newcomers");
     });
 }
 

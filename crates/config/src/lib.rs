@@ -12,6 +12,7 @@
 
 mod collection;
 mod error;
+mod flake_id;
 mod limits;
 mod map;
 mod network;
@@ -28,6 +29,7 @@ use std::path::Path;
 
 pub use collection::{CollectionConfig, CollectionConfigs, MultiMapConfig, MultiMapConfigs, ValueCollectionType};
 pub use error::ConfigError;
+pub use flake_id::{FlakeIdGeneratorConfig, FlakeIdGeneratorConfigs, MAX_PREFETCH_COUNT};
 pub use limits::{Limits, MAX_FRAME_BYTES, MIN_FRAME_BYTES, MIN_UNAUTHENTICATED_MESSAGE_BYTES};
 pub use map::{
     EvictionConfig, EvictionPolicy, MapConfig, MapConfigs, MaxSizePolicy, NamedConfigs, DEFAULT_MAP_NAME,
@@ -84,6 +86,8 @@ pub struct MemberConfig {
     pub pn_counters: PnCounterConfigs,
     /// How often CRDT replicas exchange their states. `hazelcast.crdt-replication`.
     pub crdt_replication: CrdtReplicationConfig,
+    /// Per-generator settings by name or pattern. `hazelcast.flake-id-generator`.
+    pub flake_id_generators: FlakeIdGeneratorConfigs,
     /// Client credentials. `hazelcast.security`.
     pub security: SecurityConfig,
     /// Every bound the member enforces. `ferrogrid.limits` and one Hazelcast property.
@@ -151,6 +155,7 @@ impl Default for MemberConfig {
             topics: TopicConfigs::default(),
             pn_counters: PnCounterConfigs::default(),
             crdt_replication: CrdtReplicationConfig::DEFAULT,
+            flake_id_generators: FlakeIdGeneratorConfigs::default(),
             security: SecurityConfig::default(),
             limits: Limits::default(),
             reactor_threads: 0,
@@ -251,6 +256,7 @@ impl MemberConfig {
         self.sets.validate("set")?;
         self.pn_counters.validate()?;
         self.crdt_replication.validate()?;
+        self.flake_id_generators.validate()?;
         self.security.validate()?;
         self.metrics.validate()?;
         self.io.validate()?;

@@ -84,6 +84,11 @@ pub struct Limits {
     /// this one stopped, so many counters are exchanged over several periods instead of in one
     /// burst. `ferrogrid.limits.crdt-replication-batch`, default 4 096, nonzero.
     pub crdt_replication_batch: u32,
+    /// Flake id generators one member keeps state for (their last issued value; a destroyed
+    /// one that ran ahead of the clock counts until the clock passes it): a request naming
+    /// another is refused with an error. `ferrogrid.limits.max-flake-id-generators`, default
+    /// 10 000, nonzero.
+    pub max_flake_id_generators: u32,
 }
 
 impl Default for Limits {
@@ -105,6 +110,7 @@ impl Default for Limits {
             cluster_event_queue: 65_536,
             listener_event_queue_bytes: 16 * MEBIBYTE,
             crdt_replication_batch: 4096,
+            max_flake_id_generators: 10_000,
         }
     }
 }
@@ -127,6 +133,7 @@ impl Limits {
             ("cluster-event-queue", self.cluster_event_queue),
             ("listener-event-queue-bytes", self.listener_event_queue_bytes),
             ("crdt-replication-batch", self.crdt_replication_batch),
+            ("max-flake-id-generators", self.max_flake_id_generators),
         ];
         if let Some((name, _)) = nonzero.iter().find(|(_, value)| *value == 0) {
             let key = format!("ferrogrid.limits.{name}");
@@ -176,7 +183,7 @@ mod tests {
     #[test]
     fn each_bound_rejects_zero_under_its_own_key() {
         type Field = fn(&mut Limits) -> &mut u32;
-        let fields: [(&str, Field); 8] = [
+        let fields: [(&str, Field); 9] = [
             ("requests-per-turn", |limits| &mut limits.requests_per_turn),
             ("reads-per-turn", |limits| &mut limits.reads_per_turn),
             ("max-parked-per-key", |limits| &mut limits.max_parked_per_key),
@@ -185,6 +192,7 @@ mod tests {
             ("cluster-event-queue", |limits| &mut limits.cluster_event_queue),
             ("listener-event-queue-bytes", |limits| &mut limits.listener_event_queue_bytes),
             ("crdt-replication-batch", |limits| &mut limits.crdt_replication_batch),
+            ("max-flake-id-generators", |limits| &mut limits.max_flake_id_generators),
         ];
         for (name, field) in fields {
             let mut limits = Limits::default();
@@ -202,6 +210,7 @@ mod tests {
         assert_eq!((limits.max_parked_per_key, limits.expiry_sweep_entries), (4096, 2_000));
         assert_eq!((limits.snapshot_chunk_bytes, limits.cluster_event_queue), (512 << 10, 65_536));
         assert_eq!(limits.listener_event_queue_bytes, 16 << 20);
+        assert_eq!(limits.max_flake_id_generators, 10_000);
         limits.validate().unwrap();
     }
 

@@ -247,6 +247,20 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
         let period = &mut config.crdt_replication.replication_period_ms;
         replication.set("replication-period-millis", period, unsigned)?;
     }
+    if let Some(mut generators) = hazelcast.section("flake-id-generator")? {
+        for (name, mut section) in generators.sections()? {
+            let mut generator = crate::FlakeIdGeneratorConfig::DEFAULT;
+            section.set("prefetch-count", &mut generator.prefetch_count, unsigned)?;
+            section.set("prefetch-validity-millis", &mut generator.prefetch_validity_millis, signed)?;
+            section.set("epoch-start", &mut generator.epoch_start, signed)?;
+            section.set("node-id-offset", &mut generator.node_id_offset, signed)?;
+            section.set("bits-sequence", &mut generator.bits_sequence, unsigned)?;
+            section.set("bits-node-id", &mut generator.bits_node_id, unsigned)?;
+            section.set("allowed-future-millis", &mut generator.allowed_future_millis, signed)?;
+            section.set("statistics-enabled", &mut generator.statistics_enabled, boolean)?;
+            config.flake_id_generators.insert(name, generator);
+        }
+    }
     if let Some(properties) = hazelcast.section("properties")? {
         read_properties(properties, config)?;
     }
@@ -441,6 +455,7 @@ fn read_limits(mut section: Section, config: &mut MemberConfig) -> Result<()> {
         ("snapshot-chunk-bytes", &mut limits.snapshot_chunk_bytes),
         ("cluster-event-queue", &mut limits.cluster_event_queue),
         ("listener-event-queue-bytes", &mut limits.listener_event_queue_bytes),
+        ("max-flake-id-generators", &mut limits.max_flake_id_generators),
     ];
     for (key, field) in fields {
         section.set(key, field, unsigned)?;
@@ -752,6 +767,63 @@ hazelcast:
         let bad = "hazelcast: {map: {m: {eviction: {max-size-policy: FREE_HEAP_SIZE}}}}";
         assert_eq!(invalid_key(bad), "hazelcast.map.m.eviction.max-size-policy");
         assert_eq!(invalid_key("hazelcast: {map: {m: {eviction: {size: 0}}}}"), "hazelcast.map.m.eviction.size");
+    }
+
+    #[test]
+    fn flake_id_generators_are_read_with_hazelcasts_names() {
+        let text = r#"
+hazelcast:
+  flake-id-generator:
+    ids-*:
+      prefetch-count: 10
+      prefetch-validity-millis: 0
+      epoch-start: 1600000000000
+      node-id-offset: "10"
+      bits-sequence: 8
+      bits-node-id: 4
+      allowed-future-millis: 0
+      statistics-enabled: false
+      id-generator-tag: x
+ferrogrid: {limits: {max-flake-id-generators: 5}}
+"#;
+        let loaded = load(text);
+        assert_eq!(loaded.unsupported_keys, ["hazelcast.flake-id-generator.ids-*.id-generator-tag"]);
+        let expected = crate::FlakeIdGeneratorConfig {
+            prefetch_count: 10,
+            prefetch_validity_millis: 0,
+            epoch_start: 1_600_000_000_000,
+            node_id_offset: 10,
+            bits_sequence: 8,
+            bits_node_id: 4,
+            allowed_future_millis: 0,
+            statistics_enabled: false,
+        };
+        assert_eq!(loaded.config.flake_id_generators.for_generator("ids-1"), &expected);
+        assert_eq!(loaded.config.flake_id_generators.for_generator("other"), &crate::FlakeIdGeneratorConfig::DEFAULT);
+        assert_eq!(loaded.config.limits.max_flake_id_generators, 5);
+        let key = "hazelcast.flake-id-generator.g";
+        assert_eq!(
+            invalid_key("hazelcast: {flake-id-generator: {g: {bits-node-id: -1}}}"),
+            format!("{key}.bits-node-id")
+        );
+        assert_eq!(
+            invalid_key("hazelcast: {flake-id-generator: {g: {bits-sequence: 63}}}"),
+            format!("{key}.bits-sequence")
+        );
+        assert_eq!(
+            invalid_key("hazelcast: {flake-id-generator: {g: {prefetch-count: 0}}}"),
+            format!("{key}.prefetch-count")
+        );
+        assert_eq!(
+            invalid_key("hazelcast: {flake-id-generator: {g: {node-id-offset: -1}}}"),
+            format!("{key}.node-id-offset")
+        );
+        let future = "hazelcast: {flake-id-generator: {g: {allowed-future-millis: -5}}}";
+        assert_eq!(invalid_key(future), format!("{key}.allowed-future-millis"));
+        assert_eq!(
+            invalid_key("ferrogrid: {limits: {max-flake-id-generators: 0}}"),
+            "ferrogrid.limits.max-flake-id-generators"
+        );
     }
 
     #[test]

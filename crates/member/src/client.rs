@@ -173,8 +173,10 @@ pub fn handle(
         ClientDestroyProxy::TYPE => {
             let request = ClientDestroyProxy::decode(message)?;
             if let Some(service) = Service::from_name(request.service_name) {
+                shared.forget_object(service, request.name);
                 return Ok(After::Destroy { service, name: request.name.into() });
             }
+            shared.objects.write().remove(&(request.service_name.to_owned(), request.name.to_owned()));
             empty(out);
         }
         PnCounterGetConfiguredReplicaCount::TYPE => {
@@ -268,7 +270,7 @@ fn check_service(name: &str, service_name: &str) -> Result<(), String> {
     if Service::from_name(service_name).is_none() {
         return Err(format!(
             "ferrogrid does not support the service {service_name} (object {name}); only maps, multimaps, \
-             queues, lists, sets, ringbuffers, topics, reliable topics and PN counters"
+             queues, lists, sets, ringbuffers, topics, reliable topics, PN counters and flake id generators"
         ));
     }
     Ok(())

@@ -200,7 +200,7 @@ mod tests {
         let mut config = MemberConfig::default();
         config.pn_counters.insert("one-*", PnCounterConfig { replica_count: 1, ..PnCounterConfig::DEFAULT });
         let other = if me == A { B } else { A };
-        let members = [A, B].map(|id| MemberEntry { id, address: String::new() }).to_vec();
+        let members = [A, B].map(|id| MemberEntry { id, address: String::new(), join_version: 0 }).to_vec();
         let links = HashMap::from([(other, connection())]);
         let table = PartitionTable::empty(1);
         let state = ClusterState { me, members, members_version: 1, cluster_id: A, table, links };

@@ -252,6 +252,8 @@ impl Core {
                 let message = Message::parse(bytes)?;
                 self.dispatch_wide(connection, &message, bytes, out, origin)
             }
+            // (The only Local row.)
+            Some((_, row)) if row.route == Route::Local => self.new_id_batch(connection, header, bytes, out, origin),
             // The client service, and types without a row (answered UnsupportedOperation).
             _ => {
                 let message = Message::parse(bytes)?;
@@ -602,6 +604,7 @@ impl Core {
         let (change, service_name) = (ObjectChange::Destroyed, service.name().to_owned());
         let source = self.shared.view.member_uuid;
         self.announce(ObjectEvent { change, service_name, name: name.to_string(), source });
+        self.shared.forget_object(service, &name);
         let mut request = Vec::new();
         ClientDestroyProxy { name: &name, service_name: service.name() }.encode(&mut request, 0, -1, 0);
         let (response_type, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(service));

@@ -192,8 +192,9 @@ impl WideRequest {
             }
             Service::Object(kind) => destroy(Some(kind), None),
             Service::Topic => destroy(None, Some(Registry::Messages)),
-            Service::ReliableTopic => destroy(None, None),
             Service::PnCounter => WideRequest::new(wide_ops::DestroyPnCounter),
+            // (A generator's state is dropped by `Shared::forget_object` on each member.)
+            Service::ReliableTopic | Service::FlakeIdGenerator => destroy(None, None),
         }
     }
 

@@ -135,7 +135,8 @@ impl Core {
         let Some(header) = RequestHeader::peek(forward.request) else {
             return Ok(After::Close("malformed forwarded request: no request header".into()));
         };
-        let routed = |row: &operations::Operation| matches!(row.route, Route::Partition | Route::Replica);
+        let routed =
+            |row: &operations::Operation| matches!(row.route, Route::Partition | Route::Replica | Route::Local);
         if !operations::row(header.message_type).is_some_and(routed) {
             let text = format!("not a partition request: {}", header.message_type);
             fanout::write_refusal(out, message.correlation_id(), error::UNSUPPORTED_OPERATION, &text);
@@ -283,6 +284,7 @@ impl Core {
                 return Ok(());
             };
             // The listing follows the OBJECT event the destroying member sends.
+            self.shared.forget_object(service, destroy.name);
             let operation = WideRequest::destroy(service);
             self.fan_out(connection, correlation_id, response_type, destroy.name.into(), operation, out);
             return Ok(());

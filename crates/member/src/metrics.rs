@@ -51,6 +51,7 @@ pub fn collect(shared: &Shared) -> Vec<Probe> {
     latency_probes(&mut probes, totals.latency);
     map_probes(&mut probes, totals.maps);
     object_probes(&mut probes, totals.objects);
+    flake_id_probes(&mut probes, shared);
     client_probes(&mut probes, totals.clients);
     tenant_probes(&mut probes, shared, totals.tenant_latency);
     cluster_probes(&mut probes, shared);
@@ -201,6 +202,20 @@ fn object_probes(probes: &mut Vec<Probe>, objects: BTreeMap<(&'static str, Strin
         if kind != "ringbuffer" {
             figure("listeners", "ferrogrid_object_listeners", figures.listeners, false);
         }
+    }
+}
+
+/// Ids and batches each flake id generator with statistics enabled issued on this member
+/// (`flakeIdGenerator-ids.idCount`, `ferrogrid_flake_id_generator_ids_total{name="ids"}`).
+fn flake_id_probes(probes: &mut Vec<Probe>, shared: &Shared) {
+    for figures in shared.flake_ids.figures() {
+        let group = format!("flakeIdGenerator-{}", figures.name);
+        let label = || vec![("name", figures.name.clone())];
+        let ids = figures.ids as f64;
+        probes.push(probe(group.clone(), "idCount", "ferrogrid_flake_id_generator_ids_total", label(), ids, true));
+        let batches = figures.batches as f64;
+        let prometheus = "ferrogrid_flake_id_generator_batches_total";
+        probes.push(probe(group, "batchCount", prometheus, label(), batches, true));
     }
 }
 

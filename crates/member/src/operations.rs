@@ -32,6 +32,9 @@ pub enum Route {
     Replica,
     /// Answered by the reactor that read it (client service: authentication, ping, proxies).
     Connection,
+    /// Answered by the reactor that read it from state its member's reactors share, not from
+    /// a partition (flake id generators); from a client it may go on to another member.
+    Local,
     /// Member-to-member traffic (only on member links).
     MemberLink,
 }
@@ -267,6 +270,8 @@ static TABLE: &[Operation] = &[
     row!(PnCounterGet, Replica, S, Some(crate::wire::decode_pn_counter as Decoder)),
     row!(PnCounterAdd, Replica, W.with(S), Some(crate::wire::decode_pn_counter as Decoder)),
     row!(PnCounterGetConfiguredReplicaCount, Connection, S),
+    // Flake id generators: member-wide state, answered where the request is read.
+    row!(FlakeIdGeneratorNewIdBatch, Local, S),
     // Client service.
     row!(ClientAuthentication, Connection, Flags::NONE),
     row!(ClientAuthenticationCustom, Connection, Flags::NONE),
@@ -395,10 +400,10 @@ mod tests {
         assert!(row(MapGet::TYPE).is_some_and(|row| !row.is(Flags::WRITE) && row.is(Flags::SCOPED)));
         assert!(row(ClientDestroyProxy::TYPE).is_some_and(|row| row.is(Flags::SCOPED)));
         assert!(row(ClientPing::TYPE).is_some_and(|row| !row.is(Flags::SCOPED)));
-        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01..=0x06 | 0x17 | 0x1D));
+        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01..=0x06 | 0x17 | 0x1C | 0x1D));
         assert!(
             named.into_iter().all(|row| row.is(Flags::SCOPED)),
-            "every map, queue, topic, list, set, ringbuffer and PN counter request is scoped"
+            "every map, queue, topic, list, set, ringbuffer, flake id generator and PN counter request is scoped"
         );
     }
 }

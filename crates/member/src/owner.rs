@@ -41,6 +41,8 @@ pub enum Timer {
     Queue { partition: PartitionId, name: Box<str> },
     /// Release the locks of a client that has had no connection since it was scheduled.
     ClientCleanup(Uuid),
+    /// Send an answer held back until then (in `PartitionOwner::held_answers`, by this id).
+    Answer(u64),
 }
 
 /// One run of a partition request: where its answer goes and what the request bytes do not
@@ -114,6 +116,10 @@ pub struct PartitionOwner {
     released: Vec<Parked>,
     deadlines: Vec<crate::locks::KeyDeadline>,
     timers: BinaryHeap<Reverse<(i64, Timer)>>,
+    /// Answers sent at a time (`Timer::Answer`), by id: a flake id batch too far ahead of the
+    /// clock. Each counts as in flight on its connection, which bounds them per connection.
+    held_answers: std::collections::HashMap<u64, (Arc<ConnectionShared>, Vec<u8>)>,
+    next_held_answer: u64,
     /// Milliseconds since the epoch, read once per reactor loop iteration.
     pub now_ms: i64,
     sweep_cursor: usize,
@@ -170,6 +176,8 @@ impl PartitionOwner {
             released: Vec::new(),
             deadlines: Vec::new(),
             timers: BinaryHeap::new(),
+            held_answers: std::collections::HashMap::new(),
+            next_held_answer: 0,
             now_ms: now_ms(),
             sweep_cursor: 0,
             sweep_budget_entries,
@@ -672,6 +680,15 @@ impl PartitionOwner {
         self.timers.push(Reverse((self.now_ms.saturating_add(delay_ms), Timer::ClientCleanup(client))));
     }
 
+    /// Sends `answer` to `connection` in `delay_ms` (counted in flight on it until then).
+    pub fn answer_later(&mut self, connection: &Arc<ConnectionShared>, answer: Vec<u8>, delay_ms: i64) {
+        connection.begin_in_flight();
+        let id = self.next_held_answer;
+        self.next_held_answer += 1;
+        self.held_answers.insert(id, (connection.clone(), answer));
+        self.timers.push(Reverse((self.now_ms.saturating_add(delay_ms), Timer::Answer(id))));
+    }
+
     /// Fires every timer that is due; returns clients whose cleanup period has passed (the
     /// reactor decides whether they are still gone and tells every reactor).
     pub fn fire_timers(&mut self) -> Vec<Uuid> {
@@ -685,6 +702,11 @@ impl PartitionOwner {
                 Timer::Key { partition, kind, map, key } => self.check_key(partition, kind, &map, &key),
                 Timer::Queue { partition, name } => self.check_queue(partition, &name),
                 Timer::ClientCleanup(client) => clients.push(client),
+                Timer::Answer(id) => {
+                    let (connection, answer) = self.held_answers.remove(&id).expect("a held answer per timer");
+                    self.outbox.buffer(&connection).extend_from_slice(&answer);
+                    self.outbox.answered(&connection);
+                }
             }
         }
         clients

@@ -83,14 +83,16 @@ impl ObjectKind {
 
 /// A Hazelcast service whose proxies clients create, list and destroy: the kinds of partition
 /// objects, the topics, which store nothing (a reliable topic is its clients' reading of
-/// the ringbuffer `_hz_rb_<name>`), and the PN counters, which every replica member holds
-/// outside the partitions (`pn_counter.rs`).
+/// the ringbuffer `_hz_rb_<name>`), the PN counters, which every replica member holds outside
+/// the partitions (`pn_counter.rs`), and the flake id generators, whose state is per member
+/// (`flake_id.rs`), in no partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Service {
     Object(ObjectKind),
     Topic,
     ReliableTopic,
     PnCounter,
+    FlakeIdGenerator,
 }
 
 impl Service {
@@ -109,6 +111,7 @@ impl Service {
             "hz:impl:topicService" => Some(Service::Topic),
             "hz:impl:reliableTopicService" => Some(Service::ReliableTopic),
             "hz:impl:PNCounterService" => Some(Service::PnCounter),
+            crate::flake_id::SERVICE_NAME => Some(Service::FlakeIdGenerator),
             _ => Service::OBJECTS.into_iter().find(|kind| kind.service_name() == name).map(Service::Object),
         }
     }
@@ -119,6 +122,7 @@ impl Service {
             Service::Topic => "hz:impl:topicService",
             Service::ReliableTopic => "hz:impl:reliableTopicService",
             Service::PnCounter => "hz:impl:PNCounterService",
+            Service::FlakeIdGenerator => crate::flake_id::SERVICE_NAME,
         }
     }
 }

@@ -417,7 +417,7 @@ mod tests {
 
     #[test]
     fn replicas_are_the_first_members_of_the_list() {
-        let member = |id: u128| MemberEntry { id: MemberId(id), address: String::new() };
+        let member = |id: u128| MemberEntry { id: MemberId(id), address: String::new(), join_version: 0 };
         assert_eq!(replicas(&[], MemberId(2), 1), vec![MemberId(2)], "alone before joining");
         let members = [member(1), member(2), member(3)];
         assert_eq!(replicas(&members, MemberId(2), i32::MAX as u32), vec![MemberId(1), MemberId(2), MemberId(3)]);

@@ -608,7 +608,7 @@ mod tests {
         let mut row = [None; MAX_REPLICAS];
         row.iter_mut().zip(replicas).for_each(|(slot, member)| *slot = Some(*member));
         (0..PARTITIONS).for_each(|partition| table.set_replicas(partition, row));
-        let members = [A, B, C].map(|id| MemberEntry { id, address: String::new() }).to_vec();
+        let members = [A, B, C].map(|id| MemberEntry::new(id, String::new())).to_vec();
         Arc::new(ClusterState { me, members, members_version: 1, cluster_id: A, table, links: HashMap::new() })
     }
 

@@ -186,8 +186,10 @@ fn shared_state(
         .iter()
         .map(|tenant| crate::tenants::Tenant::new(tenant.clone(), reactor_count))
         .collect();
+    let config = Arc::new(config);
+    let flake_ids = crate::flake_id::FlakeIdGenerators::new(config.clone());
     let shared = Arc::new(Shared {
-        config: Arc::new(config),
+        config,
         view,
         reactors: handles,
         objects: RwLock::new(BTreeSet::new()),
@@ -205,6 +207,7 @@ fn shared_state(
         left: AtomicBool::new(false),
         member_address,
         tenants,
+        flake_ids,
     });
     (shared, cluster_receiver)
 }

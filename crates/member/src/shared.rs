@@ -145,6 +145,8 @@ pub struct Shared {
     pub member_address: String,
     /// The configured tenants; tenant id `i + 1` is `tenants[i]`.
     pub tenants: Vec<crate::tenants::Tenant>,
+    /// Flake id generators' state (member-wide, any reactor issues batches).
+    pub flake_ids: crate::flake_id::FlakeIdGenerators,
 }
 
 /// How long a client may be without connections before its locks are released (Hazelcast's
@@ -171,6 +173,15 @@ impl Shared {
 
     pub fn client_is_connected(&self, client: ferrogrid_protocol::Uuid) -> bool {
         self.clients.lock().contains_key(&client)
+    }
+
+    /// A destroyed object: what this member keeps of it outside the partitions dropped (a
+    /// flake id generator's state). The listing follows the OBJECT event of the destroying
+    /// member; partition data and listeners go with the destroy's fan-out.
+    pub(crate) fn forget_object(&self, service: crate::peer::Service, name: &str) {
+        if service == crate::peer::Service::FlakeIdGenerator {
+            self.flake_ids.destroy(name, crate::clock::now_ms());
+        }
     }
 }
 

@@ -605,6 +605,10 @@ messages! {
     Response PnCounterResponse {
         value: i64, replica_count: i32; var replica_timestamps: Packed<(Option<Uuid>, i64)>
     }
+    // ----- FlakeIdGenerator (service 0x1C): answered by the member the client asks -----
+    Request FlakeIdGeneratorNewIdBatch<'a> = 0x1C0100 { batch_size: i32; var name: &'a str }
+    /// A batch of ids: `base + i * increment` for `i` in `0..batch_size`.
+    Response FlakeIdGeneratorNewIdBatchResponse { base: i64, increment: i64, batch_size: i32 }
 
     // ----- Response shapes shared by many requests -----
     /// No fields.

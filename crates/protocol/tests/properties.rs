@@ -981,6 +981,24 @@ proptest! {
         assert_round_trip!(DistributedObjectsResponse, distributed, objects_type, correlation_id;
             objects_type, correlation_id, backup_acks);
     }
+
+    #[test]
+    fn flake_id_codecs_round_trip(
+        name in text(),
+        batch in any::<(i64, i64, i32)>(),
+        correlation_id in any::<i64>(),
+        backup_acks in any::<u8>(),
+    ) {
+        let (base, increment, batch_size) = batch;
+        let request = FlakeIdGeneratorNewIdBatch { batch_size, name: &name };
+        let request_type = FlakeIdGeneratorNewIdBatch::TYPE;
+        assert_round_trip!(FlakeIdGeneratorNewIdBatch, request, request_type, correlation_id;
+            correlation_id, -1, 0);
+        let response = FlakeIdGeneratorNewIdBatchResponse { base, increment, batch_size };
+        let response_type = FlakeIdGeneratorNewIdBatch::RESPONSE;
+        assert_round_trip!(FlakeIdGeneratorNewIdBatchResponse, response, response_type, correlation_id;
+            response_type, correlation_id, backup_acks);
+    }
 }
 
 proptest! {

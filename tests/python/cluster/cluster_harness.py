@@ -50,6 +50,12 @@ hazelcast:
   map:
     default:
       backup-count: 1
+  flake-id-generator:
+    # test_flake_id_cluster.py: node ids join version + 1 in 2 bits: only members that
+    # joined at versions 1 and 2 fit (node ids 2 and 3)
+    flake-narrow-*:
+      node-id-offset: 1
+      bits-node-id: 2
   metrics:
     enabled: false
 ferrogrid:
@@ -75,6 +81,10 @@ hazelcast:
   map:
     default:
       backup-count: 1
+  flake-id-generator:
+    flake-narrow-*:
+      node-id-offset: 1
+      bits-node-id: 2
   network:
     port:
       port: {port}

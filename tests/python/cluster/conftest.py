@@ -38,6 +38,10 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
     smart and unisocket clients add concurrently; the survivors agree on a value between the
     acknowledged adds and those plus the attempts that failed (against Hazelcast, whose
     replication is asynchronous, only the upper bound is checked and losses are noted);
+  * flake ids (test_flake_id_cluster.py): 4 clients take 100,000 ids each while the master
+    (or the youngest member) is killed with kill -9 and started again: all 400,000 are unique,
+    the members started together have node ids 1-3 and the restarted one a new, higher one; a
+    member whose node id does not fit bits-node-id has another member answer for it;
   * a member stopped with SIGSTOP while a unisocket client puts ~30 MB through the other: past
     connection-write-buffer-bytes (256 KiB here) the other stops reading clients (log line,
     RSS grows < 20 MB), and after SIGCONT every put is answered and reads back.

@@ -71,6 +71,17 @@ impl WireClient {
 
     /// Sends an authentication request; returns the response status.
     pub fn authenticate(&mut self, cluster_name: &str, username: Option<&str>, password: Option<&str>) -> u8 {
+        let response = self.authentication_answer(cluster_name, username, password);
+        AuthenticationResponse::decode(&Message::parse(&response).unwrap()).unwrap().status
+    }
+
+    /// Sends an authentication request; returns the whole answer (a response or an error).
+    pub fn authentication_answer(
+        &mut self,
+        cluster_name: &str,
+        username: Option<&str>,
+        password: Option<&str>,
+    ) -> Vec<u8> {
         let corr = self.correlation_id();
         let mut out = Vec::new();
         ClientAuthentication {
@@ -89,9 +100,8 @@ impl WireClient {
         .encode(&mut out, corr, -1, 0);
         self.send_bytes(&out);
         let response = self.read_message();
-        let message = Message::parse(&response).unwrap();
-        assert_eq!(message.correlation_id(), corr);
-        AuthenticationResponse::decode(&message).unwrap().status
+        assert_eq!(Message::parse(&response).unwrap().correlation_id(), corr);
+        response
     }
 
     /// Reads one whole message (blocking, 10 s timeout).

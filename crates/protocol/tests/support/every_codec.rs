@@ -173,6 +173,8 @@ macro_rules! for_every_codec {
             MapAddNearCacheInvalidationListener,
             MapInvalidationEvent,
             MapBatchInvalidationEvent,
+            FlakeIdGeneratorNewIdBatch,
+            FlakeIdGeneratorNewIdBatchResponse,
             AuthenticationResponse,
             DistributedObjectsResponse,
             EmptyResponse,
