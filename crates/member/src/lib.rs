@@ -45,6 +45,8 @@ pub(crate) mod probes;
 pub(crate) mod queue;
 pub(crate) mod reactor;
 pub(crate) mod replica;
+pub(crate) mod replicated_map;
+pub(crate) mod replicated_sync;
 pub(crate) mod replication;
 pub(crate) mod request;
 pub(crate) mod ringbuffer;

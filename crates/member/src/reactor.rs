@@ -312,6 +312,7 @@ impl Reactor {
                     }
                     MemberWork::Acks(acks) => self.core.owner.on_acks(from, &acks),
                     MemberWork::SnapshotRequest(partition) => self.core.owner.on_snapshot_request(from, partition),
+                    MemberWork::Replicated(ty, payload) => self.core.owner.on_replicated(from, ty, &payload),
                     MemberWork::Responses(mut batch) => {
                         let mut batch: &[u8] = &mut batch;
                         while batch.len() >= 4 {

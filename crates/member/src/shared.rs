@@ -70,6 +70,9 @@ pub enum MemberWork {
     /// Answers (whole messages, each `u32` LE length-prefixed) to requests the receiving
     /// reactor forwarded.
     Responses(Box<[u8]>),
+    /// A replicated-map message (`peer::REPLICATED_*`) with only the receiving reactor's
+    /// partitions in its payload.
+    Replicated(ferrogrid_protocol::MessageType, Box<[u8]>),
 }
 
 /// How other threads reach one reactor.
