@@ -83,15 +83,14 @@ impl PartitionOwner {
                 let store = self.partitions[local].existing_replicated_mut(name);
                 let old = store.and_then(|store| store.remove(key, now_ms));
                 reply.reply(Reply::Value(old.as_deref()));
-                // Sent even when nothing was here: a copy that still has the key drops it.
+                // Sent, and heard (with no old value), even when nothing was here, as in
+                // Hazelcast: a copy that still has the key drops it.
                 let mut changes = Vec::new();
                 replicated_map::remove_change(&mut changes, name, key);
                 self.replication.replicated.send(partition, &changes);
-                if let Some(old) = old.as_deref() {
-                    let kind = EventKind::Removed;
-                    let change = EntryChange { name, partition, kind, key, value: None, old_value: Some(old) };
-                    publish(&mut self.listeners, &mut self.outbox, (self.member, false), &change);
-                }
+                let kind = EventKind::Removed;
+                let change = EntryChange { name, partition, kind, key, value: None, old_value: old.as_deref() };
+                publish(&mut self.listeners, &mut self.outbox, (self.member, false), &change);
             }
         }
     }
@@ -178,11 +177,10 @@ impl PartitionOwner {
                 }
                 Change::Remove { name, key } => {
                     let store = self.partitions[local].existing_replicated_mut(name);
-                    if let Some(old) = store.and_then(|store| store.remove(key, now_ms)) {
-                        let kind = EventKind::Removed;
-                        let change = EntryChange { name, partition, kind, key, value: None, old_value: Some(&old) };
-                        publish(&mut self.listeners, &mut self.outbox, origin, &change);
-                    }
+                    let old = store.and_then(|store| store.remove(key, now_ms));
+                    let kind = EventKind::Removed;
+                    let change = EntryChange { name, partition, kind, key, value: None, old_value: old.as_deref() };
+                    publish(&mut self.listeners, &mut self.outbox, origin, &change);
                 }
                 Change::Clear { name } => {
                     if let Some(store) = self.partitions[local].existing_replicated_mut(name) {
