@@ -720,7 +720,14 @@ mod tests {
             let partitions = partitions(owned.len(), entries);
             let replicated = crate::replicated_map::Shares::new(0, 1, owned.len(), owned.len() as u16);
             let settings = crate::map_settings::SettingsCache::new(Default::default(), owned.len() as u16);
-            Reactor { partitions, owned, listeners: Listeners::default(), outbox: Outbox::default(), replicated, settings }
+            Reactor {
+                partitions,
+                owned,
+                listeners: Listeners::default(),
+                outbox: Outbox::default(),
+                replicated,
+                settings,
+            }
         }
 
         fn context(&mut self) -> ShareContext<'_> {

@@ -30,9 +30,9 @@
 
 use crate::clock::NEVER;
 use crate::listeners::{Event, EventKind, Listeners, Registry};
-use crate::outbox::Outbox;
 use crate::map_settings::SettingsCache;
 use crate::object::PartitionObject;
+use crate::outbox::Outbox;
 use crate::peer::{put_bytes, put_str, Malformed, ObjectKind, Reader, SnapshotWriter};
 use ahash::RandomState;
 use ferrogrid_cluster::MemberId;
@@ -43,6 +43,9 @@ use ferrogrid_protocol::{PartitionId, Uuid};
 const PUT: u8 = 1;
 const REMOVE: u8 = 2;
 const CLEAR: u8 = 3;
+
+/// A key and its value, owned (an expired entry, a putAll's entry).
+pub(crate) type OwnedEntry = (Box<[u8]>, Box<[u8]>);
 
 /// One entry: its value and when it expires (`NEVER`: no ttl).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,12 +128,15 @@ impl ReplicatedMapStore {
 
     /// The live entries, in no order.
     pub(crate) fn live(&self, now_ms: i64) -> impl Iterator<Item = (&[u8], &[u8])> {
-        self.entries.iter().filter(move |(_, record)| record.is_live(now_ms)).map(|(key, record)| (&**key, &*record.value))
+        self.entries
+            .iter()
+            .filter(move |(_, record)| record.is_live(now_ms))
+            .map(|(key, record)| (&**key, &*record.value))
     }
 
     /// Removes expired entries, examining at most `budget`; returns them (key, value) for
     /// EVICTED events.
-    pub(crate) fn sweep(&mut self, now_ms: i64, budget: usize) -> Vec<(Box<[u8]>, Box<[u8]>)> {
+    pub(crate) fn sweep(&mut self, now_ms: i64, budget: usize) -> Vec<OwnedEntry> {
         if self.expiring == 0 {
             return Vec::new();
         }
@@ -515,7 +521,10 @@ mod tests {
         assert_eq!(shares.shares[2].version, Version { epoch: 4, sequence: 8 }, "empty changes are not numbered");
         let mut reader = Reader::new(&shares.outgoing);
         let record = next_change_record(&mut reader).unwrap().unwrap();
-        assert_eq!((record.partition, record.version, record.raw.len()), (5, Version { epoch: 4, sequence: 8 }, shares.outgoing.len()));
+        assert_eq!(
+            (record.partition, record.version, record.raw.len()),
+            (5, Version { epoch: 4, sequence: 8 }, shares.outgoing.len())
+        );
         assert!(next_change_record(&mut reader).unwrap().is_none());
         let mut changes = Reader::new(record.changes);
         assert_eq!(

@@ -10,11 +10,11 @@
 //! change once, from its owner; a unisocket client's listener on one member hears every change
 //! that member applies.
 
-use crate::owner::{Call, PartitionOwner};
 use crate::listeners::EventKind;
+use crate::owner::{Call, PartitionOwner};
 use crate::peer::{self, Reader};
 use crate::replicated_map::{self, publish, put_kind, Change, EntryChange, Phase, SyncHeader, Version};
-use crate::request::{ErrorKind, OpError, Replies, ReplicatedMapOp, ReplicatedMapRequest, Reply};
+use crate::request::{ErrorKind, OpError, ReplicatedMapOp, ReplicatedMapRequest, Replies, Reply};
 use crate::wire::{self, HazelcastReply};
 use ferrogrid_cluster::{MemberId, PartitionTable};
 use ferrogrid_protocol::{Data, PartitionId, Uuid};
@@ -38,7 +38,12 @@ fn member_uuid(member: MemberId) -> Uuid {
 impl PartitionOwner {
     /// A replicated map key request: a write on this member as the partition's owner (its
     /// change numbered and sent to every other member), a read on this member's copy.
-    pub(crate) fn execute_replicated(&mut self, call: &Call<'_>, request: &ReplicatedMapRequest<'_>, out: &mut Vec<u8>) {
+    pub(crate) fn execute_replicated(
+        &mut self,
+        call: &Call<'_>,
+        request: &ReplicatedMapRequest<'_>,
+        out: &mut Vec<u8>,
+    ) {
         let partition = call.partition_id.0 as usize;
         let local = self.replication.replicated.local(partition);
         let name = &*request.name;
@@ -172,7 +177,8 @@ impl PartitionOwner {
                     let store = self.partitions[local].replicated_mut(name, &mut self.settings);
                     let old = store.put(key, value, expires_at_ms, now_ms);
                     let kind = put_kind(old.as_deref());
-                    let change = EntryChange { name, partition, kind, key, value: Some(value), old_value: old.as_deref() };
+                    let change =
+                        EntryChange { name, partition, kind, key, value: Some(value), old_value: old.as_deref() };
                     publish(&mut self.listeners, &mut self.outbox, origin, &change);
                 }
                 Change::Remove { name, key } => {
@@ -299,9 +305,9 @@ impl PartitionOwner {
     pub fn on_replicated_versions(&mut self, from: MemberId, versions: &[u8]) {
         let mut reader = Reader::new(versions);
         while !reader.is_empty() {
-            let Ok((partition, version)) =
-                (|| Ok::<_, peer::Malformed>((reader.u16()?, Version { epoch: reader.u64()?, sequence: reader.u64()? })))()
-            else {
+            let Ok((partition, version)) = (|| {
+                Ok::<_, peer::Malformed>((reader.u16()?, Version { epoch: reader.u64()?, sequence: reader.u64()? }))
+            })() else {
                 warn!("malformed replicated-map versions from a member: rest ignored");
                 return;
             };
@@ -374,7 +380,11 @@ impl PartitionOwner {
             let share = &self.replication.replicated.shares[local];
             if let Phase::Waiting { source } = share.phase {
                 if !self.replication.state.is_member(source) {
-                    warn!(partition, ?source, "the member this replicated-map copy waited for left: going on with what is here");
+                    warn!(
+                        partition,
+                        ?source,
+                        "the member this replicated-map copy waited for left: going on with what is here"
+                    );
                     self.take_over(partition);
                 } else {
                     self.ask_for_copy(source, partition, false);

@@ -7,7 +7,7 @@
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::request::{
     CollectionOp, CollectionRequest, ErrorKind, MapOp, MapRequest, MultiMapOp, MultiMapRequest, OpError, PutAnswer,
-    QueueOp, QueueRequest, RemoveAnswer, Replies, ReplicatedMapOp, ReplicatedMapRequest, Reply, Request, RingbufferOp,
+    QueueOp, QueueRequest, RemoveAnswer, ReplicatedMapOp, ReplicatedMapRequest, Replies, Reply, Request, RingbufferOp,
     RingbufferRequest, TopicRequest,
 };
 use ferrogrid_protocol::codec::*;

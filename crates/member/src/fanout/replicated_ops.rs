@@ -34,7 +34,8 @@ pub(crate) fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>
         invalidation: false,
         local_only,
     };
-    let add = |listener: Listener| WideRequest::new(super::wide_ops::AddListener::to(Registry::ReplicatedEntries, listener));
+    let add =
+        |listener: Listener| WideRequest::new(super::wide_ops::AddListener::to(Registry::ReplicatedEntries, listener));
     match message.message_type() {
         ReplicatedMapSize::TYPE => name_only(WideRequest::new(ReplicatedSize { answer_empty: false })),
         ReplicatedMapIsEmpty::TYPE => name_only(WideRequest::new(ReplicatedSize { answer_empty: true })),
@@ -51,7 +52,8 @@ pub(crate) fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>
         }
         ReplicatedMapPutAll::TYPE => {
             let r = ReplicatedMapPutAll::decode(message)?;
-            if r.entries.iter().any(|(key, value)| key.type_id().unwrap_or(0) == 0 || value.type_id().unwrap_or(0) == 0) {
+            if r.entries.iter().any(|(key, value)| key.type_id().unwrap_or(0) == 0 || value.type_id().unwrap_or(0) == 0)
+            {
                 return Ok(Classified::Refused(error::NULL_POINTER, "Null key or value is not allowed!".into()));
             }
             let entries = r.entries.iter().map(|(key, value)| (key.0.into(), value.0.into())).collect();
@@ -68,7 +70,8 @@ pub(crate) fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>
             }
             Ok(Classified::Wide(add(listener(r.local_only, Some(r.key.0))), r.name.into()))
         }
-        ty @ (ReplicatedMapAddEntryListenerWithPredicate::TYPE | ReplicatedMapAddEntryListenerToKeyWithPredicate::TYPE) => {
+        ty @ (ReplicatedMapAddEntryListenerWithPredicate::TYPE
+        | ReplicatedMapAddEntryListenerToKeyWithPredicate::TYPE) => {
             let text = format!(
                 "ferrogrid does not evaluate predicates yet: a replicated map entry listener with a predicate ({}) is \
                  not supported",
@@ -211,7 +214,14 @@ impl WideOperation for ReplicatedClear {
         }
     }
 
-    fn on_partition(&self, _name: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut Count) {
+    fn on_partition(
+        &self,
+        _name: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut Count,
+    ) {
         unreachable!("on_share does a replicated clear's work")
     }
 
@@ -229,7 +239,7 @@ impl WideOperation for ReplicatedClear {
 /// other member as one change.
 #[derive(Debug)]
 pub(crate) struct ReplicatedPutAll {
-    entries: Vec<(Box<[u8]>, Box<[u8]>)>,
+    entries: Vec<crate::replicated_map::OwnedEntry>,
 }
 
 impl WideOperation for ReplicatedPutAll {
@@ -262,7 +272,14 @@ impl WideOperation for ReplicatedPutAll {
         }
     }
 
-    fn on_partition(&self, _name: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+    fn on_partition(
+        &self,
+        _name: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut (),
+    ) {
         unreachable!("on_share does a replicated putAll's work")
     }
 
