@@ -434,3 +434,189 @@ impl PartitionOwner {
         examined
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Members' reactors (one each, two partitions) wired by hand: what one queues for another
+    //! is delivered by the test, or dropped to make a gap.
+    use super::*;
+    use crate::connection::{ConnectionId, ConnectionShared};
+    use crate::peer::tests::messages;
+    use crate::replication::ClusterState;
+    use crate::request::Request;
+    use ferrogrid_cluster::{MemberEntry, MAX_REPLICAS};
+    use ferrogrid_config::MemberConfig;
+    use ferrogrid_protocol::codec::{BoolResponse, NullableDataResponse, ReplicatedMapGet, ReplicatedMapPut};
+    use ferrogrid_protocol::Message;
+    use std::sync::Arc;
+
+    const A: MemberId = MemberId(1);
+    const B: MemberId = MemberId(2);
+    const C: MemberId = MemberId(3);
+    const D: MemberId = MemberId(4);
+    const PARTITIONS: usize = 2;
+    const MAP: &str = "rm";
+
+    fn connection() -> Arc<ConnectionShared> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let stream = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let stream = mio::net::TcpStream::from_std(stream);
+        Arc::new(ConnectionShared::new(ConnectionId(1), listener.local_addr().unwrap(), stream))
+    }
+
+    /// `me`'s view: `members` (with links to each), table `version` giving both partitions
+    /// `owner`.
+    fn state(me: MemberId, members: &[MemberId], version: u64, owner: MemberId) -> Arc<ClusterState> {
+        let mut table = PartitionTable::empty(PARTITIONS);
+        table.version = version;
+        let mut row = [None; MAX_REPLICAS];
+        row[0] = Some(owner);
+        (0..PARTITIONS).for_each(|partition| table.set_replicas(partition, row));
+        let entries = members.iter().map(|id| MemberEntry { id: *id, address: String::new() }).collect();
+        let links = members.iter().filter(|id| **id != me).map(|id| (*id, connection())).collect();
+        Arc::new(ClusterState { me, members: entries, members_version: version, cluster_id: A, table, links })
+    }
+
+    fn member(me: MemberId) -> PartitionOwner {
+        let alone = Arc::new(ClusterState::alone(me, PARTITIONS));
+        let config = Arc::new(MemberConfig::default());
+        let counter = Arc::new(crate::probes::Counter::default());
+        PartitionOwner::new(0, 1, Uuid::from_u128(me.0), config, PARTITIONS as u16, alone, counter)
+    }
+
+    /// Delivers what `from` queued for `to` (sealing its changes first); `keep` picks messages.
+    fn deliver(
+        from: (MemberId, &mut PartitionOwner),
+        to: (MemberId, &mut PartitionOwner),
+        keep: impl Fn(usize) -> bool,
+    ) {
+        from.1.replication.seal_replicated();
+        let queued = from.1.replication.out.remove(&to.0).unwrap_or_default();
+        for (index, (ty, payload)) in messages(&queued).into_iter().enumerate() {
+            if keep(index) {
+                to.1.on_replicated(from.0, ty, &payload);
+            }
+        }
+    }
+
+    fn all(_: usize) -> bool {
+        true
+    }
+
+    /// Runs a put of `key` on `owner` (partition 0); the response bytes.
+    fn put(owner: &mut PartitionOwner, key: &[u8], value: &[u8]) -> Vec<u8> {
+        let mut request = Vec::new();
+        let put = ReplicatedMapPut { ttl: 0, name: MAP, key: Data(key), value: Data(value) };
+        put.encode(&mut request, 5, 0, 0);
+        run(owner, &request)
+    }
+
+    fn run(owner: &mut PartitionOwner, request: &[u8]) -> Vec<u8> {
+        let message = Message::parse(request).unwrap();
+        let Request::ReplicatedMap(request) = crate::wire::decode_replicated_map(&message).unwrap() else {
+            unreachable!()
+        };
+        let connection = connection();
+        let call = Call {
+            connection: &connection,
+            correlation_id: 5,
+            response_type: message.message_type().response(),
+            source: Uuid::from_u128(99),
+            counter_slot: 0,
+            partition_id: PartitionId(0),
+        };
+        let mut out = Vec::new();
+        owner.execute_replicated(&call, &request, &mut out);
+        out
+    }
+
+    fn get(owner: &mut PartitionOwner, key: &[u8]) -> Option<Vec<u8>> {
+        let mut request = Vec::new();
+        ReplicatedMapGet { name: MAP, key: Data(key) }.encode(&mut request, 5, 0, 0);
+        let out = run(owner, &request);
+        NullableDataResponse::decode(&Message::parse(&out).unwrap()).unwrap().response.map(|data| data.0.to_vec())
+    }
+
+    /// A key (a serialized Data: 4-byte partition hash, 4-byte type id, payload).
+    fn key(text: &str) -> Vec<u8> {
+        let mut data = vec![0, 0, 0, 0, 0, 0, 0, 11];
+        data.extend_from_slice(text.as_bytes());
+        data
+    }
+
+    fn version(owner: &PartitionOwner) -> Version {
+        owner.replication.replicated.shares[0].version
+    }
+
+    #[test]
+    fn copies_follow_the_owner_repair_gaps_and_survive_a_new_owner() {
+        let (mut a, mut b, mut c) = (member(A), member(B), member(C));
+        let three = [A, B, C];
+        for (me, owner) in [(A, &mut a), (B, &mut b), (C, &mut c)] {
+            owner.apply_cluster_state(state(me, &three, 1, A));
+        }
+        deliver((A, &mut a), (B, &mut b), all);
+        deliver((A, &mut a), (C, &mut c), all);
+        assert_eq!([version(&a), version(&b), version(&c)], [Version { epoch: 1, sequence: 0 }; 3]);
+
+        // The owner's writes reach every copy in order.
+        assert!(NullableDataResponse::decode(&Message::parse(&put(&mut a, &key("x"), &key("1"))).unwrap())
+            .unwrap()
+            .response
+            .is_none());
+        put(&mut a, &key("y"), &key("2"));
+        deliver((A, &mut a), (B, &mut b), all);
+        assert_eq!((get(&mut b, &key("x")), version(&b)), (Some(key("1")), Version { epoch: 1, sequence: 2 }));
+        // C missed the first change: it applies the next, and asks for the partition.
+        a.replication.out.remove(&C);
+        put(&mut a, &key("z"), &key("3"));
+        deliver((A, &mut a), (C, &mut c), all);
+        assert_eq!(c.replication.replicated.shares[0].phase, Phase::Stale);
+        assert_eq!(get(&mut c, &key("z")), Some(key("3")));
+        deliver((C, &mut c), (A, &mut a), all);
+        deliver((A, &mut a), (C, &mut c), all);
+        assert_eq!((version(&c), c.replication.replicated.shares[0].phase), (version(&a), Phase::Current));
+        assert_eq!(get(&mut c, &key("x")), Some(key("1")), "the whole copy arrived");
+
+        // A writes to a partition it does not own are refused (the client retries).
+        let refused = put(&mut b, &key("w"), &key("0"));
+        assert!(BoolResponse::decode(&Message::parse(&refused).unwrap()).is_err());
+        assert_eq!(get(&mut b, &key("w")), None);
+
+        // A dies: B is promoted and carries on from its copy (it missed "z"), C follows B.
+        let two = [B, C];
+        b.apply_cluster_state(state(B, &two, 2, B));
+        c.apply_cluster_state(state(C, &two, 2, B));
+        assert_eq!(version(&b), Version { epoch: 2, sequence: 0 });
+        deliver((B, &mut b), (C, &mut c), all);
+        assert_eq!(get(&mut c, &key("z")), None, "the new owner's copy is the truth");
+        put(&mut b, &key("after"), &key("4"));
+        deliver((B, &mut b), (C, &mut c), all);
+        assert_eq!((get(&mut c, &key("after")), version(&c)), (Some(key("4")), Version { epoch: 2, sequence: 1 }));
+
+        // D joins (the copies B sends it are lost) and then owns the partitions: it asks the
+        // old owner and refuses writes until the copy is here, then takes over.
+        let mut d = member(D);
+        let four = [B, C, D];
+        d.apply_cluster_state(state(D, &four, 3, B));
+        b.apply_cluster_state(state(B, &four, 3, B));
+        c.apply_cluster_state(state(C, &four, 3, B));
+        b.replication.out.clear();
+        for (me, owner) in [(B, &mut b), (C, &mut c), (D, &mut d)] {
+            owner.apply_cluster_state(state(me, &four, 4, D));
+        }
+        assert!(matches!(d.replication.replicated.shares[0].phase, Phase::Waiting { source: B }));
+        assert_eq!(get(&mut d, &key("after")), None);
+        let refused = put(&mut d, &key("early"), &key("5"));
+        assert!(
+            NullableDataResponse::decode(&Message::parse(&refused).unwrap()).is_err(),
+            "retry until the copy is here"
+        );
+        deliver((D, &mut d), (B, &mut b), all);
+        deliver((B, &mut b), (D, &mut d), all);
+        assert_eq!(get(&mut d, &key("after")), Some(key("4")));
+        assert_eq!(version(&d), Version { epoch: 4, sequence: 0 });
+        deliver((D, &mut d), (C, &mut c), all);
+        assert_eq!(version(&c), Version { epoch: 4, sequence: 0 });
+    }
+}
