@@ -399,8 +399,12 @@ impl PartitionOwner {
         let mut payload = Vec::new();
         for local in 0..self.partitions.len() {
             let partition = self.replication.replicated.global(local);
-            if self.writes_replicated(partition) {
-                let version = self.replication.replicated.shares[local].version;
+            let version = self.replication.replicated.shares[local].version;
+            // A partition that never had a change and holds no replicated map has nothing to
+            // repair (a copy that missed its epoch's start hears of it with the next change):
+            // a member without replicated maps sends nothing.
+            let idle = version.sequence == 0 && self.partitions[local].replicated_maps().next().is_none();
+            if self.writes_replicated(partition) && !idle {
                 payload.extend_from_slice(&(partition as u16).to_le_bytes());
                 payload.extend_from_slice(&version.epoch.to_le_bytes());
                 payload.extend_from_slice(&version.sequence.to_le_bytes());
@@ -446,7 +450,7 @@ mod tests {
     use crate::request::Request;
     use ferrogrid_cluster::{MemberEntry, MAX_REPLICAS};
     use ferrogrid_config::MemberConfig;
-    use ferrogrid_protocol::codec::{BoolResponse, NullableDataResponse, ReplicatedMapGet, ReplicatedMapPut};
+    use ferrogrid_protocol::codec::{NullableDataResponse, ReplicatedMapGet, ReplicatedMapPut};
     use ferrogrid_protocol::Message;
     use std::sync::Arc;
 
@@ -478,8 +482,12 @@ mod tests {
     }
 
     fn member(me: MemberId) -> PartitionOwner {
+        member_with(me, MemberConfig::default())
+    }
+
+    fn member_with(me: MemberId, config: MemberConfig) -> PartitionOwner {
         let alone = Arc::new(ClusterState::alone(me, PARTITIONS));
-        let config = Arc::new(MemberConfig::default());
+        let config = Arc::new(config);
         let counter = Arc::new(crate::probes::Counter::default());
         PartitionOwner::new(0, 1, Uuid::from_u128(me.0), config, PARTITIONS as u16, alone, counter)
     }
@@ -544,6 +552,14 @@ mod tests {
         data
     }
 
+    /// Whether `response` is the PartitionMigrating error clients retry on.
+    fn is_retry(response: &[u8]) -> bool {
+        let message = Message::parse(response).unwrap();
+        let errors = ferrogrid_protocol::error::read_error_response(&message).unwrap_or_default();
+        message.message_type() == ferrogrid_protocol::error::ERROR_RESPONSE
+            && errors.first().is_some_and(|error| error.code == ferrogrid_protocol::error::PARTITION_MIGRATING.code)
+    }
+
     fn version(owner: &PartitionOwner) -> Version {
         owner.replication.replicated.shares[0].version
     }
@@ -579,8 +595,7 @@ mod tests {
         assert_eq!(get(&mut c, &key("x")), Some(key("1")), "the whole copy arrived");
 
         // A writes to a partition it does not own are refused (the client retries).
-        let refused = put(&mut b, &key("w"), &key("0"));
-        assert!(BoolResponse::decode(&Message::parse(&refused).unwrap()).is_err());
+        assert!(is_retry(&put(&mut b, &key("w"), &key("0"))));
         assert_eq!(get(&mut b, &key("w")), None);
 
         // A dies: B is promoted and carries on from its copy (it missed "z"), C follows B.
@@ -596,7 +611,14 @@ mod tests {
 
         // D joins (the copies B sends it are lost) and then owns the partitions: it asks the
         // old owner and refuses writes until the copy is here, then takes over.
-        let mut d = member(D);
+        // D reads only once its copy is here (`async-fillup: false`).
+        let mut config = MemberConfig::default();
+        let wait_for_copy = ferrogrid_config::ReplicatedMapConfig {
+            async_fillup: false,
+            ..ferrogrid_config::ReplicatedMapConfig::DEFAULT
+        };
+        config.replicated_maps.insert(MAP, wait_for_copy);
+        let mut d = member_with(D, config);
         let four = [B, C, D];
         d.apply_cluster_state(state(D, &four, 3, B));
         b.apply_cluster_state(state(B, &four, 3, B));
@@ -606,7 +628,9 @@ mod tests {
             owner.apply_cluster_state(state(me, &four, 4, D));
         }
         assert!(matches!(d.replication.replicated.shares[0].phase, Phase::Waiting { source: B }));
-        assert_eq!(get(&mut d, &key("after")), None);
+        let mut request = Vec::new();
+        ReplicatedMapGet { name: MAP, key: Data(&key("after")) }.encode(&mut request, 5, 0, 0);
+        assert!(is_retry(&run(&mut d, &request)), "a read retries too");
         let refused = put(&mut d, &key("early"), &key("5"));
         assert!(
             NullableDataResponse::decode(&Message::parse(&refused).unwrap()).is_err(),
