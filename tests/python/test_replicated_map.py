@@ -13,7 +13,8 @@ What a real Hazelcast 5.6.0 member does (and these tests hold):
     the removed value (None for an absent key); put_all adds or replaces; size, is_empty,
     contains_key, contains_value, key_set, values and entry_set see every live entry;
     clear empties the map;
-  * put with a ttl (seconds): the entry is gone after it (get None, not counted);
+  * put with a ttl (seconds): the entry is gone after it (get None, not counted); a negative
+    ttl fails with IllegalArgumentException("ttl must be a positive integer");
   * None keys and values never reach the member: AssertionError from the client;
   * entry listeners (all keys, or one key) always carry values: put is heard as ADDED (new key)
     or UPDATED (with the old value), remove as REMOVED with the old value (an absent key's too,
@@ -27,10 +28,10 @@ What a real Hazelcast 5.6.0 member does (and these tests hold):
 import time
 
 import pytest
-from hazelcast.errors import HazelcastError
+from hazelcast.errors import HazelcastError, IllegalArgumentError
 from hazelcast.predicate import sql
 
-from helpers import same_partition_key, wait_until
+from helpers import same_partition_key, server_error_line, wait_until
 
 SERVICE = "hz:impl:replicatedMapService"
 WAIT = 10  # seconds an event may take
@@ -187,6 +188,15 @@ def test_an_entry_with_a_ttl_expires(rm):
     assert rm.contains_key("short") is False
     assert rm.size() == 1
     assert rm.key_set() == ["forever"]
+
+
+def test_a_negative_ttl_is_refused(rm):
+    with pytest.raises(IllegalArgumentError) as refused:
+        rm.put("k", "v", ttl=-1)
+    assert server_error_line(refused.value) == (
+        "Exception from server: java.lang.IllegalArgumentException: ttl must be a positive integer"
+    )
+    assert rm.get("k") is None
 
 
 def test_a_put_without_ttl_clears_an_earlier_ttl(rm):

@@ -1,13 +1,14 @@
 //! The operation table: one row per message type the member serves, and nothing else in the
 //! member classifies message types.
 //!
-//! A row says how a request is routed (the owner of the partition in its header, every
-//! partition, the connection's reactor, or the member link), its flags (writes, may add
-//! entries, may wait on a key lock, names a tenant-scoped object) and, for partition-bound
-//! requests, its handler: the decoder that turns the wire message into the typed request the
-//! engine runs ([`crate::request::MapRequest`]). Dispatch, tenant scoping, the data quota and
-//! the per-type counters all read the row, found with one array index ([`lookup`]). A type
-//! without a row is answered with `UnsupportedOperationException`.
+//! A row says how a request is routed (the owner of the partition in its header, this
+//! member's copy of that partition, every partition, the connection's reactor, or the member
+//! link), its flags (writes, may add entries, may wait on a key lock, names a tenant-scoped
+//! object) and, for partition-bound requests, its handler: the decoder that turns the wire
+//! message into the typed request the engine runs ([`crate::request::MapRequest`]). Dispatch,
+//! tenant scoping, the data quota and the per-type counters all read the row, found with one
+//! array index ([`lookup`]). A type without a row is answered with
+//! `UnsupportedOperationException`.
 //!
 //! Adding an operation: a codec in `protocol/src/codec.rs`, a row here, and (for a partition
 //! operation) a variant of the typed request with its decoder (`wire.rs`) and its execution.

@@ -69,7 +69,10 @@ impl PartitionOwner {
                 reply.reply(Reply::Bool(store.is_some_and(|store| store.get(key, now_ms).is_some())));
             }
             ReplicatedMapOp::Put { key, value, ttl_ms } => {
-                let checked = null_check(key, "key").and_then(|()| null_check(value, "value"));
+                let mut checked = null_check(key, "key").and_then(|()| null_check(value, "value"));
+                if *ttl_ms < 0 {
+                    checked = Err(OpError::new(ErrorKind::IllegalArgument, "ttl must be a positive integer"));
+                }
                 if let Err(failure) = checked {
                     return wire::write_error(reply.out, call.correlation_id, &failure);
                 }
