@@ -87,8 +87,8 @@ pub(crate) trait WideOperation: fmt::Debug + Send + Sync + 'static {
 
     /// One partition's step: read the map's entries there (or change them), adding to
     /// `partial`. `owned`: this member owns the partition (always, unless `PARTITIONS` is
-    /// `Replicas`; a change counts only what it did to owned partitions, as a backup's copy
-    /// would count twice). Entries expired at `now_ms` are invisible.
+    /// `Replicas` or `Every`; a change counts only what it did to owned partitions, as a
+    /// backup's copy would count twice). Entries expired at `now_ms` are invisible.
     fn on_partition(
         &self,
         map: &str,
