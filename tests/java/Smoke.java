@@ -9,6 +9,7 @@ import com.hazelcast.collection.ItemEvent;
 import com.hazelcast.collection.ItemListener;
 import com.hazelcast.map.IMap;
 import com.hazelcast.multimap.MultiMap;
+import com.hazelcast.replicatedmap.ReplicatedMap;
 import com.hazelcast.ringbuffer.OverflowPolicy;
 import com.hazelcast.ringbuffer.ReadResultSet;
 import com.hazelcast.ringbuffer.Ringbuffer;
@@ -99,6 +100,7 @@ public final class Smoke {
             list(client);
             set(client);
             multiMap(client);
+            replicatedMap(client);
             rc = 0;
             System.out.println("java smoke: ok (" + checks + " checks)");
         } catch (Throwable t) {
@@ -261,6 +263,37 @@ public final class Smoke {
         check(!mm.containsKey("gone"), "multimap delete removes the key");
         checkEq(new HashSet<>(Arrays.asList("other")), mm.keySet(), "multimap keySet");
         mm.destroy();
+    }
+
+    static void replicatedMap(HazelcastInstance client) throws InterruptedException {
+        // a full copy on every member (no entry listener here: EntryEvent's class file fails
+        // javac -Xlint:all -Werror; the Python and Node.js suites listen)
+        ReplicatedMap<String, String> rm = client.getReplicatedMap("java-smoke-rm-" + UUID.randomUUID());
+        checkEq(null, rm.put("k", "v1"), "replicated map put of a new key");
+        checkEq("v1", rm.put("k", "v2"), "replicated map put answers the previous value");
+        checkEq("v2", rm.get("k"), "replicated map get");
+        Map<String, String> more = new HashMap<>();
+        more.put("a", "x");
+        more.put("b", "y");
+        rm.putAll(more);
+        checkEq(3, rm.size(), "replicated map size");
+        check(!rm.isEmpty(), "replicated map isEmpty");
+        check(rm.containsKey("a"), "replicated map containsKey");
+        check(rm.containsValue("y"), "replicated map containsValue");
+        checkEq(new HashSet<>(Arrays.asList("a", "b", "k")), new HashSet<>(rm.keySet()), "replicated map keySet");
+        checkEq(new HashSet<>(Arrays.asList("v2", "x", "y")), new HashSet<>(rm.values()), "replicated map values");
+        checkEq(3, rm.entrySet().size(), "replicated map entrySet");
+        checkEq("v2", rm.remove("k"), "replicated map remove answers the value");
+        checkEq(null, rm.remove("k"), "replicated map remove of an absent key");
+        rm.put("short", "s", 1, TimeUnit.SECONDS);
+        checkEq("s", rm.get("short"), "replicated map get before the ttl ends");
+        for (int i = 0; i < 200 && rm.get("short") != null; i++) {
+            Thread.sleep(25);
+        }
+        checkEq(null, rm.get("short"), "replicated map entry gone after its ttl");
+        rm.clear();
+        checkEq(0, rm.size(), "replicated map size after clear");
+        rm.destroy();
     }
 
     static void run(HazelcastInstance client) {

@@ -3,7 +3,8 @@
 // Connects (cluster name "dev"), runs put/get/size/entrySet/remove on a fresh map with string
 // and number keys, offer/poll/peek and an item listener on a queue, add/readOne/readMany on a
 // ringbuffer, publish and a listener on a reliable topic, index operations and an item listener
-// on a list, add/contains/remove on a set, put/get/remove/removeAll on a multimap, prints
+// on a list, add/contains/remove on a set, put/get/remove/removeAll on a multimap,
+// put/get/putAll/views/remove/clear and an entry listener on a replicated map, prints
 // "node smoke: ok" and exits 0; exits 1 on any failure or after 60 s.
 
 const assert = require('node:assert/strict');
@@ -180,6 +181,41 @@ async function main() {
         assert.deepEqual((await mm.get('k')).toArray(), [], 'multimap get of a removed key');
         assert.deepEqual(await mm.keySet(), ['other'], 'multimap keySet');
         await mm.destroy();
+
+        // --- replicated map: a full copy on every member
+        const rm = await client.getReplicatedMap('node-smoke-rm-' + crypto.randomUUID());
+        const rmEvents = [];
+        const rmListener = await rm.addEntryListener({
+            added: (event) => rmEvents.push(['ADDED', event.key, event.value]),
+            updated: (event) => rmEvents.push(['UPDATED', event.key, event.value, event.oldValue]),
+            removed: (event) => rmEvents.push(['REMOVED', event.key, event.oldValue]),
+        });
+        assert.equal(await rm.put('k', 'v1'), null, 'replicated map put of a new key');
+        assert.equal(await rm.put('k', 'v2'), 'v1', 'replicated map put answers the previous value');
+        assert.equal(await rm.get('k'), 'v2', 'replicated map get');
+        await rm.putAll([['a', 'x'], ['b', 'y']]);
+        assert.equal(await rm.size(), 3, 'replicated map size');
+        assert.equal(await rm.isEmpty(), false, 'replicated map isEmpty');
+        assert.equal(await rm.containsKey('a'), true, 'replicated map containsKey');
+        assert.equal(await rm.containsValue('y'), true, 'replicated map containsValue');
+        assert.deepEqual((await rm.keySet()).sort(), ['a', 'b', 'k'], 'replicated map keySet');
+        assert.deepEqual((await rm.values()).toArray().sort(), ['v2', 'x', 'y'], 'replicated map values');
+        assert.deepEqual((await rm.entrySet()).sort(), [['a', 'x'], ['b', 'y'], ['k', 'v2']], 'replicated map entrySet');
+        assert.equal(await rm.remove('k'), 'v2', 'replicated map remove answers the value');
+        assert.equal(await rm.remove('k'), null, 'replicated map remove of an absent key');
+        for (let i = 0; i < 200 && rmEvents.length < 6; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        assert.deepEqual(rmEvents.filter((event) => event[1] === 'k'), [
+            ['ADDED', 'k', 'v1'],
+            ['UPDATED', 'k', 'v2', 'v1'],
+            ['REMOVED', 'k', 'v2'],
+            ['REMOVED', 'k', null], // an absent key's removal is heard too, as in Hazelcast
+        ], 'replicated map entry events');
+        assert.equal(await rm.removeEntryListener(rmListener), true, 'replicated map removeEntryListener');
+        await rm.clear();
+        assert.equal(await rm.size(), 0, 'replicated map size after clear');
+        await rm.destroy();
 
         // --- reliable topic (the Node.js client's only topic, on ringbuffer _hz_rb_<name>)
         const topic = await client.getReliableTopic('node-smoke-rt-' + crypto.randomUUID());

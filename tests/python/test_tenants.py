@@ -160,6 +160,33 @@ def test_object_listeners_hear_their_own_tenants_objects_by_unscoped_names(tenan
         bob.shutdown()
 
 
+def test_replicated_maps_are_namespaced_per_tenant(tenant_member):
+    alice, bob = connect(tenant_member, "team-a"), connect(tenant_member, "team-b")
+    try:
+        heard = {"alice": [], "bob": []}
+        a_map, b_map = alice.get_replicated_map("cache").blocking(), bob.get_replicated_map("cache").blocking()
+        a_map.add_entry_listener(added_func=lambda event: heard["alice"].append(event.value))
+        b_map.add_entry_listener(added_func=lambda event: heard["bob"].append(event.value))
+        a_map.put("k", "alice's")
+        a_map.put_all({"a1": 1, "a2": 2})
+        assert b_map.get("k") is None and b_map.size() == 0 and b_map.key_set() == []
+        b_map.put("k", "bob's")
+        b_map.clear()
+        assert a_map.get("k") == "alice's" and a_map.size() == 3
+        deadline = time.monotonic() + 10
+        while (len(heard["alice"]) < 3 or not heard["bob"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # an event crossing tenants, if any, would have arrived by now
+        assert sorted(heard["alice"], key=repr) == sorted(["alice's", 1, 2], key=repr) and heard["bob"] == ["bob's"]
+        alice.get_replicated_map("alice-only").blocking().put("x", 1)
+        b_names = {(o.service_name, o.name) for o in bob.get_distributed_objects()}
+        assert ("hz:impl:replicatedMapService", "cache") in b_names
+        assert ("hz:impl:replicatedMapService", "alice-only") not in b_names
+    finally:
+        alice.shutdown()
+        bob.shutdown()
+
+
 def test_flake_id_generators_are_namespaced_per_tenant(tenant_member):
     alice, bob = connect(tenant_member, "team-a"), connect(tenant_member, "team-b")
     try:

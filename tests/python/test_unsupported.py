@@ -23,6 +23,6 @@ def test_predicate_query_is_refused_with_the_message_type_named(m):
 
 def test_other_data_structures_are_refused_at_proxy_creation(client, map_name):
     with pytest.raises(HazelcastError) as raised:
-        client.get_replicated_map("news").blocking().put("k", "x")
-    assert "hz:impl:replicatedMapService" in str(raised.value)
+        client.get_executor("news").blocking().is_shutdown()
+    assert "hz:impl:executorService" in str(raised.value)
     assert client.get_map(map_name).blocking().put("a", "b") is None

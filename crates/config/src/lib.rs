@@ -19,6 +19,7 @@ mod network;
 mod observability;
 mod pn_counter;
 mod queue;
+mod replicated_map;
 mod ringbuffer;
 mod security;
 mod tenants;
@@ -39,6 +40,7 @@ pub use network::NetworkConfig;
 pub use observability::{IoConfig, MetricsConfig, Placement};
 pub use pn_counter::{CrdtReplicationConfig, PnCounterConfig, PnCounterConfigs};
 pub use queue::{QueueConfig, QueueConfigs};
+pub use replicated_map::{InMemoryFormat, ReplicatedMapConfig, ReplicatedMapConfigs};
 pub use ringbuffer::{RingbufferConfig, RingbufferConfigs, TopicConfig, TopicConfigs};
 pub use security::{SecurityConfig, User};
 pub use tenants::{OverQuota, TenantConfig, TenantsConfig, MAX_TENANTS, MAX_WEIGHT};
@@ -74,6 +76,8 @@ pub struct MemberConfig {
     pub queues: QueueConfigs,
     /// Per-multimap settings by name or pattern. `hazelcast.multimap`.
     pub multimaps: MultiMapConfigs,
+    /// Per-replicated-map settings by name or pattern. `hazelcast.replicatedmap`.
+    pub replicated_maps: ReplicatedMapConfigs,
     /// Per-list settings by name or pattern. `hazelcast.list`.
     pub lists: CollectionConfigs,
     /// Per-set settings by name or pattern. `hazelcast.set`.
@@ -149,6 +153,7 @@ impl Default for MemberConfig {
             maps: MapConfigs::default(),
             queues: QueueConfigs::default(),
             multimaps: MultiMapConfigs::default(),
+            replicated_maps: ReplicatedMapConfigs::default(),
             lists: CollectionConfigs::default(),
             sets: CollectionConfigs::default(),
             ringbuffers: RingbufferConfigs::default(),
@@ -253,6 +258,7 @@ impl MemberConfig {
         self.ringbuffers.validate()?;
         self.lists.validate("list")?;
         self.multimaps.validate()?;
+        self.replicated_maps.validate()?;
         self.sets.validate("set")?;
         self.pn_counters.validate()?;
         self.crdt_replication.validate()?;

@@ -216,6 +216,15 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
             config.multimaps.insert(name, multimap);
         }
     }
+    if let Some(mut replicated_maps) = hazelcast.section("replicatedmap")? {
+        for (name, mut section) in replicated_maps.sections()? {
+            let mut replicated = crate::ReplicatedMapConfig::DEFAULT;
+            section.set("in-memory-format", &mut replicated.in_memory_format, in_memory_format_kind)?;
+            section.set("async-fillup", &mut replicated.async_fillup, boolean)?;
+            section.set("statistics-enabled", &mut replicated.statistics_enabled, boolean)?;
+            config.replicated_maps.insert(name, replicated);
+        }
+    }
     if let Some(mut ringbuffers) = hazelcast.section("ringbuffer")? {
         for (name, mut section) in ringbuffers.sections()? {
             let mut ringbuffer = crate::RingbufferConfig::DEFAULT;
@@ -539,6 +548,16 @@ fn value_collection_type(value: &Value, path: &str) -> Result<crate::ValueCollec
     }
 }
 
+/// A replicated map's `in-memory-format` (NATIVE is read, and refused by `validate`).
+fn in_memory_format_kind(value: &Value, path: &str) -> Result<crate::InMemoryFormat> {
+    match text(value, path)?.to_ascii_uppercase().as_str() {
+        "BINARY" => Ok(crate::InMemoryFormat::Binary),
+        "OBJECT" => Ok(crate::InMemoryFormat::Object),
+        "NATIVE" => Ok(crate::InMemoryFormat::Native),
+        other => Err(invalid(path.to_owned(), format!("in-memory-format {other}: expected OBJECT or BINARY"))),
+    }
+}
+
 fn in_memory_format(value: &Value, path: &str) -> Result<()> {
     match text(value, path)?.to_ascii_uppercase().as_str() {
         "BINARY" | "OBJECT" => Ok(()),
@@ -750,6 +769,22 @@ hazelcast:
         assert_eq!(invalid_key(zero), "hazelcast.properties.hazelcast.io.balancer.interval.seconds");
         assert_eq!(invalid_key("ferrogrid: {io: {initial-placement: random}}"), "ferrogrid.io.initial-placement");
         assert_eq!(MemberConfig::default().io.balancer_interval(), Some(std::time::Duration::from_secs(20)));
+    }
+
+    #[test]
+    fn replicated_map_settings_are_read() {
+        let text = "hazelcast: {replicatedmap: {cache-*: {in-memory-format: BINARY, async-fillup: false, \
+                    statistics-enabled: false}}}";
+        let loaded = load(text);
+        let replicated = loaded.config.replicated_maps.for_replicated_map("cache-1");
+        assert_eq!(replicated.in_memory_format, crate::InMemoryFormat::Binary);
+        assert!(!replicated.async_fillup && !replicated.statistics_enabled);
+        assert!(loaded.unsupported_keys.is_empty(), "{:?}", loaded.unsupported_keys);
+        assert_eq!(*loaded.config.replicated_maps.for_replicated_map("other"), crate::ReplicatedMapConfig::DEFAULT);
+        let native = "hazelcast: {replicatedmap: {m: {in-memory-format: NATIVE}}}";
+        assert_eq!(invalid_key(native), "hazelcast.replicatedmap.m.in-memory-format");
+        let unknown = "hazelcast: {replicatedmap: {m: {in-memory-format: HEAP}}}";
+        assert_eq!(invalid_key(unknown), "hazelcast.replicatedmap.m.in-memory-format");
     }
 
     #[test]

@@ -248,6 +248,10 @@ impl Core {
             Some((slot, row)) if row.route == Route::Replica => {
                 self.dispatch_replica(connection, header, (slot, row), bytes, out, origin)
             }
+            Some((slot, row)) if row.route == Route::LocalCopy => {
+                let Some(partition) = self.check_partition(header, out) else { return Ok(After::Continue) };
+                self.run_or_hand_off(connection, header, (slot, row), partition, bytes, out, origin)
+            }
             Some((_, row)) if row.route == Route::EveryPartition => {
                 let message = Message::parse(bytes)?;
                 self.dispatch_wide(connection, &message, bytes, out, origin)
@@ -318,6 +322,22 @@ impl Core {
         let Some(partition) = self.routes_here(connection, header, bytes, out, origin) else {
             return Ok(After::Continue);
         };
+        self.run_or_hand_off(connection, header, (slot, row), partition, bytes, out, origin)
+    }
+
+    /// A request for `partition` on this member: run here if this reactor owns the partition
+    /// (parsed and decoded once), else handed, unparsed, to the reactor that does.
+    #[allow(clippy::too_many_arguments)]
+    fn run_or_hand_off(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        header: RequestHeader,
+        (slot, row): (usize, &Operation),
+        partition: PartitionId,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        origin: Origin,
+    ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let owner = self.shared.owner_of(partition);
         if owner == self.index {
             self.probes().local_ops.add(1);
@@ -421,17 +441,7 @@ impl Core {
         Origin { hop, source, .. }: Origin,
     ) -> Option<PartitionId> {
         let (partition, id) = (header.partition_id, header.correlation_id);
-        let count = self.shared.view.partition_count as i32;
-        if !(0..count).contains(&partition) {
-            let text = if partition < 0 {
-                "Partition ID cannot be negative!".to_owned()
-            } else {
-                format!("Partition ID {partition} is not below the partition count {count}")
-            };
-            wire::write_error(out, id, &OpError::new(ErrorKind::IllegalArgument, text));
-            return None;
-        }
-        let partition_id = PartitionId(partition as u16);
+        let partition_id = self.check_partition(header, out)?;
         let text = match self.owner.replication.route(partition_id) {
             Route_::Here => return Some(partition_id),
             Route_::Member(member) if hop == Hop::Client => {
@@ -447,6 +457,22 @@ impl Core {
         };
         wire::write_error(out, id, &OpError::new(ErrorKind::PartitionMigrating, text));
         None
+    }
+
+    /// The request's partition id, if it names a partition (answered with an error if not).
+    fn check_partition(&self, header: RequestHeader, out: &mut Vec<u8>) -> Option<PartitionId> {
+        let partition = header.partition_id;
+        let count = self.shared.view.partition_count as i32;
+        if !(0..count).contains(&partition) {
+            let text = if partition < 0 {
+                "Partition ID cannot be negative!".to_owned()
+            } else {
+                format!("Partition ID {partition} is not below the partition count {count}")
+            };
+            wire::write_error(out, header.correlation_id, &OpError::new(ErrorKind::IllegalArgument, text));
+            return None;
+        }
+        Some(PartitionId(partition as u16))
     }
 
     /// Whether a connection of `tenant` may have its next request cut now: its fair share of

@@ -19,6 +19,7 @@
 //! answered exactly once, by the share that brings `remaining` to zero.
 
 pub(crate) mod multimap_ops;
+pub(crate) mod replicated_ops;
 pub(crate) mod wide_ops;
 
 use crate::connection::ConnectionShared;
@@ -46,6 +47,9 @@ pub(crate) enum Partitions {
     Replicas,
     /// None: the work is on each reactor's own state only (listener registrations).
     None,
+    /// Every partition of the reactor, owned or not: a replicated map's reads, over the copy
+    /// of every partition each member holds.
+    Every,
 }
 
 /// What a share contributes: a partition's, a reactor's or a member's part of the result, and
@@ -105,8 +109,8 @@ pub(crate) trait WideOperation: fmt::Debug + Send + Sync + 'static {
 
     /// One partition's step: read the map's entries there (or change them), adding to
     /// `partial`. `owned`: this member owns the partition (always, unless `PARTITIONS` is
-    /// `Replicas`; a change counts only what it did to owned partitions, as a backup's copy
-    /// would count twice). Entries expired at `now_ms` are invisible.
+    /// `Replicas` or `Every`; a change counts only what it did to owned partitions, as a
+    /// backup's copy would count twice). Entries expired at `now_ms` are invisible.
     fn on_partition(
         &self,
         map: &str,
@@ -115,6 +119,26 @@ pub(crate) trait WideOperation: fmt::Debug + Send + Sync + 'static {
         now_ms: i64,
         partial: &mut Self::Partial,
     );
+
+    /// This reactor's share: by default [`WideOperation::on_partition`] over each partition
+    /// that [`WideOperation::PARTITIONS`] names. An operation that needs more of the reactor
+    /// than one partition at a time (a replicated map's putAll and clear: the events they
+    /// publish and the changes they send every other member) does its share here instead.
+    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Self::Partial)
+    where
+        Self: Sized,
+    {
+        if Self::PARTITIONS == Partitions::None {
+            return;
+        }
+        for (index, partition) in share.partitions.iter_mut().enumerate() {
+            let owned = share.owned.get(index).copied().unwrap_or(true);
+            if Self::PARTITIONS == Partitions::Owned && !owned {
+                continue;
+            }
+            self.on_partition(map, partition, owned, share.now_ms, partial);
+        }
+    }
 
     /// The map-wide event the answering share publishes once per request, with how many
     /// entries the request affected, and to which registry's listeners.
@@ -145,6 +169,10 @@ pub struct ShareContext<'a> {
     pub owned: &'a [bool],
     /// The reactor's PN counter replicas.
     pub counters: &'a mut PnCounters,
+    /// The reactor's replicated-map versions and outgoing changes.
+    pub replicated: &'a mut crate::replicated_map::Shares,
+    /// Settings of objects a share creates.
+    pub settings: &'a mut crate::map_settings::SettingsCache,
 }
 
 /// Which share of a job a reactor completes.
@@ -189,6 +217,9 @@ impl WideRequest {
             Service::Object(ObjectKind::Map) => WideRequest::new(Destroy),
             Service::Object(ObjectKind::MultiMap) => {
                 destroy(Some(ObjectKind::MultiMap), Some(Registry::MultiMapEntries))
+            }
+            Service::Object(ObjectKind::ReplicatedMap) => {
+                destroy(Some(ObjectKind::ReplicatedMap), Some(Registry::ReplicatedEntries))
             }
             Service::Object(kind) => destroy(Some(kind), None),
             Service::Topic => destroy(None, Some(Registry::Messages)),
@@ -251,15 +282,7 @@ impl<W: WideOperation> Shares for Merged<W> {
         let mut local = self.operation.empty();
         self.operation.on_reactor(map, share.listeners, &mut local);
         self.operation.on_counters(map, share.counters, &mut local);
-        if W::PARTITIONS != Partitions::None {
-            for (index, partition) in share.partitions.iter_mut().enumerate() {
-                let owned = share.owned.get(index).copied().unwrap_or(true);
-                if W::PARTITIONS == Partitions::Owned && !owned {
-                    continue;
-                }
-                self.operation.on_partition(map, partition, owned, share.now_ms, &mut local);
-            }
-        }
+        self.operation.on_share(map, share, &mut local);
         self.merge(local);
     }
 
@@ -492,6 +515,7 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
         }
         _ if OBJECT_LISTENER_REQUESTS.contains(&ty) => classify_object_listener(message, connection),
         _ if ty.0 >> 16 == 0x02 => classify_multimap(message, connection),
+        _ if ty.0 >> 16 == 0x0D => replicated_ops::classify(message, connection),
         _ => Ok(Classified::NotWide),
     }
 }
@@ -735,13 +759,24 @@ mod tests {
         listeners: Listeners,
         outbox: Outbox,
         counters: PnCounters,
+        replicated: crate::replicated_map::Shares,
+        settings: crate::map_settings::SettingsCache,
     }
 
     impl Reactor {
         fn new(entries: &[(&[u8], &[u8], usize)], owned: Vec<bool>) -> Reactor {
             let partitions = partitions(owned.len(), entries);
-            let (listeners, outbox, counters) = (Listeners::default(), Outbox::default(), PnCounters::default());
-            Reactor { partitions, owned, listeners, outbox, counters }
+            let replicated = crate::replicated_map::Shares::new(0, 1, owned.len(), owned.len() as u16);
+            let settings = crate::map_settings::SettingsCache::new(Default::default(), owned.len() as u16);
+            Reactor {
+                partitions,
+                owned,
+                listeners: Listeners::default(),
+                outbox: Outbox::default(),
+                counters: PnCounters::default(),
+                replicated,
+                settings,
+            }
         }
 
         fn context(&mut self) -> ShareContext<'_> {
@@ -753,6 +788,8 @@ mod tests {
                 member: Uuid { most: 1, least: 1 },
                 owned: &self.owned,
                 counters: &mut self.counters,
+                replicated: &mut self.replicated,
+                settings: &mut self.settings,
             }
         }
     }

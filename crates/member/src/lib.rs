@@ -11,7 +11,8 @@
 //! locks and parked requests), `listeners` (entry events), `outbox` (output to other
 //! connections), `cluster` (what clients are told about the cluster). Between members:
 //! `member_link` (traffic on member links), `peer` (the member protocol), `replication` and
-//! `replica` (backups, snapshots, forwarding), `cluster_service` (membership).
+//! `replica` (backups, snapshots, forwarding), `replicated_map` and `replicated_sync`
+//! (replicated maps: a copy on every member), `cluster_service` (membership).
 //!
 //! Modules import each other without cycles (`tests/module_graph.rs`): each is read from the
 //! ones below it.
@@ -51,6 +52,8 @@ pub(crate) mod queue;
 pub(crate) mod reactor;
 pub(crate) mod relays;
 pub(crate) mod replica;
+pub(crate) mod replicated_map;
+pub(crate) mod replicated_sync;
 pub(crate) mod replication;
 pub(crate) mod request;
 pub(crate) mod ringbuffer;

@@ -155,13 +155,22 @@ pub enum Registry {
     SetItems,
     Messages,
     MultiMapEntries,
+    /// Entry listeners of replicated maps: each member publishes the changes it applies to
+    /// its own registrations ([`Listeners::publish_replicated`]).
+    ReplicatedEntries,
 }
 
-const OBJECT_REGISTRIES: usize = 5;
+const OBJECT_REGISTRIES: usize = 6;
 
 impl Registry {
-    const OBJECTS: [Registry; OBJECT_REGISTRIES] =
-        [Registry::Items, Registry::ListItems, Registry::SetItems, Registry::Messages, Registry::MultiMapEntries];
+    const OBJECTS: [Registry; OBJECT_REGISTRIES] = [
+        Registry::Items,
+        Registry::ListItems,
+        Registry::SetItems,
+        Registry::Messages,
+        Registry::MultiMapEntries,
+        Registry::ReplicatedEntries,
+    ];
 }
 
 /// Item event types of queues, lists and sets: the `eventType` field.
@@ -311,6 +320,32 @@ impl Listeners {
     /// [`Listeners::publish`] to the entry listeners of a map (`Registry::Entries`) or of a
     /// multimap (`Registry::MultiMapEntries`).
     pub fn publish_to(&mut self, registry: Registry, outbox: &mut Outbox, member: Uuid, map: &str, event: Event<'_>) {
+        self.publish_entry(registry, outbox, (member, false), map, event);
+    }
+
+    /// An event of a replicated map `map`, published by every member that applies the change
+    /// to its own registrations, naming `origin` (the member that made the change: the
+    /// partition's owner). `relayed`: the change came from another member, so local-only
+    /// listeners (a smart client registers one with every member) do not hear it; they hear
+    /// it from its origin, and a client hears each event once.
+    pub fn publish_replicated(
+        &mut self,
+        outbox: &mut Outbox,
+        (origin, relayed): (Uuid, bool),
+        map: &str,
+        event: Event<'_>,
+    ) {
+        self.publish_entry(Registry::ReplicatedEntries, outbox, (origin, relayed), map, event);
+    }
+
+    fn publish_entry(
+        &mut self,
+        registry: Registry,
+        outbox: &mut Outbox,
+        (member, relayed): (Uuid, bool),
+        map: &str,
+        event: Event<'_>,
+    ) {
         let registrations = match registry {
             Registry::Entries => &mut self.maps,
             other => &mut self.objects[other as usize - 1],
@@ -340,7 +375,7 @@ impl Listeners {
                 .encode(out, listener.correlation_id, partition_id);
                 continue;
             }
-            if listener.flags & event.kind as i32 == 0 {
+            if listener.flags & event.kind as i32 == 0 || (relayed && listener.local_only) {
                 continue;
             }
             if let (Some(wanted), Some(key)) = (&listener.key, event.key) {

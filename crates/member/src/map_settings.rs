@@ -94,6 +94,11 @@ impl SettingsCache {
         *self.config.multimaps.for_multimap(name)
     }
 
+    /// The settings of the replicated map called `name`.
+    pub fn replicated_map(&self, name: &str) -> ferrogrid_config::ReplicatedMapConfig {
+        *self.config.replicated_maps.for_replicated_map(name)
+    }
+
     /// The settings of the list (`set` false) or set called `name`.
     pub fn collection(&self, name: &str, set: bool) -> ferrogrid_config::CollectionConfig {
         let configs = if set { &self.config.sets } else { &self.config.lists };

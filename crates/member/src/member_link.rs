@@ -90,6 +90,10 @@ impl Core {
                 Err(error) => warn!(%error, "malformed object event: ignored"),
             },
             peer::PN_COUNTER_STATE => self.route_counter_states(from, payload),
+            peer::REPLICATED_CHANGES
+            | peer::REPLICATED_SYNC
+            | peer::REPLICATED_VERSIONS
+            | peer::REPLICATED_SYNC_REQUEST => self.route_replicated(from, ty, payload),
             _ => debug!(%ty, "unexpected member message: ignored"),
         }
         Ok(After::Continue)
@@ -357,6 +361,47 @@ impl Core {
         }
         if !own.is_empty() {
             self.owner.apply_counter_states(from, &own);
+        }
+    }
+
+    /// A replicated-map message: split by the reactors owning its partitions (each part keeps
+    /// the message's order), run here for this reactor's, handed to the others.
+    fn route_replicated(&mut self, from: MemberId, ty: ferrogrid_protocol::MessageType, payload: &[u8]) {
+        let count = self.shared.reactor_count();
+        let mut parts: Vec<Vec<u8>> = vec![Vec::new(); count];
+        let target_of = |partition: u16| self.shared.owner_of(PartitionId(partition));
+        match ty {
+            peer::REPLICATED_CHANGES => {
+                let mut reader = peer::Reader::new(payload);
+                loop {
+                    match crate::replicated_map::next_change_record(&mut reader) {
+                        Ok(Some(record)) => parts[target_of(record.partition)].extend_from_slice(record.raw),
+                        Ok(None) => break,
+                        Err(error) => {
+                            warn!(%error, "malformed replicated-map changes from a member: rest ignored");
+                            break;
+                        }
+                    }
+                }
+            }
+            peer::REPLICATED_SYNC if payload.len() >= 2 => {
+                parts[target_of(u16::from_le_bytes([payload[0], payload[1]]))].extend_from_slice(payload);
+            }
+            peer::REPLICATED_VERSIONS | peer::REPLICATED_SYNC_REQUEST => {
+                let size = if ty == peer::REPLICATED_VERSIONS { 18 } else { 2 };
+                for item in payload.chunks_exact(size) {
+                    parts[target_of(u16::from_le_bytes([item[0], item[1]]))].extend_from_slice(item);
+                }
+            }
+            _ => warn!(%ty, "malformed replicated-map message: ignored"),
+        }
+        for (target, part) in parts.into_iter().enumerate().filter(|(_, part)| !part.is_empty()) {
+            if target == self.index {
+                self.owner.on_replicated(from, ty, &part);
+            } else {
+                let work = MemberWork::Replicated(ty, part.into_boxed_slice());
+                self.hand_off(target, Task::Member { from, work });
+            }
         }
     }
 

@@ -1,13 +1,14 @@
 //! The operation table: one row per message type the member serves, and nothing else in the
 //! member classifies message types.
 //!
-//! A row says how a request is routed (the owner of the partition in its header, every
-//! partition, the connection's reactor, or the member link), its flags (writes, may add
-//! entries, may wait on a key lock, names a tenant-scoped object) and, for partition-bound
-//! requests, its handler: the decoder that turns the wire message into the typed request the
-//! engine runs ([`crate::request::MapRequest`]). Dispatch, tenant scoping, the data quota and
-//! the per-type counters all read the row, found with one array index ([`lookup`]). A type
-//! without a row is answered with `UnsupportedOperationException`.
+//! A row says how a request is routed (the owner of the partition in its header, this
+//! member's copy of that partition, every partition, the connection's reactor, or the member
+//! link), its flags (writes, may add entries, may wait on a key lock, names a tenant-scoped
+//! object) and, for partition-bound requests, its handler: the decoder that turns the wire
+//! message into the typed request the engine runs ([`crate::request::MapRequest`]). Dispatch,
+//! tenant scoping, the data quota and the per-type counters all read the row, found with one
+//! array index ([`lookup`]). A type without a row is answered with
+//! `UnsupportedOperationException`.
 //!
 //! Adding an operation: a codec in `protocol/src/codec.rs`, a row here, and (for a partition
 //! operation) a variant of the typed request with its decoder (`wire.rs`) and its execution.
@@ -23,6 +24,10 @@ use std::sync::OnceLock;
 pub enum Route {
     /// On the member and reactor owning the partition named in the request header.
     Partition,
+    /// On this member's copy of the partition named in the request header, on the reactor
+    /// owning it, whoever owns the partition in the cluster (a replicated map's reads: every
+    /// member holds every partition's copy). Never forwarded.
+    LocalCopy,
     /// Over every partition of the map (size, keySet, clear, listener registration, …):
     /// every reactor runs a share, other members too where the work is cluster-wide.
     EveryPartition,
@@ -113,6 +118,13 @@ macro_rules! key_row {
 macro_rules! object_row {
     ($codec:ident, $flags:expr, $decode:ident) => {
         row!($codec, Partition, $flags, Some(crate::wire::$decode as Decoder))
+    };
+}
+
+/// A [`Route::LocalCopy`] row: `$decode` is its `wire` decoder.
+macro_rules! local_row {
+    ($codec:ident, $flags:expr, $decode:ident) => {
+        row!($codec, LocalCopy, $flags, Some(crate::wire::$decode as Decoder))
     };
 }
 
@@ -213,6 +225,26 @@ static TABLE: &[Operation] = &[
     row!(MultiMapAddEntryListener, EveryPartition, S),
     row!(MultiMapAddEntryListenerToKey, EveryPartition, S),
     row!(MultiMapRemoveEntryListener, EveryPartition, S),
+    // ReplicatedMap: key writes on the owner of the key's partition, which sends them to every
+    // member; key reads on the copy of the member asked; the map-wide reads over this member's
+    // copy, the map-wide writes (putAll, clear) on every member's owned partitions.
+    object_row!(ReplicatedMapPut, W.with(A).with(S), decode_replicated_map),
+    object_row!(ReplicatedMapRemove, W.with(S), decode_replicated_map),
+    local_row!(ReplicatedMapGet, S, decode_replicated_map),
+    local_row!(ReplicatedMapContainsKey, S, decode_replicated_map),
+    row!(ReplicatedMapSize, EveryPartition, S),
+    row!(ReplicatedMapIsEmpty, EveryPartition, S),
+    row!(ReplicatedMapContainsValue, EveryPartition, S),
+    row!(ReplicatedMapKeySet, EveryPartition, S),
+    row!(ReplicatedMapValues, EveryPartition, S),
+    row!(ReplicatedMapEntrySet, EveryPartition, S),
+    row!(ReplicatedMapPutAll, EveryPartition, W.with(A).with(S)),
+    row!(ReplicatedMapClear, EveryPartition, W.with(S)),
+    row!(ReplicatedMapAddEntryListener, EveryPartition, S),
+    row!(ReplicatedMapAddEntryListenerToKey, EveryPartition, S),
+    row!(ReplicatedMapAddEntryListenerWithPredicate, EveryPartition, S),
+    row!(ReplicatedMapAddEntryListenerToKeyWithPredicate, EveryPartition, S),
+    row!(ReplicatedMapRemoveEntryListener, EveryPartition, S),
     // List and set: in the partition of their name.
     object_row!(ListAdd, W.with(A).with(S), decode_collection),
     object_row!(ListAddAll, W.with(A).with(S), decode_collection),
@@ -302,6 +334,10 @@ static TABLE: &[Operation] = &[
     member_row!(peer::LISTEN, "MemberListen"),
     member_row!(peer::UNLISTEN, "MemberUnlisten"),
     member_row!(peer::PN_COUNTER_STATE, "MemberPnCounterState"),
+    member_row!(peer::REPLICATED_CHANGES, "MemberReplicatedChanges"),
+    member_row!(peer::REPLICATED_SYNC, "MemberReplicatedSync"),
+    member_row!(peer::REPLICATED_VERSIONS, "MemberReplicatedVersions"),
+    member_row!(peer::REPLICATED_SYNC_REQUEST, "MemberReplicatedSyncRequest"),
 ];
 
 /// Map key rows (the first rows of the table): the size of per-map counter arrays.
@@ -375,7 +411,7 @@ mod tests {
         assert_eq!(counted, PARTITION_OPERATION_COUNT);
         let rest = &TABLE[PARTITION_OPERATION_COUNT..];
         assert!(rest.iter().all(|row| !(row.route == Route::Partition && is_map(row))));
-        let decoded = |row: &Operation| matches!(row.route, Route::Partition | Route::Replica);
+        let decoded = |row: &Operation| matches!(row.route, Route::Partition | Route::Replica | Route::LocalCopy);
         assert!(TABLE.iter().all(|row| decoded(row) == row.decode.is_some()));
     }
 
@@ -396,14 +432,16 @@ mod tests {
     #[test]
     fn flags_say_what_the_quota_and_the_namespaces_need() {
         let adds: Vec<&str> = TABLE.iter().filter(|row| row.is(Flags::ADDS_ENTRIES)).map(|row| row.name).collect();
-        assert_eq!(adds.len(), 24, "{adds:?}");
+        assert_eq!(adds.len(), 26, "{adds:?}");
         assert!(row(MapGet::TYPE).is_some_and(|row| !row.is(Flags::WRITE) && row.is(Flags::SCOPED)));
         assert!(row(ClientDestroyProxy::TYPE).is_some_and(|row| row.is(Flags::SCOPED)));
         assert!(row(ClientPing::TYPE).is_some_and(|row| !row.is(Flags::SCOPED)));
-        let named = TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01..=0x06 | 0x17 | 0x1C | 0x1D));
+        let named =
+            TABLE.iter().filter(|row| matches!(row.message_type.0 >> 16, 0x01..=0x06 | 0x0D | 0x17 | 0x1C | 0x1D));
         assert!(
             named.into_iter().all(|row| row.is(Flags::SCOPED)),
-            "every map, queue, topic, list, set, ringbuffer, flake id generator and PN counter request is scoped"
+            "every map, multimap, queue, topic, list, set, replicated map, ringbuffer, flake id generator and PN counter \
+             request is scoped"
         );
     }
 }

@@ -108,8 +108,8 @@ pub struct PartitionOwner {
     /// Partition `p` is at `p / reactor_count`.
     pub partitions: Vec<PartitionStore>,
     reactor_index: usize,
-    reactor_count: usize,
-    member: Uuid,
+    pub(crate) reactor_count: usize,
+    pub(crate) member: Uuid,
     pub listeners: Listeners,
     pub outbox: Outbox,
     pub(crate) settings: SettingsCache,
@@ -243,20 +243,23 @@ impl PartitionOwner {
         snapshot
     }
 
-    /// Items of the queues and ringbuffers this reactor owns, listeners of queues and topics,
-    /// and topic counts.
+    /// Items of the queues, collections, multimaps and ringbuffers this reactor owns and of
+    /// the replicated maps it holds (every partition's copy, with `statistics-enabled`),
+    /// listeners of those and of topics, and topic counts.
     fn object_figures(&self, objects: &mut std::collections::HashMap<(&'static str, String), ObjectFigures>) {
         for (local, partition) in self.partitions.iter().enumerate() {
-            if !self.replication.owned.get(local).copied().unwrap_or(false) {
-                continue;
-            }
+            let owned = self.replication.owned.get(local).copied().unwrap_or(false);
             for (kind, name, object) in partition.objects() {
-                let label = match kind {
-                    ObjectKind::Queue => "queue",
-                    ObjectKind::List => "list",
-                    ObjectKind::Set => "set",
-                    ObjectKind::MultiMap => "multimap",
-                    ObjectKind::Ringbuffer => "ringbuffer",
+                if !owned && !kind.is_everywhere() {
+                    continue;
+                }
+                let label = match (kind, object) {
+                    (ObjectKind::Queue, _) => "queue",
+                    (ObjectKind::List, _) => "list",
+                    (ObjectKind::Set, _) => "set",
+                    (ObjectKind::MultiMap, _) => "multimap",
+                    (ObjectKind::Ringbuffer, _) => "ringbuffer",
+                    (_, Object::ReplicatedMap(store)) if store.config.statistics_enabled => "replicatedmap",
                     _ => continue,
                 };
                 let figures = objects.entry((label, name.to_owned())).or_default();
@@ -270,6 +273,8 @@ impl PartitionOwner {
                 Registry::ListItems => "list",
                 Registry::SetItems => "set",
                 Registry::MultiMapEntries => "multimap",
+                Registry::ReplicatedEntries if self.settings.replicated_map(name).statistics_enabled => "replicatedmap",
+                Registry::ReplicatedEntries => continue,
                 Registry::Messages => "topic",
                 Registry::Entries => continue,
             };
@@ -318,6 +323,7 @@ impl PartitionOwner {
             Request::Collection(request) => self.execute_collection(call, request, out),
             Request::MultiMap(request) => self.execute_multimap(call, request, out),
             Request::PnCounter(request) => self.execute_pn_counter(call, request, out),
+            Request::ReplicatedMap(request) => self.execute_replicated(call, request, out),
         }
     }
 
@@ -668,6 +674,8 @@ impl PartitionOwner {
             member: self.member,
             owned: &self.replication.owned,
             counters: &mut self.pn_counters,
+            replicated: &mut self.replication.replicated,
+            settings: &mut self.settings,
         };
         match share {
             crate::fanout::Share::Here => job.run_share(&mut context),
@@ -776,8 +784,9 @@ impl PartitionOwner {
             }
             self.sweep_cursor = (self.sweep_cursor + 1) % self.partitions.len().max(1);
             let partition_id = PartitionId((self.reactor_index + self.sweep_cursor * self.reactor_count) as u16);
+            budget -= self.sweep_replicated(self.sweep_cursor, budget);
             let partition = &mut self.partitions[self.sweep_cursor];
-            for (kind, name, object) in partition.objects_mut() {
+            for (kind, name, object) in partition.objects_mut().filter(|(kind, _, _)| !kind.is_everywhere()) {
                 let object = object.as_object_mut();
                 let examined_budget = budget.min(object.entry_count());
                 let expired = object.sweep_expired(self.now_ms, examined_budget);

@@ -23,6 +23,7 @@ use crate::multimap::MultiMapStore;
 use crate::object::PartitionObject;
 use crate::peer::ObjectKind;
 use crate::queue::QueueStore;
+use crate::replicated_map::ReplicatedMapStore;
 use crate::ringbuffer::RingbufferStore;
 use crate::store::RecordStore;
 use ahash::RandomState;
@@ -77,6 +78,7 @@ partition_objects! {
     List => CollectionStore,
     Set => CollectionStore,
     MultiMap => MultiMapStore,
+    ReplicatedMap => ReplicatedMapStore,
     #[cfg(test)]
     Probe => probe::Probe,
 }
@@ -163,10 +165,11 @@ impl PartitionStore {
         self.track_changes
     }
 
-    /// Drops every object (this member no longer holds a replica of the partition, or a
-    /// snapshot replaces it).
+    /// Drops every object of the partition's replicas (this member no longer holds a replica
+    /// of the partition, or a snapshot replaces it); objects every member holds (replicated
+    /// maps) stay.
     pub fn drop_all(&mut self) {
-        self.objects.clear();
+        self.objects.retain(|key, _| key.kind.is_everywhere());
     }
 }
 
@@ -225,6 +228,50 @@ impl PartitionStore {
             Object::MultiMap(store) => store,
             _ => unreachable!("filed under the multimap kind"),
         }
+    }
+
+    /// The replicated map `name` of this partition, created on first use.
+    pub(crate) fn replicated_mut(&mut self, name: &str, settings: &mut SettingsCache) -> &mut ReplicatedMapStore {
+        let create = || Object::new(ObjectKind::ReplicatedMap, name, settings);
+        match self.object_mut(ObjectKind::ReplicatedMap, name, create) {
+            Object::ReplicatedMap(store) => store,
+            _ => unreachable!("filed under the replicated map kind"),
+        }
+    }
+
+    /// The replicated map `name` if this partition has it.
+    pub(crate) fn replicated(&self, name: &str) -> Option<&ReplicatedMapStore> {
+        match self.object(ObjectKind::ReplicatedMap, name)? {
+            Object::ReplicatedMap(store) => Some(store),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn existing_replicated_mut(&mut self, name: &str) -> Option<&mut ReplicatedMapStore> {
+        match self.existing_object_mut(ObjectKind::ReplicatedMap, name)? {
+            Object::ReplicatedMap(store) => Some(store),
+            _ => None,
+        }
+    }
+
+    /// Every replicated map of this partition.
+    pub(crate) fn replicated_maps(&self) -> impl Iterator<Item = (&str, &ReplicatedMapStore)> {
+        self.objects().filter_map(|(_, name, object)| match object {
+            Object::ReplicatedMap(store) => Some((name, store)),
+            _ => None,
+        })
+    }
+
+    pub(crate) fn replicated_maps_mut(&mut self) -> impl Iterator<Item = (&str, &mut ReplicatedMapStore)> {
+        self.objects_mut().filter_map(|(_, name, object)| match object {
+            Object::ReplicatedMap(store) => Some((name, store)),
+            _ => None,
+        })
+    }
+
+    /// Drops this partition's replicated maps (a whole copy replaces them).
+    pub(crate) fn drop_replicated(&mut self) {
+        self.objects.retain(|key, _| key.kind != ObjectKind::ReplicatedMap);
     }
 
     /// The key locks of the map or multimap (`kind`) `name`, if this partition has it.

@@ -41,6 +41,9 @@ pub(crate) enum ObjectKind {
     List = 4,
     Set = 5,
     MultiMap = 6,
+    /// Held by every member, not only a partition's replicas (`replicated_map.rs`): its
+    /// objects take no part in backups, snapshots or dropping a replica.
+    ReplicatedMap = 7,
     /// The test double `partition::probe`.
     #[cfg(test)]
     Probe = 0x7F,
@@ -61,9 +64,17 @@ impl ObjectKind {
             ObjectKind::List => "hz:impl:listService",
             ObjectKind::Set => "hz:impl:setService",
             ObjectKind::MultiMap => "hz:impl:multiMapService",
+            ObjectKind::ReplicatedMap => "hz:impl:replicatedMapService",
             #[cfg(test)]
             ObjectKind::Probe => "ferrogrid:test:probe",
         }
+    }
+
+    /// Whether every member holds a copy of every partition's objects of this kind (replicated
+    /// maps), which replicate themselves: a partition's backups, snapshots and the dropping of
+    /// a replica leave them alone.
+    pub(crate) fn is_everywhere(self) -> bool {
+        self == ObjectKind::ReplicatedMap
     }
 
     pub(crate) fn from_code(code: u8) -> Option<ObjectKind> {
@@ -74,6 +85,7 @@ impl ObjectKind {
             4 => Some(ObjectKind::List),
             5 => Some(ObjectKind::Set),
             6 => Some(ObjectKind::MultiMap),
+            7 => Some(ObjectKind::ReplicatedMap),
             #[cfg(test)]
             0x7F => Some(ObjectKind::Probe),
             _ => None,
@@ -96,13 +108,14 @@ pub(crate) enum Service {
 }
 
 impl Service {
-    const OBJECTS: [ObjectKind; 6] = [
+    const OBJECTS: [ObjectKind; 7] = [
         ObjectKind::Map,
         ObjectKind::Queue,
         ObjectKind::Ringbuffer,
         ObjectKind::List,
         ObjectKind::Set,
         ObjectKind::MultiMap,
+        ObjectKind::ReplicatedMap,
     ];
 
     /// The service a client names by `name` (None: a service ferrogrid lacks).
@@ -209,6 +222,20 @@ impl<'a> CounterStates<'a> {
         Ok(Some(CounterState { sequence, name, state, raw }))
     }
 }
+
+/// Replicated maps (`replicated_map.rs`): the changes a partition's owner made, for every
+/// other member, in the owner's order: `{ partition u16 | epoch u64 | sequence u64 | changes
+/// bytes }*` (one record per operation and partition; `changes` is the kind's own encoding).
+pub const REPLICATED_CHANGES: MessageType = MessageType(0x7F_000C);
+/// A partition's whole replicated-map copy from a member that holds one: `partition u16 |
+/// epoch u64 | sequence u64 | flags u8 (1 first, 2 last) | entries`, in bounded chunks.
+pub const REPLICATED_SYNC: MessageType = MessageType(0x7F_000D);
+/// An owner's versions of its partitions' replicated-map copies, sent every second (anti-
+/// entropy): `{ partition u16 | epoch u64 | sequence u64 }*`. A member whose copy is older asks
+/// for the partition.
+pub const REPLICATED_VERSIONS: MessageType = MessageType(0x7F_000E);
+/// Asks the receiver for REPLICATED_SYNC of these partitions: `{ partition u16 }*`.
+pub const REPLICATED_SYNC_REQUEST: MessageType = MessageType(0x7F_000F);
 
 /// What TOPIC carries: `name str | publisher u128 | publish time i64 | { message bytes }*`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -552,6 +579,10 @@ impl<'a> Reader<'a> {
     }
     pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+    /// What is left to read.
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        self.0
     }
     pub(crate) fn take(&mut self, count: usize) -> Result<&'a [u8], Malformed> {
         if self.0.len() < count {

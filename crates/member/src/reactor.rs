@@ -320,6 +320,7 @@ impl Reactor {
                     MemberWork::Acks(acks) => self.core.owner.on_acks(from, &acks),
                     MemberWork::CounterStates(records) => self.core.owner.apply_counter_states(from, &records),
                     MemberWork::SnapshotRequest(partition) => self.core.owner.on_snapshot_request(from, partition),
+                    MemberWork::Replicated(ty, payload) => self.core.owner.on_replicated(from, ty, &payload),
                     MemberWork::Responses(mut batch) => {
                         let mut batch: &[u8] = &mut batch;
                         while batch.len() >= 4 {

@@ -278,6 +278,7 @@ impl PartitionOwner {
     /// Releases held writes whose backups timed out or whose backup members left.
     pub fn check_pending(&mut self) {
         self.ask_again();
+        self.replicated_tick();
         let now = self.now_ms;
         let state = self.replication.state.clone();
         let due: Vec<u64> = self
@@ -443,6 +444,13 @@ impl PartitionOwner {
                 self.transition(partition, local, me, &previous.table, &state);
             }
         }
+        let joined: Vec<MemberId> = state
+            .members
+            .iter()
+            .map(|member| member.id)
+            .filter(|id| *id != state.me && !previous.is_member(*id))
+            .collect();
+        self.replicated_members_joined(&joined);
         self.check_pending();
     }
 
@@ -463,6 +471,7 @@ impl PartitionOwner {
         let now = new_replicas.iter().position(|member| *member == Some(me));
         let (old_owner, new_owner) = (before.owner(partition), after.owner(partition));
         self.replication.owned[local] = now == Some(0);
+        self.replicated_table_change(partition, (was, now), before);
         // The old owner hands its data to a new owner that held no replica; requests waiting
         // on its locks go to the new owner (clients retry on this answer).
         if was == Some(0) && now != Some(0) {

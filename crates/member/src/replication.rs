@@ -127,6 +127,9 @@ pub struct Replication {
     /// A snapshot chunk is sent once it holds this much (`snapshot-chunk-bytes`; entries are
     /// never split).
     pub(crate) snapshot_chunk_bytes: usize,
+    /// The versions of this reactor's replicated-map copies and the changes gathered for the
+    /// other members (`replicated_map.rs`, `replicated_sync.rs`).
+    pub(crate) replicated: crate::replicated_map::Shares,
 }
 
 impl Replication {
@@ -138,7 +141,11 @@ impl Replication {
         backup_timeout_ms: u64,
         snapshot_chunk_bytes: usize,
     ) -> Replication {
+        let partition_count = state.table.partition_count() as u16;
+        let replicated =
+            crate::replicated_map::Shares::new(reactor_index, reactor_count, local_partitions, partition_count);
         Replication {
+            replicated,
             reactor_index,
             reactor_count,
             state,
@@ -231,8 +238,28 @@ impl Replication {
         }
     }
 
+    /// The other members this member has a link to.
+    pub(crate) fn peers(&self) -> Vec<MemberId> {
+        self.state.links.keys().copied().filter(|peer| *peer != self.state.me).collect()
+    }
+
+    /// Moves the replicated-map changes gathered since the last call into one message per
+    /// other member (the same records for each). Called before anything that must follow
+    /// them on a link (a copy, the versions), and by [`Replication::seal`].
+    pub(crate) fn seal_replicated(&mut self) {
+        if self.replicated.outgoing.is_empty() {
+            return;
+        }
+        for peer in self.peers() {
+            let out = self.out.entry(peer).or_default();
+            peer::write(out, peer::REPLICATED_CHANGES, 0, &self.replicated.outgoing);
+        }
+        self.replicated.outgoing.clear();
+    }
+
     /// Moves gathered backup and acknowledgement payloads into whole messages.
     pub(crate) fn seal(&mut self) {
+        self.seal_replicated();
         for (peer, payload) in self.backups.iter_mut().filter(|(_, payload)| !payload.is_empty()) {
             peer::write(self.out.entry(*peer).or_default(), peer::BACKUP, 0, payload);
             payload.clear();

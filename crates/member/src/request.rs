@@ -399,6 +399,43 @@ pub enum MultiMapOp<'a> {
     },
 }
 
+/// One replicated map key request: a write runs on the owner of the key's partition, a read
+/// on the copy of the member asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicatedMapRequest<'a> {
+    /// The replicated map's name (scoped to the tenant's namespace already).
+    pub name: Cow<'a, str>,
+    pub op: ReplicatedMapOp<'a>,
+}
+
+/// The replicated map's key operations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplicatedMapOp<'a> {
+    /// put, with a ttl in milliseconds (0: none); answers the previous value.
+    Put {
+        key: Blob<'a>,
+        value: Blob<'a>,
+        ttl_ms: i64,
+    },
+    /// Answers the removed value.
+    Remove {
+        key: Blob<'a>,
+    },
+    Get {
+        key: Blob<'a>,
+    },
+    ContainsKey {
+        key: Blob<'a>,
+    },
+}
+
+impl ReplicatedMapOp<'_> {
+    /// Whether it changes the map (and so runs on the partition's owner).
+    pub fn is_write(&self) -> bool {
+        matches!(self, ReplicatedMapOp::Put { .. } | ReplicatedMapOp::Remove { .. })
+    }
+}
+
 /// One list or set request (the collection lives in the partition of its name).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CollectionRequest<'a> {
@@ -508,6 +545,7 @@ pub enum Request<'a> {
     Collection(CollectionRequest<'a>),
     MultiMap(MultiMapRequest<'a>),
     PnCounter(PnCounterRequest<'a>),
+    ReplicatedMap(ReplicatedMapRequest<'a>),
 }
 
 /// What an operation answers; values borrow from the partition until encoded.

@@ -72,6 +72,9 @@ pub enum MemberWork {
     Responses(Box<[u8]>),
     /// PN counter states (PN_COUNTER_STATE records) for counters of the receiving reactor.
     CounterStates(Box<[u8]>),
+    /// A replicated-map message (`peer::REPLICATED_*`) with only the receiving reactor's
+    /// partitions in its payload.
+    Replicated(ferrogrid_protocol::MessageType, Box<[u8]>),
 }
 
 /// How other threads reach one reactor.

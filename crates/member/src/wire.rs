@@ -7,8 +7,8 @@
 use crate::connection::{ConnectionShared, ReplyTo};
 use crate::request::{
     CollectionOp, CollectionRequest, ErrorKind, MapOp, MapRequest, MultiMapOp, MultiMapRequest, OpError, PnCounterOp,
-    PnCounterRequest, PutAnswer, QueueOp, QueueRequest, RemoveAnswer, Replies, Reply, Request, RingbufferOp,
-    RingbufferRequest, TopicRequest,
+    PnCounterRequest, PutAnswer, QueueOp, QueueRequest, RemoveAnswer, ReplicatedMapOp, ReplicatedMapRequest, Replies,
+    Reply, Request, RingbufferOp, RingbufferRequest, TopicRequest,
 };
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
@@ -79,6 +79,31 @@ pub fn decode_ringbuffer<'a>(message: &Message<'a>) -> Result<Request<'a>, Decod
         }
         other => unreachable!("{other} has a ringbuffer row but no decoder"),
     })
+}
+
+/// The decoder of the operation table's replicated map key rows.
+pub fn decode_replicated_map<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeError> {
+    use ReplicatedMapOp as Op;
+    let (name, op) = match message.message_type() {
+        ReplicatedMapPut::TYPE => {
+            let r = ReplicatedMapPut::decode(message)?;
+            (r.name, Op::Put { key: blob(r.key), value: blob(r.value), ttl_ms: r.ttl })
+        }
+        ReplicatedMapRemove::TYPE => {
+            let r = ReplicatedMapRemove::decode(message)?;
+            (r.name, Op::Remove { key: blob(r.key) })
+        }
+        ReplicatedMapGet::TYPE => {
+            let r = ReplicatedMapGet::decode(message)?;
+            (r.name, Op::Get { key: blob(r.key) })
+        }
+        ReplicatedMapContainsKey::TYPE => {
+            let r = ReplicatedMapContainsKey::decode(message)?;
+            (r.name, Op::ContainsKey { key: blob(r.key) })
+        }
+        other => unreachable!("{other} has a replicated map row but no decoder"),
+    };
+    Ok(Request::ReplicatedMap(ReplicatedMapRequest { name: Cow::Borrowed(name), op }))
 }
 
 /// The decoder of the operation table's multimap key rows.

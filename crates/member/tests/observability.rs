@@ -4,7 +4,10 @@ mod support;
 
 use ferrogrid_config::Placement;
 use ferrogrid_member::Member;
-use ferrogrid_protocol::codec::{MapAddEntryListener, MapGet, QueueOffer, TopicAddMessageListener, TopicPublish};
+use ferrogrid_protocol::codec::{
+    MapAddEntryListener, MapGet, QueueOffer, ReplicatedMapAddEntryListener, ReplicatedMapPut, TopicAddMessageListener,
+    TopicPublish,
+};
 use ferrogrid_protocol::frame::{Decoded, StreamDecoder};
 use ferrogrid_protocol::{partition_for, Data};
 use std::io::{Read, Write};
@@ -175,6 +178,15 @@ fn metrics_endpoint_health_and_rolling_file() {
             TopicPublish { name: "news", message: Data(&item) }.encode(out, corr, partition_of("news"), 0);
         });
     }
+    // A replicated map's entries (every partition's copy on this member) and its listener.
+    let key = string_data("k");
+    send(&mut client, &|out, corr| {
+        let put = ReplicatedMapPut { ttl: 0, name: "cache", key: Data(&key), value: Data(&item) };
+        put.encode(out, corr, partition_for(Data(&key), 271).0 as i32, 0);
+    });
+    send(&mut client, &|out, corr| {
+        ReplicatedMapAddEntryListener { local_only: true, name: "cache" }.encode(out, corr, -1, 0);
+    });
     // Snapshots of histograms and map figures are copied out about twice a second.
     std::thread::sleep(Duration::from_millis(1500));
     let address = member.metrics_address().expect("endpoint enabled");
@@ -194,6 +206,8 @@ fn metrics_endpoint_health_and_rolling_file() {
         "ferrogrid_object_listeners{kind=\"topic\",name=\"news\"} 1",
         "ferrogrid_topic_publishes_total{kind=\"topic\",name=\"news\"} 2",
         "ferrogrid_topic_receives_total{kind=\"topic\",name=\"news\"} 2",
+        "ferrogrid_object_items{kind=\"replicatedmap\",name=\"cache\"} 1",
+        "ferrogrid_object_listeners{kind=\"replicatedmap\",name=\"cache\"} 1",
     ] {
         assert!(metrics.contains(expected), "missing {expected} in\n{metrics}");
     }

@@ -466,6 +466,30 @@ messages! {
     Request MapPutIfAbsentWithMaxIdle<'a> = 0x014600 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapSetWithMaxIdle<'a> = 0x014700 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
 
+    // ----- ReplicatedMap (service 0x0D): key writes go to the key's partition owner, reads
+    // are answered from the copy of the member asked -----
+    Request ReplicatedMapPut<'a> = 0x0D0100 { ttl: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    Request ReplicatedMapSize<'a> = 0x0D0200 { ; var name: &'a str }
+    Request ReplicatedMapIsEmpty<'a> = 0x0D0300 { ; var name: &'a str }
+    Request ReplicatedMapContainsKey<'a> = 0x0D0400 { ; var name: &'a str, key: Data<'a> }
+    Request ReplicatedMapContainsValue<'a> = 0x0D0500 { ; var name: &'a str, value: Data<'a> }
+    Request ReplicatedMapGet<'a> = 0x0D0600 { ; var name: &'a str, key: Data<'a> }
+    Request ReplicatedMapRemove<'a> = 0x0D0700 { ; var name: &'a str, key: Data<'a> }
+    Request ReplicatedMapPutAll<'a> = 0x0D0800 { ; var name: &'a str, entries: Vec<(Data<'a>, Data<'a>)> }
+    Request ReplicatedMapClear<'a> = 0x0D0900 { ; var name: &'a str }
+    Request ReplicatedMapAddEntryListenerToKeyWithPredicate<'a> = 0x0D0A00 {
+        local_only: bool; var name: &'a str, key: Data<'a>, predicate: Data<'a>
+    }
+    Request ReplicatedMapAddEntryListenerWithPredicate<'a> = 0x0D0B00 {
+        local_only: bool; var name: &'a str, predicate: Data<'a>
+    }
+    Request ReplicatedMapAddEntryListenerToKey<'a> = 0x0D0C00 { local_only: bool; var name: &'a str, key: Data<'a> }
+    Request ReplicatedMapAddEntryListener<'a> = 0x0D0D00 { local_only: bool; var name: &'a str }
+    Request ReplicatedMapRemoveEntryListener<'a> = 0x0D0E00 { registration_id: Option<Uuid>; var name: &'a str }
+    Request ReplicatedMapKeySet<'a> = 0x0D0F00 { ; var name: &'a str }
+    Request ReplicatedMapValues<'a> = 0x0D1000 { ; var name: &'a str }
+    Request ReplicatedMapEntrySet<'a> = 0x0D1100 { ; var name: &'a str }
+
     // ----- MultiMap (service 2): key requests go to the partition of the key -----
     Request MultiMapPut<'a> = 0x020100 { thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MultiMapGet<'a> = 0x020200 { thread_id: i64; var name: &'a str, key: Data<'a> }

@@ -42,6 +42,11 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
     (or the youngest member) is killed with kill -9 and started again: all 400,000 are unique,
     the members started together have node ids 1-3 and the restarted one a new, higher one; a
     member whose node id does not fit bits-node-id has another member answer for it;
+  * replicated maps (test_replicated_map_cluster.py): a 4th member receives a full copy (a
+    unisocket client on it reads every entry within seconds), keeps up once it owns
+    partitions, and the survivors of a kill -9 carry on; a smart client's listener and a
+    unisocket client's on each member hear every change exactly once; a ttl ends an entry on
+    every member;
   * a member stopped with SIGSTOP while a unisocket client puts ~30 MB through the other: past
     connection-write-buffer-bytes (256 KiB here) the other stops reading clients (log line,
     RSS grows < 20 MB), and after SIGCONT every put is answered and reads back.

@@ -543,7 +543,7 @@ def test_backlog_to_a_stopped_member_is_bounded(make_cluster, request):
     m = client.get_map(unique_map_name(request.node.name))
     m.put("warm", "up").result()
 
-    count, size = 3_000, 10_000  # ~30 MB of puts for a 256 KiB bound
+    count, size = 6_000, 10_000  # ~60 MB of puts for a 256 KiB bound
     big = lambda i: "%d-%s" % (i, "v" * size)
     rss_before = rss_bytes(first.pid)
     second.send(signal.SIGSTOP, "a member that stops reading")
@@ -557,9 +557,10 @@ def test_backlog_to_a_stopped_member_is_bounded(make_cluster, request):
         assert any("member link congested" in line for line in first.log_lines()), (
             "the first member's log does not say its link to the stopped member is congested"
         )
-        # The ~30 MB offered mostly waits in the client and the socket, not in the member (without
-        # the bound it took all of it: RSS +36 MB for 20 MB offered, against +8 MB with it).
-        assert grown < 20e6, "the first member's RSS grew %.1f MB while its link was congested" % (grown / 1e6)
+        # The ~60 MB offered mostly waits in the client and the socket, not in the member (without
+        # the bound it took all of it: RSS +36 MB for 20 MB offered; with it, +10 to +25 MB
+        # whatever is offered, the spread being the allocator's and the machine's load).
+        assert grown < 30e6, "the first member's RSS grew %.1f MB while its link was congested" % (grown / 1e6)
     finally:
         second.send(signal.SIGCONT, "the member continues")
     for future in futures:

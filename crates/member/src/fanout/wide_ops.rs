@@ -331,9 +331,10 @@ impl WideOperation for AddListener {
     fn empty(&self) {}
 
     /// A unisocket client's registration (not local-only) is made on every member, except a
-    /// topic's: the topic's owner relays its messages to every member's listeners already.
+    /// topic's and a replicated map's: the topic's owner relays its messages to every member's
+    /// listeners already, and every member applies, and announces, every replicated-map change.
     fn cluster_wide(&self) -> bool {
-        !self.listener.local_only && self.registry != Registry::Messages
+        !self.listener.local_only && !matches!(self.registry, Registry::Messages | Registry::ReplicatedEntries)
     }
 
     fn relayed_registration(&self) -> Option<Uuid> {
@@ -676,6 +677,9 @@ mod tests {
         );
         let topic = AddListener::to(Registry::Messages, Listener { local_only: false, ..registration });
         assert!(!cluster_wide(&crate::fanout::WideRequest::new(topic)), "a topic relays its messages itself");
+        let replicated =
+            AddListener::to(Registry::ReplicatedEntries, Listener { local_only: false, ..listener(&connection) });
+        assert!(!cluster_wide(&crate::fanout::WideRequest::new(replicated)), "every member has every change");
         let mut listeners = Listeners::default();
         AddListener::new(listener(&connection)).on_reactor(MAP, &mut listeners, &mut ());
         DropRelayed { link: connection.clone(), relay_id: 99 }.on_reactor(MAP, &mut listeners, &mut ());
