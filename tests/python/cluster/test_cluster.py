@@ -906,7 +906,7 @@ def test_a_multimap_key_lock_outlives_kill9_of_its_owner(make_cluster, request):
     held.lock("key")
     assert not contested.try_lock("key"), "locked before the kill"
     partition = holder.partition_service.get_partition_id("key")
-    owner = holder.partition_service.get_partition_owner(partition)
+    owner = wait_until(lambda: holder.partition_service.get_partition_owner(partition), 30, "the key's owner known")
     victim = cluster.by_member_info(next(m for m in members_of(holder) if m.uuid == owner))
     victim.kill9()
     wait_members(holder, 2, DROP_TIMEOUT, "after kill -9 of %r" % victim)
@@ -1052,6 +1052,8 @@ def test_a_write_whose_backup_is_stopped_is_indeterminate_for_a_client_that_asks
     name = unique_map_name(request.node.name)
     strict_map, lenient_map = strict.get_map(name).blocking(), lenient.get_map(name).blocking()
     owner_uuid = members[0].uuid
+    strict_map.put("warm", "up")  # (Hazelcast sends a client the partition table on its first call)
+    wait_until(lambda: strict.partition_service.get_partition_owner(0), 30, "the partition table known")
     key = next(
         "key-%d" % n
         for n in range(10_000)
