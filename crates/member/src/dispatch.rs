@@ -354,12 +354,24 @@ impl Core {
             };
             self.owner.execute(&call, &request, out);
         } else {
-            connection.begin_in_flight();
-            self.probes().handed_off_ops.add(1);
-            self.handed_off = true;
-            self.outgoing[owner].push(bytes, origin.source, origin.tenant, header.correlation_id);
+            self.hand_off_request(connection, owner, bytes, origin, header.correlation_id);
         }
         Ok(After::Continue)
+    }
+
+    /// Hands a request, unparsed, to the reactor `owner` at the end of this read batch.
+    fn hand_off_request(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        owner: usize,
+        bytes: &[u8],
+        origin: Origin,
+        correlation_id: i64,
+    ) {
+        connection.begin_in_flight();
+        self.probes().handed_off_ops.add(1);
+        self.handed_off = true;
+        self.outgoing[owner].push(bytes, origin.source, origin.tenant, correlation_id);
     }
 
     /// A CRDT request for the replica it names: run here (on the reactor of its name's
@@ -420,10 +432,7 @@ impl Core {
             };
             self.owner.execute(&call, &request, out);
         } else {
-            connection.begin_in_flight();
-            self.probes().handed_off_ops.add(1);
-            self.handed_off = true;
-            self.outgoing[owner].push(bytes, origin.source, origin.tenant, header.correlation_id);
+            self.hand_off_request(connection, owner, bytes, origin, header.correlation_id);
         }
         Ok(After::Continue)
     }
