@@ -327,24 +327,22 @@ impl PartitionOwner {
         }
     }
 
-    /// Answers PartitionMigrating when this member does not serve `partition_id`; false then.
-    fn check_serves(&self, call: &Call<'_>, out: &mut Vec<u8>) -> bool {
+    /// The local index of the call's partition if this member serves it; else answers
+    /// PartitionMigrating and returns None.
+    fn check_serves(&self, call: &Call<'_>, out: &mut Vec<u8>) -> Option<usize> {
         let partition_id = call.partition_id;
         if self.replication.serves(partition_id) {
-            return true;
+            return Some(self.replication.local(partition_id.0 as usize));
         }
         let text = format!("partition {} is migrating or not owned by this member; retry", partition_id.0);
         wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::PartitionMigrating, text));
-        false
+        None
     }
 
     /// A queue request: run, or parked as a waiter (with a timer if it has a deadline).
     fn execute_queue(&mut self, call: &Call<'_>, request: &QueueRequest<'_>, out: &mut Vec<u8>) {
-        if !self.check_serves(call, out) {
-            return;
-        }
+        let Some(local) = self.check_serves(call, out) else { return };
         let partition_id = call.partition_id;
-        let local = partition_id.0 as usize / self.reactor_count;
         let start = out.len();
         let name = &*request.name;
         let max_waiters = self.settings.max_parked_per_key();
@@ -385,11 +383,8 @@ impl PartitionOwner {
     /// A ringbuffer request: run, or parked until items arrive; an add answers the reads it
     /// makes possible (held with its own answer while its backups are pending).
     fn execute_ringbuffer(&mut self, call: &Call<'_>, request: &RingbufferRequest<'_>, out: &mut Vec<u8>) {
-        if !self.check_serves(call, out) {
-            return;
-        }
+        let Some(local) = self.check_serves(call, out) else { return };
         let partition_id = call.partition_id;
-        let local = partition_id.0 as usize / self.reactor_count;
         let start = out.len();
         let max_waiters = self.settings.max_parked_per_key();
         let ring = self.partitions[local].ringbuffer_mut(&request.name, &mut self.settings);
@@ -412,11 +407,8 @@ impl PartitionOwner {
 
     /// A multimap key request: run, or parked on its key's lock.
     fn execute_multimap(&mut self, call: &Call<'_>, request: &MultiMapRequest<'_>, out: &mut Vec<u8>) {
-        if !self.check_serves(call, out) {
-            return;
-        }
+        let Some(local) = self.check_serves(call, out) else { return };
         let partition_id = call.partition_id;
-        let local = partition_id.0 as usize / self.reactor_count;
         let start = out.len();
         let name = &*request.name;
         let max_parked = self.settings.max_parked_per_key();
@@ -468,11 +460,8 @@ impl PartitionOwner {
 
     /// A list or set request.
     fn execute_collection(&mut self, call: &Call<'_>, request: &CollectionRequest<'_>, out: &mut Vec<u8>) {
-        if !self.check_serves(call, out) {
-            return;
-        }
+        let Some(local) = self.check_serves(call, out) else { return };
         let partition_id = call.partition_id;
-        let local = partition_id.0 as usize / self.reactor_count;
         let start = out.len();
         let name = &*request.name;
         let store = self.partitions[local].collection_mut(name, request.set, &mut self.settings);
@@ -489,7 +478,7 @@ impl PartitionOwner {
     /// every listener hears one order: delivered to this member's listeners and relayed to
     /// every other member for theirs (a unisocket client's).
     fn execute_topic(&mut self, call: &Call<'_>, request: &TopicRequest<'_>, out: &mut Vec<u8>) {
-        if !self.check_serves(call, out) {
+        if self.check_serves(call, out).is_none() {
             return;
         }
         if request.messages.iter().any(|message| Data(message).type_id().unwrap_or(0) == 0) {
@@ -509,7 +498,7 @@ impl PartitionOwner {
 
     /// Answers the waiters of a queue whose deadline passed.
     fn check_queue(&mut self, partition_id: PartitionId, name: &str) {
-        let local = partition_id.0 as usize / self.reactor_count;
+        let local = self.replication.local(partition_id.0 as usize);
         let Some(queue) = self.partitions[local].existing_queue_mut(name) else { return };
         let mut answers = Vec::new();
         let mut answer = |reply_to: &ReplyTo, reply: Reply<'_>| answers.push(wire::encode_answer(reply_to, reply));
@@ -528,11 +517,8 @@ impl PartitionOwner {
 
     /// A map request.
     fn execute_map(&mut self, call: &Call<'_>, request: &MapRequest<'_>, out: &mut Vec<u8>) {
-        if !self.check_serves(call, out) {
-            return;
-        }
+        let Some(local) = self.check_serves(call, out) else { return };
         let partition_id = call.partition_id;
-        let local = partition_id.0 as usize / self.reactor_count;
         let start = out.len();
         let mut ctx = OpContext {
             now_ms: self.now_ms,
@@ -726,7 +712,7 @@ impl PartitionOwner {
     }
 
     fn check_key(&mut self, partition: PartitionId, kind: ObjectKind, map: &str, key: &[u8]) {
-        let local = partition.0 as usize / self.reactor_count;
+        let local = self.replication.local(partition.0 as usize);
         let Some(store) = self.partitions[local].lock_table_mut(kind, map) else { return };
         let released = store.expire_lease(key, self.now_ms);
         let timed_out = store.take_timed_out(key, self.now_ms);
