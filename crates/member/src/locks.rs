@@ -61,8 +61,8 @@ pub struct LockTable {
     locks: HashMap<Box<[u8]>, LockState, RandomState>,
     parked: HashMap<Box<[u8]>, VecDeque<Parked>, RandomState>,
     /// Keys whose lock changed since the owner last sent backups (when `track` is set).
-    pub changed: Vec<Box<[u8]>>,
-    pub track: bool,
+    changed: Vec<Box<[u8]>>,
+    track: bool,
 }
 
 /// A held lock as backups and snapshots carry it.
@@ -109,6 +109,24 @@ impl LockTable {
         if self.track {
             self.changed.push(key.into());
         }
+    }
+
+    /// Starts or stops recording which keys' locks change (on while the owner has backups).
+    pub fn set_track(&mut self, track: bool) {
+        self.track = track;
+        if !track {
+            self.changed.clear();
+        }
+    }
+
+    /// Calls `write` with each key whose lock changed since the last call and its lock as it
+    /// is now (None: released), for a backup record.
+    pub fn write_changed(&mut self, mut write: impl FnMut(&[u8], Option<LockImage>)) {
+        let mut keys = std::mem::take(&mut self.changed);
+        for key in keys.drain(..) {
+            write(&key, self.image(&key));
+        }
+        self.changed = keys;
     }
 
     /// The lock on `key` as a backup must mirror it.

@@ -419,10 +419,9 @@ impl PartitionObject for MultiMapStore {
 
     fn set_track_changes(&mut self, track: bool) {
         self.track_changes = track;
-        self.locks.track = track;
+        self.locks.set_track(track);
         if !track {
             self.changed.clear();
-            self.locks.changed.clear();
         }
     }
 
@@ -443,11 +442,7 @@ impl PartitionObject for MultiMapStore {
                 }
             }
         }
-        let mut keys = std::mem::take(&mut self.locks.changed);
-        for key in keys.drain(..) {
-            put_lock(body, &key, self.locks.image(&key));
-        }
-        self.locks.changed = keys;
+        self.locks.write_changed(|key, image| put_lock(body, key, image));
     }
 
     fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {

@@ -377,10 +377,9 @@ impl PartitionObject for RecordStore {
 
     fn set_track_changes(&mut self, track: bool) {
         self.track_changes = track;
-        self.locks.track = track;
+        self.locks.set_track(track);
         if !track {
             self.changed.clear();
-            self.locks.changed.clear();
         }
     }
 
@@ -398,14 +397,10 @@ impl PartitionObject for RecordStore {
             }
         }
         self.changed = keys;
-        let mut keys = std::mem::take(&mut self.locks.changed);
-        for key in keys.drain(..) {
-            match self.locks.image(&key) {
-                Some(image) => put_lock(body, &key, image),
-                None => put_key(body, UNLOCK, &key),
-            }
-        }
-        self.locks.changed = keys;
+        self.locks.write_changed(|key, image| match image {
+            Some(image) => put_lock(body, key, image),
+            None => put_key(body, UNLOCK, key),
+        });
     }
 
     fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
