@@ -47,7 +47,7 @@ from hazelcast.proxy.base import EntryEventType
 from hazelcast.serialization.bits import LONG_SIZE_IN_BYTES
 from hazelcast.util import thread_id
 
-from helpers import same_partition_key, server_error_line, wait_until
+from helpers import destroy_after, same_partition_key, server_error_line, wait_until
 
 SERVICE = "hz:impl:multiMapService"
 MULTIMAP_DELETE = 0x021600
@@ -64,22 +64,12 @@ def make(client, request, prefix):
 
 @pytest.fixture
 def mm(client, request):
-    proxy = make(client, request, "mm")
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001
-        pass
+    yield from destroy_after(make(client, request, "mm"))
 
 
 @pytest.fixture
 def list_mm(client, request):
-    proxy = make(client, request, "list-mm")
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001
-        pass
+    yield from destroy_after(make(client, request, "list-mm"))
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ from hazelcast.protocol.codec import (
 
 import wire
 from conftest import unique_name
-from helpers import LONG_MAX, server_error_line
+from helpers import LONG_MAX, destroy_after, server_error_line
 
 LONG_MIN = -(2**63)
 SERVICE = "hz:impl:PNCounterService"
@@ -52,12 +52,7 @@ def make(client, request, prefix="pn"):
 
 @pytest.fixture
 def counter(client, request):
-    proxy = make(client, request)
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001 - a broken member must not hide the real failure
-        pass
+    yield from destroy_after(make(client, request))
 
 
 def observed_clock(proxy):

@@ -31,7 +31,7 @@ import pytest
 from hazelcast.errors import HazelcastError, IllegalArgumentError
 from hazelcast.predicate import sql
 
-from helpers import same_partition_key, server_error_line, wait_until
+from helpers import destroy_after, same_partition_key, server_error_line, wait_until
 
 SERVICE = "hz:impl:replicatedMapService"
 WAIT = 10  # seconds an event may take
@@ -45,12 +45,7 @@ def make(client, request, prefix="rm"):
 
 @pytest.fixture
 def rm(client, request):
-    proxy = make(client, request)
-    yield proxy
-    try:
-        proxy.destroy()
-    except Exception:  # noqa: BLE001
-        pass
+    yield from destroy_after(make(client, request))
 
 
 @pytest.fixture
