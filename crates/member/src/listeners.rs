@@ -14,6 +14,7 @@
 
 use crate::connection::ConnectionShared;
 use crate::outbox::Outbox;
+use crate::peer::TopicRelay;
 use crate::probes::Counter;
 use ahash::RandomState;
 use ferrogrid_protocol::codec::{EntryEvent, ItemEvent, MapInvalidationEvent, TopicEvent};
@@ -274,26 +275,24 @@ impl Listeners {
     /// to its listeners here; `relayed` (published on another member): only to those that
     /// are not local-only. Returns how many deliveries were made (past the event bound,
     /// dropped and counted like entry events).
-    pub fn publish_messages(
-        &mut self,
-        outbox: &mut Outbox,
-        name: &str,
-        publisher: Uuid,
-        publish_time_ms: i64,
-        messages: &[&[u8]],
-        relayed: bool,
-    ) -> u64 {
-        let Some(listeners) = self.objects[Registry::Messages as usize - 1].get_mut(name) else { return 0 };
+    pub fn publish_messages(&mut self, outbox: &mut Outbox, relay: &TopicRelay<'_>, relayed: bool) -> u64 {
+        let Some(listeners) = self.objects[Registry::Messages as usize - 1].get_mut(relay.name) else { return 0 };
         listeners.retain(|listener| !listener.connection.is_closed());
         let mut delivered = 0;
         for listener in listeners.iter().filter(|listener| !(relayed && listener.local_only)) {
-            for message in messages {
+            for message in &relay.messages {
                 let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
-                    self.bound.drop_event(listener, name);
+                    self.bound.drop_event(listener, relay.name);
                     continue;
                 };
-                let event = TopicEvent { publish_time: publish_time_ms, uuid: Some(publisher), item: Data(message) };
-                event.encode(out, listener.correlation_id, -1);
+                let event = TopicEvent {
+                    publish_time: relay.publish_time_ms,
+                    uuid: Some(relay.publisher),
+                    item: Data(message),
+                };
+                // Under the topic's partition id: the Java client keeps one partition's events in
+                // order (those of -1 go to any of its event threads).
+                event.encode(out, listener.correlation_id, i32::from(relay.partition));
                 delivered += 1;
             }
         }

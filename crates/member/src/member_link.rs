@@ -178,11 +178,8 @@ impl Core {
     fn member_topic(&mut self, payload: &[u8]) {
         match peer::TopicRelay::decode(payload) {
             Ok(relay) => {
-                let (name, publisher, time) = (relay.name, relay.publisher, relay.publish_time_ms);
-                let listeners = &mut self.owner.listeners;
-                let receives =
-                    listeners.publish_messages(&mut self.owner.outbox, name, publisher, time, &relay.messages, true);
-                self.owner.count_topic(name, 0, receives);
+                let receives = self.owner.listeners.publish_messages(&mut self.owner.outbox, &relay, true);
+                self.owner.count_topic(relay.name, 0, receives);
             }
             Err(error) => warn!(%error, "malformed topic relay: ignored"),
         }

@@ -486,11 +486,11 @@ impl PartitionOwner {
             return wire::write_error(out, call.correlation_id, &failure);
         }
         let messages: Vec<&[u8]> = request.messages.iter().map(|message| &**message).collect();
-        let (name, publisher, publish_time_ms) = (&*request.name, self.member, self.now_ms);
-        let receives =
-            self.listeners.publish_messages(&mut self.outbox, name, publisher, publish_time_ms, &messages, false);
-        self.count_topic(name, messages.len() as u64, receives);
-        let relay = crate::peer::TopicRelay { name, publisher, publish_time_ms, messages };
+        let (name, partition) = (&*request.name, call.partition_id.0);
+        let relay =
+            crate::peer::TopicRelay { name, partition, publisher: self.member, publish_time_ms: self.now_ms, messages };
+        let receives = self.listeners.publish_messages(&mut self.outbox, &relay, false);
+        self.count_topic(name, relay.messages.len() as u64, receives);
         self.replication.relay_topic(&relay);
         HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id }
             .reply(Reply::Empty);

@@ -237,10 +237,13 @@ pub const REPLICATED_VERSIONS: MessageType = MessageType(0x7F_000E);
 /// Asks the receiver for REPLICATED_SYNC of these partitions: `{ partition u16 }*`.
 pub const REPLICATED_SYNC_REQUEST: MessageType = MessageType(0x7F_000F);
 
-/// What TOPIC carries: `name str | publisher u128 | publish time i64 | { message bytes }*`.
+/// What TOPIC carries: `name str | partition u16 | publisher u128 | publish time i64 |
+/// { message bytes }*` (the partition of the topic's name, which its events carry: the Java
+/// client orders the events of one partition id, and runs those of -1 in any order).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TopicRelay<'a> {
     pub name: &'a str,
+    pub partition: u16,
     pub publisher: ferrogrid_protocol::Uuid,
     pub publish_time_ms: i64,
     pub messages: Vec<&'a [u8]>,
@@ -249,6 +252,7 @@ pub(crate) struct TopicRelay<'a> {
 impl<'a> TopicRelay<'a> {
     pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         put_str(out, self.name);
+        out.extend_from_slice(&self.partition.to_le_bytes());
         out.extend_from_slice(&self.publisher.as_u128().to_le_bytes());
         out.extend_from_slice(&self.publish_time_ms.to_le_bytes());
         for message in &self.messages {
@@ -258,14 +262,14 @@ impl<'a> TopicRelay<'a> {
 
     pub(crate) fn decode(payload: &'a [u8]) -> Result<TopicRelay<'a>, Malformed> {
         let mut reader = Reader::new(payload);
-        let name = reader.str()?;
+        let (name, partition) = (reader.str()?, reader.u16()?);
         let publisher = ferrogrid_protocol::Uuid::from_u128(reader.u128()?);
         let publish_time_ms = reader.i64()?;
         let mut messages = Vec::new();
         while !reader.is_empty() {
             messages.push(reader.bytes()?);
         }
-        Ok(TopicRelay { name, publisher, publish_time_ms, messages })
+        Ok(TopicRelay { name, partition, publisher, publish_time_ms, messages })
     }
 }
 
@@ -633,6 +637,24 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn a_topic_relay_keeps_its_partition_and_a_cut_one_is_refused() {
+        let relay = TopicRelay {
+            name: "news",
+            partition: 230,
+            publisher: ferrogrid_protocol::Uuid::from_u128(7),
+            publish_time_ms: 42,
+            messages: vec![b"a", b"bc"],
+        };
+        let mut bytes = Vec::new();
+        relay.encode(&mut bytes);
+        assert_eq!(TopicRelay::decode(&bytes), Ok(relay));
+        for cut in 1..bytes.len() {
+            let _ = TopicRelay::decode(&bytes[..cut]); // an error or fewer messages, never a panic
+        }
+        assert!(TopicRelay::decode(&bytes[..8]).is_err(), "cut inside the header");
+    }
     use ferrogrid_protocol::frame::{Decoded, StreamDecoder};
 
     /// The member messages written to `stream`, in order: (type, payload).
