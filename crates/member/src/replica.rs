@@ -200,6 +200,14 @@ impl PartitionOwner {
             let Some(pending) = self.replication.pending.get_mut(sequence) else { continue };
             let was_waiting = pending.waiting.contains(&from);
             pending.waiting.retain(|member| *member != from);
+            if pending.client_acks.is_some() && !applied && !pending.refused && !pending.connection.is_closed() {
+                // The client was answered already and waits for this backup: the partition
+                // moved while it was written, so the write may be lost with the old owner. As
+                // for a held answer, it gets "retry" (the client takes it over the answer).
+                let text = "the partition moved while a backup was written; retry";
+                let holder = ErrorHolder { code: error::PARTITION_MIGRATING, message: Some(text) };
+                write_error_response(self.outbox.buffer(&pending.connection), pending.correlation_id, &[holder]);
+            }
             pending.refused |= !applied;
             if let (Some(listener), true, true) = (pending.client_acks, *applied, was_waiting) {
                 let event = BackupEvent { source_invocation_correlation_id: pending.correlation_id };
