@@ -17,4 +17,4 @@ pub mod wire;
 
 pub use membership::{Input, MemberEntry, Message, Node, NodeConfig, Output};
 pub use migration::{plan_migrations, Migration, MigrationScheduler};
-pub use partition_table::{assign, MemberId, PartitionTable, MAX_REPLICAS};
+pub use partition_table::{assign, MemberId, PartitionLoss, PartitionTable, ALL_REPLICAS_LOST, MAX_REPLICAS};

@@ -156,6 +156,9 @@ pub enum Output {
         members: Vec<MemberEntry>,
     },
     TableChanged(PartitionTable),
+    /// (Master) members died holding these partitions' owners: the table that promotes their
+    /// survivors follows. For partition-lost listeners.
+    PartitionsLost(Vec<crate::PartitionLoss>),
     /// A member found a cluster or founded one.
     Joined {
         master: MemberId,
@@ -777,6 +780,10 @@ impl Node {
             .into_iter()
             .collect();
         let promoted = self.table.without(&gone);
+        let losses = self.table.losses(&gone);
+        if !losses.is_empty() {
+            self.out.push(Output::PartitionsLost(losses));
+        }
         if promoted != self.table || gap > 0 {
             let mut table = promoted;
             table.version = self.table.version + 1 + gap;

@@ -14,6 +14,19 @@ use std::collections::HashMap;
 /// Most replicas a partition can have: the owner and six backups (as in Hazelcast).
 pub const MAX_REPLICAS: usize = 7;
 
+/// The `lostBackupCount` of a partition none of whose replicas survived (Hazelcast's
+/// `MAX_BACKUP_COUNT`).
+pub const ALL_REPLICAS_LOST: i32 = MAX_REPLICAS as i32 - 1;
+
+/// A partition whose owner died (see [`PartitionTable::losses`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionLoss {
+    pub partition: usize,
+    pub lost_backup_count: i32,
+    /// The replica that became owner; None when every replica was lost.
+    pub promoted: Option<MemberId>,
+}
+
 /// A member's identity (its uuid as two halves).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MemberId(pub u128);
@@ -68,6 +81,29 @@ impl PartitionTable {
             }
         }
         table
+    }
+
+    /// What [`PartitionTable::without`]`(gone)` costs each partition whose owner is in `gone`:
+    /// the survivor promoted to owner and how many replicas above it were lost with the owner
+    /// (Hazelcast's `lostBackupCount`: 0 when the first backup takes over), or, when no
+    /// replica survives, no successor and [`ALL_REPLICAS_LOST`].
+    pub fn losses(&self, gone: &[MemberId]) -> Vec<PartitionLoss> {
+        let mut losses = Vec::new();
+        for (partition, replicas) in self.replicas.iter().enumerate() {
+            if !replicas[0].is_some_and(|owner| gone.contains(&owner)) {
+                continue;
+            }
+            let survivor = replicas.iter().enumerate().find_map(|(index, member)| {
+                member.filter(|member| !gone.contains(member)).map(|member| (index, member))
+            });
+            losses.push(match survivor {
+                Some((index, member)) => {
+                    PartitionLoss { partition, lost_backup_count: index as i32 - 1, promoted: Some(member) }
+                }
+                None => PartitionLoss { partition, lost_backup_count: ALL_REPLICAS_LOST, promoted: None },
+            });
+        }
+        losses
     }
 
     /// Partitions each member owns (the shape the client protocol's PartitionsView carries).

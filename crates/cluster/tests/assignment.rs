@@ -1,6 +1,6 @@
 //! Partition assignment and migration planning under seeded membership churn.
 
-use ferrogrid_cluster::{assign, plan_migrations, MemberId, MigrationScheduler, PartitionTable};
+use ferrogrid_cluster::{assign, plan_migrations, MemberId, MigrationScheduler, PartitionTable, ALL_REPLICAS_LOST};
 use proptest::prelude::*;
 
 fn members(ids: &[u128]) -> Vec<MemberId> {
@@ -30,6 +30,39 @@ fn a_dead_owner_is_replaced_by_its_backup() {
     }
     after.check(&survivors, 1).unwrap();
     assert!(after.version > before.version);
+}
+
+#[test]
+fn a_dead_owner_costs_its_partitions_the_replicas_above_the_promoted_one() {
+    let four = members(&[1, 2, 3, 4]);
+    // A fresh table pairs members (1 and 2 back each other up, so do 3 and 4).
+    for (backups, gone) in [(1, members(&[1, 2, 3])), (2, members(&[1, 2]))] {
+        let table = assign(&PartitionTable::empty(271), &four, backups);
+        let losses = table.losses(&gone);
+        let owned_by_gone: Vec<usize> =
+            (0..271).filter(|p| table.owner(*p).is_some_and(|owner| gone.contains(&owner))).collect();
+        assert_eq!(losses.iter().map(|loss| loss.partition).collect::<Vec<_>>(), owned_by_gone);
+        for loss in &losses {
+            let row = table.replicas(loss.partition);
+            match row.iter().position(|member| member.is_some_and(|member| !gone.contains(&member))) {
+                Some(index) => {
+                    assert_eq!(loss.promoted, row[index], "partition {}", loss.partition);
+                    assert_eq!(loss.lost_backup_count, index as i32 - 1, "partition {}", loss.partition);
+                    assert_eq!(table.without(&gone).owner(loss.partition), row[index]);
+                }
+                None => assert_eq!((loss.promoted, loss.lost_backup_count), (None, ALL_REPLICAS_LOST)),
+            }
+        }
+        let counts = |count: i32| losses.iter().filter(|loss| loss.lost_backup_count == count).count();
+        if backups == 1 {
+            assert!(counts(0) > 0, "3's backups (on 4) survive");
+            assert!(counts(ALL_REPLICAS_LOST) > 0, "1 and 2 held both replicas of their partitions");
+        } else {
+            assert!(counts(1) > 0, "1 and 2 held owner and first backup: a second backup takes over");
+            assert_eq!(counts(ALL_REPLICAS_LOST), 0, "three replicas on four members: one survives");
+        }
+    }
+    assert!(assign(&PartitionTable::empty(271), &four, 1).losses(&members(&[9])).is_empty());
 }
 
 #[test]

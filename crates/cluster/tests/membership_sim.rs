@@ -438,7 +438,10 @@ impl Sim {
                 let at = self.now + self.rng.range(0, self.params.max_ready_delay_ms);
                 self.schedule(at, Event::LocalReady { node: index, version });
             }
-            Output::Joined { .. } => {}
+            Output::PartitionsLost(_) if !self.nodes[index].node.is_master() => {
+                self.fail(format!("node {index} reported lost partitions while not the master"))
+            }
+            Output::Joined { .. } | Output::PartitionsLost(_) => {}
             Output::Left => self.left(index),
             Output::Log(text) => self.trace(|| format!("node {index} log: {text}")),
         }

@@ -2,6 +2,7 @@
 //! messages that touch no partition and are answered inline by the connection's reactor.
 
 use crate::cluster::{self, ClusterView};
+use crate::cluster_events::Topic;
 use crate::connection::{ConnectionShared, ConnectionState};
 use crate::peer::Service;
 use crate::shared::Shared;
@@ -167,7 +168,9 @@ pub fn handle(
         ClientCreateProxy::TYPE
         | ClientCreateProxies::TYPE
         | ClientAddDistributedObjectListener::TYPE
-        | ClientRemoveDistributedObjectListener::TYPE => {
+        | ClientRemoveDistributedObjectListener::TYPE
+        | ClientAddPartitionLostListener::TYPE
+        | ClientRemovePartitionLostListener::TYPE => {
             return proxies(shared, connection, message, out, tenant);
         }
         ClientDestroyProxy::TYPE => {
@@ -242,27 +245,46 @@ fn proxies(
         }
         ClientAddDistributedObjectListener::TYPE => {
             let request = ClientAddDistributedObjectListener::decode(message)?;
-            let id = random_uuid();
-            let bound = shared.config.limits.max_connections as usize * crate::object_events::LISTENERS_PER_CONNECTION;
-            if !shared.object_listeners.add(id, connection.clone(), correlation_id, request.local_only, bound) {
-                let text = format!("too many distributed-object listeners on this member (at most {bound})");
-                write_error_response(
-                    out,
-                    correlation_id,
-                    &[ErrorHolder { code: error::HAZELCAST, message: Some(&text) }],
-                );
-                return Ok(After::Continue);
-            }
-            UuidResponse { response: Some(id) }.encode(out, ty.response(), correlation_id, 0);
+            add_cluster_listener(shared, connection, Topic::Objects, request.local_only, message, out);
+        }
+        ClientAddPartitionLostListener::TYPE => {
+            let request = ClientAddPartitionLostListener::decode(message)?;
+            add_cluster_listener(shared, connection, Topic::PartitionLost, request.local_only, message, out);
         }
         ClientRemoveDistributedObjectListener::TYPE => {
             let request = ClientRemoveDistributedObjectListener::decode(message)?;
-            let removed = request.registration_id.is_some_and(|id| shared.object_listeners.remove(id));
+            let removed = request.registration_id.is_some_and(|id| shared.cluster_listeners.remove(id, Topic::Objects));
+            BoolResponse { response: removed }.encode(out, ty.response(), correlation_id, 0);
+        }
+        ClientRemovePartitionLostListener::TYPE => {
+            let request = ClientRemovePartitionLostListener::decode(message)?;
+            let removed =
+                request.registration_id.is_some_and(|id| shared.cluster_listeners.remove(id, Topic::PartitionLost));
             BoolResponse { response: removed }.encode(out, ty.response(), correlation_id, 0);
         }
         other => unreachable!("{other} is not a proxy request"),
     }
     Ok(After::Continue)
+}
+
+/// Registers a distributed-object or partition-lost listener and answers with its id, or with
+/// an error when the member's registry is full.
+fn add_cluster_listener(
+    shared: &Shared,
+    connection: &Arc<ConnectionShared>,
+    topic: Topic,
+    local_only: bool,
+    request: &Message<'_>,
+    out: &mut Vec<u8>,
+) {
+    let (correlation_id, id) = (request.correlation_id(), random_uuid());
+    let bound = shared.config.limits.max_connections as usize * crate::cluster_events::LISTENERS_PER_CONNECTION;
+    if !shared.cluster_listeners.add(id, topic, connection.clone(), correlation_id, local_only, bound) {
+        let text = format!("too many distributed-object and partition-lost listeners on this member (at most {bound})");
+        write_error_response(out, correlation_id, &[ErrorHolder { code: error::HAZELCAST, message: Some(&text) }]);
+        return;
+    }
+    UuidResponse { response: Some(id) }.encode(out, request.message_type().response(), correlation_id, 0);
 }
 
 /// Refuses a proxy of a service ferrogrid does not have.

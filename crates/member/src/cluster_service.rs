@@ -10,6 +10,7 @@
 //! so a pair never keeps two links.
 
 use crate::cluster::{ViewMember, ViewState};
+use crate::cluster_events::PartitionLoss;
 use crate::connection::ConnectionShared;
 use crate::peer::{self, Hello};
 use crate::replication::ClusterState;
@@ -184,6 +185,7 @@ impl Service {
                 debug!(version = table.version, "partition table");
                 self.publish_state();
             }
+            Output::PartitionsLost(losses) => self.partitions_lost(&losses),
             Output::Joined { master } => {
                 info!(master = %Uuid::from_u128(master.0), "joined");
                 self.shared.joined.store(true, Ordering::Release);
@@ -193,6 +195,34 @@ impl Service {
             }
             Output::Log(text) => info!("{text}"),
         }
+    }
+
+    /// (Master) members died: each partition they owned is announced by the member promoted
+    /// to its owner, or by this member when none survived. Every member gets the list (its
+    /// listeners that are not local-only hear every loss), on the links the table follows.
+    fn partitions_lost(&mut self, losses: &[ferrogrid_cluster::PartitionLoss]) {
+        let me = Uuid::from_u128(self.me.0);
+        let losses: Vec<PartitionLoss> = losses
+            .iter()
+            .map(|loss| PartitionLoss {
+                partition: loss.partition as u16,
+                lost_backup_count: loss.lost_backup_count,
+                origin: loss.promoted.map_or(me, |member| Uuid::from_u128(member.0)),
+            })
+            .collect();
+        let gone = losses.iter().filter(|loss| loss.lost_backup_count == ferrogrid_cluster::ALL_REPLICAS_LOST).count();
+        if gone > 0 {
+            warn!(partitions = gone, "partitions lost every replica: they start empty");
+        }
+        info!(partitions = losses.len(), "members died owning partitions: announcing the promotions");
+        let mut payload = Vec::new();
+        PartitionLoss::encode_all(&losses, &mut payload);
+        let mut out = Vec::with_capacity(payload.len() + 32);
+        peer::write(&mut out, peer::PARTITION_LOST, 0, &payload);
+        for link in self.links.values() {
+            link.connection.send(&out);
+        }
+        self.shared.partitions_lost_here(&losses);
     }
 
     fn send(&self, to: MemberId, message: &Message) {

@@ -145,6 +145,12 @@ impl Reactor {
             if self.core.shared.client_disconnected(client_uuid) {
                 self.core.owner.schedule_client_cleanup(client_uuid, CLIENT_CLEANUP_PERIOD_MS);
             }
+            // Its registrations, here (every reactor's, at its next sweep) and on the other
+            // members, go with it (as Hazelcast's endpoint does).
+            connection.shared.close();
+            self.core.shared.client_closes.fetch_add(1, Ordering::AcqRel);
+            let dropped = self.core.shared.relays.drop_closed();
+            self.core.unlisten_everywhere(&dropped);
         }
         if matches!(connection.state, ConnectionState::Member { .. }) {
             let event = crate::shared::ClusterEvent::Closed { link: connection.shared.id };

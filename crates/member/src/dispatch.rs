@@ -9,10 +9,10 @@
 //! A tenant's request first passes its quotas and has its object's name scoped.
 
 use crate::client::{self, After};
+use crate::cluster_events::{ObjectChange, ObjectEvent};
 use crate::connection::{ConnectionShared, ConnectionState};
 use crate::envelope::{Forward, Handoffs};
 use crate::fanout::{self, Classified, FanOut, WideRequest};
-use crate::object_events::{ObjectChange, ObjectEvent};
 use crate::operations::{self, Flags, Operation, Route};
 use crate::owner::{Call, PartitionOwner};
 use crate::replication::{Forward as Pending, Route as Route_};
@@ -672,6 +672,31 @@ impl Core {
         for request in self.shared.relays.requests() {
             for peer in &peers {
                 crate::peer::write(self.owner.replication.message_for(*peer), crate::peer::LISTEN, 0, &request);
+            }
+        }
+    }
+
+    /// Sends this member's listing of proxies to members it has just linked to: a member that
+    /// joins knows the objects created before (its `GetDistributedObjects`, and its listeners
+    /// hearing them destroyed).
+    pub(crate) fn send_listing_to(&mut self, peers: &[MemberId]) {
+        let me = self.owner.replication.state.me;
+        let peers: Vec<MemberId> = peers.iter().copied().filter(|peer| *peer != me).collect();
+        if peers.is_empty() {
+            return;
+        }
+        let mut chunks = vec![Vec::new()];
+        for (service_name, name) in self.shared.objects.read().iter() {
+            let chunk = chunks.last_mut().expect("one chunk at least");
+            crate::peer::put_str(chunk, service_name);
+            crate::peer::put_str(chunk, name);
+            if chunk.len() >= crate::peer::LISTING_CHUNK_BYTES {
+                chunks.push(Vec::new());
+            }
+        }
+        for chunk in chunks.iter().filter(|chunk| !chunk.is_empty()) {
+            for peer in &peers {
+                crate::peer::write(self.owner.replication.message_for(*peer), crate::peer::OBJECTS, 0, chunk);
             }
         }
     }

@@ -225,9 +225,17 @@ impl Listeners {
     /// Drops, in every registry, the registrations sending to `connection` under
     /// `correlation_id` (a relayed registration another member withdrew: `relays.rs`).
     pub fn drop_relayed(&mut self, connection: &Arc<ConnectionShared>, correlation_id: i64) {
-        let matches = |listener: &Listener| {
+        self.drop_where(|listener| {
             Arc::ptr_eq(&listener.connection, connection) && listener.correlation_id == correlation_id
-        };
+        });
+    }
+
+    /// Drops, in every registry, the registrations of connections that have closed.
+    pub fn drop_closed(&mut self) {
+        self.drop_where(|listener| listener.connection.is_closed());
+    }
+
+    fn drop_where(&mut self, matches: impl Fn(&Listener) -> bool) {
         for registrations in std::iter::once(&mut self.maps).chain(self.objects.iter_mut()) {
             registrations.retain(|_, listeners| {
                 listeners.retain(|listener| !matches(listener));

@@ -85,9 +85,14 @@ impl Core {
                 }
                 Err(_) => warn!(length = payload.len(), "malformed UNLISTEN: ignored"),
             },
-            peer::OBJECT => match crate::object_events::ObjectEvent::decode(payload) {
+            peer::OBJECT => match crate::cluster_events::ObjectEvent::decode(payload) {
                 Ok(event) => self.shared.object_event_here(&event),
                 Err(error) => warn!(%error, "malformed object event: ignored"),
+            },
+            peer::OBJECTS => self.merge_listing(payload),
+            peer::PARTITION_LOST => match crate::cluster_events::PartitionLoss::decode_all(payload) {
+                Ok(losses) => self.shared.partitions_lost_here(&losses),
+                Err(error) => warn!(%error, "malformed partition-lost message: ignored"),
             },
             peer::PN_COUNTER_STATE => self.route_counter_states(from, payload),
             peer::REPLICATED_CHANGES
@@ -183,6 +188,23 @@ impl Core {
             }
             Err(error) => warn!(%error, "malformed topic relay: ignored"),
         }
+    }
+
+    /// Another member's listing of proxies (sent when the link came up): merged into this
+    /// member's, silently (these objects were announced when they were created).
+    fn merge_listing(&mut self, payload: &[u8]) {
+        let mut reader = peer::Reader::new(payload);
+        let mut names = Vec::new();
+        while !reader.is_empty() {
+            match (reader.str(), reader.str()) {
+                (Ok(service_name), Ok(name)) => names.push((service_name.to_owned(), name.to_owned())),
+                (Err(error), _) | (_, Err(error)) => {
+                    warn!(%error, "malformed listing of proxies: ignored");
+                    return;
+                }
+            }
+        }
+        self.shared.objects.write().extend(names);
     }
 
     /// An event of a registration this member relays for one of its unisocket clients

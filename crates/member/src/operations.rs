@@ -318,6 +318,8 @@ static TABLE: &[Operation] = &[
     row!(ClientGetDistributedObjects, Connection, Flags::NONE),
     row!(ClientAddDistributedObjectListener, Connection, Flags::NONE),
     row!(ClientRemoveDistributedObjectListener, Connection, Flags::NONE),
+    row!(ClientAddPartitionLostListener, Connection, Flags::NONE),
+    row!(ClientRemovePartitionLostListener, Connection, Flags::NONE),
     // Member links.
     member_row!(peer::HELLO, "MemberHello"),
     member_row!(peer::CONTROL, "MemberControl"),
@@ -333,6 +335,8 @@ static TABLE: &[Operation] = &[
     member_row!(peer::OBJECT, "MemberObject"),
     member_row!(peer::LISTEN, "MemberListen"),
     member_row!(peer::UNLISTEN, "MemberUnlisten"),
+    member_row!(peer::PARTITION_LOST, "MemberPartitionLost"),
+    member_row!(peer::OBJECTS, "MemberObjects"),
     member_row!(peer::PN_COUNTER_STATE, "MemberPnCounterState"),
     member_row!(peer::REPLICATED_CHANGES, "MemberReplicatedChanges"),
     member_row!(peer::REPLICATED_SYNC, "MemberReplicatedSync"),

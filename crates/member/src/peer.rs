@@ -171,8 +171,20 @@ pub const FORWARD_AGAIN: MessageType = MessageType(0x7F_000A);
 pub const TOPIC: MessageType = MessageType(0x7F_000B);
 
 /// A proxy created or destroyed on the sending member, for this member's listing and its
-/// distributed-object listeners ([`crate::object_events::ObjectEvent`]).
+/// distributed-object listeners ([`crate::cluster_events::ObjectEvent`]).
 pub const OBJECT: MessageType = MessageType(0x7F_0016);
+
+/// Partitions whose owner died, from the master, for this member's partition-lost listeners
+/// ([`crate::cluster_events::PartitionLoss`]).
+pub const PARTITION_LOST: MessageType = MessageType(0x7F_0019);
+
+/// The sender's listing of proxies, for a member it has just linked to (which merges it into
+/// its own without announcing anything): `{ service str | name str }*`, in messages of at
+/// most [`LISTING_CHUNK_BYTES`].
+pub const OBJECTS: MessageType = MessageType(0x7F_001A);
+
+/// The most bytes of names one OBJECTS message carries.
+pub const LISTING_CHUNK_BYTES: usize = 64 << 10;
 
 /// A listener registration a unisocket client made through the sending member, for a member
 /// that joined after it: the client's request with the relay id as its correlation id

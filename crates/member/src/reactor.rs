@@ -55,6 +55,8 @@ pub struct Reactor {
     pub(crate) unauthenticated_limits: StreamLimits,
     pub(crate) last_sweep: Instant,
     pub(crate) last_expiry_sweep: Instant,
+    /// `Shared::client_closes` at the last sweep.
+    pub(crate) client_closes_seen: u64,
 }
 
 impl std::fmt::Debug for Reactor {
@@ -81,6 +83,7 @@ impl Reactor {
             unauthenticated_limits,
             last_sweep: Instant::now(),
             last_expiry_sweep: Instant::now(),
+            client_closes_seen: 0,
         }
     }
 
@@ -305,6 +308,7 @@ impl Reactor {
                     self.core.owner.apply_cluster_state(state);
                     if self.core.index == 0 {
                         self.core.relay_registrations_to(&joined);
+                        self.core.send_listing_to(&joined);
                     }
                     if table_changed && self.core.index == 0 {
                         self.core.owner.log_replicas();
@@ -367,6 +371,11 @@ impl Reactor {
             .collect();
         for (token, reason) in expired {
             self.close(token, reason);
+        }
+        let closes = self.core.shared.client_closes.load(Ordering::Acquire);
+        if closes != self.client_closes_seen {
+            self.client_closes_seen = closes;
+            self.core.owner.listeners.drop_closed();
         }
     }
 }

@@ -8,8 +8,8 @@
 //! that joins later), and each of them registers it with the member link as the listening
 //! connection. Their events therefore arrive on the link as ordinary event messages carrying
 //! the relay id; this member puts the client's correlation id in and writes them to the client.
-//! Removing the registration, or finding the client gone when an event arrives, sends
-//! `UNLISTEN` (the relay id) to the members, which drop it.
+//! Removing the registration, the client's connection closing, or finding the client gone when
+//! an event arrives, sends `UNLISTEN` (the relay id) to the members, which drop it.
 //!
 //! Shared by the reactors under a mutex: registrations are rare, and a relayed event takes the
 //! lock once to find its connection.
@@ -66,13 +66,7 @@ impl Relays {
     ) -> Option<Vec<u8>> {
         let mut guard = self.table.lock();
         let (next, table) = &mut *guard;
-        table.retain(|id, relay| {
-            let open = !relay.connection.is_closed();
-            if !open {
-                dropped.push(*id);
-            }
-            open
-        });
+        dropped.extend(drop_closed(table));
         if table.len() >= bound {
             return None;
         }
@@ -81,6 +75,12 @@ impl Relays {
         let relay = Relay { connection: connection.clone(), correlation_id, registration, request: request.clone() };
         table.insert(*next, relay);
         Some(request)
+    }
+
+    /// Drops the relays of clients that have gone (a connection closed); their relay ids, for
+    /// the other members to drop too.
+    pub fn drop_closed(&self) -> Vec<i64> {
+        drop_closed(&mut self.table.lock().1)
     }
 
     /// Where the events of `relay_id` go: the client's connection and correlation id (None:
@@ -115,6 +115,18 @@ impl Relays {
     }
 }
 
+fn drop_closed(table: &mut HashMap<i64, Relay>) -> Vec<i64> {
+    let mut dropped = Vec::new();
+    table.retain(|id, relay| {
+        let open = !relay.connection.is_closed();
+        if !open {
+            dropped.push(*id);
+        }
+        open
+    });
+    dropped
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,5 +152,7 @@ mod tests {
         connection.close();
         assert!(relays.add(&connection, 3, registration, &request, 1, &mut dropped).is_some());
         assert_eq!(dropped.len(), 1, "the closed connection's relay was dropped");
+        assert_eq!(relays.drop_closed().len(), 1, "the relay just added, of the same closed connection");
+        assert!(relays.drop_closed().is_empty() && relays.requests().is_empty());
     }
 }

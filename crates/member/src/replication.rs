@@ -229,7 +229,7 @@ impl Replication {
     }
 
     /// Queues a proxy's creation or destruction for every other member.
-    pub(crate) fn relay_object(&mut self, event: &crate::object_events::ObjectEvent) {
+    pub(crate) fn relay_object(&mut self, event: &crate::cluster_events::ObjectEvent) {
         let mut payload = Vec::new();
         event.encode(&mut payload);
         let peers: Vec<MemberId> = self.state.links.keys().copied().filter(|peer| *peer != self.state.me).collect();

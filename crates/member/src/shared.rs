@@ -121,12 +121,15 @@ pub struct Shared {
     pub reactors: Vec<ReactorHandle>,
     pub objects: RwLock<BTreeSet<ObjectName>>,
     /// Distributed-object listeners registered with this member.
-    pub object_listeners: crate::object_events::ObjectListeners,
+    pub cluster_listeners: crate::cluster_events::ClusterListeners,
     /// Listener registrations of this member's unisocket clients made on every member.
     pub relays: crate::relays::Relays,
     pub shutdown: AtomicBool,
     pub next_connection_id: AtomicU64,
     pub open_connections: AtomicUsize,
+    /// Client connections closed so far: a reactor that sees it move drops the listener
+    /// registrations of closed connections.
+    pub client_closes: std::sync::atomic::AtomicU64,
     /// Reactors whose link to some member holds more than `connection-write-buffer-bytes`:
     /// while any does, no reactor reads clients (a reactor's reads also feed the others' links
     /// through hand-offs).
@@ -213,8 +216,8 @@ impl Shared {
     /// Applies a proxy's creation or destruction to this member's listing and, if that
     /// changed it, tells this member's distributed-object listeners (local-only ones only
     /// when this member is the master, the oldest in the member list).
-    pub fn object_event_here(&self, event: &crate::object_events::ObjectEvent) {
-        use crate::object_events::ObjectChange;
+    pub fn object_event_here(&self, event: &crate::cluster_events::ObjectEvent) {
+        use crate::cluster_events::ObjectChange;
         let key = (event.service_name.clone(), event.name.clone());
         let changed = match event.change {
             ObjectChange::Created => self.objects.write().insert(key),
@@ -224,8 +227,15 @@ impl Shared {
             let view = self.view.state();
             let master = view.members.first().is_none_or(|member| member.uuid == self.view.member_uuid);
             let limit = self.config.limits.listener_event_queue_bytes as usize;
-            self.object_listeners.publish(event, master, limit, |tenant, name| self.visible_name(tenant, name));
+            self.cluster_listeners.publish_object(event, master, limit, |tenant, name| self.visible_name(tenant, name));
         }
+    }
+
+    /// Tells this member's partition-lost listeners of `losses` (sent by the master when
+    /// members died).
+    pub fn partitions_lost_here(&self, losses: &[crate::cluster_events::PartitionLoss]) {
+        let limit = self.config.limits.listener_event_queue_bytes as usize;
+        self.cluster_listeners.publish_losses(losses, self.view.member_uuid, limit);
     }
 
     pub fn tenant(&self, id: u16) -> Option<&crate::tenants::Tenant> {

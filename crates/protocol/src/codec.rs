@@ -386,6 +386,7 @@ messages! {
     Request ClientCreateProxy<'a> = 0x000400 { ; var name: &'a str, service_name: &'a str }
     Request ClientDestroyProxy<'a> = 0x000500 { ; var name: &'a str, service_name: &'a str }
     Request ClientAddPartitionLostListener = 0x000600 { local_only: bool }
+    Event PartitionLostEvent = 0x000602 { partition_id: i32, lost_backup_count: i32, source: Option<Uuid> }
     Request ClientRemovePartitionLostListener = 0x000700 { registration_id: Option<Uuid> }
     Request ClientGetDistributedObjects = 0x000800 {}
     Response DistributedObjectsResponse<'a> { ; var response: Vec<DistributedObjectInfo<'a>> }

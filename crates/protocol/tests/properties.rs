@@ -937,6 +937,9 @@ proptest! {
         let backup = BackupEvent { source_invocation_correlation_id: source };
         assert_round_trip!(BackupEvent, backup, BackupEvent::TYPE, correlation_id;
             correlation_id, partition_id);
+        let lost = PartitionLostEvent { partition_id, lost_backup_count: minor as i32, source: Some(Uuid::from_u128(source as u128)) };
+        assert_round_trip!(PartitionLostEvent, lost, PartitionLostEvent::TYPE, correlation_id;
+            correlation_id, partition_id);
     }
 
     #[test]

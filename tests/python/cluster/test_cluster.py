@@ -962,6 +962,36 @@ def test_object_listeners_on_every_member_hear_each_event_once(make_cluster, req
         assert sorted(log) == sorted(expected), "%s heard %s" % (label, log)
 
 
+
+def test_a_joining_member_knows_the_objects_created_before_it(make_cluster, request):
+    # Objects created before a member joined are in its listing: a client talking only to it
+    # lists them, and its object listener hears their destruction (through another member).
+    cluster = make_cluster(3)
+    cluster.start_members(range(2), member_list=cluster.addresses[:2])
+    creator = cluster.client(cluster.addresses[:2], smart=True)
+    wait_members(creator, 2, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    creator.get_map(name).blocking().put("k", "v")
+    creator.get_queue(name).blocking().offer("item")
+    joiner = cluster.start(2, member_list=cluster.addresses)
+    joiner.wait_ready(FORM_TIMEOUT)
+    wait_members(creator, 3, FORM_TIMEOUT)
+    via_joiner = cluster.client([cluster.addresses[2]], smart=False)
+    wait_members(via_joiner, 3, FORM_TIMEOUT)
+
+    def listed():
+        return {(o.service_name, o.name) for o in via_joiner.get_distributed_objects() if o.name == name}
+
+    expected = {("hz:impl:mapService", name), ("hz:impl:queueService", name)}
+    wait_until(lambda: listed() == expected, 10, lambda: "the joiner lists %s" % listed())
+    heard = []
+    via_joiner.add_distributed_object_listener(lambda event: heard.append((event.event_type, event.name))).result()
+    creator.get_queue(name).destroy()
+    wait_until(lambda: heard, 10, "the joiner's listener heard nothing")
+    time.sleep(0.5)
+    assert heard == [("DESTROYED", name)]
+
+
 # --------------------------------------------------------------------------- 10. unisocket listeners cluster-wide
 
 LISTENED_WRITES = 1_000
@@ -1090,3 +1120,117 @@ def test_a_write_whose_backup_is_stopped_is_indeterminate_for_a_client_that_asks
     )
     assert 0.9 <= strict_waited <= 3 and 0.9 <= lenient_waited <= 3
     assert lenient_map.get(key) == "lenient", "the owner applied the write"
+
+
+# --------------------------------------------------------------------------- 12. partition-lost listeners
+
+
+class PartitionLostCodec:
+    """Client.AddPartitionLostListener (0x000600), its PartitionLost event (0x000602) and
+    Client.RemovePartitionLostListener (0x000700): the Python client has the protocol
+    messages for neither, the Java client's PartitionService.addPartitionLostListener sends
+    these."""
+
+    @staticmethod
+    def encode_add(local_only):
+        from hazelcast.protocol.builtin import FixSizedTypesCodec
+        from hazelcast.protocol.client_message import REQUEST_HEADER_SIZE, OutboundMessage, create_initial_buffer
+
+        buf = create_initial_buffer(REQUEST_HEADER_SIZE + 1, 0x000600, True)
+        FixSizedTypesCodec.encode_boolean(buf, REQUEST_HEADER_SIZE, local_only)
+        return OutboundMessage(buf, False)
+
+    @staticmethod
+    def decode_add(msg):
+        from hazelcast.protocol.builtin import FixSizedTypesCodec
+        from hazelcast.protocol.client_message import RESPONSE_HEADER_SIZE
+
+        return FixSizedTypesCodec.decode_uuid(msg.next_frame().buf, RESPONSE_HEADER_SIZE)
+
+    @staticmethod
+    def encode_remove(registration_id):
+        from hazelcast.protocol.builtin import FixSizedTypesCodec
+        from hazelcast.protocol.client_message import REQUEST_HEADER_SIZE, OutboundMessage, create_initial_buffer
+
+        buf = create_initial_buffer(REQUEST_HEADER_SIZE + 17, 0x000700, True)
+        FixSizedTypesCodec.encode_uuid(buf, REQUEST_HEADER_SIZE, registration_id)
+        return OutboundMessage(buf, True)
+
+    @staticmethod
+    def handle(msg, on_event):
+        from hazelcast.protocol.builtin import FixSizedTypesCodec
+        from hazelcast.protocol.client_message import EVENT_HEADER_SIZE
+
+        if msg.get_message_type() != 0x000602:
+            return
+        buf = msg.next_frame().buf
+        partition = FixSizedTypesCodec.decode_int(buf, EVENT_HEADER_SIZE)
+        lost_backup_count = FixSizedTypesCodec.decode_int(buf, EVENT_HEADER_SIZE + 4)
+        source = FixSizedTypesCodec.decode_uuid(buf, EVENT_HEADER_SIZE + 8)
+        on_event(partition, lost_backup_count, source)
+
+
+def add_partition_lost_listener(client, on_event):
+    """Registers as the Java client does: local-only on every member for a smart client."""
+    codec = PartitionLostCodec
+    return client._listener_service.register_listener(
+        codec.encode_add(client._config.smart_routing),
+        codec.decode_add,
+        codec.encode_remove,
+        lambda msg: codec.handle(msg, on_event),
+    )
+
+
+def partition_owner_map(client):
+    service = client.partition_service
+    return {pid: service.get_partition_owner(pid) for pid in range(service.get_partition_count())}
+
+
+def test_partition_lost_listeners_hear_each_promotion_once(make_cluster, request):
+    # A member is killed (kill -9): for each partition it owned, a backup is promoted and
+    # Hazelcast announces the loss of the owner (lostBackupCount 0, from the promoted member).
+    # A smart client's listener (local-only on every member) and unisocket listeners on each
+    # survivor each hear every such partition once, and nothing for the partitions the dead
+    # member only backed up.
+    cluster = make_cluster(3)
+    cluster.start_members(range(3))
+    probe = cluster.client(smart=True)
+    members = wait_members(probe, 3, FORM_TIMEOUT)
+    probe.get_map(unique_map_name(request.node.name)).blocking().put("warm", "up")
+    settled = {"owners": None, "since": time.monotonic()}
+
+    def owners_settled():
+        owners = partition_owner_map(probe)
+        if owners != settled["owners"]:
+            settled.update(owners=owners, since=time.monotonic())
+        return set(owners.values()) == uuids(members) and time.monotonic() - settled["since"] > 3
+
+    wait_until(owners_settled, 60, lambda: "partition owners %s" % owners_described(probe))
+    victim_info = members[2]
+    survivors = [m for m in members if m.uuid != victim_info.uuid]
+    expected = sorted(pid for pid, owner in settled["owners"].items() if owner == victim_info.uuid)
+    logs = {}
+    listeners = [("smart", cluster.client(smart=True))]
+    listeners += [
+        ("unisocket via %s:%d" % (m.address.host, m.address.port), cluster.client(["%s:%d" % (m.address.host, m.address.port)], smart=False))
+        for m in survivors
+    ]
+    registrations = []
+    for label, client in listeners:
+        wait_members(client, 3, FORM_TIMEOUT)
+        logs[label] = []
+        on_event = lambda partition, lost, source, label=label: logs[label].append((partition, lost, source))  # noqa: E731
+        registrations.append((client, add_partition_lost_listener(client, on_event).result()))
+    cluster.by_member_info(victim_info).kill9("the owner of %d partitions dies" % len(expected))
+    wait_until(
+        lambda: all(len(log) >= len(expected) for log in logs.values()),
+        60,
+        lambda: "heard %s of %d" % ({label: len(log) for label, log in logs.items()}, len(expected)),
+    )
+    time.sleep(1.0)  # a duplicate, if any, would have arrived by now
+    for label, log in logs.items():
+        assert sorted(partition for partition, _, _ in log) == expected, "%s heard %s" % (label, log)
+        assert {lost for _, lost, _ in log} == {0}, "%s: the first backup took over every partition" % label
+        assert {source for _, _, source in log} <= uuids(survivors), "%s: announced by the promoted members" % label
+    for client, registration in registrations:
+        assert client._listener_service.deregister_listener(registration).result() is True

@@ -209,6 +209,7 @@ macro_rules! for_every_codec {
             MemberGroupsViewEvent,
             ClusterVersionEvent,
             BackupEvent,
+            PartitionLostEvent,
             EntryEvent
         )
     };
