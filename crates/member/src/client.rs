@@ -170,7 +170,9 @@ pub fn handle(
         | ClientAddDistributedObjectListener::TYPE
         | ClientRemoveDistributedObjectListener::TYPE
         | ClientAddPartitionLostListener::TYPE
-        | ClientRemovePartitionLostListener::TYPE => {
+        | ClientRemovePartitionLostListener::TYPE
+        | MapAddPartitionLostListener::TYPE
+        | MapRemovePartitionLostListener::TYPE => {
             return proxies(shared, connection, message, out, tenant);
         }
         ClientDestroyProxy::TYPE => {
@@ -207,7 +209,7 @@ pub fn handle(
     Ok(After::Continue)
 }
 
-/// Proxy creation and distributed-object listener (de)registration.
+/// Proxy creation, and the (de)registration of listeners on the cluster (`listener_request`).
 fn proxies(
     shared: &Shared,
     connection: &Arc<ConnectionShared>,
@@ -219,6 +221,7 @@ fn proxies(
     let empty = |out: &mut Vec<u8>| {
         EmptyResponse {}.encode(out, ty.response(), correlation_id, 0);
     };
+    let prefix = shared.tenant(tenant).map_or("", |runtime| runtime.prefix.as_str());
     match ty {
         ClientCreateProxy::TYPE => {
             let request = ClientCreateProxy::decode(message)?;
@@ -231,7 +234,6 @@ fn proxies(
         }
         ClientCreateProxies::TYPE => {
             let request = ClientCreateProxies::decode(message)?;
-            let prefix = shared.tenant(tenant).map_or("", |runtime| runtime.prefix.as_str());
             if let Some(refusal) = request.proxies.iter().find_map(|(name, service)| check_service(name, service).err())
             {
                 unsupported(out, correlation_id, &refusal);
@@ -243,28 +245,55 @@ fn proxies(
                 proxies.map(|(name, service)| ((*service).to_owned(), format!("{prefix}{name}"))).collect(),
             ));
         }
-        ClientAddDistributedObjectListener::TYPE => {
-            let request = ClientAddDistributedObjectListener::decode(message)?;
-            add_cluster_listener(shared, connection, Topic::Objects, request.local_only, message, out);
-        }
-        ClientAddPartitionLostListener::TYPE => {
-            let request = ClientAddPartitionLostListener::decode(message)?;
-            add_cluster_listener(shared, connection, Topic::PartitionLost, request.local_only, message, out);
-        }
-        ClientRemoveDistributedObjectListener::TYPE => {
-            let request = ClientRemoveDistributedObjectListener::decode(message)?;
-            let removed = request.registration_id.is_some_and(|id| shared.cluster_listeners.remove(id, Topic::Objects));
-            BoolResponse { response: removed }.encode(out, ty.response(), correlation_id, 0);
-        }
-        ClientRemovePartitionLostListener::TYPE => {
-            let request = ClientRemovePartitionLostListener::decode(message)?;
-            let removed =
-                request.registration_id.is_some_and(|id| shared.cluster_listeners.remove(id, Topic::PartitionLost));
-            BoolResponse { response: removed }.encode(out, ty.response(), correlation_id, 0);
-        }
-        other => unreachable!("{other} is not a proxy request"),
+        _ => listener_request(shared, connection, message, out, prefix)?,
     }
     Ok(After::Continue)
+}
+
+/// A distributed-object, partition-lost or map partition-lost listener added or removed (a
+/// map's by its name scoped with the tenant's `prefix`).
+fn listener_request(
+    shared: &Shared,
+    connection: &Arc<ConnectionShared>,
+    message: &Message<'_>,
+    out: &mut Vec<u8>,
+    prefix: &str,
+) -> Result<(), DecodeError> {
+    let (correlation_id, ty) = (message.correlation_id(), message.message_type());
+    let scoped = |name: &str| format!("{prefix}{name}");
+    // (topic, map, Ok(local_only) to add | Err(registration id) to remove)
+    let (topic, map, add) = match ty {
+        ClientAddDistributedObjectListener::TYPE => {
+            (Topic::Objects, None, Ok(ClientAddDistributedObjectListener::decode(message)?.local_only))
+        }
+        ClientAddPartitionLostListener::TYPE => {
+            (Topic::PartitionLost, None, Ok(ClientAddPartitionLostListener::decode(message)?.local_only))
+        }
+        MapAddPartitionLostListener::TYPE => {
+            let request = MapAddPartitionLostListener::decode(message)?;
+            (Topic::MapPartitionLost, Some(scoped(request.name)), Ok(request.local_only))
+        }
+        ClientRemoveDistributedObjectListener::TYPE => {
+            (Topic::Objects, None, Err(ClientRemoveDistributedObjectListener::decode(message)?.registration_id))
+        }
+        ClientRemovePartitionLostListener::TYPE => {
+            (Topic::PartitionLost, None, Err(ClientRemovePartitionLostListener::decode(message)?.registration_id))
+        }
+        MapRemovePartitionLostListener::TYPE => {
+            let request = MapRemovePartitionLostListener::decode(message)?;
+            (Topic::MapPartitionLost, Some(scoped(request.name)), Err(request.registration_id))
+        }
+        other => unreachable!("{other} is not a listener request"),
+    };
+    match add {
+        Ok(local_only) => add_cluster_listener(shared, connection, (topic, map.as_deref()), local_only, message, out),
+        Err(registration) => {
+            let topic = (topic, map.as_deref());
+            let removed = registration.is_some_and(|id| shared.cluster_listeners.remove(id, topic));
+            BoolResponse { response: removed }.encode(out, ty.response(), correlation_id, 0);
+        }
+    }
+    Ok(())
 }
 
 /// Registers a distributed-object or partition-lost listener and answers with its id, or with
@@ -272,7 +301,7 @@ fn proxies(
 fn add_cluster_listener(
     shared: &Shared,
     connection: &Arc<ConnectionShared>,
-    topic: Topic,
+    topic: (Topic, Option<&str>),
     local_only: bool,
     request: &Message<'_>,
     out: &mut Vec<u8>,

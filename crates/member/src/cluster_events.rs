@@ -23,7 +23,7 @@
 
 use crate::connection::ConnectionShared;
 use crate::peer::{put_str, Malformed, Reader};
-use ferrogrid_protocol::codec::{DistributedObjectEvent, PartitionLostEvent};
+use ferrogrid_protocol::codec::{DistributedObjectEvent, MapPartitionLostEvent, PartitionLostEvent};
 use ferrogrid_protocol::Uuid;
 use std::sync::Arc;
 use tracing::warn;
@@ -91,6 +91,9 @@ impl ObjectEvent {
 pub enum Topic {
     Objects,
     PartitionLost,
+    /// One map's lost partitions (`IMap.addPartitionLostListener`): as in Hazelcast, a loss
+    /// counts for a map whose backups (sync and async) were all lost with its owner.
+    MapPartitionLost,
 }
 
 /// A partition whose owner died, as members pass it on: `origin` (the promoted member, or the
@@ -130,6 +133,8 @@ impl PartitionLoss {
 struct Registration {
     id: Uuid,
     topic: Topic,
+    /// The map of a `MapPartitionLost` registration (scoped: a tenant's has its prefix).
+    map: Option<Box<str>>,
     connection: Arc<ConnectionShared>,
     /// The registration request's: every event carries it.
     correlation_id: i64,
@@ -144,10 +149,11 @@ pub struct ClusterListeners {
 
 impl ClusterListeners {
     /// Registers a listener; false when the registry is full (`bound`).
+    #[allow(clippy::too_many_arguments)]
     pub fn add(
         &self,
         id: Uuid,
-        topic: Topic,
+        (topic, map): (Topic, Option<&str>),
         connection: Arc<ConnectionShared>,
         correlation_id: i64,
         local_only: bool,
@@ -158,15 +164,19 @@ impl ClusterListeners {
         if listeners.len() >= bound {
             return false;
         }
-        listeners.push(Registration { id, topic, connection, correlation_id, local_only });
+        let map = map.map(Box::from);
+        listeners.push(Registration { id, topic, map, connection, correlation_id, local_only });
         true
     }
 
-    /// Removes a listener of `topic`; false if there was none with this id.
-    pub fn remove(&self, id: Uuid, topic: Topic) -> bool {
+    /// Removes a listener of `topic` (and map); false if there was none with this id.
+    pub fn remove(&self, id: Uuid, (topic, map): (Topic, Option<&str>)) -> bool {
         let mut listeners = self.listeners.lock();
         let before = listeners.len();
-        listeners.retain(|listener| (listener.id != id || listener.topic != topic) && !listener.connection.is_closed());
+        listeners.retain(|listener| {
+            let matches = listener.id == id && listener.topic == topic && listener.map.as_deref() == map;
+            !matches && !listener.connection.is_closed()
+        });
         listeners.len() < before
     }
 
@@ -198,8 +208,19 @@ impl ClusterListeners {
     /// Tells this member (`me`) 's partition-lost listeners of `losses`: local-only ones only
     /// of the losses `me` is the origin of. Each event carries its partition id (clients keep
     /// one partition's events in order).
-    pub fn publish_losses(&self, losses: &[PartitionLoss], me: Uuid, limit: usize) {
+    /// A map's listeners hear the losses at least as deep as the map's backups (`backups`).
+    pub fn publish_losses(&self, losses: &[PartitionLoss], me: Uuid, limit: usize, backups: impl Fn(&str) -> i32) {
         for loss in losses {
+            self.deliver(Topic::MapPartitionLost, limit, |listener, frame| {
+                let map = listener.map.as_deref().unwrap_or("");
+                if (listener.local_only && loss.origin != me) || backups(map) > loss.lost_backup_count {
+                    return false;
+                }
+                let payload =
+                    MapPartitionLostEvent { partition_id: i32::from(loss.partition), uuid: Some(loss.origin) };
+                payload.encode(frame, listener.correlation_id, i32::from(loss.partition));
+                true
+            });
             self.deliver(Topic::PartitionLost, limit, |listener, frame| {
                 if listener.local_only && loss.origin != me {
                     return false;

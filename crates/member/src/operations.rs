@@ -320,6 +320,8 @@ static TABLE: &[Operation] = &[
     row!(ClientRemoveDistributedObjectListener, Connection, Flags::NONE),
     row!(ClientAddPartitionLostListener, Connection, Flags::NONE),
     row!(ClientRemovePartitionLostListener, Connection, Flags::NONE),
+    row!(MapAddPartitionLostListener, Connection, Flags::NONE),
+    row!(MapRemovePartitionLostListener, Connection, Flags::NONE),
     // Member links.
     member_row!(peer::HELLO, "MemberHello"),
     member_row!(peer::CONTROL, "MemberControl"),

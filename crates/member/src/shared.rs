@@ -235,7 +235,11 @@ impl Shared {
     /// members died).
     pub fn partitions_lost_here(&self, losses: &[crate::cluster_events::PartitionLoss]) {
         let limit = self.config.limits.listener_event_queue_bytes as usize;
-        self.cluster_listeners.publish_losses(losses, self.view.member_uuid, limit);
+        let backups = |map: &str| {
+            let config = self.config.maps.for_map(map);
+            i32::from(config.backup_count) + i32::from(config.async_backup_count)
+        };
+        self.cluster_listeners.publish_losses(losses, self.view.member_uuid, limit, backups);
     }
 
     pub fn tenant(&self, id: u16) -> Option<&crate::tenants::Tenant> {

@@ -446,6 +446,9 @@ messages! {
     }
     Request MapAddEntryListener<'a> = 0x011900 { include_value: bool, listener_flags: i32, local_only: bool; var name: &'a str }
     Request MapRemoveEntryListener<'a> = 0x011A00 { registration_id: Option<Uuid>; var name: &'a str }
+    Request MapAddPartitionLostListener<'a> = 0x011B00 { local_only: bool; var name: &'a str }
+    Event MapPartitionLostEvent = 0x011B02 { partition_id: i32, uuid: Option<Uuid> }
+    Request MapRemovePartitionLostListener<'a> = 0x011C00 { registration_id: Option<Uuid>; var name: &'a str }
     /// The entry event of every entry-listener registration (type given when encoding:
     /// the registration request's type with kind 0x02).
     Event EntryEvent<'a> {

@@ -940,6 +940,9 @@ proptest! {
         let lost = PartitionLostEvent { partition_id, lost_backup_count: minor as i32, source: Some(Uuid::from_u128(source as u128)) };
         assert_round_trip!(PartitionLostEvent, lost, PartitionLostEvent::TYPE, correlation_id;
             correlation_id, partition_id);
+        let map_lost = MapPartitionLostEvent { partition_id, uuid: Some(Uuid::from_u128(source as u128)) };
+        assert_round_trip!(MapPartitionLostEvent, map_lost, MapPartitionLostEvent::TYPE, correlation_id;
+            correlation_id, partition_id);
     }
 
     #[test]

@@ -50,6 +50,9 @@ hazelcast:
   map:
     default:
       backup-count: 1
+    # test_partition_lost_listeners_*: a map whose data goes with its owner
+    nobackup-*:
+      backup-count: 0
   flake-id-generator:
     # test_flake_id_cluster.py: node ids join version + 1 in 2 bits: only members that
     # joined at versions 1 and 2 fit (node ids 2 and 3)
@@ -81,6 +84,9 @@ hazelcast:
   map:
     default:
       backup-count: 1
+    # test_partition_lost_listeners_*: a map whose data goes with its owner
+    nobackup-*:
+      backup-count: 0
   flake-id-generator:
     flake-narrow-*:
       node-id-offset: 1

@@ -1127,17 +1127,25 @@ def test_a_write_whose_backup_is_stopped_is_indeterminate_for_a_client_that_asks
 
 class PartitionLostCodec:
     """Client.AddPartitionLostListener (0x000600), its PartitionLost event (0x000602) and
-    Client.RemovePartitionLostListener (0x000700): the Python client has the protocol
-    messages for neither, the Java client's PartitionService.addPartitionLostListener sends
-    these."""
+    Client.RemovePartitionLostListener (0x000700); with a map name, Map.AddPartitionLostListener
+    (0x011B00), its MapPartitionLost event (0x011B02) and Map.RemovePartitionLostListener
+    (0x011C00). The Python client has none of these; the Java client's
+    PartitionService.addPartitionLostListener and IMap.addPartitionLostListener send them."""
 
-    @staticmethod
-    def encode_add(local_only):
-        from hazelcast.protocol.builtin import FixSizedTypesCodec
+    def __init__(self, map_name=None):
+        self.map_name = map_name
+
+    def encode_add(self, local_only):
+        from hazelcast.protocol.builtin import FixSizedTypesCodec, StringCodec
         from hazelcast.protocol.client_message import REQUEST_HEADER_SIZE, OutboundMessage, create_initial_buffer
 
-        buf = create_initial_buffer(REQUEST_HEADER_SIZE + 1, 0x000600, True)
+        if self.map_name is None:
+            buf = create_initial_buffer(REQUEST_HEADER_SIZE + 1, 0x000600, True)
+            FixSizedTypesCodec.encode_boolean(buf, REQUEST_HEADER_SIZE, local_only)
+            return OutboundMessage(buf, False)
+        buf = create_initial_buffer(REQUEST_HEADER_SIZE + 1, 0x011B00)
         FixSizedTypesCodec.encode_boolean(buf, REQUEST_HEADER_SIZE, local_only)
+        StringCodec.encode(buf, self.map_name, True)
         return OutboundMessage(buf, False)
 
     @staticmethod
@@ -1147,32 +1155,37 @@ class PartitionLostCodec:
 
         return FixSizedTypesCodec.decode_uuid(msg.next_frame().buf, RESPONSE_HEADER_SIZE)
 
-    @staticmethod
-    def encode_remove(registration_id):
-        from hazelcast.protocol.builtin import FixSizedTypesCodec
+    def encode_remove(self, registration_id):
+        from hazelcast.protocol.builtin import FixSizedTypesCodec, StringCodec
         from hazelcast.protocol.client_message import REQUEST_HEADER_SIZE, OutboundMessage, create_initial_buffer
 
-        buf = create_initial_buffer(REQUEST_HEADER_SIZE + 17, 0x000700, True)
+        if self.map_name is None:
+            buf = create_initial_buffer(REQUEST_HEADER_SIZE + 17, 0x000700, True)
+            FixSizedTypesCodec.encode_uuid(buf, REQUEST_HEADER_SIZE, registration_id)
+            return OutboundMessage(buf, True)
+        buf = create_initial_buffer(REQUEST_HEADER_SIZE + 17, 0x011C00)
         FixSizedTypesCodec.encode_uuid(buf, REQUEST_HEADER_SIZE, registration_id)
+        StringCodec.encode(buf, self.map_name, True)
         return OutboundMessage(buf, True)
 
     @staticmethod
     def handle(msg, on_event):
+        """Calls on_event(partition, lost backup count (None for a map's event), source)."""
         from hazelcast.protocol.builtin import FixSizedTypesCodec
         from hazelcast.protocol.client_message import EVENT_HEADER_SIZE
 
-        if msg.get_message_type() != 0x000602:
-            return
         buf = msg.next_frame().buf
         partition = FixSizedTypesCodec.decode_int(buf, EVENT_HEADER_SIZE)
-        lost_backup_count = FixSizedTypesCodec.decode_int(buf, EVENT_HEADER_SIZE + 4)
-        source = FixSizedTypesCodec.decode_uuid(buf, EVENT_HEADER_SIZE + 8)
-        on_event(partition, lost_backup_count, source)
+        if msg.get_message_type() == 0x000602:
+            lost_backup_count = FixSizedTypesCodec.decode_int(buf, EVENT_HEADER_SIZE + 4)
+            on_event(partition, lost_backup_count, FixSizedTypesCodec.decode_uuid(buf, EVENT_HEADER_SIZE + 8))
+        elif msg.get_message_type() == 0x011B02:
+            on_event(partition, None, FixSizedTypesCodec.decode_uuid(buf, EVENT_HEADER_SIZE + 4))
 
 
-def add_partition_lost_listener(client, on_event):
+def add_partition_lost_listener(client, on_event, map_name=None):
     """Registers as the Java client does: local-only on every member for a smart client."""
-    codec = PartitionLostCodec
+    codec = PartitionLostCodec(map_name)
     return client._listener_service.register_listener(
         codec.encode_add(client._config.smart_routing),
         codec.decode_add,
@@ -1191,7 +1204,8 @@ def test_partition_lost_listeners_hear_each_promotion_once(make_cluster, request
     # Hazelcast announces the loss of the owner (lostBackupCount 0, from the promoted member).
     # A smart client's listener (local-only on every member) and unisocket listeners on each
     # survivor each hear every such partition once, and nothing for the partitions the dead
-    # member only backed up.
+    # member only backed up. A map's partition-lost listener hears those partitions only if the
+    # map had no backup (nobackup-*: backup-count 0); a map with one backup lost nothing.
     cluster = make_cluster(3)
     cluster.start_members(range(3))
     probe = cluster.client(smart=True)
@@ -1216,21 +1230,27 @@ def test_partition_lost_listeners_hear_each_promotion_once(make_cluster, request
         for m in survivors
     ]
     registrations = []
+    base = unique_map_name(request.node.name)
+    maps = {"nobackup-%s" % base: expected, base: []}
     for label, client in listeners:
         wait_members(client, 3, FORM_TIMEOUT)
-        logs[label] = []
-        on_event = lambda partition, lost, source, label=label: logs[label].append((partition, lost, source))  # noqa: E731
-        registrations.append((client, add_partition_lost_listener(client, on_event).result()))
+        for map_name in [None] + sorted(maps):
+            key = (label, map_name)
+            logs[key] = []
+            on_event = lambda partition, lost, source, key=key: logs[key].append((partition, lost, source))  # noqa: E731
+            registrations.append((client, add_partition_lost_listener(client, on_event, map_name).result()))
     cluster.by_member_info(victim_info).kill9("the owner of %d partitions dies" % len(expected))
+    wanted = {key: expected if key[1] is None else maps[key[1]] for key in logs}
     wait_until(
-        lambda: all(len(log) >= len(expected) for log in logs.values()),
+        lambda: all(len(logs[key]) >= len(wanted[key]) for key in logs),
         60,
-        lambda: "heard %s of %d" % ({label: len(log) for label, log in logs.items()}, len(expected)),
+        lambda: "heard %s" % {key: "%d of %d" % (len(log), len(wanted[key])) for key, log in logs.items()},
     )
-    time.sleep(1.0)  # a duplicate, if any, would have arrived by now
-    for label, log in logs.items():
-        assert sorted(partition for partition, _, _ in log) == expected, "%s heard %s" % (label, log)
-        assert {lost for _, lost, _ in log} == {0}, "%s: the first backup took over every partition" % label
-        assert {source for _, _, source in log} <= uuids(survivors), "%s: announced by the promoted members" % label
+    time.sleep(1.0)  # a duplicate (or a map's wrong event), if any, would have arrived by now
+    for key, log in logs.items():
+        assert sorted(partition for partition, _, _ in log) == wanted[key], "%s heard %s" % (key, log)
+        lost = {0} if key[1] is None else {None}
+        assert {lost for _, lost, _ in log} <= lost, "%s: the first backup took over every partition" % (key,)
+        assert {source for _, _, source in log} <= uuids(survivors), "%s: announced by the promoted members" % (key,)
     for client, registration in registrations:
         assert client._listener_service.deregister_listener(registration).result() is True

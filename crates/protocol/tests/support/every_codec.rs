@@ -187,6 +187,8 @@ macro_rules! for_every_codec {
             MapAddEntryListenerToKey,
             MapAddEntryListener,
             MapRemoveEntryListener,
+            MapAddPartitionLostListener,
+            MapRemovePartitionLostListener,
             MapAddNearCacheInvalidationListener,
             MapInvalidationEvent,
             MapBatchInvalidationEvent,
@@ -210,6 +212,7 @@ macro_rules! for_every_codec {
             ClusterVersionEvent,
             BackupEvent,
             PartitionLostEvent,
+            MapPartitionLostEvent,
             EntryEvent
         )
     };
