@@ -1,0 +1,18 @@
+//! What queries need to know about values, independent of the member that runs them.
+//!
+//! - [`schema`]: Compact schemas (a type name and its fields' names and kinds) and the id every
+//!   client and member gives a schema, its 64-bit Rabin fingerprint.
+//! - [`value`]: one attribute's value as Hazelcast's query engine sees it, with its comparisons
+//!   and conversions.
+//! - [`data`], [`compact`], [`portable`], [`json`]: reading a serialized value (a `Data` blob as
+//!   the clients write it) without its class: built-in types, Compact records (with the schemas
+//!   the member holds), Portable records and `HazelcastJsonValue`.
+//! - [`path`]: attribute paths as Hazelcast resolves them (`this`, `__key`, `a.b.c`, `arr[2]`,
+//!   `arr[any]`).
+//! - [`predicate`], [`sql`]: the predicates clients send (factory -20) and the text of `sql(...)`
+//!   predicates, as syntax trees; [`aggregation`]: aggregators (factory -29) and projections
+//!   (factory -30).
+//!
+//! Every decoder here is bounds-checked: malformed input is an error, never a panic.
+
+pub mod schema;
