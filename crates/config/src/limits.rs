@@ -89,6 +89,10 @@ pub struct Limits {
     /// another is refused with an error. `ferrogrid.limits.max-flake-id-generators`, default
     /// 10 000, nonzero.
     pub max_flake_id_generators: u32,
+    /// Compact schemas the cluster keeps (every member holds all of them): a client's schema
+    /// beyond them is refused with an error. `ferrogrid.limits.max-schemas`, default 10 000,
+    /// nonzero.
+    pub max_schemas: u32,
 }
 
 impl Default for Limits {
@@ -111,6 +115,7 @@ impl Default for Limits {
             listener_event_queue_bytes: 16 * MEBIBYTE,
             crdt_replication_batch: 4096,
             max_flake_id_generators: 10_000,
+            max_schemas: 10_000,
         }
     }
 }
@@ -134,6 +139,7 @@ impl Limits {
             ("listener-event-queue-bytes", self.listener_event_queue_bytes),
             ("crdt-replication-batch", self.crdt_replication_batch),
             ("max-flake-id-generators", self.max_flake_id_generators),
+            ("max-schemas", self.max_schemas),
         ];
         if let Some((name, _)) = nonzero.iter().find(|(_, value)| *value == 0) {
             let key = format!("ferrogrid.limits.{name}");
@@ -183,7 +189,7 @@ mod tests {
     #[test]
     fn each_bound_rejects_zero_under_its_own_key() {
         type Field = fn(&mut Limits) -> &mut u32;
-        let fields: [(&str, Field); 9] = [
+        let fields: [(&str, Field); 10] = [
             ("requests-per-turn", |limits| &mut limits.requests_per_turn),
             ("reads-per-turn", |limits| &mut limits.reads_per_turn),
             ("max-parked-per-key", |limits| &mut limits.max_parked_per_key),
@@ -193,6 +199,7 @@ mod tests {
             ("listener-event-queue-bytes", |limits| &mut limits.listener_event_queue_bytes),
             ("crdt-replication-batch", |limits| &mut limits.crdt_replication_batch),
             ("max-flake-id-generators", |limits| &mut limits.max_flake_id_generators),
+            ("max-schemas", |limits| &mut limits.max_schemas),
         ];
         for (name, field) in fields {
             let mut limits = Limits::default();

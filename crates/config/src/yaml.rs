@@ -465,6 +465,7 @@ fn read_limits(mut section: Section, config: &mut MemberConfig) -> Result<()> {
         ("cluster-event-queue", &mut limits.cluster_event_queue),
         ("listener-event-queue-bytes", &mut limits.listener_event_queue_bytes),
         ("max-flake-id-generators", &mut limits.max_flake_id_generators),
+        ("max-schemas", &mut limits.max_schemas),
     ];
     for (key, field) in fields {
         section.set(key, field, unsigned)?;

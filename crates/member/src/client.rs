@@ -175,14 +175,9 @@ pub fn handle(
         | MapRemovePartitionLostListener::TYPE => {
             return proxies(shared, connection, message, out, tenant);
         }
-        ClientDestroyProxy::TYPE => {
-            let request = ClientDestroyProxy::decode(message)?;
-            if let Some(service) = Service::from_name(request.service_name) {
-                shared.forget_object(service, request.name);
-                return Ok(After::Destroy { service, name: request.name.into() });
-            }
-            shared.objects.write().remove(&(request.service_name.to_owned(), request.name.to_owned()));
-            empty(out);
+        ClientDestroyProxy::TYPE => return destroy_proxy(shared, message, out),
+        ClientSendSchema::TYPE | ClientSendAllSchemas::TYPE | ClientFetchSchema::TYPE => {
+            schema_request(shared, connection, message, out)?;
         }
         PnCounterGetConfiguredReplicaCount::TYPE => {
             let request = PnCounterGetConfiguredReplicaCount::decode(message)?;
@@ -206,6 +201,19 @@ pub fn handle(
             unsupported(out, correlation_id, &text);
         }
     }
+    Ok(After::Continue)
+}
+
+/// DestroyProxy: a known service's object is destroyed everywhere (the dispatcher fans it
+/// out); any other name only leaves the listing.
+fn destroy_proxy(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>) -> Result<After, DecodeError> {
+    let request = ClientDestroyProxy::decode(message)?;
+    if let Some(service) = Service::from_name(request.service_name) {
+        shared.forget_object(service, request.name);
+        return Ok(After::Destroy { service, name: request.name.into() });
+    }
+    shared.objects.write().remove(&(request.service_name.to_owned(), request.name.to_owned()));
+    EmptyResponse {}.encode(out, message.message_type().response(), message.correlation_id(), 0);
     Ok(After::Continue)
 }
 
@@ -245,22 +253,21 @@ fn proxies(
                 proxies.map(|(name, service)| ((*service).to_owned(), format!("{prefix}{name}"))).collect(),
             ));
         }
-        _ => listener_request(shared, connection, message, out, prefix)?,
+        _ => listener_request(shared, connection, message, out)?,
     }
     Ok(After::Continue)
 }
 
 /// A distributed-object, partition-lost or map partition-lost listener added or removed (a
-/// map's by its name scoped with the tenant's `prefix`).
+/// map's request comes with its name scoped: a tenant's has its prefix).
 fn listener_request(
     shared: &Shared,
     connection: &Arc<ConnectionShared>,
     message: &Message<'_>,
     out: &mut Vec<u8>,
-    prefix: &str,
 ) -> Result<(), DecodeError> {
     let (correlation_id, ty) = (message.correlation_id(), message.message_type());
-    let scoped = |name: &str| format!("{prefix}{name}");
+    let scoped = |name: &str| name.to_owned();
     // (topic, map, Ok(local_only) to add | Err(registration id) to remove)
     let (topic, map, add) = match ty {
         ClientAddDistributedObjectListener::TYPE => {
@@ -294,6 +301,77 @@ fn listener_request(
         }
     }
     Ok(())
+}
+
+/// SendSchema (answered once every member holds it), SendAllSchemas (a client that connected
+/// to the cluster anew: answered at once) and FetchSchema (from this member's copy).
+fn schema_request(
+    shared: &Shared,
+    connection: &Arc<ConnectionShared>,
+    message: &Message<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), DecodeError> {
+    let (correlation_id, ty) = (message.correlation_id(), message.message_type());
+    match ty {
+        ClientSendSchema::TYPE => {
+            let request = ClientSendSchema::decode(message)?;
+            let schema = crate::schemas::from_wire(&request.schema);
+            send_schemas(shared, &[schema], Some((connection, correlation_id)), out);
+        }
+        ClientSendAllSchemas::TYPE => {
+            let request = ClientSendAllSchemas::decode(message)?;
+            let schemas: Vec<_> = request.schemas.iter().map(crate::schemas::from_wire).collect();
+            if send_schemas(shared, &schemas, None, out) {
+                EmptyResponse {}.encode(out, ty.response(), correlation_id, 0);
+            }
+        }
+        _ => {
+            let request = ClientFetchSchema::decode(message)?;
+            let schema = shared.schemas.get(request.schema_id);
+            let schema = schema.as_deref().map(crate::schemas::to_wire);
+            SchemaResponse { schema }.encode(out, ty.response(), correlation_id, 0);
+        }
+    }
+    Ok(())
+}
+
+/// Keeps schemas a client sent and sends each to the members not known to hold it. A
+/// SendSchema (`reply_to`) is answered once every member holds it (`schemas.rs`); false (and an
+/// error written) when the cluster keeps as many schemas as it may.
+fn send_schemas(
+    shared: &Shared,
+    schemas: &[ferrogrid_query::schema::Schema],
+    reply_to: Option<(&Arc<ConnectionShared>, i64)>,
+    out: &mut Vec<u8>,
+) -> bool {
+    let correlation_id = reply_to.map_or(0, |(_, correlation_id)| correlation_id);
+    let state = shared.cluster_state();
+    let me = shared.view.member_uuid;
+    let members: Vec<Uuid> = state.members.iter().map(|member| Uuid::from_u128(member.id.0)).collect();
+    let bound = shared.config.limits.max_schemas as usize;
+    for schema in schemas {
+        let Ok(id) = shared.schemas.put(schema.clone(), me, bound) else {
+            let text = format!("the cluster keeps at most {bound} Compact schemas (ferrogrid.limits.max-schemas)");
+            write_error_response(out, correlation_id, &[ErrorHolder { code: error::HAZELCAST, message: Some(&text) }]);
+            return false;
+        };
+        let mut payload = Vec::new();
+        crate::schemas::encode(&[Arc::new(schema.clone())], &mut payload);
+        let mut message = Vec::with_capacity(payload.len() + 32);
+        crate::peer::write(&mut message, crate::peer::SCHEMAS, 0, &payload);
+        for member in shared.schemas.missing(id, &members) {
+            if let Some(link) = state.links.get(&ferrogrid_cluster::MemberId(member.as_u128())) {
+                link.send(&message);
+            }
+        }
+        if let Some((connection, correlation_id)) = reply_to {
+            shared.schemas.wait(id, connection.clone(), correlation_id, std::time::Instant::now());
+        }
+    }
+    for (connection, _, answer) in shared.schemas.due(&members, std::time::Instant::now()) {
+        connection.send(&answer);
+    }
+    true
 }
 
 /// Registers a distributed-object or partition-lost listener and answers with its id, or with

@@ -701,6 +701,31 @@ impl Core {
         }
     }
 
+    /// Sends every schema this member holds to members it has just linked to (`schemas.rs`).
+    pub(crate) fn send_schemas_to(&mut self, peers: &[MemberId]) {
+        let me = self.owner.replication.state.me;
+        let schemas = self.shared.schemas.all();
+        if schemas.is_empty() {
+            return;
+        }
+        let mut payload = Vec::new();
+        crate::schemas::encode(&schemas, &mut payload);
+        for peer in peers.iter().copied().filter(|peer| *peer != me) {
+            crate::peer::write(self.owner.replication.message_for(peer), crate::peer::SCHEMAS, 0, &payload);
+        }
+    }
+
+    /// Writes the SendSchema answers that are due (every member holds the schema, or the
+    /// wait is over).
+    pub(crate) fn answer_schemas_due(&mut self) {
+        let state = &self.owner.replication.state;
+        let members: Vec<ferrogrid_protocol::Uuid> =
+            state.members.iter().map(|member| ferrogrid_protocol::Uuid::from_u128(member.id.0)).collect();
+        for (connection, _, answer) in self.shared.schemas.due(&members, std::time::Instant::now()) {
+            connection.send(&answer);
+        }
+    }
+
     /// Tells every other member to drop the relayed registrations `relay_ids`.
     pub(crate) fn unlisten_everywhere(&mut self, relay_ids: &[i64]) {
         let state = self.owner.replication.state.clone();

@@ -57,6 +57,7 @@ pub(crate) mod replicated_sync;
 pub(crate) mod replication;
 pub(crate) mod request;
 pub(crate) mod ringbuffer;
+pub(crate) mod schemas;
 pub(crate) mod server;
 pub(crate) mod shared;
 pub(crate) mod store;

@@ -90,6 +90,14 @@ impl Core {
                 Err(error) => warn!(%error, "malformed object event: ignored"),
             },
             peer::OBJECTS => self.merge_listing(payload),
+            peer::SCHEMAS => self.member_schemas(from, payload),
+            peer::SCHEMAS_ACK => match crate::schemas::decode_ids(payload) {
+                Ok(ids) => {
+                    self.shared.schemas.acknowledged(&ids, ferrogrid_protocol::Uuid::from_u128(from.0));
+                    self.answer_schemas_due();
+                }
+                Err(error) => warn!(%error, "malformed schema acknowledgement: ignored"),
+            },
             peer::PARTITION_LOST => match crate::cluster_events::PartitionLoss::decode_all(payload) {
                 Ok(losses) => self.shared.partitions_lost_here(&losses),
                 Err(error) => warn!(%error, "malformed partition-lost message: ignored"),
@@ -188,6 +196,32 @@ impl Core {
             }
             Err(error) => warn!(%error, "malformed topic relay: ignored"),
         }
+    }
+
+    /// Schemas from another member: kept (the sender holds them too) and acknowledged.
+    fn member_schemas(&mut self, from: MemberId, payload: &[u8]) {
+        let schemas = match crate::schemas::decode(payload) {
+            Ok(schemas) => schemas,
+            Err(error) => {
+                warn!(%error, "malformed schemas: ignored");
+                return;
+            }
+        };
+        let (me, sender) = (self.shared.view.member_uuid, ferrogrid_protocol::Uuid::from_u128(from.0));
+        let bound = self.shared.config.limits.max_schemas as usize;
+        let mut kept = Vec::new();
+        for schema in schemas {
+            match self.shared.schemas.put(schema.clone(), sender, bound) {
+                Ok(id) => {
+                    self.shared.schemas.acknowledged(&[id], me);
+                    kept.push(schema);
+                }
+                Err(crate::schemas::Full(bound)) => warn!(bound, "a schema from another member refused: max-schemas"),
+            }
+        }
+        let mut ids = Vec::new();
+        crate::schemas::encode_ids(&kept, &mut ids);
+        peer::write(self.owner.replication.message_for(from), peer::SCHEMAS_ACK, 0, &ids);
     }
 
     /// Another member's listing of proxies (sent when the link came up): merged into this

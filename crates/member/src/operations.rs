@@ -320,8 +320,12 @@ static TABLE: &[Operation] = &[
     row!(ClientRemoveDistributedObjectListener, Connection, Flags::NONE),
     row!(ClientAddPartitionLostListener, Connection, Flags::NONE),
     row!(ClientRemovePartitionLostListener, Connection, Flags::NONE),
-    row!(MapAddPartitionLostListener, Connection, Flags::NONE),
-    row!(MapRemovePartitionLostListener, Connection, Flags::NONE),
+    row!(MapAddPartitionLostListener, Connection, S),
+    // Compact schemas: kept by every member (schemas.rs).
+    row!(ClientSendSchema, Connection, Flags::NONE),
+    row!(ClientFetchSchema, Connection, Flags::NONE),
+    row!(ClientSendAllSchemas, Connection, Flags::NONE),
+    row!(MapRemovePartitionLostListener, Connection, S),
     // Member links.
     member_row!(peer::HELLO, "MemberHello"),
     member_row!(peer::CONTROL, "MemberControl"),
@@ -339,6 +343,8 @@ static TABLE: &[Operation] = &[
     member_row!(peer::UNLISTEN, "MemberUnlisten"),
     member_row!(peer::PARTITION_LOST, "MemberPartitionLost"),
     member_row!(peer::OBJECTS, "MemberObjects"),
+    member_row!(peer::SCHEMAS, "MemberSchemas"),
+    member_row!(peer::SCHEMAS_ACK, "MemberSchemasAck"),
     member_row!(peer::PN_COUNTER_STATE, "MemberPnCounterState"),
     member_row!(peer::REPLICATED_CHANGES, "MemberReplicatedChanges"),
     member_row!(peer::REPLICATED_SYNC, "MemberReplicatedSync"),

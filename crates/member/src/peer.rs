@@ -186,6 +186,14 @@ pub const OBJECTS: MessageType = MessageType(0x7F_001A);
 /// The most bytes of names one OBJECTS message carries.
 pub const LISTING_CHUNK_BYTES: usize = 64 << 10;
 
+/// Compact schemas for the receiver to keep (`schemas.rs`): from the member a client sent
+/// one to, or, all of them, from a member the receiver has just linked to. Acknowledged with
+/// SCHEMAS_ACK.
+pub const SCHEMAS: MessageType = MessageType(0x7F_001B);
+
+/// The ids of the schemas of a SCHEMAS message, now held by the sender (`i64` LE each).
+pub const SCHEMAS_ACK: MessageType = MessageType(0x7F_001C);
+
 /// A listener registration a unisocket client made through the sending member, for a member
 /// that joined after it: the client's request with the relay id as its correlation id
 /// (`relays.rs`).

@@ -309,6 +309,7 @@ impl Reactor {
                     if self.core.index == 0 {
                         self.core.relay_registrations_to(&joined);
                         self.core.send_listing_to(&joined);
+                        self.core.send_schemas_to(&joined);
                     }
                     if table_changed && self.core.index == 0 {
                         self.core.owner.log_replicas();
@@ -372,6 +373,7 @@ impl Reactor {
         for (token, reason) in expired {
             self.close(token, reason);
         }
+        self.core.answer_schemas_due();
         let closes = self.core.shared.client_closes.load(Ordering::Acquire);
         if closes != self.client_closes_seen {
             self.client_closes_seen = closes;

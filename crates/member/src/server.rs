@@ -194,6 +194,7 @@ fn shared_state(
         reactors: handles,
         objects: RwLock::new(BTreeSet::new()),
         cluster_listeners: Default::default(),
+        schemas: Default::default(),
         relays: Default::default(),
         shutdown: AtomicBool::new(false),
         next_connection_id: AtomicU64::new(1),

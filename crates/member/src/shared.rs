@@ -122,6 +122,8 @@ pub struct Shared {
     pub objects: RwLock<BTreeSet<ObjectName>>,
     /// Distributed-object listeners registered with this member.
     pub cluster_listeners: crate::cluster_events::ClusterListeners,
+    /// The cluster's Compact schemas (every member holds all).
+    pub schemas: crate::schemas::Schemas,
     /// Listener registrations of this member's unisocket clients made on every member.
     pub relays: crate::relays::Relays,
     pub shutdown: AtomicBool,

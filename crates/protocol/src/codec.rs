@@ -285,6 +285,51 @@ impl<'a> VarField<'a> for DistributedObjectInfo<'a> {
     }
 }
 
+/// One field of a Compact schema as the wire carries it (`FieldDescriptor`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaField<'a> {
+    pub name: &'a str,
+    /// Hazelcast's `FieldKind` ordinal.
+    pub kind: i32,
+}
+
+impl<'a> VarField<'a> for SchemaField<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let kind = FixedReader::new(reader.value_frame("field descriptor")?).read()?;
+        let name = reader.string()?;
+        reader.skip_to_end()?;
+        Ok(SchemaField { name, kind })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.kind);
+        writer.frame(self.name.as_bytes()).end();
+    }
+}
+
+/// A Compact schema as the wire carries it (`Schema`: the type name and its fields; the id is
+/// not sent, every side computes it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactSchema<'a> {
+    pub type_name: &'a str,
+    pub fields: Vec<SchemaField<'a>>,
+}
+
+impl<'a> VarField<'a> for CompactSchema<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let type_name = reader.string()?;
+        let fields = VarField::read(reader)?;
+        reader.skip_to_end()?;
+        Ok(CompactSchema { type_name, fields })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().frame(self.type_name.as_bytes());
+        self.fields.write(writer);
+        writer.end();
+    }
+}
+
 /// An entry's metadata as `IMap.getEntryView` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryView<'a> {
@@ -401,6 +446,11 @@ messages! {
     Request ClientLocalBackupListener = 0x000F00 {}
     Event BackupEvent = 0x000F02 { source_invocation_correlation_id: i64 }
     Request ClientTriggerPartitionAssignment = 0x001000 {}
+    Request ClientSendSchema<'a> = 0x001300 { ; var schema: CompactSchema<'a> }
+    Response SchemaReplicatedResponse { ; var replicated_members: Packed<Option<Uuid>> }
+    Request ClientFetchSchema = 0x001400 { schema_id: i64 }
+    Response SchemaResponse<'a> { ; var schema: Option<CompactSchema<'a>> }
+    Request ClientSendAllSchemas<'a> = 0x001500 { ; var schemas: Vec<CompactSchema<'a>> }
 
     // ----- Map service (0x01) -----
     Request MapPut<'a> = 0x010100 { thread_id: i64, ttl: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }

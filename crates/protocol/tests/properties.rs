@@ -870,6 +870,36 @@ proptest! {
     }
 
     #[test]
+    fn schema_messages_round_trip(
+        schemas in vec((text(), vec((text(), any::<i32>()), 0..5)), 0..4),
+        members in vec(proptest::option::of(uuid()), 0..4),
+        schema_id in any::<i64>(),
+        correlation_id in any::<i64>(),
+    ) {
+        let wire: Vec<CompactSchema<'_>> = schemas
+            .iter()
+            .map(|(type_name, fields)| CompactSchema {
+                type_name,
+                fields: fields.iter().map(|(name, kind)| SchemaField { name, kind: *kind }).collect(),
+            })
+            .collect();
+        let all = ClientSendAllSchemas { schemas: wire.clone() };
+        assert_round_trip!(ClientSendAllSchemas, all, ClientSendAllSchemas::TYPE, correlation_id; correlation_id, -1, 0);
+        let fetch = ClientFetchSchema { schema_id };
+        assert_round_trip!(ClientFetchSchema, fetch, ClientFetchSchema::TYPE, correlation_id; correlation_id, -1, 0);
+        let fetched = SchemaResponse { schema: wire.first().cloned() };
+        let response_type = ClientFetchSchema::TYPE.response();
+        assert_round_trip!(SchemaResponse, fetched, response_type, correlation_id; response_type, correlation_id, 0);
+        if let Some(schema) = wire.first() {
+            let send = ClientSendSchema { schema: schema.clone() };
+            assert_round_trip!(ClientSendSchema, send, ClientSendSchema::TYPE, correlation_id; correlation_id, -1, 0);
+        }
+        let replicated = SchemaReplicatedResponse { replicated_members: Packed(members) };
+        let response_type = ClientSendSchema::TYPE.response();
+        assert_round_trip!(SchemaReplicatedResponse, replicated, response_type, correlation_id; response_type, correlation_id, 0);
+    }
+
+    #[test]
     fn authentication_response_round_trips(
         fixed in (any::<u8>(), proptest::option::of(uuid()), any::<i8>(), any::<i32>(),
             proptest::option::of(uuid()), any::<bool>(), trailing_pair::<i32, i32>()),

@@ -1254,3 +1254,56 @@ def test_partition_lost_listeners_hear_each_promotion_once(make_cluster, request
         assert {source for _, _, source in log} <= uuids(survivors), "%s: announced by the promoted members" % (key,)
     for client, registration in registrations:
         assert client._listener_service.deregister_listener(registration).result() is True
+
+
+# --------------------------------------------------------------------------- 13. Compact schemas
+
+
+def test_compact_schemas_survive_a_kill9_and_reach_a_joiner(make_cluster, request):
+    # Compact values written through one member stay readable by new clients (which fetch the
+    # schema) after that member is killed, and through a member that joined afterwards.
+    from hazelcast.serialization.api import CompactSerializer
+
+    class Point:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+    class PointSerializer(CompactSerializer):
+        def read(self, reader):
+            return Point(reader.read_int64("x"), reader.read_int64("y"))
+
+        def write(self, writer, obj):
+            writer.write_int64("x", obj.x)
+            writer.write_int64("y", obj.y)
+
+        def get_type_name(self):
+            return "ferrogrid.test.Point"
+
+        def get_class(self):
+            return Point
+
+    cluster = make_cluster(4)
+    three = cluster.addresses[:3]
+    cluster.start_members(range(3), member_list=three)
+    writer = cluster.client([three[2]], smart=False, compact_serializers=[PointSerializer()])
+    members = wait_members(writer, 3, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    points = writer.get_map(name).blocking()
+    for i in range(100):
+        points.put(i, Point(i, -i))
+
+    def read_all(address, what):
+        reader = cluster.client([address], smart=False, compact_serializers=[PointSerializer()])
+        wait_members(reader, len(members_of(writer)), FORM_TIMEOUT)
+        got = reader.get_map(name).blocking().get_all(list(range(100)))
+        assert sorted((k, p.x, p.y) for k, p in got.items()) == [(i, i, -i) for i in range(100)], what
+        reader.shutdown()
+
+    victim = next(m for m in members if "%s:%d" % (m.address.host, m.address.port) == three[2])
+    cluster.by_member_info(victim).kill9("the member the schema was sent to")
+    wait_members(writer, 2, 60, "after kill -9")
+    read_all(three[0], "after the member the schema was sent to died")
+    joiner = cluster.start(3, member_list=cluster.addresses)
+    joiner.wait_ready(FORM_TIMEOUT)
+    wait_members(writer, 3, FORM_TIMEOUT)
+    read_all(cluster.addresses[3], "through a member that joined later")
