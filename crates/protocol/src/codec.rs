@@ -330,6 +330,123 @@ impl<'a> VarField<'a> for CompactSchema<'a> {
     }
 }
 
+/// The anchors of a paging predicate: for each page already seen, its last entry (what the
+/// next page starts after). `AnchorDataListHolder`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AnchorList<'a> {
+    pub pages: Packed<i32>,
+    pub anchors: Vec<(Data<'a>, Data<'a>)>,
+}
+
+impl<'a> VarField<'a> for AnchorList<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let pages: Packed<i32> = VarField::read(reader)?;
+        let anchors: Vec<(Data<'a>, Data<'a>)> = VarField::read(reader)?;
+        reader.skip_to_end()?;
+        if pages.0.len() != anchors.len() {
+            return Err(DecodeError::UnexpectedFrame("one anchor per anchor page"));
+        }
+        Ok(AnchorList { pages, anchors })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin();
+        self.pages.write(writer);
+        self.anchors.write(writer);
+        writer.end();
+    }
+}
+
+/// A paging predicate as the paging queries carry it (`PagingPredicateHolder`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PagingPredicateHolder<'a> {
+    pub page_size: i32,
+    pub page: i32,
+    /// 0 keys, 1 values, 2 entries.
+    pub iteration_type: i8,
+    pub anchors: AnchorList<'a>,
+    pub predicate: Option<Data<'a>>,
+    pub comparator: Option<Data<'a>>,
+    pub partition_key: Option<Data<'a>>,
+    /// Since protocol 2.5; older clients do not send it.
+    pub partition_keys: Option<Vec<Data<'a>>>,
+}
+
+impl<'a> VarField<'a> for PagingPredicateHolder<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("paging predicate")?);
+        let (page_size, page, iteration_type) = (fixed.read()?, fixed.read()?, fixed.read()?);
+        let anchors = AnchorList::read(reader)?;
+        let predicate = VarField::read(reader)?;
+        let comparator = VarField::read(reader)?;
+        let partition_key = VarField::read(reader)?;
+        let partition_keys = if reader.at_end()? { None } else { VarField::read(reader)? };
+        reader.skip_to_end()?;
+        Ok(PagingPredicateHolder {
+            page_size,
+            page,
+            iteration_type,
+            anchors,
+            predicate,
+            comparator,
+            partition_key,
+            partition_keys,
+        })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.page_size).fixed(&self.page).fixed(&self.iteration_type);
+        writer.var(&self.anchors).var(&self.predicate).var(&self.comparator).var(&self.partition_key);
+        writer.var(&self.partition_keys);
+        writer.end();
+    }
+}
+
+/// An index definition (`IndexConfig`): type 0 sorted, 1 hash, 2 bitmap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexConfig<'a> {
+    pub index_type: i32,
+    pub name: Option<&'a str>,
+    pub attributes: Vec<&'a str>,
+    /// A bitmap index's unique key and its transformation (`BitmapIndexOptions`).
+    pub bitmap: Option<(&'a str, i32)>,
+}
+
+impl<'a> VarField<'a> for IndexConfig<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let index_type = FixedReader::new(reader.value_frame("index config")?).read()?;
+        let name = VarField::read(reader)?;
+        let attributes = VarField::read(reader)?;
+        let bitmap = if reader.next_is_null() {
+            None
+        } else {
+            reader.begin()?;
+            let transformation = FixedReader::new(reader.value_frame("bitmap index options")?).read()?;
+            let unique_key = reader.string()?;
+            reader.skip_to_end()?;
+            Some((unique_key, transformation))
+        };
+        // A B-tree index configuration (protocol 2.5) is Enterprise's: skipped.
+        reader.skip_to_end()?;
+        Ok(IndexConfig { index_type, name, attributes, bitmap })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.index_type);
+        writer.var(&self.name).var(&self.attributes);
+        match self.bitmap {
+            None => {
+                writer.null();
+            }
+            Some((unique_key, transformation)) => {
+                writer.begin().open_frame(0).fixed(&transformation);
+                writer.frame(unique_key.as_bytes()).end();
+            }
+        }
+        writer.end();
+    }
+}
+
 /// An entry's metadata as `IMap.getEntryView` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryView<'a> {
@@ -475,6 +592,17 @@ messages! {
     Request MapGetAll<'a> = 0x012300 { ; var name: &'a str, keys: Vec<Data<'a>> }
     Request MapValues<'a> = 0x012400 { ; var name: &'a str }
     Request MapEntrySet<'a> = 0x012500 { ; var name: &'a str }
+    Request MapKeySetWithPredicate<'a> = 0x012600 { ; var name: &'a str, predicate: Data<'a> }
+    Request MapValuesWithPredicate<'a> = 0x012700 { ; var name: &'a str, predicate: Data<'a> }
+    Request MapEntriesWithPredicate<'a> = 0x012800 { ; var name: &'a str, predicate: Data<'a> }
+    Request MapAddIndex<'a> = 0x012900 { ; var name: &'a str, index: IndexConfig<'a> }
+    Request MapKeySetWithPagingPredicate<'a> = 0x013400 { ; var name: &'a str, predicate: PagingPredicateHolder<'a> }
+    Request MapValuesWithPagingPredicate<'a> = 0x013500 { ; var name: &'a str, predicate: PagingPredicateHolder<'a> }
+    Request MapEntriesWithPagingPredicate<'a> = 0x013600 { ; var name: &'a str, predicate: PagingPredicateHolder<'a> }
+    Request MapAggregate<'a> = 0x013900 { ; var name: &'a str, aggregator: Data<'a> }
+    Request MapAggregateWithPredicate<'a> = 0x013A00 { ; var name: &'a str, aggregator: Data<'a>, predicate: Data<'a> }
+    Request MapProject<'a> = 0x013B00 { ; var name: &'a str, projection: Data<'a> }
+    Request MapProjectWithPredicate<'a> = 0x013C00 { ; var name: &'a str, projection: Data<'a>, predicate: Data<'a> }
     Request MapSize<'a> = 0x012A00 { ; var name: &'a str }
     Request MapIsEmpty<'a> = 0x012B00 { ; var name: &'a str }
     Request MapPutAll<'a> = 0x012C00 { ; trailing trigger_map_loader: bool; var name: &'a str, entries: Vec<(Data<'a>, Data<'a>)> }
@@ -701,5 +829,8 @@ messages! {
     Response DeleteResponse { ; trailing response: bool }
     Response DataListResponse<'a> { ; var response: Vec<Data<'a>> }
     Response EntryListResponse<'a> { ; var response: Vec<(Data<'a>, Data<'a>)> }
+    Response DataListPageResponse<'a> { ; var response: Vec<Data<'a>>, anchors: AnchorList<'a> }
+    Response EntryListPageResponse<'a> { ; var response: Vec<(Data<'a>, Data<'a>)>, anchors: AnchorList<'a> }
+    Response NullableDataListResponse<'a> { ; var response: Vec<Option<Data<'a>>> }
     Response EntryViewResponse<'a> { max_idle: i64; var response: Option<EntryView<'a>> }
 }

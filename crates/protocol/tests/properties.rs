@@ -870,6 +870,51 @@ proptest! {
     }
 
     #[test]
+    fn query_messages_round_trip(
+        name in text(),
+        blobs in vec(blob(), 1..5),
+        fixed in (any::<i32>(), any::<i32>(), any::<i8>()),
+        nulls in (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
+        attributes in vec(text(), 0..3),
+        correlation_id in any::<i64>(),
+    ) {
+        let data = |index: usize| Data(&blobs[index % blobs.len()]);
+        let maybe = |null: bool, index: usize| (!null).then(|| data(index));
+        let pages = Packed((0..blobs.len() as i32).collect());
+        let anchors = AnchorList { pages, anchors: (0..blobs.len()).map(|i| (data(i), data(i + 1))).collect() };
+        let holder = PagingPredicateHolder {
+            page_size: fixed.0,
+            page: fixed.1,
+            iteration_type: fixed.2,
+            anchors: anchors.clone(),
+            predicate: maybe(nulls.0, 0),
+            comparator: maybe(nulls.1, 1),
+            partition_key: maybe(nulls.2, 2),
+            partition_keys: (!nulls.3).then(|| blobs.iter().map(|blob| Data(blob)).collect()),
+        };
+        let request = MapEntriesWithPagingPredicate { name: &name, predicate: holder };
+        let ty = MapEntriesWithPagingPredicate::TYPE;
+        assert_round_trip!(MapEntriesWithPagingPredicate, request, ty, correlation_id; correlation_id, -1, 0);
+        let index = IndexConfig {
+            index_type: fixed.0,
+            name: (!nulls.0).then_some(name.as_str()),
+            attributes: attributes.iter().map(String::as_str).collect(),
+            bitmap: (!nulls.1).then_some((name.as_str(), fixed.1)),
+        };
+        let add = MapAddIndex { name: &name, index };
+        assert_round_trip!(MapAddIndex, add, MapAddIndex::TYPE, correlation_id; correlation_id, -1, 0);
+        let aggregate = MapAggregateWithPredicate { name: &name, aggregator: data(0), predicate: data(1) };
+        let ty = MapAggregateWithPredicate::TYPE;
+        assert_round_trip!(MapAggregateWithPredicate, aggregate, ty, correlation_id; correlation_id, -1, 0);
+        let page = EntryListPageResponse { response: anchors.anchors.clone(), anchors: anchors.clone() };
+        let ty = MapEntriesWithPagingPredicate::TYPE.response();
+        assert_round_trip!(EntryListPageResponse, page, ty, correlation_id; ty, correlation_id, 0);
+        let projected = NullableDataListResponse { response: (0..blobs.len()).map(|i| maybe(i % 2 == 0, i)).collect() };
+        let ty = MapProject::TYPE.response();
+        assert_round_trip!(NullableDataListResponse, projected, ty, correlation_id; ty, correlation_id, 0);
+    }
+
+    #[test]
     fn schema_messages_round_trip(
         schemas in vec((text(), vec((text(), any::<i32>()), 0..5)), 0..4),
         members in vec(proptest::option::of(uuid()), 0..4),
