@@ -17,5 +17,7 @@
 //!
 //! Every decoder here is bounds-checked: malformed input is an error, never a panic.
 
+pub mod predicate;
 pub mod schema;
+pub mod sql;
 pub mod wire;
