@@ -17,6 +17,7 @@
 //!
 //! Every decoder here is bounds-checked: malformed input is an error, never a panic.
 
+pub mod aggregation;
 pub mod predicate;
 pub mod schema;
 pub mod sql;
