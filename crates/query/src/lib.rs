@@ -12,7 +12,13 @@
 //! - [`predicate`], [`sql`]: the predicates clients send (factory -20) and the text of `sql(...)`
 //!   predicates, as syntax trees; [`aggregation`]: aggregators (factory -29) and projections
 //!   (factory -30).
+//! - [`wire`]: the byte layout those decoders share: `Data` and `DataSerializable` headers, and
+//!   where an object written by `writeObject` ends.
 //!
 //! Every decoder here is bounds-checked: malformed input is an error, never a panic.
 
+pub mod aggregation;
+pub mod predicate;
 pub mod schema;
+pub mod sql;
+pub mod wire;
