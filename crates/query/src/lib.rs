@@ -16,12 +16,17 @@
 //!
 //! Every decoder here is bounds-checked: malformed input is an error, never a panic.
 
+pub mod compact;
 pub mod convert;
+pub mod data;
 pub mod error;
+mod input;
 pub mod number;
 pub mod schema;
 pub mod temporal;
 pub mod value;
 
+pub use compact::{CompactRecord, SchemaSource};
+pub use data::{read_object, read_value};
 pub use error::{QueryError, ReadError};
 pub use value::{Object, Value};
