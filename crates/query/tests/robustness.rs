@@ -4,8 +4,9 @@ mod common;
 
 use common::{fixtures, schemas};
 use ferrogrid_query::data::{read_object, read_value};
+use ferrogrid_query::portable::PortableRecord;
 use ferrogrid_query::schema::Schema;
-use ferrogrid_query::{CompactRecord, SchemaSource};
+use ferrogrid_query::{extract, CompactRecord, Path, SchemaSource};
 use proptest::prelude::*;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,6 +18,39 @@ fn read_all(bytes: &[u8], schemas: &dyn SchemaSource) {
     let _ = read_object(bytes, 0, schemas);
     if bytes.len() >= 8 {
         read_record(&bytes[8..], schemas);
+        read_portable(bytes);
+    }
+    for attribute in PATHS {
+        let _ = extract(bytes, bytes, &Path::parse(attribute).unwrap(), schemas);
+    }
+}
+
+const PATHS: &[&str] = &[
+    "this",
+    "__key.city",
+    "int32",
+    "compact.city",
+    "array_of_compact[any].city",
+    "array_of_compact[1].number",
+    "array_of_int64[any]",
+    "tags[1]",
+    "arr[any].b.c",
+    "pet.name",
+    "pets[any].name",
+    "pets[1].age",
+    "int_array[2]",
+    "date_array[0]",
+    "string_array[any]",
+];
+
+fn read_portable(bytes: &[u8]) {
+    let Ok(record) = PortableRecord::parse(bytes, 8) else {
+        return;
+    };
+    if let Ok(names) = record.field_names() {
+        for name in names {
+            let _ = record.field(&name);
+        }
     }
 }
 
