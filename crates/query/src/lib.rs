@@ -2,8 +2,9 @@
 //!
 //! - [`schema`]: Compact schemas (a type name and its fields' names and kinds) and the id every
 //!   client and member gives a schema, its 64-bit Rabin fingerprint.
-//! - [`value`]: one attribute's value as Hazelcast's query engine sees it, with its comparisons
-//!   and conversions.
+//! - [`value`]: one attribute's value as Hazelcast's query engine sees it, with its comparisons;
+//!   [`convert`]: how a predicate's value is converted to an attribute's type; [`number`] and
+//!   [`temporal`]: Java's `BigDecimal`, number text, dates and times; [`error`]: what can fail.
 //! - [`data`], [`compact`], [`portable`], [`json`]: reading a serialized value (a `Data` blob as
 //!   the clients write it) without its class: built-in types, Compact records (with the schemas
 //!   the member holds), Portable records and `HazelcastJsonValue`.
@@ -18,7 +19,24 @@
 //! Every decoder here is bounds-checked: malformed input is an error, never a panic.
 
 pub mod aggregation;
+pub mod compact;
+pub mod convert;
+pub mod data;
+pub mod error;
+mod input;
+pub mod json;
+pub mod number;
+pub mod path;
+pub mod portable;
 pub mod predicate;
 pub mod schema;
 pub mod sql;
+pub mod temporal;
+pub mod value;
 pub mod wire;
+
+pub use compact::{CompactRecord, SchemaSource};
+pub use data::{read_object, read_value};
+pub use error::{QueryError, ReadError};
+pub use path::{extract, Extracted, Path};
+pub use value::{Object, Value};

@@ -12,10 +12,10 @@
 //! - positions are byte offsets from the start of the blob (the partition hash), which is also
 //!   the origin of the absolute positions inside Portable records.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 
+pub use crate::compact::SchemaSource;
 use crate::schema::Schema;
 
 /// How deep objects and predicates may nest inside one blob.
@@ -88,25 +88,13 @@ pub mod type_id {
     pub const JSON: i32 = -130;
 }
 
-/// The Compact schemas a decoder may consult to find where a Compact value ends (a Compact
-/// record's length follows from its schema, not from the bytes alone).
-pub trait SchemaSource {
-    fn schema(&self, schema_id: i64) -> Option<&Schema>;
-}
-
 /// No schemas: a Compact value inside a predicate is then an [`WireError::UnknownSchema`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoSchemas;
 
 impl SchemaSource for NoSchemas {
-    fn schema(&self, _schema_id: i64) -> Option<&Schema> {
+    fn schema(&self, _schema_id: i64) -> Option<std::sync::Arc<Schema>> {
         None
-    }
-}
-
-impl SchemaSource for HashMap<i64, Schema> {
-    fn schema(&self, schema_id: i64) -> Option<&Schema> {
-        self.get(&schema_id)
     }
 }
 
@@ -572,7 +560,7 @@ fn skip_compact(reader: &mut Reader<'_>, schemas: &dyn SchemaSource, start: usiz
     let Some(schema) = schemas.schema(schema_id) else {
         return Err(WireError::UnknownSchema { offset: start, schema_id });
     };
-    let layout = compact_layout(schema)?;
+    let layout = compact_layout(&schema)?;
     if layout.variable_count == 0 {
         return reader.skip(layout.fixed_length);
     }
@@ -707,7 +695,7 @@ mod tests {
         bytes.extend_from_slice(&[0, 0, 0, 30, 1, 0, 0, 0, 2, b'h', b'i', 0]);
         bytes.push(5); // the offset of "name", one byte
         assert_eq!(extent(&bytes), Err(WireError::UnknownSchema { offset: 0, schema_id: schema.id() }));
-        let schemas = HashMap::from([(schema.id(), schema)]);
+        let schemas = std::collections::HashMap::from([(schema.id(), schema)]);
         assert_eq!(read_object_extent(&mut Reader::new(&bytes), &schemas, 0), Ok(0..bytes.len()));
     }
 }
