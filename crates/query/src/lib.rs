@@ -12,7 +12,7 @@
 //!   `arr[any]`).
 //! - [`predicate`], [`sql`]: the predicates clients send (factory -20) and the text of `sql(...)`
 //!   predicates, as syntax trees; [`aggregation`]: aggregators (factory -29) and projections
-//!   (factory -30).
+//!   (factory -30); [`eval`]: whether an entry passes a predicate, as Hazelcast decides it.
 //! - [`wire`]: the byte layout those decoders share: `Data` and `DataSerializable` headers, and
 //!   where an object written by `writeObject` ends.
 //!
@@ -23,6 +23,7 @@ pub mod compact;
 pub mod convert;
 pub mod data;
 pub mod error;
+pub mod eval;
 mod input;
 pub mod json;
 pub mod number;
@@ -38,5 +39,6 @@ pub mod wire;
 pub use compact::{CompactRecord, SchemaSource};
 pub use data::{read_object, read_value};
 pub use error::{QueryError, ReadError};
+pub use eval::{EvalError, EvalErrorKind, Filter};
 pub use path::{extract, Extracted, Path};
 pub use value::{Object, Value};
