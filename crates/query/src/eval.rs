@@ -48,8 +48,9 @@
 //!   an IN, ...) before evaluating them; the answers differ from the tree's only in the order
 //!   dependence described above, so trees are evaluated as sent;
 //! - whether a whole array is a primitive Java array (a `QueryException`) or an object array (an
-//!   `IllegalArgumentException`) is guessed from its items: a non-empty array of non-null
-//!   booleans or numbers is taken as primitive;
+//!   `IllegalArgumentException`) is told by the Compact field's kind; for other arrays (Portable
+//!   fields, whole values) it is guessed from the items: a non-empty array of non-null booleans
+//!   or numbers of one type is taken as primitive;
 //! - attributes found by reflection on Java classes (a string's `length`) do not exist here
 //!   (see [`crate::path`]); Java regex features listed in [`java_regex`] are refused.
 //!
@@ -59,10 +60,10 @@
 
 pub mod java_regex;
 
-use crate::compact::{SchemaSource, TYPE_ID as COMPACT};
+use crate::compact::{CompactRecord, SchemaSource, TYPE_ID as COMPACT};
 use crate::data::{self, read_object, JSON, PORTABLE};
 use crate::error::{QueryError, ReadError};
-use crate::path::{extract, Extracted, Path, Root};
+use crate::path::{extract, Extracted, Path, Root, Step};
 use crate::predicate::{Literal, Operand, Predicate};
 use crate::value::Value;
 use regex::Regex;
@@ -294,8 +295,12 @@ impl Compiler<'_> {
 
     fn leaf(&self, predicate: &Predicate) -> Result<Leaf, EvalError> {
         let (attribute, test) = match predicate {
-            Predicate::Equal { attribute, value } => (attribute, Test::Equal { negated: false, value: self.operand(value)? }),
-            Predicate::NotEqual { attribute, value } => (attribute, Test::Equal { negated: true, value: self.operand(value)? }),
+            Predicate::Equal { attribute, value } => {
+                (attribute, Test::Equal { negated: false, value: self.operand(value)? })
+            }
+            Predicate::NotEqual { attribute, value } => {
+                (attribute, Test::Equal { negated: true, value: self.operand(value)? })
+            }
             Predicate::GreaterLess { attribute, value, equal, less } => {
                 (attribute, Test::Compare { value: self.operand(value)?, equal: *equal, less: *less })
             }
@@ -329,7 +334,10 @@ impl Compiler<'_> {
         if comparable(&value) {
             return Ok(value);
         }
-        Err(error(EvalErrorKind::ClassCast, format!("class {} cannot be cast to class java.lang.Comparable", java_class(&value))))
+        Err(error(
+            EvalErrorKind::ClassCast,
+            format!("class {} cannot be cast to class java.lang.Comparable", java_class(&value)),
+        ))
     }
 }
 
@@ -373,6 +381,10 @@ fn java_class(value: &Value) -> String {
     }
 }
 
+/// Compact's `ARRAY_OF_BOOLEAN`, `ARRAY_OF_INT8`, `_INT16`, `_INT32`, `_INT64`, `_FLOAT32` and
+/// `_FLOAT64`: read by Hazelcast as primitive Java arrays.
+const PRIMITIVE_ARRAY_KINDS: [i32; 7] = [2, 4, 8, 10, 12, 14, 16];
+
 /// The class of Compact records the member reads without their class.
 const GENERIC_RECORD_CLASS: &str = "com.hazelcast.internal.serialization.impl.compact.DeserializedGenericRecord";
 
@@ -397,13 +409,28 @@ fn primitive_array_class(items: &[Value]) -> Option<&'static str> {
 #[derive(Debug)]
 enum Test {
     /// EQUAL (`negated`: NOT EQUAL); `value` as sent, the converted one is in the state.
-    Equal { negated: bool, value: Value },
-    Compare { value: Value, equal: bool, less: bool },
-    Between { from: Value, to: Value },
-    In { values: Vec<Value> },
+    Equal {
+        negated: bool,
+        value: Value,
+    },
+    Compare {
+        value: Value,
+        equal: bool,
+        less: bool,
+    },
+    Between {
+        from: Value,
+        to: Value,
+    },
+    In {
+        values: Vec<Value>,
+    },
     /// LIKE, ILIKE or REGEX; `None` for a null pattern; a pattern that cannot be compiled fails
     /// when the first non-null string meets it, as Hazelcast compiles it then.
-    Pattern { kind: PatternKind, pattern: Option<Result<Regex, EvalError>> },
+    Pattern {
+        kind: PatternKind,
+        pattern: Option<Result<Regex, EvalError>>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -525,14 +552,17 @@ impl Leaf {
     /// A single attribute value: arrays and records refused, JSON structures pass nothing.
     fn single(&self, value: Value, entry: &Entry<'_>) -> Result<bool, EvalError> {
         match &value {
-            Value::Array(items) if primitive_array_class(items).is_none() => {
+            Value::Array(items) if !self.primitive_array(items, entry) => {
                 let message =
                     format!("Cannot use {} predicate with an array or a collection attribute", self.predicate_class());
                 Err(error(EvalErrorKind::IllegalArgument, message))
             }
             Value::Object(object) if object.type_id == PORTABLE => Err(error(
                 EvalErrorKind::Query,
-                format!("{} field can not be compared, because the user class could not be constructed.", self.attribute),
+                format!(
+                    "{} field can not be compared, because the user class could not be constructed.",
+                    self.attribute
+                ),
             )),
             Value::Array(_) | Value::Object(_) => Err(error(
                 EvalErrorKind::Query,
@@ -546,6 +576,37 @@ impl Leaf {
             Value::JsonStructure => Ok(false),
             _ => self.apply(&value),
         }
+    }
+
+    /// Whether a whole array attribute is a primitive Java array: for a field of a Compact record
+    /// its kind says so, otherwise its items are looked at ([`primitive_array_class`]).
+    fn primitive_array(&self, items: &[Value], entry: &Entry<'_>) -> bool {
+        match self.compact_field_kind(entry) {
+            Some(kind) => PRIMITIVE_ARRAY_KINDS.contains(&kind),
+            None => primitive_array_class(items).is_some(),
+        }
+    }
+
+    /// The kind of the Compact field the path names, when it names one through nested records.
+    fn compact_field_kind(&self, entry: &Entry<'_>) -> Option<i32> {
+        let blob = match self.path.root() {
+            Root::Key => entry.key,
+            Root::Value => entry.value,
+        };
+        if data::type_id(blob).ok()? != COMPACT {
+            return None;
+        }
+        let mut record = CompactRecord::parse(blob.get(data::HEADER_SIZE..)?, entry.schemas).ok()?;
+        if let Some(field) = record.schema().field(self.path.attribute()) {
+            return Some(field.kind);
+        }
+        let (last, inner) = self.path.steps().split_last()?;
+        for step in inner {
+            let Step::Field(name) = step else { return None };
+            record = record.nested(name).ok()??;
+        }
+        let Step::Field(name) = last else { return None };
+        record.schema().field(name).map(|field| field.kind)
     }
 
     /// A whole JSON document that is an object or an array, which Hazelcast cannot convert.
@@ -596,7 +657,13 @@ impl Leaf {
         }
     }
 
-    fn between(&self, witness: &mut Option<Value>, attribute: &Value, from: &Value, to: &Value) -> Result<bool, EvalError> {
+    fn between(
+        &self,
+        witness: &mut Option<Value>,
+        attribute: &Value,
+        from: &Value,
+        to: &Value,
+    ) -> Result<bool, EvalError> {
         if attribute.is_null() {
             return Ok(false);
         }
@@ -662,9 +729,15 @@ impl Leaf {
         Some(match &self.test {
             Test::Equal { negated: false, value } => IndexTerm::Equal { attribute, value },
             Test::In { values } => IndexTerm::In { attribute, values },
-            Test::Compare { value, equal, less: true } => IndexTerm::Range { attribute, from: None, to: Some((value, *equal)) },
-            Test::Compare { value, equal, less: false } => IndexTerm::Range { attribute, from: Some((value, *equal)), to: None },
-            Test::Between { from, to } => IndexTerm::Range { attribute, from: Some((from, true)), to: Some((to, true)) },
+            Test::Compare { value, equal, less: true } => {
+                IndexTerm::Range { attribute, from: None, to: Some((value, *equal)) }
+            }
+            Test::Compare { value, equal, less: false } => {
+                IndexTerm::Range { attribute, from: Some((value, *equal)), to: None }
+            }
+            Test::Between { from, to } => {
+                IndexTerm::Range { attribute, from: Some((from, true)), to: Some((to, true)) }
+            }
             _ => return None,
         })
     }
@@ -689,7 +762,8 @@ const COMPARABLE: &str = "java.lang.Comparable";
 const NUMBER: &str = "java.lang.Number";
 const CONSTABLE: &str = "java.lang.constant.Constable";
 const CONSTANT_DESC: &str = "java.lang.constant.ConstantDesc";
-const TEMPORAL: &[&str] = &[SERIALIZABLE, COMPARABLE, "java.time.temporal.Temporal", "java.time.temporal.TemporalAccessor"];
+const TEMPORAL: &[&str] =
+    &[SERIALIZABLE, COMPARABLE, "java.time.temporal.Temporal", "java.time.temporal.TemporalAccessor"];
 
 /// The classes and interfaces (besides `java.lang.Object`) a value the member reads is an
 /// instance of.
@@ -759,10 +833,9 @@ fn instance_of(class: &str, entry: &Entry<'_>) -> Result<bool, EvalError> {
     let value = data::read_value(entry.value, entry.schemas)?;
     match &value {
         Value::Null => Ok(false),
-        Value::Object(object) if object.type_id == PORTABLE => Err(error(
-            EvalErrorKind::Serialization,
-            "a Portable value cannot be deserialized without its factory",
-        )),
+        Value::Object(object) if object.type_id == PORTABLE => {
+            Err(error(EvalErrorKind::Serialization, "a Portable value cannot be deserialized without its factory"))
+        }
         value => Ok(classes_of(value).contains(&class)),
     }
 }
@@ -808,7 +881,10 @@ mod tests {
     fn errors_name_the_java_exception() {
         let failure = error(EvalErrorKind::NumberFormat, "For input string: \"x\"");
         assert_eq!(failure.to_string(), "java.lang.NumberFormatException: For input string: \"x\"");
-        assert_eq!(EvalErrorKind::SchemaNotFound { schema_id: 1 }.java_class(), EvalErrorKind::Serialization.java_class());
+        assert_eq!(
+            EvalErrorKind::SchemaNotFound { schema_id: 1 }.java_class(),
+            EvalErrorKind::Serialization.java_class()
+        );
         let read: EvalError = ReadError::SchemaNotFound { schema_id: 7 }.into();
         assert_eq!(read.kind, EvalErrorKind::SchemaNotFound { schema_id: 7 });
         assert_eq!(EvalError::from(ReadError::Attribute("x".into())).kind, EvalErrorKind::Query);

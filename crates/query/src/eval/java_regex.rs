@@ -66,7 +66,8 @@ pub fn compile(pattern: &str, flags: Flags) -> Result<Regex, RegexError> {
 
 /// The pattern in the `regex` crate's syntax (without the whole-text anchors).
 pub fn translate(pattern: &str, flags: Flags) -> Result<String, RegexError> {
-    let mut translator = Translator { chars: pattern.chars().collect(), at: 0, output: String::new(), flags: vec![flags] };
+    let mut translator =
+        Translator { chars: pattern.chars().collect(), at: 0, output: String::new(), flags: vec![flags] };
     translator.sequence()?;
     Ok(translator.output)
 }
