@@ -348,9 +348,9 @@ fn attribute_path(attribute: &str) -> Result<Path, EvalError> {
     Path::parse(&spelled).map_err(EvalError::from)
 }
 
-/// Whether Java's class of the value implements `Comparable`.
+/// Whether Java's class of the value implements `Comparable` (`HazelcastJsonValue` does).
 fn comparable(value: &Value) -> bool {
-    !matches!(value, Value::Array(_) | Value::Object(_) | Value::Json(_) | Value::JsonStructure)
+    !matches!(value, Value::Array(_) | Value::Object(_) | Value::JsonStructure)
 }
 
 /// Java's class name of a value, as exception messages print it.
@@ -535,15 +535,18 @@ impl Leaf {
         Ok(found != matches!(self.test, Test::Equal { negated: true, .. }))
     }
 
-    /// `applyForMultiResult`: each value is cast to `Comparable`, the first that passes decides.
+    /// `applyForMultiResult`: each value is cast to `Comparable`, the first that passes decides
+    /// (a JSON structure passes nothing).
     fn any(&self, values: &[Value]) -> Result<bool, EvalError> {
         for value in values {
-            if matches!(value, Value::Array(_) | Value::Object(_) | Value::Json(_)) {
-                let message = format!("class {} cannot be cast to class java.lang.Comparable", java_class(value));
-                return Err(error(EvalErrorKind::ClassCast, message));
-            }
-            if self.apply(value)? {
-                return Ok(true);
+            match value {
+                Value::JsonStructure => continue,
+                value if !comparable(value) => {
+                    let message = format!("class {} cannot be cast to class java.lang.Comparable", java_class(value));
+                    return Err(error(EvalErrorKind::ClassCast, message));
+                }
+                value if self.apply(value)? => return Ok(true),
+                _ => {}
             }
         }
         Ok(false)
@@ -788,10 +791,14 @@ fn classes_of(value: &Value) -> Vec<&'static str> {
         Value::Time(_) => [&["java.time.LocalTime"][..], TEMPORAL].concat(),
         Value::Timestamp(_) => [&["java.time.LocalDateTime"][..], TEMPORAL].concat(),
         Value::TimestampWithTimezone(_) => [&["java.time.OffsetDateTime"][..], TEMPORAL].concat(),
-        Value::Json(_) => vec!["com.hazelcast.core.HazelcastJsonValue"],
-        Value::Object(object) if object.type_id == COMPACT => {
-            vec![GENERIC_RECORD_CLASS, "com.hazelcast.nio.serialization.genericrecord.GenericRecord"]
-        }
+        Value::Json(_) => vec!["com.hazelcast.core.HazelcastJsonValue", COMPARABLE],
+        Value::Object(object) if object.type_id == COMPACT => vec![
+            GENERIC_RECORD_CLASS,
+            "com.hazelcast.internal.serialization.impl.compact.CompactGenericRecord",
+            "com.hazelcast.internal.serialization.impl.AbstractGenericRecord",
+            "com.hazelcast.internal.serialization.impl.InternalGenericRecord",
+            "com.hazelcast.nio.serialization.genericrecord.GenericRecord",
+        ],
         _ => vec![],
     };
     classes.push(OBJECT);
