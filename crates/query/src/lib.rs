@@ -16,6 +16,8 @@
 //! - [`wire`]: the byte layout those decoders share: `Data` and `DataSerializable` headers, and
 //!   where an object written by `writeObject` ends.
 //!
+//! - [`write`]: results written back as the `Data` blobs Hazelcast's member sends.
+//!
 //! Every decoder here is bounds-checked: malformed input is an error, never a panic.
 
 pub mod aggregation;
@@ -34,6 +36,7 @@ pub mod sql;
 pub mod temporal;
 pub mod value;
 pub mod wire;
+pub mod write;
 
 pub use compact::{CompactRecord, SchemaSource};
 pub use data::{read_object, read_value};
