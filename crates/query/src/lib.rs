@@ -16,6 +16,8 @@
 //! - [`wire`]: the byte layout those decoders share: `Data` and `DataSerializable` headers, and
 //!   where an object written by `writeObject` ends.
 //!
+//! - [`write`]: results written back as the `Data` blobs Hazelcast's member sends.
+//!
 //! Every decoder here is bounds-checked: malformed input is an error, never a panic.
 
 pub mod aggregation;
@@ -24,9 +26,11 @@ pub mod convert;
 pub mod data;
 pub mod error;
 pub mod eval;
+pub mod exec;
 mod input;
 pub mod json;
 pub mod number;
+pub mod order;
 pub mod path;
 pub mod portable;
 pub mod predicate;
@@ -35,6 +39,7 @@ pub mod sql;
 pub mod temporal;
 pub mod value;
 pub mod wire;
+pub mod write;
 
 pub use compact::{CompactRecord, SchemaSource};
 pub use data::{read_object, read_value};

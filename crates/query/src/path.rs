@@ -126,6 +126,41 @@ fn parse_token(token: &str, first: bool, steps: &mut Vec<Step>) -> Result<(), &'
 
 /// The attribute `path` of an entry whose key and value are whole `Data` blobs.
 pub fn extract(key: &[u8], value: &[u8], path: &Path, schemas: &dyn SchemaSource) -> Result<Extracted, ReadError> {
+    extract_marked(key, value, path, schemas).map(|(extracted, _)| extracted)
+}
+
+/// [`extract`], and whether the result's leading null only marks that a record path met a
+/// null or empty target (Hazelcast's `MultiResult.isNullEmptyTarget`; aggregations skip it).
+pub fn extract_marked(
+    key: &[u8],
+    value: &[u8],
+    path: &Path,
+    schemas: &dyn SchemaSource,
+) -> Result<(Extracted, bool), ReadError> {
+    match type_id_of(key, value, path)? {
+        COMPACT | PORTABLE if !path.steps.is_empty() => {
+            let data = match path.root {
+                Root::Key => key,
+                Root::Value => value,
+            };
+            if data::type_id(data)? == COMPACT {
+                walk_marked(CompactRecord::parse(&data[HEADER_SIZE..], schemas)?, path)
+            } else {
+                walk_marked(PortableRecord::parse(data, HEADER_SIZE)?, path)
+            }
+        }
+        _ => extract_unmarked(key, value, path, schemas).map(|extracted| (extracted, false)),
+    }
+}
+
+fn type_id_of(key: &[u8], value: &[u8], path: &Path) -> Result<i32, ReadError> {
+    data::type_id(match path.root {
+        Root::Key => key,
+        Root::Value => value,
+    })
+}
+
+fn extract_unmarked(key: &[u8], value: &[u8], path: &Path, schemas: &dyn SchemaSource) -> Result<Extracted, ReadError> {
     let data = match path.root {
         Root::Key => key,
         Root::Value => value,
@@ -191,8 +226,13 @@ fn tokens(steps: &[Step]) -> Result<Vec<(&str, Option<&Step>)>, ReadError> {
 
 /// Hazelcast's `GenericRecordQueryReader.read` over `root`.
 fn walk<R: Record>(root: R, path: &Path) -> Result<Extracted, ReadError> {
+    walk_marked(root, path).map(|(extracted, _)| extracted)
+}
+
+/// [`walk`], and whether the result's leading null marks a null or empty target.
+fn walk_marked<R: Record>(root: R, path: &Path) -> Result<(Extracted, bool), ReadError> {
     if root.has_field(&path.attribute) {
-        return root.leaf(&path.attribute).map(Extracted::Single);
+        return root.leaf(&path.attribute).map(|value| (Extracted::Single(value), false));
     }
     let tokens = tokens(&path.steps)?;
     let Some(((last, last_selector), inner)) = tokens.split_last() else {
@@ -232,11 +272,12 @@ fn walk<R: Record>(root: R, path: &Path) -> Result<Extracted, ReadError> {
             },
         }
     }
-    Ok(match (null_target, results.len()) {
+    let extracted = match (null_target, results.len()) {
         (true, _) => Extracted::Multi(std::iter::once(Value::Null).chain(results).collect()),
         (false, 1) => Extracted::Single(results.pop().unwrap_or(Value::Null)),
         (false, _) => Extracted::Multi(results),
-    })
+    };
+    Ok((extracted, null_target))
 }
 
 impl Record for CompactRecord<'_> {

@@ -1,0 +1,1211 @@
+//! Running aggregations and projections over entries (key and value `Data` blobs) with Hazelcast
+//! 5.6's semantics, and their results as the `Data` blobs its member sends.
+//!
+//! What is taken from an entry (`AbstractAggregator.accumulate`, the projections' `transform`):
+//! - no attribute: the entry's value as the member deserializes it (a `HazelcastJsonValue`
+//!   stays one: comparable by its text, not a number);
+//! - an attribute path, resolved by [`crate::path`]; a JSON object or array it reaches
+//!   (`NonTerminalJsonValue`) is skipped; an `[any]` result gives each of its values, except
+//!   the one null that marks a null or empty target; `this` or `__key` of a JSON document is
+//!   Hazelcast's internal JSON value, which only `count` accepts.
+//!
+//! Per aggregator, as the 5.6 classes do (checked against a member in `tests/exec.rs`):
+//! - `count` counts every value, nulls included; `distinct` keeps the values equal after
+//!   `Comparables.canonicalizeForHashLookup` (integral numbers of any type as `Long`, floats as
+//!   `Double`), null included, and answers a `CanonicalizingHashSet` in `HashMap` order;
+//! - integer, long and double sums and averages take numbers convertible exactly
+//!   (`Numbers.asIntExactly`, ...: otherwise `IllegalArgumentException`); fixed- and
+//!   floating-point sums and the number average take any number (`longValue`, `doubleValue`);
+//!   `BigDecimal`/`BigInteger` ones only their own type. A null is a `NullPointerException`, a
+//!   value of another type a `ClassCastException`. Sums wrap as Java's `long` does.
+//! - averages of nothing are null, sums of nothing zero; a `BigDecimal` average is Java's exact
+//!   `divide` (its scale; an `ArithmeticException` when the quotient does not terminate);
+//! - `min`/`max` skip nulls and compare with `Comparables.compare` (numbers across types; other
+//!   types only with themselves); `minBy`/`maxBy` answer the entry (the first of equals wins).
+//!
+//! Projections: a single attribute's value, several as an `Object[]`, or the entry itself; an
+//! `[any]` (or a null nested record's) multi-value cannot be serialized (Hazelcast fails too).
+//!
+//! Invariants: an [`Accumulator`] is unchanged by a call that fails (values are checked before
+//! any is added); nothing here panics; partials ([`Accumulator::encode`]) are bounds-checked on
+//! [`Accumulator::decode`].
+
+use crate::aggregation::{aggregator_class_id as class_id, Aggregator, Projection};
+use crate::compact::{CompactRecord, SchemaSource};
+use crate::data::{self, read_object, read_value, HEADER_SIZE, JSON};
+use crate::error::ReadError;
+use crate::input::Input;
+use crate::number::{java_double_string, java_float_string, BigDecimal};
+use crate::order::{is_comparable, java_hash_code};
+use crate::path::{extract_marked, Extracted, Path, Root, Step};
+use crate::predicate::Literal;
+use crate::value::Value;
+use crate::wire::NoSchemas;
+use crate::write::{self, write_array, write_object, ArrayType, WriteError};
+use num_bigint::BigInt;
+use std::cmp::Ordering;
+
+/// Why an aggregation or projection fails: Hazelcast's exception where it fails too.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    #[error("java.lang.ClassCastException: {0}")]
+    ClassCast(String),
+    #[error("java.lang.IllegalArgumentException: {0}")]
+    IllegalArgument(String),
+    #[error("java.lang.NullPointerException: {0}")]
+    NullPointer(String),
+    #[error("java.lang.ArithmeticException: {0}")]
+    Arithmetic(String),
+    /// Hazelcast's `HazelcastSerializationException`: a result it cannot serialize.
+    #[error("com.hazelcast.nio.serialization.HazelcastSerializationException: {0}")]
+    Serialization(String),
+    /// A result Hazelcast gives but ferrogrid cannot reproduce (Java-serialized internals, ...).
+    #[error("not supported: {0}")]
+    Unsupported(String),
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    /// A partial from [`Accumulator::encode`] that does not decode, or of another aggregator.
+    #[error("malformed partial aggregation: {0}")]
+    Partial(String),
+}
+
+impl ExecError {
+    /// The Java exception Hazelcast raises in the same case, if it fails too.
+    pub fn java_exception(&self) -> Option<&'static str> {
+        Some(match self {
+            ExecError::ClassCast(_) => "java.lang.ClassCastException",
+            ExecError::IllegalArgument(_) => "java.lang.IllegalArgumentException",
+            ExecError::NullPointer(_) => "java.lang.NullPointerException",
+            ExecError::Arithmetic(_) => "java.lang.ArithmeticException",
+            ExecError::Serialization(_) => "com.hazelcast.nio.serialization.HazelcastSerializationException",
+            _ => return None,
+        })
+    }
+}
+
+/// The Java class Hazelcast's member holds `value` as (for error messages).
+pub fn java_class(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "java.lang.Boolean",
+        Value::Byte(_) => "java.lang.Byte",
+        Value::Short(_) => "java.lang.Short",
+        Value::Int(_) => "java.lang.Integer",
+        Value::Long(_) => "java.lang.Long",
+        Value::Float(_) => "java.lang.Float",
+        Value::Double(_) => "java.lang.Double",
+        Value::Char(_) => "java.lang.Character",
+        Value::String(_) => "java.lang.String",
+        Value::BigInteger(_) => "java.math.BigInteger",
+        Value::BigDecimal(_) => "java.math.BigDecimal",
+        Value::Uuid(_) => "java.util.UUID",
+        Value::Date(_) => "java.time.LocalDate",
+        Value::Time(_) => "java.time.LocalTime",
+        Value::Timestamp(_) => "java.time.LocalDateTime",
+        Value::TimestampWithTimezone(_) => "java.time.OffsetDateTime",
+        Value::LegacyDate(_) => "java.util.Date",
+        Value::Json(_) => "com.hazelcast.core.HazelcastJsonValue",
+        Value::JsonStructure => "com.hazelcast.internal.json.NonTerminalJsonValue",
+        Value::Array(_) => "[Ljava.lang.Object;",
+        Value::Object(object) if object.type_id == data::PORTABLE => {
+            "com.hazelcast.internal.serialization.impl.portable.DeserializedPortableGenericRecord"
+        }
+        Value::Object(_) => "com.hazelcast.internal.serialization.impl.compact.DeserializedGenericRecord",
+    }
+}
+
+// --- extraction ------------------------------------------------------------------------------
+
+/// What an entry gives an aggregator or projection.
+struct Extraction {
+    items: Vec<Value>,
+    /// The leading null only marks a null or empty target (skipped by aggregators).
+    marked: bool,
+    /// Through `[any]` (Hazelcast's `MultiResult`).
+    multi: bool,
+    /// `this`/`__key` of a JSON document: Hazelcast's internal JSON value.
+    json_internal: bool,
+    /// The value is a whole blob of the entry: its inline form, exactly as the member writes it.
+    inline: Option<Vec<u8>>,
+    /// The Java array type of a single array value, when its record's schema says it.
+    array_type: Option<ArrayType>,
+}
+
+impl Extraction {
+    fn whole(blob: &[u8], schemas: &dyn SchemaSource) -> Result<Extraction, ExecError> {
+        let value = read_value(blob, schemas)?;
+        let array_type = ArrayType::from_type_id(data::type_id(blob)?);
+        let inline = Some(write::inline_of_data(blob).unwrap_or_default()).filter(|inline| !inline.is_empty());
+        let items = vec![value];
+        Ok(Extraction { items, marked: false, multi: false, json_internal: false, inline, array_type })
+    }
+}
+
+fn extract_items(
+    path: Option<&Path>,
+    key: &[u8],
+    value: &[u8],
+    schemas: &dyn SchemaSource,
+) -> Result<Extraction, ExecError> {
+    let Some(path) = path else {
+        return Extraction::whole(value, schemas);
+    };
+    if path.steps().is_empty() {
+        let blob = if path.root() == Root::Key { key } else { value };
+        if data::type_id(blob)? == JSON {
+            let mut extraction = Extraction::whole(blob, schemas)?;
+            extraction.json_internal = true;
+            return Ok(extraction);
+        }
+        return Extraction::whole(blob, schemas);
+    }
+    let (extracted, marked) = extract_marked(key, value, path, schemas)?;
+    let (items, multi) = match extracted {
+        Extracted::Single(Value::JsonStructure) => (Vec::new(), false),
+        Extracted::Single(value) => (vec![value], false),
+        Extracted::Multi(values) => (values, true),
+    };
+    let array_type = match items.as_slice() {
+        [Value::Array(_)] if !multi => leaf_array_type(key, value, path, schemas)?,
+        _ => None,
+    };
+    Ok(Extraction { items, marked, multi, json_internal: false, inline: None, array_type })
+}
+
+/// The Java array a Compact field at the end of `path` deserializes to on the member: a
+/// primitive array, `String[]`, or `Object[]` of records; arrays of boxed types (nullable
+/// numbers, decimals, dates and times) are Java-serialized there, which is not supported here.
+fn leaf_array_type(
+    key: &[u8],
+    value: &[u8],
+    path: &Path,
+    schemas: &dyn SchemaSource,
+) -> Result<Option<ArrayType>, ExecError> {
+    let blob = if path.root() == Root::Key { key } else { value };
+    if data::type_id(blob)? != crate::compact::TYPE_ID {
+        return Ok(None);
+    }
+    let mut record = CompactRecord::parse(&blob[HEADER_SIZE..], schemas)?;
+    let steps = path.steps();
+    let mut at = 0;
+    while at < steps.len() {
+        let Step::Field(name) = &steps[at] else { return Ok(None) };
+        let next = match steps.get(at + 1) {
+            None => {
+                let kind = record.schema().field(name).map(|field| field.kind);
+                return kind.map(array_type_of_kind).transpose();
+            }
+            Some(Step::Index(index)) => record.nested_item(name, *index)?,
+            Some(Step::Field(_)) => record.nested(name)?,
+            Some(Step::Any) => return Ok(None),
+        };
+        let Some(next) = next else { return Ok(None) };
+        record = next;
+        at += if matches!(steps.get(at + 1), Some(Step::Index(_))) { 2 } else { 1 };
+    }
+    Ok(None)
+}
+
+fn array_type_of_kind(kind: i32) -> Result<ArrayType, ExecError> {
+    let type_id = match kind {
+        2 => -13,
+        4 => -12,
+        8 => -15,
+        10 => -16,
+        12 => -17,
+        14 => -18,
+        16 => -19,
+        18 => -20,
+        30 => -28,
+        kind => {
+            let what = format!("an array of Compact field kind {kind} (Java-serialized by Hazelcast)");
+            return Err(ExecError::Unsupported(what));
+        }
+    };
+    Ok(ArrayType(type_id))
+}
+
+/// The inline form of one extracted value.
+fn inline_of(value: &Value, array_type: Option<ArrayType>) -> Result<Vec<u8>, ExecError> {
+    let mut out = Vec::new();
+    match (value, array_type) {
+        (Value::Array(items), Some(array_type)) => write_array(&mut out, items, array_type, 0)?,
+        (value, _) => write_object(&mut out, value, 0)?,
+    }
+    Ok(out)
+}
+
+// --- Java's numbers ----------------------------------------------------------------------------
+
+/// `String.valueOf(number)`, for messages.
+fn java_text(value: &Value) -> String {
+    match value {
+        Value::Byte(value) => value.to_string(),
+        Value::Short(value) => value.to_string(),
+        Value::Int(value) => value.to_string(),
+        Value::Long(value) => value.to_string(),
+        Value::Float(value) => java_float_string(*value),
+        Value::Double(value) => java_double_string(*value),
+        Value::BigInteger(value) => value.to_string(),
+        Value::BigDecimal(value) => value.to_string(),
+        other => java_class(other).to_string(),
+    }
+}
+
+/// The value as a `java.lang.Number` (`checkcast Number`): null is a NullPointerException
+/// when used, anything else a ClassCastException.
+fn number<'v>(value: &'v Value, target: &str) -> Result<&'v Value, ExecError> {
+    match value {
+        Value::Null => Err(ExecError::NullPointer(format!("a null value where a {target} was expected"))),
+        Value::Byte(_)
+        | Value::Short(_)
+        | Value::Int(_)
+        | Value::Long(_)
+        | Value::Float(_)
+        | Value::Double(_)
+        | Value::BigInteger(_)
+        | Value::BigDecimal(_) => Ok(value),
+        other => Err(cast_error(other, target)),
+    }
+}
+
+fn cast_error(value: &Value, target: &str) -> ExecError {
+    ExecError::ClassCast(format!("class {} cannot be cast to class {target}", java_class(value)))
+}
+
+fn inexact(value: &Value, what: &str) -> ExecError {
+    ExecError::IllegalArgument(format!("Can't represent {} as {what} exactly", java_text(value)))
+}
+
+/// Java's `double == double` after `equalDoubles` (bits, NaN canonical).
+fn same_double(left: f64, right: f64) -> bool {
+    crate::number::equal_doubles(left, right)
+}
+
+/// `Numbers.asIntExactly`.
+fn as_int_exactly(value: &Value) -> Result<i32, ExecError> {
+    Ok(match number(value, "java.lang.Number")? {
+        Value::Byte(value) => i32::from(*value),
+        Value::Short(value) => i32::from(*value),
+        Value::Int(value) => *value,
+        Value::Long(long) => i32::try_from(*long).map_err(|_| inexact(value, "int"))?,
+        Value::Float(_) | Value::Double(_) => {
+            let double = double_value(value);
+            let int = double as i32; // Java's d2i: saturating, NaN to 0
+            if !same_double(double, f64::from(int)) {
+                return Err(inexact(value, "int"));
+            }
+            int
+        }
+        other => return Err(inexact(other, "int")),
+    })
+}
+
+/// `Numbers.asLongExactly`.
+fn as_long_exactly(value: &Value) -> Result<i64, ExecError> {
+    Ok(match number(value, "java.lang.Number")? {
+        Value::Byte(value) => i64::from(*value),
+        Value::Short(value) => i64::from(*value),
+        Value::Int(value) => i64::from(*value),
+        Value::Long(value) => *value,
+        Value::Float(_) | Value::Double(_) => {
+            let double = double_value(value);
+            let long = double as i64;
+            if !same_double(double, long as f64) {
+                return Err(inexact(value, "long"));
+            }
+            long
+        }
+        other => return Err(inexact(other, "long")),
+    })
+}
+
+/// `Numbers.asDoubleExactly`.
+fn as_double_exactly(value: &Value) -> Result<f64, ExecError> {
+    Ok(match number(value, "java.lang.Number")? {
+        Value::Long(long) => {
+            let double = *long as f64;
+            if double as i64 != *long {
+                return Err(inexact(value, "double"));
+            }
+            double
+        }
+        Value::BigInteger(_) | Value::BigDecimal(_) => return Err(inexact(value, "double")),
+        other => double_value(other),
+    })
+}
+
+/// `Number.longValue()`.
+fn long_value(value: &Value) -> Result<i64, ExecError> {
+    Ok(match number(value, "java.lang.Number")? {
+        Value::BigInteger(big) => low_long(big),
+        Value::BigDecimal(decimal) => {
+            let integer = decimal.to_big_integer().ok_or_else(|| inexact(value, "long"))?;
+            low_long(&integer)
+        }
+        Value::Float(_) | Value::Double(_) => double_value(value) as i64,
+        other => as_long_exactly(other)?,
+    })
+}
+
+/// `BigInteger.longValue()`: the low 64 bits of the two's complement.
+fn low_long(value: &BigInt) -> i64 {
+    let low = value.magnitude().iter_u64_digits().next().unwrap_or(0);
+    match value.sign() {
+        num_bigint::Sign::Minus => low.wrapping_neg() as i64,
+        _ => low as i64,
+    }
+}
+
+/// `Number.doubleValue()` (correctly rounded, as Java's `BigInteger` and `BigDecimal` are).
+fn double_value(value: &Value) -> f64 {
+    match value {
+        Value::Byte(value) => f64::from(*value),
+        Value::Short(value) => f64::from(*value),
+        Value::Int(value) => f64::from(*value),
+        Value::Long(value) => *value as f64,
+        Value::Float(value) => f64::from(*value),
+        Value::Double(value) => *value,
+        Value::BigInteger(value) => value.to_string().parse().unwrap_or(f64::NAN),
+        Value::BigDecimal(value) => value.to_string().parse().unwrap_or(f64::NAN),
+        _ => f64::NAN,
+    }
+}
+
+/// Java's `BigDecimal.divide(BigDecimal.valueOf(count))`: the exact quotient at the smallest
+/// scale not below the dividend's, or an ArithmeticException when it does not terminate.
+fn divide_exactly(sum: &BigDecimal, count: i64) -> Result<BigDecimal, ExecError> {
+    let count = BigInt::from(count);
+    let gcd = num_integer_gcd(sum.unscaled(), &count);
+    let mut rest = &count / &gcd;
+    let negative_divisor = rest < BigInt::from(0);
+    if negative_divisor {
+        rest = -rest;
+    }
+    let (mut twos, mut fives) = (0u32, 0u32);
+    while (&rest % 2u8) == BigInt::from(0) {
+        rest /= 2u8;
+        twos += 1;
+    }
+    while (&rest % 5u8) == BigInt::from(0) {
+        rest /= 5u8;
+        fives += 1;
+    }
+    if rest != BigInt::from(1) {
+        let message = "Non-terminating decimal expansion; no exact representable decimal result.";
+        return Err(ExecError::Arithmetic(message.into()));
+    }
+    let digits = twos.max(fives);
+    let mut unscaled = sum.unscaled() / &gcd * BigInt::from(10u8).pow(digits) / (&count / &gcd);
+    if negative_divisor {
+        unscaled = -unscaled;
+    }
+    let scale = i64::from(sum.scale()) + i64::from(digits);
+    let scale = i32::try_from(scale).map_err(|_| ExecError::Arithmetic("Underflow".into()))?;
+    Ok(BigDecimal::new(unscaled, scale))
+}
+
+fn num_integer_gcd(left: &BigInt, right: &BigInt) -> BigInt {
+    let (mut a, mut b) = (left.magnitude().clone(), right.magnitude().clone());
+    while b != num_bigint::BigUint::from(0u8) {
+        let remainder = &a % &b;
+        a = b;
+        b = remainder;
+    }
+    if a == num_bigint::BigUint::from(0u8) {
+        return BigInt::from(1);
+    }
+    BigInt::from(a)
+}
+
+// --- the distinct set --------------------------------------------------------------------------
+
+/// One value of a distinct set: its canonical form's inline bytes (what Java's `equals` on the
+/// canonical form compares; empty for values equal only to themselves, like arrays), the
+/// `hashCode()` `HashMap` places it by, and the value as written.
+#[derive(Debug, Clone, PartialEq)]
+struct Distinct {
+    canonical: Vec<u8>,
+    hash: i32,
+    inline: Vec<u8>,
+}
+
+/// Hazelcast's `CanonicalizingHashSet`: a `java.util.HashMap` from canonical values to values,
+/// iterated as Java iterates it (bucket by bucket, each bucket in insertion order; a put of an
+/// equal value replaces the value in place). `capacity` 0 is a table not yet allocated, which
+/// takes `threshold` (or 16) at the first put.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct DistinctSet {
+    entries: Vec<Distinct>,
+    capacity: u32,
+    threshold: u32,
+}
+
+const MAX_CAPACITY: u32 = 1 << 30;
+
+impl DistinctSet {
+    fn put(&mut self, entry: Distinct) {
+        let equal = |other: &Distinct| !entry.canonical.is_empty() && other.canonical == entry.canonical;
+        if let Some(existing) = self.entries.iter_mut().find(|other| equal(other)) {
+            existing.inline = entry.inline;
+            return;
+        }
+        if self.capacity == 0 {
+            self.capacity = if self.threshold > 0 { self.threshold } else { 16 };
+        }
+        self.entries.push(entry);
+        if self.entries.len() as u64 > u64::from(self.capacity) * 3 / 4 && self.capacity < MAX_CAPACITY {
+            self.capacity *= 2;
+        }
+    }
+
+    /// `HashMap.putAll` (what `combine` does): presizes an unallocated table, then puts.
+    fn put_all(&mut self, other: &DistinctSet) {
+        let size = other.entries.len();
+        if size == 0 {
+            return;
+        }
+        if self.capacity == 0 {
+            let wanted = (size as f32 / 0.75 + 1.0).min(MAX_CAPACITY as f32) as u32;
+            if wanted > self.threshold {
+                self.threshold = wanted.next_power_of_two().min(MAX_CAPACITY);
+            }
+        } else if size as u64 > u64::from(self.capacity) * 3 / 4 && self.capacity < MAX_CAPACITY {
+            self.capacity *= 2;
+        }
+        for entry in other.ordered() {
+            self.put(entry.clone());
+        }
+    }
+
+    /// The values in Java's iteration order.
+    fn ordered(&self) -> Vec<&Distinct> {
+        let mask = self.capacity.max(1) - 1;
+        let bucket = |entry: &&Distinct| {
+            let hash = entry.hash as u32;
+            (hash ^ (hash >> 16)) & mask
+        };
+        let mut ordered: Vec<&Distinct> = self.entries.iter().collect();
+        ordered.sort_by_key(bucket);
+        ordered
+    }
+}
+
+/// `Comparables.canonicalizeForHashLookup`: integral numbers as `Long`, other floats as
+/// `Double`.
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Byte(_) | Value::Short(_) | Value::Int(_) => Value::Long(double_value(value) as i64),
+        Value::Float(_) | Value::Double(_) => {
+            let double = double_value(value);
+            let long = double as i64;
+            if same_double(double, long as f64) {
+                Value::Long(long)
+            } else {
+                Value::Double(if double.is_nan() { f64::NAN } else { double })
+            }
+        }
+        other => other.clone(),
+    }
+}
+
+fn distinct_of(value: &Value, inline: Vec<u8>) -> Result<Distinct, ExecError> {
+    let canonical = canonical(value);
+    let (canonical, hash) = match &canonical {
+        Value::Null => (0i32.to_be_bytes().to_vec(), 0),
+        Value::Array(_) => (Vec::new(), 0),
+        Value::Object(_) => (inline.clone(), 0),
+        other => {
+            let mut bytes = Vec::new();
+            write_object(&mut bytes, other, 0)?;
+            (bytes, java_hash_code(other)?)
+        }
+    };
+    Ok(Distinct { canonical, hash, inline })
+}
+
+// --- aggregation -------------------------------------------------------------------------------
+
+/// How a sum takes its numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Integral {
+    /// `Numbers.asIntExactly` (IntegerSum, IntegerAverage).
+    Int,
+    /// `Numbers.asLongExactly` (LongSum, LongAverage).
+    Long,
+    /// `Number.longValue()` (FixedPointSum).
+    Any,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Floating {
+    /// `Numbers.asDoubleExactly` (DoubleSum, DoubleAverage).
+    Exact,
+    /// `Number.doubleValue()` (FloatingPointSum, NumberAverage).
+    Any,
+}
+
+/// An aggregation's state; `count` is `Some` for averages.
+#[derive(Debug, Clone, PartialEq)]
+enum State {
+    Count(i64),
+    Distinct(DistinctSet),
+    LongSum {
+        takes: Integral,
+        sum: i64,
+        count: Option<i64>,
+    },
+    DoubleSum {
+        takes: Floating,
+        sum: f64,
+        count: Option<i64>,
+    },
+    BigDecimalSum {
+        sum: BigDecimal,
+        count: Option<i64>,
+    },
+    BigIntegerSum {
+        sum: BigInt,
+        count: Option<i64>,
+    },
+    /// Min (`greatest` false) or max; `best` is never null.
+    Extreme {
+        greatest: bool,
+        best: Option<Value>,
+    },
+    /// MinBy or maxBy: the best value and its entry's key and value blobs.
+    ExtremeBy {
+        greatest: bool,
+        best: Option<(Value, Vec<u8>, Vec<u8>)>,
+    },
+    /// An aggregator that cannot run (a bad path or state): every use reports this.
+    Invalid(ExecError),
+}
+
+/// One aggregation in progress (one partition's, or several combined).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accumulator {
+    class_id: i32,
+    attribute: Option<Path>,
+    state: State,
+}
+
+fn literal_value(literal: &Literal) -> Result<Value, ExecError> {
+    Ok(read_object(&literal.bytes, 0, &NoSchemas)?.0)
+}
+
+impl Accumulator {
+    /// An accumulator starting from the state the aggregator was sent with (a client sends
+    /// zero sums, null extremes and no values). An attribute path that does not parse, or a
+    /// state of the wrong type, is an error.
+    pub fn try_new(aggregator: &Aggregator) -> Result<Accumulator, ExecError> {
+        let attribute = aggregator.attribute().map(Path::parse).transpose()?;
+        let (class_id, state) = initial_state(aggregator)?;
+        Ok(Accumulator { class_id, attribute, state })
+    }
+
+    /// An accumulator starting from the state the aggregator was sent with (a client sends
+    /// zero sums, null extremes and no values). An aggregator whose attribute path does not
+    /// parse, or whose state is of the wrong type, gives an accumulator whose every use
+    /// reports that error.
+    pub fn new(aggregator: &Aggregator) -> Accumulator {
+        Accumulator::try_new(aggregator).unwrap_or_else(|error| Accumulator {
+            class_id: class_of(aggregator),
+            attribute: None,
+            state: State::Invalid(error),
+        })
+    }
+}
+
+fn class_of(aggregator: &Aggregator) -> i32 {
+    use Aggregator::*;
+    match aggregator {
+        BigDecimalAverage { .. } => class_id::BIG_DECIMAL_AVERAGE,
+        BigDecimalSum { .. } => class_id::BIG_DECIMAL_SUM,
+        BigIntegerAverage { .. } => class_id::BIG_INTEGER_AVERAGE,
+        BigIntegerSum { .. } => class_id::BIG_INTEGER_SUM,
+        Count { .. } => class_id::COUNT,
+        Distinct { .. } => class_id::DISTINCT,
+        DoubleAverage { .. } => class_id::DOUBLE_AVERAGE,
+        DoubleSum { .. } => class_id::DOUBLE_SUM,
+        FixedPointSum { .. } => class_id::FIXED_POINT_SUM,
+        FloatingPointSum { .. } => class_id::FLOATING_POINT_SUM,
+        IntegerAverage { .. } => class_id::INTEGER_AVERAGE,
+        IntegerSum { .. } => class_id::INTEGER_SUM,
+        LongAverage { .. } => class_id::LONG_AVERAGE,
+        LongSum { .. } => class_id::LONG_SUM,
+        Max { .. } => class_id::MAX,
+        Min { .. } => class_id::MIN,
+        NumberAverage { .. } => class_id::NUMBER_AVERAGE,
+        MaxBy { .. } => class_id::MAX_BY,
+        MinBy { .. } => class_id::MIN_BY,
+    }
+}
+
+fn initial_state(aggregator: &Aggregator) -> Result<(i32, State), ExecError> {
+    use Aggregator::*;
+    let sum_decimal = |sum: &Literal| match literal_value(sum)? {
+        Value::BigDecimal(decimal) => Ok(decimal),
+        other => Err(cast_error(&other, "java.math.BigDecimal")),
+    };
+    let sum_integer = |sum: &Literal| match literal_value(sum)? {
+        Value::BigInteger(integer) => Ok(integer),
+        other => Err(cast_error(&other, "java.math.BigInteger")),
+    };
+    let extreme = |literal: &Literal| Ok::<_, ExecError>(Some(literal_value(literal)?).filter(|v| !v.is_null()));
+    let by = |value: &Literal, entry: &Literal| match (extreme(value)?, literal_value(entry)) {
+        (None, Ok(Value::Null)) => Ok(None),
+        _ => Err(ExecError::Unsupported("a minBy/maxBy sent with an entry".into())),
+    };
+    Ok(match aggregator {
+        BigDecimalAverage { sum, count, .. } => {
+            (class_id::BIG_DECIMAL_AVERAGE, State::BigDecimalSum { sum: sum_decimal(sum)?, count: Some(*count) })
+        }
+        BigDecimalSum { sum, .. } => {
+            (class_id::BIG_DECIMAL_SUM, State::BigDecimalSum { sum: sum_decimal(sum)?, count: None })
+        }
+        BigIntegerAverage { sum, count, .. } => {
+            (class_id::BIG_INTEGER_AVERAGE, State::BigIntegerSum { sum: sum_integer(sum)?, count: Some(*count) })
+        }
+        BigIntegerSum { sum, .. } => {
+            (class_id::BIG_INTEGER_SUM, State::BigIntegerSum { sum: sum_integer(sum)?, count: None })
+        }
+        Count { count, .. } => (class_id::COUNT, State::Count(*count)),
+        Distinct { values, .. } => {
+            let mut set = DistinctSet::default();
+            for literal in values {
+                set.put(distinct_of(&literal_value(literal)?, literal.bytes.clone())?);
+            }
+            (class_id::DISTINCT, State::Distinct(set))
+        }
+        DoubleAverage { sum, count, .. } => {
+            (class_id::DOUBLE_AVERAGE, State::DoubleSum { takes: Floating::Exact, sum: *sum, count: Some(*count) })
+        }
+        DoubleSum { sum, .. } => {
+            (class_id::DOUBLE_SUM, State::DoubleSum { takes: Floating::Exact, sum: *sum, count: None })
+        }
+        FixedPointSum { sum, .. } => {
+            (class_id::FIXED_POINT_SUM, State::LongSum { takes: Integral::Any, sum: *sum, count: None })
+        }
+        FloatingPointSum { sum, .. } => {
+            (class_id::FLOATING_POINT_SUM, State::DoubleSum { takes: Floating::Any, sum: *sum, count: None })
+        }
+        IntegerAverage { sum, count, .. } => {
+            (class_id::INTEGER_AVERAGE, State::LongSum { takes: Integral::Int, sum: *sum, count: Some(*count) })
+        }
+        IntegerSum { sum, .. } => {
+            (class_id::INTEGER_SUM, State::LongSum { takes: Integral::Int, sum: *sum, count: None })
+        }
+        LongAverage { sum, count, .. } => {
+            (class_id::LONG_AVERAGE, State::LongSum { takes: Integral::Long, sum: *sum, count: Some(*count) })
+        }
+        LongSum { sum, .. } => (class_id::LONG_SUM, State::LongSum { takes: Integral::Long, sum: *sum, count: None }),
+        Max { max, .. } => (class_id::MAX, State::Extreme { greatest: true, best: extreme(max)? }),
+        Min { min, .. } => (class_id::MIN, State::Extreme { greatest: false, best: extreme(min)? }),
+        NumberAverage { sum, count, .. } => {
+            (class_id::NUMBER_AVERAGE, State::DoubleSum { takes: Floating::Any, sum: *sum, count: Some(*count) })
+        }
+        MaxBy { max_value, max_entry, .. } => {
+            (class_id::MAX_BY, State::ExtremeBy { greatest: true, best: by(max_value, max_entry)? })
+        }
+        MinBy { min_value, min_entry, .. } => {
+            (class_id::MIN_BY, State::ExtremeBy { greatest: false, best: by(min_value, min_entry)? })
+        }
+    })
+}
+
+impl Accumulator {
+    /// Adds one entry (its key and value `Data` blobs). On an error nothing is added.
+    pub fn accumulate(&mut self, key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> Result<(), ExecError> {
+        if let State::Invalid(error) = &self.state {
+            return Err(error.clone());
+        }
+        let extraction = extract_items(self.attribute.as_ref(), key, value, schemas)?;
+        if extraction.json_internal {
+            return self.accumulate_json_internal();
+        }
+        let mut skip_marker = extraction.marked;
+        let mut values = Vec::with_capacity(extraction.items.len());
+        for item in extraction.items {
+            if skip_marker && item.is_null() {
+                skip_marker = false;
+                continue;
+            }
+            values.push(item);
+        }
+        let inline = if values.len() == 1 { extraction.inline } else { None };
+        let entry = Taken { values, inline, array_type: extraction.array_type, key, value };
+        let next = self.state.with(entry)?;
+        self.state = next;
+        Ok(())
+    }
+
+    /// Hazelcast's internal JSON value (`this` of a JSON document): only counted.
+    fn accumulate_json_internal(&mut self) -> Result<(), ExecError> {
+        let class = "com.hazelcast.internal.json.JsonValue";
+        match &mut self.state {
+            State::Count(count) => {
+                *count = count.wrapping_add(1);
+                Ok(())
+            }
+            State::Distinct(_) => Err(ExecError::Unsupported(format!("a distinct set of {class} (Java-serialized)"))),
+            State::BigDecimalSum { .. } => {
+                Err(ExecError::ClassCast(format!("class {class} cannot be cast to class java.math.BigDecimal")))
+            }
+            State::BigIntegerSum { .. } => {
+                Err(ExecError::ClassCast(format!("class {class} cannot be cast to class java.math.BigInteger")))
+            }
+            State::Extreme { .. } | State::ExtremeBy { .. } => {
+                Err(ExecError::ClassCast(format!("class {class} cannot be cast to class java.lang.Comparable")))
+            }
+            _ => Err(ExecError::ClassCast(format!("class {class} cannot be cast to class java.lang.Number"))),
+        }
+    }
+
+    /// Adds another accumulator of the same aggregator (Hazelcast's `combine`).
+    pub fn combine(&mut self, other: Accumulator) -> Result<(), ExecError> {
+        if other.class_id != self.class_id {
+            let message = format!("aggregator {} cannot be combined with aggregator {}", other.class_id, self.class_id);
+            return Err(ExecError::ClassCast(message));
+        }
+        let next = self.state.combined(other.state)?;
+        self.state = next;
+        Ok(())
+    }
+
+    /// The result as the `Data` blob the client gets; `None` for null.
+    pub fn result(&self) -> Result<Option<Vec<u8>>, ExecError> {
+        let average = |sum: f64, count: i64| Value::Double(sum / count as f64);
+        let value = match &self.state {
+            State::Invalid(error) => return Err(error.clone()),
+            State::Count(count) => Value::Long(*count),
+            State::Distinct(set) => {
+                let items: Vec<Vec<u8>> = set.ordered().into_iter().map(|entry| entry.inline.clone()).collect();
+                return Ok(Some(write::write_hash_set(&items)));
+            }
+            State::LongSum { sum, count: None, .. } => Value::Long(*sum),
+            State::DoubleSum { sum, count: None, .. } => Value::Double(*sum),
+            State::BigDecimalSum { sum, count: None } => Value::BigDecimal(sum.clone()),
+            State::BigIntegerSum { sum, count: None } => Value::BigInteger(sum.clone()),
+            State::LongSum { count: Some(0), .. }
+            | State::DoubleSum { count: Some(0), .. }
+            | State::BigDecimalSum { count: Some(0), .. }
+            | State::BigIntegerSum { count: Some(0), .. } => Value::Null,
+            State::LongSum { sum, count: Some(count), .. } => average(*sum as f64, *count),
+            State::DoubleSum { sum, count: Some(count), .. } => average(*sum, *count),
+            State::BigDecimalSum { sum, count: Some(count) } => Value::BigDecimal(divide_exactly(sum, *count)?),
+            State::BigIntegerSum { sum, count: Some(count) } => {
+                Value::BigDecimal(divide_exactly(&BigDecimal::new(sum.clone(), 0), *count)?)
+            }
+            State::Extreme { best, .. } => best.clone().unwrap_or(Value::Null),
+            State::ExtremeBy { best: None, .. } => Value::Null,
+            State::ExtremeBy { best: Some((_, key, value)), .. } => return Ok(Some(write::write_entry(key, value)?)),
+        };
+        Ok(write::write_nullable(&value)?)
+    }
+}
+
+/// The values one entry gives an aggregator, after the null-target marker is dropped.
+struct Taken<'e> {
+    values: Vec<Value>,
+    /// The single value's inline form when it is a whole blob of the entry.
+    inline: Option<Vec<u8>>,
+    array_type: Option<ArrayType>,
+    key: &'e [u8],
+    value: &'e [u8],
+}
+
+impl State {
+    /// The state after `taken` (`accumulateExtracted` for each value), or the first error.
+    fn with(&self, taken: Taken<'_>) -> Result<State, ExecError> {
+        let mut next = self.clone();
+        match &mut next {
+            State::Count(count) => *count = count.wrapping_add(taken.values.len() as i64),
+            State::Distinct(set) => {
+                for value in &taken.values {
+                    let inline = match &taken.inline {
+                        Some(inline) => inline.clone(),
+                        None => inline_of(value, taken.array_type)?,
+                    };
+                    set.put(distinct_of(value, inline)?);
+                }
+            }
+            State::LongSum { takes, sum, count } => {
+                for value in &taken.values {
+                    let add = match takes {
+                        Integral::Int => i64::from(as_int_exactly(value)?),
+                        Integral::Long => as_long_exactly(value)?,
+                        Integral::Any => long_value(value)?,
+                    };
+                    *sum = sum.wrapping_add(add);
+                    count.iter_mut().for_each(|count| *count = count.wrapping_add(1));
+                }
+            }
+            State::DoubleSum { takes, sum, count } => {
+                for value in &taken.values {
+                    *sum += match takes {
+                        Floating::Exact => as_double_exactly(value)?,
+                        Floating::Any => double_value(number(value, "java.lang.Number")?),
+                    };
+                    count.iter_mut().for_each(|count| *count = count.wrapping_add(1));
+                }
+            }
+            State::BigDecimalSum { sum, count } => {
+                for value in &taken.values {
+                    let Value::BigDecimal(add) = big(value, "java.math.BigDecimal")? else { continue };
+                    *sum = add_decimals(sum, add);
+                    count.iter_mut().for_each(|count| *count = count.wrapping_add(1));
+                }
+            }
+            State::BigIntegerSum { sum, count } => {
+                for value in &taken.values {
+                    let Value::BigInteger(add) = big(value, "java.math.BigInteger")? else { continue };
+                    *sum += add;
+                    count.iter_mut().for_each(|count| *count = count.wrapping_add(1));
+                }
+            }
+            State::Extreme { greatest, best } => {
+                for value in &taken.values {
+                    if better(*greatest, best.as_ref(), value)? {
+                        *best = Some(value.clone());
+                    }
+                }
+            }
+            State::ExtremeBy { greatest, best } => {
+                for value in &taken.values {
+                    if better(*greatest, best.as_ref().map(|(best, _, _)| best), value)? {
+                        *best = Some((value.clone(), taken.key.to_vec(), taken.value.to_vec()));
+                    }
+                }
+            }
+            State::Invalid(error) => return Err(error.clone()),
+        }
+        Ok(next)
+    }
+
+    /// The state after `other` is combined into it.
+    fn combined(&self, other: State) -> Result<State, ExecError> {
+        let mut next = self.clone();
+        match (&mut next, other) {
+            (State::Count(count), State::Count(other)) => *count = count.wrapping_add(other),
+            (State::Distinct(set), State::Distinct(other)) => set.put_all(&other),
+            (State::LongSum { sum, count, .. }, State::LongSum { sum: other, count: other_count, .. }) => {
+                *sum = sum.wrapping_add(other);
+                add_counts(count, other_count);
+            }
+            (State::DoubleSum { sum, count, .. }, State::DoubleSum { sum: other, count: other_count, .. }) => {
+                *sum += other;
+                add_counts(count, other_count);
+            }
+            (State::BigDecimalSum { sum, count }, State::BigDecimalSum { sum: other, count: other_count }) => {
+                *sum = add_decimals(sum, &other);
+                add_counts(count, other_count);
+            }
+            (State::BigIntegerSum { sum, count }, State::BigIntegerSum { sum: other, count: other_count }) => {
+                *sum += other;
+                add_counts(count, other_count);
+            }
+            (State::Extreme { greatest, best }, State::Extreme { best: Some(other), .. }) => {
+                if better(*greatest, best.as_ref(), &other)? {
+                    *best = Some(other);
+                }
+            }
+            (State::ExtremeBy { greatest, best }, State::ExtremeBy { best: Some(other), .. }) => {
+                if better(*greatest, best.as_ref().map(|(best, _, _)| best), &other.0)? {
+                    *best = Some(other);
+                }
+            }
+            (State::Extreme { .. }, State::Extreme { best: None, .. })
+            | (State::ExtremeBy { .. }, State::ExtremeBy { best: None, .. }) => {}
+            (State::Invalid(error), _) => return Err(error.clone()),
+            (_, State::Invalid(error)) => return Err(error),
+            _ => return Err(ExecError::ClassCast("accumulators of different aggregators".into())),
+        }
+        Ok(next)
+    }
+}
+
+fn add_counts(count: &mut Option<i64>, other: Option<i64>) {
+    if let (Some(count), Some(other)) = (count.as_mut(), other) {
+        *count = count.wrapping_add(other);
+    }
+}
+
+/// A `BigDecimal` or `BigInteger` value (`checkcast`): null is a NullPointerException when
+/// added, anything else a ClassCastException.
+fn big<'v>(value: &'v Value, target: &str) -> Result<&'v Value, ExecError> {
+    match (value, target) {
+        (Value::Null, _) => Err(ExecError::NullPointer(format!("a null value where a {target} was expected"))),
+        (Value::BigDecimal(_), "java.math.BigDecimal") | (Value::BigInteger(_), "java.math.BigInteger") => Ok(value),
+        (other, _) => Err(cast_error(other, target)),
+    }
+}
+
+/// `BigDecimal.add`: exact, at the larger scale.
+fn add_decimals(left: &BigDecimal, right: &BigDecimal) -> BigDecimal {
+    let scale = left.scale().max(right.scale());
+    let widen = |decimal: &BigDecimal| {
+        let by = (i64::from(scale) - i64::from(decimal.scale())) as u32;
+        decimal.unscaled() * BigInt::from(10u8).pow(by)
+    };
+    BigDecimal::new(widen(left) + widen(right), scale)
+}
+
+/// Whether `candidate` replaces `best` in a max (`greatest`) or min: nulls never do, the first
+/// value always does, otherwise `Comparables.compare` decides (strictly).
+fn better(greatest: bool, best: Option<&Value>, candidate: &Value) -> Result<bool, ExecError> {
+    if candidate.is_null() {
+        return Ok(false);
+    }
+    if !is_comparable(candidate) {
+        return Err(cast_error(candidate, "java.lang.Comparable"));
+    }
+    let Some(best) = best else { return Ok(true) };
+    let order = match (best, candidate) {
+        (Value::Json(best), Value::Json(candidate)) => best.encode_utf16().cmp(candidate.encode_utf16()),
+        _ => best.compare(candidate).ok_or_else(|| cast_error(candidate, java_class(best)))?,
+    };
+    Ok(if greatest { order == Ordering::Less } else { order == Ordering::Greater })
+}
+
+// --- partials ----------------------------------------------------------------------------------
+
+const PARTIAL_VERSION: u8 = 1;
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+    out.extend_from_slice(bytes);
+}
+
+fn put_count(out: &mut Vec<u8>, count: Option<i64>) {
+    match count {
+        Some(count) => {
+            out.push(1);
+            out.extend_from_slice(&count.to_be_bytes());
+        }
+        None => out.push(0),
+    }
+}
+
+fn inline_or_null(value: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Extremes are comparable scalars, which always write.
+    if write_object(&mut out, value, 0).is_err() {
+        out = 0i32.to_be_bytes().to_vec();
+    }
+    out
+}
+
+impl Accumulator {
+    /// This partial in ferrogrid's own layout, to be sent to the member that combines it:
+    /// a version byte, the aggregator's class id, then the state.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![PARTIAL_VERSION];
+        out.extend_from_slice(&self.class_id.to_be_bytes());
+        match &self.state {
+            State::Count(count) => out.extend_from_slice(&count.to_be_bytes()),
+            State::Distinct(set) => {
+                out.extend_from_slice(&set.capacity.to_be_bytes());
+                out.extend_from_slice(&set.threshold.to_be_bytes());
+                out.extend_from_slice(&(set.entries.len() as u32).to_be_bytes());
+                for entry in &set.entries {
+                    out.extend_from_slice(&entry.hash.to_be_bytes());
+                    put_bytes(&mut out, &entry.canonical);
+                    put_bytes(&mut out, &entry.inline);
+                }
+            }
+            State::LongSum { sum, count, .. } => {
+                out.extend_from_slice(&sum.to_be_bytes());
+                put_count(&mut out, *count);
+            }
+            State::DoubleSum { sum, count, .. } => {
+                out.extend_from_slice(&sum.to_bits().to_be_bytes());
+                put_count(&mut out, *count);
+            }
+            State::BigDecimalSum { sum, count } => {
+                put_bytes(&mut out, &sum.unscaled().to_signed_bytes_be());
+                out.extend_from_slice(&sum.scale().to_be_bytes());
+                put_count(&mut out, *count);
+            }
+            State::BigIntegerSum { sum, count } => {
+                put_bytes(&mut out, &sum.to_signed_bytes_be());
+                put_count(&mut out, *count);
+            }
+            State::Extreme { best, .. } => match best {
+                Some(best) => put_bytes(&mut out, &inline_or_null(best)),
+                None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+            },
+            State::ExtremeBy { best, .. } => match best {
+                Some((best, key, value)) => {
+                    put_bytes(&mut out, &inline_or_null(best));
+                    put_bytes(&mut out, key);
+                    put_bytes(&mut out, value);
+                }
+                None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+            },
+            State::Invalid(error) => put_bytes(&mut out, error.to_string().as_bytes()),
+        }
+        out
+    }
+
+    /// A partial [`Accumulator::encode`] wrote for `aggregator`. Bytes of another aggregator,
+    /// of another layout version, truncated or with bytes left over are an error.
+    pub fn decode(aggregator: &Aggregator, bytes: &[u8]) -> Result<Accumulator, ExecError> {
+        let mut accumulator = Accumulator::try_new(aggregator)?;
+        let partial = |error: ReadError| ExecError::Partial(error.to_string());
+        let mut input = Input::new(bytes, 0);
+        let version = input.u8().map_err(partial)?;
+        let class_id = input.i32().map_err(partial)?;
+        if version != PARTIAL_VERSION || class_id != accumulator.class_id {
+            let what = format!("version {version} of class {class_id} for class {}", accumulator.class_id);
+            return Err(ExecError::Partial(what));
+        }
+        accumulator.state = decode_state(&accumulator.state, &mut input).map_err(partial)?;
+        if input.remaining() != 0 {
+            return Err(ExecError::Partial(format!("{} bytes left over", input.remaining())));
+        }
+        Ok(accumulator)
+    }
+}
+
+fn read_bytes(input: &mut Input<'_>) -> Result<Option<Vec<u8>>, ReadError> {
+    input.length(1)?.map(|length| input.bytes(length).map(<[u8]>::to_vec)).transpose()
+}
+
+fn read_required(input: &mut Input<'_>) -> Result<Vec<u8>, ReadError> {
+    read_bytes(input)?.ok_or_else(|| ReadError::Malformed("a null field".into()))
+}
+
+fn read_count(input: &mut Input<'_>, expected: &Option<i64>) -> Result<Option<i64>, ReadError> {
+    let count = match input.u8()? {
+        0 => None,
+        1 => Some(input.i64()?),
+        flag => return Err(ReadError::Malformed(format!("count flag {flag}"))),
+    };
+    if count.is_some() != expected.is_some() {
+        return Err(ReadError::Malformed("a count where none belongs, or none where one does".into()));
+    }
+    Ok(count)
+}
+
+fn read_inline_value(bytes: &[u8]) -> Result<Value, ReadError> {
+    let (value, end) = read_object(bytes, 0, &NoSchemas)?;
+    if end != bytes.len() || value.is_null() {
+        return Err(ReadError::Malformed("an extreme that is not one value".into()));
+    }
+    Ok(value)
+}
+
+/// The state `fresh` (a new accumulator's, giving its kind) holds in `input`.
+fn decode_state(fresh: &State, input: &mut Input<'_>) -> Result<State, ReadError> {
+    Ok(match fresh {
+        State::Count(_) => State::Count(input.i64()?),
+        State::Distinct(_) => {
+            let (capacity, threshold) = (input.i32()? as u32, input.i32()? as u32);
+            if !capacity.is_power_of_two() && capacity != 0 || capacity > MAX_CAPACITY || threshold > MAX_CAPACITY {
+                return Err(ReadError::Malformed(format!("capacity {capacity}, threshold {threshold}")));
+            }
+            let count = input.i32()? as u32 as usize;
+            let mut entries = Vec::with_capacity(count.min(input.remaining() / 12));
+            for _ in 0..count {
+                let hash = input.i32()?;
+                let canonical = read_required(input)?;
+                let inline = read_required(input)?;
+                entries.push(Distinct { canonical, hash, inline });
+            }
+            State::Distinct(DistinctSet { entries, capacity, threshold })
+        }
+        State::LongSum { takes, count, .. } => {
+            State::LongSum { takes: *takes, sum: input.i64()?, count: read_count(input, count)? }
+        }
+        State::DoubleSum { takes, count, .. } => {
+            State::DoubleSum { takes: *takes, sum: input.f64()?, count: read_count(input, count)? }
+        }
+        State::BigDecimalSum { count, .. } => {
+            let unscaled = BigInt::from_signed_bytes_be(&read_required(input)?);
+            let sum = BigDecimal::new(unscaled, input.i32()?);
+            State::BigDecimalSum { sum, count: read_count(input, count)? }
+        }
+        State::BigIntegerSum { count, .. } => {
+            let sum = BigInt::from_signed_bytes_be(&read_required(input)?);
+            State::BigIntegerSum { sum, count: read_count(input, count)? }
+        }
+        State::Extreme { greatest, .. } => {
+            let best = read_bytes(input)?.map(|bytes| read_inline_value(&bytes)).transpose()?;
+            State::Extreme { greatest: *greatest, best }
+        }
+        State::ExtremeBy { greatest, .. } => {
+            let best = match read_bytes(input)? {
+                Some(bytes) => Some((read_inline_value(&bytes)?, read_required(input)?, read_required(input)?)),
+                None => None,
+            };
+            State::ExtremeBy { greatest: *greatest, best }
+        }
+        State::Invalid(error) => return Err(ReadError::Malformed(error.to_string())),
+    })
+}
+
+// --- projection --------------------------------------------------------------------------------
+
+const NULL_INLINE: [u8; 4] = [0; 4];
+
+/// One entry's projection as the `Data` blob the client gets (`None` for null).
+pub fn project(
+    projection: &Projection,
+    key: &[u8],
+    value: &[u8],
+    schemas: &dyn SchemaSource,
+) -> Result<Option<Vec<u8>>, ExecError> {
+    match projection {
+        Projection::Identity => Ok(Some(write::write_entry(key, value)?)),
+        Projection::SingleAttribute { attribute } => {
+            let path = Path::parse(attribute)?;
+            if path.steps().is_empty() {
+                return whole_blob(if path.root() == Root::Key { key } else { value });
+            }
+            let inline = projected_inline(&path, key, value, schemas)?;
+            Ok((inline != NULL_INLINE).then(|| write::data_of_inline(&inline)))
+        }
+        Projection::MultiAttribute { attributes } => {
+            let mut items = Vec::with_capacity(attributes.len());
+            for attribute in attributes {
+                items.push(projected_inline(&Path::parse(attribute)?, key, value, schemas)?);
+            }
+            Ok(Some(write::write_object_array(&items)))
+        }
+    }
+}
+
+/// `this` or `__key` projected: the blob as the member writes the object again (a Portable
+/// record included: it stays where it was read).
+fn whole_blob(blob: &[u8]) -> Result<Option<Vec<u8>>, ExecError> {
+    match data::type_id(blob)? {
+        data::NULL => Ok(None),
+        JSON => Err(ExecError::Unsupported("Hazelcast's internal JSON value (Java-serialized)".into())),
+        _ if blob.len() < HEADER_SIZE => Err(ExecError::Read(ReadError::Malformed("a short Data blob".into()))),
+        _ => {
+            let mut out = vec![0; 4];
+            out.extend_from_slice(&blob[4..]);
+            Ok(Some(out))
+        }
+    }
+}
+
+/// One attribute's value as an inline object (type id 0 for null).
+fn projected_inline(path: &Path, key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> Result<Vec<u8>, ExecError> {
+    let extraction = extract_items(Some(path), key, value, schemas)?;
+    if extraction.json_internal {
+        return Err(ExecError::Unsupported("Hazelcast's internal JSON value (Java-serialized)".into()));
+    }
+    if extraction.multi {
+        let message = "Failed to serialize 'com.hazelcast.query.impl.getters.MultiResult'";
+        return Err(ExecError::Serialization(message.into()));
+    }
+    match (extraction.items.as_slice(), extraction.inline) {
+        ([_], Some(inline)) => Ok(inline),
+        ([item], None) => inline_of(item, extraction.array_type),
+        _ => Err(ExecError::Unsupported("a JSON object or array (NonTerminalJsonValue, Java-serialized)".into())),
+    }
+}

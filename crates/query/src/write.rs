@@ -1,0 +1,359 @@
+//! Writing query results as the `Data` blobs Hazelcast's member sends clients: the inverse of
+//! [`crate::data`], byte for byte what the member's serializers write for the Java object a
+//! result holds.
+//!
+//! - A `Data` blob is a partition hash (always 0 for results), the big-endian type id and the
+//!   payload; an object nested in another (`writeObject`) is the type id and the payload.
+//! - Built-in types are written as Hazelcast's constant serializers write them: numbers
+//!   big-endian, strings as a UTF-8 byte length and bytes, `BigInteger` as Java's minimal
+//!   two's-complement `toByteArray`, `BigDecimal` as that and the scale, the `java.time` types
+//!   field by field, `HazelcastJsonValue` as its text.
+//! - Java arrays and collections need their Java type, which a [`Value::Array`] no longer has:
+//!   [`write_array`] takes it as an [`ArrayType`]; [`write_data`] infers it from the items
+//!   ([`ArrayType::infer`]).
+//! - The collections results are made of: `Object[]` (multi-attribute projections, type -28),
+//!   Hazelcast's `CanonicalizingHashSet` (distinct, IdentifiedDataSerializable -29/19: a count
+//!   and the items) and map entries (minBy, maxBy and the identity projection: the
+//!   IdentifiedDataSerializable -4/120 `LazyMapEntry`/`CachedQueryEntry` write, key then value).
+//! - Compact records ([`Value::Object`] of type -55) are position-independent and are written
+//!   as they were read (schema id then record), which is what the member writes when it
+//!   serializes the `GenericRecord` it read. Portable records hold absolute positions, so one
+//!   can only be written as a whole blob where it was read ([`write_data`]); nested anywhere
+//!   else it is [`WriteError::Unsupported`].
+//!
+//! A null result is sent as a null frame, not as a blob: [`write_nullable`] gives `None` for
+//! it. Invariant: nothing here panics; nesting is bounded by [`MAX_DEPTH`].
+
+use crate::data::{self, HEADER_SIZE};
+use crate::value::{Object, Value};
+use crate::wire::type_id;
+use num_bigint::BigInt;
+
+/// How deep arrays may nest when written.
+pub const MAX_DEPTH: usize = 32;
+
+/// Hazelcast's factory and class ids of the collections results are written as.
+pub const AGGREGATOR_FACTORY_ID: i32 = -29;
+pub const CANONICALIZING_HASH_SET_CLASS_ID: i32 = 19;
+pub const MAP_FACTORY_ID: i32 = -4;
+pub const MAP_ENTRY_CLASS_ID: i32 = 120;
+
+/// Why a value cannot be written as the member would write it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteError {
+    /// The member would write this value with a serializer ferrogrid does not have (Java
+    /// serialization of Hazelcast's internal JSON values, arrays of boxed types, ...) or in a
+    /// layout that cannot be reproduced (a Portable record away from where it was read).
+    #[error("cannot write {0} as Hazelcast's member would")]
+    Unsupported(String),
+    #[error("values nested deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+    /// A blob that was to be copied into the result is not a readable `Data`.
+    #[error("malformed Data: {0}")]
+    Malformed(String),
+}
+
+/// The Java type of an array or collection: a primitive array, `String[]`, or one of the
+/// object collections (`Object[]`, `ArrayList`, `LinkedList`, `CopyOnWriteArrayList`), each by
+/// its serializer type id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrayType(pub i32);
+
+impl ArrayType {
+    pub const OBJECTS: ArrayType = ArrayType(type_id::OBJECT_ARRAY);
+
+    /// The array type of a serializer type id (-12 to -20 and -28 to -31), if it is one.
+    pub fn from_type_id(type_id: i32) -> Option<ArrayType> {
+        matches!(type_id, -20..=-12 | -31..=-28).then_some(ArrayType(type_id))
+    }
+
+    /// The Java array these items most likely came from: a primitive array when every item is
+    /// of one primitive type, `String[]` when every item is a string or null (and one is a
+    /// string), `Object[]` otherwise (an empty array too).
+    pub fn infer(items: &[Value]) -> ArrayType {
+        let primitive = |value: &Value| match value {
+            Value::Byte(_) => Some(type_id::BYTE_ARRAY),
+            Value::Bool(_) => Some(type_id::BOOLEAN_ARRAY),
+            Value::Char(_) => Some(type_id::CHAR_ARRAY),
+            Value::Short(_) => Some(type_id::SHORT_ARRAY),
+            Value::Int(_) => Some(type_id::INTEGER_ARRAY),
+            Value::Long(_) => Some(type_id::LONG_ARRAY),
+            Value::Float(_) => Some(type_id::FLOAT_ARRAY),
+            Value::Double(_) => Some(type_id::DOUBLE_ARRAY),
+            _ => None,
+        };
+        let first = items.first().and_then(primitive);
+        if first.is_some() && items.iter().all(|item| primitive(item) == first) {
+            return ArrayType(first.unwrap_or(type_id::OBJECT_ARRAY));
+        }
+        let strings = items.iter().all(|item| matches!(item, Value::String(_) | Value::Null));
+        if strings && items.iter().any(|item| matches!(item, Value::String(_))) {
+            return ArrayType(type_id::STRING_ARRAY);
+        }
+        ArrayType::OBJECTS
+    }
+}
+
+/// A whole `Data` blob for `value`. Null is the 8-byte blob of type id 0 (what
+/// [`crate::read_value`] reads as null); on the wire a null result is a null frame instead (see
+/// [`write_nullable`]). Arrays are written as [`ArrayType::infer`] says.
+pub fn write_data(value: &Value) -> Result<Vec<u8>, WriteError> {
+    let mut out = vec![0; 4];
+    if let Value::Object(object) = value {
+        // Whole blobs keep Portable positions valid: the record sits where it was read.
+        out.extend_from_slice(&object.type_id.to_be_bytes());
+        out.extend_from_slice(&object.bytes);
+        return Ok(out);
+    }
+    write_object(&mut out, value, 0)?;
+    Ok(out)
+}
+
+/// The `Data` blob of a result, `None` for null (sent as a null frame).
+pub fn write_nullable(value: &Value) -> Result<Option<Vec<u8>>, WriteError> {
+    match value {
+        Value::Null => Ok(None),
+        value => write_data(value).map(Some),
+    }
+}
+
+/// Prefixes an inline object (type id and payload) with the partition hash: a whole blob.
+pub fn data_of_inline(inline: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(inline.len() + 4);
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(inline);
+    out
+}
+
+/// Appends `value` as `ObjectDataOutput.writeObject` writes it: type id, then payload.
+pub fn write_object(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), WriteError> {
+    if depth > MAX_DEPTH {
+        return Err(WriteError::TooDeep);
+    }
+    match value {
+        Value::Null => put_i32(out, type_id::NULL),
+        Value::Bool(value) => tagged(out, type_id::BOOLEAN, &[u8::from(*value)]),
+        Value::Byte(value) => tagged(out, type_id::BYTE, &value.to_be_bytes()),
+        Value::Short(value) => tagged(out, type_id::SHORT, &value.to_be_bytes()),
+        Value::Int(value) => tagged(out, type_id::INTEGER, &value.to_be_bytes()),
+        Value::Long(value) => tagged(out, type_id::LONG, &value.to_be_bytes()),
+        Value::Float(value) => tagged(out, type_id::FLOAT, &value.to_be_bytes()),
+        Value::Double(value) => tagged(out, type_id::DOUBLE, &value.to_be_bytes()),
+        Value::Char(value) => tagged(out, type_id::CHAR, &value.to_be_bytes()),
+        Value::String(text) => {
+            put_i32(out, type_id::STRING);
+            put_string(out, text);
+        }
+        Value::Json(text) => {
+            put_i32(out, type_id::JSON);
+            put_string(out, text);
+        }
+        Value::BigInteger(value) => {
+            put_i32(out, type_id::BIG_INTEGER);
+            put_big_integer(out, value);
+        }
+        Value::BigDecimal(value) => {
+            put_i32(out, type_id::BIG_DECIMAL);
+            put_big_integer(out, value.unscaled());
+            put_i32(out, value.scale());
+        }
+        Value::Uuid(value) => tagged(out, type_id::UUID, &value.to_be_bytes()),
+        Value::LegacyDate(millis) => tagged(out, type_id::DATE, &millis.to_be_bytes()),
+        Value::Date(_) | Value::Time(_) | Value::Timestamp(_) | Value::TimestampWithTimezone(_) => {
+            write_temporal(out, value)
+        }
+        Value::Array(items) => write_array(out, items, ArrayType::infer(items), depth)?,
+        Value::Object(object) => write_nested_object(out, object)?,
+        Value::JsonStructure => {
+            return Err(WriteError::Unsupported("a JSON object or array (NonTerminalJsonValue)".into()))
+        }
+    }
+    Ok(())
+}
+
+fn write_temporal(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Date(date) => {
+            put_i32(out, type_id::LOCAL_DATE);
+            put_date(out, date);
+        }
+        Value::Time(time) => {
+            put_i32(out, type_id::LOCAL_TIME);
+            put_time(out, time);
+        }
+        Value::Timestamp(timestamp) => {
+            put_i32(out, type_id::LOCAL_DATE_TIME);
+            put_date(out, &timestamp.date);
+            put_time(out, &timestamp.time);
+        }
+        Value::TimestampWithTimezone(zoned) => {
+            put_i32(out, type_id::OFFSET_DATE_TIME);
+            put_date(out, &zoned.timestamp.date);
+            put_time(out, &zoned.timestamp.time);
+            put_i32(out, zoned.offset_seconds());
+        }
+        _ => {}
+    }
+}
+
+fn put_date(out: &mut Vec<u8>, date: &crate::temporal::Date) {
+    put_i32(out, date.year());
+    out.extend_from_slice(&[date.month(), date.day()]);
+}
+
+fn put_time(out: &mut Vec<u8>, time: &crate::temporal::Time) {
+    out.extend_from_slice(&[time.hour(), time.minute(), time.second()]);
+    put_i32(out, time.nano() as i32);
+}
+
+/// A Compact record nested in a result. Portable records are refused: their absolute
+/// positions would point into the blob they were read from.
+fn write_nested_object(out: &mut Vec<u8>, object: &Object) -> Result<(), WriteError> {
+    if object.type_id != type_id::COMPACT {
+        let what = if object.type_id == type_id::PORTABLE { "a nested Portable record" } else { "an object" };
+        return Err(WriteError::Unsupported(format!("{what} of type {}", object.type_id)));
+    }
+    put_i32(out, object.type_id);
+    out.extend_from_slice(&object.bytes);
+    Ok(())
+}
+
+/// Appends `items` as the Java array or collection `array_type` (type id, then its payload).
+pub fn write_array(out: &mut Vec<u8>, items: &[Value], array_type: ArrayType, depth: usize) -> Result<(), WriteError> {
+    let ArrayType(type_id) = array_type;
+    put_i32(out, type_id);
+    let length = i32::try_from(items.len()).map_err(|_| WriteError::Unsupported("an array this long".into()))?;
+    put_i32(out, length);
+    for item in items {
+        match (type_id, item) {
+            (-12, Value::Byte(value)) => out.extend_from_slice(&value.to_be_bytes()),
+            (-13, Value::Bool(value)) => out.push(u8::from(*value)),
+            (-14, Value::Char(value)) => out.extend_from_slice(&value.to_be_bytes()),
+            (-15, Value::Short(value)) => out.extend_from_slice(&value.to_be_bytes()),
+            (-16, Value::Int(value)) => out.extend_from_slice(&value.to_be_bytes()),
+            (-17, Value::Long(value)) => out.extend_from_slice(&value.to_be_bytes()),
+            (-18, Value::Float(value)) => out.extend_from_slice(&value.to_be_bytes()),
+            (-19, Value::Double(value)) => out.extend_from_slice(&value.to_be_bytes()),
+            (-20, Value::String(text)) => put_string(out, text),
+            (-20, Value::Null) => put_i32(out, -1),
+            (-31..=-28, item) => write_object(out, item, depth + 1)?,
+            (_, item) => {
+                let name = item.type_name();
+                return Err(WriteError::Unsupported(format!("a {name} in an array of type {type_id}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `Object[]` of already written inline objects (a multi-attribute projection): a whole blob.
+pub fn write_object_array(items: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = vec![0; 4];
+    put_i32(&mut out, type_id::OBJECT_ARRAY);
+    put_i32(&mut out, items.len() as i32);
+    items.iter().for_each(|item| out.extend_from_slice(item));
+    out
+}
+
+/// Hazelcast's `CanonicalizingHashSet` of already written inline objects, in the order given
+/// (distinct's result): a whole blob.
+pub fn write_hash_set(items: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = identified_header(AGGREGATOR_FACTORY_ID, CANONICALIZING_HASH_SET_CLASS_ID);
+    put_i32(&mut out, items.len() as i32);
+    items.iter().for_each(|item| out.extend_from_slice(item));
+    out
+}
+
+/// A map entry (minBy, maxBy, the identity projection) of an entry's key and value `Data`
+/// blobs: a whole blob. Each side is written as the member writes the object it deserialized:
+/// the blob's type id and payload (see [`inline_of_data`]).
+pub fn write_entry(key: &[u8], value: &[u8]) -> Result<Vec<u8>, WriteError> {
+    let mut out = identified_header(MAP_FACTORY_ID, MAP_ENTRY_CLASS_ID);
+    out.extend_from_slice(&inline_of_data(key)?);
+    out.extend_from_slice(&inline_of_data(value)?);
+    Ok(out)
+}
+
+/// The inline form (type id, payload) of a whole `Data` blob, as the member writes the object
+/// it deserializes the blob to: the blob's own bytes, which for the built-in types and Compact
+/// records is what Java writes again (checked against Hazelcast's member in `tests/write.rs`).
+/// Portable records are refused (their positions are absolute), and so are blobs the member
+/// could not read.
+pub fn inline_of_data(blob: &[u8]) -> Result<Vec<u8>, WriteError> {
+    if blob.is_empty() {
+        return Ok(type_id::NULL.to_be_bytes().to_vec());
+    }
+    let found = data::type_id(blob).map_err(|error| WriteError::Malformed(error.to_string()))?;
+    if found == type_id::PORTABLE {
+        return Err(WriteError::Unsupported("a Portable record inside another object".into()));
+    }
+    if blob.len() < HEADER_SIZE {
+        return Err(WriteError::Malformed(format!("a Data blob of {} bytes", blob.len())));
+    }
+    Ok(blob[4..].to_vec())
+}
+
+fn identified_header(factory_id: i32, class_id: i32) -> Vec<u8> {
+    let mut out = vec![0; 4];
+    put_i32(&mut out, type_id::DATA_SERIALIZABLE);
+    out.push(1); // identified, not versioned
+    put_i32(&mut out, factory_id);
+    put_i32(&mut out, class_id);
+    out
+}
+
+fn tagged(out: &mut Vec<u8>, type_id: i32, payload: &[u8]) {
+    put_i32(out, type_id);
+    out.extend_from_slice(payload);
+}
+
+fn put_i32(out: &mut Vec<u8>, value: i32) {
+    out.extend_from_slice(&value.to_be_bytes());
+}
+
+fn put_string(out: &mut Vec<u8>, text: &str) {
+    put_i32(out, text.len() as i32);
+    out.extend_from_slice(text.as_bytes());
+}
+
+/// Java's `BigInteger.toByteArray`: minimal two's complement, at least one byte.
+fn put_big_integer(out: &mut Vec<u8>, value: &BigInt) {
+    let bytes = value.to_signed_bytes_be();
+    let bytes = if bytes.is_empty() { vec![0] } else { bytes };
+    put_i32(out, bytes.len() as i32);
+    out.extend_from_slice(&bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::number::BigDecimal;
+
+    #[test]
+    fn numbers_are_written_as_java_writes_them() {
+        assert_eq!(hex::encode(write_data(&Value::Int(-7)).unwrap()), "00000000fffffff9fffffff9");
+        assert_eq!(hex::encode(write_data(&Value::BigInteger(BigInt::from(0))).unwrap()), "00000000ffffffe60000000100");
+        assert_eq!(
+            hex::encode(write_data(&Value::BigInteger(BigInt::from(128))).unwrap()),
+            "00000000ffffffe6000000020080"
+        );
+        let decimal = Value::BigDecimal(BigDecimal::parse("-0.125").unwrap());
+        assert_eq!(hex::encode(write_data(&decimal).unwrap()), "00000000ffffffe5000000018300000003");
+        assert_eq!(write_nullable(&Value::Null), Ok(None));
+        assert_eq!(hex::encode(write_data(&Value::Null).unwrap()), "0000000000000000");
+    }
+
+    #[test]
+    fn arrays_take_their_type_from_their_items() {
+        assert_eq!(ArrayType::infer(&[Value::Int(1), Value::Int(2)]), ArrayType(-16));
+        assert_eq!(ArrayType::infer(&[Value::Int(1), Value::Long(2)]), ArrayType::OBJECTS);
+        assert_eq!(ArrayType::infer(&[Value::Null, Value::String("a".into())]), ArrayType(-20));
+        assert_eq!(ArrayType::infer(&[]), ArrayType::OBJECTS);
+        let mut out = Vec::new();
+        let refused = write_array(&mut out, &[Value::String("x".into())], ArrayType(-16), 0);
+        assert!(matches!(refused, Err(WriteError::Unsupported(_))));
+        let portable = Value::Object(Object { type_id: -1, bytes: vec![0; 16] });
+        assert!(matches!(write_object(&mut Vec::new(), &portable, 0), Err(WriteError::Unsupported(_))));
+        assert!(write_data(&portable).is_ok(), "a whole Portable blob keeps its positions");
+    }
+}
