@@ -337,7 +337,6 @@ def test_every_listener_gets_every_event(client_factory, map_name, request):
 # --------------------------------------------------------------------------- predicates
 
 
-@pytest.mark.hazelcast_only  # ferrogrid refuses predicate listeners (test below) until it has predicates
 def test_predicate_listener_filters_events(pair):
     """Hazelcast evaluates the predicate against the NEW value for ADDED/UPDATED and the OLD
     value for REMOVED/EVICTED/EXPIRED; map-wide events (EVICT_ALL, CLEAR_ALL) always pass."""
@@ -386,23 +385,6 @@ def test_predicate_listener_filters_events(pair):
         fields_of(T.ADDED, "a", "x", None),
         fields_of(T.EVICT_ALL, None, None, None),
     ], describe(events)
-
-
-@pytest.mark.ferrogrid_only
-def test_predicate_listener_is_refused_on_ferrogrid(m):
-    # ferrogrid has no predicates yet: the registration fails loudly instead of delivering
-    # unfiltered events; the connection stays usable
-    with pytest.raises(HazelcastError) as raised:
-        m.add_entry_listener(include_value=True, predicate=predicates.equal("this", "x"), added_func=EventLog())
-    # The Python client replaces the member's error with "Listener cannot be added"; the
-    # member's own error (naming the predicate) is the exception it was raised from.
-    chain, error = [], raised.value
-    while error is not None:
-        chain.append(str(error))
-        error = error.__cause__ or error.__context__
-    assert any("predicate" in text.lower() for text in chain), chain
-    m.put("k", "v")
-    assert m.get("k") == "v"
 
 
 # --------------------------------------------------------------------------- registration life cycle

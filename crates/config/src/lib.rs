@@ -130,6 +130,10 @@ pub struct ClusterConfig {
     /// A write waits at most this long for its backups' acknowledgements before it is answered
     /// anyway. `hazelcast.operation.backup.timeout.millis`, default 5 000 (as in Hazelcast).
     pub backup_timeout_ms: u64,
+    /// The most results a query may return; beyond it the query fails with
+    /// `QueryResultSizeExceededException`. `hazelcast.query.result.size.limit`, default -1 (no
+    /// count limit, as in Hazelcast: an answer is still bounded by `max-message-bytes`).
+    pub query_result_size_limit: i64,
 }
 
 impl Default for ClusterConfig {
@@ -140,6 +144,7 @@ impl Default for ClusterConfig {
             join_wait_ms: 2_000,
             max_parallel_migrations: 10,
             backup_timeout_ms: 5_000,
+            query_result_size_limit: -1,
         }
     }
 }

@@ -298,6 +298,7 @@ fn read_properties(mut properties: Section, config: &mut MemberConfig) -> Result
     let migrations = &mut cluster.max_parallel_migrations;
     properties.set("hazelcast.partition.max.parallel.migrations", migrations, unsigned)?;
     properties.set("hazelcast.operation.backup.timeout.millis", &mut cluster.backup_timeout_ms, unsigned)?;
+    properties.set("hazelcast.query.result.size.limit", &mut cluster.query_result_size_limit, signed)?;
     let heartbeat_key = "hazelcast.client.max.no.heartbeat.seconds";
     if let Some((path, value)) = properties.take(heartbeat_key) {
         let seconds: u64 = unsigned(value, &path)?;

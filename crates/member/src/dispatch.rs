@@ -71,7 +71,7 @@ impl Core {
         let count = shared.reactor_count();
         let (member, partition_count) = (shared.view.member_uuid, shared.view.partition_count);
         let events_dropped = shared.reactors[index].probes.events_dropped.clone();
-        let owner = PartitionOwner::new(
+        let mut owner = PartitionOwner::new(
             index,
             count,
             member,
@@ -80,6 +80,8 @@ impl Core {
             shared.cluster_state(),
             events_dropped,
         );
+        owner.schemas = shared.schemas.clone();
+        owner.listeners.schemas = (shared.schemas.clone(), partition_count);
         let limits = &shared.config.limits;
         let authenticated_limits = StreamLimits {
             max_frame_bytes: limits.max_frame_bytes,

@@ -18,7 +18,9 @@
 //! Invariants: every reactor runs exactly one share of each job it is handed, and the job is
 //! answered exactly once, by the share that brings `remaining` to zero.
 
+pub(crate) mod aggregate_ops;
 pub(crate) mod multimap_ops;
+pub(crate) mod query_ops;
 pub(crate) mod replicated_ops;
 pub(crate) mod wide_ops;
 
@@ -173,6 +175,20 @@ pub struct ShareContext<'a> {
     pub replicated: &'a mut crate::replicated_map::Shares,
     /// Settings of objects a share creates.
     pub settings: &'a mut crate::map_settings::SettingsCache,
+    /// The cluster's Compact schemas (queries read values with them).
+    pub schemas: &'a Arc<crate::schemas::Schemas>,
+    /// This reactor's index and the member's reactor count: partition `local` of `partitions`
+    /// is partition `index + local × count` of the map.
+    pub reactor: (usize, usize),
+    /// The cluster's partition count.
+    pub partition_count: u16,
+}
+
+impl ShareContext<'_> {
+    /// The map's partition id of `partitions[local]`.
+    pub fn partition_id(&self, local: usize) -> u16 {
+        (self.reactor.0 + local * self.reactor.1) as u16
+    }
 }
 
 /// Which share of a job a reactor completes.
@@ -455,20 +471,6 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
         Ok(Classified::Wide(operation, message.reader().string()?.into()))
     };
     let ty = message.message_type();
-    let listener = |name: &str, include_value: bool, flags: i32, key: Option<&[u8]>, (invalidation, local_only)| {
-        let listener = Listener {
-            id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
-            connection: connection.clone(),
-            correlation_id: message.correlation_id(),
-            event_type: ty.event(),
-            include_value,
-            flags,
-            key: key.map(Into::into),
-            invalidation,
-            local_only,
-        };
-        Classified::Wide(WideRequest::new(wide_ops::AddListener::new(listener)), name.into())
-    };
     match ty {
         MapSize::TYPE => name_only(WideRequest::new(Size)),
         MapIsEmpty::TYPE => name_only(WideRequest::new(IsEmpty)),
@@ -486,28 +488,21 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
             let operation = WideRequest::new(ContainsValue::new(request.value.0));
             Ok(Classified::Wide(operation, request.name.into()))
         }
-        MapAddEntryListener::TYPE => {
-            let r = MapAddEntryListener::decode(message)?;
-            Ok(listener(r.name, r.include_value, r.listener_flags, None, (false, r.local_only)))
-        }
-        MapAddNearCacheInvalidationListener::TYPE => {
-            let r = MapAddNearCacheInvalidationListener::decode(message)?;
-            Ok(listener(r.name, false, r.listener_flags, None, (true, r.local_only)))
-        }
-        MapAddEntryListenerToKey::TYPE => {
-            let r = MapAddEntryListenerToKey::decode(message)?;
-            if r.key.type_id().unwrap_or(0) == 0 {
-                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
-            }
-            Ok(listener(r.name, r.include_value, r.listener_flags, Some(r.key.0), (false, r.local_only)))
-        }
-        MapAddEntryListenerWithPredicate::TYPE | MapAddEntryListenerToKeyWithPredicate::TYPE => {
-            let text = format!(
-                "ferrogrid does not evaluate predicates yet: an entry listener with a predicate ({}) is not supported",
-                ty.describe()
-            );
-            Ok(Classified::Refused(error::UNSUPPORTED_OPERATION, text))
-        }
+        MapAddEntryListener::TYPE
+        | MapAddNearCacheInvalidationListener::TYPE
+        | MapAddEntryListenerToKey::TYPE
+        | MapAddEntryListenerWithPredicate::TYPE
+        | MapAddEntryListenerToKeyWithPredicate::TYPE => classify_map_listener(message, connection),
+        MapKeySetWithPredicate::TYPE
+        | MapValuesWithPredicate::TYPE
+        | MapEntriesWithPredicate::TYPE
+        | MapKeySetWithPagingPredicate::TYPE
+        | MapValuesWithPagingPredicate::TYPE
+        | MapEntriesWithPagingPredicate::TYPE
+        | MapAggregate::TYPE
+        | MapAggregateWithPredicate::TYPE
+        | MapProject::TYPE
+        | MapProjectWithPredicate::TYPE => classify_query(message),
         MapRemoveEntryListener::TYPE => {
             let r = MapRemoveEntryListener::decode(message)?;
             let operation = wide_ops::RemoveListener::new(r.registration_id.unwrap_or_default());
@@ -518,6 +513,102 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
         _ if ty.0 >> 16 == 0x0D => replicated_ops::classify(message, connection),
         _ => Ok(Classified::NotWide),
     }
+}
+
+/// A map's entry listener (of any flavour) or near-cache invalidation listener.
+fn classify_map_listener(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
+    let ty = message.message_type();
+    let listener =
+        |name: &str, include_value: bool, flags: i32, key: Option<&[u8]>, (invalidation, local_only, predicate)| {
+            let predicate: Option<&[u8]> = predicate;
+            let listener = Listener {
+                id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
+                connection: connection.clone(),
+                correlation_id: message.correlation_id(),
+                event_type: ty.event(),
+                include_value,
+                flags,
+                key: key.map(Into::into),
+                invalidation,
+                local_only,
+                predicate: predicate.map(|data| Arc::new(crate::query::Predicate::new(Some(data)))),
+            };
+            Classified::Wide(WideRequest::new(wide_ops::AddListener::new(listener)), name.into())
+        };
+    match ty {
+        MapAddEntryListener::TYPE => {
+            let r = MapAddEntryListener::decode(message)?;
+            Ok(listener(r.name, r.include_value, r.listener_flags, None, (false, r.local_only, None)))
+        }
+        MapAddNearCacheInvalidationListener::TYPE => {
+            let r = MapAddNearCacheInvalidationListener::decode(message)?;
+            Ok(listener(r.name, false, r.listener_flags, None, (true, r.local_only, None)))
+        }
+        MapAddEntryListenerToKey::TYPE => {
+            let r = MapAddEntryListenerToKey::decode(message)?;
+            if r.key.type_id().unwrap_or(0) == 0 {
+                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
+            }
+            Ok(listener(r.name, r.include_value, r.listener_flags, Some(r.key.0), (false, r.local_only, None)))
+        }
+        MapAddEntryListenerWithPredicate::TYPE => {
+            let r = MapAddEntryListenerWithPredicate::decode(message)?;
+            let predicate = Some(r.predicate.0);
+            Ok(listener(r.name, r.include_value, r.listener_flags, None, (false, r.local_only, predicate)))
+        }
+        _ => {
+            let r = MapAddEntryListenerToKeyWithPredicate::decode(message)?;
+            if r.key.type_id().unwrap_or(0) == 0 {
+                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
+            }
+            let predicate = Some(r.predicate.0);
+            let key = Some(r.key.0);
+            Ok(listener(r.name, r.include_value, r.listener_flags, key, (false, r.local_only, predicate)))
+        }
+    }
+}
+
+/// Queries (`query_ops.rs`), aggregations and projections (`aggregate_ops.rs`), with or
+/// without a predicate.
+fn classify_query(message: &Message<'_>) -> Result<Classified, DecodeError> {
+    use aggregate_ops::{Aggregate, Project};
+    use query_ops::Query;
+    let (operation, name) = match message.message_type() {
+        MapKeySetWithPredicate::TYPE => {
+            let r = MapKeySetWithPredicate::decode(message)?;
+            (WideRequest::new(Query::new(Listed::Keys, r.predicate.0, None)), r.name)
+        }
+        MapValuesWithPredicate::TYPE => {
+            let r = MapValuesWithPredicate::decode(message)?;
+            (WideRequest::new(Query::new(Listed::Values, r.predicate.0, None)), r.name)
+        }
+        MapEntriesWithPredicate::TYPE => {
+            let r = MapEntriesWithPredicate::decode(message)?;
+            (WideRequest::new(Query::new(Listed::Entries, r.predicate.0, None)), r.name)
+        }
+        MapKeySetWithPagingPredicate::TYPE
+        | MapValuesWithPagingPredicate::TYPE
+        | MapEntriesWithPagingPredicate::TYPE => {
+            return query_ops::classify_paging(message);
+        }
+        MapAggregate::TYPE => {
+            let r = MapAggregate::decode(message)?;
+            (WideRequest::new(Aggregate::new(r.aggregator.0, None)), r.name)
+        }
+        MapAggregateWithPredicate::TYPE => {
+            let r = MapAggregateWithPredicate::decode(message)?;
+            (WideRequest::new(Aggregate::new(r.aggregator.0, Some(r.predicate.0))), r.name)
+        }
+        MapProject::TYPE => {
+            let r = MapProject::decode(message)?;
+            (WideRequest::new(Project::new(r.projection.0, None)), r.name)
+        }
+        _ => {
+            let r = MapProjectWithPredicate::decode(message)?;
+            (WideRequest::new(Project::new(r.projection.0, Some(r.predicate.0))), r.name)
+        }
+    };
+    Ok(Classified::Wide(operation, name.into()))
 }
 
 /// MultiMap-wide requests (work in progress: no listeners yet).
@@ -533,6 +624,7 @@ fn classify_multimap(message: &Message<'_>, connection: &Arc<ConnectionShared>) 
         key: key.map(Into::into),
         invalidation: false,
         local_only,
+        predicate: None,
     };
     let add = |listener: Listener| WideRequest::new(wide_ops::AddListener::to(Registry::MultiMapEntries, listener));
     let name_only = |operation: WideRequest| -> Result<Classified, DecodeError> {
@@ -594,6 +686,7 @@ fn classify_object_listener(
         key: None,
         invalidation: false,
         local_only,
+        predicate: None,
     };
     let (operation, name) = match message.message_type() {
         QueueAddListener::TYPE => {
@@ -738,6 +831,7 @@ pub(crate) mod testing {
             key: None,
             invalidation: false,
             local_only: false,
+            predicate: None,
         }
     }
 }
@@ -761,6 +855,7 @@ mod tests {
         counters: PnCounters,
         replicated: crate::replicated_map::Shares,
         settings: crate::map_settings::SettingsCache,
+        schemas: Arc<crate::schemas::Schemas>,
     }
 
     impl Reactor {
@@ -776,6 +871,7 @@ mod tests {
                 counters: PnCounters::default(),
                 replicated,
                 settings,
+                schemas: Default::default(),
             }
         }
 
@@ -790,6 +886,9 @@ mod tests {
                 counters: &mut self.counters,
                 replicated: &mut self.replicated,
                 settings: &mut self.settings,
+                schemas: &self.schemas,
+                reactor: (0, 1),
+                partition_count: self.owned.len() as u16,
             }
         }
     }

@@ -48,6 +48,7 @@ pub(crate) mod partition;
 pub(crate) mod peer;
 pub(crate) mod pn_counter;
 pub(crate) mod probes;
+pub(crate) mod query;
 pub(crate) mod queue;
 pub(crate) mod reactor;
 pub(crate) mod relays;

@@ -58,6 +58,10 @@ pub struct Listener {
     /// A topic listener of a smart client, registered with every member: it hears only what
     /// is published by this member (a unisocket client's hears every member's, relayed).
     pub local_only: bool,
+    /// Only events whose entry passes this predicate (AddEntryListenerWithPredicate): the new
+    /// value for ADDED and UPDATED, the old one for REMOVED, EVICTED and EXPIRED, as Hazelcast's
+    /// `QueryEventFilter` tests them.
+    pub predicate: Option<Arc<crate::query::Predicate>>,
 }
 
 /// What one event says; values are sent only to listeners that asked for them.
@@ -136,6 +140,8 @@ pub struct Listeners {
     /// Invalidations sent per partition (the `sequence` near caches track).
     sequences: HashMap<i32, i64, RandomState>,
     bound: EventBound,
+    /// The cluster's Compact schemas and partition count, for predicates of listeners.
+    pub(crate) schemas: (Arc<crate::schemas::Schemas>, u16),
 }
 
 /// Unbounded registrations for unit tests of the code that publishes through them.
@@ -184,7 +190,14 @@ pub enum ItemEventKind {
 
 impl Listeners {
     pub fn new(bound: EventBound) -> Listeners {
-        Listeners { maps: HashMap::default(), objects: Default::default(), sequences: HashMap::default(), bound }
+        let schemas = (Arc::default(), 1);
+        Listeners {
+            maps: HashMap::default(),
+            objects: Default::default(),
+            sequences: HashMap::default(),
+            bound,
+            schemas,
+        }
     }
 
     fn registrations(&mut self, registry: Registry) -> &mut HashMap<Box<str>, Vec<Listener>, RandomState> {
@@ -390,6 +403,11 @@ impl Listeners {
                     continue;
                 }
             }
+            if let Some(predicate) = &listener.predicate {
+                if !passes(predicate, &event, &self.schemas) {
+                    continue;
+                }
+            }
             let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
                 self.bound.drop_event(listener, map);
                 continue;
@@ -405,6 +423,31 @@ impl Listeners {
                 merging_value: None,
             }
             .encode(out, listener.event_type, listener.correlation_id, partition_id);
+        }
+    }
+}
+
+/// Whether `event`'s entry passes a listener's predicate (an event the member cannot test, a
+/// value it cannot read, is not sent: Hazelcast logs the failure and sends nothing).
+fn passes(
+    predicate: &crate::query::Predicate,
+    event: &Event<'_>,
+    schemas: &(Arc<crate::schemas::Schemas>, u16),
+) -> bool {
+    let tested = match event.kind {
+        EventKind::Removed | EventKind::Evicted | EventKind::Expired => event.old_value,
+        _ => event.value,
+    };
+    let Some(key) = event.key else { return true }; // map-wide events (CLEAR_ALL, EVICT_ALL) pass
+    let Some(value) = tested else { return false };
+    match predicate.compiled(&schemas.0, schemas.1) {
+        Ok(compiled) => compiled.filter.matches(key, value, &*schemas.0).unwrap_or_else(|error| {
+            tracing::debug!(%error, "an entry event's entry could not be tested against a listener's predicate");
+            false
+        }),
+        Err(failure) => {
+            tracing::debug!(message = %failure.message, "a listener's predicate cannot be compiled");
+            false
         }
     }
 }
@@ -435,6 +478,7 @@ mod tests {
             key: None,
             invalidation: false,
             local_only: false,
+            predicate: None,
         };
         listeners.add("m", listener);
     }

@@ -88,6 +88,14 @@ impl SettingsCache {
         SettingsCache { config, partition_count, cache: HashMap::default() }
     }
 
+    /// A query's bounds: the most results (`hazelcast.query.result.size.limit`; unlimited when
+    /// not positive) and the most bytes of its answer (`max-message-bytes`).
+    pub fn query_limits(&self) -> (usize, usize) {
+        let results = self.config.cluster.query_result_size_limit;
+        let results = if results > 0 { results as usize } else { usize::MAX };
+        (results, self.config.limits.max_message_bytes as usize)
+    }
+
     /// Requests that may wait for one key's lock (`max-parked-per-key`).
     /// The settings of the multimap called `name`.
     pub fn multimap(&self, name: &str) -> ferrogrid_config::MultiMapConfig {

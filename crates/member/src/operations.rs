@@ -172,6 +172,18 @@ static TABLE: &[Operation] = &[
     row!(MapKeySet, EveryPartition, S),
     row!(MapValues, EveryPartition, S),
     row!(MapEntrySet, EveryPartition, S),
+    // Queries (fanout/query_ops.rs): every owned partition's entries, filtered by the predicate.
+    row!(MapKeySetWithPredicate, EveryPartition, S),
+    row!(MapValuesWithPredicate, EveryPartition, S),
+    row!(MapEntriesWithPredicate, EveryPartition, S),
+    row!(MapKeySetWithPagingPredicate, EveryPartition, S),
+    row!(MapValuesWithPagingPredicate, EveryPartition, S),
+    row!(MapEntriesWithPagingPredicate, EveryPartition, S),
+    // Aggregations and projections (fanout/aggregate_ops.rs).
+    row!(MapAggregate, EveryPartition, S),
+    row!(MapAggregateWithPredicate, EveryPartition, S),
+    row!(MapProject, EveryPartition, S),
+    row!(MapProjectWithPredicate, EveryPartition, S),
     row!(MapEvictAll, EveryPartition, W.with(S)),
     row!(MapFlush, EveryPartition, S),
     row!(MapAddEntryListener, EveryPartition, S),

@@ -105,6 +105,8 @@ impl Call<'_> {
 /// The partitions of one reactor and everything that acts on them.
 #[derive(Debug)]
 pub struct PartitionOwner {
+    /// The cluster's Compact schemas (queries read values with them).
+    pub schemas: Arc<crate::schemas::Schemas>,
     /// Partition `p` is at `p / reactor_count`.
     pub partitions: Vec<PartitionStore>,
     reactor_index: usize,
@@ -158,6 +160,7 @@ impl PartitionOwner {
         let tenant_latency =
             if tenants == 0 { Vec::new() } else { (0..=tenants).map(|_| crate::probes::latency_histogram()).collect() };
         PartitionOwner {
+            schemas: Arc::default(),
             replication: crate::replication::Replication::new(
                 reactor_index,
                 reactor_count,
@@ -662,6 +665,9 @@ impl PartitionOwner {
             counters: &mut self.pn_counters,
             replicated: &mut self.replication.replicated,
             settings: &mut self.settings,
+            schemas: &self.schemas,
+            reactor: (self.replication.reactor_index, self.replication.reactor_count),
+            partition_count: self.replication.state.table.partition_count() as u16,
         };
         match share {
             crate::fanout::Share::Here => job.run_share(&mut context),

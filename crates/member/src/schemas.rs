@@ -140,6 +140,12 @@ impl Schemas {
     }
 }
 
+impl ferrogrid_query::SchemaSource for Schemas {
+    fn schema(&self, id: i64) -> Option<Arc<Schema>> {
+        self.get(id)
+    }
+}
+
 /// A schema from the wire (the member computes its id).
 pub fn from_wire(schema: &CompactSchema<'_>) -> Schema {
     let fields = schema.fields.iter().map(|field| FieldDescriptor { name: field.name.to_owned(), kind: field.kind });

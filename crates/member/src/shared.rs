@@ -123,7 +123,7 @@ pub struct Shared {
     /// Distributed-object listeners registered with this member.
     pub cluster_listeners: crate::cluster_events::ClusterListeners,
     /// The cluster's Compact schemas (every member holds all).
-    pub schemas: crate::schemas::Schemas,
+    pub schemas: Arc<crate::schemas::Schemas>,
     /// Listener registrations of this member's unisocket clients made on every member.
     pub relays: crate::relays::Relays,
     pub shutdown: AtomicBool,

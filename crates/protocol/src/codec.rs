@@ -381,8 +381,14 @@ impl<'a> VarField<'a> for PagingPredicateHolder<'a> {
         let predicate = VarField::read(reader)?;
         let comparator = VarField::read(reader)?;
         let partition_key = VarField::read(reader)?;
-        let partition_keys = if reader.at_end()? { None } else { VarField::read(reader)? };
-        reader.skip_to_end()?;
+        // `at_end` takes the END frame when there is nothing more (a client before 2.5).
+        let partition_keys = if reader.at_end()? {
+            None
+        } else {
+            let keys = VarField::read(reader)?;
+            reader.skip_to_end()?;
+            keys
+        };
         Ok(PagingPredicateHolder {
             page_size,
             page,

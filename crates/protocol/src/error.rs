@@ -26,6 +26,7 @@ error_codes! {
     CLASS_CAST = 10, "java.lang.ClassCastException";
     DISTRIBUTED_OBJECT_DESTROYED = 14, "com.hazelcast.spi.exception.DistributedObjectDestroyedException";
     HAZELCAST = 18, "com.hazelcast.core.HazelcastException";
+    HAZELCAST_SERIALIZATION = 21, "com.hazelcast.nio.serialization.HazelcastSerializationException";
     INSTANCE_NOT_ACTIVE = 19, "com.hazelcast.core.HazelcastInstanceNotActiveException";
     ILLEGAL_ARGUMENT = 23, "java.lang.IllegalArgumentException";
     ILLEGAL_MONITOR_STATE = 26, "java.lang.IllegalMonitorStateException";
@@ -35,6 +36,8 @@ error_codes! {
     NULL_POINTER = 37, "java.lang.NullPointerException";
     OPERATION_TIMEOUT = 38, "com.hazelcast.core.OperationTimeoutException";
     PARTITION_MIGRATING = 39, "com.hazelcast.spi.exception.PartitionMigratingException";
+    QUERY = 40, "com.hazelcast.query.QueryException";
+    QUERY_RESULT_SIZE_EXCEEDED = 41, "com.hazelcast.map.QueryResultSizeExceededException";
     RETRYABLE = 46, "com.hazelcast.spi.exception.RetryableHazelcastException";
     STALE_SEQUENCE = 51, "com.hazelcast.ringbuffer.StaleSequenceException";
     TARGET_DISCONNECTED = 52, "com.hazelcast.spi.exception.TargetDisconnectedException";

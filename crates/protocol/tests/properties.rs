@@ -1279,3 +1279,17 @@ fn every_codec_in_the_table_is_exercised() {
     assert_eq!(declared, exercised);
     assert!(declared.len() > 50, "found the table: {declared:?}");
 }
+
+/// A paging query as the Python client 5.7 writes it (protocol 2.x before partitionKeysData:
+/// the holder ends after its partition key).
+#[test]
+fn a_paging_holder_without_partition_keys_decodes() {
+    let bytes = hex::decode("1600000000c0003501000000000000000000ffffffff08000000000070670600000000100f000000000007000000000000000206000000001006000000000006000000001006000000000806000000000829000000000000000000fffffffe01ffffffec000000040000000474686973fffffff9000000090000060000000004060000000004060000000028").unwrap();
+    let message = Message::parse(&bytes).unwrap();
+    let request = MapValuesWithPagingPredicate::decode(&message).unwrap();
+    assert_eq!(request.name, "pg");
+    let holder = request.predicate;
+    assert_eq!((holder.page_size, holder.page, holder.iteration_type), (7, 0, 2));
+    assert!(holder.anchors.anchors.is_empty() && holder.comparator.is_none() && holder.partition_key.is_none());
+    assert!(holder.predicate.is_some() && holder.partition_keys.is_none());
+}

@@ -33,6 +33,7 @@ pub(crate) fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>
         key: key.map(Into::into),
         invalidation: false,
         local_only,
+        predicate: None,
     };
     let add =
         |listener: Listener| WideRequest::new(super::wide_ops::AddListener::to(Registry::ReplicatedEntries, listener));

@@ -1,0 +1,445 @@
+//! Queries over a map's entries: keySet, values and entrySet with a predicate and their paging
+//! variants (`tests/python/test_query.py` holds them to Hazelcast's answers). Aggregations and
+//! projections are in `aggregate_ops.rs`; both share [`Compiled`] and [`Coverage`].
+//!
+//! A query is a map-wide request (see `fanout.rs`): each share evaluates the predicate
+//! (`ferrogrid_query::eval`) on the live entries of the partitions its member owns. A share's
+//! partial names the partitions it covered, so the answer is exact while partitions move: two
+//! members that each covered a partition (one before, one after a migration) count it once (the
+//! first merged wins), and a partition nobody covered (its owner died, or it moved between the
+//! shares) makes the answer `PartitionMigratingException`, which every client retries for these
+//! read-only requests — the query then runs again, as Hazelcast re-runs the partitions it missed.
+//! An entry the member cannot read (an unknown value type, a predicate that does not apply)
+//! fails the whole query with Hazelcast's exception for it; the first failure of any share is
+//! the answer.
+//!
+//! Bounds: a query holds at most `hazelcast.query.result.size.limit` results (answered with
+//! `QueryResultSizeExceededException` beyond it) and an answer is at most `max-message-bytes`.
+
+use super::wide_ops::Listed;
+use super::{Partial, Partitions, ShareContext, WideOperation};
+use crate::partition::PartitionStore;
+use crate::query::{failure, Compiled, Failure, Predicate};
+use ferrogrid_protocol::codec::{
+    AnchorList, DataListPageResponse, DataListResponse, EntryListPageResponse, EntryListResponse,
+};
+use ferrogrid_protocol::error;
+use ferrogrid_protocol::message::{MessageWriter, Packed};
+use ferrogrid_protocol::{Data, DecodeError, Message, MessageType};
+use ferrogrid_query::predicate::IterationType;
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
+
+/// The partitions a share covered, and the first failure of any share.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Coverage {
+    pub(crate) covered: BTreeSet<u16>,
+    pub(crate) failure: Option<Failure>,
+    /// The partitions the query is restricted to (None: all of them).
+    pub(crate) expected: Option<BTreeSet<u16>>,
+    pub(crate) partition_count: u16,
+    /// The query's bounds (results, answer bytes: `SettingsCache::query_limits`), from this
+    /// member's shares (not sent between members).
+    pub(crate) limits: Option<(usize, usize)>,
+}
+
+impl Coverage {
+    /// Merges another share's coverage; returns the partitions both covered (the other share's
+    /// results for them are dropped).
+    pub(crate) fn merge(&mut self, other: Coverage) -> BTreeSet<u16> {
+        let twice: BTreeSet<u16> = other.covered.intersection(&self.covered).copied().collect();
+        self.covered.extend(other.covered);
+        if self.failure.is_none() {
+            self.failure = other.failure;
+        }
+        if self.expected.is_none() {
+            self.expected = other.expected;
+        }
+        self.partition_count = self.partition_count.max(other.partition_count);
+        self.limits = self.limits.or(other.limits);
+        twice
+    }
+
+    /// `answer` unless it is larger than the query's byte bound (then the failure for it).
+    pub(crate) fn bounded(&self, answer: Vec<u8>) -> Result<Vec<u8>, Failure> {
+        let (_, byte_limit) = self.limits.unwrap_or((usize::MAX, usize::MAX));
+        if answer.len() > byte_limit {
+            let text = format!("This query's answer would take {} bytes, more than max-message-bytes", answer.len());
+            return Err(Failure::new(error::QUERY_RESULT_SIZE_EXCEEDED, text));
+        }
+        Ok(answer)
+    }
+
+    /// The failure for `count` results beyond `hazelcast.query.result.size.limit`.
+    pub(crate) fn check_count(&self, count: usize) -> Result<(), Failure> {
+        let (result_limit, _) = self.limits.unwrap_or((usize::MAX, usize::MAX));
+        if count > result_limit {
+            let text = format!(
+                "This query would return {count} results, more than hazelcast.query.result.size.limit ({result_limit})"
+            );
+            return Err(Failure::new(error::QUERY_RESULT_SIZE_EXCEEDED, text));
+        }
+        Ok(())
+    }
+
+    /// The failure to answer with, if any: a share's, or partitions nobody covered.
+    pub(crate) fn outcome(&self) -> Result<(), Failure> {
+        if let Some(failure) = &self.failure {
+            return Err(failure.clone());
+        }
+        let missing = match &self.expected {
+            Some(expected) => expected.difference(&self.covered).count(),
+            None => (0..self.partition_count).filter(|partition| !self.covered.contains(partition)).count(),
+        };
+        if missing > 0 {
+            let text = format!("{missing} partition(s) moved while the query ran; retry");
+            return Err(Failure::new(error::PARTITION_MIGRATING, text));
+        }
+        Ok(())
+    }
+
+    /// Runs `visit` over every owned partition the query covers, recording each; stops at the
+    /// first failure.
+    pub(crate) fn visit_owned(
+        &mut self,
+        share: &mut ShareContext<'_>,
+        compiled: &Compiled,
+        mut visit: impl FnMut(u16, &mut PartitionStore) -> Result<(), Failure>,
+    ) {
+        self.partition_count = share.partition_count;
+        self.limits = Some(share.settings.query_limits());
+        self.expected.clone_from(&compiled.partitions);
+        for local in 0..share.partitions.len() {
+            let partition = share.partition_id(local);
+            let owned = share.owned.get(local).copied().unwrap_or(true);
+            if !owned || compiled.partitions.as_ref().is_some_and(|wanted| !wanted.contains(&partition)) {
+                continue;
+            }
+            self.covered.insert(partition);
+            if let Err(failure) = visit(partition, &mut share.partitions[local]) {
+                self.failure = Some(failure);
+                return;
+            }
+        }
+    }
+
+    /// Writes the coverage into a member's answer: `count u16 | partitions u16… | failure`.
+    pub(crate) fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        let mut bytes = Vec::with_capacity(self.covered.len() * 2 + 8);
+        bytes.extend_from_slice(&self.partition_count.to_le_bytes());
+        for partition in &self.covered {
+            bytes.extend_from_slice(&partition.to_le_bytes());
+        }
+        writer.frame(&bytes);
+        let mut expected = Vec::new();
+        for partition in self.expected.iter().flatten() {
+            expected.extend_from_slice(&partition.to_le_bytes());
+        }
+        match &self.expected {
+            Some(_) => writer.frame(&expected),
+            None => writer.null(),
+        };
+        match &self.failure {
+            Some(failure) => {
+                writer.frame(&failure.code.code.to_le_bytes());
+                writer.frame(failure.code.class_name.as_bytes());
+                writer.frame(failure.message.as_bytes())
+            }
+            None => writer.null(),
+        };
+    }
+
+    pub(crate) fn read_from(reader: &mut ferrogrid_protocol::MessageReader<'_>) -> Result<Coverage, DecodeError> {
+        let covered = reader.value_frame("query coverage")?;
+        let partitions = |bytes: &[u8]| -> BTreeSet<u16> {
+            bytes.chunks_exact(2).map(|pair| u16::from_le_bytes([pair[0], pair[1]])).collect()
+        };
+        if covered.len() < 2 || covered.len() % 2 != 0 {
+            return Err(DecodeError::UnexpectedFrame("query coverage"));
+        }
+        let partition_count = u16::from_le_bytes([covered[0], covered[1]]);
+        let expected = if reader.next_is_null() { None } else { Some(partitions(reader.value_frame("expected")?)) };
+        let failure = if reader.next_is_null() {
+            None
+        } else {
+            let code = reader.value_frame("query failure")?;
+            let code = code.try_into().map_err(|_| DecodeError::UnexpectedFrame("query failure"))?;
+            let class_name = reader.string()?;
+            let message = reader.string()?.to_owned();
+            Some(Failure::from_parts(i32::from_le_bytes(code), class_name, message))
+        };
+        Ok(Coverage { covered: partitions(&covered[2..]), failure, expected, partition_count, limits: None })
+    }
+}
+
+/// One entry a query found: its partition, key and value (whole Data blobs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hit {
+    partition: u16,
+    key: Box<[u8]>,
+    value: Box<[u8]>,
+}
+
+/// What a query's shares found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Found {
+    coverage: Coverage,
+    hits: Vec<Hit>,
+}
+
+impl Partial for Found {
+    fn merge(&mut self, other: Found) {
+        let twice = self.coverage.merge(other.coverage);
+        self.hits.extend(other.hits.into_iter().filter(|hit| !twice.contains(&hit.partition)));
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        self.coverage.write_to(writer);
+        writer.begin();
+        for hit in &self.hits {
+            writer.frame(&hit.partition.to_le_bytes()).frame(&hit.key).frame(&hit.value);
+        }
+        writer.end();
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Found, DecodeError> {
+        let mut reader = message.reader();
+        let coverage = Coverage::read_from(&mut reader)?;
+        reader.begin()?;
+        let mut hits = Vec::new();
+        while !reader.at_end()? {
+            let partition = reader.value_frame("hit partition")?;
+            let partition = partition.try_into().map_err(|_| DecodeError::UnexpectedFrame("hit partition"))?;
+            let key = reader.value_frame("hit key")?.into();
+            let value = reader.value_frame("hit value")?.into();
+            hits.push(Hit { partition: u16::from_le_bytes(partition), key, value });
+        }
+        Ok(Found { coverage, hits })
+    }
+}
+
+/// The last entry of a page the client has seen: (page, key, value).
+pub(crate) type Anchor = (i32, Box<[u8]>, Box<[u8]>);
+
+/// A paging query's page: Hazelcast's `PagingPredicateHolder` without its predicate.
+#[derive(Debug)]
+pub(crate) struct Paging {
+    pub(crate) page_size: usize,
+    pub(crate) page: usize,
+    pub(crate) iteration: IterationType,
+    /// (page, key, value): the last entry of each page the client has seen.
+    pub(crate) anchors: Vec<Anchor>,
+}
+
+/// keySet, values or entrySet with a predicate (and, with `paging`, one sorted page of them).
+#[derive(Debug)]
+pub(crate) struct Query {
+    listed: Listed,
+    predicate: Predicate,
+    paging: Option<Paging>,
+    /// The member's schemas, taken from the first share (the answer sorts pages with them).
+    schemas: OnceLock<Arc<crate::schemas::Schemas>>,
+}
+
+impl Query {
+    pub(crate) fn new(listed: Listed, predicate: &[u8], paging: Option<Paging>) -> Query {
+        Query { listed, predicate: Predicate::new(Some(predicate)), paging, schemas: OnceLock::new() }
+    }
+
+    fn paged(listed: Listed, predicate: Predicate, paging: Paging) -> Query {
+        Query { listed, predicate, paging: Some(paging), schemas: OnceLock::new() }
+    }
+
+    /// The matching entries of one partition.
+    fn search(
+        &self,
+        compiled: &Compiled,
+        map: &str,
+        partition: (u16, &PartitionStore),
+        share_now: (i64, &crate::schemas::Schemas),
+        hits: &mut Vec<Hit>,
+    ) -> Result<(), Failure> {
+        let (now_ms, schemas) = share_now;
+        let Some(store) = partition.1.map(map) else { return Ok(()) };
+        let keep_values = self.paging.is_some() || self.listed != Listed::Keys;
+        for (key, entry) in store.iter(now_ms) {
+            if compiled.filter.matches(key, entry.value(), schemas).map_err(failure)? {
+                let value = if keep_values { entry.value().into() } else { Box::default() };
+                hits.push(Hit { partition: partition.0, key: key.into(), value });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl WideOperation for Query {
+    type Partial = Found;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Found {
+        Found::default()
+    }
+
+    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Found) {
+        unreachable!("a query runs its share in on_share")
+    }
+
+    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Found) {
+        self.schemas.get_or_init(|| share.schemas.clone());
+        let compiled = match self.predicate.compiled(share.schemas, share.partition_count) {
+            Ok(compiled) => compiled,
+            Err(failure) => {
+                partial.coverage.failure = Some(failure.clone());
+                return;
+            }
+        };
+        let (now_ms, schemas) = (share.now_ms, share.schemas.clone());
+        let mut hits = Vec::new();
+        partial.coverage.visit_owned(share, compiled, |partition, store| {
+            self.search(compiled, map, (partition, store), (now_ms, &schemas), &mut hits)
+        });
+        partial.hits = hits;
+    }
+
+    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        let schemas = self.schemas.get().cloned().unwrap_or_default();
+        let coverage = partial.coverage.clone();
+        let answer = coverage.outcome().and_then(|()| coverage.check_count(partial.hits.len())).and_then(|()| {
+            let mut answer = Vec::new();
+            let response = (response_type, correlation_id);
+            match &self.paging {
+                None => write_list(self.listed, &partial.hits, &mut answer, response_type, correlation_id),
+                Some(paging) => write_page(self.listed, paging, partial.hits, &schemas, &mut answer, response)?,
+            }
+            coverage.bounded(answer)
+        });
+        match answer {
+            Ok(answer) => out.extend_from_slice(&answer),
+            Err(failure) => failure.write(out, correlation_id),
+        }
+    }
+}
+
+/// keySet, values or entrySet with a paging predicate (`PagingPredicateHolder`).
+pub(crate) fn classify_paging(message: &Message<'_>) -> Result<super::Classified, DecodeError> {
+    use ferrogrid_protocol::codec::{
+        MapEntriesWithPagingPredicate, MapKeySetWithPagingPredicate, MapValuesWithPagingPredicate,
+    };
+    let (listed, name, holder) = match message.message_type() {
+        MapKeySetWithPagingPredicate::TYPE => {
+            let request = MapKeySetWithPagingPredicate::decode(message)?;
+            (Listed::Keys, request.name, request.predicate)
+        }
+        MapValuesWithPagingPredicate::TYPE => {
+            let request = MapValuesWithPagingPredicate::decode(message)?;
+            (Listed::Values, request.name, request.predicate)
+        }
+        _ => {
+            let request = MapEntriesWithPagingPredicate::decode(message)?;
+            (Listed::Entries, request.name, request.predicate)
+        }
+    };
+    let refuse = |text: &str| Ok(super::Classified::Refused(error::ILLEGAL_ARGUMENT, text.to_owned()));
+    if holder.comparator.is_some_and(|comparator| comparator.type_id().unwrap_or(0) != 0) {
+        let text = "ferrogrid cannot run a paging predicate's comparator (a class of the client's)";
+        return Ok(super::Classified::Refused(error::UNSUPPORTED_OPERATION, text.to_owned()));
+    }
+    let iteration = match holder.iteration_type {
+        0 => IterationType::Key,
+        1 => IterationType::Value,
+        2 => IterationType::Entry,
+        other => return refuse(&format!("unknown iteration type {other}")),
+    };
+    if holder.page_size <= 0 || holder.page < 0 {
+        return refuse("a paging predicate's page size must be positive and its page not negative");
+    }
+    let anchors = holder.anchors.pages.0.iter().zip(&holder.anchors.anchors);
+    let anchors = anchors.map(|(page, (key, value))| (*page, key.0.into(), value.0.into())).collect();
+    let paging = Paging { page_size: holder.page_size as usize, page: holder.page as usize, iteration, anchors };
+    let mut keys: Vec<Box<[u8]>> = holder.partition_key.iter().map(|key| key.0.into()).collect();
+    keys.extend(holder.partition_keys.iter().flatten().map(|key| key.0.into()));
+    let predicate = Predicate::with_partition_keys(holder.predicate.map(|data| data.0), keys);
+    Ok(super::Classified::Wide(super::WideRequest::new(Query::paged(listed, predicate, paging)), name.into()))
+}
+
+/// The whole result as a list response.
+fn write_list(listed: Listed, hits: &[Hit], out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+    match listed {
+        Listed::Keys => {
+            let response = hits.iter().map(|hit| Data(&hit.key)).collect();
+            DataListResponse { response }.encode(out, response_type, correlation_id, 0);
+        }
+        Listed::Values => {
+            let response = hits.iter().map(|hit| Data(&hit.value)).collect();
+            DataListResponse { response }.encode(out, response_type, correlation_id, 0);
+        }
+        Listed::Entries => {
+            let response = hits.iter().map(|hit| (Data(&hit.key), Data(&hit.value))).collect();
+            EntryListResponse { response }.encode(out, response_type, correlation_id, 0);
+        }
+    }
+}
+
+/// One page of the sorted result, with the anchors the client keeps for the next pages
+/// (Hazelcast's `SortingUtil.getSortedSubListAndUpdateAnchor`): entries after the nearest
+/// anchor before the page, skipping the pages between, `page_size` of them.
+fn write_page(
+    listed: Listed,
+    paging: &Paging,
+    mut hits: Vec<Hit>,
+    schemas: &crate::schemas::Schemas,
+    out: &mut Vec<u8>,
+    (response_type, correlation_id): (MessageType, i64),
+) -> Result<(), Failure> {
+    let order = |a: (&[u8], &[u8]), b: (&[u8], &[u8])| {
+        ferrogrid_query::order::compare_entries(paging.iteration, a, b, schemas).map_err(crate::query::exec_failure)
+    };
+    let mut failed = None;
+    hits.sort_by(|a, b| {
+        order((&a.key, &a.value), (&b.key, &b.value)).unwrap_or_else(|failure| {
+            failed.get_or_insert(failure);
+            std::cmp::Ordering::Equal
+        })
+    });
+    if let Some(failure) = failed {
+        return Err(failure);
+    }
+    let nearest = paging.anchors.iter().filter(|(page, _, _)| (*page as i64) < paging.page as i64).max_by_key(|a| a.0);
+    let mut start = 0;
+    let mut skipped_pages = paging.page;
+    if let Some((page, key, value)) = nearest {
+        start = hits.partition_point(|hit| {
+            order((&hit.key, &hit.value), (key, value)).is_ok_and(|ordering| ordering != std::cmp::Ordering::Greater)
+        });
+        skipped_pages = paging.page - *page as usize - 1;
+    }
+    let from = start.saturating_add(skipped_pages.saturating_mul(paging.page_size)).min(hits.len());
+    let to = from.saturating_add(paging.page_size).min(hits.len());
+    let page = &hits[from..to];
+    let mut anchors: Vec<(i32, Data<'_>, Data<'_>)> = paging
+        .anchors
+        .iter()
+        .filter(|(page, _, _)| (*page as i64) < paging.page as i64)
+        .map(|(page, key, value)| (*page, Data(key), Data(value)))
+        .collect();
+    if let Some(last) = page.last() {
+        anchors.push((paging.page as i32, Data(&last.key), Data(&last.value)));
+    }
+    let anchors = AnchorList {
+        pages: Packed(anchors.iter().map(|anchor| anchor.0).collect()),
+        anchors: anchors.iter().map(|anchor| (anchor.1, anchor.2)).collect(),
+    };
+    match listed {
+        Listed::Keys | Listed::Values => {
+            let pick = |hit: &Hit| if listed == Listed::Keys { hit.key.clone() } else { hit.value.clone() };
+            let items: Vec<Box<[u8]>> = page.iter().map(pick).collect();
+            let response = items.iter().map(|item| Data(item)).collect();
+            DataListPageResponse { response, anchors }.encode(out, response_type, correlation_id, 0);
+        }
+        Listed::Entries => {
+            let response = page.iter().map(|hit| (Data(&hit.key), Data(&hit.value))).collect();
+            EntryListPageResponse { response, anchors }.encode(out, response_type, correlation_id, 0);
+        }
+    }
+    Ok(())
+}
