@@ -503,6 +503,7 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
         | MapAggregateWithPredicate::TYPE
         | MapProject::TYPE
         | MapProjectWithPredicate::TYPE => classify_query(message),
+        MapAddIndex::TYPE => query_ops::AddIndex::classify(message),
         MapRemoveEntryListener::TYPE => {
             let r = MapRemoveEntryListener::decode(message)?;
             let operation = wide_ops::RemoveListener::new(r.registration_id.unwrap_or_default());

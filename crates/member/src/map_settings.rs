@@ -30,6 +30,21 @@ pub struct MapSettings {
     pub backup_count: usize,
     /// Asynchronous backups (sent, not waited for).
     pub async_backup_count: usize,
+    /// The map's indexes (`Map.addIndex`) as a new partition store must build them.
+    pub indexes: IndexSetup,
+}
+
+/// A map's index definitions and the schemas its indexes read values with.
+#[derive(Debug, Clone, Default)]
+pub struct IndexSetup {
+    pub schemas: Arc<crate::schemas::Schemas>,
+    pub definitions: Vec<crate::index::IndexDefinition>,
+}
+
+impl PartialEq for IndexSetup {
+    fn eq(&self, other: &IndexSetup) -> bool {
+        self.definitions == other.definitions
+    }
 }
 
 impl MapSettings {
@@ -53,6 +68,7 @@ impl MapSettings {
             eviction_policy: config.eviction.eviction_policy,
             backup_count: config.backup_count as usize,
             async_backup_count: config.async_backup_count as usize,
+            indexes: IndexSetup::default(),
         }
     }
 
@@ -78,6 +94,8 @@ const RELIABLE_TOPIC_RINGBUFFER_PREFIX: &str = "_hz_rb_";
 /// Each map's resolved settings, cached per reactor.
 #[derive(Debug)]
 pub struct SettingsCache {
+    /// Every map's index definitions (shared by the member's reactors) and the schemas.
+    pub indexes: (Arc<crate::index::Registry>, Arc<crate::schemas::Schemas>),
     config: Arc<MemberConfig>,
     partition_count: u16,
     cache: HashMap<Box<str>, Arc<MapSettings>, RandomState>,
@@ -85,7 +103,12 @@ pub struct SettingsCache {
 
 impl SettingsCache {
     pub fn new(config: Arc<MemberConfig>, partition_count: u16) -> SettingsCache {
-        SettingsCache { config, partition_count, cache: HashMap::default() }
+        SettingsCache { config, partition_count, cache: HashMap::default(), indexes: Default::default() }
+    }
+
+    /// Forgets `map`'s settings (its indexes changed: stores created from now on build them).
+    pub fn forget(&mut self, map: &str) {
+        self.cache.remove(map);
     }
 
     /// A query's bounds: the most results (`hazelcast.query.result.size.limit`; unlimited when
@@ -162,7 +185,9 @@ impl SettingsCache {
         if let Some(settings) = self.cache.get(map) {
             return settings.clone();
         }
-        let settings = Arc::new(MapSettings::resolve(self.config.maps.for_map(map), self.partition_count, 1));
+        let mut settings = MapSettings::resolve(self.config.maps.for_map(map), self.partition_count, 1);
+        settings.indexes = IndexSetup { schemas: self.indexes.1.clone(), definitions: self.indexes.0.of(map) };
+        let settings = Arc::new(settings);
         self.cache.insert(map.into(), settings.clone());
         settings
     }

@@ -179,6 +179,7 @@ static TABLE: &[Operation] = &[
     row!(MapKeySetWithPagingPredicate, EveryPartition, S),
     row!(MapValuesWithPagingPredicate, EveryPartition, S),
     row!(MapEntriesWithPagingPredicate, EveryPartition, S),
+    row!(MapAddIndex, EveryPartition, W.with(S)),
     // Aggregations and projections (fanout/aggregate_ops.rs).
     row!(MapAggregate, EveryPartition, S),
     row!(MapAggregateWithPredicate, EveryPartition, S),

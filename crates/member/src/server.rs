@@ -195,6 +195,7 @@ fn shared_state(
         objects: RwLock::new(BTreeSet::new()),
         cluster_listeners: Default::default(),
         schemas: Default::default(),
+        indexes: Default::default(),
         relays: Default::default(),
         shutdown: AtomicBool::new(false),
         next_connection_id: AtomicU64::new(1),

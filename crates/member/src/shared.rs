@@ -124,6 +124,8 @@ pub struct Shared {
     pub cluster_listeners: crate::cluster_events::ClusterListeners,
     /// The cluster's Compact schemas (every member holds all).
     pub schemas: Arc<crate::schemas::Schemas>,
+    /// Every map's index definitions (`Map.addIndex`).
+    pub indexes: Arc<crate::index::Registry>,
     /// Listener registrations of this member's unisocket clients made on every member.
     pub relays: crate::relays::Relays,
     pub shutdown: AtomicBool,

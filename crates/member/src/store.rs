@@ -55,6 +55,8 @@ pub struct RecordStore {
     pub changed: Vec<Box<[u8]>>,
     /// Whether changes are recorded (the partition has backups).
     pub track_changes: bool,
+    /// The map's indexes in this partition (`index.rs`): told of every change below.
+    indexes: Option<Box<crate::index::Indexes>>,
 }
 
 impl RecordStore {
@@ -62,7 +64,6 @@ impl RecordStore {
         RecordStore {
             entries: Table::default(),
             held_bytes: 0,
-            settings,
             locks: LockTable::default(),
             sweep_cursor: 0,
             ever_expiring: false,
@@ -71,6 +72,40 @@ impl RecordStore {
             op_counts: [0; crate::operations::PARTITION_OPERATION_COUNT],
             changed: Vec::new(),
             track_changes: false,
+            indexes: (!settings.indexes.definitions.is_empty()).then(|| {
+                Box::new(crate::index::Indexes::new(settings.indexes.schemas.clone(), &settings.indexes.definitions))
+            }),
+            settings,
+        }
+    }
+
+    /// Adds an index (`Map.addIndex`) and files every entry in it; false if it existed.
+    pub fn add_index(
+        &mut self,
+        definition: crate::index::IndexDefinition,
+        schemas: &std::sync::Arc<crate::schemas::Schemas>,
+    ) -> bool {
+        let indexes = self.indexes.get_or_insert_with(|| Box::new(crate::index::Indexes::new(schemas.clone(), &[])));
+        indexes.add(definition, self.entries.iter().map(|entry| (entry.key(), entry.value())))
+    }
+
+    /// The keys of the entries a query with `terms` may match (None: no index applies; scan).
+    pub fn index_candidates(
+        &self,
+        terms: &[ferrogrid_query::eval::IndexTerm<'_>],
+    ) -> Option<std::collections::HashSet<&[u8]>> {
+        self.indexes.as_ref()?.candidates(terms)
+    }
+
+    fn index_insert(&mut self, key: &[u8], value: &[u8]) {
+        if let Some(indexes) = &mut self.indexes {
+            indexes.insert(key, value);
+        }
+    }
+
+    fn index_remove(&mut self, key: &[u8]) {
+        if let Some(indexes) = &mut self.indexes {
+            indexes.remove(key);
         }
     }
 
@@ -167,11 +202,13 @@ impl RecordStore {
                 }
                 let previous = self.entries.replace_at(slot, Entry::new(key, value, &meta, rich));
                 self.held_bytes = self.held_bytes + value.len() - previous.value().len();
+                self.index_insert(key, value);
                 Some(previous)
             }
             None => {
                 self.held_bytes += key.len() + value.len();
                 self.entries.insert(Entry::new(key, value, &meta, rich));
+                self.index_insert(key, value);
                 None
             }
         }
@@ -217,6 +254,7 @@ impl RecordStore {
         self.ever_idle |= meta.max_idle_ms != NEVER;
         let entry = Entry::new(key, value, meta, self.rich(meta));
         self.held_bytes += value.len();
+        self.index_insert(key, value);
         match self.entries.find(key) {
             Some(slot) => {
                 let previous = self.entries.replace_at(slot, entry);
@@ -233,6 +271,7 @@ impl RecordStore {
     pub fn apply_remove(&mut self, key: &[u8]) -> Option<Entry> {
         let entry = self.entries.remove(key)?;
         self.held_bytes -= entry.held_bytes();
+        self.index_remove(key);
         Some(entry)
     }
 
@@ -254,8 +293,10 @@ impl RecordStore {
         let locks = &self.locks;
         let mut removed_live = 0;
         let mut removed_bytes = 0;
+        let mut kept: Vec<Box<[u8]>> = Vec::new();
         self.entries.retain(|entry| {
             if locks.is_locked(entry.key()) {
+                kept.push(entry.key().into());
                 return true;
             }
             removed_live += usize::from(!entry.is_expired(now_ms));
@@ -263,6 +304,15 @@ impl RecordStore {
             false
         });
         self.held_bytes -= removed_bytes;
+        if let Some(indexes) = &mut self.indexes {
+            // The locked entries that stay are filed again.
+            indexes.clear();
+            for key in kept {
+                if let Some(entry) = self.entries.get(&key) {
+                    indexes.insert(entry.key(), entry.value());
+                }
+            }
+        }
         self.sweep_cursor = 0;
         removed_live
     }
@@ -296,6 +346,7 @@ impl RecordStore {
             let entry = self.entries.remove_at(slot);
             self.held_bytes -= entry.held_bytes();
             self.note_change(entry.key());
+            self.index_remove(entry.key());
             evicted.push(entry);
         }
         evicted
@@ -351,6 +402,7 @@ impl RecordStore {
                 // The run after the slot shifts back into it: examine it again.
                 let entry = self.entries.remove_at(slot);
                 self.held_bytes -= entry.held_bytes();
+                self.index_remove(entry.key());
                 expired.push(entry);
             } else {
                 self.sweep_cursor += 1;

@@ -4,10 +4,10 @@
 //! covered, so a partition two members covered while it moved counts once, and a partition
 //! nobody covered makes the answer retryable.
 
-use super::query_ops::Coverage;
+use super::query_ops::{for_each_match, Coverage};
 use super::{Partial, Partitions, ShareContext, WideOperation};
 use crate::partition::PartitionStore;
-use crate::query::{exec_failure, failure, Failure, Predicate};
+use crate::query::{exec_failure, Failure, Predicate};
 use ferrogrid_protocol::codec::{NullableDataListResponse, NullableDataResponse};
 use ferrogrid_protocol::message::MessageWriter;
 use ferrogrid_protocol::{Data, DecodeError, Message, MessageType};
@@ -151,11 +151,9 @@ impl WideOperation for Aggregate {
         partial.coverage.visit_owned(share, compiled, |partition, store| {
             let mut accumulator = Accumulator::new(&aggregator);
             if let Some(store) = store.map(map) {
-                for (key, entry) in store.iter(now_ms) {
-                    if compiled.filter.matches(key, entry.value(), &*schemas).map_err(failure)? {
-                        accumulator.accumulate(key, entry.value(), &*schemas).map_err(exec_failure)?;
-                    }
-                }
+                for_each_match(store, compiled, (now_ms, &schemas), |key, value| {
+                    accumulator.accumulate(key, value, &*schemas).map_err(exec_failure)
+                })?;
             }
             partitions.insert(partition, accumulator);
             Ok(())
@@ -259,13 +257,11 @@ impl WideOperation for Project {
         let mut items = Vec::new();
         partial.coverage.visit_owned(share, compiled, |partition, store| {
             let Some(store) = store.map(map) else { return Ok(()) };
-            for (key, entry) in store.iter(now_ms) {
-                if compiled.filter.matches(key, entry.value(), &*schemas).map_err(failure)? {
-                    let item = ferrogrid_query::exec::project(&projection, key, entry.value(), &*schemas);
-                    items.push((partition, item.map_err(exec_failure)?));
-                }
-            }
-            Ok(())
+            for_each_match(store, compiled, (now_ms, &schemas), |key, value| {
+                let item = ferrogrid_query::exec::project(&projection, key, value, &*schemas);
+                items.push((partition, item.map_err(exec_failure)?));
+                Ok(())
+            })
         });
         partial.items = items;
     }

@@ -262,13 +262,11 @@ impl Query {
         let (now_ms, schemas) = share_now;
         let Some(store) = partition.1.map(map) else { return Ok(()) };
         let keep_values = self.paging.is_some() || self.listed != Listed::Keys;
-        for (key, entry) in store.iter(now_ms) {
-            if compiled.filter.matches(key, entry.value(), schemas).map_err(failure)? {
-                let value = if keep_values { entry.value().into() } else { Box::default() };
-                hits.push(Hit { partition: partition.0, key: key.into(), value });
-            }
-        }
-        Ok(())
+        for_each_match(store, compiled, (now_ms, schemas), |key, value| {
+            let value = if keep_values { value.into() } else { Box::default() };
+            hits.push(Hit { partition: partition.0, key: key.into(), value });
+            Ok(())
+        })
     }
 }
 
@@ -317,6 +315,87 @@ impl WideOperation for Query {
             Ok(answer) => out.extend_from_slice(&answer),
             Err(failure) => failure.write(out, correlation_id),
         }
+    }
+}
+
+/// Calls `found` with each live entry of `store` that passes the predicate: the entries an
+/// index narrows the predicate to (`index.rs`), or else every entry.
+pub(crate) fn for_each_match(
+    store: &crate::store::RecordStore,
+    compiled: &Compiled,
+    (now_ms, schemas): (i64, &crate::schemas::Schemas),
+    mut found: impl FnMut(&[u8], &[u8]) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let filter = &compiled.filter;
+    let terms = filter.index_terms();
+    if let Some(candidates) = (!terms.is_empty()).then(|| store.index_candidates(&terms)).flatten() {
+        for key in candidates {
+            let Some(entry) = store.get(key, now_ms) else { continue };
+            if filter.matches(key, entry.value(), schemas).map_err(failure)? {
+                found(key, entry.value())?;
+            }
+        }
+        return Ok(());
+    }
+    for (key, entry) in store.iter(now_ms) {
+        if filter.matches(key, entry.value(), schemas).map_err(failure)? {
+            found(key, entry.value())?;
+        }
+    }
+    Ok(())
+}
+
+/// Map.addIndex: the index on every replica of every partition this member holds, and for
+/// stores created later (`index::Registry`); answered once every member has it.
+#[derive(Debug)]
+pub(crate) struct AddIndex {
+    definition: crate::index::IndexDefinition,
+}
+
+impl AddIndex {
+    pub(crate) fn classify(message: &Message<'_>) -> Result<super::Classified, DecodeError> {
+        let request = ferrogrid_protocol::codec::MapAddIndex::decode(message)?;
+        let index = &request.index;
+        let refuse = |text: String| Ok(super::Classified::Refused(error::ILLEGAL_ARGUMENT, text));
+        if !(0..=2).contains(&index.index_type) {
+            return refuse(format!("Unsupported index type: {}", index.index_type));
+        }
+        if index.attributes.is_empty() {
+            return refuse("Index must have at least one attribute: []".to_owned());
+        }
+        if let Some(blank) = index.attributes.iter().find(|attribute| attribute.trim().is_empty()) {
+            return refuse(format!("Attribute name cannot be empty: [{blank}]"));
+        }
+        // BITMAP (2) serves equality like HASH here.
+        let attributes = index.attributes.iter().map(|attribute| attribute.trim().to_owned()).collect();
+        let definition = crate::index::IndexDefinition { sorted: index.index_type == 0, attributes };
+        Ok(super::Classified::Wide(super::WideRequest::new(AddIndex { definition }), request.name.into()))
+    }
+}
+
+impl WideOperation for AddIndex {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::Replicas;
+
+    fn empty(&self) {}
+
+    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut ()) {
+        unreachable!("an index is added in on_share")
+    }
+
+    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, _partial: &mut ()) {
+        share.settings.indexes.0.add(map, self.definition.clone());
+        share.settings.forget(map);
+        let schemas = share.schemas.clone();
+        for partition in share.partitions.iter_mut() {
+            if let Some(store) = partition.existing_mut(map) {
+                store.add_index(self.definition.clone(), &schemas);
+            }
+        }
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        ferrogrid_protocol::codec::EmptyResponse {}.encode(out, response_type, correlation_id, 0);
     }
 }
 

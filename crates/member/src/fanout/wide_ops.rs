@@ -6,7 +6,7 @@
 //! its step over one partition, its partial (one of these, or a new type implementing
 //! [`Partial`], with tests of its merge and its member encoding), and its response.
 
-use super::{Partial, Partitions, WideOperation};
+use super::{Partial, Partitions, ShareContext, WideOperation};
 use crate::connection::ConnectionShared;
 use crate::listeners::{EventKind, Listener, Listeners, Registry};
 use crate::partition::PartitionStore;
@@ -295,6 +295,15 @@ impl WideOperation for Destroy {
 
     fn on_partition(&self, map: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
         partition.drop_map(map);
+    }
+
+    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, _partial: &mut ()) {
+        // The map's indexes go with it (a map of the name created later has none).
+        share.settings.indexes.0.forget(map);
+        share.settings.forget(map);
+        for partition in share.partitions.iter_mut() {
+            partition.drop_map(map);
+        }
     }
 
     fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
