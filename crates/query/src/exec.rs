@@ -35,7 +35,7 @@ use crate::compact::{CompactRecord, SchemaSource};
 use crate::data::{self, read_object, read_value, HEADER_SIZE, JSON};
 use crate::error::ReadError;
 use crate::input::Input;
-use crate::number::{java_double_string, java_float_string, BigDecimal};
+use crate::number::{digit_count, java_double_string, java_float_string, BigDecimal, MAX_DIGITS};
 use crate::order::{is_comparable, java_hash_code};
 use crate::path::{extract_marked, Extracted, Path, Root, Step};
 use crate::predicate::Literal;
@@ -855,7 +855,7 @@ impl State {
             State::BigDecimalSum { sum, count } => {
                 for value in &taken.values {
                     let Value::BigDecimal(add) = big(value, "java.math.BigDecimal")? else { continue };
-                    *sum = add_decimals(sum, add);
+                    *sum = add_decimals(sum, add)?;
                     count.iter_mut().for_each(|count| *count = count.wrapping_add(1));
                 }
             }
@@ -900,7 +900,7 @@ impl State {
                 add_counts(count, other_count);
             }
             (State::BigDecimalSum { sum, count }, State::BigDecimalSum { sum: other, count: other_count }) => {
-                *sum = add_decimals(sum, &other);
+                *sum = add_decimals(sum, &other)?;
                 add_counts(count, other_count);
             }
             (State::BigIntegerSum { sum, count }, State::BigIntegerSum { sum: other, count: other_count }) => {
@@ -943,14 +943,18 @@ fn big<'v>(value: &'v Value, target: &str) -> Result<&'v Value, ExecError> {
     }
 }
 
-/// `BigDecimal.add`: exact, at the larger scale.
-fn add_decimals(left: &BigDecimal, right: &BigDecimal) -> BigDecimal {
+/// `BigDecimal.add`: exact, at the larger scale. Sums that would need more than
+/// [`MAX_DIGITS`] digits are refused (Java would compute them, or run out of memory).
+fn add_decimals(left: &BigDecimal, right: &BigDecimal) -> Result<BigDecimal, ExecError> {
     let scale = left.scale().max(right.scale());
     let widen = |decimal: &BigDecimal| {
-        let by = (i64::from(scale) - i64::from(decimal.scale())) as u32;
-        decimal.unscaled() * BigInt::from(10u8).pow(by)
+        let by = (i64::from(scale) - i64::from(decimal.scale())) as u64;
+        if decimal.unscaled().bits() > 0 && by + digit_count(decimal.unscaled()) > MAX_DIGITS {
+            return Err(ExecError::Unsupported(format!("a BigDecimal sum of more than {MAX_DIGITS} digits")));
+        }
+        Ok(decimal.unscaled() * BigInt::from(10u8).pow(by as u32))
     };
-    BigDecimal::new(widen(left) + widen(right), scale)
+    Ok(BigDecimal::new(widen(left)? + widen(right)?, scale))
 }
 
 /// Whether `candidate` replaces `best` in a max (`greatest`) or min: nulls never do, the first
