@@ -137,7 +137,7 @@ impl Extraction {
     fn whole(blob: &[u8], schemas: &dyn SchemaSource) -> Result<Extraction, ExecError> {
         let value = read_value(blob, schemas)?;
         let array_type = ArrayType::from_type_id(data::type_id(blob)?);
-        let inline = Some(write::inline_of_data(blob).unwrap_or_default()).filter(|inline| !inline.is_empty());
+        let inline = Some(write::inline_of_data(blob, schemas).unwrap_or_default()).filter(|inline| !inline.is_empty());
         let items = vec![value];
         Ok(Extraction { items, marked: false, multi: false, json_internal: false, inline, array_type })
     }
@@ -736,7 +736,7 @@ impl Accumulator {
             values.push(item);
         }
         let inline = if values.len() == 1 { extraction.inline } else { None };
-        let entry = Taken { values, inline, array_type: extraction.array_type, key, value };
+        let entry = Taken { values, inline, array_type: extraction.array_type, key, value, schemas };
         let next = self.state.with(entry)?;
         self.state = next;
         Ok(())
@@ -775,8 +775,9 @@ impl Accumulator {
         Ok(())
     }
 
-    /// The result as the `Data` blob the client gets; `None` for null.
-    pub fn result(&self) -> Result<Option<Vec<u8>>, ExecError> {
+    /// The result as the `Data` blob the client gets; `None` for null. `schemas` lay out the
+    /// Compact records of a minBy/maxBy entry as the member does.
+    pub fn result(&self, schemas: &dyn SchemaSource) -> Result<Option<Vec<u8>>, ExecError> {
         let average = |sum: f64, count: i64| Value::Double(sum / count as f64);
         let value = match &self.state {
             State::Invalid(error) => return Err(error.clone()),
@@ -801,7 +802,9 @@ impl Accumulator {
             }
             State::Extreme { best, .. } => best.clone().unwrap_or(Value::Null),
             State::ExtremeBy { best: None, .. } => Value::Null,
-            State::ExtremeBy { best: Some((_, key, value)), .. } => return Ok(Some(write::write_entry(key, value)?)),
+            State::ExtremeBy { best: Some((_, key, value)), .. } => {
+                return Ok(Some(write::write_entry(key, value, schemas)?))
+            }
         };
         Ok(write::write_nullable(&value)?)
     }
@@ -815,6 +818,7 @@ struct Taken<'e> {
     array_type: Option<ArrayType>,
     key: &'e [u8],
     value: &'e [u8],
+    schemas: &'e dyn SchemaSource,
 }
 
 impl State {
@@ -827,7 +831,7 @@ impl State {
                 for value in &taken.values {
                     let inline = match &taken.inline {
                         Some(inline) => inline.clone(),
-                        None => inline_of(value, taken.array_type)?,
+                        None => write::canonical_inline(&inline_of(value, taken.array_type)?, taken.schemas)?,
                     };
                     set.put(distinct_of(value, inline)?);
                 }
@@ -1163,11 +1167,11 @@ pub fn project(
     schemas: &dyn SchemaSource,
 ) -> Result<Option<Vec<u8>>, ExecError> {
     match projection {
-        Projection::Identity => Ok(Some(write::write_entry(key, value)?)),
+        Projection::Identity => Ok(Some(write::write_entry(key, value, schemas)?)),
         Projection::SingleAttribute { attribute } => {
             let path = Path::parse(attribute)?;
             if path.steps().is_empty() {
-                return whole_blob(if path.root() == Root::Key { key } else { value });
+                return whole_blob(if path.root() == Root::Key { key } else { value }, schemas);
             }
             let inline = projected_inline(&path, key, value, schemas)?;
             Ok((inline != NULL_INLINE).then(|| write::data_of_inline(&inline)))
@@ -1184,15 +1188,18 @@ pub fn project(
 
 /// `this` or `__key` projected: the blob as the member writes the object again (a Portable
 /// record included: it stays where it was read).
-fn whole_blob(blob: &[u8]) -> Result<Option<Vec<u8>>, ExecError> {
+fn whole_blob(blob: &[u8], schemas: &dyn SchemaSource) -> Result<Option<Vec<u8>>, ExecError> {
     match data::type_id(blob)? {
         data::NULL => Ok(None),
         JSON => Err(ExecError::Unsupported("Hazelcast's internal JSON value (Java-serialized)".into())),
         _ if blob.len() < HEADER_SIZE => Err(ExecError::Read(ReadError::Malformed("a short Data blob".into()))),
         _ => {
-            let mut out = vec![0; 4];
-            out.extend_from_slice(&blob[4..]);
-            Ok(Some(out))
+            if data::type_id(blob)? == data::PORTABLE {
+                let mut out = vec![0; 4];
+                out.extend_from_slice(&blob[4..]);
+                return Ok(Some(out));
+            }
+            Ok(Some(write::data_of_inline(&write::canonical_inline(&blob[4..], schemas)?)))
         }
     }
 }
@@ -1209,7 +1216,7 @@ fn projected_inline(path: &Path, key: &[u8], value: &[u8], schemas: &dyn SchemaS
     }
     match (extraction.items.as_slice(), extraction.inline) {
         ([_], Some(inline)) => Ok(inline),
-        ([item], None) => inline_of(item, extraction.array_type),
+        ([item], None) => Ok(write::canonical_inline(&inline_of(item, extraction.array_type)?, schemas)?),
         _ => Err(ExecError::Unsupported("a JSON object or array (NonTerminalJsonValue, Java-serialized)".into())),
     }
 }

@@ -58,10 +58,10 @@ proptest! {
                 prop_assert_eq!(&accumulator, &before, "a failed accumulate changes nothing");
             }
         }
-        let _ = accumulator.result();
+        let _ = accumulator.result(&schemas);
         let decoded = Accumulator::decode(aggregator, &accumulator.encode());
         if let Ok(decoded) = decoded {
-            prop_assert_eq!(decoded.result(), accumulator.result());
+            prop_assert_eq!(decoded.result(&schemas), accumulator.result(&schemas));
         }
     }
 
@@ -70,7 +70,7 @@ proptest! {
         let aggregators = aggregators();
         let aggregator = &aggregators[which.index(aggregators.len())];
         if let Ok(mut accumulator) = Accumulator::decode(aggregator, &bytes) {
-            let _ = accumulator.result();
+            let _ = accumulator.result(&oracle::schemas());
             let _ = accumulator.combine(Accumulator::new(aggregator));
         }
     }
