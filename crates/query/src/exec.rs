@@ -26,6 +26,23 @@
 //! Projections: a single attribute's value, several as an `Object[]`, or the entry itself; an
 //! `[any]` (or a null nested record's) multi-value cannot be serialized (Hazelcast fails too).
 //!
+//! Partials: [`Accumulator::new`] starts from the state the aggregator was sent with, as each
+//! of Hazelcast's per-partition copies does (clients send fresh ones); combine per-partition
+//! accumulators into one more made with `new`.
+//!
+//! Where the result differs from Hazelcast 5.6, or is refused:
+//! - a distinct set's order within one `HashMap` bucket, and which of several equal canonical
+//!   values it keeps (the last put), follow the order of `accumulate` and `combine` calls here
+//!   and the order partitions finish there; records are placed as if their `hashCode()` were 0
+//!   (a `GenericRecord`'s is not reproduced); arrays are each distinct, as Java's are;
+//! - a floating-point sum's last bits depend on the order values are added, there as here;
+//! - results the member Java-serializes (Hazelcast's internal JSON values, `NonTerminalJsonValue`,
+//!   arrays of Compact nullable, decimal, date and time kinds) are [`ExecError::Unsupported`]:
+//!   the clients cannot read them either;
+//! - Portable records can be projected whole (`this`) but not inside an entry, array or set
+//!   ([`crate::write`]), and a list inside a list is written with an inferred Java type;
+//! - `BigDecimal` sums beyond [`MAX_DIGITS`] digits are refused rather than computed.
+//!
 //! Invariants: an [`Accumulator`] is unchanged by a call that fails (values are checked before
 //! any is added); nothing here panics; partials ([`Accumulator::encode`]) are bounds-checked on
 //! [`Accumulator::decode`].
