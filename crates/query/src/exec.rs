@@ -26,6 +26,23 @@
 //! Projections: a single attribute's value, several as an `Object[]`, or the entry itself; an
 //! `[any]` (or a null nested record's) multi-value cannot be serialized (Hazelcast fails too).
 //!
+//! Partials: [`Accumulator::new`] starts from the state the aggregator was sent with, as each
+//! of Hazelcast's per-partition copies does (clients send fresh ones); combine per-partition
+//! accumulators into one more made with `new`.
+//!
+//! Where the result differs from Hazelcast 5.6, or is refused:
+//! - a distinct set's order within one `HashMap` bucket, and which of several equal canonical
+//!   values it keeps (the last put), follow the order of `accumulate` and `combine` calls here
+//!   and the order partitions finish there; records are placed as if their `hashCode()` were 0
+//!   (a `GenericRecord`'s is not reproduced); arrays are each distinct, as Java's are;
+//! - a floating-point sum's last bits depend on the order values are added, there as here;
+//! - results the member Java-serializes (Hazelcast's internal JSON values, `NonTerminalJsonValue`,
+//!   arrays of Compact nullable, decimal, date and time kinds) are [`ExecError::Unsupported`]:
+//!   the clients cannot read them either;
+//! - Portable records can be projected whole (`this`) but not inside an entry, array or set
+//!   ([`crate::write`]), and a list inside a list is written with an inferred Java type;
+//! - `BigDecimal` sums beyond [`MAX_DIGITS`] digits are refused rather than computed.
+//!
 //! Invariants: an [`Accumulator`] is unchanged by a call that fails (values are checked before
 //! any is added); nothing here panics; partials ([`Accumulator::encode`]) are bounds-checked on
 //! [`Accumulator::decode`].
@@ -35,7 +52,7 @@ use crate::compact::{CompactRecord, SchemaSource};
 use crate::data::{self, read_object, read_value, HEADER_SIZE, JSON};
 use crate::error::ReadError;
 use crate::input::Input;
-use crate::number::{java_double_string, java_float_string, BigDecimal};
+use crate::number::{digit_count, java_double_string, java_float_string, BigDecimal, MAX_DIGITS};
 use crate::order::{is_comparable, java_hash_code};
 use crate::path::{extract_marked, Extracted, Path, Root, Step};
 use crate::predicate::Literal;
@@ -137,7 +154,7 @@ impl Extraction {
     fn whole(blob: &[u8], schemas: &dyn SchemaSource) -> Result<Extraction, ExecError> {
         let value = read_value(blob, schemas)?;
         let array_type = ArrayType::from_type_id(data::type_id(blob)?);
-        let inline = Some(write::inline_of_data(blob).unwrap_or_default()).filter(|inline| !inline.is_empty());
+        let inline = Some(write::inline_of_data(blob, schemas).unwrap_or_default()).filter(|inline| !inline.is_empty());
         let items = vec![value];
         Ok(Extraction { items, marked: false, multi: false, json_internal: false, inline, array_type })
     }
@@ -736,7 +753,7 @@ impl Accumulator {
             values.push(item);
         }
         let inline = if values.len() == 1 { extraction.inline } else { None };
-        let entry = Taken { values, inline, array_type: extraction.array_type, key, value };
+        let entry = Taken { values, inline, array_type: extraction.array_type, key, value, schemas };
         let next = self.state.with(entry)?;
         self.state = next;
         Ok(())
@@ -775,8 +792,9 @@ impl Accumulator {
         Ok(())
     }
 
-    /// The result as the `Data` blob the client gets; `None` for null.
-    pub fn result(&self) -> Result<Option<Vec<u8>>, ExecError> {
+    /// The result as the `Data` blob the client gets; `None` for null. `schemas` lay out the
+    /// Compact records of a minBy/maxBy entry as the member does.
+    pub fn result(&self, schemas: &dyn SchemaSource) -> Result<Option<Vec<u8>>, ExecError> {
         let average = |sum: f64, count: i64| Value::Double(sum / count as f64);
         let value = match &self.state {
             State::Invalid(error) => return Err(error.clone()),
@@ -801,7 +819,9 @@ impl Accumulator {
             }
             State::Extreme { best, .. } => best.clone().unwrap_or(Value::Null),
             State::ExtremeBy { best: None, .. } => Value::Null,
-            State::ExtremeBy { best: Some((_, key, value)), .. } => return Ok(Some(write::write_entry(key, value)?)),
+            State::ExtremeBy { best: Some((_, key, value)), .. } => {
+                return Ok(Some(write::write_entry(key, value, schemas)?))
+            }
         };
         Ok(write::write_nullable(&value)?)
     }
@@ -815,6 +835,7 @@ struct Taken<'e> {
     array_type: Option<ArrayType>,
     key: &'e [u8],
     value: &'e [u8],
+    schemas: &'e dyn SchemaSource,
 }
 
 impl State {
@@ -827,7 +848,7 @@ impl State {
                 for value in &taken.values {
                     let inline = match &taken.inline {
                         Some(inline) => inline.clone(),
-                        None => inline_of(value, taken.array_type)?,
+                        None => write::canonical_inline(&inline_of(value, taken.array_type)?, taken.schemas)?,
                     };
                     set.put(distinct_of(value, inline)?);
                 }
@@ -855,7 +876,7 @@ impl State {
             State::BigDecimalSum { sum, count } => {
                 for value in &taken.values {
                     let Value::BigDecimal(add) = big(value, "java.math.BigDecimal")? else { continue };
-                    *sum = add_decimals(sum, add);
+                    *sum = add_decimals(sum, add)?;
                     count.iter_mut().for_each(|count| *count = count.wrapping_add(1));
                 }
             }
@@ -900,7 +921,7 @@ impl State {
                 add_counts(count, other_count);
             }
             (State::BigDecimalSum { sum, count }, State::BigDecimalSum { sum: other, count: other_count }) => {
-                *sum = add_decimals(sum, &other);
+                *sum = add_decimals(sum, &other)?;
                 add_counts(count, other_count);
             }
             (State::BigIntegerSum { sum, count }, State::BigIntegerSum { sum: other, count: other_count }) => {
@@ -943,14 +964,18 @@ fn big<'v>(value: &'v Value, target: &str) -> Result<&'v Value, ExecError> {
     }
 }
 
-/// `BigDecimal.add`: exact, at the larger scale.
-fn add_decimals(left: &BigDecimal, right: &BigDecimal) -> BigDecimal {
+/// `BigDecimal.add`: exact, at the larger scale. Sums that would need more than
+/// [`MAX_DIGITS`] digits are refused (Java would compute them, or run out of memory).
+fn add_decimals(left: &BigDecimal, right: &BigDecimal) -> Result<BigDecimal, ExecError> {
     let scale = left.scale().max(right.scale());
     let widen = |decimal: &BigDecimal| {
-        let by = (i64::from(scale) - i64::from(decimal.scale())) as u32;
-        decimal.unscaled() * BigInt::from(10u8).pow(by)
+        let by = (i64::from(scale) - i64::from(decimal.scale())) as u64;
+        if decimal.unscaled().bits() > 0 && by + digit_count(decimal.unscaled()) > MAX_DIGITS {
+            return Err(ExecError::Unsupported(format!("a BigDecimal sum of more than {MAX_DIGITS} digits")));
+        }
+        Ok(decimal.unscaled() * BigInt::from(10u8).pow(by as u32))
     };
-    BigDecimal::new(widen(left) + widen(right), scale)
+    Ok(BigDecimal::new(widen(left)? + widen(right)?, scale))
 }
 
 /// Whether `candidate` replaces `best` in a max (`greatest`) or min: nulls never do, the first
@@ -1159,11 +1184,11 @@ pub fn project(
     schemas: &dyn SchemaSource,
 ) -> Result<Option<Vec<u8>>, ExecError> {
     match projection {
-        Projection::Identity => Ok(Some(write::write_entry(key, value)?)),
+        Projection::Identity => Ok(Some(write::write_entry(key, value, schemas)?)),
         Projection::SingleAttribute { attribute } => {
             let path = Path::parse(attribute)?;
             if path.steps().is_empty() {
-                return whole_blob(if path.root() == Root::Key { key } else { value });
+                return whole_blob(if path.root() == Root::Key { key } else { value }, schemas);
             }
             let inline = projected_inline(&path, key, value, schemas)?;
             Ok((inline != NULL_INLINE).then(|| write::data_of_inline(&inline)))
@@ -1180,15 +1205,18 @@ pub fn project(
 
 /// `this` or `__key` projected: the blob as the member writes the object again (a Portable
 /// record included: it stays where it was read).
-fn whole_blob(blob: &[u8]) -> Result<Option<Vec<u8>>, ExecError> {
+fn whole_blob(blob: &[u8], schemas: &dyn SchemaSource) -> Result<Option<Vec<u8>>, ExecError> {
     match data::type_id(blob)? {
         data::NULL => Ok(None),
         JSON => Err(ExecError::Unsupported("Hazelcast's internal JSON value (Java-serialized)".into())),
         _ if blob.len() < HEADER_SIZE => Err(ExecError::Read(ReadError::Malformed("a short Data blob".into()))),
         _ => {
-            let mut out = vec![0; 4];
-            out.extend_from_slice(&blob[4..]);
-            Ok(Some(out))
+            if data::type_id(blob)? == data::PORTABLE {
+                let mut out = vec![0; 4];
+                out.extend_from_slice(&blob[4..]);
+                return Ok(Some(out));
+            }
+            Ok(Some(write::data_of_inline(&write::canonical_inline(&blob[4..], schemas)?)))
         }
     }
 }
@@ -1205,7 +1233,7 @@ fn projected_inline(path: &Path, key: &[u8], value: &[u8], schemas: &dyn SchemaS
     }
     match (extraction.items.as_slice(), extraction.inline) {
         ([_], Some(inline)) => Ok(inline),
-        ([item], None) => inline_of(item, extraction.array_type),
+        ([item], None) => Ok(write::canonical_inline(&inline_of(item, extraction.array_type)?, schemas)?),
         _ => Err(ExecError::Unsupported("a JSON object or array (NonTerminalJsonValue, Java-serialized)".into())),
     }
 }

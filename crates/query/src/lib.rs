@@ -15,8 +15,9 @@
 //!   (factory -30); [`eval`]: whether an entry passes a predicate, as Hazelcast decides it.
 //! - [`wire`]: the byte layout those decoders share: `Data` and `DataSerializable` headers, and
 //!   where an object written by `writeObject` ends.
-//!
-//! - [`write`]: results written back as the `Data` blobs Hazelcast's member sends.
+//! - [`exec`]: aggregations and projections run over entries with Hazelcast's semantics;
+//!   [`write`](mod@write): their results written back as the `Data` blobs Hazelcast's member sends;
+//!   [`order`]: the order of paging queries without a comparator, and Java's `hashCode()`.
 //!
 //! Every decoder here is bounds-checked: malformed input is an error, never a panic.
 

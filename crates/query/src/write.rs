@@ -15,16 +15,20 @@
 //!   Hazelcast's `CanonicalizingHashSet` (distinct, IdentifiedDataSerializable -29/19: a count
 //!   and the items) and map entries (minBy, maxBy and the identity projection: the
 //!   IdentifiedDataSerializable -4/120 `LazyMapEntry`/`CachedQueryEntry` write, key then value).
-//! - Compact records ([`Value::Object`] of type -55) are position-independent and are written
-//!   as they were read (schema id then record), which is what the member writes when it
-//!   serializes the `GenericRecord` it read. Portable records hold absolute positions, so one
+//! - Compact records ([`Value::Object`] of type -55) are position-independent: [`write_data`]
+//!   and [`write_object`] copy them as they were read (schema id then record); the member lays
+//!   a record it writes again out in schema order, which [`canonical_inline`] reproduces (the
+//!   Python client writes variable-size fields in the order its serializer wrote them). Portable records hold absolute positions, so one
 //!   can only be written as a whole blob where it was read ([`write_data`]); nested anywhere
 //!   else it is [`WriteError::Unsupported`].
 //!
 //! A null result is sent as a null frame, not as a blob: [`write_nullable`] gives `None` for
 //! it. Invariant: nothing here panics; nesting is bounded by [`MAX_DEPTH`].
 
+use crate::compact::{CompactRecord, SchemaSource};
 use crate::data::{self, HEADER_SIZE};
+use crate::input::Input;
+use crate::schema::Place;
 use crate::value::{Object, Value};
 use crate::wire::type_id;
 use num_bigint::BigInt;
@@ -267,19 +271,19 @@ pub fn write_hash_set(items: &[Vec<u8>]) -> Vec<u8> {
 /// A map entry (minBy, maxBy, the identity projection) of an entry's key and value `Data`
 /// blobs: a whole blob. Each side is written as the member writes the object it deserialized:
 /// the blob's type id and payload (see [`inline_of_data`]).
-pub fn write_entry(key: &[u8], value: &[u8]) -> Result<Vec<u8>, WriteError> {
+pub fn write_entry(key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> Result<Vec<u8>, WriteError> {
     let mut out = identified_header(MAP_FACTORY_ID, MAP_ENTRY_CLASS_ID);
-    out.extend_from_slice(&inline_of_data(key)?);
-    out.extend_from_slice(&inline_of_data(value)?);
+    out.extend_from_slice(&inline_of_data(key, schemas)?);
+    out.extend_from_slice(&inline_of_data(value, schemas)?);
     Ok(out)
 }
 
 /// The inline form (type id, payload) of a whole `Data` blob, as the member writes the object
-/// it deserializes the blob to: the blob's own bytes, which for the built-in types and Compact
-/// records is what Java writes again (checked against Hazelcast's member in `tests/write.rs`).
-/// Portable records are refused (their positions are absolute), and so are blobs the member
-/// could not read.
-pub fn inline_of_data(blob: &[u8]) -> Result<Vec<u8>, WriteError> {
+/// it deserializes the blob to: the blob's own bytes, which for the built-in types is what Java
+/// writes again (checked against Hazelcast's member in `tests/write.rs`), with Compact records
+/// in the member's layout ([`canonical_inline`]). Portable records are refused (their
+/// positions are absolute).
+pub fn inline_of_data(blob: &[u8], schemas: &dyn SchemaSource) -> Result<Vec<u8>, WriteError> {
     if blob.is_empty() {
         return Ok(type_id::NULL.to_be_bytes().to_vec());
     }
@@ -290,7 +294,7 @@ pub fn inline_of_data(blob: &[u8]) -> Result<Vec<u8>, WriteError> {
     if blob.len() < HEADER_SIZE {
         return Err(WriteError::Malformed(format!("a Data blob of {} bytes", blob.len())));
     }
-    Ok(blob[4..].to_vec())
+    canonical_inline(&blob[4..], schemas)
 }
 
 fn identified_header(factory_id: i32, class_id: i32) -> Vec<u8> {
@@ -322,6 +326,178 @@ fn put_big_integer(out: &mut Vec<u8>, value: &BigInt) {
     let bytes = if bytes.is_empty() { vec![0] } else { bytes };
     put_i32(out, bytes.len() as i32);
     out.extend_from_slice(&bytes);
+}
+
+/// An inline object with every Compact record in it (at the top, in `Object[]` and lists)
+/// laid out as Hazelcast's member lays out a record it writes again: the variable-size fields
+/// in schema order (by name), which is not always the order a client wrote them in. Other
+/// objects are copied as they are.
+pub fn canonical_inline(inline: &[u8], schemas: &dyn SchemaSource) -> Result<Vec<u8>, WriteError> {
+    let mut out = Vec::with_capacity(inline.len());
+    canonical_object(inline, 0, schemas, &mut out, 0)?;
+    Ok(out)
+}
+
+/// Appends the object at `offset` of `buffer` in canonical layout; returns where it ended.
+fn canonical_object(
+    buffer: &[u8],
+    offset: usize,
+    schemas: &dyn SchemaSource,
+    out: &mut Vec<u8>,
+    depth: usize,
+) -> Result<usize, WriteError> {
+    if depth > MAX_DEPTH {
+        return Err(WriteError::TooDeep);
+    }
+    let malformed = |error: crate::error::ReadError| WriteError::Malformed(error.to_string());
+    let mut input = Input::new(buffer, offset);
+    let object_type = input.i32().map_err(malformed)?;
+    match object_type {
+        type_id::COMPACT => {
+            let record = CompactRecord::parse(&buffer[offset + 4..], schemas).map_err(malformed)?;
+            put_i32(out, object_type);
+            out.extend_from_slice(&canonical_compact(record.bytes(), schemas, depth)?);
+            Ok(offset + 4 + record.bytes().len())
+        }
+        -31..=-28 => {
+            let count = input.length(4).map_err(malformed)?;
+            out.extend_from_slice(&buffer[offset..input.position()]);
+            let mut at = input.position();
+            for _ in 0..count.unwrap_or(0) {
+                at = canonical_object(buffer, at, schemas, out, depth + 1)?;
+            }
+            Ok(at)
+        }
+        _ => {
+            let (_, end) = data::read_object(buffer, offset, schemas).map_err(malformed)?;
+            out.extend_from_slice(&buffer[offset..end]);
+            Ok(end)
+        }
+    }
+}
+
+/// A Compact record (schema id, then the record) with its variable-size values in offset-table
+/// order, nested records likewise, and the offset table as wide as the new data section needs.
+pub fn canonical_compact(record: &[u8], schemas: &dyn SchemaSource, depth: usize) -> Result<Vec<u8>, WriteError> {
+    if depth > MAX_DEPTH {
+        return Err(WriteError::TooDeep);
+    }
+    let malformed = |error: crate::error::ReadError| WriteError::Malformed(error.to_string());
+    let parsed = CompactRecord::parse(record, schemas).map_err(malformed)?;
+    let schema = parsed.schema().clone();
+    let record = parsed.bytes();
+    let count = schema.variable_count() as usize;
+    if count == 0 {
+        return Ok(record.to_vec());
+    }
+    let mut input = Input::new(record, 8);
+    let data_length = input.i32().map_err(malformed)? as usize;
+    let (data_start, table_start) = (12, 12 + data_length);
+    let width = compact_offset_width(data_length);
+    let fixed = &record[data_start..data_start + schema.fixed_length() as usize];
+    let mut positions = Vec::with_capacity(count);
+    for index in 0..count {
+        positions.push(offset_entry(record, table_start + index * width, width).map_err(malformed)?);
+    }
+    let mut kinds = vec![0; count];
+    for field in &schema.fields {
+        if let Ok(Some((_, Place::Variable { index }))) = schema.place(&field.name) {
+            kinds[index as usize] = field.kind;
+        }
+    }
+    let mut data = fixed.to_vec();
+    let mut offsets = Vec::with_capacity(count);
+    for (index, position) in positions.iter().enumerate() {
+        let Some(position) = position else {
+            offsets.push(None);
+            continue;
+        };
+        let end = positions.iter().flatten().filter(|other| *other > position).min().copied().unwrap_or(data_length);
+        let value = record.get(data_start + position..data_start + end).ok_or_else(|| {
+            WriteError::Malformed(format!("offset {position} outside a record of {data_length} bytes"))
+        })?;
+        offsets.push(Some(data.len()));
+        match kinds[index] {
+            KIND_COMPACT => data.extend_from_slice(&canonical_compact(value, schemas, depth + 1)?),
+            KIND_ARRAY_OF_COMPACT => data.extend_from_slice(&canonical_compact_array(value, schemas, depth + 1)?),
+            _ => data.extend_from_slice(value),
+        }
+    }
+    let mut out = record[..8].to_vec();
+    put_i32(&mut out, data.len() as i32);
+    let width = compact_offset_width(data.len());
+    out.extend_from_slice(&data);
+    put_offsets(&mut out, &offsets, width);
+    Ok(out)
+}
+
+const KIND_COMPACT: i32 = 29;
+const KIND_ARRAY_OF_COMPACT: i32 = 30;
+
+/// An array of Compact records (data length, count, items, offset table) with each record in
+/// canonical layout.
+fn canonical_compact_array(value: &[u8], schemas: &dyn SchemaSource, depth: usize) -> Result<Vec<u8>, WriteError> {
+    let malformed = |error: crate::error::ReadError| WriteError::Malformed(error.to_string());
+    let mut input = Input::new(value, 0);
+    let data_length = input.i32().map_err(malformed)?;
+    let count = input.length(1).map_err(malformed)?.unwrap_or(0);
+    let data_length = usize::try_from(data_length).map_err(|_| WriteError::Malformed("negative length".into()))?;
+    let (data_start, table_start) = (8, 8 + data_length);
+    let width = compact_offset_width(data_length);
+    let mut data = Vec::new();
+    let mut offsets = Vec::with_capacity(count);
+    for index in 0..count {
+        let Some(position) = offset_entry(value, table_start + index * width, width).map_err(malformed)? else {
+            offsets.push(None);
+            continue;
+        };
+        let item = value
+            .get(data_start + position..table_start)
+            .ok_or_else(|| WriteError::Malformed(format!("item offset {position} outside its array")))?;
+        let parsed = CompactRecord::parse(item, schemas).map_err(malformed)?;
+        offsets.push(Some(data.len()));
+        data.extend_from_slice(&canonical_compact(parsed.bytes(), schemas, depth)?);
+    }
+    let mut out = Vec::new();
+    put_i32(&mut out, data.len() as i32);
+    put_i32(&mut out, count as i32);
+    let width = compact_offset_width(data.len());
+    out.extend_from_slice(&data);
+    put_offsets(&mut out, &offsets, width);
+    Ok(out)
+}
+
+fn compact_offset_width(data_length: usize) -> usize {
+    if data_length < 255 {
+        1
+    } else if data_length < 65_535 {
+        2
+    } else {
+        4
+    }
+}
+
+/// The offset-table entry at `at`, `width` bytes wide (all ones: null).
+fn offset_entry(bytes: &[u8], at: usize, width: usize) -> Result<Option<usize>, crate::error::ReadError> {
+    let mut input = Input::new(bytes, at);
+    Ok(match width {
+        1 => Some(input.u8()?).filter(|entry| *entry != u8::MAX).map(usize::from),
+        2 => Some(input.u16()?).filter(|entry| *entry != u16::MAX).map(usize::from),
+        _ => Some(input.i32()?).filter(|entry| *entry >= 0).map(|entry| entry as usize),
+    })
+}
+
+fn put_offsets(out: &mut Vec<u8>, offsets: &[Option<usize>], width: usize) {
+    for offset in offsets {
+        match (width, offset) {
+            (1, Some(offset)) => out.push(*offset as u8),
+            (1, None) => out.push(u8::MAX),
+            (2, Some(offset)) => out.extend_from_slice(&(*offset as u16).to_be_bytes()),
+            (2, None) => out.extend_from_slice(&u16::MAX.to_be_bytes()),
+            (_, Some(offset)) => put_i32(out, *offset as i32),
+            (_, None) => put_i32(out, -1),
+        }
+    }
 }
 
 #[cfg(test)]
