@@ -90,11 +90,18 @@ impl Partial for Reduced {
 pub(crate) struct Aggregate {
     aggregator: Decoded<Aggregator>,
     predicate: Predicate,
+    /// The member's schemas, from the first share (a result holding a Compact record is
+    /// written in its schema's field order).
+    schemas: OnceLock<Arc<crate::schemas::Schemas>>,
 }
 
 impl Aggregate {
     pub(crate) fn new(aggregator: &[u8], predicate: Option<&[u8]>) -> Aggregate {
-        Aggregate { aggregator: Decoded::new(aggregator), predicate: Predicate::new(predicate) }
+        Aggregate {
+            aggregator: Decoded::new(aggregator),
+            predicate: Predicate::new(predicate),
+            schemas: OnceLock::new(),
+        }
     }
 
     fn decode(data: &[u8], schemas: &crate::schemas::Schemas) -> Result<Aggregator, Failure> {
@@ -117,7 +124,8 @@ impl Aggregate {
         for (_, accumulator) in partitions {
             total.combine(accumulator).map_err(exec_failure)?;
         }
-        total.result().map_err(exec_failure)
+        let schemas = self.schemas.get().cloned().unwrap_or_default();
+        total.result(&*schemas).map_err(exec_failure)
     }
 }
 
@@ -134,6 +142,7 @@ impl WideOperation for Aggregate {
     }
 
     fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Reduced) {
+        self.schemas.get_or_init(|| share.schemas.clone());
         let decoded = self.aggregator.get(share, Aggregate::decode);
         let (aggregator, compiled) = match (decoded, self.predicate.compiled(share.schemas, share.partition_count)) {
             (Ok(aggregator), Ok(compiled)) => (aggregator, compiled),
