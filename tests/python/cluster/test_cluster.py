@@ -10,6 +10,7 @@ import pytest
 
 from . import cluster_harness
 from .cluster_harness import (
+    chunks,
     check_entries,
     check_values,
     describe_members,
@@ -1307,3 +1308,56 @@ def test_compact_schemas_survive_a_kill9_and_reach_a_joiner(make_cluster, reques
     joiner.wait_ready(FORM_TIMEOUT)
     wait_members(writer, 3, FORM_TIMEOUT)
     read_all(cluster.addresses[3], "through a member that joined later")
+
+
+# --------------------------------------------------------------------------- 14. queries while the cluster changes
+
+
+def test_queries_answer_each_entry_once_while_a_member_joins(make_cluster, request, note):
+    # Queries run over every member's owned partitions; while a fourth member joins (and
+    # partitions move to it), every answer still holds each matching entry exactly once.
+    from hazelcast import aggregator as agg
+    from hazelcast import predicate as p
+
+    cluster = make_cluster(4)
+    three = cluster.addresses[:3]
+    cluster.start_members(range(3), member_list=three)
+    client = cluster.client(three, smart=True)
+    wait_members(client, 3, FORM_TIMEOUT)
+    m = client.get_map(unique_map_name(request.node.name)).blocking()
+    count = 20_000
+    for chunk in chunks(list(range(count)), 2_000):
+        m.put_all({i: i for i in chunk})
+    expected = sorted(i for i in range(count) if i % 7 == 3)
+    rounds, failures = [0], []
+    stop = threading.Event()
+
+    def query():
+        while not stop.is_set():
+            try:
+                got = sorted(m.key_set(p.in_("this", *expected[:50])))
+                assert got == expected[:50], "key_set answered %d keys" % len(got)
+                assert m.aggregate(agg.count(), p.greater_or_equal("this", 0)) == count
+                values = m.values(p.between("this", 1000, 1999))
+                assert sorted(values) == list(range(1000, 2000)), "values answered %d" % len(values)
+                rounds[0] += 1
+            except AssertionError as error:
+                failures.append(str(error))
+                return
+
+    thread = threading.Thread(target=query, daemon=True)
+    thread.start()
+    fourth = cluster.start(3, member_list=cluster.addresses)
+    fourth.wait_ready(FORM_TIMEOUT)
+    members = wait_members(client, 4, FORM_TIMEOUT)
+    wait_until(
+        lambda: set(partition_owners(client)) == uuids(members),
+        FORM_TIMEOUT,
+        lambda: "partition owners %s" % owners_described(client),
+    )
+    time.sleep(2)  # queries keep running after the last migrations
+    stop.set()
+    thread.join(60)
+    note("queries while a 4th member joined: %d rounds of 3 queries, %d wrong answers" % (rounds[0], len(failures)))
+    assert not failures, failures[0]
+    assert rounds[0] > 0
