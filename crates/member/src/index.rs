@@ -197,30 +197,62 @@ impl Index {
         }
     }
 
-    /// The entries `term` may match (None: this index cannot narrow it).
-    fn candidates<'a>(&'a self, term: &IndexTerm<'_>) -> Option<HashSet<&'a [u8]>> {
+    /// The entries `lookup` may match (None: this index cannot narrow it).
+    fn candidates<'a>(&'a self, lookup: &Lookup) -> Option<HashSet<&'a [u8]>> {
         let mut found: HashSet<&'a [u8]> = self.unkeyed.iter().map(|key| &**key).collect();
         let mut add = |keys: &'a HashSet<Box<[u8]>>| found.extend(keys.iter().map(|key| &**key));
-        match term {
-            IndexTerm::Equal { value, .. } => {
-                for index_key in lookup_keys(value)? {
-                    self.by_value.get(&index_key).into_iter().for_each(&mut add);
+        match &lookup.keys {
+            LookupKeys::Exact(keys) => {
+                for index_key in keys {
+                    self.by_value.get(index_key).into_iter().for_each(&mut add);
                 }
             }
-            IndexTerm::In { values, .. } => {
-                for index_key in values.iter().map(lookup_keys).collect::<Option<Vec<_>>>()?.into_iter().flatten() {
-                    self.by_value.get(&index_key).into_iter().for_each(&mut add);
+            LookupKeys::Ranges(ranges) if self.definition.sorted => {
+                for (low, high) in ranges {
+                    self.by_value.range((low.clone(), high.clone())).for_each(|(_, keys)| add(keys));
                 }
             }
-            IndexTerm::Range { from, to, .. } if self.definition.sorted => {
-                for (low, high) in ranges(*from, *to)? {
-                    self.by_value.range((low, high)).for_each(|(_, keys)| add(keys));
-                }
-            }
-            IndexTerm::Range { .. } => return None,
+            LookupKeys::Ranges(_) => return None,
         }
         Some(found)
     }
+}
+
+/// What an index looks up for one term of a query: worked out once per query (`plan`), then
+/// looked up in each partition's index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lookup {
+    attribute: String,
+    keys: LookupKeys,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum LookupKeys {
+    /// Equality and IN: the keys the values may be filed under.
+    Exact(Vec<IndexKey>),
+    /// A range: needs a sorted index.
+    Ranges(Vec<(Bound<IndexKey>, Bound<IndexKey>)>),
+}
+
+/// The lookups of a query's conjunction terms (`Filter::index_terms`), equality and IN before
+/// ranges; a term whose values cannot be keyed has none (it never narrows).
+pub fn plan(terms: &[IndexTerm<'_>]) -> Vec<Lookup> {
+    let mut lookups: Vec<Lookup> = Vec::new();
+    for term in terms {
+        let (attribute, keys) = match term {
+            IndexTerm::Equal { attribute, value } => (attribute, lookup_keys(value).map(LookupKeys::Exact)),
+            IndexTerm::In { attribute, values } => {
+                let keys = values.iter().map(lookup_keys).collect::<Option<Vec<_>>>();
+                (attribute, keys.map(|keys| LookupKeys::Exact(keys.into_iter().flatten().collect())))
+            }
+            IndexTerm::Range { attribute, from, to } => (attribute, ranges(*from, *to).map(LookupKeys::Ranges)),
+        };
+        if let Some(keys) = keys {
+            lookups.push(Lookup { attribute: canonical(attribute).to_owned(), keys });
+        }
+    }
+    lookups.sort_by_key(|lookup| matches!(lookup.keys, LookupKeys::Ranges(_)));
+    lookups
 }
 
 /// The key ranges a range term may match: one per key a bound converts to, each inclusive
@@ -314,27 +346,16 @@ impl Indexes {
         }
     }
 
-    /// The keys of the entries a query with `terms` (a conjunction's: see
-    /// `Filter::index_terms`) may match, from the first term an index narrows (equality
-    /// before ranges); None when no index applies (the query scans).
-    pub fn candidates(&self, terms: &[IndexTerm<'_>]) -> Option<HashSet<&[u8]>> {
-        let attribute = |term: &IndexTerm<'_>| match term {
-            IndexTerm::Equal { attribute, .. }
-            | IndexTerm::In { attribute, .. }
-            | IndexTerm::Range { attribute, .. } => attribute.to_string(),
-        };
-        let ranked = terms.iter().filter(|term| !matches!(term, IndexTerm::Range { .. }));
-        for term in ranked.chain(terms.iter().filter(|term| matches!(term, IndexTerm::Range { .. }))) {
-            let wanted = attribute(term);
-            let on_attribute = self.indexes.iter().filter(|index| {
+    /// The keys of the entries a query may match, from the first of its `plan`'s lookups an
+    /// index here narrows; None when none does (the query scans).
+    pub fn candidates(&self, plan: &[Lookup]) -> Option<HashSet<&[u8]>> {
+        plan.iter().find_map(|lookup| {
+            let mut on_attribute = self.indexes.iter().filter(|index| {
                 index.path.is_some()
-                    && index.definition.attributes.first().is_some_and(|a| canonical(a) == canonical(&wanted))
+                    && index.definition.attributes.first().is_some_and(|a| canonical(a) == lookup.attribute)
             });
-            if let Some(found) = on_attribute.filter_map(|index| index.candidates(term)).next() {
-                return Some(found);
-            }
-        }
-        None
+            on_attribute.find_map(|index| index.candidates(lookup))
+        })
     }
 }
 
@@ -365,8 +386,7 @@ mod tests {
 
     fn candidates(store: &RecordStore, predicate: &Predicate) -> Option<usize> {
         let filter = Filter::compile(predicate, &Schemas::default()).unwrap();
-        let terms = filter.index_terms();
-        store.index_candidates(&terms).map(|keys| keys.len())
+        store.index_candidates(&plan(&filter.index_terms())).map(|keys| keys.len())
     }
 
     #[test]

@@ -62,6 +62,8 @@ const FAILURE_CODES: [ErrorCode; 14] = [
 pub(crate) struct Compiled {
     pub(crate) filter: Filter,
     pub(crate) partitions: Option<BTreeSet<u16>>,
+    /// What indexes look up for it (worked out once).
+    pub(crate) plan: Vec<crate::index::Lookup>,
 }
 
 /// A predicate as the request carried it, compiled on first use.
@@ -104,7 +106,8 @@ impl Predicate {
                     .get_or_insert_with(BTreeSet::new)
                     .extend(self.partition_keys.iter().map(|key| partition(key)));
             }
-            Ok(Compiled { filter, partitions })
+            let plan = crate::index::plan(&filter.index_terms());
+            Ok(Compiled { filter, partitions, plan })
         })
     }
 }
@@ -139,4 +142,30 @@ pub(crate) fn exec_failure(error: ferrogrid_query::exec::ExecError) -> Failure {
         ExecError::Write(_) | ExecError::Partial(_) => error::HAZELCAST,
     };
     Failure { code, message: error.to_string() }
+}
+
+/// The schemas one share reads values with: the member's, each copied on first use into this
+/// thread's own `Arc` (every value a query tests looks its schema up, and reactors sharing one
+/// `Arc` would bounce its reference count between their cores).
+#[derive(Debug)]
+pub(crate) struct ShareSchemas<'a> {
+    shared: &'a Schemas,
+    local: std::cell::RefCell<std::collections::HashMap<i64, std::sync::Arc<ferrogrid_query::schema::Schema>>>,
+}
+
+impl<'a> ShareSchemas<'a> {
+    pub(crate) fn new(shared: &'a Schemas) -> ShareSchemas<'a> {
+        ShareSchemas { shared, local: Default::default() }
+    }
+}
+
+impl ferrogrid_query::SchemaSource for ShareSchemas<'_> {
+    fn schema(&self, id: i64) -> Option<std::sync::Arc<ferrogrid_query::schema::Schema>> {
+        if let Some(schema) = self.local.borrow().get(&id) {
+            return Some(schema.clone());
+        }
+        let copy = std::sync::Arc::new((*self.shared.get(id)?).clone());
+        self.local.borrow_mut().insert(id, copy.clone());
+        Some(copy)
+    }
 }

@@ -10,7 +10,8 @@
 //! so a joiner gets them. A schema never changes (its id is the fingerprint of its content)
 //! and is never removed; the cluster keeps at most `ferrogrid.limits.max-schemas`.
 //!
-//! Shared by every reactor under one mutex: schemas arrive once per type and client.
+//! Shared by every reactor under one read-write lock: schemas arrive once per type and client,
+//! and queries read them for every value they test.
 
 use crate::connection::ConnectionShared;
 use crate::peer::{put_str, Malformed, Reader};
@@ -50,7 +51,7 @@ struct State {
 /// The schemas this member holds.
 #[derive(Debug, Default)]
 pub struct Schemas {
-    state: parking_lot::Mutex<State>,
+    state: parking_lot::RwLock<State>,
 }
 
 /// The registry is full (`max-schemas`).
@@ -65,7 +66,7 @@ impl Schemas {
     /// Keeps `schema` (held by `holder`); its id. Refused when it is new and `bound` schemas
     /// are kept already.
     pub fn put(&self, schema: Schema, holder: Uuid, bound: usize) -> Result<i64, Full> {
-        let mut state = self.state.lock();
+        let mut state = self.state.write();
         let id = schema.id();
         if !state.known.contains_key(&id) && state.known.len() >= bound {
             return Err(Full(bound));
@@ -77,22 +78,22 @@ impl Schemas {
     }
 
     pub fn get(&self, id: i64) -> Option<Arc<Schema>> {
-        self.state.lock().known.get(&id).map(|known| known.schema.clone())
+        self.state.read().known.get(&id).map(|known| known.schema.clone())
     }
 
     /// Every schema (for a member that linked to this one).
     pub fn all(&self) -> Vec<Arc<Schema>> {
-        self.state.lock().known.values().map(|known| known.schema.clone()).collect()
+        self.state.read().known.values().map(|known| known.schema.clone()).collect()
     }
 
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.state.lock().known.len()
+        self.state.read().known.len()
     }
 
     /// `member` holds the schemas `ids`.
     pub fn acknowledged(&self, ids: &[i64], member: Uuid) {
-        let mut state = self.state.lock();
+        let mut state = self.state.write();
         for id in ids {
             if let Some(known) = state.known.get_mut(id) {
                 known.holders.insert(member);
@@ -102,7 +103,7 @@ impl Schemas {
 
     /// The members of `members` that are not known to hold schema `id`.
     pub fn missing(&self, id: i64, members: &[Uuid]) -> Vec<Uuid> {
-        let state = self.state.lock();
+        let state = self.state.read();
         let holders = state.known.get(&id).map(|known| &known.holders);
         members.iter().filter(|member| !holders.is_some_and(|holders| holders.contains(member))).copied().collect()
     }
@@ -111,13 +112,16 @@ impl Schemas {
     /// member holding it, or [`ANSWER_WAIT_MS`] passed.
     pub fn wait(&self, id: i64, connection: Arc<ConnectionShared>, correlation_id: i64, now: Instant) {
         let deadline = now + Duration::from_millis(ANSWER_WAIT_MS);
-        self.state.lock().waiting.push(Waiting { id, connection, correlation_id, deadline });
+        self.state.write().waiting.push(Waiting { id, connection, correlation_id, deadline });
     }
 
     /// The held answers that are due at `now` with the cluster's `members`: the members known
     /// to hold the schema (all of them, or whoever answered in time).
     pub fn due(&self, members: &[Uuid], now: Instant) -> Vec<Answer> {
-        let mut state = self.state.lock();
+        if self.state.read().waiting.is_empty() {
+            return Vec::new();
+        }
+        let mut state = self.state.write();
         if state.waiting.is_empty() {
             return Vec::new();
         }

@@ -89,12 +89,10 @@ impl RecordStore {
         indexes.add(definition, self.entries.iter().map(|entry| (entry.key(), entry.value())))
     }
 
-    /// The keys of the entries a query with `terms` may match (None: no index applies; scan).
-    pub fn index_candidates(
-        &self,
-        terms: &[ferrogrid_query::eval::IndexTerm<'_>],
-    ) -> Option<std::collections::HashSet<&[u8]>> {
-        self.indexes.as_ref()?.candidates(terms)
+    /// The keys of the entries a query with lookups `plan` may match (None: no index
+    /// applies; scan).
+    pub fn index_candidates(&self, plan: &[crate::index::Lookup]) -> Option<std::collections::HashSet<&[u8]>> {
+        self.indexes.as_ref()?.candidates(plan)
     }
 
     fn index_insert(&mut self, key: &[u8], value: &[u8]) {

@@ -155,13 +155,14 @@ impl WideOperation for Aggregate {
                 return;
             }
         };
-        let (now_ms, schemas) = (share.now_ms, share.schemas.clone());
+        let shared = share.schemas.clone();
+        let (now_ms, schemas) = (share.now_ms, crate::query::ShareSchemas::new(&shared));
         let mut partitions = BTreeMap::new();
         partial.coverage.visit_owned(share, compiled, |partition, store| {
             let mut accumulator = Accumulator::new(&aggregator);
             if let Some(store) = store.map(map) {
                 for_each_match(store, compiled, (now_ms, &schemas), |key, value| {
-                    accumulator.accumulate(key, value, &*schemas).map_err(exec_failure)
+                    accumulator.accumulate(key, value, &schemas).map_err(exec_failure)
                 })?;
             }
             partitions.insert(partition, accumulator);
@@ -262,12 +263,13 @@ impl WideOperation for Project {
                 return;
             }
         };
-        let (now_ms, schemas) = (share.now_ms, share.schemas.clone());
+        let shared = share.schemas.clone();
+        let (now_ms, schemas) = (share.now_ms, crate::query::ShareSchemas::new(&shared));
         let mut items = Vec::new();
         partial.coverage.visit_owned(share, compiled, |partition, store| {
             let Some(store) = store.map(map) else { return Ok(()) };
             for_each_match(store, compiled, (now_ms, &schemas), |key, value| {
-                let item = ferrogrid_query::exec::project(&projection, key, value, &*schemas);
+                let item = ferrogrid_query::exec::project(&projection, key, value, &schemas);
                 items.push((partition, item.map_err(exec_failure)?));
                 Ok(())
             })

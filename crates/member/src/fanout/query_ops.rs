@@ -256,7 +256,7 @@ impl Query {
         compiled: &Compiled,
         map: &str,
         partition: (u16, &PartitionStore),
-        share_now: (i64, &crate::schemas::Schemas),
+        share_now: (i64, &dyn ferrogrid_query::SchemaSource),
         hits: &mut Vec<Hit>,
     ) -> Result<(), Failure> {
         let (now_ms, schemas) = share_now;
@@ -291,7 +291,8 @@ impl WideOperation for Query {
                 return;
             }
         };
-        let (now_ms, schemas) = (share.now_ms, share.schemas.clone());
+        let shared = share.schemas.clone();
+        let (now_ms, schemas) = (share.now_ms, crate::query::ShareSchemas::new(&shared));
         let mut hits = Vec::new();
         partial.coverage.visit_owned(share, compiled, |partition, store| {
             self.search(compiled, map, (partition, store), (now_ms, &schemas), &mut hits)
@@ -323,12 +324,11 @@ impl WideOperation for Query {
 pub(crate) fn for_each_match(
     store: &crate::store::RecordStore,
     compiled: &Compiled,
-    (now_ms, schemas): (i64, &crate::schemas::Schemas),
+    (now_ms, schemas): (i64, &dyn ferrogrid_query::SchemaSource),
     mut found: impl FnMut(&[u8], &[u8]) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let filter = &compiled.filter;
-    let terms = filter.index_terms();
-    if let Some(candidates) = (!terms.is_empty()).then(|| store.index_candidates(&terms)).flatten() {
+    if let Some(candidates) = (!compiled.plan.is_empty()).then(|| store.index_candidates(&compiled.plan)).flatten() {
         for key in candidates {
             let Some(entry) = store.get(key, now_ms) else { continue };
             if filter.matches(key, entry.value(), schemas).map_err(failure)? {
