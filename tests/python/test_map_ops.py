@@ -427,3 +427,16 @@ def test_maps_are_independent(client, request):
     finally:
         a.destroy()
         b.destroy()
+
+
+def test_a_map_wide_request_sees_the_writes_sent_before_it(client, map_name):
+    # Requests a client pipelines on one connection: a size() sent after puts (not waited for)
+    # counts them, as Hazelcast's partition threads run the puts before the size's share
+    # (the Python client's portable query example relies on it).
+    m = client.get_map(map_name)
+    try:
+        puts = [m.put(i, i) for i in range(300)]
+        assert m.size().result() == 300
+        assert all(put.result() is None for put in puts)
+    finally:
+        m.destroy()

@@ -625,6 +625,12 @@ impl Core {
                 crate::peer::write(self.owner.replication.message_for(member), crate::peer::WIDE, id, request);
             }
         }
+        // The connection's requests read before this one go to their reactors first: a
+        // map-wide request must not overtake the client's earlier writes (its puts, then
+        // size, see the puts), as on Hazelcast's partition threads.
+        if let Some(connection) = connection {
+            self.send_outgoing(connection);
+        }
         let origin = self.index;
         for target in (0..count).filter(|target| *target != origin) {
             self.hand_off(target, Task::FanOut(job.clone()));

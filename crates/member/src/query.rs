@@ -136,6 +136,9 @@ pub(crate) fn exec_failure(error: ferrogrid_query::exec::ExecError) -> Failure {
         ExecError::ClassCast(_) => error::CLASS_CAST,
         ExecError::IllegalArgument(_) => error::ILLEGAL_ARGUMENT,
         ExecError::NullPointer(_) => error::NULL_POINTER,
+        // An attribute a value does not have: Hazelcast's QueryException ("There is no
+        // suitable accessor ...").
+        ExecError::Read(ferrogrid_query::ReadError::Attribute(_)) => error::QUERY,
         ExecError::Serialization(_) | ExecError::Read(_) => error::HAZELCAST_SERIALIZATION,
         ExecError::Unsupported(_) => error::UNSUPPORTED_OPERATION,
         ExecError::Arithmetic(_) => ErrorCode { code: 0, class_name: "java.lang.ArithmeticException" },

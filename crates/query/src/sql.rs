@@ -64,6 +64,11 @@ pub fn parse(text: &str) -> Result<Predicate, SqlError> {
     let tokens = tokenize(text)?;
     let mut parser = Parser { tokens, next: 0, depth: 0 };
     let predicate = parser.or()?;
+    // Hazelcast drops an unmatched ')' after a whole predicate (the Python client's own
+    // query sample writes "active AND age BETWEEN 18 AND 21)").
+    while parser.peek().kind == Kind::Close {
+        parser.next += 1;
+    }
     match parser.peek().kind {
         Kind::End => Ok(predicate),
         _ => Err(parser.error("AND, OR or the end of the text")),
@@ -511,7 +516,7 @@ mod tests {
             ("a = 1 AND", 9, "an attribute, NOT or '('", "the end of the text"),
             ("a = 1 b = 2", 6, "AND, OR or the end of the text", "'b'"),
             ("(a = 1", 6, "')'", "the end of the text"),
-            ("a = 1)", 5, "AND, OR or the end of the text", "')'"),
+            ("a = 1) b", 7, "AND, OR or the end of the text", "'b'"),
             ("a IN ()", 6, "a value", "')'"),
             ("a IN (1 2)", 8, "',' or ')'", "'2'"),
             ("a IN 1", 5, "'(' and the values IN compares with", "'1'"),
