@@ -724,6 +724,19 @@ impl Core {
         }
     }
 
+    /// Sends this member's index definitions to members it has just linked to.
+    pub(crate) fn send_indexes_to(&mut self, peers: &[MemberId]) {
+        let me = self.owner.replication.state.me;
+        let mut payload = Vec::new();
+        self.shared.indexes.encode(&mut payload);
+        if payload.is_empty() {
+            return;
+        }
+        for peer in peers.iter().copied().filter(|peer| *peer != me) {
+            crate::peer::write(self.owner.replication.message_for(peer), crate::peer::INDEXES, 0, &payload);
+        }
+    }
+
     /// Writes the SendSchema answers that are due (every member holds the schema, or the
     /// wait is over).
     pub(crate) fn answer_schemas_due(&mut self) {

@@ -55,6 +55,39 @@ impl Registry {
     pub fn forget(&self, map: &str) {
         self.maps.write().remove(map);
     }
+
+    /// What INDEXES carries: `{ map str | sorted u8 | attribute count u32 | attribute str* }*`,
+    /// every definition of every map (for a member that linked to this one).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        for (map, definitions) in self.maps.read().iter() {
+            for definition in definitions {
+                crate::peer::put_str(out, map);
+                out.push(u8::from(definition.sorted));
+                out.extend_from_slice(&(definition.attributes.len() as u32).to_le_bytes());
+                for attribute in &definition.attributes {
+                    crate::peer::put_str(out, attribute);
+                }
+            }
+        }
+    }
+
+    /// Adds the definitions another member sent; the maps they name.
+    pub fn merge(&self, payload: &[u8]) -> Result<Vec<String>, crate::peer::Malformed> {
+        let mut reader = crate::peer::Reader::new(payload);
+        let mut maps = Vec::new();
+        while !reader.is_empty() {
+            let map = reader.str()?.to_owned();
+            let sorted = reader.u8()? != 0;
+            let count = reader.u32()? as usize;
+            let mut attributes = Vec::with_capacity(count.min(payload.len() / 4));
+            for _ in 0..count {
+                attributes.push(reader.str()?.to_owned());
+            }
+            self.add(&map, IndexDefinition { sorted, attributes });
+            maps.push(map);
+        }
+        Ok(maps)
+    }
 }
 
 /// A value as an index keys it: coarse (see the module docs), totally ordered.
@@ -423,5 +456,25 @@ mod tests {
             ..MapSettings::default()
         }));
         assert_eq!(candidates(&added_later, &between), Some(0), "a store created later builds the map's indexes");
+    }
+
+    #[test]
+    fn definitions_survive_the_member_hop_and_a_truncation_is_refused() {
+        let registry = Registry::default();
+        let sorted = IndexDefinition { sorted: true, attributes: vec!["age".into()] };
+        let composite = IndexDefinition { sorted: false, attributes: vec!["dept".into(), "active".into()] };
+        assert!(registry.add("employees", sorted.clone()) && registry.add("employees", composite.clone()));
+        assert!(!registry.add("employees", sorted.clone()), "a definition is kept once");
+        let mut bytes = Vec::new();
+        registry.encode(&mut bytes);
+        let joiner = Registry::default();
+        assert_eq!(joiner.merge(&bytes).unwrap(), vec!["employees".to_owned(), "employees".to_owned()]);
+        assert_eq!(joiner.of("employees"), vec![sorted, composite]);
+        for cut in 1..bytes.len() {
+            let merged = Registry::default().merge(&bytes[..cut]);
+            assert!(merged.is_err() || merged.unwrap().len() == 1, "cut at {cut}");
+        }
+        joiner.forget("employees");
+        assert!(joiner.of("employees").is_empty());
     }
 }

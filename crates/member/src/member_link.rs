@@ -90,6 +90,12 @@ impl Core {
                 Err(error) => warn!(%error, "malformed object event: ignored"),
             },
             peer::OBJECTS => self.merge_listing(payload),
+            peer::INDEXES => match self.shared.indexes.merge(payload) {
+                // This reactor's cached settings of those maps are stale; the others' caches
+                // were filled, if at all, before the link came up.
+                Ok(maps) => maps.iter().for_each(|map| self.owner.settings.forget(map)),
+                Err(error) => warn!(%error, "malformed index definitions: ignored"),
+            },
             peer::SCHEMAS => self.member_schemas(from, payload),
             peer::SCHEMAS_ACK => match crate::schemas::decode_ids(payload) {
                 Ok(ids) => {

@@ -194,6 +194,10 @@ pub const SCHEMAS: MessageType = MessageType(0x7F_001B);
 /// The ids of the schemas of a SCHEMAS message, now held by the sender (`i64` LE each).
 pub const SCHEMAS_ACK: MessageType = MessageType(0x7F_001C);
 
+/// The sender's index definitions (`index::Registry::encode`), for a member it has just linked
+/// to: the partitions that member receives build them.
+pub const INDEXES: MessageType = MessageType(0x7F_001D);
+
 /// A listener registration a unisocket client made through the sending member, for a member
 /// that joined after it: the client's request with the relay id as its correlation id
 /// (`relays.rs`).

@@ -38,6 +38,28 @@ impl<T> Decoded<T> {
     }
 }
 
+/// The decoded aggregator (or projection) and the compiled predicate of a share, or None with
+/// the failure recorded in `coverage`.
+fn ready<'p, T>(
+    decoded: Result<Arc<T>, Failure>,
+    predicate: &'p Predicate,
+    share: &ShareContext<'_>,
+    coverage: &mut Coverage,
+) -> Option<(Arc<T>, &'p crate::query::Compiled)> {
+    let compiled = predicate.compiled(share.schemas, share.partition_count);
+    match (decoded, compiled) {
+        (Ok(decoded), Ok(compiled)) => Some((decoded, compiled)),
+        (Err(failure), _) => {
+            coverage.failure = Some(failure);
+            None
+        }
+        (_, Err(failure)) => {
+            coverage.failure = Some(failure.clone());
+            None
+        }
+    }
+}
+
 fn not_readable(what: &str, error: impl std::fmt::Display) -> Failure {
     Failure::new(ferrogrid_protocol::error::ILLEGAL_ARGUMENT, format!("cannot read the {what}: {error}"))
 }
@@ -144,16 +166,8 @@ impl WideOperation for Aggregate {
     fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Reduced) {
         self.schemas.get_or_init(|| share.schemas.clone());
         let decoded = self.aggregator.get(share, Aggregate::decode);
-        let (aggregator, compiled) = match (decoded, self.predicate.compiled(share.schemas, share.partition_count)) {
-            (Ok(aggregator), Ok(compiled)) => (aggregator, compiled),
-            (Err(failure), _) => {
-                partial.coverage.failure = Some(failure);
-                return;
-            }
-            (_, Err(failure)) => {
-                partial.coverage.failure = Some(failure.clone());
-                return;
-            }
+        let Some((aggregator, compiled)) = ready(decoded, &self.predicate, share, &mut partial.coverage) else {
+            return;
         };
         let shared = share.schemas.clone();
         let (now_ms, schemas) = (share.now_ms, crate::query::ShareSchemas::new(&shared));
@@ -252,16 +266,8 @@ impl WideOperation for Project {
         let decoded = self.projection.get(share, |data, _| {
             ferrogrid_query::aggregation::decode_projection(data).map_err(|e| not_readable("projection", e))
         });
-        let (projection, compiled) = match (decoded, self.predicate.compiled(share.schemas, share.partition_count)) {
-            (Ok(projection), Ok(compiled)) => (projection, compiled),
-            (Err(failure), _) => {
-                partial.coverage.failure = Some(failure);
-                return;
-            }
-            (_, Err(failure)) => {
-                partial.coverage.failure = Some(failure.clone());
-                return;
-            }
+        let Some((projection, compiled)) = ready(decoded, &self.predicate, share, &mut partial.coverage) else {
+            return;
         };
         let shared = share.schemas.clone();
         let (now_ms, schemas) = (share.now_ms, crate::query::ShareSchemas::new(&shared));
