@@ -33,8 +33,8 @@ pub use error::ConfigError;
 pub use flake_id::{FlakeIdGeneratorConfig, FlakeIdGeneratorConfigs, MAX_PREFETCH_COUNT};
 pub use limits::{Limits, MAX_FRAME_BYTES, MIN_FRAME_BYTES, MIN_UNAUTHENTICATED_MESSAGE_BYTES};
 pub use map::{
-    EvictionConfig, EvictionPolicy, MapConfig, MapConfigs, MaxSizePolicy, NamedConfigs, DEFAULT_MAP_NAME,
-    MAX_BACKUP_COUNT, MAX_EXPIRY_SECONDS,
+    EvictionConfig, EvictionPolicy, MapConfig, MapConfigs, MapIndexConfig, MaxSizePolicy, NamedConfigs,
+    DEFAULT_MAP_NAME, MAX_BACKUP_COUNT, MAX_EXPIRY_SECONDS,
 };
 pub use network::NetworkConfig;
 pub use observability::{IoConfig, MetricsConfig, Placement};

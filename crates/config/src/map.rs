@@ -35,6 +35,18 @@ pub struct MapConfig {
     /// Whether entry views report creation/access/update times and hits (`per-entry-stats-enabled`,
     /// default false; Hazelcast then reports −1 for them).
     pub per_entry_stats_enabled: bool,
+    /// Indexes the map has from its start (`indexes`: a list of `type` (SORTED, the default;
+    /// HASH; BITMAP) and `attributes`), as `Map.addIndex` adds them.
+    pub indexes: Vec<MapIndexConfig>,
+}
+
+/// One index of `hazelcast.map.<name>.indexes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapIndexConfig {
+    /// SORTED (true) or HASH/BITMAP (false).
+    pub sorted: bool,
+    /// At least one, none blank.
+    pub attributes: Vec<String>,
 }
 
 /// How a map's size bound is measured (`eviction.max-size-policy`).
@@ -92,6 +104,7 @@ impl MapConfig {
         max_idle_seconds: 0,
         eviction: EvictionConfig::DEFAULT,
         per_entry_stats_enabled: false,
+        indexes: Vec::new(),
     };
 
     /// Checks every bound documented on the fields; `key` is the entry's dotted path.

@@ -178,6 +178,7 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
             section.set("time-to-live-seconds", time_to_live, unsigned)?;
             section.set("max-idle-seconds", &mut map.max_idle_seconds, unsigned)?;
             section.set("per-entry-stats-enabled", &mut map.per_entry_stats_enabled, boolean)?;
+            section.set("indexes", &mut map.indexes, map_indexes)?;
             section.read("in-memory-format", in_memory_format)?;
             if let Some(mut eviction) = section.section("eviction")? {
                 eviction.set("size", &mut map.eviction.size, unsigned)?;
@@ -482,6 +483,41 @@ fn text(value: &Value, path: &str) -> Result<String> {
     }
 }
 
+/// `indexes`: a list of `{type: SORTED|HASH|BITMAP, attributes: [..]}` (type default SORTED;
+/// a `name` is accepted and not used).
+fn map_indexes(value: &Value, path: &str) -> Result<Vec<crate::MapIndexConfig>> {
+    let Value::Sequence(items) = value else { return Err(expected(path, "a list", value)) };
+    let mut indexes = Vec::new();
+    for (position, item) in items.iter().enumerate() {
+        let path = format!("{path}[{position}]");
+        let Value::Mapping(fields) = item else { return Err(expected(&path, "an index", item)) };
+        let mut index = crate::MapIndexConfig { sorted: true, attributes: Vec::new() };
+        for (key, field) in fields {
+            let key = key.as_str().unwrap_or("");
+            let field_path = format!("{path}.{key}");
+            match key {
+                "type" => {
+                    index.sorted = match text(field, &field_path)?.to_ascii_uppercase().as_str() {
+                        "SORTED" => true,
+                        "HASH" | "BITMAP" => false,
+                        other => {
+                            return Err(invalid(field_path, format!("expected SORTED, HASH or BITMAP, got {other}")))
+                        }
+                    }
+                }
+                "attributes" => index.attributes = strings(field, &field_path)?,
+                "name" => {}
+                other => return Err(invalid(field_path, format!("unknown index setting {other}"))),
+            }
+        }
+        if index.attributes.is_empty() || index.attributes.iter().any(|attribute| attribute.trim().is_empty()) {
+            return Err(invalid(path, "an index needs at least one attribute, none blank"));
+        }
+        indexes.push(index);
+    }
+    Ok(indexes)
+}
+
 fn strings(value: &Value, path: &str) -> Result<Vec<String>> {
     let items = match value {
         Value::Null => &[][..],
@@ -771,6 +807,28 @@ hazelcast:
         assert_eq!(invalid_key(zero), "hazelcast.properties.hazelcast.io.balancer.interval.seconds");
         assert_eq!(invalid_key("ferrogrid: {io: {initial-placement: random}}"), "ferrogrid.io.initial-placement");
         assert_eq!(MemberConfig::default().io.balancer_interval(), Some(std::time::Duration::from_secs(20)));
+    }
+
+    #[test]
+    fn map_indexes_are_read_and_checked() {
+        let loaded = load(
+            "hazelcast: {map: {employees: {indexes: [{type: HASH, attributes: [name]}, {attributes: [age, dept]}]}}}",
+        );
+        let indexes = &loaded.config.maps.for_map("employees").indexes;
+        assert_eq!(indexes.len(), 2);
+        assert_eq!((indexes[0].sorted, indexes[0].attributes.clone()), (false, vec!["name".to_owned()]));
+        assert_eq!(
+            (indexes[1].sorted, indexes[1].attributes.clone()),
+            (true, vec!["age".to_owned(), "dept".to_owned()])
+        );
+        for bad in [
+            "hazelcast: {map: {m: {indexes: [{type: FULLTEXT, attributes: [a]}]}}}",
+            "hazelcast: {map: {m: {indexes: [{type: HASH}]}}}",
+            "hazelcast: {map: {m: {indexes: [{attributes: [' ']}]}}}",
+            "hazelcast: {map: {m: {indexes: [{attributes: [a], unique: true}]}}}",
+        ] {
+            assert!(MemberConfig::from_yaml_str(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

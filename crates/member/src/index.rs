@@ -459,6 +459,20 @@ mod tests {
     }
 
     #[test]
+    fn a_configured_index_is_built_by_every_store_of_the_map() {
+        let mut config = ferrogrid_config::MemberConfig::default();
+        let index = ferrogrid_config::MapIndexConfig { sorted: true, attributes: vec!["this".into()] };
+        let map = ferrogrid_config::MapConfig { indexes: vec![index], ..ferrogrid_config::MapConfig::DEFAULT };
+        config.maps.insert("indexed", map);
+        let mut settings = crate::map_settings::SettingsCache::new(Arc::new(config), 271);
+        let mut store = RecordStore::new(settings.get("indexed"));
+        store.put(&int_data(1), &int_data(3), 0, -1, -1);
+        let between = Predicate::Between { attribute: "this".into(), from: int_operand(2), to: int_operand(3) };
+        assert_eq!(candidates(&store, &between), Some(1));
+        assert_eq!(candidates(&RecordStore::new(settings.get("other")), &between), None, "other maps have none");
+    }
+
+    #[test]
     fn definitions_survive_the_member_hop_and_a_truncation_is_refused() {
         let registry = Registry::default();
         let sorted = IndexDefinition { sorted: true, attributes: vec!["age".into()] };

@@ -185,8 +185,20 @@ impl SettingsCache {
         if let Some(settings) = self.cache.get(map) {
             return settings.clone();
         }
-        let mut settings = MapSettings::resolve(self.config.maps.for_map(map), self.partition_count, 1);
-        settings.indexes = IndexSetup { schemas: self.indexes.1.clone(), definitions: self.indexes.0.of(map) };
+        let config = self.config.maps.for_map(map);
+        let mut settings = MapSettings::resolve(config, self.partition_count, 1);
+        // The configured indexes, then those added by Map.addIndex.
+        let configured = config.indexes.iter().map(|index| crate::index::IndexDefinition {
+            sorted: index.sorted,
+            attributes: index.attributes.iter().map(|attribute| attribute.trim().to_owned()).collect(),
+        });
+        let mut definitions: Vec<crate::index::IndexDefinition> = configured.collect();
+        for added in self.indexes.0.of(map) {
+            if !definitions.contains(&added) {
+                definitions.push(added);
+            }
+        }
+        settings.indexes = IndexSetup { schemas: self.indexes.1.clone(), definitions };
         let settings = Arc::new(settings);
         self.cache.insert(map.into(), settings.clone());
         settings
