@@ -267,7 +267,6 @@ fn listener_request(
     out: &mut Vec<u8>,
 ) -> Result<(), DecodeError> {
     let (correlation_id, ty) = (message.correlation_id(), message.message_type());
-    let scoped = |name: &str| name.to_owned();
     // (topic, map, Ok(local_only) to add | Err(registration id) to remove)
     let (topic, map, add) = match ty {
         ClientAddDistributedObjectListener::TYPE => {
@@ -278,7 +277,7 @@ fn listener_request(
         }
         MapAddPartitionLostListener::TYPE => {
             let request = MapAddPartitionLostListener::decode(message)?;
-            (Topic::MapPartitionLost, Some(scoped(request.name)), Ok(request.local_only))
+            (Topic::MapPartitionLost, Some(request.name.to_owned()), Ok(request.local_only))
         }
         ClientRemoveDistributedObjectListener::TYPE => {
             (Topic::Objects, None, Err(ClientRemoveDistributedObjectListener::decode(message)?.registration_id))
@@ -288,7 +287,7 @@ fn listener_request(
         }
         MapRemovePartitionLostListener::TYPE => {
             let request = MapRemovePartitionLostListener::decode(message)?;
-            (Topic::MapPartitionLost, Some(scoped(request.name)), Err(request.registration_id))
+            (Topic::MapPartitionLost, Some(request.name.to_owned()), Err(request.registration_id))
         }
         other => unreachable!("{other} is not a listener request"),
     };

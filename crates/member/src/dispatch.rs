@@ -671,17 +671,18 @@ impl Core {
         relayed
     }
 
+    /// Writes one `ty` message with `payload` to each of `peers` but this member.
+    fn write_to_peers(&mut self, peers: &[MemberId], ty: ferrogrid_protocol::MessageType, payload: &[u8]) {
+        let me = self.owner.replication.state.me;
+        for peer in peers.iter().copied().filter(|peer| *peer != me) {
+            crate::peer::write(self.owner.replication.message_for(peer), ty, 0, payload);
+        }
+    }
+
     /// Sends this member's relayed registrations to members it has just linked to.
     pub(crate) fn relay_registrations_to(&mut self, peers: &[MemberId]) {
-        let me = self.owner.replication.state.me;
-        let peers: Vec<MemberId> = peers.iter().copied().filter(|peer| *peer != me).collect();
-        if peers.is_empty() {
-            return;
-        }
         for request in self.shared.relays.requests() {
-            for peer in &peers {
-                crate::peer::write(self.owner.replication.message_for(*peer), crate::peer::LISTEN, 0, &request);
-            }
+            self.write_to_peers(peers, crate::peer::LISTEN, &request);
         }
     }
 
@@ -689,11 +690,6 @@ impl Core {
     /// joins knows the objects created before (its `GetDistributedObjects`, and its listeners
     /// hearing them destroyed).
     pub(crate) fn send_listing_to(&mut self, peers: &[MemberId]) {
-        let me = self.owner.replication.state.me;
-        let peers: Vec<MemberId> = peers.iter().copied().filter(|peer| *peer != me).collect();
-        if peers.is_empty() {
-            return;
-        }
         let mut chunks = vec![Vec::new()];
         for (service_name, name) in self.shared.objects.read().iter() {
             let chunk = chunks.last_mut().expect("one chunk at least");
@@ -704,36 +700,27 @@ impl Core {
             }
         }
         for chunk in chunks.iter().filter(|chunk| !chunk.is_empty()) {
-            for peer in &peers {
-                crate::peer::write(self.owner.replication.message_for(*peer), crate::peer::OBJECTS, 0, chunk);
-            }
+            self.write_to_peers(peers, crate::peer::OBJECTS, chunk);
         }
     }
 
     /// Sends every schema this member holds to members it has just linked to (`schemas.rs`).
     pub(crate) fn send_schemas_to(&mut self, peers: &[MemberId]) {
-        let me = self.owner.replication.state.me;
         let schemas = self.shared.schemas.all();
         if schemas.is_empty() {
             return;
         }
         let mut payload = Vec::new();
         crate::schemas::encode(&schemas, &mut payload);
-        for peer in peers.iter().copied().filter(|peer| *peer != me) {
-            crate::peer::write(self.owner.replication.message_for(peer), crate::peer::SCHEMAS, 0, &payload);
-        }
+        self.write_to_peers(peers, crate::peer::SCHEMAS, &payload);
     }
 
     /// Sends this member's index definitions to members it has just linked to.
     pub(crate) fn send_indexes_to(&mut self, peers: &[MemberId]) {
-        let me = self.owner.replication.state.me;
         let mut payload = Vec::new();
         self.shared.indexes.encode(&mut payload);
-        if payload.is_empty() {
-            return;
-        }
-        for peer in peers.iter().copied().filter(|peer| *peer != me) {
-            crate::peer::write(self.owner.replication.message_for(peer), crate::peer::INDEXES, 0, &payload);
+        if !payload.is_empty() {
+            self.write_to_peers(peers, crate::peer::INDEXES, &payload);
         }
     }
 
@@ -750,16 +737,9 @@ impl Core {
 
     /// Tells every other member to drop the relayed registrations `relay_ids`.
     pub(crate) fn unlisten_everywhere(&mut self, relay_ids: &[i64]) {
-        let state = self.owner.replication.state.clone();
-        for peer in state.links.keys().copied().filter(|peer| *peer != state.me) {
-            for relay_id in relay_ids {
-                crate::peer::write(
-                    self.owner.replication.message_for(peer),
-                    crate::peer::UNLISTEN,
-                    0,
-                    &relay_id.to_le_bytes(),
-                );
-            }
+        let peers = self.owner.replication.peers();
+        for relay_id in relay_ids {
+            self.write_to_peers(&peers, crate::peer::UNLISTEN, &relay_id.to_le_bytes());
         }
     }
 

@@ -4,7 +4,7 @@
 //! covered, so a partition two members covered while it moved counts once, and a partition
 //! nobody covered makes the answer retryable.
 
-use super::query_ops::{for_each_match, Coverage};
+use super::query_ops::{for_each_match, read_partition, Coverage};
 use super::{Partial, Partitions, ShareContext, WideOperation};
 use crate::partition::PartitionStore;
 use crate::query::{exec_failure, Failure, Predicate};
@@ -99,9 +99,8 @@ impl Partial for Reduced {
         reader.begin()?;
         let mut encoded = BTreeMap::new();
         while !reader.at_end()? {
-            let partition = reader.value_frame("partition")?;
-            let partition = partition.try_into().map_err(|_| DecodeError::UnexpectedFrame("partition"))?;
-            encoded.insert(u16::from_le_bytes(partition), reader.value_frame("accumulator")?.to_vec());
+            let partition = read_partition(&mut reader)?;
+            encoded.insert(partition, reader.value_frame("accumulator")?.to_vec());
         }
         Ok(Reduced { coverage, partitions: BTreeMap::new(), encoded })
     }
@@ -228,10 +227,9 @@ impl Partial for Projected {
         reader.begin()?;
         let mut items = Vec::new();
         while !reader.at_end()? {
-            let partition = reader.value_frame("partition")?;
-            let partition = partition.try_into().map_err(|_| DecodeError::UnexpectedFrame("partition"))?;
+            let partition = read_partition(&mut reader)?;
             let item = if reader.next_is_null() { None } else { Some(reader.value_frame("projected")?.to_vec()) };
-            items.push((u16::from_le_bytes(partition), item));
+            items.push((partition, item));
         }
         Ok(Projected { coverage, items })
     }

@@ -172,6 +172,13 @@ impl Coverage {
     }
 }
 
+/// A partition id as a member's answer carries it (one frame of a `u16`).
+pub(crate) fn read_partition(reader: &mut ferrogrid_protocol::MessageReader<'_>) -> Result<u16, DecodeError> {
+    let partition = reader.value_frame("partition")?;
+    let partition = partition.try_into().map_err(|_| DecodeError::UnexpectedFrame("partition"))?;
+    Ok(u16::from_le_bytes(partition))
+}
+
 /// One entry a query found: its partition, key and value (whole Data blobs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Hit {
@@ -208,11 +215,10 @@ impl Partial for Found {
         reader.begin()?;
         let mut hits = Vec::new();
         while !reader.at_end()? {
-            let partition = reader.value_frame("hit partition")?;
-            let partition = partition.try_into().map_err(|_| DecodeError::UnexpectedFrame("hit partition"))?;
+            let partition = read_partition(&mut reader)?;
             let key = reader.value_frame("hit key")?.into();
             let value = reader.value_frame("hit value")?.into();
-            hits.push(Hit { partition: u16::from_le_bytes(partition), key, value });
+            hits.push(Hit { partition, key, value });
         }
         Ok(Found { coverage, hits })
     }
