@@ -167,6 +167,7 @@ impl PartitionOwner {
                 owned,
                 cluster,
                 backup_timeout_ms,
+                config.table_backup_count(),
                 config.limits.snapshot_chunk_bytes as usize,
             ),
             partitions: (0..owned).map(|_| PartitionStore::default()).collect(),

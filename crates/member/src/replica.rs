@@ -725,6 +725,34 @@ mod tests {
     }
 
     #[test]
+    fn a_write_racing_a_move_waits_for_the_member_the_partition_moves_to() {
+        let (mut a, mut b, mut c) = (member(A), member(B), member(C));
+        apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 1, &[A, B]);
+        deliver_snapshots((A, &mut a), (B, &mut b));
+        // Copy before move: C joins the row as a replica past the table's one backup.
+        apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 2, &[A, B, C]);
+        deliver_snapshots((A, &mut a), (C, &mut c));
+        // C has the next step already (it owns the partition); A and B do not yet.
+        c.apply_cluster_state(state(C, 3, &[C, B]));
+        let settings = a.settings_for("m");
+        a.partitions[0].map_mut("m", || settings).put(b"key", b"value", 0, -1, -1);
+        let (client, mut response) = (connection(), b"response".to_vec());
+        a.replicate(PartitionId(0), &call(&client, false), &mut response, 0, Vec::new());
+        assert!(response.is_empty(), "held");
+        for (id, owner) in [(B, &mut b), (C, &mut c)] {
+            let records = a.replication.backups.remove(&id).expect("records for every replica");
+            owner.apply_backups(A, &records);
+            let acks = owner.replication.acks.remove(&A).expect("an acknowledgement from every replica");
+            a.on_acks(id, &peer::read_acks(&acks).unwrap());
+        }
+        // C refused (A is not the owner in its table): had A answered on B's acknowledgement
+        // alone, the write would be lost with A's copy.
+        let answer = a.outbox.buffer(&client).clone();
+        let errors = error::read_error_response(&Message::parse(&answer).unwrap()).unwrap();
+        assert_eq!(errors[0].code, error::PARTITION_MIGRATING.code, "the client retries");
+    }
+
+    #[test]
     fn any_kind_of_object_is_backed_up_migrated_and_dropped_through_the_same_path() {
         let (mut a, mut b, mut c) = (member(A), member(B), member(C));
         apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 1, &[A, B]);

@@ -124,6 +124,9 @@ pub struct Replication {
     pub forwards: HashMap<i64, Forward>,
     pub(crate) next_forward: u64,
     pub(crate) backup_timeout_ms: i64,
+    /// The table's backup count (`Config::table_backup_count`): a row with a replica past it
+    /// is moving (copy before move), see `queue_backup`.
+    pub(crate) table_backups: usize,
     /// A snapshot chunk is sent once it holds this much (`snapshot-chunk-bytes`; entries are
     /// never split).
     pub(crate) snapshot_chunk_bytes: usize,
@@ -139,6 +142,7 @@ impl Replication {
         local_partitions: usize,
         state: Arc<ClusterState>,
         backup_timeout_ms: u64,
+        table_backups: usize,
         snapshot_chunk_bytes: usize,
     ) -> Replication {
         let partition_count = state.table.partition_count() as u16;
@@ -166,6 +170,7 @@ impl Replication {
             forwards: HashMap::new(),
             next_forward: 1,
             backup_timeout_ms: backup_timeout_ms as i64,
+            table_backups,
             snapshot_chunk_bytes,
         }
     }
@@ -291,7 +296,12 @@ impl Replication {
             if member == self.state.me {
                 continue;
             }
-            let sync = index < sync_backups;
+            // A replica past the table's backups is a member the partition is moving to
+            // (copy before move): the next table may make it the owner, and a write it
+            // refused because it already has that table would be lost with this owner's copy.
+            // So every write waits for it, whatever the object's backups, and its refusal
+            // makes the client retry.
+            let sync = index < sync_backups || index >= self.table_backups;
             if sync && held.answered && held.sequence == 0 {
                 held.sequence = self.next_held_sequence();
             }
