@@ -262,6 +262,59 @@ def test_paging_through_all_pages_of_keys_and_plain_values(client, map_name):
         m.destroy()
 
 
+def _java_order(text):
+    """Java's String.compareTo order: UTF-16 code units."""
+    return text.encode("utf-16-be")
+
+
+def _java_hash(text):
+    h = 0
+    units = text.encode("utf-16-be")
+    for i in range(0, len(units), 2):
+        h = (31 * h + int.from_bytes(units[i : i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def test_paging_on_sorted_indexes_of_keys_and_values_reads_every_page_in_java_order(client, map_name):
+    m = client.get_map(map_name).blocking()
+    # Keys whose UTF-8 and UTF-16 orders differ (U+FFFF against a supplementary character),
+    # and values with duplicates (ties are ordered by the key's hashCode).
+    tails = ["a", "b", "\u00e9", "\uffff", "\U0001f600", "z"]
+    entries = {"k%02d%s" % (i % 40, tails[i % len(tails)]): "v%d" % (i % 13) for i in range(240)}
+    m.add_index(attributes=["__key"], index_type=IndexType.SORTED)
+    m.add_index(attributes=["this"], index_type=IndexType.SORTED)
+    m.put_all(entries)
+    try:
+        keys = sorted(entries, key=_java_order)
+        paging = p.paging(None, 11)
+        pages = []
+        while True:
+            page = m.key_set(paging)
+            if not page:
+                break
+            pages.append(page)
+            paging.next_page()
+        assert [k for page in pages for k in page] == keys
+        start = keys[57]
+        ranged = p.paging(p.greater_or_equal("__key", start), 25)
+        assert m.entry_set(ranged) == [(k, entries[k]) for k in keys[57:82]]
+        ranged.page = 3  # straight to a later page: no anchor for the pages between
+        assert m.entry_set(ranged) == [(k, entries[k]) for k in keys[57 + 75 : 57 + 100]]
+        by_value = sorted(entries.items(), key=lambda kv: (_java_order(kv[1]), _java_hash(kv[0])))
+        values = p.paging(p.greater("this", "v3"), 9)
+        expected = [v for k, v in by_value if _java_order(v) > _java_order("v3")]
+        got = []
+        while True:
+            page = m.values(values)
+            if not page:
+                break
+            got.extend(page)
+            values.next_page()
+        assert got == expected
+    finally:
+        m.destroy()
+
+
 # --------------------------------------------------------------------------- aggregations and projections
 
 

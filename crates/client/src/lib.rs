@@ -75,6 +75,7 @@ pub use ferrogrid_protocol::{PartitionId, Uuid};
 pub use map::Map;
 pub use queue::Queue;
 pub use serialization::{
-    deserialize_bytes, deserialize_string, serialize_bytes, serialize_string, BYTE_ARRAY_TYPE_ID, STRING_TYPE_ID,
+    deserialize_bytes, deserialize_string, greater_equal_predicate, serialize_bytes, serialize_string,
+    BYTE_ARRAY_TYPE_ID, STRING_TYPE_ID,
 };
 pub use topic::{MessageListener, Topic, TopicMessage};

@@ -172,6 +172,49 @@ impl Map {
         Ok(entries)
     }
 
+    /// Adds an index on `attributes` (`Map.AddIndex`; sorted, or else hash), which every member
+    /// builds over the entries it holds.
+    pub async fn add_index(&self, sorted: bool, attributes: &[&str]) -> Result<(), ClientError> {
+        let index = IndexConfig {
+            index_type: if sorted { 0 } else { 1 },
+            name: None,
+            attributes: attributes.to_vec(),
+            bitmap: None,
+        };
+        let request = self.map_request(|out| MapAddIndex { name: &self.name, index }.encode(out, 0, -1, 0));
+        self.invoke(request, Target::Any, false).await.map(drop)
+    }
+
+    /// The first `page_size` entries matching `predicate` (a Data blob) in the natural order
+    /// of their keys: the first page of a paging predicate with no comparator
+    /// (`entrySet(PagingPredicate)`).
+    pub async fn entries_page(
+        &self,
+        predicate: &[u8],
+        page_size: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, ClientError> {
+        let page_size = i32::try_from(page_size)
+            .map_err(|_| ClientError::Config(format!("page size {page_size} above i32::MAX")))?;
+        let holder = PagingPredicateHolder {
+            page_size,
+            page: 0,
+            iteration_type: 2,
+            anchors: AnchorList::default(),
+            predicate: Some(Data(predicate)),
+            comparator: None,
+            partition_key: None,
+            partition_keys: None,
+        };
+        let request = self.map_request(|out| {
+            MapEntriesWithPagingPredicate { name: &self.name, predicate: holder }.encode(out, 0, -1, 0)
+        });
+        let response = self.invoke(request, Target::Any, true).await?;
+        decode(&response, |message| {
+            let page = EntryListPageResponse::decode(message)?.response;
+            Ok(page.into_iter().map(|(key, value)| (key.0.to_vec(), value.0.to_vec())).collect())
+        })
+    }
+
     /// Encodes a key-based request with `encode(out, partition_id)`; returns it and the key's
     /// partition.
     fn key_request(

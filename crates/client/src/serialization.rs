@@ -3,6 +3,9 @@
 //! `type_id: i32 BE`, then the payload; both payloads are `length: i32 BE` and the bytes.
 //! Strings count UTF-8 bytes, so the blobs equal those of the Java and Python clients and hash
 //! to the same partitions.
+//!
+//! Queries also need one predicate, `attribute >= value` ([`greater_equal_predicate`]): an
+//! `IdentifiedDataSerializable` of Hazelcast's predicate factory, as the clients write it.
 
 /// Serializer type id of `java.lang.String`.
 pub const STRING_TYPE_ID: i32 = -11;
@@ -47,6 +50,32 @@ fn serialize(type_id: i32, payload: &[u8]) -> Vec<u8> {
     blob
 }
 
+/// Serializer type id of an `IdentifiedDataSerializable`.
+const DATA_SERIALIZABLE_TYPE_ID: i32 = -2;
+/// Hazelcast's predicate factory (`PredicateDataSerializerHook`) and its `GreaterLessPredicate`.
+const PREDICATE_FACTORY_ID: i32 = -20;
+const GREATER_LESS_CLASS_ID: i32 = 4;
+
+/// The predicate `attribute >= value` (`Predicates.greaterEqual`) as a Data blob; `value` is a
+/// Data blob (its header's partition hash is dropped: a nested object is written without one).
+///
+/// Panics if `value` is shorter than a Data header or `attribute` longer than `i32::MAX` bytes.
+pub fn greater_equal_predicate(attribute: &str, value: &[u8]) -> Vec<u8> {
+    let nested = &value[4..];
+    let mut blob = Vec::with_capacity(HEADER_BYTES + 9 + 4 + attribute.len() + nested.len() + 2);
+    blob.extend_from_slice(&0i32.to_be_bytes());
+    blob.extend_from_slice(&DATA_SERIALIZABLE_TYPE_ID.to_be_bytes());
+    blob.push(1); // identified by factory and class ids
+    blob.extend_from_slice(&PREDICATE_FACTORY_ID.to_be_bytes());
+    blob.extend_from_slice(&GREATER_LESS_CLASS_ID.to_be_bytes());
+    let length = i32::try_from(attribute.len()).expect("an attribute name fits in i32::MAX bytes");
+    blob.extend_from_slice(&length.to_be_bytes());
+    blob.extend_from_slice(attribute.as_bytes());
+    blob.extend_from_slice(nested);
+    blob.extend_from_slice(&[1, 0]); // equal, not less
+    blob
+}
+
 /// The length-prefixed payload of a blob of `type_id`, checked to fill the blob exactly.
 fn payload_of(data: &[u8], type_id: i32) -> Option<&[u8]> {
     let header = data.get(..HEADER_BYTES + LENGTH_BYTES)?;
@@ -81,6 +110,13 @@ mod tests {
         let blob = serialize_bytes(&[1, 2, 3]);
         assert_eq!(hex(&blob), "00000000fffffff400000003010203");
         assert_eq!(partition_for(Data(&blob), 271), PartitionId(263));
+    }
+
+    #[test]
+    fn a_greater_equal_predicate_is_written_as_the_python_client_writes_it() {
+        // hazelcast-python-client 5.x: to_data(predicate.greater_or_equal("__key", "a"))
+        let expected = "00000000fffffffe01ffffffec00000004000000055f5f6b6579fffffff500000001610100";
+        assert_eq!(hex(&greater_equal_predicate("__key", &serialize_string("a"))), expected);
     }
 
     #[test]

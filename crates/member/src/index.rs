@@ -90,9 +90,10 @@ impl Registry {
     }
 }
 
-/// A value as an index keys it: coarse (see the module docs), totally ordered.
+/// A value as an index keys it: coarse (see the module docs), totally ordered; texts in Java's
+/// order (`String.compareTo`), so that a sorted index of strings lists them as Java sorts them.
 #[derive(Debug, Clone, PartialEq)]
-enum IndexKey {
+pub enum IndexKey {
     Null,
     Bool(bool),
     Number(f64),
@@ -113,7 +114,7 @@ impl Ord for IndexKey {
         match (self, other) {
             (Bool(a), Bool(b)) => a.cmp(b),
             (Number(a), Number(b)) => a.total_cmp(b),
-            (Text(a), Text(b)) => a.cmp(b),
+            (Text(a), Text(b)) => ferrogrid_query::value::java_string_order(a, b),
             _ => rank(self).cmp(&rank(other)),
         }
     }
@@ -377,6 +378,37 @@ impl Indexes {
             index.filed.clear();
             index.unkeyed.clear();
         }
+    }
+
+    /// The groups of entries (equal values) of a sorted index on `attribute` in the order Java
+    /// sorts their values, from the lower bound of `plan`'s range on `attribute` (if any) on:
+    /// a query's page sorted by that attribute reads only as far as it needs. None unless that
+    /// index keyed every entry and only strings (whose index order is exactly Java's).
+    pub fn ordered<'a>(
+        &'a self,
+        attribute: &str,
+        plan: &[Lookup],
+    ) -> Option<impl Iterator<Item = (&'a IndexKey, &'a HashSet<Box<[u8]>>)> + 'a> {
+        let index = self.indexes.iter().find(|index| {
+            index.definition.sorted
+                && index.path.is_some()
+                && index.definition.attributes.first().is_some_and(|a| canonical(a) == canonical(attribute))
+        })?;
+        let texts = |key: Option<(&IndexKey, _)>| key.is_none_or(|(key, _)| matches!(key, IndexKey::Text(_)));
+        if !index.unkeyed.is_empty() || !texts(index.by_value.first_key_value()) {
+            return None; // (the last key sorts after the first: text is the last kind)
+        }
+        let low =
+            plan.iter().filter(|lookup| lookup.attribute == canonical(attribute)).find_map(|lookup| {
+                match &lookup.keys {
+                    LookupKeys::Ranges(ranges) => ranges.iter().find_map(|(low, _)| match low {
+                        Bound::Included(key @ IndexKey::Text(_)) => Some(key.clone()),
+                        _ => None,
+                    }),
+                    LookupKeys::Exact(_) => None,
+                }
+            });
+        Some(index.by_value.range((low.map_or(Bound::Unbounded, Bound::Included), Bound::Unbounded)))
     }
 
     /// The keys of the entries a query may match, from the first of its `plan`'s lookups an

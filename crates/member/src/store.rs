@@ -95,6 +95,15 @@ impl RecordStore {
         self.indexes.as_ref()?.candidates(plan)
     }
 
+    /// The entries in the order of a sorted index on `attribute` (`Indexes::ordered`).
+    pub fn index_ordered<'a>(
+        &'a self,
+        attribute: &str,
+        plan: &[crate::index::Lookup],
+    ) -> Option<impl Iterator<Item = (&'a crate::index::IndexKey, &'a std::collections::HashSet<Box<[u8]>>)> + 'a> {
+        self.indexes.as_ref()?.ordered(attribute, plan)
+    }
+
     fn index_insert(&mut self, key: &[u8], value: &[u8]) {
         if let Some(indexes) = &mut self.indexes {
             indexes.insert(key, value);

@@ -117,19 +117,46 @@ pub fn compare_entries(
     right: (&[u8], &[u8]),
     schemas: &dyn SchemaSource,
 ) -> Result<Ordering, ExecError> {
-    let (left_sorted, right_sorted) = match iteration {
-        IterationType::Key | IterationType::Entry => (left.0, right.0),
-        IterationType::Value => (left.1, right.1),
-    };
-    let left_value = read_value(left_sorted, schemas)?;
-    let right_value = read_value(right_sorted, schemas)?;
-    let order = compare_to(&left_value, &right_value)?;
-    if order != Ordering::Equal {
-        return Ok(order);
+    SortKey::of(iteration, left, schemas)?.compare(&SortKey::of(iteration, right, schemas)?, schemas)
+}
+
+/// What an entry sorts by, read once (a page of a large result compares each entry many times):
+/// the key, or the value for VALUE iteration; its key blob is kept for ties.
+#[derive(Debug, Clone)]
+pub struct SortKey {
+    sorted: Value,
+    /// The key (when `sorted` is the value), read only to break a tie.
+    key: Option<Box<[u8]>>,
+}
+
+impl SortKey {
+    /// The sort key of the entry `(key, value)`.
+    pub fn of(
+        iteration: IterationType,
+        (key, value): (&[u8], &[u8]),
+        schemas: &dyn SchemaSource,
+    ) -> Result<SortKey, ExecError> {
+        Ok(match iteration {
+            IterationType::Key | IterationType::Entry => SortKey { sorted: read_value(key, schemas)?, key: None },
+            IterationType::Value => SortKey { sorted: read_value(value, schemas)?, key: Some(key.into()) },
+        })
     }
-    let left_hash = java_hash_code(&read_value(left.0, schemas)?)?;
-    let right_hash = java_hash_code(&read_value(right.0, schemas)?)?;
-    Ok(left_hash.cmp(&right_hash))
+
+    /// [`compare_entries`] of the two entries.
+    pub fn compare(&self, other: &SortKey, schemas: &dyn SchemaSource) -> Result<Ordering, ExecError> {
+        let order = compare_to(&self.sorted, &other.sorted)?;
+        if order != Ordering::Equal {
+            return Ok(order);
+        }
+        Ok(self.key_hash(schemas)?.cmp(&other.key_hash(schemas)?))
+    }
+
+    fn key_hash(&self, schemas: &dyn SchemaSource) -> Result<i32, ExecError> {
+        match &self.key {
+            None => java_hash_code(&self.sorted),
+            Some(key) => java_hash_code(&read_value(key, schemas)?),
+        }
+    }
 }
 
 /// Java's `((Comparable) left).compareTo(right)` after `SortingUtil.checkIfComparable`.

@@ -127,7 +127,7 @@ impl Value {
             (Value::Null, Value::Null) => Some(Ordering::Equal),
             (Value::Bool(left), Value::Bool(right)) => Some(left.cmp(right)),
             (Value::Char(left), Value::Char(right)) => Some(left.cmp(right)),
-            (Value::String(left), Value::String(right)) => Some(left.encode_utf16().cmp(right.encode_utf16())),
+            (Value::String(left), Value::String(right)) => Some(java_string_order(left, right)),
             (Value::BigInteger(left), Value::BigInteger(right)) => Some(left.cmp(right)),
             (Value::BigDecimal(left), Value::BigDecimal(right)) => Some(left.compare(right)),
             (Value::Uuid(left), Value::Uuid(right)) => Some(uuid_halves(*left).cmp(&uuid_halves(*right))),
@@ -185,12 +185,54 @@ fn equal_primitives(left: Primitive, right: Primitive) -> bool {
     }
 }
 
+/// Java's `String.compareTo`: the order of UTF-16 code units. UTF-8 bytes sort as code points,
+/// which agrees except where a supplementary character (two units from 0xD800) meets one in
+/// U+E000..=U+FFFF, so only the first differing characters are looked at in UTF-16.
+pub fn java_string_order(left: &str, right: &str) -> Ordering {
+    let same = left.bytes().zip(right.bytes()).take_while(|(a, b)| a == b).count();
+    let mut start = same;
+    while !left.is_char_boundary(start) {
+        start -= 1;
+    }
+    match (left[start..].chars().next(), right[start..].chars().next()) {
+        (Some(a), Some(b)) => {
+            let first_unit = |c: char| c.encode_utf16(&mut [0; 2])[0];
+            first_unit(a).cmp(&first_unit(b)).then(a.cmp(&b))
+        }
+        _ => left.len().cmp(&right.len()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn decimal(text: &str) -> Value {
         Value::BigDecimal(BigDecimal::parse(text).unwrap())
+    }
+
+    #[test]
+    fn java_string_order_is_utf16_order() {
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "b",
+            "é",
+            "\u{e000}",
+            "\u{ffff}",
+            "\u{10000}",
+            "\u{1f600}",
+            "a\u{1f600}",
+            "a\u{ffff}",
+            "\u{1f601}",
+        ];
+        for left in texts {
+            for right in texts {
+                let expected = left.encode_utf16().cmp(right.encode_utf16());
+                assert_eq!(java_string_order(left, right), expected, "{left:?} vs {right:?}");
+            }
+        }
     }
 
     #[test]

@@ -153,13 +153,17 @@ impl LoadSummary {
     }
 }
 
-/// Empties the map, writes the workload's data set with `putAll` batches, then checks that
+/// Empties the map, adds the workload's index (if it has one), writes the workload's data set with `putAll` batches, then checks that
 /// `size()` equals the entry count and that sampled gets return the written values. A request
 /// the member refuses with an error (a tenant over its rate quota) is retried, for at most
 /// [`LOAD_RETRY_FOR`] per request.
 pub async fn load(workload: &Arc<Workload>, maps: &[Map], seed: u64) -> Result<LoadSummary, SimulatorError> {
     let started = Instant::now();
     patiently(|| maps[0].clear()).await?;
+    if let Some(attribute) = workload.sorted_index() {
+        let attributes = [attribute];
+        patiently(|| maps[0].add_index(true, &attributes)).await?;
+    }
     let count = workload.load_count();
     let mut in_flight = JoinSet::new();
     let mut next = 0u64;

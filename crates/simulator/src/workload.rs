@@ -11,20 +11,24 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
-use ferrogrid_client::{serialize_bytes, serialize_string, Client, ClientError, Map, Queue, Topic};
+use ferrogrid_client::{
+    greater_equal_predicate, serialize_bytes, serialize_string, Client, ClientError, Map, Queue, Topic,
+};
 
 use crate::definition::{MapTest, MapTestClass, TestDefinition, MAP_TEST_PROBES};
+use crate::generators::Zipfian;
 use crate::generators::{mix64, AcknowledgedCounter, Rng, ScrambledZipfian, SkewedLatest, Uniform};
 use crate::queue::{QueueData, QueueError, QueueRole, QUEUE_TEST_PROBES};
 use crate::topic::{TopicData, PUBLISH, TOPIC_TEST_PROBES};
-use crate::ycsb::{RequestDistribution, YcsbWorkload};
+use crate::ycsb::{RequestDistribution, ScanLengthDistribution, YcsbWorkload};
 
 /// YCSB's probe names (its measurement names), in their order in results.
-pub const YCSB_PROBES: [&str; 4] = ["READ", "UPDATE", "INSERT", "READ-MODIFY-WRITE"];
+pub const YCSB_PROBES: [&str; 5] = ["READ", "UPDATE", "INSERT", "READ-MODIFY-WRITE", "SCAN"];
 const READ: usize = 0;
 const UPDATE: usize = 1;
 const INSERT: usize = 2;
 const READ_MODIFY_WRITE: usize = 3;
+const SCAN: usize = 4;
 const GET: usize = 0;
 const PUT: usize = 1;
 
@@ -87,9 +91,10 @@ struct MapData {
 struct YcsbData {
     workload: YcsbWorkload,
     values: Vec<Vec<u8>>,
-    /// Cumulative proportions of read, update, insert, read-modify-write (last one = 1).
-    cumulative: [f64; 4],
+    /// Cumulative proportions of read, update, insert, read-modify-write, scan (last one = 1).
+    cumulative: [f64; 5],
     chooser: KeyChooser,
+    scan_length: ScanLength,
     inserts: AcknowledgedCounter,
 }
 
@@ -106,7 +111,16 @@ enum KeyChooser {
 pub struct Worker {
     rng: Rng,
     chooser: Option<KeyChooser>,
+    /// A YCSB worker's scan length chooser (YCSB's `scanlength` generator).
+    scan_length: Option<ScanLength>,
     role: Role,
+}
+
+/// YCSB's `scanlength` generator, one copy per worker.
+#[derive(Debug, Clone)]
+enum ScanLength {
+    Uniform(Uniform),
+    Zipfian(Zipfian),
 }
 
 /// What a worker of a queue or topic test does.
@@ -145,6 +159,11 @@ pub enum Operation<'a> {
         value: &'a [u8],
         key_number: i64,
     },
+    /// The `length` records from `key` on, in key order (YCSB's scan).
+    Scan {
+        key: Vec<u8>,
+        length: usize,
+    },
     /// Offer an item on queue number `queue`.
     Offer {
         queue: usize,
@@ -168,6 +187,7 @@ impl Operation<'_> {
             Operation::Get { probe, .. } | Operation::Set { probe, .. } => *probe,
             Operation::ReadModifyWrite { .. } => READ_MODIFY_WRITE,
             Operation::Insert { .. } => INSERT,
+            Operation::Scan { .. } => SCAN,
             Operation::Offer { .. } => crate::queue::OFFER,
             Operation::Poll { .. } => crate::queue::POLL,
             Operation::Publish { .. } => PUBLISH,
@@ -183,6 +203,9 @@ pub enum OperationError {
     /// A read found no value for a key the test wrote.
     #[error("no value for a key that was loaded")]
     MissingKey,
+    /// A scan's answer did not start at its start key, which the test wrote.
+    #[error("a scan did not start at its start key (the first of {found} entries was another)")]
+    ScanStart { found: usize },
     #[error(transparent)]
     Queue(#[from] QueueError),
 }
@@ -258,16 +281,25 @@ impl Workload {
     /// The state of worker `index` (its generator is seeded from the run seed and `index`).
     pub fn worker(&self, index: u32) -> Worker {
         let rng = Rng::new(mix64(self.seed ^ (u64::from(index) + 1).wrapping_mul(0x9E37_79B9)));
-        let chooser = match &self.kind {
-            Kind::Ycsb(data) => Some(data.chooser.clone()),
-            Kind::Map(_) | Kind::Queue(_) | Kind::Topic(_) => None,
+        let (chooser, scan_length) = match &self.kind {
+            Kind::Ycsb(data) => (Some(data.chooser.clone()), Some(data.scan_length.clone())),
+            Kind::Map(_) | Kind::Queue(_) | Kind::Topic(_) => (None, None),
         };
         let role = match &self.kind {
             Kind::Map(_) | Kind::Ycsb(_) => Role::Mixed,
             Kind::Queue(data) => Role::Queue(data.role(index)),
             Kind::Topic(data) => Role::Publisher { topic: data.topic_of(index), publisher: index, next: 0 },
         };
-        Worker { rng, chooser, role }
+        Worker { rng, chooser, scan_length, role }
+    }
+
+    /// The attribute the load phase indexes (sorted) before it writes: `__key` for a YCSB
+    /// workload with scans (a scan is a key range in key order).
+    pub fn sorted_index(&self) -> Option<&'static str> {
+        match &self.kind {
+            Kind::Ycsb(data) if data.workload.scan_proportion > 0.0 => Some("__key"),
+            _ => None,
+        }
     }
 
     /// Entries the load phase writes (none for queue and topic tests).
@@ -371,6 +403,13 @@ impl Workload {
                 data.inserts.acknowledge(key_number);
                 Ok(result?)
             }
+            Operation::Scan { key, length } => {
+                let page = map.entries_page(&greater_equal_predicate("__key", &key), length).await?;
+                match page.first() {
+                    Some((first, _)) if *first == key => Ok(()),
+                    _ => Err(OperationError::ScanStart { found: page.len() }),
+                }
+            }
             operation => unreachable!("{operation:?} is not a map operation"),
         }
     }
@@ -417,15 +456,16 @@ impl YcsbData {
             workload.update_proportion,
             workload.insert_proportion,
             workload.read_modify_write_proportion,
+            workload.scan_proportion,
         ];
         let total: f64 = proportions.iter().sum();
-        let mut cumulative = [0.0; 4];
+        let mut cumulative = [0.0; 5];
         let mut sum = 0.0;
         for (slot, proportion) in cumulative.iter_mut().zip(proportions) {
             sum += proportion / total;
             *slot = sum;
         }
-        cumulative[3] = 1.0;
+        cumulative[4] = 1.0;
         let inserts = AcknowledgedCounter::new(workload.record_count);
         let first = workload.insert_start;
         let chooser = match workload.request_distribution {
@@ -435,7 +475,12 @@ impl YcsbData {
             }
             RequestDistribution::Latest => KeyChooser::Latest(SkewedLatest::new(inserts.last_value())),
         };
-        YcsbData { workload: workload.clone(), values: values.collect(), cumulative, chooser, inserts }
+        let (min, max) = (i64::from(workload.min_scan_length), i64::from(workload.max_scan_length));
+        let scan_length = match workload.scan_length_distribution {
+            ScanLengthDistribution::Uniform => ScanLength::Uniform(Uniform::new(min, max)),
+            ScanLengthDistribution::Zipfian => ScanLength::Zipfian(Zipfian::new(min, max)),
+        };
+        YcsbData { workload: workload.clone(), values: values.collect(), cumulative, chooser, scan_length, inserts }
     }
 
     fn key(&self, number: i64) -> Vec<u8> {
@@ -452,7 +497,7 @@ impl YcsbData {
 
     fn next_operation<'a>(&'a self, worker: &mut Worker) -> Operation<'a> {
         let draw = worker.rng.next_f64();
-        let kind = self.cumulative.iter().position(|&bound| draw < bound).unwrap_or(READ_MODIFY_WRITE);
+        let kind = self.cumulative.iter().position(|&bound| draw < bound).unwrap_or(SCAN);
         if kind == INSERT {
             let key_number = self.inserts.next_value();
             let value = self.random_value(&mut worker.rng);
@@ -462,6 +507,14 @@ impl YcsbData {
         match kind {
             READ => Operation::Get { probe: READ, key: Cow::Owned(key) },
             UPDATE => Operation::Set { probe: UPDATE, key: Cow::Owned(key), value: self.random_value(&mut worker.rng) },
+            SCAN => {
+                let rng = &mut worker.rng;
+                let length = match worker.scan_length.as_mut().expect("YCSB workers have a scan length chooser") {
+                    ScanLength::Uniform(uniform) => uniform.next(rng),
+                    ScanLength::Zipfian(zipfian) => zipfian.next(rng),
+                };
+                Operation::Scan { key, length: length as usize }
+            }
             _ => Operation::ReadModifyWrite { key, value: self.random_value(&mut worker.rng) },
         }
     }

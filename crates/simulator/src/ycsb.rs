@@ -9,7 +9,10 @@
 //! - read → `get` (probe `READ`); update → `set` of a whole new record (`UPDATE`; YCSB's
 //!   `writeallfields=false` would write one field: a single blob has no fields); insert →
 //!   `set` of the next record number (`INSERT`); read-modify-write → `get` then `set`
-//!   (`READ-MODIFY-WRITE`, timed as one); scan → refused: an `IMap` has no ordered scan.
+//!   (`READ-MODIFY-WRITE`, timed as one); scan (workload E) → the first page of a paging
+//!   predicate `__key >= startkey` of `scanlength` entries in key order (`SCAN`), answered from
+//!   a sorted index on `__key` that the load phase adds (YCSB's `scan(table, startkey, n)`:
+//!   the `n` records from `startkey` on).
 //! - keys are chosen as YCSB's `CoreWorkload.nextKeynum` does: uniform over the loaded
 //!   records, scrambled zipfian over the loaded records plus 2 × the expected inserts
 //!   (retrying numbers not inserted yet), or skewed-latest over the insert sequence.
@@ -17,7 +20,7 @@
 //!   key space, as in YCSB. `threadcount` and `target` are read from the file as YCSB reads
 //!   them from the command line; `--threads` and `--rate` override them.
 //!
-//! Keys that only matter to features not offered here (field-level reads, scans, measurement
+//! Keys that only matter to features not offered here (field-level reads, measurement
 //! and export settings) are accepted without effect; see [`IGNORED_KEYS`]. Any other key is an
 //! error naming it.
 
@@ -29,7 +32,7 @@ use crate::properties::Properties;
 const WORKLOAD_CLASSES: [&str; 2] = ["site.ycsb.workloads.CoreWorkload", "com.yahoo.ycsb.workloads.CoreWorkload"];
 
 /// Keys read and used.
-const USED_KEYS: [&str; 19] = [
+const USED_KEYS: [&str; 22] = [
     "workload",
     "recordcount",
     "operationcount",
@@ -43,6 +46,9 @@ const USED_KEYS: [&str; 19] = [
     "insertproportion",
     "readmodifywriteproportion",
     "scanproportion",
+    "minscanlength",
+    "maxscanlength",
+    "scanlengthdistribution",
     "requestdistribution",
     "insertorder",
     "zeropadding",
@@ -52,17 +58,15 @@ const USED_KEYS: [&str; 19] = [
 ];
 
 /// Keys accepted without effect: they tune features a single-blob `IMap` record does not
-/// have (fields, scans) or YCSB's own measurement and export, replaced by the Simulator's.
-pub const IGNORED_KEYS: [&str; 22] = [
+/// have (fields, a scan's rate and time limits) or YCSB's own measurement and export, replaced
+/// by the Simulator's.
+pub const IGNORED_KEYS: [&str; 19] = [
     "readallfields",
     "readallfieldsbyname",
     "writeallfields",
     "dataintegrity",
     "fieldnameprefix",
     "minfieldlength",
-    "maxscanlength",
-    "minscanlength",
-    "scanlengthdistribution",
     "maxscanrate",
     "scanoptimelimit",
     "discardscannedrecord",
@@ -80,6 +84,8 @@ pub const IGNORED_KEYS: [&str; 22] = [
 
 /// Largest `recordcount` loaded (the data set's keys are generated in the driver).
 pub const MAX_RECORD_COUNT: i64 = 100_000_000;
+/// Longest scan (entries in one page of the answer).
+pub const MAX_SCAN_LENGTH: u32 = 100_000;
 /// Largest record, `fieldcount × fieldlength`.
 pub const MAX_RECORD_BYTES: u64 = 16 << 20;
 
@@ -90,6 +96,14 @@ pub enum RequestDistribution {
     Uniform,
     Zipfian,
     Latest,
+}
+
+/// How a scan picks its length (YCSB's `scanlengthdistribution`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScanLengthDistribution {
+    Uniform,
+    Zipfian,
 }
 
 /// A YCSB core workload.
@@ -105,6 +119,10 @@ pub struct YcsbWorkload {
     pub update_proportion: f64,
     pub insert_proportion: f64,
     pub read_modify_write_proportion: f64,
+    pub scan_proportion: f64,
+    pub min_scan_length: u32,
+    pub max_scan_length: u32,
+    pub scan_length_distribution: ScanLengthDistribution,
     pub request_distribution: RequestDistribution,
     pub ordered_inserts: bool,
     pub zero_padding: u32,
@@ -122,14 +140,6 @@ impl YcsbWorkload {
         }
         let whole = "a whole number";
         let fraction = "a proportion (a number ≥ 0)";
-        let scan: f64 = properties.parsed_or("scanproportion", 0.0, fraction)?;
-        if scan != 0.0 {
-            return Err(SimulatorError::Input(format!(
-                "{}: scanproportion={scan}: scans are not supported (an IMap has no ordered key range to scan); \
-                 set scanproportion=0",
-                properties.location("scanproportion")
-            )));
-        }
         let record_count: i64 = match properties.get("recordcount") {
             None => return Err(SimulatorError::Input(format!("{}: recordcount is required", properties.source))),
             Some(_) => properties.parsed_or("recordcount", 0, whole)?,
@@ -150,6 +160,14 @@ impl YcsbWorkload {
             update_proportion: properties.parsed_or("updateproportion", 0.05, fraction)?,
             insert_proportion: properties.parsed_or("insertproportion", 0.0, fraction)?,
             read_modify_write_proportion: properties.parsed_or("readmodifywriteproportion", 0.0, fraction)?,
+            scan_proportion: properties.parsed_or("scanproportion", 0.0, fraction)?,
+            min_scan_length: properties.parsed_or("minscanlength", 1, whole)?,
+            max_scan_length: properties.parsed_or("maxscanlength", 1000, whole)?,
+            scan_length_distribution: match properties.get("scanlengthdistribution").unwrap_or("uniform") {
+                "uniform" => ScanLengthDistribution::Uniform,
+                "zipfian" => ScanLengthDistribution::Zipfian,
+                _ => return Err(properties.invalid("scanlengthdistribution", "uniform or zipfian")),
+            },
             request_distribution: match properties.get("requestdistribution").unwrap_or("uniform") {
                 "uniform" => RequestDistribution::Uniform,
                 "zipfian" => RequestDistribution::Zipfian,
@@ -194,16 +212,26 @@ impl YcsbWorkload {
             ("updateproportion", self.update_proportion),
             ("insertproportion", self.insert_proportion),
             ("readmodifywriteproportion", self.read_modify_write_proportion),
+            ("scanproportion", self.scan_proportion),
         ] {
             check(value.is_finite() && value >= 0.0, key, "a proportion (a number ≥ 0)")?;
         }
-        let total =
-            self.read_proportion + self.update_proportion + self.insert_proportion + self.read_modify_write_proportion;
+        let total = self.read_proportion
+            + self.update_proportion
+            + self.insert_proportion
+            + self.read_modify_write_proportion
+            + self.scan_proportion;
         if total <= 0.0 {
             return Err(SimulatorError::Input(format!("{}: every operation proportion is 0", properties.source)));
         }
         check((1..=crate::definition::MAX_THREADS).contains(&self.thread_count), "threadcount", "1..=10000")?;
         check(self.zero_padding <= 64, "zeropadding", "at most 64")?;
+        check(self.min_scan_length >= 1, "minscanlength", "at least 1")?;
+        check(
+            (self.min_scan_length..=MAX_SCAN_LENGTH).contains(&self.max_scan_length),
+            "maxscanlength",
+            "minscanlength..=100000",
+        )?;
         check(!self.table.is_empty(), "table", "a map name")?;
         if properties.get("dataintegrity").is_some_and(|value| value.eq_ignore_ascii_case("true")) {
             return Err(properties.invalid("dataintegrity", "false (values are random blobs, not checkable fields)"));
@@ -243,6 +271,10 @@ impl YcsbWorkload {
             "updateproportion": self.update_proportion,
             "insertproportion": self.insert_proportion,
             "readmodifywriteproportion": self.read_modify_write_proportion,
+            "scanproportion": self.scan_proportion,
+            "minscanlength": self.min_scan_length,
+            "maxscanlength": self.max_scan_length,
+            "scanlengthdistribution": self.scan_length_distribution,
             "requestdistribution": self.request_distribution,
             "insertorder": if self.ordered_inserts { "ordered" } else { "hashed" },
             "zeropadding": self.zero_padding,
@@ -291,17 +323,17 @@ mod tests {
     }
 
     #[test]
-    fn every_shipped_workload_parses_and_e_is_refused_for_its_scans() {
+    fn every_shipped_workload_parses() {
         for directory in workload_directories() {
-            for name in ["workloada", "workloadb", "workloadc", "workloadd", "workloadf", "workload_template"] {
+            for name in
+                ["workloada", "workloadb", "workloadc", "workloadd", "workloade", "workloadf", "workload_template"]
+            {
                 let path = directory.join(name);
                 match TestDefinition::read(&path) {
                     Ok(TestDefinition::Ycsb(_)) => {}
                     other => panic!("{}: {other:?}", path.display()),
                 }
             }
-            let error = TestDefinition::read(&directory.join("workloade")).unwrap_err().to_string();
-            assert!(error.contains("scanproportion=0.95: scans are not supported"), "{error}");
         }
     }
 
@@ -317,6 +349,10 @@ mod tests {
         let Ok(TestDefinition::Ycsb(d)) = TestDefinition::read(&directory.join("workloadd")) else { panic!() };
         assert_eq!(d.request_distribution, RequestDistribution::Latest);
         assert_eq!(d.insert_proportion, 0.05);
+        let Ok(TestDefinition::Ycsb(e)) = TestDefinition::read(&directory.join("workloade")) else { panic!() };
+        assert_eq!((e.scan_proportion, e.insert_proportion, e.read_proportion), (0.95, 0.05, 0.0));
+        assert_eq!((e.min_scan_length, e.max_scan_length), (1, 100));
+        assert_eq!(e.scan_length_distribution, ScanLengthDistribution::Uniform);
         let Ok(TestDefinition::Ycsb(f)) = TestDefinition::read(&directory.join("workloadf")) else { panic!() };
         assert_eq!(f.read_modify_write_proportion, 0.5);
         let Ok(TestDefinition::Ycsb(t)) = TestDefinition::read(&directory.join("workload_template")) else { panic!() };

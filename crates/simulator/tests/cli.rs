@@ -73,8 +73,12 @@ fn bad_input_is_reported_by_name() {
     assert!(!output.status.success());
     assert!(stderr.contains("typo.properties:2: unknown key \"threadCont\""), "{stderr}");
 
-    let output = simulator(&["run", &repository_file("simulator/ycsb/workloade"), "--start", "ferrogrid"]);
-    assert!(String::from_utf8_lossy(&output.stderr).contains("scans are not supported"));
+    let scans = directory.join("scans");
+    let text = "workload=site.ycsb.workloads.CoreWorkload\nrecordcount=10\nscanproportion=1\nscanlengthdistribution=hotspot\n";
+    std::fs::write(&scans, text).unwrap();
+    let output = simulator(&["run", &scans.display().to_string(), "--start", "ferrogrid"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("scans:4: scanlengthdistribution") && stderr.contains("uniform or zipfian"), "{stderr}");
 
     let sample = repository_file("simulator/string-string-map.properties");
     let output = simulator(&["run", &sample, "--start", "ferrogrid", "--members", "0"]);

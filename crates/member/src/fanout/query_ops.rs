@@ -27,7 +27,7 @@ use ferrogrid_protocol::error;
 use ferrogrid_protocol::message::{MessageWriter, Packed};
 use ferrogrid_protocol::{Data, DecodeError, Message, MessageType};
 use ferrogrid_query::predicate::IterationType;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, OnceLock};
 
 /// The partitions a share covered, and the first failure of any share.
@@ -106,9 +106,21 @@ impl Coverage {
         compiled: &Compiled,
         mut visit: impl FnMut(u16, &mut PartitionStore) -> Result<(), Failure>,
     ) {
+        for local in self.cover_owned(share, compiled) {
+            if let Err(failure) = visit(share.partition_id(local), &mut share.partitions[local]) {
+                self.failure = Some(failure);
+                return;
+            }
+        }
+    }
+
+    /// Records every owned partition of the share the query covers as covered; returns their
+    /// local indexes.
+    pub(crate) fn cover_owned(&mut self, share: &ShareContext<'_>, compiled: &Compiled) -> Vec<usize> {
         self.partition_count = share.partition_count;
         self.limits = Some(share.settings.query_limits());
         self.expected.clone_from(&compiled.partitions);
+        let mut locals = Vec::new();
         for local in 0..share.partitions.len() {
             let partition = share.partition_id(local);
             let owned = share.owned.get(local).copied().unwrap_or(true);
@@ -116,11 +128,9 @@ impl Coverage {
                 continue;
             }
             self.covered.insert(partition);
-            if let Err(failure) = visit(partition, &mut share.partitions[local]) {
-                self.failure = Some(failure);
-                return;
-            }
+            locals.push(local);
         }
+        locals
     }
 
     /// Writes the coverage into a member's answer: `count u16 | partitions u16… | failure`.
@@ -224,6 +234,10 @@ impl Partial for Found {
     }
 }
 
+/// A paging query's share sorts and cuts its hits to what can be on the page once it holds
+/// more than this many (or twice what the page can need).
+const PAGE_CANDIDATES_KEPT: usize = 4096;
+
 /// The last entry of a page the client has seen: (page, key, value).
 pub(crate) type Anchor = (i32, Box<[u8]>, Box<[u8]>);
 
@@ -235,6 +249,53 @@ pub(crate) struct Paging {
     pub(crate) iteration: IterationType,
     /// (page, key, value): the last entry of each page the client has seen.
     pub(crate) anchors: Vec<Anchor>,
+}
+
+impl Paging {
+    /// The anchor the page is counted from: the last one of a page before it.
+    fn nearest_anchor(&self) -> Option<&Anchor> {
+        self.anchors.iter().filter(|(page, _, _)| (*page as i64) < self.page as i64).max_by_key(|a| a.0)
+    }
+
+    /// The most hits after an anchor the page can need: the pages up to it and the page.
+    fn most_needed(&self) -> usize {
+        self.page.saturating_add(1).saturating_mul(self.page_size)
+    }
+
+    /// The hits that can be on the requested page, in order: those after the nearest anchor
+    /// before the page, at most as many as the pages between and the page itself hold; and
+    /// how many of them the pages between take. Each hit's sort key is read once.
+    fn candidates(
+        &self,
+        hits: Vec<Hit>,
+        schemas: &dyn ferrogrid_query::SchemaSource,
+    ) -> Result<(Vec<Hit>, usize), Failure> {
+        use ferrogrid_query::order::SortKey;
+        let sort_key = |hit: &Hit| SortKey::of(self.iteration, (&hit.key, &hit.value), schemas);
+        let keyed: Result<Vec<(SortKey, Hit)>, _> = hits.into_iter().map(|hit| Ok((sort_key(&hit)?, hit))).collect();
+        let mut keyed = keyed.map_err(crate::query::exec_failure)?;
+        let mut failed = None;
+        keyed.sort_by(|a, b| {
+            a.0.compare(&b.0, schemas).unwrap_or_else(|failure| {
+                failed.get_or_insert(failure);
+                std::cmp::Ordering::Equal
+            })
+        });
+        if let Some(failure) = failed {
+            return Err(crate::query::exec_failure(failure));
+        }
+        let (mut start, mut skipped_pages) = (0, self.page);
+        if let Some((page, key, value)) = self.nearest_anchor().filter(|_| !keyed.is_empty()) {
+            let anchor = SortKey::of(self.iteration, (key, value), schemas).map_err(crate::query::exec_failure)?;
+            start = keyed.partition_point(|(key, _)| {
+                key.compare(&anchor, schemas).is_ok_and(|ordering| ordering != std::cmp::Ordering::Greater)
+            });
+            skipped_pages = self.page - *page as usize - 1;
+        }
+        let skip = skipped_pages.saturating_mul(self.page_size);
+        let end = start.saturating_add(skip.saturating_add(self.page_size)).min(keyed.len());
+        Ok((keyed.drain(start.min(end)..end).map(|(_, hit)| hit).collect(), skip))
+    }
 }
 
 /// keySet, values or entrySet with a predicate (and, with `paging`, one sorted page of them).
@@ -254,6 +315,84 @@ impl Query {
 
     fn paged(listed: Listed, predicate: Predicate, paging: Paging) -> Query {
         Query { listed, predicate, paging: Some(paging), schemas: OnceLock::new() }
+    }
+
+    /// A page in the order of a sorted index (the key's for KEY and ENTRY iteration, the
+    /// value's for VALUE): the share's partitions' index groups merged in order, read until the
+    /// page has what it can need past the anchor. None (the share scans) unless every partition
+    /// of the share has such an index that gives Java's order (`Indexes::ordered`).
+    fn walk_ordered(
+        &self,
+        paging: &Paging,
+        compiled: &Compiled,
+        map: &str,
+        share: &mut ShareContext<'_>,
+        (now_ms, schemas): (i64, &dyn ferrogrid_query::SchemaSource),
+        coverage: &mut Coverage,
+    ) -> Option<Result<Vec<Hit>, Failure>> {
+        use ferrogrid_query::order::SortKey;
+        use std::cmp::Reverse;
+        let attribute = if paging.iteration == IterationType::Value { "this" } else { "__key" };
+        let stores: Vec<(u16, Option<&crate::store::RecordStore>)> = (0..share.partitions.len())
+            .map(|local| (share.partition_id(local), share.partitions[local].map(map)))
+            .collect();
+        let mut groups = Vec::new();
+        for (partition, store) in stores.iter().filter_map(|(partition, store)| Some((*partition, (*store)?))) {
+            groups.push((partition, store, store.index_ordered(attribute, &compiled.plan)?));
+        }
+        let locals = coverage.cover_owned(share, compiled);
+        let wanted: HashSet<u16> = locals.iter().map(|local| share.partition_id(*local)).collect();
+        groups.retain(|(partition, _, _)| wanted.contains(partition));
+        let anchor =
+            paging.nearest_anchor().map(|(_, key, value)| SortKey::of(paging.iteration, (key, value), schemas));
+        let anchor = match anchor.transpose() {
+            Ok(anchor) => anchor,
+            Err(error) => return Some(Err(crate::query::exec_failure(error))),
+        };
+        let mut heap = std::collections::BinaryHeap::new();
+        let mut current = Vec::with_capacity(groups.len());
+        for (slot, (_, _, ordered)) in groups.iter_mut().enumerate() {
+            let next = ordered.next();
+            if let Some((index_key, _)) = next {
+                heap.push(Reverse((index_key, slot)));
+            }
+            current.push(next.map(|(_, keys)| keys));
+        }
+        let (needed, mut counted, mut last) = (paging.most_needed(), 0usize, None);
+        let mut hits = Vec::new();
+        while let Some(Reverse((index_key, slot))) = heap.pop() {
+            if counted >= needed && last != Some(index_key) {
+                break; // the group before was the last the page can need
+            }
+            last = Some(index_key);
+            let (partition, store, ordered) = &mut groups[slot];
+            for key in current[slot].into_iter().flatten() {
+                let Some(entry) = store.get(key, now_ms) else { continue };
+                match compiled.filter.matches(key, entry.value(), schemas) {
+                    Ok(false) => continue,
+                    Ok(true) => {}
+                    Err(error) => return Some(Err(failure(error))),
+                }
+                let hit = Hit { partition: *partition, key: key.clone(), value: entry.value().into() };
+                let past_anchor = match &anchor {
+                    None => Ok(true),
+                    Some(anchor) => SortKey::of(paging.iteration, (&hit.key, &hit.value), schemas)
+                        .and_then(|sort_key| sort_key.compare(anchor, schemas))
+                        .map(|ordering| ordering == std::cmp::Ordering::Greater),
+                };
+                match past_anchor {
+                    Ok(past) => counted += usize::from(past),
+                    Err(error) => return Some(Err(crate::query::exec_failure(error))),
+                }
+                hits.push(hit);
+            }
+            let next = ordered.next();
+            if let Some((index_key, _)) = next {
+                heap.push(Reverse((index_key, slot)));
+            }
+            current[slot] = next.map(|(_, keys)| keys);
+        }
+        Some(Ok(hits))
     }
 
     /// The matching entries of one partition.
@@ -299,10 +438,37 @@ impl WideOperation for Query {
         };
         let shared = share.schemas.clone();
         let (now_ms, schemas) = (share.now_ms, crate::query::ShareSchemas::new(&shared));
+        if let Some(paging) = &self.paging {
+            let walked = self.walk_ordered(paging, compiled, map, share, (now_ms, &schemas), &mut partial.coverage);
+            if let Some(walked) = walked {
+                match walked.and_then(|hits| paging.candidates(hits, &schemas)) {
+                    Ok((hits, _)) => partial.hits = hits,
+                    Err(failure) => partial.coverage.failure = Some(failure),
+                }
+                return;
+            }
+        }
         let mut hits = Vec::new();
         partial.coverage.visit_owned(share, compiled, |partition, store| {
-            self.search(compiled, map, (partition, store), (now_ms, &schemas), &mut hits)
+            self.search(compiled, map, (partition, store), (now_ms, &schemas), &mut hits)?;
+            match &self.paging {
+                // What cannot be on the page is dropped as it comes (bounded memory).
+                Some(paging) if hits.len() > PAGE_CANDIDATES_KEPT.max(paging.most_needed().saturating_mul(2)) => {
+                    hits = paging.candidates(std::mem::take(&mut hits), &schemas)?.0;
+                }
+                _ => {}
+            }
+            Ok(())
         });
+        if let (Some(paging), None) = (&self.paging, &partial.coverage.failure) {
+            match paging.candidates(hits, &schemas) {
+                Ok((kept, _)) => hits = kept,
+                Err(failure) => {
+                    partial.coverage.failure = Some(failure);
+                    hits = Vec::new();
+                }
+            }
+        }
         partial.hits = hits;
     }
 
@@ -471,36 +637,13 @@ fn write_list(listed: Listed, hits: &[Hit], out: &mut Vec<u8>, response_type: Me
 fn write_page(
     listed: Listed,
     paging: &Paging,
-    mut hits: Vec<Hit>,
+    hits: Vec<Hit>,
     schemas: &crate::schemas::Schemas,
     out: &mut Vec<u8>,
     (response_type, correlation_id): (MessageType, i64),
 ) -> Result<(), Failure> {
-    let order = |a: (&[u8], &[u8]), b: (&[u8], &[u8])| {
-        ferrogrid_query::order::compare_entries(paging.iteration, a, b, schemas).map_err(crate::query::exec_failure)
-    };
-    let mut failed = None;
-    hits.sort_by(|a, b| {
-        order((&a.key, &a.value), (&b.key, &b.value)).unwrap_or_else(|failure| {
-            failed.get_or_insert(failure);
-            std::cmp::Ordering::Equal
-        })
-    });
-    if let Some(failure) = failed {
-        return Err(failure);
-    }
-    let nearest = paging.anchors.iter().filter(|(page, _, _)| (*page as i64) < paging.page as i64).max_by_key(|a| a.0);
-    let mut start = 0;
-    let mut skipped_pages = paging.page;
-    if let Some((page, key, value)) = nearest {
-        start = hits.partition_point(|hit| {
-            order((&hit.key, &hit.value), (key, value)).is_ok_and(|ordering| ordering != std::cmp::Ordering::Greater)
-        });
-        skipped_pages = paging.page - *page as usize - 1;
-    }
-    let from = start.saturating_add(skipped_pages.saturating_mul(paging.page_size)).min(hits.len());
-    let to = from.saturating_add(paging.page_size).min(hits.len());
-    let page = &hits[from..to];
+    let (hits, skip) = paging.candidates(hits, schemas)?;
+    let page = &hits[skip.min(hits.len())..];
     let mut anchors: Vec<(i32, Data<'_>, Data<'_>)> = paging
         .anchors
         .iter()
