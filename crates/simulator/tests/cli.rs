@@ -74,7 +74,8 @@ fn bad_input_is_reported_by_name() {
     assert!(stderr.contains("typo.properties:2: unknown key \"threadCont\""), "{stderr}");
 
     let scans = directory.join("scans");
-    let text = "workload=site.ycsb.workloads.CoreWorkload\nrecordcount=10\nscanproportion=1\nscanlengthdistribution=hotspot\n";
+    let text =
+        "workload=site.ycsb.workloads.CoreWorkload\nrecordcount=10\nscanproportion=1\nscanlengthdistribution=hotspot\n";
     std::fs::write(&scans, text).unwrap();
     let output = simulator(&["run", &scans.display().to_string(), "--start", "ferrogrid"]);
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -367,24 +367,14 @@ impl Query {
             last = Some(index_key);
             let (partition, store, ordered) = &mut groups[slot];
             for key in current[slot].into_iter().flatten() {
-                let Some(entry) = store.get(key, now_ms) else { continue };
-                match compiled.filter.matches(key, entry.value(), schemas) {
-                    Ok(false) => continue,
-                    Ok(true) => {}
-                    Err(error) => return Some(Err(failure(error))),
+                match page_hit(paging, anchor.as_ref(), compiled, (*partition, store, key), (now_ms, schemas)) {
+                    Ok(Some((hit, past_anchor))) => {
+                        counted += usize::from(past_anchor);
+                        hits.push(hit);
+                    }
+                    Ok(None) => {}
+                    Err(failure) => return Some(Err(failure)),
                 }
-                let hit = Hit { partition: *partition, key: key.clone(), value: entry.value().into() };
-                let past_anchor = match &anchor {
-                    None => Ok(true),
-                    Some(anchor) => SortKey::of(paging.iteration, (&hit.key, &hit.value), schemas)
-                        .and_then(|sort_key| sort_key.compare(anchor, schemas))
-                        .map(|ordering| ordering == std::cmp::Ordering::Greater),
-                };
-                match past_anchor {
-                    Ok(past) => counted += usize::from(past),
-                    Err(error) => return Some(Err(crate::query::exec_failure(error))),
-                }
-                hits.push(hit);
             }
             let next = ordered.next();
             if let Some((index_key, _)) = next {
@@ -413,6 +403,31 @@ impl Query {
             Ok(())
         })
     }
+}
+
+/// The hit an index walk found under `key` if it is live and matches, and whether it sorts
+/// after the page's anchor (only those count towards the page).
+fn page_hit(
+    paging: &Paging,
+    anchor: Option<&ferrogrid_query::order::SortKey>,
+    compiled: &Compiled,
+    (partition, store, key): (u16, &crate::store::RecordStore, &[u8]),
+    (now_ms, schemas): (i64, &dyn ferrogrid_query::SchemaSource),
+) -> Result<Option<(Hit, bool)>, Failure> {
+    use ferrogrid_query::order::SortKey;
+    let Some(entry) = store.get(key, now_ms) else { return Ok(None) };
+    if !compiled.filter.matches(key, entry.value(), schemas).map_err(failure)? {
+        return Ok(None);
+    }
+    let hit = Hit { partition, key: key.into(), value: entry.value().into() };
+    let past_anchor = match anchor {
+        None => true,
+        Some(anchor) => SortKey::of(paging.iteration, (&hit.key, &hit.value), schemas)
+            .and_then(|sort_key| sort_key.compare(anchor, schemas))
+            .map_err(crate::query::exec_failure)?
+            .is_gt(),
+    };
+    Ok(Some((hit, past_anchor)))
 }
 
 impl WideOperation for Query {
