@@ -234,18 +234,22 @@ def test_predicates_over_plain_values_use_this(client, map_name):
 # --------------------------------------------------------------------------- paging
 
 
+def _all_pages(read, paging):
+    """Every page `read(paging)` gives, from the paging predicate's page on, until an empty one."""
+    pages = []
+    while True:
+        page = read(paging)
+        if not page:
+            return pages
+        pages.append(page)
+        paging.next_page()
+
+
 def test_paging_through_all_pages_of_keys_and_plain_values(client, map_name):
     m = client.get_map(map_name).blocking()
     m.put_all({"k%03d" % i: (i * 7919) % 101 for i in range(101)})
     try:
-        paging = p.paging(p.greater("this", 9), 7)
-        pages = []
-        while True:
-            page = m.values(paging)
-            if not page:
-                break
-            pages.append(page)
-            paging.next_page()
+        pages = _all_pages(m.values, p.paging(p.greater("this", 9), 7))
         expected = sorted(v for v in ((i * 7919) % 101 for i in range(101)) if v > 9)
         assert [v for page in pages for v in page] == expected
         assert all(len(page) == 7 for page in pages[:-1])
@@ -286,31 +290,15 @@ def test_paging_on_sorted_indexes_of_keys_and_values_reads_every_page_in_java_or
     m.put_all(entries)
     try:
         keys = sorted(entries, key=_java_order)
-        paging = p.paging(None, 11)
-        pages = []
-        while True:
-            page = m.key_set(paging)
-            if not page:
-                break
-            pages.append(page)
-            paging.next_page()
-        assert [k for page in pages for k in page] == keys
+        assert [k for page in _all_pages(m.key_set, p.paging(None, 11)) for k in page] == keys
         start = keys[57]
         ranged = p.paging(p.greater_or_equal("__key", start), 25)
         assert m.entry_set(ranged) == [(k, entries[k]) for k in keys[57:82]]
         ranged.page = 3  # straight to a later page: no anchor for the pages between
         assert m.entry_set(ranged) == [(k, entries[k]) for k in keys[57 + 75 : 57 + 100]]
         by_value = sorted(entries.items(), key=lambda kv: (_java_order(kv[1]), _java_hash(kv[0])))
-        values = p.paging(p.greater("this", "v3"), 9)
         expected = [v for k, v in by_value if _java_order(v) > _java_order("v3")]
-        got = []
-        while True:
-            page = m.values(values)
-            if not page:
-                break
-            got.extend(page)
-            values.next_page()
-        assert got == expected
+        assert [v for page in _all_pages(m.values, p.paging(p.greater("this", "v3"), 9)) for v in page] == expected
     finally:
         m.destroy()
 
