@@ -346,7 +346,7 @@ fn send_schemas(
     let correlation_id = reply_to.map_or(0, |(_, correlation_id)| correlation_id);
     let state = shared.cluster_state();
     let me = shared.view.member_uuid;
-    let members: Vec<Uuid> = state.members.iter().map(|member| Uuid::from_u128(member.id.0)).collect();
+    let members = state.member_uuids();
     let bound = shared.config.limits.max_schemas as usize;
     for schema in schemas {
         let Ok(id) = shared.schemas.put(schema.clone(), me, bound) else {
@@ -355,7 +355,7 @@ fn send_schemas(
             return false;
         };
         let mut payload = Vec::new();
-        crate::schemas::encode(&[Arc::new(schema.clone())], &mut payload);
+        crate::schemas::encode([schema], &mut payload);
         let mut message = Vec::with_capacity(payload.len() + 32);
         crate::peer::write(&mut message, crate::peer::SCHEMAS, 0, &payload);
         for member in shared.schemas.missing(id, &members) {
@@ -367,9 +367,7 @@ fn send_schemas(
             shared.schemas.wait(id, connection.clone(), correlation_id, std::time::Instant::now());
         }
     }
-    for (connection, _, answer) in shared.schemas.due(&members, std::time::Instant::now()) {
-        connection.send(&answer);
-    }
+    shared.schemas.answer_due(&members);
     true
 }
 

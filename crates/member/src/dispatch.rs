@@ -711,7 +711,7 @@ impl Core {
             return;
         }
         let mut payload = Vec::new();
-        crate::schemas::encode(&schemas, &mut payload);
+        crate::schemas::encode(schemas.iter().map(|schema| &**schema), &mut payload);
         self.write_to_peers(peers, crate::peer::SCHEMAS, &payload);
     }
 
@@ -727,12 +727,7 @@ impl Core {
     /// Writes the SendSchema answers that are due (every member holds the schema, or the
     /// wait is over).
     pub(crate) fn answer_schemas_due(&mut self) {
-        let state = &self.owner.replication.state;
-        let members: Vec<ferrogrid_protocol::Uuid> =
-            state.members.iter().map(|member| ferrogrid_protocol::Uuid::from_u128(member.id.0)).collect();
-        for (connection, _, answer) in self.shared.schemas.due(&members, std::time::Instant::now()) {
-            connection.send(&answer);
-        }
+        self.shared.schemas.answer_due(&self.owner.replication.state.member_uuids());
     }
 
     /// Tells every other member to drop the relayed registrations `relay_ids`.

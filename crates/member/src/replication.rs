@@ -40,6 +40,11 @@ impl ClusterState {
     pub fn is_member(&self, id: MemberId) -> bool {
         self.members.iter().any(|member| member.id == id)
     }
+
+    /// The members' uuids, as clients know them.
+    pub fn member_uuids(&self) -> Vec<ferrogrid_protocol::Uuid> {
+        self.members.iter().map(|member| ferrogrid_protocol::Uuid::from_u128(member.id.0)).collect()
+    }
 }
 
 /// Where a partition request runs.

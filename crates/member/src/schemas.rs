@@ -108,6 +108,13 @@ impl Schemas {
         members.iter().filter(|member| !holders.is_some_and(|holders| holders.contains(member))).copied().collect()
     }
 
+    /// Sends the answers [`Schemas::due`] gives now.
+    pub fn answer_due(&self, members: &[Uuid]) {
+        for (connection, _, answer) in self.due(members, Instant::now()) {
+            connection.send(&answer);
+        }
+    }
+
     /// Holds the answer to a SendSchema of schema `id` until [`Schemas::due`] finds every
     /// member holding it, or [`ANSWER_WAIT_MS`] passed.
     pub fn wait(&self, id: i64, connection: Arc<ConnectionShared>, correlation_id: i64, now: Instant) {
@@ -163,7 +170,7 @@ pub fn to_wire(schema: &Schema) -> CompactSchema<'_> {
 }
 
 /// What SCHEMAS carries: `{ type name str | field count u32 | { name str | kind i32 }* }*`.
-pub fn encode(schemas: &[Arc<Schema>], out: &mut Vec<u8>) {
+pub fn encode<'a>(schemas: impl IntoIterator<Item = &'a Schema>, out: &mut Vec<u8>) {
     for schema in schemas {
         put_str(out, &schema.type_name);
         out.extend_from_slice(&(schema.fields.len() as u32).to_le_bytes());
@@ -219,7 +226,7 @@ mod tests {
 
     #[test]
     fn schemas_survive_the_member_hop_and_truncations_are_refused() {
-        let schemas = vec![Arc::new(schema("employee", &[("name", 16), ("age", 8)])), Arc::new(schema("empty", &[]))];
+        let schemas = vec![schema("employee", &[("name", 16), ("age", 8)]), schema("empty", &[])];
         let mut bytes = Vec::new();
         encode(&schemas, &mut bytes);
         let decoded = decode(&bytes).unwrap();

@@ -52,7 +52,7 @@ use crate::compact::{CompactRecord, SchemaSource};
 use crate::data::{self, read_object, read_value, HEADER_SIZE, JSON};
 use crate::error::ReadError;
 use crate::input::Input;
-use crate::number::{digit_count, java_double_string, java_float_string, BigDecimal, MAX_DIGITS};
+use crate::number::{digit_count, BigDecimal, MAX_DIGITS};
 use crate::order::{is_comparable, java_hash_code};
 use crate::path::{extract_marked, Extracted, Path, Root, Step};
 use crate::predicate::Literal;
@@ -256,19 +256,10 @@ fn inline_of(value: &Value, array_type: Option<ArrayType>) -> Result<Vec<u8>, Ex
 
 // --- Java's numbers ----------------------------------------------------------------------------
 
-/// `String.valueOf(number)`, for messages.
+/// `String.valueOf(number)` (`Value::java_string`), for messages; anything else by its class.
 fn java_text(value: &Value) -> String {
-    match value {
-        Value::Byte(value) => value.to_string(),
-        Value::Short(value) => value.to_string(),
-        Value::Int(value) => value.to_string(),
-        Value::Long(value) => value.to_string(),
-        Value::Float(value) => java_float_string(*value),
-        Value::Double(value) => java_double_string(*value),
-        Value::BigInteger(value) => value.to_string(),
-        Value::BigDecimal(value) => value.to_string(),
-        other => java_class(other).to_string(),
-    }
+    let text = number(value, "a number").ok().and_then(|number| number.java_string().ok());
+    text.unwrap_or_else(|| java_class(value).to_string())
 }
 
 /// The value as a `java.lang.Number` (`checkcast Number`): null is a NullPointerException
