@@ -9,9 +9,11 @@
 //! once): when every order gives one answer it must be Hazelcast's; when orders disagree,
 //! Hazelcast's answer must be among ours.
 
+mod common;
+
 use ferrogrid_query::eval::{EvalErrorKind, Filter, IndexTerm};
 use ferrogrid_query::predicate::decode_predicate_with;
-use ferrogrid_query::schema::{FieldDescriptor, Schema};
+use ferrogrid_query::schema::Schema;
 use ferrogrid_query::{SchemaSource, Value};
 use serde_json::Value as Json;
 use std::collections::{BTreeSet, HashMap};
@@ -50,22 +52,7 @@ fn document() -> Json {
 }
 
 fn schemas(document: &Json) -> HashMap<i64, Arc<Schema>> {
-    let mut schemas = HashMap::new();
-    for schema in document["schemas"].as_array().expect("schemas") {
-        let fields = schema["fields"]
-            .as_array()
-            .expect("fields")
-            .iter()
-            .map(|field| FieldDescriptor {
-                name: field[0].as_str().unwrap().into(),
-                kind: field[1].as_i64().unwrap() as i32,
-            })
-            .collect();
-        let built = Schema::new(schema["type_name"].as_str().unwrap(), fields);
-        assert_eq!(built.id(), schema["id"].as_i64().unwrap(), "schema id of {}", built.type_name);
-        schemas.insert(built.id(), Arc::new(built));
-    }
-    schemas
+    common::schemas_of(document)
 }
 
 fn bytes(json: &Json) -> Vec<u8> {

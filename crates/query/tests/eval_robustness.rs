@@ -1,9 +1,11 @@
 //! Random predicates over random entries never panic: every failure is an `EvalError`.
 
+mod common;
+
 use ferrogrid_query::eval::java_regex::{self, Flags};
 use ferrogrid_query::eval::Filter;
 use ferrogrid_query::predicate::{Literal, Operand, Predicate};
-use ferrogrid_query::schema::{FieldDescriptor, Schema};
+use ferrogrid_query::schema::Schema;
 use proptest::prelude::*;
 use serde_json::Value as Json;
 use std::collections::HashMap;
@@ -16,20 +18,7 @@ fn document() -> Json {
 /// The fixture's schemas and every key and value blob it holds (Compact, JSON, built-in types).
 fn fixture() -> (HashMap<i64, Arc<Schema>>, Vec<Vec<u8>>) {
     let document = document();
-    let mut schemas = HashMap::new();
-    for schema in document["schemas"].as_array().unwrap() {
-        let fields = schema["fields"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|field| FieldDescriptor {
-                name: field[0].as_str().unwrap().into(),
-                kind: field[1].as_i64().unwrap() as i32,
-            })
-            .collect();
-        let built = Schema::new(schema["type_name"].as_str().unwrap(), fields);
-        schemas.insert(built.id(), Arc::new(built));
-    }
+    let schemas = common::schemas_of(&document);
     let mut blobs = Vec::new();
     for entries in document["datasets"].as_object().unwrap().values() {
         for entry in entries.as_array().unwrap() {

@@ -46,8 +46,14 @@ pub fn fixture(name: &str) -> Fixture {
 
 /// The schemas the client registered, checked against the ids it gave them.
 pub fn schemas() -> HashMap<i64, Arc<Schema>> {
+    schemas_of(json())
+}
+
+/// The schemas of a fixture document (`"schemas"`: type name, fields and the id the client gave
+/// each), checked against those ids.
+pub fn schemas_of(document: &Json) -> HashMap<i64, Arc<Schema>> {
     let mut schemas = HashMap::new();
-    for schema in json()["schemas"].as_array().unwrap() {
+    for schema in document["schemas"].as_array().unwrap() {
         let fields = schema["fields"]
             .as_array()
             .unwrap()
