@@ -34,6 +34,7 @@ pub(crate) fn parse(text: &str) -> Result<LoadedConfig> {
         }
         if let Some(mut ferrogrid) = root.section("ferrogrid")? {
             ferrogrid.set("reactor-threads", &mut config.reactor_threads, unsigned)?;
+            ferrogrid.set("reactor-spin-micros", &mut config.reactor_spin_micros, unsigned)?;
             if let Some(limits) = ferrogrid.section("limits")? {
                 read_limits(limits, &mut config)?;
             }
@@ -714,6 +715,7 @@ hazelcast:
     hazelcast.client.protocol.max.message.bytes: 8192
 ferrogrid:
   reactor-threads: 4
+  reactor-spin-micros: 50
   limits:
     max-connections: 500
 "#;
@@ -740,6 +742,7 @@ ferrogrid:
         assert_eq!(config.client_heartbeat_timeout_ms, 60_000);
         assert_eq!(config.limits.max_unauthenticated_message_bytes, 8192);
         assert_eq!((config.reactor_threads, config.limits.max_connections), (4, 500));
+        assert_eq!(config.reactor_spin_micros, 50);
     }
 
     #[test]
@@ -1032,6 +1035,7 @@ management-center: {}
             assert_eq!(invalid_key(&text), format!("ferrogrid.limits.{key}"));
         }
         assert_eq!(invalid_key("ferrogrid: {reactor-threads: 1025}"), "ferrogrid.reactor-threads");
+        assert_eq!(invalid_key("ferrogrid: {reactor-spin-micros: 10001}"), "ferrogrid.reactor-spin-micros");
     }
 
     #[test]

@@ -59,6 +59,9 @@ struct MemberArgs {
     /// Reactor threads (0 = one per core).
     #[arg(long)]
     reactor_threads: Option<usize>,
+    /// Microseconds a reactor that had work looks for more before it sleeps (0 = never spin).
+    #[arg(long)]
+    reactor_spin_micros: Option<u64>,
 }
 
 fn main() -> ExitCode {
@@ -144,6 +147,9 @@ fn load_config(args: &MemberArgs) -> Result<MemberConfig, String> {
     config.network.member_list.extend(args.members.iter().cloned());
     if let Some(threads) = args.reactor_threads {
         config.reactor_threads = threads;
+    }
+    if let Some(micros) = args.reactor_spin_micros {
+        config.reactor_spin_micros = micros;
     }
     config.validate().map_err(|e| e.to_string())?;
     Ok(config)

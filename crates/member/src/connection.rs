@@ -44,6 +44,10 @@ pub struct ConnectionShared {
     closed: AtomicBool,
     /// Requests handed to other reactors (or fanned out) and not yet answered.
     in_flight: AtomicUsize,
+    /// Hand-offs and map-wide shares of this connection waiting in other reactors' inboxes:
+    /// while any wait, its requests are not run on other reactors' partitions directly (they
+    /// would overtake them).
+    queued: AtomicUsize,
     /// The authenticated client's uuid (lock owner identity), set once at authentication.
     client: OnceLock<Uuid>,
     /// The client's tenant (0: the default tenant), set once at authentication.
@@ -102,6 +106,7 @@ impl ConnectionShared {
             outbound: Mutex::new(Outbound::default()),
             closed: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
+            queued: AtomicUsize::new(0),
             client: OnceLock::new(),
             tenant: OnceLock::new(),
             backup_listener: OnceLock::new(),
@@ -247,6 +252,22 @@ impl ConnectionShared {
 
     pub fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::Acquire)
+    }
+
+    /// Notes work of this connection queued in another reactor's inbox.
+    pub fn begin_queued(&self, count: usize) {
+        self.queued.fetch_add(count, Ordering::AcqRel);
+    }
+
+    /// Notes that queued work of this connection has run.
+    pub fn end_queued(&self) {
+        let before = self.queued.fetch_sub(1, Ordering::AcqRel);
+        assert!(before >= 1, "queued count underflow");
+    }
+
+    /// Work of this connection still waiting in other reactors' inboxes.
+    pub fn queued(&self) -> usize {
+        self.queued.load(Ordering::Acquire)
     }
 
     pub fn is_closed(&self) -> bool {

@@ -206,11 +206,18 @@ impl Reactor {
 impl Core {
     /// Cuts and handles every complete message buffered on `connection`.
     pub(crate) fn process_input(&mut self, connection: &mut Connection) -> Result<Progress, String> {
+        self.current_link = matches!(connection.state, ConnectionState::Member { .. } | ConnectionState::MemberHello);
+        // Its own partitions are taken (waiting if another reactor holds them) before any
+        // other's: a reactor waits for a lock only while it holds none.
+        self.owner.tick_clock();
         let progress = self.process_messages(connection);
         self.send_outgoing(&connection.shared);
         if let ConnectionState::Member { peer } = connection.state {
             self.send_member_work(peer);
         }
+        // The other reactors may run requests on this reactor's partitions until it needs
+        // them again.
+        self.owner.release();
         progress
     }
 

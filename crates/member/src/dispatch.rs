@@ -39,7 +39,7 @@ pub(crate) struct Core {
     pub(crate) index: usize,
     pub(crate) shared: Arc<Shared>,
     /// The partitions this reactor owns and everything that acts on them.
-    pub(crate) owner: PartitionOwner,
+    pub(crate) owner: crate::held::HeldOwner,
     /// Hand-offs that did not fit a target's inbox, per target, in order.
     pub(crate) overflow: Vec<VecDeque<Task>>,
     /// Reactors to wake at the end of this batch.
@@ -58,6 +58,12 @@ pub(crate) struct Core {
     pub(crate) handed_off: bool,
     /// Whether the connection being processed is a member link this member opened.
     pub(crate) current_outgoing: bool,
+    /// Whether the connection being processed is a member link (its requests are always
+    /// handed over: they keep their order with the backups and snapshots it carries).
+    pub(crate) current_link: bool,
+    /// Other reactors' partitions this reactor holds while it processes a connection's
+    /// requests (`held.rs`), per reactor, with the deadline of their first timer when taken.
+    pub(crate) borrowed: Vec<Option<(crate::held::OwnerGuard, Option<i64>)>>,
     /// Deficit round robin over tenants.
     pub(crate) fairness: crate::tenants::Fairness,
     /// Requests the connection being processed may still have cut in its current turn.
@@ -93,6 +99,8 @@ impl Core {
         let weights: Vec<u32> = std::iter::once(1).chain(tenants.tenants.iter().map(|tenant| tenant.weight)).collect();
         let fairness = crate::tenants::Fairness::new(tenants.fair_scheduling, &weights);
         let turn_budget = limits.requests_per_turn as usize;
+        let owner = crate::held::HeldOwner::new(owner);
+        let _ = shared.reactors[index].owner.set(owner.lock().clone());
         Core {
             index,
             shared,
@@ -106,6 +114,8 @@ impl Core {
             authenticated_limits,
             handed_off: false,
             current_outgoing: false,
+            current_link: false,
+            borrowed: (0..count).map(|_| None).collect(),
             fairness,
             turn_budget,
             turn_over: false,
@@ -342,8 +352,9 @@ impl Core {
         origin: Origin,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let owner = self.shared.owner_of(partition);
-        if owner == self.index {
-            self.probes().local_ops.add(1);
+        if owner == self.index || self.borrow(connection, owner) {
+            let probes = self.probes();
+            if owner == self.index { &probes.local_ops } else { &probes.borrowed_ops }.add(1);
             let message = Message::parse(bytes)?;
             let request = (row.decode.expect("partition rows decode"))(&message)?;
             let call = Call {
@@ -355,7 +366,12 @@ impl Core {
                 partition_id: partition,
                 backup_aware: Call::asks_backup_acks(&message, connection),
             };
-            self.owner.execute(&call, &request, out);
+            if owner == self.index {
+                self.owner.execute(&call, &request, out);
+            } else {
+                let (borrowed, _) = self.borrowed[owner].as_mut().expect("borrowed above");
+                borrowed.execute(&call, &request, out);
+            }
         } else {
             self.hand_off_request(connection, owner, bytes, origin, header.correlation_id);
         }
@@ -372,7 +388,6 @@ impl Core {
         correlation_id: i64,
     ) {
         connection.begin_in_flight();
-        self.probes().handed_off_ops.add(1);
         self.handed_off = true;
         self.outgoing[owner].push(bytes, origin.source, origin.tenant, correlation_id);
     }
@@ -550,14 +565,61 @@ impl Core {
         }
     }
 
-    /// Hands each target reactor the requests gathered for it from this connection.
+    /// Runs the requests gathered from this connection for other reactors' partitions: on
+    /// those partitions by this thread when their lock is free (no hop, no wake-up), else
+    /// handed to their reactor's inbox. Once any of the connection's work waits in an inbox,
+    /// its later requests wait there too, so a partition's requests keep their order.
     pub(crate) fn send_outgoing(&mut self, connection: &Arc<ConnectionShared>) {
         for target in 0..self.outgoing.len() {
             if self.outgoing[target].is_empty() {
                 continue;
             }
             let batch = std::mem::take(&mut self.outgoing[target]);
+            if self.borrow(connection, target) {
+                let (owner, _) = self.borrowed[target].as_mut().expect("borrowed above");
+                let ran = owner.run_handed_off(connection, &batch) as u64;
+                self.probes().borrowed_ops.add(ran);
+                self.probes().messages_out.add(ran);
+                continue;
+            }
+            self.probes().handed_off_ops.add(batch.requests.len() as u64);
+            connection.begin_queued(1);
             self.hand_off(target, Task::Partitions { connection: connection.clone(), batch });
+        }
+        self.give_back();
+    }
+
+    /// Whether this reactor holds reactor `target`'s partitions to run `connection`'s next
+    /// request on them itself: taken only if nobody holds them (never waited for, so two
+    /// reactors cannot wait on each other), and only while none of the connection's requests
+    /// for them wait to be handed over, here or in an inbox (they would be overtaken).
+    fn borrow(&mut self, connection: &ConnectionShared, target: usize) -> bool {
+        if self.current_link || connection.queued() > 0 || !self.outgoing[target].is_empty() {
+            return false;
+        }
+        if self.borrowed[target].is_some() {
+            return true;
+        }
+        let Some(mut guard) = self.shared.reactors[target].owner.get().and_then(|lock| lock.try_lock_arc()) else {
+            return false;
+        };
+        guard.tick_clock();
+        let next_timer = guard.next_deadline_ms();
+        self.borrowed[target] = Some((guard, next_timer));
+        true
+    }
+
+    /// Lets go of the other reactors' partitions, after writing what was run on them owes
+    /// (answers to re-run requests, events, backups), so that those leave in the order the
+    /// partitions made them. A timer sooner than the one their reactor sleeps until wakes it.
+    pub(crate) fn give_back(&mut self) {
+        for target in 0..self.borrowed.len() {
+            let Some((mut owner, next_timer)) = self.borrowed[target].take() else { continue };
+            let written = owner.outbox.flush() + owner.replication.flush();
+            self.probes().bytes_out.add(written as u64);
+            if owner.next_deadline_ms().is_some_and(|deadline| next_timer.is_none_or(|next| deadline < next)) {
+                self.wake[target] = true;
+            }
         }
     }
 
@@ -632,6 +694,9 @@ impl Core {
             self.send_outgoing(connection);
         }
         let origin = self.index;
+        if let Some(connection) = connection {
+            connection.begin_queued(count - 1);
+        }
         for target in (0..count).filter(|target| *target != origin) {
             self.hand_off(target, Task::FanOut(job.clone()));
         }

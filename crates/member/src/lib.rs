@@ -32,6 +32,7 @@ pub(crate) mod entry;
 pub(crate) mod envelope;
 pub(crate) mod fanout;
 pub(crate) mod flake_id;
+pub(crate) mod held;
 pub(crate) mod index;
 pub(crate) mod listeners;
 pub(crate) mod local_ops;

@@ -197,7 +197,8 @@ impl Core {
     fn member_topic(&mut self, payload: &[u8]) {
         match peer::TopicRelay::decode(payload) {
             Ok(relay) => {
-                let receives = self.owner.listeners.publish_messages(&mut self.owner.outbox, &relay, true);
+                let owner = &mut *self.owner;
+                let receives = owner.listeners.publish_messages(&mut owner.outbox, &relay, true);
                 self.owner.count_topic(relay.name, 0, receives);
             }
             Err(error) => warn!(%error, "malformed topic relay: ignored"),

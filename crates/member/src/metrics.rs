@@ -119,6 +119,7 @@ fn reactor_probes(probes: &mut Vec<Probe>, index: usize, reactor: &ReactorHandle
         ("messagesOut", "ferrogrid_reactor_messages_out_total", p.messages_out.get()),
         ("localOps", "ferrogrid_reactor_local_ops_total", p.local_ops.get()),
         ("handedOffOps", "ferrogrid_reactor_handed_off_ops_total", p.handed_off_ops.get()),
+        ("borrowedOps", "ferrogrid_reactor_borrowed_ops_total", p.borrowed_ops.get()),
         ("forwardedOps", "ferrogrid_reactor_forwarded_ops_total", p.forwarded_ops.get()),
         ("receivedOps", "ferrogrid_reactor_received_ops_total", p.received_ops.get()),
         ("connectionsMigratedIn", "ferrogrid_reactor_connections_migrated_in_total", p.connections_migrated_in.get()),

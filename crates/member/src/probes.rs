@@ -61,8 +61,10 @@ pub struct ReactorProbes {
     pub messages_out: Counter,
     /// Partition operations run inline (own partition, own connection).
     pub local_ops: Counter,
-    /// Partition operations handed to other reactors.
+    /// Partition operations handed to other reactors (their partitions were busy).
     pub handed_off_ops: Counter,
+    /// Partition operations of other reactors' partitions this reactor ran itself.
+    pub borrowed_ops: Counter,
     /// Partition requests sent on to the member that owns the partition.
     pub forwarded_ops: Counter,
     /// Partition operations other reactors handed to this one.

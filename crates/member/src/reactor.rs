@@ -57,6 +57,8 @@ pub struct Reactor {
     pub(crate) last_expiry_sweep: Instant,
     /// `Shared::client_closes` at the last sweep.
     pub(crate) client_closes_seen: u64,
+    /// How long a reactor that had work looks for more before it sleeps.
+    pub(crate) spin: Duration,
 }
 
 impl std::fmt::Debug for Reactor {
@@ -67,6 +69,7 @@ impl std::fmt::Debug for Reactor {
 
 impl Reactor {
     pub fn new(index: usize, shared: Arc<Shared>, poll: Poll, inbox: Receiver<Task>) -> Reactor {
+        let spin = Duration::from_micros(shared.config.reactor_spin_micros);
         let unauthenticated = shared.config.limits.max_unauthenticated_message_bytes;
         let unauthenticated_limits = StreamLimits {
             max_frame_bytes: unauthenticated,
@@ -84,6 +87,7 @@ impl Reactor {
             last_sweep: Instant::now(),
             last_expiry_sweep: Instant::now(),
             client_closes_seen: 0,
+            spin,
         }
     }
 
@@ -91,13 +95,12 @@ impl Reactor {
     pub fn run(mut self) {
         let mut events = Events::with_capacity(EVENTS_CAPACITY);
         let index = self.core.index;
+        let mut busy = false;
         while !self.core.shared.is_shutting_down() {
             let timeout = self.poll_timeout();
-            let handle = &self.core.shared.reactors[index];
-            handle.sleeping.store(true, Ordering::SeqCst);
-            let timeout = if self.inbox.is_empty() { timeout } else { Duration::ZERO };
-            let polled = self.poll.poll(&mut events, Some(timeout));
-            handle.sleeping.store(false, Ordering::SeqCst);
+            // Asleep, it lets the other reactors run requests on its partitions.
+            self.core.owner.release();
+            let polled = self.poll_events(&mut events, timeout, busy);
             if let Err(error) = polled {
                 if error.kind() != io::ErrorKind::Interrupted {
                     panic!("reactor {index}: poll failed: {error}");
@@ -106,6 +109,7 @@ impl Reactor {
             self.core.owner.tick_clock();
             self.core.fairness.refill();
             self.core.turn_over = false;
+            busy = !events.is_empty();
             self.check_links();
             for event in events.iter() {
                 let token = event.token();
@@ -152,6 +156,31 @@ impl Reactor {
         for key in tokens {
             self.close(Token(key), "member shutting down");
         }
+    }
+
+    /// Waits for readiness. A reactor that just had work first looks again without sleeping
+    /// for up to `reactor-spin-micros` (yielding the core between looks): a sleep and the
+    /// wake-up after it cost more than the wait they save when the next request is near.
+    fn poll_events(&mut self, events: &mut Events, timeout: Duration, busy: bool) -> io::Result<()> {
+        if busy && !timeout.is_zero() && !self.spin.is_zero() {
+            let until = Instant::now() + self.spin;
+            loop {
+                self.poll.poll(events, Some(Duration::ZERO))?;
+                if !events.is_empty() || !self.inbox.is_empty() || Instant::now() >= until {
+                    break;
+                }
+                std::thread::yield_now();
+            }
+            if !events.is_empty() || !self.inbox.is_empty() {
+                return Ok(());
+            }
+        }
+        let handle = &self.core.shared.reactors[self.core.index];
+        handle.sleeping.store(true, Ordering::SeqCst);
+        let timeout = if self.inbox.is_empty() { timeout } else { Duration::ZERO };
+        let polled = self.poll.poll(events, Some(timeout));
+        handle.sleeping.store(false, Ordering::SeqCst);
+        polled
     }
 
     pub(crate) fn poll_timeout(&self) -> Duration {
@@ -287,10 +316,14 @@ impl Reactor {
                 Task::NewConnection(stream, peer) => self.accept(stream, peer),
                 Task::Partitions { connection, batch } => {
                     let ran = self.core.owner.run_handed_off(&connection, &batch) as u64;
+                    connection.end_queued();
                     self.core.probes().received_ops.add(ran);
                     self.core.probes().messages_out.add(ran);
                 }
                 Task::FanOut(job) => {
+                    if let Some(connection) = &job.connection {
+                        connection.end_queued();
+                    }
                     if let Some(response) = self.core.owner.run_share(&job, fanout::Share::Here) {
                         self.core.probes().bytes_out.add(job.deliver(&response) as u64);
                         self.core.probes().messages_out.add(1);

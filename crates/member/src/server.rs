@@ -64,8 +64,14 @@ impl Member {
         }
         let (shared, cluster_receiver) = shared_state(config, handles, address);
         let mut threads = Vec::with_capacity(reactor_count + 1);
-        for (index, (poll, receiver)) in polls.into_iter().zip(receivers).enumerate() {
-            let reactor = Reactor::new(index, shared.clone(), poll, receiver);
+        // Every reactor is built (its partitions' lock published) before any runs.
+        let reactors: Vec<Reactor> = polls
+            .into_iter()
+            .zip(receivers)
+            .enumerate()
+            .map(|(index, (poll, receiver))| Reactor::new(index, shared.clone(), poll, receiver))
+            .collect();
+        for (index, reactor) in reactors.into_iter().enumerate() {
             threads.push(spawn(format!("reactor-{index}"), move || reactor.run())?);
         }
         let acceptor_poll = Poll::new().map_err(StartError::Thread)?;
@@ -161,6 +167,7 @@ fn new_reactor(config: &MemberConfig) -> Result<(Poll, ReactorHandle, Receiver<T
         probes: crate::probes::ReactorProbes::default(),
         ready_version: AtomicU64::new(0),
         tenant_probes: (0..=config.tenants.tenants.len()).map(|_| Default::default()).collect(),
+        owner: std::sync::OnceLock::new(),
     };
     Ok((poll, handle, receiver))
 }

@@ -92,6 +92,9 @@ pub struct ReactorHandle {
     pub ready_version: AtomicU64,
     /// Per tenant id (0: the default tenant): this reactor's tenant probes.
     pub tenant_probes: Vec<crate::tenants::TenantProbes>,
+    /// The lock around this reactor's partitions (`held.rs`), set when the reactor is built:
+    /// another reactor runs requests on them itself when it can take it.
+    pub(crate) owner: std::sync::OnceLock<crate::held::OwnerLock>,
 }
 
 impl ReactorHandle {

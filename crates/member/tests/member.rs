@@ -341,3 +341,64 @@ fn a_client_that_does_not_read_is_throttled_and_others_are_served() {
     assert_eq!(writer.get("flood", &string_data("big")).map(|v| v.len()), Some(value.len()));
     member.shutdown();
 }
+
+/// Pipelines, for every key in turn, twenty sets and then a get, on `map`: each get must see its key's
+/// last set, whichever reactor's partition the key is in. Returns the keys that did not.
+fn pipelined_sets_then_gets(address: std::net::SocketAddr, map: &str, keys: &[Vec<u8>]) -> Vec<String> {
+    const ROUNDS: usize = 20;
+    let mut client = WireClient::connect(address);
+    let (mut out, mut gets) = (Vec::new(), std::collections::HashMap::new());
+    for (index, key) in keys.iter().enumerate() {
+        let partition = partition_for(Data(key), 271).0 as i32;
+        for round in 0..ROUNDS {
+            let value = string_data(&format!("{map}-{round}"));
+            let corr = client.correlation_id();
+            MapSet { thread_id: 1, ttl: -1, name: map, key: Data(key), value: Data(&value) }
+                .encode(&mut out, corr, partition, 0);
+        }
+        let corr = client.correlation_id();
+        gets.insert(corr, index);
+        MapGet { thread_id: 1, name: map, key: Data(key) }.encode(&mut out, corr, partition, 0);
+    }
+    client.send_bytes(&out);
+    let last = string_data(&format!("{map}-{}", ROUNDS - 1));
+    let mut stale = Vec::new();
+    let mut answers = 0;
+    while answers < ROUNDS * keys.len() + keys.len() {
+        let bytes = client.read_message();
+        let message = Message::parse(&bytes).unwrap();
+        answers += 1;
+        if let Some(index) = gets.remove(&message.correlation_id()) {
+            let value = NullableDataResponse::decode(&message).unwrap().response.map(|data| data.0.to_vec());
+            if value.as_deref() != Some(&last[..]) {
+                stale.push(format!("key {index}: {value:?}"));
+            }
+        }
+    }
+    stale
+}
+
+/// A reactor runs requests for another reactor's partitions itself when it can take them, and
+/// hands them over when that reactor holds them; two connections on two reactors pipelining
+/// into every partition mix both. A connection's requests for one partition still run in the
+/// order it sent them.
+#[test]
+fn requests_for_another_reactors_partitions_keep_their_order_run_there_or_handed_over() {
+    let member = start_member(|config| config.reactor_threads = 2);
+    let keys: Vec<Vec<u8>> = (0..2000).map(|index| string_data(&format!("ordered-{index}"))).collect();
+    let runs: Vec<_> = ["first", "second", "third", "fourth"]
+        .into_iter()
+        .map(|map| {
+            let (address, keys) = (member.address(), keys.clone());
+            std::thread::spawn(move || pipelined_sets_then_gets(address, map, &keys))
+        })
+        .collect();
+    for run in runs {
+        assert_eq!(run.join().unwrap(), Vec::<String>::new(), "gets that missed an earlier set");
+    }
+    let probe = |name: &str| -> f64 {
+        member.probes().iter().filter(|probe| probe.name == name).map(|probe| probe.value).sum()
+    };
+    assert!(probe("borrowedOps") > 0.0, "requests ran on the other reactor's partitions where they were read");
+    member.shutdown();
+}
