@@ -37,6 +37,9 @@ fn start_cluster_with(count: usize, customize: fn(&mut MemberConfig)) -> Vec<Mem
             config.network.port_auto_increment = false;
             config.network.member_list = seeds.clone();
             config.reactor_threads = 2;
+            // Both reactors read, so requests also cross between them (packed placement keeps
+            // every connection on one reactor until it saturates).
+            config.io.initial_placement = ferrogrid_config::Placement::LeastConnections;
             config.metrics.enabled = false;
             config.io.balancer_interval_seconds = -1;
             config.cluster.heartbeat_interval_ms = 200;

@@ -63,7 +63,13 @@ impl MetricsConfig {
 /// Where a new connection is placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement {
-    /// On the reactor with the fewest connections (the default).
+    /// On as few reactors as the load needs (the default): new connections go to the active
+    /// reactors (at first only reactor 0), and one more becomes active only while every active
+    /// reactor is saturated and the machine has an idle core; an idle one gives its connections
+    /// back. Two half-busy reactors sleep and wake far more often than one busy one does, and
+    /// each wake-up costs more than the requests it serves (BENCHMARKS.md, "Removing the hop").
+    Packed,
+    /// On the reactor with the fewest connections, all reactors active.
     LeastConnections,
     /// Always on reactor 0: reproduces a skewed assignment, for tests and diagnosis.
     FirstReactor,
@@ -75,13 +81,14 @@ pub struct IoConfig {
     /// Seconds between IO balancer runs; negative disables it.
     /// `hazelcast.properties."hazelcast.io.balancer.interval.seconds"`, default 20, not 0.
     pub balancer_interval_seconds: i64,
-    /// `ferrogrid.io.initial-placement`: `least-connections` (default) or `first-reactor`.
+    /// `ferrogrid.io.initial-placement`: `packed` (default), `least-connections` or
+    /// `first-reactor`.
     pub initial_placement: Placement,
 }
 
 impl Default for IoConfig {
     fn default() -> Self {
-        IoConfig { balancer_interval_seconds: 20, initial_placement: Placement::LeastConnections }
+        IoConfig { balancer_interval_seconds: 20, initial_placement: Placement::Packed }
     }
 }
 

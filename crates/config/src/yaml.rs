@@ -562,9 +562,12 @@ fn eviction_policy(value: &Value, path: &str) -> Result<EvictionPolicy> {
 
 fn placement(value: &Value, path: &str) -> Result<Placement> {
     match text(value, path)?.as_str() {
+        "packed" => Ok(Placement::Packed),
         "least-connections" => Ok(Placement::LeastConnections),
         "first-reactor" => Ok(Placement::FirstReactor),
-        other => Err(invalid(path.to_owned(), format!("expected least-connections or first-reactor, got {other}"))),
+        other => {
+            Err(invalid(path.to_owned(), format!("expected packed, least-connections or first-reactor, got {other}")))
+        }
     }
 }
 

@@ -45,10 +45,13 @@ pub fn balancer_loop(shared: Arc<Shared>, interval: Duration) {
         let now = received(&shared);
         let loads: Vec<u64> = now.iter().zip(&last).map(|(now, before)| now - before).collect();
         last = now;
+        // Only the reactors that take connections are evened out (all, unless packed).
+        let active = shared.active_reactors();
+        let loads = &loads[..active];
         let connections: Vec<usize> =
-            shared.reactors.iter().map(|reactor| reactor.connections.load(Ordering::Acquire)).collect();
+            shared.reactors[..active].iter().map(|reactor| reactor.connections.load(Ordering::Acquire)).collect();
         shared.balancer.runs.add(1);
-        let Some((from, to)) = plan(&loads, &connections) else { continue };
+        let Some((from, to)) = plan(loads, &connections) else { continue };
         shared.balancer.imbalances_detected.add(1);
         info!(from, to, ?loads, ?connections, "IO balancer: reactors imbalanced");
         let gap = loads[from] - loads[to];

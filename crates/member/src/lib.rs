@@ -46,6 +46,7 @@ pub(crate) mod object;
 pub(crate) mod operations;
 pub(crate) mod outbox;
 pub(crate) mod owner;
+pub(crate) mod packing;
 pub(crate) mod partition;
 pub(crate) mod peer;
 pub(crate) mod pn_counter;

@@ -267,7 +267,7 @@ fn tenant_probes(probes: &mut Vec<Probe>, shared: &Shared, tenant_latency: BTree
     }
 }
 
-/// The cluster's size and table version, and the IO balancer's counters.
+/// The cluster's size and table version, the IO balancer's counters and packed placement's.
 fn cluster_probes(probes: &mut Vec<Probe>, shared: &Shared) {
     let cluster = || "cluster".to_owned();
     let members = shared.cluster_state().members.len().max(1) as f64;
@@ -285,6 +285,15 @@ fn cluster_probes(probes: &mut Vec<Probe>, shared: &Shared) {
     probes.push(probe(balancer_group(), "imbalancesDetected", imbalances_name, vec![], imbalances, true));
     let migrations = balancer.migrations.get() as f64;
     probes.push(probe(balancer_group(), "migrations", "ferrogrid_balancer_migrations_total", vec![], migrations, true));
+    let packing = &shared.packing;
+    let packing_group = || "packing".to_owned();
+    let active = shared.active_reactors() as f64;
+    let active_name = "ferrogrid_packing_active_reactors";
+    probes.push(probe(packing_group(), "activeReactors", active_name, vec![], active, false));
+    let grows = packing.grows.get() as f64;
+    probes.push(probe(packing_group(), "grows", "ferrogrid_packing_grows_total", vec![], grows, true));
+    let shrinks = packing.shrinks.get() as f64;
+    probes.push(probe(packing_group(), "shrinks", "ferrogrid_packing_shrinks_total", vec![], shrinks, true));
 }
 
 /// "Map.Get" for a known map request type, else its hex id.

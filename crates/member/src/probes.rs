@@ -48,6 +48,27 @@ pub struct BalancerProbes {
     pub migrations: Counter,
 }
 
+/// Packed placement (`packing.rs`): how many reactors take connections, and its changes.
+/// Written by the packing thread only; `active_reactors` is read by whoever places a connection.
+#[derive(Debug)]
+pub struct PackingProbes {
+    /// Reactors `0..active_reactors` take new connections.
+    pub active_reactors: Gauge,
+    /// Times one more reactor became active (every active one saturated, a core idle).
+    pub grows: Counter,
+    /// Times the last active reactor gave its connections back (the load fit in fewer).
+    pub shrinks: Counter,
+}
+
+impl PackingProbes {
+    pub fn new(active_reactors: usize) -> PackingProbes {
+        let probes =
+            PackingProbes { active_reactors: Gauge::default(), grows: Counter::default(), shrinks: Counter::default() };
+        probes.active_reactors.set(active_reactors as u64);
+        probes
+    }
+}
+
 /// Counters of one reactor thread (written by that thread only).
 #[derive(Debug, Default)]
 pub struct ReactorProbes {

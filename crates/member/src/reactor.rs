@@ -96,6 +96,8 @@ impl Reactor {
         let mut events = Events::with_capacity(EVENTS_CAPACITY);
         let index = self.core.index;
         let mut busy = false;
+        let thread_id = crate::packing::current_thread_id().unwrap_or(0);
+        self.core.shared.reactors[index].thread_id.store(thread_id, Ordering::Release);
         while !self.core.shared.is_shutting_down() {
             let timeout = self.poll_timeout();
             // Asleep, it lets the other reactors run requests on its partitions.
@@ -235,6 +237,21 @@ impl Reactor {
             connection.requests_since_balance = 0;
         }
         let Some(key) = busiest.filter(|_| self.connections.len() >= 2 && to != self.core.index) else { return };
+        self.move_connection(key, to);
+    }
+
+    /// Moves every connection to reactor `to` (packed placement made this reactor inactive).
+    pub(crate) fn vacate(&mut self, to: usize) {
+        if to == self.core.index || to >= self.core.shared.active_reactors() {
+            return;
+        }
+        let keys: Vec<usize> = self.connections.iter().map(|(key, _)| key).collect();
+        for key in keys {
+            self.move_connection(key, to);
+        }
+    }
+
+    fn move_connection(&mut self, key: usize, to: usize) {
         let mut connection = self.connections.remove(key);
         self.core.flush_output(&mut connection);
         self.deregister(&connection.shared);
@@ -331,6 +348,7 @@ impl Reactor {
                 }
                 Task::ReleaseClient(client) => self.core.owner.release_client(client),
                 Task::MigrateBusiest { to, gap } => self.migrate_busiest(to, gap),
+                Task::Vacate { to } => self.vacate(to),
                 Task::AdoptConnection(connection) => self.adopt(*connection),
                 Task::NewMemberConnection(stream, peer) => self.add_connection(stream, peer, true),
                 Task::Cluster(state) => {

@@ -155,7 +155,7 @@ impl Member {
 }
 
 /// One reactor's poll, the handle other threads reach it by, and its inbox's receiving end.
-fn new_reactor(config: &MemberConfig) -> Result<(Poll, ReactorHandle, Receiver<Task>), StartError> {
+pub(crate) fn new_reactor(config: &MemberConfig) -> Result<(Poll, ReactorHandle, Receiver<Task>), StartError> {
     let poll = Poll::new().map_err(StartError::Thread)?;
     let waker = Waker::new(poll.registry(), WAKER_TOKEN).map_err(StartError::Thread)?;
     let (sender, receiver) = inbox(config.limits.reactor_queue_capacity as usize);
@@ -167,6 +167,7 @@ fn new_reactor(config: &MemberConfig) -> Result<(Poll, ReactorHandle, Receiver<T
         probes: crate::probes::ReactorProbes::default(),
         ready_version: AtomicU64::new(0),
         tenant_probes: (0..=config.tenants.tenants.len()).map(|_| Default::default()).collect(),
+        thread_id: AtomicU64::new(0),
         owner: std::sync::OnceLock::new(),
     };
     Ok((poll, handle, receiver))
@@ -174,7 +175,7 @@ fn new_reactor(config: &MemberConfig) -> Result<(Poll, ReactorHandle, Receiver<T
 
 /// The member's shared state (a new identity, alone until the cluster service joins a
 /// cluster), and the receiving end of the cluster service's event queue.
-fn shared_state(
+pub(crate) fn shared_state(
     config: MemberConfig,
     handles: Vec<ReactorHandle>,
     address: SocketAddr,
@@ -195,6 +196,7 @@ fn shared_state(
         .collect();
     let config = Arc::new(config);
     let flake_ids = crate::flake_id::FlakeIdGenerators::new(config.clone());
+    let packing = crate::probes::PackingProbes::new(crate::packing::initial_active(&config, reactor_count));
     let shared = Arc::new(Shared {
         config,
         view,
@@ -211,6 +213,7 @@ fn shared_state(
         congested_links: AtomicUsize::new(0),
         clients: parking_lot::Mutex::new(std::collections::HashMap::new()),
         balancer: crate::probes::BalancerProbes::default(),
+        packing,
         cluster: RwLock::new(cluster),
         cluster_events,
         joined: AtomicBool::new(false),
@@ -335,6 +338,10 @@ fn start_observability(
     if let Some(interval) = shared.config.io.balancer_interval() {
         let shared = shared.clone();
         threads.push(spawn("io-balancer", Box::new(move || crate::balancer::balancer_loop(shared, interval)))?);
+    }
+    if crate::packing::initial_active(&shared.config, shared.reactor_count()) < shared.reactor_count() {
+        let shared = shared.clone();
+        threads.push(spawn("io-packing", Box::new(move || crate::packing::packing_loop(shared)))?);
     }
     Ok(metrics_address)
 }

@@ -30,6 +30,9 @@ pub enum Task {
     /// since the last run) is below `gap` to reactor `to`; `gap` is how many more requests
     /// this reactor received than `to`, so the move always narrows the imbalance.
     MigrateBusiest { to: usize, gap: u64 },
+    /// From packed placement: this reactor is no longer active; move every connection to
+    /// reactor `to`.
+    Vacate { to: usize },
     /// A connection another reactor moved here; from now on this reactor reads it.
     AdoptConnection(Box<crate::connection::Connection>),
     /// A link to another member this member opened (`FGM` and Hello already sent).
@@ -92,6 +95,8 @@ pub struct ReactorHandle {
     pub ready_version: AtomicU64,
     /// Per tenant id (0: the default tenant): this reactor's tenant probes.
     pub tenant_probes: Vec<crate::tenants::TenantProbes>,
+    /// The reactor thread's Linux thread id once it runs (0 before), for reading its CPU time.
+    pub thread_id: AtomicU64,
     /// The lock around this reactor's partitions (`held.rs`), set when the reactor is built:
     /// another reactor runs requests on them itself when it can take it.
     pub(crate) owner: std::sync::OnceLock<crate::held::OwnerLock>,
@@ -146,6 +151,8 @@ pub struct Shared {
     pub clients: parking_lot::Mutex<std::collections::HashMap<ferrogrid_protocol::Uuid, usize>>,
     /// The IO balancer's probes.
     pub balancer: crate::probes::BalancerProbes,
+    /// Packed placement's state and probes (`packing.rs`).
+    pub packing: crate::probes::PackingProbes,
     /// The latest members, table and links (reactors get each as a task as well).
     pub cluster: RwLock<Arc<crate::replication::ClusterState>>,
     /// Where reactors send link and membership events.
@@ -199,15 +206,21 @@ impl Shared {
 }
 
 impl Shared {
-    /// Where a new connection goes: the reactor with the fewest connections (lowest index on
-    /// ties), or reactor 0 when configured to reproduce a skewed assignment.
+    /// Where a new connection goes: the active reactor with the fewest connections (lowest
+    /// index on ties), or reactor 0 when configured to reproduce a skewed assignment. Every
+    /// reactor is active unless placement is packed (`packing.rs`).
     pub(crate) fn least_loaded(&self) -> usize {
         if self.config.io.initial_placement == ferrogrid_config::Placement::FirstReactor {
             return 0;
         }
-        (0..self.reactor_count())
+        (0..self.active_reactors())
             .min_by_key(|index| self.reactors[*index].connections.load(Ordering::Acquire))
             .expect("at least one reactor")
+    }
+
+    /// Reactors `0..n` take connections: all of them, or as many as packing keeps active.
+    pub(crate) fn active_reactors(&self) -> usize {
+        (self.packing.active_reactors.get() as usize).clamp(1, self.reactor_count())
     }
 
     /// Tenant `id` (None for 0, the default tenant).

@@ -384,7 +384,11 @@ fn pipelined_sets_then_gets(address: std::net::SocketAddr, map: &str, keys: &[Ve
 /// order it sent them.
 #[test]
 fn requests_for_another_reactors_partitions_keep_their_order_run_there_or_handed_over() {
-    let member = start_member(|config| config.reactor_threads = 2);
+    let member = start_member(|config| {
+        config.reactor_threads = 2;
+        // Both reactors read (packed placement would keep every connection on one).
+        config.io.initial_placement = ferrogrid_config::Placement::LeastConnections;
+    });
     let keys: Vec<Vec<u8>> = (0..2000).map(|index| string_data(&format!("ordered-{index}"))).collect();
     let runs: Vec<_> = ["first", "second", "third", "fourth"]
         .into_iter()

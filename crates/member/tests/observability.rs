@@ -113,6 +113,36 @@ fn with_the_balancer_off_the_skew_stays() {
     member.shutdown();
 }
 
+/// Packed placement (the default): connections go to the reactors that are active, one at
+/// first, and the others serve the requests for their partitions through the reactor that read
+/// them. Least-connections placement spreads the same connections over both.
+#[test]
+fn packed_placement_keeps_connections_on_the_active_reactor() {
+    for (placement, expected) in [(Placement::Packed, [4.0, 0.0]), (Placement::LeastConnections, [2.0, 2.0])] {
+        let member = start_member(|config| {
+            config.reactor_threads = 2;
+            config.io.initial_placement = placement;
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let load = start_load(&member, 4, stop.clone());
+        let [first, second] = read_events_per_reactor(&member, Duration::from_millis(500), Duration::from_secs(1));
+        let connections = [probe(&member, "reactor-0.connections"), probe(&member, "reactor-1.connections")];
+        let borrowed = probe(&member, "reactor-0.borrowedOps");
+        stop.store(true, Ordering::Relaxed);
+        load.into_iter().for_each(|thread| thread.join().unwrap());
+        assert_eq!(connections, expected, "{placement:?}");
+        if placement == Placement::Packed {
+            assert_eq!(probe(&member, "packing.activeReactors"), 1.0);
+            assert!(first > 100.0 && second == 0.0, "only reactor 0 reads: {first} / {second}");
+            assert!(borrowed > 1000.0, "reactor 0 ran reactor 1's requests itself: {borrowed}");
+        } else {
+            assert_eq!(probe(&member, "packing.activeReactors"), 2.0);
+            assert!(first > 100.0 && second > 100.0, "both reactors read: {first} / {second}");
+        }
+        member.shutdown();
+    }
+}
+
 /// A client that registers an entry listener and then reads nothing: once more than
 /// `listener-event-queue-bytes` wait for it, its events are dropped and counted, and the
 /// client writing the entries is still served.

@@ -56,6 +56,9 @@ pub fn start_member(port: u16, auto_increment: bool) -> Member {
     config.network.port_auto_increment = auto_increment;
     config.network.port_count = 500;
     config.reactor_threads = 2;
+    // Both reactors read, so requests also cross between them (packed placement keeps
+    // every connection on one reactor until it saturates).
+    config.io.initial_placement = ferrogrid_config::Placement::LeastConnections;
     Member::start(config).expect("member starts")
 }
 
