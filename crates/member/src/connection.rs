@@ -166,6 +166,39 @@ impl ConnectionShared {
         }
     }
 
+    /// As [`ConnectionShared::send`], taking the bytes: when nobody is writing and nothing
+    /// waits, the caller's buffer itself is written, without copying it (the usual case of a
+    /// reactor writing a read batch's answers); `bytes` comes back empty, possibly another
+    /// buffer.
+    pub fn send_from(&self, bytes: &mut Vec<u8>) -> usize {
+        if bytes.is_empty() {
+            return 0;
+        }
+        if self.is_closed() {
+            bytes.clear();
+            return 0;
+        }
+        let batch = {
+            let mut outbound = self.outbound.lock();
+            if !outbound.writing && !outbound.blocked && outbound.pending() == 0 {
+                outbound.writing = true;
+                outbound.unsent_offset = 0;
+                let mut spare = std::mem::take(&mut outbound.unsent);
+                spare.clear();
+                std::mem::swap(bytes, &mut spare);
+                Some((spare, 0))
+            } else {
+                outbound.queued.extend_from_slice(bytes);
+                bytes.clear();
+                outbound.become_writer()
+            }
+        };
+        match batch {
+            Some((batch, offset)) => self.write_as_writer(batch, offset),
+            None => 0,
+        }
+    }
+
     /// Called by the owner reactor on a writable event; returns the bytes written.
     pub fn on_writable(&self) -> usize {
         let batch = {

@@ -210,6 +210,7 @@ impl Core {
         // Its own partitions are taken (waiting if another reactor holds them) before any
         // other's: a reactor waits for a lock only while it holds none.
         self.owner.tick_clock();
+        self.request_clock = None;
         let progress = self.process_messages(connection);
         self.send_outgoing(&connection.shared);
         if let ConnectionState::Member { peer } = connection.state {
@@ -324,9 +325,8 @@ impl Core {
 
     /// Writes the responses gathered for `connection` during this batch.
     pub(crate) fn flush_output(&self, connection: &mut Connection) {
-        let written = connection.shared.send(&connection.output);
+        let written = connection.shared.send_from(&mut connection.output);
         self.probes().bytes_out.add(written as u64);
-        connection.output.clear();
     }
 }
 

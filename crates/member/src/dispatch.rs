@@ -38,6 +38,10 @@ pub(crate) enum Flow {
 pub(crate) struct Core {
     pub(crate) index: usize,
     pub(crate) shared: Arc<Shared>,
+    /// When the previous request of the batch being processed finished: the next one's start
+    /// (one clock read per request instead of two; None at a batch's start and after a
+    /// hand-off).
+    pub(crate) request_clock: Option<Instant>,
     /// The partitions this reactor owns and everything that acts on them.
     pub(crate) owner: crate::held::HeldOwner,
     /// Hand-offs that did not fit a target's inbox, per target, in order.
@@ -104,6 +108,7 @@ impl Core {
         Core {
             index,
             shared,
+            request_clock: None,
             owner,
             overflow: (0..count).map(|_| VecDeque::new()).collect(),
             wake: vec![false; count],
@@ -130,7 +135,7 @@ impl Core {
         out: &mut Vec<u8>,
         bytes: &[u8],
     ) -> Flow {
-        let (started, written_before) = (Instant::now(), out.len());
+        let (started, written_before) = (self.request_clock.take().unwrap_or_else(Instant::now), out.len());
         self.handed_off = false;
         let (message_type, correlation_id, outcome) = if let ConnectionState::Authenticated { tenant, .. } = state {
             // A client's request is routed by its header; it is parsed where it runs.
@@ -162,7 +167,9 @@ impl Core {
         };
         if !self.handed_off {
             // Requests handed to another reactor are timed there.
-            self.owner.record_latency(message_type, connection.tenant(), started.elapsed());
+            let finished = Instant::now();
+            self.owner.record_latency(message_type, connection.tenant(), finished - started);
+            self.request_clock = Some(finished);
             if out.len() > written_before {
                 self.probes().messages_out.add(1);
             }
