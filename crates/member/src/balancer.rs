@@ -33,15 +33,7 @@ pub fn balancer_loop(shared: Arc<Shared>, interval: Duration) {
         shared.reactors.iter().map(|reactor| reactor.probes.messages_in.get()).collect()
     };
     let mut last = received(&shared);
-    let step = Duration::from_millis(50).min(interval);
-    let mut waited = Duration::ZERO;
-    while !shared.is_shutting_down() {
-        std::thread::sleep(step);
-        waited += step;
-        if waited < interval {
-            continue;
-        }
-        waited = Duration::ZERO;
+    shared.every(interval, || {
         let now = received(&shared);
         let loads: Vec<u64> = now.iter().zip(&last).map(|(now, before)| now - before).collect();
         last = now;
@@ -51,7 +43,7 @@ pub fn balancer_loop(shared: Arc<Shared>, interval: Duration) {
         let connections: Vec<usize> =
             shared.reactors[..active].iter().map(|reactor| reactor.connections.load(Ordering::Acquire)).collect();
         shared.balancer.runs.add(1);
-        let Some((from, to)) = plan(loads, &connections) else { continue };
+        let Some((from, to)) = plan(loads, &connections) else { return };
         shared.balancer.imbalances_detected.add(1);
         info!(from, to, ?loads, ?connections, "IO balancer: reactors imbalanced");
         let gap = loads[from] - loads[to];
@@ -59,7 +51,7 @@ pub fn balancer_loop(shared: Arc<Shared>, interval: Duration) {
             shared.balancer.migrations.add(1);
             shared.reactors[from].wake();
         }
-    }
+    });
 }
 
 #[cfg(test)]

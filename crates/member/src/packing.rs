@@ -119,22 +119,14 @@ fn load_between(before: &Reading, after: &Reading) -> (Vec<f64>, f64) {
 
 /// Runs packed placement every [`PERIOD`] until shutdown.
 pub fn packing_loop(shared: Arc<Shared>) {
-    let step = Duration::from_millis(50);
     let mut last = None;
-    let mut waited = Duration::ZERO;
-    while !shared.is_shutting_down() {
-        std::thread::sleep(step);
-        waited += step;
-        if waited < PERIOD {
-            continue;
-        }
-        waited = Duration::ZERO;
-        let Some(now) = read(&shared) else { continue };
+    shared.every(PERIOD, || {
+        let Some(now) = read(&shared) else { return };
         if let Some(before) = last.replace(now) {
             let (busy, idle_cores) = load_between(&before, last.as_ref().expect("just set"));
             apply(&shared, &busy, idle_cores);
         }
-    }
+    });
 }
 
 fn apply(shared: &Shared, busy: &[f64], idle_cores: f64) {

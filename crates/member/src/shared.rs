@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Work handed to a reactor: the only way one thread reaches another's partitions.
 #[derive(Debug)]
@@ -216,6 +217,21 @@ impl Shared {
         (0..self.active_reactors())
             .min_by_key(|index| self.reactors[*index].connections.load(Ordering::Acquire))
             .expect("at least one reactor")
+    }
+
+    /// Runs `work` every `period` until the member shuts down (which it notices within 50 ms):
+    /// the loop of the IO balancer and of packed placement.
+    pub(crate) fn every(&self, period: Duration, mut work: impl FnMut()) {
+        let step = Duration::from_millis(50).min(period);
+        let mut waited = Duration::ZERO;
+        while !self.is_shutting_down() {
+            std::thread::sleep(step);
+            waited += step;
+            if waited >= period {
+                waited = Duration::ZERO;
+                work();
+            }
+        }
     }
 
     /// Reactors `0..n` take connections: all of them, or as many as packing keeps active.
