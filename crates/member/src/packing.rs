@@ -132,6 +132,13 @@ pub fn packing_loop(shared: Arc<Shared>) {
 fn apply(shared: &Shared, busy: &[f64], idle_cores: f64) {
     let active = shared.active_reactors();
     let connections = |index: usize| shared.reactors[index].connections.load(Ordering::Acquire);
+    // A reactor past the active ones that still has connections (its vacating did not fit its
+    // inbox, or it was given one while it was active) gives them back now.
+    for index in active..shared.reactor_count() {
+        if connections(index) > 0 && shared.reactors[index].try_push(Task::Vacate { to: 0 }).is_ok() {
+            shared.reactors[index].wake();
+        }
+    }
     match plan(active, busy, idle_cores) {
         Step::Stay => {}
         Step::Grow => {
@@ -155,13 +162,6 @@ fn apply(shared: &Shared, busy: &[f64], idle_cores: f64) {
             if shared.reactors[last].try_push(Task::Vacate { to }).is_ok() {
                 shared.reactors[last].wake();
             }
-        }
-    }
-    // A reactor past the active ones that was given connections while it was active, or whose
-    // vacating did not fit its inbox, gives them back now.
-    for index in shared.active_reactors()..shared.reactor_count() {
-        if connections(index) > 0 && shared.reactors[index].try_push(Task::Vacate { to: 0 }).is_ok() {
-            shared.reactors[index].wake();
         }
     }
 }
@@ -226,8 +226,12 @@ mod tests {
         apply(&shared, &[0.2, 0.15, 0.0], 1.5);
         assert_eq!(shared.active_reactors(), 1);
         assert!(matches!(inboxes[1].try_recv(), Ok(Task::Vacate { to: 0 })));
+        assert!(inboxes[1].try_recv().is_err(), "one request to vacate per shrink");
         assert_eq!((shared.packing.grows.get(), shared.packing.shrinks.get()), (1, 1));
         assert!(inboxes[0].try_recv().is_err() && inboxes[2].try_recv().is_err());
+        shared.reactors[2].connections.store(1, Ordering::Release);
+        apply(&shared, &[0.5, 0.0, 0.0], 0.5);
+        assert!(matches!(inboxes[2].try_recv(), Ok(Task::Vacate { to: 0 })), "an inactive reactor's connection");
     }
 
     #[test]

@@ -339,7 +339,7 @@ fn start_observability(
         let shared = shared.clone();
         threads.push(spawn("io-balancer", Box::new(move || crate::balancer::balancer_loop(shared, interval)))?);
     }
-    if crate::packing::initial_active(&shared.config, shared.reactor_count()) < shared.reactor_count() {
+    if shared.active_reactors() < shared.reactor_count() {
         let shared = shared.clone();
         threads.push(spawn("io-packing", Box::new(move || crate::packing::packing_loop(shared)))?);
     }
