@@ -4,11 +4,15 @@
 //! [`Message`]) and `encode` (append to a buffer). Requests and events carry their type id;
 //! responses are shapes shared by many requests, so their type id is given when encoding
 //! (`Request::RESPONSE`). Fixed fields are packed in the initial frame in declaration order;
-//! `trailing` fixed fields are optional (older peers omit them); `var` fields follow as frames.
+//! `trailing` fixed fields are optional (older peers omit them); `added` fixed fields were added
+//! in a later protocol version: always encoded, and decoded as their default when an older peer
+//! omits them; `var` fields follow as frames. The initial frame holds the fixed fields, then the
+//! `added` ones, then the `trailing` ones.
 
 use crate::data::Data;
 use crate::frame::DecodeError;
 use crate::message::*;
+use crate::sql::{SqlColumnMetadata, SqlError, SqlPage, SqlQueryId};
 use crate::types::{MessageType, Uuid};
 
 /// Header layout of the three message kinds.
@@ -37,6 +41,7 @@ macro_rules! messages {
         $kind:ident $name:ident $(<$lt:lifetime>)? $(= $id:literal)? {
             $($fixed:ident : $fixed_ty:ty),* $(,)?
             $(; trailing $($trailing:ident : $trailing_ty:ty),* $(,)?)?
+            $(; added $($added:ident : $added_ty:ty = $default:expr),* $(,)?)?
             $(; var $($var:ident : $var_ty:ty),* $(,)?)?
         }
     )*) => {$(
@@ -45,6 +50,7 @@ macro_rules! messages {
         pub struct $name $(<$lt>)? {
             $(pub $fixed: $fixed_ty,)*
             $($(pub $trailing: Option<$trailing_ty>,)*)?
+            $($(pub $added: $added_ty,)*)?
             $($(pub $var: $var_ty,)*)?
         }
 
@@ -58,12 +64,14 @@ macro_rules! messages {
                 let mut fixed = message.fixed(<$kind as Kind>::HEADER_SIZE)?;
                 let mut reader = message.reader();
                 $(let $fixed = fixed.read::<$fixed_ty>()?;)*
+                $($(let $added = fixed.read_optional::<$added_ty>().unwrap_or($default);)*)?
                 $($(let $trailing = fixed.read_optional::<$trailing_ty>();)*)?
                 $($(let $var = <$var_ty as VarField>::read(&mut reader)?;)*)?
-                Ok($name { $($fixed,)* $($($trailing,)*)? $($($var,)*)? })
+                Ok($name { $($fixed,)* $($($trailing,)*)? $($($added,)*)? $($($var,)*)? })
             }
 
-            messages!(@encode $kind $(= $id)?; $($fixed),*; $($($trailing),*)?; $($($var),*)?);
+            // `added` fields are written like fixed ones, after them.
+            messages!(@encode $kind $(= $id)?; $($fixed,)* $($($added,)*)?; $($($trailing),*)?; $($($var),*)?);
         }
     )*
 
@@ -76,35 +84,35 @@ macro_rules! messages {
         }
     };
 
-    (@encode Request = $id:literal; $($fixed:ident),*; $($trailing:ident),*; $($var:ident),*) => {
+    (@encode Request = $id:literal; $($fixed:ident,)*; $($trailing:ident),*; $($var:ident),*) => {
         /// Appends this request (flags: unfragmented, plus `extra_flags`).
         pub fn encode(&self, out: &mut Vec<u8>, correlation_id: i64, partition_id: i32, extra_flags: u16) -> usize {
             let mut writer = MessageWriter::request(out, Self::TYPE, correlation_id, partition_id, extra_flags);
-            messages!(@body self writer; $($fixed),*; $($trailing),*; $($var),*)
+            messages!(@body self writer; $($fixed,)*; $($trailing),*; $($var),*)
         }
     };
-    (@encode Event = $id:literal; $($fixed:ident),*; $($trailing:ident),*; $($var:ident),*) => {
+    (@encode Event = $id:literal; $($fixed:ident,)*; $($trailing:ident),*; $($var:ident),*) => {
         /// Appends this event with the registration's correlation id.
         pub fn encode(&self, out: &mut Vec<u8>, correlation_id: i64, partition_id: i32) -> usize {
             let mut writer = MessageWriter::event(out, Self::TYPE, correlation_id, partition_id);
-            messages!(@body self writer; $($fixed),*; $($trailing),*; $($var),*)
+            messages!(@body self writer; $($fixed,)*; $($trailing),*; $($var),*)
         }
     };
-    (@encode Event; $($fixed:ident),*; $($trailing:ident),*; $($var:ident),*) => {
+    (@encode Event; $($fixed:ident,)*; $($trailing:ident),*; $($var:ident),*) => {
         /// Appends this event as `message_type` with the registration's correlation id.
         pub fn encode(&self, out: &mut Vec<u8>, message_type: MessageType, correlation_id: i64, partition_id: i32) -> usize {
             let mut writer = MessageWriter::event(out, message_type, correlation_id, partition_id);
-            messages!(@body self writer; $($fixed),*; $($trailing),*; $($var),*)
+            messages!(@body self writer; $($fixed,)*; $($trailing),*; $($var),*)
         }
     };
-    (@encode Response; $($fixed:ident),*; $($trailing:ident),*; $($var:ident),*) => {
+    (@encode Response; $($fixed:ident,)*; $($trailing:ident),*; $($var:ident),*) => {
         /// Appends this response as `message_type` (the request's `RESPONSE`).
         pub fn encode(&self, out: &mut Vec<u8>, message_type: MessageType, correlation_id: i64, backup_acks: u8) -> usize {
             let mut writer = MessageWriter::response(out, message_type, correlation_id, backup_acks);
-            messages!(@body self writer; $($fixed),*; $($trailing),*; $($var),*)
+            messages!(@body self writer; $($fixed,)*; $($trailing),*; $($var),*)
         }
     };
-    (@body $self:ident $writer:ident; $($fixed:ident),*; $($trailing:ident),*; $($var:ident),*) => {{
+    (@body $self:ident $writer:ident; $($fixed:ident,)*; $($trailing:ident),*; $($var:ident),*) => {{
         #[allow(clippy::let_and_return, unused_mut)]
         let _ = &mut $writer;
         $($writer.fixed(&$self.$fixed);)*
@@ -821,6 +829,32 @@ messages! {
     Request FlakeIdGeneratorNewIdBatch<'a> = 0x1C0100 { batch_size: i32; var name: &'a str }
     /// A batch of ids: `base + i * increment` for `i` in `0..batch_size`.
     Response FlakeIdGeneratorNewIdBatchResponse { base: i64, increment: i64, batch_size: i32 }
+
+    // ----- Sql (service 0x21): sent to any member (partition id -1); the query id is the
+    // client's, a Fetch or Close names the cursor an Execute opened -----
+    /// Closes a query's cursor; answered with an `EmptyResponse`.
+    Request SqlClose = 0x210300 { ; var query_id: SqlQueryId }
+    /// Runs a statement: `parameters` are its `?` arguments; `expected_result_type` is one of
+    /// `sql::EXPECTED_RESULT_*`.
+    Request SqlExecute<'a> = 0x210400 {
+        timeout_millis: i64, cursor_buffer_size: i32, expected_result_type: i8;
+        added skip_update_statistics: bool = false;
+        var sql: &'a str, parameters: Vec<Option<Data<'a>>>, schema: Option<&'a str>, query_id: SqlQueryId
+    }
+    /// Execute's answer: the row type and first page of a query, or the update count (−1 for a
+    /// query) of a statement, or the error. `partition_argument_index` (−1: none) tells a smart
+    /// client which argument decides the partition of a repeated statement.
+    Response SqlExecuteResponse<'a> {
+        update_count: i64; added is_infinite_rows: bool = false, partition_argument_index: i32 = -1;
+        var row_metadata: Option<Vec<SqlColumnMetadata<'a>>>, row_page: Option<SqlPage>,
+            error: Option<SqlError<'a>>
+    }
+    /// The next page of an open query.
+    Request SqlFetch = 0x210500 { cursor_buffer_size: i32; var query_id: SqlQueryId }
+    Response SqlFetchResponse<'a> { ; var row_page: Option<SqlPage>, error: Option<SqlError<'a>> }
+    /// The CREATE MAPPING statement that would expose the named object to SQL.
+    Request SqlMappingDdl<'a> = 0x210600 { ; var name: &'a str }
+    Response SqlMappingDdlResponse<'a> { ; var sql: Option<&'a str> }
 
     // ----- Response shapes shared by many requests -----
     /// No fields.

@@ -48,6 +48,8 @@ pub enum DecodeError {
     InitialFrameTooShort { needed: usize, actual: usize },
     #[error("list frame of {length} bytes is not a multiple of the item size {item}")]
     BadListLength { length: usize, item: usize },
+    #[error("invalid value: expected {0}")]
+    InvalidValue(&'static str),
 }
 
 /// Bounds applied while decoding one connection's stream.

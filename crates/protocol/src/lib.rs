@@ -7,6 +7,7 @@
 //!   frames straight into an output buffer;
 //! - [`codec`]: every message ferrogrid understands, declared once in a table;
 //! - [`data`]: the serialized key/value blob ("Data") and the partition hash;
+//! - [`sql`]: the SQL service's structures: query ids, errors, column metadata, row pages;
 //! - [`error`]: Hazelcast error codes and the Error response.
 //!
 //! Invariant: nothing here panics on input bytes. Malformed input is a [`DecodeError`].
@@ -16,6 +17,7 @@ pub mod data;
 pub mod error;
 pub mod frame;
 pub mod message;
+pub mod sql;
 pub mod types;
 
 pub use data::{partition_for, Data, PartitionId};

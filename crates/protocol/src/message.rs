@@ -155,6 +155,10 @@ impl<'a> FixedReader<'a> {
         self.bytes = &self.bytes[T::SIZE..];
         Some(T::read(bytes))
     }
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len()
+    }
 }
 
 /// Walks the frames of a message (or of a nested structure).
@@ -268,7 +272,8 @@ pub trait Fixed: Sized {
     fn write(&self, out: &mut Vec<u8>);
 }
 
-macro_rules! fixed_int {
+/// Integers and IEEE floats: little-endian, as Java's `Bits.write*L` writes them.
+macro_rules! fixed_number {
     ($($ty:ty),*) => {$(
         impl Fixed for $ty {
             const SIZE: usize = std::mem::size_of::<$ty>();
@@ -281,7 +286,7 @@ macro_rules! fixed_int {
         }
     )*};
 }
-fixed_int!(i8, u8, i32, i64);
+fixed_number!(i8, u8, i16, i32, i64, u32, f32, f64);
 
 impl Fixed for bool {
     const SIZE: usize = 1;
@@ -512,6 +517,12 @@ impl<'a> MessageWriter<'a> {
         self.open_frame = self.out.len();
         self.out.extend_from_slice(&[0, 0, 0, 0]);
         self.out.extend_from_slice(&flags.to_le_bytes());
+        self
+    }
+
+    /// Appends raw bytes to the open frame (a variable-size field packed with fixed ones).
+    pub fn bytes(&mut self, content: &[u8]) -> &mut Self {
+        self.out.extend_from_slice(content);
         self
     }
 

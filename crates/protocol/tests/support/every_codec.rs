@@ -232,7 +232,14 @@ macro_rules! for_every_codec {
             BackupEvent,
             PartitionLostEvent,
             MapPartitionLostEvent,
-            EntryEvent
+            EntryEvent,
+            SqlClose,
+            SqlExecute,
+            SqlExecuteResponse,
+            SqlFetch,
+            SqlFetchResponse,
+            SqlMappingDdl,
+            SqlMappingDdlResponse
         )
     };
 }

@@ -1,0 +1,452 @@
+//! Mappings: what `CREATE MAPPING` says about a map, the columns a statement sees, how a
+//! column is read from an entry and how a row is written back as key and value.
+//!
+//! A mapping's canonical form is its DDL ([`Mapping::ddl`]): members keep and exchange
+//! mappings as that text, and re-parse it.
+//!
+//! Invariant: a mapping's column names are unique, and every mapping has the hidden columns
+//! `__key` and `this` (not listed by `SELECT *` unless they are ordinary columns).
+
+use crate::error::{Result, SqlError};
+use crate::types::{self, SqlType};
+use ferrogrid_query::compact::SchemaSource;
+use ferrogrid_query::path::{extract, Extracted, Path};
+use ferrogrid_query::Value;
+use std::collections::BTreeMap;
+
+/// How a key or a value is serialized.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Format {
+    /// One value of a built-in type (`'int'`, `'varchar'`, … or `'java'` with a boxed class).
+    Primitive(SqlType),
+    /// `HazelcastJsonValue`, read and written whole (`'json'`).
+    Json,
+    /// `HazelcastJsonValue` whose top-level fields are columns (`'json-flat'`).
+    JsonFlat,
+    /// A Compact record of a type name.
+    Compact(String),
+    /// A Portable record of a factory, class and version.
+    Portable { factory: i32, class: i32, version: i32 },
+    /// A Java class the member cannot read by field: one OBJECT column.
+    Java(String),
+}
+
+impl Format {
+    fn is_object(&self) -> bool {
+        matches!(self, Format::JsonFlat | Format::Compact(_) | Format::Portable { .. } | Format::Java(_))
+    }
+}
+
+/// Which half of an entry a column reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Half {
+    Key,
+    Value,
+}
+
+/// One column of a mapping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    pub ty: SqlType,
+    pub half: Half,
+    /// The field it reads (None: the whole key or value).
+    pub field: Option<String>,
+    /// Listed by `SELECT *`.
+    pub visible: bool,
+    /// The column's external name as written (`__key.id`, `this.name`), for the DDL.
+    pub external: Option<String>,
+}
+
+impl Column {
+    fn external_name(&self) -> String {
+        let root = if self.half == Half::Key { "__key" } else { "this" };
+        match &self.field {
+            Some(field) => format!("{root}.{field}"),
+            None => root.to_owned(),
+        }
+    }
+}
+
+/// A mapping: a name statements use, the map it names and its columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mapping {
+    pub name: String,
+    pub map: String,
+    pub key: Format,
+    pub value: Format,
+    pub columns: Vec<Column>,
+    /// The options as given (for the DDL), in order.
+    pub options: Vec<(String, String)>,
+    /// Whether the column list was given (else it was derived).
+    pub explicit_columns: bool,
+}
+
+/// A column as written in `CREATE MAPPING ... (name TYPE [EXTERNAL NAME x])`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnSpec {
+    pub name: String,
+    pub ty: SqlType,
+    pub external: Option<String>,
+}
+
+fn option<'a>(options: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    options.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+}
+
+/// The format an option pair names (`keyFormat` with its class/type-name options).
+fn format_of(options: &[(String, String)], prefix: &str) -> Result<Format> {
+    let Some(format) = option(options, &format!("{prefix}Format")) else {
+        return Err(SqlError::parsing(format!("Missing '{prefix}Format' option")));
+    };
+    let lower = format.to_ascii_lowercase();
+    Ok(match lower.as_str() {
+        "json" => Format::Json,
+        "json-flat" => Format::JsonFlat,
+        "compact" => match option(options, &format!("{prefix}CompactTypeName")) {
+            Some(name) => Format::Compact(name.to_owned()),
+            None => {
+                return Err(SqlError::parsing(format!(
+                    "Unable to resolve table metadata. Missing '{prefix}CompactTypeName' option"
+                )))
+            }
+        },
+        "portable" => {
+            let number = |name: &str, required: bool| -> Result<i32> {
+                match option(options, &format!("{prefix}Portable{name}")) {
+                    Some(text) => text
+                        .trim()
+                        .parse()
+                        .map_err(|_| SqlError::parsing(format!("Invalid '{prefix}Portable{name}' option: {text}"))),
+                    None if required => Err(SqlError::parsing(format!(
+                        "Unable to resolve table metadata. Missing '{prefix}Portable{name}' option"
+                    ))),
+                    None => Ok(0),
+                }
+            };
+            Format::Portable {
+                factory: number("FactoryId", true)?,
+                class: number("ClassId", true)?,
+                version: number("ClassVersion", false)?,
+            }
+        }
+        "java" => {
+            let class = option(options, &format!("{prefix}JavaClass")).ok_or_else(|| {
+                SqlError::parsing(format!("Unable to resolve table metadata. Missing '{prefix}JavaClass' option"))
+            })?;
+            match java_class_type(class) {
+                Some(ty) => Format::Primitive(ty),
+                None => Format::Java(class.to_owned()),
+            }
+        }
+        other => match SqlType::parse(other) {
+            Some(SqlType::Object) | Some(SqlType::Json) | Some(SqlType::Null) | None => {
+                return Err(SqlError::parsing(format!("Unsupported serialization format: {format}")))
+            }
+            Some(ty) => Format::Primitive(ty),
+        },
+    })
+}
+
+/// The SQL type of a boxed Java class (`java.lang.Integer` is INTEGER).
+fn java_class_type(class: &str) -> Option<SqlType> {
+    Some(match class {
+        "java.lang.String" | "java.lang.Character" | "char" => SqlType::Varchar,
+        "java.lang.Boolean" | "boolean" => SqlType::Boolean,
+        "java.lang.Byte" | "byte" => SqlType::TinyInt,
+        "java.lang.Short" | "short" => SqlType::SmallInt,
+        "java.lang.Integer" | "int" => SqlType::Integer,
+        "java.lang.Long" | "long" => SqlType::BigInt,
+        "java.lang.Float" | "float" => SqlType::Real,
+        "java.lang.Double" | "double" => SqlType::Double,
+        "java.math.BigDecimal" | "java.math.BigInteger" => SqlType::Decimal,
+        "java.time.LocalDate" => SqlType::Date,
+        "java.time.LocalTime" => SqlType::Time,
+        "java.time.LocalDateTime" => SqlType::Timestamp,
+        "java.time.OffsetDateTime" => SqlType::TimestampWithTimeZone,
+        _ => return None,
+    })
+}
+
+/// Something that can show a sample entry's fields (for mappings without a column list).
+pub trait Samples {
+    /// The fields of a Compact type (name and the SQL type of its kind), if the member has
+    /// its schema.
+    fn compact_fields(&self, type_name: &str) -> Option<Vec<(String, SqlType)>>;
+}
+
+impl Mapping {
+    /// A mapping from `CREATE MAPPING` parts: columns resolved against the formats.
+    pub fn new(
+        name: &str,
+        map: Option<&str>,
+        specs: &[ColumnSpec],
+        options: Vec<(String, String)>,
+        samples: &dyn Samples,
+    ) -> Result<Mapping> {
+        if let Some(kind) = option(&options, "type") {
+            let _ = kind;
+        }
+        let key = format_of(&options, "key")?;
+        let value = format_of(&options, "value")?;
+        let mut columns = Vec::new();
+        if specs.is_empty() {
+            derive_columns(&key, Half::Key, samples, &mut columns)?;
+            derive_columns(&value, Half::Value, samples, &mut columns)?;
+        } else {
+            for spec in specs {
+                columns.push(column_of(spec, &key, &value)?);
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        for column in &columns {
+            if !seen.insert(column.name.clone()) {
+                return Err(SqlError::parsing(format!("Column '{}' specified more than once", column.name)));
+            }
+        }
+        for (half, format, hidden) in [(Half::Key, &key, "__key"), (Half::Value, &value, "this")] {
+            if !columns.iter().any(|column| column.name == hidden) {
+                let ty = match format {
+                    Format::Primitive(ty) => *ty,
+                    Format::Json => SqlType::Json,
+                    _ => SqlType::Object,
+                };
+                columns.push(Column { name: hidden.into(), ty, half, field: None, visible: false, external: None });
+            }
+        }
+        Ok(Mapping {
+            name: name.to_owned(),
+            map: map.unwrap_or(name).to_owned(),
+            key,
+            value,
+            columns,
+            options,
+            explicit_columns: !specs.is_empty(),
+        })
+    }
+
+    /// The columns `SELECT *` lists, in order.
+    pub fn visible(&self) -> impl Iterator<Item = (usize, &Column)> {
+        self.columns.iter().enumerate().filter(|(_, column)| column.visible)
+    }
+
+    pub fn column(&self, name: &str) -> Option<(usize, &Column)> {
+        self.columns.iter().enumerate().find(|(_, column)| column.name == name)
+    }
+
+    /// The mapping's DDL (what members exchange and `GET_DDL` would show).
+    pub fn ddl(&self) -> String {
+        let quote = |text: &str| format!("\"{}\"", text.replace('"', "\"\""));
+        let literal = |text: &str| format!("'{}'", text.replace('\'', "''"));
+        let mut ddl = format!("CREATE OR REPLACE MAPPING {}", quote(&self.name));
+        if self.map != self.name {
+            ddl.push_str(&format!(" EXTERNAL NAME {}", quote(&self.map)));
+        }
+        if self.explicit_columns {
+            let columns: Vec<String> = self
+                .columns
+                .iter()
+                .filter(|column| column.visible)
+                .map(|column| {
+                    format!(
+                        "{} {} EXTERNAL NAME {}",
+                        quote(&column.name),
+                        column.ty.name(),
+                        quote(&column.external_name())
+                    )
+                })
+                .collect();
+            ddl.push_str(&format!(" ({})", columns.join(", ")));
+        }
+        ddl.push_str(" TYPE IMap OPTIONS (");
+        let options: Vec<String> =
+            self.options.iter().map(|(k, v)| format!("{} = {}", literal(k), literal(v))).collect();
+        ddl.push_str(&options.join(", "));
+        ddl.push(')');
+        ddl
+    }
+
+    /// Reads column `index` of an entry, converted to its type.
+    pub fn read(&self, index: usize, key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> Result<Value> {
+        let column = &self.columns[index];
+        let raw = match (&column.field, column.half) {
+            (None, Half::Key) => ferrogrid_query::read_value(key, schemas),
+            (None, Half::Value) => ferrogrid_query::read_value(value, schemas),
+            (Some(field), half) => {
+                let attribute = if half == Half::Key { format!("__key.{field}") } else { field.clone() };
+                let path = Path::parse(&attribute).map_err(|error| SqlError::data(error.to_string()))?;
+                extract(key, value, &path, schemas).map(|extracted| match extracted {
+                    Extracted::Single(value) => value,
+                    Extracted::Multi(values) => Value::Array(values),
+                })
+            }
+        }
+        .map_err(|error| {
+            SqlError::data(format!(
+                "Failed to extract map entry {}: {error}",
+                if column.half == Half::Key { "key" } else { "value" }
+            ))
+        })?;
+        coerce_read(raw, column)
+    }
+
+    /// Whether the entry's value is of this mapping's value format (Hazelcast skips entries
+    /// of another Compact type or Portable class).
+    pub fn accepts(&self, key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> bool {
+        let _ = key;
+        match &self.value {
+            Format::Compact(type_name) => compact_type_name(value, schemas).is_none_or(|name| &name == type_name),
+            _ => true,
+        }
+    }
+}
+
+fn compact_type_name(value: &[u8], schemas: &dyn SchemaSource) -> Option<String> {
+    if ferrogrid_query::data::type_id(value).ok()? != ferrogrid_query::compact::TYPE_ID {
+        return None;
+    }
+    let id = i64::from_be_bytes(value.get(8..16)?.try_into().ok()?);
+    schemas.schema(id).map(|schema| schema.type_name.clone())
+}
+
+/// A read value as a column's type: numbers widen, anything else must already be of it.
+fn coerce_read(raw: Value, column: &Column) -> Result<Value> {
+    if raw.is_null() || column.ty == SqlType::Object {
+        return Ok(match raw {
+            Value::JsonStructure => Value::Null,
+            raw => raw,
+        });
+    }
+    let from = SqlType::of_value(&raw);
+    if from == column.ty {
+        return Ok(raw);
+    }
+    let widening = from.is_numeric() && column.ty.is_numeric();
+    if widening || (column.ty == SqlType::Varchar && matches!(raw, Value::Char(_))) || column.ty == SqlType::Json {
+        return types::convert(raw, column.ty);
+    }
+    Err(SqlError::data(format!(
+        "Failed to extract map entry value because of type mismatch [expectedClass={}, actualClass={}]",
+        java_class(column.ty),
+        java_class(from)
+    )))
+}
+
+/// The Java class of a type's values (as Hazelcast's errors name them).
+pub fn java_class(ty: SqlType) -> &'static str {
+    match ty {
+        SqlType::Varchar => "java.lang.String",
+        SqlType::Boolean => "java.lang.Boolean",
+        SqlType::TinyInt => "java.lang.Byte",
+        SqlType::SmallInt => "java.lang.Short",
+        SqlType::Integer => "java.lang.Integer",
+        SqlType::BigInt => "java.lang.Long",
+        SqlType::Decimal => "java.math.BigDecimal",
+        SqlType::Real => "java.lang.Float",
+        SqlType::Double => "java.lang.Double",
+        SqlType::Date => "java.time.LocalDate",
+        SqlType::Time => "java.time.LocalTime",
+        SqlType::Timestamp => "java.time.LocalDateTime",
+        SqlType::TimestampWithTimeZone => "java.time.OffsetDateTime",
+        SqlType::Json => "com.hazelcast.core.HazelcastJsonValue",
+        SqlType::Object | SqlType::Null => "java.lang.Object",
+    }
+}
+
+fn derive_columns(format: &Format, half: Half, samples: &dyn Samples, columns: &mut Vec<Column>) -> Result<()> {
+    let whole = |name: &str, ty| Column { name: name.into(), ty, half, field: None, visible: true, external: None };
+    let root = if half == Half::Key { "__key" } else { "this" };
+    match format {
+        Format::Primitive(ty) => columns.push(whole(root, *ty)),
+        Format::Json => columns.push(whole(root, SqlType::Json)),
+        Format::Java(_) => columns.push(whole(root, SqlType::Object)),
+        Format::JsonFlat => {
+            return Err(SqlError::parsing(format!(
+                "Column list is required for JSON format{}",
+                if half == Half::Key { " (key)" } else { "" }
+            )))
+        }
+        Format::Compact(type_name) => {
+            let Some(fields) = samples.compact_fields(type_name) else {
+                return Err(SqlError::parsing(format!("Unable to resolve table metadata. Column list is required to create Compact-based mapping (no schema of type '{type_name}' is known)")));
+            };
+            for (name, ty) in fields {
+                if columns.iter().any(|column: &Column| column.name == name) {
+                    continue;
+                }
+                columns.push(Column { name: name.clone(), ty, half, field: Some(name), visible: true, external: None });
+            }
+        }
+        Format::Portable { .. } => {
+            return Err(SqlError::parsing(
+                "Unable to resolve table metadata. Column list is required to create Portable-based mapping",
+            ))
+        }
+    }
+    Ok(())
+}
+
+fn column_of(spec: &ColumnSpec, key: &Format, value: &Format) -> Result<Column> {
+    let external = spec.external.clone().unwrap_or_else(|| spec.name.clone());
+    let (half, field) = match external.as_str() {
+        "__key" => (Half::Key, None),
+        "this" => (Half::Value, None),
+        text => {
+            if let Some(field) = text.strip_prefix("__key.") {
+                (Half::Key, Some(field.to_owned()))
+            } else if let Some(field) = text.strip_prefix("this.") {
+                (Half::Value, Some(field.to_owned()))
+            } else {
+                (Half::Value, Some(text.to_owned()))
+            }
+        }
+    };
+    let format = if half == Half::Key { key } else { value };
+    match (&field, format) {
+        (Some(_), Format::Primitive(_)) | (Some(_), Format::Json) => {
+            return Err(SqlError::parsing(format!(
+                "Unable to resolve table metadata. Unexpected field: {}",
+                spec.external.as_deref().unwrap_or(&spec.name)
+            )))
+        }
+        (None, format) if format.is_object() && !matches!(format, Format::Java(_)) => {}
+        _ => {}
+    }
+    Ok(Column { name: spec.name.clone(), ty: spec.ty, half, field, visible: true, external: spec.external.clone() })
+}
+
+/// The mappings of a cluster, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    mappings: BTreeMap<String, Mapping>,
+}
+
+impl Catalog {
+    pub fn get(&self, name: &str) -> Option<&Mapping> {
+        self.mappings.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.mappings.keys().map(String::as_str)
+    }
+
+    pub fn mappings(&self) -> impl Iterator<Item = &Mapping> {
+        self.mappings.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.mappings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.mappings.is_empty()
+    }
+
+    pub fn put(&mut self, mapping: Mapping) {
+        self.mappings.insert(mapping.name.clone(), mapping);
+    }
+
+    pub fn remove(&mut self, name: &str) -> Option<Mapping> {
+        self.mappings.remove(name)
+    }
+}

@@ -1,0 +1,355 @@
+//! Runs a [`SelectPlan`] over the entries its sources' maps hold: rows read from entries,
+//! joined, filtered, grouped, projected, made distinct, sorted and cut to OFFSET/LIMIT.
+//!
+//! Invariant: at most `max_rows` rows are held at any step; more is an error naming the bound
+//! (the member's `sql.max-rows-per-query`), never an unbounded allocation.
+
+use crate::error::{Result, SqlError};
+use crate::expr::{self, compare, Expr};
+use crate::plan::{AggregateCall, AggregateFunction, ColumnMeta, JoinKind, SelectPlan};
+use crate::types::{self, SqlType};
+use ferrogrid_query::compact::SchemaSource;
+use ferrogrid_query::number::BigDecimal;
+use ferrogrid_query::Value;
+use num_bigint::BigInt;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+
+/// Entries of one map: (key, value) as serialized.
+pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// A query's result: its columns and rows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResultSet {
+    pub columns: Vec<ColumnMeta>,
+    pub rows: Vec<Vec<Value>>,
+}
+
+fn too_many(max_rows: usize) -> SqlError {
+    SqlError::data(format!(
+        "The query holds more than {max_rows} rows on the coordinating member (sql.max-rows-per-query); add a WHERE or LIMIT"
+    ))
+}
+
+/// Reads every source's rows: one row per accepted entry, every column of the mapping.
+fn read_rows(
+    plan: &SelectPlan,
+    inputs: &[Entries],
+    schemas: &dyn SchemaSource,
+    max_rows: usize,
+) -> Result<Vec<Vec<Vec<Value>>>> {
+    let mut tables = Vec::with_capacity(plan.sources.len());
+    for (source, entries) in plan.sources.iter().zip(inputs) {
+        let mapping = &source.mapping;
+        if entries.len() > max_rows {
+            return Err(too_many(max_rows));
+        }
+        let mut rows = Vec::with_capacity(entries.len());
+        for (key, value) in entries {
+            if !mapping.accepts(key, value, schemas) {
+                continue;
+            }
+            let mut row = Vec::with_capacity(mapping.columns.len());
+            for index in 0..mapping.columns.len() {
+                row.push(mapping.read(index, key, value, schemas)?);
+            }
+            rows.push(row);
+        }
+        tables.push(rows);
+    }
+    Ok(tables)
+}
+
+/// Joins the sources' rows left to right (nested loops; an equality between the new source's
+/// column and earlier columns is a hash join).
+fn join(plan: &SelectPlan, mut tables: Vec<Vec<Vec<Value>>>, max_rows: usize) -> Result<Vec<Vec<Value>>> {
+    if tables.is_empty() {
+        return Ok(vec![Vec::new()]);
+    }
+    let mut rows = std::mem::take(&mut tables[0]);
+    for (index, join) in plan.joins.iter().enumerate() {
+        let right = std::mem::take(&mut tables[index + 1]);
+        let width = plan.sources[index + 1].mapping.columns.len();
+        let mut joined = Vec::new();
+        for left in &rows {
+            let mut matched = false;
+            for candidate in &right {
+                let mut row = left.clone();
+                row.extend(candidate.iter().cloned());
+                let passes = match &join.on {
+                    Some(on) => on.passes(&row)?,
+                    None => true,
+                };
+                if passes {
+                    matched = true;
+                    if joined.len() >= max_rows {
+                        return Err(too_many(max_rows));
+                    }
+                    joined.push(row);
+                }
+            }
+            if !matched && join.kind == JoinKind::Left {
+                let mut row = left.clone();
+                row.extend(std::iter::repeat_n(Value::Null, width));
+                joined.push(row);
+            }
+        }
+        rows = joined;
+    }
+    Ok(rows)
+}
+
+/// Runs `plan` over its sources' entries (one `Entries` per source, in order).
+pub fn run(plan: &SelectPlan, inputs: &[Entries], schemas: &dyn SchemaSource, max_rows: usize) -> Result<ResultSet> {
+    if inputs.len() != plan.sources.len() {
+        return Err(SqlError::generic("internal error: wrong number of scans for the plan"));
+    }
+    let tables = read_rows(plan, inputs, schemas, max_rows)?;
+    let mut rows = join(plan, tables, max_rows)?;
+    if let Some(filter) = &plan.filter {
+        let mut kept = Vec::with_capacity(rows.len());
+        for row in rows {
+            if filter.passes(&row)? {
+                kept.push(row);
+            }
+        }
+        rows = kept;
+    }
+    if let Some(grouping) = &plan.grouping {
+        rows = group(grouping, rows, max_rows)?;
+    }
+    // project, keeping the order keys beside each row
+    let mut projected: Vec<(Vec<Value>, Vec<Value>)> = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let values = plan.projection.iter().map(|e| e.eval(row)).collect::<Result<Vec<_>>>()?;
+        let keys = plan.order.iter().map(|k| k.expr.eval(row)).collect::<Result<Vec<_>>>()?;
+        projected.push((values, keys));
+    }
+    if plan.distinct {
+        let mut seen = HashSet::new();
+        projected.retain(|(values, _)| seen.insert(row_key(values)));
+    }
+    if !plan.order.is_empty() {
+        let mut failure = None;
+        projected.sort_by(|(_, a), (_, b)| {
+            for (index, key) in plan.order.iter().enumerate() {
+                let ordering = match (a[index].is_null(), b[index].is_null()) {
+                    (true, true) => Ordering::Equal,
+                    (true, false) => {
+                        if key.nulls_first {
+                            Ordering::Less
+                        } else {
+                            Ordering::Greater
+                        }
+                    }
+                    (false, true) => {
+                        if key.nulls_first {
+                            Ordering::Greater
+                        } else {
+                            Ordering::Less
+                        }
+                    }
+                    (false, false) => {
+                        let ordering = match compare(&a[index], &b[index]) {
+                            Ok(Some(ordering)) => ordering,
+                            Ok(None) => Ordering::Equal,
+                            Err(error) => {
+                                failure.get_or_insert(error);
+                                Ordering::Equal
+                            }
+                        };
+                        if key.descending {
+                            ordering.reverse()
+                        } else {
+                            ordering
+                        }
+                    }
+                };
+                if ordering != Ordering::Equal {
+                    return ordering;
+                }
+            }
+            Ordering::Equal
+        });
+        if let Some(error) = failure {
+            return Err(error);
+        }
+    }
+    let rows: Vec<Vec<Value>> = projected
+        .into_iter()
+        .skip(plan.offset)
+        .take(plan.limit.unwrap_or(usize::MAX))
+        .map(|(values, _)| values)
+        .collect();
+    Ok(ResultSet { columns: plan.columns.clone(), rows })
+}
+
+/// A hashable identity of a row (for DISTINCT and grouping): numbers by value.
+fn row_key(values: &[Value]) -> Vec<String> {
+    values
+        .iter()
+        .map(|value| match value {
+            Value::Null => "\0null".to_owned(),
+            Value::Byte(_) | Value::Short(_) | Value::Int(_) | Value::Long(_) => {
+                format!("i{}", types::to_integer(value).unwrap_or(0))
+            }
+            Value::BigDecimal(d) => format!("d{}", strip(d)),
+            Value::Float(_) | Value::Double(_) => format!("f{:?}", types::to_double(value).unwrap_or(0.0)),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
+fn strip(decimal: &BigDecimal) -> String {
+    let text = decimal.to_string();
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
+}
+
+/// One aggregate's running state.
+#[derive(Debug, Clone)]
+enum State {
+    Count(i64),
+    Sum(Option<Value>),
+    Avg { sum: Option<Value>, count: i64 },
+    Extreme(Option<Value>),
+}
+
+fn add(sum: Option<Value>, value: &Value, ty: SqlType) -> Result<Value> {
+    let Some(sum) = sum else {
+        return expr::to_type(value.clone(), ty);
+    };
+    expr::arithmetic(expr::Arithmetic::Add, &sum, value, ty).map_err(|error| {
+        if error.message.contains("overflow") {
+            SqlError::data(format!(
+                "{} overflow in 'SUM' function (consider adding an explicit CAST to DECIMAL)",
+                ty.name()
+            ))
+        } else {
+            error
+        }
+    })
+}
+
+struct Group {
+    keys: Vec<Value>,
+    states: Vec<State>,
+    distinct: Vec<HashSet<Vec<String>>>,
+}
+
+fn group(grouping: &crate::plan::Grouping, rows: Vec<Vec<Value>>, max_rows: usize) -> Result<Vec<Vec<Value>>> {
+    let new_states = || -> Vec<State> {
+        grouping
+            .calls
+            .iter()
+            .map(|call| match call.function {
+                AggregateFunction::CountAll | AggregateFunction::Count => State::Count(0),
+                AggregateFunction::Sum => State::Sum(None),
+                AggregateFunction::Avg => State::Avg { sum: None, count: 0 },
+                AggregateFunction::Min | AggregateFunction::Max => State::Extreme(None),
+            })
+            .collect()
+    };
+    let mut groups: Vec<Group> = Vec::new();
+    let mut index: HashMap<Vec<String>, usize> = HashMap::new();
+    for row in &rows {
+        let keys = grouping.keys.iter().map(|k| k.eval(row)).collect::<Result<Vec<_>>>()?;
+        let id = row_key(&keys);
+        let slot = match index.get(&id) {
+            Some(slot) => *slot,
+            None => {
+                if groups.len() >= max_rows {
+                    return Err(too_many(max_rows));
+                }
+                index.insert(id, groups.len());
+                groups.push(Group { keys, states: new_states(), distinct: vec![HashSet::new(); grouping.calls.len()] });
+                groups.len() - 1
+            }
+        };
+        let group = &mut groups[slot];
+        for (call_index, call) in grouping.calls.iter().enumerate() {
+            accumulate(call, &mut group.states[call_index], &mut group.distinct[call_index], row)?;
+        }
+    }
+    if groups.is_empty() && grouping.keys.is_empty() {
+        groups.push(Group { keys: Vec::new(), states: new_states(), distinct: Vec::new() });
+    }
+    let mut out = Vec::with_capacity(groups.len());
+    for group in groups {
+        let mut row = group.keys;
+        for (call, state) in grouping.calls.iter().zip(group.states) {
+            row.push(finish(call, state)?);
+        }
+        if let Some(having) = &grouping.having {
+            if !having.passes(&row)? {
+                continue;
+            }
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+fn accumulate(call: &AggregateCall, state: &mut State, seen: &mut HashSet<Vec<String>>, row: &[Value]) -> Result<()> {
+    let value = match &call.argument {
+        Some(argument) => argument.eval(row)?,
+        None => Value::Bool(true),
+    };
+    if value.is_null() {
+        return Ok(());
+    }
+    if call.distinct && !seen.insert(row_key(std::slice::from_ref(&value))) {
+        return Ok(());
+    }
+    match state {
+        State::Count(count) => *count += 1,
+        State::Sum(sum) => *sum = Some(add(sum.take(), &value, call.ty)?),
+        State::Avg { sum, count } => {
+            let ty = if call.ty == SqlType::Decimal { SqlType::Decimal } else { call.ty };
+            *sum = Some(add(sum.take(), &value, ty)?);
+            *count += 1;
+        }
+        State::Extreme(current) => {
+            let replace = match current {
+                None => true,
+                Some(current) => {
+                    let ordering = compare(&value, current)?.unwrap_or(Ordering::Equal);
+                    if call.function == AggregateFunction::Min {
+                        ordering == Ordering::Less
+                    } else {
+                        ordering == Ordering::Greater
+                    }
+                }
+            };
+            if replace {
+                *current = Some(value);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn finish(call: &AggregateCall, state: State) -> Result<Value> {
+    Ok(match state {
+        State::Count(count) => Value::Long(count),
+        State::Sum(sum) => sum.unwrap_or(Value::Null),
+        State::Avg { sum: None, .. } => Value::Null,
+        State::Avg { sum: Some(sum), count } => match call.ty {
+            SqlType::Decimal => {
+                let sum = types::to_decimal(&sum).ok_or_else(|| SqlError::data("AVG of a non-number"))?;
+                Value::BigDecimal(expr::divide_decimal(&sum, &BigDecimal::new(BigInt::from(count), 0), 38))
+            }
+            SqlType::Real => Value::Float((types::to_double(&sum).unwrap_or(0.0) / count as f64) as f32),
+            _ => Value::Double(types::to_double(&sum).unwrap_or(0.0) / count as f64),
+        },
+        State::Extreme(value) => value.unwrap_or(Value::Null),
+    })
+}
+
+/// Evaluates a constant expression (VALUES rows, SELECT without FROM).
+pub fn constant(expr: &Expr) -> Result<Value> {
+    expr.eval(&[])
+}

@@ -1,0 +1,435 @@
+//! A statement's text to what the member must do: the DDL of mappings (parsed here, as
+//! sqlparser does not know Hazelcast's `CREATE MAPPING`), queries ([`crate::plan`]) and DML.
+
+use crate::catalog::{Catalog, ColumnSpec, Format, Half, Mapping, Samples};
+use crate::error::{Result, SqlError};
+use crate::exec::ResultSet;
+use crate::expr::Expr;
+use crate::plan::{self, ColumnMeta, Parameters, SelectPlan, Source, Translator};
+use crate::types::SqlType;
+use ferrogrid_query::Value;
+use sqlparser::dialect::GenericDialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// The longest statement text accepted (characters).
+pub const MAX_STATEMENT_LENGTH: usize = 1 << 20;
+
+/// What a statement asks of the member.
+#[derive(Debug, Clone)]
+pub enum Prepared {
+    /// Add or replace a mapping on every member (`replace`: OR REPLACE; `if_not_exists`).
+    CreateMapping { mapping: Mapping, replace: bool, if_not_exists: bool },
+    /// Drop a mapping on every member.
+    DropMapping { name: String, if_exists: bool },
+    /// Answered from the statement alone (SHOW MAPPINGS, SELECT without FROM).
+    Rows(ResultSet),
+    /// A query over maps.
+    Select(Box<SelectPlan>),
+    /// INSERT / SINK: entries to write.
+    Insert { map: String, entries: Vec<(Vec<u8>, Vec<u8>)>, overwrite: bool },
+    /// UPDATE / DELETE over a map's entries.
+    Change(Box<Change>),
+}
+
+/// UPDATE or DELETE: which entries (a plan over one source whose row is the mapping's columns)
+/// and what becomes of them.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub source: Source,
+    pub filter: Option<Expr>,
+    /// Column index → new value expression (empty: DELETE).
+    pub assignments: Vec<(usize, Expr)>,
+    pub delete: bool,
+}
+
+/// Parses and plans `text` with `parameters` against `catalog`.
+pub fn prepare(text: &str, parameters: Vec<Value>, catalog: &Catalog, samples: &dyn Samples) -> Result<Prepared> {
+    if text.chars().count() > MAX_STATEMENT_LENGTH {
+        return Err(SqlError::parsing(format!("The statement is longer than {MAX_STATEMENT_LENGTH} characters")));
+    }
+    let (text, sink) = rewrite_sink(text);
+    let dialect = GenericDialect {};
+    let positions = placeholders(&text)?;
+    let parameters = Parameters { values: parameters, positions };
+    if parameters.values.len() != parameters.positions.len() {
+        return Err(SqlError::data(format!(
+            "Unexpected parameter count: expected {}, got {}",
+            parameters.positions.len(),
+            parameters.values.len()
+        )));
+    }
+    let mut parser = Parser::new(&dialect).try_with_sql(&text).map_err(parse_error)?;
+    if let Some(ddl) = mapping_ddl(&mut parser, catalog, samples)? {
+        return Ok(ddl);
+    }
+    let mut statements =
+        Parser::new(&dialect).try_with_sql(&text).map_err(parse_error)?.parse_statements().map_err(parse_error)?;
+    if statements.len() != 1 {
+        return Err(SqlError::parsing(if statements.is_empty() {
+            "Empty statement".to_owned()
+        } else {
+            "Only one statement is allowed".to_owned()
+        }));
+    }
+    let statement = statements.pop().expect("one statement");
+    use sqlparser::ast::Statement as S;
+    match statement {
+        S::Query(query) => {
+            let plan = plan::select(&query, catalog, &parameters)?;
+            if plan.sources.is_empty() {
+                let result = crate::exec::run(&plan, &[], &NoSchemas, 1)?;
+                return Ok(Prepared::Rows(result));
+            }
+            Ok(Prepared::Select(Box::new(plan)))
+        }
+        S::Insert(insert) => insert_statement(&insert, sink, catalog, &parameters),
+        S::Update { table, assignments, from, selection, returning, .. } => {
+            if from.is_some() || returning.is_some() || !table.joins.is_empty() {
+                return Err(SqlError::parsing("UPDATE with FROM, joins or RETURNING is not supported"));
+            }
+            let source = single_source(&table.relation, catalog)?;
+            let sources = [source.clone()];
+            let mut translator = Translator::new(&sources, &parameters);
+            let filter = match &selection {
+                Some(selection) => Some(translator.expr(selection)?),
+                None => None,
+            };
+            let mut changes = Vec::new();
+            for assignment in &assignments {
+                let name = match &assignment.target {
+                    sqlparser::ast::AssignmentTarget::ColumnName(name) => name.to_string().trim_matches('"').to_owned(),
+                    other => return Err(SqlError::parsing(format!("Unsupported assignment target: {other}"))),
+                };
+                let Some((index, column)) = source.mapping.column(&name) else {
+                    return Err(SqlError::parsing(format!("Unknown target column '{name}'")));
+                };
+                if column.half == Half::Key {
+                    return Err(SqlError::parsing(format!("Cannot update '{name}'")));
+                }
+                let value = translator.expr(&assignment.value)?;
+                let value = assignable(value, column.ty, &name)?;
+                changes.push((index, value));
+            }
+            Ok(Prepared::Change(Box::new(Change { source, filter, assignments: changes, delete: false })))
+        }
+        S::Delete(delete) => {
+            let tables = match &delete.from {
+                sqlparser::ast::FromTable::WithFromKeyword(tables)
+                | sqlparser::ast::FromTable::WithoutKeyword(tables) => tables,
+            };
+            if tables.len() != 1 || !tables[0].joins.is_empty() || delete.using.is_some() || delete.returning.is_some()
+            {
+                return Err(SqlError::parsing("DELETE from one mapping only is supported"));
+            }
+            let source = single_source(&tables[0].relation, catalog)?;
+            let sources = [source.clone()];
+            let mut translator = Translator::new(&sources, &parameters);
+            let filter = match &delete.selection {
+                Some(selection) => Some(translator.expr(selection)?),
+                None => None,
+            };
+            Ok(Prepared::Change(Box::new(Change { source, filter, assignments: Vec::new(), delete: true })))
+        }
+        S::ShowTables { .. } => Err(SqlError::parsing("SHOW TABLES is not supported; use SHOW MAPPINGS")),
+        other => Err(SqlError::parsing(format!("Unsupported SQL statement: {}", first_words(&other.to_string())))),
+    }
+}
+
+fn first_words(text: &str) -> String {
+    text.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+}
+
+#[derive(Debug)]
+struct NoSchemas;
+
+impl ferrogrid_query::compact::SchemaSource for NoSchemas {
+    fn schema(&self, _id: i64) -> Option<std::sync::Arc<ferrogrid_query::schema::Schema>> {
+        None
+    }
+}
+
+/// `SINK INTO` is `INSERT INTO` that overwrites: parsed as INSERT.
+fn rewrite_sink(text: &str) -> (String, bool) {
+    let trimmed = text.trim_start();
+    if trimmed.len() >= 4 && trimmed[..4].eq_ignore_ascii_case("sink") && trimmed[4..].starts_with(char::is_whitespace)
+    {
+        let offset = text.len() - trimmed.len();
+        return (format!("{}INSERT{}", &text[..offset], &trimmed[4..]), true);
+    }
+    (text.to_owned(), false)
+}
+
+/// Where each `?` is (line, column), in text order.
+fn placeholders(text: &str) -> Result<Vec<(u64, u64)>> {
+    let dialect = GenericDialect {};
+    let tokens = Tokenizer::new(&dialect, text).tokenize_with_location().map_err(|error| {
+        SqlError::parsing(format!(
+            "Encountered an error at line {}, column {}: {}",
+            error.location.line, error.location.column, error.message
+        ))
+    })?;
+    Ok(tokens
+        .iter()
+        .filter(|token| matches!(&token.token, Token::Placeholder(p) if p == "?"))
+        .map(|token| (token.span.start.line, token.span.start.column))
+        .collect())
+}
+
+fn parse_error(error: ParserError) -> SqlError {
+    let text = match error {
+        ParserError::TokenizerError(text) | ParserError::ParserError(text) => text,
+        ParserError::RecursionLimitExceeded => "The statement is nested too deeply".to_owned(),
+    };
+    // sqlparser says "... at Line: 1, Column: 8"; Hazelcast says "at line 1, column 8".
+    let text = text.replace("Line: ", "line ").replace("Column: ", "column ");
+    SqlError::parsing(text)
+}
+
+fn word(parser: &Parser<'_>, index: usize) -> Option<String> {
+    let token = parser.peek_nth_token(index);
+    match token.token {
+        Token::Word(word) => Some(word.value.to_ascii_uppercase()),
+        _ => None,
+    }
+}
+
+fn expect_word(parser: &mut Parser<'_>, expected: &str) -> Result<()> {
+    let token = parser.next_token();
+    match &token.token {
+        Token::Word(word) if word.value.eq_ignore_ascii_case(expected) => Ok(()),
+        other => Err(SqlError::parsing(format!(
+            "Encountered \"{other}\" at line {}, column {}. Was expecting {expected}",
+            token.span.start.line, token.span.start.column
+        ))),
+    }
+}
+
+fn identifier(parser: &mut Parser<'_>) -> Result<String> {
+    let name = parser.parse_object_name(false).map_err(parse_error)?;
+    let parts: Vec<String> =
+        name.0.iter().map(|part| part.as_ident().map_or(part.to_string(), |i| i.value.clone())).collect();
+    match parts.as_slice() {
+        [name] => Ok(name.clone()),
+        [schema, name] if schema == "public" => Ok(name.clone()),
+        [catalog, schema, name] if catalog == "hazelcast" && schema == "public" => Ok(name.clone()),
+        _ => Err(SqlError::parsing(format!("The mapping must be created in the \"public\" schema: {name}"))),
+    }
+}
+
+/// CREATE [OR REPLACE] MAPPING, DROP MAPPING, SHOW MAPPINGS (None: another statement).
+fn mapping_ddl(parser: &mut Parser<'_>, catalog: &Catalog, samples: &dyn Samples) -> Result<Option<Prepared>> {
+    let (first, second, third) = (word(parser, 0), word(parser, 1), word(parser, 2));
+    let is_mapping = |w: &Option<String>| w.as_deref() == Some("MAPPING");
+    match first.as_deref() {
+        Some("SHOW") if second.as_deref() == Some("MAPPINGS") => {
+            parser.next_token();
+            parser.next_token();
+            end(parser)?;
+            let rows = catalog.names().map(|name| vec![Value::String(name.to_owned())]).collect();
+            let columns = vec![ColumnMeta { name: "name".into(), ty: SqlType::Varchar, nullable: false }];
+            Ok(Some(Prepared::Rows(ResultSet { columns, rows })))
+        }
+        Some("DROP") if is_mapping(&second) => {
+            parser.next_token();
+            parser.next_token();
+            let if_exists = parser.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+            let name = identifier(parser)?;
+            end(parser)?;
+            Ok(Some(Prepared::DropMapping { name, if_exists }))
+        }
+        Some("CREATE")
+            if is_mapping(&second)
+                || (second.as_deref() == Some("OR") && word(parser, 3).as_deref() == Some("MAPPING")) =>
+        {
+            let _ = third;
+            parser.next_token();
+            let replace = parser.parse_keywords(&[Keyword::OR, Keyword::REPLACE]);
+            expect_word(parser, "MAPPING")?;
+            let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+            if replace && if_not_exists {
+                return Err(SqlError::parsing("OR REPLACE in conjunction with IF NOT EXISTS not supported"));
+            }
+            let name = identifier(parser)?;
+            let mut external = None;
+            if parser.parse_keyword(Keyword::EXTERNAL) {
+                expect_word(parser, "NAME")?;
+                external = Some(identifier(parser)?);
+            }
+            let mut columns = Vec::new();
+            if parser.consume_token(&Token::LParen) {
+                loop {
+                    columns.push(column_spec(parser)?);
+                    if parser.consume_token(&Token::Comma) {
+                        continue;
+                    }
+                    parser.expect_token(&Token::RParen).map_err(parse_error)?;
+                    break;
+                }
+            }
+            parser.expect_keyword(Keyword::TYPE).map_err(parse_error)?;
+            let kind = identifier(parser)?;
+            if !kind.eq_ignore_ascii_case("IMap") {
+                return Err(SqlError::parsing(format!("Unknown connector type: {kind}")));
+            }
+            let mut options = Vec::new();
+            if parser.parse_keyword(Keyword::OPTIONS) {
+                parser.expect_token(&Token::LParen).map_err(parse_error)?;
+                if !parser.consume_token(&Token::RParen) {
+                    loop {
+                        let key = parser.parse_literal_string().map_err(parse_error)?;
+                        parser.expect_token(&Token::Eq).map_err(parse_error)?;
+                        let value = parser.parse_literal_string().map_err(parse_error)?;
+                        if options.iter().any(|(k, _): &(String, String)| *k == key) {
+                            return Err(SqlError::parsing(format!("Option '{key}' specified more than once")));
+                        }
+                        options.push((key, value));
+                        if parser.consume_token(&Token::Comma) {
+                            continue;
+                        }
+                        parser.expect_token(&Token::RParen).map_err(parse_error)?;
+                        break;
+                    }
+                }
+            }
+            end(parser)?;
+            let mapping = Mapping::new(&name, external.as_deref(), &columns, options, samples)?;
+            Ok(Some(Prepared::CreateMapping { mapping, replace, if_not_exists }))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn end(parser: &mut Parser<'_>) -> Result<()> {
+    while parser.consume_token(&Token::SemiColon) {}
+    let token = parser.next_token();
+    match token.token {
+        Token::EOF => Ok(()),
+        other => Err(SqlError::parsing(format!(
+            "Encountered \"{other}\" at line {}, column {}",
+            token.span.start.line, token.span.start.column
+        ))),
+    }
+}
+
+fn column_spec(parser: &mut Parser<'_>) -> Result<ColumnSpec> {
+    let name = parser.parse_identifier().map_err(parse_error)?.value;
+    let mut words = Vec::new();
+    loop {
+        let token = parser.peek_token();
+        match &token.token {
+            Token::Word(w) if w.keyword == Keyword::EXTERNAL => break,
+            Token::Word(w) => {
+                words.push(w.value.clone());
+                parser.next_token();
+            }
+            Token::LParen => {
+                // precision and scale (DECIMAL(10, 2), VARCHAR(20)) are accepted and ignored
+                while !matches!(parser.next_token().token, Token::RParen | Token::EOF) {}
+            }
+            _ => break,
+        }
+    }
+    let type_name = words.join(" ");
+    let ty = SqlType::parse(&type_name).ok_or_else(|| SqlError::parsing(format!("Unknown type: {type_name}")))?;
+    let mut external = None;
+    if parser.parse_keyword(Keyword::EXTERNAL) {
+        expect_word(parser, "NAME")?;
+        let name = parser.parse_object_name(false).map_err(parse_error)?;
+        let parts: Vec<String> =
+            name.0.iter().map(|part| part.as_ident().map_or(part.to_string(), |i| i.value.clone())).collect();
+        external = Some(parts.join("."));
+    }
+    Ok(ColumnSpec { name, ty, external })
+}
+
+fn single_source(relation: &sqlparser::ast::TableFactor, catalog: &Catalog) -> Result<Source> {
+    let sqlparser::ast::TableFactor::Table { name, alias, .. } = relation else {
+        return Err(SqlError::parsing(format!("Unsupported target: {relation}")));
+    };
+    let parts: Vec<String> =
+        name.0.iter().map(|part| part.as_ident().map_or(part.to_string(), |i| i.value.clone())).collect();
+    let mapping_name = parts.last().cloned().unwrap_or_default();
+    let mapping = catalog.get(&mapping_name).ok_or_else(|| plan::object_not_found(&mapping_name))?;
+    let alias = alias.as_ref().map_or(mapping_name.clone(), |a| a.name.value.clone());
+    Ok(Source { mapping: mapping.clone(), alias, offset: 0, keys: None })
+}
+
+/// A value expression as a column's type (numbers widen; anything else must match).
+fn assignable(value: Expr, ty: SqlType, column: &str) -> Result<Expr> {
+    if value.ty == ty || value.ty == SqlType::Null || ty == SqlType::Object {
+        return Ok(value);
+    }
+    if (value.ty.is_numeric() && ty.is_numeric())
+        || value.constant().is_some()
+        || ty == SqlType::Varchar && value.ty != SqlType::Boolean
+    {
+        return plan::widen(value, ty);
+    }
+    if ty == SqlType::Json && value.ty == SqlType::Varchar {
+        return plan::widen(value, ty);
+    }
+    Err(SqlError::parsing(format!(
+        "Cannot assign to target field '{column}' of type {} from source field '{column}' of type {}",
+        ty.name(),
+        value.ty.name()
+    )))
+}
+
+fn insert_statement(
+    insert: &sqlparser::ast::Insert,
+    sink: bool,
+    catalog: &Catalog,
+    parameters: &Parameters,
+) -> Result<Prepared> {
+    let sqlparser::ast::TableObject::TableName(name) = &insert.table else {
+        return Err(SqlError::parsing("INSERT into a table function is not supported"));
+    };
+    let parts: Vec<String> =
+        name.0.iter().map(|part| part.as_ident().map_or(part.to_string(), |i| i.value.clone())).collect();
+    let mapping_name = parts.last().cloned().unwrap_or_default();
+    let mapping = catalog.get(&mapping_name).ok_or_else(|| plan::object_not_found(&mapping_name))?.clone();
+    let targets: Vec<usize> = if insert.columns.is_empty() {
+        mapping.visible().map(|(index, _)| index).collect()
+    } else {
+        let mut targets = Vec::new();
+        for column in &insert.columns {
+            let (index, _) = mapping
+                .column(&column.value)
+                .ok_or_else(|| SqlError::parsing(format!("Unknown target column '{}'", column.value)))?;
+            targets.push(index);
+        }
+        targets
+    };
+    let Some(source) = &insert.source else {
+        return Err(SqlError::parsing("INSERT without VALUES is not supported"));
+    };
+    let sqlparser::ast::SetExpr::Values(values) = source.body.as_ref() else {
+        return Err(SqlError::parsing("INSERT ... SELECT is not supported yet; use INSERT ... VALUES"));
+    };
+    let mut entries = Vec::with_capacity(values.rows.len());
+    let mut translator = Translator::new(&[], parameters);
+    for row in &values.rows {
+        if row.len() != targets.len() {
+            return Err(SqlError::parsing(format!(
+                "Number of INSERT target columns ({}) does not equal number of source items ({})",
+                targets.len(),
+                row.len()
+            )));
+        }
+        let mut full = vec![Value::Null; mapping.columns.len()];
+        for (target, item) in targets.iter().zip(row) {
+            let column = &mapping.columns[*target];
+            let expr = assignable(translator.expr(item)?, column.ty, &column.name)?;
+            full[*target] = crate::exec::constant(&expr)?;
+        }
+        entries.push(crate::write::encode(&mapping, &full)?);
+    }
+    Ok(Prepared::Insert { map: mapping.map.clone(), entries, overwrite: sink })
+}
+
+/// Whether a mapping's formats are ones rows can be written in.
+pub fn writable(format: &Format) -> bool {
+    matches!(format, Format::Primitive(_) | Format::Json | Format::JsonFlat)
+}

@@ -1,0 +1,153 @@
+//! Rows written back as entries: a key and a value serialized in their mapping's formats, and
+//! what an UPDATE or DELETE does to one entry.
+
+use crate::catalog::{Format, Half, Mapping};
+use crate::error::{Result, SqlError};
+use crate::statement::Change;
+use crate::types::{self, SqlType};
+use ferrogrid_query::compact::SchemaSource;
+use ferrogrid_query::Value;
+
+/// The key and value of a row (`row`: a value per mapping column, hidden ones included).
+pub fn encode(mapping: &Mapping, row: &[Value]) -> Result<(Vec<u8>, Vec<u8>)> {
+    let key = encode_half(mapping, Half::Key, &mapping.key, row)?;
+    let value = encode_half(mapping, Half::Value, &mapping.value, row)?;
+    Ok((key, value))
+}
+
+fn encode_half(mapping: &Mapping, half: Half, format: &Format, row: &[Value]) -> Result<Vec<u8>> {
+    let whole = mapping.columns.iter().position(|c| c.half == half && c.field.is_none());
+    let name = if half == Half::Key { "__key" } else { "this" };
+    let data =
+        |value: &Value| ferrogrid_query::write::write_data(value).map_err(|error| SqlError::data(error.to_string()));
+    match format {
+        Format::Primitive(ty) => {
+            let value = whole.map(|i| row[i].clone()).unwrap_or(Value::Null);
+            if value.is_null() {
+                return Err(null_half(half));
+            }
+            data(&crate::expr::to_type(value, *ty)?)
+        }
+        Format::Json => {
+            let value = whole.map(|i| row[i].clone()).unwrap_or(Value::Null);
+            match value {
+                Value::Null => Err(null_half(half)),
+                value => data(&Value::Json(types::to_text(&value))),
+            }
+        }
+        Format::JsonFlat => {
+            let mut object = serde_json::Map::new();
+            let mut any = false;
+            for (index, column) in mapping.columns.iter().enumerate() {
+                let Some(field) = &column.field else { continue };
+                if column.half != half {
+                    continue;
+                }
+                any = true;
+                object.insert(field.clone(), json_of(&row[index]));
+            }
+            if !any {
+                if let Some(i) = whole {
+                    if !row[i].is_null() {
+                        return data(&Value::Json(types::to_text(&row[i])));
+                    }
+                }
+            }
+            data(&Value::Json(serde_json::Value::Object(object).to_string()))
+        }
+        Format::Compact(_) | Format::Portable { .. } | Format::Java(_) => {
+            // The whole object, when given, is written as it came (a parameter's record).
+            if let Some(Value::Object(object)) = whole.map(|i| &row[i]) {
+                return data(&Value::Object(object.clone()));
+            }
+            Err(SqlError::data(format!(
+                "Writing rows of the {} format of mapping '{}' ({name}) is not supported by this member yet",
+                format_name(format),
+                mapping.name
+            )))
+        }
+    }
+}
+
+fn format_name(format: &Format) -> &'static str {
+    match format {
+        Format::Compact(_) => "compact",
+        Format::Portable { .. } => "portable",
+        Format::Java(_) => "java",
+        Format::Json => "json",
+        Format::JsonFlat => "json-flat",
+        Format::Primitive(_) => "primitive",
+    }
+}
+
+fn null_half(half: Half) -> SqlError {
+    SqlError::data(match half {
+        Half::Key => "Cannot write NULL to '__key' field",
+        Half::Value => "Cannot write NULL to 'this' field",
+    })
+}
+
+fn json_of(value: &Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match value {
+        Value::Null => J::Null,
+        Value::Bool(v) => J::Bool(*v),
+        Value::Byte(_) | Value::Short(_) | Value::Int(_) | Value::Long(_) => {
+            J::Number(serde_json::Number::from(types::to_integer(value).unwrap_or(0) as i64))
+        }
+        Value::Float(_) | Value::Double(_) => {
+            serde_json::Number::from_f64(types::to_double(value).unwrap_or(0.0)).map_or(J::Null, J::Number)
+        }
+        Value::BigDecimal(_) | Value::BigInteger(_) => {
+            let text = types::to_text(value);
+            serde_json::from_str(&text).unwrap_or(J::String(text))
+        }
+        Value::Json(text) => serde_json::from_str(text).unwrap_or(J::String(text.clone())),
+        other => J::String(types::to_text(other)),
+    }
+}
+
+/// What an UPDATE or DELETE does to one entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Keep,
+    Remove,
+    Replace(Vec<u8>),
+}
+
+/// Decides an entry's fate under `change` (the row is the mapping's columns).
+pub fn apply(change: &Change, key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> Result<Action> {
+    let mapping = &change.source.mapping;
+    if !mapping.accepts(key, value, schemas) {
+        return Ok(Action::Keep);
+    }
+    let mut row = Vec::with_capacity(mapping.columns.len());
+    for index in 0..mapping.columns.len() {
+        row.push(mapping.read(index, key, value, schemas)?);
+    }
+    if let Some(filter) = &change.filter {
+        if !filter.passes(&row)? {
+            return Ok(Action::Keep);
+        }
+    }
+    if change.delete {
+        return Ok(Action::Remove);
+    }
+    let mut updated = row.clone();
+    for (index, expr) in &change.assignments {
+        updated[*index] = expr.eval(&row)?;
+    }
+    // A whole-value column assigned overrides the fields; fields assigned rebuild the value.
+    let whole = mapping.columns.iter().position(|c| c.half == Half::Value && c.field.is_none());
+    let assigned_whole = whole.is_some_and(|w| change.assignments.iter().any(|(i, _)| *i == w));
+    if !assigned_whole {
+        if let Some(w) = whole {
+            if !matches!(mapping.value, Format::Primitive(_) | Format::Json) {
+                updated[w] = Value::Null;
+            }
+        }
+    }
+    let (_, value) = encode(mapping, &updated)?;
+    let _ = SqlType::Null;
+    Ok(Action::Replace(value))
+}
