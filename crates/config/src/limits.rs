@@ -59,6 +59,14 @@ pub struct Limits {
     /// Requests that may wait for one key's lock; more are refused with an error rather than
     /// queued without bound. `ferrogrid.limits.max-parked-per-key`, default 4 096, nonzero.
     pub max_parked_per_key: u32,
+    /// Rows one SQL statement may hold on its coordinating member (entries scanned, joined or
+    /// grouped); a statement that needs more fails with a data error naming this bound.
+    /// `ferrogrid.limits.max-sql-rows-per-query`, default 1 000 000, nonzero.
+    pub max_sql_rows_per_query: u32,
+    /// Open SQL cursors (queries with rows not yet fetched) one client connection may hold;
+    /// another query fails until one is closed or read to its end.
+    /// `ferrogrid.limits.max-sql-cursors-per-connection`, default 1 024, nonzero.
+    pub max_sql_cursors_per_connection: u32,
     /// Entries each reactor's expiry sweep examines per run (every 100 ms), which bounds the
     /// pause a sweep adds to the requests behind it. `ferrogrid.limits.expiry-sweep-entries`,
     /// default 2 000, nonzero.
@@ -109,6 +117,8 @@ impl Default for Limits {
             requests_per_turn: 256,
             reads_per_turn: 16,
             max_parked_per_key: 4096,
+            max_sql_rows_per_query: 1_000_000,
+            max_sql_cursors_per_connection: 1024,
             expiry_sweep_entries: 2_000,
             snapshot_chunk_bytes: 512 * 1024,
             cluster_event_queue: 65_536,
@@ -133,6 +143,8 @@ impl Limits {
             ("requests-per-turn", self.requests_per_turn),
             ("reads-per-turn", self.reads_per_turn),
             ("max-parked-per-key", self.max_parked_per_key),
+            ("max-sql-rows-per-query", self.max_sql_rows_per_query),
+            ("max-sql-cursors-per-connection", self.max_sql_cursors_per_connection),
             ("expiry-sweep-entries", self.expiry_sweep_entries),
             ("snapshot-chunk-bytes", self.snapshot_chunk_bytes),
             ("cluster-event-queue", self.cluster_event_queue),

@@ -462,6 +462,8 @@ fn read_limits(mut section: Section, config: &mut MemberConfig) -> Result<()> {
         ("requests-per-turn", &mut limits.requests_per_turn),
         ("reads-per-turn", &mut limits.reads_per_turn),
         ("max-parked-per-key", &mut limits.max_parked_per_key),
+        ("max-sql-rows-per-query", &mut limits.max_sql_rows_per_query),
+        ("max-sql-cursors-per-connection", &mut limits.max_sql_cursors_per_connection),
         ("expiry-sweep-entries", &mut limits.expiry_sweep_entries),
         ("crdt-replication-batch", &mut limits.crdt_replication_batch),
         ("snapshot-chunk-bytes", &mut limits.snapshot_chunk_bytes),

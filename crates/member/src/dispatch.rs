@@ -276,6 +276,18 @@ impl Core {
                 let message = Message::parse(bytes)?;
                 self.dispatch_wide(connection, &message, bytes, out, origin)
             }
+            Some((_, row)) if row.route == Route::Sql => {
+                let message = Message::parse(bytes)?;
+                match header.message_type {
+                    ferrogrid_protocol::codec::SqlExecute::TYPE => {
+                        crate::sql::execute(self, connection, &message, bytes, out)?
+                    }
+                    ferrogrid_protocol::codec::SqlFetch::TYPE => crate::sql::fetch(self, connection, &message, out)?,
+                    ferrogrid_protocol::codec::SqlClose::TYPE => crate::sql::close(self, connection, &message, out)?,
+                    _ => crate::sql::mapping_ddl(self, &message, out)?,
+                }
+                Ok(After::Continue)
+            }
             // (The only Local row.)
             Some((_, row)) if row.route == Route::Local => self.new_id_batch(connection, header, bytes, out, origin),
             // The client service, and types without a row (answered UnsupportedOperation).

@@ -14,7 +14,7 @@ use crate::operations::{self, Route};
 use crate::peer;
 use crate::shared::{ClusterEvent, MemberWork, Task};
 use ferrogrid_cluster::MemberId;
-use ferrogrid_protocol::codec::ClientDestroyProxy;
+use ferrogrid_protocol::codec::{ClientDestroyProxy, SqlExecute};
 use ferrogrid_protocol::error;
 use ferrogrid_protocol::message::RequestHeader;
 use ferrogrid_protocol::{Message, PartitionId, Uuid};
@@ -352,6 +352,9 @@ impl Core {
             let operation = WideRequest::destroy(service);
             self.fan_out(connection, correlation_id, response_type, destroy.name.into(), operation, out);
             return Ok(());
+        }
+        if inner.message_type() == SqlExecute::TYPE {
+            return crate::sql::member_share(self, connection, correlation_id, &inner, out);
         }
         match fanout::classify(&inner, connection)? {
             Classified::Wide(operation, name) => {

@@ -40,6 +40,9 @@ pub enum Route {
     /// Answered by the reactor that read it from state its member's reactors share, not from
     /// a partition (flake id generators); from a client it may go on to another member.
     Local,
+    /// The SQL service (`sql.rs`), on the reactor that read it: a statement fans out over
+    /// the partitions of the maps it names.
+    Sql,
     /// Member-to-member traffic (only on member links).
     MemberLink,
 }
@@ -317,6 +320,12 @@ static TABLE: &[Operation] = &[
     row!(PnCounterGetConfiguredReplicaCount, Connection, S),
     // Flake id generators: member-wide state, answered where the request is read.
     row!(FlakeIdGeneratorNewIdBatch, Local, S),
+    // SQL: statements run where they are read (scans and writes fan out); cursors belong to
+    // the connection that opened them.
+    row!(SqlExecute, Sql, W.with(S)),
+    row!(SqlFetch, Sql, S),
+    row!(SqlClose, Sql, S),
+    row!(SqlMappingDdl, Sql, S),
     // Client service.
     row!(ClientAuthentication, Connection, Flags::NONE),
     row!(ClientAuthenticationCustom, Connection, Flags::NONE),

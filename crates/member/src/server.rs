@@ -204,6 +204,7 @@ pub(crate) fn shared_state(
         objects: RwLock::new(BTreeSet::new()),
         cluster_listeners: Default::default(),
         schemas: Default::default(),
+        sql: Default::default(),
         indexes: Default::default(),
         relays: Default::default(),
         shutdown: AtomicBool::new(false),

@@ -36,24 +36,24 @@ fn encode_half(mapping: &Mapping, half: Half, format: &Format, row: &[Value]) ->
             }
         }
         Format::JsonFlat => {
-            let mut object = serde_json::Map::new();
-            let mut any = false;
+            // Fields in column order, as Hazelcast writes them (serde_json's map would sort).
+            let mut fields = Vec::new();
             for (index, column) in mapping.columns.iter().enumerate() {
                 let Some(field) = &column.field else { continue };
                 if column.half != half {
                     continue;
                 }
-                any = true;
-                object.insert(field.clone(), json_of(&row[index]));
+                let name = serde_json::Value::String(field.clone()).to_string();
+                fields.push(format!("{name}:{}", json_of(&row[index])));
             }
-            if !any {
+            if fields.is_empty() {
                 if let Some(i) = whole {
                     if !row[i].is_null() {
                         return data(&Value::Json(types::to_text(&row[i])));
                     }
                 }
             }
-            data(&Value::Json(serde_json::Value::Object(object).to_string()))
+            data(&Value::Json(format!("{{{}}}", fields.join(","))))
         }
         Format::Compact(_) | Format::Portable { .. } | Format::Java(_) => {
             // The whole object, when given, is written as it came (a parameter's record).

@@ -1,0 +1,868 @@
+//! The SQL service (Sql.Execute, Fetch, Close): statements prepared by `ferrogrid_sql`, run as
+//! fan-outs over the partitions of the maps they name, answered in pages.
+//!
+//! - Mapping DDL changes this member's catalog, then goes to every other member as a WIDE
+//!   request (the client's bytes), which applies it there: the client is answered once every
+//!   member has the mapping. A joining member is sent the catalog as DDL texts.
+//! - A SELECT is a cluster-wide [`Scan`] of the entries of its sources' maps (only the
+//!   partitions of a point lookup's keys). The share that completes the scan runs the query
+//!   ([`ferrogrid_sql::exec::run`]), answers the first page and keeps the rest as a cursor.
+//! - INSERT/SINK, UPDATE and DELETE are [`Write`]s run on every replica held (as clear is):
+//!   each member changes each copy it holds, owned copies publish the entry events.
+//!
+//! Invariants: a connection holds at most `max-sql-cursors-per-connection` cursors, a query at
+//! most `max-sql-rows-per-query` rows; cursors go when read to their end, closed, or when
+//! their connection closes.
+
+use crate::connection::{ConnectionId, ConnectionShared};
+use crate::dispatch::Core;
+use crate::fanout::{Partial, Partitions, ShareContext, WideOperation, WideRequest};
+use crate::listeners::{Event, EventKind};
+use crate::partition::PartitionStore;
+use crate::schemas::Schemas;
+use ferrogrid_protocol::codec::*;
+use ferrogrid_protocol::message::{MessageReader, MessageWriter, RESPONSE_HEADER_SIZE};
+use ferrogrid_protocol::sql::{self as wire, SqlColumn, SqlColumnMetadata, SqlColumnType, SqlPage, SqlQueryId};
+use ferrogrid_protocol::{Data, DecodeError, Message, MessageType, Uuid};
+use ferrogrid_query::{SchemaSource, Value};
+use ferrogrid_sql::exec::{Entries, ResultSet};
+use ferrogrid_sql::plan::{ColumnMeta, SelectPlan};
+use ferrogrid_sql::write::Action;
+use ferrogrid_sql::{Catalog, Change, Code, Prepared, SqlError, SqlType};
+use parking_lot::{Mutex, RwLock};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+/// Rows not yet fetched of one query.
+#[derive(Debug)]
+struct Cursor {
+    columns: Vec<ColumnMeta>,
+    rows: VecDeque<Vec<Value>>,
+}
+
+/// The member's SQL state: the catalog and the open cursors.
+#[derive(Debug, Default)]
+pub(crate) struct SqlService {
+    catalog: RwLock<Catalog>,
+    cursors: Mutex<HashMap<(ConnectionId, SqlQueryId), Cursor>>,
+}
+
+impl SqlService {
+    /// Every mapping's DDL (for a joining member).
+    pub(crate) fn ddl(&self) -> Vec<String> {
+        self.catalog.read().mappings().map(|m| m.ddl()).collect()
+    }
+
+    /// Drops the cursors of a closed connection.
+    pub(crate) fn connection_closed(&self, connection: ConnectionId) {
+        self.cursors.lock().retain(|(owner, _), _| *owner != connection);
+    }
+
+    pub(crate) fn open_cursors(&self) -> usize {
+        self.cursors.lock().len()
+    }
+}
+
+/// Compact types the member knows, for mappings without a column list.
+struct KnownSchemas<'a>(&'a Schemas);
+
+impl ferrogrid_sql::Samples for KnownSchemas<'_> {
+    fn compact_fields(&self, type_name: &str) -> Option<Vec<(String, SqlType)>> {
+        let schema = self.0.all().into_iter().find(|schema| schema.type_name == type_name)?;
+        Some(schema.fields.iter().map(|field| (field.name.clone(), compact_kind_type(field.kind))).collect())
+    }
+}
+
+fn compact_kind_type(kind: i32) -> SqlType {
+    // (35..=43: the nullable kinds' ordinals)
+    use ferrogrid_query::compact::kind as k;
+    match kind {
+        k::BOOLEAN | k::NULLABLE_BOOLEAN => SqlType::Boolean,
+        k::INT8 | 35 => SqlType::TinyInt,
+        k::INT16 | 37 => SqlType::SmallInt,
+        k::INT32 | 39 => SqlType::Integer,
+        k::INT64 | 41 => SqlType::BigInt,
+        k::FLOAT32 | 43 => SqlType::Real,
+        k::FLOAT64 | k::NULLABLE_FLOAT64 => SqlType::Double,
+        k::STRING => SqlType::Varchar,
+        k::DECIMAL => SqlType::Decimal,
+        k::TIME => SqlType::Time,
+        k::DATE => SqlType::Date,
+        k::TIMESTAMP => SqlType::Timestamp,
+        k::TIMESTAMP_WITH_TIMEZONE => SqlType::TimestampWithTimeZone,
+        _ => SqlType::Object,
+    }
+}
+
+fn error_response(out: &mut Vec<u8>, correlation_id: i64, member: Uuid, error: &SqlError) {
+    let code = match error.code {
+        Code::Generic => wire::error_code::GENERIC,
+        Code::Timeout => wire::error_code::TIMEOUT,
+        Code::Parsing => wire::error_code::PARSING,
+        Code::ObjectNotFound => wire::error_code::OBJECT_NOT_FOUND,
+        Code::DataException => wire::error_code::DATA_EXCEPTION,
+    };
+    let error = wire::SqlError {
+        code,
+        message: Some(&error.message),
+        originating_member_id: member,
+        suggestion: error.suggestion.as_deref(),
+        cause_stack_trace: None,
+    };
+    SqlExecuteResponse {
+        update_count: -1,
+        is_infinite_rows: false,
+        partition_argument_index: -1,
+        row_metadata: None,
+        row_page: None,
+        error: Some(error),
+    }
+    .encode(out, SqlExecute::TYPE.response(), correlation_id, 0);
+}
+
+fn update_count_response(out: &mut Vec<u8>, correlation_id: i64, count: i64) {
+    SqlExecuteResponse {
+        update_count: count,
+        is_infinite_rows: false,
+        partition_argument_index: -1,
+        row_metadata: None,
+        row_page: None,
+        error: None,
+    }
+    .encode(out, SqlExecute::TYPE.response(), correlation_id, 0);
+}
+
+fn column_type(ty: SqlType) -> SqlColumnType {
+    SqlColumnType::from_id(ty.id()).expect("every SQL type has a column type id")
+}
+
+/// Takes up to `count` rows off `rows` as a columnar page.
+fn page(columns: &[ColumnMeta], rows: &mut VecDeque<Vec<Value>>, count: usize) -> SqlPage {
+    let taken: Vec<Vec<Value>> = rows.drain(..count.min(rows.len())).collect();
+    let last = rows.is_empty();
+    let cells = columns
+        .iter()
+        .enumerate()
+        .map(|(index, column)| column_of(column.ty, taken.iter().map(|row| &row[index])))
+        .collect();
+    SqlPage { last, columns: cells }
+}
+
+fn column_of<'a>(ty: SqlType, values: impl Iterator<Item = &'a Value>) -> SqlColumn {
+    use ferrogrid_sql::types::{to_double, to_integer, to_text};
+    let values: Vec<&Value> = values.collect();
+    macro_rules! cells {
+        ($variant:ident, $convert:expr) => {
+            SqlColumn::$variant(values.iter().map(|v| if v.is_null() { None } else { $convert(*v) }).collect())
+        };
+    }
+    match ty {
+        SqlType::Varchar => cells!(Varchar, |v: &Value| Some(to_text(v))),
+        SqlType::Boolean => cells!(Boolean, |v: &Value| match v {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }),
+        SqlType::TinyInt => cells!(TinyInt, |v: &Value| to_integer(v).map(|i| i as i8)),
+        SqlType::SmallInt => cells!(SmallInt, |v: &Value| to_integer(v).map(|i| i as i16)),
+        SqlType::Integer => cells!(Integer, |v: &Value| to_integer(v).map(|i| i as i32)),
+        SqlType::BigInt => cells!(BigInt, |v: &Value| to_integer(v).map(|i| i as i64)),
+        SqlType::Real => cells!(Real, |v: &Value| to_double(v).map(|d| d as f32)),
+        SqlType::Double => cells!(Double, |v: &Value| to_double(v)),
+        SqlType::Decimal => cells!(Decimal, |v: &Value| ferrogrid_sql::types::to_decimal(v)
+            .map(|d| wire::BigDecimal { unscaled: d.unscaled().to_signed_bytes_be(), scale: d.scale() })),
+        SqlType::Date => cells!(Date, |v: &Value| match v {
+            Value::Date(d) => Some(date(d)),
+            _ => None,
+        }),
+        SqlType::Time => cells!(Time, |v: &Value| match v {
+            Value::Time(t) => Some(time(t)),
+            _ => None,
+        }),
+        SqlType::Timestamp => cells!(Timestamp, |v: &Value| match v {
+            Value::Timestamp(ts) => Some(wire::LocalDateTime { date: date(&ts.date), time: time(&ts.time) }),
+            _ => None,
+        }),
+        SqlType::TimestampWithTimeZone => cells!(TimestampWithTimeZone, |v: &Value| match v {
+            Value::TimestampWithTimezone(tz) => Some(wire::OffsetDateTime {
+                date_time: wire::LocalDateTime { date: date(&tz.timestamp.date), time: time(&tz.timestamp.time) },
+                offset_seconds: tz.offset_seconds(),
+            }),
+            _ => None,
+        }),
+        SqlType::Json => cells!(Json, |v: &Value| Some(to_text(v))),
+        SqlType::Null => SqlColumn::Null(values.len()),
+        SqlType::Object => cells!(Object, |v: &Value| match v {
+            Value::Char(c) => ferrogrid_query::write::write_data(&Value::String(String::from_utf16_lossy(&[*c]))).ok(),
+            other => ferrogrid_query::write::write_data(other).ok(),
+        }),
+    }
+}
+
+fn date(d: &ferrogrid_query::temporal::Date) -> wire::LocalDate {
+    wire::LocalDate { year: d.year(), month: d.month(), day: d.day() }
+}
+
+fn time(t: &ferrogrid_query::temporal::Time) -> wire::LocalTime {
+    wire::LocalTime { hour: t.hour(), minute: t.minute(), second: t.second(), nano: t.nano() }
+}
+
+/// Answers a query's result: the first page, and a cursor for the rest.
+fn answer_rows(
+    service: &SqlService,
+    connection: Option<&Arc<ConnectionShared>>,
+    query_id: SqlQueryId,
+    page_size: usize,
+    max_cursors: usize,
+    result: ResultSet,
+    out: &mut Vec<u8>,
+    correlation_id: i64,
+    member: Uuid,
+) {
+    let mut rows: VecDeque<Vec<Value>> = result.rows.into();
+    let first = page(&result.columns, &mut rows, page_size.max(1));
+    if !rows.is_empty() {
+        let Some(connection) = connection else { return };
+        let mut cursors = service.cursors.lock();
+        let held = cursors.keys().filter(|(owner, _)| *owner == connection.id).count();
+        if held >= max_cursors {
+            let error = SqlError::generic(format!(
+                "This connection already has {held} open SQL cursors (max-sql-cursors-per-connection); close or read some first"
+            ));
+            drop(cursors);
+            return error_response(out, correlation_id, member, &error);
+        }
+        cursors.insert((connection.id, query_id), Cursor { columns: result.columns.clone(), rows });
+    }
+    let metadata: Vec<SqlColumnMetadata<'_>> = result
+        .columns
+        .iter()
+        .map(|c| SqlColumnMetadata { name: &c.name, column_type: column_type(c.ty), nullable: c.nullable })
+        .collect();
+    SqlExecuteResponse {
+        update_count: -1,
+        is_infinite_rows: false,
+        partition_argument_index: -1,
+        row_metadata: Some(metadata),
+        row_page: Some(first),
+        error: None,
+    }
+    .encode(out, SqlExecute::TYPE.response(), correlation_id, 0);
+}
+
+/// Parameters as values (a record the member cannot read is passed through as an object).
+fn parameters(request: &SqlExecute<'_>, schemas: &Schemas) -> Result<Vec<Value>, SqlError> {
+    request
+        .parameters
+        .iter()
+        .map(|data| match data {
+            None => Ok(Value::Null),
+            Some(data) => ferrogrid_query::read_value(data.0, schemas)
+                .map_err(|error| SqlError::data(format!("Cannot read a query parameter: {error}"))),
+        })
+        .collect()
+}
+
+fn prepare(core: &Core, request: &SqlExecute<'_>) -> Result<Prepared, SqlError> {
+    let schemas = &core.shared.schemas;
+    let values = parameters(request, schemas)?;
+    let catalog = core.shared.sql.catalog.read();
+    ferrogrid_sql::prepare(request.sql, values, &catalog, &KnownSchemas(schemas))
+}
+
+/// Applies mapping DDL to this member's catalog; the update count, or the error.
+fn apply_ddl(service: &SqlService, prepared: &Prepared) -> Result<(), SqlError> {
+    let mut catalog = service.catalog.write();
+    match prepared {
+        Prepared::CreateMapping { mapping, replace, if_not_exists } => {
+            if catalog.get(&mapping.name).is_some() && !replace {
+                if *if_not_exists {
+                    return Ok(());
+                }
+                return Err(SqlError::generic(format!("Mapping already exists: {}", mapping.name)));
+            }
+            catalog.put(mapping.clone());
+            Ok(())
+        }
+        Prepared::DropMapping { name, if_exists } => match catalog.remove(name) {
+            Some(_) => Ok(()),
+            None if *if_exists => Ok(()),
+            None => Err(SqlError::generic(format!("Mapping does not exist: {name}"))),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// Sql.Execute from a client.
+pub(crate) fn execute(
+    core: &mut Core,
+    connection: &Arc<ConnectionShared>,
+    message: &Message<'_>,
+    bytes: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), DecodeError> {
+    let request = SqlExecute::decode(message)?;
+    let correlation_id = message.correlation_id();
+    let member = Uuid::from_u128(core.owner.replication.state.me.0);
+    let prepared = match prepare(core, &request) {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            error_response(out, correlation_id, member, &error);
+            return Ok(());
+        }
+    };
+    if let Err(error) = check_expected(&prepared, request.expected_result_type) {
+        error_response(out, correlation_id, member, &error);
+        return Ok(());
+    }
+    let limits = &core.shared.config.limits;
+    let (max_rows, max_cursors) =
+        (limits.max_sql_rows_per_query as usize, limits.max_sql_cursors_per_connection as usize);
+    let page_size = request.cursor_buffer_size.max(1) as usize;
+    let service = core.shared.sql.clone();
+    let response_type = SqlExecute::TYPE.response();
+    match prepared {
+        Prepared::Rows(result) => {
+            answer_rows(
+                &service,
+                Some(connection),
+                request.query_id,
+                page_size,
+                max_cursors,
+                result,
+                out,
+                correlation_id,
+                member,
+            );
+        }
+        ddl @ (Prepared::CreateMapping { .. } | Prepared::DropMapping { .. }) => {
+            if let Err(error) = apply_ddl(&service, &ddl) {
+                error_response(out, correlation_id, member, &error);
+                return Ok(());
+            }
+            let operation = WideRequest::new(Ddl);
+            core.fan_out_with(Some(connection), correlation_id, response_type, "".into(), operation, out, Some(bytes));
+        }
+        Prepared::Select(plan) => {
+            let name: Box<str> = plan.sources[0].mapping.map.clone().into();
+            let scan = Scan {
+                plan: Some(plan),
+                respond: Some(Respond {
+                    service,
+                    query_id: request.query_id,
+                    page_size,
+                    max_rows,
+                    max_cursors,
+                    member,
+                }),
+                schemas: core.shared.schemas.clone(),
+                connection: Some(connection.clone()),
+            };
+            core.fan_out_with(
+                Some(connection),
+                correlation_id,
+                response_type,
+                name,
+                WideRequest::new(scan),
+                out,
+                Some(bytes),
+            );
+        }
+        Prepared::Insert { map, entries, overwrite } => {
+            let write =
+                Write { work: Work::Insert { entries, overwrite }, schemas: core.shared.schemas.clone(), member };
+            core.fan_out_with(
+                Some(connection),
+                correlation_id,
+                response_type,
+                map.into(),
+                WideRequest::new(write),
+                out,
+                Some(bytes),
+            );
+        }
+        Prepared::Change(change) => {
+            let map: Box<str> = change.source.mapping.map.clone().into();
+            let write = Write { work: Work::Change(change), schemas: core.shared.schemas.clone(), member };
+            core.fan_out_with(
+                Some(connection),
+                correlation_id,
+                response_type,
+                map,
+                WideRequest::new(write),
+                out,
+                Some(bytes),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn check_expected(prepared: &Prepared, expected: i8) -> Result<(), SqlError> {
+    let rows = matches!(prepared, Prepared::Rows(_) | Prepared::Select(_));
+    match expected {
+        wire::EXPECTED_RESULT_ROWS if !rows => Err(SqlError::generic("The statement doesn't produce rows")),
+        wire::EXPECTED_RESULT_UPDATE_COUNT if rows => {
+            Err(SqlError::generic("The statement doesn't produce update count"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Another member's share of a client's Sql.Execute (its WIDE request): DDL applied here,
+/// scans and writes run on this member's partitions.
+pub(crate) fn member_share(
+    core: &mut Core,
+    link: &Arc<ConnectionShared>,
+    correlation_id: i64,
+    inner: &Message<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), DecodeError> {
+    let request = SqlExecute::decode(inner)?;
+    let response_type = SqlExecute::TYPE.response();
+    let member = Uuid::from_u128(core.owner.replication.state.me.0);
+    let prepared = match prepare(core, &request) {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            // The coordinator prepared it; a member that cannot (a mapping not here yet)
+            // contributes nothing rather than failing the whole statement.
+            tracing::warn!(%error, "a member's share of an SQL statement could not be prepared");
+            core.fan_out(link, correlation_id, response_type, "".into(), WideRequest::new(Ddl), out);
+            return Ok(());
+        }
+    };
+    let schemas = core.shared.schemas.clone();
+    let (name, operation): (Box<str>, WideRequest) = match prepared {
+        ddl @ (Prepared::CreateMapping { .. } | Prepared::DropMapping { .. }) => {
+            let _ = apply_ddl(&core.shared.sql, &ddl);
+            ("".into(), WideRequest::new(Ddl))
+        }
+        Prepared::Rows(_) => ("".into(), WideRequest::new(Ddl)),
+        Prepared::Select(plan) => {
+            let name = plan.sources[0].mapping.map.clone().into();
+            (name, WideRequest::new(Scan { plan: Some(plan), respond: None, schemas, connection: None }))
+        }
+        Prepared::Insert { map, entries, overwrite } => {
+            (map.into(), WideRequest::new(Write { work: Work::Insert { entries, overwrite }, schemas, member }))
+        }
+        Prepared::Change(change) => {
+            let map = change.source.mapping.map.clone().into();
+            (map, WideRequest::new(Write { work: Work::Change(change), schemas, member }))
+        }
+    };
+    core.fan_out(link, correlation_id, response_type, name, operation, out);
+    Ok(())
+}
+
+/// Sql.Fetch: the next page of a cursor.
+pub(crate) fn fetch(
+    core: &Core,
+    connection: &Arc<ConnectionShared>,
+    message: &Message<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), DecodeError> {
+    let request = SqlFetch::decode(message)?;
+    let correlation_id = message.correlation_id();
+    let mut cursors = core.shared.sql.cursors.lock();
+    let key = (connection.id, request.query_id);
+    let Some(cursor) = cursors.get_mut(&key) else {
+        drop(cursors);
+        let member = Uuid::from_u128(core.owner.replication.state.me.0);
+        let text = "Query cursor not found (closed, read to its end, or never opened on this member)";
+        let error = wire::SqlError {
+            code: wire::error_code::GENERIC,
+            message: Some(text),
+            originating_member_id: member,
+            suggestion: None,
+            cause_stack_trace: None,
+        };
+        SqlFetchResponse { row_page: None, error: Some(error) }.encode(
+            out,
+            SqlFetch::TYPE.response(),
+            correlation_id,
+            0,
+        );
+        return Ok(());
+    };
+    let next = page(&cursor.columns, &mut cursor.rows, request.cursor_buffer_size.max(1) as usize);
+    if next.last {
+        cursors.remove(&key);
+    }
+    drop(cursors);
+    SqlFetchResponse { row_page: Some(next), error: None }.encode(out, SqlFetch::TYPE.response(), correlation_id, 0);
+    Ok(())
+}
+
+/// Sql.Close: drops a cursor (closing one already gone is not an error).
+pub(crate) fn close(
+    core: &Core,
+    connection: &Arc<ConnectionShared>,
+    message: &Message<'_>,
+    out: &mut Vec<u8>,
+) -> Result<(), DecodeError> {
+    let request = SqlClose::decode(message)?;
+    core.shared.sql.cursors.lock().remove(&(connection.id, request.query_id));
+    EmptyResponse {}.encode(out, SqlClose::TYPE.response(), message.correlation_id(), 0);
+    Ok(())
+}
+
+/// Sql.MappingDdl: the DDL of a mapping of that name, if there is one.
+pub(crate) fn mapping_ddl(core: &Core, message: &Message<'_>, out: &mut Vec<u8>) -> Result<(), DecodeError> {
+    let request = SqlMappingDdl::decode(message)?;
+    let ddl = core.shared.sql.catalog.read().get(request.name).map(|m| m.ddl());
+    SqlMappingDdlResponse { sql: ddl.as_deref() }.encode(
+        out,
+        SqlMappingDdl::TYPE.response(),
+        message.correlation_id(),
+        0,
+    );
+    Ok(())
+}
+
+/// Applies the DDL texts another member sent (a joining member's catalog).
+pub(crate) fn apply_catalog(service: &SqlService, schemas: &Schemas, texts: &[String]) {
+    for text in texts {
+        let prepared = {
+            let catalog = service.catalog.read();
+            ferrogrid_sql::prepare(text, Vec::new(), &catalog, &KnownSchemas(schemas))
+        };
+        match prepared {
+            Ok(prepared) => {
+                let _ = apply_ddl(service, &prepared);
+            }
+            Err(error) => tracing::warn!(%error, "a mapping another member sent could not be read"),
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// The fan-out operations.
+
+/// Mapping DDL: nothing to do on partitions (each member changed its catalog when it read
+/// the request); answers the update count 0.
+#[derive(Debug)]
+struct Ddl;
+
+impl WideOperation for Ddl {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+
+    fn empty(&self) {}
+
+    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut ()) {}
+
+    fn write_response(&self, _: (), out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
+        update_count_response(out, correlation_id, 0);
+    }
+}
+
+/// Where a scan's result goes on the coordinating member.
+#[derive(Debug)]
+struct Respond {
+    service: Arc<SqlService>,
+    query_id: SqlQueryId,
+    page_size: usize,
+    max_rows: usize,
+    max_cursors: usize,
+    member: Uuid,
+}
+
+/// A SELECT's scan: the entries of every source's map (only a point lookup's keys).
+#[derive(Debug)]
+struct Scan {
+    plan: Option<Box<SelectPlan>>,
+    respond: Option<Respond>,
+    schemas: Arc<Schemas>,
+    connection: Option<Arc<ConnectionShared>>,
+}
+
+/// Entries per source, and whether any share gave up (too many rows).
+#[derive(Debug, Default)]
+pub(crate) struct Scanned {
+    sources: Vec<Entries>,
+}
+
+impl Partial for Scanned {
+    fn merge(&mut self, other: Scanned) {
+        if self.sources.len() < other.sources.len() {
+            self.sources.resize_with(other.sources.len(), Vec::new);
+        }
+        for (mine, theirs) in self.sources.iter_mut().zip(other.sources) {
+            mine.extend(theirs);
+        }
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        writer.fixed(&(self.sources.len() as i32));
+        for entries in &self.sources {
+            writer.begin();
+            for (key, value) in entries {
+                writer.frame(key).frame(value);
+            }
+            writer.end();
+        }
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Scanned, DecodeError> {
+        let count: i32 = message.fixed(RESPONSE_HEADER_SIZE)?.read()?;
+        let mut reader: MessageReader<'_> = message.reader();
+        let mut sources = Vec::new();
+        for _ in 0..count.clamp(0, 64) {
+            reader.begin()?;
+            let mut entries = Vec::new();
+            while !reader.at_end()? {
+                let key = reader.value_frame("a scanned key")?.to_vec();
+                let value = reader.value_frame("a scanned value")?.to_vec();
+                entries.push((key, value));
+            }
+            sources.push(entries);
+        }
+        Ok(Scanned { sources })
+    }
+}
+
+impl WideOperation for Scan {
+    type Partial = Scanned;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Scanned {
+        Scanned { sources: vec![Vec::new(); self.plan.as_ref().map_or(0, |p| p.sources.len())] }
+    }
+
+    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Scanned) {}
+
+    fn on_share(&self, _map: &str, share: &mut ShareContext<'_>, partial: &mut Scanned) {
+        let Some(plan) = &self.plan else { return };
+        for (index, source) in plan.sources.iter().enumerate() {
+            let wanted: Option<Vec<u16>> = source.keys.as_ref().map(|keys| {
+                keys.iter()
+                    .map(|key| ferrogrid_protocol::data::partition_for(Data(key), share.partition_count).0)
+                    .collect()
+            });
+            for local in 0..share.partitions.len() {
+                if !share.owned.get(local).copied().unwrap_or(true) {
+                    continue;
+                }
+                let partition_id = share.partition_id(local);
+                if wanted.as_ref().is_some_and(|w| !w.contains(&partition_id)) {
+                    continue;
+                }
+                let Some(store) = share.partitions[local].map(&source.mapping.map) else { continue };
+                match &source.keys {
+                    Some(keys) => {
+                        for key in keys {
+                            if let Some(entry) = store.get(key, share.now_ms) {
+                                partial.sources[index].push((key.clone(), entry.value().to_vec()));
+                            }
+                        }
+                    }
+                    None => {
+                        for (key, entry) in store.iter(share.now_ms) {
+                            partial.sources[index].push((key.to_vec(), entry.value().to_vec()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn write_response(&self, partial: Scanned, out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
+        let (Some(plan), Some(respond)) = (&self.plan, &self.respond) else { return };
+        let schemas: &dyn SchemaSource = &*self.schemas;
+        match ferrogrid_sql::exec::run(plan, &partial.sources, schemas, respond.max_rows) {
+            Ok(result) => answer_rows(
+                &respond.service,
+                self.connection.as_ref(),
+                respond.query_id,
+                respond.page_size,
+                respond.max_cursors,
+                result,
+                out,
+                correlation_id,
+                respond.member,
+            ),
+            Err(error) => error_response(out, correlation_id, respond.member, &error),
+        }
+    }
+}
+
+/// What a write does.
+#[derive(Debug)]
+enum Work {
+    Insert { entries: Vec<(Vec<u8>, Vec<u8>)>, overwrite: bool },
+    Change(Box<Change>),
+}
+
+/// INSERT/SINK, UPDATE, DELETE on every replica held here.
+#[derive(Debug)]
+struct Write {
+    work: Work,
+    schemas: Arc<Schemas>,
+    member: Uuid,
+}
+
+/// A write's outcome: entries changed on owned copies, and the first failure.
+#[derive(Debug, Default)]
+pub(crate) struct Written {
+    count: u64,
+    failure: Option<(i32, String)>,
+}
+
+impl Partial for Written {
+    fn merge(&mut self, other: Written) {
+        self.count += other.count;
+        if self.failure.is_none() {
+            self.failure = other.failure;
+        }
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        writer.fixed(&(self.count as i64)).fixed(&self.failure.as_ref().map_or(0, |(code, _)| *code));
+        writer.frame(self.failure.as_ref().map_or("", |(_, text)| text).as_bytes());
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Written, DecodeError> {
+        let mut fixed = message.fixed(RESPONSE_HEADER_SIZE)?;
+        let count: i64 = fixed.read()?;
+        let code: i32 = fixed.read()?;
+        let text = message.reader().string()?.to_owned();
+        Ok(Written { count: count.max(0) as u64, failure: (code != 0).then_some((code, text)) })
+    }
+}
+
+fn publish(
+    share: &mut ShareContext<'_>,
+    map: &str,
+    partition_id: u16,
+    kind: EventKind,
+    key: &[u8],
+    value: Option<&[u8]>,
+    old: Option<&[u8]>,
+) {
+    if share.listeners.has(map) {
+        let event = Event {
+            kind,
+            partition_id: Some(ferrogrid_protocol::PartitionId(partition_id)),
+            key: Some(key),
+            value,
+            old_value: old,
+            affected_entries: 1,
+            source: share.member,
+        };
+        share.listeners.publish(share.outbox, share.member, map, event);
+    }
+}
+
+impl WideOperation for Write {
+    type Partial = Written;
+    const PARTITIONS: Partitions = Partitions::Replicas;
+
+    fn empty(&self) -> Written {
+        Written::default()
+    }
+
+    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Written) {}
+
+    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Written) {
+        let settings = share.settings.get(map);
+        let now_ms = share.now_ms;
+        match &self.work {
+            Work::Insert { entries, overwrite } => {
+                for (key, value) in entries {
+                    let partition_id = ferrogrid_protocol::data::partition_for(Data(key), share.partition_count).0;
+                    let (reactor, count) = share.reactor;
+                    if partition_id as usize % count != reactor {
+                        continue;
+                    }
+                    let local = partition_id as usize / count;
+                    let owned = share.owned.get(local).copied().unwrap_or(true);
+                    let Some(partition) = share.partitions.get_mut(local) else { continue };
+                    let store = partition.map_mut(map, || settings.clone());
+                    store.expire_if_due(key, now_ms);
+                    let exists = store.get(key, now_ms).is_some();
+                    if exists && !overwrite {
+                        if owned && partial.failure.is_none() {
+                            partial.failure = Some((
+                                wire::error_code::GENERIC,
+                                format!("Duplicate key: {}", describe_key(key, &self.schemas)),
+                            ));
+                        }
+                        continue;
+                    }
+                    let old = store.put(key, value, now_ms, -1, -1).map(|e| e.value().to_vec());
+                    if owned {
+                        partial.count += 1;
+                        let kind = if old.is_some() { EventKind::Updated } else { EventKind::Added };
+                        publish(share, map, partition_id, kind, key, Some(value), old.as_deref());
+                    }
+                }
+            }
+            Work::Change(change) => {
+                for local in 0..share.partitions.len() {
+                    let owned = share.owned.get(local).copied().unwrap_or(true);
+                    let partition_id = share.partition_id(local);
+                    let Some(store) = share.partitions[local].existing_mut(map) else { continue };
+                    let mut actions = Vec::new();
+                    for (key, entry) in store.iter(now_ms) {
+                        match ferrogrid_sql::write::apply(change, key, entry.value(), &*self.schemas) {
+                            Ok(Action::Keep) => {}
+                            Ok(action) => actions.push((key.to_vec(), entry.value().to_vec(), action)),
+                            Err(error) => {
+                                if owned && partial.failure.is_none() {
+                                    partial.failure = Some((wire::error_code::DATA_EXCEPTION, error.message));
+                                }
+                            }
+                        }
+                    }
+                    for (key, old, action) in actions {
+                        let Some(store) = share.partitions[local].existing_mut(map) else { break };
+                        match action {
+                            Action::Remove => {
+                                store.remove(&key);
+                                if owned {
+                                    partial.count += 1;
+                                    publish(share, map, partition_id, EventKind::Removed, &key, None, Some(&old));
+                                }
+                            }
+                            Action::Replace(value) => {
+                                store.put(&key, &value, now_ms, -1, -1);
+                                if owned {
+                                    partial.count += 1;
+                                    publish(
+                                        share,
+                                        map,
+                                        partition_id,
+                                        EventKind::Updated,
+                                        &key,
+                                        Some(&value),
+                                        Some(&old),
+                                    );
+                                }
+                            }
+                            Action::Keep => {}
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn write_response(&self, partial: Written, out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
+        match partial.failure {
+            Some((code, text)) => {
+                let error = SqlError::new(
+                    if code == wire::error_code::DATA_EXCEPTION { Code::DataException } else { Code::Generic },
+                    text,
+                );
+                error_response(out, correlation_id, self.member, &error);
+            }
+            None => update_count_response(out, correlation_id, 0),
+        }
+    }
+}
+
+fn describe_key(key: &[u8], schemas: &Schemas) -> String {
+    match ferrogrid_query::read_value(key, schemas) {
+        Ok(value) => ferrogrid_sql::types::to_text(&value),
+        Err(_) => "?".to_owned(),
+    }
+}
