@@ -31,12 +31,6 @@ pub enum Format {
     Java(String),
 }
 
-impl Format {
-    fn is_object(&self) -> bool {
-        matches!(self, Format::JsonFlat | Format::Compact(_) | Format::Portable { .. } | Format::Java(_))
-    }
-}
-
 /// Which half of an entry a column reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Half {
@@ -97,7 +91,7 @@ fn option<'a>(options: &'a [(String, String)], name: &str) -> Option<&'a str> {
 /// The format an option pair names (`keyFormat` with its class/type-name options).
 fn format_of(options: &[(String, String)], prefix: &str) -> Result<Format> {
     let Some(format) = option(options, &format!("{prefix}Format")) else {
-        return Err(SqlError::parsing(format!("Missing '{prefix}Format' option")));
+        return Err(SqlError::generic(format!("Missing '{prefix}Format' option")));
     };
     let lower = format.to_ascii_lowercase();
     Ok(match lower.as_str() {
@@ -117,7 +111,7 @@ fn format_of(options: &[(String, String)], prefix: &str) -> Result<Format> {
                     Some(text) => text
                         .trim()
                         .parse()
-                        .map_err(|_| SqlError::parsing(format!("Invalid '{prefix}Portable{name}' option: {text}"))),
+                        .map_err(|_| SqlError::generic(format!("Invalid '{prefix}Portable{name}' option: {text}"))),
                     None if required => Err(SqlError::parsing(format!(
                         "Unable to resolve table metadata. Missing '{prefix}Portable{name}' option"
                     ))),
@@ -132,7 +126,7 @@ fn format_of(options: &[(String, String)], prefix: &str) -> Result<Format> {
         }
         "java" => {
             let class = option(options, &format!("{prefix}JavaClass")).ok_or_else(|| {
-                SqlError::parsing(format!("Unable to resolve table metadata. Missing '{prefix}JavaClass' option"))
+                SqlError::generic(format!("Unable to resolve table metadata. Missing '{prefix}JavaClass' option"))
             })?;
             match java_class_type(class) {
                 Some(ty) => Format::Primitive(ty),
@@ -141,7 +135,7 @@ fn format_of(options: &[(String, String)], prefix: &str) -> Result<Format> {
         }
         other => match SqlType::parse(other) {
             Some(SqlType::Object) | Some(SqlType::Json) | Some(SqlType::Null) | None => {
-                return Err(SqlError::parsing(format!("Unsupported serialization format: {format}")))
+                return Err(SqlError::generic(format!("Unsupported serialization format: {format}")))
             }
             Some(ty) => Format::Primitive(ty),
         },
@@ -353,35 +347,20 @@ pub fn java_class(ty: SqlType) -> &'static str {
     }
 }
 
-fn derive_columns(format: &Format, half: Half, samples: &dyn Samples, columns: &mut Vec<Column>) -> Result<()> {
+fn derive_columns(format: &Format, half: Half, _samples: &dyn Samples, columns: &mut Vec<Column>) -> Result<()> {
     let whole = |name: &str, ty| Column { name: name.into(), ty, half, field: None, visible: true, external: None };
     let root = if half == Half::Key { "__key" } else { "this" };
     match format {
         Format::Primitive(ty) => columns.push(whole(root, *ty)),
         Format::Json => columns.push(whole(root, SqlType::Json)),
         Format::Java(_) => columns.push(whole(root, SqlType::Object)),
-        Format::JsonFlat => {
-            return Err(SqlError::parsing(format!(
-                "Column list is required for JSON format{}",
-                if half == Half::Key { " (key)" } else { "" }
-            )))
-        }
-        Format::Compact(type_name) => {
-            let Some(fields) = samples.compact_fields(type_name) else {
-                return Err(SqlError::parsing(format!("Unable to resolve table metadata. Column list is required to create Compact-based mapping (no schema of type '{type_name}' is known)")));
-            };
-            for (name, ty) in fields {
-                if columns.iter().any(|column: &Column| column.name == name) {
-                    continue;
-                }
-                columns.push(Column { name: name.clone(), ty, half, field: Some(name), visible: true, external: None });
-            }
-        }
-        Format::Portable { .. } => {
-            return Err(SqlError::parsing(
-                "Unable to resolve table metadata. Column list is required to create Portable-based mapping",
-            ))
-        }
+        Format::JsonFlat => return Err(SqlError::generic("Column list is required for JSON format")),
+        // Hazelcast does not derive Compact columns from a schema (it suggests a mapping
+        // that lists them instead: see the member's unmapped-map suggestion).
+        Format::Compact(_) => return Err(SqlError::generic("Column list is required for Compact format")),
+        // Without the class definition (which this member does not keep), Hazelcast maps a
+        // Portable value as one OBJECT column.
+        Format::Portable { .. } => columns.push(whole(root, SqlType::Object)),
     }
     Ok(())
 }
@@ -401,16 +380,17 @@ fn column_of(spec: &ColumnSpec, key: &Format, value: &Format) -> Result<Column> 
             }
         }
     };
+    if field.is_none() && spec.external.is_some() && spec.name != external {
+        return Err(SqlError::generic(format!("Cannot rename field: '{external}'")));
+    }
     let format = if half == Half::Key { key } else { value };
-    match (&field, format) {
-        (Some(_), Format::Primitive(_)) | (Some(_), Format::Json) => {
-            return Err(SqlError::parsing(format!(
-                "Unable to resolve table metadata. Unexpected field: {}",
-                spec.external.as_deref().unwrap_or(&spec.name)
-            )))
-        }
-        (None, format) if format.is_object() && !matches!(format, Format::Java(_)) => {}
-        _ => {}
+    if let (Some(_), Format::Primitive(ty)) = (&field, format) {
+        let root = if half == Half::Key { "__key" } else { "this" };
+        return Err(SqlError::generic(format!(
+            "The field '{root}' is of type {}, you can't map '{}' too",
+            ty.name(),
+            spec.name
+        )));
     }
     Ok(Column { name: spec.name.clone(), ty: spec.ty, half, field, visible: true, external: spec.external.clone() })
 }

@@ -76,9 +76,13 @@ pub enum Function {
     Upper,
     Lower,
     CharLength,
-    Trim { leading: bool, trailing: bool },
+    Trim {
+        leading: bool,
+        trailing: bool,
+    },
     Substring,
     Concat,
+    ConcatWs,
     Abs,
     Floor,
     Ceil,
@@ -96,6 +100,8 @@ pub enum Function {
     Ascii,
     JsonValue,
     JsonQuery,
+    /// JSON_QUERY(... WITH [ARRAY] WRAPPER)
+    JsonQueryWrapped,
     Exp,
     Ln,
     Log10,
@@ -114,6 +120,13 @@ pub struct Expr {
 pub enum Kind {
     Column(usize),
     Literal(Value),
+    /// A `?`: its 0-based index, where it is (line, column) and its value (converted to
+    /// `ty` once the context typed it).
+    Parameter {
+        index: usize,
+        at: (u64, u64),
+        value: Value,
+    },
     Negate(Box<Expr>),
     Arithmetic(Arithmetic, Box<Expr>, Box<Expr>),
     Compare(Comparison, Box<Expr>, Box<Expr>),
@@ -165,7 +178,7 @@ impl Expr {
     /// The value of a constant expression (no columns), or None.
     pub fn constant(&self) -> Option<&Value> {
         match &self.kind {
-            Kind::Literal(value) => Some(value),
+            Kind::Literal(value) | Kind::Parameter { value, .. } => Some(value),
             _ => None,
         }
     }
@@ -174,7 +187,7 @@ impl Expr {
     pub fn eval(&self, row: &[Value]) -> Result<Value> {
         let value = match &self.kind {
             Kind::Column(index) => row.get(*index).cloned().unwrap_or(Value::Null),
-            Kind::Literal(value) => value.clone(),
+            Kind::Literal(value) | Kind::Parameter { value, .. } => value.clone(),
             Kind::Negate(operand) => negate(operand.eval(row)?, self.ty)?,
             Kind::Arithmetic(op, left, right) => {
                 let (left, right) = (left.eval(row)?, right.eval(row)?);
@@ -312,6 +325,25 @@ impl Expr {
     }
 }
 
+/// The bits an integer needs, not counting its sign.
+pub fn bits_of(value: i128) -> u32 {
+    let magnitude = if value < 0 { -(value + 1) } else { value };
+    128 - magnitude.leading_zeros()
+}
+
+/// The bits an integer expression's values may need: a number literal's own (Hazelcast types
+/// a literal by its value), a null's none, anything else its type's.
+pub fn integer_bits(expr: &Expr) -> u32 {
+    match &expr.kind {
+        Kind::Literal(Value::Null) => 0,
+        Kind::Literal(value) => match types::to_integer(value) {
+            Some(integer) if SqlType::integer_of_bits(bits_of(integer)) == expr.ty => bits_of(integer),
+            _ => expr.ty.bits(),
+        },
+        _ => expr.ty.bits(),
+    }
+}
+
 /// A boolean's truth (None: null, unknown).
 pub fn truth(value: &Value) -> Option<bool> {
     match value {
@@ -386,10 +418,7 @@ fn negate(value: Value, ty: SqlType) -> Result<Value> {
 }
 
 fn overflow(ty: SqlType, symbol: &str) -> SqlError {
-    SqlError::data(format!(
-        "{} overflow in '{symbol}' operator (consider adding an explicit CAST to DECIMAL)",
-        ty.name()
-    ))
+    SqlError::data(format!("{} overflow in '{symbol}' operator (consider adding explicit CAST to DECIMAL)", ty.name()))
 }
 
 /// `left op right` as a value of `ty` (the planner's result type; both operands non-null).

@@ -19,7 +19,7 @@ pub fn by_name(name: &str) -> Option<Function> {
         "LTRIM" => Function::Trim { leading: true, trailing: false },
         "RTRIM" => Function::Trim { leading: false, trailing: true },
         "SUBSTRING" => Function::Substring,
-        "CONCAT" => Function::Concat,
+        "CONCAT_WS" => Function::ConcatWs,
         "ABS" => Function::Abs,
         "FLOOR" => Function::Floor,
         "CEIL" | "CEILING" => Function::Ceil,
@@ -37,11 +37,11 @@ pub fn by_name(name: &str) -> Option<Function> {
         "ASCII" => Function::Ascii,
         "JSON_VALUE" => Function::JsonValue,
         "JSON_QUERY" => Function::JsonQuery,
+        "JSON_QUERY_WITH_WRAPPER" => Function::JsonQueryWrapped,
         "EXP" => Function::Exp,
         "LN" => Function::Ln,
         "LOG10" => Function::Log10,
         "RAND" => Function::Rand,
-        "PI" => Function::Pi,
         _ => return None,
     })
 }
@@ -90,10 +90,15 @@ pub fn result_type(function: Function, name: &str, args: &[Expr]) -> Result<SqlT
             arity(name, args, 2, 3)?;
             SqlType::Integer
         }
-        Concat => SqlType::Varchar,
+        Concat | ConcatWs => SqlType::Varchar,
         Abs => {
             arity(name, args, 1, 1)?;
-            numeric(0)?
+            let ty = numeric(0)?;
+            if ty.is_integer() {
+                SqlType::integer_of_bits(crate::expr::integer_bits(&args[0]) + 1)
+            } else {
+                ty
+            }
         }
         Floor | Ceil => {
             arity(name, args, 1, 1)?;
@@ -134,7 +139,7 @@ pub fn result_type(function: Function, name: &str, args: &[Expr]) -> Result<SqlT
             arity(name, args, 2, 2)?;
             SqlType::Varchar
         }
-        JsonQuery => {
+        JsonQuery | JsonQueryWrapped => {
             arity(name, args, 2, 2)?;
             SqlType::Json
         }
@@ -182,6 +187,14 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
             return Ok(if equal { Value::Null } else { values[0].clone() });
         }
         Rand => return Ok(Value::Double(pseudo_random())),
+        ConcatWs => {
+            let Some(separator) = values.first() else { return Ok(Value::Null) };
+            if separator.is_null() {
+                return Ok(Value::Null);
+            }
+            let parts: Vec<String> = values[1..].iter().filter(|v| !v.is_null()).map(text).collect();
+            return Ok(Value::String(parts.join(&text(separator))));
+        }
         Pi => return Ok(Value::Double(std::f64::consts::PI)),
         _ => {}
     }
@@ -194,10 +207,15 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
         Initcap => Value::String(initcap(&text(&values[0]))),
         Trim { leading, trailing } => {
             let value = text(&values[0]);
+            let characters: Vec<char> = match values.get(1) {
+                Some(what) => text(what).chars().collect(),
+                None => vec![' '],
+            };
+            let set = |c: char| characters.contains(&c);
             let trimmed = match (leading, trailing) {
-                (true, true) => value.trim_matches(' '),
-                (true, false) => value.trim_start_matches(' '),
-                _ => value.trim_end_matches(' '),
+                (true, true) => value.trim_matches(set),
+                (true, false) => value.trim_start_matches(set),
+                _ => value.trim_end_matches(set),
             };
             Value::String(trimmed.to_owned())
         }
@@ -206,6 +224,9 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
         Substring => {
             let value: Vec<char> = text(&values[0]).chars().collect();
             let start = types::to_integer(&values[1]).unwrap_or(1);
+            if start <= 0 {
+                return Err(SqlError::data("SUBSTRING \"start\" operand must be positive"));
+            }
             let length = values.get(2).and_then(types::to_integer);
             if let Some(length) = length {
                 if length < 0 {
@@ -251,8 +272,9 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
         Ln => Value::Double(double(&values[0])?.ln()),
         Log10 => Value::Double(double(&values[0])?.log10()),
         JsonValue => json_value(&values[0], &text(&values[1]))?,
-        JsonQuery => json_query(&values[0], &text(&values[1]))?,
-        Coalesce | NullIf | Rand | Pi => unreachable!("answered above"),
+        JsonQuery => json_query(&values[0], &text(&values[1]), false)?,
+        JsonQueryWrapped => json_query(&values[0], &text(&values[1]), true)?,
+        Coalesce | NullIf | Rand | Pi | ConcatWs => unreachable!("answered above"),
     })
 }
 
@@ -470,11 +492,15 @@ fn json_value(value: &Value, path: &str) -> Result<Value> {
     })
 }
 
-fn json_query(value: &Value, path: &str) -> Result<Value> {
+/// JSON_QUERY: an object as it is; an array only WITH WRAPPER (as it is: Hazelcast does not
+/// wrap an array again), else Hazelcast's error; a scalar wrapped in an array WITH WRAPPER.
+fn json_query(value: &Value, path: &str, wrapped: bool) -> Result<Value> {
     Ok(match json_at(value, path)? {
         None => Value::Null,
-        Some(node @ (serde_json::Value::Object(_) | serde_json::Value::Array(_))) => Value::Json(node.to_string()),
-        // WITHOUT WRAPPER, NULL ON ERROR: a scalar is not a structure
-        Some(_) => Value::Null,
+        Some(node @ serde_json::Value::Object(_)) => Value::Json(node.to_string()),
+        Some(node @ serde_json::Value::Array(_)) if wrapped => Value::Json(node.to_string()),
+        Some(serde_json::Value::Array(_)) => return Err(SqlError::generic("JSON_QUERY evaluated to multiple values")),
+        Some(node) if wrapped => Value::Json(serde_json::Value::Array(vec![node]).to_string()),
+        Some(node) => Value::Json(node.to_string()),
     })
 }

@@ -8,12 +8,14 @@
 
 use crate::catalog::{Catalog, Half, Mapping};
 use crate::error::{Result, SqlError};
-use crate::expr::{Arithmetic, Comparison, Expr, Kind, MAX_DEPTH};
+use crate::expr::{bits_of, integer_bits, Arithmetic, Comparison, Expr, Kind, MAX_DEPTH};
 use crate::functions;
 use crate::types::{self, SqlType};
 use ferrogrid_query::number::BigDecimal;
 use ferrogrid_query::Value;
 use sqlparser::ast;
+use sqlparser::ast::Spanned;
+use sqlparser::tokenizer::Span;
 use std::collections::HashMap;
 
 /// One source of rows: a mapping and where its columns start in a row.
@@ -188,7 +190,10 @@ impl<'a> Translator<'a> {
         if self.depth > MAX_DEPTH {
             return Err(SqlError::parsing("Expression nested too deeply"));
         }
-        let result = self.expr_inner(expr);
+        let result = self.expr_inner(expr).map_err(|error| match expr {
+            ast::Expr::CompoundIdentifier(parts) => located(parts.last().map_or(expr.span(), |p| p.span), error),
+            _ => located(expr.span(), error),
+        });
         self.depth -= 1;
         result
     }
@@ -239,6 +244,7 @@ impl<'a> Translator<'a> {
         };
         let ty = match (function, argument.as_ref().map(|a| a.ty)) {
             (AggregateFunction::CountAll | AggregateFunction::Count, _) => SqlType::BigInt,
+            (AggregateFunction::Sum | AggregateFunction::Avg, Some(SqlType::BigInt)) => SqlType::Decimal,
             (AggregateFunction::Sum, Some(ty)) if ty.is_integer() => SqlType::BigInt,
             (AggregateFunction::Sum, Some(SqlType::Real)) => SqlType::Real,
             (AggregateFunction::Sum | AggregateFunction::Avg, Some(ty)) if ty.is_numeric() => {
@@ -355,6 +361,12 @@ impl<'a> Translator<'a> {
             E::Cast { expr: operand, data_type, .. } => {
                 let ty = data_type_of(data_type)?;
                 let operand = self.expr(operand)?;
+                if is_parameter(&operand) {
+                    let value = operand.constant().cloned().unwrap_or(Value::Null);
+                    let converted = crate::types::convert(value, ty)?;
+                    let Kind::Parameter { index, at, .. } = operand.kind else { unreachable!() };
+                    return Ok(Expr { kind: Kind::Parameter { index, at, value: converted }, ty });
+                }
                 check_cast(operand.ty, ty)?;
                 if let Some(value) = operand.constant() {
                     // Hazelcast converts literals while it validates: a bad one is a parse error
@@ -411,19 +423,16 @@ impl<'a> Translator<'a> {
                 Ok(Expr::new(Kind::Call(crate::expr::Function::Substring, args), SqlType::Varchar))
             }
             E::Trim { expr: operand, trim_where, trim_what, .. } => {
-                if trim_what.is_some() {
-                    return Err(SqlError::parsing("TRIM with characters is not supported"));
-                }
                 let (leading, trailing) = match trim_where {
                     Some(ast::TrimWhereField::Leading) => (true, false),
                     Some(ast::TrimWhereField::Trailing) => (false, true),
                     _ => (true, true),
                 };
-                let operand = varchar(self.expr(operand)?, "TRIM")?;
-                Ok(Expr::new(
-                    Kind::Call(crate::expr::Function::Trim { leading, trailing }, vec![operand]),
-                    SqlType::Varchar,
-                ))
+                let mut args = vec![varchar(self.expr(operand)?, "TRIM")?];
+                if let Some(what) = trim_what {
+                    args.push(varchar(self.expr(what)?, "TRIM")?);
+                }
+                Ok(Expr::new(Kind::Call(crate::expr::Function::Trim { leading, trailing }, args), SqlType::Varchar))
             }
             E::Position { expr: needle, r#in } => {
                 let args = vec![varchar(self.expr(needle)?, "POSITION")?, varchar(self.expr(r#in)?, "POSITION")?];
@@ -463,14 +472,15 @@ impl<'a> Translator<'a> {
             ast::Value::Boolean(v) => Ok(Expr::literal(Value::Bool(*v), SqlType::Boolean)),
             ast::Value::Null => Ok(Expr::literal(Value::Null, SqlType::Null)),
             ast::Value::Placeholder(_) => {
-                let (_, value) = self.parameters.value(&value.span)?;
-                let ty = SqlType::of_value(&value);
+                let (index, value) = self.parameters.value(&value.span)?;
                 let value = match value {
                     Value::Char(c) => Value::String(String::from_utf16_lossy(&[c])),
                     Value::BigInteger(v) => Value::BigDecimal(BigDecimal::new(v, 0)),
                     other => other,
                 };
-                Ok(Expr { kind: Kind::Literal(value), ty })
+                let ty = SqlType::of_value(&value);
+                let at = self.parameters.positions[index];
+                Ok(Expr { kind: Kind::Parameter { index, at, value }, ty })
             }
             other => Err(SqlError::parsing(format!("Unsupported literal: {other}"))),
         }
@@ -501,6 +511,8 @@ impl<'a> Translator<'a> {
             _ => None,
         };
         if let Some(arithmetic) = arithmetic {
+            let l = arithmetic_parameter(l, &r)?;
+            let r = arithmetic_parameter(r, &l)?;
             let ty = arithmetic_type(arithmetic, &l, &r)?;
             return Ok(Expr::new(Kind::Arithmetic(arithmetic, Box::new(l), Box::new(r)), ty));
         }
@@ -520,8 +532,8 @@ impl<'a> Translator<'a> {
         if aggregate_function(call)?.is_some() {
             return Err(SqlError::parsing(format!("Aggregate function {} is not allowed here", name.to_uppercase())));
         }
-        let Some(function) = functions::by_name(&name) else {
-            return Err(SqlError::parsing(format!("No function matches the name '{name}'")));
+        let Some(mut function) = functions::by_name(&name) else {
+            return Err(SqlError::parsing(format!("Function '{name}' does not exist")));
         };
         let (args, _) = function_args(call)?;
         let mut translated = Vec::new();
@@ -531,7 +543,29 @@ impl<'a> Translator<'a> {
                 FnArg::Wildcard => return Err(SqlError::parsing(format!("'*' is not an argument of {name}"))),
             }
         }
+        // JSON_VALUE(x, p RETURNING t) and JSON_QUERY(x, p WITH WRAPPER) arrive with the
+        // clause as a third, text argument (statement.rs rewrites them: sqlparser has no syntax
+        // for them).
+        let mut returning = None;
+        if matches!(function, crate::expr::Function::JsonValue | crate::expr::Function::JsonQuery)
+            && translated.len() == 3
+        {
+            let clause = translated
+                .pop()
+                .and_then(|e| e.constant().cloned())
+                .map(|v| crate::types::to_text(&v))
+                .unwrap_or_default();
+            if let Some(ty) = clause.strip_prefix("RETURNING ") {
+                returning = Some(SqlType::parse(ty).ok_or_else(|| SqlError::parsing(format!("Unknown type: {ty}")))?);
+            } else if clause == "WITH WRAPPER" {
+                function = crate::expr::Function::JsonQueryWrapped;
+            }
+        }
         let ty = functions::result_type(function, &name.to_uppercase(), &translated)?;
+        if let Some(returning) = returning {
+            let call = Expr::new(Kind::Call(function, translated), ty);
+            return Ok(Expr::new(Kind::Cast(Box::new(call)), returning));
+        }
         if let crate::expr::Function::Coalesce = function {
             translated = translated.into_iter().map(|arg| widen(arg, ty)).collect::<Result<_>>()?;
         }
@@ -643,6 +677,17 @@ pub fn widen(expr: Expr, ty: SqlType) -> Result<Expr> {
 /// Both sides of a comparison as one type: numbers widen, a VARCHAR literal or parameter is
 /// converted to the other side's type, anything else must already agree.
 fn unify_comparison(op: &str, l: Expr, r: Expr) -> Result<(Expr, Expr)> {
+    let (l, r) = match (is_parameter(&l), is_parameter(&r)) {
+        (false, true) => {
+            let ty = l.ty;
+            (l, bind_parameter(r, ty)?)
+        }
+        (true, false) => {
+            let ty = r.ty;
+            (bind_parameter(l, ty)?, r)
+        }
+        _ => (l, r),
+    };
     let (lt, rt) = (l.ty, r.ty);
     if lt == rt || lt == SqlType::Null || rt == SqlType::Null || lt == SqlType::Object || rt == SqlType::Object {
         return Ok((l, r));
@@ -665,6 +710,69 @@ fn unify_comparison(op: &str, l: Expr, r: Expr) -> Result<(Expr, Expr)> {
         return Ok((l, widen(r, lt)?));
     }
     Err(cannot_apply(op, &[lt, rt]))
+}
+
+pub fn is_parameter(expr: &Expr) -> bool {
+    matches!(expr.kind, Kind::Parameter { .. })
+}
+
+/// A parameter given the type its context expects: its value converted, or Hazelcast's error
+/// when the value is of another type (integers widen, numbers become approximate or decimal).
+pub fn bind_parameter(expr: Expr, ty: SqlType) -> Result<Expr> {
+    let Kind::Parameter { index, at, value } = expr.kind else { return Ok(expr) };
+    let from = SqlType::of_value(&value);
+    let fits = value.is_null()
+        || from == ty
+        || matches!(ty, SqlType::Object | SqlType::Null)
+        || (from.is_integer()
+            && ty.is_integer()
+            && crate::types::to_integer(&value).is_some_and(|v| crate::types::integer_value(v, ty).is_some()))
+        || (from.is_numeric() && matches!(ty, SqlType::Real | SqlType::Double | SqlType::Decimal))
+        || (from == SqlType::Varchar && ty == SqlType::Json);
+    if !fits {
+        return Err(SqlError::data(format!(
+            "At line {}, column {}: Parameter at position {index} must be of {} type, but {} was found (consider adding an explicit CAST)",
+            at.0,
+            at.1,
+            ty.name(),
+            from.name()
+        )));
+    }
+    let value = crate::expr::to_type(value, ty)?;
+    Ok(Expr { kind: Kind::Parameter { index, at, value }, ty })
+}
+
+/// A parameter in arithmetic: BIGINT beside an integer, else the other side's type.
+fn arithmetic_parameter(expr: Expr, other: &Expr) -> Result<Expr> {
+    if !is_parameter(&expr) || is_parameter(other) && other.ty == SqlType::Null {
+        return Ok(expr);
+    }
+    let ty = if other.ty.is_integer() || is_parameter(other) { SqlType::BigInt } else { other.ty };
+    if !ty.is_numeric() {
+        return Ok(expr);
+    }
+    bind_parameter(expr, ty)
+}
+
+/// Prefixes a validation error with where the offending expression is, as Hazelcast does:
+/// "From line 1, column 8 to line 1, column 25: " ("At line 1, column 8: " for one character).
+pub fn located(span: Span, error: SqlError) -> SqlError {
+    if error.code != crate::error::Code::Parsing
+        || error.message.starts_with("From line")
+        || error.message.starts_with("At line")
+        || error.message.starts_with("Encountered")
+        || span == Span::empty()
+    {
+        return error;
+    }
+    let (start, end) = (span.start, span.end);
+    let end_column = end.column.saturating_sub(1).max(start.column);
+    let prefix = if (start.line, start.column) == (end.line, end_column) {
+        format!("At line {}, column {}: ", start.line, start.column)
+    } else {
+        format!("From line {}, column {} to line {}, column {}: ", start.line, start.column, end.line, end_column)
+    };
+    SqlError { message: prefix + &error.message, ..error }
 }
 
 fn literal_to(expr: Expr, ty: SqlType) -> Result<Expr> {
@@ -725,12 +833,6 @@ fn number_literal(text: &str) -> Result<Expr> {
     Ok(Expr::literal(Value::BigDecimal(decimal), SqlType::Decimal))
 }
 
-/// The bits an integer needs, not counting its sign.
-pub fn bits_of(value: i128) -> u32 {
-    let magnitude = if value < 0 { -(value + 1) } else { value };
-    128 - magnitude.leading_zeros()
-}
-
 fn negate_literal(value: &Value, ty: SqlType) -> Expr {
     match value {
         Value::Null => Expr::literal(Value::Null, ty),
@@ -742,14 +844,6 @@ fn negate_literal(value: &Value, ty: SqlType) -> Expr {
             let ty = SqlType::integer_of_bits(bits_of(integer));
             Expr::literal(types::integer_value(integer, ty).expect("fits"), ty)
         }
-    }
-}
-
-/// The bits an integer expression's values may need.
-fn integer_bits(expr: &Expr) -> u32 {
-    match expr.constant() {
-        Some(value) => types::to_integer(value).map_or(expr.ty.bits(), bits_of),
-        None => expr.ty.bits(),
     }
 }
 
@@ -850,7 +944,10 @@ fn sources(from: &[ast::TableWithJoins], catalog: &Catalog) -> Result<(Vec<Sourc
 
 /// "Object 'x' not found, did you forget to CREATE MAPPING?"
 pub fn object_not_found(name: &str) -> SqlError {
-    SqlError::parsing(format!("Object '{name}' not found, did you forget to CREATE MAPPING?"))
+    SqlError::new(
+        crate::error::Code::ObjectNotFound,
+        format!("Object '{name}' not found, did you forget to CREATE MAPPING?"),
+    )
 }
 
 /// Plans a query.
@@ -960,8 +1057,12 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
                 other => translator.expr(other)?,
             };
             let descending = item.options.asc == Some(false);
+            if let Some(first) = item.options.nulls_first {
+                let text = if first { "NULLS FIRST not supported" } else { "NULLS LAST not supported" };
+                return Err(located(order_item_span(item), SqlError::parsing(text)));
+            }
             // Hazelcast sorts nulls as the smallest values: first ascending, last descending.
-            let nulls_first = item.options.nulls_first.unwrap_or(!descending);
+            let nulls_first = !descending;
             order.push(OrderKey { expr, descending, nulls_first });
         }
     }
@@ -988,6 +1089,14 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
     Ok(plan)
 }
 
+/// An ORDER BY item's extent (its expression to its last keyword).
+fn order_item_span(item: &ast::OrderByExpr) -> Span {
+    let text = item.to_string();
+    let start = item.expr.span().start;
+    let length = text.chars().count() as u64;
+    Span::new(start, sqlparser::tokenizer::Location::new(start.line, start.column + length))
+}
+
 fn meta(name: &str, expr: &Expr) -> ColumnMeta {
     let nullable = !matches!(&expr.kind, Kind::Literal(value) if !value.is_null());
     let ty = if expr.ty == SqlType::Null { SqlType::Null } else { expr.ty };
@@ -1003,8 +1112,15 @@ fn limits(query: &ast::Query, parameters: &Parameters) -> Result<(usize, Option<
             _ => Err(SqlError::parsing(format!("{what} value must be a non-negative integer"))),
         }
     };
+    let fetched = match &query.fetch {
+        Some(fetch) => match &fetch.quantity {
+            Some(quantity) => Some(count(quantity, "FETCH")?),
+            None => Some(1),
+        },
+        None => None,
+    };
     match &query.limit_clause {
-        None => Ok((0, None)),
+        None => Ok((0, fetched)),
         Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
             let offset = match offset {
                 Some(offset) => count(&offset.value, "OFFSET")?,
@@ -1012,7 +1128,7 @@ fn limits(query: &ast::Query, parameters: &Parameters) -> Result<(usize, Option<
             };
             let limit = match limit {
                 Some(limit) => Some(count(limit, "LIMIT")?),
-                None => None,
+                None => fetched,
             };
             Ok((offset, limit))
         }

@@ -8,6 +8,7 @@ use crate::expr::Expr;
 use crate::plan::{self, ColumnMeta, Parameters, SelectPlan, Source, Translator};
 use crate::types::SqlType;
 use ferrogrid_query::Value;
+use sqlparser::ast::Spanned;
 use sqlparser::dialect::GenericDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
@@ -50,6 +51,7 @@ pub fn prepare(text: &str, parameters: Vec<Value>, catalog: &Catalog, samples: &
         return Err(SqlError::parsing(format!("The statement is longer than {MAX_STATEMENT_LENGTH} characters")));
     }
     let (text, sink) = rewrite_sink(text);
+    let text = rewrite_json_clauses(&text);
     let dialect = GenericDialect {};
     let positions = placeholders(&text)?;
     let parameters = Parameters { values: parameters, positions };
@@ -64,8 +66,11 @@ pub fn prepare(text: &str, parameters: Vec<Value>, catalog: &Catalog, samples: &
     if let Some(ddl) = mapping_ddl(&mut parser, catalog, samples)? {
         return Ok(ddl);
     }
-    let mut statements =
-        Parser::new(&dialect).try_with_sql(&text).map_err(parse_error)?.parse_statements().map_err(parse_error)?;
+    let mut statements = Parser::new(&dialect)
+        .try_with_sql(&text)
+        .map_err(parse_error)?
+        .parse_statements()
+        .map_err(|error| parse_error_in(error, &text))?;
     if statements.len() != 1 {
         return Err(SqlError::parsing(if statements.is_empty() {
             "Empty statement".to_owned()
@@ -106,10 +111,12 @@ pub fn prepare(text: &str, parameters: Vec<Value>, catalog: &Catalog, samples: &
                     return Err(SqlError::parsing(format!("Unknown target column '{name}'")));
                 };
                 if column.half == Half::Key {
-                    return Err(SqlError::parsing(format!("Cannot update '{name}'")));
+                    return Err(SqlError::generic(format!("Cannot update '{name}'")));
                 }
                 let value = translator.expr(&assignment.value)?;
-                let value = assignable(value, column.ty, &name)?;
+                let source = format!("EXPR${}", changes.len());
+                let value = assignable(value, column.ty, &name, &source)
+                    .map_err(|error| plan::located(assignment.value.span(), error))?;
                 changes.push((index, value));
             }
             Ok(Prepared::Change(Box::new(Change { source, filter, assignments: changes, delete: false })))
@@ -161,6 +168,30 @@ fn rewrite_sink(text: &str) -> (String, bool) {
     (text.to_owned(), false)
 }
 
+/// `'path' RETURNING type)` and `'path' WITH [ARRAY] WRAPPER)` of JSON_VALUE and JSON_QUERY as
+/// a third argument text (`'path', 'RETURNING INT')`), which sqlparser can read.
+fn rewrite_json_clauses(text: &str) -> String {
+    use std::sync::OnceLock;
+    static PATTERNS: OnceLock<[regex::Regex; 3]> = OnceLock::new();
+    let [returning, wrapper, without] = PATTERNS.get_or_init(|| {
+        [
+            regex::Regex::new(r"(?i)('(?:[^']|'')*')\s+RETURNING\s+([A-Za-z][A-Za-z ]*?)\s*\)").expect("valid"),
+            regex::Regex::new(
+                r"(?i)('(?:[^']|'')*')\s+WITH\s+(?:(?:UNCONDITIONAL|CONDITIONAL)\s+)?(?:ARRAY\s+)?WRAPPER\s*\)",
+            )
+            .expect("valid"),
+            regex::Regex::new(r"(?i)('(?:[^']|'')*')\s+WITHOUT\s+(?:ARRAY\s+)?WRAPPER\s*\)").expect("valid"),
+        ]
+    });
+    if !text.to_ascii_uppercase().contains("JSON_") {
+        return text.to_owned();
+    }
+    let text = returning
+        .replace_all(text, |c: &regex::Captures<'_>| format!("{}, 'RETURNING {}')", &c[1], c[2].to_ascii_uppercase()));
+    let text = wrapper.replace_all(&text, "$1, 'WITH WRAPPER')");
+    without.replace_all(&text, "$1)").into_owned()
+}
+
 /// Where each `?` is (line, column), in text order.
 fn placeholders(text: &str) -> Result<Vec<(u64, u64)>> {
     let dialect = GenericDialect {};
@@ -178,14 +209,130 @@ fn placeholders(text: &str) -> Result<Vec<(u64, u64)>> {
 }
 
 fn parse_error(error: ParserError) -> SqlError {
-    let text = match error {
-        ParserError::TokenizerError(text) | ParserError::ParserError(text) => text,
-        ParserError::RecursionLimitExceeded => "The statement is nested too deeply".to_owned(),
-    };
-    // sqlparser says "... at Line: 1, Column: 8"; Hazelcast says "at line 1, column 8".
-    let text = text.replace("Line: ", "line ").replace("Column: ", "column ");
-    SqlError::parsing(text)
+    parse_error_in(error, "")
 }
+
+/// sqlparser's error as Hazelcast's parser words it: `Encountered "x" at line 1, column 8.`
+/// and what it expected (sqlparser names one thing where Calcite lists them all).
+fn parse_error_in(error: ParserError, text: &str) -> SqlError {
+    let message = match error {
+        ParserError::TokenizerError(message) | ParserError::ParserError(message) => message,
+        ParserError::RecursionLimitExceeded => return SqlError::parsing("The statement is nested too deeply"),
+    };
+    let Some(rest) = message.strip_prefix("Expected: ") else { return SqlError::parsing(message) };
+    let Some((expected, found)) = rest.split_once(", found: ") else { return SqlError::parsing(message) };
+    if expected == "an SQL statement" {
+        return SqlError::parsing("Non-query expression encountered in illegal context");
+    }
+    let (token, line, column) = match found.split_once(" at Line: ") {
+        Some((token, location)) => {
+            let (line, column) = location.split_once(", Column: ").unwrap_or((location, "1"));
+            (token.to_owned(), line.trim().parse().unwrap_or(1), column.trim().parse().unwrap_or(1))
+        }
+        None => {
+            // The end of the text: Calcite puts it at the last character.
+            let lines: Vec<&str> = text.trim_end().split('\n').collect();
+            let line = lines.len().max(1);
+            let column = lines.last().map_or(1, |l| l.chars().count().max(1));
+            ("<EOF>".to_owned(), line, column)
+        }
+    };
+    let token = if token == "EOF" { "<EOF>".to_owned() } else { token };
+    let alternatives = match expected {
+        "identifier" => "    <IDENTIFIER> ...\n    <QUOTED_IDENTIFIER> ...\n    \"LATERAL\" ...\n    \"TABLE\" ...\n    \"UNNEST\" ...\n    \"(\" ...\n".to_owned(),
+        "an expression" => "    \"NOT\" ...\n    \"+\" ...\n    \"-\" ...\n    <UNSIGNED_INTEGER_LITERAL> ...\n    <QUOTED_STRING> ...\n    <IDENTIFIER> ...\n    \"(\" ...\n".to_owned(),
+        other => format!("    {other} ...\n"),
+    };
+    SqlError::parsing(format!(
+        "Encountered \"{token}\" at line {line}, column {column}.\nWas expecting one of:\n{alternatives}"
+    ))
+}
+
+/// Calcite's reserved words that Hazelcast refuses as column names.
+const RESERVED: &[&str] = &[
+    "ABS",
+    "ALL",
+    "AND",
+    "AS",
+    "AVG",
+    "BETWEEN",
+    "BIGINT",
+    "BOOLEAN",
+    "BY",
+    "CASE",
+    "CAST",
+    "CEIL",
+    "CEILING",
+    "CHAR",
+    "COUNT",
+    "CREATE",
+    "CROSS",
+    "CURRENT_DATE",
+    "DATE",
+    "DAY",
+    "DECIMAL",
+    "DELETE",
+    "DISTINCT",
+    "DOUBLE",
+    "DROP",
+    "ELSE",
+    "END",
+    "EXISTS",
+    "FALSE",
+    "FLOOR",
+    "FROM",
+    "FULL",
+    "GROUP",
+    "HAVING",
+    "HOUR",
+    "IN",
+    "INNER",
+    "INSERT",
+    "INT",
+    "INTEGER",
+    "INTERVAL",
+    "INTO",
+    "IS",
+    "JOIN",
+    "LEFT",
+    "LIKE",
+    "LIMIT",
+    "LOWER",
+    "MAX",
+    "MIN",
+    "MINUTE",
+    "MONTH",
+    "NOT",
+    "NULL",
+    "OFFSET",
+    "ON",
+    "OR",
+    "ORDER",
+    "OUTER",
+    "REAL",
+    "RIGHT",
+    "SECOND",
+    "SELECT",
+    "SET",
+    "SMALLINT",
+    "SUM",
+    "TABLE",
+    "THEN",
+    "TIME",
+    "TIMESTAMP",
+    "TRUE",
+    "UNION",
+    "UPDATE",
+    "UPPER",
+    "USER",
+    "VALUE",
+    "VALUES",
+    "VARCHAR",
+    "WHEN",
+    "WHERE",
+    "WITH",
+    "YEAR",
+];
 
 fn word(parser: &Parser<'_>, index: usize) -> Option<String> {
     let token = parser.peek_nth_token(index);
@@ -271,7 +418,7 @@ fn mapping_ddl(parser: &mut Parser<'_>, catalog: &Catalog, samples: &dyn Samples
             parser.expect_keyword(Keyword::TYPE).map_err(parse_error)?;
             let kind = identifier(parser)?;
             if !kind.eq_ignore_ascii_case("IMap") {
-                return Err(SqlError::parsing(format!("Unknown connector type: {kind}")));
+                return Err(SqlError::generic(format!("Unknown connector type: {kind}")));
             }
             let mut options = Vec::new();
             if parser.parse_keyword(Keyword::OPTIONS) {
@@ -314,6 +461,15 @@ fn end(parser: &mut Parser<'_>) -> Result<()> {
 }
 
 fn column_spec(parser: &mut Parser<'_>) -> Result<ColumnSpec> {
+    let token = parser.peek_token();
+    if let Token::Word(word) = &token.token {
+        if word.quote_style.is_none() && RESERVED.contains(&word.value.to_ascii_uppercase().as_str()) {
+            return Err(SqlError::parsing(format!(
+                "Encountered \"{}\" at line {}, column {}.\nWas expecting one of:\n    <IDENTIFIER> ...\n    <QUOTED_IDENTIFIER> ...\n",
+                word.value, token.span.start.line, token.span.start.column
+            )));
+        }
+    }
     let name = parser.parse_identifier().map_err(parse_error)?.value;
     let mut words = Vec::new();
     loop {
@@ -356,22 +512,25 @@ fn single_source(relation: &sqlparser::ast::TableFactor, catalog: &Catalog) -> R
     Ok(Source { mapping: mapping.clone(), alias, offset: 0, keys: None })
 }
 
-/// A value expression as a column's type (numbers widen; anything else must match).
-fn assignable(value: Expr, ty: SqlType, column: &str) -> Result<Expr> {
-    if value.ty == ty || value.ty == SqlType::Null || ty == SqlType::Object {
-        return Ok(value);
+/// A value expression as a column's type: numbers widen, a parameter keeps its value (so a
+/// json-flat field is written as the client gave it), anything else must be of the type.
+fn assignable(value: Expr, ty: SqlType, column: &str, source: &str) -> Result<Expr> {
+    if plan::is_parameter(&value) {
+        let original = value.clone();
+        plan::bind_parameter(value, ty)?;
+        return Ok(Expr { ty, ..original });
     }
-    if (value.ty.is_numeric() && ty.is_numeric())
-        || value.constant().is_some()
-        || ty == SqlType::Varchar && value.ty != SqlType::Boolean
-    {
-        return plan::widen(value, ty);
-    }
-    if ty == SqlType::Json && value.ty == SqlType::Varchar {
+    let compatible = value.ty == ty
+        || value.ty == SqlType::Null
+        || ty == SqlType::Object
+        || (value.ty.is_numeric() && ty.is_numeric())
+        || (value.ty.is_temporal() && ty.is_temporal())
+        || (value.ty == SqlType::Varchar && ty == SqlType::Json);
+    if compatible {
         return plan::widen(value, ty);
     }
     Err(SqlError::parsing(format!(
-        "Cannot assign to target field '{column}' of type {} from source field '{column}' of type {}",
+        "Cannot assign to target field '{column}' of type {} from source field '{source}' of type {}",
         ty.name(),
         value.ty.name()
     )))
@@ -412,16 +571,22 @@ fn insert_statement(
     let mut translator = Translator::new(&[], parameters);
     for row in &values.rows {
         if row.len() != targets.len() {
-            return Err(SqlError::parsing(format!(
-                "Number of INSERT target columns ({}) does not equal number of source items ({})",
-                targets.len(),
-                row.len()
-            )));
+            return Err(plan::located(
+                name.span(),
+                SqlError::parsing(format!(
+                    "Number of INSERT target columns ({}) does not equal number of source items ({})",
+                    targets.len(),
+                    row.len()
+                )),
+            ));
         }
         let mut full = vec![Value::Null; mapping.columns.len()];
-        for (target, item) in targets.iter().zip(row) {
+        for (position, (target, item)) in targets.iter().zip(row).enumerate() {
             let column = &mapping.columns[*target];
-            let expr = assignable(translator.expr(item)?, column.ty, &column.name)?;
+            let where_ = insert.columns.get(position).map_or(name.span(), |c| c.span);
+            let source = format!("EXPR${position}");
+            let expr = assignable(translator.expr(item)?, column.ty, &column.name, &source)
+                .map_err(|error| plan::located(where_, error))?;
             full[*target] = crate::exec::constant(&expr)?;
         }
         entries.push(crate::write::encode(&mapping, &full)?);
