@@ -5,11 +5,16 @@ Targets:
   ferrogrid  - <repo>/target/release/ferrogrid member --port P --cluster-name dev
                --config <generated hazelcast.yaml>  (override the binary with FERROGRID_BIN)
   hazelcast  - a real Hazelcast 5.6.0 member from the jar (HAZELCAST_JAR, default
-               ~/.m2/repository/com/hazelcast/hazelcast/5.6.0/hazelcast-5.6.0.jar),
-               java -Xmx512m ... HazelcastMemberStarter with the generated hazelcast.yaml
+               ~/.m2/repository/com/hazelcast/hazelcast/5.6.0/hazelcast-5.6.0.jar) plus its
+               SQL engine (HAZELCAST_SQL_JAR, default .../hazelcast-sql/5.6.0/hazelcast-sql-5.6.0.jar,
+               left out of the class path if missing), java -Xmx512m ... HazelcastMemberStarter
+               with the generated hazelcast.yaml
 
 Both targets get the same generated hazelcast.yaml: member-config.yaml (next to this file:
-the map configs the tests rely on) with the network section for 127.0.0.1:P added.
+the map configs the tests rely on) with the network section for 127.0.0.1:P and
+`jet: enabled: true` added (Hazelcast's SQL runs on the Jet engine: `client.sql.execute` needs
+both the sql jar and Jet; Jet adds ~0.3 s to the member's start-up. ferrogrid lists the `jet`
+section among the configuration keys it ignores).
 
 The member listens on 127.0.0.1 only. It is "ready" once a raw Client.Authentication
 (shared/spec/client-protocol.md section 4.1.1) on a fresh connection gets status 0.
@@ -43,6 +48,9 @@ CLUSTER_NAME = "dev"
 DEFAULT_HAZELCAST_JAR = (
     pathlib.Path.home() / ".m2/repository/com/hazelcast/hazelcast/5.6.0/hazelcast-5.6.0.jar"
 )
+DEFAULT_HAZELCAST_SQL_JAR = (
+    pathlib.Path.home() / ".m2/repository/com/hazelcast/hazelcast-sql/5.6.0/hazelcast-sql-5.6.0.jar"
+)
 
 
 def free_port():
@@ -54,6 +62,21 @@ def free_port():
 
 def hazelcast_jar():
     return pathlib.Path(os.environ.get("HAZELCAST_JAR", str(DEFAULT_HAZELCAST_JAR)))
+
+
+def hazelcast_sql_jar():
+    """The jar of Hazelcast's SQL engine (`mvn -q dependency:get
+    -Dartifact=com.hazelcast:hazelcast-sql:5.6.0 -Dtransitive=false`)."""
+    return pathlib.Path(os.environ.get("HAZELCAST_SQL_JAR", str(DEFAULT_HAZELCAST_SQL_JAR)))
+
+
+def hazelcast_classpath():
+    """The core jar, and the SQL jar if it exists (without it, SQL statements fail with
+    'Cannot execute SQL query because "hazelcast-sql" module is not on the classpath')."""
+    jars = [hazelcast_jar()]
+    if hazelcast_sql_jar().exists():
+        jars.append(hazelcast_sql_jar())
+    return os.pathsep.join(str(j) for j in jars)
 
 
 def ferrogrid_bin():
@@ -84,7 +107,7 @@ def network_yaml(port):
         member-list:
           - 127.0.0.1:{port}
   jet:
-    enabled: false
+    enabled: true
 """
 
 
@@ -178,7 +201,7 @@ class Member:
             "-Dhazelcast.phone.home.enabled=false",
             "-Dhazelcast.config=%s" % config,
             "-cp",
-            str(jar),
+            hazelcast_classpath(),
             "com.hazelcast.core.server.HazelcastMemberStarter",
         ]
 

@@ -278,7 +278,7 @@ fn apply_ddl(service: &SqlService, prepared: &Prepared) -> Result<(), SqlError> 
                 if *if_not_exists {
                     return Ok(());
                 }
-                return Err(SqlError::generic(format!("Mapping already exists: {}", mapping.name)));
+                return Err(SqlError::generic(format!("Mapping or view already exists: {}", mapping.name)));
             }
             catalog.put(mapping.clone());
             Ok(())
@@ -633,6 +633,9 @@ impl WideOperation for Scan {
     fn on_share(&self, _map: &str, share: &mut ShareContext<'_>, partial: &mut Scanned) {
         let Some(plan) = &self.plan else { return };
         for (index, source) in plan.sources.iter().enumerate() {
+            if source.inline.is_some() {
+                continue;
+            }
             let wanted: Option<Vec<u16>> = source.keys.as_ref().map(|keys| {
                 keys.iter()
                     .map(|key| ferrogrid_protocol::data::partition_for(Data(key), share.partition_count).0)
@@ -680,7 +683,11 @@ impl WideOperation for Scan {
                 correlation_id,
                 respond.member,
             ),
-            Err(error) => error_response(out, correlation_id, respond.member, &error),
+            Err(error) => {
+                let job = respond.query_id.local_id_low as u64;
+                let error = ferrogrid_sql::exec::runtime_error(plan, error, job);
+                error_response(out, correlation_id, respond.member, &error)
+            }
         }
     }
 }
@@ -781,10 +788,7 @@ impl WideOperation for Write {
                     let exists = store.get(key, now_ms).is_some();
                     if exists && !overwrite {
                         if owned && partial.failure.is_none() {
-                            partial.failure = Some((
-                                wire::error_code::GENERIC,
-                                format!("Duplicate key: {}", describe_key(key, &self.schemas)),
-                            ));
+                            partial.failure = Some((wire::error_code::GENERIC, "Duplicate key".to_owned()));
                         }
                         continue;
                     }
@@ -857,12 +861,5 @@ impl WideOperation for Write {
             }
             None => update_count_response(out, correlation_id, 0),
         }
-    }
-}
-
-fn describe_key(key: &[u8], schemas: &Schemas) -> String {
-    match ferrogrid_query::read_value(key, schemas) {
-        Ok(value) => ferrogrid_sql::types::to_text(&value),
-        Err(_) => "?".to_owned(),
     }
 }

@@ -315,6 +315,10 @@ fn coerce_read(raw: Value, column: &Column) -> Result<Value> {
     if from == column.ty {
         return Ok(raw);
     }
+    // json-flat fields hold dates and times as text
+    if matches!(raw, Value::String(_)) && column.ty.is_temporal() {
+        return types::convert(raw, column.ty);
+    }
     let widening = from.is_numeric() && column.ty.is_numeric();
     if widening || (column.ty == SqlType::Varchar && matches!(raw, Value::Char(_))) || column.ty == SqlType::Json {
         return types::convert(raw, column.ty);

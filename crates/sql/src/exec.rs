@@ -40,6 +40,7 @@ fn read_rows(
 ) -> Result<Vec<Vec<Vec<Value>>>> {
     let mut tables = Vec::with_capacity(plan.sources.len());
     for (source, entries) in plan.sources.iter().zip(inputs) {
+        let entries = source.inline.as_ref().unwrap_or(entries);
         let mapping = &source.mapping;
         if entries.len() > max_rows {
             return Err(too_many(max_rows));
@@ -101,8 +102,23 @@ fn join(plan: &SelectPlan, mut tables: Vec<Vec<Vec<Value>>>, max_rows: usize) ->
 
 /// Runs `plan` over its sources' entries (one `Entries` per source, in order).
 pub fn run(plan: &SelectPlan, inputs: &[Entries], schemas: &dyn SchemaSource, max_rows: usize) -> Result<ResultSet> {
-    if inputs.len() != plan.sources.len() {
+    if inputs.len() != plan.sources.len() && plan.sources.iter().any(|s| s.inline.is_none()) {
         return Err(SqlError::generic("internal error: wrong number of scans for the plan"));
+    }
+    let empty: Vec<Entries> = vec![Vec::new(); plan.sources.len()];
+    let inputs = if inputs.len() == plan.sources.len() { inputs } else { &empty[..] };
+    if let Some(union) = &plan.union {
+        let mut rows = Vec::new();
+        let mut at = 0;
+        for branch in &union.branches {
+            let count = branch.sources.len();
+            rows.extend(run(branch, &inputs[at..at + count], schemas, max_rows)?.rows);
+            at += count;
+            if rows.len() > max_rows {
+                return Err(too_many(max_rows));
+            }
+        }
+        return finish(plan, rows);
     }
     let tables = read_rows(plan, inputs, schemas, max_rows)?;
     let mut rows = join(plan, tables, max_rows)?;
@@ -118,6 +134,11 @@ pub fn run(plan: &SelectPlan, inputs: &[Entries], schemas: &dyn SchemaSource, ma
     if let Some(grouping) = &plan.grouping {
         rows = group(grouping, rows, max_rows)?;
     }
+    finish(plan, rows)
+}
+
+/// Projection, DISTINCT, ORDER BY and OFFSET/LIMIT over the rows that passed.
+fn finish(plan: &SelectPlan, rows: Vec<Vec<Value>>) -> Result<ResultSet> {
     // project, keeping the order keys beside each row
     let mut projected: Vec<(Vec<Value>, Vec<Value>)> = Vec::with_capacity(rows.len());
     for row in &rows {
@@ -281,7 +302,7 @@ fn group(grouping: &crate::plan::Grouping, rows: Vec<Vec<Value>>, max_rows: usiz
     for group in groups {
         let mut row = group.keys;
         for (call, state) in grouping.calls.iter().zip(group.states) {
-            row.push(finish(call, state)?);
+            row.push(aggregate_result(call, state)?);
         }
         if let Some(having) = &grouping.having {
             if !having.passes(&row)? {
@@ -332,7 +353,7 @@ fn accumulate(call: &AggregateCall, state: &mut State, seen: &mut HashSet<Vec<St
     Ok(())
 }
 
-fn finish(call: &AggregateCall, state: State) -> Result<Value> {
+fn aggregate_result(call: &AggregateCall, state: State) -> Result<Value> {
     Ok(match state {
         State::Count(count) => Value::Long(count),
         State::Sum(sum) => sum.unwrap_or(Value::Null),
@@ -340,13 +361,56 @@ fn finish(call: &AggregateCall, state: State) -> Result<Value> {
         State::Avg { sum: Some(sum), count } => match call.ty {
             SqlType::Decimal => {
                 let sum = types::to_decimal(&sum).ok_or_else(|| SqlError::data("AVG of a non-number"))?;
-                Value::BigDecimal(expr::divide_decimal(&sum, &BigDecimal::new(BigInt::from(count), 0), 38))
+                Value::BigDecimal(expr::divide_decimal(&sum, &BigDecimal::new(BigInt::from(count), 0), 76))
             }
             SqlType::Real => Value::Float((types::to_double(&sum).unwrap_or(0.0) / count as f64) as f32),
             _ => Value::Double(types::to_double(&sum).unwrap_or(0.0) / count as f64),
         },
         State::Extreme(value) => value.unwrap_or(Value::Null),
     })
+}
+
+/// A run-time failure as Hazelcast reports it: from a single-key plan (a point lookup) as the
+/// bare `QueryException` (GENERIC), from any other plan as a failed Jet job whose processor
+/// threw it (data errors keep DATA_EXCEPTION). `job` names the job in the text.
+pub fn runtime_error(plan: &SelectPlan, error: SqlError, job: u64) -> SqlError {
+    use crate::error::Code;
+    if matches!(error.code, Code::Parsing | Code::ObjectNotFound) {
+        return error;
+    }
+    let single_key = plan.sources.len() == 1 && plan.sources[0].keys.as_ref().is_some_and(|keys| keys.len() == 1);
+    if single_key {
+        return SqlError::generic(format!("com.hazelcast.sql.impl.QueryException: {}", error.message));
+    }
+    let vertex = match plan.sources.first() {
+        Some(source) => format!("Project(IMap[public.{}])#0", source.mapping.name),
+        None => "Values#0".to_owned(),
+    };
+    let id = format!("{:04x}-{:04x}-{:04x}-0001", (job >> 48) & 0xffff, (job >> 32) & 0xffff, (job >> 16) & 0xffff);
+    SqlError {
+        message: format!(
+            "The Jet SQL job failed: Execution on a member failed: com.hazelcast.jet.JetException: Exception in ProcessorTasklet{{{id}/{vertex}}}: com.hazelcast.sql.impl.QueryException: {}",
+            error.message
+        ),
+        ..error
+    }
+}
+
+/// EXPLAIN's one line: how each source is read.
+pub fn explain(plan: &SelectPlan) -> String {
+    let mut parts = Vec::new();
+    for source in &plan.sources {
+        let projects: Vec<String> = (0..source.mapping.visible().count()).map(|i| format!("${i}")).collect();
+        let table = format!("[[hazelcast, public, {}[projects=[{}]]]]", source.mapping.name, projects.join(", "));
+        parts.push(match &source.keys {
+            Some(_) => format!("IMapIndexScanOrKeyLookupRel(table={table})"),
+            None => format!("FullScanPhysicalRel(table={table}, discriminator=[0])"),
+        });
+    }
+    if parts.is_empty() {
+        return "ValuesPhysicalRel".to_owned();
+    }
+    parts.join(", ")
 }
 
 /// Evaluates a constant expression (VALUES rows, SELECT without FROM).

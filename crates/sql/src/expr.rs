@@ -335,7 +335,7 @@ pub fn bits_of(value: i128) -> u32 {
 /// a literal by its value), a null's none, anything else its type's.
 pub fn integer_bits(expr: &Expr) -> u32 {
     match &expr.kind {
-        Kind::Literal(Value::Null) => 0,
+        Kind::Literal(Value::Null) if expr.ty == SqlType::Null => 0,
         Kind::Literal(value) => match types::to_integer(value) {
             Some(integer) if SqlType::integer_of_bits(bits_of(integer)) == expr.ty => bits_of(integer),
             _ => expr.ty.bits(),
@@ -396,7 +396,7 @@ fn cast(value: Value, from: SqlType, to: SqlType) -> Result<Value> {
     }
     if from == SqlType::Boolean && to.is_numeric() || from.is_numeric() && to == SqlType::Boolean {
         return Err(SqlError::parsing(format!(
-            "Cast function cannot convert value of type {} to type {}",
+            "CAST function cannot convert value of type {} to type {}",
             from.name(),
             to.name()
         )));
@@ -474,8 +474,8 @@ fn aligned(l: &BigDecimal, r: &BigDecimal) -> (BigInt, BigInt, i32) {
     (widen(l), widen(r), scale)
 }
 
-/// Decimal arithmetic as Java's `BigDecimal` with Hazelcast's `MathContext.DECIMAL128` for
-/// division (34 significant digits).
+/// Decimal arithmetic as Java's `BigDecimal`, division to Hazelcast's 76 significant digits
+/// (rounded half up).
 pub fn decimal_arithmetic(op: Arithmetic, l: &BigDecimal, r: &BigDecimal) -> Result<BigDecimal> {
     Ok(match op {
         Arithmetic::Add => {
@@ -494,7 +494,7 @@ pub fn decimal_arithmetic(op: Arithmetic, l: &BigDecimal, r: &BigDecimal) -> Res
             let (a, b, scale) = aligned(l, r);
             BigDecimal::new(a % b, scale)
         }
-        Arithmetic::Divide => divide_decimal(l, r, 34),
+        Arithmetic::Divide => divide_decimal(l, r, 76),
     })
 }
 

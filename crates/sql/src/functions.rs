@@ -69,13 +69,24 @@ pub fn result_type(function: Function, name: &str, args: &[Expr]) -> Result<SqlT
             )))
         }
     };
+    let text = |index: usize| -> Result<()> {
+        match args.get(index).map(|a| a.ty) {
+            Some(SqlType::Varchar | SqlType::Null) | None => Ok(()),
+            Some(ty) => Err(SqlError::parsing(format!(
+                "Cannot apply '{name}' function to [{}] (consider adding an explicit CAST)",
+                ty.name()
+            ))),
+        }
+    };
     Ok(match function {
         Upper | Lower | Initcap | Trim { .. } => {
-            arity(name, args, 1, 1)?;
+            arity(name, args, 1, 2)?;
+            text(0)?;
             SqlType::Varchar
         }
         CharLength | Ascii => {
             arity(name, args, 1, 1)?;
+            text(0)?;
             SqlType::Integer
         }
         Substring => {

@@ -19,6 +19,7 @@ pub mod plan;
 pub mod statement;
 mod temporal;
 pub mod types;
+pub mod virtual_tables;
 pub mod write;
 
 pub use catalog::{Catalog, Mapping, Samples};

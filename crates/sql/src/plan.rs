@@ -26,6 +26,9 @@ pub struct Source {
     pub offset: usize,
     /// The serialized keys a point lookup reads (None: every entry).
     pub keys: Option<Vec<Vec<u8>>>,
+    /// Entries the statement itself supplies (a table function, `information_schema`): not
+    /// scanned from any map.
+    pub inline: Option<crate::exec::Entries>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,12 +100,23 @@ pub struct SelectPlan {
     pub distinct: bool,
     pub offset: usize,
     pub limit: Option<usize>,
+    /// A UNION: its branches (whose sources are this plan's, in order) and whether it keeps
+    /// duplicates (UNION ALL). This plan's projection is then the identity over their rows.
+    pub union: Option<Box<Union>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Union {
+    pub branches: Vec<SelectPlan>,
+    pub all: bool,
 }
 
 /// Placeholders (`?`) numbered by where they are in the text.
 #[derive(Debug, Default)]
 pub struct Parameters {
     pub values: Vec<Value>,
+    /// The statement's text (to widen sqlparser's spans of CAST and calls to their ')').
+    pub text: String,
     /// (line, column) of each `?`, in text order.
     pub positions: Vec<(u64, u64)>,
 }
@@ -192,6 +206,10 @@ impl<'a> Translator<'a> {
         }
         let result = self.expr_inner(expr).map_err(|error| match expr {
             ast::Expr::CompoundIdentifier(parts) => located(parts.last().map_or(expr.span(), |p| p.span), error),
+            ast::Expr::Cast { .. } | ast::Expr::Function(_) => located(
+                to_closing_paren(expr.span(), &self.parameters.text, matches!(expr, ast::Expr::Cast { .. })),
+                error,
+            ),
             _ => located(expr.span(), error),
         });
         self.depth -= 1;
@@ -364,14 +382,23 @@ impl<'a> Translator<'a> {
                 if is_parameter(&operand) {
                     let value = operand.constant().cloned().unwrap_or(Value::Null);
                     let converted = crate::types::convert(value, ty)?;
-                    let Kind::Parameter { index, at, .. } = operand.kind else { unreachable!() };
-                    return Ok(Expr { kind: Kind::Parameter { index, at, value: converted }, ty });
+                    return Ok(Expr::literal(converted, ty));
                 }
                 check_cast(operand.ty, ty)?;
                 if let Some(value) = operand.constant() {
                     // Hazelcast converts literals while it validates: a bad one is a parse error
                     if value.is_null() {
                         return Ok(Expr::literal(Value::Null, ty));
+                    }
+                    if let Value::Double(double) = value {
+                        if ty == SqlType::Varchar {
+                            return Ok(Expr::literal(Value::String(calcite_double(*double)), ty));
+                        }
+                        if ty.is_integer() {
+                            // Hazelcast parses the literal's text as an integer
+                            let text = crate::types::format_java_double(*double);
+                            return Err(SqlError::generic(format!("For input string: \"{text}\"")));
+                        }
                     }
                     let converted = Expr::new(Kind::Cast(Box::new(operand.clone())), ty).eval(&[]);
                     return match converted {
@@ -456,6 +483,10 @@ impl<'a> Translator<'a> {
                 };
                 types::convert(Value::String(text), ty).map(|value| Expr::literal(value, ty))
             }
+            E::InSubquery { .. } => Err(SqlError::parsing("Sub-queries are not supported for IN operator.")),
+            E::IsNotDistinctFrom(..) => Err(SqlError::parsing("IS NOT DISTINCT FROM not supported")),
+            E::IsDistinctFrom(..) => Err(SqlError::parsing("IS DISTINCT FROM not supported")),
+            E::Subquery(_) | E::Exists { .. } => Err(SqlError::parsing("Sub-queries are not supported")),
             other => Err(SqlError::parsing(format!("Unsupported expression: {other}"))),
         }
     }
@@ -754,6 +785,60 @@ fn arithmetic_parameter(expr: Expr, other: &Expr) -> Result<Expr> {
     bind_parameter(expr, ty)
 }
 
+/// sqlparser's span of `CAST(x AS t)` covers `x` only, and a call's stops before its `)`:
+/// the span from the keyword (CAST) to the closing parenthesis, found in the text.
+fn to_closing_paren(span: Span, text: &str, cast: bool) -> Span {
+    use sqlparser::tokenizer::Location;
+    let lines: Vec<&str> = text.split('\n').collect();
+    let offset = |location: Location| -> Option<usize> {
+        let line = lines.get((location.line as usize).checked_sub(1)?)?;
+        let before: usize = lines[..location.line as usize - 1].iter().map(|l| l.chars().count() + 1).sum();
+        Some(before + (location.column as usize).saturating_sub(1).min(line.chars().count()))
+    };
+    let chars: Vec<char> = text.chars().collect();
+    let (Some(mut start), Some(end)) = (offset(span.start), offset(span.end)) else { return span };
+    if cast {
+        // back to the '(' before the operand, then over the keyword
+        let mut depth = 0;
+        while start > 0 {
+            start -= 1;
+            match chars[start] {
+                ')' => depth += 1,
+                '(' if depth == 0 => break,
+                '(' => depth -= 1,
+                _ => {}
+            }
+        }
+        while start > 0 && chars[start - 1].is_whitespace() {
+            start -= 1;
+        }
+        while start > 0 && chars[start - 1].is_alphabetic() {
+            start -= 1;
+        }
+    }
+    let mut close = end;
+    let mut depth = 0;
+    while close < chars.len() {
+        match chars[close] {
+            '(' => depth += 1,
+            ')' if depth == 0 => break,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        close += 1;
+    }
+    let location = |index: usize| {
+        let before = &chars[..index];
+        let line = before.iter().filter(|c| **c == '\n').count() + 1;
+        let column = before.iter().rev().take_while(|c| **c != '\n').count() + 1;
+        Location::new(line as u64, column as u64)
+    };
+    if close >= chars.len() {
+        return Span::new(location(start), span.end);
+    }
+    Span::new(location(start), location(close + 1))
+}
+
 /// Prefixes a validation error with where the offending expression is, as Hazelcast does:
 /// "From line 1, column 8 to line 1, column 25: " ("At line 1, column 8: " for one character).
 pub fn located(span: Span, error: SqlError) -> SqlError {
@@ -761,6 +846,7 @@ pub fn located(span: Span, error: SqlError) -> SqlError {
         || error.message.starts_with("From line")
         || error.message.starts_with("At line")
         || error.message.starts_with("Encountered")
+        || error.message.starts_with("Function '")
         || span == Span::empty()
     {
         return error;
@@ -809,7 +895,7 @@ fn check_cast(from: SqlType, to: SqlType) -> Result<()> {
         Ok(())
     } else {
         Err(SqlError::parsing(format!(
-            "Cast function cannot convert value of type {} to type {}",
+            "CAST function cannot convert value of type {} to type {}",
             from.name(),
             to.name()
         )))
@@ -831,6 +917,15 @@ fn number_literal(text: &str) -> Result<Expr> {
     }
     let decimal = BigDecimal::parse(text).ok_or_else(|| SqlError::parsing(format!("Invalid number {text}")))?;
     Ok(Expr::literal(Value::BigDecimal(decimal), SqlType::Decimal))
+}
+
+/// A DOUBLE literal's text as Calcite prints it: `2.5E0`, `1.0E3`.
+fn calcite_double(value: f64) -> String {
+    let text = format!("{value:E}");
+    match text.split_once('E') {
+        Some((mantissa, exponent)) if !mantissa.contains('.') => format!("{mantissa}.0E{exponent}"),
+        _ => text,
+    }
 }
 
 fn negate_literal(value: &Value, ty: SqlType) -> Expr {
@@ -896,13 +991,36 @@ pub fn data_type_of(data_type: &ast::DataType) -> Result<SqlType> {
 type JoinSpec = (JoinKind, Option<ast::Expr>);
 
 /// The sources a FROM clause names.
-fn sources(from: &[ast::TableWithJoins], catalog: &Catalog) -> Result<(Vec<Source>, Vec<JoinSpec>)> {
+fn sources(
+    from: &[ast::TableWithJoins],
+    catalog: &Catalog,
+    parameters: &Parameters,
+) -> Result<(Vec<Source>, Vec<JoinSpec>)> {
     let mut sources = Vec::new();
     let mut joins = Vec::new();
     let add = |factor: &ast::TableFactor, sources: &mut Vec<Source>| -> Result<()> {
+        let offset = sources.iter().map(|s: &Source| s.mapping.columns.len()).sum();
+        if let ast::TableFactor::TableFunction { expr, alias } = factor {
+            let mut source = crate::virtual_tables::table_function(expr, parameters)?;
+            source.offset = offset;
+            if let Some(alias) = alias {
+                source.alias = alias.name.value.clone();
+            }
+            sources.push(source);
+            return Ok(());
+        }
         let ast::TableFactor::Table { name, alias, .. } = factor else {
             return Err(SqlError::parsing(format!("Unsupported FROM item: {factor}")));
         };
+        let parts: Vec<String> = name.0.iter().map(|part| part.to_string().trim_matches('"').to_owned()).collect();
+        if let Some(mut source) = crate::virtual_tables::information_schema(&parts, catalog) {
+            source.offset = offset;
+            if let Some(alias) = alias {
+                source.alias = alias.name.value.clone();
+            }
+            sources.push(source);
+            return Ok(());
+        }
         let parts: Vec<String> = name.0.iter().map(|part| part.to_string().trim_matches('"').to_owned()).collect();
         let mapping_name = match parts.as_slice() {
             [name] => name.clone(),
@@ -915,7 +1033,7 @@ fn sources(from: &[ast::TableWithJoins], catalog: &Catalog) -> Result<(Vec<Sourc
         };
         let offset = sources.iter().map(|s: &Source| s.mapping.columns.len()).sum();
         let alias = alias.as_ref().map_or(mapping_name.clone(), |a| a.name.value.clone());
-        sources.push(Source { mapping: mapping.clone(), alias, offset, keys: None });
+        sources.push(Source { mapping: mapping.clone(), alias, offset, keys: None, inline: None });
         Ok(())
     };
     for (index, table) in from.iter().enumerate() {
@@ -955,10 +1073,19 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
     if query.with.is_some() {
         return Err(SqlError::parsing("WITH is not supported"));
     }
+    if let ast::SetExpr::SetOperation { op: ast::SetOperator::Union, set_quantifier, left, right } = query.body.as_ref()
+    {
+        return union(query, left, right, !matches!(set_quantifier, ast::SetQuantifier::All), catalog, parameters);
+    }
+    if let ast::SetExpr::Query(inner) = query.body.as_ref() {
+        if query.order_by.is_none() && query.limit_clause.is_none() {
+            return select(inner, catalog, parameters);
+        }
+    }
     let ast::SetExpr::Select(select) = query.body.as_ref() else {
         return Err(SqlError::parsing(format!("Unsupported query: {}", query.body)));
     };
-    let (sources, join_specs) = sources(&select.from, catalog)?;
+    let (sources, join_specs) = sources(&select.from, catalog, parameters)?;
     let mut row = Translator::new(&sources, parameters);
     let mut joins = Vec::new();
     for (kind, on) in &join_specs {
@@ -1014,12 +1141,22 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
                     }
                     for (column_index, column) in source.mapping.visible() {
                         projection.push(Expr::column(source.offset + column_index, column.ty));
-                        columns.push(ColumnMeta { name: column.name.clone(), ty: column.ty, nullable: true });
+                        // `SELECT *` of a join names a repeated column `name0`, `name1`, ...
+                        let mut name = column.name.clone();
+                        let mut suffix = 0;
+                        while columns.iter().any(|c: &ColumnMeta| c.name == name) {
+                            name = format!("{}{suffix}", column.name);
+                            suffix += 1;
+                        }
+                        columns.push(ColumnMeta { name, ty: column.ty, nullable: true });
                     }
                 }
             }
             ast::SelectItem::UnnamedExpr(expr) => {
                 let translated = translator.expr(expr)?;
+                if is_parameter(&translated) {
+                    return Err(located(expr.span(), SqlError::parsing("Illegal use of dynamic parameter")));
+                }
                 let name = match expr {
                     ast::Expr::Identifier(ident) => ident.value.clone(),
                     ast::Expr::CompoundIdentifier(parts) => parts.last().map_or(String::new(), |p| p.value.clone()),
@@ -1074,6 +1211,7 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
     };
     let (offset, limit) = limits(query, parameters)?;
     let mut plan = SelectPlan {
+        union: None,
         sources,
         joins,
         filter,
@@ -1095,6 +1233,79 @@ fn order_item_span(item: &ast::OrderByExpr) -> Span {
     let start = item.expr.span().start;
     let length = text.chars().count() as u64;
     Span::new(start, sqlparser::tokenizer::Location::new(start.line, start.column + length))
+}
+
+/// `left UNION [ALL] right`: both branches planned alone, the order and limits over their rows.
+fn union(
+    query: &ast::Query,
+    left: &ast::SetExpr,
+    right: &ast::SetExpr,
+    distinct: bool,
+    catalog: &Catalog,
+    parameters: &Parameters,
+) -> Result<SelectPlan> {
+    let branch = |body: &ast::SetExpr| -> Result<SelectPlan> {
+        let mut inner = query.clone();
+        inner.body = Box::new(body.clone());
+        inner.order_by = None;
+        inner.limit_clause = None;
+        inner.fetch = None;
+        select(&inner, catalog, parameters)
+    };
+    let (left, right) = (branch(left)?, branch(right)?);
+    let types = |plan: &SelectPlan| plan.columns.iter().map(|c| c.ty).collect::<Vec<_>>();
+    if types(&left) != types(&right) {
+        let describe = |plan: &SelectPlan| {
+            let fields: Vec<String> = plan.columns.iter().map(|c| format!("{} {}", c.ty.name(), c.name)).collect();
+            format!("RecordType({})", fields.join(", "))
+        };
+        let op = if distinct { "UNION" } else { "UNION ALL" };
+        return Err(SqlError::parsing(format!(
+            "Cannot infer return type for {op}; operand types: [{}, {}]",
+            describe(&left),
+            describe(&right)
+        )));
+    }
+    let columns = left.columns.clone();
+    let projection: Vec<Expr> = columns.iter().enumerate().map(|(i, c)| Expr::column(i, c.ty)).collect();
+    let mut order = Vec::new();
+    if let Some(order_by) = &query.order_by {
+        let ast::OrderByKind::Expressions(items) = &order_by.kind else {
+            return Err(SqlError::parsing("ORDER BY ALL is not supported"));
+        };
+        for item in items {
+            let index = match &item.expr {
+                ast::Expr::Value(ast::ValueWithSpan { value: ast::Value::Number(text, _), .. }) => {
+                    text.parse::<usize>().ok().filter(|n| *n >= 1 && *n <= columns.len()).map(|n| n - 1)
+                }
+                ast::Expr::Identifier(ident) => columns.iter().position(|c| c.name == ident.value),
+                _ => None,
+            };
+            let Some(index) = index else {
+                return Err(located(
+                    item.expr.span(),
+                    SqlError::parsing(format!("Column '{}' not found in any table", item.expr)),
+                ));
+            };
+            let descending = item.options.asc == Some(false);
+            order.push(OrderKey { expr: projection[index].clone(), descending, nulls_first: !descending });
+        }
+    }
+    let (offset, limit) = limits(query, parameters)?;
+    let sources = left.sources.iter().chain(&right.sources).cloned().collect();
+    Ok(SelectPlan {
+        sources,
+        joins: Vec::new(),
+        filter: None,
+        grouping: None,
+        projection,
+        columns,
+        order,
+        distinct,
+        offset,
+        limit,
+        union: Some(Box::new(Union { branches: vec![left, right], all: !distinct })),
+    })
 }
 
 fn meta(name: &str, expr: &Expr) -> ColumnMeta {
@@ -1155,7 +1366,12 @@ fn point_lookup(plan: &mut SelectPlan) -> Result<()> {
     for conjunct in conjuncts {
         let Kind::Compare(Comparison::Equal, l, r) = &conjunct.kind else { continue };
         let constant = match (&l.kind, &r.kind) {
-            (Kind::Column(i), Kind::Literal(v)) | (Kind::Literal(v), Kind::Column(i)) if *i == key_index => v,
+            (Kind::Column(i), Kind::Literal(v) | Kind::Parameter { value: v, .. })
+            | (Kind::Literal(v) | Kind::Parameter { value: v, .. }, Kind::Column(i))
+                if *i == key_index =>
+            {
+                v
+            }
             _ => continue,
         };
         let keys = match crate::expr::to_type(constant.clone(), key_type) {

@@ -54,7 +54,7 @@ pub fn prepare(text: &str, parameters: Vec<Value>, catalog: &Catalog, samples: &
     let text = rewrite_json_clauses(&text);
     let dialect = GenericDialect {};
     let positions = placeholders(&text)?;
-    let parameters = Parameters { values: parameters, positions };
+    let parameters = Parameters { values: parameters, positions, text: text.clone() };
     if parameters.values.len() != parameters.positions.len() {
         return Err(SqlError::data(format!(
             "Unexpected parameter count: expected {}, got {}",
@@ -83,8 +83,9 @@ pub fn prepare(text: &str, parameters: Vec<Value>, catalog: &Catalog, samples: &
     match statement {
         S::Query(query) => {
             let plan = plan::select(&query, catalog, &parameters)?;
-            if plan.sources.is_empty() {
-                let result = crate::exec::run(&plan, &[], &NoSchemas, 1)?;
+            if plan.sources.iter().all(|source| source.inline.is_some()) {
+                let result = crate::exec::run(&plan, &[], &NoSchemas, crate::virtual_tables::MAX_SERIES as usize)
+                    .map_err(|error| crate::exec::runtime_error(&plan, error, text.len() as u64))?;
                 return Ok(Prepared::Rows(result));
             }
             Ok(Prepared::Select(Box::new(plan)))
@@ -138,6 +139,15 @@ pub fn prepare(text: &str, parameters: Vec<Value>, catalog: &Catalog, samples: &
                 None => None,
             };
             Ok(Prepared::Change(Box::new(Change { source, filter, assignments: Vec::new(), delete: true })))
+        }
+        S::Explain { statement, .. } => {
+            let S::Query(query) = statement.as_ref() else {
+                return Err(SqlError::parsing("EXPLAIN of a query only"));
+            };
+            let plan = plan::select(query, catalog, &parameters)?;
+            let rel = crate::exec::explain(&plan);
+            let columns = vec![ColumnMeta { name: "rel".into(), ty: SqlType::Varchar, nullable: true }];
+            Ok(Prepared::Rows(ResultSet { columns, rows: vec![vec![Value::String(rel)]] }))
         }
         S::ShowTables { .. } => Err(SqlError::parsing("SHOW TABLES is not supported; use SHOW MAPPINGS")),
         other => Err(SqlError::parsing(format!("Unsupported SQL statement: {}", first_words(&other.to_string())))),
@@ -509,7 +519,7 @@ fn single_source(relation: &sqlparser::ast::TableFactor, catalog: &Catalog) -> R
     let mapping_name = parts.last().cloned().unwrap_or_default();
     let mapping = catalog.get(&mapping_name).ok_or_else(|| plan::object_not_found(&mapping_name))?;
     let alias = alias.as_ref().map_or(mapping_name.clone(), |a| a.name.value.clone());
-    Ok(Source { mapping: mapping.clone(), alias, offset: 0, keys: None })
+    Ok(Source { mapping: mapping.clone(), alias, offset: 0, keys: None, inline: None })
 }
 
 /// A value expression as a column's type: numbers widen, a parameter keeps its value (so a

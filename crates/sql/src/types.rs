@@ -201,17 +201,8 @@ pub fn convert(value: Value, ty: SqlType) -> Result<Value> {
 
 fn cannot(from: SqlType, to: SqlType, value: &Value) -> SqlError {
     match value {
-        Value::String(text) => {
-            SqlError::data(format!("Cannot parse VARCHAR value to {}: {}", to.name(), describe_parse(text, to)))
-        }
+        Value::String(_) => SqlError::data(format!("Cannot parse VARCHAR value to {}", to.name())),
         _ => SqlError::data(format!("Cannot convert {} to {}", from.name(), to.name())),
-    }
-}
-
-fn describe_parse(text: &str, to: SqlType) -> String {
-    match to {
-        SqlType::Boolean => format!("Cannot convert '{text}' to BOOLEAN"),
-        _ => format!("For input string: \"{text}\""),
     }
 }
 

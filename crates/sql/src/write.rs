@@ -81,9 +81,9 @@ fn format_name(format: &Format) -> &'static str {
 }
 
 fn null_half(half: Half) -> SqlError {
-    SqlError::data(match half {
-        Half::Key => "Cannot write NULL to '__key' field",
-        Half::Value => "Cannot write NULL to 'this' field",
+    SqlError::generic(match half {
+        Half::Key => "Cannot write NULL to '__key' field. Note that NULL is used also if your INSERT/SINK command doesn't write to '__key' at all.",
+        Half::Value => "Cannot write NULL to 'this' field. Note that NULL is used also if your INSERT/SINK command doesn't write to 'this' at all.",
     })
 }
 

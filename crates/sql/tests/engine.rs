@@ -106,14 +106,24 @@ fn parameters_and_point_lookup() {
 fn errors_are_hazelcasts() {
     let (catalog, _) = nums();
     let missing = prepare("SELECT * FROM nope", vec![], &catalog, &NoSamples).unwrap_err();
-    assert_eq!(missing.code, Code::Parsing);
+    assert_eq!(missing.code, Code::ObjectNotFound);
     assert!(
         missing.message.contains("Object 'nope' not found, did you forget to CREATE MAPPING?"),
         "{}",
         missing.message
     );
-    let syntax = prepare("SELECT FROM WHERE", vec![], &catalog, &NoSamples).unwrap_err();
+    let syntax = prepare("SELECT * FROM", vec![], &catalog, &NoSamples).unwrap_err();
     assert_eq!(syntax.code, Code::Parsing);
+    assert!(
+        syntax.message.starts_with("Encountered \"<EOF>\" at line 1, column 13.\nWas expecting one of:\n"),
+        "{}",
+        syntax.message
+    );
+    let cast = prepare("SELECT CAST('abc' AS INT)", vec![], &catalog, &NoSamples).unwrap_err();
+    assert_eq!(
+        cast.message,
+        "From line 1, column 8 to line 1, column 25: CAST function cannot convert literal 'abc' to type INTEGER: Cannot parse VARCHAR value to INTEGER"
+    );
     let column = prepare("SELECT nope FROM nums", vec![], &catalog, &NoSamples).unwrap_err();
     assert!(column.message.contains("Column 'nope' not found"), "{}", column.message);
 }
