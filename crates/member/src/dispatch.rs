@@ -280,11 +280,11 @@ impl Core {
                 let message = Message::parse(bytes)?;
                 match header.message_type {
                     ferrogrid_protocol::codec::SqlExecute::TYPE => {
-                        crate::sql::execute(self, connection, &message, bytes, out)?
+                        self.sql_execute(connection, &message, bytes, out)?
                     }
-                    ferrogrid_protocol::codec::SqlFetch::TYPE => crate::sql::fetch(self, connection, &message, out)?,
-                    ferrogrid_protocol::codec::SqlClose::TYPE => crate::sql::close(self, connection, &message, out)?,
-                    _ => crate::sql::mapping_ddl(self, &message, out)?,
+                    ferrogrid_protocol::codec::SqlFetch::TYPE => self.sql_fetch(connection, &message, out)?,
+                    ferrogrid_protocol::codec::SqlClose::TYPE => self.sql_close(connection, &message, out)?,
+                    _ => self.sql_mapping_ddl(&message, out)?,
                 }
                 Ok(After::Continue)
             }
@@ -797,6 +797,14 @@ impl Core {
         let mut payload = Vec::new();
         crate::schemas::encode(schemas.iter().map(|schema| &**schema), &mut payload);
         self.write_to_peers(peers, crate::peer::SCHEMAS, &payload);
+    }
+
+    /// Sends this member's SQL mappings to members it has just linked to.
+    pub(crate) fn send_mappings_to(&mut self, peers: &[MemberId]) {
+        let texts = self.shared.sql.ddl();
+        if !texts.is_empty() {
+            self.write_to_peers(peers, crate::peer::MAPPINGS, &crate::sql_service::encode_catalog(&texts));
+        }
     }
 
     /// Sends this member's index definitions to members it has just linked to.

@@ -65,6 +65,7 @@ pub(crate) mod schemas;
 pub(crate) mod server;
 pub(crate) mod shared;
 pub(crate) mod sql;
+pub(crate) mod sql_service;
 pub(crate) mod store;
 pub(crate) mod table;
 pub(crate) mod tenants;

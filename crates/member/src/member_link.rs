@@ -97,6 +97,10 @@ impl Core {
                 Err(error) => warn!(%error, "malformed index definitions: ignored"),
             },
             peer::SCHEMAS => self.member_schemas(from, payload),
+            peer::MAPPINGS => match crate::sql_service::decode_catalog(payload) {
+                Some(texts) => crate::sql_service::apply_catalog(&self.shared.sql, &self.shared.schemas, &texts),
+                None => warn!(length = payload.len(), "malformed SQL mappings: ignored"),
+            },
             peer::SCHEMAS_ACK => match crate::schemas::decode_ids(payload) {
                 Ok(ids) => {
                     self.shared.schemas.acknowledged(&ids, ferrogrid_protocol::Uuid::from_u128(from.0));
@@ -354,7 +358,7 @@ impl Core {
             return Ok(());
         }
         if inner.message_type() == SqlExecute::TYPE {
-            return crate::sql::member_share(self, connection, correlation_id, &inner, out);
+            return self.sql_member_share(connection, correlation_id, &inner, out);
         }
         match fanout::classify(&inner, connection)? {
             Classified::Wide(operation, name) => {

@@ -368,6 +368,7 @@ static TABLE: &[Operation] = &[
     member_row!(peer::SCHEMAS, "MemberSchemas"),
     member_row!(peer::SCHEMAS_ACK, "MemberSchemasAck"),
     member_row!(peer::INDEXES, "MemberIndexes"),
+    member_row!(peer::MAPPINGS, "MemberMappings"),
     member_row!(peer::PN_COUNTER_STATE, "MemberPnCounterState"),
     member_row!(peer::REPLICATED_CHANGES, "MemberReplicatedChanges"),
     member_row!(peer::REPLICATED_SYNC, "MemberReplicatedSync"),

@@ -198,6 +198,10 @@ pub const SCHEMAS_ACK: MessageType = MessageType(0x7F_001C);
 /// to: the partitions that member receives build them.
 pub const INDEXES: MessageType = MessageType(0x7F_001D);
 
+/// The sender's SQL mappings as DDL texts (`sql::encode_catalog`), for a member it has just
+/// linked to: a joining member learns the mappings made before it joined.
+pub const MAPPINGS: MessageType = MessageType(0x7F_001E);
+
 /// A listener registration a unisocket client made through the sending member, for a member
 /// that joined after it: the client's request with the relay id as its correlation id
 /// (`relays.rs`).

@@ -362,6 +362,7 @@ impl Reactor {
                         self.core.send_listing_to(&joined);
                         self.core.send_schemas_to(&joined);
                         self.core.send_indexes_to(&joined);
+                        self.core.send_mappings_to(&joined);
                     }
                     if table_changed && self.core.index == 0 {
                         self.core.owner.log_replicas();

@@ -134,7 +134,7 @@ pub struct Shared {
     /// The cluster's Compact schemas (every member holds all).
     pub schemas: Arc<crate::schemas::Schemas>,
     /// The SQL service: the mappings (every member holds all) and the open cursors.
-    pub(crate) sql: Arc<crate::sql::SqlService>,
+    pub(crate) sql: Arc<crate::sql_service::SqlService>,
     /// Every map's index definitions (`Map.addIndex`).
     pub indexes: Arc<crate::index::Registry>,
     /// Listener registrations of this member's unisocket clients made on every member.

@@ -1,6 +1,8 @@
 //! The SQL service (Sql.Execute, Fetch, Close): statements prepared by `ferrogrid_sql`, run as
 //! fan-outs over the partitions of the maps they name, answered in pages.
 //!
+//! The state (mappings, cursors) is `sql_service.rs`.
+//!
 //! - Mapping DDL changes this member's catalog, then goes to every other member as a WIDE
 //!   request (the client's bytes), which applies it there: the client is answered once every
 //!   member has the mapping. A joining member is sent the catalog as DDL texts.
@@ -14,12 +16,13 @@
 //! most `max-sql-rows-per-query` rows; cursors go when read to their end, closed, or when
 //! their connection closes.
 
-use crate::connection::{ConnectionId, ConnectionShared};
+use crate::connection::ConnectionShared;
 use crate::dispatch::Core;
 use crate::fanout::{Partial, Partitions, ShareContext, WideOperation, WideRequest};
 use crate::listeners::{Event, EventKind};
 use crate::partition::PartitionStore;
 use crate::schemas::Schemas;
+use crate::sql_service::{apply_ddl, Cursor, KnownSchemas, SqlService};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::message::{MessageReader, MessageWriter, RESPONSE_HEADER_SIZE};
 use ferrogrid_protocol::sql::{self as wire, SqlColumn, SqlColumnMetadata, SqlColumnType, SqlPage, SqlQueryId};
@@ -28,71 +31,9 @@ use ferrogrid_query::{SchemaSource, Value};
 use ferrogrid_sql::exec::{Entries, ResultSet};
 use ferrogrid_sql::plan::{ColumnMeta, SelectPlan};
 use ferrogrid_sql::write::Action;
-use ferrogrid_sql::{Catalog, Change, Code, Prepared, SqlError, SqlType};
-use parking_lot::{Mutex, RwLock};
-use std::collections::{HashMap, VecDeque};
+use ferrogrid_sql::{Change, Code, Prepared, SqlError, SqlType};
+use std::collections::VecDeque;
 use std::sync::Arc;
-
-/// Rows not yet fetched of one query.
-#[derive(Debug)]
-struct Cursor {
-    columns: Vec<ColumnMeta>,
-    rows: VecDeque<Vec<Value>>,
-}
-
-/// The member's SQL state: the catalog and the open cursors.
-#[derive(Debug, Default)]
-pub(crate) struct SqlService {
-    catalog: RwLock<Catalog>,
-    cursors: Mutex<HashMap<(ConnectionId, SqlQueryId), Cursor>>,
-}
-
-impl SqlService {
-    /// Every mapping's DDL (for a joining member).
-    pub(crate) fn ddl(&self) -> Vec<String> {
-        self.catalog.read().mappings().map(|m| m.ddl()).collect()
-    }
-
-    /// Drops the cursors of a closed connection.
-    pub(crate) fn connection_closed(&self, connection: ConnectionId) {
-        self.cursors.lock().retain(|(owner, _), _| *owner != connection);
-    }
-
-    pub(crate) fn open_cursors(&self) -> usize {
-        self.cursors.lock().len()
-    }
-}
-
-/// Compact types the member knows, for mappings without a column list.
-struct KnownSchemas<'a>(&'a Schemas);
-
-impl ferrogrid_sql::Samples for KnownSchemas<'_> {
-    fn compact_fields(&self, type_name: &str) -> Option<Vec<(String, SqlType)>> {
-        let schema = self.0.all().into_iter().find(|schema| schema.type_name == type_name)?;
-        Some(schema.fields.iter().map(|field| (field.name.clone(), compact_kind_type(field.kind))).collect())
-    }
-}
-
-fn compact_kind_type(kind: i32) -> SqlType {
-    // (35..=43: the nullable kinds' ordinals)
-    use ferrogrid_query::compact::kind as k;
-    match kind {
-        k::BOOLEAN | k::NULLABLE_BOOLEAN => SqlType::Boolean,
-        k::INT8 | 35 => SqlType::TinyInt,
-        k::INT16 | 37 => SqlType::SmallInt,
-        k::INT32 | 39 => SqlType::Integer,
-        k::INT64 | 41 => SqlType::BigInt,
-        k::FLOAT32 | 43 => SqlType::Real,
-        k::FLOAT64 | k::NULLABLE_FLOAT64 => SqlType::Double,
-        k::STRING => SqlType::Varchar,
-        k::DECIMAL => SqlType::Decimal,
-        k::TIME => SqlType::Time,
-        k::DATE => SqlType::Date,
-        k::TIMESTAMP => SqlType::Timestamp,
-        k::TIMESTAMP_WITH_TIMEZONE => SqlType::TimestampWithTimeZone,
-        _ => SqlType::Object,
-    }
-}
 
 fn error_response(out: &mut Vec<u8>, correlation_id: i64, member: Uuid, error: &SqlError) {
     let code = match error.code {
@@ -208,16 +149,14 @@ fn time(t: &ferrogrid_query::temporal::Time) -> wire::LocalTime {
 
 /// Answers a query's result: the first page, and a cursor for the rest.
 fn answer_rows(
-    service: &SqlService,
+    respond: &Respond,
     connection: Option<&Arc<ConnectionShared>>,
-    query_id: SqlQueryId,
-    page_size: usize,
-    max_cursors: usize,
     result: ResultSet,
     out: &mut Vec<u8>,
     correlation_id: i64,
-    member: Uuid,
 ) {
+    let Respond { service, query_id, page_size, max_cursors, member, .. } = respond;
+    let (query_id, page_size, max_cursors, member) = (*query_id, *page_size, *max_cursors, *member);
     let mut rows: VecDeque<Vec<Value>> = result.rows.into();
     let first = page(&result.columns, &mut rows, page_size.max(1));
     if !rows.is_empty() {
@@ -269,134 +208,6 @@ fn prepare(core: &Core, request: &SqlExecute<'_>) -> Result<Prepared, SqlError> 
     ferrogrid_sql::prepare(request.sql, values, &catalog, &KnownSchemas(schemas))
 }
 
-/// Applies mapping DDL to this member's catalog; the update count, or the error.
-fn apply_ddl(service: &SqlService, prepared: &Prepared) -> Result<(), SqlError> {
-    let mut catalog = service.catalog.write();
-    match prepared {
-        Prepared::CreateMapping { mapping, replace, if_not_exists } => {
-            if catalog.get(&mapping.name).is_some() && !replace {
-                if *if_not_exists {
-                    return Ok(());
-                }
-                return Err(SqlError::generic(format!("Mapping or view already exists: {}", mapping.name)));
-            }
-            catalog.put(mapping.clone());
-            Ok(())
-        }
-        Prepared::DropMapping { name, if_exists } => match catalog.remove(name) {
-            Some(_) => Ok(()),
-            None if *if_exists => Ok(()),
-            None => Err(SqlError::generic(format!("Mapping does not exist: {name}"))),
-        },
-        _ => Ok(()),
-    }
-}
-
-/// Sql.Execute from a client.
-pub(crate) fn execute(
-    core: &mut Core,
-    connection: &Arc<ConnectionShared>,
-    message: &Message<'_>,
-    bytes: &[u8],
-    out: &mut Vec<u8>,
-) -> Result<(), DecodeError> {
-    let request = SqlExecute::decode(message)?;
-    let correlation_id = message.correlation_id();
-    let member = Uuid::from_u128(core.owner.replication.state.me.0);
-    let prepared = match prepare(core, &request) {
-        Ok(prepared) => prepared,
-        Err(error) => {
-            error_response(out, correlation_id, member, &error);
-            return Ok(());
-        }
-    };
-    if let Err(error) = check_expected(&prepared, request.expected_result_type) {
-        error_response(out, correlation_id, member, &error);
-        return Ok(());
-    }
-    let limits = &core.shared.config.limits;
-    let (max_rows, max_cursors) =
-        (limits.max_sql_rows_per_query as usize, limits.max_sql_cursors_per_connection as usize);
-    let page_size = request.cursor_buffer_size.max(1) as usize;
-    let service = core.shared.sql.clone();
-    let response_type = SqlExecute::TYPE.response();
-    match prepared {
-        Prepared::Rows(result) => {
-            answer_rows(
-                &service,
-                Some(connection),
-                request.query_id,
-                page_size,
-                max_cursors,
-                result,
-                out,
-                correlation_id,
-                member,
-            );
-        }
-        ddl @ (Prepared::CreateMapping { .. } | Prepared::DropMapping { .. }) => {
-            if let Err(error) = apply_ddl(&service, &ddl) {
-                error_response(out, correlation_id, member, &error);
-                return Ok(());
-            }
-            let operation = WideRequest::new(Ddl);
-            core.fan_out_with(Some(connection), correlation_id, response_type, "".into(), operation, out, Some(bytes));
-        }
-        Prepared::Select(plan) => {
-            let name: Box<str> = plan.sources[0].mapping.map.clone().into();
-            let scan = Scan {
-                plan: Some(plan),
-                respond: Some(Respond {
-                    service,
-                    query_id: request.query_id,
-                    page_size,
-                    max_rows,
-                    max_cursors,
-                    member,
-                }),
-                schemas: core.shared.schemas.clone(),
-                connection: Some(connection.clone()),
-            };
-            core.fan_out_with(
-                Some(connection),
-                correlation_id,
-                response_type,
-                name,
-                WideRequest::new(scan),
-                out,
-                Some(bytes),
-            );
-        }
-        Prepared::Insert { map, entries, overwrite } => {
-            let write =
-                Write { work: Work::Insert { entries, overwrite }, schemas: core.shared.schemas.clone(), member };
-            core.fan_out_with(
-                Some(connection),
-                correlation_id,
-                response_type,
-                map.into(),
-                WideRequest::new(write),
-                out,
-                Some(bytes),
-            );
-        }
-        Prepared::Change(change) => {
-            let map: Box<str> = change.source.mapping.map.clone().into();
-            let write = Write { work: Work::Change(change), schemas: core.shared.schemas.clone(), member };
-            core.fan_out_with(
-                Some(connection),
-                correlation_id,
-                response_type,
-                map,
-                WideRequest::new(write),
-                out,
-                Some(bytes),
-            );
-        }
-    }
-    Ok(())
-}
-
 fn check_expected(prepared: &Prepared, expected: i8) -> Result<(), SqlError> {
     let rows = matches!(prepared, Prepared::Rows(_) | Prepared::Select(_));
     match expected {
@@ -408,129 +219,220 @@ fn check_expected(prepared: &Prepared, expected: i8) -> Result<(), SqlError> {
     }
 }
 
-/// Another member's share of a client's Sql.Execute (its WIDE request): DDL applied here,
-/// scans and writes run on this member's partitions.
-pub(crate) fn member_share(
-    core: &mut Core,
-    link: &Arc<ConnectionShared>,
-    correlation_id: i64,
-    inner: &Message<'_>,
-    out: &mut Vec<u8>,
-) -> Result<(), DecodeError> {
-    let request = SqlExecute::decode(inner)?;
-    let response_type = SqlExecute::TYPE.response();
-    let member = Uuid::from_u128(core.owner.replication.state.me.0);
-    let prepared = match prepare(core, &request) {
-        Ok(prepared) => prepared,
-        Err(error) => {
-            // The coordinator prepared it; a member that cannot (a mapping not here yet)
-            // contributes nothing rather than failing the whole statement.
-            tracing::warn!(%error, "a member's share of an SQL statement could not be prepared");
-            core.fan_out(link, correlation_id, response_type, "".into(), WideRequest::new(Ddl), out);
+impl Core {
+    /// Sql.Execute from a client.
+    pub(crate) fn sql_execute(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        message: &Message<'_>,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), DecodeError> {
+        let request = SqlExecute::decode(message)?;
+        let correlation_id = message.correlation_id();
+        let member = Uuid::from_u128(self.owner.replication.state.me.0);
+        let prepared = match prepare(self, &request) {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                error_response(out, correlation_id, member, &error);
+                return Ok(());
+            }
+        };
+        if let Err(error) = check_expected(&prepared, request.expected_result_type) {
+            error_response(out, correlation_id, member, &error);
             return Ok(());
         }
-    };
-    let schemas = core.shared.schemas.clone();
-    let (name, operation): (Box<str>, WideRequest) = match prepared {
-        ddl @ (Prepared::CreateMapping { .. } | Prepared::DropMapping { .. }) => {
-            let _ = apply_ddl(&core.shared.sql, &ddl);
-            ("".into(), WideRequest::new(Ddl))
+        let limits = &self.shared.config.limits;
+        let (max_rows, max_cursors) =
+            (limits.max_sql_rows_per_query as usize, limits.max_sql_cursors_per_connection as usize);
+        let page_size = request.cursor_buffer_size.max(1) as usize;
+        let service = self.shared.sql.clone();
+        let response_type = SqlExecute::TYPE.response();
+        match prepared {
+            Prepared::Rows(result) => {
+                let respond = Respond { service, query_id: request.query_id, page_size, max_rows, max_cursors, member };
+                answer_rows(&respond, Some(connection), result, out, correlation_id);
+            }
+            ddl @ (Prepared::CreateMapping { .. } | Prepared::DropMapping { .. }) => {
+                if let Err(error) = apply_ddl(&service, &ddl) {
+                    error_response(out, correlation_id, member, &error);
+                    return Ok(());
+                }
+                let operation = WideRequest::new(Ddl);
+                self.fan_out_with(
+                    Some(connection),
+                    correlation_id,
+                    response_type,
+                    "".into(),
+                    operation,
+                    out,
+                    Some(bytes),
+                );
+            }
+            Prepared::Select(plan) => {
+                let name: Box<str> = plan.sources[0].mapping.map.clone().into();
+                let scan = Scan {
+                    plan: Some(plan),
+                    respond: Some(Respond {
+                        service,
+                        query_id: request.query_id,
+                        page_size,
+                        max_rows,
+                        max_cursors,
+                        member,
+                    }),
+                    schemas: self.shared.schemas.clone(),
+                    connection: Some(connection.clone()),
+                };
+                self.fan_out_with(
+                    Some(connection),
+                    correlation_id,
+                    response_type,
+                    name,
+                    WideRequest::new(scan),
+                    out,
+                    Some(bytes),
+                );
+            }
+            Prepared::Insert { map, entries, overwrite } => {
+                let write =
+                    Write { work: Work::Insert { entries, overwrite }, schemas: self.shared.schemas.clone(), member };
+                self.fan_out_with(
+                    Some(connection),
+                    correlation_id,
+                    response_type,
+                    map.into(),
+                    WideRequest::new(write),
+                    out,
+                    Some(bytes),
+                );
+            }
+            Prepared::Change(change) => {
+                let map: Box<str> = change.source.mapping.map.clone().into();
+                let write = Write { work: Work::Change(change), schemas: self.shared.schemas.clone(), member };
+                self.fan_out_with(
+                    Some(connection),
+                    correlation_id,
+                    response_type,
+                    map,
+                    WideRequest::new(write),
+                    out,
+                    Some(bytes),
+                );
+            }
         }
-        Prepared::Rows(_) => ("".into(), WideRequest::new(Ddl)),
-        Prepared::Select(plan) => {
-            let name = plan.sources[0].mapping.map.clone().into();
-            (name, WideRequest::new(Scan { plan: Some(plan), respond: None, schemas, connection: None }))
-        }
-        Prepared::Insert { map, entries, overwrite } => {
-            (map.into(), WideRequest::new(Write { work: Work::Insert { entries, overwrite }, schemas, member }))
-        }
-        Prepared::Change(change) => {
-            let map = change.source.mapping.map.clone().into();
-            (map, WideRequest::new(Write { work: Work::Change(change), schemas, member }))
-        }
-    };
-    core.fan_out(link, correlation_id, response_type, name, operation, out);
-    Ok(())
-}
-
-/// Sql.Fetch: the next page of a cursor.
-pub(crate) fn fetch(
-    core: &Core,
-    connection: &Arc<ConnectionShared>,
-    message: &Message<'_>,
-    out: &mut Vec<u8>,
-) -> Result<(), DecodeError> {
-    let request = SqlFetch::decode(message)?;
-    let correlation_id = message.correlation_id();
-    let mut cursors = core.shared.sql.cursors.lock();
-    let key = (connection.id, request.query_id);
-    let Some(cursor) = cursors.get_mut(&key) else {
-        drop(cursors);
-        let member = Uuid::from_u128(core.owner.replication.state.me.0);
-        let text = "Query cursor not found (closed, read to its end, or never opened on this member)";
-        let error = wire::SqlError {
-            code: wire::error_code::GENERIC,
-            message: Some(text),
-            originating_member_id: member,
-            suggestion: None,
-            cause_stack_trace: None,
+        Ok(())
+    }
+    /// Another member's share of a client's Sql.Execute (its WIDE request): DDL applied here,
+    /// scans and writes run on this member's partitions.
+    pub(crate) fn sql_member_share(
+        &mut self,
+        link: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        inner: &Message<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), DecodeError> {
+        let request = SqlExecute::decode(inner)?;
+        let response_type = SqlExecute::TYPE.response();
+        let member = Uuid::from_u128(self.owner.replication.state.me.0);
+        let prepared = match prepare(self, &request) {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                // The coordinator prepared it; a member that cannot (a mapping not here yet)
+                // contributes nothing rather than failing the whole statement.
+                tracing::warn!(%error, "a member's share of an SQL statement could not be prepared");
+                self.fan_out(link, correlation_id, response_type, "".into(), WideRequest::new(Ddl), out);
+                return Ok(());
+            }
         };
-        SqlFetchResponse { row_page: None, error: Some(error) }.encode(
+        let schemas = self.shared.schemas.clone();
+        let (name, operation): (Box<str>, WideRequest) = match prepared {
+            ddl @ (Prepared::CreateMapping { .. } | Prepared::DropMapping { .. }) => {
+                let _ = apply_ddl(&self.shared.sql, &ddl);
+                ("".into(), WideRequest::new(Ddl))
+            }
+            Prepared::Rows(_) => ("".into(), WideRequest::new(Ddl)),
+            Prepared::Select(plan) => {
+                let name = plan.sources[0].mapping.map.clone().into();
+                (name, WideRequest::new(Scan { plan: Some(plan), respond: None, schemas, connection: None }))
+            }
+            Prepared::Insert { map, entries, overwrite } => {
+                (map.into(), WideRequest::new(Write { work: Work::Insert { entries, overwrite }, schemas, member }))
+            }
+            Prepared::Change(change) => {
+                let map = change.source.mapping.map.clone().into();
+                (map, WideRequest::new(Write { work: Work::Change(change), schemas, member }))
+            }
+        };
+        self.fan_out(link, correlation_id, response_type, name, operation, out);
+        Ok(())
+    }
+    /// Sql.Fetch: the next page of a cursor.
+    pub(crate) fn sql_fetch(
+        &self,
+        connection: &Arc<ConnectionShared>,
+        message: &Message<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), DecodeError> {
+        let request = SqlFetch::decode(message)?;
+        let correlation_id = message.correlation_id();
+        let mut cursors = self.shared.sql.cursors.lock();
+        let key = (connection.id, request.query_id);
+        let Some(cursor) = cursors.get_mut(&key) else {
+            drop(cursors);
+            let member = Uuid::from_u128(self.owner.replication.state.me.0);
+            let text = "Query cursor not found (closed, read to its end, or never opened on this member)";
+            let error = wire::SqlError {
+                code: wire::error_code::GENERIC,
+                message: Some(text),
+                originating_member_id: member,
+                suggestion: None,
+                cause_stack_trace: None,
+            };
+            SqlFetchResponse { row_page: None, error: Some(error) }.encode(
+                out,
+                SqlFetch::TYPE.response(),
+                correlation_id,
+                0,
+            );
+            return Ok(());
+        };
+        let next = page(&cursor.columns, &mut cursor.rows, request.cursor_buffer_size.max(1) as usize);
+        if next.last {
+            cursors.remove(&key);
+        }
+        drop(cursors);
+        SqlFetchResponse { row_page: Some(next), error: None }.encode(
             out,
             SqlFetch::TYPE.response(),
             correlation_id,
             0,
         );
-        return Ok(());
-    };
-    let next = page(&cursor.columns, &mut cursor.rows, request.cursor_buffer_size.max(1) as usize);
-    if next.last {
-        cursors.remove(&key);
+        Ok(())
     }
-    drop(cursors);
-    SqlFetchResponse { row_page: Some(next), error: None }.encode(out, SqlFetch::TYPE.response(), correlation_id, 0);
-    Ok(())
-}
-
-/// Sql.Close: drops a cursor (closing one already gone is not an error).
-pub(crate) fn close(
-    core: &Core,
-    connection: &Arc<ConnectionShared>,
-    message: &Message<'_>,
-    out: &mut Vec<u8>,
-) -> Result<(), DecodeError> {
-    let request = SqlClose::decode(message)?;
-    core.shared.sql.cursors.lock().remove(&(connection.id, request.query_id));
-    EmptyResponse {}.encode(out, SqlClose::TYPE.response(), message.correlation_id(), 0);
-    Ok(())
-}
-
-/// Sql.MappingDdl: the DDL of a mapping of that name, if there is one.
-pub(crate) fn mapping_ddl(core: &Core, message: &Message<'_>, out: &mut Vec<u8>) -> Result<(), DecodeError> {
-    let request = SqlMappingDdl::decode(message)?;
-    let ddl = core.shared.sql.catalog.read().get(request.name).map(|m| m.ddl());
-    SqlMappingDdlResponse { sql: ddl.as_deref() }.encode(
-        out,
-        SqlMappingDdl::TYPE.response(),
-        message.correlation_id(),
-        0,
-    );
-    Ok(())
-}
-
-/// Applies the DDL texts another member sent (a joining member's catalog).
-pub(crate) fn apply_catalog(service: &SqlService, schemas: &Schemas, texts: &[String]) {
-    for text in texts {
-        let prepared = {
-            let catalog = service.catalog.read();
-            ferrogrid_sql::prepare(text, Vec::new(), &catalog, &KnownSchemas(schemas))
-        };
-        match prepared {
-            Ok(prepared) => {
-                let _ = apply_ddl(service, &prepared);
-            }
-            Err(error) => tracing::warn!(%error, "a mapping another member sent could not be read"),
-        }
+    /// Sql.Close: drops a cursor (closing one already gone is not an error).
+    pub(crate) fn sql_close(
+        &self,
+        connection: &Arc<ConnectionShared>,
+        message: &Message<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), DecodeError> {
+        let request = SqlClose::decode(message)?;
+        self.shared.sql.cursors.lock().remove(&(connection.id, request.query_id));
+        EmptyResponse {}.encode(out, SqlClose::TYPE.response(), message.correlation_id(), 0);
+        Ok(())
+    }
+    /// Sql.MappingDdl: the DDL of a mapping of that name, if there is one.
+    pub(crate) fn sql_mapping_ddl(&self, message: &Message<'_>, out: &mut Vec<u8>) -> Result<(), DecodeError> {
+        let request = SqlMappingDdl::decode(message)?;
+        let ddl = self.shared.sql.catalog.read().get(request.name).map(|m| m.ddl());
+        SqlMappingDdlResponse { sql: ddl.as_deref() }.encode(
+            out,
+            SqlMappingDdl::TYPE.response(),
+            message.correlation_id(),
+            0,
+        );
+        Ok(())
     }
 }
 
@@ -672,17 +574,7 @@ impl WideOperation for Scan {
         let (Some(plan), Some(respond)) = (&self.plan, &self.respond) else { return };
         let schemas: &dyn SchemaSource = &*self.schemas;
         match ferrogrid_sql::exec::run(plan, &partial.sources, schemas, respond.max_rows) {
-            Ok(result) => answer_rows(
-                &respond.service,
-                self.connection.as_ref(),
-                respond.query_id,
-                respond.page_size,
-                respond.max_cursors,
-                result,
-                out,
-                correlation_id,
-                respond.member,
-            ),
+            Ok(result) => answer_rows(respond, self.connection.as_ref(), result, out, correlation_id),
             Err(error) => {
                 let job = respond.query_id.local_id_low as u64;
                 let error = ferrogrid_sql::exec::runtime_error(plan, error, job);

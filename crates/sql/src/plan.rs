@@ -727,16 +727,6 @@ fn unify_comparison(op: &str, l: Expr, r: Expr) -> Result<(Expr, Expr)> {
         let ty = lt.wider(rt);
         return Ok((widen(l, ty)?, widen(r, ty)?));
     }
-    let convertible =
-        |e: &Expr, to: SqlType| e.constant().is_some() && e.ty == SqlType::Varchar && to != SqlType::Boolean;
-    if convertible(&r, lt) {
-        let converted = literal_to(r, lt)?;
-        return Ok((l, converted));
-    }
-    if convertible(&l, rt) {
-        let converted = literal_to(l, rt)?;
-        return Ok((converted, r));
-    }
     if lt.is_temporal() && rt.is_temporal() {
         return Ok((l, widen(r, lt)?));
     }
@@ -859,19 +849,6 @@ pub fn located(span: Span, error: SqlError) -> SqlError {
         format!("From line {}, column {} to line {}, column {}: ", start.line, start.column, end.line, end_column)
     };
     SqlError { message: prefix + &error.message, ..error }
-}
-
-fn literal_to(expr: Expr, ty: SqlType) -> Result<Expr> {
-    let value = expr.constant().cloned().unwrap_or(Value::Null);
-    match types::convert(value.clone(), ty) {
-        Ok(converted) => Ok(Expr::literal(converted, ty)),
-        Err(error) => Err(SqlError::parsing(format!(
-            "CAST function cannot convert literal {} to type {}: {}",
-            literal_text(&value),
-            ty.name(),
-            error.message
-        ))),
-    }
 }
 
 fn literal_text(value: &Value) -> String {
@@ -1246,7 +1223,7 @@ fn union(
 ) -> Result<SelectPlan> {
     let branch = |body: &ast::SetExpr| -> Result<SelectPlan> {
         let mut inner = query.clone();
-        inner.body = Box::new(body.clone());
+        *inner.body = body.clone();
         inner.order_by = None;
         inner.limit_clause = None;
         inner.fetch = None;

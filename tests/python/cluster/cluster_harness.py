@@ -109,7 +109,7 @@ hazelcast:
         member-list:
 {member_list}
   jet:
-    enabled: false
+    enabled: true
 """
 
 # --------------------------------------------------------------------------- ports
@@ -225,7 +225,7 @@ class MemberProcess:
             "-XX:+UseSerialGC",
             "-Dhazelcast.config=%s" % config,
             "-cp",
-            str(jar),
+            single_member.hazelcast_classpath(),
             "com.hazelcast.core.server.HazelcastMemberStarter",
         ]
 

@@ -1,0 +1,136 @@
+//! The member's SQL state, shared by its reactors: the mappings (every member holds all, as DDL
+//! texts they exchange) and the open cursors. The statements themselves are run by `sql.rs`.
+//!
+//! Invariant: a cursor belongs to the connection that opened it and goes with it.
+
+use crate::connection::ConnectionId;
+use crate::schemas::Schemas;
+use ferrogrid_protocol::sql::SqlQueryId;
+use ferrogrid_query::Value;
+use ferrogrid_sql::plan::ColumnMeta;
+use ferrogrid_sql::{Catalog, Prepared, SqlError, SqlType};
+use parking_lot::{Mutex, RwLock};
+use std::collections::{HashMap, VecDeque};
+
+/// Rows not yet fetched of one query.
+#[derive(Debug)]
+pub(crate) struct Cursor {
+    pub(crate) columns: Vec<ColumnMeta>,
+    pub(crate) rows: VecDeque<Vec<Value>>,
+}
+
+/// The member's SQL state: the catalog and the open cursors.
+#[derive(Debug, Default)]
+pub(crate) struct SqlService {
+    pub(crate) catalog: RwLock<Catalog>,
+    pub(crate) cursors: Mutex<HashMap<(ConnectionId, SqlQueryId), Cursor>>,
+}
+
+impl SqlService {
+    /// Every mapping's DDL (for a joining member).
+    pub(crate) fn ddl(&self) -> Vec<String> {
+        self.catalog.read().mappings().map(|m| m.ddl()).collect()
+    }
+
+    /// Drops the cursors of a closed connection.
+    pub(crate) fn connection_closed(&self, connection: ConnectionId) {
+        self.cursors.lock().retain(|(owner, _), _| *owner != connection);
+    }
+}
+
+/// Compact types the member knows, for mappings without a column list.
+pub(crate) struct KnownSchemas<'a>(pub(crate) &'a Schemas);
+
+impl ferrogrid_sql::Samples for KnownSchemas<'_> {
+    fn compact_fields(&self, type_name: &str) -> Option<Vec<(String, SqlType)>> {
+        let schema = self.0.all().into_iter().find(|schema| schema.type_name == type_name)?;
+        Some(schema.fields.iter().map(|field| (field.name.clone(), compact_kind_type(field.kind))).collect())
+    }
+}
+
+fn compact_kind_type(kind: i32) -> SqlType {
+    // (35..=43: the nullable kinds' ordinals)
+    use ferrogrid_query::compact::kind as k;
+    match kind {
+        k::BOOLEAN | k::NULLABLE_BOOLEAN => SqlType::Boolean,
+        k::INT8 | 35 => SqlType::TinyInt,
+        k::INT16 | 37 => SqlType::SmallInt,
+        k::INT32 | 39 => SqlType::Integer,
+        k::INT64 | 41 => SqlType::BigInt,
+        k::FLOAT32 | 43 => SqlType::Real,
+        k::FLOAT64 | k::NULLABLE_FLOAT64 => SqlType::Double,
+        k::STRING => SqlType::Varchar,
+        k::DECIMAL => SqlType::Decimal,
+        k::TIME => SqlType::Time,
+        k::DATE => SqlType::Date,
+        k::TIMESTAMP => SqlType::Timestamp,
+        k::TIMESTAMP_WITH_TIMEZONE => SqlType::TimestampWithTimeZone,
+        _ => SqlType::Object,
+    }
+}
+
+/// Applies mapping DDL to this member's catalog; the update count, or the error.
+pub(crate) fn apply_ddl(service: &SqlService, prepared: &Prepared) -> Result<(), SqlError> {
+    let mut catalog = service.catalog.write();
+    match prepared {
+        Prepared::CreateMapping { mapping, replace, if_not_exists } => {
+            if catalog.get(&mapping.name).is_some() && !replace {
+                if *if_not_exists {
+                    return Ok(());
+                }
+                return Err(SqlError::generic(format!("Mapping or view already exists: {}", mapping.name)));
+            }
+            catalog.put(mapping.clone());
+            Ok(())
+        }
+        Prepared::DropMapping { name, if_exists } => match catalog.remove(name) {
+            Some(_) => Ok(()),
+            None if *if_exists => Ok(()),
+            None => Err(SqlError::generic(format!("Mapping does not exist: {name}"))),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// DDL texts as a MAPPINGS payload: a count, then each text's length and UTF-8 bytes (u32 BE).
+pub(crate) fn encode_catalog(texts: &[String]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&(texts.len() as u32).to_be_bytes());
+    for text in texts {
+        out.extend_from_slice(&(text.len() as u32).to_be_bytes());
+        out.extend_from_slice(text.as_bytes());
+    }
+    out
+}
+
+/// What [`encode_catalog`] wrote (None: malformed).
+pub(crate) fn decode_catalog(mut payload: &[u8]) -> Option<Vec<String>> {
+    let mut take = |count: usize| -> Option<&[u8]> {
+        let (head, tail) = (payload.get(..count)?, payload.get(count..)?);
+        payload = tail;
+        Some(head)
+    };
+    let count = u32::from_be_bytes(take(4)?.try_into().ok()?) as usize;
+    let mut texts = Vec::with_capacity(count.min(4096));
+    for _ in 0..count {
+        let length = u32::from_be_bytes(take(4)?.try_into().ok()?) as usize;
+        texts.push(String::from_utf8(take(length)?.to_vec()).ok()?);
+    }
+    Some(texts)
+}
+
+/// Applies the DDL texts another member sent (a joining member's catalog).
+pub(crate) fn apply_catalog(service: &SqlService, schemas: &Schemas, texts: &[String]) {
+    for text in texts {
+        let prepared = {
+            let catalog = service.catalog.read();
+            ferrogrid_sql::prepare(text, Vec::new(), &catalog, &KnownSchemas(schemas))
+        };
+        match prepared {
+            Ok(prepared) => {
+                let _ = apply_ddl(service, &prepared);
+            }
+            Err(error) => tracing::warn!(%error, "a mapping another member sent could not be read"),
+        }
+    }
+}
