@@ -756,7 +756,7 @@ impl Core {
     }
 
     /// Writes one `ty` message with `payload` to each of `peers` but this member.
-    fn write_to_peers(&mut self, peers: &[MemberId], ty: ferrogrid_protocol::MessageType, payload: &[u8]) {
+    pub(crate) fn write_to_peers(&mut self, peers: &[MemberId], ty: ferrogrid_protocol::MessageType, payload: &[u8]) {
         let me = self.owner.replication.state.me;
         for peer in peers.iter().copied().filter(|peer| *peer != me) {
             crate::peer::write(self.owner.replication.message_for(peer), ty, 0, payload);

@@ -357,6 +357,9 @@ impl Core {
             self.fan_out(connection, correlation_id, response_type, destroy.name.into(), operation, out);
             return Ok(());
         }
+        if inner.message_type() == crate::sql::SQL_WRITE {
+            return self.sql_member_write(connection, correlation_id, &inner, out);
+        }
         if inner.message_type() == SqlExecute::TYPE {
             return self.sql_member_share(connection, correlation_id, &inner, out);
         }

@@ -40,6 +40,8 @@ pub enum Task {
     NewMemberConnection(mio::net::TcpStream, SocketAddr),
     /// New members, table or links from the cluster service.
     Cluster(Arc<crate::replication::ClusterState>),
+    /// The writes of an `INSERT ... SELECT` whose query has run: fan them out (`sql.rs`).
+    SqlWrite(Box<crate::sql_service::FollowUp>),
     /// Member traffic for this reactor's partitions or forwarded requests, read by another
     /// reactor from a member link.
     Member { from: ferrogrid_cluster::MemberId, work: MemberWork },

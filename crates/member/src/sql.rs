@@ -22,7 +22,7 @@ use crate::fanout::{Partial, Partitions, ShareContext, WideOperation, WideReques
 use crate::listeners::{Event, EventKind};
 use crate::partition::PartitionStore;
 use crate::schemas::Schemas;
-use crate::sql_service::{apply_ddl, Cursor, KnownSchemas, SqlService};
+use crate::sql_service::{apply_ddl, Cursor, FollowUp, KnownSchemas, SqlService};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::message::{MessageReader, MessageWriter, RESPONSE_HEADER_SIZE};
 use ferrogrid_protocol::sql::{self as wire, SqlColumn, SqlColumnMetadata, SqlColumnType, SqlPage, SqlQueryId};
@@ -220,6 +220,29 @@ fn check_expected(prepared: &Prepared, expected: i8) -> Result<(), SqlError> {
 }
 
 impl Core {
+    /// Keeps the Compact schemas of records a statement writes and sends them to every other
+    /// member (ahead of the statement itself on each link), so any member can read the records
+    /// and answer a client that fetches the schema.
+    fn sql_share_schemas(&mut self, schemas: Vec<ferrogrid_query::schema::Schema>) -> Result<(), SqlError> {
+        if schemas.is_empty() {
+            return Ok(());
+        }
+        let me = Uuid::from_u128(self.owner.replication.state.me.0);
+        let bound = self.shared.config.limits.max_schemas as usize;
+        for schema in &schemas {
+            if self.shared.schemas.put(schema.clone(), me, bound).is_err() {
+                return Err(SqlError::generic(format!(
+                    "The member holds {bound} Compact schemas already (max-schemas)"
+                )));
+            }
+        }
+        let mut payload = Vec::new();
+        crate::schemas::encode(schemas.iter(), &mut payload);
+        let peers: Vec<_> = self.owner.replication.state.links.keys().copied().collect();
+        self.write_to_peers(&peers, crate::peer::SCHEMAS, &payload);
+        Ok(())
+    }
+
     /// Sql.Execute from a client.
     pub(crate) fn sql_execute(
         &mut self,
@@ -272,6 +295,7 @@ impl Core {
             Prepared::Select(plan) => {
                 let name: Box<str> = plan.sources[0].mapping.map.clone().into();
                 let scan = Scan {
+                    then: None,
                     plan: Some(plan),
                     respond: Some(Respond {
                         service,
@@ -294,7 +318,36 @@ impl Core {
                     Some(bytes),
                 );
             }
-            Prepared::Insert { map, entries, overwrite } => {
+            Prepared::InsertSelect(insert) => {
+                if let Err(error) = self.sql_share_schemas(insert.schemas.clone()) {
+                    error_response(out, correlation_id, member, &error);
+                    return Ok(());
+                }
+                let plan = Box::new(insert.plan.clone());
+                let name: Box<str> = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
+                let respond = Respond { service, query_id: request.query_id, page_size, max_rows, max_cursors, member };
+                let scan = Scan {
+                    then: Some((insert, self.shared.clone())),
+                    plan: Some(plan),
+                    respond: Some(respond),
+                    schemas: self.shared.schemas.clone(),
+                    connection: Some(connection.clone()),
+                };
+                self.fan_out_with(
+                    Some(connection),
+                    correlation_id,
+                    response_type,
+                    name,
+                    WideRequest::new(scan),
+                    out,
+                    Some(bytes),
+                );
+            }
+            Prepared::Insert { map, entries, overwrite, schemas } => {
+                if let Err(error) = self.sql_share_schemas(schemas) {
+                    error_response(out, correlation_id, member, &error);
+                    return Ok(());
+                }
                 let write =
                     Write { work: Work::Insert { entries, overwrite }, schemas: self.shared.schemas.clone(), member };
                 self.fan_out_with(
@@ -308,6 +361,11 @@ impl Core {
                 );
             }
             Prepared::Change(change) => {
+                let schemas = change.source.mapping.compact_schemas();
+                if let Err(error) = schemas.and_then(|schemas| self.sql_share_schemas(schemas)) {
+                    error_response(out, correlation_id, member, &error);
+                    return Ok(());
+                }
                 let map: Box<str> = change.source.mapping.map.clone().into();
                 let write = Write { work: Work::Change(change), schemas: self.shared.schemas.clone(), member };
                 self.fan_out_with(
@@ -354,10 +412,21 @@ impl Core {
             Prepared::Rows(_) => ("".into(), WideRequest::new(Ddl)),
             Prepared::Select(plan) => {
                 let name = plan.sources[0].mapping.map.clone().into();
-                (name, WideRequest::new(Scan { plan: Some(plan), respond: None, schemas, connection: None }))
+                (
+                    name,
+                    WideRequest::new(Scan { plan: Some(plan), respond: None, then: None, schemas, connection: None }),
+                )
             }
-            Prepared::Insert { map, entries, overwrite } => {
+            Prepared::Insert { map, entries, overwrite, .. } => {
                 (map.into(), WideRequest::new(Write { work: Work::Insert { entries, overwrite }, schemas, member }))
+            }
+            Prepared::InsertSelect(insert) => {
+                let plan = Box::new(insert.plan);
+                let name = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
+                (
+                    name,
+                    WideRequest::new(Scan { plan: Some(plan), respond: None, then: None, schemas, connection: None }),
+                )
             }
             Prepared::Change(change) => {
                 let map = change.source.mapping.map.clone().into();
@@ -367,6 +436,42 @@ impl Core {
         self.fan_out(link, correlation_id, response_type, name, operation, out);
         Ok(())
     }
+    /// The writes of an `INSERT ... SELECT` (its query ran): a write fan-out of its own, to
+    /// other members as an internal [`SQL_WRITE`] request.
+    pub(crate) fn sql_follow_up(&mut self, follow_up: FollowUp) {
+        let FollowUp { connection, correlation_id, map, entries, overwrite } = follow_up;
+        let member = Uuid::from_u128(self.owner.replication.state.me.0);
+        let request = encode_write(&map, &entries, overwrite);
+        let write = Write { work: Work::Insert { entries, overwrite }, schemas: self.shared.schemas.clone(), member };
+        let mut out = Vec::new();
+        let response_type = SqlExecute::TYPE.response();
+        self.fan_out_with(
+            Some(&connection),
+            correlation_id,
+            response_type,
+            map.into(),
+            WideRequest::new(write),
+            &mut out,
+            Some(&request),
+        );
+        connection.send(&out);
+    }
+
+    /// Another member's writes of an `INSERT ... SELECT` ([`SQL_WRITE`]): this member's share.
+    pub(crate) fn sql_member_write(
+        &mut self,
+        link: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        inner: &Message<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), DecodeError> {
+        let (map, entries, overwrite) = decode_write(inner)?;
+        let member = Uuid::from_u128(self.owner.replication.state.me.0);
+        let write = Write { work: Work::Insert { entries, overwrite }, schemas: self.shared.schemas.clone(), member };
+        self.fan_out(link, correlation_id, SqlExecute::TYPE.response(), map.into(), WideRequest::new(write), out);
+        Ok(())
+    }
+
     /// Sql.Fetch: the next page of a cursor.
     pub(crate) fn sql_fetch(
         &self,
@@ -436,6 +541,37 @@ impl Core {
     }
 }
 
+/// Members' internal request carrying the rows an `INSERT ... SELECT` writes (never accepted
+/// from a client: the operation table has no row for it).
+pub(crate) const SQL_WRITE: MessageType = MessageType(0x21_FF00);
+
+fn encode_write(map: &str, entries: &[(Vec<u8>, Vec<u8>)], overwrite: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut writer = MessageWriter::request(&mut out, SQL_WRITE, 0, -1, 0);
+    writer.fixed(&overwrite);
+    writer.frame(map.as_bytes()).begin();
+    for (key, value) in entries {
+        writer.frame(key).frame(value);
+    }
+    writer.end();
+    writer.finish();
+    out
+}
+
+fn decode_write(message: &Message<'_>) -> Result<(String, Entries, bool), DecodeError> {
+    let overwrite: bool = message.fixed(ferrogrid_protocol::message::REQUEST_HEADER_SIZE)?.read()?;
+    let mut reader = message.reader();
+    let map = reader.string()?.to_owned();
+    reader.begin()?;
+    let mut entries = Vec::new();
+    while !reader.at_end()? {
+        let key = reader.value_frame("a written key")?.to_vec();
+        let value = reader.value_frame("a written value")?.to_vec();
+        entries.push((key, value));
+    }
+    Ok((map, entries, overwrite))
+}
+
 // ------------------------------------------------------------------------------------------
 // The fan-out operations.
 
@@ -473,6 +609,8 @@ struct Respond {
 struct Scan {
     plan: Option<Box<SelectPlan>>,
     respond: Option<Respond>,
+    /// An `INSERT ... SELECT`: the rows become writes instead of an answer.
+    then: Option<(Box<ferrogrid_sql::InsertSelect>, Arc<crate::shared::Shared>)>,
     schemas: Arc<Schemas>,
     connection: Option<Arc<ConnectionShared>>,
 }
@@ -574,7 +712,33 @@ impl WideOperation for Scan {
         let (Some(plan), Some(respond)) = (&self.plan, &self.respond) else { return };
         let schemas: &dyn SchemaSource = &*self.schemas;
         match ferrogrid_sql::exec::run(plan, &partial.sources, schemas, respond.max_rows) {
-            Ok(result) => answer_rows(respond, self.connection.as_ref(), result, out, correlation_id),
+            Ok(result) => match (&self.then, &self.connection) {
+                (Some((insert, shared)), Some(connection)) => {
+                    let follow_up = match insert.entries(result.rows) {
+                        Ok(entries) => FollowUp {
+                            connection: connection.clone(),
+                            correlation_id,
+                            map: insert.target.map.clone(),
+                            entries,
+                            overwrite: insert.overwrite,
+                        },
+                        Err(error) => return error_response(out, correlation_id, respond.member, &error),
+                    };
+                    // The writes are a fan-out of their own, started by a reactor; this job
+                    // answers nothing (its in-flight count ends, the write's begins).
+                    let reactor = &shared.reactors[0];
+                    match reactor.try_push(crate::shared::Task::SqlWrite(Box::new(follow_up))) {
+                        Ok(()) => reactor.wake(),
+                        Err(_) => {
+                            let error = SqlError::generic(
+                                "The member is too busy to write the rows (its reactor's queue is full); retry",
+                            );
+                            error_response(out, correlation_id, respond.member, &error);
+                        }
+                    }
+                }
+                _ => answer_rows(respond, self.connection.as_ref(), result, out, correlation_id),
+            },
             Err(error) => {
                 let job = respond.query_id.local_id_low as u64;
                 let error = ferrogrid_sql::exec::runtime_error(plan, error, job);

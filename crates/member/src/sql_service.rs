@@ -12,6 +12,17 @@ use ferrogrid_sql::{Catalog, Prepared, SqlError, SqlType};
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, VecDeque};
 
+/// The writes of an `INSERT ... SELECT`, once its query has run: handed to a reactor
+/// (`Task::SqlWrite`), which fans them out as a write of its own.
+#[derive(Debug)]
+pub(crate) struct FollowUp {
+    pub(crate) connection: std::sync::Arc<crate::connection::ConnectionShared>,
+    pub(crate) correlation_id: i64,
+    pub(crate) map: String,
+    pub(crate) entries: Vec<(Vec<u8>, Vec<u8>)>,
+    pub(crate) overwrite: bool,
+}
+
 /// Rows not yet fetched of one query.
 #[derive(Debug)]
 pub(crate) struct Cursor {

@@ -500,6 +500,88 @@ fn put_offsets(out: &mut Vec<u8>, offsets: &[Option<usize>], width: usize) {
     }
 }
 
+/// A Compact record of `schema` (schema id, then the record) whose fields take `values`, one
+/// per field in the schema's order (by name). Written: booleans, the integer and floating
+/// kinds (nullable or not), STRING and DECIMAL; any other kind is `Unsupported`, and a null for
+/// a kind that cannot be null is `Unsupported` too.
+pub fn write_compact(schema: &crate::schema::Schema, values: &[Value]) -> Result<Vec<u8>, WriteError> {
+    use crate::compact::kind;
+    if values.len() != schema.fields.len() {
+        return Err(WriteError::Unsupported(format!("{} values for {} fields", values.len(), schema.fields.len())));
+    }
+    let mut fixed = vec![0u8; schema.fixed_length() as usize];
+    let mut variable: Vec<Option<Vec<u8>>> = vec![None; schema.variable_count() as usize];
+    for (field, value) in schema.fields.iter().zip(values) {
+        let malformed = |error: crate::error::ReadError| WriteError::Malformed(error.to_string());
+        let Some((_, place)) = schema.place(&field.name).map_err(malformed)? else { continue };
+        let unsupported = || {
+            WriteError::Unsupported(format!(
+                "{} for Compact field {} of kind {}",
+                value.type_name(),
+                field.name,
+                field.kind
+            ))
+        };
+        let mut bytes = Vec::new();
+        match (field.kind, value) {
+            (_, Value::Null) => {
+                if !matches!(place, Place::Variable { .. }) {
+                    return Err(unsupported());
+                }
+                continue;
+            }
+            (kind::BOOLEAN | kind::NULLABLE_BOOLEAN, Value::Bool(v)) => bytes.push(u8::from(*v)),
+            (kind::INT8 | 35, Value::Byte(v)) => bytes.push(*v as u8),
+            (kind::INT16 | 37, Value::Short(v)) => bytes.extend_from_slice(&v.to_be_bytes()),
+            (kind::INT32 | 39, Value::Int(v)) => bytes.extend_from_slice(&v.to_be_bytes()),
+            (kind::INT64 | 41, Value::Long(v)) => bytes.extend_from_slice(&v.to_be_bytes()),
+            (kind::FLOAT32 | 43, Value::Float(v)) => bytes.extend_from_slice(&v.to_bits().to_be_bytes()),
+            (kind::FLOAT64 | kind::NULLABLE_FLOAT64, Value::Double(v)) => {
+                bytes.extend_from_slice(&v.to_bits().to_be_bytes())
+            }
+            (kind::STRING, Value::String(text)) => put_string(&mut bytes, text),
+            (kind::DECIMAL, Value::BigDecimal(decimal)) => {
+                put_big_integer(&mut bytes, decimal.unscaled());
+                put_i32(&mut bytes, decimal.scale());
+            }
+            _ => return Err(unsupported()),
+        }
+        match place {
+            Place::Fixed { offset } => {
+                let at = offset as usize;
+                fixed.get_mut(at..at + bytes.len()).ok_or_else(unsupported)?.copy_from_slice(&bytes);
+            }
+            Place::Bit { offset, bit } => {
+                if bytes == [1] {
+                    *fixed.get_mut(offset as usize).ok_or_else(unsupported)? |= 1 << bit;
+                }
+            }
+            Place::Variable { index } => variable[index as usize] = Some(bytes),
+        }
+    }
+    let mut out = schema.id().to_be_bytes().to_vec();
+    if variable.is_empty() {
+        out.extend_from_slice(&fixed);
+        return Ok(out);
+    }
+    let mut data = fixed;
+    let mut offsets = Vec::with_capacity(variable.len());
+    for value in variable {
+        match value {
+            Some(bytes) => {
+                offsets.push(Some(data.len()));
+                data.extend_from_slice(&bytes);
+            }
+            None => offsets.push(None),
+        }
+    }
+    put_i32(&mut out, data.len() as i32);
+    let width = compact_offset_width(data.len());
+    out.extend_from_slice(&data);
+    put_offsets(&mut out, &offsets, width);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -219,6 +219,29 @@ impl Mapping {
         })
     }
 
+    /// The Compact schemas rows written through this mapping get (one per half of a
+    /// `compact` format): a field per column of that half, of the nullable kind of the
+    /// column's type, as Hazelcast's SQL writes Compact records.
+    pub fn compact_schemas(&self) -> Result<Vec<ferrogrid_query::schema::Schema>> {
+        let mut schemas = Vec::new();
+        for (half, format) in [(Half::Key, &self.key), (Half::Value, &self.value)] {
+            let Format::Compact(type_name) = format else { continue };
+            let mut fields = Vec::new();
+            for column in self.columns.iter().filter(|c| c.half == half) {
+                let Some(field) = &column.field else { continue };
+                let kind = compact_kind(column.ty).ok_or_else(|| {
+                    SqlError::data(format!(
+                        "Writing a {} column to a Compact record is not supported by this member yet",
+                        column.ty.name()
+                    ))
+                })?;
+                fields.push(ferrogrid_query::schema::FieldDescriptor { name: field.clone(), kind });
+            }
+            schemas.push(ferrogrid_query::schema::Schema::new(type_name.clone(), fields));
+        }
+        Ok(schemas)
+    }
+
     /// The columns `SELECT *` lists, in order.
     pub fn visible(&self) -> impl Iterator<Item = (usize, &Column)> {
         self.columns.iter().enumerate().filter(|(_, column)| column.visible)
@@ -328,6 +351,22 @@ fn coerce_read(raw: Value, column: &Column) -> Result<Value> {
         java_class(column.ty),
         java_class(from)
     )))
+}
+
+/// The Compact field kind SQL writes a column of `ty` as (None: not written here).
+pub fn compact_kind(ty: SqlType) -> Option<i32> {
+    Some(match ty {
+        SqlType::Varchar => 17,
+        SqlType::Boolean => 33,
+        SqlType::TinyInt => 35,
+        SqlType::SmallInt => 37,
+        SqlType::Integer => 39,
+        SqlType::BigInt => 41,
+        SqlType::Real => 43,
+        SqlType::Double => 45,
+        SqlType::Decimal => 19,
+        _ => return None,
+    })
 }
 
 /// The Java class of a type's values (as Hazelcast's errors name them).

@@ -28,8 +28,16 @@ pub enum Prepared {
     Rows(ResultSet),
     /// A query over maps.
     Select(Box<SelectPlan>),
-    /// INSERT / SINK: entries to write.
-    Insert { map: String, entries: Vec<(Vec<u8>, Vec<u8>)>, overwrite: bool },
+    /// INSERT / SINK: entries to write, and the Compact schemas their records use (which the
+    /// member must know before anyone reads them).
+    Insert {
+        map: String,
+        entries: Vec<(Vec<u8>, Vec<u8>)>,
+        overwrite: bool,
+        schemas: Vec<ferrogrid_query::schema::Schema>,
+    },
+    /// INSERT / SINK of a query's rows: the query runs first.
+    InsertSelect(Box<InsertSelect>),
     /// UPDATE / DELETE over a map's entries.
     Change(Box<Change>),
 }
@@ -575,7 +583,7 @@ fn insert_statement(
         return Err(SqlError::parsing("INSERT without VALUES is not supported"));
     };
     let sqlparser::ast::SetExpr::Values(values) = source.body.as_ref() else {
-        return Err(SqlError::parsing("INSERT ... SELECT is not supported yet; use INSERT ... VALUES"));
+        return insert_select(source, name, &mapping, targets, sink, catalog, parameters);
     };
     let mut entries = Vec::with_capacity(values.rows.len());
     let mut translator = Translator::new(&[], parameters);
@@ -601,7 +609,65 @@ fn insert_statement(
         }
         entries.push(crate::write::encode(&mapping, &full)?);
     }
-    Ok(Prepared::Insert { map: mapping.map.clone(), entries, overwrite: sink })
+    let schemas = mapping.compact_schemas().unwrap_or_default();
+    Ok(Prepared::Insert { map: mapping.map.clone(), entries, overwrite: sink, schemas })
+}
+
+/// `INSERT INTO m SELECT ...`: the query's columns must be assignable to the targets; the
+/// member runs the query, then writes its rows ([`Prepared::InsertSelect`]).
+fn insert_select(
+    query: &sqlparser::ast::Query,
+    name: &sqlparser::ast::ObjectName,
+    mapping: &Mapping,
+    targets: Vec<usize>,
+    overwrite: bool,
+    catalog: &Catalog,
+    parameters: &Parameters,
+) -> Result<Prepared> {
+    let plan = plan::select(query, catalog, parameters)?;
+    if plan.columns.len() != targets.len() {
+        return Err(plan::located(
+            name.span(),
+            SqlError::parsing(format!(
+                "Number of INSERT target columns ({}) does not equal number of source items ({})",
+                targets.len(),
+                plan.columns.len()
+            )),
+        ));
+    }
+    for (position, (target, column)) in targets.iter().zip(&plan.columns).enumerate() {
+        let target = &mapping.columns[*target];
+        let probe = Expr::new(crate::expr::Kind::Column(position), column.ty);
+        assignable(probe, target.ty, &target.name, &column.name).map_err(|error| plan::located(name.span(), error))?;
+    }
+    let schemas = mapping.compact_schemas().unwrap_or_default();
+    Ok(Prepared::InsertSelect(Box::new(InsertSelect { plan, target: mapping.clone(), targets, overwrite, schemas })))
+}
+
+/// A planned `INSERT ... SELECT`.
+#[derive(Debug, Clone)]
+pub struct InsertSelect {
+    pub plan: SelectPlan,
+    pub target: Mapping,
+    /// The target column of each of the query's columns.
+    pub targets: Vec<usize>,
+    pub overwrite: bool,
+    pub schemas: Vec<ferrogrid_query::schema::Schema>,
+}
+
+impl InsertSelect {
+    /// The query's result rows as the target map's entries.
+    pub fn entries(&self, rows: Vec<Vec<Value>>) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut entries = Vec::with_capacity(rows.len());
+        for row in rows {
+            let mut full = vec![Value::Null; self.target.columns.len()];
+            for (value, target) in row.into_iter().zip(&self.targets) {
+                full[*target] = crate::expr::to_type(value, self.target.columns[*target].ty)?;
+            }
+            entries.push(crate::write::encode(&self.target, &full)?);
+        }
+        Ok(entries)
+    }
 }
 
 /// Whether a mapping's formats are ones rows can be written in.

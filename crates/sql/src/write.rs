@@ -55,7 +55,32 @@ fn encode_half(mapping: &Mapping, half: Half, format: &Format, row: &[Value]) ->
             }
             data(&Value::Json(format!("{{{}}}", fields.join(","))))
         }
-        Format::Compact(_) | Format::Portable { .. } | Format::Java(_) => {
+        Format::Compact(type_name) => {
+            if let Some(Value::Object(object)) = whole.map(|i| &row[i]) {
+                return data(&Value::Object(object.clone()));
+            }
+            let schemas = mapping.compact_schemas()?;
+            let Some(schema) = schemas.iter().find(|s| &s.type_name == type_name) else {
+                return Err(SqlError::data("no Compact schema for the mapping"));
+            };
+            let mut values = Vec::with_capacity(schema.fields.len());
+            for field in &schema.fields {
+                let column =
+                    mapping.columns.iter().position(|c| c.half == half && c.field.as_deref() == Some(&field.name));
+                let value = match column {
+                    Some(index) => crate::expr::to_type(row[index].clone(), mapping.columns[index].ty)?,
+                    None => Value::Null,
+                };
+                values.push(value);
+            }
+            let record = ferrogrid_query::write::write_compact(schema, &values)
+                .map_err(|error| SqlError::data(error.to_string()))?;
+            let mut blob = vec![0; 4];
+            blob.extend_from_slice(&ferrogrid_query::compact::TYPE_ID.to_be_bytes());
+            blob.extend_from_slice(&record);
+            Ok(blob)
+        }
+        Format::Portable { .. } | Format::Java(_) => {
             // The whole object, when given, is written as it came (a parameter's record).
             if let Some(Value::Object(object)) = whole.map(|i| &row[i]) {
                 return data(&Value::Object(object.clone()));

@@ -167,7 +167,7 @@ fn insert_encodes_entries_as_clients_do() {
     )
     .unwrap()
     {
-        Prepared::Insert { map, entries, overwrite } => {
+        Prepared::Insert { map, entries, overwrite, .. } => {
             assert_eq!(map, "nums");
             assert!(!overwrite);
             assert_eq!(
