@@ -205,7 +205,7 @@ fn prepare(core: &Core, request: &SqlExecute<'_>) -> Result<Prepared, SqlError> 
     let schemas = &core.shared.schemas;
     let values = parameters(request, schemas)?;
     let catalog = core.shared.sql.catalog.read();
-    ferrogrid_sql::prepare(request.sql, values, &catalog, &KnownSchemas(schemas))
+    ferrogrid_sql::prepare(request.sql, values, &catalog, &KnownSchemas(schemas, &core.shared.sql))
 }
 
 fn check_expected(prepared: &Prepared, expected: i8) -> Result<(), SqlError> {
@@ -257,6 +257,27 @@ impl Core {
         let prepared = match prepare(self, &request) {
             Ok(prepared) => prepared,
             Err(error) => {
+                if let Some(map) = unmapped(&error) {
+                    // Hazelcast suggests a mapping derived from one of the map's entries.
+                    let sample = Sample {
+                        map: map.clone(),
+                        service: self.shared.sql.clone(),
+                        error: Some(error),
+                        member,
+                        schemas: self.shared.schemas.clone(),
+                    };
+                    let response_type = SqlExecute::TYPE.response();
+                    self.fan_out_with(
+                        Some(connection),
+                        correlation_id,
+                        response_type,
+                        map.into(),
+                        WideRequest::new(sample),
+                        out,
+                        Some(bytes),
+                    );
+                    return Ok(());
+                }
                 error_response(out, correlation_id, member, &error);
                 return Ok(());
             }
@@ -396,6 +417,17 @@ impl Core {
         let prepared = match prepare(self, &request) {
             Ok(prepared) => prepared,
             Err(error) => {
+                if let Some(map) = unmapped(&error) {
+                    let sample = Sample {
+                        map: map.clone(),
+                        service: self.shared.sql.clone(),
+                        error: None,
+                        member,
+                        schemas: self.shared.schemas.clone(),
+                    };
+                    self.fan_out(link, correlation_id, response_type, map.into(), WideRequest::new(sample), out);
+                    return Ok(());
+                }
                 // The coordinator prepared it; a member that cannot (a mapping not here yet)
                 // contributes nothing rather than failing the whole statement.
                 tracing::warn!(%error, "a member's share of an SQL statement could not be prepared");
@@ -538,6 +570,101 @@ impl Core {
             0,
         );
         Ok(())
+    }
+}
+
+/// The map a statement named without a mapping ("Object 'x' not found, ..."), if that is
+/// why it failed.
+fn unmapped(error: &SqlError) -> Option<String> {
+    if error.code != Code::ObjectNotFound {
+        return None;
+    }
+    let rest = error.message.strip_prefix("Object '")?;
+    let (name, _) = rest.split_once("' not found, did you forget to CREATE MAPPING?")?;
+    Some(name.to_owned())
+}
+
+/// One entry of a map without a mapping, from whichever share finds one first: the sample a
+/// suggested mapping is derived from; the coordinator answers the not-found error with it.
+#[derive(Debug)]
+struct Sample {
+    map: String,
+    service: Arc<SqlService>,
+    /// The coordinator's error (None on other members, which answer their sample).
+    error: Option<SqlError>,
+    member: Uuid,
+    schemas: Arc<Schemas>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Sampled(Option<(Vec<u8>, Vec<u8>)>);
+
+impl Partial for Sampled {
+    fn merge(&mut self, other: Sampled) {
+        if self.0.is_none() {
+            self.0 = other.0;
+        }
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        writer.fixed(&self.0.is_some());
+        if let Some((key, value)) = &self.0 {
+            writer.frame(key).frame(value);
+        }
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Sampled, DecodeError> {
+        let found: bool = message.fixed(RESPONSE_HEADER_SIZE)?.read()?;
+        if !found {
+            return Ok(Sampled(None));
+        }
+        let mut reader = message.reader();
+        let key = reader.value_frame("a sampled key")?.to_vec();
+        let value = reader.value_frame("a sampled value")?.to_vec();
+        Ok(Sampled(Some((key, value))))
+    }
+}
+
+impl WideOperation for Sample {
+    type Partial = Sampled;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Sampled {
+        Sampled(None)
+    }
+
+    fn on_partition(&self, _: &str, partition: &mut PartitionStore, _: bool, now_ms: i64, partial: &mut Sampled) {
+        if partial.0.is_some() {
+            return;
+        }
+        if let Some(store) = partition.map(&self.map) {
+            if let Some((key, entry)) = store.iter(now_ms).next() {
+                partial.0 = Some((key.to_vec(), entry.value().to_vec()));
+            }
+        }
+    }
+
+    fn write_response(&self, partial: Sampled, out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
+        let Some(error) = &self.error else { return };
+        if let Some((_, value)) = &partial.0 {
+            // reading the sample teaches the member its Portable class, as on Hazelcast
+            self.service.learn_portable(value);
+        }
+        let suggestion = partial
+            .0
+            .and_then(|(key, value)| ferrogrid_sql::catalog::suggest_mapping(&self.map, &key, &value, &*self.schemas));
+        let error = match suggestion {
+            Some(suggestion) => SqlError {
+                message: format!(
+                    "{} If you want to use the IMap named '{}', execute this command first: {suggestion}",
+                    error.message, self.map
+                ),
+                suggestion: Some(suggestion),
+                ..error.clone()
+            },
+            None => error.clone(),
+        };
+        error_response(out, correlation_id, self.member, &error);
     }
 }
 

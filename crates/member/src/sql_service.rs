@@ -35,9 +35,26 @@ pub(crate) struct Cursor {
 pub(crate) struct SqlService {
     pub(crate) catalog: RwLock<Catalog>,
     pub(crate) cursors: Mutex<HashMap<(ConnectionId, SqlQueryId), Cursor>>,
+    /// Portable class definitions learned from values the SQL service read (a sample for an
+    /// unmapped map's suggestion), as Hazelcast's member learns them: (factory, class,
+    /// version) → fields in definition order. At most [`MAX_PORTABLE_CLASSES`].
+    pub(crate) portable: RwLock<HashMap<(i32, i32, i32), Vec<(String, SqlType)>>>,
 }
 
+/// How many Portable class definitions the SQL service keeps.
+pub(crate) const MAX_PORTABLE_CLASSES: usize = 10_000;
+
 impl SqlService {
+    /// Learns the class definition of a Portable value read (nothing for another value).
+    pub(crate) fn learn_portable(&self, data: &[u8]) {
+        if let Some((id, fields)) = ferrogrid_sql::catalog::portable_definition(data) {
+            let mut portable = self.portable.write();
+            if portable.len() < MAX_PORTABLE_CLASSES || portable.contains_key(&id) {
+                portable.insert(id, fields);
+            }
+        }
+    }
+
     /// Every mapping's DDL (for a joining member).
     pub(crate) fn ddl(&self) -> Vec<String> {
         self.catalog.read().mappings().map(|m| m.ddl()).collect()
@@ -50,33 +67,17 @@ impl SqlService {
 }
 
 /// Compact types the member knows, for mappings without a column list.
-pub(crate) struct KnownSchemas<'a>(pub(crate) &'a Schemas);
+pub(crate) struct KnownSchemas<'a>(pub(crate) &'a Schemas, pub(crate) &'a SqlService);
 
 impl ferrogrid_sql::Samples for KnownSchemas<'_> {
     fn compact_fields(&self, type_name: &str) -> Option<Vec<(String, SqlType)>> {
         let schema = self.0.all().into_iter().find(|schema| schema.type_name == type_name)?;
-        Some(schema.fields.iter().map(|field| (field.name.clone(), compact_kind_type(field.kind))).collect())
+        let field_type = |kind| ferrogrid_sql::catalog::compact_field_type(kind).unwrap_or(SqlType::Object);
+        Some(schema.fields.iter().map(|field| (field.name.clone(), field_type(field.kind))).collect())
     }
-}
 
-fn compact_kind_type(kind: i32) -> SqlType {
-    // (35..=43: the nullable kinds' ordinals)
-    use ferrogrid_query::compact::kind as k;
-    match kind {
-        k::BOOLEAN | k::NULLABLE_BOOLEAN => SqlType::Boolean,
-        k::INT8 | 35 => SqlType::TinyInt,
-        k::INT16 | 37 => SqlType::SmallInt,
-        k::INT32 | 39 => SqlType::Integer,
-        k::INT64 | 41 => SqlType::BigInt,
-        k::FLOAT32 | 43 => SqlType::Real,
-        k::FLOAT64 | k::NULLABLE_FLOAT64 => SqlType::Double,
-        k::STRING => SqlType::Varchar,
-        k::DECIMAL => SqlType::Decimal,
-        k::TIME => SqlType::Time,
-        k::DATE => SqlType::Date,
-        k::TIMESTAMP => SqlType::Timestamp,
-        k::TIMESTAMP_WITH_TIMEZONE => SqlType::TimestampWithTimeZone,
-        _ => SqlType::Object,
+    fn portable_fields(&self, factory: i32, class: i32, version: i32) -> Option<Vec<(String, SqlType)>> {
+        self.1.portable.read().get(&(factory, class, version)).cloned()
     }
 }
 
@@ -135,7 +136,7 @@ pub(crate) fn apply_catalog(service: &SqlService, schemas: &Schemas, texts: &[St
     for text in texts {
         let prepared = {
             let catalog = service.catalog.read();
-            ferrogrid_sql::prepare(text, Vec::new(), &catalog, &KnownSchemas(schemas))
+            ferrogrid_sql::prepare(text, Vec::new(), &catalog, &KnownSchemas(schemas, service))
         };
         match prepared {
             Ok(prepared) => {

@@ -86,6 +86,14 @@ impl<'a> PortableRecord<'a> {
             .collect()
     }
 
+    /// The record's fields (name and Portable field type), in its table's order: its class
+    /// definition.
+    pub fn fields(&self) -> Result<Vec<(String, u8)>, ReadError> {
+        (0..self.count)
+            .map(|index| self.entry(index).map(|(name, kind, _)| (String::from_utf8_lossy(name).into_owned(), kind)))
+            .collect()
+    }
+
     /// Entry `index` of the table: the field's name, type and value position.
     fn entry(&self, index: usize) -> Result<(&'a [u8], u8, usize), ReadError> {
         let mut input = Input::new(&self.buffer[..self.end], self.table + index * 4);

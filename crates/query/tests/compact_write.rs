@@ -54,3 +54,24 @@ fn a_written_record_reads_back() {
     nulls[ok] = Value::Null;
     assert!(write_compact(&schema, &nulls).is_err());
 }
+
+#[test]
+fn a_written_portable_record_reads_back() {
+    use ferrogrid_query::portable::PortableRecord;
+    use ferrogrid_query::write::write_portable;
+    let fields = vec![
+        ("name".to_owned(), 9, Value::String("Joe".into())),
+        ("age".to_owned(), 5, Value::Int(33)),
+        ("is_active".to_owned(), 2, Value::Bool(false)),
+        ("nick".to_owned(), 9, Value::Null),
+    ];
+    let blob = write_portable(1, 7, 0, &fields).unwrap();
+    let record = PortableRecord::parse(&blob, 8).unwrap();
+    assert_eq!((record.factory_id(), record.class_id()), (1, 7));
+    assert_eq!(record.field_names().unwrap(), vec!["name", "age", "is_active", "nick"]);
+    assert_eq!(record.field("name").unwrap(), Some(Value::String("Joe".into())));
+    assert_eq!(record.field("age").unwrap(), Some(Value::Int(33)));
+    assert_eq!(record.field("is_active").unwrap(), Some(Value::Bool(false)));
+    assert_eq!(record.field("nick").unwrap(), Some(Value::Null));
+    assert!(write_portable(1, 7, 0, &[("age".to_owned(), 5, Value::Null)]).is_err());
+}

@@ -167,6 +167,64 @@ pub trait Samples {
     /// The fields of a Compact type (name and the SQL type of its kind), if the member has
     /// its schema.
     fn compact_fields(&self, type_name: &str) -> Option<Vec<(String, SqlType)>>;
+
+    /// The fields of a Portable class definition the member has learned (by reading a value
+    /// of that class), in definition order.
+    fn portable_fields(&self, _factory: i32, _class: i32, _version: i32) -> Option<Vec<(String, SqlType)>> {
+        None
+    }
+}
+
+/// A Portable class: (factory id, class id, version).
+pub type PortableClass = (i32, i32, i32);
+
+/// A Portable value's class and its fields with their SQL types, in definition order (None:
+/// not a Portable value, or malformed).
+pub fn portable_definition(data: &[u8]) -> Option<(PortableClass, Vec<(String, SqlType)>)> {
+    if ferrogrid_query::data::type_id(data).ok()? != ferrogrid_query::data::PORTABLE {
+        return None;
+    }
+    let record = ferrogrid_query::portable::PortableRecord::parse(data, 8).ok()?;
+    let version = i32::from_be_bytes(data.get(16..20)?.try_into().ok()?);
+    let fields = record.fields().ok()?;
+    let typed = fields.into_iter().map(|(name, kind)| (name, portable_field_sql_type(kind))).collect();
+    Some(((record.factory_id(), record.class_id(), version), typed))
+}
+
+/// The SQL type of a Portable field type.
+fn portable_field_sql_type(kind: u8) -> SqlType {
+    match kind {
+        1 => SqlType::TinyInt,
+        2 => SqlType::Boolean,
+        3 | 9 => SqlType::Varchar,
+        4 => SqlType::SmallInt,
+        5 => SqlType::Integer,
+        6 => SqlType::BigInt,
+        7 => SqlType::Real,
+        8 => SqlType::Double,
+        20 => SqlType::Decimal,
+        22 => SqlType::Time,
+        24 => SqlType::Date,
+        26 => SqlType::Timestamp,
+        28 => SqlType::TimestampWithTimeZone,
+        _ => SqlType::Object,
+    }
+}
+
+/// The Portable field type SQL writes a column of `ty` as (None: not written here).
+pub fn portable_kind(ty: SqlType) -> Option<u8> {
+    Some(match ty {
+        SqlType::TinyInt => 1,
+        SqlType::Boolean => 2,
+        SqlType::SmallInt => 4,
+        SqlType::Integer => 5,
+        SqlType::BigInt => 6,
+        SqlType::Real => 7,
+        SqlType::Double => 8,
+        SqlType::Varchar => 9,
+        SqlType::Decimal => 20,
+        _ => return None,
+    })
 }
 
 impl Mapping {
@@ -390,7 +448,7 @@ pub fn java_class(ty: SqlType) -> &'static str {
     }
 }
 
-fn derive_columns(format: &Format, half: Half, _samples: &dyn Samples, columns: &mut Vec<Column>) -> Result<()> {
+fn derive_columns(format: &Format, half: Half, samples: &dyn Samples, columns: &mut Vec<Column>) -> Result<()> {
     let whole = |name: &str, ty| Column { name: name.into(), ty, half, field: None, visible: true, external: None };
     let root = if half == Half::Key { "__key" } else { "this" };
     match format {
@@ -401,9 +459,23 @@ fn derive_columns(format: &Format, half: Half, _samples: &dyn Samples, columns: 
         // Hazelcast does not derive Compact columns from a schema (it suggests a mapping
         // that lists them instead: see the member's unmapped-map suggestion).
         Format::Compact(_) => return Err(SqlError::generic("Column list is required for Compact format")),
-        // Without the class definition (which this member does not keep), Hazelcast maps a
-        // Portable value as one OBJECT column.
-        Format::Portable { .. } => columns.push(whole(root, SqlType::Object)),
+        // The fields of the class definition the member learned from a value it read; without
+        // one, Hazelcast maps a Portable value as one OBJECT column.
+        Format::Portable { factory, class, version } => match samples.portable_fields(*factory, *class, *version) {
+            Some(fields) => {
+                for (name, ty) in fields {
+                    columns.push(Column {
+                        name: name.clone(),
+                        ty,
+                        half,
+                        field: Some(name),
+                        visible: true,
+                        external: None,
+                    });
+                }
+            }
+            None => columns.push(whole(root, SqlType::Object)),
+        },
     }
     Ok(())
 }
@@ -472,4 +544,81 @@ impl Catalog {
     pub fn remove(&mut self, name: &str) -> Option<Mapping> {
         self.mappings.remove(name)
     }
+}
+
+/// The mapping Hazelcast suggests for a map that has entries but no mapping, from one of its
+/// entries (None where Hazelcast suggests nothing: a JSON value, a value it cannot name).
+pub fn suggest_mapping(name: &str, key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> Option<String> {
+    let mut options = Vec::new();
+    let mut columns = Vec::new();
+    for (prefix, data, root) in [("key", key, "__key"), ("value", value, "this")] {
+        let type_id = ferrogrid_query::data::type_id(data).ok()?;
+        match type_id {
+            ferrogrid_query::compact::TYPE_ID => {
+                let record = ferrogrid_query::CompactRecord::parse(data.get(8..)?, schemas).ok()?;
+                let schema = record.schema().clone();
+                let mut fields: Vec<_> = schema.fields.iter().collect();
+                fields.sort_by(|a, b| a.name.cmp(&b.name));
+                for field in fields {
+                    let ty = compact_field_type(field.kind)?;
+                    columns.push(format!("  \"{}\" {} EXTERNAL NAME \"{root}.{}\"", field.name, ty.name(), field.name));
+                }
+                options.push((format!("{prefix}Format"), "compact".to_owned()));
+                options.push((format!("{prefix}CompactTypeName"), schema.type_name.clone()));
+            }
+            ferrogrid_query::data::PORTABLE => {
+                let int = |at: usize| data.get(at..at + 4).map(|b| i32::from_be_bytes(b.try_into().expect("4 bytes")));
+                options.push((format!("{prefix}Format"), "portable".to_owned()));
+                options.push((format!("{prefix}PortableFactoryId"), int(8)?.to_string()));
+                options.push((format!("{prefix}PortableClassId"), int(12)?.to_string()));
+                options.push((format!("{prefix}PortableClassVersion"), int(16)?.to_string()));
+            }
+            ferrogrid_query::data::JSON => return None,
+            _ => {
+                let read = ferrogrid_query::read_value(data, schemas).ok()?;
+                let ty = SqlType::of_value(&read);
+                if matches!(ty, SqlType::Object | SqlType::Null | SqlType::Json) {
+                    return None;
+                }
+                let class = match read {
+                    Value::BigInteger(_) => "java.math.BigInteger",
+                    Value::Char(_) => "java.lang.Character",
+                    _ => java_class(ty),
+                };
+                options.push((format!("{prefix}Format"), "java".to_owned()));
+                options.push((format!("{prefix}JavaClass"), class.to_owned()));
+            }
+        }
+    }
+    let mut ddl =
+        format!("CREATE OR REPLACE EXTERNAL MAPPING \"hazelcast\".\"public\".\"{name}\" EXTERNAL NAME \"{name}\"");
+    if !columns.is_empty() {
+        ddl.push_str(&format!(" (\n{}\n)", columns.join(",\n")));
+    }
+    ddl.push_str("\nTYPE \"IMap\"\nOPTIONS (\n");
+    let options: Vec<String> = options.iter().map(|(k, v)| format!("  '{k}'='{v}'")).collect();
+    ddl.push_str(&options.join(",\n"));
+    ddl.push_str("\n)");
+    Some(ddl)
+}
+
+/// The SQL type of a Compact field kind (None: a kind SQL does not map).
+pub fn compact_field_type(kind: i32) -> Option<SqlType> {
+    use ferrogrid_query::compact::kind as k;
+    Some(match kind {
+        k::BOOLEAN | k::NULLABLE_BOOLEAN => SqlType::Boolean,
+        k::INT8 | 35 => SqlType::TinyInt,
+        k::INT16 | 37 => SqlType::SmallInt,
+        k::INT32 | 39 => SqlType::Integer,
+        k::INT64 | 41 => SqlType::BigInt,
+        k::FLOAT32 | 43 => SqlType::Real,
+        k::FLOAT64 | k::NULLABLE_FLOAT64 => SqlType::Double,
+        k::STRING => SqlType::Varchar,
+        k::DECIMAL => SqlType::Decimal,
+        k::TIME => SqlType::Time,
+        k::DATE => SqlType::Date,
+        k::TIMESTAMP => SqlType::Timestamp,
+        k::TIMESTAMP_WITH_TIMEZONE => SqlType::TimestampWithTimeZone,
+        _ => SqlType::Object,
+    })
 }

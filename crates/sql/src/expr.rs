@@ -100,6 +100,8 @@ pub enum Function {
     Ascii,
     JsonValue,
     JsonQuery,
+    JsonObject,
+    JsonArray,
     /// JSON_QUERY(... WITH [ARRAY] WRAPPER)
     JsonQueryWrapped,
     Exp,

@@ -37,6 +37,8 @@ pub fn by_name(name: &str) -> Option<Function> {
         "ASCII" => Function::Ascii,
         "JSON_VALUE" => Function::JsonValue,
         "JSON_QUERY" => Function::JsonQuery,
+        "JSON_OBJECT" => Function::JsonObject,
+        "JSON_ARRAY" => Function::JsonArray,
         "JSON_QUERY_WITH_WRAPPER" => Function::JsonQueryWrapped,
         "EXP" => Function::Exp,
         "LN" => Function::Ln,
@@ -150,6 +152,13 @@ pub fn result_type(function: Function, name: &str, args: &[Expr]) -> Result<SqlT
             arity(name, args, 2, 2)?;
             SqlType::Varchar
         }
+        JsonObject => {
+            if !args.len().is_multiple_of(2) {
+                return Err(SqlError::parsing("JSON_OBJECT takes key and value pairs"));
+            }
+            SqlType::Json
+        }
+        JsonArray => SqlType::Json,
         JsonQuery | JsonQueryWrapped => {
             arity(name, args, 2, 2)?;
             SqlType::Json
@@ -198,6 +207,23 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
             return Ok(if equal { Value::Null } else { values[0].clone() });
         }
         Rand => return Ok(Value::Double(pseudo_random())),
+        JsonObject => {
+            let mut fields = Vec::new();
+            for pair in values.chunks(2) {
+                if pair[0].is_null() {
+                    return Err(SqlError::data("A JSON_OBJECT key is NULL"));
+                }
+                let key = serde_json::Value::String(text(&pair[0])).to_string();
+                fields.push(format!("{key}:{}", crate::write::json_of(&pair[1])));
+            }
+            return Ok(Value::Json(format!("{{{}}}", fields.join(","))));
+        }
+        JsonArray => {
+            // ABSENT ON NULL, the SQL default for arrays
+            let items: Vec<String> =
+                values.iter().filter(|v| !v.is_null()).map(|v| crate::write::json_of(v).to_string()).collect();
+            return Ok(Value::Json(format!("[{}]", items.join(","))));
+        }
         ConcatWs => {
             let Some(separator) = values.first() else { return Ok(Value::Null) };
             if separator.is_null() {
@@ -285,7 +311,7 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
         JsonValue => json_value(&values[0], &text(&values[1]))?,
         JsonQuery => json_query(&values[0], &text(&values[1]), false)?,
         JsonQueryWrapped => json_query(&values[0], &text(&values[1]), true)?,
-        Coalesce | NullIf | Rand | Pi | ConcatWs => unreachable!("answered above"),
+        Coalesce | NullIf | Rand | Pi | ConcatWs | JsonObject | JsonArray => unreachable!("answered above"),
     })
 }
 

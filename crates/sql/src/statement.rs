@@ -204,8 +204,21 @@ fn rewrite_json_clauses(text: &str) -> String {
     if !text.to_ascii_uppercase().contains("JSON_") {
         return text.to_owned();
     }
+    let text = if text.to_ascii_uppercase().contains("JSON_OBJECT") {
+        // JSON_OBJECT('k': v) and JSON_OBJECT(KEY 'k' VALUE v) as JSON_OBJECT('k', v)
+        static PAIRS: OnceLock<[regex::Regex; 2]> = OnceLock::new();
+        let [colon, key_value] = PAIRS.get_or_init(|| {
+            [
+                regex::Regex::new(r"('(?:[^']|'')*')\s*:\s*").expect("valid"),
+                regex::Regex::new(r"(?i)\bKEY\s+('(?:[^']|'')*')\s+VALUE\s+").expect("valid"),
+            ]
+        });
+        key_value.replace_all(&colon.replace_all(text, "$1, "), "$1, ").into_owned()
+    } else {
+        text.to_owned()
+    };
     let text = returning
-        .replace_all(text, |c: &regex::Captures<'_>| format!("{}, 'RETURNING {}')", &c[1], c[2].to_ascii_uppercase()));
+        .replace_all(&text, |c: &regex::Captures<'_>| format!("{}, 'RETURNING {}')", &c[1], c[2].to_ascii_uppercase()));
     let text = wrapper.replace_all(&text, "$1, 'WITH WRAPPER')");
     without.replace_all(&text, "$1)").into_owned()
 }
@@ -406,11 +419,14 @@ fn mapping_ddl(parser: &mut Parser<'_>, catalog: &Catalog, samples: &dyn Samples
         }
         Some("CREATE")
             if is_mapping(&second)
-                || (second.as_deref() == Some("OR") && word(parser, 3).as_deref() == Some("MAPPING")) =>
+                || (second.as_deref() == Some("EXTERNAL") && is_mapping(&third))
+                || (second.as_deref() == Some("OR")
+                    && matches!(word(parser, 3).as_deref(), Some("MAPPING") | Some("EXTERNAL"))) =>
         {
-            let _ = third;
             parser.next_token();
             let replace = parser.parse_keywords(&[Keyword::OR, Keyword::REPLACE]);
+            // (EXTERNAL MAPPING is MAPPING: Hazelcast's suggested DDL says it)
+            let _ = parser.parse_keyword(Keyword::EXTERNAL);
             expect_word(parser, "MAPPING")?;
             let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
             if replace && if_not_exists {

@@ -80,7 +80,28 @@ fn encode_half(mapping: &Mapping, half: Half, format: &Format, row: &[Value]) ->
             blob.extend_from_slice(&record);
             Ok(blob)
         }
-        Format::Portable { .. } | Format::Java(_) => {
+        Format::Portable { factory, class, version } => {
+            if let Some(Value::Object(object)) = whole.map(|i| &row[i]) {
+                return data(&Value::Object(object.clone()));
+            }
+            let mut fields = Vec::new();
+            for (index, column) in mapping.columns.iter().enumerate() {
+                let Some(field) = &column.field else { continue };
+                if column.half != half {
+                    continue;
+                }
+                let kind = crate::catalog::portable_kind(column.ty).ok_or_else(|| {
+                    SqlError::data(format!(
+                        "Writing a {} column to a Portable record is not supported by this member yet",
+                        column.ty.name()
+                    ))
+                })?;
+                fields.push((field.clone(), kind, crate::expr::to_type(row[index].clone(), column.ty)?));
+            }
+            ferrogrid_query::write::write_portable(*factory, *class, *version, &fields)
+                .map_err(|error| SqlError::data(error.to_string()))
+        }
+        Format::Java(_) => {
             // The whole object, when given, is written as it came (a parameter's record).
             if let Some(Value::Object(object)) = whole.map(|i| &row[i]) {
                 return data(&Value::Object(object.clone()));
@@ -112,7 +133,8 @@ fn null_half(half: Half) -> SqlError {
     })
 }
 
-fn json_of(value: &Value) -> serde_json::Value {
+/// A value as JSON (numbers as numbers, JSON text as its structure, the rest as strings).
+pub(crate) fn json_of(value: &Value) -> serde_json::Value {
     use serde_json::Value as J;
     match value {
         Value::Null => J::Null,
