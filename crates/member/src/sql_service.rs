@@ -38,7 +38,7 @@ pub(crate) struct SqlService {
     /// Portable class definitions learned from values the SQL service read (a sample for an
     /// unmapped map's suggestion), as Hazelcast's member learns them: (factory, class,
     /// version) → fields in definition order. At most [`MAX_PORTABLE_CLASSES`].
-    pub(crate) portable: RwLock<HashMap<(i32, i32, i32), Vec<(String, SqlType)>>>,
+    pub(crate) portable: RwLock<HashMap<ferrogrid_sql::catalog::PortableClass, Vec<(String, SqlType)>>>,
 }
 
 /// How many Portable class definitions the SQL service keeps.
