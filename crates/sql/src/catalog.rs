@@ -322,13 +322,12 @@ impl Mapping {
                 .columns
                 .iter()
                 .filter(|column| column.visible)
-                .map(|column| {
-                    format!(
-                        "{} {} EXTERNAL NAME {}",
-                        quote(&column.name),
-                        column.ty.name(),
-                        quote(&column.external_name())
-                    )
+                .map(|column| match &column.external {
+                    Some(_) => {
+                        let external = quote(&column.external_name());
+                        format!("{} {} EXTERNAL NAME {external}", quote(&column.name), column.ty.name())
+                    }
+                    None => format!("{} {}", quote(&column.name), column.ty.name()),
                 })
                 .collect();
             ddl.push_str(&format!(" ({})", columns.join(", ")));

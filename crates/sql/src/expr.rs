@@ -12,8 +12,10 @@ use ferrogrid_query::Value;
 use num_bigint::BigInt;
 use std::cmp::Ordering;
 
-/// How deeply expressions may nest (a bound on evaluation's recursion).
-pub const MAX_DEPTH: usize = 128;
+/// How deeply expressions may nest: a bound on the recursion of planning and evaluation that
+/// keeps a statement well inside a reactor thread's stack (2 MiB; a debug build spends ~40 KiB
+/// a level). AND/OR chains of any length are not nesting (they are translated in a loop).
+pub const MAX_DEPTH: usize = 32;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arithmetic {

@@ -202,9 +202,10 @@ impl<'a> Translator<'a> {
     pub fn expr(&mut self, expr: &ast::Expr) -> Result<Expr> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(SqlError::parsing("Expression nested too deeply"));
+            return Err(SqlError::generic(format!("The expression is nested more than {MAX_DEPTH} levels deep")));
         }
         let result = self.expr_inner(expr).map_err(|error| match expr {
+            _ if !needs_location(&error) => error,
             ast::Expr::CompoundIdentifier(parts) => located(parts.last().map_or(expr.span(), |p| p.span), error),
             ast::Expr::Cast { .. } | ast::Expr::Function(_) => located(
                 to_closing_paren(expr.span(), &self.parameters.text, matches!(expr, ast::Expr::Cast { .. })),
@@ -519,6 +520,34 @@ impl<'a> Translator<'a> {
 
     fn binary(&mut self, left: &ast::Expr, op: &ast::BinaryOperator, right: &ast::Expr) -> Result<Expr> {
         use ast::BinaryOperator as B;
+        if matches!(op, B::And | B::Or) {
+            // A chain `a AND b AND c ...` is a left-deep tree as deep as it is long: walk its
+            // left spine in a loop, so that its length costs no stack.
+            let mut operands = vec![right];
+            let mut spine = left;
+            loop {
+                match spine {
+                    ast::Expr::BinaryOp { left, op: inner, right } if inner == op => {
+                        operands.push(right);
+                        spine = left;
+                    }
+                    _ => break,
+                }
+            }
+            operands.push(spine);
+            let name = if *op == B::And { "AND" } else { "OR" };
+            let mut items = Vec::with_capacity(operands.len());
+            for operand in operands.into_iter().rev() {
+                let translated = boolean(self.expr(operand)?, name)?;
+                match translated.kind {
+                    Kind::And(inner) if *op == B::And => items.extend(inner),
+                    Kind::Or(inner) if *op == B::Or => items.extend(inner),
+                    kind => items.push(Expr { kind, ty: translated.ty }),
+                }
+            }
+            let kind = if *op == B::And { Kind::And(items) } else { Kind::Or(items) };
+            return Ok(Expr::new(kind, SqlType::Boolean));
+        }
         let (l, r) = (self.expr(left)?, self.expr(right)?);
         let comparison = match op {
             B::Eq => Some(Comparison::Equal),
@@ -639,18 +668,45 @@ fn aggregate_function(call: &ast::Function) -> Result<Option<AggregateFunction>>
     })
 }
 
-/// Whether an AST expression contains an aggregate call.
+/// Whether an AST expression contains an aggregate call (looked for at most
+/// [`MAX_DEPTH`] levels down: deeper expressions fail translation anyway).
 pub fn contains_aggregate(expr: &ast::Expr) -> Result<bool> {
-    let mut found = false;
-    let _ = ast::visit_expressions(expr, |e| {
-        if let ast::Expr::Function(f) = e {
-            if matches!(aggregate_function(f), Ok(Some(_))) {
-                found = true;
-            }
+    fn walk(expr: &ast::Expr, depth: usize) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
         }
-        std::ops::ControlFlow::<()>::Continue(())
-    });
-    Ok(found)
+        use ast::Expr as E;
+        match expr {
+            E::Function(f) => {
+                matches!(aggregate_function(f), Ok(Some(_)))
+                    || function_args(f).is_ok_and(|(args, _)| {
+                        args.iter().any(|arg| matches!(arg, FnArg::Expr(e) if walk(e, depth + 1)))
+                    })
+            }
+            E::BinaryOp { left, right, .. } => walk(left, depth + 1) || walk(right, depth + 1),
+            E::UnaryOp { expr, .. }
+            | E::Nested(expr)
+            | E::IsNull(expr)
+            | E::IsNotNull(expr)
+            | E::IsTrue(expr)
+            | E::IsFalse(expr)
+            | E::IsNotTrue(expr)
+            | E::IsNotFalse(expr)
+            | E::Cast { expr, .. } => walk(expr, depth + 1),
+            E::Between { expr, low, high, .. } => {
+                walk(expr, depth + 1) || walk(low, depth + 1) || walk(high, depth + 1)
+            }
+            E::InList { expr, list, .. } => walk(expr, depth + 1) || list.iter().any(|e| walk(e, depth + 1)),
+            E::Like { expr, pattern, .. } => walk(expr, depth + 1) || walk(pattern, depth + 1),
+            E::Case { operand, conditions, else_result, .. } => {
+                operand.as_deref().is_some_and(|e| walk(e, depth + 1))
+                    || conditions.iter().any(|w| walk(&w.condition, depth + 1) || walk(&w.result, depth + 1))
+                    || else_result.as_deref().is_some_and(|e| walk(e, depth + 1))
+            }
+            _ => false,
+        }
+    }
+    Ok(walk(expr, 0))
 }
 
 fn flatten(l: Expr, r: Expr, and: bool) -> Vec<Expr> {
@@ -829,16 +885,19 @@ fn to_closing_paren(span: Span, text: &str, cast: bool) -> Span {
     Span::new(location(start), location(close + 1))
 }
 
+/// Whether an error still needs its position (a validation error not yet located).
+fn needs_location(error: &SqlError) -> bool {
+    error.code == crate::error::Code::Parsing
+        && !error.message.starts_with("From line")
+        && !error.message.starts_with("At line")
+        && !error.message.starts_with("Encountered")
+        && !error.message.starts_with("Function '")
+}
+
 /// Prefixes a validation error with where the offending expression is, as Hazelcast does:
 /// "From line 1, column 8 to line 1, column 25: " ("At line 1, column 8: " for one character).
 pub fn located(span: Span, error: SqlError) -> SqlError {
-    if error.code != crate::error::Code::Parsing
-        || error.message.starts_with("From line")
-        || error.message.starts_with("At line")
-        || error.message.starts_with("Encountered")
-        || error.message.starts_with("Function '")
-        || span == Span::empty()
-    {
+    if !needs_location(&error) || span == Span::empty() {
         return error;
     }
     let (start, end) = (span.start, span.end);

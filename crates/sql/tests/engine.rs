@@ -246,3 +246,67 @@ fn json_flat_and_joins() {
         ]
     );
 }
+
+#[test]
+fn bad_statements_fail_without_panicking() {
+    let (catalog, data) = nums();
+    let deep = format!("SELECT {}1{} FROM nums", "(".repeat(5000), ")".repeat(5000));
+    assert!(prepare(&deep, vec![], &catalog, &NoSamples).is_err());
+    let long_sum = format!("SELECT {} FROM nums", vec!["__key"; 20_000].join(" + "));
+    assert!(prepare(&long_sum, vec![], &catalog, &NoSamples).is_err());
+    let long_and = format!("SELECT __key FROM nums WHERE {}", vec!["__key = 1"; 20_000].join(" AND "));
+    if let Ok(Prepared::Select(plan)) = prepare(&long_and, vec![], &catalog, &NoSamples) {
+        assert!(run(&plan, &data, &schemas(), 100).is_ok());
+    }
+    for text in [
+        "",
+        ";",
+        "SELECT",
+        "CREATE MAPPING",
+        "CREATE MAPPING x TYPE",
+        "DROP MAPPING",
+        "SELECT * FROM nums WHERE",
+        "\u{0}",
+        "SELECT 'unterminated",
+        "INSERT INTO nums VALUES (1, 'a'",
+        "UPDATE nums SET",
+        "SELECT ? ? ?",
+    ] {
+        assert!(prepare(text, vec![], &catalog, &NoSamples).is_err(), "{text:?} was accepted");
+    }
+    // garbage of every printable character: an error or a plan, never a panic
+    let alphabet: Vec<char> = (32u8..127).map(char::from).collect();
+    let mut seed = 12345u64;
+    for _ in 0..2000 {
+        let mut text = String::from("SELECT ");
+        for _ in 0..(seed % 40) {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            text.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
+        }
+        if let Ok(Prepared::Select(plan)) = prepare(&text, vec![], &catalog, &NoSamples) {
+            let _ = run(&plan, &data, &schemas(), 100);
+        }
+    }
+}
+
+#[test]
+fn a_query_holding_more_rows_than_its_bound_fails() {
+    let (catalog, data) = nums();
+    let Prepared::Select(plan) = prepare("SELECT * FROM nums", vec![], &catalog, &NoSamples).unwrap() else { panic!() };
+    let error = run(&plan, &data, &schemas(), 5).unwrap_err();
+    assert!(error.message.contains("max-rows-per-query"), "{}", error.message);
+}
+
+#[test]
+fn a_mapping_survives_its_own_ddl() {
+    let catalog = catalog_with(&[
+        "CREATE MAPPING people (__key INT, name VARCHAR, years INT EXTERNAL NAME \"this.age\") TYPE IMap OPTIONS ('keyFormat'='int', 'valueFormat'='json-flat')",
+        "CREATE MAPPING nums EXTERNAL NAME \"numbers\" TYPE IMap OPTIONS ('keyFormat'='int', 'valueFormat'='varchar')",
+    ]);
+    for mapping in catalog.mappings() {
+        match prepare(&mapping.ddl(), vec![], &Catalog::default(), &NoSamples).unwrap() {
+            Prepared::CreateMapping { mapping: again, .. } => assert_eq!(&again, mapping),
+            other => panic!("{other:?}"),
+        }
+    }
+}
