@@ -39,6 +39,7 @@ fn error_response(out: &mut Vec<u8>, correlation_id: i64, member: Uuid, error: &
     let code = match error.code {
         Code::Generic => wire::error_code::GENERIC,
         Code::Timeout => wire::error_code::TIMEOUT,
+        Code::PartitionDistribution => wire::error_code::PARTITION_DISTRIBUTION,
         Code::Parsing => wire::error_code::PARSING,
         Code::ObjectNotFound => wire::error_code::OBJECT_NOT_FOUND,
         Code::DataException => wire::error_code::DATA_EXCEPTION,
@@ -742,48 +743,79 @@ struct Scan {
     connection: Option<Arc<ConnectionShared>>,
 }
 
-/// Entries per source, and whether any share gave up (too many rows).
+/// What the scan's shares found: per partition covered, the entries of each source there. A
+/// partition two shares covered (it moved while the scan ran) counts once: the first share's.
 #[derive(Debug, Default)]
 pub(crate) struct Scanned {
-    sources: Vec<Entries>,
+    parts: std::collections::BTreeMap<u16, Vec<Entries>>,
+    partition_count: u16,
+}
+
+impl Scanned {
+    /// Every source's entries, partitions in order.
+    fn into_sources(self, sources: usize) -> Vec<Entries> {
+        let mut all = vec![Vec::new(); sources];
+        for (_, parts) in self.parts {
+            for (mine, entries) in all.iter_mut().zip(parts) {
+                mine.extend(entries);
+            }
+        }
+        all
+    }
 }
 
 impl Partial for Scanned {
     fn merge(&mut self, other: Scanned) {
-        if self.sources.len() < other.sources.len() {
-            self.sources.resize_with(other.sources.len(), Vec::new);
+        for (partition, entries) in other.parts {
+            self.parts.entry(partition).or_insert(entries);
         }
-        for (mine, theirs) in self.sources.iter_mut().zip(other.sources) {
-            mine.extend(theirs);
-        }
+        self.partition_count = self.partition_count.max(other.partition_count);
     }
 
     fn write_to(&self, writer: &mut MessageWriter<'_>) {
-        writer.fixed(&(self.sources.len() as i32));
-        for entries in &self.sources {
-            writer.begin();
-            for (key, value) in entries {
-                writer.frame(key).frame(value);
+        writer.fixed(&(self.parts.len() as i32)).fixed(&(self.partition_count as i32));
+        for (partition, sources) in &self.parts {
+            writer.frame(&partition.to_be_bytes());
+            writer.frame(&(sources.len() as u32).to_be_bytes());
+            for entries in sources {
+                writer.begin();
+                for (key, value) in entries {
+                    writer.frame(key).frame(value);
+                }
+                writer.end();
             }
-            writer.end();
         }
     }
 
     fn read_from(message: &Message<'_>) -> Result<Scanned, DecodeError> {
-        let count: i32 = message.fixed(RESPONSE_HEADER_SIZE)?.read()?;
+        let mut fixed = message.fixed(RESPONSE_HEADER_SIZE)?;
+        let (count, partition_count): (i32, i32) = (fixed.read()?, fixed.read()?);
         let mut reader: MessageReader<'_> = message.reader();
-        let mut sources = Vec::new();
-        for _ in 0..count.clamp(0, 64) {
-            reader.begin()?;
-            let mut entries = Vec::new();
-            while !reader.at_end()? {
-                let key = reader.value_frame("a scanned key")?.to_vec();
-                let value = reader.value_frame("a scanned value")?.to_vec();
-                entries.push((key, value));
+        let mut parts = std::collections::BTreeMap::new();
+        let number = |bytes: &[u8]| -> Result<u32, DecodeError> {
+            Ok(match bytes.len() {
+                2 => u16::from_be_bytes([bytes[0], bytes[1]]) as u32,
+                4 => u32::from_be_bytes(bytes.try_into().expect("4 bytes")),
+                _ => return Err(DecodeError::InvalidValue("a scanned partition's numbers")),
+            })
+        };
+        for _ in 0..count.clamp(0, u16::MAX as i32) {
+            let partition = number(reader.value_frame("a scanned partition")?)? as u16;
+            let sources = number(reader.value_frame("a scanned source count")?)?.min(64);
+            let mut all = Vec::new();
+            for _ in 0..sources {
+                reader.begin()?;
+                let mut entries = Vec::new();
+                while !reader.at_end()? {
+                    let key = reader.value_frame("a scanned key")?.to_vec();
+                    let value = reader.value_frame("a scanned value")?.to_vec();
+                    entries.push((key, value));
+                }
+                all.push(entries);
             }
-            sources.push(entries);
+            parts.insert(partition, all);
         }
-        Ok(Scanned { sources })
+        Ok(Scanned { parts, partition_count: partition_count.clamp(0, u16::MAX as i32) as u16 })
     }
 }
 
@@ -792,28 +824,39 @@ impl WideOperation for Scan {
     const PARTITIONS: Partitions = Partitions::Owned;
 
     fn empty(&self) -> Scanned {
-        Scanned { sources: vec![Vec::new(); self.plan.as_ref().map_or(0, |p| p.sources.len())] }
+        Scanned::default()
     }
 
     fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Scanned) {}
 
     fn on_share(&self, _map: &str, share: &mut ShareContext<'_>, partial: &mut Scanned) {
         let Some(plan) = &self.plan else { return };
-        for (index, source) in plan.sources.iter().enumerate() {
-            if source.inline.is_some() {
+        partial.partition_count = share.partition_count;
+        let wanted: Vec<Option<Vec<u16>>> = plan
+            .sources
+            .iter()
+            .map(|source| {
+                source.keys.as_ref().map(|keys| {
+                    keys.iter()
+                        .map(|key| ferrogrid_protocol::data::partition_for(Data(key), share.partition_count).0)
+                        .collect()
+                })
+            })
+            .collect();
+        let scans_all =
+            plan.sources.iter().zip(&wanted).any(|(source, wanted)| source.inline.is_none() && wanted.is_none());
+        for local in 0..share.partitions.len() {
+            if !share.owned.get(local).copied().unwrap_or(true) {
                 continue;
             }
-            let wanted: Option<Vec<u16>> = source.keys.as_ref().map(|keys| {
-                keys.iter()
-                    .map(|key| ferrogrid_protocol::data::partition_for(Data(key), share.partition_count).0)
-                    .collect()
-            });
-            for local in 0..share.partitions.len() {
-                if !share.owned.get(local).copied().unwrap_or(true) {
-                    continue;
-                }
-                let partition_id = share.partition_id(local);
-                if wanted.as_ref().is_some_and(|w| !w.contains(&partition_id)) {
+            let partition_id = share.partition_id(local);
+            let wanted_here = |w: &Option<Vec<u16>>| w.as_ref().is_none_or(|w| w.contains(&partition_id));
+            if !scans_all && !wanted.iter().any(|w| w.as_ref().is_some_and(|w| w.contains(&partition_id))) {
+                continue;
+            }
+            let mut found = vec![Vec::new(); plan.sources.len()];
+            for (index, source) in plan.sources.iter().enumerate() {
+                if source.inline.is_some() || !wanted_here(&wanted[index]) {
                     continue;
                 }
                 let Some(store) = share.partitions[local].map(&source.mapping.map) else { continue };
@@ -821,24 +864,36 @@ impl WideOperation for Scan {
                     Some(keys) => {
                         for key in keys {
                             if let Some(entry) = store.get(key, share.now_ms) {
-                                partial.sources[index].push((key.clone(), entry.value().to_vec()));
+                                found[index].push((key.clone(), entry.value().to_vec()));
                             }
                         }
                     }
                     None => {
                         for (key, entry) in store.iter(share.now_ms) {
-                            partial.sources[index].push((key.to_vec(), entry.value().to_vec()));
+                            found[index].push((key.to_vec(), entry.value().to_vec()));
                         }
                     }
                 }
             }
+            partial.parts.insert(partition_id, found);
         }
     }
 
     fn write_response(&self, partial: Scanned, out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
         let (Some(plan), Some(respond)) = (&self.plan, &self.respond) else { return };
+        if let Some(missing) = uncovered(plan, &partial) {
+            // A partition moved between members while the scan ran and no share read it.
+            let error = SqlError::new(
+                Code::PartitionDistribution,
+                format!(
+                    "Partition distribution has changed while the query ran (partition {missing} was not read); retry"
+                ),
+            );
+            return error_response(out, correlation_id, respond.member, &error);
+        }
+        let sources = partial.into_sources(plan.sources.len());
         let schemas: &dyn SchemaSource = &*self.schemas;
-        match ferrogrid_sql::exec::run(plan, &partial.sources, schemas, respond.max_rows) {
+        match ferrogrid_sql::exec::run(plan, &sources, schemas, respond.max_rows) {
             Ok(result) => match (&self.then, &self.connection) {
                 (Some((insert, shared)), Some(connection)) => {
                     let follow_up = match insert.entries(result.rows) {
@@ -873,6 +928,21 @@ impl WideOperation for Scan {
             }
         }
     }
+}
+
+/// A partition the scan should have read and no share did (None: all were read).
+fn uncovered(plan: &SelectPlan, scanned: &Scanned) -> Option<u16> {
+    let count = scanned.partition_count;
+    let mut expected: Vec<u16> = Vec::new();
+    for source in plan.sources.iter().filter(|s| s.inline.is_none()) {
+        match &source.keys {
+            None => return (0..count).find(|p| !scanned.parts.contains_key(p)),
+            Some(keys) => {
+                expected.extend(keys.iter().map(|key| ferrogrid_protocol::data::partition_for(Data(key), count).0))
+            }
+        }
+    }
+    expected.into_iter().find(|p| !scanned.parts.contains_key(p))
 }
 
 /// What a write does.

@@ -5,6 +5,8 @@
 pub enum Code {
     Generic,
     Timeout,
+    /// Partitions moved while a statement ran and it could not read all it needed.
+    PartitionDistribution,
     /// Text that is not a statement, and statements that do not validate (unknown objects,
     /// columns and functions, type mismatches): Hazelcast reports both as parsing errors.
     Parsing,
@@ -19,6 +21,7 @@ impl Code {
         match self {
             Code::Generic => -1,
             Code::Timeout => 1004,
+            Code::PartitionDistribution => 1005,
             Code::Parsing => 1008,
             Code::ObjectNotFound => 1010,
             Code::DataException => 2000,

@@ -2,9 +2,11 @@
 joins later, queries see each entry exactly once, DML changes what the map API reads, and a
 unisocket client gets the same answers through any one member."""
 
+import threading
 import time
 
 import pytest
+from hazelcast.sql import HazelcastSqlError
 
 from .cluster_harness import unique_map_name, wait_until
 from .test_cluster import FORM_TIMEOUT, wait_members
@@ -58,6 +60,25 @@ def test_sql_on_three_members_and_a_joiner(make_cluster, request, routing):
     assert '"name":"x"' in m.get(13).to_string()
     assert m.get(14) is None
 
+    # while a member joins and partitions move, every answer holds each entry once, or fails
+    # with a retryable partition-distribution error (never a wrong count)
+    expected_keys = [i for i in range(ROWS) if i % 10 != 4]
+    stop, answers, wrong = threading.Event(), [0, 0], []
+
+    def query_during_join():
+        while not stop.is_set():
+            try:
+                got = sorted(r[0] for r in rows_of(client, "SELECT __key FROM %s" % quoted))
+                if got != expected_keys:
+                    wrong.append(len(got))
+                answers[0] += 1
+            except HazelcastSqlError as error:
+                if error._code != 1005:  # PARTITION_DISTRIBUTION: retry
+                    wrong.append(str(error))
+                answers[1] += 1
+
+    thread = threading.Thread(target=query_during_join, daemon=True)
+    thread.start()
     # a member that joins later knows the mapping: a client talking only to it queries it
     fourth = cluster.start(3, member_list=cluster.addresses)
     fourth.wait_ready(FORM_TIMEOUT)
@@ -72,6 +93,11 @@ def test_sql_on_three_members_and_a_joiner(make_cluster, request, routing):
             return repr(error)
 
     wait_until(lambda: joiner_count() == ROWS - ROWS // 10, 30, lambda: "the joiner answers %s" % joiner_count())
+    time.sleep(2)
+    stop.set()
+    thread.join(30)
+    assert not wrong, "answers during the join: %s" % wrong[:5]
+    assert answers[0] > 0, "no query answered during the join (%d retryable errors)" % answers[1]
     names = [r[0] for r in rows_of(via_joiner, "SHOW MAPPINGS")]
     assert name in names
     # and the statements after the join still see each entry once
