@@ -221,6 +221,36 @@ fn check_expected(prepared: &Prepared, expected: i8) -> Result<(), SqlError> {
 }
 
 impl Core {
+    /// A statement's scan (a query's, or an `INSERT ... SELECT`'s with `then`), cluster-wide.
+    fn sql_scan(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        scan: ScanParts,
+    ) {
+        let (plan, respond, then) = scan;
+        let name: Box<str> = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
+        let scan = Scan {
+            then,
+            plan: Some(plan),
+            respond: Some(respond),
+            schemas: self.shared.schemas.clone(),
+            connection: Some(connection.clone()),
+        };
+        let response_type = SqlExecute::TYPE.response();
+        self.fan_out_with(
+            Some(connection),
+            correlation_id,
+            response_type,
+            name,
+            WideRequest::new(scan),
+            out,
+            Some(bytes),
+        );
+    }
+
     /// Keeps the Compact schemas of records a statement writes and sends them to every other
     /// member (ahead of the statement itself on each link), so any member can read the records
     /// and answer a client that fetches the schema.
@@ -315,30 +345,8 @@ impl Core {
                 );
             }
             Prepared::Select(plan) => {
-                let name: Box<str> = plan.sources[0].mapping.map.clone().into();
-                let scan = Scan {
-                    then: None,
-                    plan: Some(plan),
-                    respond: Some(Respond {
-                        service,
-                        query_id: request.query_id,
-                        page_size,
-                        max_rows,
-                        max_cursors,
-                        member,
-                    }),
-                    schemas: self.shared.schemas.clone(),
-                    connection: Some(connection.clone()),
-                };
-                self.fan_out_with(
-                    Some(connection),
-                    correlation_id,
-                    response_type,
-                    name,
-                    WideRequest::new(scan),
-                    out,
-                    Some(bytes),
-                );
+                let respond = Respond { service, query_id: request.query_id, page_size, max_rows, max_cursors, member };
+                self.sql_scan(connection, correlation_id, bytes, out, (plan, respond, None));
             }
             Prepared::InsertSelect(insert) => {
                 if let Err(error) = self.sql_share_schemas(insert.schemas.clone()) {
@@ -346,24 +354,9 @@ impl Core {
                     return Ok(());
                 }
                 let plan = Box::new(insert.plan.clone());
-                let name: Box<str> = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
                 let respond = Respond { service, query_id: request.query_id, page_size, max_rows, max_cursors, member };
-                let scan = Scan {
-                    then: Some((insert, self.shared.clone())),
-                    plan: Some(plan),
-                    respond: Some(respond),
-                    schemas: self.shared.schemas.clone(),
-                    connection: Some(connection.clone()),
-                };
-                self.fan_out_with(
-                    Some(connection),
-                    correlation_id,
-                    response_type,
-                    name,
-                    WideRequest::new(scan),
-                    out,
-                    Some(bytes),
-                );
+                let then = Some((insert, self.shared.clone()));
+                self.sql_scan(connection, correlation_id, bytes, out, (plan, respond, then));
             }
             Prepared::Insert { map, entries, overwrite, schemas } => {
                 if let Err(error) = self.sql_share_schemas(schemas) {
@@ -720,6 +713,9 @@ impl WideOperation for Ddl {
         update_count_response(out, correlation_id, 0);
     }
 }
+
+/// A scan to start: its plan, where its result goes, and an `INSERT ... SELECT`'s writes.
+type ScanParts = (Box<SelectPlan>, Respond, Option<(Box<ferrogrid_sql::InsertSelect>, Arc<crate::shared::Shared>)>);
 
 /// Where a scan's result goes on the coordinating member.
 #[derive(Debug)]
