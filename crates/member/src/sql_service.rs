@@ -146,3 +146,31 @@ pub(crate) fn apply_catalog(service: &SqlService, schemas: &Schemas, texts: &[St
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_catalog_payload_round_trips_and_malformed_ones_are_refused() {
+        let texts =
+            vec!["CREATE OR REPLACE MAPPING \"a\" TYPE IMap OPTIONS ('keyFormat' = 'int')".to_owned(), String::new()];
+        let payload = encode_catalog(&texts);
+        assert_eq!(decode_catalog(&payload), Some(texts));
+        assert_eq!(decode_catalog(&payload[..payload.len() - 1]), None);
+        assert_eq!(decode_catalog(&[0, 0, 0, 9]), None);
+        assert_eq!(decode_catalog(&[0xff, 0xff, 0xff, 0xff, 0, 0]), None);
+        assert_eq!(decode_catalog(&[0, 0, 0, 1, 0, 0, 0, 2, 0xc3, 0x28]), None);
+        // not UTF-8
+    }
+
+    #[test]
+    fn applied_ddl_texts_become_mappings_and_bad_ones_are_skipped() {
+        let service = SqlService::default();
+        let schemas = Schemas::default();
+        let good = "CREATE MAPPING m TYPE IMap OPTIONS ('keyFormat'='int', 'valueFormat'='varchar')".to_owned();
+        apply_catalog(&service, &schemas, &[good, "CREATE MAPPING nonsense".to_owned()]);
+        assert_eq!(service.catalog.read().names().collect::<Vec<_>>(), vec!["m"]);
+        assert_eq!(service.ddl().len(), 1);
+    }
+}
