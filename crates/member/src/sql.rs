@@ -232,7 +232,19 @@ impl Core {
     ) {
         let (plan, respond, then) = scan;
         let name: Box<str> = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
+        // A point lookup whose keys' partitions are all here reads nothing of other members.
+        let count = self.shared.view.partition_count;
+        let key_partitions =
+            plan.sources.iter().filter(|s| s.inline.is_none()).try_fold(Vec::new(), |mut all, source| {
+                let keys = source.keys.as_ref()?;
+                all.extend(keys.iter().map(|key| ferrogrid_protocol::data::partition_for(Data(key), count)));
+                Some(all)
+            });
+        let local = key_partitions.is_some_and(|partitions| {
+            partitions.into_iter().all(|p| matches!(self.owner.replication.route(p), crate::replication::Route::Here))
+        });
         let scan = Scan {
+            local,
             then,
             plan: Some(plan),
             respond: Some(respond),
@@ -440,7 +452,14 @@ impl Core {
                 let name = plan.sources[0].mapping.map.clone().into();
                 (
                     name,
-                    WideRequest::new(Scan { plan: Some(plan), respond: None, then: None, schemas, connection: None }),
+                    WideRequest::new(Scan {
+                        local: false,
+                        plan: Some(plan),
+                        respond: None,
+                        then: None,
+                        schemas,
+                        connection: None,
+                    }),
                 )
             }
             Prepared::Insert { map, entries, overwrite, .. } => {
@@ -451,7 +470,14 @@ impl Core {
                 let name = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
                 (
                     name,
-                    WideRequest::new(Scan { plan: Some(plan), respond: None, then: None, schemas, connection: None }),
+                    WideRequest::new(Scan {
+                        local: false,
+                        plan: Some(plan),
+                        respond: None,
+                        then: None,
+                        schemas,
+                        connection: None,
+                    }),
                 )
             }
             Prepared::Change(change) => {
@@ -731,6 +757,8 @@ struct Respond {
 /// A SELECT's scan: the entries of every source's map (only a point lookup's keys).
 #[derive(Debug)]
 struct Scan {
+    /// Every partition it reads is this member's: no other member is asked.
+    local: bool,
     plan: Option<Box<SelectPlan>>,
     respond: Option<Respond>,
     /// An `INSERT ... SELECT`: the rows become writes instead of an answer.
@@ -818,6 +846,10 @@ impl Partial for Scanned {
 impl WideOperation for Scan {
     type Partial = Scanned;
     const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn cluster_wide(&self) -> bool {
+        !self.local
+    }
 
     fn empty(&self) -> Scanned {
         Scanned::default()
