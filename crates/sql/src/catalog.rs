@@ -342,18 +342,36 @@ impl Mapping {
 
     /// Reads column `index` of an entry, converted to its type.
     pub fn read(&self, index: usize, key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> Result<Value> {
+        let path = self.path(index)?;
+        self.read_at(index, path.as_ref(), key, value, schemas)
+    }
+
+    /// The attribute path column `index` reads (None: the whole key or value): parsed once
+    /// per statement by callers that read many entries.
+    pub fn path(&self, index: usize) -> Result<Option<Path>> {
         let column = &self.columns[index];
-        let raw = match (&column.field, column.half) {
+        let Some(field) = &column.field else { return Ok(None) };
+        let attribute = if column.half == Half::Key { format!("__key.{field}") } else { field.clone() };
+        Path::parse(&attribute).map(Some).map_err(|error| SqlError::data(error.to_string()))
+    }
+
+    /// Reads column `index` with its path from [`Mapping::path`].
+    pub fn read_at(
+        &self,
+        index: usize,
+        path: Option<&Path>,
+        key: &[u8],
+        value: &[u8],
+        schemas: &dyn SchemaSource,
+    ) -> Result<Value> {
+        let column = &self.columns[index];
+        let raw = match (path, column.half) {
             (None, Half::Key) => ferrogrid_query::read_value(key, schemas),
             (None, Half::Value) => ferrogrid_query::read_value(value, schemas),
-            (Some(field), half) => {
-                let attribute = if half == Half::Key { format!("__key.{field}") } else { field.clone() };
-                let path = Path::parse(&attribute).map_err(|error| SqlError::data(error.to_string()))?;
-                extract(key, value, &path, schemas).map(|extracted| match extracted {
-                    Extracted::Single(value) => value,
-                    Extracted::Multi(values) => Value::Array(values),
-                })
-            }
+            (Some(path), _) => extract(key, value, path, schemas).map(|extracted| match extracted {
+                Extracted::Single(value) => value,
+                Extracted::Multi(values) => Value::Array(values),
+            }),
         }
         .map_err(|error| {
             SqlError::data(format!(

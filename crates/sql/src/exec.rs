@@ -38,6 +38,7 @@ fn read_rows(
     schemas: &dyn SchemaSource,
     max_rows: usize,
 ) -> Result<Vec<Vec<Vec<Value>>>> {
+    let used = used_columns(plan);
     let mut tables = Vec::with_capacity(plan.sources.len());
     for (source, entries) in plan.sources.iter().zip(inputs) {
         let entries = source.inline.as_ref().unwrap_or(entries);
@@ -45,20 +46,86 @@ fn read_rows(
         if entries.len() > max_rows {
             return Err(too_many(max_rows));
         }
+        // Only the columns the statement uses are read (the others stay null), each through a
+        // path parsed once.
+        let mut reads = Vec::new();
+        for index in 0..mapping.columns.len() {
+            if used.get(source.offset + index).copied().unwrap_or(true) {
+                reads.push((index, mapping.path(index)?));
+            }
+        }
         let mut rows = Vec::with_capacity(entries.len());
         for (key, value) in entries {
             if !mapping.accepts(key, value, schemas) {
                 continue;
             }
-            let mut row = Vec::with_capacity(mapping.columns.len());
-            for index in 0..mapping.columns.len() {
-                row.push(mapping.read(index, key, value, schemas)?);
+            let mut row = vec![Value::Null; mapping.columns.len()];
+            for (index, path) in &reads {
+                row[*index] = mapping.read_at(*index, path.as_ref(), key, value, schemas)?;
             }
             rows.push(row);
         }
         tables.push(rows);
     }
     Ok(tables)
+}
+
+/// Which columns of the joined row (every source's, in order) the plan reads.
+fn used_columns(plan: &SelectPlan) -> Vec<bool> {
+    let width: usize = plan.sources.iter().map(|s| s.mapping.columns.len()).sum();
+    let mut used = vec![false; width];
+    let mut exprs: Vec<&Expr> = Vec::new();
+    exprs.extend(plan.joins.iter().filter_map(|j| j.on.as_ref()));
+    exprs.extend(plan.filter.as_ref());
+    match &plan.grouping {
+        Some(grouping) => {
+            exprs.extend(&grouping.keys);
+            exprs.extend(grouping.calls.iter().filter_map(|c| c.argument.as_ref()));
+        }
+        None => {
+            exprs.extend(&plan.projection);
+            exprs.extend(plan.order.iter().map(|k| &k.expr));
+        }
+    }
+    for expr in exprs {
+        mark(expr, &mut used);
+    }
+    used
+}
+
+fn mark(expr: &Expr, used: &mut [bool]) {
+    use crate::expr::Kind;
+    match &expr.kind {
+        Kind::Column(index) => {
+            if let Some(slot) = used.get_mut(*index) {
+                *slot = true;
+            }
+        }
+        Kind::Literal(_) | Kind::Parameter { .. } => {}
+        Kind::Negate(e) | Kind::Not(e) | Kind::IsNull(e, _) | Kind::IsBool(e, _, _) | Kind::Cast(e) => mark(e, used),
+        Kind::Arithmetic(_, l, r) | Kind::Compare(_, l, r) => {
+            mark(l, used);
+            mark(r, used);
+        }
+        Kind::And(items) | Kind::Or(items) | Kind::Call(_, items) => items.iter().for_each(|e| mark(e, used)),
+        Kind::Between { operand, low, high, .. } => [operand, low, high].iter().for_each(|e| mark(e, used)),
+        Kind::In { operand, list, .. } => {
+            mark(operand, used);
+            list.iter().for_each(|e| mark(e, used));
+        }
+        Kind::Like { operand, pattern, escape, .. } => {
+            mark(operand, used);
+            mark(pattern, used);
+            escape.iter().for_each(|e| mark(e, used));
+        }
+        Kind::Case { whens, otherwise } => {
+            for (condition, result) in whens {
+                mark(condition, used);
+                mark(result, used);
+            }
+            otherwise.iter().for_each(|e| mark(e, used));
+        }
+    }
 }
 
 /// Joins the sources' rows left to right (nested loops; an equality between the new source's
