@@ -206,7 +206,8 @@ fn prepare(core: &Core, request: &SqlExecute<'_>) -> Result<Prepared, SqlError> 
     let schemas = &core.shared.schemas;
     let values = parameters(request, schemas)?;
     let catalog = core.shared.sql.catalog.read();
-    ferrogrid_sql::prepare(request.sql, values, &catalog, &KnownSchemas(schemas, &core.shared.sql))
+    let service = &core.shared.sql;
+    ferrogrid_sql::prepare_cached(request.sql, values, &catalog, &KnownSchemas(schemas, service), &service.statements)
 }
 
 fn check_expected(prepared: &Prepared, expected: i8) -> Result<(), SqlError> {

@@ -35,6 +35,8 @@ pub(crate) struct Cursor {
 pub(crate) struct SqlService {
     pub(crate) catalog: RwLock<Catalog>,
     pub(crate) cursors: Mutex<HashMap<(ConnectionId, SqlQueryId), Cursor>>,
+    /// Statements parsed before (a repeated point lookup is not parsed again).
+    pub(crate) statements: ferrogrid_sql::StatementCache,
     /// Portable class definitions learned from values the SQL service read (a sample for an
     /// unmapped map's suggestion), as Hazelcast's member learns them: (factory, class,
     /// version) → fields in definition order. At most [`MAX_PORTABLE_CLASSES`].

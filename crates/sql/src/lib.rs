@@ -25,5 +25,5 @@ pub mod write;
 pub use catalog::{Catalog, Mapping, Samples};
 pub use error::{Code, SqlError};
 pub use exec::{Entries, ResultSet};
-pub use statement::{prepare, Change, InsertSelect, Prepared};
+pub use statement::{prepare, prepare_cached, Change, InsertSelect, Prepared, StatementCache};
 pub use types::SqlType;

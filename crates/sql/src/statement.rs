@@ -53,8 +53,86 @@ pub struct Change {
     pub delete: bool,
 }
 
+/// A statement's text parsed: what planning starts from, kept by [`StatementCache`].
+#[derive(Debug)]
+pub struct Parsed {
+    text: String,
+    sink: bool,
+    /// Where each `?` is (line, column), in text order.
+    positions: Vec<(u64, u64)>,
+    statement: Box<sqlparser::ast::Statement>,
+}
+
+/// What reading a statement's text gives: mapping DDL done, or a statement to plan.
+enum Front {
+    Done(Box<Prepared>),
+    Parsed(Parsed),
+}
+
+/// Statements parsed before, by their text, so that a statement a client repeats (a point
+/// lookup with new parameters) is planned without being tokenized and parsed again. Holds at
+/// most [`StatementCache::CAPACITY`] statements (starting over when full).
+#[derive(Debug, Default)]
+pub struct StatementCache {
+    parsed: std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<Parsed>>>,
+}
+
+impl StatementCache {
+    pub const CAPACITY: usize = 1024;
+
+    fn get(&self, text: &str) -> Option<std::sync::Arc<Parsed>> {
+        self.parsed.lock().ok()?.get(text).cloned()
+    }
+
+    fn put(&self, text: &str, parsed: std::sync::Arc<Parsed>) {
+        if let Ok(mut cache) = self.parsed.lock() {
+            if cache.len() >= Self::CAPACITY {
+                cache.clear();
+            }
+            cache.insert(text.to_owned(), parsed);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.parsed.lock().map_or(0, |cache| cache.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Parses and plans `text` with `parameters` against `catalog`.
 pub fn prepare(text: &str, parameters: Vec<Value>, catalog: &Catalog, samples: &dyn Samples) -> Result<Prepared> {
+    match front(text, catalog, samples)? {
+        Front::Done(prepared) => Ok(*prepared),
+        Front::Parsed(parsed) => plan_parsed(&parsed, parameters, catalog),
+    }
+}
+
+/// [`prepare`], with the parsing of a text seen before taken from `cache`.
+pub fn prepare_cached(
+    text: &str,
+    parameters: Vec<Value>,
+    catalog: &Catalog,
+    samples: &dyn Samples,
+    cache: &StatementCache,
+) -> Result<Prepared> {
+    if let Some(parsed) = cache.get(text) {
+        return plan_parsed(&parsed, parameters, catalog);
+    }
+    match front(text, catalog, samples)? {
+        Front::Done(prepared) => Ok(*prepared),
+        Front::Parsed(parsed) => {
+            let parsed = std::sync::Arc::new(parsed);
+            cache.put(text, parsed.clone());
+            plan_parsed(&parsed, parameters, catalog)
+        }
+    }
+}
+
+/// Reads a statement's text: mapping DDL is prepared at once, anything else parsed.
+fn front(text: &str, catalog: &Catalog, samples: &dyn Samples) -> Result<Front> {
     if text.chars().count() > MAX_STATEMENT_LENGTH {
         return Err(SqlError::parsing(format!("The statement is longer than {MAX_STATEMENT_LENGTH} characters")));
     }
@@ -62,17 +140,9 @@ pub fn prepare(text: &str, parameters: Vec<Value>, catalog: &Catalog, samples: &
     let text = rewrite_json_clauses(&text);
     let dialect = GenericDialect {};
     let positions = placeholders(&text)?;
-    let parameters = Parameters { values: parameters, positions, text: text.clone() };
-    if parameters.values.len() != parameters.positions.len() {
-        return Err(SqlError::data(format!(
-            "Unexpected parameter count: expected {}, got {}",
-            parameters.positions.len(),
-            parameters.values.len()
-        )));
-    }
     let mut parser = Parser::new(&dialect).try_with_sql(&text).map_err(parse_error)?;
     if let Some(ddl) = mapping_ddl(&mut parser, catalog, samples)? {
-        return Ok(ddl);
+        return Ok(Front::Done(Box::new(ddl)));
     }
     let mut statements = Parser::new(&dialect)
         .try_with_sql(&text)
@@ -87,10 +157,25 @@ pub fn prepare(text: &str, parameters: Vec<Value>, catalog: &Catalog, samples: &
         }));
     }
     let statement = statements.pop().expect("one statement");
+    Ok(Front::Parsed(Parsed { text, sink, positions, statement: Box::new(statement) }))
+}
+
+/// Plans a parsed statement with its parameters.
+fn plan_parsed(parsed: &Parsed, parameters: Vec<Value>, catalog: &Catalog) -> Result<Prepared> {
+    let Parsed { text, sink, positions, statement } = parsed;
+    let (text, sink) = (text.as_str(), *sink);
+    let parameters = Parameters { values: parameters, positions: positions.clone(), text: text.to_owned() };
+    if parameters.values.len() != parameters.positions.len() {
+        return Err(SqlError::data(format!(
+            "Unexpected parameter count: expected {}, got {}",
+            parameters.positions.len(),
+            parameters.values.len()
+        )));
+    }
     use sqlparser::ast::Statement as S;
-    match statement {
+    match &**statement {
         S::Query(query) => {
-            let plan = plan::select(&query, catalog, &parameters)?;
+            let plan = plan::select(query, catalog, &parameters)?;
             if plan.sources.iter().all(|source| source.inline.is_some()) {
                 let result = crate::exec::run(&plan, &[], &NoSchemas, crate::virtual_tables::MAX_SERIES as usize)
                     .map_err(|error| crate::exec::runtime_error(&plan, error, text.len() as u64))?;
@@ -98,7 +183,7 @@ pub fn prepare(text: &str, parameters: Vec<Value>, catalog: &Catalog, samples: &
             }
             Ok(Prepared::Select(Box::new(plan)))
         }
-        S::Insert(insert) => insert_statement(&insert, sink, catalog, &parameters),
+        S::Insert(insert) => insert_statement(insert, sink, catalog, &parameters),
         S::Update { table, assignments, from, selection, returning, .. } => {
             if from.is_some() || returning.is_some() || !table.joins.is_empty() {
                 return Err(SqlError::parsing("UPDATE with FROM, joins or RETURNING is not supported"));
@@ -111,7 +196,7 @@ pub fn prepare(text: &str, parameters: Vec<Value>, catalog: &Catalog, samples: &
                 None => None,
             };
             let mut changes = Vec::new();
-            for assignment in &assignments {
+            for assignment in assignments {
                 let name = match &assignment.target {
                     sqlparser::ast::AssignmentTarget::ColumnName(name) => name.to_string().trim_matches('"').to_owned(),
                     other => return Err(SqlError::parsing(format!("Unsupported assignment target: {other}"))),

@@ -310,3 +310,28 @@ fn a_mapping_survives_its_own_ddl() {
         }
     }
 }
+
+#[test]
+fn a_cached_statement_plans_as_a_parsed_one() {
+    let (catalog, data) = nums();
+    let cache = ferrogrid_sql::StatementCache::default();
+    let text = "SELECT this FROM nums WHERE __key = ?";
+    for key in [3, 7, 3] {
+        let Prepared::Select(plan) =
+            ferrogrid_sql::prepare_cached(text, vec![Value::Int(key)], &catalog, &NoSamples, &cache).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(run(&plan, &data, &schemas(), 100).unwrap().rows, vec![vec![Value::String(format!("v{key}"))]]);
+    }
+    assert_eq!(cache.len(), 1);
+    let error = ferrogrid_sql::prepare_cached(text, vec![], &catalog, &NoSamples, &cache).unwrap_err();
+    assert_eq!(error.message, "Unexpected parameter count: expected 1, got 0");
+    // mapping DDL is not kept: it depends on the catalog when it runs
+    let ddl = "CREATE MAPPING other TYPE IMap OPTIONS ('keyFormat'='int', 'valueFormat'='int')";
+    assert!(matches!(
+        ferrogrid_sql::prepare_cached(ddl, vec![], &catalog, &NoSamples, &cache).unwrap(),
+        Prepared::CreateMapping { .. }
+    ));
+    assert_eq!(cache.len(), 1);
+}
