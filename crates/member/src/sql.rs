@@ -35,7 +35,8 @@ use ferrogrid_sql::{Change, Code, Prepared, SqlError, SqlType};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-fn error_response(out: &mut Vec<u8>, correlation_id: i64, member: Uuid, error: &SqlError) {
+/// A statement's error as the wire carries it, from `member`.
+fn wire_error(error: &SqlError, member: Uuid) -> wire::SqlError<'_> {
     let code = match error.code {
         Code::Generic => wire::error_code::GENERIC,
         Code::Timeout => wire::error_code::TIMEOUT,
@@ -44,20 +45,23 @@ fn error_response(out: &mut Vec<u8>, correlation_id: i64, member: Uuid, error: &
         Code::ObjectNotFound => wire::error_code::OBJECT_NOT_FOUND,
         Code::DataException => wire::error_code::DATA_EXCEPTION,
     };
-    let error = wire::SqlError {
+    wire::SqlError {
         code,
         message: Some(&error.message),
         originating_member_id: member,
         suggestion: error.suggestion.as_deref(),
         cause_stack_trace: None,
-    };
+    }
+}
+
+fn error_response(out: &mut Vec<u8>, correlation_id: i64, member: Uuid, error: &SqlError) {
     SqlExecuteResponse {
         update_count: -1,
         is_infinite_rows: false,
         partition_argument_index: -1,
         row_metadata: None,
         row_page: None,
-        error: Some(error),
+        error: Some(wire_error(error, member)),
     }
     .encode(out, SqlExecute::TYPE.response(), correlation_id, 0);
 }
@@ -247,7 +251,7 @@ impl Core {
         let scan = Scan {
             local,
             then,
-            plan: Some(plan),
+            plan,
             respond: Some(respond),
             schemas: self.shared.schemas.clone(),
             connection: Some(connection.clone()),
@@ -271,7 +275,7 @@ impl Core {
         if schemas.is_empty() {
             return Ok(());
         }
-        let me = Uuid::from_u128(self.owner.replication.state.me.0);
+        let me = self.shared.view.member_uuid;
         let bound = self.shared.config.limits.max_schemas as usize;
         for schema in &schemas {
             if self.shared.schemas.put(schema.clone(), me, bound).is_err() {
@@ -297,7 +301,7 @@ impl Core {
     ) -> Result<(), DecodeError> {
         let request = SqlExecute::decode(message)?;
         let correlation_id = message.correlation_id();
-        let member = Uuid::from_u128(self.owner.replication.state.me.0);
+        let member = self.shared.view.member_uuid;
         let prepared = match prepare(self, &request) {
             Ok(prepared) => prepared,
             Err(error) => {
@@ -376,8 +380,7 @@ impl Core {
                     error_response(out, correlation_id, member, &error);
                     return Ok(());
                 }
-                let write =
-                    Write { work: Work::Insert { entries, overwrite }, schemas: self.shared.schemas.clone(), member };
+                let write = self.sql_write(Work::Insert { entries, overwrite });
                 self.fan_out_with(
                     Some(connection),
                     correlation_id,
@@ -395,7 +398,7 @@ impl Core {
                     return Ok(());
                 }
                 let map: Box<str> = change.source.mapping.map.clone().into();
-                let write = Write { work: Work::Change(change), schemas: self.shared.schemas.clone(), member };
+                let write = self.sql_write(Work::Change(change));
                 self.fan_out_with(
                     Some(connection),
                     correlation_id,
@@ -420,7 +423,7 @@ impl Core {
     ) -> Result<(), DecodeError> {
         let request = SqlExecute::decode(inner)?;
         let response_type = SqlExecute::TYPE.response();
-        let member = Uuid::from_u128(self.owner.replication.state.me.0);
+        let member = self.shared.view.member_uuid;
         let prepared = match prepare(self, &request) {
             Ok(prepared) => prepared,
             Err(error) => {
@@ -442,48 +445,21 @@ impl Core {
                 return Ok(());
             }
         };
-        let schemas = self.shared.schemas.clone();
         let (name, operation): (Box<str>, WideRequest) = match prepared {
             ddl @ (Prepared::CreateMapping { .. } | Prepared::DropMapping { .. }) => {
                 let _ = apply_ddl(&self.shared.sql, &ddl);
                 ("".into(), WideRequest::new(Ddl))
             }
             Prepared::Rows(_) => ("".into(), WideRequest::new(Ddl)),
-            Prepared::Select(plan) => {
-                let name = plan.sources[0].mapping.map.clone().into();
-                (
-                    name,
-                    WideRequest::new(Scan {
-                        local: false,
-                        plan: Some(plan),
-                        respond: None,
-                        then: None,
-                        schemas,
-                        connection: None,
-                    }),
-                )
-            }
+            // (an INSERT ... SELECT's share here is its query's: the rows come back as SQL_WRITE)
+            Prepared::Select(plan) => self.sql_member_scan(plan),
+            Prepared::InsertSelect(insert) => self.sql_member_scan(Box::new(insert.plan)),
             Prepared::Insert { map, entries, overwrite, .. } => {
-                (map.into(), WideRequest::new(Write { work: Work::Insert { entries, overwrite }, schemas, member }))
-            }
-            Prepared::InsertSelect(insert) => {
-                let plan = Box::new(insert.plan);
-                let name = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
-                (
-                    name,
-                    WideRequest::new(Scan {
-                        local: false,
-                        plan: Some(plan),
-                        respond: None,
-                        then: None,
-                        schemas,
-                        connection: None,
-                    }),
-                )
+                (map.into(), WideRequest::new(self.sql_write(Work::Insert { entries, overwrite })))
             }
             Prepared::Change(change) => {
                 let map = change.source.mapping.map.clone().into();
-                (map, WideRequest::new(Write { work: Work::Change(change), schemas, member }))
+                (map, WideRequest::new(self.sql_write(Work::Change(change))))
             }
         };
         self.fan_out(link, correlation_id, response_type, name, operation, out);
@@ -493,9 +469,8 @@ impl Core {
     /// other members as an internal [`SQL_WRITE`] request.
     pub(crate) fn sql_follow_up(&mut self, follow_up: FollowUp) {
         let FollowUp { connection, correlation_id, map, entries, overwrite } = follow_up;
-        let member = Uuid::from_u128(self.owner.replication.state.me.0);
         let request = encode_write(&map, &entries, overwrite);
-        let write = Write { work: Work::Insert { entries, overwrite }, schemas: self.shared.schemas.clone(), member };
+        let write = self.sql_write(Work::Insert { entries, overwrite });
         let mut out = Vec::new();
         let response_type = SqlExecute::TYPE.response();
         self.fan_out_with(
@@ -519,10 +494,22 @@ impl Core {
         out: &mut Vec<u8>,
     ) -> Result<(), DecodeError> {
         let (map, entries, overwrite) = decode_write(inner)?;
-        let member = Uuid::from_u128(self.owner.replication.state.me.0);
-        let write = Write { work: Work::Insert { entries, overwrite }, schemas: self.shared.schemas.clone(), member };
+        let write = self.sql_write(Work::Insert { entries, overwrite });
         self.fan_out(link, correlation_id, SqlExecute::TYPE.response(), map.into(), WideRequest::new(write), out);
         Ok(())
+    }
+
+    /// This member's share of another member's scan (the map it names, and the operation).
+    fn sql_member_scan(&self, plan: Box<SelectPlan>) -> (Box<str>, WideRequest) {
+        let name = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
+        let schemas = self.shared.schemas.clone();
+        let scan = Scan { local: false, plan, respond: None, then: None, schemas, connection: None };
+        (name, WideRequest::new(scan))
+    }
+
+    /// A write fan-out's operation on this member.
+    fn sql_write(&self, work: Work) -> Write {
+        Write { work, schemas: self.shared.schemas.clone(), member: self.shared.view.member_uuid }
     }
 
     /// Sql.Fetch: the next page of a cursor.
@@ -538,15 +525,10 @@ impl Core {
         let key = (connection.id, request.query_id);
         let Some(cursor) = cursors.get_mut(&key) else {
             drop(cursors);
-            let member = Uuid::from_u128(self.owner.replication.state.me.0);
-            let text = "Query cursor not found (closed, read to its end, or never opened on this member)";
-            let error = wire::SqlError {
-                code: wire::error_code::GENERIC,
-                message: Some(text),
-                originating_member_id: member,
-                suggestion: None,
-                cause_stack_trace: None,
-            };
+            let member = self.shared.view.member_uuid;
+            let error =
+                SqlError::generic("Query cursor not found (closed, read to its end, or never opened on this member)");
+            let error = wire_error(&error, member);
             SqlFetchResponse { row_page: None, error: Some(error) }.encode(
                 out,
                 SqlFetch::TYPE.response(),
@@ -760,7 +742,7 @@ struct Respond {
 struct Scan {
     /// Every partition it reads is this member's: no other member is asked.
     local: bool,
-    plan: Option<Box<SelectPlan>>,
+    plan: Box<SelectPlan>,
     respond: Option<Respond>,
     /// An `INSERT ... SELECT`: the rows become writes instead of an answer.
     then: Option<(Box<ferrogrid_sql::InsertSelect>, Arc<crate::shared::Shared>)>,
@@ -859,7 +841,7 @@ impl WideOperation for Scan {
     fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Scanned) {}
 
     fn on_share(&self, _map: &str, share: &mut ShareContext<'_>, partial: &mut Scanned) {
-        let Some(plan) = &self.plan else { return };
+        let plan = &self.plan;
         partial.partition_count = share.partition_count;
         let wanted: Vec<Option<Vec<u16>>> = plan
             .sources
@@ -909,7 +891,7 @@ impl WideOperation for Scan {
     }
 
     fn write_response(&self, partial: Scanned, out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
-        let (Some(plan), Some(respond)) = (&self.plan, &self.respond) else { return };
+        let (plan, Some(respond)) = (&self.plan, &self.respond) else { return };
         if let Some(missing) = uncovered(plan, &partial) {
             // A partition moved between members while the scan ran and no share read it.
             let error = SqlError::new(
