@@ -98,7 +98,7 @@ impl Core {
             },
             peer::SCHEMAS => self.member_schemas(from, payload),
             peer::MAPPINGS => match crate::sql_service::decode_catalog(payload) {
-                Some(texts) => crate::sql_service::apply_catalog(&self.shared.sql, &self.shared.schemas, &texts),
+                Some(texts) => crate::sql_service::apply_catalog(&self.shared.sql, &texts),
                 None => warn!(length = payload.len(), "malformed SQL mappings: ignored"),
             },
             peer::SCHEMAS_ACK => match crate::schemas::decode_ids(payload) {

@@ -22,7 +22,7 @@ use crate::fanout::{Partial, Partitions, ShareContext, WideOperation, WideReques
 use crate::listeners::{Event, EventKind};
 use crate::partition::PartitionStore;
 use crate::schemas::Schemas;
-use crate::sql_service::{apply_ddl, Cursor, FollowUp, KnownSchemas, SqlService};
+use crate::sql_service::{apply_ddl, Cursor, FollowUp, SqlService};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::message::{MessageReader, MessageWriter, RESPONSE_HEADER_SIZE};
 use ferrogrid_protocol::sql::{self as wire, SqlColumn, SqlColumnMetadata, SqlColumnType, SqlPage, SqlQueryId};
@@ -211,7 +211,7 @@ fn prepare(core: &Core, request: &SqlExecute<'_>) -> Result<Prepared, SqlError> 
     let values = parameters(request, schemas)?;
     let catalog = core.shared.sql.catalog.read();
     let service = &core.shared.sql;
-    ferrogrid_sql::prepare_cached(request.sql, values, &catalog, &KnownSchemas(schemas, service), &service.statements)
+    ferrogrid_sql::prepare_cached(request.sql, values, &catalog, &**service, &service.statements)
 }
 
 fn check_expected(prepared: &Prepared, expected: i8) -> Result<(), SqlError> {

@@ -4,7 +4,6 @@
 //! Invariant: a cursor belongs to the connection that opened it and goes with it.
 
 use crate::connection::ConnectionId;
-use crate::schemas::Schemas;
 use ferrogrid_protocol::sql::SqlQueryId;
 use ferrogrid_query::Value;
 use ferrogrid_sql::plan::ColumnMeta;
@@ -68,18 +67,10 @@ impl SqlService {
     }
 }
 
-/// Compact types the member knows, for mappings without a column list.
-pub(crate) struct KnownSchemas<'a>(pub(crate) &'a Schemas, pub(crate) &'a SqlService);
-
-impl ferrogrid_sql::Samples for KnownSchemas<'_> {
-    fn compact_fields(&self, type_name: &str) -> Option<Vec<(String, SqlType)>> {
-        let schema = self.0.all().into_iter().find(|schema| schema.type_name == type_name)?;
-        let field_type = |kind| ferrogrid_sql::catalog::compact_field_type(kind).unwrap_or(SqlType::Object);
-        Some(schema.fields.iter().map(|field| (field.name.clone(), field_type(field.kind))).collect())
-    }
-
+/// The Portable classes learned are what mappings without a column list are derived from.
+impl ferrogrid_sql::Samples for SqlService {
     fn portable_fields(&self, factory: i32, class: i32, version: i32) -> Option<Vec<(String, SqlType)>> {
-        self.1.portable.read().get(&(factory, class, version)).cloned()
+        self.portable.read().get(&(factory, class, version)).cloned()
     }
 }
 
@@ -134,11 +125,11 @@ pub(crate) fn decode_catalog(mut payload: &[u8]) -> Option<Vec<String>> {
 }
 
 /// Applies the DDL texts another member sent (a joining member's catalog).
-pub(crate) fn apply_catalog(service: &SqlService, schemas: &Schemas, texts: &[String]) {
+pub(crate) fn apply_catalog(service: &SqlService, texts: &[String]) {
     for text in texts {
         let prepared = {
             let catalog = service.catalog.read();
-            ferrogrid_sql::prepare(text, Vec::new(), &catalog, &KnownSchemas(schemas, service))
+            ferrogrid_sql::prepare(text, Vec::new(), &catalog, service)
         };
         match prepared {
             Ok(prepared) => {
@@ -169,9 +160,8 @@ mod tests {
     #[test]
     fn applied_ddl_texts_become_mappings_and_bad_ones_are_skipped() {
         let service = SqlService::default();
-        let schemas = Schemas::default();
         let good = "CREATE MAPPING m TYPE IMap OPTIONS ('keyFormat'='int', 'valueFormat'='varchar')".to_owned();
-        apply_catalog(&service, &schemas, &[good, "CREATE MAPPING nonsense".to_owned()]);
+        apply_catalog(&service, &[good, "CREATE MAPPING nonsense".to_owned()]);
         assert_eq!(service.catalog.read().names().collect::<Vec<_>>(), vec!["m"]);
         assert_eq!(service.ddl().len(), 1);
     }

@@ -164,15 +164,9 @@ fn java_class_type(class: &str) -> Option<SqlType> {
 
 /// Something that can show a sample entry's fields (for mappings without a column list).
 pub trait Samples {
-    /// The fields of a Compact type (name and the SQL type of its kind), if the member has
-    /// its schema.
-    fn compact_fields(&self, type_name: &str) -> Option<Vec<(String, SqlType)>>;
-
     /// The fields of a Portable class definition the member has learned (by reading a value
     /// of that class), in definition order.
-    fn portable_fields(&self, _factory: i32, _class: i32, _version: i32) -> Option<Vec<(String, SqlType)>> {
-        None
-    }
+    fn portable_fields(&self, factory: i32, class: i32, version: i32) -> Option<Vec<(String, SqlType)>>;
 }
 
 /// A Portable class: (factory id, class id, version).
@@ -236,9 +230,6 @@ impl Mapping {
         options: Vec<(String, String)>,
         samples: &dyn Samples,
     ) -> Result<Mapping> {
-        if let Some(kind) = option(&options, "type") {
-            let _ = kind;
-        }
         let key = format_of(&options, "key")?;
         let value = format_of(&options, "value")?;
         let mut columns = Vec::new();
@@ -384,8 +375,7 @@ impl Mapping {
 
     /// Whether the entry's value is of this mapping's value format (Hazelcast skips entries
     /// of another Compact type or Portable class).
-    pub fn accepts(&self, key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> bool {
-        let _ = key;
+    pub fn accepts(&self, value: &[u8], schemas: &dyn SchemaSource) -> bool {
         match &self.value {
             Format::Compact(type_name) => compact_type_name(value, schemas).is_none_or(|name| &name == type_name),
             _ => true,

@@ -56,7 +56,7 @@ fn read_rows(
         }
         let mut rows = Vec::with_capacity(entries.len());
         for (key, value) in entries {
-            if !mapping.accepts(key, value, schemas) {
+            if !mapping.accepts(value, schemas) {
                 continue;
             }
             let mut row = vec![Value::Null; mapping.columns.len()];

@@ -110,7 +110,6 @@ pub enum Function {
     Ln,
     Log10,
     Rand,
-    Pi,
 }
 
 /// A typed expression.

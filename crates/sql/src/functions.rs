@@ -137,7 +137,6 @@ pub fn result_type(function: Function, name: &str, args: &[Expr]) -> Result<SqlT
             SqlType::Double
         }
         Rand => SqlType::Double,
-        Pi => SqlType::Double,
         Coalesce => {
             if args.is_empty() {
                 return Err(SqlError::parsing("Invalid number of arguments to function 'COALESCE'"));
@@ -232,7 +231,6 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
             let parts: Vec<String> = values[1..].iter().filter(|v| !v.is_null()).map(text).collect();
             return Ok(Value::String(parts.join(&text(separator))));
         }
-        Pi => return Ok(Value::Double(std::f64::consts::PI)),
         _ => {}
     }
     if values.iter().any(Value::is_null) {
@@ -311,7 +309,7 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
         JsonValue => json_value(&values[0], &text(&values[1]))?,
         JsonQuery => json_query(&values[0], &text(&values[1]), false)?,
         JsonQueryWrapped => json_query(&values[0], &text(&values[1]), true)?,
-        Coalesce | NullIf | Rand | Pi | ConcatWs | JsonObject | JsonArray => unreachable!("answered above"),
+        Coalesce | NullIf | Rand | ConcatWs | JsonObject | JsonArray => unreachable!("answered above"),
     })
 }
 

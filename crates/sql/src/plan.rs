@@ -6,7 +6,7 @@
 //! source after another in FROM order; after grouping it is the group keys, then the
 //! aggregates' results.
 
-use crate::catalog::{Catalog, Half, Mapping};
+use crate::catalog::{Catalog, Mapping};
 use crate::error::{Result, SqlError};
 use crate::expr::{bits_of, integer_bits, Arithmetic, Comparison, Expr, Kind, MAX_DEPTH};
 use crate::functions;
@@ -16,7 +16,6 @@ use ferrogrid_query::Value;
 use sqlparser::ast;
 use sqlparser::ast::Spanned;
 use sqlparser::tokenizer::Span;
-use std::collections::HashMap;
 
 /// One source of rows: a mapping and where its columns start in a row.
 #[derive(Debug, Clone)]
@@ -1392,13 +1391,12 @@ fn point_lookup(plan: &mut SelectPlan) -> Result<()> {
     }
     let Some(filter) = &plan.filter else { return Ok(()) };
     let source = &plan.sources[0];
-    let Some((key_index, key_column)) = source.mapping.column("__key") else { return Ok(()) };
+    let Some((key_index, _)) = source.mapping.column("__key") else { return Ok(()) };
     let crate::catalog::Format::Primitive(key_type) = source.mapping.key else { return Ok(()) };
     let conjuncts: Vec<&Expr> = match &filter.kind {
         Kind::And(items) => items.iter().collect(),
         _ => vec![filter],
     };
-    let _ = key_column;
     for conjunct in conjuncts {
         let Kind::Compare(Comparison::Equal, l, r) = &conjunct.kind else { continue };
         let constant = match (&l.kind, &r.kind) {
@@ -1423,11 +1421,3 @@ fn point_lookup(plan: &mut SelectPlan) -> Result<()> {
     }
     Ok(())
 }
-
-/// A key column of a mapping, for DML checks.
-pub fn is_key_column(mapping: &Mapping, name: &str) -> bool {
-    mapping.column(name).is_some_and(|(_, column)| column.half == Half::Key)
-}
-
-/// Keeps a map of names used by DML planning.
-pub type Assignments = HashMap<String, Expr>;

@@ -1,7 +1,7 @@
 //! A statement's text to what the member must do: the DDL of mappings (parsed here, as
 //! sqlparser does not know Hazelcast's `CREATE MAPPING`), queries ([`crate::plan`]) and DML.
 
-use crate::catalog::{Catalog, ColumnSpec, Format, Half, Mapping, Samples};
+use crate::catalog::{Catalog, ColumnSpec, Half, Mapping, Samples};
 use crate::error::{Result, SqlError};
 use crate::exec::ResultSet;
 use crate::expr::Expr;
@@ -769,9 +769,4 @@ impl InsertSelect {
         }
         Ok(entries)
     }
-}
-
-/// Whether a mapping's formats are ones rows can be written in.
-pub fn writable(format: &Format) -> bool {
-    matches!(format, Format::Primitive(_) | Format::Json | Format::JsonFlat)
 }

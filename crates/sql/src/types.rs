@@ -5,7 +5,6 @@
 use crate::error::{Result, SqlError};
 use ferrogrid_query::number::BigDecimal;
 use ferrogrid_query::Value;
-use num_bigint::BigInt;
 
 /// A column's or an expression's type; `id()` is `SqlColumnType` on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -264,11 +263,6 @@ pub fn to_decimal(value: &Value) -> Option<BigDecimal> {
         _ => return None,
     };
     BigDecimal::parse(&text)
-}
-
-/// A decimal from an unscaled integer and a scale.
-pub fn decimal(unscaled: BigInt, scale: i32) -> BigDecimal {
-    BigDecimal::new(unscaled, scale)
 }
 
 /// A double as Java's `Double.toString` writes it (Hazelcast's VARCHAR of a DOUBLE).

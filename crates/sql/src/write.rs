@@ -4,7 +4,7 @@
 use crate::catalog::{Format, Half, Mapping};
 use crate::error::{Result, SqlError};
 use crate::statement::Change;
-use crate::types::{self, SqlType};
+use crate::types;
 use ferrogrid_query::compact::SchemaSource;
 use ferrogrid_query::Value;
 
@@ -165,7 +165,7 @@ pub enum Action {
 /// Decides an entry's fate under `change` (the row is the mapping's columns).
 pub fn apply(change: &Change, key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> Result<Action> {
     let mapping = &change.source.mapping;
-    if !mapping.accepts(key, value, schemas) {
+    if !mapping.accepts(value, schemas) {
         return Ok(Action::Keep);
     }
     let mut row = Vec::with_capacity(mapping.columns.len());
@@ -195,6 +195,5 @@ pub fn apply(change: &Change, key: &[u8], value: &[u8], schemas: &dyn SchemaSour
         }
     }
     let (_, value) = encode(mapping, &updated)?;
-    let _ = SqlType::Null;
     Ok(Action::Replace(value))
 }

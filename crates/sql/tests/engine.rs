@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 struct NoSamples;
 impl Samples for NoSamples {
-    fn compact_fields(&self, _type_name: &str) -> Option<Vec<(String, SqlType)>> {
+    fn portable_fields(&self, _factory: i32, _class: i32, _version: i32) -> Option<Vec<(String, SqlType)>> {
         None
     }
 }
