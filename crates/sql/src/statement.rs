@@ -144,11 +144,8 @@ fn front(text: &str, catalog: &Catalog, samples: &dyn Samples) -> Result<Front> 
     if let Some(ddl) = mapping_ddl(&mut parser, catalog, samples)? {
         return Ok(Front::Done(Box::new(ddl)));
     }
-    let mut statements = Parser::new(&dialect)
-        .try_with_sql(&text)
-        .map_err(parse_error)?
-        .parse_statements()
-        .map_err(|error| parse_error_in(error, &text))?;
+    // (mapping_ddl only peeked: the same parser, over the same tokens, reads the statement)
+    let mut statements = parser.parse_statements().map_err(|error| parse_error_in(error, &text))?;
     if statements.len() != 1 {
         return Err(SqlError::parsing(if statements.is_empty() {
             "Empty statement".to_owned()
