@@ -37,7 +37,7 @@ pub use map::{
     DEFAULT_MAP_NAME, MAX_BACKUP_COUNT, MAX_EXPIRY_SECONDS,
 };
 pub use network::NetworkConfig;
-pub use observability::{IoConfig, MetricsConfig, Placement};
+pub use observability::{IoConfig, MetricsConfig, PackingConfig, Placement};
 pub use pn_counter::{CrdtReplicationConfig, PnCounterConfig, PnCounterConfigs};
 pub use queue::{QueueConfig, QueueConfigs};
 pub use replicated_map::{InMemoryFormat, ReplicatedMapConfig, ReplicatedMapConfigs};

@@ -84,11 +84,65 @@ pub struct IoConfig {
     /// `ferrogrid.io.initial-placement`: `packed` (default), `least-connections` or
     /// `first-reactor`.
     pub initial_placement: Placement,
+    /// `ferrogrid.io.packing`: when packed placement makes one more reactor active or one fewer.
+    pub packing: PackingConfig,
+}
+
+/// Packed placement's thresholds (`ferrogrid.io.packing`). Loads are in hundredths of a core,
+/// read from the reactor threads' CPU time and the machine's idle time every `period-millis`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackingConfig {
+    /// `period-millis`: how often the load is read and the active reactors changed (100..=60,000).
+    pub period_millis: u64,
+    /// `saturated-percent`: a reactor that used this share of a core or more is saturated; one
+    /// more reactor becomes active only when every active one is (1..=100).
+    pub saturated_percent: u32,
+    /// `spare-cores-percent`: ... and only if the machine had this much idle, in hundredths of a
+    /// core (0..=100,000: 50 is half a core).
+    pub spare_cores_percent: u32,
+    /// `shrink-below-percent`: the last active reactor gives its connections back when the
+    /// active reactors together used less than this share of a core per reactor that would
+    /// remain (0..saturated-percent, so that a reactor made active is not given back at once).
+    pub shrink_below_percent: u32,
+}
+
+impl Default for PackingConfig {
+    fn default() -> Self {
+        PackingConfig { period_millis: 1000, saturated_percent: 85, spare_cores_percent: 50, shrink_below_percent: 50 }
+    }
+}
+
+impl PackingConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let key = |name: &str| format!("ferrogrid.io.packing.{name}");
+        if !(100..=60_000).contains(&self.period_millis) {
+            return Err(invalid(key("period-millis"), "expected 100..=60000 milliseconds"));
+        }
+        if !(1..=100).contains(&self.saturated_percent) {
+            return Err(invalid(key("saturated-percent"), "expected 1..=100 (hundredths of a core)"));
+        }
+        if self.spare_cores_percent > 100_000 {
+            return Err(invalid(key("spare-cores-percent"), "expected 0..=100000 (hundredths of a core)"));
+        }
+        if self.shrink_below_percent >= self.saturated_percent {
+            let why = "expected less than saturated-percent (a reactor made active would be given back at once)";
+            return Err(invalid(key("shrink-below-percent"), why));
+        }
+        Ok(())
+    }
+
+    pub fn period(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.period_millis)
+    }
 }
 
 impl Default for IoConfig {
     fn default() -> Self {
-        IoConfig { balancer_interval_seconds: 20, initial_placement: Placement::Packed }
+        IoConfig {
+            balancer_interval_seconds: 20,
+            initial_placement: Placement::Packed,
+            packing: PackingConfig::default(),
+        }
     }
 }
 
@@ -98,7 +152,7 @@ impl IoConfig {
             let key = "hazelcast.properties.hazelcast.io.balancer.interval.seconds";
             return Err(invalid(key, "expected a positive number of seconds, or a negative one to disable"));
         }
-        Ok(())
+        self.packing.validate()
     }
 
     /// The balancer period, or None when disabled.

@@ -49,6 +49,13 @@ pub(crate) fn parse(text: &str) -> Result<LoadedConfig> {
             }
             if let Some(mut io) = ferrogrid.section("io")? {
                 io.set("initial-placement", &mut config.io.initial_placement, placement)?;
+                if let Some(mut packing) = io.section("packing")? {
+                    let config = &mut config.io.packing;
+                    packing.set("period-millis", &mut config.period_millis, unsigned)?;
+                    packing.set("saturated-percent", &mut config.saturated_percent, unsigned)?;
+                    packing.set("spare-cores-percent", &mut config.spare_cores_percent, unsigned)?;
+                    packing.set("shrink-below-percent", &mut config.shrink_below_percent, unsigned)?;
+                }
             }
             ferrogrid.set("fair-scheduling", &mut config.tenants.fair_scheduling, boolean)?;
             for mut section in ferrogrid.list("tenants")? {
@@ -815,6 +822,26 @@ hazelcast:
         assert_eq!(invalid_key(zero), "hazelcast.properties.hazelcast.io.balancer.interval.seconds");
         assert_eq!(invalid_key("ferrogrid: {io: {initial-placement: random}}"), "ferrogrid.io.initial-placement");
         assert_eq!(MemberConfig::default().io.balancer_interval(), Some(std::time::Duration::from_secs(20)));
+    }
+
+    #[test]
+    fn packing_thresholds_are_read_and_checked() {
+        let text = "ferrogrid: {io: {packing: {period-millis: 500, saturated-percent: 70, \
+                    spare-cores-percent: 150, shrink-below-percent: 30}}}";
+        let loaded = load(text);
+        let packing = &loaded.config.io.packing;
+        assert_eq!((packing.period_millis, packing.saturated_percent), (500, 70));
+        assert_eq!((packing.spare_cores_percent, packing.shrink_below_percent), (150, 30));
+        assert!(loaded.unsupported_keys.is_empty(), "{:?}", loaded.unsupported_keys);
+        let key = |name: &str| format!("ferrogrid.io.packing.{name}");
+        let invalid = |setting: &str| invalid_key(&format!("ferrogrid: {{io: {{packing: {{{setting}}}}}}}"));
+        assert_eq!(invalid("period-millis: 50"), key("period-millis"));
+        assert_eq!(invalid("saturated-percent: 0"), key("saturated-percent"));
+        assert_eq!(invalid("saturated-percent: 101"), key("saturated-percent"));
+        assert_eq!(invalid("spare-cores-percent: 100001"), key("spare-cores-percent"));
+        assert_eq!(invalid("shrink-below-percent: 85"), key("shrink-below-percent"), "not below saturated");
+        assert_eq!(invalid("saturated-percent: 40"), key("shrink-below-percent"), "the default 50 is not below 40");
+        assert_eq!(invalid("period-millis: -1"), key("period-millis"));
     }
 
     #[test]

@@ -6,36 +6,28 @@
 //! CPU than the requests they serve (BENCHMARKS.md, "Removing the hop"), so a second reactor
 //! pays only when the first cannot keep up and a core is there for the second to run on.
 //!
-//! Reactors `0..active` take new connections (`Shared::least_loaded`). Every [`PERIOD`] this
-//! thread reads each reactor thread's CPU time (`/proc/self/task/<tid>/schedstat`) and the
-//! machine's idle time (`/proc/stat`), and [`plan`] decides:
-//! - **grow** when every active reactor used at least [`SATURATED`] of a core and the machine
-//!   had at least [`SPARE_CORES`] idle: one more reactor becomes active and takes the busiest
-//!   connection of the busiest active reactor (the IO balancer's move, `Task::MigrateBusiest`);
-//!   the balancer then evens the active reactors out;
-//! - **shrink** when the active reactors together used less than [`SHRINK_BELOW`] of a core per
-//!   reactor that would be left: the last active reactor gives every connection to the others
-//!   (`Task::Vacate`).
+//! Reactors `0..active` take new connections (`Shared::least_loaded`). Every period
+//! (`ferrogrid.io.packing`, [`PackingConfig`]; 1 s by default) this thread reads each reactor
+//! thread's CPU time (`/proc/self/task/<tid>/schedstat`) and the machine's idle time
+//! (`/proc/stat`), and [`plan`] decides:
+//! - **grow** when every active reactor used at least `saturated-percent` of a core (85) and
+//!   the machine had at least `spare-cores-percent` idle (50: half a core): one more reactor
+//!   becomes active and takes the busiest connection of the busiest active reactor (the IO
+//!   balancer's move, `Task::MigrateBusiest`); the balancer then evens the active reactors out;
+//! - **shrink** when the active reactors together used less than `shrink-below-percent` of a
+//!   core (50) per reactor that would be left: the last active reactor gives every connection
+//!   to the others (`Task::Vacate`).
 //!
 //! Inactive reactors still own their partitions, timers and sweeps; requests for their
 //! partitions run on the reactor that read them (`held.rs`), which finds them free.
 //! Without `/proc` (no CPU times) nothing changes: the reactors active at start stay so.
 
 use crate::shared::{Shared, Task};
+use ferrogrid_config::PackingConfig;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tracing::info;
-
-/// How often the load is read and the active reactors changed.
-pub const PERIOD: Duration = Duration::from_secs(1);
-/// A reactor that used this share of a core or more over a period is saturated.
-pub const SATURATED: f64 = 0.85;
-/// Another reactor becomes active only if the machine had this many cores idle over the period.
-pub const SPARE_CORES: f64 = 0.5;
-/// The last active reactor gives its connections back when the active reactors together used
-/// less than this share of a core per reactor that would remain.
-pub const SHRINK_BELOW: f64 = 0.5;
 
 /// What to do with the active reactors.
 #[derive(Debug, PartialEq, Eq)]
@@ -46,13 +38,15 @@ pub enum Step {
 }
 
 /// Decides from each reactor's CPU over the period (in cores) and the machine's idle cores.
-pub fn plan(active: usize, busy: &[f64], idle_cores: f64) -> Step {
+pub fn plan(active: usize, busy: &[f64], idle_cores: f64, thresholds: &PackingConfig) -> Step {
+    let cores = |percent: u32| f64::from(percent) / 100.0;
     let active = active.clamp(1, busy.len());
     let in_use = &busy[..active];
-    if active < busy.len() && in_use.iter().all(|cores| *cores >= SATURATED) && idle_cores >= SPARE_CORES {
+    let saturated = in_use.iter().all(|used| *used >= cores(thresholds.saturated_percent));
+    if active < busy.len() && saturated && idle_cores >= cores(thresholds.spare_cores_percent) {
         return Step::Grow;
     }
-    if active > 1 && in_use.iter().sum::<f64>() < SHRINK_BELOW * (active - 1) as f64 {
+    if active > 1 && in_use.iter().sum::<f64>() < cores(thresholds.shrink_below_percent) * (active - 1) as f64 {
         return Step::Shrink;
     }
     Step::Stay
@@ -117,10 +111,10 @@ fn load_between(before: &Reading, after: &Reading) -> (Vec<f64>, f64) {
     (busy.collect(), idle_cores)
 }
 
-/// Runs packed placement every [`PERIOD`] until shutdown.
+/// Runs packed placement every configured period until shutdown.
 pub fn packing_loop(shared: Arc<Shared>) {
     let mut last = None;
-    shared.every(PERIOD, || {
+    shared.every(shared.config.io.packing.period(), || {
         let Some(now) = read(&shared) else { return };
         if let Some(before) = last.replace(now) {
             let (busy, idle_cores) = load_between(&before, last.as_ref().expect("just set"));
@@ -139,7 +133,7 @@ fn apply(shared: &Shared, busy: &[f64], idle_cores: f64) {
             shared.reactors[index].wake();
         }
     }
-    match plan(active, busy, idle_cores) {
+    match plan(active, busy, idle_cores, &shared.config.io.packing) {
         Step::Stay => {}
         Step::Grow => {
             shared.packing.active_reactors.set(active as u64 + 1);
@@ -169,9 +163,11 @@ fn apply(shared: &Shared, busy: &[f64], idle_cores: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn one_more_reactor_only_when_every_active_one_is_saturated_and_a_core_is_idle() {
+        let plan = |active, busy: &[f64], idle| plan(active, busy, idle, &PackingConfig::default());
         assert_eq!(plan(1, &[0.95, 0.0], 1.0), Step::Grow);
         assert_eq!(plan(1, &[0.95, 0.0], 0.2), Step::Stay, "no idle core for a second reactor");
         assert_eq!(plan(1, &[0.6, 0.0], 1.0), Step::Stay, "the first reactor keeps up");
@@ -182,11 +178,26 @@ mod tests {
 
     #[test]
     fn the_last_active_reactor_gives_its_connections_back_when_the_load_fits_in_fewer() {
+        let plan = |active, busy: &[f64], idle| plan(active, busy, idle, &PackingConfig::default());
         assert_eq!(plan(2, &[0.2, 0.2], 1.5), Step::Shrink);
         assert_eq!(plan(2, &[0.4, 0.3], 1.5), Step::Stay, "0.7 cores would crowd one reactor");
         assert_eq!(plan(3, &[0.3, 0.3, 0.3], 1.5), Step::Shrink);
         assert_eq!(plan(1, &[0.0, 0.0], 2.0), Step::Stay, "one reactor stays active");
         assert_eq!(plan(0, &[0.0, 0.0], 2.0), Step::Stay, "active is at least one");
+    }
+
+    #[test]
+    fn the_thresholds_are_settings() {
+        let eager = PackingConfig {
+            saturated_percent: 60,
+            spare_cores_percent: 20,
+            shrink_below_percent: 10,
+            ..Default::default()
+        };
+        assert_eq!(plan(1, &[0.65, 0.0], 0.3, &eager), Step::Grow);
+        assert_eq!(plan(1, &[0.65, 0.0], 0.3, &PackingConfig::default()), Step::Stay);
+        assert_eq!(plan(2, &[0.2, 0.2], 1.5, &eager), Step::Stay, "0.4 cores is not below 0.1 per reactor left");
+        assert_eq!(plan(2, &[0.05, 0.0], 1.5, &eager), Step::Shrink);
     }
 
     /// A member's shared state with `reactors` reactors that do not run: their inboxes keep
