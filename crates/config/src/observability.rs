@@ -98,7 +98,8 @@ pub struct PackingConfig {
     /// more reactor becomes active only when every active one is (1..=100).
     pub saturated_percent: u32,
     /// `spare-cores-percent`: ... and only if the machine had this much idle, in hundredths of a
-    /// core (0..=100,000: 50 is half a core).
+    /// core (0..=100,000: 90 is almost a whole core). A second reactor that must share a core with
+    /// the clients costs more than it brings (BENCHMARKS.md, "Packed placement").
     pub spare_cores_percent: u32,
     /// `shrink-below-percent`: the last active reactor gives its connections back when the
     /// active reactors together used less than this share of a core per reactor that would
@@ -108,7 +109,7 @@ pub struct PackingConfig {
 
 impl Default for PackingConfig {
     fn default() -> Self {
-        PackingConfig { period_millis: 1000, saturated_percent: 85, spare_cores_percent: 50, shrink_below_percent: 50 }
+        PackingConfig { period_millis: 1000, saturated_percent: 85, spare_cores_percent: 90, shrink_below_percent: 50 }
     }
 }
 

@@ -11,7 +11,7 @@
 //! thread's CPU time (`/proc/self/task/<tid>/schedstat`) and the machine's idle time
 //! (`/proc/stat`), and [`plan`] decides:
 //! - **grow** when every active reactor used at least `saturated-percent` of a core (85) and
-//!   the machine had at least `spare-cores-percent` idle (50: half a core): one more reactor
+//!   the machine had at least `spare-cores-percent` idle (90: almost a whole core): one more reactor
 //!   becomes active and takes the busiest connection of the busiest active reactor (the IO
 //!   balancer's move, `Task::MigrateBusiest`); the balancer then evens the active reactors out;
 //! - **shrink** when the active reactors together used less than `shrink-below-percent` of a
@@ -170,6 +170,7 @@ mod tests {
         let plan = |active, busy: &[f64], idle| plan(active, busy, idle, &PackingConfig::default());
         assert_eq!(plan(1, &[0.95, 0.0], 1.0), Step::Grow);
         assert_eq!(plan(1, &[0.95, 0.0], 0.2), Step::Stay, "no idle core for a second reactor");
+        assert_eq!(plan(1, &[0.87, 0.0], 0.55), Step::Stay, "half a core idle: a second reactor would share one");
         assert_eq!(plan(1, &[0.6, 0.0], 1.0), Step::Stay, "the first reactor keeps up");
         assert_eq!(plan(2, &[0.9, 0.5, 0.0], 2.0), Step::Stay, "one active reactor has room");
         assert_eq!(plan(2, &[0.9, 0.9, 0.0], 1.0), Step::Grow);
