@@ -1073,6 +1073,25 @@ def test_a_unisocket_listener_hears_every_member_also_after_a_join_and_a_leave(m
 # --------------------------------------------------------------------------- 11. backup acknowledgements to the client
 
 
+def backup_listener_on_every_connection(client, members):
+    """Whether the client's listeners (here only its local backup listener) are registered on a
+    connection to each of `members` members. The Python client registers them on a new
+    connection asynchronously; until it has, the member waits for the backups itself and
+    answers without backup events (a CI run against Hazelcast once put before that and got
+    no IndeterminateOperationStateError)."""
+    connections = list(client._connection_manager.active_connections.values())
+    registrations = list(client._listener_service._active_registrations.values())
+    return (
+        len(connections) == members
+        and bool(registrations)
+        and all(
+            connection in registration.connection_registrations
+            for registration in registrations
+            for connection in connections
+        )
+    )
+
+
 def test_a_write_whose_backup_is_stopped_is_indeterminate_for_a_client_that_asks(make_cluster, request, note):
     # A smart client asks for backup acknowledgements (the Python client's default): the owner
     # answers at once with the number of synchronous backups and each backup's acknowledgement
@@ -1089,6 +1108,9 @@ def test_a_write_whose_backup_is_stopped_is_indeterminate_for_a_client_that_asks
     lenient = cluster.client(smart=True, operation_backup_timeout=1.0)
     members = wait_members(strict, 2, FORM_TIMEOUT)
     wait_members(lenient, 2, FORM_TIMEOUT)
+    for client in (strict, lenient):
+        listening = lambda client=client: backup_listener_on_every_connection(client, 2)  # noqa: E731
+        wait_until(listening, 30, "the client's backup listener on its connection to each member")
     name = unique_map_name(request.node.name)
     strict_map, lenient_map = strict.get_map(name).blocking(), lenient.get_map(name).blocking()
     owner_uuid = members[0].uuid
@@ -1104,17 +1126,29 @@ def test_a_write_whose_backup_is_stopped_is_indeterminate_for_a_client_that_asks
     strict_map.put(key, "before")  # both members running: acknowledged at once
     assert time.monotonic() - started < 0.8
     backup = cluster.by_member_info(members[1])
-    backup.send(signal.SIGSTOP, "the key's backup stops")
-    try:
-        started = time.monotonic()
-        with pytest.raises(IndeterminateOperationStateError):
-            strict_map.put(key, "strict")
-        strict_waited = time.monotonic() - started
-        started = time.monotonic()
-        lenient_map.put(key, "lenient")
-        lenient_waited = time.monotonic() - started
-    finally:
-        backup.send(signal.SIGCONT, "the backup continues")
+    # Just after the second member joined, the owner may not have the key's backup replica yet
+    # (Hazelcast assigns it by a migration of its own) and then expects no acknowledgement: the
+    # put is answered at once. A CI run against Hazelcast once did that (3 ms). Such an attempt
+    # is let go and tried again after a second; an owner that never expects one fails the test.
+    for attempt in range(1, 6):
+        backup.send(signal.SIGSTOP, "the key's backup stops")
+        try:
+            started = time.monotonic()
+            try:
+                strict_map.put(key, "strict")
+            except IndeterminateOperationStateError:
+                strict_waited = time.monotonic() - started
+                started = time.monotonic()
+                lenient_map.put(key, "lenient")
+                lenient_waited = time.monotonic() - started
+                break
+            answered = time.monotonic() - started
+        finally:
+            backup.send(signal.SIGCONT, "the backup continues")
+        note("attempt %d: the strict put was answered after %.3f s, no backup expected yet" % (attempt, answered))
+        time.sleep(1)
+    else:
+        pytest.fail("the owner never waited for the stopped backup's acknowledgement")
     note(
         "backup stopped: strict client failed after %.2f s, lenient client answered after %.2f s "
         "(operation_backup_timeout 1 s)" % (strict_waited, lenient_waited)
