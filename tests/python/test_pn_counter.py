@@ -126,14 +126,22 @@ def test_values_wrap_around_as_java_longs(counter):
     assert counter.subtract_and_get(6) == LONG_MAX
 
 
-def test_adding_long_min_value_fails_with_a_stack_overflow_and_changes_nothing(counter):
+def test_adding_long_min_value_fails_with_a_stack_overflow_and_changes_nothing(counter, target):
     counter.add_and_get(7)
     clock = observed_clock(counter)
     with pytest.raises(HazelcastError) as raised:
         counter.add_and_get(LONG_MIN)
     assert "java.lang.StackOverflowError" in server_error_line(raised.value)
-    with pytest.raises(HazelcastError):
-        counter.get_and_add(LONG_MIN)
+    # A real member once left this second one unanswered (a CI run waited 60 s): where its
+    # StackOverflowError strikes depends on the JIT's frames. ferrogrid must answer it.
+    future = counter._wrapped.get_and_add(LONG_MIN)
+    answered = threading.Event()
+    future.add_done_callback(lambda _: answered.set())
+    if answered.wait(10):
+        with pytest.raises(HazelcastError):
+            future.result()
+    else:
+        assert target == "hazelcast", "no answer to getAndAdd(Long.MIN_VALUE) within 10 s"
     assert counter.get() == 7
     assert observed_clock(counter) == clock
     assert counter.subtract_and_get(LONG_MAX) == 7 - LONG_MAX, "Long.MAX_VALUE is an ordinary delta"
