@@ -312,6 +312,13 @@ def fmt(v, spec=",.0f"):
     return format(v, spec) if isinstance(v, (int, float)) else str(v)
 
 
+def table_row(width, *cells):
+    """Prints one Markdown table row of `width` columns: the cells given (a `|` in them escaped),
+    then empty ones."""
+    cells = [str(cell).replace("|", "\\|") for cell in cells] + [""] * (width - len(cells))
+    print("| " + " | ".join(cells) + " |")
+
+
 def report(results, args):
     labels, seen = [], {}
     total = {t: sum(1 for r in results if r["target"] == t) for t in {r["target"] for r in results}}
@@ -333,20 +340,19 @@ def report(results, args):
     for label, r in zip(labels, results):
         point = r.get("point", {})
         if "error" in point:
-            print("| %s | (failed) | %s | | | | | | |" % (label, point["error"].replace("|", "\\|")))
+            table_row(9, label, "(failed)", point["error"])
             continue
         sql, get = point["sql"], point["get"]
         for kind, op_name, d in (("sql", "`SELECT name … WHERE __key = ?`", sql), ("get", "`map.get(k)`", get)):
             if "error" in d:
-                print("| %s | %s | failed: %s | | | | | | |" % (label, op_name, d["error"].replace("|", "\\|")))
+                table_row(9, label, op_name, "failed: " + d["error"])
                 continue
-            ratio = "| |"
+            ratios = ()
             if kind == "sql" and "error" not in get:
-                ratio = "| **%.2f** | **%.2f**" % (sql["p50_us"] / get["p50_us"], sql["mean_us"] / get["mean_us"])
-            print(
-                "| %s | %s | %s | %s | %s | %s | %s %s |"
-                % (label, op_name, fmt(d["p50_us"]), fmt(d["p99_us"]), fmt(d["mean_us"]), fmt(d["cpu_us_per_op"], ",.1f"),
-                   fmt(d["client_cpu_us_per_op"]), ratio)
+                ratios = ("**%.2f**" % (sql["p50_us"] / get["p50_us"]), "**%.2f**" % (sql["mean_us"] / get["mean_us"]))
+            table_row(
+                9, label, op_name, fmt(d["p50_us"]), fmt(d["p99_us"]), fmt(d["mean_us"]),
+                fmt(d["cpu_us_per_op"], ",.1f"), fmt(d["client_cpu_us_per_op"]), *ratios,
             )
 
     print()
@@ -360,20 +366,19 @@ def report(results, args):
     for label, r in zip(labels, results):
         agg = r.get("agg", {})
         if "error" in agg:
-            print("| %s | (failed) | %s | | | | | |" % (label, agg["error"].replace("|", "\\|")))
+            table_row(8, label, "(failed)", agg["error"])
             continue
         for name, _ in AGG_QUERIES:
             d = agg.get(name, {"error": "not run"})
             if "error" in d:
-                print("| %s | %s | failed: %s | | | | | |" % (label, name, d["error"].replace("|", "\\|")))
+                table_row(8, label, name, "failed: " + d["error"])
                 continue
             h = (hz or {}).get("agg", {}).get(name, {})
             vs_med = "%.2f×" % (d["median_ms"] / h["median_ms"]) if "median_ms" in h else ""
             vs_cpu = "%.2f×" % (d["cpu_ms_per_query"] / h["cpu_ms_per_query"]) if h.get("cpu_ms_per_query") else ""
-            print(
-                "| %s | %s | %s | %s | %s | %s | %s | %s |"
-                % (label, name, fmt(d["median_ms"], ",.1f"), fmt(d["p90_ms"], ",.1f"), fmt(d["qps"], ",.1f"),
-                   fmt(d["cpu_ms_per_query"], ",.1f"), vs_med, vs_cpu)
+            table_row(
+                8, label, name, fmt(d["median_ms"], ",.1f"), fmt(d["p90_ms"], ",.1f"), fmt(d["qps"], ",.1f"),
+                fmt(d["cpu_ms_per_query"], ",.1f"), vs_med, vs_cpu,
             )
     print()
     print("(ratios vs Hazelcast: ferrogrid / Hazelcast; below 1 means ferrogrid is faster / cheaper)")

@@ -1109,8 +1109,11 @@ def test_a_write_whose_backup_is_stopped_is_indeterminate_for_a_client_that_asks
     members = wait_members(strict, 2, FORM_TIMEOUT)
     wait_members(lenient, 2, FORM_TIMEOUT)
     for client in (strict, lenient):
-        listening = lambda client=client: backup_listener_on_every_connection(client, 2)  # noqa: E731
-        wait_until(listening, 30, "the client's backup listener on its connection to each member")
+        wait_until(
+            lambda client=client: backup_listener_on_every_connection(client, 2),
+            30,
+            "the client's backup listener on its connection to each member",
+        )
     name = unique_map_name(request.node.name)
     strict_map, lenient_map = strict.get_map(name).blocking(), lenient.get_map(name).blocking()
     owner_uuid = members[0].uuid
