@@ -4,8 +4,8 @@
 //! connections) and `reactor_threads` reactors. The acceptor never touches a connection again
 //! after handing it over.
 
-use crate::cluster::ClusterView;
-use crate::reactor::{Reactor, WAKER_TOKEN};
+use crate::cluster::view::ClusterView;
+use crate::net::reactor::{Reactor, WAKER_TOKEN};
 use crate::shared::{inbox, ClusterEvent, ReactorHandle, Shared, Task};
 use crossbeam_channel::Receiver;
 use ferrogrid_config::MemberConfig;
@@ -79,7 +79,7 @@ impl Member {
         let acceptor_shared = shared.clone();
         threads.push(spawn("acceptor".into(), move || accept_loop(acceptor_shared, acceptor_poll, listener))?);
         let (cluster_shared, member_address) = (shared.clone(), shared.member_address.clone());
-        let cluster = move || crate::cluster_service::run(cluster_shared, cluster_receiver, member_address);
+        let cluster = move || crate::cluster::service::run(cluster_shared, cluster_receiver, member_address);
         threads.push(spawn("cluster".into(), cluster)?);
         wait_until_serving(&shared);
         let metrics_address = start_observability(&shared, &mut threads)?;
@@ -105,8 +105,8 @@ impl Member {
     }
 
     /// Every probe, read now.
-    pub fn probes(&self) -> Vec<crate::probes::Probe> {
-        crate::metrics::collect(&self.shared)
+    pub fn probes(&self) -> Vec<crate::obs::probes::Probe> {
+        crate::obs::metrics::collect(&self.shared)
     }
 
     /// Leaves the cluster gracefully (its partitions are handed to the other members first,
@@ -145,7 +145,7 @@ impl Member {
             let _ = reactor.waker.wake();
         }
         if let Some(address) = self.metrics_address {
-            crate::metrics::wake_http(address);
+            crate::obs::metrics::wake_http(address);
         }
         for thread in self.threads {
             let _ = thread.join();
@@ -164,7 +164,7 @@ pub(crate) fn new_reactor(config: &MemberConfig) -> Result<(Poll, ReactorHandle,
         waker,
         sleeping: AtomicBool::new(false),
         connections: AtomicUsize::new(0),
-        probes: crate::probes::ReactorProbes::default(),
+        probes: crate::obs::probes::ReactorProbes::default(),
         ready_version: AtomicU64::new(0),
         tenant_probes: (0..=config.tenants.tenants.len()).map(|_| Default::default()).collect(),
         thread_id: AtomicU64::new(0),
@@ -186,7 +186,8 @@ pub(crate) fn shared_state(
     let view = ClusterView::new(member_uuid, host.clone(), address.port() as i32, config.partition_count);
     let member_address = format!("{host}:{}", address.port());
     let me = ferrogrid_cluster::MemberId(member_uuid.as_u128());
-    let cluster = Arc::new(crate::replication::ClusterState::alone(me, config.partition_count as usize));
+    let cluster =
+        Arc::new(crate::cluster::replication::state::ClusterState::alone(me, config.partition_count as usize));
     let (cluster_events, cluster_receiver) = crossbeam_channel::bounded(config.limits.cluster_event_queue as usize);
     let tenants = config
         .tenants
@@ -195,8 +196,8 @@ pub(crate) fn shared_state(
         .map(|tenant| crate::tenants::Tenant::new(tenant.clone(), reactor_count))
         .collect();
     let config = Arc::new(config);
-    let flake_ids = crate::flake_id::FlakeIdGenerators::new(config.clone());
-    let packing = crate::probes::PackingProbes::new(crate::packing::initial_active(&config, reactor_count));
+    let flake_ids = crate::engine::flake_id::FlakeIdGenerators::new(config.clone());
+    let packing = crate::obs::probes::PackingProbes::new(crate::net::packing::initial_active(&config, reactor_count));
     let shared = Arc::new(Shared {
         config,
         view,
@@ -213,7 +214,7 @@ pub(crate) fn shared_state(
         client_closes: Default::default(),
         congested_links: AtomicUsize::new(0),
         clients: parking_lot::Mutex::new(std::collections::HashMap::new()),
-        balancer: crate::probes::BalancerProbes::default(),
+        balancer: crate::obs::probes::BalancerProbes::default(),
         packing,
         cluster: RwLock::new(cluster),
         cluster_events,
@@ -319,11 +320,11 @@ fn start_observability(
     if metrics.enabled {
         if let Some(path) = metrics.file.clone() {
             let (shared, config) = (shared.clone(), metrics.clone());
-            threads.push(spawn("metrics", Box::new(move || crate::metrics::log_loop(shared, config, path)))?);
+            threads.push(spawn("metrics", Box::new(move || crate::obs::metrics::log_loop(shared, config, path)))?);
         }
         if metrics.http_enabled {
             let listener =
-                crate::metrics::bind_http(&shared.config.network.host, metrics.http_port).map_err(|source| {
+                crate::obs::metrics::bind_http(&shared.config.network.host, metrics.http_port).map_err(|source| {
                     StartError::NoFreePort {
                         host: shared.config.network.host.clone(),
                         first: metrics.http_port,
@@ -333,16 +334,16 @@ fn start_observability(
                 })?;
             metrics_address = listener.local_addr().ok();
             let shared = shared.clone();
-            threads.push(spawn("metrics-http", Box::new(move || crate::metrics::http_loop(shared, listener)))?);
+            threads.push(spawn("metrics-http", Box::new(move || crate::obs::metrics::http_loop(shared, listener)))?);
         }
     }
     if let Some(interval) = shared.config.io.balancer_interval() {
         let shared = shared.clone();
-        threads.push(spawn("io-balancer", Box::new(move || crate::balancer::balancer_loop(shared, interval)))?);
+        threads.push(spawn("io-balancer", Box::new(move || crate::net::balancer::balancer_loop(shared, interval)))?);
     }
     if shared.active_reactors() < shared.reactor_count() {
         let shared = shared.clone();
-        threads.push(spawn("io-packing", Box::new(move || crate::packing::packing_loop(shared)))?);
+        threads.push(spawn("io-packing", Box::new(move || crate::net::packing::packing_loop(shared)))?);
     }
     Ok(metrics_address)
 }

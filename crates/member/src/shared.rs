@@ -1,9 +1,9 @@
 //! State shared by all threads of a member: configuration, identity, the reactors' inboxes
 //! and the distributed-object registry. Nothing here is partition data.
 
-use crate::cluster::ClusterView;
-use crate::connection::ConnectionShared;
-use crate::fanout::FanOut;
+use crate::cluster::view::ClusterView;
+use crate::net::connection::ConnectionShared;
+use crate::route::fanout::FanOut;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use ferrogrid_config::MemberConfig;
 use ferrogrid_protocol::PartitionId;
@@ -22,7 +22,7 @@ pub enum Task {
     NewConnection(mio::net::TcpStream, SocketAddr),
     /// Partition-bound requests of one connection for partitions this reactor owns, cut from
     /// one read batch (copied once out of the origin's read buffer, parsed here).
-    Partitions { connection: Arc<ConnectionShared>, batch: crate::envelope::Handoffs },
+    Partitions { connection: Arc<ConnectionShared>, batch: crate::route::envelope::Handoffs },
     /// This reactor's share of a map-wide request.
     FanOut(Arc<FanOut>),
     /// A client has had no connection for the cleanup period: release its locks.
@@ -35,13 +35,13 @@ pub enum Task {
     /// reactor `to`.
     Vacate { to: usize },
     /// A connection another reactor moved here; from now on this reactor reads it.
-    AdoptConnection(Box<crate::connection::Connection>),
+    AdoptConnection(Box<crate::net::connection::Connection>),
     /// A link to another member this member opened (`FGM` and Hello already sent).
     NewMemberConnection(mio::net::TcpStream, SocketAddr),
     /// New members, table or links from the cluster service.
-    Cluster(Arc<crate::replication::ClusterState>),
+    Cluster(Arc<crate::cluster::replication::state::ClusterState>),
     /// The writes of an `INSERT ... SELECT` whose query has run: fan them out (`sql.rs`).
-    SqlWrite(Box<crate::sql_service::FollowUp>),
+    SqlWrite(Box<crate::sql::service::FollowUp>),
     /// Member traffic for this reactor's partitions or forwarded requests, read by another
     /// reactor from a member link.
     Member { from: ferrogrid_cluster::MemberId, work: MemberWork },
@@ -51,11 +51,11 @@ pub enum Task {
 #[derive(Debug)]
 pub enum ClusterEvent {
     /// A link exchanged identities (the reactor checked cluster name and partition count).
-    Hello { link: Arc<ConnectionShared>, outgoing: bool, hello: crate::peer::Hello },
+    Hello { link: Arc<ConnectionShared>, outgoing: bool, hello: crate::cluster::peer::Hello },
     /// A membership message from the member at the other end of `link`.
-    Control { link: crate::connection::ConnectionId, from: ferrogrid_cluster::MemberId, bytes: Vec<u8> },
+    Control { link: crate::net::connection::ConnectionId, from: ferrogrid_cluster::MemberId, bytes: Vec<u8> },
     /// A link closed.
-    Closed { link: crate::connection::ConnectionId },
+    Closed { link: crate::net::connection::ConnectionId },
     /// Leave the cluster gracefully (then the member stops).
     Shutdown,
     /// A reactor became ready for a table version (look now rather than at the next tick).
@@ -93,7 +93,7 @@ pub struct ReactorHandle {
     /// Connections owned (for placing new connections on the least-loaded reactor).
     pub connections: AtomicUsize,
     /// This reactor's probes (written by it, read by anyone).
-    pub probes: crate::probes::ReactorProbes,
+    pub probes: crate::obs::probes::ReactorProbes,
     /// The table version for which every replica this reactor holds is complete.
     pub ready_version: AtomicU64,
     /// Per tenant id (0: the default tenant): this reactor's tenant probes.
@@ -102,7 +102,7 @@ pub struct ReactorHandle {
     pub thread_id: AtomicU64,
     /// The lock around this reactor's partitions (`held.rs`), set when the reactor is built:
     /// another reactor runs requests on them itself when it can take it.
-    pub(crate) owner: std::sync::OnceLock<crate::held::OwnerLock>,
+    pub(crate) owner: std::sync::OnceLock<crate::partition::held::OwnerLock>,
 }
 
 impl ReactorHandle {
@@ -132,15 +132,15 @@ pub struct Shared {
     pub reactors: Vec<ReactorHandle>,
     pub objects: RwLock<BTreeSet<ObjectName>>,
     /// Distributed-object listeners registered with this member.
-    pub cluster_listeners: crate::cluster_events::ClusterListeners,
+    pub cluster_listeners: crate::cluster::events::ClusterListeners,
     /// The cluster's Compact schemas (every member holds all).
-    pub schemas: Arc<crate::schemas::Schemas>,
+    pub schemas: Arc<crate::engine::schemas::Schemas>,
     /// The SQL service: the mappings (every member holds all) and the open cursors.
-    pub(crate) sql: Arc<crate::sql_service::SqlService>,
+    pub(crate) sql: Arc<crate::sql::service::SqlService>,
     /// Every map's index definitions (`Map.addIndex`).
-    pub indexes: Arc<crate::index::Registry>,
+    pub indexes: Arc<crate::engine::map::index::Registry>,
     /// Listener registrations of this member's unisocket clients made on every member.
-    pub relays: crate::relays::Relays,
+    pub relays: crate::cluster::relays::Relays,
     pub shutdown: AtomicBool,
     pub next_connection_id: AtomicU64,
     pub open_connections: AtomicUsize,
@@ -155,11 +155,11 @@ pub struct Shared {
     /// had none for `CLIENT_CLEANUP_PERIOD_MS`).
     pub clients: parking_lot::Mutex<std::collections::HashMap<ferrogrid_protocol::Uuid, usize>>,
     /// The IO balancer's probes.
-    pub balancer: crate::probes::BalancerProbes,
+    pub balancer: crate::obs::probes::BalancerProbes,
     /// Packed placement's state and probes (`packing.rs`).
-    pub packing: crate::probes::PackingProbes,
+    pub packing: crate::obs::probes::PackingProbes,
     /// The latest members, table and links (reactors get each as a task as well).
-    pub cluster: RwLock<Arc<crate::replication::ClusterState>>,
+    pub cluster: RwLock<Arc<crate::cluster::replication::state::ClusterState>>,
     /// Where reactors send link and membership events.
     pub cluster_events: Sender<ClusterEvent>,
     /// This member is in a cluster (founded or joined one).
@@ -171,7 +171,7 @@ pub struct Shared {
     /// The configured tenants; tenant id `i + 1` is `tenants[i]`.
     pub tenants: Vec<crate::tenants::Tenant>,
     /// Flake id generators' state (member-wide, any reactor issues batches).
-    pub flake_ids: crate::flake_id::FlakeIdGenerators,
+    pub flake_ids: crate::engine::flake_id::FlakeIdGenerators,
 }
 
 /// How long a client may be without connections before its locks are released (Hazelcast's
@@ -203,8 +203,8 @@ impl Shared {
     /// A destroyed object: what this member keeps of it outside the partitions dropped (a
     /// flake id generator's state). The listing follows the OBJECT event of the destroying
     /// member; partition data and listeners go with the destroy's fan-out.
-    pub(crate) fn forget_object(&self, service: crate::peer::Service, name: &str) {
-        if service == crate::peer::Service::FlakeIdGenerator {
+    pub(crate) fn forget_object(&self, service: crate::cluster::peer::Service, name: &str) {
+        if service == crate::cluster::peer::Service::FlakeIdGenerator {
             self.flake_ids.destroy(name, crate::clock::now_ms());
         }
     }
@@ -256,8 +256,8 @@ impl Shared {
     /// Applies a proxy's creation or destruction to this member's listing and, if that
     /// changed it, tells this member's distributed-object listeners (local-only ones only
     /// when this member is the master, the oldest in the member list).
-    pub fn object_event_here(&self, event: &crate::cluster_events::ObjectEvent) {
-        use crate::cluster_events::ObjectChange;
+    pub fn object_event_here(&self, event: &crate::cluster::events::ObjectEvent) {
+        use crate::cluster::events::ObjectChange;
         let key = (event.service_name.clone(), event.name.clone());
         let changed = match event.change {
             ObjectChange::Created => self.objects.write().insert(key),
@@ -273,7 +273,7 @@ impl Shared {
 
     /// Tells this member's partition-lost listeners of `losses` (sent by the master when
     /// members died).
-    pub fn partitions_lost_here(&self, losses: &[crate::cluster_events::PartitionLoss]) {
+    pub fn partitions_lost_here(&self, losses: &[crate::cluster::events::PartitionLoss]) {
         let limit = self.config.limits.listener_event_queue_bytes as usize;
         let backups = |map: &str| {
             let config = self.config.maps.for_map(map);
@@ -286,7 +286,7 @@ impl Shared {
         id.checked_sub(1).and_then(|index| self.tenants.get(index as usize))
     }
 
-    pub fn cluster_state(&self) -> Arc<crate::replication::ClusterState> {
+    pub fn cluster_state(&self) -> Arc<crate::cluster::replication::state::ClusterState> {
         self.cluster.read().clone()
     }
 

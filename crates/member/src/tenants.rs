@@ -15,7 +15,7 @@
 //!   requests refused, as configured), entries and bytes held (writes refused once the
 //!   member's owned partitions hold that much for the tenant; measured twice a second).
 
-use crate::probes::Counter;
+use crate::obs::probes::Counter;
 use ferrogrid_config::{OverQuota, TenantConfig};
 use ferrogrid_protocol::frame::FRAME_HEADER_SIZE;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};

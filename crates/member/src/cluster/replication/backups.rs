@@ -1,0 +1,804 @@
+//! What a partition's owner does for its replicas, and a replica for its owner: backups,
+//! replica snapshots on table changes, and relaying forwarded requests' answers. The state it
+//! works on is a reactor's [`Replication`] (`replication.rs`); routing to the owner member is
+//! `Replication::route`.
+//!
+//! - **Backups.** After an operation on a partition this member owns, each object it changed
+//!   (a map, …) writes its changes (`PartitionObject::write_changes`), and they are sent to
+//!   the partition's backup members (batched per peer per loop iteration: one BACKUP message
+//!   per peer however many operations ran), where the same object applies them. Nothing here
+//!   knows an object's records. If the object has synchronous backups, the operation's
+//!   response is held under a sequence number until every synchronous backup acknowledged
+//!   it. A backup that refuses (it does not consider the sender the owner) turns the response
+//!   into PartitionMigratingException, which clients retry. Backup members that leave, or a
+//!   `backup-timeout` without an answer, release it.
+//! - **Table changes.** Each new table version is applied per partition, comparing the
+//!   member's replica index before and after: an old owner sends its data to a new owner that
+//!   had no replica; a new owner that had no replica waits for it (its partition answers
+//!   PartitionMigratingException meanwhile); an owner that is new, or whose backups are new,
+//!   sends them the whole partition (every object's `write_snapshot`, in bounded chunks); a
+//!   member that lost its replica drops the data. Readiness (every replica this member holds
+//!   has its data) is reported to the cluster service, which tells the master.
+//! - **Forwarding.** A request for a partition another member owns is sent to that member with
+//!   a correlation id naming this reactor; its answer is relayed to the client with the
+//!   original id. Nothing waits: the pending request is a map entry.
+
+use crate::cluster::peer::{self, ObjectRecord, SnapshotWriter};
+use crate::cluster::replication::state::{ClusterState, Forward, HeldWrite, PendingWrite};
+use crate::engine::request::{ErrorKind, OpError};
+use crate::net::connection::ConnectionShared;
+use crate::partition::owner::{Call, PartitionOwner};
+use crate::route::wire;
+use ferrogrid_cluster::{MemberId, PartitionTable};
+use ferrogrid_protocol::codec::BackupEvent;
+use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
+use ferrogrid_protocol::{Message, PartitionId};
+use std::sync::Arc;
+use tracing::{debug, warn};
+
+impl PartitionOwner {
+    /// After an operation on `partition` (which this member owns): sends every object's
+    /// recorded changes to the backups and, if any is synchronous, holds the response written
+    /// since `start` until they acknowledged it.
+    pub fn replicate(
+        &mut self,
+        partition: PartitionId,
+        call: &Call<'_>,
+        out: &mut Vec<u8>,
+        start: usize,
+        others: Vec<(Arc<ConnectionShared>, Vec<u8>)>,
+    ) {
+        let partition = partition.0 as usize;
+        let local = self.replication.local(partition);
+        if !self.partitions[local].tracks_changes() {
+            self.send_others(others);
+            return;
+        }
+        let mut held = HeldWrite { answered: out.len() > start, ..HeldWrite::default() };
+        let mut body = std::mem::take(&mut self.replication.changes);
+        for (kind, name, object) in self.partitions[local].objects_mut() {
+            let object = object.as_object_mut();
+            body.clear();
+            object.write_changes(&mut body);
+            if !body.is_empty() {
+                let record = ObjectRecord { kind, name, body: &body };
+                self.replication.queue_backup(partition, &record, object.sync_backup_count(), &mut held);
+            }
+        }
+        self.replication.changes = body;
+        if held.sequence == 0 || held.waiting.is_empty() {
+            self.send_others(others);
+        } else {
+            let client_acks = Self::answer_now(call, out, start, held.waiting.len());
+            let response = if client_acks.is_some() { Vec::new() } else { out.split_off(start) };
+            let deadline_ms = self.now_ms + self.replication.backup_timeout_ms;
+            let pending = PendingWrite {
+                connection: call.connection.clone(),
+                correlation_id: call.correlation_id,
+                response,
+                waiting: held.waiting,
+                refused: false,
+                deadline_ms,
+                others,
+                client_acks,
+            };
+            self.replication.pending.insert(held.sequence, pending);
+            self.replication.last_held[local] = held.sequence;
+        }
+    }
+
+    /// For a backup-aware call whose answer is `out[start..]`: writes the number of backups
+    /// to wait for into the answer's header, which then goes out now (Hazelcast's backup
+    /// acknowledgements to the client), and returns the client's backup-listener correlation
+    /// id. None (the answer is held until the backups acknowledged) for any other call.
+    fn answer_now(call: &Call<'_>, out: &mut [u8], start: usize, backups: usize) -> Option<i64> {
+        const TYPE_AT: usize = 6;
+        const BACKUP_ACKS_AT: usize = 18;
+        let listener = call.connection.backup_listener().filter(|_| call.backup_aware)?;
+        let answer = out.get_mut(start..)?;
+        let answer_type = answer.get(TYPE_AT..TYPE_AT + 4)?;
+        if answer_type != call.response_type.0.to_le_bytes() || answer.len() <= BACKUP_ACKS_AT {
+            return None; // an error, not the operation's response
+        }
+        answer[BACKUP_ACKS_AT] = u8::try_from(backups).ok()?;
+        Some(listener)
+    }
+
+    /// Holds a read's answer (`out[start..]`) until the backups of its partition's last write
+    /// still waiting for them acknowledge (released with it, as the answers it gave waiters
+    /// are), so that a reader never sees what a failover could take back: a reliable topic's
+    /// listener would otherwise read a message its backup never got, and after the owner's
+    /// loss skip or repeat the sequence the new owner gives the next one.
+    pub(crate) fn hold_behind_writes(
+        &mut self,
+        partition: PartitionId,
+        connection: &Arc<ConnectionShared>,
+        out: &mut Vec<u8>,
+        start: usize,
+    ) {
+        let local = self.replication.local(partition.0 as usize);
+        let sequence = self.replication.last_held[local];
+        if out.len() == start {
+            return;
+        }
+        if let Some(pending) = self.replication.pending.get_mut(&sequence) {
+            pending.others.push((connection.clone(), out.split_off(start)));
+        }
+    }
+
+    /// Writes answers an operation gave other connections (not held for backups).
+    pub(crate) fn send_others(&mut self, others: Vec<(Arc<ConnectionShared>, Vec<u8>)>) {
+        for (connection, answer) in others {
+            if !connection.is_closed() {
+                self.outbox.buffer(&connection).extend_from_slice(&answer);
+            }
+        }
+    }
+
+    /// Applies backup records (all for this reactor's partitions) from `from`, and queues the
+    /// acknowledgements of their sequence numbers: one per operation, "applied" only if every
+    /// record of that operation was.
+    pub fn apply_backups(&mut self, from: MemberId, records: &[u8]) {
+        let mut reader = peer::Backups::new(records);
+        // The operation being read: (sequence, applied so far).
+        let mut operation: Option<(u64, bool)> = None;
+        loop {
+            let record = match reader.next_record() {
+                Ok(Some(record)) => record,
+                Ok(None) => break,
+                Err(error) => {
+                    warn!(%error, "malformed backup records from a member: ignored");
+                    // The operation read last may have lost records: let its client retry.
+                    if let Some((_, applied)) = &mut operation {
+                        *applied = false;
+                    }
+                    break;
+                }
+            };
+            let Some(applied) = self.apply_backup_record(from, &record) else { continue };
+            let sequence = record.header.sequence;
+            match &mut operation {
+                Some((current, all_applied)) if *current == sequence => *all_applied &= applied,
+                _ => {
+                    if let Some((previous, all_applied)) = operation.replace((sequence, applied)) {
+                        self.replication.acknowledge(from, previous, all_applied);
+                    }
+                }
+            }
+        }
+        if let Some((sequence, applied)) = operation {
+            self.replication.acknowledge(from, sequence, applied);
+        }
+    }
+
+    /// Applies one backup record if this member takes backups of its partition from `from`
+    /// (it considers `from` the owner, or `from`'s table is newer). Returns whether it applied
+    /// it, or None for a partition that is not this reactor's (nothing to acknowledge).
+    fn apply_backup_record(&mut self, from: MemberId, record: &peer::BackupRecord<'_>) -> Option<bool> {
+        let (header, object) = (record.header, record.object);
+        let partition = header.partition as usize;
+        if !self.replication.owns_locally(PartitionId(header.partition)) {
+            warn!(partition, "backup record for a partition this reactor does not own: ignored");
+            return None;
+        }
+        let table = &self.replication.state.table;
+        if table.owner(partition) != Some(from) && header.table_version <= table.version {
+            return Some(false);
+        }
+        let local = self.replication.local(partition);
+        let target = self.replica_object(local, object.kind, object.name).as_object_mut();
+        if let Err(error) = target.apply_backup(object.body) {
+            warn!(%error, partition, kind = ?object.kind, "malformed backup body from a member: refused");
+            return Some(false);
+        }
+        Some(true)
+    }
+
+    /// Acknowledgements from `from` for writes this reactor holds.
+    pub fn on_acks(&mut self, from: MemberId, acks: &[(u64, bool)]) {
+        for (sequence, applied) in acks {
+            let Some(pending) = self.replication.pending.get_mut(sequence) else { continue };
+            let was_waiting = pending.waiting.contains(&from);
+            pending.waiting.retain(|member| *member != from);
+            if pending.client_acks.is_some() && !applied && !pending.refused && !pending.connection.is_closed() {
+                // The client was answered already and waits for this backup: the partition
+                // moved while it was written, so the write may be lost with the old owner. As
+                // for a held answer, it gets "retry" (the client takes it over the answer).
+                let text = "the partition moved while a backup was written; retry";
+                let holder = ErrorHolder { code: error::PARTITION_MIGRATING, message: Some(text) };
+                write_error_response(self.outbox.buffer(&pending.connection), pending.correlation_id, &[holder]);
+            }
+            pending.refused |= !applied;
+            if let (Some(listener), true, true) = (pending.client_acks, *applied, was_waiting) {
+                let event = BackupEvent { source_invocation_correlation_id: pending.correlation_id };
+                let out = self.outbox.buffer(&pending.connection);
+                let at = out.len();
+                event.encode(out, listener, -1);
+                // Flagged as a backup event too, which the Java client looks for first.
+                let flags = u16::from_le_bytes([out[at + 4], out[at + 5]]) | ferrogrid_protocol::frame::BACKUP_EVENT;
+                out[at + 4..at + 6].copy_from_slice(&flags.to_le_bytes());
+            }
+            if pending.waiting.is_empty() {
+                let pending = self.replication.pending.remove(sequence).expect("present");
+                self.release(pending);
+            }
+        }
+    }
+
+    fn release(&mut self, mut pending: PendingWrite) {
+        // The waiters an operation served got their item or room on the owner whatever the
+        // backups said.
+        self.send_others(std::mem::take(&mut pending.others));
+        if pending.connection.is_closed() || pending.client_acks.is_some() {
+            // A backup-aware client was answered already; a backup that did not acknowledge
+            // is its to notice (after its operation backup timeout).
+            return;
+        }
+        let out = self.outbox.buffer(&pending.connection);
+        if pending.refused {
+            let text = "the partition moved while a backup was written; retry";
+            let holder = ErrorHolder { code: error::PARTITION_MIGRATING, message: Some(text) };
+            write_error_response(out, pending.correlation_id, &[holder]);
+        } else {
+            out.extend_from_slice(&pending.response);
+        }
+    }
+
+    /// Asks again, at most once a second per partition, for the data of replicas still
+    /// waiting for it (a snapshot lost with a link, or never sent in a race, must not leave a
+    /// replica, and the migration waiting on it, stuck).
+    fn ask_again(&mut self) {
+        let now = self.now_ms;
+        for local in 0..self.partitions.len() {
+            let Some(source) = self.replication.source[local].filter(|_| !self.replication.ready[local]) else {
+                continue;
+            };
+            if self.replication.asked_ms[local] == 0 {
+                // The first second is the normal hand-off's.
+                self.replication.asked_ms[local] = now;
+                continue;
+            }
+            if now - self.replication.asked_ms[local] < 1_000 {
+                continue;
+            }
+            self.replication.asked_ms[local] = now;
+            let partition = self.replication.global(local) as u16;
+            debug!(partition, ?source, "asking again for a partition's data");
+            peer::write(self.replication.message_for(source), peer::SNAPSHOT_REQUEST, 0, &partition.to_le_bytes());
+        }
+    }
+
+    /// Another member waits for `partition`'s data: send it if this member holds a complete
+    /// replica (the owner, or a replica the owner's data came from).
+    pub fn on_snapshot_request(&mut self, from: MemberId, partition: PartitionId) {
+        if !self.replication.owns_locally(partition) {
+            return;
+        }
+        let partition = partition.0 as usize;
+        let local = self.replication.local(partition);
+        let me = self.replication.state.me;
+        let holds = self.replication.state.table.replicas(partition).contains(&Some(me));
+        if holds && self.replication.ready[local] {
+            self.send_snapshot(partition, from);
+        }
+    }
+
+    /// Releases held writes whose backups timed out or whose backup members left.
+    pub fn check_pending(&mut self) {
+        self.ask_again();
+        self.replicated_tick();
+        let now = self.now_ms;
+        let state = self.replication.state.clone();
+        let due: Vec<u64> = self
+            .replication
+            .pending
+            .iter_mut()
+            .filter_map(|(sequence, pending)| {
+                pending.waiting.retain(|member| state.is_member(*member));
+                (pending.waiting.is_empty() || pending.deadline_ms <= now).then_some(*sequence)
+            })
+            .collect();
+        for sequence in due {
+            let pending = self.replication.pending.remove(&sequence).expect("present");
+            if !pending.waiting.is_empty() {
+                warn!(waiting = ?pending.waiting, "backup acknowledgement timed out: answering anyway");
+            }
+            self.release(pending);
+        }
+        // Forwarded requests to members that left will not be answered: let clients retry.
+        let gone: Vec<i64> = self
+            .replication
+            .forwards
+            .iter()
+            .filter(|(_, forward)| {
+                let member = match forward {
+                    Forward::Relay { member, .. } | Forward::Wide { member, .. } => *member,
+                };
+                !state.links.contains_key(&member)
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in gone {
+            match self.replication.forwards.remove(&id).expect("present") {
+                Forward::Relay { connection, correlation_id, .. } => {
+                    // It may or may not have run there: the client retries it only if it may
+                    // (a read, or with redo-operation), as for a connection lost to a member.
+                    let text = "the member owning the partition left before answering; the request may or may not \
+                                have run";
+                    let holder = ErrorHolder { code: error::TARGET_DISCONNECTED, message: Some(text) };
+                    write_error_response(self.outbox.buffer(&connection), correlation_id, &[holder]);
+                    self.outbox.answered(&connection);
+                }
+                Forward::Wide { job, .. } => {
+                    if let Some(response) = self.run_share(&job, crate::route::fanout::Share::Member(None)) {
+                        job.deliver(&response);
+                    }
+                }
+            }
+        }
+    }
+
+    /// An answer from another member to a request this reactor forwarded.
+    pub fn on_forward_response(&mut self, bytes: &[u8]) {
+        let Ok(message) = Message::parse(bytes) else { return };
+        let id = message.correlation_id();
+        match self.replication.forwards.remove(&id) {
+            Some(Forward::Relay { connection, correlation_id, .. }) => {
+                if connection.is_closed() {
+                    connection.end_in_flight(1);
+                    return;
+                }
+                let out = self.outbox.buffer(&connection);
+                let start = out.len();
+                out.extend_from_slice(bytes);
+                out[start + 10..start + 18].copy_from_slice(&correlation_id.to_le_bytes());
+                self.outbox.answered(&connection);
+            }
+            Some(Forward::Wide { job, .. }) => {
+                if let Some(response) = self.run_share(&job, crate::route::fanout::Share::Member(Some(message))) {
+                    job.deliver(&response);
+                }
+            }
+            None => debug!(id, "answer to an unknown forwarded request: ignored"),
+        }
+    }
+
+    /// Installs a snapshot chunk for one of this reactor's partitions.
+    pub fn install_snapshot(&mut self, from: MemberId, payload: &[u8]) {
+        let (header, objects) = match peer::read_snapshot(payload) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                warn!(%error, "malformed snapshot from a member: ignored");
+                return;
+            }
+        };
+        let partition = header.partition as usize;
+        if !self.replication.owns_locally(PartitionId(header.partition)) {
+            warn!(partition, "snapshot for a partition this reactor does not own: ignored");
+            return;
+        }
+        let local = self.replication.local(partition);
+        if self.replication.serves(PartitionId(header.partition))
+            && self.replication.owed[local].is_empty()
+            && header.first
+        {
+            // An owner with complete data never takes a copy from elsewhere.
+            if self.replication.state.table.owner(partition) == Some(self.replication.state.me) {
+                debug!(partition, ?from, "snapshot for a partition this member owns and holds: ignored");
+                return;
+            }
+        }
+        if header.first {
+            self.partitions[local].drop_all();
+        }
+        for object in objects {
+            let target = self.replica_object(local, object.kind, object.name).as_object_mut();
+            if let Err(error) = target.apply_snapshot(object.body) {
+                // Not marked complete: a replica still waiting asks for the partition again.
+                warn!(%error, partition, ?from, kind = ?object.kind, "malformed snapshot body from a member: ignored");
+                return;
+            }
+        }
+        if header.last {
+            let version = header.table_version;
+            self.replication.snapshot_version[local] = self.replication.snapshot_version[local].max(version);
+            if !self.replication.ready[local] {
+                self.replication.ready[local] = true;
+                debug!(partition, ?from, version, "replica received");
+                self.send_owed(local);
+            }
+        }
+    }
+
+    /// Sends the whole partition to every member owed it, if this member is its owner and
+    /// holds its data.
+    fn send_owed(&mut self, local: usize) {
+        if !self.replication.ready[local] || self.replication.owed[local].is_empty() {
+            return;
+        }
+        let partition = self.replication.global(local);
+        let owed = std::mem::take(&mut self.replication.owed[local]);
+        for member in owed {
+            self.send_snapshot(partition, member);
+        }
+    }
+
+    /// Queues partition `partition`'s whole data (every object's entries) for `member`, in
+    /// chunks of about `snapshot-chunk-bytes`.
+    fn send_snapshot(&mut self, partition: usize, member: MemberId) {
+        let local = self.replication.local(partition);
+        let version = self.replication.state.table.version;
+        let out = self.replication.out.entry(member).or_default();
+        let chunk_bytes = self.replication.snapshot_chunk_bytes;
+        let mut writer = SnapshotWriter::new(out, partition as u16, version, chunk_bytes);
+        for (kind, name, object) in self.partitions[local].objects() {
+            writer.begin_object(kind, name);
+            object.as_object().write_snapshot(&mut writer);
+        }
+        let (chunks, entries) = writer.finish();
+        debug!(partition, ?member, chunks, entries, "replica sent");
+    }
+
+    /// Applies a new cluster state: members, links, and the table's consequences for each of
+    /// this reactor's partitions.
+    pub fn apply_cluster_state(&mut self, state: Arc<ClusterState>) {
+        // Backups gathered under the old table go out before any snapshot of the new one.
+        self.replication.seal();
+        let previous = std::mem::replace(&mut self.replication.state, state.clone());
+        if state.table.version != previous.table.version {
+            let me = state.me;
+            for local in 0..self.partitions.len() {
+                let partition = self.replication.global(local);
+                self.transition(partition, local, me, &previous.table, &state);
+            }
+        }
+        let joined: Vec<MemberId> = state
+            .members
+            .iter()
+            .map(|member| member.id)
+            .filter(|id| *id != state.me && !previous.is_member(*id))
+            .collect();
+        self.replicated_members_joined(&joined);
+        self.check_pending();
+    }
+
+    /// Applies one table change to one of this reactor's partitions, by this member's replica
+    /// index before and after (the table in ARCHITECTURE.md, "Replication").
+    fn transition(
+        &mut self,
+        partition: usize,
+        local: usize,
+        me: MemberId,
+        before: &PartitionTable,
+        state: &ClusterState,
+    ) {
+        let after = &state.table;
+        let old_replicas = before.replicas(partition);
+        let new_replicas = after.replicas(partition);
+        let was = old_replicas.iter().position(|member| *member == Some(me));
+        let now = new_replicas.iter().position(|member| *member == Some(me));
+        let (old_owner, new_owner) = (before.owner(partition), after.owner(partition));
+        self.replication.owned[local] = now == Some(0);
+        self.replicated_table_change(partition, (was, now), before);
+        // The old owner hands its data to a new owner that held no replica; requests waiting
+        // on its locks go to the new owner (clients retry on this answer).
+        if was == Some(0) && now != Some(0) {
+            let mut waiting: Vec<crate::net::connection::ReplyTo> = Vec::new();
+            for (_, _, object) in self.partitions[local].objects_mut() {
+                waiting.extend(object.as_object_mut().take_waiting());
+            }
+            for reply_to in waiting.iter().filter(|reply_to| !reply_to.connection.is_closed()) {
+                let text = "the partition moved to another member; retry";
+                let failure = OpError::new(ErrorKind::PartitionMigrating, text);
+                wire::write_error(self.outbox.buffer(&reply_to.connection), reply_to.correlation_id, &failure);
+            }
+            if let Some(new_owner) = new_owner.filter(|owner| !old_replicas.contains(&Some(*owner))) {
+                self.send_snapshot(partition, new_owner);
+            }
+            self.replication.owed[local].clear();
+        }
+        match now {
+            None => {
+                if was.is_some() {
+                    self.partitions[local].drop_all();
+                }
+                self.partitions[local].set_track_changes(false);
+                self.replication.ready[local] = true;
+            }
+            Some(0) => self.serve_as_owner(partition, local, was, before, state),
+            Some(_) => {
+                let owner_changed = old_owner != new_owner;
+                if was.is_none() || owner_changed {
+                    let received = self.replication.snapshot_version[local] >= after.version;
+                    self.replication.ready[local] = received || new_owner.is_none();
+                    self.replication.source[local] = new_owner;
+                }
+                self.partitions[local].set_track_changes(false);
+                self.replication.owed[local].clear();
+            }
+        }
+        self.settle_source(partition, local, state);
+    }
+
+    /// This member owns `partition` in `state`'s table (`was`: its replica index before): a
+    /// promoted backup serves at once, a member new to the partition waits for the old
+    /// owner's copy (if the old owner is alive), and the backups (all of them under a new
+    /// owner, else the new ones) are owed the whole partition.
+    fn serve_as_owner(
+        &mut self,
+        partition: usize,
+        local: usize,
+        was: Option<usize>,
+        before: &PartitionTable,
+        state: &ClusterState,
+    ) {
+        let (me, after) = (state.me, &state.table);
+        let (old_replicas, new_replicas) = (before.replicas(partition), after.replicas(partition));
+        let became_owner = was != Some(0);
+        if became_owner {
+            match was {
+                Some(_) if !self.replication.ready[local] => {
+                    warn!(partition, "promoted to owner before this replica was complete: data may be missing");
+                    self.replication.ready[local] = true;
+                }
+                Some(_) => {}
+                None => {
+                    let old_owner = before.owner(partition);
+                    let source = old_owner.filter(|owner| state.is_member(*owner) && *owner != me);
+                    let received = self.replication.snapshot_version[local] >= after.version;
+                    if source.is_none() && old_owner.is_some() {
+                        warn!(partition, "no surviving replica of this partition: it starts empty");
+                    }
+                    self.replication.ready[local] = source.is_none() || received;
+                    self.replication.source[local] = source;
+                    if source.is_none() {
+                        self.partitions[local].drop_all();
+                    }
+                }
+            }
+        }
+        for backup in new_replicas[1..].iter().flatten() {
+            let new_backup = !old_replicas.contains(&Some(*backup));
+            if (became_owner || new_backup) && !self.replication.owed[local].contains(backup) {
+                self.replication.owed[local].push(*backup);
+            }
+        }
+        self.replication.owed[local].retain(|member| new_replicas.contains(&Some(*member)));
+        self.partitions[local].set_track_changes(new_replicas[1..].iter().any(Option::is_some));
+        self.send_owed(local);
+    }
+
+    /// After a table change: a complete replica waits for nobody; one still waiting for a
+    /// member that left goes on with what it has (and sends what it owes).
+    fn settle_source(&mut self, partition: usize, local: usize, state: &ClusterState) {
+        if self.replication.ready[local] {
+            self.replication.source[local] = None;
+            self.replication.asked_ms[local] = 0;
+        } else if let Some(source) = self.replication.source[local] {
+            if !state.is_member(source) {
+                warn!(partition, ?source, "the member this replica waited for left: going on with what is here");
+                self.replication.ready[local] = true;
+                self.replication.source[local] = None;
+                self.send_owed(local);
+            }
+        }
+    }
+
+    /// Logs a summary of what this reactor holds (after table changes).
+    pub fn log_replicas(&self) {
+        let owned = self.replication.owned.iter().filter(|owned| **owned).count();
+        let waiting = self.replication.ready.iter().filter(|ready| !**ready).count();
+        debug!(
+            reactor = self.replication.reactor_index,
+            owned,
+            waiting,
+            version = self.replication.state.table.version,
+            "partition table applied"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Three members' reactors (one each) wired by hand: what one queues for another is
+    //! delivered by the test. A map and the probe double (`partition::probe`) share a
+    //! partition, so both kinds take the same path through backups, migration and drop.
+    use super::*;
+    use crate::cluster::peer::tests::snapshot_chunks;
+    use crate::cluster::peer::ObjectKind;
+    use crate::net::connection::ConnectionId;
+    use crate::partition::objects::probe::probe;
+    use ferrogrid_cluster::{MemberEntry, MAX_REPLICAS};
+    use ferrogrid_config::MemberConfig;
+    use ferrogrid_protocol::Uuid;
+    use std::collections::HashMap;
+
+    const A: MemberId = MemberId(1);
+    const B: MemberId = MemberId(2);
+    const C: MemberId = MemberId(3);
+    const PARTITIONS: usize = 2;
+
+    /// `me`'s view of a table (version `version`) giving every partition `replicas`.
+    fn state(me: MemberId, version: u64, replicas: &[MemberId]) -> Arc<ClusterState> {
+        let mut table = PartitionTable::empty(PARTITIONS);
+        table.version = version;
+        let mut row = [None; MAX_REPLICAS];
+        row.iter_mut().zip(replicas).for_each(|(slot, member)| *slot = Some(*member));
+        (0..PARTITIONS).for_each(|partition| table.set_replicas(partition, row));
+        let members = [A, B, C].map(|id| MemberEntry::new(id, String::new())).to_vec();
+        Arc::new(ClusterState { me, members, members_version: 1, cluster_id: A, table, links: HashMap::new() })
+    }
+
+    fn member(me: MemberId) -> PartitionOwner {
+        let config = Arc::new(MemberConfig::default());
+        PartitionOwner::new(
+            0,
+            1,
+            Uuid::from_u128(me.0),
+            config,
+            PARTITIONS as u16,
+            state(me, 0, &[]),
+            Arc::new(crate::obs::probes::Counter::default()),
+        )
+    }
+
+    /// Every member applies table `version`.
+    fn apply_table(members: &mut [(MemberId, &mut PartitionOwner)], version: u64, replicas: &[MemberId]) {
+        for (me, owner) in members.iter_mut() {
+            owner.apply_cluster_state(state(*me, version, replicas));
+        }
+    }
+
+    /// Delivers the snapshots `from` queued for `to`.
+    fn deliver_snapshots(from: (MemberId, &mut PartitionOwner), to: (MemberId, &mut PartitionOwner)) {
+        let queued = from.1.replication.out.remove(&to.0).unwrap_or_default();
+        for chunk in snapshot_chunks(&queued) {
+            to.1.install_snapshot(from.0, &chunk);
+        }
+    }
+
+    fn log_items(owner: &mut PartitionOwner) -> Vec<Box<[u8]>> {
+        probe(&mut owner.partitions[0], "log").items.clone()
+    }
+
+    fn map_value(owner: &PartitionOwner) -> Option<Box<[u8]>> {
+        owner.partitions[0].map("log")?.raw(b"key").map(|entry| entry.value().into())
+    }
+
+    fn connection() -> Arc<ConnectionShared> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let stream = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let stream = mio::net::TcpStream::from_std(stream);
+        Arc::new(ConnectionShared::new(ConnectionId(1), listener.local_addr().unwrap(), stream))
+    }
+
+    fn call(connection: &Arc<ConnectionShared>, backup_aware: bool) -> Call<'_> {
+        Call {
+            connection,
+            correlation_id: 42,
+            response_type: ferrogrid_protocol::codec::MapPut::RESPONSE,
+            source: ferrogrid_protocol::Uuid::default(),
+            counter_slot: 0,
+            partition_id: PartitionId(0),
+            backup_aware,
+        }
+    }
+
+    #[test]
+    fn a_backup_aware_client_is_answered_at_once_and_told_of_each_backup() {
+        let (mut a, mut b, mut c) = (member(A), member(B), member(C));
+        apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 1, &[A, B]);
+        deliver_snapshots((A, &mut a), (B, &mut b));
+        let settings = a.settings_for("m");
+        a.partitions[0].map_mut("m", || settings).put(b"key", b"value", 0, -1, -1);
+        let client = connection();
+        client.set_backup_listener(7);
+        let mut response = Vec::new();
+        let writer = ferrogrid_protocol::message::MessageWriter::response(
+            &mut response,
+            ferrogrid_protocol::codec::MapPut::RESPONSE,
+            42,
+            0,
+        );
+        writer.finish();
+        let waiter = connection();
+        let others = vec![(waiter.clone(), b"item for the waiter".to_vec())];
+        a.replicate(PartitionId(0), &call(&client, true), &mut response, 0, others);
+        assert_eq!(response.get(18), Some(&1), "answered now, with one backup to wait for");
+        assert!(a.outbox.buffer(&waiter).is_empty(), "the waiter's answer is still held");
+        let records = a.replication.backups.remove(&B).expect("backups for B");
+        b.apply_backups(A, &records);
+        let acks = peer::read_acks(&b.replication.acks.remove(&A).unwrap()).unwrap();
+        a.on_acks(B, &acks);
+        let event = a.outbox.buffer(&client).clone();
+        let message = Message::parse(&event).unwrap();
+        assert_eq!(message.message_type(), BackupEvent::TYPE);
+        assert_eq!(message.correlation_id(), 7, "under the backup listener's correlation id");
+        let flags = ferrogrid_protocol::frame::IS_EVENT | ferrogrid_protocol::frame::BACKUP_EVENT;
+        assert_eq!(message.initial_flags() & flags, flags);
+        assert_eq!(
+            BackupEvent::decode(&message).unwrap().source_invocation_correlation_id,
+            42,
+            "names the write's correlation id"
+        );
+        assert_eq!(a.outbox.buffer(&waiter), b"item for the waiter", "released with the acknowledgement");
+    }
+
+    #[test]
+    fn a_write_racing_a_move_waits_for_the_member_the_partition_moves_to() {
+        let (mut a, mut b, mut c) = (member(A), member(B), member(C));
+        apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 1, &[A, B]);
+        deliver_snapshots((A, &mut a), (B, &mut b));
+        // Copy before move: C joins the row as a replica past the table's one backup.
+        apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 2, &[A, B, C]);
+        deliver_snapshots((A, &mut a), (C, &mut c));
+        // C has the next step already (it owns the partition); A and B do not yet.
+        c.apply_cluster_state(state(C, 3, &[C, B]));
+        let settings = a.settings_for("m");
+        a.partitions[0].map_mut("m", || settings).put(b"key", b"value", 0, -1, -1);
+        let (client, mut response) = (connection(), b"response".to_vec());
+        a.replicate(PartitionId(0), &call(&client, false), &mut response, 0, Vec::new());
+        assert!(response.is_empty(), "held");
+        for (id, owner) in [(B, &mut b), (C, &mut c)] {
+            let records = a.replication.backups.remove(&id).expect("records for every replica");
+            owner.apply_backups(A, &records);
+            let acks = owner.replication.acks.remove(&A).expect("an acknowledgement from every replica");
+            a.on_acks(id, &peer::read_acks(&acks).unwrap());
+        }
+        // C refused (A is not the owner in its table): had A answered on B's acknowledgement
+        // alone, the write would be lost with A's copy.
+        let answer = a.outbox.buffer(&client).clone();
+        let errors = error::read_error_response(&Message::parse(&answer).unwrap()).unwrap();
+        assert_eq!(errors[0].code, error::PARTITION_MIGRATING.code, "the client retries");
+    }
+
+    #[test]
+    fn any_kind_of_object_is_backed_up_migrated_and_dropped_through_the_same_path() {
+        let (mut a, mut b, mut c) = (member(A), member(B), member(C));
+        apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 1, &[A, B]);
+        assert_eq!(b.replication.ready_version(), None, "the new backup waits for the owner's copy");
+        deliver_snapshots((A, &mut a), (B, &mut b));
+        assert_eq!(b.replication.ready_version(), Some(1));
+
+        // A write to both kinds: the response waits for the synchronous backup.
+        let settings = a.settings_for("log");
+        a.partitions[0].map_mut("log", || settings).put(b"key", b"value", 0, -1, -1);
+        probe(&mut a.partitions[0], "log").append(b"first");
+        let (client, mut response) = (connection(), b"response".to_vec());
+        // A waiter the operation served (a queue's poller) is answered with it, not before.
+        let waiter = connection();
+        let others = vec![(waiter.clone(), b"item for the waiter".to_vec())];
+        a.replicate(PartitionId(0), &call(&client, false), &mut response, 0, others);
+        assert!(response.is_empty(), "held until the backup acknowledges");
+        assert!(a.outbox.buffer(&waiter).is_empty(), "the waiter's answer is held too");
+        let records = a.replication.backups.remove(&B).expect("backups for B");
+        b.apply_backups(A, &records);
+        assert_eq!(
+            (log_items(&mut b), map_value(&b)),
+            (vec![b"first".as_slice().into()], Some(b"value".as_slice().into()))
+        );
+        let acks = peer::read_acks(&b.replication.acks.remove(&A).unwrap()).unwrap();
+        assert!(matches!(acks[..], [(_, true)]), "one acknowledgement for the operation: {acks:?}");
+        a.on_acks(B, &acks);
+        assert_eq!(a.outbox.buffer(&client), b"response", "released by the acknowledgement");
+        assert_eq!(a.outbox.buffer(&waiter), b"item for the waiter", "and the waiter's with it");
+
+        // The partition moves to C, which held no replica: A sends it and drops its own.
+        apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 2, &[C, B]);
+        assert_eq!(a.partitions[0].objects().count(), 0, "the old owner keeps nothing");
+        deliver_snapshots((A, &mut a), (C, &mut c));
+        deliver_snapshots((C, &mut c), (B, &mut b));
+        for owner in [&mut b, &mut c] {
+            assert_eq!(owner.replication.ready_version(), Some(2));
+            assert_eq!(
+                (log_items(owner), map_value(owner)),
+                (vec![b"first".as_slice().into()], Some(b"value".as_slice().into()))
+            );
+        }
+
+        // B is no longer a replica: it drops every kind.
+        apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 3, &[C]);
+        assert_eq!(b.partitions[0].objects().count(), 0);
+        assert!(c.partitions[0].object(ObjectKind::Probe, "log").is_some());
+    }
+}

@@ -1,0 +1,18 @@
+//! The data structures' engines: each structure's state in a partition (or, for PN counters and
+//! flake ids, outside the partitions) and the operations on it, on typed requests
+//! (`request.rs`), with no sockets in them. Shared by several structures: entry listeners, key
+//! locks, per-object settings and Compact schemas.
+
+pub(crate) mod collection;
+pub(crate) mod flake_id;
+pub(crate) mod listeners;
+pub(crate) mod locks;
+pub(crate) mod map;
+pub(crate) mod multimap;
+pub(crate) mod pn_counter;
+pub(crate) mod queue;
+pub(crate) mod replicated_map;
+pub(crate) mod request;
+pub(crate) mod ringbuffer;
+pub(crate) mod schemas;
+pub(crate) mod settings;

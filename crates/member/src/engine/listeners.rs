@@ -1,0 +1,580 @@
+//! Entry listeners: registrations and event delivery.
+//!
+//! Every reactor keeps its own copy of the registrations (added and removed by a fan-out to
+//! all reactors, so one is in force everywhere before the client hears it is registered) and
+//! publishes the events of the partitions it owns straight to the listening connections. A
+//! partition's events therefore leave in the order the partition applied them. Registrations
+//! of a closed connection are dropped when next seen.
+//!
+//! Events for a connection with more than `listener-event-queue-bytes` waiting are dropped,
+//! as Hazelcast drops events past its event queue capacity: a client that stops reading its
+//! events must not grow the member's memory without bound. Each drop is counted in the
+//! reactor's `eventsDropped` probe and warned about at most once per second per reactor.
+//! Invalidation sequences advance for dropped events too, so a near cache sees the gap.
+
+use crate::cluster::peer::TopicRelay;
+use crate::net::connection::ConnectionShared;
+use crate::net::outbox::Outbox;
+use crate::obs::probes::Counter;
+use ahash::RandomState;
+use ferrogrid_protocol::codec::{EntryEvent, ItemEvent, MapInvalidationEvent, TopicEvent};
+use ferrogrid_protocol::{Data, MessageType, PartitionId, Uuid};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tracing::warn;
+
+/// Shortest time between two warnings about dropped events from one reactor.
+const DROP_WARNING_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Entry event types (the `eventType` field and the bits of `listenerFlags`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum EventKind {
+    Added = 1,
+    Removed = 2,
+    Updated = 4,
+    Evicted = 8,
+    Expired = 16,
+    EvictAll = 32,
+    ClearAll = 64,
+}
+
+/// One registration on one connection.
+#[derive(Debug, Clone)]
+pub struct Listener {
+    pub id: Uuid,
+    pub connection: Arc<ConnectionShared>,
+    /// The registration request's correlation id: every event carries it.
+    pub correlation_id: i64,
+    /// The event message type (the registration request type with kind 0x02).
+    pub event_type: MessageType,
+    pub include_value: bool,
+    pub flags: i32,
+    /// Only this key's events (AddEntryListenerToKey).
+    pub key: Option<Box<[u8]>>,
+    /// A near-cache invalidation listener: told which keys changed, not how.
+    pub invalidation: bool,
+    /// A topic listener of a smart client, registered with every member: it hears only what
+    /// is published by this member (a unisocket client's hears every member's, relayed).
+    pub local_only: bool,
+    /// Only events whose entry passes this predicate (AddEntryListenerWithPredicate): the new
+    /// value for ADDED and UPDATED, the old one for REMOVED, EVICTED and EXPIRED, as Hazelcast's
+    /// `QueryEventFilter` tests them.
+    pub predicate: Option<Arc<crate::engine::map::query::Predicate>>,
+}
+
+/// What one event says; values are sent only to listeners that asked for them.
+#[derive(Debug, Clone, Copy)]
+pub struct Event<'a> {
+    pub kind: EventKind,
+    /// None for an event of no one partition (a map-wide clear or eviction).
+    pub partition_id: Option<PartitionId>,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    pub old_value: Option<&'a [u8]>,
+    pub affected_entries: i32,
+    /// Who caused it (the writing client, or this member for expiry and eviction).
+    pub source: Uuid,
+}
+
+/// A stable uuid naming one partition's invalidation sequence on this member.
+fn partition_uuid(member: Uuid, partition_id: i32) -> Uuid {
+    Uuid { most: member.most, least: member.least ^ (partition_id as u32 as u64).rotate_left(32) }
+}
+
+/// The bound on events waiting for one listening connection, and what happens past it.
+#[derive(Debug)]
+pub struct EventBound {
+    /// The reactor these listeners belong to (named in warnings).
+    reactor: usize,
+    /// `listener-event-queue-bytes`.
+    limit_bytes: usize,
+    /// Events dropped, one per listener that did not get an event: the reactor's probe.
+    dropped: Arc<Counter>,
+    last_warning: Option<Instant>,
+    /// Drops since the last warning.
+    unreported: u64,
+}
+
+impl EventBound {
+    pub fn new(reactor: usize, limit_bytes: usize, dropped: Arc<Counter>) -> EventBound {
+        EventBound { reactor, limit_bytes, dropped, last_warning: None, unreported: 0 }
+    }
+
+    /// Counts one dropped event; returns the drops to report if a warning is due at `now`.
+    fn count_drop(&mut self, now: Instant) -> Option<u64> {
+        self.dropped.add(1);
+        self.unreported += 1;
+        let due = self.last_warning.is_none_or(|last| now.duration_since(last) >= DROP_WARNING_INTERVAL);
+        if !due {
+            return None;
+        }
+        self.last_warning = Some(now);
+        Some(std::mem::take(&mut self.unreported))
+    }
+
+    /// Counts an event not sent to `listener`, warning at most once per interval.
+    fn drop_event(&mut self, listener: &Listener, map: &str) {
+        if let Some(dropped) = self.count_drop(Instant::now()) {
+            warn!(
+                reactor = self.reactor,
+                peer = %listener.connection.peer,
+                map = %crate::tenants::display(map),
+                dropped,
+                limit_bytes = self.limit_bytes,
+                "dropping entry events for a listening client that does not read them (more than \
+                 listener-event-queue-bytes waiting); `dropped` counts this reactor's drops since its last warning"
+            );
+        }
+    }
+}
+
+/// One reactor's copy of the registrations, by map name.
+#[derive(Debug)]
+pub struct Listeners {
+    maps: HashMap<Box<str>, Vec<Listener>, RandomState>,
+    /// The other registries (item listeners of queues, lists and sets, message listeners of
+    /// topics), by object name, at `Registry as usize - 1`.
+    objects: [HashMap<Box<str>, Vec<Listener>, RandomState>; OBJECT_REGISTRIES],
+    /// Invalidations sent per partition (the `sequence` near caches track).
+    sequences: HashMap<i32, i64, RandomState>,
+    bound: EventBound,
+    /// The cluster's Compact schemas and partition count, for predicates of listeners.
+    pub(crate) schemas: (Arc<crate::engine::schemas::Schemas>, u16),
+}
+
+/// Unbounded registrations for unit tests of the code that publishes through them.
+#[cfg(test)]
+impl Default for Listeners {
+    fn default() -> Listeners {
+        Listeners::new(EventBound::new(0, usize::MAX, Default::default()))
+    }
+}
+
+/// Which registrations: entry listeners of maps, item listeners of queues, lists and sets,
+/// message listeners of topics (objects of different services may share a name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registry {
+    Entries,
+    Items,
+    ListItems,
+    SetItems,
+    Messages,
+    MultiMapEntries,
+    /// Entry listeners of replicated maps: each member publishes the changes it applies to
+    /// its own registrations ([`Listeners::publish_replicated`]).
+    ReplicatedEntries,
+}
+
+const OBJECT_REGISTRIES: usize = 6;
+
+impl Registry {
+    const OBJECTS: [Registry; OBJECT_REGISTRIES] = [
+        Registry::Items,
+        Registry::ListItems,
+        Registry::SetItems,
+        Registry::Messages,
+        Registry::MultiMapEntries,
+        Registry::ReplicatedEntries,
+    ];
+}
+
+/// Item event types of queues, lists and sets: the `eventType` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum ItemEventKind {
+    Added = 1,
+    Removed = 2,
+}
+
+impl Listeners {
+    pub fn new(bound: EventBound) -> Listeners {
+        let schemas = (Arc::default(), 1);
+        Listeners {
+            maps: HashMap::default(),
+            objects: Default::default(),
+            sequences: HashMap::default(),
+            bound,
+            schemas,
+        }
+    }
+
+    fn registrations(&mut self, registry: Registry) -> &mut HashMap<Box<str>, Vec<Listener>, RandomState> {
+        match registry {
+            Registry::Entries => &mut self.maps,
+            other => &mut self.objects[other as usize - 1],
+        }
+    }
+
+    /// Registers a listener of the object `name` in `registry` (an item listener uses only
+    /// `id`, `connection`, `correlation_id` and `include_value` of the registration).
+    pub fn add_to(&mut self, registry: Registry, name: &str, listener: Listener) {
+        self.registrations(registry).entry(name.into()).or_default().push(listener);
+    }
+
+    /// Removes a registration; true if this reactor had it.
+    pub fn remove_from(&mut self, registry: Registry, name: &str, id: Uuid) -> bool {
+        let registrations = self.registrations(registry);
+        let Some(listeners) = registrations.get_mut(name) else { return false };
+        let before = listeners.len();
+        listeners.retain(|listener| listener.id != id);
+        let removed = listeners.len() != before;
+        if listeners.is_empty() {
+            registrations.remove(name);
+        }
+        removed
+    }
+
+    /// How many registrations each object has here, by registry: (registry, name, count).
+    pub fn counts(&self) -> impl Iterator<Item = (Registry, &str, usize)> {
+        let objects = Registry::OBJECTS.into_iter().zip(self.objects.iter());
+        let registries = std::iter::once((Registry::Entries, &self.maps)).chain(objects);
+        registries.flat_map(|(registry, registrations)| {
+            registrations.iter().map(move |(name, listeners)| (registry, &**name, listeners.len()))
+        })
+    }
+
+    /// Drops, in every registry, the registrations sending to `connection` under
+    /// `correlation_id` (a relayed registration another member withdrew: `relays.rs`).
+    pub fn drop_relayed(&mut self, connection: &Arc<ConnectionShared>, correlation_id: i64) {
+        self.drop_where(|listener| {
+            Arc::ptr_eq(&listener.connection, connection) && listener.correlation_id == correlation_id
+        });
+    }
+
+    /// Drops, in every registry, the registrations of connections that have closed.
+    pub fn drop_closed(&mut self) {
+        self.drop_where(|listener| listener.connection.is_closed());
+    }
+
+    fn drop_where(&mut self, matches: impl Fn(&Listener) -> bool) {
+        for registrations in std::iter::once(&mut self.maps).chain(self.objects.iter_mut()) {
+            registrations.retain(|_, listeners| {
+                listeners.retain(|listener| !matches(listener));
+                !listeners.is_empty()
+            });
+        }
+    }
+
+    /// Drops every registration of the object `name` in `registry` (destroy).
+    pub fn drop_all_of(&mut self, registry: Registry, name: &str) {
+        self.registrations(registry).remove(name);
+    }
+
+    /// Whether any listener in `registry` (an object registry) could receive an event of `name`.
+    pub fn has_object_listeners(&self, registry: Registry, name: &str) -> bool {
+        let registrations = &self.objects[registry as usize - 1];
+        !registrations.is_empty() && registrations.contains_key(name)
+    }
+
+    /// Encodes an item event of the queue, list or set `name` (`registry` says which) for its
+    /// listeners (the item only for those that asked for values), past the event bound
+    /// dropped and counted like entry events.
+    pub fn publish_item(
+        &mut self,
+        outbox: &mut Outbox,
+        registry: Registry,
+        (member, name, partition): (Uuid, &str, PartitionId),
+        kind: ItemEventKind,
+        item: &[u8],
+    ) {
+        let Some(listeners) = self.objects[registry as usize - 1].get_mut(name) else { return };
+        listeners.retain(|listener| !listener.connection.is_closed());
+        for listener in listeners.iter() {
+            let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
+                self.bound.drop_event(listener, name);
+                continue;
+            };
+            let item = Some(Data(item)).filter(|_| listener.include_value);
+            let event = ItemEvent { uuid: Some(member), event_type: kind as i32, item };
+            event.encode(out, listener.event_type, listener.correlation_id, i32::from(partition.0));
+        }
+    }
+
+    /// Delivers messages published to the topic `name` by `publisher` at `publish_time_ms`
+    /// to its listeners here; `relayed` (published on another member): only to those that
+    /// are not local-only. Returns how many deliveries were made (past the event bound,
+    /// dropped and counted like entry events).
+    pub fn publish_messages(&mut self, outbox: &mut Outbox, relay: &TopicRelay<'_>, relayed: bool) -> u64 {
+        let Some(listeners) = self.objects[Registry::Messages as usize - 1].get_mut(relay.name) else { return 0 };
+        listeners.retain(|listener| !listener.connection.is_closed());
+        let mut delivered = 0;
+        for listener in listeners.iter().filter(|listener| !(relayed && listener.local_only)) {
+            for message in &relay.messages {
+                let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
+                    self.bound.drop_event(listener, relay.name);
+                    continue;
+                };
+                let event = TopicEvent {
+                    publish_time: relay.publish_time_ms,
+                    uuid: Some(relay.publisher),
+                    item: Data(message),
+                };
+                // Under the topic's partition id: the Java client keeps one partition's events in
+                // order (those of -1 go to any of its event threads).
+                event.encode(out, listener.correlation_id, i32::from(relay.partition));
+                delivered += 1;
+            }
+        }
+        delivered
+    }
+
+    /// Registers an entry listener of `map` (for tests of the code that publishes).
+    #[cfg(test)]
+    pub fn add(&mut self, map: &str, listener: Listener) {
+        self.add_to(Registry::Entries, map, listener);
+    }
+
+    /// Whether any registration could receive an event of `map` (cheap pre-check).
+    pub fn has(&self, map: &str) -> bool {
+        !self.maps.is_empty() && self.maps.contains_key(map)
+    }
+
+    /// Encodes `event` for every interested registration of `map` into the outbox, except for
+    /// connections past the event bound, whose events are dropped and counted.
+    pub fn publish(&mut self, outbox: &mut Outbox, member: Uuid, map: &str, event: Event<'_>) {
+        self.publish_to(Registry::Entries, outbox, member, map, event);
+    }
+
+    /// [`Listeners::publish`] to the entry listeners of a map (`Registry::Entries`) or of a
+    /// multimap (`Registry::MultiMapEntries`).
+    pub fn publish_to(&mut self, registry: Registry, outbox: &mut Outbox, member: Uuid, map: &str, event: Event<'_>) {
+        self.publish_entry(registry, outbox, (member, false), map, event);
+    }
+
+    /// An event of a replicated map `map`, published by every member that applies the change
+    /// to its own registrations, naming `origin` (the member that made the change: the
+    /// partition's owner). `relayed`: the change came from another member, so local-only
+    /// listeners (a smart client registers one with every member) do not hear it; they hear
+    /// it from its origin, and a client hears each event once.
+    pub fn publish_replicated(
+        &mut self,
+        outbox: &mut Outbox,
+        (origin, relayed): (Uuid, bool),
+        map: &str,
+        event: Event<'_>,
+    ) {
+        self.publish_entry(Registry::ReplicatedEntries, outbox, (origin, relayed), map, event);
+    }
+
+    fn publish_entry(
+        &mut self,
+        registry: Registry,
+        outbox: &mut Outbox,
+        (member, relayed): (Uuid, bool),
+        map: &str,
+        event: Event<'_>,
+    ) {
+        let registrations = match registry {
+            Registry::Entries => &mut self.maps,
+            other => &mut self.objects[other as usize - 1],
+        };
+        let Some(listeners) = registrations.get_mut(map) else { return };
+        listeners.retain(|listener| !listener.connection.is_closed());
+        // On the wire an event's partition id is an `i32`, −1 for none.
+        let partition_id = event.partition_id.map_or(-1, |partition| i32::from(partition.0));
+        let mut sequence = None;
+        for listener in listeners.iter() {
+            if listener.invalidation {
+                let sequence = *sequence.get_or_insert_with(|| {
+                    let counter = self.sequences.entry(partition_id).or_insert(0);
+                    *counter += 1;
+                    *counter
+                });
+                let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
+                    self.bound.drop_event(listener, map);
+                    continue;
+                };
+                MapInvalidationEvent {
+                    source_uuid: Some(event.source),
+                    partition_uuid: Some(partition_uuid(member, partition_id)),
+                    sequence,
+                    key: event.key.map(Data),
+                }
+                .encode(out, listener.correlation_id, partition_id);
+                continue;
+            }
+            if listener.flags & event.kind as i32 == 0 || (relayed && listener.local_only) {
+                continue;
+            }
+            if let (Some(wanted), Some(key)) = (&listener.key, event.key) {
+                if **wanted != *key {
+                    continue;
+                }
+            }
+            if let Some(predicate) = &listener.predicate {
+                if !passes(predicate, &event, &self.schemas) {
+                    continue;
+                }
+            }
+            let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
+                self.bound.drop_event(listener, map);
+                continue;
+            };
+            let values = listener.include_value;
+            EntryEvent {
+                event_type: event.kind as i32,
+                uuid: Some(member),
+                number_of_affected_entries: event.affected_entries,
+                key: event.key.map(Data),
+                value: event.value.filter(|_| values).map(Data),
+                old_value: event.old_value.filter(|_| values).map(Data),
+                merging_value: None,
+            }
+            .encode(out, listener.event_type, listener.correlation_id, partition_id);
+        }
+    }
+}
+
+/// Whether `event`'s entry passes a listener's predicate (an event the member cannot test, a
+/// value it cannot read, is not sent: Hazelcast logs the failure and sends nothing).
+fn passes(
+    predicate: &crate::engine::map::query::Predicate,
+    event: &Event<'_>,
+    schemas: &(Arc<crate::engine::schemas::Schemas>, u16),
+) -> bool {
+    let tested = match event.kind {
+        EventKind::Removed | EventKind::Evicted | EventKind::Expired => event.old_value,
+        _ => event.value,
+    };
+    let Some(key) = event.key else { return true }; // map-wide events (CLEAR_ALL, EVICT_ALL) pass
+    let Some(value) = tested else { return false };
+    match predicate.compiled(&schemas.0, schemas.1) {
+        Ok(compiled) => compiled.filter.matches(key, value, &*schemas.0).unwrap_or_else(|error| {
+            tracing::debug!(%error, "an entry event's entry could not be tested against a listener's predicate");
+            false
+        }),
+        Err(failure) => {
+            tracing::debug!(message = %failure.message, "a listener's predicate cannot be compiled");
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrogrid_protocol::frame::{Decoded, StreamDecoder, StreamLimits};
+    use ferrogrid_protocol::Message;
+    use std::io::Read;
+
+    const MEMBER: Uuid = Uuid { most: 9, least: 9 };
+    const LIMIT_BYTES: usize = 4096;
+
+    fn listeners() -> (Listeners, Arc<Counter>) {
+        let dropped = Arc::new(Counter::default());
+        (Listeners::new(EventBound::new(0, LIMIT_BYTES, dropped.clone())), dropped)
+    }
+
+    fn listen(listeners: &mut Listeners, connection: &Arc<ConnectionShared>, correlation_id: i64) {
+        let listener = Listener {
+            id: Uuid { most: correlation_id as u64, least: 1 },
+            connection: connection.clone(),
+            correlation_id,
+            event_type: MessageType(0x011902),
+            include_value: true,
+            flags: EventKind::Added as i32,
+            key: None,
+            invalidation: false,
+            local_only: false,
+            predicate: None,
+        };
+        listeners.add("m", listener);
+    }
+
+    /// Publishes an ADDED event for key `[index; 8]` with a 100-byte value.
+    fn publish(listeners: &mut Listeners, outbox: &mut Outbox, index: u8) {
+        let key = [index; 8];
+        let event = Event {
+            kind: EventKind::Added,
+            partition_id: Some(PartitionId(1)),
+            key: Some(&key),
+            value: Some(&[7; 100]),
+            old_value: None,
+            affected_entries: 1,
+            source: MEMBER,
+        };
+        listeners.publish(outbox, MEMBER, "m", event);
+    }
+
+    /// Reads `length` bytes from the client's end and returns the first key byte of each event.
+    fn received(client: &mut std::net::TcpStream, length: usize) -> Vec<u8> {
+        let mut bytes = vec![0; length];
+        client.read_exact(&mut bytes).unwrap();
+        let limits = StreamLimits { max_frame_bytes: 1 << 20, max_message_bytes: 1 << 20, max_pending_fragmented: 1 };
+        let mut decoder = StreamDecoder::new(limits);
+        let mut keys = Vec::new();
+        let mut rest = &bytes[..];
+        while let Decoded::Message { length } = decoder.decode(rest).unwrap() {
+            let event = EntryEvent::decode(&Message::parse(&rest[..length]).unwrap()).unwrap();
+            keys.push(event.key.expect("a key").0[0]);
+            rest = &rest[length..];
+        }
+        assert!(rest.is_empty(), "whole events only");
+        keys
+    }
+
+    #[test]
+    fn events_past_the_bound_are_dropped_counted_and_delivered_again_once_it_drains() {
+        let (mut listeners, dropped) = listeners();
+        let (connection, mut client) = ConnectionShared::loopback(1);
+        listen(&mut listeners, &connection, 5);
+        let mut outbox = Outbox::default();
+        for index in 0..10 {
+            publish(&mut listeners, &mut outbox, index);
+        }
+        assert_eq!(dropped.get(), 0, "ten small events are under the bound");
+        for index in 10..100 {
+            publish(&mut listeners, &mut outbox, index);
+        }
+        let gathered = outbox.buffer(&connection).len();
+        assert!(gathered > LIMIT_BYTES && gathered < LIMIT_BYTES + 200, "one event past the bound at most");
+        let written = outbox.flush();
+        assert_eq!(written, gathered, "the client's socket takes a few KiB");
+        let keys = received(&mut client, written);
+        assert_eq!(keys, (0..keys.len() as u8).collect::<Vec<_>>(), "the first events, in order");
+        assert_eq!(dropped.get(), 100 - keys.len() as u64, "every event not delivered is counted");
+        publish(&mut listeners, &mut outbox, 100);
+        assert_eq!(received(&mut client, outbox.flush()), [100], "delivered again once nothing waits");
+        assert_eq!(dropped.get(), 100 - keys.len() as u64);
+    }
+
+    #[test]
+    fn a_connection_with_unsent_bytes_gets_no_events_and_others_do() {
+        let (mut listeners, dropped) = listeners();
+        let (slow, _not_reading) = ConnectionShared::loopback(1);
+        let (fast, mut client) = ConnectionShared::loopback(2);
+        listen(&mut listeners, &slow, 5);
+        listen(&mut listeners, &fast, 6);
+        let chunk = vec![0; 1 << 20];
+        for _ in 0..256 {
+            if slow.pending_bytes() > LIMIT_BYTES {
+                break;
+            }
+            slow.send(&chunk);
+        }
+        let pending = slow.pending_bytes();
+        assert!(pending > LIMIT_BYTES, "the socket filled up");
+        let mut outbox = Outbox::default();
+        publish(&mut listeners, &mut outbox, 1);
+        assert_eq!(dropped.get(), 1, "the slow connection's event is dropped");
+        outbox.buffer(&slow).extend_from_slice(b"an answer");
+        let written = outbox.flush();
+        assert_eq!(received(&mut client, written), [1], "the other connection has its event");
+        assert_eq!(slow.pending_bytes(), pending + b"an answer".len(), "answers are never dropped");
+    }
+
+    #[test]
+    fn drops_are_warned_about_at_most_once_per_interval() {
+        let dropped = Arc::new(Counter::default());
+        let mut bound = EventBound::new(0, LIMIT_BYTES, dropped.clone());
+        let start = Instant::now();
+        assert_eq!(bound.count_drop(start), Some(1), "the first drop warns");
+        assert_eq!(bound.count_drop(start + Duration::from_millis(10)), None);
+        assert_eq!(bound.count_drop(start + Duration::from_millis(999)), None);
+        assert_eq!(bound.count_drop(start + DROP_WARNING_INTERVAL), Some(3), "with the drops since the last");
+        assert_eq!(bound.count_drop(start + DROP_WARNING_INTERVAL), None);
+        assert_eq!(dropped.get(), 5, "every drop is counted");
+    }
+}

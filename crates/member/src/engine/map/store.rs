@@ -1,0 +1,828 @@
+//! Maps in a partition: one map's entries (and key locks) that hash to one partition, as a
+//! [`RecordStore`], the first kind of partition object (`partition.rs`), and its backup and
+//! snapshot encoding. Map operations reach it through the typed accessors in `partition.rs`
+//! (`PartitionStore::map_mut`).
+//!
+//! Owned and written by exactly one thread: the reactor that owns the partition
+//! (`partition % reactor_count == reactor index`). No locks; other threads reach a partition
+//! only by handing an operation to its reactor.
+//!
+//! Entries are [`Entry`]s (key, value and metadata in one allocation; `entry.rs`) in an open
+//! addressing [`Table`] (`table.rs`). An entry keeps its full [`Meta`] only when the map or the
+//! entry needs it (ttl or max-idle, LRU/LFU eviction, per-entry statistics); otherwise just its
+//! version. The expiry sweep walks a bounded run of table slots per tick from a cursor, and
+//! eviction samples the entries of a run of slots from a random one, like Hazelcast's
+//! sampling eviction. Times are milliseconds since the Unix epoch, taken once per reactor
+//! loop iteration.
+
+use crate::clock::NEVER;
+use crate::cluster::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
+use crate::engine::locks::{LockImage, LockTable, Parked};
+use crate::engine::map::table::Table;
+use crate::engine::settings::{MapSettings, PartitionLimit, SettingsCache};
+use crate::partition::object::{PartitionObject, RemovedEntry};
+use ferrogrid_config::EvictionPolicy;
+use ferrogrid_protocol::Uuid;
+use std::sync::Arc;
+
+pub(crate) use crate::engine::map::entry::{Entry, Meta};
+
+/// Entries examined per eviction.
+const EVICTION_SAMPLE: usize = 15;
+
+/// The entries of one map within one partition, keyed by the key's serialized bytes.
+#[derive(Debug)]
+pub struct RecordStore {
+    entries: Table,
+    /// Bytes held by keys and values (the USED_HEAP_SIZE measure).
+    held_bytes: usize,
+    pub settings: Arc<MapSettings>,
+    pub locks: LockTable,
+    /// The table slot where the expiry sweep continues.
+    sweep_cursor: usize,
+    /// Whether any entry was ever given a finite ttl or max-idle. Until then nothing can
+    /// expire: lookups skip the expiry check and counting is O(1).
+    ever_expiring: bool,
+    /// Whether any entry was ever given a finite max-idle (its reads must be recorded).
+    ever_idle: bool,
+    /// State of the sampling random generator (xorshift).
+    random: u64,
+    /// Requests run on this map in this partition, by operation (index in
+    /// the operation table's partition rows).
+    pub op_counts: [u64; crate::route::operations::PARTITION_OPERATION_COUNT],
+    /// Keys written or removed since the owner last sent backups (puts, removes, ttl
+    /// changes, evictions; not the expiry sweep, which backups run themselves).
+    pub changed: Vec<Box<[u8]>>,
+    /// Whether changes are recorded (the partition has backups).
+    pub track_changes: bool,
+    /// The map's indexes in this partition (`index.rs`): told of every change below.
+    indexes: Option<Box<crate::engine::map::index::Indexes>>,
+}
+
+impl RecordStore {
+    pub fn new(settings: Arc<MapSettings>) -> RecordStore {
+        RecordStore {
+            entries: Table::default(),
+            held_bytes: 0,
+            locks: LockTable::default(),
+            sweep_cursor: 0,
+            ever_expiring: false,
+            ever_idle: false,
+            random: 0x9e37_79b9_7f4a_7c15,
+            op_counts: [0; crate::route::operations::PARTITION_OPERATION_COUNT],
+            changed: Vec::new(),
+            track_changes: false,
+            indexes: (!settings.indexes.definitions.is_empty()).then(|| {
+                Box::new(crate::engine::map::index::Indexes::new(
+                    settings.indexes.schemas.clone(),
+                    &settings.indexes.definitions,
+                ))
+            }),
+            settings,
+        }
+    }
+
+    /// Adds an index (`Map.addIndex`) and files every entry in it; false if it existed.
+    pub fn add_index(
+        &mut self,
+        definition: crate::engine::map::index::IndexDefinition,
+        schemas: &std::sync::Arc<crate::engine::schemas::Schemas>,
+    ) -> bool {
+        let indexes =
+            self.indexes.get_or_insert_with(|| Box::new(crate::engine::map::index::Indexes::new(schemas.clone(), &[])));
+        indexes.add(definition, self.entries.iter().map(|entry| (entry.key(), entry.value())))
+    }
+
+    /// The keys of the entries a query with lookups `plan` may match (None: no index
+    /// applies; scan).
+    pub fn index_candidates(
+        &self,
+        plan: &[crate::engine::map::index::Lookup],
+    ) -> Option<std::collections::HashSet<&[u8]>> {
+        self.indexes.as_ref()?.candidates(plan)
+    }
+
+    /// The entries in the order of a sorted index on `attribute` (`Indexes::ordered`).
+    pub fn index_ordered<'a>(
+        &'a self,
+        attribute: &str,
+        plan: &[crate::engine::map::index::Lookup],
+    ) -> Option<
+        impl Iterator<Item = (&'a crate::engine::map::index::IndexKey, &'a std::collections::HashSet<Box<[u8]>>)> + 'a,
+    > {
+        self.indexes.as_ref()?.ordered(attribute, plan)
+    }
+
+    fn index_insert(&mut self, key: &[u8], value: &[u8]) {
+        if let Some(indexes) = &mut self.indexes {
+            indexes.insert(key, value);
+        }
+    }
+
+    fn index_remove(&mut self, key: &[u8]) {
+        if let Some(indexes) = &mut self.indexes {
+            indexes.remove(key);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn held_bytes(&self) -> usize {
+        self.held_bytes
+    }
+
+    /// Entries that have not expired.
+    pub fn live_len(&self, now_ms: i64) -> usize {
+        if !self.ever_expiring {
+            return self.entries.len();
+        }
+        self.entries.iter().filter(|entry| !entry.is_expired(now_ms)).count()
+    }
+
+    /// The live entry under `key` (expired entries are invisible).
+    pub fn get(&self, key: &[u8], now_ms: i64) -> Option<&Entry> {
+        self.entries.get(key).filter(|entry| !entry.is_expired(now_ms))
+    }
+
+    /// Removes the entry if it has expired; returns it (for the EXPIRED event).
+    pub fn expire_if_due(&mut self, key: &[u8], now_ms: i64) -> Option<Entry> {
+        if !self.ever_expiring {
+            return None;
+        }
+        if self.entries.get(key)?.is_expired(now_ms) {
+            return self.remove(key);
+        }
+        None
+    }
+
+    /// Whether every entry keeps its metadata: for LRU/LFU eviction or entry statistics.
+    fn keeps_meta(&self) -> bool {
+        self.settings.per_entry_stats
+            || matches!(self.settings.eviction_policy, EvictionPolicy::Lru | EvictionPolicy::Lfu)
+    }
+
+    /// Whether an entry with `meta` keeps it all (else only its version).
+    fn rich(&self, meta: &Meta) -> bool {
+        self.keeps_meta() || meta.expires()
+    }
+
+    /// Whether reads must be recorded: for max-idle, LRU/LFU eviction or entry statistics.
+    fn tracks_access(&self) -> bool {
+        self.ever_idle || self.keeps_meta()
+    }
+
+    /// Records a read: access time (max-idle, LRU) and hits (LFU) of an entry that keeps
+    /// them. A no-op for maps that need neither, so a plain get costs one lookup.
+    pub fn touch(&mut self, key: &[u8], now_ms: i64) {
+        if !self.tracks_access() {
+            return;
+        }
+        if let Some(meta) = self.entries.get_mut(key).and_then(Entry::meta_mut) {
+            meta.last_access_time_ms = now_ms;
+            meta.hits += 1;
+        }
+    }
+
+    /// Stores `value` under `key` with the requested ttl / max-idle (−1 = map default, 0 =
+    /// never, else ms); returns the previous entry. The caller expired the key first.
+    pub fn put(&mut self, key: &[u8], value: &[u8], now_ms: i64, ttl_ms: i64, max_idle_ms: i64) -> Option<Entry> {
+        let ttl_ms = MapSettings::effective(ttl_ms, self.settings.default_ttl_ms);
+        let max_idle_ms = MapSettings::effective(max_idle_ms, self.settings.default_max_idle_ms);
+        self.ever_expiring |= ttl_ms != NEVER || max_idle_ms != NEVER;
+        self.ever_idle |= max_idle_ms != NEVER;
+        self.note_change(key);
+        let mut meta = Meta {
+            version: 0,
+            creation_time_ms: now_ms,
+            last_update_time_ms: now_ms,
+            last_access_time_ms: now_ms,
+            hits: 0,
+            ttl_ms,
+            ttl_base_ms: now_ms,
+            max_idle_ms,
+        };
+        let rich = self.rich(&meta);
+        match self.entries.find(key) {
+            Some(slot) => {
+                let old = self.entries.slot(slot).expect("found");
+                meta.version = old.version().wrapping_add(1);
+                if let Some(kept) = old.is_rich().then(|| old.meta()) {
+                    (meta.creation_time_ms, meta.hits) = (kept.creation_time_ms, kept.hits);
+                }
+                let previous = self.entries.replace_at(slot, Entry::new(key, value, &meta, rich));
+                self.held_bytes = self.held_bytes + value.len() - previous.value().len();
+                self.index_insert(key, value);
+                Some(previous)
+            }
+            None => {
+                self.held_bytes += key.len() + value.len();
+                self.entries.insert(Entry::new(key, value, &meta, rich));
+                self.index_insert(key, value);
+                None
+            }
+        }
+    }
+
+    /// Sets a new ttl on a live entry, counted from now; false if there is none.
+    pub fn set_ttl(&mut self, key: &[u8], ttl_ms: i64, now_ms: i64) -> bool {
+        let Some(slot) =
+            self.entries.find(key).filter(|slot| !self.entries.slot(*slot).expect("found").is_expired(now_ms))
+        else {
+            return false;
+        };
+        let entry = self.entries.slot(slot).expect("found");
+        // As in Hazelcast, setTtl is an update (time, version) and replaces any max-idle.
+        let mut meta = entry.meta();
+        meta.ttl_ms = MapSettings::effective(ttl_ms, self.settings.default_ttl_ms);
+        meta.ttl_base_ms = now_ms;
+        meta.last_update_time_ms = now_ms;
+        meta.version = meta.version.wrapping_add(1);
+        meta.max_idle_ms = NEVER;
+        self.ever_expiring |= meta.ttl_ms != NEVER;
+        let updated = Entry::new(entry.key(), entry.value(), &meta, self.rich(&meta));
+        self.entries.replace_at(slot, updated);
+        self.note_change(key);
+        true
+    }
+
+    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let entry = self.apply_remove(key)?;
+        self.note_change(key);
+        Some(entry)
+    }
+
+    fn note_change(&mut self, key: &[u8]) {
+        if self.track_changes {
+            self.changed.push(key.into());
+        }
+    }
+
+    /// Stores an entry as a backup or snapshot carries it (nothing is recorded as changed).
+    pub fn apply(&mut self, key: &[u8], value: &[u8], meta: &Meta) {
+        self.ever_expiring |= meta.expires();
+        self.ever_idle |= meta.max_idle_ms != NEVER;
+        let entry = Entry::new(key, value, meta, self.rich(meta));
+        self.held_bytes += value.len();
+        self.index_insert(key, value);
+        match self.entries.find(key) {
+            Some(slot) => {
+                let previous = self.entries.replace_at(slot, entry);
+                self.held_bytes -= previous.value().len();
+            }
+            None => {
+                self.held_bytes += key.len();
+                self.entries.insert(entry);
+            }
+        }
+    }
+
+    /// Removes a key as a backup carries it (nothing is recorded as changed).
+    pub fn apply_remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let entry = self.entries.remove(key)?;
+        self.held_bytes -= entry.held_bytes();
+        self.index_remove(key);
+        Some(entry)
+    }
+
+    /// The entry under `key`, expired or not (what a backup must mirror).
+    #[cfg(test)]
+    pub fn raw(&self, key: &[u8]) -> Option<&Entry> {
+        self.entries.get(key)
+    }
+
+    /// Every entry, expired or not (a snapshot).
+    #[cfg(test)]
+    pub fn raw_iter(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter()
+    }
+
+    /// Removes every entry except locked ones (as Hazelcast's clear and evictAll do);
+    /// returns how many live entries went.
+    pub fn clear(&mut self, now_ms: i64) -> usize {
+        let locks = &self.locks;
+        let mut removed_live = 0;
+        let mut removed_bytes = 0;
+        let mut kept: Vec<Box<[u8]>> = Vec::new();
+        self.entries.retain(|entry| {
+            if locks.is_locked(entry.key()) {
+                kept.push(entry.key().into());
+                return true;
+            }
+            removed_live += usize::from(!entry.is_expired(now_ms));
+            removed_bytes += entry.held_bytes();
+            false
+        });
+        self.held_bytes -= removed_bytes;
+        if let Some(indexes) = &mut self.indexes {
+            // The locked entries that stay are filed again.
+            indexes.clear();
+            for key in kept {
+                if let Some(entry) = self.entries.get(&key) {
+                    indexes.insert(entry.key(), entry.value());
+                }
+            }
+        }
+        self.sweep_cursor = 0;
+        removed_live
+    }
+
+    /// Live entries, with their keys.
+    pub fn iter(&self, now_ms: i64) -> impl Iterator<Item = (&[u8], &Entry)> {
+        self.entries.iter().filter(move |entry| !entry.is_expired(now_ms)).map(|entry| (entry.key(), entry))
+    }
+
+    fn over_limit(&self) -> bool {
+        match self.settings.limit {
+            PartitionLimit::Unbounded => false,
+            PartitionLimit::Entries(limit) => self.entries.len() as f64 > limit.max(1.0),
+            PartitionLimit::Bytes(limit) => self.held_bytes as f64 > limit,
+        }
+    }
+
+    fn next_random(&mut self) -> u64 {
+        self.random ^= self.random << 13;
+        self.random ^= self.random >> 7;
+        self.random ^= self.random << 17;
+        self.random
+    }
+
+    /// Evicts entries while the store is over its bound, choosing by the map's policy among a
+    /// sample; skips `protected` (the key just written) and locked keys. Returns what went.
+    pub fn evict_to_limit(&mut self, protected: &[u8]) -> Vec<RemovedEntry> {
+        let mut evicted = Vec::new();
+        while self.over_limit() && self.entries.len() > 1 {
+            let Some(slot) = self.eviction_candidate(protected) else { break };
+            let entry = self.entries.remove_at(slot);
+            self.held_bytes -= entry.held_bytes();
+            self.note_change(entry.key());
+            self.index_remove(entry.key());
+            evicted.push(entry);
+        }
+        evicted
+    }
+
+    /// The slot of the entry to evict: the best by policy among the first
+    /// `EVICTION_SAMPLE` entries from a random slot on (a run of slots holds entries in hash
+    /// order, unrelated to their age or use). Walks at most the whole table once.
+    fn eviction_candidate(&mut self, protected: &[u8]) -> Option<usize> {
+        let capacity = self.entries.capacity();
+        let start = self.next_random() as usize % capacity;
+        let mut best: Option<(i64, usize)> = None;
+        let mut sampled = 0;
+        for offset in 0..capacity {
+            if sampled == EVICTION_SAMPLE {
+                break;
+            }
+            let slot = (start + offset) % capacity;
+            let Some(entry) = self.entries.slot(slot) else { continue };
+            sampled += 1;
+            if entry.key() == protected || self.locks.is_locked(entry.key()) {
+                continue;
+            }
+            let score = match self.settings.eviction_policy {
+                EvictionPolicy::Lru => entry.meta().last_access_time_ms,
+                EvictionPolicy::Lfu => entry.meta().hits,
+                EvictionPolicy::Random | EvictionPolicy::None => 0,
+            };
+            if best.is_none_or(|(best_score, _)| score < best_score) {
+                best = Some((score, slot));
+            }
+        }
+        best.map(|(_, slot)| slot)
+    }
+
+    /// Examines at most `budget` entries (and at most one pass of table slots) from where the
+    /// last sweep stopped and removes the expired ones (returned for EXPIRED events).
+    pub fn sweep(&mut self, now_ms: i64, budget: usize) -> Vec<RemovedEntry> {
+        let mut expired = Vec::new();
+        let (mut examined, mut scanned) = (0, 0);
+        while examined < budget && scanned < self.entries.capacity() {
+            if self.sweep_cursor >= self.entries.capacity() {
+                self.sweep_cursor = 0;
+            }
+            scanned += 1;
+            let slot = self.sweep_cursor;
+            let Some(entry) = self.entries.slot(slot) else {
+                self.sweep_cursor += 1;
+                continue;
+            };
+            examined += 1;
+            if entry.is_expired(now_ms) && !self.locks.is_locked(entry.key()) {
+                // The run after the slot shifts back into it: examine it again.
+                let entry = self.entries.remove_at(slot);
+                self.held_bytes -= entry.held_bytes();
+                self.index_remove(entry.key());
+                expired.push(entry);
+            } else {
+                self.sweep_cursor += 1;
+            }
+        }
+        expired
+    }
+}
+
+/// A map in a partition as replication and migration see it. Backup and snapshot bodies are
+/// runs of [`MapChange`]s, each carrying a key's whole resulting record or lock.
+impl PartitionObject for RecordStore {
+    fn create(_kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Self {
+        RecordStore::new(settings.get(name))
+    }
+
+    fn entry_count(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn held_bytes(&self) -> usize {
+        self.held_bytes
+    }
+
+    fn set_track_changes(&mut self, track: bool) {
+        self.track_changes = track;
+        self.locks.set_track(track);
+        if !track {
+            self.changed.clear();
+        }
+    }
+
+    fn sync_backup_count(&self) -> usize {
+        self.settings.backup_count
+    }
+
+    fn write_changes(&mut self, body: &mut Vec<u8>) {
+        // A key changed twice is written twice, with the same resulting state: harmless.
+        let mut keys = std::mem::take(&mut self.changed);
+        for key in keys.drain(..) {
+            match self.entries.get(&key) {
+                Some(entry) => put_entry(body, entry),
+                None => put_key(body, REMOVE, &key),
+            }
+        }
+        self.changed = keys;
+        self.locks.write_changed(|key, image| match image {
+            Some(image) => put_lock(body, key, image),
+            None => put_key(body, UNLOCK, key),
+        });
+    }
+
+    fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_changes(body, true)
+    }
+
+    fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
+        for entry in self.entries.iter() {
+            writer.entry(|out| put_entry(out, entry));
+        }
+        for (key, image) in self.locks.images() {
+            writer.entry(|out| put_lock(out, key, image));
+        }
+    }
+
+    fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_changes(body, false)
+    }
+
+    fn sweep_expired(&mut self, now_ms: i64, budget: usize) -> Vec<RemovedEntry> {
+        self.sweep(now_ms, budget)
+    }
+
+    fn release_client(&mut self, client: Uuid, released: &mut Vec<Parked>) {
+        for (_, parked) in self.locks.release_client(client) {
+            released.extend(parked);
+        }
+    }
+
+    fn take_waiting(&mut self) -> Vec<crate::net::connection::ReplyTo> {
+        self.locks.take_all_parked().into_iter().map(|parked| parked.reply_to).collect()
+    }
+}
+
+impl RecordStore {
+    /// Applies a body of changes as a backup (removals allowed) or snapshot (whole entries
+    /// only) carries it. Nothing is recorded as changed.
+    fn apply_changes(&mut self, body: &[u8], removals: bool) -> Result<(), Malformed> {
+        let mut reader = Reader::new(body);
+        while !reader.is_empty() {
+            match read_change(&mut reader)? {
+                MapChange::Put { key, value, meta } => self.apply(key, value, &meta),
+                MapChange::Lock { key, image } => self.locks.apply(key, Some(image)),
+                MapChange::Remove { key } if removals => {
+                    self.apply_remove(key);
+                }
+                MapChange::Unlock { key } if removals => self.locks.apply(key, None),
+                MapChange::Remove { .. } | MapChange::Unlock { .. } => {
+                    return Err(Malformed::Refused("a map snapshot holds a removal"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a backup or snapshot body says about one key of a map.
+///
+/// ```text
+/// PUT    (1) key bytes | value bytes | version, creation, last update, last access, hits,
+///                                      ttl, ttl base, max idle: i64 each
+/// REMOVE (2) key bytes
+/// LOCK   (3) key bytes | client u128 | thread id i64 | count u32 | lease deadline i64
+/// UNLOCK (4) key bytes
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum MapChange<'a> {
+    Put {
+        key: &'a [u8],
+        value: &'a [u8],
+        meta: Meta,
+    },
+    Remove {
+        key: &'a [u8],
+    },
+    /// The key's lock as the owner holds it.
+    Lock {
+        key: &'a [u8],
+        image: LockImage,
+    },
+    Unlock {
+        key: &'a [u8],
+    },
+}
+
+const PUT: u8 = 1;
+const REMOVE: u8 = 2;
+const LOCK: u8 = 3;
+const UNLOCK: u8 = 4;
+
+fn put_key(out: &mut Vec<u8>, change: u8, key: &[u8]) {
+    out.push(change);
+    put_bytes(out, key);
+}
+
+/// A PUT of the entry's whole state (a compact entry's is [`Meta::plain`]).
+fn put_entry(out: &mut Vec<u8>, entry: &Entry) {
+    put_key(out, PUT, entry.key());
+    put_bytes(out, entry.value());
+    let meta = entry.meta();
+    for field in [
+        meta.version,
+        meta.creation_time_ms,
+        meta.last_update_time_ms,
+        meta.last_access_time_ms,
+        meta.hits,
+        meta.ttl_ms,
+        meta.ttl_base_ms,
+        meta.max_idle_ms,
+    ] {
+        out.extend_from_slice(&field.to_le_bytes());
+    }
+}
+
+fn put_lock(out: &mut Vec<u8>, key: &[u8], image: LockImage) {
+    put_key(out, LOCK, key);
+    image.write(out);
+}
+
+fn read_change<'a>(reader: &mut Reader<'a>) -> Result<MapChange<'a>, Malformed> {
+    let change = reader.u8()?;
+    let key = reader.bytes()?;
+    Ok(match change {
+        PUT => {
+            let value = reader.bytes()?;
+            let mut fields = [0i64; 8];
+            for field in &mut fields {
+                *field = reader.i64()?;
+            }
+            let [version, creation_time_ms, last_update_time_ms, last_access_time_ms, hits, ttl_ms, ttl_base_ms, max_idle_ms] =
+                fields;
+            let meta = Meta {
+                version,
+                creation_time_ms,
+                last_update_time_ms,
+                last_access_time_ms,
+                hits,
+                ttl_ms,
+                ttl_base_ms,
+                max_idle_ms,
+            };
+            MapChange::Put { key, value, meta }
+        }
+        REMOVE => MapChange::Remove { key },
+        LOCK => MapChange::Lock { key, image: LockImage::read(reader)? },
+        UNLOCK => MapChange::Unlock { key },
+        other => return Err(Malformed::UnknownChange(other)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::peer::ObjectKind;
+    use crate::engine::locks::LockOwner;
+    use ferrogrid_config::{EvictionConfig, MapConfig, MaxSizePolicy};
+
+    fn store(config: MapConfig) -> RecordStore {
+        RecordStore::new(Arc::new(MapSettings::resolve(&config, 271, 1)))
+    }
+
+    #[test]
+    fn put_returns_previous_and_bumps_version() {
+        let mut store = store(MapConfig::DEFAULT);
+        assert_eq!(store.put(b"k", b"v1", 0, -1, -1), None);
+        assert_eq!(store.get(b"k", 0).unwrap().version(), 0);
+        assert_eq!(store.put(b"k", b"v22", 1, -1, -1).as_ref().map(Entry::value), Some(&b"v1"[..]));
+        assert_eq!(store.get(b"k", 1).unwrap().version(), 1);
+        assert_eq!(store.held_bytes(), 4);
+        assert_eq!(store.remove(b"k").as_ref().map(Entry::value), Some(&b"v22"[..]));
+        assert_eq!(store.held_bytes(), 0);
+        assert!(store.is_empty());
+    }
+
+    #[test]
+    fn ttl_and_max_idle_expire_entries() {
+        let mut store = store(MapConfig { time_to_live_seconds: 10, ..MapConfig::DEFAULT });
+        store.put(b"default", b"v", 0, -1, -1);
+        store.put(b"forever", b"v", 0, 0, -1);
+        store.put(b"short", b"v", 0, 1_000, -1);
+        store.put(b"idle", b"v", 0, 0, 500);
+        assert!(store.get(b"short", 999).is_some());
+        assert!(store.get(b"short", 1_000).is_none());
+        store.touch(b"idle", 400);
+        assert!(store.get(b"idle", 899).is_some(), "an access postpones max-idle expiry");
+        assert!(store.get(b"idle", 900).is_none());
+        assert!(store.get(b"default", 9_999).is_some());
+        assert!(store.get(b"default", 10_000).is_none(), "the map default applies to ttl −1");
+        assert!(store.get(b"forever", i64::MAX - 1).is_some(), "ttl 0 is forever, even with a map default");
+        assert_eq!(store.expire_if_due(b"short", 1_000).as_ref().map(Entry::key), Some(&b"short"[..]));
+        assert_eq!(store.len(), 3);
+    }
+
+    #[test]
+    fn sweep_is_bounded_and_finds_every_expired_entry() {
+        let mut store = store(MapConfig::DEFAULT);
+        for index in 0..100u32 {
+            store.put(&index.to_be_bytes(), b"v", 0, if index % 2 == 0 { 10 } else { 0 }, -1);
+        }
+        let mut expired = 0;
+        for _ in 0..20 {
+            let removed = store.sweep(10, 10);
+            assert!(removed.len() <= 10);
+            expired += removed.len();
+        }
+        assert_eq!(expired, 50);
+        assert_eq!(store.len(), 50);
+        let mut store = self::store(MapConfig::DEFAULT);
+        for index in 0..1_000u32 {
+            store.put(&index.to_le_bytes(), b"v", 20, 10, -1);
+        }
+        for _ in 0..20 {
+            store.sweep(35, 100);
+        }
+        assert_eq!(store.len(), 0);
+        store.put(b"late", b"v", 40, 10, -1);
+        assert_eq!(store.sweep(50, 1).len(), 1, "the budget counts entries; the table shrank");
+    }
+
+    #[test]
+    fn eviction_holds_the_per_partition_bound_and_prefers_the_least_recently_used() {
+        let eviction = EvictionConfig {
+            size: 10,
+            max_size_policy: MaxSizePolicy::PerPartition,
+            eviction_policy: EvictionPolicy::Lru,
+        };
+        let mut store = store(MapConfig { eviction, ..MapConfig::DEFAULT });
+        for index in 0..10u32 {
+            store.put(&index.to_be_bytes(), b"v", index as i64, -1, -1);
+        }
+        store.touch(&0u32.to_be_bytes(), 100);
+        store.put(b"new", b"v", 101, -1, -1);
+        let evicted = store.evict_to_limit(b"new");
+        assert_eq!(evicted.len(), 1);
+        assert_eq!(evicted[0].key(), &1u32.to_be_bytes()[..], "the oldest access of the sample goes");
+        assert_eq!(store.len(), 10);
+        assert!(store.get(b"new", 101).is_some());
+    }
+
+    #[test]
+    fn entries_keep_metadata_only_where_the_map_or_the_entry_needs_it() {
+        let mut plain = store(MapConfig::DEFAULT);
+        plain.put(b"k", b"v", 5, -1, -1);
+        plain.put(b"k", b"v2", 6, -1, -1);
+        let entry = plain.get(b"k", 6).unwrap();
+        assert!(!entry.is_rich());
+        assert_eq!(entry.meta(), Meta::plain(1));
+        plain.put(b"k", b"v3", 7, 1_000, -1);
+        let entry = plain.get(b"k", 7).unwrap();
+        assert!(entry.is_rich(), "a ttl needs the times");
+        assert_eq!((entry.version(), entry.meta().ttl_base_ms, entry.expiration_time_ms()), (2, 7, 1_007));
+        plain.put(b"k", b"v4", 8, 0, -1);
+        assert!(!plain.get(b"k", 8).unwrap().is_rich(), "no longer expiring");
+        assert_eq!(plain.get(b"k", 8).unwrap().version(), 3);
+        assert_eq!(plain.held_bytes(), 3);
+
+        let stats = store(MapConfig { per_entry_stats_enabled: true, ..MapConfig::DEFAULT });
+        let eviction = EvictionConfig {
+            size: 10,
+            max_size_policy: MaxSizePolicy::PerPartition,
+            eviction_policy: EvictionPolicy::Lfu,
+        };
+        let lfu = store(MapConfig { eviction, ..MapConfig::DEFAULT });
+        for mut store in [stats, lfu] {
+            store.put(b"k", b"v", 5, -1, -1);
+            store.touch(b"k", 9);
+            store.put(b"k", b"v2", 10, -1, -1);
+            let meta = store.get(b"k", 10).unwrap().meta();
+            assert_eq!((meta.creation_time_ms, meta.last_update_time_ms, meta.hits, meta.version), (5, 10, 1, 1));
+        }
+    }
+
+    const ALICE: LockOwner = LockOwner { client: Uuid { most: 1, least: 2 }, thread_id: -3 };
+
+    /// Every entry and lock of a store, sorted by key.
+    type Contents = (Vec<Entry>, Vec<(Vec<u8>, LockImage)>);
+
+    /// What `store` holds, to compare replicas.
+    fn contents(store: &RecordStore) -> Contents {
+        let mut records: Vec<_> = store.raw_iter().cloned().collect();
+        let mut locks: Vec<_> = store.locks.images().map(|(key, image)| (key.to_vec(), image)).collect();
+        records.sort_by(|a, b| a.key().cmp(b.key()));
+        locks.sort_by(|a, b| a.0.cmp(&b.0));
+        (records, locks)
+    }
+
+    #[test]
+    fn a_backup_applies_the_owners_changes_and_only_those() {
+        let mut owner = store(MapConfig::DEFAULT);
+        owner.put(b"before", b"not tracked", 0, -1, -1);
+        owner.set_track_changes(true);
+        owner.put(b"k1", b"v1", 10, 5_000, -1);
+        owner.put(b"k2", b"v2", 11, -1, 700);
+        owner.put(b"k1", b"v1 again", 12, -1, -1);
+        owner.remove(b"k2");
+        owner.locks.acquire(b"k1", ALICE, 100, 12);
+        owner.locks.acquire(b"k3", ALICE, -1, 12);
+        owner.locks.release(b"k3");
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        let mut backup = store(MapConfig::DEFAULT);
+        let k1 = owner.raw(b"k1").unwrap();
+        backup.apply(b"k2", k1.value(), &k1.meta());
+        backup.locks.apply(b"k3", owner.locks.image(b"k1"));
+        backup.apply_backup(&body).unwrap();
+        owner.apply_remove(b"before");
+        assert_eq!(contents(&backup), contents(&owner), "puts, removals, locks and unlocks arrive as they end");
+        assert_eq!(backup.held_bytes(), owner.held_bytes());
+        let mut again = Vec::new();
+        owner.write_changes(&mut again);
+        assert!(again.is_empty(), "changes are taken once");
+        owner.set_track_changes(false);
+        owner.put(b"k4", b"v", 13, -1, -1);
+        owner.write_changes(&mut again);
+        assert!(again.is_empty(), "nothing is recorded without backups");
+    }
+
+    #[test]
+    fn a_cut_or_unknown_map_change_is_an_error() {
+        let mut owner = store(MapConfig::DEFAULT);
+        owner.set_track_changes(true);
+        owner.put(b"key", b"value", 0, -1, -1);
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        for cut in 1..body.len() {
+            assert!(store(MapConfig::DEFAULT).apply_backup(&body[..cut]).is_err(), "cut at {cut}");
+        }
+        body[0] = 9;
+        assert_eq!(store(MapConfig::DEFAULT).apply_backup(&body), Err(Malformed::UnknownChange(9)));
+    }
+
+    #[test]
+    fn a_snapshot_copies_records_and_locks_across_chunks() {
+        let mut owner = store(MapConfig::DEFAULT);
+        for index in 0..50u32 {
+            owner.put(&index.to_be_bytes(), &[index as u8; 20], index as i64, -1, -1);
+        }
+        owner.locks.acquire(&7u32.to_be_bytes(), ALICE, 1_000, 50);
+        let mut out = Vec::new();
+        let mut writer = SnapshotWriter::new(&mut out, 0, 1, 256);
+        writer.begin_object(ObjectKind::Map, "m");
+        owner.write_snapshot(&mut writer);
+        let (chunks, entries) = writer.finish();
+        assert!(chunks > 1);
+        assert_eq!(entries, 51);
+        let mut replica = store(MapConfig::DEFAULT);
+        for chunk in crate::cluster::peer::tests::snapshot_chunks(&out) {
+            for object in crate::cluster::peer::read_snapshot(&chunk).unwrap().1 {
+                replica.apply_snapshot(object.body).unwrap();
+            }
+        }
+        assert_eq!(contents(&replica), contents(&owner));
+        let mut removal = Vec::new();
+        put_key(&mut removal, REMOVE, b"key");
+        assert!(matches!(replica.apply_snapshot(&removal), Err(Malformed::Refused(_))), "a snapshot holds no removals");
+    }
+}

@@ -1,0 +1,5 @@
+//! Replicated maps (`ReplicatedMap`): every member holds a full copy (`store.rs`: the stores, their
+//! encodings and the version rules), kept in step by the partition's owner (`sync.rs`).
+
+pub(crate) mod store;
+pub(crate) mod sync;

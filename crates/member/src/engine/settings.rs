@@ -1,0 +1,206 @@
+//! A map's settings, resolved from configuration when the map is first used on a reactor
+//! ([`MapSettings`]), and the reactor's cache of them ([`SettingsCache`]), so that an operation
+//! finds its map's settings without reading configuration.
+
+use crate::clock::NEVER;
+use ahash::RandomState;
+use ferrogrid_config::{EvictionPolicy, MapConfig, MaxSizePolicy, MemberConfig};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// How a map's bound is enforced in one partition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PartitionLimit {
+    Unbounded,
+    /// At most this many entries (fractional, as Hazelcast translates a per-member size).
+    Entries(f64),
+    /// At most this many bytes of keys and values.
+    Bytes(f64),
+}
+
+/// A map's settings, resolved from configuration when the map is first used on a reactor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapSettings {
+    pub default_ttl_ms: i64,
+    pub default_max_idle_ms: i64,
+    pub per_entry_stats: bool,
+    pub limit: PartitionLimit,
+    pub eviction_policy: EvictionPolicy,
+    /// Synchronous backups (a write is answered once they applied it).
+    pub backup_count: usize,
+    /// Asynchronous backups (sent, not waited for).
+    pub async_backup_count: usize,
+    /// The map's indexes (`Map.addIndex`) as a new partition store must build them.
+    pub indexes: IndexSetup,
+}
+
+/// A map's index definitions and the schemas its indexes read values with.
+#[derive(Debug, Clone, Default)]
+pub struct IndexSetup {
+    pub schemas: Arc<crate::engine::schemas::Schemas>,
+    pub definitions: Vec<crate::engine::map::index::IndexDefinition>,
+}
+
+impl PartialEq for IndexSetup {
+    fn eq(&self, other: &IndexSetup) -> bool {
+        self.definitions == other.definitions
+    }
+}
+
+impl MapSettings {
+    /// Resolves `config` for a member that is one of `member_count` over `partition_count`
+    /// partitions. A per-member bound becomes a per-partition one, as in Hazelcast.
+    pub fn resolve(config: &MapConfig, partition_count: u16, member_count: usize) -> MapSettings {
+        let seconds = |value: u64| if value == 0 { NEVER } else { value as i64 * 1000 };
+        let share = member_count as f64 / partition_count as f64;
+        let size = config.eviction.size as f64;
+        let limit = match (config.eviction.eviction_policy, config.eviction.max_size_policy) {
+            (EvictionPolicy::None, _) => PartitionLimit::Unbounded,
+            (_, MaxSizePolicy::PerPartition) => PartitionLimit::Entries(size),
+            (_, MaxSizePolicy::PerNode) => PartitionLimit::Entries(size * share),
+            (_, MaxSizePolicy::UsedHeapSize) => PartitionLimit::Bytes(size * 1024.0 * 1024.0 * share),
+        };
+        MapSettings {
+            default_ttl_ms: seconds(config.time_to_live_seconds),
+            default_max_idle_ms: seconds(config.max_idle_seconds),
+            per_entry_stats: config.per_entry_stats_enabled,
+            limit,
+            eviction_policy: config.eviction.eviction_policy,
+            backup_count: config.backup_count as usize,
+            async_backup_count: config.async_backup_count as usize,
+            indexes: IndexSetup::default(),
+        }
+    }
+
+    /// A ttl or max-idle argument from a request: −1 = the map default, 0 = never, else ms.
+    pub(crate) fn effective(requested_ms: i64, default_ms: i64) -> i64 {
+        match requested_ms {
+            ms if ms < 0 => default_ms,
+            0 => NEVER,
+            ms => ms,
+        }
+    }
+}
+
+impl Default for MapSettings {
+    fn default() -> Self {
+        MapSettings::resolve(&MapConfig::DEFAULT, 271, 1)
+    }
+}
+
+/// What clients name a reliable topic's ringbuffer: this prefix and the topic's name.
+const RELIABLE_TOPIC_RINGBUFFER_PREFIX: &str = "_hz_rb_";
+
+/// Each map's resolved settings, cached per reactor.
+#[derive(Debug)]
+pub struct SettingsCache {
+    /// Every map's index definitions (shared by the member's reactors) and the schemas.
+    pub indexes: (Arc<crate::engine::map::index::Registry>, Arc<crate::engine::schemas::Schemas>),
+    config: Arc<MemberConfig>,
+    partition_count: u16,
+    cache: HashMap<Box<str>, Arc<MapSettings>, RandomState>,
+}
+
+impl SettingsCache {
+    pub fn new(config: Arc<MemberConfig>, partition_count: u16) -> SettingsCache {
+        SettingsCache { config, partition_count, cache: HashMap::default(), indexes: Default::default() }
+    }
+
+    /// Forgets `map`'s settings (its indexes changed: stores created from now on build them).
+    pub fn forget(&mut self, map: &str) {
+        self.cache.remove(map);
+    }
+
+    /// A query's bounds: the most results (`hazelcast.query.result.size.limit`; unlimited when
+    /// not positive) and the most bytes of its answer (`max-message-bytes`).
+    pub fn query_limits(&self) -> (usize, usize) {
+        let results = self.config.cluster.query_result_size_limit;
+        let results = if results > 0 { results as usize } else { usize::MAX };
+        (results, self.config.limits.max_message_bytes as usize)
+    }
+
+    /// Requests that may wait for one key's lock (`max-parked-per-key`).
+    /// The settings of the multimap called `name`.
+    pub fn multimap(&self, name: &str) -> ferrogrid_config::MultiMapConfig {
+        *self.config.multimaps.for_multimap(name)
+    }
+
+    /// The settings of the replicated map called `name`.
+    pub fn replicated_map(&self, name: &str) -> ferrogrid_config::ReplicatedMapConfig {
+        *self.config.replicated_maps.for_replicated_map(name)
+    }
+
+    /// The settings of the list (`set` false) or set called `name`.
+    pub fn collection(&self, name: &str, set: bool) -> ferrogrid_config::CollectionConfig {
+        let configs = if set { &self.config.sets } else { &self.config.lists };
+        *configs.for_collection(name)
+    }
+
+    /// The settings of the PN counter called `name`.
+    pub fn pn_counter(&self, name: &str) -> ferrogrid_config::PnCounterConfig {
+        *self.config.pn_counters.for_pn_counter(name)
+    }
+
+    /// How often CRDT replicas exchange their whole states (`replication-period-millis`).
+    pub fn crdt_replication_period_ms(&self) -> i64 {
+        self.config.crdt_replication.replication_period_ms as i64
+    }
+
+    /// Counters a reactor sends each replica per period (`crdt-replication-batch`).
+    pub fn crdt_replication_batch(&self) -> usize {
+        self.config.limits.crdt_replication_batch as usize
+    }
+
+    /// Whether the topic called `name` counts its messages (`statistics-enabled`).
+    pub fn topic_statistics(&self, name: &str) -> bool {
+        self.config.topics.for_topic(name).statistics_enabled
+    }
+
+    /// The settings of the ringbuffer called `name`; a reliable topic's ringbuffer
+    /// (`_hz_rb_<topic>`) has the ringbuffer settings of the topic's name, as in Hazelcast.
+    pub fn ringbuffer(&self, name: &str) -> ferrogrid_config::RingbufferConfig {
+        // A tenant's names are scoped (`tenant\0name`): the prefix follows the separator.
+        let unscoped_at = name.find(crate::tenants::SEPARATOR).map_or(0, |at| at + 1);
+        let name = match name[unscoped_at..].strip_prefix(RELIABLE_TOPIC_RINGBUFFER_PREFIX) {
+            Some(topic) => format!("{}{topic}", &name[..unscoped_at]),
+            None => name.to_owned(),
+        };
+        *self.config.ringbuffers.for_ringbuffer(&name)
+    }
+
+    /// The settings of the queue called `name`.
+    pub fn queue(&self, name: &str) -> ferrogrid_config::QueueConfig {
+        *self.config.queues.for_queue(name)
+    }
+
+    pub fn max_message_bytes(&self) -> usize {
+        self.config.limits.max_message_bytes as usize
+    }
+
+    pub fn max_parked_per_key(&self) -> usize {
+        self.config.limits.max_parked_per_key as usize
+    }
+
+    pub fn get(&mut self, map: &str) -> Arc<MapSettings> {
+        if let Some(settings) = self.cache.get(map) {
+            return settings.clone();
+        }
+        let config = self.config.maps.for_map(map);
+        let mut settings = MapSettings::resolve(config, self.partition_count, 1);
+        // The configured indexes, then those added by Map.addIndex.
+        let configured = config.indexes.iter().map(|index| crate::engine::map::index::IndexDefinition {
+            sorted: index.sorted,
+            attributes: index.attributes.iter().map(|attribute| attribute.trim().to_owned()).collect(),
+        });
+        let mut definitions: Vec<crate::engine::map::index::IndexDefinition> = configured.collect();
+        for added in self.indexes.0.of(map) {
+            if !definitions.contains(&added) {
+                definitions.push(added);
+            }
+        }
+        settings.indexes = IndexSetup { schemas: self.indexes.1.clone(), definitions };
+        let settings = Arc::new(settings);
+        self.cache.insert(map.into(), settings.clone());
+        settings
+    }
+}

@@ -1,0 +1,822 @@
+//! What a reactor does as the owner of its partitions: run their operations, re-run requests
+//! released from key locks, fire lock and wait deadlines, sweep expired entries, and publish
+//! entry events. Owned by one reactor thread; the reactor does the IO around it.
+
+use crate::clock::{now_ms, NEVER};
+use crate::cluster::peer::ObjectKind;
+use crate::engine::collection::{self, CollectionContext};
+use crate::engine::listeners::{Event, EventBound, EventKind, Listeners, Registry};
+use crate::engine::locks::{Parked, Waiting};
+use crate::engine::map::ops::{self as map_ops, Done, OpContext};
+use crate::engine::multimap::{self, MultiDone};
+use crate::engine::queue::{self, QueueContext, QueueDone, Waiter};
+use crate::engine::request::{
+    CollectionRequest, ErrorKind, MapRequest, MultiMapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request,
+    RingbufferOp, RingbufferRequest, TopicRequest,
+};
+use crate::engine::ringbuffer::{self, RingDone};
+use crate::engine::settings::SettingsCache;
+use crate::net::connection::{ConnectionShared, ReplyTo};
+use crate::net::outbox::Outbox;
+use crate::obs::probes::ObjectFigures;
+use crate::partition::objects::{Object, PartitionStore};
+use crate::route::envelope::{Handoff, Handoffs};
+use crate::route::fanout::{FanOut, ShareContext};
+use crate::route::operations;
+use crate::route::wire::{self, HazelcastReply};
+use ferrogrid_config::MemberConfig;
+use ferrogrid_protocol::{Data, DecodeError, Message, MessageType, PartitionId, Uuid};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+use tracing::warn;
+
+/// Something that must happen at a time.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Timer {
+    /// Re-check a key's lock lease and the deadlines of requests parked on it (a map's or a
+    /// multimap's key: `kind`).
+    Key { partition: PartitionId, kind: ObjectKind, map: Box<str>, key: Box<[u8]> },
+    /// Answer the waiters of a queue whose deadline passed.
+    Queue { partition: PartitionId, name: Box<str> },
+    /// Release the locks of a client that has had no connection since it was scheduled.
+    ClientCleanup(Uuid),
+    /// Send an answer held back until then (in `PartitionOwner::held_answers`, by this id).
+    Answer(u64),
+}
+
+/// One run of a partition request: where its answer goes and what the request bytes do not
+/// say. Borrowed for the run; made owned only if the request parks.
+#[derive(Debug)]
+pub struct Call<'c> {
+    pub connection: &'c Arc<ConnectionShared>,
+    pub correlation_id: i64,
+    pub response_type: MessageType,
+    /// The client the request came from (owner of its locks, source of its events).
+    pub source: Uuid,
+    /// Its row in the operation table (its per-map counter).
+    pub counter_slot: usize,
+    pub partition_id: PartitionId,
+    /// The client asked for backup acknowledgements (`BACKUP_AWARE`) and has a local backup
+    /// listener on this connection: a write with synchronous backups is answered at once with
+    /// their number, and each backup's acknowledgement goes to the client as a backup event.
+    pub backup_aware: bool,
+}
+
+impl Call<'_> {
+    /// Whether a request asks for backup acknowledgements it can get: the flag, and a local
+    /// backup listener on its connection (a forwarded request's connection, a member link,
+    /// has none).
+    pub fn asks_backup_acks(message: &ferrogrid_protocol::Message<'_>, connection: &ConnectionShared) -> bool {
+        message.initial_flags() & ferrogrid_protocol::frame::BACKUP_AWARE != 0 && connection.backup_listener().is_some()
+    }
+
+    /// Where the answer goes if the request waits.
+    fn reply_to(&self) -> ReplyTo {
+        ReplyTo {
+            connection: self.connection.clone(),
+            correlation_id: self.correlation_id,
+            response_type: self.response_type,
+        }
+    }
+
+    /// The queue request as it waits for an item or room until `deadline_ms`.
+    fn waiter(&self, op: &QueueOp<'_>, deadline_ms: i64) -> Waiter {
+        let (item, answers_bool) = match op {
+            QueueOp::Offer { value, answers_bool, .. } => (Some(value.as_ref().into()), *answers_bool),
+            _ => (None, false),
+        };
+        Waiter { reply_to: self.reply_to(), deadline_ms, source: self.source, item, answers_bool }
+    }
+
+    /// The request as it waits on a key lock for `wait_ms` (< 0: until released).
+    fn park(&self, request: Waiting, now_ms: i64, wait_ms: i64) -> Parked {
+        Parked {
+            reply_to: self.reply_to(),
+            source: self.source,
+            counter_slot: self.counter_slot,
+            partition_id: self.partition_id,
+            request,
+            deadline_ms: crate::clock::deadline_after(now_ms, wait_ms),
+        }
+    }
+}
+
+/// The partitions of one reactor and everything that acts on them.
+#[derive(Debug)]
+pub struct PartitionOwner {
+    /// The cluster's Compact schemas (queries read values with them).
+    pub schemas: Arc<crate::engine::schemas::Schemas>,
+    /// Partition `p` is at `p / reactor_count`.
+    pub partitions: Vec<PartitionStore>,
+    reactor_index: usize,
+    pub(crate) reactor_count: usize,
+    pub(crate) member: Uuid,
+    pub listeners: Listeners,
+    pub outbox: Outbox,
+    pub(crate) settings: SettingsCache,
+    released: Vec<Parked>,
+    deadlines: Vec<crate::engine::locks::KeyDeadline>,
+    timers: BinaryHeap<Reverse<(i64, Timer)>>,
+    /// Answers sent at a time (`Timer::Answer`), by id: a flake id batch too far ahead of the
+    /// clock. Each counts as in flight on its connection, which bounds them per connection.
+    held_answers: std::collections::HashMap<u64, (Arc<ConnectionShared>, Vec<u8>)>,
+    next_held_answer: u64,
+    /// Milliseconds since the epoch, read once per reactor loop iteration.
+    pub now_ms: i64,
+    sweep_cursor: usize,
+    /// Entries the expiry sweep examines per run (`expiry-sweep-entries`: bounds its pause).
+    sweep_budget_entries: usize,
+    scratch: Vec<u8>,
+    /// Backups, replica hand-offs and forwarded requests of these partitions.
+    pub replication: crate::cluster::replication::state::Replication,
+    /// Latency of every request this reactor ran, by type (nanoseconds).
+    latency:
+        std::collections::HashMap<ferrogrid_protocol::MessageType, hdrhistogram::Histogram<u64>, ahash::RandomState>,
+    /// Latency of every request by tenant id (only with tenants configured).
+    tenant_latency: Vec<hdrhistogram::Histogram<u64>>,
+    /// Per topic with statistics enabled: messages published here, and sent to this member's
+    /// listeners (locally published or relayed).
+    pub topic_counts: std::collections::HashMap<Box<str>, (u64, u64), ahash::RandomState>,
+    /// This member's replicas of the PN counters whose name's partition is this reactor's.
+    pub pn_counters: crate::engine::pn_counter::state::PnCounters,
+}
+
+impl PartitionOwner {
+    pub fn new(
+        reactor_index: usize,
+        reactor_count: usize,
+        member: Uuid,
+        config: Arc<MemberConfig>,
+        partition_count: u16,
+        cluster: Arc<crate::cluster::replication::state::ClusterState>,
+        events_dropped: Arc<crate::obs::probes::Counter>,
+    ) -> Self {
+        let owned = (0..partition_count as usize).filter(|p| p % reactor_count == reactor_index).count();
+        let backup_timeout_ms = config.cluster.backup_timeout_ms;
+        let sweep_budget_entries = config.limits.expiry_sweep_entries as usize;
+        let event_limit_bytes = config.limits.listener_event_queue_bytes as usize;
+        let tenants = config.tenants.tenants.len();
+        let tenant_latency = if tenants == 0 {
+            Vec::new()
+        } else {
+            (0..=tenants).map(|_| crate::obs::probes::latency_histogram()).collect()
+        };
+        PartitionOwner {
+            schemas: Arc::default(),
+            replication: crate::cluster::replication::state::Replication::new(
+                reactor_index,
+                reactor_count,
+                owned,
+                cluster,
+                backup_timeout_ms,
+                config.table_backup_count(),
+                config.limits.snapshot_chunk_bytes as usize,
+            ),
+            partitions: (0..owned).map(|_| PartitionStore::default()).collect(),
+            reactor_index,
+            reactor_count,
+            member,
+            listeners: Listeners::new(EventBound::new(reactor_index, event_limit_bytes, events_dropped)),
+            outbox: Outbox::default(),
+            settings: SettingsCache::new(config, partition_count),
+            released: Vec::new(),
+            deadlines: Vec::new(),
+            timers: BinaryHeap::new(),
+            held_answers: std::collections::HashMap::new(),
+            next_held_answer: 0,
+            now_ms: now_ms(),
+            sweep_cursor: 0,
+            sweep_budget_entries,
+            scratch: Vec::new(),
+            latency: std::collections::HashMap::default(),
+            tenant_latency,
+            topic_counts: std::collections::HashMap::default(),
+            pn_counters: crate::engine::pn_counter::state::PnCounters::default(),
+        }
+    }
+
+    pub fn record_latency(
+        &mut self,
+        message_type: ferrogrid_protocol::MessageType,
+        tenant: u16,
+        elapsed: std::time::Duration,
+    ) {
+        let nanos = elapsed.as_nanos().max(1) as u64;
+        let histogram = self.latency.entry(message_type).or_insert_with(crate::obs::probes::latency_histogram);
+        histogram.saturating_record(nanos);
+        if let Some(histogram) = self.tenant_latency.get_mut(tenant as usize) {
+            histogram.saturating_record(nanos);
+        }
+    }
+
+    /// Entries and bytes each tenant's objects hold in partitions this member owns, by tenant
+    /// name (scoped object names: `tenant\0name`).
+    pub fn tenant_usage(&self) -> std::collections::HashMap<&str, (u64, u64)> {
+        let mut usage: std::collections::HashMap<&str, (u64, u64)> = std::collections::HashMap::new();
+        for (local, partition) in self.partitions.iter().enumerate() {
+            if !self.replication.owned.get(local).copied().unwrap_or(false) {
+                continue;
+            }
+            for (_, name, object) in partition.objects() {
+                if let Some((tenant, _)) = crate::tenants::split(name) {
+                    let object = object.as_object();
+                    let figures = usage.entry(tenant).or_default();
+                    figures.0 += object.entry_count() as u64;
+                    figures.1 += object.held_bytes() as u64;
+                }
+            }
+        }
+        usage
+    }
+
+    /// Copies latency histograms and per-map figures out for the metrics threads (the probes
+    /// have figures per map; other kinds add theirs with their own probes).
+    pub fn snapshot(&self) -> crate::obs::probes::ReactorSnapshot {
+        let latency = self.latency.iter().map(|(ty, histogram)| (*ty, histogram.clone())).collect();
+        let tenant_latency = self.tenant_latency.clone();
+        let mut snapshot = crate::obs::probes::ReactorSnapshot { latency, tenant_latency, ..Default::default() };
+        self.object_figures(&mut snapshot.objects);
+        for partition in &self.partitions {
+            for (name, store) in partition.maps() {
+                let figures = snapshot.maps.entry(name.to_owned()).or_default();
+                figures.entries += store.len() as u64;
+                figures.bytes += store.held_bytes() as u64;
+                for (slot, count) in store.op_counts.iter().enumerate().filter(|(_, count)| **count > 0) {
+                    *figures.ops.entry(operations::counted_type(slot)).or_insert(0) += count;
+                }
+            }
+        }
+        snapshot
+    }
+
+    /// Items of the queues, collections, multimaps and ringbuffers this reactor owns and of
+    /// the replicated maps it holds (every partition's copy, with `statistics-enabled`),
+    /// listeners of those and of topics, and topic counts.
+    fn object_figures(&self, objects: &mut std::collections::HashMap<(&'static str, String), ObjectFigures>) {
+        for (local, partition) in self.partitions.iter().enumerate() {
+            let owned = self.replication.owned.get(local).copied().unwrap_or(false);
+            for (kind, name, object) in partition.objects() {
+                if !owned && !kind.is_everywhere() {
+                    continue;
+                }
+                let label = match (kind, object) {
+                    (ObjectKind::Queue, _) => "queue",
+                    (ObjectKind::List, _) => "list",
+                    (ObjectKind::Set, _) => "set",
+                    (ObjectKind::MultiMap, _) => "multimap",
+                    (ObjectKind::Ringbuffer, _) => "ringbuffer",
+                    (_, Object::ReplicatedMap(store)) if store.config.statistics_enabled => "replicatedmap",
+                    _ => continue,
+                };
+                let figures = objects.entry((label, name.to_owned())).or_default();
+                figures.items += object.as_object().entry_count() as u64;
+                figures.bytes += object.as_object().held_bytes() as u64;
+            }
+        }
+        for (registry, name, count) in self.listeners.counts() {
+            let label = match registry {
+                Registry::Items => "queue",
+                Registry::ListItems => "list",
+                Registry::SetItems => "set",
+                Registry::MultiMapEntries => "multimap",
+                Registry::ReplicatedEntries if self.settings.replicated_map(name).statistics_enabled => "replicatedmap",
+                Registry::ReplicatedEntries => continue,
+                Registry::Messages => "topic",
+                Registry::Entries => continue,
+            };
+            objects.entry((label, name.to_owned())).or_default().listeners += count as u64;
+        }
+        for (name, (publishes, receives)) in &self.topic_counts {
+            let figures = objects.entry(("topic", name.to_string())).or_default();
+            figures.publishes += publishes;
+            figures.receives += receives;
+        }
+        self.counter_figures(objects);
+    }
+
+    /// Counts a topic's published and delivered messages, if its statistics are enabled.
+    pub fn count_topic(&mut self, name: &str, publishes: u64, receives: u64) {
+        if !self.settings.topic_statistics(name) {
+            return;
+        }
+        match self.topic_counts.get_mut(name) {
+            Some(counts) => *counts = (counts.0 + publishes, counts.1 + receives),
+            None => {
+                self.topic_counts.insert(name.into(), (publishes, receives));
+            }
+        }
+    }
+
+    /// The settings of `map` (resolved once per reactor).
+    #[cfg(test)]
+    pub fn settings_for(&mut self, map: &str) -> Arc<crate::engine::settings::MapSettings> {
+        self.settings.get(map)
+    }
+
+    pub fn tick_clock(&mut self) {
+        self.now_ms = now_ms();
+    }
+
+    /// Runs a partition-bound request for a partition this reactor owns, on its structure's
+    /// engine; the answer goes to `out` (or later, to its connection, if it waits: on a lock,
+    /// for a queue item or room, or for backups).
+    pub fn execute(&mut self, call: &Call<'_>, request: &Request<'_>, out: &mut Vec<u8>) {
+        match request {
+            Request::Map(request) => self.execute_map(call, request, out),
+            Request::Queue(request) => self.execute_queue(call, request, out),
+            Request::Ringbuffer(request) => self.execute_ringbuffer(call, request, out),
+            Request::Topic(request) => self.execute_topic(call, request, out),
+            Request::Collection(request) => self.execute_collection(call, request, out),
+            Request::MultiMap(request) => self.execute_multimap(call, request, out),
+            Request::PnCounter(request) => self.execute_pn_counter(call, request, out),
+            Request::ReplicatedMap(request) => self.execute_replicated(call, request, out),
+        }
+    }
+
+    /// The local index of the call's partition if this member serves it; else answers
+    /// PartitionMigrating and returns None.
+    fn check_serves(&self, call: &Call<'_>, out: &mut Vec<u8>) -> Option<usize> {
+        let partition_id = call.partition_id;
+        if self.replication.serves(partition_id) {
+            return Some(self.replication.local(partition_id.0 as usize));
+        }
+        let text = format!("partition {} is migrating or not owned by this member; retry", partition_id.0);
+        wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::PartitionMigrating, text));
+        None
+    }
+
+    /// A queue request: run, or parked as a waiter (with a timer if it has a deadline).
+    fn execute_queue(&mut self, call: &Call<'_>, request: &QueueRequest<'_>, out: &mut Vec<u8>) {
+        let Some(local) = self.check_serves(call, out) else { return };
+        let partition_id = call.partition_id;
+        let start = out.len();
+        let name = &*request.name;
+        let max_waiters = self.settings.max_parked_per_key();
+        let queue = self.partitions[local].queue_mut(name, &mut self.settings);
+        let mut others = Vec::new();
+        let mut answer = |reply_to: &ReplyTo, reply: Reply<'_>| others.push(wire::encode_answer(reply_to, reply));
+        let mut ctx = QueueContext {
+            name,
+            member: self.member,
+            source: call.source,
+            partition_id,
+            listeners: &mut self.listeners,
+            outbox: &mut self.outbox,
+            answer: &mut answer,
+        };
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let timers = &mut self.timers;
+        let outcome = match queue::execute(queue, &mut ctx, &request.op, self.now_ms, &mut |answer| reply.reply(answer))
+        {
+            Ok(QueueDone::Wait { deadline_ms }) => {
+                queue.wait(call.waiter(&request.op, deadline_ms), max_waiters).map(|()| {
+                    if deadline_ms != NEVER {
+                        timers
+                            .push(Reverse((deadline_ms, Timer::Queue { partition: partition_id, name: name.into() })));
+                    }
+                })
+            }
+            Ok(QueueDone::Answered) => Ok(()),
+            Err(failure) => Err(failure),
+        };
+        if let Err(failure) = outcome {
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
+        }
+        // Held with the answer while backups are pending; sent at once otherwise.
+        self.replicate(partition_id, call, out, start, others);
+    }
+
+    /// A ringbuffer request: run, or parked until items arrive; an add answers the reads it
+    /// makes possible (held with its own answer while its backups are pending).
+    fn execute_ringbuffer(&mut self, call: &Call<'_>, request: &RingbufferRequest<'_>, out: &mut Vec<u8>) {
+        let Some(local) = self.check_serves(call, out) else { return };
+        let partition_id = call.partition_id;
+        let start = out.len();
+        let max_waiters = self.settings.max_parked_per_key();
+        let ring = self.partitions[local].ringbuffer_mut(&request.name, &mut self.settings);
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let outcome = match ringbuffer::execute(ring, &request.op, self.now_ms, &mut |answer| reply.reply(answer)) {
+            Ok(RingDone::Wait(pending)) => ring.wait(call.reply_to(), pending, max_waiters),
+            Ok(RingDone::Answered) => Ok(()),
+            Err(failure) => Err(failure),
+        };
+        if let Err(failure) = outcome {
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
+        }
+        if !matches!(request.op, RingbufferOp::Add { .. }) {
+            return self.hold_behind_writes(partition_id, call.connection, out, start);
+        }
+        let mut others = Vec::new();
+        ring.serve_waiters(&mut |reply_to, outcome| others.push(wire::encode_outcome(reply_to, outcome)));
+        self.replicate(partition_id, call, out, start, others);
+    }
+
+    /// A multimap key request: run, or parked on its key's lock.
+    fn execute_multimap(&mut self, call: &Call<'_>, request: &MultiMapRequest<'_>, out: &mut Vec<u8>) {
+        let Some(local) = self.check_serves(call, out) else { return };
+        let partition_id = call.partition_id;
+        let start = out.len();
+        let name = &*request.name;
+        let max_parked = self.settings.max_parked_per_key();
+        let store = self.partitions[local].multimap_mut(name, &mut self.settings);
+        let mut ctx = multimap::MultiMapContext {
+            name,
+            member: self.member,
+            source: call.source,
+            partition_id,
+            now_ms: self.now_ms,
+            listeners: &mut self.listeners,
+            outbox: &mut self.outbox,
+            released: &mut self.released,
+            deadlines: &mut self.deadlines,
+        };
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let outcome = match multimap::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
+            Ok(MultiDone::Park { wait_ms }) => {
+                let key: Box<[u8]> = request.key().expect("only key requests park").into();
+                let parked = call.park(Waiting::MultiMap(request.clone().into_owned()), self.now_ms, wait_ms);
+                let deadline_ms = parked.deadline_ms;
+                match store.locks.park(&key, parked, max_parked) {
+                    true => {
+                        if deadline_ms != NEVER {
+                            ctx.deadlines.push((deadline_ms, name.into(), key));
+                        }
+                        Ok(())
+                    }
+                    false => {
+                        Err(OpError::new(ErrorKind::Refused, "too many operations are waiting for this key's lock"))
+                    }
+                }
+            }
+            Ok(MultiDone::Answered) => Ok(()),
+            Err(failure) => Err(failure),
+        };
+        if let Err(failure) = outcome {
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
+        }
+        self.replicate(partition_id, call, out, start, Vec::new());
+        for (deadline, map, key) in self.deadlines.drain(..) {
+            let timer = Timer::Key { partition: partition_id, kind: ObjectKind::MultiMap, map, key };
+            self.timers.push(Reverse((deadline, timer)));
+        }
+        if !self.released.is_empty() {
+            self.rerun_released();
+        }
+    }
+
+    /// A list or set request.
+    fn execute_collection(&mut self, call: &Call<'_>, request: &CollectionRequest<'_>, out: &mut Vec<u8>) {
+        let Some(local) = self.check_serves(call, out) else { return };
+        let partition_id = call.partition_id;
+        let start = out.len();
+        let name = &*request.name;
+        let store = self.partitions[local].collection_mut(name, request.set, &mut self.settings);
+        let (listeners, outbox) = (&mut self.listeners, &mut self.outbox);
+        let mut ctx = CollectionContext { name, member: self.member, partition_id, listeners, outbox };
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        if let Err(failure) = collection::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
+        }
+        self.replicate(partition_id, call, out, start, Vec::new());
+    }
+
+    /// A topic's publish or publishAll, run by the owner of its name's partition, so that
+    /// every listener hears one order: delivered to this member's listeners and relayed to
+    /// every other member for theirs (a unisocket client's).
+    fn execute_topic(&mut self, call: &Call<'_>, request: &TopicRequest<'_>, out: &mut Vec<u8>) {
+        if self.check_serves(call, out).is_none() {
+            return;
+        }
+        if request.messages.iter().any(|message| Data(message).type_id().unwrap_or(0) == 0) {
+            let failure = OpError::new(ErrorKind::NullArgument, "Null message is not allowed!");
+            return wire::write_error(out, call.correlation_id, &failure);
+        }
+        let messages: Vec<&[u8]> = request.messages.iter().map(|message| &**message).collect();
+        let (name, partition) = (&*request.name, call.partition_id.0);
+        let relay = crate::cluster::peer::TopicRelay {
+            name,
+            partition,
+            publisher: self.member,
+            publish_time_ms: self.now_ms,
+            messages,
+        };
+        let receives = self.listeners.publish_messages(&mut self.outbox, &relay, false);
+        self.count_topic(name, relay.messages.len() as u64, receives);
+        self.replication.relay_topic(&relay);
+        HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id }
+            .reply(Reply::Empty);
+    }
+
+    /// Answers the waiters of a queue whose deadline passed.
+    fn check_queue(&mut self, partition_id: PartitionId, name: &str) {
+        let local = self.replication.local(partition_id.0 as usize);
+        let Some(queue) = self.partitions[local].existing_queue_mut(name) else { return };
+        let mut answers = Vec::new();
+        let mut answer = |reply_to: &ReplyTo, reply: Reply<'_>| answers.push(wire::encode_answer(reply_to, reply));
+        let mut ctx = QueueContext {
+            name,
+            member: self.member,
+            source: self.member,
+            partition_id,
+            listeners: &mut self.listeners,
+            outbox: &mut self.outbox,
+            answer: &mut answer,
+        };
+        queue.expire_waiters(self.now_ms, &mut ctx);
+        self.send_others(answers);
+    }
+
+    /// A map request.
+    fn execute_map(&mut self, call: &Call<'_>, request: &MapRequest<'_>, out: &mut Vec<u8>) {
+        let Some(local) = self.check_serves(call, out) else { return };
+        let partition_id = call.partition_id;
+        let start = out.len();
+        let mut ctx = OpContext {
+            now_ms: self.now_ms,
+            member: self.member,
+            source: call.source,
+            partition_id,
+            counter_slot: call.counter_slot,
+            settings: &mut self.settings,
+            listeners: &mut self.listeners,
+            outbox: &mut self.outbox,
+            released: &mut self.released,
+            deadlines: &mut self.deadlines,
+        };
+        let partition = &mut self.partitions[local];
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let outcome = match map_ops::execute(partition, &mut ctx, request, &mut reply) {
+            Ok(Done::Park { wait_ms }) => map_ops::park(
+                partition,
+                &mut ctx,
+                call.park(Waiting::Map(request.clone().into_owned()), self.now_ms, wait_ms),
+            ),
+            Ok(Done::Answered) => Ok(()),
+            Err(failure) => Err(failure),
+        };
+        if let Err(failure) = outcome {
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
+        }
+        if self.partitions[local].tracks_changes() {
+            self.replicate(partition_id, call, out, start, Vec::new());
+        }
+        for (deadline, map, key) in self.deadlines.drain(..) {
+            let timer = Timer::Key { partition: partition_id, kind: ObjectKind::Map, map, key };
+            self.timers.push(Reverse((deadline, timer)));
+        }
+        if !self.released.is_empty() {
+            self.rerun_released();
+        }
+    }
+
+    /// Re-runs requests released from key locks, in the order they parked; their answers go
+    /// to their own connections.
+    fn rerun_released(&mut self) {
+        while !self.released.is_empty() {
+            let batch = std::mem::take(&mut self.released);
+            for parked in batch {
+                self.rerun(parked);
+            }
+        }
+    }
+
+    fn rerun(&mut self, parked: Parked) {
+        let reply_to = &parked.reply_to;
+        if reply_to.connection.is_closed() {
+            return;
+        }
+        let call = Call {
+            connection: &reply_to.connection,
+            correlation_id: reply_to.correlation_id,
+            response_type: reply_to.response_type,
+            source: parked.source,
+            counter_slot: parked.counter_slot,
+            partition_id: parked.partition_id,
+            // A request that waited is answered once its backups have it, as without the flag.
+            backup_aware: false,
+        };
+        let mut scratch = std::mem::take(&mut self.scratch);
+        match &parked.request {
+            Waiting::Map(request) => self.execute_map(&call, request, &mut scratch),
+            Waiting::MultiMap(request) => self.execute_multimap(&call, request, &mut scratch),
+        }
+        self.outbox.buffer(&reply_to.connection).extend_from_slice(&scratch);
+        scratch.clear();
+        self.scratch = scratch;
+    }
+
+    /// Runs requests another reactor handed over (all from `connection`); answers go to the
+    /// outbox. Each request is parsed here, once. Returns how many it ran.
+    pub fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, batch: &Handoffs) -> usize {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut ran = 0;
+        for (handoff, bytes) in batch.iter() {
+            self.outbox.answered(connection);
+            if connection.is_closed() {
+                continue;
+            }
+            let started = std::time::Instant::now();
+            let message_type = match self.run_bytes(connection, handoff, bytes, &mut scratch) {
+                Ok(message_type) => message_type,
+                Err(error) => {
+                    warn!(peer = %connection.peer, %error, "closing connection: malformed request");
+                    connection.close();
+                    continue;
+                }
+            };
+            self.record_latency(message_type, handoff.tenant, started.elapsed());
+            ran += 1;
+            self.outbox.buffer(connection).extend_from_slice(&scratch);
+            scratch.clear();
+        }
+        self.scratch = scratch;
+        ran
+    }
+
+    /// Parses, decodes and runs one handed-over request.
+    fn run_bytes(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        handoff: Handoff,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<MessageType, DecodeError> {
+        let message = Message::parse(bytes)?;
+        let message_type = message.message_type();
+        let (slot, row) = operations::lookup(message_type).expect("the origin routed it by its row");
+        let request = (row.decode.expect("partition rows decode"))(&message)?;
+        let call = Call {
+            connection,
+            correlation_id: handoff.correlation_id,
+            response_type: message_type.response(),
+            source: handoff.source,
+            counter_slot: slot,
+            // The origin reactor validated the partition id (a PN counter request has none:
+            // its engine finds the counter by name).
+            partition_id: PartitionId(message.partition_id() as u16),
+            backup_aware: Call::asks_backup_acks(&message, connection),
+        };
+        self.execute(&call, &request, out);
+        Ok(message_type)
+    }
+
+    /// Completes one share of a map-wide request on this reactor: its own partitions, or
+    /// another member's answer. Returns the answer to send if it was the last share.
+    pub fn run_share(&mut self, job: &FanOut, share: crate::route::fanout::Share<'_>) -> Option<Vec<u8>> {
+        let mut context = ShareContext {
+            partitions: &mut self.partitions,
+            listeners: &mut self.listeners,
+            outbox: &mut self.outbox,
+            now_ms: self.now_ms,
+            member: self.member,
+            owned: &self.replication.owned,
+            counters: &mut self.pn_counters,
+            replicated: &mut self.replication.replicated,
+            settings: &mut self.settings,
+            schemas: &self.schemas,
+            reactor: (self.replication.reactor_index, self.replication.reactor_count),
+            partition_count: self.replication.state.table.partition_count() as u16,
+        };
+        match share {
+            crate::route::fanout::Share::Here => job.run_share(&mut context),
+            crate::route::fanout::Share::Member(answer) => job.merge_remote(answer.as_ref(), &mut context),
+        }
+    }
+
+    /// Schedules the lock release of a client that has no connection left.
+    pub fn schedule_client_cleanup(&mut self, client: Uuid, delay_ms: i64) {
+        self.timers.push(Reverse((self.now_ms.saturating_add(delay_ms), Timer::ClientCleanup(client))));
+    }
+
+    /// Sends `answer` to `connection` in `delay_ms` (counted in flight on it until then).
+    pub fn answer_later(&mut self, connection: &Arc<ConnectionShared>, answer: Vec<u8>, delay_ms: i64) {
+        connection.begin_in_flight();
+        let id = self.next_held_answer;
+        self.next_held_answer += 1;
+        self.held_answers.insert(id, (connection.clone(), answer));
+        self.timers.push(Reverse((self.now_ms.saturating_add(delay_ms), Timer::Answer(id))));
+    }
+
+    /// Fires every timer that is due; returns clients whose cleanup period has passed (the
+    /// reactor decides whether they are still gone and tells every reactor).
+    pub fn fire_timers(&mut self) -> Vec<Uuid> {
+        let mut clients = Vec::new();
+        while let Some(Reverse((deadline, _))) = self.timers.peek() {
+            if *deadline > self.now_ms {
+                break;
+            }
+            let Reverse((_, timer)) = self.timers.pop().expect("peeked");
+            match timer {
+                Timer::Key { partition, kind, map, key } => self.check_key(partition, kind, &map, &key),
+                Timer::Queue { partition, name } => self.check_queue(partition, &name),
+                Timer::ClientCleanup(client) => clients.push(client),
+                Timer::Answer(id) => {
+                    let (connection, answer) = self.held_answers.remove(&id).expect("a held answer per timer");
+                    self.outbox.buffer(&connection).extend_from_slice(&answer);
+                    self.outbox.answered(&connection);
+                }
+            }
+        }
+        clients
+    }
+
+    /// The next timer's deadline, for the poll timeout.
+    pub fn next_deadline_ms(&self) -> Option<i64> {
+        self.timers.peek().map(|Reverse((deadline, _))| *deadline)
+    }
+
+    fn check_key(&mut self, partition: PartitionId, kind: ObjectKind, map: &str, key: &[u8]) {
+        let local = self.replication.local(partition.0 as usize);
+        let Some(store) = self.partitions[local].lock_table_mut(kind, map) else { return };
+        let released = store.expire_lease(key, self.now_ms);
+        let timed_out = store.take_timed_out(key, self.now_ms);
+        for parked in &timed_out {
+            let reply_to = &parked.reply_to;
+            if !reply_to.connection.is_closed() {
+                let out = self.outbox.buffer(&reply_to.connection);
+                let (response_type, correlation_id) = (reply_to.response_type, reply_to.correlation_id);
+                map_ops::answer_timed_out(&mut HazelcastReply { out, response_type, correlation_id });
+            }
+        }
+        self.released.extend(released);
+        self.rerun_released();
+    }
+
+    /// Releases everything `client` holds in this reactor's partitions (its locks) and re-runs
+    /// what waited on it.
+    pub fn release_client(&mut self, client: Uuid) {
+        for partition in &mut self.partitions {
+            for (_, _, object) in partition.objects_mut() {
+                object.as_object_mut().release_client(client, &mut self.released);
+            }
+        }
+        self.rerun_released();
+    }
+
+    /// Queues of partitions this reactor owns that have been empty and unused for their
+    /// `empty-queue-ttl`: the reactor destroys them. Each is touched, so that it is not chosen
+    /// again while its destroy is under way.
+    pub fn idle_queues(&mut self) -> Vec<Box<str>> {
+        let mut idle = Vec::new();
+        for (local, partition) in self.partitions.iter_mut().enumerate() {
+            if !self.replication.owned.get(local).copied().unwrap_or(false) {
+                continue;
+            }
+            for (_, name, object) in partition.objects_mut() {
+                if let Object::Queue(queue) = object {
+                    if queue.is_idle(self.now_ms) {
+                        queue.touch(self.now_ms);
+                        idle.push(name.into());
+                    }
+                }
+            }
+        }
+        idle
+    }
+
+    /// Removes a bounded number of expired entries (round-robin over partitions) and
+    /// publishes EXPIRED events for maps' entries.
+    pub fn sweep_expired(&mut self) {
+        let mut budget = self.sweep_budget_entries;
+        for _ in 0..self.partitions.len() {
+            if budget == 0 {
+                break;
+            }
+            self.sweep_cursor = (self.sweep_cursor + 1) % self.partitions.len().max(1);
+            let partition_id = PartitionId((self.reactor_index + self.sweep_cursor * self.reactor_count) as u16);
+            budget -= self.sweep_replicated(self.sweep_cursor, budget);
+            let partition = &mut self.partitions[self.sweep_cursor];
+            for (kind, name, object) in partition.objects_mut().filter(|(kind, _, _)| !kind.is_everywhere()) {
+                let object = object.as_object_mut();
+                let examined_budget = budget.min(object.entry_count());
+                let expired = object.sweep_expired(self.now_ms, examined_budget);
+                budget -= examined_budget;
+                // Entry listeners are map listeners.
+                if kind != ObjectKind::Map || !self.listeners.has(name) {
+                    continue;
+                }
+                for entry in expired {
+                    let event = Event {
+                        kind: EventKind::Expired,
+                        partition_id: Some(partition_id),
+                        key: Some(entry.key()),
+                        value: None,
+                        old_value: Some(entry.value()),
+                        affected_entries: 1,
+                        source: self.member,
+                    };
+                    self.listeners.publish(&mut self.outbox, self.member, name, event);
+                }
+            }
+        }
+    }
+
+    /// The object `name` of `kind` in local partition `local`, created empty (with its
+    /// settings from configuration) if this replica has none yet: where backups and snapshots
+    /// land.
+    pub(crate) fn replica_object(&mut self, local: usize, kind: ObjectKind, name: &str) -> &mut Object {
+        let settings = &mut self.settings;
+        self.partitions[local].object_mut(kind, name, || Object::new(kind, name, settings))
+    }
+}

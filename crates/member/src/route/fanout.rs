@@ -1,0 +1,1199 @@
+//! Map-wide operations (size, clear, keySet, …): work over every partition of a map, done as
+//! one share per reactor (and, for cluster-wide work, one per other member) and answered once.
+//!
+//! The interface is [`WideOperation`]: a per-partition step that adds to a typed [`Partial`];
+//! partials merge (a reactor's partitions, then the reactors, then the members) and the merged
+//! one is encoded into the client response once. The operations themselves are in
+//! [`wide_ops`]; this module is the engine that runs any of them, and [`classify`], which
+//! decodes a request into one.
+//!
+//! The origin reactor hands the same `Arc<FanOut>` to every other reactor (one hop each) and
+//! runs its own share inline. Cluster-wide work also goes to every other member as
+//! `peer::WIDE` (the client's request bytes); each runs its own fan-out and answers with its
+//! merged partial ([`Partial::write_to`]), not a client response, so a member's answer keeps
+//! what merging needs (a top-N list with its order, an average's sum and count). No thread
+//! waits for another: shares merge into the job under a short lock, and `remaining` counts
+//! down to the share that answers.
+//!
+//! Invariants: every reactor runs exactly one share of each job it is handed, and the job is
+//! answered exactly once, by the share that brings `remaining` to zero.
+
+pub(crate) mod aggregate_ops;
+pub(crate) mod multimap_ops;
+pub(crate) mod query_ops;
+pub(crate) mod replicated_ops;
+pub(crate) mod wide_ops;
+
+use crate::engine::listeners::{Event, EventKind, Listener, Listeners, Registry};
+use crate::engine::pn_counter::state::PnCounters;
+use crate::net::connection::ConnectionShared;
+use crate::net::outbox::Outbox;
+use crate::partition::objects::PartitionStore;
+use ferrogrid_protocol::codec::*;
+use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
+use ferrogrid_protocol::message::{MessageReader, MessageWriter};
+use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
+use parking_lot::Mutex;
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use wide_ops::{Clear, ContainsValue, Destroy, Flush, IsEmpty, List, Listed, Size};
+
+/// Which partitions a share's per-partition step visits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Partitions {
+    /// The partitions this member owns: reads, which would count a backup's copy twice.
+    Owned,
+    /// Every replica held here, owned or backup: changes that are not replicated as records
+    /// (clear, evictAll, destroy), so every member applies them to each copy it holds.
+    Replicas,
+    /// None: the work is on each reactor's own state only (listener registrations).
+    None,
+    /// Every partition of the reactor, owned or not: a replicated map's reads, over the copy
+    /// of every partition each member holds.
+    Every,
+}
+
+/// What a share contributes: a partition's, a reactor's or a member's part of the result, and
+/// the merge of any number of them. Merging is associative and commutative (list operations
+/// keep items in arrival order, which clients do not rely on), so shares may merge in any order
+/// and grouping.
+pub(crate) trait Partial: fmt::Debug + Send + Sized + 'static {
+    /// Adds another share's partial to this one.
+    fn merge(&mut self, other: Self);
+    /// Encodes this partial as the body of a member's answer to a WIDE request: fixed-size
+    /// fields into the open initial frame, then any frames.
+    fn write_to(&self, writer: &mut MessageWriter<'_>);
+    /// Decodes what [`Partial::write_to`] wrote.
+    fn read_from(message: &Message<'_>) -> Result<Self, DecodeError>;
+}
+
+/// One kind of map-wide work. An implementation says what one partition contributes and how
+/// the merged result is answered; the engine ([`FanOut`]) does the rest: running the step on
+/// every reactor's partitions, merging, sending the request to other members and merging
+/// their answers, publishing the map event, and answering exactly once.
+pub(crate) trait WideOperation: fmt::Debug + Send + Sync + 'static {
+    /// The share result this operation merges.
+    type Partial: Partial;
+    /// Which partitions [`WideOperation::on_partition`] visits.
+    const PARTITIONS: Partitions;
+    /// Whether other members run a share too. Listener changes do not: smart clients register
+    /// with every member themselves, and a listener belongs to one member (a unisocket
+    /// client's registration overrides [`WideOperation::cluster_wide`]: see `relays.rs`).
+    const CLUSTER_WIDE: bool = true;
+
+    /// [`WideOperation::CLUSTER_WIDE`] for this request.
+    fn cluster_wide(&self) -> bool {
+        Self::CLUSTER_WIDE
+    }
+
+    /// A registration whose events every member relays to the client through this member:
+    /// its registration id.
+    fn relayed_registration(&self) -> Option<Uuid> {
+        None
+    }
+
+    /// A registration this request removes (whose relays go too).
+    fn removed_registration(&self) -> Option<Uuid> {
+        None
+    }
+
+    /// What a share starts from (and what a share with nothing to contribute adds).
+    fn empty(&self) -> Self::Partial;
+
+    /// Once per reactor, before its partitions: work on the reactor's own copy of the
+    /// listener registrations.
+    fn on_reactor(&self, _map: &str, _listeners: &mut Listeners, _partial: &mut Self::Partial) {}
+
+    /// Once per reactor: work on the PN counter replicas it holds (which live outside the
+    /// partitions).
+    fn on_counters(&self, _name: &str, _counters: &mut PnCounters, _partial: &mut Self::Partial) {}
+
+    /// One partition's step: read the map's entries there (or change them), adding to
+    /// `partial`. `owned`: this member owns the partition (always, unless `PARTITIONS` is
+    /// `Replicas` or `Every`; a change counts only what it did to owned partitions, as a
+    /// backup's copy would count twice). Entries expired at `now_ms` are invisible.
+    fn on_partition(
+        &self,
+        map: &str,
+        partition: &mut PartitionStore,
+        owned: bool,
+        now_ms: i64,
+        partial: &mut Self::Partial,
+    );
+
+    /// This reactor's share: by default [`WideOperation::on_partition`] over each partition
+    /// that [`WideOperation::PARTITIONS`] names. An operation that needs more of the reactor
+    /// than one partition at a time (a replicated map's putAll and clear: the events they
+    /// publish and the changes they send every other member) does its share here instead.
+    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Self::Partial)
+    where
+        Self: Sized,
+    {
+        if Self::PARTITIONS == Partitions::None {
+            return;
+        }
+        for (index, partition) in share.partitions.iter_mut().enumerate() {
+            let owned = share.owned.get(index).copied().unwrap_or(true);
+            if Self::PARTITIONS == Partitions::Owned && !owned {
+                continue;
+            }
+            self.on_partition(map, partition, owned, share.now_ms, partial);
+        }
+    }
+
+    /// The map-wide event the answering share publishes once per request, with how many
+    /// entries the request affected, and to which registry's listeners.
+    fn map_event(&self, _partial: &Self::Partial) -> Option<(Registry, EventKind, u64)> {
+        None
+    }
+
+    /// Encodes the client response from the merged partial (once per request).
+    fn write_response(
+        &self,
+        partial: Self::Partial,
+        out: &mut Vec<u8>,
+        response_type: MessageType,
+        correlation_id: i64,
+    );
+}
+
+/// What a share needs besides the job: the reactor's partitions, listeners and outbox.
+#[derive(Debug)]
+pub struct ShareContext<'a> {
+    pub partitions: &'a mut [PartitionStore],
+    pub listeners: &'a mut Listeners,
+    pub outbox: &'a mut Outbox,
+    pub now_ms: i64,
+    pub member: Uuid,
+    /// Per partition of `partitions`: this member owns it ([`Partitions::Owned`] steps skip
+    /// the others).
+    pub owned: &'a [bool],
+    /// The reactor's PN counter replicas.
+    pub counters: &'a mut PnCounters,
+    /// The reactor's replicated-map versions and outgoing changes.
+    pub replicated: &'a mut crate::engine::replicated_map::store::Shares,
+    /// Settings of objects a share creates.
+    pub settings: &'a mut crate::engine::settings::SettingsCache,
+    /// The cluster's Compact schemas (queries read values with them).
+    pub schemas: &'a Arc<crate::engine::schemas::Schemas>,
+    /// This reactor's index and the member's reactor count: partition `local` of `partitions`
+    /// is partition `index + local × count` of the map.
+    pub reactor: (usize, usize),
+    /// The cluster's partition count.
+    pub partition_count: u16,
+}
+
+impl ShareContext<'_> {
+    /// The map's partition id of `partitions[local]`.
+    pub fn partition_id(&self, local: usize) -> u16 {
+        (self.reactor.0 + local * self.reactor.1) as u16
+    }
+}
+
+/// Which share of a job a reactor completes.
+#[derive(Debug, Clone, Copy)]
+pub enum Share<'a> {
+    /// Its own: the step over this reactor's partitions.
+    Here,
+    /// Another member's answer to its WIDE request (None: the member left before answering).
+    Member(Option<Message<'a>>),
+}
+
+/// Who the merged result goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    /// The client: the response, and the map event.
+    Client,
+    /// The member that sent the WIDE request: this member's merged partial.
+    Member,
+}
+
+/// A decoded map-wide request: one [`WideOperation`] and the partial its shares merge into.
+#[derive(Debug)]
+pub struct WideRequest {
+    shares: Box<dyn Shares>,
+    answer: Answer,
+}
+
+impl WideRequest {
+    pub(crate) fn new<W: WideOperation>(operation: W) -> WideRequest {
+        WideRequest { shares: Box::new(Merged { operation, partial: Mutex::new(None) }), answer: Answer::Client }
+    }
+
+    /// Destroy of an object of `service`: its data and listeners dropped everywhere.
+    pub(crate) fn destroy(service: crate::cluster::peer::Service) -> WideRequest {
+        use crate::cluster::peer::{ObjectKind, Service};
+        use crate::engine::listeners::Registry;
+        let destroy = |kind, registry| WideRequest::new(wide_ops::DestroyObject { kind, registry });
+        match service {
+            Service::Object(ObjectKind::Queue) => destroy(Some(ObjectKind::Queue), Some(Registry::Items)),
+            Service::Object(ObjectKind::List) => destroy(Some(ObjectKind::List), Some(Registry::ListItems)),
+            Service::Object(ObjectKind::Set) => destroy(Some(ObjectKind::Set), Some(Registry::SetItems)),
+            Service::Object(ObjectKind::Map) => WideRequest::new(Destroy),
+            Service::Object(ObjectKind::MultiMap) => {
+                destroy(Some(ObjectKind::MultiMap), Some(Registry::MultiMapEntries))
+            }
+            Service::Object(ObjectKind::ReplicatedMap) => {
+                destroy(Some(ObjectKind::ReplicatedMap), Some(Registry::ReplicatedEntries))
+            }
+            Service::Object(kind) => destroy(Some(kind), None),
+            Service::Topic => destroy(None, Some(Registry::Messages)),
+            Service::PnCounter => WideRequest::new(wide_ops::DestroyPnCounter),
+            // (A generator's state is dropped by `Shared::forget_object` on each member.)
+            Service::ReliableTopic | Service::FlakeIdGenerator => destroy(None, None),
+        }
+    }
+
+    /// See [`WideOperation::relayed_registration`].
+    pub(crate) fn relayed_registration(&self) -> Option<Uuid> {
+        self.shares.relayed_registration()
+    }
+
+    /// See [`WideOperation::removed_registration`].
+    pub(crate) fn removed_registration(&self) -> Option<Uuid> {
+        self.shares.removed_registration()
+    }
+
+    /// The same request run as another member's share of it: answered with this member's
+    /// merged partial, and never sent on to other members.
+    pub(crate) fn for_member(self) -> WideRequest {
+        WideRequest { answer: Answer::Member, ..self }
+    }
+}
+
+/// The object-safe face of a [`WideOperation`] with its merged partial, so that one `FanOut`
+/// type (in reactor inboxes and forward tables) runs any operation.
+trait Shares: fmt::Debug + Send + Sync {
+    /// Runs this reactor's share and merges it.
+    fn run(&self, map: &str, share: &mut ShareContext<'_>);
+    /// Merges another member's answer (its merged partial).
+    fn merge_answer(&self, message: &Message<'_>) -> Result<(), DecodeError>;
+    /// Takes the merged partial and writes the answer to `job`'s requester into `out`.
+    fn write_answer(&self, job: &FanOut, share: &mut ShareContext<'_>, out: &mut Vec<u8>);
+    fn is_cluster_wide(&self) -> bool;
+    fn relayed_registration(&self) -> Option<Uuid>;
+    fn removed_registration(&self) -> Option<Uuid>;
+}
+
+/// An operation and the merge of the shares so far (None until the first share merges).
+#[derive(Debug)]
+struct Merged<W: WideOperation> {
+    operation: W,
+    partial: Mutex<Option<W::Partial>>,
+}
+
+impl<W: WideOperation> Merged<W> {
+    fn merge(&self, other: W::Partial) {
+        let mut partial = self.partial.lock();
+        match &mut *partial {
+            Some(partial) => partial.merge(other),
+            None => *partial = Some(other),
+        }
+    }
+}
+
+impl<W: WideOperation> Shares for Merged<W> {
+    fn run(&self, map: &str, share: &mut ShareContext<'_>) {
+        let mut local = self.operation.empty();
+        self.operation.on_reactor(map, share.listeners, &mut local);
+        self.operation.on_counters(map, share.counters, &mut local);
+        self.operation.on_share(map, share, &mut local);
+        self.merge(local);
+    }
+
+    fn merge_answer(&self, message: &Message<'_>) -> Result<(), DecodeError> {
+        self.merge(W::Partial::read_from(message)?);
+        Ok(())
+    }
+
+    fn write_answer(&self, job: &FanOut, share: &mut ShareContext<'_>, out: &mut Vec<u8>) {
+        let partial = self.partial.lock().take().expect("every reactor's share merged before the last share");
+        match job.answer {
+            Answer::Member => {
+                let mut writer = MessageWriter::response(out, job.response_type, job.correlation_id, 0);
+                partial.write_to(&mut writer);
+                writer.finish();
+            }
+            Answer::Client => {
+                if let Some((registry, kind, count)) = self.operation.map_event(&partial) {
+                    let source = job.connection.as_ref().map_or(share.member, |connection| connection.client_uuid());
+                    publish_map_event(share, registry, &job.name, source, kind, count);
+                }
+                self.operation.write_response(partial, out, job.response_type, job.correlation_id);
+            }
+        }
+    }
+
+    fn is_cluster_wide(&self) -> bool {
+        self.operation.cluster_wide()
+    }
+
+    fn relayed_registration(&self) -> Option<Uuid> {
+        self.operation.relayed_registration()
+    }
+
+    fn removed_registration(&self) -> Option<Uuid> {
+        self.operation.removed_registration()
+    }
+}
+
+/// CLEAR_ALL / EVICT_ALL for `map` (a map's or a multimap's: `registry`), from the share that
+/// answers the request.
+fn publish_map_event(
+    share: &mut ShareContext<'_>,
+    registry: Registry,
+    map: &str,
+    source: Uuid,
+    kind: EventKind,
+    count: u64,
+) {
+    let event = Event {
+        kind,
+        partition_id: None,
+        key: None,
+        value: None,
+        old_value: None,
+        affected_entries: count.min(i32::MAX as u64) as i32,
+        source,
+    };
+    share.listeners.publish_to(registry, share.outbox, share.member, map, event);
+}
+
+/// One map-wide request in flight, shared by all reactors until the last share answers.
+#[derive(Debug)]
+pub struct FanOut {
+    /// Who the answer goes to (None: work the member started itself, answered to no one).
+    pub connection: Option<Arc<ConnectionShared>>,
+    correlation_id: i64,
+    response_type: MessageType,
+    name: Box<str>,
+    answer: Answer,
+    shares: Box<dyn Shares>,
+    remaining: AtomicUsize,
+}
+
+impl FanOut {
+    /// A job of `shares` shares (this member's reactors); add other members' with
+    /// [`FanOut::add_shares`] before any share runs.
+    pub fn new(
+        connection: Option<Arc<ConnectionShared>>,
+        correlation_id: i64,
+        response_type: MessageType,
+        name: Box<str>,
+        request: WideRequest,
+        shares: usize,
+    ) -> FanOut {
+        assert!(shares > 0, "a fan-out has at least the origin reactor's share");
+        FanOut {
+            connection,
+            correlation_id,
+            response_type,
+            name,
+            answer: request.answer,
+            shares: request.shares,
+            remaining: AtomicUsize::new(shares),
+        }
+    }
+
+    /// Runs one reactor's share over its partitions. Returns the encoded answer when this was
+    /// the last share (the caller sends it), otherwise None.
+    pub fn run_share(&self, share: &mut ShareContext<'_>) -> Option<Vec<u8>> {
+        self.shares.run(&self.name, share);
+        self.finish_share(share)
+    }
+
+    /// Merges another member's answer to its share (None: that member left; an error answer
+    /// or a malformed one counts as an empty share). Returns the answer when this was the last
+    /// share; `share` is the reactor that received it, which publishes the map event.
+    pub fn merge_remote(&self, answer: Option<&Message<'_>>, share: &mut ShareContext<'_>) -> Option<Vec<u8>> {
+        match answer {
+            Some(message) if message.message_type() == self.response_type => {
+                if let Err(error) = self.shares.merge_answer(message) {
+                    tracing::warn!(%error, "malformed share answer from a member: ignored");
+                }
+            }
+            Some(message) => {
+                tracing::warn!(ty = %message.message_type(), "a member answered its share with an error: ignored");
+            }
+            None => {}
+        }
+        self.finish_share(share)
+    }
+
+    /// Counts one share done; the last one writes the answer.
+    fn finish_share(&self, share: &mut ShareContext<'_>) -> Option<Vec<u8>> {
+        let before = self.remaining.fetch_sub(1, Ordering::AcqRel);
+        assert!(before > 0, "more shares finished than the job has");
+        if before != 1 {
+            return None;
+        }
+        let mut out = Vec::new();
+        self.shares.write_answer(self, share, &mut out);
+        Some(out)
+    }
+
+    /// Sends the answer the last share wrote to the requester (if any), ending its request in
+    /// flight; returns the bytes sent.
+    pub fn deliver(&self, response: &[u8]) -> usize {
+        let Some(connection) = &self.connection else { return 0 };
+        let sent = connection.send(response);
+        connection.end_in_flight(1);
+        sent
+    }
+
+    /// Whether other members run a share of this request: not for listener changes, and
+    /// never for a member's share (which would send it round again).
+    pub fn is_cluster_wide(&self) -> bool {
+        self.answer == Answer::Client && self.shares.is_cluster_wide()
+    }
+
+    /// Adds `count` shares (other members') to wait for. Call before any share can finish.
+    pub fn add_shares(&self, count: usize) {
+        self.remaining.fetch_add(count, Ordering::AcqRel);
+    }
+}
+
+/// The outcome of looking at a request that might be map-wide.
+#[derive(Debug)]
+pub enum Classified {
+    NotWide,
+    /// A map-wide request and the map it names.
+    Wide(WideRequest, Box<str>),
+    /// Well-formed but refused (e.g. a null value for containsValue): answer with this error.
+    Refused(ErrorCode, String),
+}
+
+/// Recognises map-wide requests (including listener registration, which every reactor must
+/// apply) and decodes each into its operation.
+pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
+    let name_only = |operation: WideRequest| -> Result<Classified, DecodeError> {
+        Ok(Classified::Wide(operation, message.reader().string()?.into()))
+    };
+    let ty = message.message_type();
+    match ty {
+        MapSize::TYPE => name_only(WideRequest::new(Size)),
+        MapIsEmpty::TYPE => name_only(WideRequest::new(IsEmpty)),
+        MapClear::TYPE => name_only(WideRequest::new(Clear::new(EventKind::ClearAll))),
+        MapKeySet::TYPE => name_only(WideRequest::new(List(Listed::Keys))),
+        MapValues::TYPE => name_only(WideRequest::new(List(Listed::Values))),
+        MapEntrySet::TYPE => name_only(WideRequest::new(List(Listed::Entries))),
+        MapEvictAll::TYPE => name_only(WideRequest::new(Clear::new(EventKind::EvictAll))),
+        MapFlush::TYPE => name_only(WideRequest::new(Flush)),
+        MapContainsValue::TYPE => {
+            let request = MapContainsValue::decode(message)?;
+            if request.value.type_id().unwrap_or(0) == 0 {
+                return Ok(Classified::Refused(error::NULL_POINTER, "Null value is not allowed!".into()));
+            }
+            let operation = WideRequest::new(ContainsValue::new(request.value.0));
+            Ok(Classified::Wide(operation, request.name.into()))
+        }
+        MapAddEntryListener::TYPE
+        | MapAddNearCacheInvalidationListener::TYPE
+        | MapAddEntryListenerToKey::TYPE
+        | MapAddEntryListenerWithPredicate::TYPE
+        | MapAddEntryListenerToKeyWithPredicate::TYPE => classify_map_listener(message, connection),
+        MapKeySetWithPredicate::TYPE
+        | MapValuesWithPredicate::TYPE
+        | MapEntriesWithPredicate::TYPE
+        | MapKeySetWithPagingPredicate::TYPE
+        | MapValuesWithPagingPredicate::TYPE
+        | MapEntriesWithPagingPredicate::TYPE
+        | MapAggregate::TYPE
+        | MapAggregateWithPredicate::TYPE
+        | MapProject::TYPE
+        | MapProjectWithPredicate::TYPE => classify_query(message),
+        MapAddIndex::TYPE => query_ops::AddIndex::classify(message),
+        MapRemoveEntryListener::TYPE => {
+            let r = MapRemoveEntryListener::decode(message)?;
+            let operation = wide_ops::RemoveListener::new(r.registration_id.unwrap_or_default());
+            Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
+        }
+        _ if OBJECT_LISTENER_REQUESTS.contains(&ty) => classify_object_listener(message, connection),
+        _ if ty.0 >> 16 == 0x02 => classify_multimap(message, connection),
+        _ if ty.0 >> 16 == 0x0D => replicated_ops::classify(message, connection),
+        _ => Ok(Classified::NotWide),
+    }
+}
+
+/// A map's entry listener (of any flavour) or near-cache invalidation listener.
+fn classify_map_listener(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
+    let ty = message.message_type();
+    let listener =
+        |name: &str, include_value: bool, flags: i32, key: Option<&[u8]>, (invalidation, local_only, predicate)| {
+            let predicate: Option<&[u8]> = predicate;
+            let listener = Listener {
+                id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
+                connection: connection.clone(),
+                correlation_id: message.correlation_id(),
+                event_type: ty.event(),
+                include_value,
+                flags,
+                key: key.map(Into::into),
+                invalidation,
+                local_only,
+                predicate: predicate.map(|data| Arc::new(crate::engine::map::query::Predicate::new(Some(data)))),
+            };
+            Classified::Wide(WideRequest::new(wide_ops::AddListener::new(listener)), name.into())
+        };
+    match ty {
+        MapAddEntryListener::TYPE => {
+            let r = MapAddEntryListener::decode(message)?;
+            Ok(listener(r.name, r.include_value, r.listener_flags, None, (false, r.local_only, None)))
+        }
+        MapAddNearCacheInvalidationListener::TYPE => {
+            let r = MapAddNearCacheInvalidationListener::decode(message)?;
+            Ok(listener(r.name, false, r.listener_flags, None, (true, r.local_only, None)))
+        }
+        MapAddEntryListenerToKey::TYPE => {
+            let r = MapAddEntryListenerToKey::decode(message)?;
+            if r.key.type_id().unwrap_or(0) == 0 {
+                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
+            }
+            Ok(listener(r.name, r.include_value, r.listener_flags, Some(r.key.0), (false, r.local_only, None)))
+        }
+        MapAddEntryListenerWithPredicate::TYPE => {
+            let r = MapAddEntryListenerWithPredicate::decode(message)?;
+            let predicate = Some(r.predicate.0);
+            Ok(listener(r.name, r.include_value, r.listener_flags, None, (false, r.local_only, predicate)))
+        }
+        _ => {
+            let r = MapAddEntryListenerToKeyWithPredicate::decode(message)?;
+            if r.key.type_id().unwrap_or(0) == 0 {
+                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
+            }
+            let predicate = Some(r.predicate.0);
+            let key = Some(r.key.0);
+            Ok(listener(r.name, r.include_value, r.listener_flags, key, (false, r.local_only, predicate)))
+        }
+    }
+}
+
+/// Queries (`query_ops.rs`), aggregations and projections (`aggregate_ops.rs`), with or
+/// without a predicate.
+fn classify_query(message: &Message<'_>) -> Result<Classified, DecodeError> {
+    use aggregate_ops::{Aggregate, Project};
+    use query_ops::Query;
+    let (operation, name) = match message.message_type() {
+        MapKeySetWithPredicate::TYPE => {
+            let r = MapKeySetWithPredicate::decode(message)?;
+            (WideRequest::new(Query::new(Listed::Keys, r.predicate.0, None)), r.name)
+        }
+        MapValuesWithPredicate::TYPE => {
+            let r = MapValuesWithPredicate::decode(message)?;
+            (WideRequest::new(Query::new(Listed::Values, r.predicate.0, None)), r.name)
+        }
+        MapEntriesWithPredicate::TYPE => {
+            let r = MapEntriesWithPredicate::decode(message)?;
+            (WideRequest::new(Query::new(Listed::Entries, r.predicate.0, None)), r.name)
+        }
+        MapKeySetWithPagingPredicate::TYPE
+        | MapValuesWithPagingPredicate::TYPE
+        | MapEntriesWithPagingPredicate::TYPE => {
+            return query_ops::classify_paging(message);
+        }
+        MapAggregate::TYPE => {
+            let r = MapAggregate::decode(message)?;
+            (WideRequest::new(Aggregate::new(r.aggregator.0, None)), r.name)
+        }
+        MapAggregateWithPredicate::TYPE => {
+            let r = MapAggregateWithPredicate::decode(message)?;
+            (WideRequest::new(Aggregate::new(r.aggregator.0, Some(r.predicate.0))), r.name)
+        }
+        MapProject::TYPE => {
+            let r = MapProject::decode(message)?;
+            (WideRequest::new(Project::new(r.projection.0, None)), r.name)
+        }
+        _ => {
+            let r = MapProjectWithPredicate::decode(message)?;
+            (WideRequest::new(Project::new(r.projection.0, Some(r.predicate.0))), r.name)
+        }
+    };
+    Ok(Classified::Wide(operation, name.into()))
+}
+
+/// MultiMap-wide requests (work in progress: no listeners yet).
+fn classify_multimap(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
+    use multimap_ops::{MultiClear, MultiContainsValue, MultiList, MultiListed, MultiSize};
+    let listener = |include_value: bool, local_only: bool, key: Option<&[u8]>| Listener {
+        id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
+        connection: connection.clone(),
+        correlation_id: message.correlation_id(),
+        event_type: message.message_type().event(),
+        include_value,
+        flags: -1,
+        key: key.map(Into::into),
+        invalidation: false,
+        local_only,
+        predicate: None,
+    };
+    let add = |listener: Listener| WideRequest::new(wide_ops::AddListener::to(Registry::MultiMapEntries, listener));
+    let name_only = |operation: WideRequest| -> Result<Classified, DecodeError> {
+        Ok(Classified::Wide(operation, message.reader().string()?.into()))
+    };
+    match message.message_type() {
+        MultiMapKeySet::TYPE => name_only(WideRequest::new(MultiList(MultiListed::Keys))),
+        MultiMapValues::TYPE => name_only(WideRequest::new(MultiList(MultiListed::Values))),
+        MultiMapEntrySet::TYPE => name_only(WideRequest::new(MultiList(MultiListed::Entries))),
+        MultiMapSize::TYPE => name_only(WideRequest::new(MultiSize)),
+        MultiMapClear::TYPE => name_only(WideRequest::new(MultiClear)),
+        MultiMapContainsValue::TYPE => {
+            let r = MultiMapContainsValue::decode(message)?;
+            Ok(Classified::Wide(WideRequest::new(MultiContainsValue(r.value.0.into())), r.name.into()))
+        }
+        MultiMapAddEntryListener::TYPE => {
+            let r = MultiMapAddEntryListener::decode(message)?;
+            Ok(Classified::Wide(add(listener(r.include_value, r.local_only, None)), r.name.into()))
+        }
+        MultiMapAddEntryListenerToKey::TYPE => {
+            let r = MultiMapAddEntryListenerToKey::decode(message)?;
+            Ok(Classified::Wide(add(listener(r.include_value, r.local_only, Some(r.key.0))), r.name.into()))
+        }
+        MultiMapRemoveEntryListener::TYPE => {
+            let r = MultiMapRemoveEntryListener::decode(message)?;
+            let id = r.registration_id.unwrap_or_default();
+            let operation = wide_ops::RemoveListener::from(Registry::MultiMapEntries, id);
+            Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
+        }
+        _ => Ok(Classified::NotWide),
+    }
+}
+
+/// Listener registration and removal of queues, lists, sets and topics.
+const OBJECT_LISTENER_REQUESTS: [MessageType; 8] = [
+    QueueAddListener::TYPE,
+    QueueRemoveListener::TYPE,
+    ListAddListener::TYPE,
+    ListRemoveListener::TYPE,
+    SetAddListener::TYPE,
+    SetRemoveListener::TYPE,
+    TopicAddMessageListener::TYPE,
+    TopicRemoveMessageListener::TYPE,
+];
+
+/// Queue, list and set item-listener and topic message-listener registration and removal
+/// (every reactor applies them).
+fn classify_object_listener(
+    message: &Message<'_>,
+    connection: &Arc<ConnectionShared>,
+) -> Result<Classified, DecodeError> {
+    let listener = |event_type, include_value, local_only| Listener {
+        id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
+        connection: connection.clone(),
+        correlation_id: message.correlation_id(),
+        event_type,
+        include_value,
+        flags: 0,
+        key: None,
+        invalidation: false,
+        local_only,
+        predicate: None,
+    };
+    let (operation, name) = match message.message_type() {
+        QueueAddListener::TYPE => {
+            let r = QueueAddListener::decode(message)?;
+            let listener = listener(QueueAddListener::TYPE.event(), r.include_value, r.local_only);
+            (WideRequest::new(wide_ops::AddListener::to(Registry::Items, listener)), r.name)
+        }
+        QueueRemoveListener::TYPE => {
+            let r = QueueRemoveListener::decode(message)?;
+            let operation = wide_ops::RemoveListener::from(Registry::Items, r.registration_id.unwrap_or_default());
+            (WideRequest::new(operation), r.name)
+        }
+        ListAddListener::TYPE => {
+            let r = ListAddListener::decode(message)?;
+            let listener = listener(ListAddListener::TYPE.event(), r.include_value, r.local_only);
+            (WideRequest::new(wide_ops::AddListener::to(Registry::ListItems, listener)), r.name)
+        }
+        ListRemoveListener::TYPE => {
+            let r = ListRemoveListener::decode(message)?;
+            let operation = wide_ops::RemoveListener::from(Registry::ListItems, r.registration_id.unwrap_or_default());
+            (WideRequest::new(operation), r.name)
+        }
+        SetAddListener::TYPE => {
+            let r = SetAddListener::decode(message)?;
+            let listener = listener(SetAddListener::TYPE.event(), r.include_value, r.local_only);
+            (WideRequest::new(wide_ops::AddListener::to(Registry::SetItems, listener)), r.name)
+        }
+        SetRemoveListener::TYPE => {
+            let r = SetRemoveListener::decode(message)?;
+            let operation = wide_ops::RemoveListener::from(Registry::SetItems, r.registration_id.unwrap_or_default());
+            (WideRequest::new(operation), r.name)
+        }
+        TopicAddMessageListener::TYPE => {
+            let r = TopicAddMessageListener::decode(message)?;
+            let listener = listener(TopicEvent::TYPE, true, r.local_only);
+            (WideRequest::new(wide_ops::AddListener::to(Registry::Messages, listener)), r.name)
+        }
+        _ => {
+            let r = TopicRemoveMessageListener::decode(message)?;
+            let operation = wide_ops::RemoveListener::from(Registry::Messages, r.registration_id.unwrap_or_default());
+            (WideRequest::new(operation), r.name)
+        }
+    };
+    Ok(Classified::Wide(operation, name.into()))
+}
+
+/// Writes the error for a refused map-wide request.
+pub fn write_refusal(out: &mut Vec<u8>, correlation_id: i64, code: ErrorCode, message: &str) {
+    write_error_response(out, correlation_id, &[ErrorHolder { code, message: Some(message) }]);
+}
+
+/// The raw item frames of a list (from just after its BEGIN frame to just before its END
+/// frame); `reader` moves past the END frame.
+pub(crate) fn list_frames<'a>(reader: &mut MessageReader<'a>) -> Result<&'a [u8], DecodeError> {
+    reader.begin()?;
+    let items = reader.remaining();
+    reader.skip_to_end()?;
+    let length = items.len() - reader.remaining().len();
+    // The END frame (header only) closes the list.
+    Ok(&items[..length.saturating_sub(ferrogrid_protocol::frame::FRAME_HEADER_SIZE)])
+}
+
+/// Fixtures shared by the engine's and the operations' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::engine::settings::MapSettings;
+    use crate::net::connection::ConnectionId;
+
+    pub(crate) const MAP: &str = "m";
+    pub(crate) const RESPONSE: MessageType = MessageType(0x01_2A01);
+
+    /// A connection over loopback, and the socket at the client's end.
+    pub(crate) fn loopback() -> (Arc<ConnectionShared>, std::net::TcpStream) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let client = std::net::TcpStream::connect(listener.local_addr().expect("address")).expect("connect");
+        let (server, peer) = listener.accept().expect("accept");
+        server.set_nonblocking(true).expect("non-blocking");
+        let stream = mio::net::TcpStream::from_std(server);
+        (Arc::new(ConnectionShared::new(ConnectionId(1), peer, stream)), client)
+    }
+
+    /// Partitions holding `entries` of [`MAP`] (key, value, partition index), never expiring
+    /// unless the value is `b"expired"` (which expires at time 5).
+    pub(crate) fn partitions(count: usize, entries: &[(&[u8], &[u8], usize)]) -> Vec<PartitionStore> {
+        let mut partitions: Vec<PartitionStore> = (0..count).map(|_| PartitionStore::default()).collect();
+        for (key, value, index) in entries {
+            let store = partitions[*index].map_mut(MAP, || Arc::new(MapSettings::default()));
+            let ttl_ms = if *value == b"expired" { 5 } else { 0 };
+            store.put(key, value, 0, ttl_ms, 0);
+        }
+        partitions
+    }
+
+    /// `operation`'s step over every partition (as one share would, all owned).
+    pub(crate) fn share<W: WideOperation>(operation: &W, partitions: &mut [PartitionStore], now_ms: i64) -> W::Partial {
+        let mut partial = operation.empty();
+        for partition in partitions {
+            operation.on_partition(MAP, partition, true, now_ms, &mut partial);
+        }
+        partial
+    }
+
+    /// `partial` as a member sends it and as the origin reads it back.
+    pub(crate) fn over_the_hop<P: Partial>(partial: &P) -> P {
+        let mut out = Vec::new();
+        let mut writer = MessageWriter::response(&mut out, RESPONSE, 9, 0);
+        partial.write_to(&mut writer);
+        writer.finish();
+        P::read_from(&Message::parse(&out).expect("well-formed")).expect("decodes")
+    }
+
+    /// The client response `operation` writes for `partial`.
+    pub(crate) fn response<W: WideOperation>(operation: &W, partial: W::Partial) -> Vec<u8> {
+        let mut out = Vec::new();
+        operation.write_response(partial, &mut out, RESPONSE, 9);
+        out
+    }
+
+    /// The items of a list response (or of a list after the initial frame).
+    pub(crate) fn list_items(bytes: &[u8]) -> Vec<Vec<u8>> {
+        let message = Message::parse(bytes).expect("well-formed");
+        assert_eq!(message.correlation_id(), 9);
+        let mut reader = message.reader();
+        reader.begin().expect("a list");
+        let mut items = Vec::new();
+        while !reader.at_end().expect("a closed list") {
+            items.push(reader.value_frame("an item").expect("an item").to_vec());
+        }
+        items
+    }
+
+    /// A listener of every event of [`MAP`] on `connection`.
+    pub(crate) fn listener(connection: &Arc<ConnectionShared>) -> Listener {
+        Listener {
+            id: Uuid { most: 7, least: 7 },
+            connection: connection.clone(),
+            correlation_id: 3,
+            event_type: MessageType(0x01_1902),
+            include_value: false,
+            flags: -1,
+            key: None,
+            invalidation: false,
+            local_only: false,
+            predicate: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::wide_ops::Count;
+    use super::*;
+    use crate::engine::map::store::Entry;
+    use ferrogrid_protocol::frame::IS_FINAL;
+    use ferrogrid_protocol::message::RESPONSE_HEADER_SIZE;
+    use std::io::Read;
+
+    /// One reactor's state, as `PartitionOwner` lends it to a share.
+    struct Reactor {
+        partitions: Vec<PartitionStore>,
+        owned: Vec<bool>,
+        listeners: Listeners,
+        outbox: Outbox,
+        counters: PnCounters,
+        replicated: crate::engine::replicated_map::store::Shares,
+        settings: crate::engine::settings::SettingsCache,
+        schemas: Arc<crate::engine::schemas::Schemas>,
+    }
+
+    impl Reactor {
+        fn new(entries: &[(&[u8], &[u8], usize)], owned: Vec<bool>) -> Reactor {
+            let partitions = partitions(owned.len(), entries);
+            let replicated = crate::engine::replicated_map::store::Shares::new(0, 1, owned.len(), owned.len() as u16);
+            let settings = crate::engine::settings::SettingsCache::new(Default::default(), owned.len() as u16);
+            Reactor {
+                partitions,
+                owned,
+                listeners: Listeners::default(),
+                outbox: Outbox::default(),
+                counters: PnCounters::default(),
+                replicated,
+                settings,
+                schemas: Default::default(),
+            }
+        }
+
+        fn context(&mut self) -> ShareContext<'_> {
+            ShareContext {
+                partitions: &mut self.partitions,
+                listeners: &mut self.listeners,
+                outbox: &mut self.outbox,
+                now_ms: 0,
+                member: Uuid { most: 1, least: 1 },
+                owned: &self.owned,
+                counters: &mut self.counters,
+                replicated: &mut self.replicated,
+                settings: &mut self.settings,
+                schemas: &self.schemas,
+                reactor: (0, 1),
+                partition_count: self.owned.len() as u16,
+            }
+        }
+    }
+
+    /// Runs `request` as another member would for a WIDE request (all its shares on
+    /// `reactors`) and returns its answer.
+    fn member_answer(connection: &Arc<ConnectionShared>, request: WideRequest, reactors: &mut [Reactor]) -> Vec<u8> {
+        let job = FanOut::new(Some(connection.clone()), 9, RESPONSE, MAP.into(), request.for_member(), reactors.len());
+        assert!(!job.is_cluster_wide(), "a member's share is never sent on");
+        let answers: Vec<_> = reactors.iter_mut().filter_map(|reactor| job.run_share(&mut reactor.context())).collect();
+        assert_eq!(answers.len(), 1, "exactly the last share answers");
+        answers.into_iter().next().expect("one answer")
+    }
+
+    #[test]
+    fn the_last_share_answers_once_with_every_share_merged() {
+        let (connection, _client) = loopback();
+        let mut reactors = [
+            Reactor::new(&[(b"a", b"1", 0), (b"b", b"1", 1)], vec![true, true]),
+            // Partition 1 here is a backup: a read must not count it.
+            Reactor::new(&[(b"c", b"1", 0), (b"a", b"1", 1)], vec![true, false]),
+        ];
+        let mut other_member = [Reactor::new(&[(b"x", b"1", 0), (b"y", b"1", 0), (b"z", b"1", 1)], vec![true, true])];
+        let answer = member_answer(&connection, WideRequest::new(Size), &mut other_member);
+        assert_eq!(Count::read_from(&Message::parse(&answer).unwrap()).unwrap(), Count(3));
+
+        let job = FanOut::new(Some(connection.clone()), 9, RESPONSE, MAP.into(), WideRequest::new(Size), 2);
+        assert!(job.is_cluster_wide());
+        job.add_shares(3);
+        let mut error_answer = Vec::new();
+        write_refusal(&mut error_answer, 9, error::HAZELCAST, "refused");
+        let [first, second] = &mut reactors;
+        assert!(job.run_share(&mut first.context()).is_none());
+        assert!(job.merge_remote(Some(&Message::parse(&answer).unwrap()), &mut first.context()).is_none());
+        assert!(job.merge_remote(None, &mut second.context()).is_none(), "a member that left adds nothing");
+        assert!(job.merge_remote(Some(&Message::parse(&error_answer).unwrap()), &mut first.context()).is_none());
+        let response = job.run_share(&mut second.context()).expect("the last share answers");
+        let size = IntResponse::decode(&Message::parse(&response).unwrap()).unwrap().response;
+        assert_eq!(size, 2 + 1 + 3, "both reactors' owned partitions and the other member's");
+    }
+
+    /// The event messages `client` received (whole messages end at an IS_FINAL frame).
+    fn events_received(client: &mut std::net::TcpStream) -> Vec<Vec<u8>> {
+        client.set_read_timeout(Some(std::time::Duration::from_millis(200))).unwrap();
+        let mut bytes = vec![0; 64 << 10];
+        let length = client.read(&mut bytes).unwrap_or(0);
+        let (mut messages, mut start, mut offset) = (Vec::new(), 0, 0);
+        while offset < length {
+            let frame_length = i32::from_le_bytes(bytes[offset..offset + 4].try_into().unwrap()) as usize;
+            let flags = u16::from_le_bytes([bytes[offset + 4], bytes[offset + 5]]);
+            offset += frame_length;
+            if flags & IS_FINAL != 0 {
+                messages.push(bytes[start..offset].to_vec());
+                start = offset;
+            }
+        }
+        messages
+    }
+
+    #[test]
+    fn clear_publishes_one_event_from_the_answering_share() {
+        let (connection, mut client) = loopback();
+        let mut reactors = [
+            Reactor::new(&[(b"a", b"1", 0)], vec![true]),
+            // A backup replica is cleared too, but only the owner's copy counts.
+            Reactor::new(&[(b"b", b"1", 0), (b"c", b"1", 1)], vec![true, false]),
+        ];
+        for reactor in &mut reactors {
+            reactor.listeners.add(MAP, listener(&connection));
+        }
+        let mut other_member = [Reactor::new(&[(b"x", b"1", 0)], vec![true])];
+        other_member[0].listeners.add(MAP, listener(&connection));
+        let clear = || WideRequest::new(wide_ops::Clear::new(EventKind::ClearAll));
+        let answer = member_answer(&connection, clear(), &mut other_member);
+        assert_eq!(other_member[0].outbox.flush(), 0, "a member's share publishes nothing");
+
+        let job = FanOut::new(Some(connection.clone()), 9, RESPONSE, MAP.into(), clear(), 2);
+        job.add_shares(1);
+        let [first, second] = &mut reactors;
+        assert!(job.run_share(&mut first.context()).is_none());
+        assert!(job.run_share(&mut second.context()).is_none());
+        assert_eq!(first.outbox.flush() + second.outbox.flush(), 0, "nothing before the last share");
+        let response = job.merge_remote(Some(&Message::parse(&answer).unwrap()), &mut first.context());
+        assert!(EmptyResponse::decode(&Message::parse(&response.expect("answered")).unwrap()).is_ok());
+        assert!(first.outbox.flush() > 0);
+        let events = events_received(&mut client);
+        assert_eq!(events.len(), 1, "one CLEAR_ALL per request");
+        let event = EntryEvent::decode(&Message::parse(&events[0]).unwrap()).unwrap();
+        assert_eq!((event.event_type, event.number_of_affected_entries), (EventKind::ClearAll as i32, 3));
+        assert!(second.partitions[1].map(MAP).unwrap().is_empty(), "the backup replica is cleared");
+
+        let job = FanOut::new(Some(connection.clone()), 9, RESPONSE, MAP.into(), clear(), 2);
+        assert!(job.run_share(&mut first.context()).is_none());
+        assert!(job.run_share(&mut second.context()).is_some());
+        assert_eq!(first.outbox.flush() + second.outbox.flush(), 0, "no event when nothing was cleared");
+    }
+
+    /// A page of a sorted listing, as a paging predicate needs: the `limit` items that sort
+    /// first, each with the key it sorts by. Test-only: it shows what [`Partial`] can carry.
+    #[derive(Debug, Clone, PartialEq)]
+    struct TopN {
+        limit: usize,
+        /// Sorted by the first element; at most `limit`.
+        items: Vec<(Vec<u8>, Vec<u8>)>,
+    }
+
+    impl Partial for TopN {
+        fn merge(&mut self, other: TopN) {
+            self.limit = self.limit.min(other.limit);
+            self.items.extend(other.items);
+            self.items.sort();
+            self.items.truncate(self.limit);
+        }
+
+        fn write_to(&self, writer: &mut MessageWriter<'_>) {
+            writer.fixed(&(self.limit as i32)).begin();
+            for (sort_key, item) in &self.items {
+                writer.frame(sort_key).frame(item);
+            }
+            writer.end();
+        }
+
+        fn read_from(message: &Message<'_>) -> Result<TopN, DecodeError> {
+            let limit: i32 = message.fixed(RESPONSE_HEADER_SIZE)?.read()?;
+            let mut reader = message.reader();
+            reader.begin()?;
+            let mut items = Vec::new();
+            while !reader.at_end()? {
+                items.push((reader.value_frame("a sort key")?.to_vec(), reader.value_frame("an item")?.to_vec()));
+            }
+            Ok(TopN { limit: limit.max(0) as usize, items })
+        }
+    }
+
+    /// The first `limit` keys in the order of `sort_key` (a paging predicate's first page).
+    #[derive(Debug)]
+    struct FirstKeys {
+        limit: usize,
+        sort_key: fn(&[u8], &Entry) -> Vec<u8>,
+    }
+
+    impl WideOperation for FirstKeys {
+        type Partial = TopN;
+        const PARTITIONS: Partitions = Partitions::Owned;
+
+        fn empty(&self) -> TopN {
+            TopN { limit: self.limit, items: Vec::new() }
+        }
+
+        fn on_partition(
+            &self,
+            map: &str,
+            partition: &mut PartitionStore,
+            _owned: bool,
+            now_ms: i64,
+            partial: &mut TopN,
+        ) {
+            let Some(store) = partition.map(map) else { return };
+            let items = store.iter(now_ms).map(|(key, record)| ((self.sort_key)(key, record), key.to_vec()));
+            partial.merge(TopN { limit: self.limit, items: items.collect() });
+        }
+
+        fn write_response(&self, partial: TopN, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+            let mut writer = MessageWriter::response(out, response_type, correlation_id, 0);
+            writer.begin();
+            for (_, key) in &partial.items {
+                writer.frame(key);
+            }
+            writer.end();
+            writer.finish();
+        }
+    }
+
+    /// Keys and values.
+    type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+    /// Entries with distinct keys and values, spread over `reactors` reactors of 3 partitions.
+    fn spread(seed: u64, count: usize, reactors: usize) -> (Vec<Reactor>, Entries) {
+        let mut random = seed;
+        let mut entries: Vec<(Vec<u8>, Vec<u8>, usize)> = Vec::new();
+        for index in 0..count {
+            random ^= random << 13;
+            random ^= random >> 7;
+            random ^= random << 17;
+            let value = ((random % 1_000_000) as i64 * 1_000 + index as i64).to_be_bytes().to_vec();
+            entries.push((format!("k{index}").into_bytes(), value, (random % (3 * reactors as u64)) as usize));
+        }
+        let all = entries.iter().map(|(key, value, _)| (key.clone(), value.clone())).collect();
+        let reactors = (0..reactors)
+            .map(|reactor| {
+                let mine: Vec<(&[u8], &[u8], usize)> = entries
+                    .iter()
+                    .filter(|(_, _, spot)| spot / 3 == reactor)
+                    .map(|(key, value, spot)| (&key[..], &value[..], spot % 3))
+                    .collect();
+                Reactor::new(&mine, vec![true; 3])
+            })
+            .collect();
+        (reactors, all)
+    }
+
+    #[test]
+    fn a_top_n_partial_merged_over_reactors_and_members_is_the_global_top_n() {
+        let (connection, _client) = loopback();
+        let by_value: fn(&[u8], &Entry) -> Vec<u8> = |_, record| record.value().to_vec();
+        let first_keys = || WideRequest::new(FirstKeys { limit: 10, sort_key: by_value });
+        for seed in [1, 7, 42, 1_000_003] {
+            let (mut here, mut entries) = spread(seed, 200, 3);
+            let (mut there, there_entries) = spread(seed * 31, 150, 2);
+            entries.extend(there_entries);
+            entries.sort_by(|a, b| a.1.cmp(&b.1));
+            let expected: Vec<Vec<u8>> = entries.iter().take(10).map(|(key, _)| key.clone()).collect();
+
+            let answer = member_answer(&connection, first_keys(), &mut there);
+            let job = FanOut::new(Some(connection.clone()), 9, RESPONSE, MAP.into(), first_keys(), here.len());
+            job.add_shares(1);
+            let mut answers: Vec<_> =
+                here.iter_mut().filter_map(|reactor| job.run_share(&mut reactor.context())).collect();
+            answers.extend(job.merge_remote(Some(&Message::parse(&answer).unwrap()), &mut here[0].context()));
+            assert_eq!(answers.len(), 1);
+            assert_eq!(list_items(&answers[0]), expected, "seed {seed}: the global first page, in order");
+        }
+    }
+
+    /// An aggregation's state: what an average needs to merge (an average of averages would
+    /// weigh a small share like a large one). Test-only, as [`TopN`].
+    #[derive(Debug, Default, Clone, Copy, PartialEq)]
+    struct Sum {
+        count: i64,
+        total: i64,
+    }
+
+    impl Partial for Sum {
+        fn merge(&mut self, other: Sum) {
+            self.count += other.count;
+            self.total += other.total;
+        }
+
+        fn write_to(&self, writer: &mut MessageWriter<'_>) {
+            writer.fixed(&self.count).fixed(&self.total);
+        }
+
+        fn read_from(message: &Message<'_>) -> Result<Sum, DecodeError> {
+            let mut fixed = message.fixed(RESPONSE_HEADER_SIZE)?;
+            Ok(Sum { count: fixed.read()?, total: fixed.read()? })
+        }
+    }
+
+    /// The average of the values, read as big-endian integers.
+    #[derive(Debug)]
+    struct AverageValue;
+
+    impl WideOperation for AverageValue {
+        type Partial = Sum;
+        const PARTITIONS: Partitions = Partitions::Owned;
+
+        fn empty(&self) -> Sum {
+            Sum::default()
+        }
+
+        fn on_partition(
+            &self,
+            map: &str,
+            partition: &mut PartitionStore,
+            _owned: bool,
+            now_ms: i64,
+            partial: &mut Sum,
+        ) {
+            let Some(store) = partition.map(map) else { return };
+            for (_, record) in store.iter(now_ms) {
+                partial.merge(Sum { count: 1, total: i64::from_be_bytes(record.value().try_into().unwrap()) });
+            }
+        }
+
+        fn write_response(&self, partial: Sum, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+            let average = if partial.count == 0 { 0 } else { partial.total / partial.count };
+            let mut writer = MessageWriter::response(out, response_type, correlation_id, 0);
+            writer.fixed(&average);
+            writer.finish();
+        }
+    }
+
+    #[test]
+    fn an_aggregation_merges_its_state_over_reactors_and_members() {
+        let mut sum = Sum { count: 2, total: 10 };
+        sum.merge(Sum { count: 1, total: 2 });
+        assert_eq!(sum, Sum { count: 3, total: 12 });
+        let (connection, _client) = loopback();
+        let values = |values: &[i64]| -> Vec<Vec<u8>> { values.iter().map(|v| v.to_be_bytes().to_vec()).collect() };
+        let (here, there) = (values(&[10, 20, 30, 40]), values(&[1_000]));
+        let mut reactors = [
+            Reactor::new(&[(b"a", &here[0], 0), (b"b", &here[1], 1)], vec![true, true]),
+            Reactor::new(&[(b"c", &here[2], 0), (b"d", &here[3], 0)], vec![true]),
+        ];
+        let mut other_member = [Reactor::new(&[(b"e", &there[0], 0)], vec![true])];
+        let answer = member_answer(&connection, WideRequest::new(AverageValue), &mut other_member);
+        assert_eq!(Sum::read_from(&Message::parse(&answer).unwrap()).unwrap(), Sum { count: 1, total: 1_000 });
+        let job = FanOut::new(Some(connection.clone()), 9, RESPONSE, MAP.into(), WideRequest::new(AverageValue), 2);
+        job.add_shares(1);
+        let [first, second] = &mut reactors;
+        assert!(job.merge_remote(Some(&Message::parse(&answer).unwrap()), &mut second.context()).is_none());
+        assert!(job.run_share(&mut first.context()).is_none());
+        let response = job.run_share(&mut second.context()).expect("answered");
+        let average: i64 = Message::parse(&response).unwrap().fixed(RESPONSE_HEADER_SIZE).unwrap().read().unwrap();
+        assert_eq!(average, (10 + 20 + 30 + 40 + 1_000) / 5, "not the average of the members' averages (512)");
+    }
+}

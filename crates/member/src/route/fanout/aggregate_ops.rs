@@ -1,0 +1,297 @@
+//! Aggregations (`Map.aggregate`, with or without a predicate) and projections (`Map.project`):
+//! queries whose shares reduce or map the matching entries (`ferrogrid_query::exec`) instead of
+//! returning them. As for queries (`query_ops.rs`), a share's partial is kept per partition it
+//! covered, so a partition two members covered while it moved counts once, and a partition
+//! nobody covered makes the answer retryable.
+
+use super::query_ops::{for_each_match, read_partition, Coverage};
+use super::{Partial, Partitions, ShareContext, WideOperation};
+use crate::engine::map::query::{exec_failure, Failure, Predicate};
+use crate::partition::objects::PartitionStore;
+use ferrogrid_protocol::codec::{NullableDataListResponse, NullableDataResponse};
+use ferrogrid_protocol::message::MessageWriter;
+use ferrogrid_protocol::{Data, DecodeError, Message, MessageType};
+use ferrogrid_query::aggregation::{Aggregator, Projection};
+use ferrogrid_query::exec::Accumulator;
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+/// An aggregator or projection as the request carried it, decoded on first use (with the
+/// member's schemas: it may hold Compact values).
+#[derive(Debug)]
+struct Decoded<T> {
+    data: Box<[u8]>,
+    decoded: OnceLock<Result<Arc<T>, Failure>>,
+}
+
+impl<T> Decoded<T> {
+    fn new(data: &[u8]) -> Decoded<T> {
+        Decoded { data: data.into(), decoded: OnceLock::new() }
+    }
+
+    fn get(
+        &self,
+        share: &ShareContext<'_>,
+        decode: impl FnOnce(&[u8], &crate::engine::schemas::Schemas) -> Result<T, Failure>,
+    ) -> Result<Arc<T>, Failure> {
+        self.decoded.get_or_init(|| decode(&self.data, share.schemas).map(Arc::new)).clone()
+    }
+}
+
+/// The decoded aggregator (or projection) and the compiled predicate of a share, or None with
+/// the failure recorded in `coverage`.
+fn ready<'p, T>(
+    decoded: Result<Arc<T>, Failure>,
+    predicate: &'p Predicate,
+    share: &ShareContext<'_>,
+    coverage: &mut Coverage,
+) -> Option<(Arc<T>, &'p crate::engine::map::query::Compiled)> {
+    let compiled = predicate.compiled(share.schemas, share.partition_count);
+    match (decoded, compiled) {
+        (Ok(decoded), Ok(compiled)) => Some((decoded, compiled)),
+        (Err(failure), _) => {
+            coverage.failure = Some(failure);
+            None
+        }
+        (_, Err(failure)) => {
+            coverage.failure = Some(failure.clone());
+            None
+        }
+    }
+}
+
+fn not_readable(what: &str, error: impl std::fmt::Display) -> Failure {
+    Failure::new(ferrogrid_protocol::error::ILLEGAL_ARGUMENT, format!("cannot read the {what}: {error}"))
+}
+
+/// One partition's accumulator, or its encoded form after a member hop (decoded again when the
+/// origin combines: only the origin needs the aggregator to read it).
+#[derive(Debug, Default)]
+pub(crate) struct Reduced {
+    coverage: Coverage,
+    partitions: BTreeMap<u16, Accumulator>,
+    /// Partitions as another member encoded them, not yet decoded.
+    encoded: BTreeMap<u16, Vec<u8>>,
+}
+
+impl Partial for Reduced {
+    fn merge(&mut self, other: Reduced) {
+        let twice = self.coverage.merge(other.coverage);
+        self.partitions.extend(other.partitions.into_iter().filter(|(partition, _)| !twice.contains(partition)));
+        self.encoded.extend(other.encoded.into_iter().filter(|(partition, _)| !twice.contains(partition)));
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        self.coverage.write_to(writer);
+        writer.begin();
+        for (partition, accumulator) in &self.partitions {
+            writer.frame(&partition.to_le_bytes()).frame(&accumulator.encode());
+        }
+        for (partition, bytes) in &self.encoded {
+            writer.frame(&partition.to_le_bytes()).frame(bytes);
+        }
+        writer.end();
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Reduced, DecodeError> {
+        let mut reader = message.reader();
+        let coverage = Coverage::read_from(&mut reader)?;
+        reader.begin()?;
+        let mut encoded = BTreeMap::new();
+        while !reader.at_end()? {
+            let partition = read_partition(&mut reader)?;
+            encoded.insert(partition, reader.value_frame("accumulator")?.to_vec());
+        }
+        Ok(Reduced { coverage, partitions: BTreeMap::new(), encoded })
+    }
+}
+
+/// `Map.aggregate` (`predicate` None) and `Map.aggregateWithPredicate`.
+#[derive(Debug)]
+pub(crate) struct Aggregate {
+    aggregator: Decoded<Aggregator>,
+    predicate: Predicate,
+    /// The member's schemas, from the first share (a result holding a Compact record is
+    /// written in its schema's field order).
+    schemas: OnceLock<Arc<crate::engine::schemas::Schemas>>,
+}
+
+impl Aggregate {
+    pub(crate) fn new(aggregator: &[u8], predicate: Option<&[u8]>) -> Aggregate {
+        Aggregate {
+            aggregator: Decoded::new(aggregator),
+            predicate: Predicate::new(predicate),
+            schemas: OnceLock::new(),
+        }
+    }
+
+    fn decode(data: &[u8], schemas: &crate::engine::schemas::Schemas) -> Result<Aggregator, Failure> {
+        ferrogrid_query::aggregation::decode_aggregator_with(data, schemas).map_err(|e| not_readable("aggregator", e))
+    }
+
+    /// The result once every partition is in: the accumulators combined in partition order.
+    fn result(&self, partial: Reduced) -> Result<Option<Vec<u8>>, Failure> {
+        partial.coverage.outcome()?;
+        let aggregator = match self.aggregator.decoded.get() {
+            Some(decoded) => decoded.clone()?,
+            None => return Err(Failure::new(ferrogrid_protocol::error::HAZELCAST, "no share ran the aggregation")),
+        };
+        let mut total = Accumulator::new(&aggregator);
+        let mut partitions: BTreeMap<u16, Accumulator> = partial.partitions;
+        for (partition, bytes) in partial.encoded {
+            let accumulator = Accumulator::decode(&aggregator, &bytes).map_err(exec_failure)?;
+            partitions.insert(partition, accumulator);
+        }
+        for (_, accumulator) in partitions {
+            total.combine(accumulator).map_err(exec_failure)?;
+        }
+        let schemas = self.schemas.get().cloned().unwrap_or_default();
+        total.result(&*schemas).map_err(exec_failure)
+    }
+}
+
+impl WideOperation for Aggregate {
+    type Partial = Reduced;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Reduced {
+        Reduced::default()
+    }
+
+    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Reduced) {
+        unreachable!("an aggregation runs its share in on_share")
+    }
+
+    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Reduced) {
+        self.schemas.get_or_init(|| share.schemas.clone());
+        let decoded = self.aggregator.get(share, Aggregate::decode);
+        let Some((aggregator, compiled)) = ready(decoded, &self.predicate, share, &mut partial.coverage) else {
+            return;
+        };
+        let shared = share.schemas.clone();
+        let (now_ms, schemas) = (share.now_ms, crate::engine::map::query::ShareSchemas::new(&shared));
+        let mut partitions = BTreeMap::new();
+        partial.coverage.visit_owned(share, compiled, |partition, store| {
+            let mut accumulator = Accumulator::new(&aggregator);
+            if let Some(store) = store.map(map) {
+                for_each_match(store, compiled, (now_ms, &schemas), |key, value| {
+                    accumulator.accumulate(key, value, &schemas).map_err(exec_failure)
+                })?;
+            }
+            partitions.insert(partition, accumulator);
+            Ok(())
+        });
+        partial.partitions = partitions;
+    }
+
+    fn write_response(&self, partial: Reduced, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        match self.result(partial) {
+            Ok(result) => {
+                let response = result.as_deref().map(Data);
+                NullableDataResponse { response }.encode(out, response_type, correlation_id, 0);
+            }
+            Err(failure) => failure.write(out, correlation_id),
+        }
+    }
+}
+
+/// What a projection's shares found: each matching entry's projected value, by partition.
+#[derive(Debug, Default)]
+pub(crate) struct Projected {
+    coverage: Coverage,
+    items: Vec<(u16, Option<Vec<u8>>)>,
+}
+
+impl Partial for Projected {
+    fn merge(&mut self, other: Projected) {
+        let twice = self.coverage.merge(other.coverage);
+        self.items.extend(other.items.into_iter().filter(|(partition, _)| !twice.contains(partition)));
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        self.coverage.write_to(writer);
+        writer.begin();
+        for (partition, item) in &self.items {
+            writer.frame(&partition.to_le_bytes());
+            match item {
+                Some(item) => writer.frame(item),
+                None => writer.null(),
+            };
+        }
+        writer.end();
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Projected, DecodeError> {
+        let mut reader = message.reader();
+        let coverage = Coverage::read_from(&mut reader)?;
+        reader.begin()?;
+        let mut items = Vec::new();
+        while !reader.at_end()? {
+            let partition = read_partition(&mut reader)?;
+            let item = if reader.next_is_null() { None } else { Some(reader.value_frame("projected")?.to_vec()) };
+            items.push((partition, item));
+        }
+        Ok(Projected { coverage, items })
+    }
+}
+
+/// `Map.project` (`predicate` None) and `Map.projectWithPredicate`.
+#[derive(Debug)]
+pub(crate) struct Project {
+    projection: Decoded<Projection>,
+    predicate: Predicate,
+}
+
+impl Project {
+    pub(crate) fn new(projection: &[u8], predicate: Option<&[u8]>) -> Project {
+        Project { projection: Decoded::new(projection), predicate: Predicate::new(predicate) }
+    }
+}
+
+impl WideOperation for Project {
+    type Partial = Projected;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Projected {
+        Projected::default()
+    }
+
+    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Projected) {
+        unreachable!("a projection runs its share in on_share")
+    }
+
+    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Projected) {
+        let decoded = self.projection.get(share, |data, _| {
+            ferrogrid_query::aggregation::decode_projection(data).map_err(|e| not_readable("projection", e))
+        });
+        let Some((projection, compiled)) = ready(decoded, &self.predicate, share, &mut partial.coverage) else {
+            return;
+        };
+        let shared = share.schemas.clone();
+        let (now_ms, schemas) = (share.now_ms, crate::engine::map::query::ShareSchemas::new(&shared));
+        let mut items = Vec::new();
+        partial.coverage.visit_owned(share, compiled, |partition, store| {
+            let Some(store) = store.map(map) else { return Ok(()) };
+            for_each_match(store, compiled, (now_ms, &schemas), |key, value| {
+                let item = ferrogrid_query::exec::project(&projection, key, value, &schemas);
+                items.push((partition, item.map_err(exec_failure)?));
+                Ok(())
+            })
+        });
+        partial.items = items;
+    }
+
+    fn write_response(&self, partial: Projected, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        let coverage = &partial.coverage;
+        let answer = coverage.outcome().and_then(|()| coverage.check_count(partial.items.len())).and_then(|()| {
+            let mut answer = Vec::new();
+            let response = partial.items.iter().map(|(_, item)| item.as_deref().map(Data)).collect();
+            NullableDataListResponse { response }.encode(&mut answer, response_type, correlation_id, 0);
+            coverage.bounded(answer)
+        });
+        match answer {
+            Ok(answer) => out.extend_from_slice(&answer),
+            Err(failure) => failure.write(out, correlation_id),
+        }
+    }
+}

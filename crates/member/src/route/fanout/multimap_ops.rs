@@ -1,0 +1,159 @@
+//! The multimap-wide operations: keySet, values, entrySet, containsValue, size, clear.
+//! Work in progress (branch `multimap`).
+
+use super::wide_ops::{Count, Found, Items};
+use super::{Partitions, WideOperation};
+use crate::engine::listeners::{EventKind, Registry};
+use crate::partition::objects::PartitionStore;
+use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse};
+use ferrogrid_protocol::message::write_frame;
+use ferrogrid_protocol::MessageType;
+
+/// What a multimap listing answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MultiListed {
+    /// Every key (also one put with no values).
+    Keys,
+    /// Every value of every key.
+    Values,
+    /// Every distinct (key, value) pair.
+    Entries,
+}
+
+/// MultiMap.keySet / values / entrySet over the owned partitions.
+#[derive(Debug)]
+pub(crate) struct MultiList(pub MultiListed);
+
+impl WideOperation for MultiList {
+    type Partial = Items;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Items {
+        Items(Vec::new())
+    }
+
+    fn on_partition(
+        &self,
+        name: &str,
+        partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        partial: &mut Items,
+    ) {
+        let Some(store) = partition.multimap(name) else { return };
+        let frames = &mut partial.0;
+        for (key, values) in store.entries() {
+            match self.0 {
+                MultiListed::Keys => write_frame(frames, 0, key),
+                MultiListed::Values => values.iter().for_each(|value| write_frame(frames, 0, value)),
+                MultiListed::Entries => {
+                    for (index, value) in values.iter().enumerate() {
+                        if values[..index].contains(value) {
+                            continue;
+                        }
+                        write_frame(frames, 0, key);
+                        write_frame(frames, 0, value);
+                    }
+                }
+            }
+        }
+    }
+
+    fn write_response(&self, partial: Items, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        partial.write_list_response(out, response_type, correlation_id);
+    }
+}
+
+/// MultiMap.size: values over every key of the owned partitions.
+#[derive(Debug)]
+pub(crate) struct MultiSize;
+
+impl WideOperation for MultiSize {
+    type Partial = Count;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Count {
+        Count(0)
+    }
+
+    fn on_partition(
+        &self,
+        name: &str,
+        partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        partial: &mut Count,
+    ) {
+        if let Some(store) = partition.multimap(name) {
+            partial.0 += store.value_count() as u64;
+        }
+    }
+
+    fn write_response(&self, partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        partial.write_int_response(out, response_type, correlation_id);
+    }
+}
+
+/// MultiMap.containsValue.
+#[derive(Debug)]
+pub(crate) struct MultiContainsValue(pub Box<[u8]>);
+
+impl WideOperation for MultiContainsValue {
+    type Partial = Found;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Found {
+        Found(false)
+    }
+
+    fn on_partition(
+        &self,
+        name: &str,
+        partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        partial: &mut Found,
+    ) {
+        if partial.0 {
+            return;
+        }
+        if let Some(store) = partition.multimap(name) {
+            partial.0 = store.entries().any(|(_, values)| values.iter().any(|value| **value == *self.0));
+        }
+    }
+
+    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// MultiMap.clear: every key of every replica held here (each replica clears its own copy).
+#[derive(Debug)]
+pub(crate) struct MultiClear;
+
+impl WideOperation for MultiClear {
+    type Partial = Count;
+    const PARTITIONS: Partitions = Partitions::Replicas;
+
+    fn empty(&self) -> Count {
+        Count(0)
+    }
+
+    fn on_partition(&self, name: &str, partition: &mut PartitionStore, owned: bool, _now_ms: i64, partial: &mut Count) {
+        if let Some(store) = partition.existing_multimap_mut(name) {
+            let removed = store.clear() as u64;
+            if owned {
+                partial.0 += removed;
+            }
+        }
+    }
+
+    /// One CLEAR_ALL counting the keys removed, even none (as Hazelcast's multimap does).
+    fn map_event(&self, partial: &Count) -> Option<(Registry, EventKind, u64)> {
+        Some((Registry::MultiMapEntries, EventKind::ClearAll, partial.0))
+    }
+
+    fn write_response(&self, _partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}

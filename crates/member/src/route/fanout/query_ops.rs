@@ -1,0 +1,689 @@
+//! Queries over a map's entries: keySet, values and entrySet with a predicate and their paging
+//! variants (`tests/python/test_query.py` holds them to Hazelcast's answers). Aggregations and
+//! projections are in `aggregate_ops.rs`; both share [`Compiled`] and [`Coverage`].
+//!
+//! A query is a map-wide request (see `fanout.rs`): each share evaluates the predicate
+//! (`ferrogrid_query::eval`) on the live entries of the partitions its member owns. A share's
+//! partial names the partitions it covered, so the answer is exact while partitions move: two
+//! members that each covered a partition (one before, one after a migration) count it once (the
+//! first merged wins), and a partition nobody covered (its owner died, or it moved between the
+//! shares) makes the answer `PartitionMigratingException`, which every client retries for these
+//! read-only requests — the query then runs again, as Hazelcast re-runs the partitions it missed.
+//! An entry the member cannot read (an unknown value type, a predicate that does not apply)
+//! fails the whole query with Hazelcast's exception for it; the first failure of any share is
+//! the answer.
+//!
+//! Bounds: a query holds at most `hazelcast.query.result.size.limit` results (answered with
+//! `QueryResultSizeExceededException` beyond it) and an answer is at most `max-message-bytes`.
+
+use super::wide_ops::Listed;
+use super::{Partial, Partitions, ShareContext, WideOperation};
+use crate::engine::map::query::{failure, Compiled, Failure, Predicate};
+use crate::partition::objects::PartitionStore;
+use ferrogrid_protocol::codec::{
+    AnchorList, DataListPageResponse, DataListResponse, EntryListPageResponse, EntryListResponse,
+};
+use ferrogrid_protocol::error;
+use ferrogrid_protocol::message::{MessageWriter, Packed};
+use ferrogrid_protocol::{Data, DecodeError, Message, MessageType};
+use ferrogrid_query::predicate::IterationType;
+use std::collections::{BTreeSet, HashSet};
+use std::sync::{Arc, OnceLock};
+
+/// The partitions a share covered, and the first failure of any share.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Coverage {
+    pub(crate) covered: BTreeSet<u16>,
+    pub(crate) failure: Option<Failure>,
+    /// The partitions the query is restricted to (None: all of them).
+    pub(crate) expected: Option<BTreeSet<u16>>,
+    pub(crate) partition_count: u16,
+    /// The query's bounds (results, answer bytes: `SettingsCache::query_limits`), from this
+    /// member's shares (not sent between members).
+    pub(crate) limits: Option<(usize, usize)>,
+}
+
+impl Coverage {
+    /// Merges another share's coverage; returns the partitions both covered (the other share's
+    /// results for them are dropped).
+    pub(crate) fn merge(&mut self, other: Coverage) -> BTreeSet<u16> {
+        let twice: BTreeSet<u16> = other.covered.intersection(&self.covered).copied().collect();
+        self.covered.extend(other.covered);
+        if self.failure.is_none() {
+            self.failure = other.failure;
+        }
+        if self.expected.is_none() {
+            self.expected = other.expected;
+        }
+        self.partition_count = self.partition_count.max(other.partition_count);
+        self.limits = self.limits.or(other.limits);
+        twice
+    }
+
+    /// `answer` unless it is larger than the query's byte bound (then the failure for it).
+    pub(crate) fn bounded(&self, answer: Vec<u8>) -> Result<Vec<u8>, Failure> {
+        let (_, byte_limit) = self.limits.unwrap_or((usize::MAX, usize::MAX));
+        if answer.len() > byte_limit {
+            let text = format!("This query's answer would take {} bytes, more than max-message-bytes", answer.len());
+            return Err(Failure::new(error::QUERY_RESULT_SIZE_EXCEEDED, text));
+        }
+        Ok(answer)
+    }
+
+    /// The failure for `count` results beyond `hazelcast.query.result.size.limit`.
+    pub(crate) fn check_count(&self, count: usize) -> Result<(), Failure> {
+        let (result_limit, _) = self.limits.unwrap_or((usize::MAX, usize::MAX));
+        if count > result_limit {
+            let text = format!(
+                "This query would return {count} results, more than hazelcast.query.result.size.limit ({result_limit})"
+            );
+            return Err(Failure::new(error::QUERY_RESULT_SIZE_EXCEEDED, text));
+        }
+        Ok(())
+    }
+
+    /// The failure to answer with, if any: a share's, or partitions nobody covered.
+    pub(crate) fn outcome(&self) -> Result<(), Failure> {
+        if let Some(failure) = &self.failure {
+            return Err(failure.clone());
+        }
+        let missing = match &self.expected {
+            Some(expected) => expected.difference(&self.covered).count(),
+            None => (0..self.partition_count).filter(|partition| !self.covered.contains(partition)).count(),
+        };
+        if missing > 0 {
+            let text = format!("{missing} partition(s) moved while the query ran; retry");
+            return Err(Failure::new(error::PARTITION_MIGRATING, text));
+        }
+        Ok(())
+    }
+
+    /// Runs `visit` over every owned partition the query covers, recording each; stops at the
+    /// first failure.
+    pub(crate) fn visit_owned(
+        &mut self,
+        share: &mut ShareContext<'_>,
+        compiled: &Compiled,
+        mut visit: impl FnMut(u16, &mut PartitionStore) -> Result<(), Failure>,
+    ) {
+        for local in self.cover_owned(share, compiled) {
+            if let Err(failure) = visit(share.partition_id(local), &mut share.partitions[local]) {
+                self.failure = Some(failure);
+                return;
+            }
+        }
+    }
+
+    /// Records every owned partition of the share the query covers as covered; returns their
+    /// local indexes.
+    pub(crate) fn cover_owned(&mut self, share: &ShareContext<'_>, compiled: &Compiled) -> Vec<usize> {
+        self.partition_count = share.partition_count;
+        self.limits = Some(share.settings.query_limits());
+        self.expected.clone_from(&compiled.partitions);
+        let mut locals = Vec::new();
+        for local in 0..share.partitions.len() {
+            let partition = share.partition_id(local);
+            let owned = share.owned.get(local).copied().unwrap_or(true);
+            if !owned || compiled.partitions.as_ref().is_some_and(|wanted| !wanted.contains(&partition)) {
+                continue;
+            }
+            self.covered.insert(partition);
+            locals.push(local);
+        }
+        locals
+    }
+
+    /// Writes the coverage into a member's answer: `count u16 | partitions u16… | failure`.
+    pub(crate) fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        let mut bytes = Vec::with_capacity(self.covered.len() * 2 + 8);
+        bytes.extend_from_slice(&self.partition_count.to_le_bytes());
+        for partition in &self.covered {
+            bytes.extend_from_slice(&partition.to_le_bytes());
+        }
+        writer.frame(&bytes);
+        let mut expected = Vec::new();
+        for partition in self.expected.iter().flatten() {
+            expected.extend_from_slice(&partition.to_le_bytes());
+        }
+        match &self.expected {
+            Some(_) => writer.frame(&expected),
+            None => writer.null(),
+        };
+        match &self.failure {
+            Some(failure) => {
+                writer.frame(&failure.code.code.to_le_bytes());
+                writer.frame(failure.code.class_name.as_bytes());
+                writer.frame(failure.message.as_bytes())
+            }
+            None => writer.null(),
+        };
+    }
+
+    pub(crate) fn read_from(reader: &mut ferrogrid_protocol::MessageReader<'_>) -> Result<Coverage, DecodeError> {
+        let covered = reader.value_frame("query coverage")?;
+        let partitions = |bytes: &[u8]| -> BTreeSet<u16> {
+            bytes.chunks_exact(2).map(|pair| u16::from_le_bytes([pair[0], pair[1]])).collect()
+        };
+        if covered.len() < 2 || covered.len() % 2 != 0 {
+            return Err(DecodeError::UnexpectedFrame("query coverage"));
+        }
+        let partition_count = u16::from_le_bytes([covered[0], covered[1]]);
+        let expected = if reader.next_is_null() { None } else { Some(partitions(reader.value_frame("expected")?)) };
+        let failure = if reader.next_is_null() {
+            None
+        } else {
+            let code = reader.value_frame("query failure")?;
+            let code = code.try_into().map_err(|_| DecodeError::UnexpectedFrame("query failure"))?;
+            let class_name = reader.string()?;
+            let message = reader.string()?.to_owned();
+            Some(Failure::from_parts(i32::from_le_bytes(code), class_name, message))
+        };
+        Ok(Coverage { covered: partitions(&covered[2..]), failure, expected, partition_count, limits: None })
+    }
+}
+
+/// A partition id as a member's answer carries it (one frame of a `u16`).
+pub(crate) fn read_partition(reader: &mut ferrogrid_protocol::MessageReader<'_>) -> Result<u16, DecodeError> {
+    let partition = reader.value_frame("partition")?;
+    let partition = partition.try_into().map_err(|_| DecodeError::UnexpectedFrame("partition"))?;
+    Ok(u16::from_le_bytes(partition))
+}
+
+/// One entry a query found: its partition, key and value (whole Data blobs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hit {
+    partition: u16,
+    key: Box<[u8]>,
+    value: Box<[u8]>,
+}
+
+/// What a query's shares found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Found {
+    coverage: Coverage,
+    hits: Vec<Hit>,
+}
+
+impl Partial for Found {
+    fn merge(&mut self, other: Found) {
+        let twice = self.coverage.merge(other.coverage);
+        self.hits.extend(other.hits.into_iter().filter(|hit| !twice.contains(&hit.partition)));
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        self.coverage.write_to(writer);
+        writer.begin();
+        for hit in &self.hits {
+            writer.frame(&hit.partition.to_le_bytes()).frame(&hit.key).frame(&hit.value);
+        }
+        writer.end();
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Found, DecodeError> {
+        let mut reader = message.reader();
+        let coverage = Coverage::read_from(&mut reader)?;
+        reader.begin()?;
+        let mut hits = Vec::new();
+        while !reader.at_end()? {
+            let partition = read_partition(&mut reader)?;
+            let key = reader.value_frame("hit key")?.into();
+            let value = reader.value_frame("hit value")?.into();
+            hits.push(Hit { partition, key, value });
+        }
+        Ok(Found { coverage, hits })
+    }
+}
+
+/// A paging query's share sorts and cuts its hits to what can be on the page once it holds
+/// more than this many (or twice what the page can need).
+const PAGE_CANDIDATES_KEPT: usize = 4096;
+
+/// The last entry of a page the client has seen: (page, key, value).
+pub(crate) type Anchor = (i32, Box<[u8]>, Box<[u8]>);
+
+/// A paging query's page: Hazelcast's `PagingPredicateHolder` without its predicate.
+#[derive(Debug)]
+pub(crate) struct Paging {
+    pub(crate) page_size: usize,
+    pub(crate) page: usize,
+    pub(crate) iteration: IterationType,
+    /// (page, key, value): the last entry of each page the client has seen.
+    pub(crate) anchors: Vec<Anchor>,
+}
+
+impl Paging {
+    /// The anchor the page is counted from: the last one of a page before it.
+    fn nearest_anchor(&self) -> Option<&Anchor> {
+        self.anchors.iter().filter(|(page, _, _)| (*page as i64) < self.page as i64).max_by_key(|a| a.0)
+    }
+
+    /// The most hits after an anchor the page can need: the pages up to it and the page.
+    fn most_needed(&self) -> usize {
+        self.page.saturating_add(1).saturating_mul(self.page_size)
+    }
+
+    /// The hits that can be on the requested page, in order: those after the nearest anchor
+    /// before the page, at most as many as the pages between and the page itself hold; and
+    /// how many of them the pages between take. Each hit's sort key is read once.
+    fn candidates(
+        &self,
+        hits: Vec<Hit>,
+        schemas: &dyn ferrogrid_query::SchemaSource,
+    ) -> Result<(Vec<Hit>, usize), Failure> {
+        use ferrogrid_query::order::SortKey;
+        let sort_key = |hit: &Hit| SortKey::of(self.iteration, (&hit.key, &hit.value), schemas);
+        let keyed: Result<Vec<(SortKey, Hit)>, _> = hits.into_iter().map(|hit| Ok((sort_key(&hit)?, hit))).collect();
+        let mut keyed = keyed.map_err(crate::engine::map::query::exec_failure)?;
+        let mut failed = None;
+        keyed.sort_by(|a, b| {
+            a.0.compare(&b.0, schemas).unwrap_or_else(|failure| {
+                failed.get_or_insert(failure);
+                std::cmp::Ordering::Equal
+            })
+        });
+        if let Some(failure) = failed {
+            return Err(crate::engine::map::query::exec_failure(failure));
+        }
+        let (mut start, mut skipped_pages) = (0, self.page);
+        if let Some((page, key, value)) = self.nearest_anchor().filter(|_| !keyed.is_empty()) {
+            let anchor =
+                SortKey::of(self.iteration, (key, value), schemas).map_err(crate::engine::map::query::exec_failure)?;
+            start = keyed.partition_point(|(key, _)| {
+                key.compare(&anchor, schemas).is_ok_and(|ordering| ordering != std::cmp::Ordering::Greater)
+            });
+            skipped_pages = self.page - *page as usize - 1;
+        }
+        let skip = skipped_pages.saturating_mul(self.page_size);
+        let end = start.saturating_add(skip.saturating_add(self.page_size)).min(keyed.len());
+        Ok((keyed.drain(start.min(end)..end).map(|(_, hit)| hit).collect(), skip))
+    }
+}
+
+/// keySet, values or entrySet with a predicate (and, with `paging`, one sorted page of them).
+#[derive(Debug)]
+pub(crate) struct Query {
+    listed: Listed,
+    predicate: Predicate,
+    paging: Option<Paging>,
+    /// The member's schemas, taken from the first share (the answer sorts pages with them).
+    schemas: OnceLock<Arc<crate::engine::schemas::Schemas>>,
+}
+
+impl Query {
+    pub(crate) fn new(listed: Listed, predicate: &[u8], paging: Option<Paging>) -> Query {
+        Query { listed, predicate: Predicate::new(Some(predicate)), paging, schemas: OnceLock::new() }
+    }
+
+    fn paged(listed: Listed, predicate: Predicate, paging: Paging) -> Query {
+        Query { listed, predicate, paging: Some(paging), schemas: OnceLock::new() }
+    }
+
+    /// A page in the order of a sorted index (the key's for KEY and ENTRY iteration, the
+    /// value's for VALUE): the share's partitions' index groups merged in order, read until the
+    /// page has what it can need past the anchor. None (the share scans) unless every partition
+    /// of the share has such an index that gives Java's order (`Indexes::ordered`).
+    fn walk_ordered(
+        &self,
+        paging: &Paging,
+        compiled: &Compiled,
+        map: &str,
+        share: &mut ShareContext<'_>,
+        (now_ms, schemas): (i64, &dyn ferrogrid_query::SchemaSource),
+        coverage: &mut Coverage,
+    ) -> Option<Result<Vec<Hit>, Failure>> {
+        use ferrogrid_query::order::SortKey;
+        use std::cmp::Reverse;
+        let attribute = if paging.iteration == IterationType::Value { "this" } else { "__key" };
+        let stores: Vec<(u16, Option<&crate::engine::map::store::RecordStore>)> = (0..share.partitions.len())
+            .map(|local| (share.partition_id(local), share.partitions[local].map(map)))
+            .collect();
+        let mut groups = Vec::new();
+        for (partition, store) in stores.iter().filter_map(|(partition, store)| Some((*partition, (*store)?))) {
+            groups.push((partition, store, store.index_ordered(attribute, &compiled.plan)?));
+        }
+        let locals = coverage.cover_owned(share, compiled);
+        let wanted: HashSet<u16> = locals.iter().map(|local| share.partition_id(*local)).collect();
+        groups.retain(|(partition, _, _)| wanted.contains(partition));
+        let anchor =
+            paging.nearest_anchor().map(|(_, key, value)| SortKey::of(paging.iteration, (key, value), schemas));
+        let anchor = match anchor.transpose() {
+            Ok(anchor) => anchor,
+            Err(error) => return Some(Err(crate::engine::map::query::exec_failure(error))),
+        };
+        let mut heap = std::collections::BinaryHeap::new();
+        let mut current = Vec::with_capacity(groups.len());
+        for (slot, (_, _, ordered)) in groups.iter_mut().enumerate() {
+            let next = ordered.next();
+            if let Some((index_key, _)) = next {
+                heap.push(Reverse((index_key, slot)));
+            }
+            current.push(next.map(|(_, keys)| keys));
+        }
+        let (needed, mut counted, mut last) = (paging.most_needed(), 0usize, None);
+        let mut hits = Vec::new();
+        while let Some(Reverse((index_key, slot))) = heap.pop() {
+            if counted >= needed && last != Some(index_key) {
+                break; // the group before was the last the page can need
+            }
+            last = Some(index_key);
+            let (partition, store, ordered) = &mut groups[slot];
+            for key in current[slot].into_iter().flatten() {
+                match page_hit(paging, anchor.as_ref(), compiled, (*partition, store, key), (now_ms, schemas)) {
+                    Ok(Some((hit, past_anchor))) => {
+                        counted += usize::from(past_anchor);
+                        hits.push(hit);
+                    }
+                    Ok(None) => {}
+                    Err(failure) => return Some(Err(failure)),
+                }
+            }
+            let next = ordered.next();
+            if let Some((index_key, _)) = next {
+                heap.push(Reverse((index_key, slot)));
+            }
+            current[slot] = next.map(|(_, keys)| keys);
+        }
+        Some(Ok(hits))
+    }
+
+    /// The matching entries of one partition.
+    fn search(
+        &self,
+        compiled: &Compiled,
+        map: &str,
+        partition: (u16, &PartitionStore),
+        share_now: (i64, &dyn ferrogrid_query::SchemaSource),
+        hits: &mut Vec<Hit>,
+    ) -> Result<(), Failure> {
+        let (now_ms, schemas) = share_now;
+        let Some(store) = partition.1.map(map) else { return Ok(()) };
+        let keep_values = self.paging.is_some() || self.listed != Listed::Keys;
+        for_each_match(store, compiled, (now_ms, schemas), |key, value| {
+            let value = if keep_values { value.into() } else { Box::default() };
+            hits.push(Hit { partition: partition.0, key: key.into(), value });
+            Ok(())
+        })
+    }
+}
+
+/// The hit an index walk found under `key` if it is live and matches, and whether it sorts
+/// after the page's anchor (only those count towards the page).
+fn page_hit(
+    paging: &Paging,
+    anchor: Option<&ferrogrid_query::order::SortKey>,
+    compiled: &Compiled,
+    (partition, store, key): (u16, &crate::engine::map::store::RecordStore, &[u8]),
+    (now_ms, schemas): (i64, &dyn ferrogrid_query::SchemaSource),
+) -> Result<Option<(Hit, bool)>, Failure> {
+    use ferrogrid_query::order::SortKey;
+    let Some(entry) = store.get(key, now_ms) else { return Ok(None) };
+    if !compiled.filter.matches(key, entry.value(), schemas).map_err(failure)? {
+        return Ok(None);
+    }
+    let hit = Hit { partition, key: key.into(), value: entry.value().into() };
+    let past_anchor = match anchor {
+        None => true,
+        Some(anchor) => SortKey::of(paging.iteration, (&hit.key, &hit.value), schemas)
+            .and_then(|sort_key| sort_key.compare(anchor, schemas))
+            .map_err(crate::engine::map::query::exec_failure)?
+            .is_gt(),
+    };
+    Ok(Some((hit, past_anchor)))
+}
+
+impl WideOperation for Query {
+    type Partial = Found;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Found {
+        Found::default()
+    }
+
+    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Found) {
+        unreachable!("a query runs its share in on_share")
+    }
+
+    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Found) {
+        self.schemas.get_or_init(|| share.schemas.clone());
+        let compiled = match self.predicate.compiled(share.schemas, share.partition_count) {
+            Ok(compiled) => compiled,
+            Err(failure) => {
+                partial.coverage.failure = Some(failure.clone());
+                return;
+            }
+        };
+        let shared = share.schemas.clone();
+        let (now_ms, schemas) = (share.now_ms, crate::engine::map::query::ShareSchemas::new(&shared));
+        if let Some(paging) = &self.paging {
+            let walked = self.walk_ordered(paging, compiled, map, share, (now_ms, &schemas), &mut partial.coverage);
+            if let Some(walked) = walked {
+                match walked.and_then(|hits| paging.candidates(hits, &schemas)) {
+                    Ok((hits, _)) => partial.hits = hits,
+                    Err(failure) => partial.coverage.failure = Some(failure),
+                }
+                return;
+            }
+        }
+        let mut hits = Vec::new();
+        partial.coverage.visit_owned(share, compiled, |partition, store| {
+            self.search(compiled, map, (partition, store), (now_ms, &schemas), &mut hits)?;
+            match &self.paging {
+                // What cannot be on the page is dropped as it comes (bounded memory).
+                Some(paging) if hits.len() > PAGE_CANDIDATES_KEPT.max(paging.most_needed().saturating_mul(2)) => {
+                    hits = paging.candidates(std::mem::take(&mut hits), &schemas)?.0;
+                }
+                _ => {}
+            }
+            Ok(())
+        });
+        if let (Some(paging), None) = (&self.paging, &partial.coverage.failure) {
+            match paging.candidates(hits, &schemas) {
+                Ok((kept, _)) => hits = kept,
+                Err(failure) => {
+                    partial.coverage.failure = Some(failure);
+                    hits = Vec::new();
+                }
+            }
+        }
+        partial.hits = hits;
+    }
+
+    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        let schemas = self.schemas.get().cloned().unwrap_or_default();
+        let coverage = partial.coverage.clone();
+        let answer = coverage.outcome().and_then(|()| coverage.check_count(partial.hits.len())).and_then(|()| {
+            let mut answer = Vec::new();
+            let response = (response_type, correlation_id);
+            match &self.paging {
+                None => write_list(self.listed, &partial.hits, &mut answer, response_type, correlation_id),
+                Some(paging) => write_page(self.listed, paging, partial.hits, &schemas, &mut answer, response)?,
+            }
+            coverage.bounded(answer)
+        });
+        match answer {
+            Ok(answer) => out.extend_from_slice(&answer),
+            Err(failure) => failure.write(out, correlation_id),
+        }
+    }
+}
+
+/// Calls `found` with each live entry of `store` that passes the predicate: the entries an
+/// index narrows the predicate to (`index.rs`), or else every entry.
+pub(crate) fn for_each_match(
+    store: &crate::engine::map::store::RecordStore,
+    compiled: &Compiled,
+    (now_ms, schemas): (i64, &dyn ferrogrid_query::SchemaSource),
+    mut found: impl FnMut(&[u8], &[u8]) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let filter = &compiled.filter;
+    if let Some(candidates) = (!compiled.plan.is_empty()).then(|| store.index_candidates(&compiled.plan)).flatten() {
+        for key in candidates {
+            let Some(entry) = store.get(key, now_ms) else { continue };
+            if filter.matches(key, entry.value(), schemas).map_err(failure)? {
+                found(key, entry.value())?;
+            }
+        }
+        return Ok(());
+    }
+    for (key, entry) in store.iter(now_ms) {
+        if filter.matches(key, entry.value(), schemas).map_err(failure)? {
+            found(key, entry.value())?;
+        }
+    }
+    Ok(())
+}
+
+/// Map.addIndex: the index on every replica of every partition this member holds, and for
+/// stores created later (`index::Registry`); answered once every member has it.
+#[derive(Debug)]
+pub(crate) struct AddIndex {
+    definition: crate::engine::map::index::IndexDefinition,
+}
+
+impl AddIndex {
+    pub(crate) fn classify(message: &Message<'_>) -> Result<super::Classified, DecodeError> {
+        let request = ferrogrid_protocol::codec::MapAddIndex::decode(message)?;
+        let index = &request.index;
+        let refuse = |text: String| Ok(super::Classified::Refused(error::ILLEGAL_ARGUMENT, text));
+        if !(0..=2).contains(&index.index_type) {
+            return refuse(format!("Unsupported index type: {}", index.index_type));
+        }
+        if index.attributes.is_empty() {
+            return refuse("Index must have at least one attribute: []".to_owned());
+        }
+        if let Some(blank) = index.attributes.iter().find(|attribute| attribute.trim().is_empty()) {
+            return refuse(format!("Attribute name cannot be empty: [{blank}]"));
+        }
+        // BITMAP (2) serves equality like HASH here.
+        let attributes = index.attributes.iter().map(|attribute| attribute.trim().to_owned()).collect();
+        let definition = crate::engine::map::index::IndexDefinition { sorted: index.index_type == 0, attributes };
+        Ok(super::Classified::Wide(super::WideRequest::new(AddIndex { definition }), request.name.into()))
+    }
+}
+
+impl WideOperation for AddIndex {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::Replicas;
+
+    fn empty(&self) {}
+
+    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut ()) {
+        unreachable!("an index is added in on_share")
+    }
+
+    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, _partial: &mut ()) {
+        share.settings.indexes.0.add(map, self.definition.clone());
+        share.settings.forget(map);
+        let schemas = share.schemas.clone();
+        for partition in share.partitions.iter_mut() {
+            if let Some(store) = partition.existing_mut(map) {
+                store.add_index(self.definition.clone(), &schemas);
+            }
+        }
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        ferrogrid_protocol::codec::EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// keySet, values or entrySet with a paging predicate (`PagingPredicateHolder`).
+pub(crate) fn classify_paging(message: &Message<'_>) -> Result<super::Classified, DecodeError> {
+    use ferrogrid_protocol::codec::{
+        MapEntriesWithPagingPredicate, MapKeySetWithPagingPredicate, MapValuesWithPagingPredicate,
+    };
+    let (listed, name, holder) = match message.message_type() {
+        MapKeySetWithPagingPredicate::TYPE => {
+            let request = MapKeySetWithPagingPredicate::decode(message)?;
+            (Listed::Keys, request.name, request.predicate)
+        }
+        MapValuesWithPagingPredicate::TYPE => {
+            let request = MapValuesWithPagingPredicate::decode(message)?;
+            (Listed::Values, request.name, request.predicate)
+        }
+        _ => {
+            let request = MapEntriesWithPagingPredicate::decode(message)?;
+            (Listed::Entries, request.name, request.predicate)
+        }
+    };
+    let refuse = |text: &str| Ok(super::Classified::Refused(error::ILLEGAL_ARGUMENT, text.to_owned()));
+    if holder.comparator.is_some_and(|comparator| comparator.type_id().unwrap_or(0) != 0) {
+        let text = "ferrogrid cannot run a paging predicate's comparator (a class of the client's)";
+        return Ok(super::Classified::Refused(error::UNSUPPORTED_OPERATION, text.to_owned()));
+    }
+    let iteration = match holder.iteration_type {
+        0 => IterationType::Key,
+        1 => IterationType::Value,
+        2 => IterationType::Entry,
+        other => return refuse(&format!("unknown iteration type {other}")),
+    };
+    if holder.page_size <= 0 || holder.page < 0 {
+        return refuse("a paging predicate's page size must be positive and its page not negative");
+    }
+    let anchors = holder.anchors.pages.0.iter().zip(&holder.anchors.anchors);
+    let anchors = anchors.map(|(page, (key, value))| (*page, key.0.into(), value.0.into())).collect();
+    let paging = Paging { page_size: holder.page_size as usize, page: holder.page as usize, iteration, anchors };
+    let mut keys: Vec<Box<[u8]>> = holder.partition_key.iter().map(|key| key.0.into()).collect();
+    keys.extend(holder.partition_keys.iter().flatten().map(|key| key.0.into()));
+    let predicate = Predicate::with_partition_keys(holder.predicate.map(|data| data.0), keys);
+    Ok(super::Classified::Wide(super::WideRequest::new(Query::paged(listed, predicate, paging)), name.into()))
+}
+
+/// The whole result as a list response.
+fn write_list(listed: Listed, hits: &[Hit], out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+    match listed {
+        Listed::Keys => {
+            let response = hits.iter().map(|hit| Data(&hit.key)).collect();
+            DataListResponse { response }.encode(out, response_type, correlation_id, 0);
+        }
+        Listed::Values => {
+            let response = hits.iter().map(|hit| Data(&hit.value)).collect();
+            DataListResponse { response }.encode(out, response_type, correlation_id, 0);
+        }
+        Listed::Entries => {
+            let response = hits.iter().map(|hit| (Data(&hit.key), Data(&hit.value))).collect();
+            EntryListResponse { response }.encode(out, response_type, correlation_id, 0);
+        }
+    }
+}
+
+/// One page of the sorted result, with the anchors the client keeps for the next pages
+/// (Hazelcast's `SortingUtil.getSortedSubListAndUpdateAnchor`): entries after the nearest
+/// anchor before the page, skipping the pages between, `page_size` of them.
+fn write_page(
+    listed: Listed,
+    paging: &Paging,
+    hits: Vec<Hit>,
+    schemas: &crate::engine::schemas::Schemas,
+    out: &mut Vec<u8>,
+    (response_type, correlation_id): (MessageType, i64),
+) -> Result<(), Failure> {
+    let (hits, skip) = paging.candidates(hits, schemas)?;
+    let page = &hits[skip.min(hits.len())..];
+    let mut anchors: Vec<(i32, Data<'_>, Data<'_>)> = paging
+        .anchors
+        .iter()
+        .filter(|(page, _, _)| (*page as i64) < paging.page as i64)
+        .map(|(page, key, value)| (*page, Data(key), Data(value)))
+        .collect();
+    if let Some(last) = page.last() {
+        anchors.push((paging.page as i32, Data(&last.key), Data(&last.value)));
+    }
+    let anchors = AnchorList {
+        pages: Packed(anchors.iter().map(|anchor| anchor.0).collect()),
+        anchors: anchors.iter().map(|anchor| (anchor.1, anchor.2)).collect(),
+    };
+    match listed {
+        Listed::Keys | Listed::Values => {
+            let pick = |hit: &Hit| if listed == Listed::Keys { hit.key.clone() } else { hit.value.clone() };
+            let items: Vec<Box<[u8]>> = page.iter().map(pick).collect();
+            let response = items.iter().map(|item| Data(item)).collect();
+            DataListPageResponse { response, anchors }.encode(out, response_type, correlation_id, 0);
+        }
+        Listed::Entries => {
+            let response = page.iter().map(|hit| (Data(&hit.key), Data(&hit.value))).collect();
+            EntryListPageResponse { response, anchors }.encode(out, response_type, correlation_id, 0);
+        }
+    }
+    Ok(())
+}

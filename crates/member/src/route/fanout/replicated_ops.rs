@@ -1,0 +1,290 @@
+//! The replicated-map-wide operations. The reads (size, isEmpty, containsValue, keySet,
+//! values, entrySet) run over THIS member's copy of every partition (every member holds all
+//! of them), and never go to other members: a client's proxy sends them to one member. The
+//! writes (putAll, clear) run on every member, each over the partitions it owns, as their
+//! owner: changes numbered and sent to every other member, events published here.
+//! Listener registration and removal act on each reactor's registrations.
+
+use super::wide_ops::{Count, Found, Items};
+use super::{Classified, Partitions, ShareContext, WideOperation, WideRequest};
+use crate::engine::listeners::{EventKind, Listener, Registry};
+use crate::engine::replicated_map::store::{publish, put_kind, EntryChange};
+use crate::net::connection::ConnectionShared;
+use crate::partition::objects::PartitionStore;
+use ferrogrid_protocol::codec::*;
+use ferrogrid_protocol::data::partition_for;
+use ferrogrid_protocol::error;
+use ferrogrid_protocol::message::write_frame;
+use ferrogrid_protocol::{Data, DecodeError, Message, MessageType, Uuid};
+use std::sync::Arc;
+
+/// Decodes a replicated-map-wide request (service 0x0D) into its operation.
+pub(crate) fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
+    let name_only = |operation: WideRequest| -> Result<Classified, DecodeError> {
+        Ok(Classified::Wide(operation, message.reader().string()?.into()))
+    };
+    let listener = |local_only: bool, key: Option<&[u8]>| Listener {
+        id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
+        connection: connection.clone(),
+        correlation_id: message.correlation_id(),
+        event_type: message.message_type().event(),
+        include_value: true,
+        flags: -1,
+        key: key.map(Into::into),
+        invalidation: false,
+        local_only,
+        predicate: None,
+    };
+    let add =
+        |listener: Listener| WideRequest::new(super::wide_ops::AddListener::to(Registry::ReplicatedEntries, listener));
+    match message.message_type() {
+        ReplicatedMapSize::TYPE => name_only(WideRequest::new(ReplicatedSize { answer_empty: false })),
+        ReplicatedMapIsEmpty::TYPE => name_only(WideRequest::new(ReplicatedSize { answer_empty: true })),
+        ReplicatedMapKeySet::TYPE => name_only(WideRequest::new(ReplicatedList(super::wide_ops::Listed::Keys))),
+        ReplicatedMapValues::TYPE => name_only(WideRequest::new(ReplicatedList(super::wide_ops::Listed::Values))),
+        ReplicatedMapEntrySet::TYPE => name_only(WideRequest::new(ReplicatedList(super::wide_ops::Listed::Entries))),
+        ReplicatedMapClear::TYPE => name_only(WideRequest::new(ReplicatedClear)),
+        ReplicatedMapContainsValue::TYPE => {
+            let r = ReplicatedMapContainsValue::decode(message)?;
+            if r.value.type_id().unwrap_or(0) == 0 {
+                return Ok(Classified::Refused(error::NULL_POINTER, "Null value is not allowed!".into()));
+            }
+            Ok(Classified::Wide(WideRequest::new(ReplicatedContainsValue(r.value.0.into())), r.name.into()))
+        }
+        ReplicatedMapPutAll::TYPE => {
+            let r = ReplicatedMapPutAll::decode(message)?;
+            if r.entries.iter().any(|(key, value)| key.type_id().unwrap_or(0) == 0 || value.type_id().unwrap_or(0) == 0)
+            {
+                return Ok(Classified::Refused(error::NULL_POINTER, "Null key or value is not allowed!".into()));
+            }
+            let entries = r.entries.iter().map(|(key, value)| (key.0.into(), value.0.into())).collect();
+            Ok(Classified::Wide(WideRequest::new(ReplicatedPutAll { entries }), r.name.into()))
+        }
+        ReplicatedMapAddEntryListener::TYPE => {
+            let r = ReplicatedMapAddEntryListener::decode(message)?;
+            Ok(Classified::Wide(add(listener(r.local_only, None)), r.name.into()))
+        }
+        ReplicatedMapAddEntryListenerToKey::TYPE => {
+            let r = ReplicatedMapAddEntryListenerToKey::decode(message)?;
+            if r.key.type_id().unwrap_or(0) == 0 {
+                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
+            }
+            Ok(Classified::Wide(add(listener(r.local_only, Some(r.key.0))), r.name.into()))
+        }
+        ty @ (ReplicatedMapAddEntryListenerWithPredicate::TYPE
+        | ReplicatedMapAddEntryListenerToKeyWithPredicate::TYPE) => {
+            let text = format!(
+                "ferrogrid does not evaluate predicates yet: a replicated map entry listener with a predicate ({}) is \
+                 not supported",
+                ty.describe()
+            );
+            Ok(Classified::Refused(error::UNSUPPORTED_OPERATION, text))
+        }
+        ReplicatedMapRemoveEntryListener::TYPE => {
+            let r = ReplicatedMapRemoveEntryListener::decode(message)?;
+            let id = r.registration_id.unwrap_or_default();
+            let operation = super::wide_ops::RemoveListener::from(Registry::ReplicatedEntries, id);
+            Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
+        }
+        _ => Ok(Classified::NotWide),
+    }
+}
+
+/// ReplicatedMap.size and isEmpty: the live entries of this member's copy.
+#[derive(Debug)]
+pub(crate) struct ReplicatedSize {
+    /// isEmpty: answers whether the count is 0.
+    answer_empty: bool,
+}
+
+impl WideOperation for ReplicatedSize {
+    type Partial = Count;
+    const PARTITIONS: Partitions = Partitions::Every;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) -> Count {
+        Count(0)
+    }
+
+    fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, now_ms: i64, partial: &mut Count) {
+        if let Some(store) = partition.replicated(name) {
+            partial.0 += store.live_len(now_ms) as u64;
+        }
+    }
+
+    fn write_response(&self, partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        if self.answer_empty {
+            BoolResponse { response: partial.0 == 0 }.encode(out, response_type, correlation_id, 0);
+        } else {
+            partial.write_int_response(out, response_type, correlation_id);
+        }
+    }
+}
+
+/// ReplicatedMap.containsValue over this member's copy (values compare by their bytes).
+#[derive(Debug)]
+pub(crate) struct ReplicatedContainsValue(Box<[u8]>);
+
+impl WideOperation for ReplicatedContainsValue {
+    type Partial = Found;
+    const PARTITIONS: Partitions = Partitions::Every;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) -> Found {
+        Found(false)
+    }
+
+    fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, now_ms: i64, partial: &mut Found) {
+        if partial.0 {
+            return;
+        }
+        if let Some(store) = partition.replicated(name) {
+            partial.0 = store.live(now_ms).any(|(_, value)| *value == *self.0);
+        }
+    }
+
+    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// ReplicatedMap.keySet / values / entrySet over this member's copy.
+#[derive(Debug)]
+pub(crate) struct ReplicatedList(pub super::wide_ops::Listed);
+
+impl WideOperation for ReplicatedList {
+    type Partial = Items;
+    const PARTITIONS: Partitions = Partitions::Every;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) -> Items {
+        Items(Vec::new())
+    }
+
+    fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, now_ms: i64, partial: &mut Items) {
+        use super::wide_ops::Listed;
+        let Some(store) = partition.replicated(name) else { return };
+        let frames = &mut partial.0;
+        for (key, value) in store.live(now_ms) {
+            match self.0 {
+                Listed::Keys => write_frame(frames, 0, key),
+                Listed::Values => write_frame(frames, 0, value),
+                Listed::Entries => {
+                    write_frame(frames, 0, key);
+                    write_frame(frames, 0, value);
+                }
+            }
+        }
+    }
+
+    fn write_response(&self, partial: Items, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        partial.write_list_response(out, response_type, correlation_id);
+    }
+}
+
+/// The local partitions a replicated-map write runs on in this share: those this member owns
+/// and holds the copy of.
+fn written(share: &ShareContext<'_>) -> Vec<usize> {
+    (0..share.partitions.len())
+        .filter(|local| share.owned.get(*local).copied().unwrap_or(false) && share.replicated.writable(*local))
+        .collect()
+}
+
+/// ReplicatedMap.clear: every member clears the partitions it owns, as their owner (each
+/// clear is a change sent to every other member); the member asked publishes one CLEAR_ALL
+/// to its listeners, counting the entries removed everywhere.
+#[derive(Debug)]
+pub(crate) struct ReplicatedClear;
+
+impl WideOperation for ReplicatedClear {
+    type Partial = Count;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Count {
+        Count(0)
+    }
+
+    fn on_share(&self, name: &str, share: &mut ShareContext<'_>, partial: &mut Count) {
+        for local in written(share) {
+            let Some(store) = share.partitions[local].existing_replicated_mut(name) else { continue };
+            partial.0 += store.clear(share.now_ms) as u64;
+            let mut changes = Vec::new();
+            crate::engine::replicated_map::store::clear_change(&mut changes, name);
+            let partition = share.replicated.global(local);
+            share.replicated.send(partition, &changes);
+        }
+    }
+
+    fn on_partition(
+        &self,
+        _name: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut Count,
+    ) {
+        unreachable!("on_share does a replicated clear's work")
+    }
+
+    fn map_event(&self, partial: &Count) -> Option<(Registry, EventKind, u64)> {
+        Some((Registry::ReplicatedEntries, EventKind::ClearAll, partial.0))
+    }
+
+    fn write_response(&self, _partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// ReplicatedMap.putAll: every member puts the entries of the partitions it owns, as their
+/// owner (no ttl), publishing ADDED or UPDATED here and sending each partition's puts to every
+/// other member as one change.
+#[derive(Debug)]
+pub(crate) struct ReplicatedPutAll {
+    entries: Vec<crate::engine::replicated_map::store::OwnedEntry>,
+}
+
+impl WideOperation for ReplicatedPutAll {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) {}
+
+    fn on_share(&self, name: &str, share: &mut ShareContext<'_>, _partial: &mut ()) {
+        let written = written(share);
+        if written.is_empty() {
+            return;
+        }
+        let (count, now_ms) = (share.replicated.partition_count, share.now_ms);
+        for local in written {
+            let partition = share.replicated.global(local);
+            let mut changes = Vec::new();
+            for (key, value) in &self.entries {
+                if partition_for(Data(key), count).0 as usize != partition {
+                    continue;
+                }
+                let store = share.partitions[local].replicated_mut(name, share.settings);
+                let old = store.put(key, value, crate::clock::NEVER, now_ms);
+                crate::engine::replicated_map::store::put_change(&mut changes, name, key, value, crate::clock::NEVER);
+                let kind = put_kind(old.as_deref());
+                let change = EntryChange { name, partition, kind, key, value: Some(value), old_value: old.as_deref() };
+                publish(share.listeners, share.outbox, (share.member, false), &change);
+            }
+            share.replicated.send(partition, &changes);
+        }
+    }
+
+    fn on_partition(
+        &self,
+        _name: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut (),
+    ) {
+        unreachable!("on_share does a replicated putAll's work")
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}

@@ -1,0 +1,702 @@
+//! The map-wide operations, each a [`WideOperation`], and the partials they merge:
+//! [`Count`] (size, isEmpty, clear, evictAll), [`Found`] (containsValue, removeListener),
+//! [`Items`] (keySet, values, entrySet) and `()` (flush, destroy, addListener).
+//!
+//! To add one: a struct holding what the request asked (decoded once by `fanout::classify`),
+//! its step over one partition, its partial (one of these, or a new type implementing
+//! [`Partial`], with tests of its merge and its member encoding), and its response.
+
+use super::{Partial, Partitions, ShareContext, WideOperation};
+use crate::engine::listeners::{EventKind, Listener, Listeners, Registry};
+use crate::net::connection::ConnectionShared;
+use crate::partition::objects::PartitionStore;
+use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse, IntResponse, UuidResponse};
+use ferrogrid_protocol::message::{write_frame, MessageWriter, RESPONSE_HEADER_SIZE};
+use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
+use std::sync::Arc;
+
+/// A number of entries (counted, cleared, evicted or dropped).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Count(pub u64);
+
+impl Partial for Count {
+    fn merge(&mut self, other: Count) {
+        self.0 += other.0;
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        writer.fixed(&(self.0.min(i64::MAX as u64) as i64));
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Count, DecodeError> {
+        let count: i64 = message.fixed(RESPONSE_HEADER_SIZE)?.read()?;
+        Ok(Count(count.max(0) as u64))
+    }
+}
+
+impl Count {
+    /// The count as an int response (size), capped at Integer.MAX_VALUE.
+    pub(crate) fn write_int_response(self, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        let response = self.0.min(i32::MAX as u64) as i32;
+        IntResponse { response }.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// Whether any share found what it looked for.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Found(pub bool);
+
+impl Partial for Found {
+    fn merge(&mut self, other: Found) {
+        self.0 |= other.0;
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        writer.fixed(&self.0);
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Found, DecodeError> {
+        Ok(Found(message.fixed(RESPONSE_HEADER_SIZE)?.read()?))
+    }
+}
+
+/// List items already encoded as frames (keys, values, or key and value pairs), in the order
+/// the shares merged: the response copies them once, without re-encoding.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Items(pub Vec<u8>);
+
+impl Partial for Items {
+    fn merge(&mut self, other: Items) {
+        if self.0.is_empty() {
+            self.0 = other.0;
+        } else {
+            self.0.extend_from_slice(&other.0);
+        }
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().append_frames(&self.0).end();
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Items, DecodeError> {
+        Ok(Items(super::list_frames(&mut message.reader())?.to_vec()))
+    }
+}
+
+impl Items {
+    /// The items as one list response (keySet, values, entrySet), copied once.
+    pub(crate) fn write_list_response(self, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        out.reserve(self.0.len() + 64);
+        let mut writer = MessageWriter::response(out, response_type, correlation_id, 0);
+        writer.begin().append_frames(&self.0).end();
+        writer.finish();
+    }
+}
+
+/// Nothing to merge: the work is done by the steps themselves.
+impl Partial for () {
+    fn merge(&mut self, _other: ()) {}
+    fn write_to(&self, _writer: &mut MessageWriter<'_>) {}
+    fn read_from(_message: &Message<'_>) -> Result<(), DecodeError> {
+        Ok(())
+    }
+}
+
+/// Map.size: live entries of owned partitions.
+#[derive(Debug)]
+pub(crate) struct Size;
+
+impl WideOperation for Size {
+    type Partial = Count;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Count {
+        Count(0)
+    }
+
+    fn on_partition(&self, map: &str, partition: &mut PartitionStore, _owned: bool, now_ms: i64, partial: &mut Count) {
+        if let Some(store) = partition.map(map) {
+            partial.0 += store.live_len(now_ms) as u64;
+        }
+    }
+
+    fn write_response(&self, partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        partial.write_int_response(out, response_type, correlation_id);
+    }
+}
+
+/// Map.isEmpty: counts like size, answers whether the count is 0.
+#[derive(Debug)]
+pub(crate) struct IsEmpty;
+
+impl WideOperation for IsEmpty {
+    type Partial = Count;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Count {
+        Count(0)
+    }
+
+    fn on_partition(&self, map: &str, partition: &mut PartitionStore, owned: bool, now_ms: i64, partial: &mut Count) {
+        Size.on_partition(map, partition, owned, now_ms, partial);
+    }
+
+    fn write_response(&self, partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        BoolResponse { response: partial.0 == 0 }.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// Map.containsValue: whether a live entry of an owned partition holds exactly these bytes.
+#[derive(Debug)]
+pub(crate) struct ContainsValue {
+    value: Box<[u8]>,
+}
+
+impl ContainsValue {
+    pub(crate) fn new(value: &[u8]) -> ContainsValue {
+        ContainsValue { value: value.into() }
+    }
+}
+
+impl WideOperation for ContainsValue {
+    type Partial = Found;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Found {
+        Found(false)
+    }
+
+    fn on_partition(&self, map: &str, partition: &mut PartitionStore, _owned: bool, now_ms: i64, partial: &mut Found) {
+        if partial.0 {
+            return;
+        }
+        if let Some(store) = partition.map(map) {
+            partial.0 = store.iter(now_ms).any(|(_, record)| record.value() == &*self.value);
+        }
+    }
+
+    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// What a listing returns of each entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Listed {
+    Keys,
+    Values,
+    Entries,
+}
+
+/// Map.keySet / values / entrySet: the live entries of owned partitions, as a list.
+#[derive(Debug)]
+pub(crate) struct List(pub Listed);
+
+impl WideOperation for List {
+    type Partial = Items;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Items {
+        Items(Vec::new())
+    }
+
+    fn on_partition(&self, map: &str, partition: &mut PartitionStore, _owned: bool, now_ms: i64, partial: &mut Items) {
+        let Some(store) = partition.map(map) else { return };
+        let frames = &mut partial.0;
+        match self.0 {
+            Listed::Keys => store.iter(now_ms).for_each(|(key, _)| write_frame(frames, 0, key)),
+            Listed::Values => store.iter(now_ms).for_each(|(_, record)| write_frame(frames, 0, record.value())),
+            Listed::Entries => store.iter(now_ms).for_each(|(key, record)| {
+                write_frame(frames, 0, key);
+                write_frame(frames, 0, record.value());
+            }),
+        }
+    }
+
+    fn write_response(&self, partial: Items, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        partial.write_list_response(out, response_type, correlation_id);
+    }
+}
+
+/// Map.clear and Map.evictAll: remove every unlocked entry from every replica held here;
+/// one CLEAR_ALL or EVICT_ALL event with the number of live entries removed.
+#[derive(Debug)]
+pub(crate) struct Clear {
+    event: EventKind,
+}
+
+impl Clear {
+    /// `event` is ClearAll (clear) or EvictAll (evictAll).
+    pub(crate) fn new(event: EventKind) -> Clear {
+        assert!(matches!(event, EventKind::ClearAll | EventKind::EvictAll), "clear publishes CLEAR_ALL or EVICT_ALL");
+        Clear { event }
+    }
+}
+
+impl WideOperation for Clear {
+    type Partial = Count;
+    const PARTITIONS: Partitions = Partitions::Replicas;
+
+    fn empty(&self) -> Count {
+        Count(0)
+    }
+
+    fn on_partition(&self, map: &str, partition: &mut PartitionStore, owned: bool, now_ms: i64, partial: &mut Count) {
+        if let Some(store) = partition.existing_mut(map) {
+            let removed = store.clear(now_ms) as u64;
+            if owned {
+                partial.0 += removed;
+            }
+        }
+    }
+
+    fn map_event(&self, partial: &Count) -> Option<(Registry, EventKind, u64)> {
+        // Hazelcast publishes nothing for a map when nothing was cleared or evicted.
+        (partial.0 > 0).then_some((Registry::Entries, self.event, partial.0))
+    }
+
+    fn write_response(&self, _partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// Map.flush: nothing to write behind (no map store), so nothing to do but answer.
+#[derive(Debug)]
+pub(crate) struct Flush;
+
+impl WideOperation for Flush {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+
+    fn empty(&self) {}
+
+    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// Client.DestroyProxy of a map: drop its data from every replica held here and its listener
+/// registrations from every reactor.
+#[derive(Debug)]
+pub(crate) struct Destroy;
+
+impl WideOperation for Destroy {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::Replicas;
+
+    fn empty(&self) {}
+
+    fn on_reactor(&self, map: &str, listeners: &mut Listeners, _partial: &mut ()) {
+        listeners.drop_all_of(Registry::Entries, map);
+    }
+
+    fn on_partition(&self, map: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+        partition.drop_map(map);
+    }
+
+    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, _partial: &mut ()) {
+        // The map's indexes go with it (a map of the name created later has none).
+        share.settings.indexes.0.forget(map);
+        share.settings.forget(map);
+        for partition in share.partitions.iter_mut() {
+            partition.drop_map(map);
+        }
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// Map.addEntryListener (and the key and near-cache variants) and IQueue.addItemListener: the
+/// registration on every reactor of this member, so it is in force everywhere before the
+/// client hears its id.
+#[derive(Debug)]
+pub(crate) struct AddListener {
+    listener: Box<Listener>,
+    registry: Registry,
+}
+
+impl AddListener {
+    pub(crate) fn new(listener: Listener) -> AddListener {
+        AddListener { listener: Box::new(listener), registry: Registry::Entries }
+    }
+
+    /// IQueue.addItemListener, ITopic.addMessageListener: the same, among the object's
+    /// listeners in `registry`.
+    pub(crate) fn to(registry: Registry, listener: Listener) -> AddListener {
+        AddListener { listener: Box::new(listener), registry }
+    }
+}
+
+impl WideOperation for AddListener {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) {}
+
+    /// A unisocket client's registration (not local-only) is made on every member, except a
+    /// topic's and a replicated map's: the topic's owner relays its messages to every member's
+    /// listeners already, and every member applies, and announces, every replicated-map change.
+    fn cluster_wide(&self) -> bool {
+        !self.listener.local_only && !matches!(self.registry, Registry::Messages | Registry::ReplicatedEntries)
+    }
+
+    fn relayed_registration(&self) -> Option<Uuid> {
+        self.cluster_wide().then_some(self.listener.id)
+    }
+
+    fn on_reactor(&self, map: &str, listeners: &mut Listeners, _partial: &mut ()) {
+        listeners.add_to(self.registry, map, (*self.listener).clone());
+    }
+
+    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        UuidResponse { response: Some(self.listener.id) }.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// A relayed registration another member withdrew (`relays.rs`): the registrations sending
+/// to its member link under its relay id, off every reactor of this member. No one is answered.
+#[derive(Debug)]
+pub(crate) struct DropRelayed {
+    pub link: Arc<ConnectionShared>,
+    pub relay_id: i64,
+}
+
+impl WideOperation for DropRelayed {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) {}
+
+    fn on_reactor(&self, _map: &str, listeners: &mut Listeners, _partial: &mut ()) {
+        listeners.drop_relayed(&self.link, self.relay_id);
+    }
+
+    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+    }
+
+    fn write_response(&self, _partial: (), _out: &mut Vec<u8>, _response_type: MessageType, _correlation_id: i64) {}
+}
+
+/// Map.removeEntryListener: the registration off every reactor of this member; answers
+/// whether any reactor had it.
+#[derive(Debug)]
+pub(crate) struct RemoveListener {
+    id: Uuid,
+    registry: Registry,
+}
+
+impl RemoveListener {
+    pub(crate) fn new(id: Uuid) -> RemoveListener {
+        RemoveListener { id, registry: Registry::Entries }
+    }
+
+    /// IQueue.removeItemListener, ITopic.removeMessageListener.
+    pub(crate) fn from(registry: Registry, id: Uuid) -> RemoveListener {
+        RemoveListener { id, registry }
+    }
+}
+
+impl WideOperation for RemoveListener {
+    type Partial = Found;
+    const PARTITIONS: Partitions = Partitions::None;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) -> Found {
+        Found(false)
+    }
+
+    fn removed_registration(&self) -> Option<Uuid> {
+        Some(self.id)
+    }
+
+    fn on_reactor(&self, map: &str, listeners: &mut Listeners, partial: &mut Found) {
+        partial.0 |= listeners.remove_from(self.registry, map, self.id);
+    }
+
+    fn on_partition(
+        &self,
+        _map: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut Found,
+    ) {
+    }
+
+    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// Destroy of an object other than a map: its data (if it has a kind of partition object)
+/// dropped on every replica, and its listeners (if it has a registry), on every member.
+#[derive(Debug)]
+pub(crate) struct DestroyObject {
+    pub kind: Option<crate::cluster::peer::ObjectKind>,
+    pub registry: Option<Registry>,
+}
+
+impl WideOperation for DestroyObject {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::Replicas;
+
+    fn empty(&self) {}
+
+    fn on_reactor(&self, name: &str, listeners: &mut Listeners, _partial: &mut ()) {
+        if let Some(registry) = self.registry {
+            listeners.drop_all_of(registry, name);
+        }
+    }
+
+    fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+        let Some(mut object) = self.kind.and_then(|kind| partition.drop_object(kind, name)) else { return };
+        // Requests waiting on it (a poll, a ringbuffer read) fail as in Hazelcast. They are
+        // answered here, on their connection: the share has no outbox for partitions.
+        let text = format!("Distributed object is destroyed: {}", crate::tenants::display(name));
+        let failure = crate::engine::request::OpError::new(crate::engine::request::ErrorKind::Destroyed, text);
+        for reply_to in object.as_object_mut().take_waiting() {
+            let (connection, answer) = crate::route::wire::encode_outcome(&reply_to, Err(failure.clone()));
+            if !connection.is_closed() {
+                connection.send(&answer);
+            }
+        }
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// Client.DestroyProxy of a PN counter: every member drops its replica (which lives on one of
+/// its reactors, outside the partitions).
+#[derive(Debug)]
+pub(crate) struct DestroyPnCounter;
+
+impl WideOperation for DestroyPnCounter {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+
+    fn empty(&self) {}
+
+    fn on_counters(&self, name: &str, counters: &mut crate::engine::pn_counter::state::PnCounters, _partial: &mut ()) {
+        counters.remove(name);
+    }
+
+    fn on_partition(
+        &self,
+        _name: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut (),
+    ) {
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::route::fanout::testing::*;
+
+    /// Entries over four partitions: two shares (reactors) of two partitions each.
+    const ENTRIES: &[(&[u8], &[u8], usize)] =
+        &[(b"a", b"1", 0), (b"b", b"2", 1), (b"c", b"3", 2), (b"d", b"3", 3), (b"e", b"expired", 3)];
+
+    /// Runs `operation` as two shares, the second merged after crossing the member hop (as
+    /// another member's answer would), and returns the merged partial.
+    fn two_shares<W: WideOperation>(operation: &W, now_ms: i64) -> W::Partial {
+        let mut all = partitions(4, ENTRIES);
+        let (first, second) = all.split_at_mut(2);
+        let mut merged = share(operation, first, now_ms);
+        merged.merge(over_the_hop(&share(operation, second, now_ms)));
+        merged
+    }
+
+    #[test]
+    fn partials_merge_and_cross_the_member_hop() {
+        let mut count = Count(3);
+        count.merge(Count(4));
+        assert_eq!(count, Count(7));
+        assert_eq!(over_the_hop(&Count(u64::MAX)), Count(i64::MAX as u64), "clamped, not wrapped");
+        let mut found = Found(false);
+        found.merge(Found(false));
+        assert_eq!(found, Found(false));
+        found.merge(Found(true));
+        assert_eq!(over_the_hop(&found), Found(true));
+        let mut items = Items::default();
+        items.merge(Items(frames(&[b"x"])));
+        items.merge(Items::default());
+        items.merge(Items(frames(&[b"y", b"zz"])));
+        assert_eq!(items, Items(frames(&[b"x", b"y", b"zz"])));
+        assert_eq!(over_the_hop(&items), items);
+        assert_eq!(over_the_hop(&Items::default()), Items::default());
+    }
+
+    fn frames(items: &[&[u8]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        items.iter().for_each(|item| write_frame(&mut out, 0, item));
+        out
+    }
+
+    #[test]
+    fn size_counts_live_entries_of_every_share() {
+        assert_eq!(two_shares(&Size, 0), Count(5));
+        let merged = two_shares(&Size, 5);
+        assert_eq!(merged, Count(4), "an expired entry does not count");
+        let out = response(&Size, merged);
+        let message = Message::parse(&out).expect("well-formed");
+        assert_eq!((message.message_type(), message.correlation_id()), (RESPONSE, 9));
+        assert_eq!(IntResponse::decode(&message).expect("an int").response, 4);
+        let huge = response(&Size, Count(u64::from(u32::MAX)));
+        assert_eq!(IntResponse::decode(&Message::parse(&huge).unwrap()).unwrap().response, i32::MAX);
+    }
+
+    fn answer_bool<W: WideOperation>(operation: &W, partial: W::Partial) -> bool {
+        BoolResponse::decode(&Message::parse(&response(operation, partial)).unwrap()).unwrap().response
+    }
+
+    #[test]
+    fn is_empty_answers_from_the_merged_count() {
+        assert!(!answer_bool(&IsEmpty, two_shares(&IsEmpty, 0)));
+        let mut empty = partitions(2, &[]);
+        assert!(answer_bool(&IsEmpty, share(&IsEmpty, &mut empty, 0)));
+        let mut only_expired = partitions(2, &[(b"k", b"expired", 1)]);
+        assert!(!answer_bool(&IsEmpty, share(&IsEmpty, &mut only_expired, 0)));
+        assert!(answer_bool(&IsEmpty, share(&IsEmpty, &mut only_expired, 5)));
+    }
+
+    #[test]
+    fn contains_value_is_found_by_any_share() {
+        let in_second_share = ContainsValue::new(b"3");
+        assert_eq!(two_shares(&in_second_share, 0), Found(true));
+        assert!(answer_bool(&in_second_share, Found(true)));
+        assert_eq!(two_shares(&ContainsValue::new(b"9"), 0), Found(false));
+        assert_eq!(two_shares(&ContainsValue::new(b"expired"), 5), Found(false), "expired values are invisible");
+        assert!(!answer_bool(&ContainsValue::new(b"9"), Found(false)));
+    }
+
+    fn listed(what: Listed, now_ms: i64) -> Vec<Vec<u8>> {
+        let operation = List(what);
+        let mut items = list_items(&response(&operation, two_shares(&operation, now_ms)));
+        items.sort();
+        items
+    }
+
+    #[test]
+    fn listings_gather_every_share() {
+        let owned = |items: &[&[u8]]| items.iter().map(|item| item.to_vec()).collect::<Vec<_>>();
+        assert_eq!(listed(Listed::Keys, 5), owned(&[b"a", b"b", b"c", b"d"]));
+        assert_eq!(listed(Listed::Keys, 0).len(), 5);
+        assert_eq!(listed(Listed::Values, 5), owned(&[b"1", b"2", b"3", b"3"]));
+        let operation = List(Listed::Entries);
+        let entries = list_items(&response(&operation, two_shares(&operation, 5)));
+        let mut pairs: Vec<(&[u8], &[u8])> = entries.chunks(2).map(|pair| (&pair[0][..], &pair[1][..])).collect();
+        pairs.sort();
+        assert_eq!(pairs, [(&b"a"[..], &b"1"[..]), (b"b", b"2"), (b"c", b"3"), (b"d", b"3")]);
+        assert!(list_items(&response(&operation, Items::default())).is_empty());
+    }
+
+    #[test]
+    fn clear_counts_only_what_it_removed_from_owned_partitions() {
+        let operation = Clear::new(EventKind::ClearAll);
+        let mut all = partitions(2, &[(b"a", b"1", 0), (b"b", b"1", 1)]);
+        let mut partial = operation.empty();
+        operation.on_partition(MAP, &mut all[0], true, 0, &mut partial);
+        operation.on_partition(MAP, &mut all[1], false, 0, &mut partial);
+        assert_eq!(partial, Count(1), "a backup's copy would count an entry twice");
+        assert_eq!(share(&Size, &mut all, 0), Count(0), "both copies are gone");
+    }
+
+    #[test]
+    fn clear_and_evict_all_count_what_they_removed() {
+        for event in [EventKind::ClearAll, EventKind::EvictAll] {
+            let operation = Clear::new(event);
+            let mut all = partitions(4, ENTRIES);
+            let mut merged = share(&operation, &mut all[..2], 5);
+            merged.merge(over_the_hop(&share(&operation, &mut all[2..], 5)));
+            assert_eq!(merged, Count(4), "the expired entry goes but does not count");
+            assert_eq!(operation.map_event(&merged), Some((Registry::Entries, event, 4)));
+            assert_eq!(share(&Size, &mut all, 0), Count(0));
+            assert_eq!(share(&operation, &mut all, 5), Count(0), "a second clear finds nothing");
+            let out = response(&operation, merged);
+            assert!(EmptyResponse::decode(&Message::parse(&out).unwrap()).is_ok());
+        }
+    }
+
+    #[test]
+    fn destroy_drops_data_and_registrations() {
+        let (connection, _client) = loopback();
+        let mut listeners = Listeners::default();
+        listeners.add(MAP, listener(&connection));
+        listeners.add("other", listener(&connection));
+        Destroy.on_reactor(MAP, &mut listeners, &mut ());
+        assert!(!listeners.has(MAP) && listeners.has("other"));
+        let mut all = partitions(4, ENTRIES);
+        all[0].map_mut("other", Default::default).put(b"k", b"v", 0, 0, 0);
+        share(&Destroy, &mut all, 0);
+        assert!(all.iter().all(|partition| partition.map(MAP).is_none()));
+        assert!(all[0].map("other").is_some(), "other maps stay");
+        assert_eq!(Destroy.map_event(&()), None, "destroy publishes no map event");
+        assert!(EmptyResponse::decode(&Message::parse(&response(&Destroy, ())).unwrap()).is_ok());
+    }
+
+    #[test]
+    fn listener_changes_apply_per_reactor_and_a_unisocket_registration_covers_the_cluster() {
+        let (connection, _client) = loopback();
+        let registration = Listener { local_only: true, ..listener(&connection) };
+        let id = registration.id;
+        let add = AddListener::new(registration.clone());
+        let mut listeners = Listeners::default();
+        add.on_reactor(MAP, &mut listeners, &mut ());
+        assert!(listeners.has(MAP));
+        let out = response(&add, ());
+        assert_eq!(UuidResponse::decode(&Message::parse(&out).unwrap()).unwrap().response, Some(id));
+        let remove = RemoveListener::new(id);
+        let mut removed = remove.empty();
+        remove.on_reactor(MAP, &mut listeners, &mut removed);
+        assert_eq!(removed, Found(true));
+        let mut again = remove.empty();
+        remove.on_reactor(MAP, &mut listeners, &mut again);
+        assert_eq!(again, Found(false));
+        assert_eq!(remove.removed_registration(), Some(id), "its relays go too");
+        let cluster_wide = |request: &crate::route::fanout::WideRequest| request.shares.is_cluster_wide();
+        let (add, remove) =
+            (crate::route::fanout::WideRequest::new(add), crate::route::fanout::WideRequest::new(remove));
+        assert!(!cluster_wide(&add) && add.relayed_registration().is_none(), "a smart client's stays here");
+        assert!(!cluster_wide(&remove));
+        assert!(cluster_wide(&crate::route::fanout::WideRequest::new(Size)));
+        let unisocket = crate::route::fanout::WideRequest::new(AddListener::new(Listener {
+            local_only: false,
+            ..registration.clone()
+        }));
+        assert!(
+            cluster_wide(&unisocket) && unisocket.relayed_registration() == Some(id),
+            "a unisocket client's goes everywhere"
+        );
+        let topic = AddListener::to(Registry::Messages, Listener { local_only: false, ..registration });
+        assert!(!cluster_wide(&crate::route::fanout::WideRequest::new(topic)), "a topic relays its messages itself");
+        let replicated =
+            AddListener::to(Registry::ReplicatedEntries, Listener { local_only: false, ..listener(&connection) });
+        assert!(!cluster_wide(&crate::route::fanout::WideRequest::new(replicated)), "every member has every change");
+        let mut listeners = Listeners::default();
+        AddListener::new(listener(&connection)).on_reactor(MAP, &mut listeners, &mut ());
+        DropRelayed { link: connection.clone(), relay_id: 99 }.on_reactor(MAP, &mut listeners, &mut ());
+        assert!(listeners.has(MAP), "another relay id stays");
+        DropRelayed { link: connection.clone(), relay_id: 3 }.on_reactor(MAP, &mut listeners, &mut ());
+        assert!(!listeners.has(MAP), "dropped by link and relay id");
+    }
+}
