@@ -16,3 +16,4 @@ pub(crate) mod request;
 pub(crate) mod ringbuffer;
 pub(crate) mod schemas;
 pub(crate) mod settings;
+pub(crate) mod wide;

@@ -6,11 +6,12 @@
 //! ([`Core::send_member_work`]).
 
 use crate::cluster::peer;
+use crate::engine::wide::{Classified, WideRequest};
 use crate::net::connection::ConnectionShared;
 use crate::route::client::After;
 use crate::route::dispatch::{Core, Hop, Origin};
 use crate::route::envelope::Forward;
-use crate::route::fanout::{self, wide_ops, Classified, WideRequest};
+use crate::route::fanout;
 use crate::route::operations::{self, Route};
 use crate::shared::{ClusterEvent, MemberWork, Task};
 use ferrogrid_cluster::MemberId;
@@ -78,8 +79,10 @@ impl Core {
             peer::LISTEN => self.member_listen(connection, payload)?,
             peer::UNLISTEN => match payload.try_into() {
                 Ok(relay_id) => {
-                    let operation =
-                        wide_ops::DropRelayed { link: connection.clone(), relay_id: i64::from_le_bytes(relay_id) };
+                    let operation = crate::engine::wide::objects::DropRelayed {
+                        link: connection.clone(),
+                        relay_id: i64::from_le_bytes(relay_id),
+                    };
                     let (response_type, name) = (peer::UNLISTEN, Box::from(""));
                     self.fan_out_with(None, 0, response_type, name, WideRequest::new(operation), &mut Vec::new(), None);
                 }
@@ -166,7 +169,7 @@ impl Core {
             |row: &operations::Operation| matches!(row.route, Route::Partition | Route::Replica | Route::Local);
         if !operations::row(header.message_type).is_some_and(routed) {
             let text = format!("not a partition request: {}", header.message_type);
-            fanout::write_refusal(out, message.correlation_id(), error::UNSUPPORTED_OPERATION, &text);
+            crate::engine::wide::write_refusal(out, message.correlation_id(), error::UNSUPPORTED_OPERATION, &text);
             return Ok(After::Continue);
         }
         let header = RequestHeader { correlation_id: message.correlation_id(), ..header };
@@ -350,12 +353,12 @@ impl Core {
             let destroy = ClientDestroyProxy::decode(&inner)?;
             let Some(service) = crate::cluster::peer::Service::from_name(destroy.service_name) else {
                 let text = format!("ferrogrid does not support the service {}", destroy.service_name);
-                fanout::write_refusal(out, correlation_id, error::UNSUPPORTED_OPERATION, &text);
+                crate::engine::wide::write_refusal(out, correlation_id, error::UNSUPPORTED_OPERATION, &text);
                 return Ok(());
             };
             // The listing follows the OBJECT event the destroying member sends.
             self.shared.forget_object(service, destroy.name);
-            let operation = WideRequest::destroy(service);
+            let operation = crate::route::fanout::destroy(service);
             self.fan_out(connection, correlation_id, response_type, destroy.name.into(), operation, out);
             return Ok(());
         }
@@ -369,10 +372,10 @@ impl Core {
             Classified::Wide(operation, name) => {
                 self.fan_out(connection, correlation_id, response_type, name, operation, out);
             }
-            Classified::Refused(code, text) => fanout::write_refusal(out, correlation_id, code, &text),
+            Classified::Refused(code, text) => crate::engine::wide::write_refusal(out, correlation_id, code, &text),
             Classified::NotWide => {
                 let text = format!("not a map-wide request: {}", inner.message_type());
-                fanout::write_refusal(out, correlation_id, error::UNSUPPORTED_OPERATION, &text);
+                crate::engine::wide::write_refusal(out, correlation_id, error::UNSUPPORTED_OPERATION, &text);
             }
         }
         Ok(())

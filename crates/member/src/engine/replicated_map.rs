@@ -3,3 +3,4 @@
 
 pub(crate) mod store;
 pub(crate) mod sync;
+pub(crate) mod wide;

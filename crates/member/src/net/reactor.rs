@@ -20,7 +20,6 @@
 
 use crate::net::connection::{Connection, ConnectionState};
 use crate::route::dispatch::Core;
-use crate::route::fanout;
 use crate::shared::{MemberWork, Shared, Task};
 use crossbeam_channel::Receiver;
 use ferrogrid_protocol::frame::StreamLimits;
@@ -341,7 +340,7 @@ impl Reactor {
                     if let Some(connection) = &job.connection {
                         connection.end_queued();
                     }
-                    if let Some(response) = self.core.owner.run_share(&job, fanout::Share::Here) {
+                    if let Some(response) = self.core.owner.run_share(&job, crate::engine::wide::Share::Here) {
                         self.core.probes().bytes_out.add(job.deliver(&response) as u64);
                         self.core.probes().messages_out.add(1);
                     }

@@ -20,7 +20,7 @@
 use crate::cluster::peer::ObjectKind;
 use crate::engine::collection::CollectionStore;
 use crate::engine::map::store::RecordStore;
-use crate::engine::multimap::MultiMapStore;
+use crate::engine::multimap::store::MultiMapStore;
 use crate::engine::queue::QueueStore;
 use crate::engine::replicated_map::store::ReplicatedMapStore;
 use crate::engine::ringbuffer::RingbufferStore;

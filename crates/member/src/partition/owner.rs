@@ -8,7 +8,7 @@ use crate::engine::collection::{self, CollectionContext};
 use crate::engine::listeners::{Event, EventBound, EventKind, Listeners, Registry};
 use crate::engine::locks::{Parked, Waiting};
 use crate::engine::map::ops::{self as map_ops, Done, OpContext};
-use crate::engine::multimap::{self, MultiDone};
+use crate::engine::multimap::store::{self as multimap, MultiDone};
 use crate::engine::queue::{self, QueueContext, QueueDone, Waiter};
 use crate::engine::request::{
     CollectionRequest, ErrorKind, MapRequest, MultiMapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request,
@@ -16,12 +16,13 @@ use crate::engine::request::{
 };
 use crate::engine::ringbuffer::{self, RingDone};
 use crate::engine::settings::SettingsCache;
+use crate::engine::wide::ShareContext;
 use crate::net::connection::{ConnectionShared, ReplyTo};
 use crate::net::outbox::Outbox;
 use crate::obs::probes::ObjectFigures;
 use crate::partition::objects::{Object, PartitionStore};
 use crate::route::envelope::{Handoff, Handoffs};
-use crate::route::fanout::{FanOut, ShareContext};
+use crate::route::fanout::FanOut;
 use crate::route::operations;
 use crate::route::wire::{self, HazelcastReply};
 use ferrogrid_config::MemberConfig;
@@ -663,7 +664,7 @@ impl PartitionOwner {
 
     /// Completes one share of a map-wide request on this reactor: its own partitions, or
     /// another member's answer. Returns the answer to send if it was the last share.
-    pub fn run_share(&mut self, job: &FanOut, share: crate::route::fanout::Share<'_>) -> Option<Vec<u8>> {
+    pub fn run_share(&mut self, job: &FanOut, share: crate::engine::wide::Share<'_>) -> Option<Vec<u8>> {
         let mut context = ShareContext {
             partitions: &mut self.partitions,
             listeners: &mut self.listeners,
@@ -679,8 +680,8 @@ impl PartitionOwner {
             partition_count: self.replication.state.table.partition_count() as u16,
         };
         match share {
-            crate::route::fanout::Share::Here => job.run_share(&mut context),
-            crate::route::fanout::Share::Member(answer) => job.merge_remote(answer.as_ref(), &mut context),
+            crate::engine::wide::Share::Here => job.run_share(&mut context),
+            crate::engine::wide::Share::Member(answer) => job.merge_remote(answer.as_ref(), &mut context),
         }
     }
 

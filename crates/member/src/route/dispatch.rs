@@ -11,11 +11,12 @@
 use crate::cluster::events::{ObjectChange, ObjectEvent};
 use crate::cluster::replication::state::{Forward as Pending, Route as Route_};
 use crate::engine::request::{ErrorKind, OpError};
+use crate::engine::wide::{Classified, WideRequest};
 use crate::net::connection::{ConnectionShared, ConnectionState};
 use crate::partition::owner::{Call, PartitionOwner};
 use crate::route::client::{self, After};
 use crate::route::envelope::{Forward, Handoffs};
-use crate::route::fanout::{self, Classified, FanOut, WideRequest};
+use crate::route::fanout::{self, FanOut};
 use crate::route::operations::{self, Flags, Operation, Route};
 use crate::route::wire;
 use crate::shared::{Shared, Task};
@@ -214,7 +215,7 @@ impl Core {
             destroy.encode(&mut request, correlation_id, -1, 0);
         }
         let request = (!request.is_empty()).then_some(&request[..]);
-        let (response, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(service));
+        let (response, operation) = (ClientDestroyProxy::RESPONSE, crate::route::fanout::destroy(service));
         self.fan_out_with(Some(connection), correlation_id, response, name, operation, out, request);
     }
 
@@ -320,7 +321,12 @@ impl Core {
                             Some(relayed) => remote = Some(std::borrow::Cow::Owned(relayed)),
                             None => {
                                 let text = "too many listener registrations relayed through this member";
-                                fanout::write_refusal(out, correlation_id, ferrogrid_protocol::error::HAZELCAST, text);
+                                crate::engine::wide::write_refusal(
+                                    out,
+                                    correlation_id,
+                                    ferrogrid_protocol::error::HAZELCAST,
+                                    text,
+                                );
                                 return Ok(After::Continue);
                             }
                         }
@@ -334,7 +340,7 @@ impl Core {
                 let remote = remote.as_deref();
                 self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, remote);
             }
-            Classified::Refused(code, text) => fanout::write_refusal(out, correlation_id, code, &text),
+            Classified::Refused(code, text) => crate::engine::wide::write_refusal(out, correlation_id, code, &text),
             Classified::NotWide => unreachable!("{} has a map-wide row", message.message_type()),
         }
         Ok(After::Continue)
@@ -724,7 +730,9 @@ impl Core {
         for target in (0..count).filter(|target| *target != origin) {
             self.hand_off(target, Task::FanOut(job.clone()));
         }
-        if let (Some(response), Some(connection)) = (self.owner.run_share(&job, fanout::Share::Here), connection) {
+        if let (Some(response), Some(connection)) =
+            (self.owner.run_share(&job, crate::engine::wide::Share::Here), connection)
+        {
             out.extend_from_slice(&response);
             connection.end_in_flight(1);
         }
@@ -740,7 +748,7 @@ impl Core {
         self.shared.forget_object(service, &name);
         let mut request = Vec::new();
         ClientDestroyProxy { name: &name, service_name: service.name() }.encode(&mut request, 0, -1, 0);
-        let (response_type, operation) = (ClientDestroyProxy::RESPONSE, WideRequest::destroy(service));
+        let (response_type, operation) = (ClientDestroyProxy::RESPONSE, crate::route::fanout::destroy(service));
         self.fan_out_with(None, 0, response_type, name, operation, &mut Vec::new(), Some(&request));
     }
 

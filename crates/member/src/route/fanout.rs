@@ -4,7 +4,7 @@
 //! The interface is [`WideOperation`]: a per-partition step that adds to a typed [`Partial`];
 //! partials merge (a reactor's partitions, then the reactors, then the members) and the merged
 //! one is encoded into the client response once. The operations themselves are in
-//! [`wide_ops`]; this module is the engine that runs any of them, and [`classify`], which
+//! structures (`engine/wide.rs` and each structure's `wide.rs`); this module is the engine that runs any of them, and [`classify`], which
 //! decodes a request into one.
 //!
 //! The origin reactor hands the same `Arc<FanOut>` to every other reactor (one hop each) and
@@ -18,347 +18,17 @@
 //! Invariants: every reactor runs exactly one share of each job it is handed, and the job is
 //! answered exactly once, by the share that brings `remaining` to zero.
 
-pub(crate) mod aggregate_ops;
-pub(crate) mod multimap_ops;
-pub(crate) mod query_ops;
-pub(crate) mod replicated_ops;
-pub(crate) mod wide_ops;
-
-use crate::engine::listeners::{Event, EventKind, Listener, Listeners, Registry};
-use crate::engine::pn_counter::state::PnCounters;
+use crate::engine::listeners::{EventKind, Listener, Registry};
+use crate::engine::map;
+use crate::engine::map::wide::{Clear, ContainsValue, Destroy, Flush, IsEmpty, List, Size};
+use crate::engine::wide::objects::{AddListener, RemoveListener};
+use crate::engine::wide::{Answer, Classified, Listed, Requester, ShareContext, Shares, WideRequest};
 use crate::net::connection::ConnectionShared;
-use crate::net::outbox::Outbox;
-use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::*;
-use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
-use ferrogrid_protocol::message::{MessageReader, MessageWriter};
+use ferrogrid_protocol::error;
 use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
-use parking_lot::Mutex;
-use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use wide_ops::{Clear, ContainsValue, Destroy, Flush, IsEmpty, List, Listed, Size};
-
-/// Which partitions a share's per-partition step visits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Partitions {
-    /// The partitions this member owns: reads, which would count a backup's copy twice.
-    Owned,
-    /// Every replica held here, owned or backup: changes that are not replicated as records
-    /// (clear, evictAll, destroy), so every member applies them to each copy it holds.
-    Replicas,
-    /// None: the work is on each reactor's own state only (listener registrations).
-    None,
-    /// Every partition of the reactor, owned or not: a replicated map's reads, over the copy
-    /// of every partition each member holds.
-    Every,
-}
-
-/// What a share contributes: a partition's, a reactor's or a member's part of the result, and
-/// the merge of any number of them. Merging is associative and commutative (list operations
-/// keep items in arrival order, which clients do not rely on), so shares may merge in any order
-/// and grouping.
-pub(crate) trait Partial: fmt::Debug + Send + Sized + 'static {
-    /// Adds another share's partial to this one.
-    fn merge(&mut self, other: Self);
-    /// Encodes this partial as the body of a member's answer to a WIDE request: fixed-size
-    /// fields into the open initial frame, then any frames.
-    fn write_to(&self, writer: &mut MessageWriter<'_>);
-    /// Decodes what [`Partial::write_to`] wrote.
-    fn read_from(message: &Message<'_>) -> Result<Self, DecodeError>;
-}
-
-/// One kind of map-wide work. An implementation says what one partition contributes and how
-/// the merged result is answered; the engine ([`FanOut`]) does the rest: running the step on
-/// every reactor's partitions, merging, sending the request to other members and merging
-/// their answers, publishing the map event, and answering exactly once.
-pub(crate) trait WideOperation: fmt::Debug + Send + Sync + 'static {
-    /// The share result this operation merges.
-    type Partial: Partial;
-    /// Which partitions [`WideOperation::on_partition`] visits.
-    const PARTITIONS: Partitions;
-    /// Whether other members run a share too. Listener changes do not: smart clients register
-    /// with every member themselves, and a listener belongs to one member (a unisocket
-    /// client's registration overrides [`WideOperation::cluster_wide`]: see `relays.rs`).
-    const CLUSTER_WIDE: bool = true;
-
-    /// [`WideOperation::CLUSTER_WIDE`] for this request.
-    fn cluster_wide(&self) -> bool {
-        Self::CLUSTER_WIDE
-    }
-
-    /// A registration whose events every member relays to the client through this member:
-    /// its registration id.
-    fn relayed_registration(&self) -> Option<Uuid> {
-        None
-    }
-
-    /// A registration this request removes (whose relays go too).
-    fn removed_registration(&self) -> Option<Uuid> {
-        None
-    }
-
-    /// What a share starts from (and what a share with nothing to contribute adds).
-    fn empty(&self) -> Self::Partial;
-
-    /// Once per reactor, before its partitions: work on the reactor's own copy of the
-    /// listener registrations.
-    fn on_reactor(&self, _map: &str, _listeners: &mut Listeners, _partial: &mut Self::Partial) {}
-
-    /// Once per reactor: work on the PN counter replicas it holds (which live outside the
-    /// partitions).
-    fn on_counters(&self, _name: &str, _counters: &mut PnCounters, _partial: &mut Self::Partial) {}
-
-    /// One partition's step: read the map's entries there (or change them), adding to
-    /// `partial`. `owned`: this member owns the partition (always, unless `PARTITIONS` is
-    /// `Replicas` or `Every`; a change counts only what it did to owned partitions, as a
-    /// backup's copy would count twice). Entries expired at `now_ms` are invisible.
-    fn on_partition(
-        &self,
-        map: &str,
-        partition: &mut PartitionStore,
-        owned: bool,
-        now_ms: i64,
-        partial: &mut Self::Partial,
-    );
-
-    /// This reactor's share: by default [`WideOperation::on_partition`] over each partition
-    /// that [`WideOperation::PARTITIONS`] names. An operation that needs more of the reactor
-    /// than one partition at a time (a replicated map's putAll and clear: the events they
-    /// publish and the changes they send every other member) does its share here instead.
-    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Self::Partial)
-    where
-        Self: Sized,
-    {
-        if Self::PARTITIONS == Partitions::None {
-            return;
-        }
-        for (index, partition) in share.partitions.iter_mut().enumerate() {
-            let owned = share.owned.get(index).copied().unwrap_or(true);
-            if Self::PARTITIONS == Partitions::Owned && !owned {
-                continue;
-            }
-            self.on_partition(map, partition, owned, share.now_ms, partial);
-        }
-    }
-
-    /// The map-wide event the answering share publishes once per request, with how many
-    /// entries the request affected, and to which registry's listeners.
-    fn map_event(&self, _partial: &Self::Partial) -> Option<(Registry, EventKind, u64)> {
-        None
-    }
-
-    /// Encodes the client response from the merged partial (once per request).
-    fn write_response(
-        &self,
-        partial: Self::Partial,
-        out: &mut Vec<u8>,
-        response_type: MessageType,
-        correlation_id: i64,
-    );
-}
-
-/// What a share needs besides the job: the reactor's partitions, listeners and outbox.
-#[derive(Debug)]
-pub struct ShareContext<'a> {
-    pub partitions: &'a mut [PartitionStore],
-    pub listeners: &'a mut Listeners,
-    pub outbox: &'a mut Outbox,
-    pub now_ms: i64,
-    pub member: Uuid,
-    /// Per partition of `partitions`: this member owns it ([`Partitions::Owned`] steps skip
-    /// the others).
-    pub owned: &'a [bool],
-    /// The reactor's PN counter replicas.
-    pub counters: &'a mut PnCounters,
-    /// The reactor's replicated-map versions and outgoing changes.
-    pub replicated: &'a mut crate::engine::replicated_map::store::Shares,
-    /// Settings of objects a share creates.
-    pub settings: &'a mut crate::engine::settings::SettingsCache,
-    /// The cluster's Compact schemas (queries read values with them).
-    pub schemas: &'a Arc<crate::engine::schemas::Schemas>,
-    /// This reactor's index and the member's reactor count: partition `local` of `partitions`
-    /// is partition `index + local × count` of the map.
-    pub reactor: (usize, usize),
-    /// The cluster's partition count.
-    pub partition_count: u16,
-}
-
-impl ShareContext<'_> {
-    /// The map's partition id of `partitions[local]`.
-    pub fn partition_id(&self, local: usize) -> u16 {
-        (self.reactor.0 + local * self.reactor.1) as u16
-    }
-}
-
-/// Which share of a job a reactor completes.
-#[derive(Debug, Clone, Copy)]
-pub enum Share<'a> {
-    /// Its own: the step over this reactor's partitions.
-    Here,
-    /// Another member's answer to its WIDE request (None: the member left before answering).
-    Member(Option<Message<'a>>),
-}
-
-/// Who the merged result goes to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Answer {
-    /// The client: the response, and the map event.
-    Client,
-    /// The member that sent the WIDE request: this member's merged partial.
-    Member,
-}
-
-/// A decoded map-wide request: one [`WideOperation`] and the partial its shares merge into.
-#[derive(Debug)]
-pub struct WideRequest {
-    shares: Box<dyn Shares>,
-    answer: Answer,
-}
-
-impl WideRequest {
-    pub(crate) fn new<W: WideOperation>(operation: W) -> WideRequest {
-        WideRequest { shares: Box::new(Merged { operation, partial: Mutex::new(None) }), answer: Answer::Client }
-    }
-
-    /// Destroy of an object of `service`: its data and listeners dropped everywhere.
-    pub(crate) fn destroy(service: crate::cluster::peer::Service) -> WideRequest {
-        use crate::cluster::peer::{ObjectKind, Service};
-        use crate::engine::listeners::Registry;
-        let destroy = |kind, registry| WideRequest::new(wide_ops::DestroyObject { kind, registry });
-        match service {
-            Service::Object(ObjectKind::Queue) => destroy(Some(ObjectKind::Queue), Some(Registry::Items)),
-            Service::Object(ObjectKind::List) => destroy(Some(ObjectKind::List), Some(Registry::ListItems)),
-            Service::Object(ObjectKind::Set) => destroy(Some(ObjectKind::Set), Some(Registry::SetItems)),
-            Service::Object(ObjectKind::Map) => WideRequest::new(Destroy),
-            Service::Object(ObjectKind::MultiMap) => {
-                destroy(Some(ObjectKind::MultiMap), Some(Registry::MultiMapEntries))
-            }
-            Service::Object(ObjectKind::ReplicatedMap) => {
-                destroy(Some(ObjectKind::ReplicatedMap), Some(Registry::ReplicatedEntries))
-            }
-            Service::Object(kind) => destroy(Some(kind), None),
-            Service::Topic => destroy(None, Some(Registry::Messages)),
-            Service::PnCounter => WideRequest::new(wide_ops::DestroyPnCounter),
-            // (A generator's state is dropped by `Shared::forget_object` on each member.)
-            Service::ReliableTopic | Service::FlakeIdGenerator => destroy(None, None),
-        }
-    }
-
-    /// See [`WideOperation::relayed_registration`].
-    pub(crate) fn relayed_registration(&self) -> Option<Uuid> {
-        self.shares.relayed_registration()
-    }
-
-    /// See [`WideOperation::removed_registration`].
-    pub(crate) fn removed_registration(&self) -> Option<Uuid> {
-        self.shares.removed_registration()
-    }
-
-    /// The same request run as another member's share of it: answered with this member's
-    /// merged partial, and never sent on to other members.
-    pub(crate) fn for_member(self) -> WideRequest {
-        WideRequest { answer: Answer::Member, ..self }
-    }
-}
-
-/// The object-safe face of a [`WideOperation`] with its merged partial, so that one `FanOut`
-/// type (in reactor inboxes and forward tables) runs any operation.
-trait Shares: fmt::Debug + Send + Sync {
-    /// Runs this reactor's share and merges it.
-    fn run(&self, map: &str, share: &mut ShareContext<'_>);
-    /// Merges another member's answer (its merged partial).
-    fn merge_answer(&self, message: &Message<'_>) -> Result<(), DecodeError>;
-    /// Takes the merged partial and writes the answer to `job`'s requester into `out`.
-    fn write_answer(&self, job: &FanOut, share: &mut ShareContext<'_>, out: &mut Vec<u8>);
-    fn is_cluster_wide(&self) -> bool;
-    fn relayed_registration(&self) -> Option<Uuid>;
-    fn removed_registration(&self) -> Option<Uuid>;
-}
-
-/// An operation and the merge of the shares so far (None until the first share merges).
-#[derive(Debug)]
-struct Merged<W: WideOperation> {
-    operation: W,
-    partial: Mutex<Option<W::Partial>>,
-}
-
-impl<W: WideOperation> Merged<W> {
-    fn merge(&self, other: W::Partial) {
-        let mut partial = self.partial.lock();
-        match &mut *partial {
-            Some(partial) => partial.merge(other),
-            None => *partial = Some(other),
-        }
-    }
-}
-
-impl<W: WideOperation> Shares for Merged<W> {
-    fn run(&self, map: &str, share: &mut ShareContext<'_>) {
-        let mut local = self.operation.empty();
-        self.operation.on_reactor(map, share.listeners, &mut local);
-        self.operation.on_counters(map, share.counters, &mut local);
-        self.operation.on_share(map, share, &mut local);
-        self.merge(local);
-    }
-
-    fn merge_answer(&self, message: &Message<'_>) -> Result<(), DecodeError> {
-        self.merge(W::Partial::read_from(message)?);
-        Ok(())
-    }
-
-    fn write_answer(&self, job: &FanOut, share: &mut ShareContext<'_>, out: &mut Vec<u8>) {
-        let partial = self.partial.lock().take().expect("every reactor's share merged before the last share");
-        match job.answer {
-            Answer::Member => {
-                let mut writer = MessageWriter::response(out, job.response_type, job.correlation_id, 0);
-                partial.write_to(&mut writer);
-                writer.finish();
-            }
-            Answer::Client => {
-                if let Some((registry, kind, count)) = self.operation.map_event(&partial) {
-                    let source = job.connection.as_ref().map_or(share.member, |connection| connection.client_uuid());
-                    publish_map_event(share, registry, &job.name, source, kind, count);
-                }
-                self.operation.write_response(partial, out, job.response_type, job.correlation_id);
-            }
-        }
-    }
-
-    fn is_cluster_wide(&self) -> bool {
-        self.operation.cluster_wide()
-    }
-
-    fn relayed_registration(&self) -> Option<Uuid> {
-        self.operation.relayed_registration()
-    }
-
-    fn removed_registration(&self) -> Option<Uuid> {
-        self.operation.removed_registration()
-    }
-}
-
-/// CLEAR_ALL / EVICT_ALL for `map` (a map's or a multimap's: `registry`), from the share that
-/// answers the request.
-fn publish_map_event(
-    share: &mut ShareContext<'_>,
-    registry: Registry,
-    map: &str,
-    source: Uuid,
-    kind: EventKind,
-    count: u64,
-) {
-    let event = Event {
-        kind,
-        partition_id: None,
-        key: None,
-        value: None,
-        old_value: None,
-        affected_entries: count.min(i32::MAX as u64) as i32,
-        source,
-    };
-    share.listeners.publish_to(registry, share.outbox, share.member, map, event);
-}
 
 /// One map-wide request in flight, shared by all reactors until the last share answers.
 #[derive(Debug)]
@@ -429,7 +99,7 @@ impl FanOut {
             return None;
         }
         let mut out = Vec::new();
-        self.shares.write_answer(self, share, &mut out);
+        self.shares.write_answer(&self.requester(), share, &mut out);
         Some(out)
     }
 
@@ -448,20 +118,21 @@ impl FanOut {
         self.answer == Answer::Client && self.shares.is_cluster_wide()
     }
 
+    /// What answering this job needs of it.
+    fn requester(&self) -> Requester<'_> {
+        Requester {
+            connection: self.connection.as_ref(),
+            name: &self.name,
+            answer: self.answer,
+            response_type: self.response_type,
+            correlation_id: self.correlation_id,
+        }
+    }
+
     /// Adds `count` shares (other members') to wait for. Call before any share can finish.
     pub fn add_shares(&self, count: usize) {
         self.remaining.fetch_add(count, Ordering::AcqRel);
     }
-}
-
-/// The outcome of looking at a request that might be map-wide.
-#[derive(Debug)]
-pub enum Classified {
-    NotWide,
-    /// A map-wide request and the map it names.
-    Wide(WideRequest, Box<str>),
-    /// Well-formed but refused (e.g. a null value for containsValue): answer with this error.
-    Refused(ErrorCode, String),
 }
 
 /// Recognises map-wide requests (including listener registration, which every reactor must
@@ -492,7 +163,7 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
         | MapAddNearCacheInvalidationListener::TYPE
         | MapAddEntryListenerToKey::TYPE
         | MapAddEntryListenerWithPredicate::TYPE
-        | MapAddEntryListenerToKeyWithPredicate::TYPE => classify_map_listener(message, connection),
+        | MapAddEntryListenerToKeyWithPredicate::TYPE => map::wide::classify_map_listener(message, connection),
         MapKeySetWithPredicate::TYPE
         | MapValuesWithPredicate::TYPE
         | MapEntriesWithPredicate::TYPE
@@ -502,159 +173,16 @@ pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Re
         | MapAggregate::TYPE
         | MapAggregateWithPredicate::TYPE
         | MapProject::TYPE
-        | MapProjectWithPredicate::TYPE => classify_query(message),
-        MapAddIndex::TYPE => query_ops::AddIndex::classify(message),
+        | MapProjectWithPredicate::TYPE => map::wide::classify_query(message),
+        MapAddIndex::TYPE => map::query_ops::AddIndex::classify(message),
         MapRemoveEntryListener::TYPE => {
             let r = MapRemoveEntryListener::decode(message)?;
-            let operation = wide_ops::RemoveListener::new(r.registration_id.unwrap_or_default());
+            let operation = RemoveListener::new(r.registration_id.unwrap_or_default());
             Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
         }
         _ if OBJECT_LISTENER_REQUESTS.contains(&ty) => classify_object_listener(message, connection),
-        _ if ty.0 >> 16 == 0x02 => classify_multimap(message, connection),
-        _ if ty.0 >> 16 == 0x0D => replicated_ops::classify(message, connection),
-        _ => Ok(Classified::NotWide),
-    }
-}
-
-/// A map's entry listener (of any flavour) or near-cache invalidation listener.
-fn classify_map_listener(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
-    let ty = message.message_type();
-    let listener =
-        |name: &str, include_value: bool, flags: i32, key: Option<&[u8]>, (invalidation, local_only, predicate)| {
-            let predicate: Option<&[u8]> = predicate;
-            let listener = Listener {
-                id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
-                connection: connection.clone(),
-                correlation_id: message.correlation_id(),
-                event_type: ty.event(),
-                include_value,
-                flags,
-                key: key.map(Into::into),
-                invalidation,
-                local_only,
-                predicate: predicate.map(|data| Arc::new(crate::engine::map::query::Predicate::new(Some(data)))),
-            };
-            Classified::Wide(WideRequest::new(wide_ops::AddListener::new(listener)), name.into())
-        };
-    match ty {
-        MapAddEntryListener::TYPE => {
-            let r = MapAddEntryListener::decode(message)?;
-            Ok(listener(r.name, r.include_value, r.listener_flags, None, (false, r.local_only, None)))
-        }
-        MapAddNearCacheInvalidationListener::TYPE => {
-            let r = MapAddNearCacheInvalidationListener::decode(message)?;
-            Ok(listener(r.name, false, r.listener_flags, None, (true, r.local_only, None)))
-        }
-        MapAddEntryListenerToKey::TYPE => {
-            let r = MapAddEntryListenerToKey::decode(message)?;
-            if r.key.type_id().unwrap_or(0) == 0 {
-                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
-            }
-            Ok(listener(r.name, r.include_value, r.listener_flags, Some(r.key.0), (false, r.local_only, None)))
-        }
-        MapAddEntryListenerWithPredicate::TYPE => {
-            let r = MapAddEntryListenerWithPredicate::decode(message)?;
-            let predicate = Some(r.predicate.0);
-            Ok(listener(r.name, r.include_value, r.listener_flags, None, (false, r.local_only, predicate)))
-        }
-        _ => {
-            let r = MapAddEntryListenerToKeyWithPredicate::decode(message)?;
-            if r.key.type_id().unwrap_or(0) == 0 {
-                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
-            }
-            let predicate = Some(r.predicate.0);
-            let key = Some(r.key.0);
-            Ok(listener(r.name, r.include_value, r.listener_flags, key, (false, r.local_only, predicate)))
-        }
-    }
-}
-
-/// Queries (`query_ops.rs`), aggregations and projections (`aggregate_ops.rs`), with or
-/// without a predicate.
-fn classify_query(message: &Message<'_>) -> Result<Classified, DecodeError> {
-    use aggregate_ops::{Aggregate, Project};
-    use query_ops::Query;
-    let (operation, name) = match message.message_type() {
-        MapKeySetWithPredicate::TYPE => {
-            let r = MapKeySetWithPredicate::decode(message)?;
-            (WideRequest::new(Query::new(Listed::Keys, r.predicate.0, None)), r.name)
-        }
-        MapValuesWithPredicate::TYPE => {
-            let r = MapValuesWithPredicate::decode(message)?;
-            (WideRequest::new(Query::new(Listed::Values, r.predicate.0, None)), r.name)
-        }
-        MapEntriesWithPredicate::TYPE => {
-            let r = MapEntriesWithPredicate::decode(message)?;
-            (WideRequest::new(Query::new(Listed::Entries, r.predicate.0, None)), r.name)
-        }
-        MapKeySetWithPagingPredicate::TYPE
-        | MapValuesWithPagingPredicate::TYPE
-        | MapEntriesWithPagingPredicate::TYPE => {
-            return query_ops::classify_paging(message);
-        }
-        MapAggregate::TYPE => {
-            let r = MapAggregate::decode(message)?;
-            (WideRequest::new(Aggregate::new(r.aggregator.0, None)), r.name)
-        }
-        MapAggregateWithPredicate::TYPE => {
-            let r = MapAggregateWithPredicate::decode(message)?;
-            (WideRequest::new(Aggregate::new(r.aggregator.0, Some(r.predicate.0))), r.name)
-        }
-        MapProject::TYPE => {
-            let r = MapProject::decode(message)?;
-            (WideRequest::new(Project::new(r.projection.0, None)), r.name)
-        }
-        _ => {
-            let r = MapProjectWithPredicate::decode(message)?;
-            (WideRequest::new(Project::new(r.projection.0, Some(r.predicate.0))), r.name)
-        }
-    };
-    Ok(Classified::Wide(operation, name.into()))
-}
-
-/// MultiMap-wide requests (work in progress: no listeners yet).
-fn classify_multimap(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
-    use multimap_ops::{MultiClear, MultiContainsValue, MultiList, MultiListed, MultiSize};
-    let listener = |include_value: bool, local_only: bool, key: Option<&[u8]>| Listener {
-        id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
-        connection: connection.clone(),
-        correlation_id: message.correlation_id(),
-        event_type: message.message_type().event(),
-        include_value,
-        flags: -1,
-        key: key.map(Into::into),
-        invalidation: false,
-        local_only,
-        predicate: None,
-    };
-    let add = |listener: Listener| WideRequest::new(wide_ops::AddListener::to(Registry::MultiMapEntries, listener));
-    let name_only = |operation: WideRequest| -> Result<Classified, DecodeError> {
-        Ok(Classified::Wide(operation, message.reader().string()?.into()))
-    };
-    match message.message_type() {
-        MultiMapKeySet::TYPE => name_only(WideRequest::new(MultiList(MultiListed::Keys))),
-        MultiMapValues::TYPE => name_only(WideRequest::new(MultiList(MultiListed::Values))),
-        MultiMapEntrySet::TYPE => name_only(WideRequest::new(MultiList(MultiListed::Entries))),
-        MultiMapSize::TYPE => name_only(WideRequest::new(MultiSize)),
-        MultiMapClear::TYPE => name_only(WideRequest::new(MultiClear)),
-        MultiMapContainsValue::TYPE => {
-            let r = MultiMapContainsValue::decode(message)?;
-            Ok(Classified::Wide(WideRequest::new(MultiContainsValue(r.value.0.into())), r.name.into()))
-        }
-        MultiMapAddEntryListener::TYPE => {
-            let r = MultiMapAddEntryListener::decode(message)?;
-            Ok(Classified::Wide(add(listener(r.include_value, r.local_only, None)), r.name.into()))
-        }
-        MultiMapAddEntryListenerToKey::TYPE => {
-            let r = MultiMapAddEntryListenerToKey::decode(message)?;
-            Ok(Classified::Wide(add(listener(r.include_value, r.local_only, Some(r.key.0))), r.name.into()))
-        }
-        MultiMapRemoveEntryListener::TYPE => {
-            let r = MultiMapRemoveEntryListener::decode(message)?;
-            let id = r.registration_id.unwrap_or_default();
-            let operation = wide_ops::RemoveListener::from(Registry::MultiMapEntries, id);
-            Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
-        }
+        _ if ty.0 >> 16 == 0x02 => crate::engine::multimap::wide::classify_multimap(message, connection),
+        _ if ty.0 >> 16 == 0x0D => crate::engine::replicated_map::wide::classify(message, connection),
         _ => Ok(Classified::NotWide),
     }
 }
@@ -693,61 +221,67 @@ fn classify_object_listener(
         QueueAddListener::TYPE => {
             let r = QueueAddListener::decode(message)?;
             let listener = listener(QueueAddListener::TYPE.event(), r.include_value, r.local_only);
-            (WideRequest::new(wide_ops::AddListener::to(Registry::Items, listener)), r.name)
+            (WideRequest::new(AddListener::to(Registry::Items, listener)), r.name)
         }
         QueueRemoveListener::TYPE => {
             let r = QueueRemoveListener::decode(message)?;
-            let operation = wide_ops::RemoveListener::from(Registry::Items, r.registration_id.unwrap_or_default());
+            let operation = RemoveListener::from(Registry::Items, r.registration_id.unwrap_or_default());
             (WideRequest::new(operation), r.name)
         }
         ListAddListener::TYPE => {
             let r = ListAddListener::decode(message)?;
             let listener = listener(ListAddListener::TYPE.event(), r.include_value, r.local_only);
-            (WideRequest::new(wide_ops::AddListener::to(Registry::ListItems, listener)), r.name)
+            (WideRequest::new(AddListener::to(Registry::ListItems, listener)), r.name)
         }
         ListRemoveListener::TYPE => {
             let r = ListRemoveListener::decode(message)?;
-            let operation = wide_ops::RemoveListener::from(Registry::ListItems, r.registration_id.unwrap_or_default());
+            let operation = RemoveListener::from(Registry::ListItems, r.registration_id.unwrap_or_default());
             (WideRequest::new(operation), r.name)
         }
         SetAddListener::TYPE => {
             let r = SetAddListener::decode(message)?;
             let listener = listener(SetAddListener::TYPE.event(), r.include_value, r.local_only);
-            (WideRequest::new(wide_ops::AddListener::to(Registry::SetItems, listener)), r.name)
+            (WideRequest::new(AddListener::to(Registry::SetItems, listener)), r.name)
         }
         SetRemoveListener::TYPE => {
             let r = SetRemoveListener::decode(message)?;
-            let operation = wide_ops::RemoveListener::from(Registry::SetItems, r.registration_id.unwrap_or_default());
+            let operation = RemoveListener::from(Registry::SetItems, r.registration_id.unwrap_or_default());
             (WideRequest::new(operation), r.name)
         }
         TopicAddMessageListener::TYPE => {
             let r = TopicAddMessageListener::decode(message)?;
             let listener = listener(TopicEvent::TYPE, true, r.local_only);
-            (WideRequest::new(wide_ops::AddListener::to(Registry::Messages, listener)), r.name)
+            (WideRequest::new(AddListener::to(Registry::Messages, listener)), r.name)
         }
         _ => {
             let r = TopicRemoveMessageListener::decode(message)?;
-            let operation = wide_ops::RemoveListener::from(Registry::Messages, r.registration_id.unwrap_or_default());
+            let operation = RemoveListener::from(Registry::Messages, r.registration_id.unwrap_or_default());
             (WideRequest::new(operation), r.name)
         }
     };
     Ok(Classified::Wide(operation, name.into()))
 }
 
-/// Writes the error for a refused map-wide request.
-pub fn write_refusal(out: &mut Vec<u8>, correlation_id: i64, code: ErrorCode, message: &str) {
-    write_error_response(out, correlation_id, &[ErrorHolder { code, message: Some(message) }]);
-}
-
-/// The raw item frames of a list (from just after its BEGIN frame to just before its END
-/// frame); `reader` moves past the END frame.
-pub(crate) fn list_frames<'a>(reader: &mut MessageReader<'a>) -> Result<&'a [u8], DecodeError> {
-    reader.begin()?;
-    let items = reader.remaining();
-    reader.skip_to_end()?;
-    let length = items.len() - reader.remaining().len();
-    // The END frame (header only) closes the list.
-    Ok(&items[..length.saturating_sub(ferrogrid_protocol::frame::FRAME_HEADER_SIZE)])
+/// Destroy of an object of `service`: its data and listeners dropped everywhere.
+pub(crate) fn destroy(service: crate::cluster::peer::Service) -> WideRequest {
+    use crate::cluster::peer::{ObjectKind, Service};
+    use crate::engine::listeners::Registry;
+    let destroy = |kind, registry| WideRequest::new(crate::engine::wide::objects::DestroyObject { kind, registry });
+    match service {
+        Service::Object(ObjectKind::Queue) => destroy(Some(ObjectKind::Queue), Some(Registry::Items)),
+        Service::Object(ObjectKind::List) => destroy(Some(ObjectKind::List), Some(Registry::ListItems)),
+        Service::Object(ObjectKind::Set) => destroy(Some(ObjectKind::Set), Some(Registry::SetItems)),
+        Service::Object(ObjectKind::Map) => WideRequest::new(Destroy),
+        Service::Object(ObjectKind::MultiMap) => destroy(Some(ObjectKind::MultiMap), Some(Registry::MultiMapEntries)),
+        Service::Object(ObjectKind::ReplicatedMap) => {
+            destroy(Some(ObjectKind::ReplicatedMap), Some(Registry::ReplicatedEntries))
+        }
+        Service::Object(kind) => destroy(Some(kind), None),
+        Service::Topic => destroy(None, Some(Registry::Messages)),
+        Service::PnCounter => WideRequest::new(crate::engine::wide::objects::DestroyPnCounter),
+        // (A generator's state is dropped by `Shared::forget_object` on each member.)
+        Service::ReliableTopic | Service::FlakeIdGenerator => destroy(None, None),
+    }
 }
 
 /// Fixtures shared by the engine's and the operations' tests.
@@ -755,7 +289,10 @@ pub(crate) fn list_frames<'a>(reader: &mut MessageReader<'a>) -> Result<&'a [u8]
 pub(crate) mod testing {
     use super::*;
     use crate::engine::settings::MapSettings;
+    use crate::engine::wide::{Partial, WideOperation};
     use crate::net::connection::ConnectionId;
+    use crate::partition::objects::PartitionStore;
+    use ferrogrid_protocol::message::MessageWriter;
 
     pub(crate) const MAP: &str = "m";
     pub(crate) const RESPONSE: MessageType = MessageType(0x01_2A01);
@@ -840,10 +377,15 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::testing::*;
-    use super::wide_ops::Count;
     use super::*;
+    use crate::engine::listeners::Listeners;
     use crate::engine::map::store::Entry;
+    use crate::engine::pn_counter::state::PnCounters;
+    use crate::engine::wide::{write_refusal, Count, Partial, Partitions, WideOperation};
+    use crate::net::outbox::Outbox;
+    use crate::partition::objects::PartitionStore;
     use ferrogrid_protocol::frame::IS_FINAL;
+    use ferrogrid_protocol::message::MessageWriter;
     use ferrogrid_protocol::message::RESPONSE_HEADER_SIZE;
     use std::io::Read;
 
@@ -962,7 +504,7 @@ mod tests {
         }
         let mut other_member = [Reactor::new(&[(b"x", b"1", 0)], vec![true])];
         other_member[0].listeners.add(MAP, listener(&connection));
-        let clear = || WideRequest::new(wide_ops::Clear::new(EventKind::ClearAll));
+        let clear = || WideRequest::new(crate::engine::map::wide::Clear::new(EventKind::ClearAll));
         let answer = member_answer(&connection, clear(), &mut other_member);
         assert_eq!(other_member[0].outbox.flush(), 0, "a member's share publishes nothing");
 

@@ -18,10 +18,10 @@
 
 use crate::engine::listeners::{Event, EventKind};
 use crate::engine::schemas::Schemas;
+use crate::engine::wide::{Partial, Partitions, ShareContext, WideOperation, WideRequest};
 use crate::net::connection::ConnectionShared;
 use crate::partition::objects::PartitionStore;
 use crate::route::dispatch::Core;
-use crate::route::fanout::{Partial, Partitions, ShareContext, WideOperation, WideRequest};
 use crate::sql::service::{apply_ddl, Cursor, FollowUp, SqlService};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::message::{MessageReader, MessageWriter, RESPONSE_HEADER_SIZE};

@@ -330,7 +330,7 @@ impl PartitionOwner {
                     self.outbox.answered(&connection);
                 }
                 Forward::Wide { job, .. } => {
-                    if let Some(response) = self.run_share(&job, crate::route::fanout::Share::Member(None)) {
+                    if let Some(response) = self.run_share(&job, crate::engine::wide::Share::Member(None)) {
                         job.deliver(&response);
                     }
                 }
@@ -355,7 +355,7 @@ impl PartitionOwner {
                 self.outbox.answered(&connection);
             }
             Some(Forward::Wide { job, .. }) => {
-                if let Some(response) = self.run_share(&job, crate::route::fanout::Share::Member(Some(message))) {
+                if let Some(response) = self.run_share(&job, crate::engine::wide::Share::Member(Some(message))) {
                     job.deliver(&response);
                 }
             }

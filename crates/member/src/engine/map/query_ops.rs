@@ -16,9 +16,8 @@
 //! Bounds: a query holds at most `hazelcast.query.result.size.limit` results (answered with
 //! `QueryResultSizeExceededException` beyond it) and an answer is at most `max-message-bytes`.
 
-use super::wide_ops::Listed;
-use super::{Partial, Partitions, ShareContext, WideOperation};
 use crate::engine::map::query::{failure, Compiled, Failure, Predicate};
+use crate::engine::wide::{Classified, Listed, Partial, Partitions, ShareContext, WideOperation, WideRequest};
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::{
     AnchorList, DataListPageResponse, DataListResponse, EntryListPageResponse, EntryListResponse,
@@ -541,10 +540,10 @@ pub(crate) struct AddIndex {
 }
 
 impl AddIndex {
-    pub(crate) fn classify(message: &Message<'_>) -> Result<super::Classified, DecodeError> {
+    pub(crate) fn classify(message: &Message<'_>) -> Result<Classified, DecodeError> {
         let request = ferrogrid_protocol::codec::MapAddIndex::decode(message)?;
         let index = &request.index;
-        let refuse = |text: String| Ok(super::Classified::Refused(error::ILLEGAL_ARGUMENT, text));
+        let refuse = |text: String| Ok(Classified::Refused(error::ILLEGAL_ARGUMENT, text));
         if !(0..=2).contains(&index.index_type) {
             return refuse(format!("Unsupported index type: {}", index.index_type));
         }
@@ -557,7 +556,7 @@ impl AddIndex {
         // BITMAP (2) serves equality like HASH here.
         let attributes = index.attributes.iter().map(|attribute| attribute.trim().to_owned()).collect();
         let definition = crate::engine::map::index::IndexDefinition { sorted: index.index_type == 0, attributes };
-        Ok(super::Classified::Wide(super::WideRequest::new(AddIndex { definition }), request.name.into()))
+        Ok(Classified::Wide(WideRequest::new(AddIndex { definition }), request.name.into()))
     }
 }
 
@@ -588,7 +587,7 @@ impl WideOperation for AddIndex {
 }
 
 /// keySet, values or entrySet with a paging predicate (`PagingPredicateHolder`).
-pub(crate) fn classify_paging(message: &Message<'_>) -> Result<super::Classified, DecodeError> {
+pub(crate) fn classify_paging(message: &Message<'_>) -> Result<Classified, DecodeError> {
     use ferrogrid_protocol::codec::{
         MapEntriesWithPagingPredicate, MapKeySetWithPagingPredicate, MapValuesWithPagingPredicate,
     };
@@ -606,10 +605,10 @@ pub(crate) fn classify_paging(message: &Message<'_>) -> Result<super::Classified
             (Listed::Entries, request.name, request.predicate)
         }
     };
-    let refuse = |text: &str| Ok(super::Classified::Refused(error::ILLEGAL_ARGUMENT, text.to_owned()));
+    let refuse = |text: &str| Ok(Classified::Refused(error::ILLEGAL_ARGUMENT, text.to_owned()));
     if holder.comparator.is_some_and(|comparator| comparator.type_id().unwrap_or(0) != 0) {
         let text = "ferrogrid cannot run a paging predicate's comparator (a class of the client's)";
-        return Ok(super::Classified::Refused(error::UNSUPPORTED_OPERATION, text.to_owned()));
+        return Ok(Classified::Refused(error::UNSUPPORTED_OPERATION, text.to_owned()));
     }
     let iteration = match holder.iteration_type {
         0 => IterationType::Key,
@@ -626,7 +625,7 @@ pub(crate) fn classify_paging(message: &Message<'_>) -> Result<super::Classified
     let mut keys: Vec<Box<[u8]>> = holder.partition_key.iter().map(|key| key.0.into()).collect();
     keys.extend(holder.partition_keys.iter().flatten().map(|key| key.0.into()));
     let predicate = Predicate::with_partition_keys(holder.predicate.map(|data| data.0), keys);
-    Ok(super::Classified::Wide(super::WideRequest::new(Query::paged(listed, predicate, paging)), name.into()))
+    Ok(Classified::Wide(WideRequest::new(Query::paged(listed, predicate, paging)), name.into()))
 }
 
 /// The whole result as a list response.

@@ -1,106 +1,21 @@
-//! The map-wide operations, each a [`WideOperation`], and the partials they merge:
-//! [`Count`] (size, isEmpty, clear, evictAll), [`Found`] (containsValue, removeListener),
-//! [`Items`] (keySet, values, entrySet) and `()` (flush, destroy, addListener).
-//!
-//! To add one: a struct holding what the request asked (decoded once by `fanout::classify`),
-//! its step over one partition, its partial (one of these, or a new type implementing
-//! [`Partial`], with tests of its merge and its member encoding), and its response.
+//! The map-wide operations of `IMap` (size, isEmpty, containsValue, keySet, values, entrySet,
+//! clear, evictAll, flush, destroy) and the classifiers that decode a map's wide requests
+//! (these, entry listeners, queries, aggregations and projections) into their operations.
 
-use super::{Partial, Partitions, ShareContext, WideOperation};
 use crate::engine::listeners::{EventKind, Listener, Listeners, Registry};
+use crate::engine::map::aggregate_ops;
+use crate::engine::map::query_ops;
+use crate::engine::wide::objects::AddListener;
+use crate::engine::wide::{
+    Classified, Count, Found, Items, Listed, Partitions, ShareContext, WideOperation, WideRequest,
+};
 use crate::net::connection::ConnectionShared;
 use crate::partition::objects::PartitionStore;
-use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse, IntResponse, UuidResponse};
-use ferrogrid_protocol::message::{write_frame, MessageWriter, RESPONSE_HEADER_SIZE};
+use ferrogrid_protocol::codec::*;
+use ferrogrid_protocol::error;
+use ferrogrid_protocol::message::write_frame;
 use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
 use std::sync::Arc;
-
-/// A number of entries (counted, cleared, evicted or dropped).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Count(pub u64);
-
-impl Partial for Count {
-    fn merge(&mut self, other: Count) {
-        self.0 += other.0;
-    }
-
-    fn write_to(&self, writer: &mut MessageWriter<'_>) {
-        writer.fixed(&(self.0.min(i64::MAX as u64) as i64));
-    }
-
-    fn read_from(message: &Message<'_>) -> Result<Count, DecodeError> {
-        let count: i64 = message.fixed(RESPONSE_HEADER_SIZE)?.read()?;
-        Ok(Count(count.max(0) as u64))
-    }
-}
-
-impl Count {
-    /// The count as an int response (size), capped at Integer.MAX_VALUE.
-    pub(crate) fn write_int_response(self, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        let response = self.0.min(i32::MAX as u64) as i32;
-        IntResponse { response }.encode(out, response_type, correlation_id, 0);
-    }
-}
-
-/// Whether any share found what it looked for.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Found(pub bool);
-
-impl Partial for Found {
-    fn merge(&mut self, other: Found) {
-        self.0 |= other.0;
-    }
-
-    fn write_to(&self, writer: &mut MessageWriter<'_>) {
-        writer.fixed(&self.0);
-    }
-
-    fn read_from(message: &Message<'_>) -> Result<Found, DecodeError> {
-        Ok(Found(message.fixed(RESPONSE_HEADER_SIZE)?.read()?))
-    }
-}
-
-/// List items already encoded as frames (keys, values, or key and value pairs), in the order
-/// the shares merged: the response copies them once, without re-encoding.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Items(pub Vec<u8>);
-
-impl Partial for Items {
-    fn merge(&mut self, other: Items) {
-        if self.0.is_empty() {
-            self.0 = other.0;
-        } else {
-            self.0.extend_from_slice(&other.0);
-        }
-    }
-
-    fn write_to(&self, writer: &mut MessageWriter<'_>) {
-        writer.begin().append_frames(&self.0).end();
-    }
-
-    fn read_from(message: &Message<'_>) -> Result<Items, DecodeError> {
-        Ok(Items(super::list_frames(&mut message.reader())?.to_vec()))
-    }
-}
-
-impl Items {
-    /// The items as one list response (keySet, values, entrySet), copied once.
-    pub(crate) fn write_list_response(self, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        out.reserve(self.0.len() + 64);
-        let mut writer = MessageWriter::response(out, response_type, correlation_id, 0);
-        writer.begin().append_frames(&self.0).end();
-        writer.finish();
-    }
-}
-
-/// Nothing to merge: the work is done by the steps themselves.
-impl Partial for () {
-    fn merge(&mut self, _other: ()) {}
-    fn write_to(&self, _writer: &mut MessageWriter<'_>) {}
-    fn read_from(_message: &Message<'_>) -> Result<(), DecodeError> {
-        Ok(())
-    }
-}
 
 /// Map.size: live entries of owned partitions.
 #[derive(Debug)]
@@ -178,14 +93,6 @@ impl WideOperation for ContainsValue {
     fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
         BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
     }
-}
-
-/// What a listing returns of each entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Listed {
-    Keys,
-    Values,
-    Entries,
 }
 
 /// Map.keySet / values / entrySet: the live entries of owned partitions, as a list.
@@ -311,205 +218,110 @@ impl WideOperation for Destroy {
     }
 }
 
-/// Map.addEntryListener (and the key and near-cache variants) and IQueue.addItemListener: the
-/// registration on every reactor of this member, so it is in force everywhere before the
-/// client hears its id.
-#[derive(Debug)]
-pub(crate) struct AddListener {
-    listener: Box<Listener>,
-    registry: Registry,
-}
-
-impl AddListener {
-    pub(crate) fn new(listener: Listener) -> AddListener {
-        AddListener { listener: Box::new(listener), registry: Registry::Entries }
-    }
-
-    /// IQueue.addItemListener, ITopic.addMessageListener: the same, among the object's
-    /// listeners in `registry`.
-    pub(crate) fn to(registry: Registry, listener: Listener) -> AddListener {
-        AddListener { listener: Box::new(listener), registry }
-    }
-}
-
-impl WideOperation for AddListener {
-    type Partial = ();
-    const PARTITIONS: Partitions = Partitions::None;
-    const CLUSTER_WIDE: bool = false;
-
-    fn empty(&self) {}
-
-    /// A unisocket client's registration (not local-only) is made on every member, except a
-    /// topic's and a replicated map's: the topic's owner relays its messages to every member's
-    /// listeners already, and every member applies, and announces, every replicated-map change.
-    fn cluster_wide(&self) -> bool {
-        !self.listener.local_only && !matches!(self.registry, Registry::Messages | Registry::ReplicatedEntries)
-    }
-
-    fn relayed_registration(&self) -> Option<Uuid> {
-        self.cluster_wide().then_some(self.listener.id)
-    }
-
-    fn on_reactor(&self, map: &str, listeners: &mut Listeners, _partial: &mut ()) {
-        listeners.add_to(self.registry, map, (*self.listener).clone());
-    }
-
-    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
-    }
-
-    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        UuidResponse { response: Some(self.listener.id) }.encode(out, response_type, correlation_id, 0);
-    }
-}
-
-/// A relayed registration another member withdrew (`relays.rs`): the registrations sending
-/// to its member link under its relay id, off every reactor of this member. No one is answered.
-#[derive(Debug)]
-pub(crate) struct DropRelayed {
-    pub link: Arc<ConnectionShared>,
-    pub relay_id: i64,
-}
-
-impl WideOperation for DropRelayed {
-    type Partial = ();
-    const PARTITIONS: Partitions = Partitions::None;
-    const CLUSTER_WIDE: bool = false;
-
-    fn empty(&self) {}
-
-    fn on_reactor(&self, _map: &str, listeners: &mut Listeners, _partial: &mut ()) {
-        listeners.drop_relayed(&self.link, self.relay_id);
-    }
-
-    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
-    }
-
-    fn write_response(&self, _partial: (), _out: &mut Vec<u8>, _response_type: MessageType, _correlation_id: i64) {}
-}
-
-/// Map.removeEntryListener: the registration off every reactor of this member; answers
-/// whether any reactor had it.
-#[derive(Debug)]
-pub(crate) struct RemoveListener {
-    id: Uuid,
-    registry: Registry,
-}
-
-impl RemoveListener {
-    pub(crate) fn new(id: Uuid) -> RemoveListener {
-        RemoveListener { id, registry: Registry::Entries }
-    }
-
-    /// IQueue.removeItemListener, ITopic.removeMessageListener.
-    pub(crate) fn from(registry: Registry, id: Uuid) -> RemoveListener {
-        RemoveListener { id, registry }
-    }
-}
-
-impl WideOperation for RemoveListener {
-    type Partial = Found;
-    const PARTITIONS: Partitions = Partitions::None;
-    const CLUSTER_WIDE: bool = false;
-
-    fn empty(&self) -> Found {
-        Found(false)
-    }
-
-    fn removed_registration(&self) -> Option<Uuid> {
-        Some(self.id)
-    }
-
-    fn on_reactor(&self, map: &str, listeners: &mut Listeners, partial: &mut Found) {
-        partial.0 |= listeners.remove_from(self.registry, map, self.id);
-    }
-
-    fn on_partition(
-        &self,
-        _map: &str,
-        _partition: &mut PartitionStore,
-        _owned: bool,
-        _now_ms: i64,
-        _partial: &mut Found,
-    ) {
-    }
-
-    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
-    }
-}
-
-/// Destroy of an object other than a map: its data (if it has a kind of partition object)
-/// dropped on every replica, and its listeners (if it has a registry), on every member.
-#[derive(Debug)]
-pub(crate) struct DestroyObject {
-    pub kind: Option<crate::cluster::peer::ObjectKind>,
-    pub registry: Option<Registry>,
-}
-
-impl WideOperation for DestroyObject {
-    type Partial = ();
-    const PARTITIONS: Partitions = Partitions::Replicas;
-
-    fn empty(&self) {}
-
-    fn on_reactor(&self, name: &str, listeners: &mut Listeners, _partial: &mut ()) {
-        if let Some(registry) = self.registry {
-            listeners.drop_all_of(registry, name);
+/// A map's entry listener (of any flavour) or near-cache invalidation listener.
+pub(crate) fn classify_map_listener(
+    message: &Message<'_>,
+    connection: &Arc<ConnectionShared>,
+) -> Result<Classified, DecodeError> {
+    let ty = message.message_type();
+    let listener =
+        |name: &str, include_value: bool, flags: i32, key: Option<&[u8]>, (invalidation, local_only, predicate)| {
+            let predicate: Option<&[u8]> = predicate;
+            let listener = Listener {
+                id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
+                connection: connection.clone(),
+                correlation_id: message.correlation_id(),
+                event_type: ty.event(),
+                include_value,
+                flags,
+                key: key.map(Into::into),
+                invalidation,
+                local_only,
+                predicate: predicate.map(|data| Arc::new(crate::engine::map::query::Predicate::new(Some(data)))),
+            };
+            Classified::Wide(WideRequest::new(AddListener::new(listener)), name.into())
+        };
+    match ty {
+        MapAddEntryListener::TYPE => {
+            let r = MapAddEntryListener::decode(message)?;
+            Ok(listener(r.name, r.include_value, r.listener_flags, None, (false, r.local_only, None)))
         }
-    }
-
-    fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
-        let Some(mut object) = self.kind.and_then(|kind| partition.drop_object(kind, name)) else { return };
-        // Requests waiting on it (a poll, a ringbuffer read) fail as in Hazelcast. They are
-        // answered here, on their connection: the share has no outbox for partitions.
-        let text = format!("Distributed object is destroyed: {}", crate::tenants::display(name));
-        let failure = crate::engine::request::OpError::new(crate::engine::request::ErrorKind::Destroyed, text);
-        for reply_to in object.as_object_mut().take_waiting() {
-            let (connection, answer) = crate::route::wire::encode_outcome(&reply_to, Err(failure.clone()));
-            if !connection.is_closed() {
-                connection.send(&answer);
+        MapAddNearCacheInvalidationListener::TYPE => {
+            let r = MapAddNearCacheInvalidationListener::decode(message)?;
+            Ok(listener(r.name, false, r.listener_flags, None, (true, r.local_only, None)))
+        }
+        MapAddEntryListenerToKey::TYPE => {
+            let r = MapAddEntryListenerToKey::decode(message)?;
+            if r.key.type_id().unwrap_or(0) == 0 {
+                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
             }
+            Ok(listener(r.name, r.include_value, r.listener_flags, Some(r.key.0), (false, r.local_only, None)))
         }
-    }
-
-    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+        MapAddEntryListenerWithPredicate::TYPE => {
+            let r = MapAddEntryListenerWithPredicate::decode(message)?;
+            let predicate = Some(r.predicate.0);
+            Ok(listener(r.name, r.include_value, r.listener_flags, None, (false, r.local_only, predicate)))
+        }
+        _ => {
+            let r = MapAddEntryListenerToKeyWithPredicate::decode(message)?;
+            if r.key.type_id().unwrap_or(0) == 0 {
+                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
+            }
+            let predicate = Some(r.predicate.0);
+            let key = Some(r.key.0);
+            Ok(listener(r.name, r.include_value, r.listener_flags, key, (false, r.local_only, predicate)))
+        }
     }
 }
 
-/// Client.DestroyProxy of a PN counter: every member drops its replica (which lives on one of
-/// its reactors, outside the partitions).
-#[derive(Debug)]
-pub(crate) struct DestroyPnCounter;
-
-impl WideOperation for DestroyPnCounter {
-    type Partial = ();
-    const PARTITIONS: Partitions = Partitions::None;
-
-    fn empty(&self) {}
-
-    fn on_counters(&self, name: &str, counters: &mut crate::engine::pn_counter::state::PnCounters, _partial: &mut ()) {
-        counters.remove(name);
-    }
-
-    fn on_partition(
-        &self,
-        _name: &str,
-        _partition: &mut PartitionStore,
-        _owned: bool,
-        _now_ms: i64,
-        _partial: &mut (),
-    ) {
-    }
-
-    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
-    }
+/// Queries (`query_ops.rs`), aggregations and projections (`aggregate_ops.rs`), with or
+/// without a predicate.
+pub(crate) fn classify_query(message: &Message<'_>) -> Result<Classified, DecodeError> {
+    use aggregate_ops::{Aggregate, Project};
+    use query_ops::Query;
+    let (operation, name) = match message.message_type() {
+        MapKeySetWithPredicate::TYPE => {
+            let r = MapKeySetWithPredicate::decode(message)?;
+            (WideRequest::new(Query::new(Listed::Keys, r.predicate.0, None)), r.name)
+        }
+        MapValuesWithPredicate::TYPE => {
+            let r = MapValuesWithPredicate::decode(message)?;
+            (WideRequest::new(Query::new(Listed::Values, r.predicate.0, None)), r.name)
+        }
+        MapEntriesWithPredicate::TYPE => {
+            let r = MapEntriesWithPredicate::decode(message)?;
+            (WideRequest::new(Query::new(Listed::Entries, r.predicate.0, None)), r.name)
+        }
+        MapKeySetWithPagingPredicate::TYPE
+        | MapValuesWithPagingPredicate::TYPE
+        | MapEntriesWithPagingPredicate::TYPE => {
+            return query_ops::classify_paging(message);
+        }
+        MapAggregate::TYPE => {
+            let r = MapAggregate::decode(message)?;
+            (WideRequest::new(Aggregate::new(r.aggregator.0, None)), r.name)
+        }
+        MapAggregateWithPredicate::TYPE => {
+            let r = MapAggregateWithPredicate::decode(message)?;
+            (WideRequest::new(Aggregate::new(r.aggregator.0, Some(r.predicate.0))), r.name)
+        }
+        MapProject::TYPE => {
+            let r = MapProject::decode(message)?;
+            (WideRequest::new(Project::new(r.projection.0, None)), r.name)
+        }
+        _ => {
+            let r = MapProjectWithPredicate::decode(message)?;
+            (WideRequest::new(Project::new(r.projection.0, Some(r.predicate.0))), r.name)
+        }
+    };
+    Ok(Classified::Wide(operation, name.into()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::wide::objects::{DropRelayed, RemoveListener};
+    use crate::engine::wide::Partial;
     use crate::route::fanout::testing::*;
 
     /// Entries over four partitions: two shares (reactors) of two partitions each.
@@ -673,13 +485,12 @@ mod tests {
         remove.on_reactor(MAP, &mut listeners, &mut again);
         assert_eq!(again, Found(false));
         assert_eq!(remove.removed_registration(), Some(id), "its relays go too");
-        let cluster_wide = |request: &crate::route::fanout::WideRequest| request.shares.is_cluster_wide();
-        let (add, remove) =
-            (crate::route::fanout::WideRequest::new(add), crate::route::fanout::WideRequest::new(remove));
+        let cluster_wide = |request: &crate::engine::wide::WideRequest| request.shares.is_cluster_wide();
+        let (add, remove) = (crate::engine::wide::WideRequest::new(add), crate::engine::wide::WideRequest::new(remove));
         assert!(!cluster_wide(&add) && add.relayed_registration().is_none(), "a smart client's stays here");
         assert!(!cluster_wide(&remove));
-        assert!(cluster_wide(&crate::route::fanout::WideRequest::new(Size)));
-        let unisocket = crate::route::fanout::WideRequest::new(AddListener::new(Listener {
+        assert!(cluster_wide(&crate::engine::wide::WideRequest::new(Size)));
+        let unisocket = crate::engine::wide::WideRequest::new(AddListener::new(Listener {
             local_only: false,
             ..registration.clone()
         }));
@@ -688,10 +499,10 @@ mod tests {
             "a unisocket client's goes everywhere"
         );
         let topic = AddListener::to(Registry::Messages, Listener { local_only: false, ..registration });
-        assert!(!cluster_wide(&crate::route::fanout::WideRequest::new(topic)), "a topic relays its messages itself");
+        assert!(!cluster_wide(&crate::engine::wide::WideRequest::new(topic)), "a topic relays its messages itself");
         let replicated =
             AddListener::to(Registry::ReplicatedEntries, Listener { local_only: false, ..listener(&connection) });
-        assert!(!cluster_wide(&crate::route::fanout::WideRequest::new(replicated)), "every member has every change");
+        assert!(!cluster_wide(&crate::engine::wide::WideRequest::new(replicated)), "every member has every change");
         let mut listeners = Listeners::default();
         AddListener::new(listener(&connection)).on_reactor(MAP, &mut listeners, &mut ());
         DropRelayed { link: connection.clone(), relay_id: 99 }.on_reactor(MAP, &mut listeners, &mut ());

@@ -5,8 +5,8 @@
 //! nobody covered makes the answer retryable.
 
 use super::query_ops::{for_each_match, read_partition, Coverage};
-use super::{Partial, Partitions, ShareContext, WideOperation};
 use crate::engine::map::query::{exec_failure, Failure, Predicate};
+use crate::engine::wide::{Partial, Partitions, ShareContext, WideOperation};
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::{NullableDataListResponse, NullableDataResponse};
 use ferrogrid_protocol::message::MessageWriter;

@@ -5,10 +5,12 @@
 //! owner: changes numbered and sent to every other member, events published here.
 //! Listener registration and removal act on each reactor's registrations.
 
-use super::wide_ops::{Count, Found, Items};
-use super::{Classified, Partitions, ShareContext, WideOperation, WideRequest};
 use crate::engine::listeners::{EventKind, Listener, Registry};
 use crate::engine::replicated_map::store::{publish, put_kind, EntryChange};
+use crate::engine::wide::objects::{AddListener, RemoveListener};
+use crate::engine::wide::{
+    Classified, Count, Found, Items, Listed, Partitions, ShareContext, WideOperation, WideRequest,
+};
 use crate::net::connection::ConnectionShared;
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::*;
@@ -35,14 +37,13 @@ pub(crate) fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>
         local_only,
         predicate: None,
     };
-    let add =
-        |listener: Listener| WideRequest::new(super::wide_ops::AddListener::to(Registry::ReplicatedEntries, listener));
+    let add = |listener: Listener| WideRequest::new(AddListener::to(Registry::ReplicatedEntries, listener));
     match message.message_type() {
         ReplicatedMapSize::TYPE => name_only(WideRequest::new(ReplicatedSize { answer_empty: false })),
         ReplicatedMapIsEmpty::TYPE => name_only(WideRequest::new(ReplicatedSize { answer_empty: true })),
-        ReplicatedMapKeySet::TYPE => name_only(WideRequest::new(ReplicatedList(super::wide_ops::Listed::Keys))),
-        ReplicatedMapValues::TYPE => name_only(WideRequest::new(ReplicatedList(super::wide_ops::Listed::Values))),
-        ReplicatedMapEntrySet::TYPE => name_only(WideRequest::new(ReplicatedList(super::wide_ops::Listed::Entries))),
+        ReplicatedMapKeySet::TYPE => name_only(WideRequest::new(ReplicatedList(Listed::Keys))),
+        ReplicatedMapValues::TYPE => name_only(WideRequest::new(ReplicatedList(Listed::Values))),
+        ReplicatedMapEntrySet::TYPE => name_only(WideRequest::new(ReplicatedList(Listed::Entries))),
         ReplicatedMapClear::TYPE => name_only(WideRequest::new(ReplicatedClear)),
         ReplicatedMapContainsValue::TYPE => {
             let r = ReplicatedMapContainsValue::decode(message)?;
@@ -83,7 +84,7 @@ pub(crate) fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>
         ReplicatedMapRemoveEntryListener::TYPE => {
             let r = ReplicatedMapRemoveEntryListener::decode(message)?;
             let id = r.registration_id.unwrap_or_default();
-            let operation = super::wide_ops::RemoveListener::from(Registry::ReplicatedEntries, id);
+            let operation = RemoveListener::from(Registry::ReplicatedEntries, id);
             Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
         }
         _ => Ok(Classified::NotWide),
@@ -150,7 +151,7 @@ impl WideOperation for ReplicatedContainsValue {
 
 /// ReplicatedMap.keySet / values / entrySet over this member's copy.
 #[derive(Debug)]
-pub(crate) struct ReplicatedList(pub super::wide_ops::Listed);
+pub(crate) struct ReplicatedList(pub Listed);
 
 impl WideOperation for ReplicatedList {
     type Partial = Items;
@@ -162,7 +163,6 @@ impl WideOperation for ReplicatedList {
     }
 
     fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, now_ms: i64, partial: &mut Items) {
-        use super::wide_ops::Listed;
         let Some(store) = partition.replicated(name) else { return };
         let frames = &mut partial.0;
         for (key, value) in store.live(now_ms) {

@@ -1,0 +1,578 @@
+//! Multimaps (`MultiMap`): the values of each key of one named multimap, in the partition of
+//! the key, with synchronous backups and migration through [`PartitionObject`].
+//!
+//! A key's values are a set (each value once: Hazelcast's default `value-collection-type`)
+//! or a list (every value put, in order). Values compare by their serialized bytes. A backup
+//! record carries a key's whole collection (or its removal), so applying one twice, or after
+//! a snapshot, is harmless.
+//!
+//! Owned by the reactor that owns the partition; no locks.
+//!
+//! Work in progress (branch `multimap`): key operations and backups; not yet the map-wide
+//! operations, entry listeners and key locks.
+
+use crate::cluster::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
+use crate::engine::listeners::{Event, EventKind, Listeners, Registry};
+use crate::engine::locks::{KeyDeadline, LockImage, LockOwner, LockTable, Parked};
+use crate::engine::request::{Blob, ErrorKind, MultiMapOp, OpError, Reply};
+use crate::engine::settings::SettingsCache;
+use crate::net::outbox::Outbox;
+use crate::partition::object::PartitionObject;
+use ahash::RandomState;
+use ferrogrid_config::{MultiMapConfig, ValueCollectionType};
+use ferrogrid_protocol::{Data, PartitionId, Uuid};
+
+/// Record kinds: a key's whole collection, or its removal; a key's lock as the owner holds it
+/// ([`LockImage::write`]), or its release.
+///
+/// ```text
+/// VALUES  (1) key bytes | count u32 | value bytes *count
+/// REMOVED (2) key bytes
+/// LOCK    (3) key bytes | lock image
+/// UNLOCK  (4) key bytes
+/// ```
+const VALUES: u8 = 1;
+const REMOVED: u8 = 2;
+const LOCK: u8 = 3;
+const UNLOCK: u8 = 4;
+
+/// A key's values (a set's without duplicates).
+type Values = Vec<Box<[u8]>>;
+
+/// One multimap in one partition.
+#[derive(Debug)]
+pub struct MultiMapStore {
+    entries: hashbrown::HashMap<Box<[u8]>, Values, RandomState>,
+    /// Key locks and the requests parked on them (held locks go to backups and snapshots).
+    pub(crate) locks: LockTable,
+    config: MultiMapConfig,
+    held_bytes: usize,
+    track_changes: bool,
+    /// Keys changed since the last `write_changes`.
+    changed: Vec<Box<[u8]>>,
+}
+
+/// What an operation needs besides its multimap: owned by the reactor, lent per operation.
+pub(crate) struct MultiMapContext<'a> {
+    pub name: &'a str,
+    pub member: Uuid,
+    /// The client whose request this is (the source of its events, the owner of its locks).
+    pub source: Uuid,
+    pub partition_id: PartitionId,
+    pub now_ms: i64,
+    pub listeners: &'a mut Listeners,
+    pub outbox: &'a mut Outbox,
+    /// Parked requests this operation released; the reactor re-runs them next.
+    pub released: &'a mut Vec<Parked>,
+    /// (deadline, multimap, key) of leases that need the reactor's timer.
+    pub deadlines: &'a mut Vec<KeyDeadline>,
+}
+
+/// What became of a multimap request that did not fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MultiDone {
+    Answered,
+    /// Another owner holds the key's lock: park it for `wait_ms` (< 0: until released).
+    Park {
+        wait_ms: i64,
+    },
+}
+
+impl std::fmt::Debug for MultiMapContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MultiMapContext").field("name", &self.name).finish()
+    }
+}
+
+impl MultiMapContext<'_> {
+    /// An ADDED (with the value) or REMOVED (with the old value) event of `key`.
+    fn publish(&mut self, kind: EventKind, key: &[u8], value: &[u8]) {
+        if !self.listeners.has_object_listeners(Registry::MultiMapEntries, self.name) {
+            return;
+        }
+        let (value, old_value) = if kind == EventKind::Added { (Some(value), None) } else { (None, Some(value)) };
+        let event = Event {
+            kind,
+            partition_id: Some(self.partition_id),
+            key: Some(key),
+            value,
+            old_value,
+            affected_entries: 1,
+            source: self.source,
+        };
+        self.listeners.publish_to(Registry::MultiMapEntries, self.outbox, self.member, self.name, event);
+    }
+}
+
+fn null_check(bytes: &[u8], what: &str) -> Result<(), OpError> {
+    match Data(bytes).type_id() {
+        Some(type_id) if type_id != 0 => Ok(()),
+        _ => Err(OpError::new(ErrorKind::NullArgument, format!("Null {what} is not allowed!"))),
+    }
+}
+
+fn size_of(key: &[u8], values: &[Box<[u8]>]) -> usize {
+    key.len() + values.iter().map(|value| value.len()).sum::<usize>()
+}
+
+impl MultiMapStore {
+    pub(crate) fn new(config: MultiMapConfig) -> MultiMapStore {
+        MultiMapStore {
+            entries: Default::default(),
+            locks: LockTable::default(),
+            config,
+            held_bytes: 0,
+            track_changes: false,
+            changed: Vec::new(),
+        }
+    }
+
+    fn is_set(&self) -> bool {
+        self.config.value_collection_type == ValueCollectionType::Set
+    }
+
+    /// Values held, over every key (Hazelcast's size).
+    pub(crate) fn value_count(&self) -> usize {
+        self.entries.values().map(Vec::len).sum()
+    }
+
+    fn record(&mut self, key: &[u8]) {
+        if self.track_changes {
+            self.changed.push(key.into());
+        }
+    }
+
+    /// Adds `value` to `key`'s values; false for a set that has it.
+    fn put(&mut self, key: &[u8], value: &[u8]) -> bool {
+        let set = self.is_set();
+        let values = self.entries.entry_ref(key).or_default();
+        let fresh = values.is_empty();
+        if set && values.iter().any(|held| **held == *value) {
+            return false;
+        }
+        values.push(value.into());
+        self.held_bytes += value.len() + if fresh { key.len() } else { 0 };
+        self.record(key);
+        true
+    }
+
+    /// Removes `key` and answers its values (empty if it had none).
+    fn remove_key(&mut self, key: &[u8]) -> Vec<Box<[u8]>> {
+        let Some((key, values)) = self.entries.remove_entry(key) else { return Vec::new() };
+        self.held_bytes -= size_of(&key, &values);
+        self.record(&key);
+        values
+    }
+
+    /// Removes one value of `key` (the first equal one); whether there was one.
+    fn remove_value(&mut self, key: &[u8], value: &[u8]) -> bool {
+        let Some(values) = self.entries.get_mut(key) else { return false };
+        let Some(index) = values.iter().position(|held| **held == *value) else { return false };
+        values.remove(index);
+        self.held_bytes -= value.len();
+        if values.is_empty() {
+            self.entries.remove(key);
+            self.held_bytes -= key.len();
+        }
+        self.record(key);
+        true
+    }
+
+    /// Every key with its values.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&[u8], &[Box<[u8]>])> {
+        self.entries.iter().map(|(key, values)| (&**key, &values[..]))
+    }
+
+    /// Removes every key that is not locked (as Hazelcast's clear does); returns how many
+    /// keys went. Applied by every replica to its own copy: no records.
+    pub(crate) fn clear(&mut self) -> usize {
+        let (before, locks) = (self.entries.len(), &self.locks);
+        self.entries.retain(|key, _| locks.is_locked(key));
+        self.held_bytes = self.entries.iter().map(|(key, values)| size_of(key, values)).sum();
+        self.changed.clear();
+        before - self.entries.len()
+    }
+
+    fn contains_entry(&self, key: &[u8], value: &[u8]) -> bool {
+        self.entries.get(key).is_some_and(|values| values.iter().any(|held| **held == *value))
+    }
+}
+
+/// Runs one key request; its answer goes to `reply` unless it fails or parks.
+pub(crate) fn execute(
+    store: &mut MultiMapStore,
+    ctx: &mut MultiMapContext<'_>,
+    op: &MultiMapOp<'_>,
+    reply: &mut dyn FnMut(Reply<'_>),
+) -> Result<MultiDone, OpError> {
+    let locked_by_other = |store: &MultiMapStore, key: &[u8], thread_id: i64| {
+        !store.locks.may_write(key, LockOwner { client: ctx.source, thread_id })
+    };
+    match op {
+        MultiMapOp::Put { key, value, thread_id } => {
+            null_check(key, "key")?;
+            null_check(value, "value")?;
+            if locked_by_other(store, key, *thread_id) {
+                return Ok(MultiDone::Park { wait_ms: -1 });
+            }
+            let added = store.put(key, value);
+            if added {
+                ctx.publish(EventKind::Added, key, value);
+            }
+            reply(Reply::Bool(added));
+        }
+        MultiMapOp::Get { key } => {
+            let values = store.entries.get(&**key).map_or(Vec::new(), |values| values.iter().map(|v| &**v).collect());
+            reply(Reply::Values(values));
+        }
+        MultiMapOp::RemoveKey { key, answer_values, thread_id } => {
+            // Hazelcast's delete neither waits for a lock nor is announced.
+            if !answer_values {
+                store.remove_key(key);
+                reply(Reply::Empty);
+                return Ok(MultiDone::Answered);
+            }
+            if locked_by_other(store, key, *thread_id) {
+                return Ok(MultiDone::Park { wait_ms: -1 });
+            }
+            let values = store.remove_key(key);
+            values.iter().for_each(|value| ctx.publish(EventKind::Removed, key, value));
+            reply(Reply::Values(values.iter().map(|value| &**value).collect()));
+        }
+        MultiMapOp::RemoveEntry { key, value, thread_id } => {
+            if locked_by_other(store, key, *thread_id) {
+                return Ok(MultiDone::Park { wait_ms: -1 });
+            }
+            let removed = store.remove_value(key, value);
+            if removed {
+                ctx.publish(EventKind::Removed, key, value);
+            }
+            reply(Reply::Bool(removed));
+        }
+        MultiMapOp::ContainsKey { key } => reply(Reply::Bool(store.entries.contains_key(&**key))),
+        MultiMapOp::ContainsEntry { key, value } => reply(Reply::Bool(store.contains_entry(key, value))),
+        MultiMapOp::ValueCount { key } => {
+            reply(Reply::Int(store.entries.get(&**key).map_or(0, |values| values.len() as i32)))
+        }
+        MultiMapOp::PutAll { entries } => {
+            put_all(store, ctx, entries)?;
+            reply(Reply::Empty);
+        }
+        op @ (MultiMapOp::Lock { .. } | MultiMapOp::Unlock { .. } | MultiMapOp::IsLocked { .. }) => {
+            return lock_op(store, ctx, op, reply);
+        }
+    }
+    Ok(MultiDone::Answered)
+}
+
+/// lock, tryLock, unlock, forceUnlock, isLocked of a key, as for maps.
+fn lock_op(
+    store: &mut MultiMapStore,
+    ctx: &mut MultiMapContext<'_>,
+    op: &MultiMapOp<'_>,
+    reply: &mut dyn FnMut(Reply<'_>),
+) -> Result<MultiDone, OpError> {
+    let (key, now_ms) = (op_key(op), ctx.now_ms);
+    null_check(key, "key")?;
+    ctx.released.extend(store.locks.expire_lease(key, now_ms));
+    match op {
+        MultiMapOp::Lock { thread_id, lease_ms, try_timeout_ms, .. } => {
+            let owner = LockOwner { client: ctx.source, thread_id: *thread_id };
+            if !store.locks.acquire(key, owner, *lease_ms, now_ms) {
+                return Ok(match try_timeout_ms {
+                    Some(0) => {
+                        reply(Reply::Bool(false));
+                        MultiDone::Answered
+                    }
+                    Some(timeout_ms) => MultiDone::Park { wait_ms: *timeout_ms },
+                    None => MultiDone::Park { wait_ms: -1 },
+                });
+            }
+            if let Some(deadline) = store.locks.lease_deadline(key) {
+                ctx.deadlines.push((deadline, ctx.name.into(), key.into()));
+            }
+            reply(if try_timeout_ms.is_some() { Reply::Bool(true) } else { Reply::Empty });
+        }
+        MultiMapOp::Unlock { thread_id: None, .. } => {
+            ctx.released.extend(store.locks.release(key));
+            reply(Reply::Empty);
+        }
+        MultiMapOp::Unlock { thread_id: Some(thread_id), .. } => {
+            let owner = LockOwner { client: ctx.source, thread_id: *thread_id };
+            let released = store.locks.unlock(key, owner).map_err(|_| {
+                let text =
+                    format!("Current thread is not owner of the lock! -> <not locked by {}:{thread_id}>", owner.client);
+                OpError::new(ErrorKind::NotLockOwner, text)
+            })?;
+            ctx.released.extend(released);
+            reply(Reply::Empty);
+        }
+        MultiMapOp::IsLocked { .. } => reply(Reply::Bool(store.locks.is_locked(key))),
+        other => unreachable!("{other:?} is not a lock operation"),
+    }
+    Ok(MultiDone::Answered)
+}
+
+fn op_key<'o>(op: &'o MultiMapOp<'_>) -> &'o [u8] {
+    match op {
+        MultiMapOp::Lock { key, .. } | MultiMapOp::Unlock { key, .. } | MultiMapOp::IsLocked { key } => key,
+        other => unreachable!("{other:?} is not a lock operation"),
+    }
+}
+
+/// putAll of this partition's keys: each value put as by put; a key given no values exists
+/// with none (as in Hazelcast: containsKey and keySet see it, size does not count it).
+fn put_all(
+    store: &mut MultiMapStore,
+    ctx: &mut MultiMapContext<'_>,
+    entries: &[(Blob<'_>, Vec<Blob<'_>>)],
+) -> Result<(), OpError> {
+    for (key, values) in entries {
+        null_check(key, "key")?;
+        values.iter().try_for_each(|value| null_check(value, "value"))?;
+    }
+    for (key, values) in entries {
+        if values.is_empty() && !store.entries.contains_key(&**key) {
+            store.entries.insert((**key).into(), Vec::new());
+            store.held_bytes += key.len();
+            store.record(key);
+        }
+        for value in values {
+            if store.put(key, value) {
+                ctx.publish(EventKind::Added, key, value);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn put_values(out: &mut Vec<u8>, key: &[u8], values: &[Box<[u8]>]) {
+    out.push(VALUES);
+    put_bytes(out, key);
+    out.extend_from_slice(&(values.len() as u32).to_le_bytes());
+    for value in values {
+        put_bytes(out, value);
+    }
+}
+
+/// A key's LOCK record, or its UNLOCK (None).
+fn put_lock(out: &mut Vec<u8>, key: &[u8], image: Option<LockImage>) {
+    out.push(if image.is_some() { LOCK } else { UNLOCK });
+    put_bytes(out, key);
+    if let Some(image) = image {
+        image.write(out);
+    }
+}
+
+impl MultiMapStore {
+    /// Applies key records (a backup; a snapshot holds no removals or releases).
+    fn apply_records(&mut self, body: &[u8], removals: bool) -> Result<(), Malformed> {
+        let mut reader = Reader::new(body);
+        while !reader.is_empty() {
+            let kind = reader.u8()?;
+            let key: Box<[u8]> = reader.bytes()?.into();
+            match kind {
+                LOCK => self.locks.apply(&key, Some(LockImage::read(&mut reader)?)),
+                UNLOCK if removals => self.locks.apply(&key, None),
+                VALUES => {
+                    let count = reader.u32()? as usize;
+                    let mut values = Vec::with_capacity(count.min(reader_bound(body)));
+                    for _ in 0..count {
+                        values.push(reader.bytes()?.into());
+                    }
+                    self.remove_entry(&key);
+                    self.held_bytes += size_of(&key, &values);
+                    self.entries.insert(key, values);
+                }
+                REMOVED if removals => self.remove_entry(&key),
+                REMOVED | UNLOCK => return Err(Malformed::Refused("a multimap snapshot holds a removal")),
+                other => return Err(Malformed::UnknownChange(other)),
+            }
+        }
+        Ok(())
+    }
+
+    fn remove_entry(&mut self, key: &[u8]) {
+        if let Some(old) = self.entries.remove(key) {
+            self.held_bytes -= size_of(key, &old);
+        }
+    }
+}
+
+/// A bound on a count read from `body` (each value takes at least its 4-byte length).
+fn reader_bound(body: &[u8]) -> usize {
+    body.len() / 4
+}
+
+impl PartitionObject for MultiMapStore {
+    fn create(_kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Self {
+        MultiMapStore::new(settings.multimap(name))
+    }
+
+    fn entry_count(&self) -> usize {
+        self.value_count()
+    }
+
+    fn held_bytes(&self) -> usize {
+        self.held_bytes
+    }
+
+    fn set_track_changes(&mut self, track: bool) {
+        self.track_changes = track;
+        self.locks.set_track(track);
+        if !track {
+            self.changed.clear();
+        }
+    }
+
+    fn sync_backup_count(&self) -> usize {
+        self.config.backup_count as usize
+    }
+
+    fn write_changes(&mut self, body: &mut Vec<u8>) {
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.sort_unstable();
+        changed.dedup();
+        for key in changed {
+            match self.entries.get(&key) {
+                Some(values) => put_values(body, &key, values),
+                None => {
+                    body.push(REMOVED);
+                    put_bytes(body, &key);
+                }
+            }
+        }
+        self.locks.write_changed(|key, image| put_lock(body, key, image));
+    }
+
+    fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_records(body, true)
+    }
+
+    fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
+        for (key, values) in &self.entries {
+            writer.entry(|out| put_values(out, key, values));
+        }
+        for (key, image) in self.locks.images() {
+            writer.entry(|out| put_lock(out, key, Some(image)));
+        }
+    }
+
+    fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_records(body, false)
+    }
+
+    fn release_client(&mut self, client: ferrogrid_protocol::Uuid, released: &mut Vec<Parked>) {
+        for (_, parked) in self.locks.release_client(client) {
+            released.extend(parked);
+        }
+    }
+
+    fn take_waiting(&mut self) -> Vec<crate::net::connection::ReplyTo> {
+        self.locks.take_all_parked().into_iter().map(|parked| parked.reply_to).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn item(text: &str) -> Vec<u8> {
+        let mut blob = vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf5];
+        blob.extend_from_slice(&(text.len() as i32).to_be_bytes());
+        blob.extend_from_slice(text.as_bytes());
+        blob
+    }
+
+    fn run(store: &mut MultiMapStore, op: MultiMapOp<'_>) -> String {
+        let (mut listeners, mut outbox) = (Listeners::default(), Outbox::default());
+        let (mut released, mut deadlines) = (Vec::new(), Vec::new());
+        let mut ctx = MultiMapContext {
+            name: "mm",
+            member: Uuid::default(),
+            source: Uuid::default(),
+            partition_id: PartitionId(0),
+            now_ms: 0,
+            listeners: &mut listeners,
+            outbox: &mut outbox,
+            released: &mut released,
+            deadlines: &mut deadlines,
+        };
+        let mut answer = String::new();
+        execute(store, &mut ctx, &op, &mut |reply| answer = format!("{reply:?}")).unwrap();
+        answer
+    }
+
+    fn put<'a>(key: &'a [u8], value: &'a [u8]) -> MultiMapOp<'a> {
+        MultiMapOp::Put { key: Cow::Borrowed(key), value: Cow::Borrowed(value), thread_id: 1 }
+    }
+
+    #[test]
+    fn a_key_holds_a_set_or_a_list_of_values_and_backups_mirror_it() {
+        let (k, v1, v2) = (item("k"), item("v1"), item("v2"));
+        for (collection, duplicates) in [(ValueCollectionType::Set, false), (ValueCollectionType::List, true)] {
+            let config = MultiMapConfig { value_collection_type: collection, ..MultiMapConfig::DEFAULT };
+            let (mut owner, mut backup) = (MultiMapStore::new(config), MultiMapStore::new(config));
+            owner.set_track_changes(true);
+            assert_eq!(run(&mut owner, put(&k, &v1)), "Bool(true)");
+            assert_eq!(run(&mut owner, put(&k, &v1)), format!("Bool({duplicates})"));
+            assert_eq!(run(&mut owner, put(&k, &v2)), "Bool(true)");
+            let mut body = Vec::new();
+            owner.write_changes(&mut body);
+            backup.apply_backup(&body).unwrap();
+            backup.apply_backup(&body).unwrap();
+            assert_eq!(backup.entries, owner.entries);
+            assert_eq!(backup.held_bytes, owner.held_bytes);
+            let removed =
+                run(&mut owner, MultiMapOp::RemoveKey { key: Cow::Borrowed(&k), answer_values: true, thread_id: 1 });
+            assert!(removed.starts_with("Values(["), "{removed}");
+            let mut body = Vec::new();
+            owner.write_changes(&mut body);
+            backup.apply_backup(&body).unwrap();
+            assert!(backup.entries.is_empty() && backup.held_bytes == 0);
+            for cut in 0..body.len() {
+                let _ = MultiMapStore::new(config).apply_backup(&body[..cut]);
+            }
+        }
+    }
+
+    #[test]
+    fn key_locks_go_to_backups_and_snapshots() {
+        let (k, v) = (item("k"), item("v"));
+        let lock = MultiMapOp::Lock { key: Cow::Borrowed(&k), thread_id: 7, lease_ms: -1, try_timeout_ms: None };
+        let (mut owner, mut backup) =
+            (MultiMapStore::new(MultiMapConfig::DEFAULT), MultiMapStore::new(MultiMapConfig::DEFAULT));
+        owner.set_track_changes(true);
+        run(&mut owner, put(&k, &v));
+        assert_eq!(run(&mut owner, lock), "Empty");
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        backup.apply_backup(&body).unwrap();
+        assert_eq!(backup.locks.image(&k), owner.locks.image(&k));
+        assert!(backup.locks.image(&k).is_some_and(|image| image.owner.thread_id == 7));
+
+        let mut fresh = MultiMapStore::new(MultiMapConfig::DEFAULT);
+        let mut out = Vec::new();
+        let mut writer = SnapshotWriter::new(&mut out, 0, 1, 256);
+        writer.begin_object(ObjectKind::MultiMap, "mm");
+        owner.write_snapshot(&mut writer);
+        assert_eq!(writer.finish().1, 2, "the key's values and its lock");
+        for chunk in crate::cluster::peer::tests::snapshot_chunks(&out) {
+            for object in crate::cluster::peer::read_snapshot(&chunk).unwrap().1 {
+                fresh.apply_snapshot(object.body).unwrap();
+            }
+        }
+        assert_eq!(fresh.locks.image(&k), owner.locks.image(&k));
+        assert_eq!(fresh.entries, owner.entries);
+
+        run(&mut owner, MultiMapOp::Unlock { key: Cow::Borrowed(&k), thread_id: Some(7) });
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        backup.apply_backup(&body).unwrap();
+        assert!(!backup.locks.is_locked(&k));
+        for cut in 0..body.len() {
+            let _ = MultiMapStore::new(MultiMapConfig::DEFAULT).apply_backup(&body[..cut]);
+        }
+    }
+}

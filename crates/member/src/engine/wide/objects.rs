@@ -1,0 +1,206 @@
+//! Fan-out operations every kind of object shares: listener registration and removal (every
+//! reactor applies them), dropping a departed client's relayed registrations, and destroy.
+
+use super::{Found, Partitions, WideOperation};
+use crate::engine::listeners::{Listener, Listeners, Registry};
+use crate::net::connection::ConnectionShared;
+use crate::partition::objects::PartitionStore;
+use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse, UuidResponse};
+use ferrogrid_protocol::{MessageType, Uuid};
+use std::sync::Arc;
+
+/// Map.addEntryListener (and the key and near-cache variants) and IQueue.addItemListener: the
+/// registration on every reactor of this member, so it is in force everywhere before the
+/// client hears its id.
+#[derive(Debug)]
+pub(crate) struct AddListener {
+    listener: Box<Listener>,
+    registry: Registry,
+}
+
+impl AddListener {
+    pub(crate) fn new(listener: Listener) -> AddListener {
+        AddListener { listener: Box::new(listener), registry: Registry::Entries }
+    }
+
+    /// IQueue.addItemListener, ITopic.addMessageListener: the same, among the object's
+    /// listeners in `registry`.
+    pub(crate) fn to(registry: Registry, listener: Listener) -> AddListener {
+        AddListener { listener: Box::new(listener), registry }
+    }
+}
+
+impl WideOperation for AddListener {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) {}
+
+    /// A unisocket client's registration (not local-only) is made on every member, except a
+    /// topic's and a replicated map's: the topic's owner relays its messages to every member's
+    /// listeners already, and every member applies, and announces, every replicated-map change.
+    fn cluster_wide(&self) -> bool {
+        !self.listener.local_only && !matches!(self.registry, Registry::Messages | Registry::ReplicatedEntries)
+    }
+
+    fn relayed_registration(&self) -> Option<Uuid> {
+        self.cluster_wide().then_some(self.listener.id)
+    }
+
+    fn on_reactor(&self, map: &str, listeners: &mut Listeners, _partial: &mut ()) {
+        listeners.add_to(self.registry, map, (*self.listener).clone());
+    }
+
+    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        UuidResponse { response: Some(self.listener.id) }.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// A relayed registration another member withdrew (`relays.rs`): the registrations sending
+/// to its member link under its relay id, off every reactor of this member. No one is answered.
+#[derive(Debug)]
+pub(crate) struct DropRelayed {
+    pub link: Arc<ConnectionShared>,
+    pub relay_id: i64,
+}
+
+impl WideOperation for DropRelayed {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) {}
+
+    fn on_reactor(&self, _map: &str, listeners: &mut Listeners, _partial: &mut ()) {
+        listeners.drop_relayed(&self.link, self.relay_id);
+    }
+
+    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+    }
+
+    fn write_response(&self, _partial: (), _out: &mut Vec<u8>, _response_type: MessageType, _correlation_id: i64) {}
+}
+
+/// Map.removeEntryListener: the registration off every reactor of this member; answers
+/// whether any reactor had it.
+#[derive(Debug)]
+pub(crate) struct RemoveListener {
+    id: Uuid,
+    registry: Registry,
+}
+
+impl RemoveListener {
+    pub(crate) fn new(id: Uuid) -> RemoveListener {
+        RemoveListener { id, registry: Registry::Entries }
+    }
+
+    /// IQueue.removeItemListener, ITopic.removeMessageListener.
+    pub(crate) fn from(registry: Registry, id: Uuid) -> RemoveListener {
+        RemoveListener { id, registry }
+    }
+}
+
+impl WideOperation for RemoveListener {
+    type Partial = Found;
+    const PARTITIONS: Partitions = Partitions::None;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) -> Found {
+        Found(false)
+    }
+
+    fn removed_registration(&self) -> Option<Uuid> {
+        Some(self.id)
+    }
+
+    fn on_reactor(&self, map: &str, listeners: &mut Listeners, partial: &mut Found) {
+        partial.0 |= listeners.remove_from(self.registry, map, self.id);
+    }
+
+    fn on_partition(
+        &self,
+        _map: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut Found,
+    ) {
+    }
+
+    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// Destroy of an object other than a map: its data (if it has a kind of partition object)
+/// dropped on every replica, and its listeners (if it has a registry), on every member.
+#[derive(Debug)]
+pub(crate) struct DestroyObject {
+    pub kind: Option<crate::cluster::peer::ObjectKind>,
+    pub registry: Option<Registry>,
+}
+
+impl WideOperation for DestroyObject {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::Replicas;
+
+    fn empty(&self) {}
+
+    fn on_reactor(&self, name: &str, listeners: &mut Listeners, _partial: &mut ()) {
+        if let Some(registry) = self.registry {
+            listeners.drop_all_of(registry, name);
+        }
+    }
+
+    fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
+        let Some(mut object) = self.kind.and_then(|kind| partition.drop_object(kind, name)) else { return };
+        // Requests waiting on it (a poll, a ringbuffer read) fail as in Hazelcast. They are
+        // answered here, on their connection: the share has no outbox for partitions.
+        let text = format!("Distributed object is destroyed: {}", crate::tenants::display(name));
+        let failure = crate::engine::request::OpError::new(crate::engine::request::ErrorKind::Destroyed, text);
+        for reply_to in object.as_object_mut().take_waiting() {
+            let (connection, answer) = crate::route::wire::encode_outcome(&reply_to, Err(failure.clone()));
+            if !connection.is_closed() {
+                connection.send(&answer);
+            }
+        }
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// Client.DestroyProxy of a PN counter: every member drops its replica (which lives on one of
+/// its reactors, outside the partitions).
+#[derive(Debug)]
+pub(crate) struct DestroyPnCounter;
+
+impl WideOperation for DestroyPnCounter {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+
+    fn empty(&self) {}
+
+    fn on_counters(&self, name: &str, counters: &mut crate::engine::pn_counter::state::PnCounters, _partial: &mut ()) {
+        counters.remove(name);
+    }
+
+    fn on_partition(
+        &self,
+        _name: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut (),
+    ) {
+    }
+
+    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}
