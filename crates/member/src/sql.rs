@@ -2,4 +2,6 @@
 //! SQL state shared by its reactors: mappings and open cursors (`service.rs`).
 
 pub(crate) mod execute;
+pub(crate) mod pages;
 pub(crate) mod service;
+pub(crate) mod shares;

@@ -362,7 +362,7 @@ impl Core {
             self.fan_out(connection, correlation_id, response_type, destroy.name.into(), operation, out);
             return Ok(());
         }
-        if inner.message_type() == crate::sql::execute::SQL_WRITE {
+        if inner.message_type() == crate::sql::shares::SQL_WRITE {
             return self.sql_member_write(connection, correlation_id, &inner, out);
         }
         if inner.message_type() == SqlExecute::TYPE {

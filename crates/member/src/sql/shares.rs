@@ -1,0 +1,551 @@
+//! A statement's work over partitions, each a [`WideOperation`] the fan-out runs on every
+//! reactor (and member): a SELECT's [`Scan`], the [`Write`]s of INSERT/SINK, UPDATE and DELETE,
+//! mapping DDL's [`Ddl`], and the [`Sample`] an unmapped map's suggested mapping comes from.
+
+use crate::engine::listeners::{Event, EventKind};
+use crate::engine::schemas::Schemas;
+use crate::engine::wide::{Partial, Partitions, ShareContext, WideOperation};
+use crate::net::connection::ConnectionShared;
+use crate::partition::objects::PartitionStore;
+use crate::sql::pages::{answer_rows, error_response, update_count_response, Respond};
+use crate::sql::service::{FollowUp, SqlService};
+use ferrogrid_protocol::message::{MessageReader, MessageWriter, RESPONSE_HEADER_SIZE};
+use ferrogrid_protocol::sql::{self as wire};
+use ferrogrid_protocol::{Data, DecodeError, Message, MessageType, Uuid};
+use ferrogrid_query::SchemaSource;
+use ferrogrid_sql::exec::Entries;
+use ferrogrid_sql::plan::SelectPlan;
+use ferrogrid_sql::write::Action;
+use ferrogrid_sql::{Change, Code, SqlError};
+use std::sync::Arc;
+
+/// One entry of a map without a mapping, from whichever share finds one first: the sample a
+/// suggested mapping is derived from; the coordinator answers the not-found error with it.
+#[derive(Debug)]
+pub(crate) struct Sample {
+    pub(crate) map: String,
+    pub(crate) service: Arc<SqlService>,
+    /// The coordinator's error (None on other members, which answer their sample).
+    pub(crate) error: Option<SqlError>,
+    pub(crate) member: Uuid,
+    pub(crate) schemas: Arc<Schemas>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Sampled(Option<(Vec<u8>, Vec<u8>)>);
+
+impl Partial for Sampled {
+    fn merge(&mut self, other: Sampled) {
+        if self.0.is_none() {
+            self.0 = other.0;
+        }
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        writer.fixed(&self.0.is_some());
+        if let Some((key, value)) = &self.0 {
+            writer.frame(key).frame(value);
+        }
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Sampled, DecodeError> {
+        let found: bool = message.fixed(RESPONSE_HEADER_SIZE)?.read()?;
+        if !found {
+            return Ok(Sampled(None));
+        }
+        let mut reader = message.reader();
+        let key = reader.value_frame("a sampled key")?.to_vec();
+        let value = reader.value_frame("a sampled value")?.to_vec();
+        Ok(Sampled(Some((key, value))))
+    }
+}
+
+impl WideOperation for Sample {
+    type Partial = Sampled;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) -> Sampled {
+        Sampled(None)
+    }
+
+    fn on_partition(&self, _: &str, partition: &mut PartitionStore, _: bool, now_ms: i64, partial: &mut Sampled) {
+        if partial.0.is_some() {
+            return;
+        }
+        if let Some(store) = partition.map(&self.map) {
+            if let Some((key, entry)) = store.iter(now_ms).next() {
+                partial.0 = Some((key.to_vec(), entry.value().to_vec()));
+            }
+        }
+    }
+
+    fn write_response(&self, partial: Sampled, out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
+        let Some(error) = &self.error else { return };
+        if let Some((_, value)) = &partial.0 {
+            // reading the sample teaches the member its Portable class, as on Hazelcast
+            self.service.learn_portable(value);
+        }
+        let suggestion = partial
+            .0
+            .and_then(|(key, value)| ferrogrid_sql::catalog::suggest_mapping(&self.map, &key, &value, &*self.schemas));
+        let error = match suggestion {
+            Some(suggestion) => SqlError {
+                message: format!(
+                    "{} If you want to use the IMap named '{}', execute this command first: {suggestion}",
+                    error.message, self.map
+                ),
+                suggestion: Some(suggestion),
+                ..error.clone()
+            },
+            None => error.clone(),
+        };
+        error_response(out, correlation_id, self.member, &error);
+    }
+}
+
+/// Members' internal request carrying the rows an `INSERT ... SELECT` writes (never accepted
+/// from a client: the operation table has no row for it).
+pub(crate) const SQL_WRITE: MessageType = MessageType(0x21_FF00);
+
+pub(crate) fn encode_write(map: &str, entries: &[(Vec<u8>, Vec<u8>)], overwrite: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut writer = MessageWriter::request(&mut out, SQL_WRITE, 0, -1, 0);
+    writer.fixed(&overwrite);
+    writer.frame(map.as_bytes()).begin();
+    for (key, value) in entries {
+        writer.frame(key).frame(value);
+    }
+    writer.end();
+    writer.finish();
+    out
+}
+
+pub(crate) fn decode_write(message: &Message<'_>) -> Result<(String, Entries, bool), DecodeError> {
+    let overwrite: bool = message.fixed(ferrogrid_protocol::message::REQUEST_HEADER_SIZE)?.read()?;
+    let mut reader = message.reader();
+    let map = reader.string()?.to_owned();
+    reader.begin()?;
+    let mut entries = Vec::new();
+    while !reader.at_end()? {
+        let key = reader.value_frame("a written key")?.to_vec();
+        let value = reader.value_frame("a written value")?.to_vec();
+        entries.push((key, value));
+    }
+    Ok((map, entries, overwrite))
+}
+
+// ------------------------------------------------------------------------------------------
+// The fan-out operations.
+
+/// Mapping DDL: nothing to do on partitions (each member changed its catalog when it read
+/// the request); answers the update count 0.
+#[derive(Debug)]
+pub(crate) struct Ddl;
+
+impl WideOperation for Ddl {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+
+    fn empty(&self) {}
+
+    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut ()) {}
+
+    fn write_response(&self, _: (), out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
+        update_count_response(out, correlation_id, 0);
+    }
+}
+
+/// A scan to start: its plan, where its result goes, and an `INSERT ... SELECT`'s writes.
+pub(crate) type ScanParts =
+    (Box<SelectPlan>, Respond, Option<(Box<ferrogrid_sql::InsertSelect>, Arc<crate::shared::Shared>)>);
+
+/// A SELECT's scan: the entries of every source's map (only a point lookup's keys).
+#[derive(Debug)]
+pub(crate) struct Scan {
+    /// Every partition it reads is this member's: no other member is asked.
+    pub(crate) local: bool,
+    pub(crate) plan: Box<SelectPlan>,
+    pub(crate) respond: Option<Respond>,
+    /// An `INSERT ... SELECT`: the rows become writes instead of an answer.
+    pub(crate) then: Option<(Box<ferrogrid_sql::InsertSelect>, Arc<crate::shared::Shared>)>,
+    pub(crate) schemas: Arc<Schemas>,
+    pub(crate) connection: Option<Arc<ConnectionShared>>,
+}
+
+/// What the scan's shares found: per partition covered, the entries of each source there. A
+/// partition two shares covered (it moved while the scan ran) counts once: the first share's.
+#[derive(Debug, Default)]
+pub(crate) struct Scanned {
+    pub(crate) parts: std::collections::BTreeMap<u16, Vec<Entries>>,
+    pub(crate) partition_count: u16,
+}
+
+impl Scanned {
+    /// Every source's entries, partitions in order.
+    fn into_sources(self, sources: usize) -> Vec<Entries> {
+        let mut all = vec![Vec::new(); sources];
+        for (_, parts) in self.parts {
+            for (mine, entries) in all.iter_mut().zip(parts) {
+                mine.extend(entries);
+            }
+        }
+        all
+    }
+}
+
+impl Partial for Scanned {
+    fn merge(&mut self, other: Scanned) {
+        for (partition, entries) in other.parts {
+            self.parts.entry(partition).or_insert(entries);
+        }
+        self.partition_count = self.partition_count.max(other.partition_count);
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        writer.fixed(&(self.parts.len() as i32)).fixed(&(self.partition_count as i32));
+        for (partition, sources) in &self.parts {
+            writer.frame(&partition.to_be_bytes());
+            writer.frame(&(sources.len() as u32).to_be_bytes());
+            for entries in sources {
+                writer.begin();
+                for (key, value) in entries {
+                    writer.frame(key).frame(value);
+                }
+                writer.end();
+            }
+        }
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Scanned, DecodeError> {
+        let mut fixed = message.fixed(RESPONSE_HEADER_SIZE)?;
+        let (count, partition_count): (i32, i32) = (fixed.read()?, fixed.read()?);
+        let mut reader: MessageReader<'_> = message.reader();
+        let mut parts = std::collections::BTreeMap::new();
+        let number = |bytes: &[u8]| -> Result<u32, DecodeError> {
+            Ok(match bytes.len() {
+                2 => u16::from_be_bytes([bytes[0], bytes[1]]) as u32,
+                4 => u32::from_be_bytes(bytes.try_into().expect("4 bytes")),
+                _ => return Err(DecodeError::InvalidValue("a scanned partition's numbers")),
+            })
+        };
+        for _ in 0..count.clamp(0, u16::MAX as i32) {
+            let partition = number(reader.value_frame("a scanned partition")?)? as u16;
+            let sources = number(reader.value_frame("a scanned source count")?)?.min(64);
+            let mut all = Vec::new();
+            for _ in 0..sources {
+                reader.begin()?;
+                let mut entries = Vec::new();
+                while !reader.at_end()? {
+                    let key = reader.value_frame("a scanned key")?.to_vec();
+                    let value = reader.value_frame("a scanned value")?.to_vec();
+                    entries.push((key, value));
+                }
+                all.push(entries);
+            }
+            parts.insert(partition, all);
+        }
+        Ok(Scanned { parts, partition_count: partition_count.clamp(0, u16::MAX as i32) as u16 })
+    }
+}
+
+impl WideOperation for Scan {
+    type Partial = Scanned;
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn cluster_wide(&self) -> bool {
+        !self.local
+    }
+
+    fn empty(&self) -> Scanned {
+        Scanned::default()
+    }
+
+    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Scanned) {}
+
+    fn on_share(&self, _map: &str, share: &mut ShareContext<'_>, partial: &mut Scanned) {
+        let plan = &self.plan;
+        partial.partition_count = share.partition_count;
+        let wanted: Vec<Option<Vec<u16>>> = plan
+            .sources
+            .iter()
+            .map(|source| {
+                source.keys.as_ref().map(|keys| {
+                    keys.iter()
+                        .map(|key| ferrogrid_protocol::data::partition_for(Data(key), share.partition_count).0)
+                        .collect()
+                })
+            })
+            .collect();
+        let scans_all =
+            plan.sources.iter().zip(&wanted).any(|(source, wanted)| source.inline.is_none() && wanted.is_none());
+        for local in 0..share.partitions.len() {
+            if !share.owned.get(local).copied().unwrap_or(true) {
+                continue;
+            }
+            let partition_id = share.partition_id(local);
+            let wanted_here = |w: &Option<Vec<u16>>| w.as_ref().is_none_or(|w| w.contains(&partition_id));
+            if !scans_all && !wanted.iter().any(|w| w.as_ref().is_some_and(|w| w.contains(&partition_id))) {
+                continue;
+            }
+            let mut found = vec![Vec::new(); plan.sources.len()];
+            for (index, source) in plan.sources.iter().enumerate() {
+                if source.inline.is_some() || !wanted_here(&wanted[index]) {
+                    continue;
+                }
+                let Some(store) = share.partitions[local].map(&source.mapping.map) else { continue };
+                match &source.keys {
+                    Some(keys) => {
+                        for key in keys {
+                            if let Some(entry) = store.get(key, share.now_ms) {
+                                found[index].push((key.clone(), entry.value().to_vec()));
+                            }
+                        }
+                    }
+                    None => {
+                        for (key, entry) in store.iter(share.now_ms) {
+                            found[index].push((key.to_vec(), entry.value().to_vec()));
+                        }
+                    }
+                }
+            }
+            partial.parts.insert(partition_id, found);
+        }
+    }
+
+    fn write_response(&self, partial: Scanned, out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
+        let (plan, Some(respond)) = (&self.plan, &self.respond) else { return };
+        if let Some(missing) = uncovered(plan, &partial) {
+            // A partition moved between members while the scan ran and no share read it.
+            let error = SqlError::new(
+                Code::PartitionDistribution,
+                format!(
+                    "Partition distribution has changed while the query ran (partition {missing} was not read); retry"
+                ),
+            );
+            return error_response(out, correlation_id, respond.member, &error);
+        }
+        let sources = partial.into_sources(plan.sources.len());
+        let schemas: &dyn SchemaSource = &*self.schemas;
+        match ferrogrid_sql::exec::run(plan, &sources, schemas, respond.max_rows) {
+            Ok(result) => match (&self.then, &self.connection) {
+                (Some((insert, shared)), Some(connection)) => {
+                    let follow_up = match insert.entries(result.rows) {
+                        Ok(entries) => FollowUp {
+                            connection: connection.clone(),
+                            correlation_id,
+                            map: insert.target.map.clone(),
+                            entries,
+                            overwrite: insert.overwrite,
+                        },
+                        Err(error) => return error_response(out, correlation_id, respond.member, &error),
+                    };
+                    // The writes are a fan-out of their own, started by a reactor; this job
+                    // answers nothing (its in-flight count ends, the write's begins).
+                    let reactor = &shared.reactors[0];
+                    match reactor.try_push(crate::shared::Task::SqlWrite(Box::new(follow_up))) {
+                        Ok(()) => reactor.wake(),
+                        Err(_) => {
+                            let error = SqlError::generic(
+                                "The member is too busy to write the rows (its reactor's queue is full); retry",
+                            );
+                            error_response(out, correlation_id, respond.member, &error);
+                        }
+                    }
+                }
+                _ => answer_rows(respond, self.connection.as_ref(), result, out, correlation_id),
+            },
+            Err(error) => {
+                let job = respond.query_id.local_id_low as u64;
+                let error = ferrogrid_sql::exec::runtime_error(plan, error, job);
+                error_response(out, correlation_id, respond.member, &error)
+            }
+        }
+    }
+}
+
+/// A partition the scan should have read and no share did (None: all were read).
+pub(crate) fn uncovered(plan: &SelectPlan, scanned: &Scanned) -> Option<u16> {
+    let count = scanned.partition_count;
+    let mut expected: Vec<u16> = Vec::new();
+    for source in plan.sources.iter().filter(|s| s.inline.is_none()) {
+        match &source.keys {
+            None => return (0..count).find(|p| !scanned.parts.contains_key(p)),
+            Some(keys) => {
+                expected.extend(keys.iter().map(|key| ferrogrid_protocol::data::partition_for(Data(key), count).0))
+            }
+        }
+    }
+    expected.into_iter().find(|p| !scanned.parts.contains_key(p))
+}
+
+/// What a write does.
+#[derive(Debug)]
+pub(crate) enum Work {
+    Insert { entries: Vec<(Vec<u8>, Vec<u8>)>, overwrite: bool },
+    Change(Box<Change>),
+}
+
+/// INSERT/SINK, UPDATE, DELETE on every replica held here.
+#[derive(Debug)]
+pub(crate) struct Write {
+    pub(crate) work: Work,
+    pub(crate) schemas: Arc<Schemas>,
+    pub(crate) member: Uuid,
+}
+
+/// A write's outcome: entries changed on owned copies, and the first failure.
+#[derive(Debug, Default)]
+pub(crate) struct Written {
+    pub(crate) count: u64,
+    pub(crate) failure: Option<(i32, String)>,
+}
+
+impl Partial for Written {
+    fn merge(&mut self, other: Written) {
+        self.count += other.count;
+        if self.failure.is_none() {
+            self.failure = other.failure;
+        }
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        writer.fixed(&(self.count as i64)).fixed(&self.failure.as_ref().map_or(0, |(code, _)| *code));
+        writer.frame(self.failure.as_ref().map_or("", |(_, text)| text).as_bytes());
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Written, DecodeError> {
+        let mut fixed = message.fixed(RESPONSE_HEADER_SIZE)?;
+        let count: i64 = fixed.read()?;
+        let code: i32 = fixed.read()?;
+        let text = message.reader().string()?.to_owned();
+        Ok(Written { count: count.max(0) as u64, failure: (code != 0).then_some((code, text)) })
+    }
+}
+
+pub(crate) fn publish(
+    share: &mut ShareContext<'_>,
+    map: &str,
+    partition_id: u16,
+    kind: EventKind,
+    key: &[u8],
+    value: Option<&[u8]>,
+    old: Option<&[u8]>,
+) {
+    if share.listeners.has(map) {
+        let event = Event {
+            kind,
+            partition_id: Some(ferrogrid_protocol::PartitionId(partition_id)),
+            key: Some(key),
+            value,
+            old_value: old,
+            affected_entries: 1,
+            source: share.member,
+        };
+        share.listeners.publish(share.outbox, share.member, map, event);
+    }
+}
+
+impl WideOperation for Write {
+    type Partial = Written;
+    const PARTITIONS: Partitions = Partitions::Replicas;
+
+    fn empty(&self) -> Written {
+        Written::default()
+    }
+
+    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Written) {}
+
+    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Written) {
+        let settings = share.settings.get(map);
+        let now_ms = share.now_ms;
+        match &self.work {
+            Work::Insert { entries, overwrite } => {
+                for (key, value) in entries {
+                    let partition_id = ferrogrid_protocol::data::partition_for(Data(key), share.partition_count).0;
+                    let (reactor, count) = share.reactor;
+                    if partition_id as usize % count != reactor {
+                        continue;
+                    }
+                    let local = partition_id as usize / count;
+                    let owned = share.owned.get(local).copied().unwrap_or(true);
+                    let Some(partition) = share.partitions.get_mut(local) else { continue };
+                    let store = partition.map_mut(map, || settings.clone());
+                    store.expire_if_due(key, now_ms);
+                    let exists = store.get(key, now_ms).is_some();
+                    if exists && !overwrite {
+                        if owned && partial.failure.is_none() {
+                            partial.failure = Some((wire::error_code::GENERIC, "Duplicate key".to_owned()));
+                        }
+                        continue;
+                    }
+                    let old = store.put(key, value, now_ms, -1, -1).map(|e| e.value().to_vec());
+                    if owned {
+                        partial.count += 1;
+                        let kind = if old.is_some() { EventKind::Updated } else { EventKind::Added };
+                        publish(share, map, partition_id, kind, key, Some(value), old.as_deref());
+                    }
+                }
+            }
+            Work::Change(change) => {
+                for local in 0..share.partitions.len() {
+                    let owned = share.owned.get(local).copied().unwrap_or(true);
+                    let partition_id = share.partition_id(local);
+                    let Some(store) = share.partitions[local].existing_mut(map) else { continue };
+                    let mut actions = Vec::new();
+                    for (key, entry) in store.iter(now_ms) {
+                        match ferrogrid_sql::write::apply(change, key, entry.value(), &*self.schemas) {
+                            Ok(Action::Keep) => {}
+                            Ok(action) => actions.push((key.to_vec(), entry.value().to_vec(), action)),
+                            Err(error) => {
+                                if owned && partial.failure.is_none() {
+                                    partial.failure = Some((wire::error_code::DATA_EXCEPTION, error.message));
+                                }
+                            }
+                        }
+                    }
+                    for (key, old, action) in actions {
+                        let Some(store) = share.partitions[local].existing_mut(map) else { break };
+                        match action {
+                            Action::Remove => {
+                                store.remove(&key);
+                                if owned {
+                                    partial.count += 1;
+                                    publish(share, map, partition_id, EventKind::Removed, &key, None, Some(&old));
+                                }
+                            }
+                            Action::Replace(value) => {
+                                store.put(&key, &value, now_ms, -1, -1);
+                                if owned {
+                                    partial.count += 1;
+                                    publish(
+                                        share,
+                                        map,
+                                        partition_id,
+                                        EventKind::Updated,
+                                        &key,
+                                        Some(&value),
+                                        Some(&old),
+                                    );
+                                }
+                            }
+                            Action::Keep => {}
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn write_response(&self, partial: Written, out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
+        match partial.failure {
+            Some((code, text)) => {
+                let error = SqlError::new(
+                    if code == wire::error_code::DATA_EXCEPTION { Code::DataException } else { Code::Generic },
+                    text,
+                );
+                error_response(out, correlation_id, self.member, &error);
+            }
+            None => update_count_response(out, correlation_id, 0),
+        }
+    }
+}
