@@ -22,6 +22,9 @@ use crate::write::{self, write_object, ArrayType};
 use num_bigint::BigInt;
 use std::cmp::Ordering;
 
+/// The best value of a minBy or maxBy, with its entry's key and value blobs.
+type BestEntry = (Value, Vec<u8>, Vec<u8>);
+
 /// How a sum takes its numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Integral {
@@ -72,7 +75,7 @@ enum State {
     /// MinBy or maxBy: the best value and its entry's key and value blobs.
     ExtremeBy {
         greatest: bool,
-        best: Option<(Value, Vec<u8>, Vec<u8>)>,
+        best: Option<BestEntry>,
     },
     /// An aggregator that cannot run (a bad path or state): every use reports this.
     Invalid(ExecError),
@@ -138,21 +141,37 @@ fn class_of(aggregator: &Aggregator) -> i32 {
     }
 }
 
-fn initial_state(aggregator: &Aggregator) -> Result<(i32, State), ExecError> {
-    use Aggregator::*;
-    let sum_decimal = |sum: &Literal| match literal_value(sum)? {
+/// A `BigDecimal` sum as the aggregator was sent with it.
+fn sum_decimal(sum: &Literal) -> Result<BigDecimal, ExecError> {
+    match literal_value(sum)? {
         Value::BigDecimal(decimal) => Ok(decimal),
         other => Err(cast_error(&other, "java.math.BigDecimal")),
-    };
-    let sum_integer = |sum: &Literal| match literal_value(sum)? {
+    }
+}
+
+/// A `BigInteger` sum as the aggregator was sent with it.
+fn sum_integer(sum: &Literal) -> Result<BigInt, ExecError> {
+    match literal_value(sum)? {
         Value::BigInteger(integer) => Ok(integer),
         other => Err(cast_error(&other, "java.math.BigInteger")),
-    };
-    let extreme = |literal: &Literal| Ok::<_, ExecError>(Some(literal_value(literal)?).filter(|v| !v.is_null()));
-    let by = |value: &Literal, entry: &Literal| match (extreme(value)?, literal_value(entry)) {
+    }
+}
+
+/// The best value a min or max was sent with (null: none yet).
+fn initial_extreme(literal: &Literal) -> Result<Option<Value>, ExecError> {
+    Ok(Some(literal_value(literal)?).filter(|v| !v.is_null()))
+}
+
+/// The best entry a minBy or maxBy was sent with: only none is supported.
+fn initial_extreme_by(value: &Literal, entry: &Literal) -> Result<Option<BestEntry>, ExecError> {
+    match (initial_extreme(value)?, literal_value(entry)) {
         (None, Ok(Value::Null)) => Ok(None),
         _ => Err(ExecError::Unsupported("a minBy/maxBy sent with an entry".into())),
-    };
+    }
+}
+
+fn initial_state(aggregator: &Aggregator) -> Result<(i32, State), ExecError> {
+    use Aggregator::*;
     Ok(match aggregator {
         BigDecimalAverage { sum, count, .. } => {
             (class_id::BIG_DECIMAL_AVERAGE, State::BigDecimalSum { sum: sum_decimal(sum)?, count: Some(*count) })
@@ -196,16 +215,16 @@ fn initial_state(aggregator: &Aggregator) -> Result<(i32, State), ExecError> {
             (class_id::LONG_AVERAGE, State::LongSum { takes: Integral::Long, sum: *sum, count: Some(*count) })
         }
         LongSum { sum, .. } => (class_id::LONG_SUM, State::LongSum { takes: Integral::Long, sum: *sum, count: None }),
-        Max { max, .. } => (class_id::MAX, State::Extreme { greatest: true, best: extreme(max)? }),
-        Min { min, .. } => (class_id::MIN, State::Extreme { greatest: false, best: extreme(min)? }),
+        Max { max, .. } => (class_id::MAX, State::Extreme { greatest: true, best: initial_extreme(max)? }),
+        Min { min, .. } => (class_id::MIN, State::Extreme { greatest: false, best: initial_extreme(min)? }),
         NumberAverage { sum, count, .. } => {
             (class_id::NUMBER_AVERAGE, State::DoubleSum { takes: Floating::Any, sum: *sum, count: Some(*count) })
         }
         MaxBy { max_value, max_entry, .. } => {
-            (class_id::MAX_BY, State::ExtremeBy { greatest: true, best: by(max_value, max_entry)? })
+            (class_id::MAX_BY, State::ExtremeBy { greatest: true, best: initial_extreme_by(max_value, max_entry)? })
         }
         MinBy { min_value, min_entry, .. } => {
-            (class_id::MIN_BY, State::ExtremeBy { greatest: false, best: by(min_value, min_entry)? })
+            (class_id::MIN_BY, State::ExtremeBy { greatest: false, best: initial_extreme_by(min_value, min_entry)? })
         }
     })
 }
