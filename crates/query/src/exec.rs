@@ -41,7 +41,8 @@
 //!   the clients cannot read them either;
 //! - Portable records can be projected whole (`this`) but not inside an entry, array or set
 //!   ([`crate::write`]), and a list inside a list is written with an inferred Java type;
-//! - `BigDecimal` sums beyond [`MAX_DIGITS`] digits are refused rather than computed.
+//! - `BigDecimal` sums beyond [`MAX_DIGITS`](crate::number::MAX_DIGITS) digits are refused rather
+//!   than computed.
 //!
 //! Invariants: an [`Accumulator`] is unchanged by a call that fails (values are checked before
 //! any is added); nothing here panics; partials ([`Accumulator::encode`]) are bounds-checked on

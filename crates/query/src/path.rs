@@ -1,7 +1,7 @@
 //! Attribute paths as Hazelcast resolves them against an entry's key and value.
 //!
 //! The syntax of paths, and the [`Path`] they parse to, is in [`crate::attribute`] (re-exported
-//! here); walking records in [`crate::record`].
+//! here); the walk through records in the private `record` module.
 //!
 //! Resolution, as in Hazelcast 5.6:
 //! - `this` and `__key` are the whole value (for JSON: its scalar, see [`crate::json`]);
