@@ -30,32 +30,32 @@ pub(crate) struct State {
 /// Where the cluster-view listener is registered.
 #[derive(Debug, Default)]
 pub(crate) struct ViewListener {
-    pub(crate) connection: Option<ConnectionId>,
-    pub(crate) registering: bool,
+    pub connection: Option<ConnectionId>,
+    pub registering: bool,
 }
 
 /// Everything one client shares between its handles, tasks and invocations.
 #[derive(Debug)]
 pub(crate) struct Inner {
     pub config: ClientConfig,
-    pub(crate) client_uuid: Uuid,
-    pub(crate) client_name: String,
+    pub client_uuid: Uuid,
+    pub client_name: String,
     next_correlation_id: AtomicI64,
-    pub(crate) next_connection_id: AtomicU64,
+    pub next_connection_id: AtomicU64,
     pub state: RwLock<State>,
     /// Set by the first authentication; never changes afterwards.
-    pub(crate) partition_count: AtomicU32,
+    pub partition_count: AtomicU32,
     pub round_robin: AtomicUsize,
     pub signals: Arc<ClientSignals>,
     shut_down: AtomicBool,
     /// (service, name) of every proxy created, re-created on a new cluster.
-    pub(crate) proxies: Mutex<BTreeSet<(String, String)>>,
-    pub(crate) view_listener: Mutex<ViewListener>,
+    pub proxies: Mutex<BTreeSet<(String, String)>>,
+    pub view_listener: Mutex<ViewListener>,
     /// Members a connection attempt is under way to.
-    pub(crate) connecting: Mutex<HashSet<Uuid>>,
-    pub(crate) reconnecting: AtomicBool,
-    pub(crate) maintenance: Mutex<Option<JoinHandle<()>>>,
-    pub(crate) ping_request: Arc<Vec<u8>>,
+    pub connecting: Mutex<HashSet<Uuid>>,
+    pub reconnecting: AtomicBool,
+    pub maintenance: Mutex<Option<JoinHandle<()>>>,
+    pub ping_request: Arc<Vec<u8>>,
 }
 
 /// The user-held part: dropping the last one shuts the client down.
