@@ -1,7 +1,7 @@
 //! Attribute paths as Hazelcast resolves them against an entry's key and value.
 //!
-//! The syntax of paths, and the [`Path`] they parse to, is in [`crate::attribute`] (re-exported
-//! here); the walk through records in the private `record` module.
+//! The syntax of paths and the [`Path`] they parse to are in `attribute.rs` (re-exported here),
+//! the walk through records in `record.rs`.
 //!
 //! Resolution, as in Hazelcast 5.6:
 //! - `this` and `__key` are the whole value (for JSON: its scalar, see [`crate::json`]);
