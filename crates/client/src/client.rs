@@ -14,31 +14,29 @@
 //! - re-registers the cluster-view listener when its connection is gone;
 //! - smart routing: connects to listed members that have no connection.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use ferrogrid_protocol::codec::{
-    ClientAddClusterViewListener, ClientCreateProxies, ClientCreateProxy, ClientPing, MembersViewEvent,
-    PartitionsViewEvent,
+    ClientAddClusterViewListener, ClientCreateProxies, ClientCreateProxy, MembersViewEvent, PartitionsViewEvent,
 };
-use ferrogrid_protocol::{partition_for, Data, Message, PartitionId, Uuid};
-use parking_lot::{Mutex, RwLock};
-use tokio::task::{JoinHandle, JoinSet};
+use ferrogrid_protocol::Message;
+use tokio::task::JoinSet;
 use tokio::time::{timeout_at, Instant};
 use tracing::{debug, info, warn};
 
-use crate::cluster::{Admission, Authenticated, ClusterView, ConnectionId, Member};
+use crate::cluster::{Admission, Authenticated, ConnectionId, Member};
 use crate::config::ClientConfig;
-use crate::connection::{ClientSignals, Connection};
+use crate::connection::Connection;
 use crate::error::ClientError;
 use crate::handshake::{self, Handshake, Identity};
 use crate::invocation::{Backoff, Invocation, Target};
 use crate::map::Map;
 use crate::queue::Queue;
-use crate::serialization::serialize_string;
+use crate::shared::{Client, Inner, State};
 use crate::topic::Topic;
 
 /// The service name of `IMap` proxies.
@@ -51,8 +49,6 @@ pub const TOPIC_SERVICE: &str = "hz:impl:topicService";
 const MAINTENANCE_PERIOD: Duration = Duration::from_secs(1);
 /// Shortest wait between maintenance passes, however often the task is woken.
 const MIN_MAINTENANCE_INTERVAL: Duration = Duration::from_millis(20);
-
-static CLIENT_COUNTER: AtomicU64 = AtomicU64::new(1);
 
 /// Counters for callers that watch the client (the Simulator).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -67,63 +63,6 @@ pub struct ClientStats {
     pub connections_opened: u64,
 }
 
-/// What routing reads and connection set-up writes.
-#[derive(Debug, Default)]
-pub(crate) struct State {
-    pub view: ClusterView,
-    /// Open connections, at most one per member uuid (closed ones linger until pruned).
-    pub connections: Vec<Arc<Connection>>,
-}
-
-/// Where the cluster-view listener is registered.
-#[derive(Debug, Default)]
-struct ViewListener {
-    connection: Option<ConnectionId>,
-    registering: bool,
-}
-
-/// Everything one client shares between its handles, tasks and invocations.
-#[derive(Debug)]
-pub(crate) struct Inner {
-    pub config: ClientConfig,
-    client_uuid: Uuid,
-    client_name: String,
-    next_correlation_id: AtomicI64,
-    next_connection_id: AtomicU64,
-    pub state: RwLock<State>,
-    /// Set by the first authentication; never changes afterwards.
-    partition_count: AtomicU32,
-    pub round_robin: AtomicUsize,
-    pub signals: Arc<ClientSignals>,
-    shut_down: AtomicBool,
-    /// (service, name) of every proxy created, re-created on a new cluster.
-    proxies: Mutex<BTreeSet<(String, String)>>,
-    view_listener: Mutex<ViewListener>,
-    /// Members a connection attempt is under way to.
-    connecting: Mutex<HashSet<Uuid>>,
-    reconnecting: AtomicBool,
-    maintenance: Mutex<Option<JoinHandle<()>>>,
-    ping_request: Arc<Vec<u8>>,
-}
-
-/// The user-held part: dropping the last one shuts the client down.
-#[derive(Debug)]
-struct Handle {
-    inner: Arc<Inner>,
-}
-
-impl Drop for Handle {
-    fn drop(&mut self) {
-        self.inner.begin_shutdown();
-    }
-}
-
-/// A connected client. Clone it to share it between tasks.
-#[derive(Debug, Clone)]
-pub struct Client {
-    handle: Arc<Handle>,
-}
-
 impl Client {
     /// Connects to the cluster: tries the configured addresses (with pauses of 100 ms growing
     /// to 1 s) until one accepts or `connect_timeout` passes, registers the cluster-view
@@ -132,7 +71,7 @@ impl Client {
     pub async fn connect(config: ClientConfig) -> Result<Client, ClientError> {
         config.validate()?;
         let deadline = Instant::now() + config.connect_timeout;
-        let client = Client { handle: Arc::new(Handle { inner: Arc::new(Inner::new(config)) }) };
+        let client = Client::new(config);
         let inner = client.inner();
         let first = inner.connect_first(deadline).await?;
         inner.register_view_listener(&first, deadline).await?;
@@ -144,10 +83,6 @@ impl Client {
         let members = inner.state.read().view.members().len();
         info!(client = %inner.client_name, address = %first.address, members, "client connected");
         Ok(client)
-    }
-
-    pub(crate) fn inner(&self) -> &Arc<Inner> {
-        &self.handle.inner
     }
 
     /// A handle on the map `name`; sends `Client.CreateProxy` the first time a name is used.
@@ -171,23 +106,6 @@ impl Client {
     /// The members as the cluster view last listed them.
     pub fn members(&self) -> Vec<Member> {
         self.inner().state.read().view.members().to_vec()
-    }
-
-    /// The cluster's partition count (from the first authentication).
-    pub fn partition_count(&self) -> u16 {
-        self.inner().partition_count.load(Ordering::Relaxed) as u16
-    }
-
-    /// The partition a serialized key belongs to.
-    pub fn partition_of(&self, key: &[u8]) -> PartitionId {
-        self.inner().partition_of(key)
-    }
-
-    /// The partition of a named structure (a queue, a topic): that of its partition key as a
-    /// serialized String, as Hazelcast's `StringPartitioningStrategy` has it. The key is the
-    /// name, or the part after its first `@` (`"orders@eu"` lives with everything keyed `"eu"`).
-    pub fn partition_of_name(&self, name: &str) -> PartitionId {
-        self.partition_of(&serialize_string(partition_key(name)))
     }
 
     pub fn stats(&self) -> ClientStats {
@@ -216,55 +134,6 @@ impl Client {
 }
 
 impl Inner {
-    fn new(config: ClientConfig) -> Inner {
-        let mut ping_request = Vec::with_capacity(32);
-        ClientPing {}.encode(&mut ping_request, 0, -1, 0);
-        Inner {
-            config,
-            client_uuid: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
-            client_name: format!("ferrogrid-client-{}", CLIENT_COUNTER.fetch_add(1, Ordering::Relaxed)),
-            next_correlation_id: AtomicI64::new(1),
-            next_connection_id: AtomicU64::new(1),
-            state: RwLock::new(State::default()),
-            partition_count: AtomicU32::new(0),
-            round_robin: AtomicUsize::new(0),
-            signals: Arc::new(ClientSignals::default()),
-            shut_down: AtomicBool::new(false),
-            proxies: Mutex::new(BTreeSet::new()),
-            view_listener: Mutex::new(ViewListener::default()),
-            connecting: Mutex::new(HashSet::new()),
-            reconnecting: AtomicBool::new(false),
-            maintenance: Mutex::new(None),
-            ping_request: Arc::new(ping_request),
-        }
-    }
-
-    pub(crate) fn next_correlation_id(&self) -> i64 {
-        self.next_correlation_id.fetch_add(1, Ordering::Relaxed)
-    }
-
-    pub(crate) fn is_shut_down(&self) -> bool {
-        self.shut_down.load(Ordering::Acquire)
-    }
-
-    pub(crate) fn partition_of(&self, key: &[u8]) -> PartitionId {
-        let count = self.partition_count.load(Ordering::Relaxed);
-        assert!(count > 0, "the partition count is set by the first authentication, before any invocation");
-        partition_for(Data(key), count as u16)
-    }
-
-    /// Marks the client shut down and closes its connections; returns them so the caller can
-    /// wait for their sockets to close.
-    fn begin_shutdown(&self) -> Vec<Arc<Connection>> {
-        self.shut_down.store(true, Ordering::Release);
-        let connections = std::mem::take(&mut self.state.write().connections);
-        for connection in &connections {
-            connection.close("client shut down");
-        }
-        self.signals.wake.notify_one();
-        connections
-    }
-
     fn identity(&self) -> Identity<'_> {
         Identity {
             client_uuid: self.client_uuid,
@@ -614,28 +483,10 @@ async fn maintain(inner: Arc<Inner>) {
     }
 }
 
-/// The partition key of a structure's name: the part after the first `@`, else the name.
-pub(crate) fn partition_key(name: &str) -> &str {
-    name.split_once('@').map_or(name, |(_, key)| key)
-}
-
 /// The socket address of a member's host and port (an IP literal needs no lookup).
 async fn resolve(host: &str, port: u16) -> Option<SocketAddr> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Some(SocketAddr::new(ip, port));
     }
     tokio::net::lookup_host((host, port)).await.ok()?.next()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_partition_key_is_the_name_or_what_follows_its_first_at() {
-        assert_eq!(partition_key("orders"), "orders");
-        assert_eq!(partition_key("orders@eu"), "eu");
-        assert_eq!(partition_key("a@b@c"), "b@c");
-        assert_eq!(partition_key("@"), "");
-    }
 }

@@ -24,9 +24,9 @@ use ferrogrid_protocol::error::{read_error_response, ERROR_RESPONSE};
 use ferrogrid_protocol::{Message, MessageType, PartitionId};
 use tokio::time::{timeout_at, Instant};
 
-use crate::client::{Inner, State};
 use crate::connection::{Connection, MESSAGE_TYPE_OFFSET, REQUEST_HEADER_BYTES};
 use crate::error::ClientError;
+use crate::shared::{Inner, State};
 
 /// Error codes retried for every request: CallerNotMember, InstanceNotActive, MemberLeft,
 /// PartitionMigrating, RetryableHazelcast, RetryableIO, TargetNotMember, WrongTarget,

@@ -36,7 +36,7 @@
 //! | maintenance, one per client | nothing | state: prunes connections, starts connects, pings, listener re-registration |
 //! | connect tasks (spawned by maintenance) | a socket until it is admitted | state: admit under the write lock |
 //!
-//! Shared state (`client.rs`'s `State`: the `ClusterView` of `cluster.rs` and the open connections)
+//! Shared state (`shared.rs`'s `State`: the `ClusterView` of `cluster.rs` and the open connections)
 //! sits behind one `RwLock`: read by every routing decision, written only on connection
 //! changes and view events.
 //!
@@ -63,11 +63,13 @@ mod error;
 mod handshake;
 mod invocation;
 mod map;
+mod proxy;
 mod queue;
 mod serialization;
+mod shared;
 mod topic;
 
-pub use client::{Client, ClientStats, MAP_SERVICE, QUEUE_SERVICE, TOPIC_SERVICE};
+pub use client::{ClientStats, MAP_SERVICE, QUEUE_SERVICE, TOPIC_SERVICE};
 pub use cluster::Member;
 pub use config::{ClientConfig, MAX_IN_FLIGHT_PER_CONNECTION};
 pub use error::{AuthenticationStatus, ClientError};
@@ -78,4 +80,5 @@ pub use serialization::{
     deserialize_bytes, deserialize_string, greater_equal_predicate, serialize_bytes, serialize_string,
     BYTE_ARRAY_TYPE_ID, STRING_TYPE_ID,
 };
+pub use shared::Client;
 pub use topic::{MessageListener, Topic, TopicMessage};

@@ -12,12 +12,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferrogrid_protocol::codec::*;
-use ferrogrid_protocol::{Data, DecodeError, Message, PartitionId};
+use ferrogrid_protocol::{Data, DecodeError, PartitionId};
 use tokio::task::JoinSet;
 
-use crate::client::{Client, Inner};
 use crate::error::ClientError;
 use crate::invocation::{Invocation, Target};
+use crate::proxy::{decode, nullable_data, whole_millis};
+use crate::shared::{Client, Inner};
 
 /// The thread id sent with key operations (it only matters to locks, which this client does
 /// not offer).
@@ -247,41 +248,5 @@ impl Map {
             groups.entry(partition).or_default().push(item);
         }
         groups
-    }
-}
-
-/// A TTL or timeout in whole milliseconds for the wire, rounding a non-zero sub-millisecond
-/// one up (zero keeps its meaning: a TTL of forever, a timeout of "do not wait").
-pub(crate) fn whole_millis(duration: Duration) -> i64 {
-    match i64::try_from(duration.as_millis()) {
-        Ok(0) if !duration.is_zero() => 1,
-        Ok(milliseconds) => milliseconds,
-        Err(_) => i64::MAX,
-    }
-}
-
-/// Decodes a response message with `read`.
-pub(crate) fn decode<T>(
-    response: &[u8],
-    read: impl for<'a> FnOnce(&Message<'a>) -> Result<T, DecodeError>,
-) -> Result<T, ClientError> {
-    let message = Message::parse(response)?;
-    Ok(read(&message)?)
-}
-
-pub(crate) fn nullable_data(message: &Message<'_>) -> Result<Option<Vec<u8>>, DecodeError> {
-    Ok(NullableDataResponse::decode(message)?.response.map(|data| data.0.to_vec()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ttl_rounds_to_whole_milliseconds() {
-        assert_eq!(whole_millis(Duration::ZERO), 0);
-        assert_eq!(whole_millis(Duration::from_micros(10)), 1);
-        assert_eq!(whole_millis(Duration::from_millis(1500)), 1500);
-        assert_eq!(whole_millis(Duration::MAX), i64::MAX);
     }
 }

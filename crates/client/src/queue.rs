@@ -12,10 +12,10 @@ use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::{Data, DecodeError, PartitionId};
 use tokio::time::Instant;
 
-use crate::client::{Client, Inner};
 use crate::error::ClientError;
 use crate::invocation::{Invocation, Target};
-use crate::map::{decode, nullable_data, whole_millis};
+use crate::proxy::{decode, nullable_data, whole_millis};
+use crate::shared::{Client, Inner};
 
 /// Room for headers and frame headers when sizing a request buffer.
 const REQUEST_OVERHEAD_BYTES: usize = 96;

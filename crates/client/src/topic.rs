@@ -21,11 +21,11 @@ use ferrogrid_protocol::{Data, Message, PartitionId, Uuid};
 use tokio::sync::mpsc;
 use tracing::warn;
 
-use crate::client::{Client, Inner};
 use crate::connection::{Connection, EventHandler};
 use crate::error::ClientError;
 use crate::invocation::{Invocation, Target};
-use crate::map::decode;
+use crate::proxy::decode;
+use crate::shared::{Client, Inner};
 
 /// Room for headers and frame headers when sizing a request buffer.
 const REQUEST_OVERHEAD_BYTES: usize = 96;

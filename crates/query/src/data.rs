@@ -9,7 +9,7 @@
 //! `BigInteger`, `BigDecimal`, `java.util.Date`, the `java.time` types, `Object[]`,
 //! `ArrayList`, `LinkedList` and `CopyOnWriteArrayList` (as arrays), `Optional` (as its
 //! content), `HazelcastJsonValue` (its text), and Compact and Portable records (as opaque
-//! [`Object`]s: [`crate::path`] reads their fields). Anything else — IdentifiedDataSerializable,
+//! [`Object`]s: the `path` module reads their fields). Anything else — IdentifiedDataSerializable,
 //! Java serialization, custom serializers, other clients' native formats, other Java
 //! collections and maps — is a [`ReadError`] naming the type id.
 //!

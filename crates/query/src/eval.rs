@@ -58,7 +58,9 @@
 //! compiled), so evaluation recursion is bounded; malformed input is an [`EvalError`], never a
 //! panic.
 
+mod java_classes;
 pub mod java_regex;
+mod like;
 
 use crate::compact::{CompactRecord, SchemaSource, TYPE_ID as COMPACT};
 use crate::data::{self, read_object, JSON, PORTABLE};
@@ -69,6 +71,9 @@ use crate::value::Value;
 use regex::Regex;
 use std::cmp::Ordering;
 use std::sync::{Mutex, PoisonError};
+
+use java_classes::{check_known_class, classes_of, java_class, primitive_array_class, PRIMITIVE_ARRAY_KINDS};
+pub use like::like_to_regex;
 
 /// How deep a predicate tree may nest.
 pub const MAX_DEPTH: usize = 64;
@@ -353,58 +358,6 @@ fn comparable(value: &Value) -> bool {
     !matches!(value, Value::Array(_) | Value::Object(_) | Value::JsonStructure)
 }
 
-/// Java's class name of a value, as exception messages print it.
-fn java_class(value: &Value) -> String {
-    let name = value.type_name();
-    match value {
-        Value::Bool(_)
-        | Value::Byte(_)
-        | Value::Short(_)
-        | Value::Int(_)
-        | Value::Long(_)
-        | Value::Float(_)
-        | Value::Double(_)
-        | Value::Char(_)
-        | Value::String(_) => format!("java.lang.{name}"),
-        Value::BigInteger(_) | Value::BigDecimal(_) => format!("java.math.{name}"),
-        Value::Uuid(_) | Value::LegacyDate(_) => format!("java.util.{name}"),
-        Value::Date(_) | Value::Time(_) | Value::Timestamp(_) | Value::TimestampWithTimezone(_) => {
-            format!("java.time.{name}")
-        }
-        Value::Json(_) => "com.hazelcast.core.HazelcastJsonValue".into(),
-        Value::Object(object) if object.type_id == COMPACT => GENERIC_RECORD_CLASS.into(),
-        Value::Object(object) if object.type_id == PORTABLE => {
-            "com.hazelcast.internal.serialization.impl.portable.PortableGenericRecord".into()
-        }
-        Value::Array(items) => primitive_array_class(items).unwrap_or("[Ljava.lang.Object;").into(),
-        _ => name.into(),
-    }
-}
-
-/// Compact's `ARRAY_OF_BOOLEAN`, `ARRAY_OF_INT8`, `_INT16`, `_INT32`, `_INT64`, `_FLOAT32` and
-/// `_FLOAT64`: read by Hazelcast as primitive Java arrays.
-const PRIMITIVE_ARRAY_KINDS: [i32; 7] = [2, 4, 8, 10, 12, 14, 16];
-
-/// The class of Compact records the member reads without their class.
-const GENERIC_RECORD_CLASS: &str = "com.hazelcast.internal.serialization.impl.compact.DeserializedGenericRecord";
-
-/// The Java class of an array taken as primitive: non-empty, all items non-null booleans or
-/// numbers of one type.
-fn primitive_array_class(items: &[Value]) -> Option<&'static str> {
-    let class = match items.first()? {
-        Value::Bool(_) => "[Z",
-        Value::Byte(_) => "[B",
-        Value::Short(_) => "[S",
-        Value::Int(_) => "[I",
-        Value::Long(_) => "[J",
-        Value::Float(_) => "[F",
-        Value::Double(_) => "[D",
-        _ => return None,
-    };
-    let first = std::mem::discriminant(&items[0]);
-    items.iter().all(|item| std::mem::discriminant(item) == first).then_some(class)
-}
-
 /// What a leaf checks of one attribute value.
 #[derive(Debug)]
 enum Test {
@@ -480,35 +433,6 @@ fn compile_regex(pattern: &str, flags: java_regex::Flags) -> Result<Regex, EvalE
         java_regex::RegexError::Syntax(message) => error(EvalErrorKind::PatternSyntax, message),
         java_regex::RegexError::Unsupported(message) => error(EvalErrorKind::Unsupported, message),
     })
-}
-
-/// `LikePredicate.createPattern`'s Java regular expression for a LIKE pattern: the pattern
-/// quoted (`Pattern.quote`), each `%` and `_` not preceded by a backslash (in the quoted text)
-/// replaced by `\E.*\Q` and `\E.\Q`, then every `\%` and `\_` by `%` and `_`.
-pub fn like_to_regex(pattern: &str) -> String {
-    let quoted = java_quote(pattern);
-    let wildcards = replace_unescaped(&replace_unescaped(&quoted, '%', r"\E.*\Q"), '_', r"\E.\Q");
-    wildcards.replace(r"\%", "%").replace(r"\_", "_")
-}
-
-/// Java's `Pattern.quote`.
-fn java_quote(text: &str) -> String {
-    format!(r"\Q{}\E", text.replace(r"\E", r"\E\\E\Q"))
-}
-
-/// `text.replaceAll("(?<!\\\\)[c]", replacement)`: lookbehind sees the original text.
-fn replace_unescaped(text: &str, target: char, replacement: &str) -> String {
-    let mut replaced = String::with_capacity(text.len());
-    let mut previous = None;
-    for c in text.chars() {
-        if c == target && previous != Some('\\') {
-            replaced.push_str(replacement);
-        } else {
-            replaced.push(c);
-        }
-        previous = Some(c);
-    }
-    replaced
 }
 
 impl Leaf {
@@ -757,82 +681,6 @@ fn compare(attribute: &Value, value: &Value) -> Result<Ordering, EvalError> {
 
 fn cast_error(value: &Value, target: &str) -> EvalError {
     error(EvalErrorKind::ClassCast, format!("class {} cannot be cast to class {target}", java_class(value)))
-}
-
-const OBJECT: &str = "java.lang.Object";
-const SERIALIZABLE: &str = "java.io.Serializable";
-const COMPARABLE: &str = "java.lang.Comparable";
-const NUMBER: &str = "java.lang.Number";
-const CONSTABLE: &str = "java.lang.constant.Constable";
-const CONSTANT_DESC: &str = "java.lang.constant.ConstantDesc";
-const TEMPORAL: &[&str] =
-    &[SERIALIZABLE, COMPARABLE, "java.time.temporal.Temporal", "java.time.temporal.TemporalAccessor"];
-
-/// The classes and interfaces (besides `java.lang.Object`) a value the member reads is an
-/// instance of.
-fn classes_of(value: &Value) -> Vec<&'static str> {
-    let mut classes: Vec<&'static str> = match value {
-        Value::Bool(_) => vec!["java.lang.Boolean", SERIALIZABLE, COMPARABLE, CONSTABLE],
-        Value::Byte(_) => vec!["java.lang.Byte", NUMBER, SERIALIZABLE, COMPARABLE, CONSTABLE],
-        Value::Short(_) => vec!["java.lang.Short", NUMBER, SERIALIZABLE, COMPARABLE, CONSTABLE],
-        Value::Int(_) => vec!["java.lang.Integer", NUMBER, SERIALIZABLE, COMPARABLE, CONSTABLE, CONSTANT_DESC],
-        Value::Long(_) => vec!["java.lang.Long", NUMBER, SERIALIZABLE, COMPARABLE, CONSTABLE, CONSTANT_DESC],
-        Value::Float(_) => vec!["java.lang.Float", NUMBER, SERIALIZABLE, COMPARABLE, CONSTABLE, CONSTANT_DESC],
-        Value::Double(_) => vec!["java.lang.Double", NUMBER, SERIALIZABLE, COMPARABLE, CONSTABLE, CONSTANT_DESC],
-        Value::Char(_) => vec!["java.lang.Character", SERIALIZABLE, COMPARABLE, CONSTABLE],
-        Value::String(_) => {
-            vec!["java.lang.String", "java.lang.CharSequence", SERIALIZABLE, COMPARABLE, CONSTABLE, CONSTANT_DESC]
-        }
-        Value::BigInteger(_) => vec!["java.math.BigInteger", NUMBER, SERIALIZABLE, COMPARABLE],
-        Value::BigDecimal(_) => vec!["java.math.BigDecimal", NUMBER, SERIALIZABLE, COMPARABLE],
-        Value::Uuid(_) => vec!["java.util.UUID", SERIALIZABLE, COMPARABLE],
-        Value::LegacyDate(_) => vec!["java.util.Date", SERIALIZABLE, COMPARABLE, "java.lang.Cloneable"],
-        Value::Date(_) => [&["java.time.LocalDate"][..], TEMPORAL].concat(),
-        Value::Time(_) => [&["java.time.LocalTime"][..], TEMPORAL].concat(),
-        Value::Timestamp(_) => [&["java.time.LocalDateTime"][..], TEMPORAL].concat(),
-        Value::TimestampWithTimezone(_) => [&["java.time.OffsetDateTime"][..], TEMPORAL].concat(),
-        Value::Json(_) => vec!["com.hazelcast.core.HazelcastJsonValue", COMPARABLE],
-        Value::Object(object) if object.type_id == COMPACT => vec![
-            GENERIC_RECORD_CLASS,
-            "com.hazelcast.internal.serialization.impl.compact.CompactGenericRecord",
-            "com.hazelcast.internal.serialization.impl.AbstractGenericRecord",
-            "com.hazelcast.internal.serialization.impl.InternalGenericRecord",
-            "com.hazelcast.nio.serialization.genericrecord.GenericRecord",
-        ],
-        _ => vec![],
-    };
-    classes.push(OBJECT);
-    classes
-}
-
-/// Every class name [`classes_of`] knows: INSTANCE OF any other needs the class itself.
-fn check_known_class(class: &str) -> Result<(), EvalError> {
-    let samples = [
-        Value::Bool(false),
-        Value::Byte(0),
-        Value::Short(0),
-        Value::Int(0),
-        Value::Long(0),
-        Value::Float(0.0),
-        Value::Double(0.0),
-        Value::Char(0),
-        Value::String(String::new()),
-        Value::BigInteger(0.into()),
-        Value::Uuid(0),
-        Value::LegacyDate(0),
-        Value::Json(String::new()),
-        Value::Object(crate::value::Object { type_id: COMPACT, bytes: Vec::new() }),
-    ];
-    let known = ["java.math.BigDecimal", "java.time.LocalDate", "java.time.LocalTime", "java.time.LocalDateTime"]
-        .into_iter()
-        .chain(["java.time.OffsetDateTime"])
-        .chain(TEMPORAL.iter().copied())
-        .chain(samples.iter().flat_map(classes_of))
-        .any(|known| known == class);
-    match known {
-        true => Ok(()),
-        false => Err(error(EvalErrorKind::Unsupported, format!("ferrogrid cannot load class {class} for instanceOf"))),
-    }
 }
 
 /// `InstanceOfPredicate.apply`: the entry's value (deserialized) is of the class.

@@ -18,8 +18,8 @@
 //! takes the first, here the last counts. Documents nested deeper than 128 levels are treated as
 //! invalid (serde_json's limit).
 
+use crate::attribute::{Extracted, Step};
 use crate::error::ReadError;
-use crate::path::{Extracted, Step};
 use crate::value::Value;
 use serde_json::Value as Json;
 

@@ -17,7 +17,7 @@
 
 use crate::compact::SchemaSource;
 use crate::data::read_value;
-use crate::exec::{java_class, ExecError};
+use crate::java::{java_class, ExecError};
 use crate::number::BigDecimal;
 use crate::predicate::IterationType;
 use crate::value::Value;

@@ -15,7 +15,7 @@
 use crate::data::PORTABLE;
 use crate::error::ReadError;
 use crate::input::{malformed, Input};
-use crate::path::Record;
+use crate::record::Record;
 use crate::value::{Object, Value};
 
 /// Portable `FieldType` ids.

@@ -44,7 +44,7 @@
 //! Invariant: parentheses and `NOT`s nest at most [`MAX_NESTING`] deep; malformed text is an
 //! error, never a panic.
 
-use crate::predicate::{Operand, Predicate};
+use crate::tree::{Operand, Predicate};
 
 /// How deeply parentheses and `NOT`s may nest.
 pub const MAX_NESTING: usize = 64;

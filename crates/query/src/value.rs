@@ -12,7 +12,8 @@
 //! - objects (nested Compact or Portable records, values the member cannot read), arrays and
 //!   JSON structures are not comparable; objects are equal when their serialized bytes are.
 //!
-//! How a predicate's value is converted to the attribute's type first is in [`crate::convert`].
+//! How a predicate's value is converted to the attribute's type first is in the `convert` module,
+//! which builds on this one.
 
 use crate::number::{compare_doubles, compare_long_with_double, equal_doubles, BigDecimal};
 use crate::temporal::{Date, Time, Timestamp, TimestampWithTimezone};

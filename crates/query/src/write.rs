@@ -505,7 +505,6 @@ fn put_offsets(out: &mut Vec<u8>, offsets: &[Option<usize>], width: usize) {
 /// kinds (nullable or not), STRING and DECIMAL; any other kind is `Unsupported`, and a null for
 /// a kind that cannot be null is `Unsupported` too.
 pub fn write_compact(schema: &crate::schema::Schema, values: &[Value]) -> Result<Vec<u8>, WriteError> {
-    use crate::compact::kind;
     if values.len() != schema.fields.len() {
         return Err(WriteError::Unsupported(format!("{} values for {} fields", values.len(), schema.fields.len())));
     }
@@ -514,38 +513,8 @@ pub fn write_compact(schema: &crate::schema::Schema, values: &[Value]) -> Result
     for (field, value) in schema.fields.iter().zip(values) {
         let malformed = |error: crate::error::ReadError| WriteError::Malformed(error.to_string());
         let Some((_, place)) = schema.place(&field.name).map_err(malformed)? else { continue };
-        let unsupported = || {
-            WriteError::Unsupported(format!(
-                "{} for Compact field {} of kind {}",
-                value.type_name(),
-                field.name,
-                field.kind
-            ))
-        };
-        let mut bytes = Vec::new();
-        match (field.kind, value) {
-            (_, Value::Null) => {
-                if !matches!(place, Place::Variable { .. }) {
-                    return Err(unsupported());
-                }
-                continue;
-            }
-            (kind::BOOLEAN | kind::NULLABLE_BOOLEAN, Value::Bool(v)) => bytes.push(u8::from(*v)),
-            (kind::INT8 | 35, Value::Byte(v)) => bytes.push(*v as u8),
-            (kind::INT16 | 37, Value::Short(v)) => bytes.extend_from_slice(&v.to_be_bytes()),
-            (kind::INT32 | 39, Value::Int(v)) => bytes.extend_from_slice(&v.to_be_bytes()),
-            (kind::INT64 | 41, Value::Long(v)) => bytes.extend_from_slice(&v.to_be_bytes()),
-            (kind::FLOAT32 | 43, Value::Float(v)) => bytes.extend_from_slice(&v.to_bits().to_be_bytes()),
-            (kind::FLOAT64 | kind::NULLABLE_FLOAT64, Value::Double(v)) => {
-                bytes.extend_from_slice(&v.to_bits().to_be_bytes())
-            }
-            (kind::STRING, Value::String(text)) => put_string(&mut bytes, text),
-            (kind::DECIMAL, Value::BigDecimal(decimal)) => {
-                put_big_integer(&mut bytes, decimal.unscaled());
-                put_i32(&mut bytes, decimal.scale());
-            }
-            _ => return Err(unsupported()),
-        }
+        let unsupported = || unsupported_field(field, value);
+        let Some(bytes) = compact_field_bytes(field, value, &place)? else { continue };
         match place {
             Place::Fixed { offset } => {
                 let at = offset as usize;
@@ -559,10 +528,56 @@ pub fn write_compact(schema: &crate::schema::Schema, values: &[Value]) -> Result
             Place::Variable { index } => variable[index as usize] = Some(bytes),
         }
     }
-    let mut out = schema.id().to_be_bytes().to_vec();
+    Ok(compact_record(schema.id(), fixed, variable))
+}
+
+/// A value a Compact field of its kind cannot hold (or that this writer does not write).
+fn unsupported_field(field: &crate::schema::FieldDescriptor, value: &Value) -> WriteError {
+    WriteError::Unsupported(format!("{} for Compact field {} of kind {}", value.type_name(), field.name, field.kind))
+}
+
+/// The bytes `value` takes in `field` at `place`; None for a null in a variable-size field,
+/// which is left absent.
+fn compact_field_bytes(
+    field: &crate::schema::FieldDescriptor,
+    value: &Value,
+    place: &Place,
+) -> Result<Option<Vec<u8>>, WriteError> {
+    use crate::compact::kind;
+    let mut bytes = Vec::new();
+    match (field.kind, value) {
+        (_, Value::Null) => {
+            if !matches!(place, Place::Variable { .. }) {
+                return Err(unsupported_field(field, value));
+            }
+            return Ok(None);
+        }
+        (kind::BOOLEAN | kind::NULLABLE_BOOLEAN, Value::Bool(v)) => bytes.push(u8::from(*v)),
+        (kind::INT8 | 35, Value::Byte(v)) => bytes.push(*v as u8),
+        (kind::INT16 | 37, Value::Short(v)) => bytes.extend_from_slice(&v.to_be_bytes()),
+        (kind::INT32 | 39, Value::Int(v)) => bytes.extend_from_slice(&v.to_be_bytes()),
+        (kind::INT64 | 41, Value::Long(v)) => bytes.extend_from_slice(&v.to_be_bytes()),
+        (kind::FLOAT32 | 43, Value::Float(v)) => bytes.extend_from_slice(&v.to_bits().to_be_bytes()),
+        (kind::FLOAT64 | kind::NULLABLE_FLOAT64, Value::Double(v)) => {
+            bytes.extend_from_slice(&v.to_bits().to_be_bytes())
+        }
+        (kind::STRING, Value::String(text)) => put_string(&mut bytes, text),
+        (kind::DECIMAL, Value::BigDecimal(decimal)) => {
+            put_big_integer(&mut bytes, decimal.unscaled());
+            put_i32(&mut bytes, decimal.scale());
+        }
+        _ => return Err(unsupported_field(field, value)),
+    }
+    Ok(Some(bytes))
+}
+
+/// A Compact record's bytes: the schema id, then the fixed-size section alone, or (with
+/// variable-size fields) the data length, the data and the offset table.
+fn compact_record(schema_id: i64, fixed: Vec<u8>, variable: Vec<Option<Vec<u8>>>) -> Vec<u8> {
+    let mut out = schema_id.to_be_bytes().to_vec();
     if variable.is_empty() {
         out.extend_from_slice(&fixed);
-        return Ok(out);
+        return out;
     }
     let mut data = fixed;
     let mut offsets = Vec::with_capacity(variable.len());
@@ -579,7 +594,7 @@ pub fn write_compact(schema: &crate::schema::Schema, values: &[Value]) -> Result
     let width = compact_offset_width(data.len());
     out.extend_from_slice(&data);
     put_offsets(&mut out, &offsets, width);
-    Ok(out)
+    out
 }
 
 /// The Portable field type SQL writes a value of (None: not written here): BYTE 1, BOOLEAN 2,

@@ -1,0 +1,406 @@
+//! Structures ("custom types") carried inside messages: addresses, members, the partition
+//! table, Compact schemas, paging anchors, index definitions and entry views.
+
+use crate::data::Data;
+use crate::frame::DecodeError;
+use crate::message::*;
+use crate::types::Uuid;
+
+/// A member address: host and port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Address<'a> {
+    pub host: &'a str,
+    pub port: i32,
+}
+
+impl<'a> VarField<'a> for Address<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let port = FixedReader::new(reader.value_frame("address port")?).read::<i32>()?;
+        let host = reader.string()?;
+        reader.skip_to_end()?;
+        Ok(Address { host, port })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.port);
+        writer.frame(self.host.as_bytes()).end();
+    }
+}
+
+/// Which endpoint an address serves (0 MEMBER, 1 CLIENT, …) and its optional identifier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndpointQualifier<'a> {
+    pub endpoint_type: i32,
+    pub identifier: Option<&'a str>,
+}
+
+pub const ENDPOINT_MEMBER: i32 = 0;
+pub const ENDPOINT_CLIENT: i32 = 1;
+
+impl<'a> VarField<'a> for EndpointQualifier<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let endpoint_type = FixedReader::new(reader.value_frame("qualifier type")?).read::<i32>()?;
+        let identifier = <Option<&str>>::read(reader)?;
+        reader.skip_to_end()?;
+        Ok(EndpointQualifier { endpoint_type, identifier })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.endpoint_type);
+        writer.var(&self.identifier).end();
+    }
+}
+
+/// A product version: major, minor, patch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemberVersion {
+    pub major: i8,
+    pub minor: i8,
+    pub patch: i8,
+}
+
+impl VarField<'_> for MemberVersion {
+    fn read(reader: &mut MessageReader<'_>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("member version")?);
+        let version = MemberVersion { major: fixed.read()?, minor: fixed.read()?, patch: fixed.read()? };
+        reader.skip_to_end()?;
+        Ok(version)
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.major).fixed(&self.minor).fixed(&self.patch);
+        writer.end();
+    }
+}
+
+/// The cluster version (major, minor) of the ClusterVersion event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClusterVersion {
+    pub major: i8,
+    pub minor: i8,
+}
+
+impl VarField<'_> for ClusterVersion {
+    fn read(reader: &mut MessageReader<'_>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("cluster version")?);
+        let version = ClusterVersion { major: fixed.read()?, minor: fixed.read()? };
+        reader.skip_to_end()?;
+        Ok(version)
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.major).fixed(&self.minor);
+        writer.end();
+    }
+}
+
+/// One member as the cluster view describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberInfo<'a> {
+    pub uuid: Uuid,
+    pub lite_member: bool,
+    pub address: Address<'a>,
+    pub attributes: Vec<(&'a str, &'a str)>,
+    pub version: MemberVersion,
+    pub address_map: Vec<(EndpointQualifier<'a>, Address<'a>)>,
+}
+
+impl<'a> VarField<'a> for MemberInfo<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("member info")?);
+        let uuid = fixed.read::<Option<Uuid>>()?.unwrap_or_default();
+        let lite_member = fixed.read()?;
+        let address = Address::read(reader)?;
+        let attributes = VarField::read(reader)?;
+        let version = MemberVersion::read(reader)?;
+        let address_map = VarField::read(reader)?;
+        reader.skip_to_end()?;
+        Ok(MemberInfo { uuid, lite_member, address, attributes, version, address_map })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&Some(self.uuid)).fixed(&self.lite_member);
+        writer.var(&self.address).var(&self.attributes).var(&self.version).var(&self.address_map);
+        writer.end();
+    }
+}
+
+/// The partition table: for each member, the partitions it owns.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PartitionTable(pub Vec<(Uuid, Vec<i32>)>);
+
+impl VarField<'_> for PartitionTable {
+    fn read(reader: &mut MessageReader<'_>) -> Result<Self, DecodeError> {
+        let lists = <Vec<Packed<i32>>>::read(reader)?;
+        let members = <Packed<Option<Uuid>>>::read(reader)?;
+        if members.0.len() != lists.len() {
+            return Err(DecodeError::UnexpectedFrame("one member uuid per partition list"));
+        }
+        let pairs = members.0.into_iter().map(Option::unwrap_or_default).zip(lists.into_iter().map(|l| l.0));
+        Ok(PartitionTable(pairs.collect()))
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin();
+        for (_, partitions) in &self.0 {
+            writer.open_frame(0);
+            for partition in partitions {
+                writer.fixed(partition);
+            }
+        }
+        writer.end().open_frame(0);
+        for (uuid, _) in &self.0 {
+            writer.fixed(&Some(*uuid));
+        }
+    }
+}
+
+/// A (service, name) pair naming a distributed object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DistributedObjectInfo<'a> {
+    pub service_name: &'a str,
+    pub name: &'a str,
+}
+
+impl<'a> VarField<'a> for DistributedObjectInfo<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let service_name = reader.string()?;
+        let name = reader.string()?;
+        reader.skip_to_end()?;
+        Ok(DistributedObjectInfo { service_name, name })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().frame(self.service_name.as_bytes()).frame(self.name.as_bytes()).end();
+    }
+}
+
+/// One field of a Compact schema as the wire carries it (`FieldDescriptor`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaField<'a> {
+    pub name: &'a str,
+    /// Hazelcast's `FieldKind` ordinal.
+    pub kind: i32,
+}
+
+impl<'a> VarField<'a> for SchemaField<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let kind = FixedReader::new(reader.value_frame("field descriptor")?).read()?;
+        let name = reader.string()?;
+        reader.skip_to_end()?;
+        Ok(SchemaField { name, kind })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.kind);
+        writer.frame(self.name.as_bytes()).end();
+    }
+}
+
+/// A Compact schema as the wire carries it (`Schema`: the type name and its fields; the id is
+/// not sent, every side computes it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactSchema<'a> {
+    pub type_name: &'a str,
+    pub fields: Vec<SchemaField<'a>>,
+}
+
+impl<'a> VarField<'a> for CompactSchema<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let type_name = reader.string()?;
+        let fields = VarField::read(reader)?;
+        reader.skip_to_end()?;
+        Ok(CompactSchema { type_name, fields })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().frame(self.type_name.as_bytes());
+        self.fields.write(writer);
+        writer.end();
+    }
+}
+
+/// The anchors of a paging predicate: for each page already seen, its last entry (what the
+/// next page starts after). `AnchorDataListHolder`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AnchorList<'a> {
+    pub pages: Packed<i32>,
+    pub anchors: Vec<(Data<'a>, Data<'a>)>,
+}
+
+impl<'a> VarField<'a> for AnchorList<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let pages: Packed<i32> = VarField::read(reader)?;
+        let anchors: Vec<(Data<'a>, Data<'a>)> = VarField::read(reader)?;
+        reader.skip_to_end()?;
+        if pages.0.len() != anchors.len() {
+            return Err(DecodeError::UnexpectedFrame("one anchor per anchor page"));
+        }
+        Ok(AnchorList { pages, anchors })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin();
+        self.pages.write(writer);
+        self.anchors.write(writer);
+        writer.end();
+    }
+}
+
+/// A paging predicate as the paging queries carry it (`PagingPredicateHolder`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PagingPredicateHolder<'a> {
+    pub page_size: i32,
+    pub page: i32,
+    /// 0 keys, 1 values, 2 entries.
+    pub iteration_type: i8,
+    pub anchors: AnchorList<'a>,
+    pub predicate: Option<Data<'a>>,
+    pub comparator: Option<Data<'a>>,
+    pub partition_key: Option<Data<'a>>,
+    /// Since protocol 2.5; older clients do not send it.
+    pub partition_keys: Option<Vec<Data<'a>>>,
+}
+
+impl<'a> VarField<'a> for PagingPredicateHolder<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("paging predicate")?);
+        let (page_size, page, iteration_type) = (fixed.read()?, fixed.read()?, fixed.read()?);
+        let anchors = AnchorList::read(reader)?;
+        let predicate = VarField::read(reader)?;
+        let comparator = VarField::read(reader)?;
+        let partition_key = VarField::read(reader)?;
+        // `at_end` takes the END frame when there is nothing more (a client before 2.5).
+        let partition_keys = if reader.at_end()? {
+            None
+        } else {
+            let keys = VarField::read(reader)?;
+            reader.skip_to_end()?;
+            keys
+        };
+        Ok(PagingPredicateHolder {
+            page_size,
+            page,
+            iteration_type,
+            anchors,
+            predicate,
+            comparator,
+            partition_key,
+            partition_keys,
+        })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.page_size).fixed(&self.page).fixed(&self.iteration_type);
+        writer.var(&self.anchors).var(&self.predicate).var(&self.comparator).var(&self.partition_key);
+        writer.var(&self.partition_keys);
+        writer.end();
+    }
+}
+
+/// An index definition (`IndexConfig`): type 0 sorted, 1 hash, 2 bitmap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexConfig<'a> {
+    pub index_type: i32,
+    pub name: Option<&'a str>,
+    pub attributes: Vec<&'a str>,
+    /// A bitmap index's unique key and its transformation (`BitmapIndexOptions`).
+    pub bitmap: Option<(&'a str, i32)>,
+}
+
+impl<'a> VarField<'a> for IndexConfig<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let index_type = FixedReader::new(reader.value_frame("index config")?).read()?;
+        let name = VarField::read(reader)?;
+        let attributes = VarField::read(reader)?;
+        let bitmap = if reader.next_is_null() {
+            None
+        } else {
+            reader.begin()?;
+            let transformation = FixedReader::new(reader.value_frame("bitmap index options")?).read()?;
+            let unique_key = reader.string()?;
+            reader.skip_to_end()?;
+            Some((unique_key, transformation))
+        };
+        // A B-tree index configuration (protocol 2.5) is Enterprise's: skipped.
+        reader.skip_to_end()?;
+        Ok(IndexConfig { index_type, name, attributes, bitmap })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.index_type);
+        writer.var(&self.name).var(&self.attributes);
+        match self.bitmap {
+            None => {
+                writer.null();
+            }
+            Some((unique_key, transformation)) => {
+                writer.begin().open_frame(0).fixed(&transformation);
+                writer.frame(unique_key.as_bytes()).end();
+            }
+        }
+        writer.end();
+    }
+}
+
+/// An entry's metadata as `IMap.getEntryView` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryView<'a> {
+    pub key: Data<'a>,
+    pub value: Data<'a>,
+    pub cost: i64,
+    pub creation_time: i64,
+    pub expiration_time: i64,
+    pub hits: i64,
+    pub last_access_time: i64,
+    pub last_stored_time: i64,
+    pub last_update_time: i64,
+    pub version: i64,
+    pub ttl: i64,
+    pub max_idle: i64,
+}
+
+impl<'a> VarField<'a> for EntryView<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("entry view")?);
+        let mut next = || fixed.read::<i64>();
+        let (cost, creation_time, expiration_time, hits) = (next()?, next()?, next()?, next()?);
+        let (last_access_time, last_stored_time, last_update_time) = (next()?, next()?, next()?);
+        let (version, ttl, max_idle) = (next()?, next()?, next()?);
+        let key = Data::read(reader)?;
+        let value = Data::read(reader)?;
+        reader.skip_to_end()?;
+        Ok(EntryView {
+            key,
+            value,
+            cost,
+            creation_time,
+            expiration_time,
+            hits,
+            last_access_time,
+            last_stored_time,
+            last_update_time,
+            version,
+            ttl,
+            max_idle,
+        })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0);
+        for field in [
+            self.cost,
+            self.creation_time,
+            self.expiration_time,
+            self.hits,
+            self.last_access_time,
+            self.last_stored_time,
+            self.last_update_time,
+            self.version,
+            self.ttl,
+            self.max_idle,
+        ] {
+            writer.fixed(&field);
+        }
+        writer.var(&self.key).var(&self.value).end();
+    }
+}
