@@ -8,5 +8,6 @@ pub(crate) mod link;
 pub(crate) mod peer;
 pub(crate) mod relays;
 pub(crate) mod replication;
+pub(crate) mod rows;
 pub(crate) mod service;
 pub(crate) mod view;

@@ -16,4 +16,5 @@ pub(crate) mod request;
 pub(crate) mod ringbuffer;
 pub(crate) mod schemas;
 pub(crate) mod settings;
+pub(crate) mod topic;
 pub(crate) mod wide;

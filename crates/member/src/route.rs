@@ -9,4 +9,5 @@ pub(crate) mod envelope;
 pub(crate) mod fanout;
 pub(crate) mod local_ops;
 pub(crate) mod operations;
+pub(crate) mod row;
 pub(crate) mod wire;

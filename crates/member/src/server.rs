@@ -35,6 +35,9 @@ pub enum StartError {
     NoFreePort { host: String, first: u16, last: u16, source: io::Error },
     #[error("could not start a thread: {0}")]
     Thread(io::Error),
+    /// Two rows for one message type (a structure's rows clash with another's).
+    #[error("the operation table is inconsistent: {0}")]
+    OperationTable(String),
 }
 
 /// A running member. Dropping it does not stop it; call [`Member::shutdown`].
@@ -53,6 +56,7 @@ impl Member {
     /// threads. Returns once the member accepts connections.
     pub fn start(config: MemberConfig) -> Result<Member, StartError> {
         config.validate()?;
+        crate::route::operations::check().map_err(StartError::OperationTable)?;
         let (listener, address) = bind(&config)?;
         let reactor_count = config.reactor_thread_count();
         let (mut polls, mut handles, mut receivers) = (Vec::new(), Vec::new(), Vec::new());
@@ -196,7 +200,7 @@ pub(crate) fn shared_state(
         .map(|tenant| crate::tenants::Tenant::new(tenant.clone(), reactor_count))
         .collect();
     let config = Arc::new(config);
-    let flake_ids = crate::engine::flake_id::FlakeIdGenerators::new(config.clone());
+    let flake_ids = crate::engine::flake_id::store::FlakeIdGenerators::new(config.clone());
     let packing = crate::obs::probes::PackingProbes::new(crate::net::packing::initial_active(&config, reactor_count));
     let shared = Arc::new(Shared {
         config,

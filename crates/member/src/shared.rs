@@ -171,7 +171,7 @@ pub struct Shared {
     /// The configured tenants; tenant id `i + 1` is `tenants[i]`.
     pub tenants: Vec<crate::tenants::Tenant>,
     /// Flake id generators' state (member-wide, any reactor issues batches).
-    pub flake_ids: crate::engine::flake_id::FlakeIdGenerators,
+    pub flake_ids: crate::engine::flake_id::store::FlakeIdGenerators,
 }
 
 /// How long a client may be without connections before its locks are released (Hazelcast's

@@ -3,5 +3,6 @@
 
 pub(crate) mod execute;
 pub(crate) mod pages;
+pub(crate) mod rows;
 pub(crate) mod service;
 pub(crate) mod shares;

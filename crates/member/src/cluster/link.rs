@@ -8,10 +8,9 @@
 use crate::cluster::peer;
 use crate::engine::wide::{Classified, WideRequest};
 use crate::net::connection::ConnectionShared;
-use crate::route::client::After;
+use crate::route::client::service::After;
 use crate::route::dispatch::{Core, Hop, Origin};
 use crate::route::envelope::Forward;
-use crate::route::fanout;
 use crate::route::operations::{self, Route};
 use crate::shared::{ClusterEvent, MemberWork, Task};
 use ferrogrid_cluster::MemberId;
@@ -283,7 +282,7 @@ impl Core {
         payload: &[u8],
     ) -> Result<(), ferrogrid_protocol::DecodeError> {
         let inner = Message::parse(payload)?;
-        match fanout::classify(&inner, connection)? {
+        match operations::classify(&inner, connection)? {
             Classified::Wide(operation, name) if operation.relayed_registration().is_some() => {
                 let response_type = inner.message_type().response();
                 self.fan_out_with(None, 0, response_type, name, operation.for_member(), &mut Vec::new(), None);
@@ -368,7 +367,7 @@ impl Core {
         if inner.message_type() == SqlExecute::TYPE {
             return self.sql_member_share(connection, correlation_id, &inner, out);
         }
-        match fanout::classify(&inner, connection)? {
+        match operations::classify(&inner, connection)? {
             Classified::Wide(operation, name) => {
                 self.fan_out(connection, correlation_id, response_type, name, operation, out);
             }

@@ -124,7 +124,7 @@ impl Service {
             "hz:impl:topicService" => Some(Service::Topic),
             "hz:impl:reliableTopicService" => Some(Service::ReliableTopic),
             "hz:impl:PNCounterService" => Some(Service::PnCounter),
-            crate::engine::flake_id::SERVICE_NAME => Some(Service::FlakeIdGenerator),
+            crate::engine::flake_id::store::SERVICE_NAME => Some(Service::FlakeIdGenerator),
             _ => Service::OBJECTS.into_iter().find(|kind| kind.service_name() == name).map(Service::Object),
         }
     }
@@ -135,7 +135,7 @@ impl Service {
             Service::Topic => "hz:impl:topicService",
             Service::ReliableTopic => "hz:impl:reliableTopicService",
             Service::PnCounter => "hz:impl:PNCounterService",
-            Service::FlakeIdGenerator => crate::engine::flake_id::SERVICE_NAME,
+            Service::FlakeIdGenerator => crate::engine::flake_id::store::SERVICE_NAME,
         }
     }
 }

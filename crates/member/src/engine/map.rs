@@ -1,12 +1,12 @@
 //! Maps (`IMap`): the engine's operations (`ops.rs`), a map's entries in one partition
 //! (`store.rs` over `table.rs` and `entry.rs`), its indexes and the predicates queries run.
-
 pub(crate) mod aggregate_ops;
 pub(crate) mod entry;
 pub(crate) mod index;
 pub(crate) mod ops;
 pub(crate) mod query;
 pub(crate) mod query_ops;
+pub(crate) mod rows;
 pub(crate) mod store;
 pub(crate) mod table;
 pub(crate) mod wide;

@@ -18,12 +18,12 @@
 //! only by handing an operation to its reactor.
 
 use crate::cluster::peer::ObjectKind;
-use crate::engine::collection::CollectionStore;
+use crate::engine::collection::store::CollectionStore;
 use crate::engine::map::store::RecordStore;
 use crate::engine::multimap::store::MultiMapStore;
-use crate::engine::queue::QueueStore;
+use crate::engine::queue::store::QueueStore;
 use crate::engine::replicated_map::store::ReplicatedMapStore;
-use crate::engine::ringbuffer::RingbufferStore;
+use crate::engine::ringbuffer::store::RingbufferStore;
 use crate::engine::settings::{MapSettings, SettingsCache};
 use crate::partition::object::PartitionObject;
 use ahash::RandomState;

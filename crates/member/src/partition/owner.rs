@@ -4,17 +4,17 @@
 
 use crate::clock::{now_ms, NEVER};
 use crate::cluster::peer::ObjectKind;
-use crate::engine::collection::{self, CollectionContext};
+use crate::engine::collection::store::{self as collection, CollectionContext};
 use crate::engine::listeners::{Event, EventBound, EventKind, Listeners, Registry};
 use crate::engine::locks::{Parked, Waiting};
 use crate::engine::map::ops::{self as map_ops, Done, OpContext};
 use crate::engine::multimap::store::{self as multimap, MultiDone};
-use crate::engine::queue::{self, QueueContext, QueueDone, Waiter};
+use crate::engine::queue::store::{self as queue, QueueContext, QueueDone, Waiter};
 use crate::engine::request::{
     CollectionRequest, ErrorKind, MapRequest, MultiMapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request,
     RingbufferOp, RingbufferRequest, TopicRequest,
 };
-use crate::engine::ringbuffer::{self, RingDone};
+use crate::engine::ringbuffer::store::{self as ringbuffer, RingDone};
 use crate::engine::settings::SettingsCache;
 use crate::engine::wide::ShareContext;
 use crate::net::connection::{ConnectionShared, ReplyTo};

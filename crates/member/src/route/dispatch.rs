@@ -14,9 +14,9 @@ use crate::engine::request::{ErrorKind, OpError};
 use crate::engine::wide::{Classified, WideRequest};
 use crate::net::connection::{ConnectionShared, ConnectionState};
 use crate::partition::owner::{Call, PartitionOwner};
-use crate::route::client::{self, After};
+use crate::route::client::service::{self as client, After};
 use crate::route::envelope::{Forward, Handoffs};
-use crate::route::fanout::{self, FanOut};
+use crate::route::fanout::FanOut;
 use crate::route::operations::{self, Flags, Operation, Route};
 use crate::route::wire;
 use crate::shared::{Shared, Task};
@@ -312,7 +312,7 @@ impl Core {
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let from_member = origin.hop != Hop::Client;
         let (correlation_id, response_type) = (message.correlation_id(), message.message_type().response());
-        match fanout::classify(message, connection)? {
+        match operations::classify(message, connection)? {
             Classified::Wide(operation, name) => {
                 let mut remote = if from_member { None } else { Some(std::borrow::Cow::Borrowed(bytes)) };
                 if !from_member {

@@ -18,15 +18,10 @@
 //! Invariants: every reactor runs exactly one share of each job it is handed, and the job is
 //! answered exactly once, by the share that brings `remaining` to zero.
 
-use crate::engine::listeners::{EventKind, Listener, Registry};
-use crate::engine::map;
-use crate::engine::map::wide::{Clear, ContainsValue, Destroy, Flush, IsEmpty, List, Size};
-use crate::engine::wide::objects::{AddListener, RemoveListener};
-use crate::engine::wide::{Answer, Classified, Listed, Requester, ShareContext, Shares, WideRequest};
+use crate::engine::map::wide::Destroy;
+use crate::engine::wide::{Answer, Requester, ShareContext, Shares, WideRequest};
 use crate::net::connection::ConnectionShared;
-use ferrogrid_protocol::codec::*;
-use ferrogrid_protocol::error;
-use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
+use ferrogrid_protocol::{Message, MessageType};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -135,133 +130,6 @@ impl FanOut {
     }
 }
 
-/// Recognises map-wide requests (including listener registration, which every reactor must
-/// apply) and decodes each into its operation.
-pub fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
-    let name_only = |operation: WideRequest| -> Result<Classified, DecodeError> {
-        Ok(Classified::Wide(operation, message.reader().string()?.into()))
-    };
-    let ty = message.message_type();
-    match ty {
-        MapSize::TYPE => name_only(WideRequest::new(Size)),
-        MapIsEmpty::TYPE => name_only(WideRequest::new(IsEmpty)),
-        MapClear::TYPE => name_only(WideRequest::new(Clear::new(EventKind::ClearAll))),
-        MapKeySet::TYPE => name_only(WideRequest::new(List(Listed::Keys))),
-        MapValues::TYPE => name_only(WideRequest::new(List(Listed::Values))),
-        MapEntrySet::TYPE => name_only(WideRequest::new(List(Listed::Entries))),
-        MapEvictAll::TYPE => name_only(WideRequest::new(Clear::new(EventKind::EvictAll))),
-        MapFlush::TYPE => name_only(WideRequest::new(Flush)),
-        MapContainsValue::TYPE => {
-            let request = MapContainsValue::decode(message)?;
-            if request.value.type_id().unwrap_or(0) == 0 {
-                return Ok(Classified::Refused(error::NULL_POINTER, "Null value is not allowed!".into()));
-            }
-            let operation = WideRequest::new(ContainsValue::new(request.value.0));
-            Ok(Classified::Wide(operation, request.name.into()))
-        }
-        MapAddEntryListener::TYPE
-        | MapAddNearCacheInvalidationListener::TYPE
-        | MapAddEntryListenerToKey::TYPE
-        | MapAddEntryListenerWithPredicate::TYPE
-        | MapAddEntryListenerToKeyWithPredicate::TYPE => map::wide::classify_map_listener(message, connection),
-        MapKeySetWithPredicate::TYPE
-        | MapValuesWithPredicate::TYPE
-        | MapEntriesWithPredicate::TYPE
-        | MapKeySetWithPagingPredicate::TYPE
-        | MapValuesWithPagingPredicate::TYPE
-        | MapEntriesWithPagingPredicate::TYPE
-        | MapAggregate::TYPE
-        | MapAggregateWithPredicate::TYPE
-        | MapProject::TYPE
-        | MapProjectWithPredicate::TYPE => map::wide::classify_query(message),
-        MapAddIndex::TYPE => map::query_ops::AddIndex::classify(message),
-        MapRemoveEntryListener::TYPE => {
-            let r = MapRemoveEntryListener::decode(message)?;
-            let operation = RemoveListener::new(r.registration_id.unwrap_or_default());
-            Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
-        }
-        _ if OBJECT_LISTENER_REQUESTS.contains(&ty) => classify_object_listener(message, connection),
-        _ if ty.0 >> 16 == 0x02 => crate::engine::multimap::wide::classify_multimap(message, connection),
-        _ if ty.0 >> 16 == 0x0D => crate::engine::replicated_map::wide::classify(message, connection),
-        _ => Ok(Classified::NotWide),
-    }
-}
-
-/// Listener registration and removal of queues, lists, sets and topics.
-const OBJECT_LISTENER_REQUESTS: [MessageType; 8] = [
-    QueueAddListener::TYPE,
-    QueueRemoveListener::TYPE,
-    ListAddListener::TYPE,
-    ListRemoveListener::TYPE,
-    SetAddListener::TYPE,
-    SetRemoveListener::TYPE,
-    TopicAddMessageListener::TYPE,
-    TopicRemoveMessageListener::TYPE,
-];
-
-/// Queue, list and set item-listener and topic message-listener registration and removal
-/// (every reactor applies them).
-fn classify_object_listener(
-    message: &Message<'_>,
-    connection: &Arc<ConnectionShared>,
-) -> Result<Classified, DecodeError> {
-    let listener = |event_type, include_value, local_only| Listener {
-        id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
-        connection: connection.clone(),
-        correlation_id: message.correlation_id(),
-        event_type,
-        include_value,
-        flags: 0,
-        key: None,
-        invalidation: false,
-        local_only,
-        predicate: None,
-    };
-    let (operation, name) = match message.message_type() {
-        QueueAddListener::TYPE => {
-            let r = QueueAddListener::decode(message)?;
-            let listener = listener(QueueAddListener::TYPE.event(), r.include_value, r.local_only);
-            (WideRequest::new(AddListener::to(Registry::Items, listener)), r.name)
-        }
-        QueueRemoveListener::TYPE => {
-            let r = QueueRemoveListener::decode(message)?;
-            let operation = RemoveListener::from(Registry::Items, r.registration_id.unwrap_or_default());
-            (WideRequest::new(operation), r.name)
-        }
-        ListAddListener::TYPE => {
-            let r = ListAddListener::decode(message)?;
-            let listener = listener(ListAddListener::TYPE.event(), r.include_value, r.local_only);
-            (WideRequest::new(AddListener::to(Registry::ListItems, listener)), r.name)
-        }
-        ListRemoveListener::TYPE => {
-            let r = ListRemoveListener::decode(message)?;
-            let operation = RemoveListener::from(Registry::ListItems, r.registration_id.unwrap_or_default());
-            (WideRequest::new(operation), r.name)
-        }
-        SetAddListener::TYPE => {
-            let r = SetAddListener::decode(message)?;
-            let listener = listener(SetAddListener::TYPE.event(), r.include_value, r.local_only);
-            (WideRequest::new(AddListener::to(Registry::SetItems, listener)), r.name)
-        }
-        SetRemoveListener::TYPE => {
-            let r = SetRemoveListener::decode(message)?;
-            let operation = RemoveListener::from(Registry::SetItems, r.registration_id.unwrap_or_default());
-            (WideRequest::new(operation), r.name)
-        }
-        TopicAddMessageListener::TYPE => {
-            let r = TopicAddMessageListener::decode(message)?;
-            let listener = listener(TopicEvent::TYPE, true, r.local_only);
-            (WideRequest::new(AddListener::to(Registry::Messages, listener)), r.name)
-        }
-        _ => {
-            let r = TopicRemoveMessageListener::decode(message)?;
-            let operation = RemoveListener::from(Registry::Messages, r.registration_id.unwrap_or_default());
-            (WideRequest::new(operation), r.name)
-        }
-    };
-    Ok(Classified::Wide(operation, name.into()))
-}
-
 /// Destroy of an object of `service`: its data and listeners dropped everywhere.
 pub(crate) fn destroy(service: crate::cluster::peer::Service) -> WideRequest {
     use crate::cluster::peer::{ObjectKind, Service};
@@ -288,11 +156,13 @@ pub(crate) fn destroy(service: crate::cluster::peer::Service) -> WideRequest {
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;
+    use crate::engine::listeners::Listener;
     use crate::engine::settings::MapSettings;
     use crate::engine::wide::{Partial, WideOperation};
     use crate::net::connection::ConnectionId;
     use crate::partition::objects::PartitionStore;
     use ferrogrid_protocol::message::MessageWriter;
+    use ferrogrid_protocol::Uuid;
 
     pub(crate) const MAP: &str = "m";
     pub(crate) const RESPONSE: MessageType = MessageType(0x01_2A01);
@@ -378,15 +248,21 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::*;
     use super::*;
+    use crate::engine::listeners::EventKind;
     use crate::engine::listeners::Listeners;
     use crate::engine::map::store::Entry;
+    use crate::engine::map::wide::Size;
     use crate::engine::pn_counter::state::PnCounters;
     use crate::engine::wide::{write_refusal, Count, Partial, Partitions, WideOperation};
     use crate::net::outbox::Outbox;
     use crate::partition::objects::PartitionStore;
+    use ferrogrid_protocol::codec::*;
+    use ferrogrid_protocol::error;
     use ferrogrid_protocol::frame::IS_FINAL;
     use ferrogrid_protocol::message::MessageWriter;
     use ferrogrid_protocol::message::RESPONSE_HEADER_SIZE;
+    use ferrogrid_protocol::DecodeError;
+    use ferrogrid_protocol::Uuid;
     use std::io::Read;
 
     /// One reactor's state, as `PartitionOwner` lends it to a share.

@@ -2,10 +2,10 @@
 //! not from a partition (`Route::Local` in the operation table): FlakeIdGenerator.NewIdBatch,
 //! from the generators' state in `flake_id.rs`.
 
-use crate::engine::flake_id::{self, BatchError, IdBatch};
+use crate::engine::flake_id::store::{self as flake_id, BatchError, IdBatch};
 use crate::engine::request::{ErrorKind, OpError};
 use crate::net::connection::ConnectionShared;
-use crate::route::client::After;
+use crate::route::client::service::After;
 use crate::route::dispatch::{Core, Hop, Origin};
 use crate::route::wire;
 use ferrogrid_cluster::MemberId;

@@ -27,6 +27,10 @@ use std::sync::Arc;
 
 pub(crate) use crate::engine::map::entry::{Entry, Meta};
 
+/// How many key operations a map counts per partition: the map's key rows of the operation
+/// table (`rows.rs`; the table checks the two agree).
+pub const KEY_OPERATION_COUNT: usize = 27;
+
 /// Entries examined per eviction.
 const EVICTION_SAMPLE: usize = 15;
 
@@ -49,7 +53,7 @@ pub struct RecordStore {
     random: u64,
     /// Requests run on this map in this partition, by operation (index in
     /// the operation table's partition rows).
-    pub op_counts: [u64; crate::route::operations::PARTITION_OPERATION_COUNT],
+    pub op_counts: [u64; KEY_OPERATION_COUNT],
     /// Keys written or removed since the owner last sent backups (puts, removes, ttl
     /// changes, evictions; not the expiry sweep, which backups run themselves).
     pub changed: Vec<Box<[u8]>>,
@@ -69,7 +73,7 @@ impl RecordStore {
             ever_expiring: false,
             ever_idle: false,
             random: 0x9e37_79b9_7f4a_7c15,
-            op_counts: [0; crate::route::operations::PARTITION_OPERATION_COUNT],
+            op_counts: [0; KEY_OPERATION_COUNT],
             changed: Vec::new(),
             track_changes: false,
             indexes: (!settings.indexes.definitions.is_empty()).then(|| {

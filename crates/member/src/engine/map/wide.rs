@@ -5,7 +5,7 @@
 use crate::engine::listeners::{EventKind, Listener, Listeners, Registry};
 use crate::engine::map::aggregate_ops;
 use crate::engine::map::query_ops;
-use crate::engine::wide::objects::AddListener;
+use crate::engine::wide::objects::{AddListener, RemoveListener};
 use crate::engine::wide::{
     Classified, Count, Found, Items, Listed, Partitions, ShareContext, WideOperation, WideRequest,
 };
@@ -215,6 +215,55 @@ impl WideOperation for Destroy {
 
     fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
         EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    }
+}
+
+/// The classifier of the map's rows over every partition (`rows.rs`): decodes the request into
+/// its operation (listener registration included, which every reactor must apply).
+pub(crate) fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
+    let name_only = |operation: WideRequest| -> Result<Classified, DecodeError> {
+        Ok(Classified::Wide(operation, message.reader().string()?.into()))
+    };
+    let ty = message.message_type();
+    match ty {
+        MapSize::TYPE => name_only(WideRequest::new(Size)),
+        MapIsEmpty::TYPE => name_only(WideRequest::new(IsEmpty)),
+        MapClear::TYPE => name_only(WideRequest::new(Clear::new(EventKind::ClearAll))),
+        MapKeySet::TYPE => name_only(WideRequest::new(List(Listed::Keys))),
+        MapValues::TYPE => name_only(WideRequest::new(List(Listed::Values))),
+        MapEntrySet::TYPE => name_only(WideRequest::new(List(Listed::Entries))),
+        MapEvictAll::TYPE => name_only(WideRequest::new(Clear::new(EventKind::EvictAll))),
+        MapFlush::TYPE => name_only(WideRequest::new(Flush)),
+        MapContainsValue::TYPE => {
+            let request = MapContainsValue::decode(message)?;
+            if request.value.type_id().unwrap_or(0) == 0 {
+                return Ok(Classified::Refused(error::NULL_POINTER, "Null value is not allowed!".into()));
+            }
+            let operation = WideRequest::new(ContainsValue::new(request.value.0));
+            Ok(Classified::Wide(operation, request.name.into()))
+        }
+        MapAddEntryListener::TYPE
+        | MapAddNearCacheInvalidationListener::TYPE
+        | MapAddEntryListenerToKey::TYPE
+        | MapAddEntryListenerWithPredicate::TYPE
+        | MapAddEntryListenerToKeyWithPredicate::TYPE => classify_map_listener(message, connection),
+        MapKeySetWithPredicate::TYPE
+        | MapValuesWithPredicate::TYPE
+        | MapEntriesWithPredicate::TYPE
+        | MapKeySetWithPagingPredicate::TYPE
+        | MapValuesWithPagingPredicate::TYPE
+        | MapEntriesWithPagingPredicate::TYPE
+        | MapAggregate::TYPE
+        | MapAggregateWithPredicate::TYPE
+        | MapProject::TYPE
+        | MapProjectWithPredicate::TYPE => classify_query(message),
+        MapAddIndex::TYPE => query_ops::AddIndex::classify(message),
+        MapRemoveEntryListener::TYPE => {
+            let r = MapRemoveEntryListener::decode(message)?;
+            let operation = RemoveListener::new(r.registration_id.unwrap_or_default());
+            Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
+        }
+        _ => Ok(Classified::NotWide),
     }
 }
 

@@ -32,7 +32,7 @@ impl PartitionOwner {
             let failure = OpError::new(ErrorKind::TargetNotReplica, text);
             return wire::write_error(out, call.correlation_id, &failure);
         }
-        let new_id = crate::route::client::random_uuid;
+        let new_id = crate::route::client::service::random_uuid;
         let answer = match self.pn_counters.execute(name, request.op, &request.observed, new_id) {
             Ok(answer) => answer,
             Err(failure) => return wire::write_error(out, call.correlation_id, &failure),
@@ -115,7 +115,7 @@ impl PartitionOwner {
             };
             let applied = match read_state(record.state) {
                 Ok(entries) => {
-                    self.pn_counters.merge(record.name, &entries, crate::route::client::random_uuid);
+                    self.pn_counters.merge(record.name, &entries, crate::route::client::service::random_uuid);
                     true
                 }
                 Err(error) => {

@@ -526,7 +526,9 @@ mod tests {
 
     fn run(owner: &mut PartitionOwner, request: &[u8]) -> Vec<u8> {
         let message = Message::parse(request).unwrap();
-        let Request::ReplicatedMap(request) = crate::route::wire::decode_replicated_map(&message).unwrap() else {
+        let Request::ReplicatedMap(request) =
+            crate::engine::replicated_map::rows::decode_replicated_map(&message).unwrap()
+        else {
             unreachable!()
         };
         let connection = connection();

@@ -1,12 +1,12 @@
 //! Fan-out operations every kind of object shares: listener registration and removal (every
 //! reactor applies them), dropping a departed client's relayed registrations, and destroy.
 
-use super::{Found, Partitions, WideOperation};
+use super::{Classified, Found, Partitions, WideOperation, WideRequest};
 use crate::engine::listeners::{Listener, Listeners, Registry};
 use crate::net::connection::ConnectionShared;
 use crate::partition::objects::PartitionStore;
-use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse, UuidResponse};
-use ferrogrid_protocol::{MessageType, Uuid};
+use ferrogrid_protocol::codec::*;
+use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
 use std::sync::Arc;
 
 /// Map.addEntryListener (and the key and near-cache variants) and IQueue.addItemListener: the
@@ -203,4 +203,67 @@ impl WideOperation for DestroyPnCounter {
     fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
         EmptyResponse {}.encode(out, response_type, correlation_id, 0);
     }
+}
+
+/// The classifier of the queue's, list's, set's and topic's listener rows: item-listener and
+/// message-listener registration and removal (every reactor applies them).
+pub(crate) fn classify_listener(
+    message: &Message<'_>,
+    connection: &Arc<ConnectionShared>,
+) -> Result<Classified, DecodeError> {
+    let listener = |event_type, include_value, local_only| Listener {
+        id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
+        connection: connection.clone(),
+        correlation_id: message.correlation_id(),
+        event_type,
+        include_value,
+        flags: 0,
+        key: None,
+        invalidation: false,
+        local_only,
+        predicate: None,
+    };
+    let (operation, name) = match message.message_type() {
+        QueueAddListener::TYPE => {
+            let r = QueueAddListener::decode(message)?;
+            let listener = listener(QueueAddListener::TYPE.event(), r.include_value, r.local_only);
+            (WideRequest::new(AddListener::to(Registry::Items, listener)), r.name)
+        }
+        QueueRemoveListener::TYPE => {
+            let r = QueueRemoveListener::decode(message)?;
+            let operation = RemoveListener::from(Registry::Items, r.registration_id.unwrap_or_default());
+            (WideRequest::new(operation), r.name)
+        }
+        ListAddListener::TYPE => {
+            let r = ListAddListener::decode(message)?;
+            let listener = listener(ListAddListener::TYPE.event(), r.include_value, r.local_only);
+            (WideRequest::new(AddListener::to(Registry::ListItems, listener)), r.name)
+        }
+        ListRemoveListener::TYPE => {
+            let r = ListRemoveListener::decode(message)?;
+            let operation = RemoveListener::from(Registry::ListItems, r.registration_id.unwrap_or_default());
+            (WideRequest::new(operation), r.name)
+        }
+        SetAddListener::TYPE => {
+            let r = SetAddListener::decode(message)?;
+            let listener = listener(SetAddListener::TYPE.event(), r.include_value, r.local_only);
+            (WideRequest::new(AddListener::to(Registry::SetItems, listener)), r.name)
+        }
+        SetRemoveListener::TYPE => {
+            let r = SetRemoveListener::decode(message)?;
+            let operation = RemoveListener::from(Registry::SetItems, r.registration_id.unwrap_or_default());
+            (WideRequest::new(operation), r.name)
+        }
+        TopicAddMessageListener::TYPE => {
+            let r = TopicAddMessageListener::decode(message)?;
+            let listener = listener(TopicEvent::TYPE, true, r.local_only);
+            (WideRequest::new(AddListener::to(Registry::Messages, listener)), r.name)
+        }
+        _ => {
+            let r = TopicRemoveMessageListener::decode(message)?;
+            let operation = RemoveListener::from(Registry::Messages, r.registration_id.unwrap_or_default());
+            (WideRequest::new(operation), r.name)
+        }
+    };
+    Ok(Classified::Wide(operation, name.into()))
 }

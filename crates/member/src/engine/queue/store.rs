@@ -1,0 +1,605 @@
+//! Queues (`IQueue`): the items of one named queue, in the partition of its name, in FIFO
+//! order, with synchronous backups and migration through [`PartitionObject`].
+//!
+//! Blocking calls never block a reactor: a poll or take on an empty queue, and an offer or put
+//! on a full one, wait here as a [`Waiter`] (where its answer goes, and until when) and are
+//! answered, in arrival order, by the operation that makes them possible (an offer serves the
+//! oldest waiting poll, a poll lets the oldest waiting offer in) or by their deadline
+//! ([`QueueStore::expire_waiters`]). A waiter whose connection closed is skipped, so it never
+//! takes an item. Waiters are not replicated: a client whose queue moves gets
+//! PartitionMigrating and retries, as with Hazelcast.
+//!
+//! Each item has an id from a per-queue counter; backups add and remove items by id, so
+//! applying a change twice is harmless and a backup's order is the owner's.
+//!
+//! Owned by the reactor that owns the partition; no locks.
+
+use crate::clock::deadline_after;
+use crate::cluster::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
+use crate::engine::listeners::{ItemEventKind, Listeners, Registry};
+use crate::engine::request::{Blob, ErrorKind, OpError, QueueOp, Reply};
+use crate::engine::settings::SettingsCache;
+use crate::net::connection::ReplyTo;
+use crate::net::outbox::Outbox;
+use crate::partition::object::PartitionObject;
+use ferrogrid_config::QueueConfig;
+use ferrogrid_protocol::{Data, PartitionId, Uuid};
+use std::collections::VecDeque;
+
+/// One item: its id (order of arrival, for backups) and its serialized value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Item {
+    id: u64,
+    value: Box<[u8]>,
+}
+
+/// A request waiting for an item (poll, take) or for room (offer, put).
+#[derive(Debug)]
+pub(crate) struct Waiter {
+    pub reply_to: ReplyTo,
+    /// When it gives up (poll: null, offer: false); `clock::NEVER` waits until served.
+    pub deadline_ms: i64,
+    /// The client it came from (the source of the events it causes).
+    pub source: Uuid,
+    /// An offer's item (None for a poll).
+    pub item: Option<Box<[u8]>>,
+    /// An offer answers `true` (offer) or nothing (put).
+    pub answers_bool: bool,
+}
+
+/// What a backup must do to mirror the owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    Added(u64),
+    Removed(u64),
+}
+
+const ADD: u8 = 1;
+const REMOVE: u8 = 2;
+
+/// One queue in one partition.
+#[derive(Debug)]
+pub struct QueueStore {
+    items: VecDeque<Item>,
+    next_id: u64,
+    config: QueueConfig,
+    held_bytes: usize,
+    track_changes: bool,
+    changed: Vec<Change>,
+    /// Items removed since the last `write_changes`, by id (a removal is sent by id only).
+    pollers: VecDeque<Waiter>,
+    offerers: VecDeque<Waiter>,
+    /// When an operation last ran on it (for `empty-queue-ttl`).
+    last_used_ms: i64,
+}
+
+/// What an operation needs besides its queue: owned by the reactor, lent per operation.
+pub(crate) struct QueueContext<'a> {
+    pub name: &'a str,
+    pub member: Uuid,
+    /// The client whose request this is (the source of its events).
+    pub source: Uuid,
+    pub partition_id: PartitionId,
+    pub listeners: &'a mut Listeners,
+    pub outbox: &'a mut Outbox,
+    /// Delivers a reply to a waiter (the front end encodes it; the owner holds it with the
+    /// operation's own answer until the backups have the change).
+    pub answer: &'a mut dyn FnMut(&ReplyTo, Reply<'_>),
+}
+
+impl std::fmt::Debug for QueueContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueueContext").field("name", &self.name).field("partition_id", &self.partition_id).finish()
+    }
+}
+
+impl QueueContext<'_> {
+    fn publish(&mut self, kind: ItemEventKind, item: &[u8], _source: Uuid) {
+        if self.listeners.has_object_listeners(Registry::Items, self.name) {
+            let origin = (self.member, self.name, self.partition_id);
+            self.listeners.publish_item(self.outbox, Registry::Items, origin, kind, item);
+        }
+    }
+}
+
+/// What became of a queue request that did not fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum QueueDone {
+    Answered,
+    /// It waits (poll on empty, offer on full) until the deadline (ms; `clock::NEVER`: until served).
+    Wait {
+        deadline_ms: i64,
+    },
+}
+
+fn null_check(bytes: &[u8]) -> Result<(), OpError> {
+    match Data(bytes).type_id() {
+        Some(type_id) if type_id != 0 => Ok(()),
+        _ => Err(OpError::new(ErrorKind::NullArgument, "Null item is not allowed!")),
+    }
+}
+
+impl QueueStore {
+    pub(crate) fn new(config: QueueConfig) -> QueueStore {
+        QueueStore {
+            items: VecDeque::new(),
+            next_id: 1,
+            config,
+            held_bytes: 0,
+            track_changes: false,
+            changed: Vec::new(),
+            pollers: VecDeque::new(),
+            offerers: VecDeque::new(),
+            last_used_ms: crate::clock::now_ms(),
+        }
+    }
+
+    /// Whether the queue has been empty and unused (nothing waiting either) for its
+    /// `empty-queue-ttl` at `now_ms`: then it is to be destroyed.
+    pub(crate) fn is_idle(&self, now_ms: i64) -> bool {
+        let ttl_seconds = self.config.empty_queue_ttl_seconds;
+        ttl_seconds >= 0
+            && self.items.is_empty()
+            && self.pollers.is_empty()
+            && self.offerers.is_empty()
+            && now_ms - self.last_used_ms >= ttl_seconds * 1000
+    }
+
+    /// Counts as a use (the queue is being destroyed: not chosen again meanwhile).
+    pub(crate) fn touch(&mut self, now_ms: i64) {
+        self.last_used_ms = now_ms;
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    fn capacity(&self) -> usize {
+        self.config.capacity() as usize
+    }
+
+    fn room(&self) -> usize {
+        self.capacity().saturating_sub(self.items.len())
+    }
+
+    fn push(&mut self, value: Box<[u8]>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.held_bytes += value.len();
+        self.items.push_back(Item { id, value });
+        if self.track_changes {
+            self.changed.push(Change::Added(id));
+        }
+    }
+
+    fn take_at(&mut self, index: usize) -> Option<Box<[u8]>> {
+        let item = self.items.remove(index)?;
+        self.held_bytes -= item.value.len();
+        if self.track_changes {
+            self.changed.push(Change::Removed(item.id));
+        }
+        Some(item.value)
+    }
+
+    /// Parks a request [`execute`] answered [`QueueDone::Wait`] for; refused when `max` wait
+    /// already (waiters of closed connections are dropped first).
+    pub(crate) fn wait(&mut self, waiter: Waiter, max: usize) -> Result<(), OpError> {
+        let waiting = if waiter.item.is_some() { &mut self.offerers } else { &mut self.pollers };
+        waiting.retain(|waiter| !waiter.reply_to.connection.is_closed());
+        if waiting.len() >= max {
+            let text = "too many operations are waiting on this queue (max-parked-per-key)";
+            return Err(OpError::new(ErrorKind::Refused, text));
+        }
+        waiting.push_back(waiter);
+        Ok(())
+    }
+
+    /// Answers the waiters whose deadline passed (poll: null, offer: false); returns how many.
+    pub(crate) fn expire_waiters(&mut self, now_ms: i64, ctx: &mut QueueContext<'_>) -> usize {
+        let mut expired = 0;
+        for queue in [&mut self.pollers, &mut self.offerers] {
+            let (due, waiting): (VecDeque<Waiter>, VecDeque<Waiter>) =
+                std::mem::take(queue).into_iter().partition(|waiter| waiter.deadline_ms <= now_ms);
+            *queue = waiting;
+            for waiter in due.into_iter().filter(|waiter| !waiter.reply_to.connection.is_closed()) {
+                let reply = if waiter.item.is_some() { Reply::Bool(false) } else { Reply::Value(None) };
+                (ctx.answer)(&waiter.reply_to, reply);
+                expired += 1;
+            }
+        }
+        expired
+    }
+
+    /// Lets waiting offers in while there is room and hands items to waiting polls while there
+    /// are items, oldest first, until neither can move.
+    fn serve_waiters(&mut self, ctx: &mut QueueContext<'_>) {
+        loop {
+            let mut moved = false;
+            while !self.items.is_empty() {
+                let Some(poller) = self.pollers.pop_front() else { break };
+                if poller.reply_to.connection.is_closed() {
+                    continue;
+                }
+                let value = self.take_at(0).expect("not empty");
+                ctx.publish(ItemEventKind::Removed, &value, poller.source);
+                (ctx.answer)(&poller.reply_to, Reply::Value(Some(&value)));
+                moved = true;
+            }
+            while self.room() > 0 {
+                let Some(offerer) = self.offerers.pop_front() else { break };
+                if offerer.reply_to.connection.is_closed() {
+                    continue;
+                }
+                let value = offerer.item.expect("offerers carry their item");
+                ctx.publish(ItemEventKind::Added, &value, offerer.source);
+                self.push(value);
+                let reply = if offerer.answers_bool { Reply::Bool(true) } else { Reply::Empty };
+                (ctx.answer)(&offerer.reply_to, reply);
+                moved = true;
+            }
+            if !moved {
+                return;
+            }
+        }
+    }
+}
+
+/// Runs one queue request; its answer goes to `reply` unless it waits or fails.
+pub(crate) fn execute(
+    queue: &mut QueueStore,
+    ctx: &mut QueueContext<'_>,
+    op: &QueueOp<'_>,
+    now_ms: i64,
+    reply: &mut dyn FnMut(Reply<'_>),
+) -> Result<QueueDone, OpError> {
+    queue.touch(now_ms);
+    let done = match op {
+        QueueOp::Offer { value, timeout_ms, answers_bool } => {
+            null_check(value)?;
+            if queue.room() == 0 || !queue.offerers.is_empty() {
+                if *timeout_ms == 0 {
+                    reply(Reply::Bool(false));
+                    return Ok(QueueDone::Answered);
+                }
+                return Ok(QueueDone::Wait { deadline_ms: deadline_after(now_ms, *timeout_ms) });
+            }
+            ctx.publish(ItemEventKind::Added, value, ctx.source);
+            queue.push(value.as_ref().into());
+            reply(if *answers_bool { Reply::Bool(true) } else { Reply::Empty });
+            QueueDone::Answered
+        }
+        QueueOp::Poll { timeout_ms } => match queue.take_at(0) {
+            Some(value) => {
+                ctx.publish(ItemEventKind::Removed, &value, ctx.source);
+                reply(Reply::Value(Some(&value)));
+                QueueDone::Answered
+            }
+            None if *timeout_ms == 0 => {
+                reply(Reply::Value(None));
+                QueueDone::Answered
+            }
+            None => return Ok(QueueDone::Wait { deadline_ms: deadline_after(now_ms, *timeout_ms) }),
+        },
+        _ => read_or_bulk(queue, ctx, op, reply)?,
+    };
+    queue.serve_waiters(ctx);
+    Ok(done)
+}
+
+fn read_or_bulk(
+    queue: &mut QueueStore,
+    ctx: &mut QueueContext<'_>,
+    op: &QueueOp<'_>,
+    reply: &mut dyn FnMut(Reply<'_>),
+) -> Result<QueueDone, OpError> {
+    let position = |queue: &QueueStore, value: &[u8]| queue.items.iter().position(|item| *item.value == *value);
+    match op {
+        QueueOp::Peek => reply(Reply::Value(queue.items.front().map(|item| &*item.value))),
+        QueueOp::Size => reply(Reply::Int(queue.items.len() as i32)),
+        QueueOp::IsEmpty => reply(Reply::Bool(queue.items.is_empty())),
+        QueueOp::RemainingCapacity => reply(Reply::Int(queue.room() as i32)),
+        QueueOp::Iterator => reply(Reply::Values(queue.items.iter().map(|item| &*item.value).collect())),
+        QueueOp::Contains { value } => reply(Reply::Bool(position(queue, value).is_some())),
+        QueueOp::ContainsAll { values } => {
+            reply(Reply::Bool(values.iter().all(|value| position(queue, value).is_some())))
+        }
+        QueueOp::Remove { value } => {
+            let removed = position(queue, value).and_then(|index| queue.take_at(index));
+            if let Some(value) = &removed {
+                ctx.publish(ItemEventKind::Removed, value, ctx.source);
+            }
+            reply(Reply::Bool(removed.is_some()));
+        }
+        QueueOp::Drain { max } => {
+            let count =
+                max.map_or(queue.len(), |max| if max < 0 { queue.len() } else { (max as usize).min(queue.len()) });
+            let drained: Vec<Box<[u8]>> = (0..count).filter_map(|_| queue.take_at(0)).collect();
+            for value in &drained {
+                ctx.publish(ItemEventKind::Removed, value, ctx.source);
+            }
+            reply(Reply::Values(drained.iter().map(|value| &**value).collect()));
+        }
+        QueueOp::Clear => {
+            while let Some(value) = queue.take_at(0) {
+                ctx.publish(ItemEventKind::Removed, &value, ctx.source);
+            }
+            reply(Reply::Empty);
+        }
+        QueueOp::AddAll { values } => add_all(queue, ctx, values, reply)?,
+        QueueOp::RemoveAll { values } => reply(Reply::Bool(remove_where(queue, ctx, |item| listed(values, item)))),
+        QueueOp::RetainAll { values } => reply(Reply::Bool(remove_where(queue, ctx, |item| !listed(values, item)))),
+        QueueOp::Offer { .. } | QueueOp::Poll { .. } => unreachable!("handled by execute"),
+    }
+    Ok(QueueDone::Answered)
+}
+
+/// addAll: every item or none (IllegalStateException "Queue full" if they do not all fit).
+fn add_all(
+    queue: &mut QueueStore,
+    ctx: &mut QueueContext<'_>,
+    values: &[Blob<'_>],
+    reply: &mut dyn FnMut(Reply<'_>),
+) -> Result<(), OpError> {
+    values.iter().try_for_each(|value| null_check(value))?;
+    if values.len() > queue.room() {
+        return Err(OpError::new(ErrorKind::IllegalState, "Queue full"));
+    }
+    for value in values {
+        ctx.publish(ItemEventKind::Added, value, ctx.source);
+        queue.push(value.as_ref().into());
+    }
+    reply(Reply::Bool(true));
+    Ok(())
+}
+
+/// Removes every item `matches` picks (removeAll / retainAll); whether any went.
+fn remove_where(queue: &mut QueueStore, ctx: &mut QueueContext<'_>, matches: impl Fn(&[u8]) -> bool) -> bool {
+    let mut index = 0;
+    let mut removed = false;
+    while index < queue.items.len() {
+        if matches(&queue.items[index].value) {
+            let value = queue.take_at(index).expect("in range");
+            ctx.publish(ItemEventKind::Removed, &value, ctx.source);
+            removed = true;
+        } else {
+            index += 1;
+        }
+    }
+    removed
+}
+
+/// Whether a request's list of serialized items holds `item`.
+fn listed(values: &[Blob<'_>], item: &[u8]) -> bool {
+    values.iter().any(|value| **value == *item)
+}
+
+fn put_item(out: &mut Vec<u8>, item: &Item) {
+    out.push(ADD);
+    out.extend_from_slice(&item.id.to_le_bytes());
+    put_bytes(out, &item.value);
+}
+
+impl QueueStore {
+    /// Applies ADD/REMOVE records (a backup; a snapshot holds ADDs only).
+    fn apply_records(&mut self, body: &[u8], removals: bool) -> Result<(), Malformed> {
+        let mut reader = Reader::new(body);
+        while !reader.is_empty() {
+            let kind = reader.u8()?;
+            let id = reader.u64()?;
+            match kind {
+                ADD => {
+                    let value: Box<[u8]> = reader.bytes()?.into();
+                    // Ids grow with every add, so the owner's order is the ids' order; an item
+                    // already here (a record applied twice) is not added again.
+                    if self.items.back().is_none_or(|last| last.id < id) {
+                        self.held_bytes += value.len();
+                        self.items.push_back(Item { id, value });
+                    }
+                    self.next_id = self.next_id.max(id + 1);
+                }
+                REMOVE if removals => {
+                    if let Some(index) = self.items.iter().position(|item| item.id == id) {
+                        let item = self.items.remove(index).expect("found");
+                        self.held_bytes -= item.value.len();
+                    }
+                }
+                REMOVE => return Err(Malformed::Refused("a queue snapshot holds a removal")),
+                other => return Err(Malformed::UnknownChange(other)),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl PartitionObject for QueueStore {
+    fn create(_kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Self {
+        QueueStore::new(settings.queue(name))
+    }
+
+    fn entry_count(&self) -> usize {
+        self.items.len()
+    }
+
+    fn held_bytes(&self) -> usize {
+        self.held_bytes
+    }
+
+    fn set_track_changes(&mut self, track: bool) {
+        self.track_changes = track;
+        if !track {
+            self.changed.clear();
+        }
+    }
+
+    fn sync_backup_count(&self) -> usize {
+        self.config.backup_count as usize
+    }
+
+    fn write_changes(&mut self, body: &mut Vec<u8>) {
+        for change in self.changed.drain(..) {
+            match change {
+                Change::Added(id) => {
+                    // An item added and removed before the backups heard of it: its removal
+                    // follows, which finds nothing on the backup: harmless. Send the add only if
+                    // the item is still here (its value is needed).
+                    if let Some(item) = self.items.iter().rev().find(|item| item.id == id) {
+                        put_item(body, item);
+                    }
+                }
+                Change::Removed(id) => {
+                    body.push(REMOVE);
+                    body.extend_from_slice(&id.to_le_bytes());
+                }
+            }
+        }
+    }
+
+    fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_records(body, true)
+    }
+
+    fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
+        for item in &self.items {
+            writer.entry(|out| put_item(out, item));
+        }
+    }
+
+    fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_records(body, false)
+    }
+
+    fn take_waiting(&mut self) -> Vec<ReplyTo> {
+        self.pollers.drain(..).chain(self.offerers.drain(..)).map(|waiter| waiter.reply_to).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn item(text: &str) -> Vec<u8> {
+        let mut blob = vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf5];
+        blob.extend_from_slice(&(text.len() as i32).to_be_bytes());
+        blob.extend_from_slice(text.as_bytes());
+        blob
+    }
+
+    struct Harness {
+        listeners: Listeners,
+        outbox: Outbox,
+    }
+
+    impl Harness {
+        fn new() -> Harness {
+            Harness { listeners: Listeners::default(), outbox: Outbox::default() }
+        }
+
+        /// Runs `op`, returning what it answered (as text) or that it waits.
+        fn run(&mut self, queue: &mut QueueStore, op: QueueOp<'_>) -> Result<String, QueueDone> {
+            let mut ctx = QueueContext {
+                name: "q",
+                member: Uuid::default(),
+                source: Uuid::default(),
+                partition_id: PartitionId(0),
+                listeners: &mut self.listeners,
+                outbox: &mut self.outbox,
+                answer: &mut |_, _| panic!("no waiter expected"),
+            };
+            let mut answer = String::new();
+            match execute(queue, &mut ctx, &op, 0, &mut |reply| answer = format!("{reply:?}")).unwrap() {
+                QueueDone::Answered => Ok(answer),
+                waits => Err(waits),
+            }
+        }
+    }
+
+    fn offer(value: &[u8]) -> QueueOp<'_> {
+        QueueOp::Offer { value: Cow::Borrowed(value), timeout_ms: 0, answers_bool: true }
+    }
+
+    #[test]
+    fn fifo_with_a_bound() {
+        let mut queue = QueueStore::new(QueueConfig { max_size: 2, ..QueueConfig::DEFAULT });
+        let mut harness = Harness::new();
+        let (a, b, c) = (item("a"), item("b"), item("c"));
+        assert_eq!(harness.run(&mut queue, offer(&a)).unwrap(), "Bool(true)");
+        assert_eq!(harness.run(&mut queue, offer(&b)).unwrap(), "Bool(true)");
+        assert_eq!(harness.run(&mut queue, offer(&c)).unwrap(), "Bool(false)", "full");
+        let waits = QueueOp::Offer { value: Cow::Borrowed(&c), timeout_ms: 5, answers_bool: true };
+        assert_eq!(harness.run(&mut queue, waits), Err(QueueDone::Wait { deadline_ms: 5 }));
+        assert_eq!(harness.run(&mut queue, QueueOp::RemainingCapacity).unwrap(), "Int(0)");
+        let polled = harness.run(&mut queue, QueueOp::Poll { timeout_ms: 0 }).unwrap();
+        assert_eq!(polled, format!("Value(Some({a:?}))"));
+        assert_eq!(harness.run(&mut queue, QueueOp::Size).unwrap(), "Int(1)");
+        assert_eq!(queue.held_bytes, b.len());
+    }
+
+    #[test]
+    fn bulk_operations_answer_whether_the_queue_changed() {
+        let mut queue = QueueStore::new(QueueConfig::DEFAULT);
+        let mut harness = Harness::new();
+        let items: Vec<Vec<u8>> = ["a", "b", "a", "c"].iter().map(|text| item(text)).collect();
+        fn all(values: &[Vec<u8>]) -> Vec<Blob<'_>> {
+            values.iter().map(|value| Cow::Borrowed(&value[..])).collect()
+        }
+        assert_eq!(harness.run(&mut queue, QueueOp::AddAll { values: all(&items) }).unwrap(), "Bool(true)");
+        let remove_a = QueueOp::RemoveAll { values: all(&items[..1]) };
+        assert_eq!(harness.run(&mut queue, remove_a).unwrap(), "Bool(true)");
+        assert_eq!(queue.items.len(), 2);
+        let keep_c = QueueOp::RetainAll { values: all(&items[3..]) };
+        assert_eq!(harness.run(&mut queue, keep_c).unwrap(), "Bool(true)");
+        let keep_c = QueueOp::RetainAll { values: all(&items[3..]) };
+        assert_eq!(harness.run(&mut queue, keep_c).unwrap(), "Bool(false)");
+        let mut bounded = QueueStore::new(QueueConfig { max_size: 1, ..QueueConfig::DEFAULT });
+        let mut ctx_harness = Harness::new();
+        let mut ctx = QueueContext {
+            name: "q",
+            member: Uuid::default(),
+            source: Uuid::default(),
+            partition_id: PartitionId(0),
+            listeners: &mut ctx_harness.listeners,
+            outbox: &mut ctx_harness.outbox,
+            answer: &mut |_, _| panic!("no waiter expected"),
+        };
+        let too_many = QueueOp::AddAll { values: all(&items[..2]) };
+        let refused = execute(&mut bounded, &mut ctx, &too_many, 0, &mut |_| {}).unwrap_err();
+        assert_eq!(refused.kind, ErrorKind::IllegalState);
+        assert!(bounded.items.is_empty(), "nothing of a batch that does not fit");
+    }
+
+    #[test]
+    fn a_backup_mirrors_the_owner_and_applying_twice_is_harmless() {
+        let mut owner = QueueStore::new(QueueConfig::DEFAULT);
+        owner.set_track_changes(true);
+        let mut harness = Harness::new();
+        let (a, b, c) = (item("a"), item("b"), item("c"));
+        for value in [&a, &b, &c] {
+            harness.run(&mut owner, offer(value)).unwrap();
+        }
+        harness.run(&mut owner, QueueOp::Poll { timeout_ms: 0 }).unwrap();
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        let mut backup = QueueStore::new(QueueConfig::DEFAULT);
+        backup.apply_backup(&body).unwrap();
+        backup.apply_backup(&body).unwrap();
+        assert_eq!(backup.items, owner.items);
+        assert_eq!(backup.held_bytes, owner.held_bytes);
+        // A snapshot of the owner gives a new replica the same items, and later ids go on.
+        let mut replica = QueueStore::new(QueueConfig::DEFAULT);
+        let mut snapshot = Vec::new();
+        for item in &owner.items {
+            put_item(&mut snapshot, item);
+        }
+        replica.apply_snapshot(&snapshot).unwrap();
+        assert_eq!(replica.items, owner.items);
+        assert!(replica.next_id > owner.items.back().unwrap().id);
+        for cut in 0..body.len() {
+            let mut partial = QueueStore::new(QueueConfig::DEFAULT);
+            let _ = partial.apply_backup(&body[..cut]);
+        }
+        assert!(QueueStore::new(QueueConfig::DEFAULT).apply_backup(&[9, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
+        let removal = [REMOVE, 1, 0, 0, 0, 0, 0, 0, 0];
+        assert!(QueueStore::new(QueueConfig::DEFAULT).apply_snapshot(&removal).is_err());
+    }
+}

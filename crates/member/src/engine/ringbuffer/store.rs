@@ -1,0 +1,648 @@
+//! Ringbuffers: the last `capacity` items added to one named ringbuffer, each with its
+//! sequence, in the partition of the name, with synchronous backups and migration through
+//! [`PartitionObject`]. Reliable topics are ringbuffers (`_hz_rb_<topic>`) that clients read.
+//!
+//! Sequences start at 0 and grow by one per item; `head` is the oldest readable item's and
+//! `tail` the newest's (`head == tail + 1` when empty). Adding to a full ringbuffer overwrites
+//! the oldest item (policy OVERWRITE) or answers −1 (FAIL, which only refuses while items have
+//! a time to live: without one, Hazelcast reports the whole capacity as remaining). With
+//! `time-to-live-seconds`, items older than that are gone: every replica drops them by the
+//! time the owner added them, so expiry needs no records.
+//!
+//! A read of the next sequence not yet written (readOne of `tail + 1`, readMany with fewer
+//! than `min` items after its start) never blocks a reactor: it waits here as a
+//! [`ReadWaiter`] and is answered, in arrival order, by the add that makes it possible. Waiters
+//! have no deadline (Hazelcast's reads wait as long as the client does); those of closed
+//! connections are skipped, and when the partition moves they are answered "retry".
+//!
+//! Owned by the reactor that owns the partition; no locks.
+
+use crate::cluster::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
+use crate::engine::request::{Blob, ErrorKind, OpError, Reply, RingbufferOp};
+use crate::engine::settings::SettingsCache;
+use crate::net::connection::ReplyTo;
+use crate::partition::object::PartitionObject;
+use ferrogrid_config::RingbufferConfig;
+use ferrogrid_protocol::Data;
+use std::collections::VecDeque;
+
+/// Most items one readMany answers with (Hazelcast's `MAX_BATCH_SIZE`).
+pub const MAX_BATCH_SIZE: i32 = 1000;
+
+/// Hazelcast's overflow policies.
+const OVERWRITE: i32 = 0;
+const FAIL: i32 = 1;
+
+/// Record kinds: an added item, and (snapshots) where the sequences are.
+const ADD: u8 = 1;
+const HEAD: u8 = 2;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Item {
+    value: Box<[u8]>,
+    /// When the owner added it (ms since the epoch): its expiry with a time to live.
+    added_ms: i64,
+}
+
+/// Where a read is and what it wants: readOne of `sequence`, or readMany from `sequence` of
+/// at least `min` and at most `max` items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Read {
+    sequence: i64,
+    min: usize,
+    max: usize,
+    one: bool,
+    /// Whether a readMany read anything yet (Hazelcast answers next sequence 0 otherwise).
+    read_any: bool,
+}
+
+/// A read that must wait for items, with what a readMany has read so far (kept, as
+/// Hazelcast keeps them, even if they are overwritten meanwhile).
+#[derive(Debug)]
+pub(crate) struct Pending {
+    read: Read,
+    items: Vec<(i64, Box<[u8]>)>,
+}
+
+/// A waiting read and where its answer goes.
+#[derive(Debug)]
+struct ReadWaiter {
+    reply_to: ReplyTo,
+    pending: Pending,
+}
+
+/// One ringbuffer in one partition.
+#[derive(Debug)]
+pub struct RingbufferStore {
+    items: VecDeque<Item>,
+    /// The sequence of `items[0]` (of the next item when empty).
+    head: i64,
+    config: RingbufferConfig,
+    /// Most bytes of items one read answers with (half of `max-message-bytes`, the rest is
+    /// room for frame headers): a readMany stops there (after at least one item) and the
+    /// client continues from its next sequence.
+    read_limit_bytes: usize,
+    held_bytes: usize,
+    track_changes: bool,
+    /// Sequences added since the last `write_changes`.
+    added: Vec<i64>,
+    readers: VecDeque<ReadWaiter>,
+    /// Whether anything but a read has used it: until then, as in Hazelcast, where a read
+    /// does not create a ringbuffer, every readOne and every readMany wanting items waits.
+    used: bool,
+}
+
+/// What became of a ringbuffer request that did not fail.
+#[derive(Debug)]
+pub(crate) enum RingDone {
+    Answered,
+    /// It waits for items: [`RingbufferStore::wait`] parks it.
+    Wait(Pending),
+}
+
+impl RingbufferStore {
+    pub(crate) fn new(config: RingbufferConfig, read_limit_bytes: usize) -> RingbufferStore {
+        RingbufferStore {
+            items: VecDeque::new(),
+            head: 0,
+            config,
+            read_limit_bytes,
+            held_bytes: 0,
+            track_changes: false,
+            added: Vec::new(),
+            readers: VecDeque::new(),
+            used: false,
+        }
+    }
+
+    fn tail(&self) -> i64 {
+        self.head + self.items.len() as i64 - 1
+    }
+
+    fn capacity(&self) -> usize {
+        self.config.capacity as usize
+    }
+
+    fn ttl_ms(&self) -> i64 {
+        i64::from(self.config.time_to_live_seconds) * 1000
+    }
+
+    /// Hazelcast's remaining capacity: what is free with a time to live, the whole capacity
+    /// without (items are overwritten, never refused).
+    fn remaining_capacity(&self) -> usize {
+        if self.config.time_to_live_seconds == 0 {
+            self.capacity()
+        } else {
+            self.capacity() - self.items.len()
+        }
+    }
+
+    fn pop_head(&mut self) {
+        if let Some(item) = self.items.pop_front() {
+            self.held_bytes -= item.value.len();
+            self.head += 1;
+        }
+    }
+
+    /// Drops the items whose time to live has passed at `now_ms` (oldest first).
+    pub(crate) fn expire(&mut self, now_ms: i64) {
+        let ttl_ms = self.ttl_ms();
+        if ttl_ms == 0 {
+            return;
+        }
+        while self.items.front().is_some_and(|item| item.added_ms.saturating_add(ttl_ms) <= now_ms) {
+            self.pop_head();
+        }
+    }
+
+    fn push(&mut self, value: Box<[u8]>, added_ms: i64) -> i64 {
+        if self.items.len() == self.capacity() {
+            self.pop_head();
+        }
+        self.held_bytes += value.len();
+        self.items.push_back(Item { value, added_ms });
+        let sequence = self.tail();
+        if self.track_changes {
+            self.added.push(sequence);
+        }
+        sequence
+    }
+
+    fn get(&self, sequence: i64) -> Option<&Item> {
+        usize::try_from(sequence - self.head).ok().and_then(|index| self.items.get(index))
+    }
+
+    /// Hazelcast's check of a read's start: at most `tail + 1`, not before `head`.
+    fn check_read(&self, sequence: i64) -> Result<(), OpError> {
+        let (head, tail) = (self.head, self.tail());
+        if sequence > tail + 1 {
+            let text = format!("sequence:{sequence} is too large. The current tailSequence is:{tail}");
+            return Err(OpError::new(ErrorKind::IllegalArgument, text));
+        }
+        if sequence < head {
+            let text = format!(
+                "sequence:{sequence} is too small and data store is disabled. The current headSequence is:{head} \
+                 tailSequence is:{tail}"
+            );
+            return Err(OpError::new(ErrorKind::StaleSequence, text));
+        }
+        Ok(())
+    }
+
+    /// One step of a read, as Hazelcast takes it whenever the read may proceed: Ok(true) when
+    /// it is to be answered now, Ok(false) when it waits. A readMany starts within
+    /// `head..=tail + 1` whatever it asked for, reads what there is (up to `max`) and waits
+    /// for the rest of its `min`; readOne of `tail + 1` waits, beyond it or before `head` fails.
+    fn advance(&self, pending: &mut Pending) -> Result<bool, OpError> {
+        let read = &mut pending.read;
+        if !self.used {
+            return Ok(!read.one && read.min == 0);
+        }
+        let next = self.tail() + 1;
+        if read.one {
+            self.check_read(read.sequence)?;
+            return Ok(read.sequence != next);
+        }
+        read.sequence = read.sequence.clamp(self.head, next);
+        if read.min == 0 {
+            if read.sequence < next {
+                self.read_into(pending)?;
+            }
+            return Ok(true);
+        }
+        if pending.items.len() >= read.min {
+            return Ok(true);
+        }
+        if read.sequence == next {
+            return Ok(false);
+        }
+        self.read_into(pending)?;
+        Ok(pending.items.len() >= pending.read.min)
+    }
+
+    /// Reads items from the read's sequence on, up to its `max` and about `read_limit_bytes`
+    /// (at least one item).
+    fn read_into(&self, pending: &mut Pending) -> Result<(), OpError> {
+        let Pending { read, items } = pending;
+        if read.max == 0 {
+            // Hazelcast fails too (an index out of bounds) when there is an item to read.
+            let text = "maxCount must be at least 1 to read an item";
+            return Err(OpError::new(ErrorKind::IllegalArgument, text));
+        }
+        let mut bytes: usize = items.iter().map(|(_, value)| value.len()).sum();
+        while items.len() < read.max {
+            let Some(item) = self.get(read.sequence) else { break };
+            if !items.is_empty() && bytes + item.value.len() > self.read_limit_bytes {
+                break;
+            }
+            bytes += item.value.len();
+            items.push((read.sequence, item.value.clone()));
+            read.sequence += 1;
+        }
+        read.read_any = true;
+        Ok(())
+    }
+
+    /// The answer to a read that [`RingbufferStore::advance`] finished.
+    fn answer<'a>(&'a self, pending: &'a Pending) -> Reply<'a> {
+        let read = &pending.read;
+        if read.one {
+            return Reply::Value(self.get(read.sequence).map(|item| &*item.value));
+        }
+        let items = pending.items.iter().map(|(sequence, value)| (*sequence, &**value)).collect();
+        Reply::ReadMany { items, next_sequence: if read.read_any { read.sequence } else { 0 } }
+    }
+
+    /// Parks a read [`execute`] answered [`RingDone::Wait`] for; refused when `max_waiters`
+    /// wait already (waiters of closed connections are dropped first).
+    pub(crate) fn wait(&mut self, reply_to: ReplyTo, pending: Pending, max_waiters: usize) -> Result<(), OpError> {
+        self.readers.retain(|waiter| !waiter.reply_to.connection.is_closed());
+        if self.readers.len() >= max_waiters {
+            let text = "too many reads are waiting on this ringbuffer (max-parked-per-key)";
+            return Err(OpError::new(ErrorKind::Refused, text));
+        }
+        self.readers.push_back(ReadWaiter { reply_to, pending });
+        Ok(())
+    }
+
+    /// Answers the waiting reads that the items now allow (or that now fail), oldest first.
+    pub(crate) fn serve_waiters(&mut self, answer: &mut dyn FnMut(&ReplyTo, Result<Reply<'_>, OpError>)) {
+        let readers = std::mem::take(&mut self.readers);
+        for mut waiter in readers {
+            if waiter.reply_to.connection.is_closed() {
+                continue;
+            }
+            match self.advance(&mut waiter.pending) {
+                Ok(false) => self.readers.push_back(waiter),
+                Ok(true) => answer(&waiter.reply_to, Ok(self.answer(&waiter.pending))),
+                Err(failure) => answer(&waiter.reply_to, Err(failure)),
+            }
+        }
+    }
+}
+
+fn null_check(value: &[u8]) -> Result<(), OpError> {
+    match Data(value).type_id() {
+        Some(type_id) if type_id != 0 => Ok(()),
+        _ => Err(OpError::new(ErrorKind::NullArgument, "Null item is not allowed!")),
+    }
+}
+
+/// Runs one ringbuffer request at `now_ms`; its answer goes to `reply` unless it waits or
+/// fails. After an add, the caller serves the waiters ([`RingbufferStore::serve_waiters`]).
+pub(crate) fn execute(
+    ring: &mut RingbufferStore,
+    op: &RingbufferOp<'_>,
+    now_ms: i64,
+    reply: &mut dyn FnMut(Reply<'_>),
+) -> Result<RingDone, OpError> {
+    ring.expire(now_ms);
+    if !matches!(op, RingbufferOp::Read { .. }) {
+        ring.used = true;
+    }
+    match op {
+        RingbufferOp::Size => reply(Reply::Long(ring.items.len() as i64)),
+        RingbufferOp::TailSequence => reply(Reply::Long(ring.tail())),
+        RingbufferOp::HeadSequence => reply(Reply::Long(ring.head)),
+        RingbufferOp::Capacity => reply(Reply::Long(ring.capacity() as i64)),
+        RingbufferOp::RemainingCapacity => reply(Reply::Long(ring.remaining_capacity() as i64)),
+        RingbufferOp::Add { values, overflow_policy } => {
+            reply(Reply::Long(add(ring, values, *overflow_policy, now_ms)?))
+        }
+        RingbufferOp::Read { sequence, min, max, one, filter } => {
+            if let Some(filter) = filter {
+                return Err(refuse_filter(filter));
+            }
+            if !*one {
+                check_counts(ring, *min, *max)?;
+            }
+            let (min, max) = if *one { (1, 1) } else { (*min as usize, *max as usize) };
+            let read = Read { sequence: *sequence, min, max, one: *one, read_any: false };
+            let mut pending = Pending { read, items: Vec::new() };
+            if !ring.advance(&mut pending)? {
+                return Ok(RingDone::Wait(pending));
+            }
+            reply(ring.answer(&pending));
+        }
+    }
+    Ok(RingDone::Answered)
+}
+
+/// A readMany filter is a Java `IFunction` the member would run: ferrogrid runs no Java. A
+/// value of a built-in type (a string, a number) fails as Hazelcast fails it.
+fn refuse_filter(filter: &[u8]) -> OpError {
+    match Data(filter).type_id() {
+        Some(type_id @ -23..=-3) => {
+            let text =
+                format!("a readMany filter must be a com.hazelcast.core.IFunction, not a value of type {type_id}");
+            OpError::new(ErrorKind::ClassCast, text)
+        }
+        _ => {
+            let text = "ferrogrid cannot run a ringbuffer readMany filter: it is a Java function on the member";
+            OpError::new(ErrorKind::Unsupported, text)
+        }
+    }
+}
+
+/// readMany's bounds, as Hazelcast's proxy checks them.
+fn check_counts(ring: &RingbufferStore, min: i32, max: i32) -> Result<(), OpError> {
+    let refuse = |text: String| Err(OpError::new(ErrorKind::IllegalArgument, text));
+    if min < 0 {
+        return refuse("minCount can't be smaller than 0".into());
+    }
+    if max < min {
+        return refuse("maxCount should be equal or larger than minCount".into());
+    }
+    if min as usize > ring.capacity() {
+        return refuse("the minCount should be smaller than or equal to the capacity".into());
+    }
+    if max > MAX_BATCH_SIZE {
+        return refuse(format!("maxCount can't be larger than {MAX_BATCH_SIZE}"));
+    }
+    Ok(())
+}
+
+/// add and addAll: the sequence of the last item added, or −1 (FAIL, and they do not fit).
+fn add(ring: &mut RingbufferStore, values: &[Blob<'_>], overflow_policy: i32, now_ms: i64) -> Result<i64, OpError> {
+    if overflow_policy != OVERWRITE && overflow_policy != FAIL {
+        let text = format!("unknown overflow policy {overflow_policy}: expected 0 (OVERWRITE) or 1 (FAIL)");
+        return Err(OpError::new(ErrorKind::IllegalArgument, text));
+    }
+    values.iter().try_for_each(|value| null_check(value))?;
+    if overflow_policy == FAIL && ring.remaining_capacity() < values.len() {
+        return Ok(-1);
+    }
+    let mut last = ring.tail();
+    for value in values {
+        last = ring.push(value.as_ref().into(), now_ms);
+    }
+    Ok(last)
+}
+
+fn put_item(out: &mut Vec<u8>, sequence: i64, item: &Item) {
+    out.push(ADD);
+    out.extend_from_slice(&sequence.to_le_bytes());
+    out.extend_from_slice(&item.added_ms.to_le_bytes());
+    put_bytes(out, &item.value);
+}
+
+impl RingbufferStore {
+    /// Applies ADD records (and a snapshot's HEAD): an item already here is not added again,
+    /// and a gap (items the backup never heard of were overwritten) starts over at the item.
+    fn apply_records(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.used = true;
+        let mut reader = Reader::new(body);
+        while !reader.is_empty() {
+            let kind = reader.u8()?;
+            let sequence = reader.i64()?;
+            match kind {
+                ADD => {
+                    let added_ms = reader.i64()?;
+                    let value: Box<[u8]> = reader.bytes()?.into();
+                    let next = self.tail() + 1;
+                    if sequence < next {
+                        continue;
+                    }
+                    if sequence > next {
+                        self.items.clear();
+                        self.held_bytes = 0;
+                        self.head = sequence;
+                    }
+                    if self.items.len() == self.capacity() {
+                        self.pop_head();
+                    }
+                    self.held_bytes += value.len();
+                    self.items.push_back(Item { value, added_ms });
+                }
+                HEAD if self.items.is_empty() => self.head = sequence,
+                HEAD => return Err(Malformed::Refused("a ringbuffer's head after its items")),
+                other => return Err(Malformed::UnknownChange(other)),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl PartitionObject for RingbufferStore {
+    fn create(_kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Self {
+        RingbufferStore::new(settings.ringbuffer(name), settings.max_message_bytes() / 2)
+    }
+
+    fn entry_count(&self) -> usize {
+        self.items.len()
+    }
+
+    fn held_bytes(&self) -> usize {
+        self.held_bytes
+    }
+
+    fn set_track_changes(&mut self, track: bool) {
+        self.track_changes = track;
+        if !track {
+            self.added.clear();
+        }
+    }
+
+    fn sync_backup_count(&self) -> usize {
+        self.config.backup_count as usize
+    }
+
+    fn write_changes(&mut self, body: &mut Vec<u8>) {
+        for sequence in std::mem::take(&mut self.added) {
+            // An item overwritten by the same operation is skipped: the backup sees the gap.
+            if let Some(item) = self.get(sequence) {
+                put_item(body, sequence, item);
+            }
+        }
+    }
+
+    fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_records(body)
+    }
+
+    fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
+        let head = self.head;
+        writer.entry(|out| {
+            out.push(HEAD);
+            out.extend_from_slice(&head.to_le_bytes());
+        });
+        for (offset, item) in self.items.iter().enumerate() {
+            writer.entry(|out| put_item(out, head + offset as i64, item));
+        }
+    }
+
+    fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_records(body)
+    }
+
+    fn sweep_expired(&mut self, now_ms: i64, _budget: usize) -> Vec<crate::partition::object::RemovedEntry> {
+        self.expire(now_ms);
+        Vec::new()
+    }
+
+    fn take_waiting(&mut self) -> Vec<ReplyTo> {
+        self.readers.drain(..).map(|waiter| waiter.reply_to).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn item(text: &str) -> Vec<u8> {
+        let mut blob = vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf5];
+        blob.extend_from_slice(&(text.len() as i32).to_be_bytes());
+        blob.extend_from_slice(text.as_bytes());
+        blob
+    }
+
+    fn config(capacity: u32, time_to_live_seconds: u32) -> RingbufferConfig {
+        RingbufferConfig { capacity, time_to_live_seconds, ..RingbufferConfig::DEFAULT }
+    }
+
+    /// Runs `op` at `now_ms`: its answer as text, or Err(None) when it waits, Err(Some(kind))
+    /// when it fails.
+    fn run(ring: &mut RingbufferStore, op: RingbufferOp<'_>, now_ms: i64) -> Result<String, Option<ErrorKind>> {
+        let mut answer = String::new();
+        match execute(ring, &op, now_ms, &mut |reply| answer = format!("{reply:?}")) {
+            Ok(RingDone::Answered) => Ok(answer),
+            Ok(RingDone::Wait(_)) => Err(None),
+            Err(failure) => Err(Some(failure.kind)),
+        }
+    }
+
+    fn add_op(values: &[Vec<u8>], overflow_policy: i32) -> RingbufferOp<'_> {
+        RingbufferOp::Add { values: values.iter().map(|value| Cow::Borrowed(&value[..])).collect(), overflow_policy }
+    }
+
+    fn read(sequence: i64, min: i32, max: i32) -> RingbufferOp<'static> {
+        RingbufferOp::Read { sequence, min, max, one: false, filter: None }
+    }
+
+    fn read_one(sequence: i64) -> RingbufferOp<'static> {
+        RingbufferOp::Read { sequence, min: 1, max: 1, one: true, filter: None }
+    }
+
+    /// Runs a read that must wait and parks it.
+    fn park(ring: &mut RingbufferStore, op: RingbufferOp<'_>, max_waiters: usize) -> Result<(), OpError> {
+        match execute(ring, &op, 0, &mut |_| panic!("it waits")).unwrap() {
+            RingDone::Wait(pending) => ring.wait(reply_to(), pending, max_waiters),
+            RingDone::Answered => panic!("answered"),
+        }
+    }
+
+    #[test]
+    fn sequences_overwrite_and_reads_at_the_edges() {
+        let mut ring = RingbufferStore::new(config(3, 0), usize::MAX);
+        assert_eq!(run(&mut ring, RingbufferOp::TailSequence, 0), Ok("Long(-1)".into()));
+        let values: Vec<Vec<u8>> = ["a", "b", "c", "d"].iter().map(|text| item(text)).collect();
+        assert_eq!(run(&mut ring, add_op(&values[..1], OVERWRITE), 0), Ok("Long(0)".into()));
+        assert_eq!(run(&mut ring, add_op(&values[1..], OVERWRITE), 0), Ok("Long(3)".into()));
+        assert_eq!((ring.head, ring.tail(), ring.items.len()), (1, 3, 3), "a was overwritten");
+        assert_eq!(run(&mut ring, add_op(&values[..1], FAIL), 0), Ok("Long(4)".into()), "no ttl: FAIL never refuses");
+        assert_eq!(run(&mut ring, read_one(0), 0), Err(Some(ErrorKind::StaleSequence)));
+        assert_eq!(run(&mut ring, read_one(6), 0), Err(Some(ErrorKind::IllegalArgument)));
+        assert_eq!(run(&mut ring, read_one(5), 0), Err(None), "readOne of tail + 1 waits");
+        let from_head = run(&mut ring, read(0, 1, 10), 0).unwrap();
+        assert!(
+            from_head.starts_with("ReadMany { items: [(2, ") && from_head.contains("next_sequence: 5"),
+            "{from_head}"
+        );
+        assert_eq!(run(&mut ring, read(9, 1, 10), 0), Err(None), "beyond the tail: waits at tail + 1");
+        let many = run(&mut ring, read(3, 1, 2), 0).unwrap();
+        assert!(many.contains("next_sequence: 5") && many.starts_with("ReadMany { items: [(3, "), "{many}");
+        assert_eq!(run(&mut ring, read(5, 0, 10), 0).unwrap(), "ReadMany { items: [], next_sequence: 0 }");
+        assert_eq!(run(&mut ring, read(2, 0, 0), 0), Err(Some(ErrorKind::IllegalArgument)), "max 0 with items");
+        assert_eq!(run(&mut ring, read(0, 4, 10), 0), Err(Some(ErrorKind::IllegalArgument)), "min over capacity");
+        assert_eq!(run(&mut ring, read(2, 0, 1001), 0), Err(Some(ErrorKind::IllegalArgument)));
+        ring.read_limit_bytes = values[0].len() + 1;
+        let limited = run(&mut ring, read(2, 1, 3), 0).unwrap();
+        assert!(limited.contains("next_sequence: 3"), "one item within the byte limit: {limited}");
+        ring.read_limit_bytes = 1;
+        assert!(run(&mut ring, read(2, 1, 3), 0).unwrap().contains("next_sequence: 3"), "at least one item");
+        let null = vec![0, 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(run(&mut ring, add_op(&[null], OVERWRITE), 0), Err(Some(ErrorKind::NullArgument)));
+    }
+
+    #[test]
+    fn with_a_time_to_live_items_expire_and_fail_refuses() {
+        let mut ring = RingbufferStore::new(config(2, 1), usize::MAX);
+        let values: Vec<Vec<u8>> = ["a", "b", "c"].iter().map(|text| item(text)).collect();
+        assert_eq!(run(&mut ring, add_op(&values[..2], FAIL), 0), Ok("Long(1)".into()));
+        assert_eq!(run(&mut ring, add_op(&values[2..], FAIL), 10), Ok("Long(-1)".into()));
+        assert_eq!(run(&mut ring, RingbufferOp::RemainingCapacity, 10), Ok("Long(0)".into()));
+        assert_eq!(run(&mut ring, RingbufferOp::Size, 1_000), Ok("Long(0)".into()), "expired");
+        assert_eq!((ring.head, ring.tail()), (2, 1));
+        assert_eq!(run(&mut ring, add_op(&values[2..], FAIL), 1_000), Ok("Long(2)".into()));
+    }
+
+    fn reply_to() -> ReplyTo {
+        let (connection, client) = crate::net::connection::ConnectionShared::loopback(1);
+        std::mem::forget(client);
+        ReplyTo { connection, correlation_id: 1, response_type: ferrogrid_protocol::MessageType(0x170901) }
+    }
+
+    #[test]
+    fn waiting_reads_are_served_in_order_by_adds() {
+        // Nothing but reads has used it: every read waits, even one beyond tail + 1.
+        let mut ring = RingbufferStore::new(config(2, 0), usize::MAX);
+        park(&mut ring, read_one(0), 8).unwrap();
+        park(&mut ring, read_one(5), 8).unwrap();
+        park(&mut ring, read(0, 2, 5), 8).unwrap();
+        assert_eq!(run(&mut ring, read(0, 0, 5), 0).unwrap(), "ReadMany { items: [], next_sequence: 0 }");
+        assert_eq!(park(&mut ring, read_one(1), 3).unwrap_err().kind, ErrorKind::Refused);
+        let values: Vec<Vec<u8>> = ["a", "b", "c"].iter().map(|text| item(text)).collect();
+        let mut answers = Vec::new();
+        for batch in [&values[..1], &values[1..]] {
+            run(&mut ring, add_op(batch, OVERWRITE), 0).unwrap();
+            ring.serve_waiters(&mut |_, outcome| answers.push(format!("{outcome:?}")));
+        }
+        assert_eq!(answers.len(), 3, "{answers:?}");
+        assert!(answers[0].starts_with("Ok(Value(Some("), "{}", answers[0]);
+        assert!(answers[1].contains("IllegalArgument"), "readOne(5) fails once the ringbuffer is used: {}", answers[1]);
+        // The readMany kept "a" although the second add overwrote it (capacity 2).
+        assert!(
+            answers[2].starts_with("Ok(ReadMany { items: [(0, ") && answers[2].contains("next_sequence: 3"),
+            "{}",
+            answers[2]
+        );
+        assert!(ring.readers.is_empty());
+    }
+
+    #[test]
+    fn a_backup_and_a_new_replica_mirror_the_owner() {
+        let mut owner = RingbufferStore::new(config(3, 0), usize::MAX);
+        owner.set_track_changes(true);
+        let values: Vec<Vec<u8>> = ["a", "b", "c", "d", "e"].iter().map(|text| item(text)).collect();
+        run(&mut owner, add_op(&values[..2], OVERWRITE), 0).unwrap();
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        let mut backup = RingbufferStore::new(config(3, 0), usize::MAX);
+        backup.apply_backup(&body).unwrap();
+        backup.apply_backup(&body).unwrap();
+        run(&mut owner, add_op(&values[2..], OVERWRITE), 0).unwrap();
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        backup.apply_backup(&body).unwrap();
+        assert_eq!((backup.head, backup.tail(), &backup.items), (owner.head, owner.tail(), &owner.items));
+        assert_eq!(backup.held_bytes, owner.held_bytes);
+        let mut snapshot = Vec::new();
+        snapshot.push(HEAD);
+        snapshot.extend_from_slice(&owner.head.to_le_bytes());
+        for (offset, item) in owner.items.iter().enumerate() {
+            put_item(&mut snapshot, owner.head + offset as i64, item);
+        }
+        let mut replica = RingbufferStore::new(config(3, 0), usize::MAX);
+        replica.apply_snapshot(&snapshot).unwrap();
+        assert_eq!((replica.head, replica.tail(), &replica.items), (owner.head, owner.tail(), &owner.items));
+        let empty_head = [HEAD, 7, 0, 0, 0, 0, 0, 0, 0];
+        let mut emptied = RingbufferStore::new(config(3, 0), usize::MAX);
+        emptied.apply_snapshot(&empty_head).unwrap();
+        assert_eq!((emptied.head, emptied.tail()), (7, 6), "an empty ringbuffer keeps its sequences");
+        for cut in 0..body.len() {
+            let _ = RingbufferStore::new(config(3, 0), usize::MAX).apply_backup(&body[..cut]);
+        }
+        assert!(RingbufferStore::new(config(3, 0), usize::MAX).apply_backup(&[9, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
+    }
+}

@@ -1,0 +1,150 @@
+//! A row of the operation table: how a message type is routed (the owner of the partition in
+//! its header, this member's copy of that partition, every partition, the connection's reactor,
+//! or the member link), its flags (writes, may add entries, may wait on a key lock, names a
+//! tenant-scoped object) and its handler: the decoder that turns the wire message into the typed
+//! request an engine runs, or the classifier that turns a request over every partition into a
+//! fan-out's operation. Each structure declares its own rows (`engine/<structure>/rows.rs`) with
+//! the macros here; the table (`operations.rs`) is their union.
+
+use crate::engine::request::Request;
+use crate::engine::wide::Classified;
+use crate::net::connection::ConnectionShared;
+use ferrogrid_protocol::{DecodeError, Message, MessageType};
+use std::sync::Arc;
+
+/// Where a request runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// On the member and reactor owning the partition named in the request header.
+    Partition,
+    /// On this member's copy of the partition named in the request header, on the reactor
+    /// owning it, whoever owns the partition in the cluster (a replicated map's reads: every
+    /// member holds every partition's copy). Never forwarded.
+    LocalCopy,
+    /// Over every partition of the map (size, keySet, clear, listener registration, …):
+    /// every reactor runs a share, other members too where the work is cluster-wide.
+    EveryPartition,
+    /// On the member the request names as its target replica (a CRDT: PN counter get and
+    /// add), on the reactor of its name's partition there; forwarded to that member if it is
+    /// another.
+    Replica,
+    /// Answered by the reactor that read it (client service: authentication, ping, proxies).
+    Connection,
+    /// Answered by the reactor that read it from state its member's reactors share, not from
+    /// a partition (flake id generators); from a client it may go on to another member.
+    Local,
+    /// The SQL service (`sql.rs`), on the reactor that read it: a statement fans out over
+    /// the partitions of the maps it names.
+    Sql,
+    /// Member-to-member traffic (only on member links).
+    MemberLink,
+}
+
+/// What a request may do, for admission and bookkeeping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flags(u8);
+
+impl Flags {
+    pub const NONE: Flags = Flags(0);
+    /// Changes data (or locks).
+    pub const WRITE: Flags = Flags(1);
+    /// May add entries: refused for a tenant at its data quota.
+    pub const ADDS_ENTRIES: Flags = Flags(2);
+    /// May wait for a key lock another owner holds.
+    pub const LOCK_AWARE: Flags = Flags(4);
+    /// Names an object in its first variable frame, which a tenant's namespace scopes.
+    pub const SCOPED: Flags = Flags(8);
+
+    pub const fn with(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+
+    pub const fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+/// Decodes a partition-bound request into the engine's typed request (of its structure).
+pub type Decoder = for<'a> fn(&Message<'a>) -> Result<Request<'a>, DecodeError>;
+
+/// Decodes a request over every partition into its operation ([`Route::EveryPartition`]); a
+/// listener registration's answers go to `connection`.
+pub type Classifier = fn(&Message<'_>, &Arc<ConnectionShared>) -> Result<Classified, DecodeError>;
+
+/// One row of the table.
+#[derive(Debug)]
+pub struct Operation {
+    pub message_type: MessageType,
+    pub name: &'static str,
+    pub route: Route,
+    pub flags: Flags,
+    /// The typed request's decoder (partition-bound operations only).
+    pub decode: Option<Decoder>,
+    /// The decoder into a fan-out's operation ([`Route::EveryPartition`] rows only).
+    pub classify: Option<Classifier>,
+}
+
+impl Operation {
+    pub fn is(&self, flags: Flags) -> bool {
+        self.flags.contains(flags)
+    }
+}
+
+pub(crate) const W: Flags = Flags::WRITE;
+pub(crate) const A: Flags = Flags::ADDS_ENTRIES;
+pub(crate) const L: Flags = Flags::LOCK_AWARE;
+pub(crate) const S: Flags = Flags::SCOPED;
+
+/// A row: `row!(Codec, Route, flags)`, with a decoder (`row!(Codec, Route, flags, decoder)`).
+macro_rules! row {
+    ($codec:ident, $route:ident, $flags:expr) => {
+        $crate::route::row::Operation {
+            message_type: $codec::TYPE,
+            name: stringify!($codec),
+            route: $crate::route::row::Route::$route,
+            flags: $flags,
+            decode: None,
+            classify: None,
+        }
+    };
+    ($codec:ident, $route:ident, $flags:expr, $decode:expr) => {
+        $crate::route::row::Operation {
+            message_type: $codec::TYPE,
+            name: stringify!($codec),
+            route: $crate::route::row::Route::$route,
+            flags: $flags,
+            decode: Some($decode as $crate::route::row::Decoder),
+            classify: None,
+        }
+    };
+}
+
+/// A [`Route::EveryPartition`] row and its classifier.
+macro_rules! wide_row {
+    ($codec:ident, $flags:expr, $classify:expr) => {
+        $crate::route::row::Operation {
+            message_type: $codec::TYPE,
+            name: stringify!($codec),
+            route: $crate::route::row::Route::EveryPartition,
+            flags: $flags,
+            decode: None,
+            classify: Some($classify as $crate::route::row::Classifier),
+        }
+    };
+}
+
+/// A member-link message's row (routed by the link, not by the table).
+macro_rules! member_row {
+    ($constant:path, $name:literal) => {
+        $crate::route::row::Operation {
+            message_type: $constant,
+            name: $name,
+            route: $crate::route::row::Route::MemberLink,
+            flags: $crate::route::row::Flags::NONE,
+            decode: None,
+            classify: None,
+        }
+    };
+}
+
+pub(crate) use {member_row, row, wide_row};
