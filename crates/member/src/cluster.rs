@@ -5,6 +5,7 @@
 
 pub(crate) mod events;
 pub(crate) mod link;
+pub(crate) mod outgoing;
 pub(crate) mod peer;
 pub(crate) mod relays;
 pub(crate) mod replication;

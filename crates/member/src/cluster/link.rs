@@ -184,7 +184,7 @@ impl Core {
             if target == self.index {
                 self.owner.on_snapshot_request(from, partition);
             } else {
-                self.hand_off(target, Task::Member { from, work: MemberWork::SnapshotRequest(partition) });
+                self.handoff.hand_off(target, Task::Member { from, work: MemberWork::SnapshotRequest(partition) });
             }
         }
     }
@@ -314,7 +314,7 @@ impl Core {
             if target == self.index {
                 self.owner.on_acks(from, &acks);
             } else {
-                self.hand_off(target, Task::Member { from, work: MemberWork::Acks(acks) });
+                self.handoff.hand_off(target, Task::Member { from, work: MemberWork::Acks(acks) });
             }
         }
     }
@@ -329,7 +329,7 @@ impl Core {
         let partition = PartitionId(u16::from_le_bytes([payload[0], payload[1]]));
         let target = self.shared.owner_of(partition);
         if target != self.index {
-            self.hand_off(target, Task::Member { from, work: MemberWork::Snapshot(payload.into()) });
+            self.handoff.hand_off(target, Task::Member { from, work: MemberWork::Snapshot(payload.into()) });
             return;
         }
         self.owner.install_snapshot(from, payload);
@@ -385,15 +385,15 @@ impl Core {
         for target in 0..self.member_backups.len() {
             if !self.member_backups[target].is_empty() {
                 let records = std::mem::take(&mut self.member_backups[target]).into_boxed_slice();
-                self.hand_off(target, Task::Member { from, work: MemberWork::Backups(records) });
+                self.handoff.hand_off(target, Task::Member { from, work: MemberWork::Backups(records) });
             }
             if !self.member_counters[target].is_empty() {
                 let records = std::mem::take(&mut self.member_counters[target]).into_boxed_slice();
-                self.hand_off(target, Task::Member { from, work: MemberWork::CounterStates(records) });
+                self.handoff.hand_off(target, Task::Member { from, work: MemberWork::CounterStates(records) });
             }
             if !self.member_responses[target].is_empty() {
                 let batch = std::mem::take(&mut self.member_responses[target]).into_boxed_slice();
-                self.hand_off(target, Task::Member { from, work: MemberWork::Responses(batch) });
+                self.handoff.hand_off(target, Task::Member { from, work: MemberWork::Responses(batch) });
             }
         }
     }
@@ -405,7 +405,7 @@ impl Core {
         }
         let (origin, count) = (self.index, self.shared.reactor_count());
         for target in (0..count).filter(|target| *target != origin) {
-            self.hand_off(target, Task::ReleaseClient(client));
+            self.handoff.hand_off(target, Task::ReleaseClient(client));
         }
         self.owner.release_client(client);
     }
@@ -476,7 +476,7 @@ impl Core {
                 self.owner.on_replicated(from, ty, &part);
             } else {
                 let work = MemberWork::Replicated(ty, part.into_boxed_slice());
-                self.hand_off(target, Task::Member { from, work });
+                self.handoff.hand_off(target, Task::Member { from, work });
             }
         }
     }

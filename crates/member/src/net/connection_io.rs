@@ -14,7 +14,6 @@ use crate::route::dispatch::{Core, Flow};
 use crate::shared::CLIENT_CLEANUP_PERIOD_MS;
 use ferrogrid_protocol::frame::{Decoded, StreamDecoder, CLIENT_PROTOCOL_HEADER};
 use mio::{Interest, Token};
-use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -169,7 +168,7 @@ impl Reactor {
         let write_limit = self.core.shared.config.limits.connection_write_buffer_bytes as usize;
         let in_flight_limit = self.core.shared.config.limits.max_in_flight_per_connection as usize;
         let member_link = matches!(connection.state, ConnectionState::Member { .. } | ConnectionState::MemberHello);
-        self.core.overflow.iter().all(VecDeque::is_empty)
+        !self.core.handoff.has_overflow()
             && connection.shared.in_flight() < in_flight_limit
             && connection.shared.pending_bytes() <= write_limit
             && (member_link || self.core.shared.congested_links.load(Ordering::Acquire) == 0)

@@ -147,7 +147,7 @@ impl Reactor {
             self.core.probes().bytes_out.add(written as u64);
             self.retry_overflow();
             self.retry_connections();
-            self.core.wake_targets();
+            self.core.handoff.wake_targets();
             if self.last_sweep.elapsed() >= SWEEP_INTERVAL {
                 self.sweep();
                 self.publish_snapshot();
@@ -190,7 +190,7 @@ impl Reactor {
             // up), not for a resource.
             return Duration::ZERO;
         }
-        if !self.retry.is_empty() || self.core.overflow.iter().any(|queue| !queue.is_empty()) {
+        if !self.retry.is_empty() || self.core.handoff.has_overflow() {
             return BACKOFF;
         }
         let until_timer = self
@@ -258,7 +258,7 @@ impl Reactor {
         self.core.shared.reactors[self.core.index].connections.fetch_sub(1, Ordering::AcqRel);
         self.core.probes().connections_migrated_out.add(1);
         info!(peer = %connection.shared.peer, from = self.core.index, to, "IO balancer: moving connection");
-        self.core.hand_off(to, Task::AdoptConnection(Box::new(connection)));
+        self.core.handoff.hand_off(to, Task::AdoptConnection(Box::new(connection)));
     }
 
     /// Takes over a connection another reactor moved here.
@@ -395,13 +395,13 @@ impl Reactor {
     }
 
     pub(crate) fn retry_overflow(&mut self) {
-        for target in 0..self.core.overflow.len() {
-            while let Some(task) = self.core.overflow[target].pop_front() {
+        for target in 0..self.core.handoff.overflow.len() {
+            while let Some(task) = self.core.handoff.overflow[target].pop_front() {
                 if let Err(task) = self.core.shared.reactors[target].try_push(task) {
-                    self.core.overflow[target].push_front(task);
+                    self.core.handoff.overflow[target].push_front(task);
                     break;
                 }
-                self.core.wake[target] = true;
+                self.core.handoff.wake[target] = true;
             }
         }
     }

@@ -9,14 +9,12 @@
 //! A tenant's request first passes its quotas and has its object's name scoped.
 
 use crate::cluster::events::{ObjectChange, ObjectEvent};
-use crate::cluster::replication::state::{Forward as Pending, Route as Route_};
+use crate::cluster::replication::state::Route as Route_;
 use crate::engine::request::{ErrorKind, OpError};
-use crate::engine::wide::{Classified, WideRequest};
 use crate::net::connection::{ConnectionShared, ConnectionState};
 use crate::partition::owner::{Call, PartitionOwner};
 use crate::route::client::service::{self as client, After};
-use crate::route::envelope::{Forward, Handoffs};
-use crate::route::fanout::FanOut;
+use crate::route::handoff::Handoff;
 use crate::route::operations::{self, Flags, Operation, Route};
 use crate::route::wire;
 use crate::shared::{Shared, Task};
@@ -24,8 +22,7 @@ use ferrogrid_cluster::MemberId;
 use ferrogrid_protocol::codec::{ClientAddClusterViewListener, ClientDestroyProxy};
 use ferrogrid_protocol::frame::StreamLimits;
 use ferrogrid_protocol::message::{RequestHeader, REQUEST_HEADER_SIZE};
-use ferrogrid_protocol::{Message, MessageType, PartitionId, Uuid};
-use std::collections::VecDeque;
+use ferrogrid_protocol::{Message, PartitionId, Uuid};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -45,12 +42,8 @@ pub(crate) struct Core {
     pub(crate) request_clock: Option<Instant>,
     /// The partitions this reactor owns and everything that acts on them.
     pub(crate) owner: crate::partition::held::HeldOwner,
-    /// Hand-offs that did not fit a target's inbox, per target, in order.
-    pub(crate) overflow: Vec<VecDeque<Task>>,
-    /// Reactors to wake at the end of this batch.
-    pub(crate) wake: Vec<bool>,
-    /// Requests for other reactors cut from the connection being processed, per target.
-    pub(crate) outgoing: Vec<Handoffs>,
+    /// Work for the other reactors, and their partitions while this reactor holds them.
+    pub(crate) handoff: Handoff,
     /// Backup records read from a member link for other reactors' partitions, per target.
     pub(crate) member_backups: Vec<Vec<u8>>,
     /// Answers read from a member link to requests other reactors forwarded, per target
@@ -66,9 +59,6 @@ pub(crate) struct Core {
     /// Whether the connection being processed is a member link (its requests are always
     /// handed over: they keep their order with the backups and snapshots it carries).
     pub(crate) current_link: bool,
-    /// Other reactors' partitions this reactor holds while it processes a connection's
-    /// requests (`held.rs`), per reactor, with the deadline of their first timer when taken.
-    pub(crate) borrowed: Vec<Option<(crate::partition::held::OwnerGuard, Option<i64>)>>,
     /// Deficit round robin over tenants.
     pub(crate) fairness: crate::tenants::Fairness,
     /// Requests the connection being processed may still have cut in its current turn.
@@ -106,14 +96,13 @@ impl Core {
         let turn_budget = limits.requests_per_turn as usize;
         let owner = crate::partition::held::HeldOwner::new(owner);
         let _ = shared.reactors[index].owner.set(owner.lock().clone());
+        let handoff = Handoff::new(shared.clone());
         Core {
             index,
             shared,
             request_clock: None,
             owner,
-            overflow: (0..count).map(|_| VecDeque::new()).collect(),
-            wake: vec![false; count],
-            outgoing: (0..count).map(|_| Handoffs::default()).collect(),
+            handoff,
             member_backups: vec![Vec::new(); count],
             member_responses: vec![Vec::new(); count],
             member_counters: vec![Vec::new(); count],
@@ -121,7 +110,6 @@ impl Core {
             handed_off: false,
             current_outgoing: false,
             current_link: false,
-            borrowed: (0..count).map(|_| None).collect(),
             fairness,
             turn_budget,
             turn_over: false,
@@ -302,50 +290,6 @@ impl Core {
         }
     }
 
-    pub(crate) fn dispatch_wide(
-        &mut self,
-        connection: &Arc<ConnectionShared>,
-        message: &Message<'_>,
-        bytes: &[u8],
-        out: &mut Vec<u8>,
-        origin: Origin,
-    ) -> Result<After, ferrogrid_protocol::DecodeError> {
-        let from_member = origin.hop != Hop::Client;
-        let (correlation_id, response_type) = (message.correlation_id(), message.message_type().response());
-        match operations::classify(message, connection)? {
-            Classified::Wide(operation, name) => {
-                let mut remote = if from_member { None } else { Some(std::borrow::Cow::Borrowed(bytes)) };
-                if !from_member {
-                    if let Some(registration) = operation.relayed_registration() {
-                        match self.relay_registration(connection, correlation_id, registration, bytes) {
-                            Some(relayed) => remote = Some(std::borrow::Cow::Owned(relayed)),
-                            None => {
-                                let text = "too many listener registrations relayed through this member";
-                                crate::engine::wide::write_refusal(
-                                    out,
-                                    correlation_id,
-                                    ferrogrid_protocol::error::HAZELCAST,
-                                    text,
-                                );
-                                return Ok(After::Continue);
-                            }
-                        }
-                    }
-                    if let Some(relay_id) =
-                        operation.removed_registration().and_then(|id| self.shared.relays.remove_registration(id))
-                    {
-                        self.unlisten_everywhere(&[relay_id]);
-                    }
-                }
-                let remote = remote.as_deref();
-                self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, remote);
-            }
-            Classified::Refused(code, text) => crate::engine::wide::write_refusal(out, correlation_id, code, &text),
-            Classified::NotWide => unreachable!("{} has a map-wide row", message.message_type()),
-        }
-        Ok(After::Continue)
-    }
-
     /// A partition-bound request: run here (parsed and decoded once), handed to the reactor
     /// that owns the partition, or forwarded to the member that does (both unparsed).
     pub(crate) fn dispatch_partition(
@@ -377,7 +321,7 @@ impl Core {
         origin: Origin,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let owner = self.shared.owner_of(partition);
-        if owner == self.index || self.borrow(connection, owner) {
+        if owner == self.index || self.handoff.borrow(connection, owner, self.current_link) {
             let probes = self.probes();
             if owner == self.index { &probes.local_ops } else { &probes.borrowed_ops }.add(1);
             let message = Message::parse(bytes)?;
@@ -394,7 +338,7 @@ impl Core {
             if owner == self.index {
                 self.owner.execute(&call, &request, out);
             } else {
-                let (borrowed, _) = self.borrowed[owner].as_mut().expect("borrowed above");
+                let (borrowed, _) = self.handoff.borrowed[owner].as_mut().expect("borrowed above");
                 borrowed.execute(&call, &request, out);
             }
         } else {
@@ -414,7 +358,7 @@ impl Core {
     ) {
         connection.begin_in_flight();
         self.handed_off = true;
-        self.outgoing[owner].push(bytes, origin.source, origin.tenant, correlation_id);
+        self.handoff.outgoing[owner].push(bytes, origin.source, origin.tenant, correlation_id);
     }
 
     /// A CRDT request for the replica it names: run here (on the reactor of its name's
@@ -595,13 +539,13 @@ impl Core {
     /// handed to their reactor's inbox. Once any of the connection's work waits in an inbox,
     /// its later requests wait there too, so a partition's requests keep their order.
     pub(crate) fn send_outgoing(&mut self, connection: &Arc<ConnectionShared>) {
-        for target in 0..self.outgoing.len() {
-            if self.outgoing[target].is_empty() {
+        for target in 0..self.handoff.outgoing.len() {
+            if self.handoff.outgoing[target].is_empty() {
                 continue;
             }
-            let batch = std::mem::take(&mut self.outgoing[target]);
-            if self.borrow(connection, target) {
-                let (owner, _) = self.borrowed[target].as_mut().expect("borrowed above");
+            let batch = std::mem::take(&mut self.handoff.outgoing[target]);
+            if self.handoff.borrow(connection, target, self.current_link) {
+                let (owner, _) = self.handoff.borrowed[target].as_mut().expect("borrowed above");
                 let ran = owner.run_handed_off(connection, &batch) as u64;
                 self.probes().borrowed_ops.add(ran);
                 self.probes().messages_out.add(ran);
@@ -609,269 +553,15 @@ impl Core {
             }
             self.probes().handed_off_ops.add(batch.requests.len() as u64);
             connection.begin_queued(1);
-            self.hand_off(target, Task::Partitions { connection: connection.clone(), batch });
+            self.handoff.hand_off(target, Task::Partitions { connection: connection.clone(), batch });
         }
         self.give_back();
     }
 
-    /// Whether this reactor holds reactor `target`'s partitions to run `connection`'s next
-    /// request on them itself: taken only if nobody holds them (never waited for, so two
-    /// reactors cannot wait on each other), and only while none of the connection's requests
-    /// for them wait to be handed over, here or in an inbox (they would be overtaken).
-    fn borrow(&mut self, connection: &ConnectionShared, target: usize) -> bool {
-        if self.current_link || connection.queued() > 0 || !self.outgoing[target].is_empty() {
-            return false;
-        }
-        if self.borrowed[target].is_some() {
-            return true;
-        }
-        let Some(mut guard) = self.shared.reactors[target].owner.get().and_then(|lock| lock.try_lock_arc()) else {
-            return false;
-        };
-        guard.tick_clock();
-        let next_timer = guard.next_deadline_ms();
-        self.borrowed[target] = Some((guard, next_timer));
-        true
-    }
-
-    /// Lets go of the other reactors' partitions, after writing what was run on them owes
-    /// (answers to re-run requests, events, backups), so that those leave in the order the
-    /// partitions made them. A timer sooner than the one their reactor sleeps until wakes it.
+    /// Lets go of the other reactors' partitions (see [`Handoff::give_back`]).
     pub(crate) fn give_back(&mut self) {
-        for target in 0..self.borrowed.len() {
-            let Some((mut owner, next_timer)) = self.borrowed[target].take() else { continue };
-            let written = owner.outbox.flush() + owner.replication.flush();
-            self.probes().bytes_out.add(written as u64);
-            if owner.next_deadline_ms().is_some_and(|deadline| next_timer.is_none_or(|next| deadline < next)) {
-                self.wake[target] = true;
-            }
-        }
-    }
-
-    pub(crate) fn hand_off(&mut self, target: usize, task: Task) {
-        let task =
-            if self.overflow[target].is_empty() { self.shared.reactors[target].try_push(task) } else { Err(task) };
-        match task {
-            Ok(()) => self.wake[target] = true,
-            Err(task) => self.overflow[target].push_back(task),
-        }
-    }
-
-    pub(crate) fn wake_targets(&mut self) {
-        for (target, wake) in self.wake.iter_mut().enumerate() {
-            if std::mem::take(wake) {
-                self.shared.reactors[target].wake();
-            }
-        }
-    }
-
-    /// Runs another member's share of a map-wide request (its WIDE message) on every reactor
-    /// here, and answers it on `link` with this member's merged partial.
-    pub(crate) fn fan_out(
-        &mut self,
-        link: &Arc<ConnectionShared>,
-        correlation_id: i64,
-        response_type: MessageType,
-        name: Box<str>,
-        operation: WideRequest,
-        out: &mut Vec<u8>,
-    ) {
-        self.fan_out_with(Some(link), correlation_id, response_type, name, operation.for_member(), out, None);
-    }
-
-    /// Runs a map-wide request on every reactor and, with `request` (the client's bytes), on
-    /// every other member too (their answers merge into the same job).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn fan_out_with(
-        &mut self,
-        connection: Option<&Arc<ConnectionShared>>,
-        correlation_id: i64,
-        response_type: MessageType,
-        name: Box<str>,
-        operation: WideRequest,
-        out: &mut Vec<u8>,
-        request: Option<&[u8]>,
-    ) {
-        let count = self.shared.reactor_count();
-        if let Some(connection) = connection {
-            connection.begin_in_flight();
-        }
-        let job = Arc::new(FanOut::new(connection.cloned(), correlation_id, response_type, name, operation, count));
-        if let Some(request) = request.filter(|_| job.is_cluster_wide()) {
-            let state = self.owner.replication.state.clone();
-            let others: Vec<MemberId> = state
-                .members
-                .iter()
-                .map(|member| member.id)
-                .filter(|id| *id != state.me && state.links.contains_key(id))
-                .collect();
-            job.add_shares(others.len());
-            for member in others {
-                let id = self.owner.replication.forward_id();
-                self.owner.replication.forwards.insert(id, Pending::Wide { job: job.clone(), member });
-                crate::cluster::peer::write(
-                    self.owner.replication.message_for(member),
-                    crate::cluster::peer::WIDE,
-                    id,
-                    request,
-                );
-            }
-        }
-        // The connection's requests read before this one go to their reactors first: a
-        // map-wide request must not overtake the client's earlier writes (its puts, then
-        // size, see the puts), as on Hazelcast's partition threads.
-        if let Some(connection) = connection {
-            self.send_outgoing(connection);
-        }
-        let origin = self.index;
-        if let Some(connection) = connection {
-            connection.begin_queued(count - 1);
-        }
-        for target in (0..count).filter(|target| *target != origin) {
-            self.hand_off(target, Task::FanOut(job.clone()));
-        }
-        if let (Some(response), Some(connection)) =
-            (self.owner.run_share(&job, crate::engine::wide::Share::Here), connection)
-        {
-            out.extend_from_slice(&response);
-            connection.end_in_flight(1);
-        }
-    }
-
-    /// Destroys an object the member decided to drop (a queue empty and unused past its
-    /// `empty-queue-ttl`) as a client's DestroyProxy would: on every reactor of every member,
-    /// its proxy no longer listed; no one is answered.
-    pub(crate) fn destroy_internally(&mut self, service: crate::cluster::peer::Service, name: Box<str>) {
-        let (change, service_name) = (ObjectChange::Destroyed, service.name().to_owned());
-        let source = self.shared.view.member_uuid;
-        self.announce(ObjectEvent { change, service_name, name: name.to_string(), source });
-        self.shared.forget_object(service, &name);
-        let mut request = Vec::new();
-        ClientDestroyProxy { name: &name, service_name: service.name() }.encode(&mut request, 0, -1, 0);
-        let (response_type, operation) = (ClientDestroyProxy::RESPONSE, crate::route::fanout::destroy(service));
-        self.fan_out_with(None, 0, response_type, name, operation, &mut Vec::new(), Some(&request));
-    }
-
-    /// Gives a unisocket client's registration a relay id (`relays.rs`); the request to send to
-    /// the other members, or None when the relay table is full.
-    fn relay_registration(
-        &mut self,
-        connection: &Arc<ConnectionShared>,
-        correlation_id: i64,
-        registration: ferrogrid_protocol::Uuid,
-        bytes: &[u8],
-    ) -> Option<Vec<u8>> {
-        let bound = self.shared.config.limits.max_connections as usize * crate::cluster::relays::RELAYS_PER_CONNECTION;
-        let mut dropped = Vec::new();
-        let relayed = self.shared.relays.add(connection, correlation_id, registration, bytes, bound, &mut dropped);
-        self.unlisten_everywhere(&dropped);
-        relayed
-    }
-
-    /// Writes one `ty` message with `payload` to each of `peers` but this member.
-    pub(crate) fn write_to_peers(&mut self, peers: &[MemberId], ty: ferrogrid_protocol::MessageType, payload: &[u8]) {
-        let me = self.owner.replication.state.me;
-        for peer in peers.iter().copied().filter(|peer| *peer != me) {
-            crate::cluster::peer::write(self.owner.replication.message_for(peer), ty, 0, payload);
-        }
-    }
-
-    /// Sends this member's relayed registrations to members it has just linked to.
-    pub(crate) fn relay_registrations_to(&mut self, peers: &[MemberId]) {
-        for request in self.shared.relays.requests() {
-            self.write_to_peers(peers, crate::cluster::peer::LISTEN, &request);
-        }
-    }
-
-    /// Sends this member's listing of proxies to members it has just linked to: a member that
-    /// joins knows the objects created before (its `GetDistributedObjects`, and its listeners
-    /// hearing them destroyed).
-    pub(crate) fn send_listing_to(&mut self, peers: &[MemberId]) {
-        let mut chunks = vec![Vec::new()];
-        for (service_name, name) in self.shared.objects.read().iter() {
-            let chunk = chunks.last_mut().expect("one chunk at least");
-            crate::cluster::peer::put_str(chunk, service_name);
-            crate::cluster::peer::put_str(chunk, name);
-            if chunk.len() >= crate::cluster::peer::LISTING_CHUNK_BYTES {
-                chunks.push(Vec::new());
-            }
-        }
-        for chunk in chunks.iter().filter(|chunk| !chunk.is_empty()) {
-            self.write_to_peers(peers, crate::cluster::peer::OBJECTS, chunk);
-        }
-    }
-
-    /// Sends every schema this member holds to members it has just linked to (`schemas.rs`).
-    pub(crate) fn send_schemas_to(&mut self, peers: &[MemberId]) {
-        let schemas = self.shared.schemas.all();
-        if schemas.is_empty() {
-            return;
-        }
-        let mut payload = Vec::new();
-        crate::engine::schemas::encode(schemas.iter().map(|schema| &**schema), &mut payload);
-        self.write_to_peers(peers, crate::cluster::peer::SCHEMAS, &payload);
-    }
-
-    /// Sends this member's SQL mappings to members it has just linked to.
-    pub(crate) fn send_mappings_to(&mut self, peers: &[MemberId]) {
-        let texts = self.shared.sql.ddl();
-        if !texts.is_empty() {
-            self.write_to_peers(peers, crate::cluster::peer::MAPPINGS, &crate::sql::service::encode_catalog(&texts));
-        }
-    }
-
-    /// Sends this member's index definitions to members it has just linked to.
-    pub(crate) fn send_indexes_to(&mut self, peers: &[MemberId]) {
-        let mut payload = Vec::new();
-        self.shared.indexes.encode(&mut payload);
-        if !payload.is_empty() {
-            self.write_to_peers(peers, crate::cluster::peer::INDEXES, &payload);
-        }
-    }
-
-    /// Writes the SendSchema answers that are due (every member holds the schema, or the
-    /// wait is over).
-    pub(crate) fn answer_schemas_due(&mut self) {
-        self.shared.schemas.answer_due(&self.owner.replication.state.member_uuids());
-    }
-
-    /// Tells every other member to drop the relayed registrations `relay_ids`.
-    pub(crate) fn unlisten_everywhere(&mut self, relay_ids: &[i64]) {
-        let peers = self.owner.replication.peers();
-        for relay_id in relay_ids {
-            self.write_to_peers(&peers, crate::cluster::peer::UNLISTEN, &relay_id.to_le_bytes());
-        }
-    }
-
-    /// A proxy created or destroyed here: this member's listing and listeners, and every
-    /// other member's (`peer::OBJECT`; relayed even when the listing here did not change, as
-    /// another member's may).
-    pub(crate) fn announce(&mut self, event: ObjectEvent) {
-        self.shared.object_event_here(&event);
-        self.owner.replication.relay_object(&event);
-    }
-
-    /// Sends a client's partition request to the member that owns the partition (`kind`:
-    /// FORWARD, or FORWARD_AGAIN for one another member forwarded here); its answer is relayed
-    /// by [`PartitionOwner::on_forward_response`] to `connection` under `correlation_id`.
-    pub(crate) fn forward(
-        &mut self,
-        connection: &Arc<ConnectionShared>,
-        member: MemberId,
-        correlation_id: i64,
-        bytes: &[u8],
-        source: Uuid,
-        kind: MessageType,
-    ) {
-        connection.begin_in_flight();
-        self.probes().forwarded_ops.add(1);
-        self.handed_off = true;
-        let id = self.owner.replication.forward_id();
-        let relay = Pending::Relay { connection: connection.clone(), correlation_id, member };
-        self.owner.replication.forwards.insert(id, relay);
-        // The client's uuid (its locks' owner) and the request, answered under `id`.
-        let payload = Forward { source, request: bytes }.encode();
-        crate::cluster::peer::write(self.owner.replication.message_for(member), kind, id, &payload);
+        let written = self.handoff.give_back();
+        self.probes().bytes_out.add(written as u64);
     }
 
     pub(crate) fn probes(&self) -> &crate::obs::probes::ReactorProbes {

@@ -1,0 +1,100 @@
+//! Work a reactor gives the other reactors, owned by the reactor as [`Handoff`]: requests for
+//! their partitions gathered per target over one read batch, tasks for their inboxes (kept in
+//! order when an inbox is full), which of them to wake at the end of the batch, and the other
+//! reactors' partitions this reactor holds while it runs a connection's requests on them itself
+//! (borrowed: see ARCHITECTURE.md, "Threads and who owns what").
+
+use crate::net::connection::ConnectionShared;
+use crate::partition::held::OwnerGuard;
+use crate::route::envelope::Handoffs;
+use crate::shared::{Shared, Task};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// A reactor's dealings with the other reactors.
+pub(crate) struct Handoff {
+    shared: Arc<Shared>,
+    /// Hand-offs that did not fit a target's inbox, per target, in order.
+    pub(crate) overflow: Vec<VecDeque<Task>>,
+    /// Reactors to wake at the end of this batch.
+    pub(crate) wake: Vec<bool>,
+    /// Requests for other reactors cut from the connection being processed, per target.
+    pub(crate) outgoing: Vec<Handoffs>,
+    /// Other reactors' partitions this reactor holds while it processes a connection's
+    /// requests (`held.rs`), per reactor, with the deadline of their first timer when taken.
+    pub(crate) borrowed: Vec<Option<(OwnerGuard, Option<i64>)>>,
+}
+
+impl Handoff {
+    pub(crate) fn new(shared: Arc<Shared>) -> Handoff {
+        let count = shared.reactor_count();
+        Handoff {
+            shared,
+            overflow: (0..count).map(|_| VecDeque::new()).collect(),
+            wake: vec![false; count],
+            outgoing: (0..count).map(|_| Handoffs::default()).collect(),
+            borrowed: (0..count).map(|_| None).collect(),
+        }
+    }
+
+    /// Whether tasks wait for room in another reactor's inbox.
+    pub(crate) fn has_overflow(&self) -> bool {
+        self.overflow.iter().any(|queue| !queue.is_empty())
+    }
+
+    /// Whether this reactor holds reactor `target`'s partitions to run `connection`'s next
+    /// request on them itself: taken only if nobody holds them (never waited for, so two
+    /// reactors cannot wait on each other), and only while none of the connection's requests
+    /// for them wait to be handed over, here or in an inbox (they would be overtaken).
+    pub(crate) fn borrow(&mut self, connection: &ConnectionShared, target: usize, from_link: bool) -> bool {
+        if from_link || connection.queued() > 0 || !self.outgoing[target].is_empty() {
+            return false;
+        }
+        if self.borrowed[target].is_some() {
+            return true;
+        }
+        let Some(mut guard) = self.shared.reactors[target].owner.get().and_then(|lock| lock.try_lock_arc()) else {
+            return false;
+        };
+        guard.tick_clock();
+        let next_timer = guard.next_deadline_ms();
+        self.borrowed[target] = Some((guard, next_timer));
+        true
+    }
+
+    /// Lets go of the other reactors' partitions, after writing what was run on them owes
+    /// (answers to re-run requests, events, backups), so that those leave in the order the
+    /// partitions made them. A timer sooner than the one their reactor sleeps until wakes it.
+    /// Returns the bytes written.
+    pub(crate) fn give_back(&mut self) -> usize {
+        let mut written = 0;
+        for target in 0..self.borrowed.len() {
+            let Some((mut owner, next_timer)) = self.borrowed[target].take() else { continue };
+            written += owner.outbox.flush() + owner.replication.flush();
+            if owner.next_deadline_ms().is_some_and(|deadline| next_timer.is_none_or(|next| deadline < next)) {
+                self.wake[target] = true;
+            }
+        }
+        written
+    }
+
+    /// Gives `task` to reactor `target`: into its inbox (woken at the end of the batch), or,
+    /// while its inbox is full or earlier tasks wait, after those.
+    pub(crate) fn hand_off(&mut self, target: usize, task: Task) {
+        let task =
+            if self.overflow[target].is_empty() { self.shared.reactors[target].try_push(task) } else { Err(task) };
+        match task {
+            Ok(()) => self.wake[target] = true,
+            Err(task) => self.overflow[target].push_back(task),
+        }
+    }
+
+    /// Wakes the reactors given work in this batch.
+    pub(crate) fn wake_targets(&mut self) {
+        for (target, wake) in self.wake.iter_mut().enumerate() {
+            if std::mem::take(wake) {
+                self.shared.reactors[target].wake();
+            }
+        }
+    }
+}
