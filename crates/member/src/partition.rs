@@ -2,6 +2,7 @@
 //! (`objects.rs`), the one interface replication and migration reach them by (`object.rs`), the
 //! reactor's partitions as their owner (`owner.rs`) and the lock they sit behind (`held.rs`).
 
+pub(crate) mod execute;
 pub(crate) mod held;
 pub(crate) mod object;
 pub(crate) mod objects;

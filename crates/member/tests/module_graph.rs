@@ -3,7 +3,7 @@
 //! layout stays a folder per layer: at most 15 files at the top of `src`, and no source file of
 //! any crate over 800 lines.
 //!
-//! The graph is read from the sources, tests excluded. A node is a module file; a module that has
+//! The graph is read from the sources, tests excluded (`#[cfg(test)]` and on, and `tests.rs` files). A node is a module file; a module that has
 //! code of its own counts with its submodules as one node (their `super::` and its relative paths
 //! are not read), while a module that only declares submodules (a folder such as `net` or
 //! `engine`) is no node: its submodules are. An edge `a -> b` for every `crate::` path in a file of
@@ -46,7 +46,8 @@ fn sources(directory: &Path, prefix: &[String], files: &mut Vec<Source>) {
             let mut module = prefix.to_vec();
             module.push(name);
             sources(&path, &module, files);
-        } else if path.extension().is_some_and(|extension| extension == "rs") {
+        } else if path.extension().is_some_and(|extension| extension == "rs") && name != "tests" {
+            // (`tests.rs`: a module's unit tests, kept beside it; tests are no part of the graph.)
             let text = std::fs::read_to_string(&path).expect("read");
             let mut module = prefix.to_vec();
             if name != "mod" && !(prefix.is_empty() && (name == "lib" || name == "main")) {

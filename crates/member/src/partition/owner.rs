@@ -2,19 +2,13 @@
 //! released from key locks, fire lock and wait deadlines, sweep expired entries, and publish
 //! entry events. Owned by one reactor thread; the reactor does the IO around it.
 
-use crate::clock::{now_ms, NEVER};
+use crate::clock::now_ms;
 use crate::cluster::peer::ObjectKind;
-use crate::engine::collection::store::{self as collection, CollectionContext};
 use crate::engine::listeners::{Event, EventBound, EventKind, Listeners, Registry};
 use crate::engine::locks::{Parked, Waiting};
-use crate::engine::map::ops::{self as map_ops, Done, OpContext};
-use crate::engine::multimap::store::{self as multimap, MultiDone};
-use crate::engine::queue::store::{self as queue, QueueContext, QueueDone, Waiter};
-use crate::engine::request::{
-    CollectionRequest, ErrorKind, MapRequest, MultiMapRequest, OpError, QueueOp, QueueRequest, Replies, Reply, Request,
-    RingbufferOp, RingbufferRequest, TopicRequest,
-};
-use crate::engine::ringbuffer::store::{self as ringbuffer, RingDone};
+use crate::engine::map::ops::{self as map_ops};
+use crate::engine::queue::store::Waiter;
+use crate::engine::request::QueueOp;
 use crate::engine::settings::SettingsCache;
 use crate::engine::wide::ShareContext;
 use crate::net::connection::{ConnectionShared, ReplyTo};
@@ -24,9 +18,9 @@ use crate::partition::objects::{Object, PartitionStore};
 use crate::route::envelope::{Handoff, Handoffs};
 use crate::route::fanout::FanOut;
 use crate::route::operations;
-use crate::route::wire::{self, HazelcastReply};
+use crate::route::wire::HazelcastReply;
 use ferrogrid_config::MemberConfig;
-use ferrogrid_protocol::{Data, DecodeError, Message, MessageType, PartitionId, Uuid};
+use ferrogrid_protocol::{DecodeError, Message, MessageType, PartitionId, Uuid};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
@@ -73,7 +67,7 @@ impl Call<'_> {
     }
 
     /// Where the answer goes if the request waits.
-    fn reply_to(&self) -> ReplyTo {
+    pub(crate) fn reply_to(&self) -> ReplyTo {
         ReplyTo {
             connection: self.connection.clone(),
             correlation_id: self.correlation_id,
@@ -82,7 +76,7 @@ impl Call<'_> {
     }
 
     /// The queue request as it waits for an item or room until `deadline_ms`.
-    fn waiter(&self, op: &QueueOp<'_>, deadline_ms: i64) -> Waiter {
+    pub(crate) fn waiter(&self, op: &QueueOp<'_>, deadline_ms: i64) -> Waiter {
         let (item, answers_bool) = match op {
             QueueOp::Offer { value, answers_bool, .. } => (Some(value.as_ref().into()), *answers_bool),
             _ => (None, false),
@@ -91,7 +85,7 @@ impl Call<'_> {
     }
 
     /// The request as it waits on a key lock for `wait_ms` (< 0: until released).
-    fn park(&self, request: Waiting, now_ms: i64, wait_ms: i64) -> Parked {
+    pub(crate) fn park(&self, request: Waiting, now_ms: i64, wait_ms: i64) -> Parked {
         Parked {
             reply_to: self.reply_to(),
             source: self.source,
@@ -110,32 +104,32 @@ pub struct PartitionOwner {
     pub schemas: Arc<crate::engine::schemas::Schemas>,
     /// Partition `p` is at `p / reactor_count`.
     pub partitions: Vec<PartitionStore>,
-    reactor_index: usize,
+    pub(crate) reactor_index: usize,
     pub(crate) reactor_count: usize,
     pub(crate) member: Uuid,
     pub listeners: Listeners,
     pub outbox: Outbox,
     pub(crate) settings: SettingsCache,
-    released: Vec<Parked>,
-    deadlines: Vec<crate::engine::locks::KeyDeadline>,
-    timers: BinaryHeap<Reverse<(i64, Timer)>>,
+    pub(crate) released: Vec<Parked>,
+    pub(crate) deadlines: Vec<crate::engine::locks::KeyDeadline>,
+    pub(crate) timers: BinaryHeap<Reverse<(i64, Timer)>>,
     /// Answers sent at a time (`Timer::Answer`), by id: a flake id batch too far ahead of the
     /// clock. Each counts as in flight on its connection, which bounds them per connection.
-    held_answers: std::collections::HashMap<u64, (Arc<ConnectionShared>, Vec<u8>)>,
-    next_held_answer: u64,
+    pub(crate) held_answers: std::collections::HashMap<u64, (Arc<ConnectionShared>, Vec<u8>)>,
+    pub(crate) next_held_answer: u64,
     /// Milliseconds since the epoch, read once per reactor loop iteration.
     pub now_ms: i64,
-    sweep_cursor: usize,
+    pub(crate) sweep_cursor: usize,
     /// Entries the expiry sweep examines per run (`expiry-sweep-entries`: bounds its pause).
-    sweep_budget_entries: usize,
-    scratch: Vec<u8>,
+    pub(crate) sweep_budget_entries: usize,
+    pub(crate) scratch: Vec<u8>,
     /// Backups, replica hand-offs and forwarded requests of these partitions.
     pub replication: crate::cluster::replication::state::Replication,
     /// Latency of every request this reactor ran, by type (nanoseconds).
     latency:
         std::collections::HashMap<ferrogrid_protocol::MessageType, hdrhistogram::Histogram<u64>, ahash::RandomState>,
     /// Latency of every request by tenant id (only with tenants configured).
-    tenant_latency: Vec<hdrhistogram::Histogram<u64>>,
+    pub(crate) tenant_latency: Vec<hdrhistogram::Histogram<u64>>,
     /// Per topic with statistics enabled: messages published here, and sent to this member's
     /// listeners (locally published or relayed).
     pub topic_counts: std::collections::HashMap<Box<str>, (u64, u64), ahash::RandomState>,
@@ -319,261 +313,9 @@ impl PartitionOwner {
         self.now_ms = now_ms();
     }
 
-    /// Runs a partition-bound request for a partition this reactor owns, on its structure's
-    /// engine; the answer goes to `out` (or later, to its connection, if it waits: on a lock,
-    /// for a queue item or room, or for backups).
-    pub fn execute(&mut self, call: &Call<'_>, request: &Request<'_>, out: &mut Vec<u8>) {
-        match request {
-            Request::Map(request) => self.execute_map(call, request, out),
-            Request::Queue(request) => self.execute_queue(call, request, out),
-            Request::Ringbuffer(request) => self.execute_ringbuffer(call, request, out),
-            Request::Topic(request) => self.execute_topic(call, request, out),
-            Request::Collection(request) => self.execute_collection(call, request, out),
-            Request::MultiMap(request) => self.execute_multimap(call, request, out),
-            Request::PnCounter(request) => self.execute_pn_counter(call, request, out),
-            Request::ReplicatedMap(request) => self.execute_replicated(call, request, out),
-        }
-    }
-
-    /// The local index of the call's partition if this member serves it; else answers
-    /// PartitionMigrating and returns None.
-    fn check_serves(&self, call: &Call<'_>, out: &mut Vec<u8>) -> Option<usize> {
-        let partition_id = call.partition_id;
-        if self.replication.serves(partition_id) {
-            return Some(self.replication.local(partition_id.0 as usize));
-        }
-        let text = format!("partition {} is migrating or not owned by this member; retry", partition_id.0);
-        wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::PartitionMigrating, text));
-        None
-    }
-
-    /// A queue request: run, or parked as a waiter (with a timer if it has a deadline).
-    fn execute_queue(&mut self, call: &Call<'_>, request: &QueueRequest<'_>, out: &mut Vec<u8>) {
-        let Some(local) = self.check_serves(call, out) else { return };
-        let partition_id = call.partition_id;
-        let start = out.len();
-        let name = &*request.name;
-        let max_waiters = self.settings.max_parked_per_key();
-        let queue = self.partitions[local].queue_mut(name, &mut self.settings);
-        let mut others = Vec::new();
-        let mut answer = |reply_to: &ReplyTo, reply: Reply<'_>| others.push(wire::encode_answer(reply_to, reply));
-        let mut ctx = QueueContext {
-            name,
-            member: self.member,
-            source: call.source,
-            partition_id,
-            listeners: &mut self.listeners,
-            outbox: &mut self.outbox,
-            answer: &mut answer,
-        };
-        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
-        let timers = &mut self.timers;
-        let outcome = match queue::execute(queue, &mut ctx, &request.op, self.now_ms, &mut |answer| reply.reply(answer))
-        {
-            Ok(QueueDone::Wait { deadline_ms }) => {
-                queue.wait(call.waiter(&request.op, deadline_ms), max_waiters).map(|()| {
-                    if deadline_ms != NEVER {
-                        timers
-                            .push(Reverse((deadline_ms, Timer::Queue { partition: partition_id, name: name.into() })));
-                    }
-                })
-            }
-            Ok(QueueDone::Answered) => Ok(()),
-            Err(failure) => Err(failure),
-        };
-        if let Err(failure) = outcome {
-            wire::replace_with_error(out, start, call.correlation_id, &failure);
-        }
-        // Held with the answer while backups are pending; sent at once otherwise.
-        self.replicate(partition_id, call, out, start, others);
-    }
-
-    /// A ringbuffer request: run, or parked until items arrive; an add answers the reads it
-    /// makes possible (held with its own answer while its backups are pending).
-    fn execute_ringbuffer(&mut self, call: &Call<'_>, request: &RingbufferRequest<'_>, out: &mut Vec<u8>) {
-        let Some(local) = self.check_serves(call, out) else { return };
-        let partition_id = call.partition_id;
-        let start = out.len();
-        let max_waiters = self.settings.max_parked_per_key();
-        let ring = self.partitions[local].ringbuffer_mut(&request.name, &mut self.settings);
-        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
-        let outcome = match ringbuffer::execute(ring, &request.op, self.now_ms, &mut |answer| reply.reply(answer)) {
-            Ok(RingDone::Wait(pending)) => ring.wait(call.reply_to(), pending, max_waiters),
-            Ok(RingDone::Answered) => Ok(()),
-            Err(failure) => Err(failure),
-        };
-        if let Err(failure) = outcome {
-            wire::replace_with_error(out, start, call.correlation_id, &failure);
-        }
-        if !matches!(request.op, RingbufferOp::Add { .. }) {
-            return self.hold_behind_writes(partition_id, call.connection, out, start);
-        }
-        let mut others = Vec::new();
-        ring.serve_waiters(&mut |reply_to, outcome| others.push(wire::encode_outcome(reply_to, outcome)));
-        self.replicate(partition_id, call, out, start, others);
-    }
-
-    /// A multimap key request: run, or parked on its key's lock.
-    fn execute_multimap(&mut self, call: &Call<'_>, request: &MultiMapRequest<'_>, out: &mut Vec<u8>) {
-        let Some(local) = self.check_serves(call, out) else { return };
-        let partition_id = call.partition_id;
-        let start = out.len();
-        let name = &*request.name;
-        let max_parked = self.settings.max_parked_per_key();
-        let store = self.partitions[local].multimap_mut(name, &mut self.settings);
-        let mut ctx = multimap::MultiMapContext {
-            name,
-            member: self.member,
-            source: call.source,
-            partition_id,
-            now_ms: self.now_ms,
-            listeners: &mut self.listeners,
-            outbox: &mut self.outbox,
-            released: &mut self.released,
-            deadlines: &mut self.deadlines,
-        };
-        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
-        let outcome = match multimap::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
-            Ok(MultiDone::Park { wait_ms }) => {
-                let key: Box<[u8]> = request.key().expect("only key requests park").into();
-                let parked = call.park(Waiting::MultiMap(request.clone().into_owned()), self.now_ms, wait_ms);
-                let deadline_ms = parked.deadline_ms;
-                match store.locks.park(&key, parked, max_parked) {
-                    true => {
-                        if deadline_ms != NEVER {
-                            ctx.deadlines.push((deadline_ms, name.into(), key));
-                        }
-                        Ok(())
-                    }
-                    false => {
-                        Err(OpError::new(ErrorKind::Refused, "too many operations are waiting for this key's lock"))
-                    }
-                }
-            }
-            Ok(MultiDone::Answered) => Ok(()),
-            Err(failure) => Err(failure),
-        };
-        if let Err(failure) = outcome {
-            wire::replace_with_error(out, start, call.correlation_id, &failure);
-        }
-        self.replicate(partition_id, call, out, start, Vec::new());
-        for (deadline, map, key) in self.deadlines.drain(..) {
-            let timer = Timer::Key { partition: partition_id, kind: ObjectKind::MultiMap, map, key };
-            self.timers.push(Reverse((deadline, timer)));
-        }
-        if !self.released.is_empty() {
-            self.rerun_released();
-        }
-    }
-
-    /// A list or set request.
-    fn execute_collection(&mut self, call: &Call<'_>, request: &CollectionRequest<'_>, out: &mut Vec<u8>) {
-        let Some(local) = self.check_serves(call, out) else { return };
-        let partition_id = call.partition_id;
-        let start = out.len();
-        let name = &*request.name;
-        let store = self.partitions[local].collection_mut(name, request.set, &mut self.settings);
-        let (listeners, outbox) = (&mut self.listeners, &mut self.outbox);
-        let mut ctx = CollectionContext { name, member: self.member, partition_id, listeners, outbox };
-        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
-        if let Err(failure) = collection::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
-            wire::replace_with_error(out, start, call.correlation_id, &failure);
-        }
-        self.replicate(partition_id, call, out, start, Vec::new());
-    }
-
-    /// A topic's publish or publishAll, run by the owner of its name's partition, so that
-    /// every listener hears one order: delivered to this member's listeners and relayed to
-    /// every other member for theirs (a unisocket client's).
-    fn execute_topic(&mut self, call: &Call<'_>, request: &TopicRequest<'_>, out: &mut Vec<u8>) {
-        if self.check_serves(call, out).is_none() {
-            return;
-        }
-        if request.messages.iter().any(|message| Data(message).type_id().unwrap_or(0) == 0) {
-            let failure = OpError::new(ErrorKind::NullArgument, "Null message is not allowed!");
-            return wire::write_error(out, call.correlation_id, &failure);
-        }
-        let messages: Vec<&[u8]> = request.messages.iter().map(|message| &**message).collect();
-        let (name, partition) = (&*request.name, call.partition_id.0);
-        let relay = crate::cluster::peer::TopicRelay {
-            name,
-            partition,
-            publisher: self.member,
-            publish_time_ms: self.now_ms,
-            messages,
-        };
-        let receives = self.listeners.publish_messages(&mut self.outbox, &relay, false);
-        self.count_topic(name, relay.messages.len() as u64, receives);
-        self.replication.relay_topic(&relay);
-        HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id }
-            .reply(Reply::Empty);
-    }
-
-    /// Answers the waiters of a queue whose deadline passed.
-    fn check_queue(&mut self, partition_id: PartitionId, name: &str) {
-        let local = self.replication.local(partition_id.0 as usize);
-        let Some(queue) = self.partitions[local].existing_queue_mut(name) else { return };
-        let mut answers = Vec::new();
-        let mut answer = |reply_to: &ReplyTo, reply: Reply<'_>| answers.push(wire::encode_answer(reply_to, reply));
-        let mut ctx = QueueContext {
-            name,
-            member: self.member,
-            source: self.member,
-            partition_id,
-            listeners: &mut self.listeners,
-            outbox: &mut self.outbox,
-            answer: &mut answer,
-        };
-        queue.expire_waiters(self.now_ms, &mut ctx);
-        self.send_others(answers);
-    }
-
-    /// A map request.
-    fn execute_map(&mut self, call: &Call<'_>, request: &MapRequest<'_>, out: &mut Vec<u8>) {
-        let Some(local) = self.check_serves(call, out) else { return };
-        let partition_id = call.partition_id;
-        let start = out.len();
-        let mut ctx = OpContext {
-            now_ms: self.now_ms,
-            member: self.member,
-            source: call.source,
-            partition_id,
-            counter_slot: call.counter_slot,
-            settings: &mut self.settings,
-            listeners: &mut self.listeners,
-            outbox: &mut self.outbox,
-            released: &mut self.released,
-            deadlines: &mut self.deadlines,
-        };
-        let partition = &mut self.partitions[local];
-        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
-        let outcome = match map_ops::execute(partition, &mut ctx, request, &mut reply) {
-            Ok(Done::Park { wait_ms }) => map_ops::park(
-                partition,
-                &mut ctx,
-                call.park(Waiting::Map(request.clone().into_owned()), self.now_ms, wait_ms),
-            ),
-            Ok(Done::Answered) => Ok(()),
-            Err(failure) => Err(failure),
-        };
-        if let Err(failure) = outcome {
-            wire::replace_with_error(out, start, call.correlation_id, &failure);
-        }
-        if self.partitions[local].tracks_changes() {
-            self.replicate(partition_id, call, out, start, Vec::new());
-        }
-        for (deadline, map, key) in self.deadlines.drain(..) {
-            let timer = Timer::Key { partition: partition_id, kind: ObjectKind::Map, map, key };
-            self.timers.push(Reverse((deadline, timer)));
-        }
-        if !self.released.is_empty() {
-            self.rerun_released();
-        }
-    }
-
     /// Re-runs requests released from key locks, in the order they parked; their answers go
     /// to their own connections.
-    fn rerun_released(&mut self) {
+    pub(crate) fn rerun_released(&mut self) {
         while !self.released.is_empty() {
             let batch = std::mem::take(&mut self.released);
             for parked in batch {
@@ -582,7 +324,7 @@ impl PartitionOwner {
         }
     }
 
-    fn rerun(&mut self, parked: Parked) {
+    pub(crate) fn rerun(&mut self, parked: Parked) {
         let reply_to = &parked.reply_to;
         if reply_to.connection.is_closed() {
             return;
@@ -727,7 +469,7 @@ impl PartitionOwner {
         self.timers.peek().map(|Reverse((deadline, _))| *deadline)
     }
 
-    fn check_key(&mut self, partition: PartitionId, kind: ObjectKind, map: &str, key: &[u8]) {
+    pub(crate) fn check_key(&mut self, partition: PartitionId, kind: ObjectKind, map: &str, key: &[u8]) {
         let local = self.replication.local(partition.0 as usize);
         let Some(store) = self.partitions[local].lock_table_mut(kind, map) else { return };
         let released = store.expire_lease(key, self.now_ms);

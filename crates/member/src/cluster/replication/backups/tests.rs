@@ -1,0 +1,201 @@
+//! Three members' reactors (one each) wired by hand: what one queues for another is
+//! delivered by the test. A map and the probe double (`partition::probe`) share a
+//! partition, so both kinds take the same path through backups, migration and drop.
+use super::*;
+use crate::cluster::peer::tests::snapshot_chunks;
+use crate::cluster::peer::ObjectKind;
+use crate::net::connection::ConnectionId;
+use crate::partition::objects::probe::probe;
+use ferrogrid_cluster::{MemberEntry, MAX_REPLICAS};
+use ferrogrid_config::MemberConfig;
+use ferrogrid_protocol::Uuid;
+use std::collections::HashMap;
+
+const A: MemberId = MemberId(1);
+const B: MemberId = MemberId(2);
+const C: MemberId = MemberId(3);
+const PARTITIONS: usize = 2;
+
+/// `me`'s view of a table (version `version`) giving every partition `replicas`.
+fn state(me: MemberId, version: u64, replicas: &[MemberId]) -> Arc<ClusterState> {
+    let mut table = PartitionTable::empty(PARTITIONS);
+    table.version = version;
+    let mut row = [None; MAX_REPLICAS];
+    row.iter_mut().zip(replicas).for_each(|(slot, member)| *slot = Some(*member));
+    (0..PARTITIONS).for_each(|partition| table.set_replicas(partition, row));
+    let members = [A, B, C].map(|id| MemberEntry::new(id, String::new())).to_vec();
+    Arc::new(ClusterState { me, members, members_version: 1, cluster_id: A, table, links: HashMap::new() })
+}
+
+fn member(me: MemberId) -> PartitionOwner {
+    let config = Arc::new(MemberConfig::default());
+    PartitionOwner::new(
+        0,
+        1,
+        Uuid::from_u128(me.0),
+        config,
+        PARTITIONS as u16,
+        state(me, 0, &[]),
+        Arc::new(crate::obs::probes::Counter::default()),
+    )
+}
+
+/// Every member applies table `version`.
+fn apply_table(members: &mut [(MemberId, &mut PartitionOwner)], version: u64, replicas: &[MemberId]) {
+    for (me, owner) in members.iter_mut() {
+        owner.apply_cluster_state(state(*me, version, replicas));
+    }
+}
+
+/// Delivers the snapshots `from` queued for `to`.
+fn deliver_snapshots(from: (MemberId, &mut PartitionOwner), to: (MemberId, &mut PartitionOwner)) {
+    let queued = from.1.replication.out.remove(&to.0).unwrap_or_default();
+    for chunk in snapshot_chunks(&queued) {
+        to.1.install_snapshot(from.0, &chunk);
+    }
+}
+
+fn log_items(owner: &mut PartitionOwner) -> Vec<Box<[u8]>> {
+    probe(&mut owner.partitions[0], "log").items.clone()
+}
+
+fn map_value(owner: &PartitionOwner) -> Option<Box<[u8]>> {
+    owner.partitions[0].map("log")?.raw(b"key").map(|entry| entry.value().into())
+}
+
+fn connection() -> Arc<ConnectionShared> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let stream = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let stream = mio::net::TcpStream::from_std(stream);
+    Arc::new(ConnectionShared::new(ConnectionId(1), listener.local_addr().unwrap(), stream))
+}
+
+fn call(connection: &Arc<ConnectionShared>, backup_aware: bool) -> Call<'_> {
+    Call {
+        connection,
+        correlation_id: 42,
+        response_type: ferrogrid_protocol::codec::MapPut::RESPONSE,
+        source: ferrogrid_protocol::Uuid::default(),
+        counter_slot: 0,
+        partition_id: PartitionId(0),
+        backup_aware,
+    }
+}
+
+#[test]
+fn a_backup_aware_client_is_answered_at_once_and_told_of_each_backup() {
+    let (mut a, mut b, mut c) = (member(A), member(B), member(C));
+    apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 1, &[A, B]);
+    deliver_snapshots((A, &mut a), (B, &mut b));
+    let settings = a.settings_for("m");
+    a.partitions[0].map_mut("m", || settings).put(b"key", b"value", 0, -1, -1);
+    let client = connection();
+    client.set_backup_listener(7);
+    let mut response = Vec::new();
+    let writer = ferrogrid_protocol::message::MessageWriter::response(
+        &mut response,
+        ferrogrid_protocol::codec::MapPut::RESPONSE,
+        42,
+        0,
+    );
+    writer.finish();
+    let waiter = connection();
+    let others = vec![(waiter.clone(), b"item for the waiter".to_vec())];
+    a.replicate(PartitionId(0), &call(&client, true), &mut response, 0, others);
+    assert_eq!(response.get(18), Some(&1), "answered now, with one backup to wait for");
+    assert!(a.outbox.buffer(&waiter).is_empty(), "the waiter's answer is still held");
+    let records = a.replication.backups.remove(&B).expect("backups for B");
+    b.apply_backups(A, &records);
+    let acks = peer::read_acks(&b.replication.acks.remove(&A).unwrap()).unwrap();
+    a.on_acks(B, &acks);
+    let event = a.outbox.buffer(&client).clone();
+    let message = Message::parse(&event).unwrap();
+    assert_eq!(message.message_type(), BackupEvent::TYPE);
+    assert_eq!(message.correlation_id(), 7, "under the backup listener's correlation id");
+    let flags = ferrogrid_protocol::frame::IS_EVENT | ferrogrid_protocol::frame::BACKUP_EVENT;
+    assert_eq!(message.initial_flags() & flags, flags);
+    assert_eq!(
+        BackupEvent::decode(&message).unwrap().source_invocation_correlation_id,
+        42,
+        "names the write's correlation id"
+    );
+    assert_eq!(a.outbox.buffer(&waiter), b"item for the waiter", "released with the acknowledgement");
+}
+
+#[test]
+fn a_write_racing_a_move_waits_for_the_member_the_partition_moves_to() {
+    let (mut a, mut b, mut c) = (member(A), member(B), member(C));
+    apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 1, &[A, B]);
+    deliver_snapshots((A, &mut a), (B, &mut b));
+    // Copy before move: C joins the row as a replica past the table's one backup.
+    apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 2, &[A, B, C]);
+    deliver_snapshots((A, &mut a), (C, &mut c));
+    // C has the next step already (it owns the partition); A and B do not yet.
+    c.apply_cluster_state(state(C, 3, &[C, B]));
+    let settings = a.settings_for("m");
+    a.partitions[0].map_mut("m", || settings).put(b"key", b"value", 0, -1, -1);
+    let (client, mut response) = (connection(), b"response".to_vec());
+    a.replicate(PartitionId(0), &call(&client, false), &mut response, 0, Vec::new());
+    assert!(response.is_empty(), "held");
+    for (id, owner) in [(B, &mut b), (C, &mut c)] {
+        let records = a.replication.backups.remove(&id).expect("records for every replica");
+        owner.apply_backups(A, &records);
+        let acks = owner.replication.acks.remove(&A).expect("an acknowledgement from every replica");
+        a.on_acks(id, &peer::read_acks(&acks).unwrap());
+    }
+    // C refused (A is not the owner in its table): had A answered on B's acknowledgement
+    // alone, the write would be lost with A's copy.
+    let answer = a.outbox.buffer(&client).clone();
+    let errors = error::read_error_response(&Message::parse(&answer).unwrap()).unwrap();
+    assert_eq!(errors[0].code, error::PARTITION_MIGRATING.code, "the client retries");
+}
+
+#[test]
+fn any_kind_of_object_is_backed_up_migrated_and_dropped_through_the_same_path() {
+    let (mut a, mut b, mut c) = (member(A), member(B), member(C));
+    apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 1, &[A, B]);
+    assert_eq!(b.replication.ready_version(), None, "the new backup waits for the owner's copy");
+    deliver_snapshots((A, &mut a), (B, &mut b));
+    assert_eq!(b.replication.ready_version(), Some(1));
+
+    // A write to both kinds: the response waits for the synchronous backup.
+    let settings = a.settings_for("log");
+    a.partitions[0].map_mut("log", || settings).put(b"key", b"value", 0, -1, -1);
+    probe(&mut a.partitions[0], "log").append(b"first");
+    let (client, mut response) = (connection(), b"response".to_vec());
+    // A waiter the operation served (a queue's poller) is answered with it, not before.
+    let waiter = connection();
+    let others = vec![(waiter.clone(), b"item for the waiter".to_vec())];
+    a.replicate(PartitionId(0), &call(&client, false), &mut response, 0, others);
+    assert!(response.is_empty(), "held until the backup acknowledges");
+    assert!(a.outbox.buffer(&waiter).is_empty(), "the waiter's answer is held too");
+    let records = a.replication.backups.remove(&B).expect("backups for B");
+    b.apply_backups(A, &records);
+    assert_eq!(
+        (log_items(&mut b), map_value(&b)),
+        (vec![b"first".as_slice().into()], Some(b"value".as_slice().into()))
+    );
+    let acks = peer::read_acks(&b.replication.acks.remove(&A).unwrap()).unwrap();
+    assert!(matches!(acks[..], [(_, true)]), "one acknowledgement for the operation: {acks:?}");
+    a.on_acks(B, &acks);
+    assert_eq!(a.outbox.buffer(&client), b"response", "released by the acknowledgement");
+    assert_eq!(a.outbox.buffer(&waiter), b"item for the waiter", "and the waiter's with it");
+
+    // The partition moves to C, which held no replica: A sends it and drops its own.
+    apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 2, &[C, B]);
+    assert_eq!(a.partitions[0].objects().count(), 0, "the old owner keeps nothing");
+    deliver_snapshots((A, &mut a), (C, &mut c));
+    deliver_snapshots((C, &mut c), (B, &mut b));
+    for owner in [&mut b, &mut c] {
+        assert_eq!(owner.replication.ready_version(), Some(2));
+        assert_eq!(
+            (log_items(owner), map_value(owner)),
+            (vec![b"first".as_slice().into()], Some(b"value".as_slice().into()))
+        );
+    }
+
+    // B is no longer a replica: it drops every kind.
+    apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 3, &[C]);
+    assert_eq!(b.partitions[0].objects().count(), 0);
+    assert!(c.partitions[0].object(ObjectKind::Probe, "log").is_some());
+}
