@@ -87,6 +87,28 @@ impl Core {
                 }
                 Err(_) => warn!(length = payload.len(), "malformed UNLISTEN: ignored"),
             },
+            peer::OBJECT
+            | peer::OBJECTS
+            | peer::INDEXES
+            | peer::SCHEMAS
+            | peer::MAPPINGS
+            | peer::SCHEMAS_ACK
+            | peer::PARTITION_LOST => self.member_metadata(from, ty, payload),
+            peer::PN_COUNTER_STATE => self.route_counter_states(from, payload),
+            peer::REPLICATED_CHANGES
+            | peer::REPLICATED_SYNC
+            | peer::REPLICATED_VERSIONS
+            | peer::REPLICATED_SYNC_REQUEST => self.route_replicated(from, ty, payload),
+            _ => debug!(%ty, "unexpected member message: ignored"),
+        }
+        Ok(After::Continue)
+    }
+
+    /// What every member keeps of the cluster besides partitions: proxies created and
+    /// destroyed, the listing of objects, index definitions, Compact schemas and their
+    /// acknowledgements, SQL mappings, and partitions lost.
+    fn member_metadata(&mut self, from: MemberId, ty: ferrogrid_protocol::MessageType, payload: &[u8]) {
+        match ty {
             peer::OBJECT => match crate::cluster::events::ObjectEvent::decode(payload) {
                 Ok(event) => self.shared.object_event_here(&event),
                 Err(error) => warn!(%error, "malformed object event: ignored"),
@@ -114,14 +136,8 @@ impl Core {
                 Ok(losses) => self.shared.partitions_lost_here(&losses),
                 Err(error) => warn!(%error, "malformed partition-lost message: ignored"),
             },
-            peer::PN_COUNTER_STATE => self.route_counter_states(from, payload),
-            peer::REPLICATED_CHANGES
-            | peer::REPLICATED_SYNC
-            | peer::REPLICATED_VERSIONS
-            | peer::REPLICATED_SYNC_REQUEST => self.route_replicated(from, ty, payload),
-            _ => debug!(%ty, "unexpected member message: ignored"),
+            _ => unreachable!("{ty} is no metadata message"),
         }
-        Ok(After::Continue)
     }
 
     /// The answer to a request one of this member's reactors forwarded: relayed here, or

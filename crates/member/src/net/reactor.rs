@@ -351,47 +351,55 @@ impl Reactor {
                 Task::Vacate { to } => self.vacate(to),
                 Task::AdoptConnection(connection) => self.adopt(*connection),
                 Task::NewMemberConnection(stream, peer) => self.add_connection(stream, peer, true),
-                Task::Cluster(state) => {
-                    let table_changed = state.table.version != self.core.owner.replication.state.table.version;
-                    let known = &self.core.owner.replication.state.links;
-                    let joined: Vec<_> =
-                        state.links.keys().filter(|peer| !known.contains_key(*peer)).copied().collect();
-                    self.core.owner.apply_cluster_state(state);
-                    if self.core.index == 0 {
-                        self.core.relay_registrations_to(&joined);
-                        self.core.send_listing_to(&joined);
-                        self.core.send_schemas_to(&joined);
-                        self.core.send_indexes_to(&joined);
-                        self.core.send_mappings_to(&joined);
-                    }
-                    if table_changed && self.core.index == 0 {
-                        self.core.owner.log_replicas();
-                    }
-                    self.core.publish_ready();
-                }
-                Task::Member { from, work } => match work {
-                    MemberWork::Backups(records) => self.core.owner.apply_backups(from, &records),
-                    MemberWork::Snapshot(payload) => {
-                        self.core.owner.install_snapshot(from, &payload);
-                        self.core.publish_ready();
-                    }
-                    MemberWork::Acks(acks) => self.core.owner.on_acks(from, &acks),
-                    MemberWork::CounterStates(records) => self.core.owner.apply_counter_states(from, &records),
-                    MemberWork::SnapshotRequest(partition) => self.core.owner.on_snapshot_request(from, partition),
-                    MemberWork::Replicated(ty, payload) => self.core.owner.on_replicated(from, ty, &payload),
-                    MemberWork::Responses(mut batch) => {
-                        let mut batch: &[u8] = &mut batch;
-                        while batch.len() >= 4 {
-                            let length = u32::from_le_bytes(batch[..4].try_into().expect("4 bytes")) as usize;
-                            self.core.owner.on_forward_response(&batch[4..4 + length]);
-                            batch = &batch[4 + length..];
-                        }
-                    }
-                },
+                Task::Cluster(state) => self.on_cluster_state(state),
+                Task::Member { from, work } => self.on_member_work(from, work),
             }
         }
         let written = self.core.owner.outbox.flush() + self.core.owner.replication.flush();
         self.core.probes().bytes_out.add(written as u64);
+    }
+
+    /// The cluster as the cluster service published it: applied to this reactor's partitions;
+    /// reactor 0 also sends the members that joined what every member keeps.
+    fn on_cluster_state(&mut self, state: Arc<crate::cluster::replication::state::ClusterState>) {
+        let table_changed = state.table.version != self.core.owner.replication.state.table.version;
+        let known = &self.core.owner.replication.state.links;
+        let joined: Vec<_> = state.links.keys().filter(|peer| !known.contains_key(*peer)).copied().collect();
+        self.core.owner.apply_cluster_state(state);
+        if self.core.index == 0 {
+            self.core.relay_registrations_to(&joined);
+            self.core.send_listing_to(&joined);
+            self.core.send_schemas_to(&joined);
+            self.core.send_indexes_to(&joined);
+            self.core.send_mappings_to(&joined);
+        }
+        if table_changed && self.core.index == 0 {
+            self.core.owner.log_replicas();
+        }
+        self.core.publish_ready();
+    }
+
+    /// Member traffic another reactor read from a link for this reactor's partitions.
+    fn on_member_work(&mut self, from: ferrogrid_cluster::MemberId, work: MemberWork) {
+        match work {
+            MemberWork::Backups(records) => self.core.owner.apply_backups(from, &records),
+            MemberWork::Snapshot(payload) => {
+                self.core.owner.install_snapshot(from, &payload);
+                self.core.publish_ready();
+            }
+            MemberWork::Acks(acks) => self.core.owner.on_acks(from, &acks),
+            MemberWork::CounterStates(records) => self.core.owner.apply_counter_states(from, &records),
+            MemberWork::SnapshotRequest(partition) => self.core.owner.on_snapshot_request(from, partition),
+            MemberWork::Replicated(ty, payload) => self.core.owner.on_replicated(from, ty, &payload),
+            MemberWork::Responses(mut batch) => {
+                let mut batch: &[u8] = &mut batch;
+                while batch.len() >= 4 {
+                    let length = u32::from_le_bytes(batch[..4].try_into().expect("4 bytes")) as usize;
+                    self.core.owner.on_forward_response(&batch[4..4 + length]);
+                    batch = &batch[4 + length..];
+                }
+            }
+        }
     }
 
     pub(crate) fn retry_overflow(&mut self) {

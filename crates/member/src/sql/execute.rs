@@ -146,28 +146,10 @@ impl Core {
         let prepared = match prepare(self, &request) {
             Ok(prepared) => prepared,
             Err(error) => {
-                if let Some(map) = unmapped(&error) {
-                    // Hazelcast suggests a mapping derived from one of the map's entries.
-                    let sample = Sample {
-                        map: map.clone(),
-                        service: self.shared.sql.clone(),
-                        error: Some(error),
-                        member,
-                        schemas: self.shared.schemas.clone(),
-                    };
-                    let response_type = SqlExecute::TYPE.response();
-                    self.fan_out_with(
-                        Some(connection),
-                        correlation_id,
-                        response_type,
-                        map.into(),
-                        WideRequest::new(sample),
-                        out,
-                        Some(bytes),
-                    );
-                    return Ok(());
+                match unmapped(&error) {
+                    Some(map) => self.sql_suggest_mapping(connection, correlation_id, bytes, out, map, error),
+                    None => error_response(out, correlation_id, member, &error),
                 }
-                error_response(out, correlation_id, member, &error);
                 return Ok(());
             }
         };
@@ -176,82 +158,92 @@ impl Core {
             return Ok(());
         }
         let limits = &self.shared.config.limits;
-        let (max_rows, max_cursors) =
-            (limits.max_sql_rows_per_query as usize, limits.max_sql_cursors_per_connection as usize);
-        let page_size = request.cursor_buffer_size.max(1) as usize;
-        let service = self.shared.sql.clone();
-        let response_type = SqlExecute::TYPE.response();
+        let respond = Respond {
+            service: self.shared.sql.clone(),
+            query_id: request.query_id,
+            page_size: request.cursor_buffer_size.max(1) as usize,
+            max_rows: limits.max_sql_rows_per_query as usize,
+            max_cursors: limits.max_sql_cursors_per_connection as usize,
+            member,
+        };
+        if let Err(error) = self.sql_run(connection, correlation_id, bytes, out, prepared, respond) {
+            error_response(out, correlation_id, member, &error);
+        }
+        Ok(())
+    }
+
+    /// Runs a prepared statement: rows answered at once, DDL and writes fanned out, SELECTs
+    /// scanned. An error is the statement's, answered by the caller.
+    fn sql_run(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        prepared: Prepared,
+        respond: Respond,
+    ) -> Result<(), SqlError> {
         match prepared {
-            Prepared::Rows(result) => {
-                let respond = Respond { service, query_id: request.query_id, page_size, max_rows, max_cursors, member };
-                answer_rows(&respond, Some(connection), result, out, correlation_id);
-            }
+            Prepared::Rows(result) => answer_rows(&respond, Some(connection), result, out, correlation_id),
             ddl @ (Prepared::CreateMapping { .. } | Prepared::DropMapping { .. }) => {
-                if let Err(error) = apply_ddl(&service, &ddl) {
-                    error_response(out, correlation_id, member, &error);
-                    return Ok(());
-                }
-                let operation = WideRequest::new(Ddl);
-                self.fan_out_with(
-                    Some(connection),
-                    correlation_id,
-                    response_type,
-                    "".into(),
-                    operation,
-                    out,
-                    Some(bytes),
-                );
+                apply_ddl(&respond.service, &ddl)?;
+                self.sql_fan_out(connection, correlation_id, bytes, out, "".into(), WideRequest::new(Ddl));
             }
-            Prepared::Select(plan) => {
-                let respond = Respond { service, query_id: request.query_id, page_size, max_rows, max_cursors, member };
-                self.sql_scan(connection, correlation_id, bytes, out, (plan, respond, None));
-            }
+            Prepared::Select(plan) => self.sql_scan(connection, correlation_id, bytes, out, (plan, respond, None)),
             Prepared::InsertSelect(insert) => {
-                if let Err(error) = self.sql_share_schemas(insert.schemas.clone()) {
-                    error_response(out, correlation_id, member, &error);
-                    return Ok(());
-                }
+                self.sql_share_schemas(insert.schemas.clone())?;
                 let plan = Box::new(insert.plan.clone());
-                let respond = Respond { service, query_id: request.query_id, page_size, max_rows, max_cursors, member };
                 let then = Some((insert, self.shared.clone()));
                 self.sql_scan(connection, correlation_id, bytes, out, (plan, respond, then));
             }
             Prepared::Insert { map, entries, overwrite, schemas } => {
-                if let Err(error) = self.sql_share_schemas(schemas) {
-                    error_response(out, correlation_id, member, &error);
-                    return Ok(());
-                }
-                let write = self.sql_write(Work::Insert { entries, overwrite });
-                self.fan_out_with(
-                    Some(connection),
-                    correlation_id,
-                    response_type,
-                    map.into(),
-                    WideRequest::new(write),
-                    out,
-                    Some(bytes),
-                );
+                self.sql_share_schemas(schemas)?;
+                let write = WideRequest::new(self.sql_write(Work::Insert { entries, overwrite }));
+                self.sql_fan_out(connection, correlation_id, bytes, out, map.into(), write);
             }
             Prepared::Change(change) => {
-                let schemas = change.source.mapping.compact_schemas();
-                if let Err(error) = schemas.and_then(|schemas| self.sql_share_schemas(schemas)) {
-                    error_response(out, correlation_id, member, &error);
-                    return Ok(());
-                }
+                self.sql_share_schemas(change.source.mapping.compact_schemas()?)?;
                 let map: Box<str> = change.source.mapping.map.clone().into();
-                let write = self.sql_write(Work::Change(change));
-                self.fan_out_with(
-                    Some(connection),
-                    correlation_id,
-                    response_type,
-                    map,
-                    WideRequest::new(write),
-                    out,
-                    Some(bytes),
-                );
+                let write = WideRequest::new(self.sql_write(Work::Change(change)));
+                self.sql_fan_out(connection, correlation_id, bytes, out, map, write);
             }
         }
         Ok(())
+    }
+
+    /// A statement that named a map without a mapping: Hazelcast suggests a mapping derived from
+    /// one of the map's entries, which a fan-out samples.
+    fn sql_suggest_mapping(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        map: String,
+        error: SqlError,
+    ) {
+        let sample = Sample {
+            map: map.clone(),
+            service: self.shared.sql.clone(),
+            error: Some(error),
+            member: self.shared.view.member_uuid,
+            schemas: self.shared.schemas.clone(),
+        };
+        self.sql_fan_out(connection, correlation_id, bytes, out, map.into(), WideRequest::new(sample));
+    }
+
+    /// Fans a statement's work out over every reactor and member, answered as Sql.Execute.
+    fn sql_fan_out(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        name: Box<str>,
+        operation: WideRequest,
+    ) {
+        let response_type = SqlExecute::TYPE.response();
+        self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, Some(bytes));
     }
     /// Another member's share of a client's Sql.Execute (its WIDE request): DDL applied here,
     /// scans and writes run on this member's partitions.

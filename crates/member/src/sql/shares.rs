@@ -248,6 +248,37 @@ impl Partial for Scanned {
     }
 }
 
+impl Scan {
+    /// Per source, the partitions of a point lookup's keys (None: every partition).
+    fn wanted_partitions(&self, partition_count: u16) -> Vec<Option<Vec<u16>>> {
+        let partition_of = |key: &Vec<u8>| ferrogrid_protocol::data::partition_for(Data(key), partition_count).0;
+        self.plan
+            .sources
+            .iter()
+            .map(|source| source.keys.as_ref().map(|keys| keys.iter().map(partition_of).collect()))
+            .collect()
+    }
+}
+
+/// A source's live entries in one partition's store of its map: those of `keys`, or all.
+fn read_source(
+    keys: Option<&[Vec<u8>]>,
+    store: &crate::engine::map::store::RecordStore,
+    now_ms: i64,
+    found: &mut Vec<(Vec<u8>, Vec<u8>)>,
+) {
+    match keys {
+        Some(keys) => {
+            for key in keys {
+                if let Some(entry) = store.get(key, now_ms) {
+                    found.push((key.clone(), entry.value().to_vec()));
+                }
+            }
+        }
+        None => found.extend(store.iter(now_ms).map(|(key, entry)| (key.to_vec(), entry.value().to_vec()))),
+    }
+}
+
 impl WideOperation for Scan {
     type Partial = Scanned;
     const PARTITIONS: Partitions = Partitions::Owned;
@@ -265,17 +296,7 @@ impl WideOperation for Scan {
     fn on_share(&self, _map: &str, share: &mut ShareContext<'_>, partial: &mut Scanned) {
         let plan = &self.plan;
         partial.partition_count = share.partition_count;
-        let wanted: Vec<Option<Vec<u16>>> = plan
-            .sources
-            .iter()
-            .map(|source| {
-                source.keys.as_ref().map(|keys| {
-                    keys.iter()
-                        .map(|key| ferrogrid_protocol::data::partition_for(Data(key), share.partition_count).0)
-                        .collect()
-                })
-            })
-            .collect();
+        let wanted = self.wanted_partitions(share.partition_count);
         let scans_all =
             plan.sources.iter().zip(&wanted).any(|(source, wanted)| source.inline.is_none() && wanted.is_none());
         for local in 0..share.partitions.len() {
@@ -292,20 +313,8 @@ impl WideOperation for Scan {
                 if source.inline.is_some() || !wanted_here(&wanted[index]) {
                     continue;
                 }
-                let Some(store) = share.partitions[local].map(&source.mapping.map) else { continue };
-                match &source.keys {
-                    Some(keys) => {
-                        for key in keys {
-                            if let Some(entry) = store.get(key, share.now_ms) {
-                                found[index].push((key.clone(), entry.value().to_vec()));
-                            }
-                        }
-                    }
-                    None => {
-                        for (key, entry) in store.iter(share.now_ms) {
-                            found[index].push((key.to_vec(), entry.value().to_vec()));
-                        }
-                    }
+                if let Some(store) = share.partitions[local].map(&source.mapping.map) {
+                    read_source(source.keys.as_deref(), store, share.now_ms, &mut found[index]);
                 }
             }
             partial.parts.insert(partition_id, found);
