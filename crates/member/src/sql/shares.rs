@@ -454,6 +454,87 @@ pub(crate) fn publish(
     }
 }
 
+/// INSERT/SINK on this reactor's partitions of the entries' keys (`overwrite`: SINK).
+fn insert(
+    map: &str,
+    entries: &[(Vec<u8>, Vec<u8>)],
+    overwrite: bool,
+    share: &mut ShareContext<'_>,
+    partial: &mut Written,
+) {
+    let settings = share.settings.get(map);
+    let now_ms = share.now_ms;
+    for (key, value) in entries {
+        let partition_id = ferrogrid_protocol::data::partition_for(Data(key), share.partition_count).0;
+        let (reactor, count) = share.reactor;
+        if partition_id as usize % count != reactor {
+            continue;
+        }
+        let local = partition_id as usize / count;
+        let owned = share.owned.get(local).copied().unwrap_or(true);
+        let Some(partition) = share.partitions.get_mut(local) else { continue };
+        let store = partition.map_mut(map, || settings.clone());
+        store.expire_if_due(key, now_ms);
+        let exists = store.get(key, now_ms).is_some();
+        if exists && !overwrite {
+            if owned && partial.failure.is_none() {
+                partial.failure = Some((wire::error_code::GENERIC, "Duplicate key".to_owned()));
+            }
+            continue;
+        }
+        let old = store.put(key, value, now_ms, -1, -1).map(|e| e.value().to_vec());
+        if owned {
+            partial.count += 1;
+            let kind = if old.is_some() { EventKind::Updated } else { EventKind::Added };
+            publish(share, map, partition_id, kind, key, Some(value), old.as_deref());
+        }
+    }
+}
+
+impl Write {
+    /// UPDATE or DELETE over every entry of this reactor's partitions of the map.
+    fn change(&self, map: &str, change: &Change, share: &mut ShareContext<'_>, partial: &mut Written) {
+        let now_ms = share.now_ms;
+        for local in 0..share.partitions.len() {
+            let owned = share.owned.get(local).copied().unwrap_or(true);
+            let partition_id = share.partition_id(local);
+            let Some(store) = share.partitions[local].existing_mut(map) else { continue };
+            let mut actions = Vec::new();
+            for (key, entry) in store.iter(now_ms) {
+                match ferrogrid_sql::write::apply(change, key, entry.value(), &*self.schemas) {
+                    Ok(Action::Keep) => {}
+                    Ok(action) => actions.push((key.to_vec(), entry.value().to_vec(), action)),
+                    Err(error) => {
+                        if owned && partial.failure.is_none() {
+                            partial.failure = Some((wire::error_code::DATA_EXCEPTION, error.message));
+                        }
+                    }
+                }
+            }
+            for (key, old, action) in actions {
+                let Some(store) = share.partitions[local].existing_mut(map) else { break };
+                match action {
+                    Action::Remove => {
+                        store.remove(&key);
+                        if owned {
+                            partial.count += 1;
+                            publish(share, map, partition_id, EventKind::Removed, &key, None, Some(&old));
+                        }
+                    }
+                    Action::Replace(value) => {
+                        store.put(&key, &value, now_ms, -1, -1);
+                        if owned {
+                            partial.count += 1;
+                            publish(share, map, partition_id, EventKind::Updated, &key, Some(&value), Some(&old));
+                        }
+                    }
+                    Action::Keep => {}
+                }
+            }
+        }
+    }
+}
+
 impl WideOperation for Write {
     type Partial = Written;
     const PARTITIONS: Partitions = Partitions::Replicas;
@@ -465,83 +546,9 @@ impl WideOperation for Write {
     fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Written) {}
 
     fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Written) {
-        let settings = share.settings.get(map);
-        let now_ms = share.now_ms;
         match &self.work {
-            Work::Insert { entries, overwrite } => {
-                for (key, value) in entries {
-                    let partition_id = ferrogrid_protocol::data::partition_for(Data(key), share.partition_count).0;
-                    let (reactor, count) = share.reactor;
-                    if partition_id as usize % count != reactor {
-                        continue;
-                    }
-                    let local = partition_id as usize / count;
-                    let owned = share.owned.get(local).copied().unwrap_or(true);
-                    let Some(partition) = share.partitions.get_mut(local) else { continue };
-                    let store = partition.map_mut(map, || settings.clone());
-                    store.expire_if_due(key, now_ms);
-                    let exists = store.get(key, now_ms).is_some();
-                    if exists && !overwrite {
-                        if owned && partial.failure.is_none() {
-                            partial.failure = Some((wire::error_code::GENERIC, "Duplicate key".to_owned()));
-                        }
-                        continue;
-                    }
-                    let old = store.put(key, value, now_ms, -1, -1).map(|e| e.value().to_vec());
-                    if owned {
-                        partial.count += 1;
-                        let kind = if old.is_some() { EventKind::Updated } else { EventKind::Added };
-                        publish(share, map, partition_id, kind, key, Some(value), old.as_deref());
-                    }
-                }
-            }
-            Work::Change(change) => {
-                for local in 0..share.partitions.len() {
-                    let owned = share.owned.get(local).copied().unwrap_or(true);
-                    let partition_id = share.partition_id(local);
-                    let Some(store) = share.partitions[local].existing_mut(map) else { continue };
-                    let mut actions = Vec::new();
-                    for (key, entry) in store.iter(now_ms) {
-                        match ferrogrid_sql::write::apply(change, key, entry.value(), &*self.schemas) {
-                            Ok(Action::Keep) => {}
-                            Ok(action) => actions.push((key.to_vec(), entry.value().to_vec(), action)),
-                            Err(error) => {
-                                if owned && partial.failure.is_none() {
-                                    partial.failure = Some((wire::error_code::DATA_EXCEPTION, error.message));
-                                }
-                            }
-                        }
-                    }
-                    for (key, old, action) in actions {
-                        let Some(store) = share.partitions[local].existing_mut(map) else { break };
-                        match action {
-                            Action::Remove => {
-                                store.remove(&key);
-                                if owned {
-                                    partial.count += 1;
-                                    publish(share, map, partition_id, EventKind::Removed, &key, None, Some(&old));
-                                }
-                            }
-                            Action::Replace(value) => {
-                                store.put(&key, &value, now_ms, -1, -1);
-                                if owned {
-                                    partial.count += 1;
-                                    publish(
-                                        share,
-                                        map,
-                                        partition_id,
-                                        EventKind::Updated,
-                                        &key,
-                                        Some(&value),
-                                        Some(&old),
-                                    );
-                                }
-                            }
-                            Action::Keep => {}
-                        }
-                    }
-                }
-            }
+            Work::Insert { entries, overwrite } => insert(map, entries, *overwrite, share, partial),
+            Work::Change(change) => self.change(map, change, share, partial),
         }
     }
 
