@@ -1,6 +1,6 @@
 //! The cluster: the membership service thread (`service.rs`), the member-to-member protocol
 //! (`peer.rs`) and traffic on member links (`link.rs`), replication of partitions to their
-//! backups (`replication.rs`), what clients are told about the cluster (`view.rs`), cluster-wide
+//! backups (`replication/`), what clients are told about the cluster (`view.rs`), cluster-wide
 //! events and the relay of other members' events to unisocket clients.
 
 pub(crate) mod events;

@@ -1,21 +1,24 @@
-//! A ferrogrid member: thread-per-core reactors serving the Hazelcast client protocol over a
-//! partitioned in-memory map.
+//! A ferrogrid member: reactors serving the Hazelcast client protocol over partitioned data
+//! structures (maps, queues, multimaps, replicated maps, lists, sets, ringbuffers, topics, PN
+//! counters, flake ids) and SQL, in a cluster with backups and migration.
 //!
-//! See ARCHITECTURE.md for the life of a request. Modules, in the order a request meets them:
-//! `server` (start-up, acceptor), `reactor` (the event loop), `connection_io` (reading and
-//! cutting a connection's messages), `connection` (buffers, write-through), `dispatch`
-//! (routing a request), `client` (authentication and client-service requests), `owner` (what
-//! a reactor does as owner of its partitions), `map_ops` (partition-bound map operations),
-//! `fanout` (map-wide operations), `queue` (queues), `partition` (a partition's objects), `object` (the
-//! interface replication reaches them by), `store` (a map's data in a partition), `table` and `entry` (its entries), `locks` (key
-//! locks and parked requests), `listeners` (entry events), `outbox` (output to other
-//! connections), `cluster` (what clients are told about the cluster). Between members:
-//! `member_link` (traffic on member links), `peer` (the member protocol), `replication` and
-//! `replica` (backups, snapshots, forwarding), `replicated_map` and `replicated_sync`
-//! (replicated maps: a copy on every member), `cluster_service` (membership).
+//! A folder per layer, each read from the ones below it (ARCHITECTURE.md, "Layout of the
+//! member", walks a request through them):
+//! - `net`: reactors, connections and their IO, the placement of connections on reactors.
+//! - `route`: the operation table (every structure's rows), dispatch on the reactor that read a
+//!   request, hand-offs to other reactors, fan-outs over every partition, the client service,
+//!   and the protocol adapter of the engines' answers.
+//! - `engine`: a folder per structure (its rows, its engine and state in a partition, its work
+//!   over every partition), and what structures share (typed requests, listeners, key locks,
+//!   settings, schemas).
+//! - `partition`: a reactor's partitions as their owner, and the one interface replication and
+//!   migration reach any structure's objects by.
+//! - `cluster`: membership, member links and the member protocol, replication to backups.
+//! - `sql`: statements run over the maps they name. `obs`: probes and metrics.
+//! - At the top: start-up (`server`), the state every thread shares (`shared`), time (`clock`)
+//!   and tenants (`tenants`).
 //!
-//! Modules import each other without cycles (`tests/module_graph.rs`): each is read from the
-//! ones below it.
+//! Modules import each other without cycles (`tests/module_graph.rs`, which checks every crate).
 
 pub(crate) mod clock;
 pub(crate) mod cluster;

@@ -40,7 +40,7 @@ pub enum Task {
     NewMemberConnection(mio::net::TcpStream, SocketAddr),
     /// New members, table or links from the cluster service.
     Cluster(Arc<crate::cluster::replication::state::ClusterState>),
-    /// The writes of an `INSERT ... SELECT` whose query has run: fan them out (`sql.rs`).
+    /// The writes of an `INSERT ... SELECT` whose query has run: fan them out (`sql/shares.rs`).
     SqlWrite(Box<crate::sql::service::FollowUp>),
     /// Member traffic for this reactor's partitions or forwarded requests, read by another
     /// reactor from a member link.

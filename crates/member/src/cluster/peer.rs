@@ -15,7 +15,7 @@
 //! ```
 //!
 //! PN counters are not partition objects: every replica member holds each counter, and its
-//! replicas exchange whole states (`pn_counter.rs`):
+//! replicas exchange whole states (`engine/pn_counter/`):
 //!
 //! ```text
 //! PN_COUNTER_STATE payload: { sequence u64 | name str | state bytes }*
@@ -33,7 +33,7 @@ use ferrogrid_protocol::{DecodeError, Message, MessageType};
 
 /// What kind of object a partition holds (which service's): half of its key in the partition,
 /// and its code in BACKUP and SNAPSHOT records. Each kind has a store (`object.rs`'s
-/// `PartitionObject`) and a row in `partition.rs`'s table. Codes are never reused.
+/// `PartitionObject`) and a row in `partition/objects.rs`'s table. Codes are never reused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub(crate) enum ObjectKind {
@@ -43,7 +43,7 @@ pub(crate) enum ObjectKind {
     List = 4,
     Set = 5,
     MultiMap = 6,
-    /// Held by every member, not only a partition's replicas (`replicated_map.rs`): its
+    /// Held by every member, not only a partition's replicas (`engine/replicated_map/`): its
     /// objects take no part in backups, snapshots or dropping a replica.
     ReplicatedMap = 7,
     /// The test double `partition::probe`.
@@ -98,8 +98,8 @@ impl ObjectKind {
 /// A Hazelcast service whose proxies clients create, list and destroy: the kinds of partition
 /// objects, the topics, which store nothing (a reliable topic is its clients' reading of
 /// the ringbuffer `_hz_rb_<name>`), the PN counters, which every replica member holds outside
-/// the partitions (`pn_counter.rs`), and the flake id generators, whose state is per member
-/// (`flake_id.rs`), in no partition.
+/// the partitions (`engine/pn_counter/`), and the flake id generators, whose state is per member
+/// (`engine/flake_id/`), in no partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Service {
     Object(ObjectKind),
@@ -253,7 +253,7 @@ impl<'a> CounterStates<'a> {
     }
 }
 
-/// Replicated maps (`replicated_map.rs`): the changes a partition's owner made, for every
+/// Replicated maps (`engine/replicated_map/`): the changes a partition's owner made, for every
 /// other member, in the owner's order: `{ partition u16 | epoch u64 | sequence u64 | changes
 /// bytes }*` (one record per operation and partition; `changes` is the kind's own encoding).
 pub const REPLICATED_CHANGES: MessageType = MessageType(0x7F_000C);

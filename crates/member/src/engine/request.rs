@@ -523,7 +523,7 @@ pub enum PnCounterOp {
     },
 }
 
-/// One PN counter request, for the replica its client chose (`pn_counter.rs`).
+/// One PN counter request, for the replica its client chose (`engine/pn_counter/`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PnCounterRequest<'a> {
     /// The counter's name (scoped to the tenant's namespace already).

@@ -11,7 +11,7 @@
 //! This file is the event loop: polling, the inbox, timers, sweeps, the retry list, published
 //! snapshots and readiness, and the IO balancer's moves. A connection's bytes are read and cut
 //! in `connection_io.rs`, a request is routed in `dispatch.rs`, and member links' traffic is
-//! handled in `member_link.rs`.
+//! handled in `cluster/link.rs`.
 //!
 //! Bounds: the inbox (config `reactor-queue-capacity`); hand-offs that do not fit wait in a
 //! per-target overflow list, and while it is non-empty the reactor reads no new requests; a

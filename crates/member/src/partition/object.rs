@@ -1,7 +1,7 @@
 //! The one interface through which everything that does not know a partition object's kind
 //! reaches it ([`PartitionObject`]): backups, migration snapshots, promotion, dropping a
 //! replica, destroy, tenant quotas, metrics, the expiry sweep and a client's departure. Each
-//! kind's store implements it (maps: `store.rs`); `partition.rs` holds the objects.
+//! kind's store implements it (maps: `engine/map/store.rs`); `objects.rs` holds the objects.
 
 use crate::cluster::peer::ObjectKind;
 use crate::cluster::peer::{Malformed, SnapshotWriter};

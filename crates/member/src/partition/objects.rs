@@ -174,7 +174,7 @@ impl PartitionStore {
 }
 
 /// A partition's maps: the map service's typed view of [`PartitionStore`] (whose other
-/// objects it does not see). For map operations (`map_ops.rs`, `fanout.rs`) on the
+/// objects it does not see). For map operations (`engine/map/ops.rs`, `engine/map/wide.rs`) on the
 /// partition's reactor.
 impl PartitionStore {
     pub fn map(&self, name: &str) -> Option<&RecordStore> {

@@ -1,6 +1,6 @@
 //! Requests answered by the reactor that reads them from state the member's reactors share,
 //! not from a partition (`Route::Local` in the operation table): FlakeIdGenerator.NewIdBatch,
-//! from the generators' state in `flake_id.rs`.
+//! from the generators' state in `engine/flake_id/store.rs`.
 
 use crate::engine::flake_id::store::{self as flake_id, BatchError, IdBatch};
 use crate::engine::request::{ErrorKind, OpError};

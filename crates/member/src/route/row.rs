@@ -33,7 +33,7 @@ pub enum Route {
     /// Answered by the reactor that read it from state its member's reactors share, not from
     /// a partition (flake id generators); from a client it may go on to another member.
     Local,
-    /// The SQL service (`sql.rs`), on the reactor that read it: a statement fans out over
+    /// The SQL service (`sql/execute.rs`), on the reactor that read it: a statement fans out over
     /// the partitions of the maps it names.
     Sql,
     /// Member-to-member traffic (only on member links).

@@ -1,5 +1,5 @@
 //! The member's SQL state, shared by its reactors: the mappings (every member holds all, as DDL
-//! texts they exchange) and the open cursors. The statements themselves are run by `sql.rs`.
+//! texts they exchange) and the open cursors. The statements themselves are run by `execute.rs`.
 //!
 //! Invariant: a cursor belongs to the connection that opened it and goes with it.
 

@@ -1,6 +1,6 @@
 //! What a partition's owner does for its replicas, and a replica for its owner: backups,
 //! replica snapshots on table changes, and relaying forwarded requests' answers. The state it
-//! works on is a reactor's [`Replication`] (`replication.rs`); routing to the owner member is
+//! works on is a reactor's [`Replication`] (`state.rs`); routing to the owner member is
 //! `Replication::route`.
 //!
 //! - **Backups.** After an operation on a partition this member owns, each object it changed

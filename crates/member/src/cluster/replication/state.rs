@@ -2,7 +2,7 @@
 //! published it ([`ClusterState`]), where a partition request runs ([`Route`]), the writes held
 //! for synchronous backups, the requests forwarded to other members, and the member messages
 //! gathered per peer for one write per loop iteration. What the owner does with this state,
-//! per partition, is in `replica.rs`.
+//! per partition, is in `backups.rs`.
 
 use crate::cluster::peer::{self, BackupHeader, ObjectRecord};
 use crate::net::connection::ConnectionShared;
@@ -119,7 +119,7 @@ pub struct Replication {
     pub(crate) changes: Vec<u8>,
     /// BACKUP_ACK payload being gathered per peer.
     pub(crate) acks: HashMap<MemberId, Vec<u8>>,
-    /// PN_COUNTER_STATE payload being gathered per peer (`pn_counter.rs`).
+    /// PN_COUNTER_STATE payload being gathered per peer (`engine/pn_counter/`).
     pub(crate) counter_states: HashMap<MemberId, Vec<u8>>,
     pub(crate) pending: HashMap<u64, PendingWrite>,
     /// Per local partition: the sequence of its last write held for backups (0: none yet);
@@ -136,7 +136,7 @@ pub struct Replication {
     /// never split).
     pub(crate) snapshot_chunk_bytes: usize,
     /// The versions of this reactor's replicated-map copies and the changes gathered for the
-    /// other members (`replicated_map.rs`, `replicated_sync.rs`).
+    /// other members (`engine/replicated_map/`).
     pub(crate) replicated: crate::engine::replicated_map::store::Shares,
 }
 

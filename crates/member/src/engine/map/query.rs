@@ -1,6 +1,6 @@
 //! A query's predicate as the member runs it: compiled once (`ferrogrid_query::eval`) with the
 //! member's schemas, the partitions it is restricted to, and the Hazelcast exception a query
-//! fails with. Used by the query operations (`fanout/query_ops.rs`, `fanout/aggregate_ops.rs`)
+//! fails with. Used by the query operations (`query_ops.rs`, `aggregate_ops.rs`)
 //! and by entry listeners with a predicate (`listeners.rs`).
 
 use crate::engine::schemas::Schemas;

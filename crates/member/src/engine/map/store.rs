@@ -1,6 +1,6 @@
 //! Maps in a partition: one map's entries (and key locks) that hash to one partition, as a
-//! [`RecordStore`], the first kind of partition object (`partition.rs`), and its backup and
-//! snapshot encoding. Map operations reach it through the typed accessors in `partition.rs`
+//! [`RecordStore`], the first kind of partition object (`partition/objects.rs`), and its backup and
+//! snapshot encoding. Map operations reach it through the typed accessors in `partition/objects.rs`
 //! (`PartitionStore::map_mut`).
 //!
 //! Owned and written by exactly one thread: the reactor that owns the partition

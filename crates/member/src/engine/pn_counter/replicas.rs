@@ -1,4 +1,4 @@
-//! What a reactor does with the PN counter replicas it holds (`pn_counter.rs` has the state
+//! What a reactor does with the PN counter replicas it holds (`state.rs` has the state
 //! and its rules): answers a client's get and add, holds an add's answer until the other
 //! replicas acknowledged the counter's new state, merges the states other replicas send, and
 //! sends its own every replication period.

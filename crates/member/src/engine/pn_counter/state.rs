@@ -30,7 +30,7 @@
 //! period stopped), so a member that joined or missed changes catches up.
 //!
 //! This module is the state and its rules, with no IO; what a reactor does with it (answering,
-//! replicating, merging, exchanging) is `crdt.rs`.
+//! replicating, merging, exchanging) is `replicas.rs`.
 //!
 //! Invariants: a counter's own entry is always present and only this member changes it (its
 //! timestamp grows by one per add); merging never lowers an entry's timestamp.

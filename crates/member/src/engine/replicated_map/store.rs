@@ -5,7 +5,7 @@
 //! Writes of a key run on the owner of the key's partition, which applies them, answers at
 //! once and sends the change to every other member asynchronously (`peer::REPLICATED_CHANGES`);
 //! reads are answered from the copy of the member asked. What keeps the copies together is a
-//! per-partition [`Version`] (`replicated_sync.rs` drives it):
+//! per-partition [`Version`] (`sync.rs` drives it):
 //!
 //! - the owner numbers its changes of a partition: (epoch, sequence), the epoch being the
 //!   partition-table version at which it became the owner, the sequence counting its changes
@@ -170,7 +170,7 @@ impl PartitionObject for ReplicatedMapStore {
         self.held_bytes
     }
 
-    /// Replicated maps send their own changes to every member (`replicated_sync.rs`).
+    /// Replicated maps send their own changes to every member (`sync.rs`).
     fn set_track_changes(&mut self, _track: bool) {}
 
     fn sync_backup_count(&self) -> usize {

@@ -1,4 +1,4 @@
-//! What a reactor does for its partitions' replicated-map copies (`replicated_map.rs` has the
+//! What a reactor does for its partitions' replicated-map copies (`store.rs` has the
 //! stores, the encodings and the [`Version`] rules): runs key operations (writes as the
 //! partition's owner, reads on this member's copy), numbers the owner's changes and sends them
 //! to every other member, applies the changes other members send, installs whole copies, and
