@@ -5,6 +5,8 @@
 //!
 //! Invariant: an expression's `ty` is the type of every non-null value its evaluation returns.
 
+pub mod functions;
+
 use crate::error::{Result, SqlError};
 use crate::types::{self, SqlType};
 use ferrogrid_query::number::BigDecimal;
@@ -316,7 +318,7 @@ impl Expr {
             }
             Kind::Call(function, args) => {
                 let values = args.iter().map(|arg| arg.eval(row)).collect::<Result<Vec<_>>>()?;
-                crate::functions::call(*function, values, args, self.ty)?
+                functions::call(*function, values, args, self.ty)?
             }
         };
         Ok(value)

@@ -6,10 +6,12 @@
 //! source after another in FROM order; after grouping it is the group keys, then the
 //! aggregates' results.
 
+pub mod virtual_tables;
+
 use crate::catalog::{Catalog, Mapping};
 use crate::error::{Result, SqlError};
+use crate::expr::functions;
 use crate::expr::{bits_of, integer_bits, Arithmetic, Comparison, Expr, Kind, MAX_DEPTH};
-use crate::functions;
 use crate::types::{self, SqlType};
 use ferrogrid_query::number::BigDecimal;
 use ferrogrid_query::Value;
@@ -27,7 +29,7 @@ pub struct Source {
     pub keys: Option<Vec<Vec<u8>>>,
     /// Entries the statement itself supplies (a table function, `information_schema`): not
     /// scanned from any map.
-    pub inline: Option<crate::exec::Entries>,
+    pub inline: Option<crate::catalog::Entries>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1036,7 +1038,7 @@ fn sources(
     let add = |factor: &ast::TableFactor, sources: &mut Vec<Source>| -> Result<()> {
         let offset = sources.iter().map(|s: &Source| s.mapping.columns.len()).sum();
         if let ast::TableFactor::TableFunction { expr, alias } = factor {
-            let mut source = crate::virtual_tables::table_function(expr, parameters)?;
+            let mut source = virtual_tables::table_function(expr, parameters)?;
             source.offset = offset;
             if let Some(alias) = alias {
                 source.alias = alias.name.value.clone();
@@ -1048,7 +1050,7 @@ fn sources(
             return Err(SqlError::parsing(format!("Unsupported FROM item: {factor}")));
         };
         let parts: Vec<String> = name.0.iter().map(|part| part.to_string().trim_matches('"').to_owned()).collect();
-        if let Some(mut source) = crate::virtual_tables::information_schema(&parts, catalog) {
+        if let Some(mut source) = virtual_tables::information_schema(&parts, catalog) {
             source.offset = offset;
             if let Some(alias) = alias {
                 source.alias = alias.name.value.clone();

@@ -7,6 +7,7 @@ use crate::exec::ResultSet;
 use crate::expr::Expr;
 use crate::plan::{self, ColumnMeta, Parameters, SelectPlan, Source, Translator};
 use crate::types::SqlType;
+pub use crate::write::Change;
 use ferrogrid_query::Value;
 use sqlparser::ast::Spanned;
 use sqlparser::dialect::GenericDialect;
@@ -40,17 +41,6 @@ pub enum Prepared {
     InsertSelect(Box<InsertSelect>),
     /// UPDATE / DELETE over a map's entries.
     Change(Box<Change>),
-}
-
-/// UPDATE or DELETE: which entries (a plan over one source whose row is the mapping's columns)
-/// and what becomes of them.
-#[derive(Debug, Clone)]
-pub struct Change {
-    pub source: Source,
-    pub filter: Option<Expr>,
-    /// Column index → new value expression (empty: DELETE).
-    pub assignments: Vec<(usize, Expr)>,
-    pub delete: bool,
 }
 
 /// A statement's text parsed: what planning starts from, kept by [`StatementCache`].
@@ -174,7 +164,7 @@ fn plan_parsed(parsed: &Parsed, parameters: Vec<Value>, catalog: &Catalog) -> Re
         S::Query(query) => {
             let plan = plan::select(query, catalog, &parameters)?;
             if plan.sources.iter().all(|source| source.inline.is_some()) {
-                let result = crate::exec::run(&plan, &[], &NoSchemas, crate::virtual_tables::MAX_SERIES as usize)
+                let result = crate::exec::run(&plan, &[], &NoSchemas, crate::plan::virtual_tables::MAX_SERIES as usize)
                     .map_err(|error| crate::exec::runtime_error(&plan, error, text.len() as u64))?;
                 return Ok(Prepared::Rows(result));
             }

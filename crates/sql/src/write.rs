@@ -3,7 +3,8 @@
 
 use crate::catalog::{Format, Half, Mapping};
 use crate::error::{Result, SqlError};
-use crate::statement::Change;
+use crate::expr::Expr;
+use crate::plan::Source;
 use crate::types;
 use ferrogrid_query::compact::SchemaSource;
 use ferrogrid_query::Value;
@@ -44,7 +45,7 @@ fn encode_half(mapping: &Mapping, half: Half, format: &Format, row: &[Value]) ->
                     continue;
                 }
                 let name = serde_json::Value::String(field.clone()).to_string();
-                fields.push(format!("{name}:{}", json_of(&row[index])));
+                fields.push(format!("{name}:{}", types::json_of(&row[index])));
             }
             if fields.is_empty() {
                 if let Some(i) = whole {
@@ -133,25 +134,15 @@ fn null_half(half: Half) -> SqlError {
     })
 }
 
-/// A value as JSON (numbers as numbers, JSON text as its structure, the rest as strings).
-pub(crate) fn json_of(value: &Value) -> serde_json::Value {
-    use serde_json::Value as J;
-    match value {
-        Value::Null => J::Null,
-        Value::Bool(v) => J::Bool(*v),
-        Value::Byte(_) | Value::Short(_) | Value::Int(_) | Value::Long(_) => {
-            J::Number(serde_json::Number::from(types::to_integer(value).unwrap_or(0) as i64))
-        }
-        Value::Float(_) | Value::Double(_) => {
-            serde_json::Number::from_f64(types::to_double(value).unwrap_or(0.0)).map_or(J::Null, J::Number)
-        }
-        Value::BigDecimal(_) | Value::BigInteger(_) => {
-            let text = types::to_text(value);
-            serde_json::from_str(&text).unwrap_or(J::String(text))
-        }
-        Value::Json(text) => serde_json::from_str(text).unwrap_or(J::String(text.clone())),
-        other => J::String(types::to_text(other)),
-    }
+/// UPDATE or DELETE: which entries (a plan over one source whose row is the mapping's columns)
+/// and what becomes of them.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub source: Source,
+    pub filter: Option<Expr>,
+    /// Column index → new value expression (empty: DELETE).
+    pub assignments: Vec<(usize, Expr)>,
+    pub delete: bool,
 }
 
 /// What an UPDATE or DELETE does to one entry.

@@ -2,8 +2,8 @@
 //! Null in gives null out, except for COALESCE, NULLIF and CONCAT's `||` (which Hazelcast
 //! makes null-propagating too).
 
+use super::{Expr, Function};
 use crate::error::{Result, SqlError};
-use crate::expr::{Expr, Function};
 use crate::types::{self, SqlType};
 use ferrogrid_query::number::BigDecimal;
 use ferrogrid_query::Value;
@@ -108,7 +108,7 @@ pub fn result_type(function: Function, name: &str, args: &[Expr]) -> Result<SqlT
             arity(name, args, 1, 1)?;
             let ty = numeric(0)?;
             if ty.is_integer() {
-                SqlType::integer_of_bits(crate::expr::integer_bits(&args[0]) + 1)
+                SqlType::integer_of_bits(super::integer_bits(&args[0]) + 1)
             } else {
                 ty
             }
@@ -196,13 +196,13 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
         Coalesce => {
             for value in values {
                 if !value.is_null() {
-                    return crate::expr::to_type(value, ty);
+                    return super::to_type(value, ty);
                 }
             }
             return Ok(Value::Null);
         }
         NullIf => {
-            let equal = crate::expr::compare(&values[0], &values[1])? == Some(std::cmp::Ordering::Equal);
+            let equal = super::compare(&values[0], &values[1])? == Some(std::cmp::Ordering::Equal);
             return Ok(if equal { Value::Null } else { values[0].clone() });
         }
         Rand => return Ok(Value::Double(pseudo_random())),
@@ -213,14 +213,14 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
                     return Err(SqlError::data("A JSON_OBJECT key is NULL"));
                 }
                 let key = serde_json::Value::String(text(&pair[0])).to_string();
-                fields.push(format!("{key}:{}", crate::write::json_of(&pair[1])));
+                fields.push(format!("{key}:{}", types::json_of(&pair[1])));
             }
             return Ok(Value::Json(format!("{{{}}}", fields.join(","))));
         }
         JsonArray => {
             // ABSENT ON NULL, the SQL default for arrays
             let items: Vec<String> =
-                values.iter().filter(|v| !v.is_null()).map(|v| crate::write::json_of(v).to_string()).collect();
+                values.iter().filter(|v| !v.is_null()).map(|v| types::json_of(v).to_string()).collect();
             return Ok(Value::Json(format!("[{}]", items.join(","))));
         }
         ConcatWs => {
@@ -297,10 +297,10 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
             round_places(&values[0], ty, places, function == Round)?
         }
         Sign => match types::to_double(&values[0]) {
-            Some(v) => crate::expr::to_type(Value::Double(v.signum() * if v == 0.0 { 0.0 } else { 1.0 }), ty)?,
+            Some(v) => super::to_type(Value::Double(v.signum() * if v == 0.0 { 0.0 } else { 1.0 }), ty)?,
             None => Value::Null,
         },
-        Mod => crate::expr::arithmetic(crate::expr::Arithmetic::Remainder, &values[0], &values[1], ty)?,
+        Mod => super::arithmetic(super::Arithmetic::Remainder, &values[0], &values[1], ty)?,
         Power => Value::Double(double(&values[0])?.powf(double(&values[1])?)),
         Sqrt => Value::Double(double(&values[0])?.sqrt()),
         Exp => Value::Double(double(&values[0])?.exp()),
@@ -387,7 +387,7 @@ fn round_with(value: &Value, ty: SqlType, f: fn(f64) -> f64, ceil: bool) -> Resu
             };
             Ok(Value::BigDecimal(BigDecimal::new(adjusted, 0)))
         }
-        _ => crate::expr::to_type(value.clone(), ty),
+        _ => super::to_type(value.clone(), ty),
     }
 }
 
@@ -398,7 +398,7 @@ fn round_places(value: &Value, ty: SqlType, places: i32, round: bool) -> Result<
             let factor = 10f64.powi(places);
             let scaled = v * factor;
             let done = if round { (scaled.abs() + 0.5).floor().copysign(scaled) } else { scaled.trunc() } / factor;
-            crate::expr::to_type(Value::Double(done), ty)
+            super::to_type(Value::Double(done), ty)
         }
         Value::BigDecimal(v) => {
             if v.scale() <= places {
@@ -421,7 +421,7 @@ fn round_places(value: &Value, ty: SqlType, places: i32, round: bool) -> Result<
         }
         other => {
             if places >= 0 {
-                return crate::expr::to_type(other.clone(), ty);
+                return super::to_type(other.clone(), ty);
             }
             let integer = types::to_integer(other).ok_or_else(|| SqlError::data("not a number"))?;
             let factor = 10i128.pow((-places) as u32);
