@@ -93,11 +93,11 @@ impl ScalingSettings {
             return fail(format!("--processes: each 1..={MAX_PROCESSES}"));
         }
         let most = self.processes.iter().copied().max().unwrap_or(1);
-        if self.total_threads < most || self.total_threads > crate::definition::MAX_THREADS {
+        if self.total_threads < most || self.total_threads > crate::test_file::MAX_THREADS {
             return fail(format!(
                 "--total-threads {}: at least the largest process count ({most}) and at most {}",
                 self.total_threads,
-                crate::definition::MAX_THREADS
+                crate::test_file::MAX_THREADS
             ));
         }
         if !(1..=MAX_REPEAT).contains(&self.repeat) {
