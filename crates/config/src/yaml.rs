@@ -9,6 +9,7 @@
 //! As in Hazelcast, where every value is text, integers and booleans may also be written as strings.
 
 mod settings;
+mod structures;
 mod values;
 
 use std::cell::RefCell;
@@ -17,13 +18,11 @@ use std::rc::Rc;
 use serde_yaml::Value;
 
 use crate::error::ConfigError;
-use crate::{LoadedConfig, MapConfig, MemberConfig};
+use crate::{LoadedConfig, MemberConfig};
 
 use settings::{read_limits, read_network, read_properties, read_security, read_tenant};
-use values::{
-    boolean, describe, eviction_policy, expected, in_memory_format, in_memory_format_kind, map_indexes,
-    max_size_policy, placement, signed, text, unsigned, value_collection_type,
-};
+use structures::read_structures;
+use values::{boolean, describe, expected, placement, text, unsigned};
 
 type Result<T> = std::result::Result<T, ConfigError>;
 
@@ -182,108 +181,7 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
     if let Some(network) = hazelcast.section("network")? {
         read_network(network, &mut config.network)?;
     }
-    if let Some(mut maps) = hazelcast.section("map")? {
-        for (name, mut section) in maps.sections()? {
-            let mut map = MapConfig::DEFAULT;
-            section.set("backup-count", &mut map.backup_count, unsigned)?;
-            section.set("async-backup-count", &mut map.async_backup_count, unsigned)?;
-            let time_to_live = &mut map.time_to_live_seconds;
-            section.set("time-to-live-seconds", time_to_live, unsigned)?;
-            section.set("max-idle-seconds", &mut map.max_idle_seconds, unsigned)?;
-            section.set("per-entry-stats-enabled", &mut map.per_entry_stats_enabled, boolean)?;
-            section.set("indexes", &mut map.indexes, map_indexes)?;
-            section.read("in-memory-format", in_memory_format)?;
-            if let Some(mut eviction) = section.section("eviction")? {
-                eviction.set("size", &mut map.eviction.size, unsigned)?;
-                eviction.set("max-size-policy", &mut map.eviction.max_size_policy, max_size_policy)?;
-                eviction.set("eviction-policy", &mut map.eviction.eviction_policy, eviction_policy)?;
-            }
-            config.maps.insert(name, map);
-        }
-    }
-    if let Some(mut queues) = hazelcast.section("queue")? {
-        for (name, mut section) in queues.sections()? {
-            let mut queue = crate::QueueConfig::DEFAULT;
-            section.set("max-size", &mut queue.max_size, unsigned)?;
-            section.set("backup-count", &mut queue.backup_count, unsigned)?;
-            section.set("async-backup-count", &mut queue.async_backup_count, unsigned)?;
-            section.set("empty-queue-ttl", &mut queue.empty_queue_ttl_seconds, signed)?;
-            config.queues.insert(name, queue);
-        }
-    }
-    for (section, collections) in [("list", &mut config.lists), ("set", &mut config.sets)] {
-        let Some(mut configured) = hazelcast.section(section)? else { continue };
-        for (name, mut section) in configured.sections()? {
-            let mut collection = crate::CollectionConfig::DEFAULT;
-            section.set("max-size", &mut collection.max_size, unsigned)?;
-            section.set("backup-count", &mut collection.backup_count, unsigned)?;
-            section.set("async-backup-count", &mut collection.async_backup_count, unsigned)?;
-            collections.insert(name, collection);
-        }
-    }
-    if let Some(mut multimaps) = hazelcast.section("multimap")? {
-        for (name, mut section) in multimaps.sections()? {
-            let mut multimap = crate::MultiMapConfig::DEFAULT;
-            section.set("value-collection-type", &mut multimap.value_collection_type, value_collection_type)?;
-            section.set("backup-count", &mut multimap.backup_count, unsigned)?;
-            section.set("async-backup-count", &mut multimap.async_backup_count, unsigned)?;
-            config.multimaps.insert(name, multimap);
-        }
-    }
-    if let Some(mut replicated_maps) = hazelcast.section("replicatedmap")? {
-        for (name, mut section) in replicated_maps.sections()? {
-            let mut replicated = crate::ReplicatedMapConfig::DEFAULT;
-            section.set("in-memory-format", &mut replicated.in_memory_format, in_memory_format_kind)?;
-            section.set("async-fillup", &mut replicated.async_fillup, boolean)?;
-            section.set("statistics-enabled", &mut replicated.statistics_enabled, boolean)?;
-            config.replicated_maps.insert(name, replicated);
-        }
-    }
-    if let Some(mut ringbuffers) = hazelcast.section("ringbuffer")? {
-        for (name, mut section) in ringbuffers.sections()? {
-            let mut ringbuffer = crate::RingbufferConfig::DEFAULT;
-            section.set("capacity", &mut ringbuffer.capacity, unsigned)?;
-            section.set("time-to-live-seconds", &mut ringbuffer.time_to_live_seconds, unsigned)?;
-            section.set("backup-count", &mut ringbuffer.backup_count, unsigned)?;
-            section.set("async-backup-count", &mut ringbuffer.async_backup_count, unsigned)?;
-            section.read("in-memory-format", in_memory_format)?;
-            config.ringbuffers.insert(name, ringbuffer);
-        }
-    }
-    if let Some(mut topics) = hazelcast.section("topic")? {
-        for (name, mut section) in topics.sections()? {
-            let mut topic = crate::TopicConfig::DEFAULT;
-            section.set("global-ordering-enabled", &mut topic.global_ordering_enabled, boolean)?;
-            section.set("statistics-enabled", &mut topic.statistics_enabled, boolean)?;
-            config.topics.insert(name, topic);
-        }
-    }
-    if let Some(mut counters) = hazelcast.section("pn-counter")? {
-        for (name, mut section) in counters.sections()? {
-            let mut counter = crate::PnCounterConfig::DEFAULT;
-            section.set("replica-count", &mut counter.replica_count, unsigned)?;
-            section.set("statistics-enabled", &mut counter.statistics_enabled, boolean)?;
-            config.pn_counters.insert(name, counter);
-        }
-    }
-    if let Some(mut replication) = hazelcast.section("crdt-replication")? {
-        let period = &mut config.crdt_replication.replication_period_ms;
-        replication.set("replication-period-millis", period, unsigned)?;
-    }
-    if let Some(mut generators) = hazelcast.section("flake-id-generator")? {
-        for (name, mut section) in generators.sections()? {
-            let mut generator = crate::FlakeIdGeneratorConfig::DEFAULT;
-            section.set("prefetch-count", &mut generator.prefetch_count, unsigned)?;
-            section.set("prefetch-validity-millis", &mut generator.prefetch_validity_millis, signed)?;
-            section.set("epoch-start", &mut generator.epoch_start, signed)?;
-            section.set("node-id-offset", &mut generator.node_id_offset, signed)?;
-            section.set("bits-sequence", &mut generator.bits_sequence, unsigned)?;
-            section.set("bits-node-id", &mut generator.bits_node_id, unsigned)?;
-            section.set("allowed-future-millis", &mut generator.allowed_future_millis, signed)?;
-            section.set("statistics-enabled", &mut generator.statistics_enabled, boolean)?;
-            config.flake_id_generators.insert(name, generator);
-        }
-    }
+    read_structures(&mut hazelcast, config)?;
     if let Some(properties) = hazelcast.section("properties")? {
         read_properties(properties, config)?;
     }
