@@ -181,30 +181,7 @@ impl<'a> Translator<'a> {
             E::CompoundIdentifier(parts) => self.column(parts),
             E::Nested(inner) => self.expr(inner),
             E::Value(value) => self.literal(value),
-            E::UnaryOp { op, expr: operand } => {
-                let operand = self.expr(operand)?;
-                match op {
-                    ast::UnaryOperator::Not => {
-                        Ok(Expr::new(Kind::Not(Box::new(boolean(operand, "NOT")?)), SqlType::Boolean))
-                    }
-                    ast::UnaryOperator::Minus => {
-                        if let Some(value) = operand.constant() {
-                            return Ok(negate_literal(value, operand.ty));
-                        }
-                        if !operand.ty.is_numeric() {
-                            return Err(cannot_apply("-", &[operand.ty]));
-                        }
-                        let ty = if operand.ty.is_integer() {
-                            SqlType::integer_of_bits(operand.ty.bits() + 1)
-                        } else {
-                            operand.ty
-                        };
-                        Ok(Expr::new(Kind::Negate(Box::new(operand)), ty))
-                    }
-                    ast::UnaryOperator::Plus => Ok(operand),
-                    other => Err(SqlError::parsing(format!("Unsupported operator {other}"))),
-                }
-            }
+            E::UnaryOp { op, expr: operand } => self.unary(op, operand),
             E::BinaryOp { left, op, right } => self.binary(left, op, right),
             E::IsNull(operand) => Ok(Expr::new(Kind::IsNull(Box::new(self.expr(operand)?), false), SqlType::Boolean)),
             E::IsNotNull(operand) => Ok(Expr::new(Kind::IsNull(Box::new(self.expr(operand)?), true), SqlType::Boolean)),
@@ -212,162 +189,215 @@ impl<'a> Translator<'a> {
             E::IsNotTrue(o) => self.is_bool(o, true, true),
             E::IsFalse(o) => self.is_bool(o, false, false),
             E::IsNotFalse(o) => self.is_bool(o, false, true),
-            E::Between { expr: operand, negated, low, high } => {
-                let operand = self.expr(operand)?;
-                let low = self.expr(low)?;
-                let high = self.expr(high)?;
-                let (operand, low) = unify_comparison("BETWEEN", operand, low)?;
-                let (operand, high) = unify_comparison("BETWEEN", operand, high)?;
-                Ok(Expr::new(
-                    Kind::Between {
-                        operand: Box::new(operand),
-                        low: Box::new(low),
-                        high: Box::new(high),
-                        negated: *negated,
-                        symmetric: false,
-                    },
-                    SqlType::Boolean,
-                ))
-            }
-            E::InList { expr: operand, list, negated } => {
-                let mut operand = self.expr(operand)?;
-                let mut items = Vec::with_capacity(list.len());
-                for item in list {
-                    let item = self.expr(item)?;
-                    let (o, item) = unify_comparison("IN", operand, item)?;
-                    operand = o;
-                    items.push(item);
-                }
-                Ok(Expr::new(Kind::In { operand: Box::new(operand), list: items, negated: *negated }, SqlType::Boolean))
-            }
+            E::Between { expr: operand, negated, low, high } => self.between(operand, low, high, *negated),
+            E::InList { expr: operand, list, negated } => self.in_list(operand, list, *negated),
             E::Like { negated, any: false, expr: operand, pattern, escape_char } => {
-                let operand = varchar(self.expr(operand)?, "LIKE")?;
-                let pattern = varchar(self.expr(pattern)?, "LIKE")?;
-                let escape = escape_char.as_ref().map(|escape| {
-                    let text = match escape {
-                        ast::Value::SingleQuotedString(text) => text.clone(),
-                        other => other.to_string(),
-                    };
-                    Box::new(Expr::literal(Value::String(text), SqlType::Varchar))
-                });
-                Ok(Expr::new(
-                    Kind::Like { operand: Box::new(operand), pattern: Box::new(pattern), escape, negated: *negated },
-                    SqlType::Boolean,
-                ))
+                self.like(operand, pattern, escape_char.as_ref(), *negated)
             }
-            E::Cast { expr: operand, data_type, .. } => {
-                let ty = data_type_of(data_type)?;
-                let operand = self.expr(operand)?;
-                if is_parameter(&operand) {
-                    let value = operand.constant().cloned().unwrap_or(Value::Null);
-                    let converted = crate::types::convert(value, ty)?;
-                    return Ok(Expr::literal(converted, ty));
-                }
-                check_cast(operand.ty, ty)?;
-                if let Some(value) = operand.constant() {
-                    // Hazelcast converts literals while it validates: a bad one is a parse error
-                    if value.is_null() {
-                        return Ok(Expr::literal(Value::Null, ty));
-                    }
-                    if let Value::Double(double) = value {
-                        if ty == SqlType::Varchar {
-                            return Ok(Expr::literal(Value::String(calcite_double(*double)), ty));
-                        }
-                        if ty.is_integer() {
-                            // Hazelcast parses the literal's text as an integer
-                            let text = crate::types::format_java_double(*double);
-                            return Err(SqlError::generic(format!("For input string: \"{text}\"")));
-                        }
-                    }
-                    let converted = Expr::new(Kind::Cast(Box::new(operand.clone())), ty).eval(&[]);
-                    return match converted {
-                        Ok(value) => Ok(Expr::literal(value, ty)),
-                        Err(error) => Err(SqlError::parsing(format!(
-                            "CAST function cannot convert literal {} to type {}: {}",
-                            literal_text(value),
-                            ty.name(),
-                            error.message
-                        ))),
-                    };
-                }
-                Ok(Expr::new(Kind::Cast(Box::new(operand)), ty))
-            }
+            E::Cast { expr: operand, data_type, .. } => self.cast(operand, data_type),
             E::Case { operand, conditions, else_result, .. } => {
-                let base = match operand {
-                    Some(operand) => Some(self.expr(operand)?),
-                    None => None,
-                };
-                let mut whens = Vec::new();
-                for when in conditions {
-                    let condition = self.expr(&when.condition)?;
-                    let condition = match &base {
-                        Some(base) => {
-                            let (l, r) = unify_comparison("=", base.clone(), condition)?;
-                            Expr::new(Kind::Compare(Comparison::Equal, Box::new(l), Box::new(r)), SqlType::Boolean)
-                        }
-                        None => boolean(condition, "CASE")?,
-                    };
-                    whens.push((condition, self.expr(&when.result)?));
-                }
-                let otherwise = match else_result {
-                    Some(result) => Some(Box::new(self.expr(result)?)),
-                    None => None,
-                };
-                let ty = functions::common_type(whens.iter().map(|(_, r)| r.ty).chain(otherwise.iter().map(|o| o.ty)))?;
-                Ok(Expr::new(Kind::Case { whens, otherwise }, ty))
+                self.case(operand.as_deref(), conditions, else_result.as_deref())
             }
             E::Function(function) => self.function(function),
             E::Substring { expr: operand, substring_from, substring_for, .. } => {
-                let mut args = vec![varchar(self.expr(operand)?, "SUBSTRING")?];
-                args.push(match substring_from {
-                    Some(from) => self.expr(from)?,
-                    None => Expr::literal(Value::Int(1), SqlType::Integer),
-                });
-                if let Some(length) = substring_for {
-                    args.push(self.expr(length)?);
-                }
-                Ok(Expr::new(Kind::Call(crate::expr::Function::Substring, args), SqlType::Varchar))
+                self.substring(operand, substring_from.as_deref(), substring_for.as_deref())
             }
             E::Trim { expr: operand, trim_where, trim_what, .. } => {
-                let (leading, trailing) = match trim_where {
-                    Some(ast::TrimWhereField::Leading) => (true, false),
-                    Some(ast::TrimWhereField::Trailing) => (false, true),
-                    _ => (true, true),
-                };
-                let mut args = vec![varchar(self.expr(operand)?, "TRIM")?];
-                if let Some(what) = trim_what {
-                    args.push(varchar(self.expr(what)?, "TRIM")?);
-                }
-                Ok(Expr::new(Kind::Call(crate::expr::Function::Trim { leading, trailing }, args), SqlType::Varchar))
+                self.trim(operand, trim_where.as_ref(), trim_what.as_deref())
             }
             E::Position { expr: needle, r#in } => {
                 let args = vec![varchar(self.expr(needle)?, "POSITION")?, varchar(self.expr(r#in)?, "POSITION")?];
                 Ok(Expr::new(Kind::Call(crate::expr::Function::Position, args), SqlType::Integer))
             }
-            E::Ceil { expr: operand, .. } => {
-                let args = vec![self.expr(operand)?];
-                let ty = functions::result_type(crate::expr::Function::Ceil, "CEIL", &args)?;
-                Ok(Expr::new(Kind::Call(crate::expr::Function::Ceil, args), ty))
-            }
-            E::Floor { expr: operand, .. } => {
-                let args = vec![self.expr(operand)?];
-                let ty = functions::result_type(crate::expr::Function::Floor, "FLOOR", &args)?;
-                Ok(Expr::new(Kind::Call(crate::expr::Function::Floor, args), ty))
-            }
-            E::TypedString(typed) => {
-                let ty = data_type_of(&typed.data_type)?;
-                let text = match &typed.value.value {
-                    ast::Value::SingleQuotedString(text) => text.clone(),
-                    other => other.to_string(),
-                };
-                types::convert(Value::String(text), ty).map(|value| Expr::literal(value, ty))
-            }
+            E::Ceil { expr: operand, .. } => self.rounding(crate::expr::Function::Ceil, "CEIL", operand),
+            E::Floor { expr: operand, .. } => self.rounding(crate::expr::Function::Floor, "FLOOR", operand),
+            E::TypedString(typed) => typed_string(typed),
             E::InSubquery { .. } => Err(SqlError::parsing("Sub-queries are not supported for IN operator.")),
             E::IsNotDistinctFrom(..) => Err(SqlError::parsing("IS NOT DISTINCT FROM not supported")),
             E::IsDistinctFrom(..) => Err(SqlError::parsing("IS DISTINCT FROM not supported")),
             E::Subquery(_) | E::Exists { .. } => Err(SqlError::parsing("Sub-queries are not supported")),
             other => Err(SqlError::parsing(format!("Unsupported expression: {other}"))),
         }
+    }
+
+    /// `NOT x`, `-x`, `+x`.
+    fn unary(&mut self, op: &ast::UnaryOperator, operand: &ast::Expr) -> Result<Expr> {
+        let operand = self.expr(operand)?;
+        match op {
+            ast::UnaryOperator::Not => Ok(Expr::new(Kind::Not(Box::new(boolean(operand, "NOT")?)), SqlType::Boolean)),
+            ast::UnaryOperator::Minus => {
+                if let Some(value) = operand.constant() {
+                    return Ok(negate_literal(value, operand.ty));
+                }
+                if !operand.ty.is_numeric() {
+                    return Err(cannot_apply("-", &[operand.ty]));
+                }
+                let ty =
+                    if operand.ty.is_integer() { SqlType::integer_of_bits(operand.ty.bits() + 1) } else { operand.ty };
+                Ok(Expr::new(Kind::Negate(Box::new(operand)), ty))
+            }
+            ast::UnaryOperator::Plus => Ok(operand),
+            other => Err(SqlError::parsing(format!("Unsupported operator {other}"))),
+        }
+    }
+
+    fn between(&mut self, operand: &ast::Expr, low: &ast::Expr, high: &ast::Expr, negated: bool) -> Result<Expr> {
+        let operand = self.expr(operand)?;
+        let low = self.expr(low)?;
+        let high = self.expr(high)?;
+        let (operand, low) = unify_comparison("BETWEEN", operand, low)?;
+        let (operand, high) = unify_comparison("BETWEEN", operand, high)?;
+        Ok(Expr::new(
+            Kind::Between {
+                operand: Box::new(operand),
+                low: Box::new(low),
+                high: Box::new(high),
+                negated,
+                symmetric: false,
+            },
+            SqlType::Boolean,
+        ))
+    }
+
+    fn in_list(&mut self, operand: &ast::Expr, list: &[ast::Expr], negated: bool) -> Result<Expr> {
+        let mut operand = self.expr(operand)?;
+        let mut items = Vec::with_capacity(list.len());
+        for item in list {
+            let item = self.expr(item)?;
+            let (o, item) = unify_comparison("IN", operand, item)?;
+            operand = o;
+            items.push(item);
+        }
+        Ok(Expr::new(Kind::In { operand: Box::new(operand), list: items, negated }, SqlType::Boolean))
+    }
+
+    fn like(
+        &mut self,
+        operand: &ast::Expr,
+        pattern: &ast::Expr,
+        escape_char: Option<&ast::Value>,
+        negated: bool,
+    ) -> Result<Expr> {
+        let operand = varchar(self.expr(operand)?, "LIKE")?;
+        let pattern = varchar(self.expr(pattern)?, "LIKE")?;
+        let escape = escape_char.map(|escape| {
+            let text = match escape {
+                ast::Value::SingleQuotedString(text) => text.clone(),
+                other => other.to_string(),
+            };
+            Box::new(Expr::literal(Value::String(text), SqlType::Varchar))
+        });
+        Ok(Expr::new(
+            Kind::Like { operand: Box::new(operand), pattern: Box::new(pattern), escape, negated },
+            SqlType::Boolean,
+        ))
+    }
+
+    /// `CAST(x AS t)`: a literal or parameter converted now (Hazelcast's errors for a bad one),
+    /// anything else when evaluated.
+    fn cast(&mut self, operand: &ast::Expr, data_type: &ast::DataType) -> Result<Expr> {
+        let ty = data_type_of(data_type)?;
+        let operand = self.expr(operand)?;
+        if is_parameter(&operand) {
+            let value = operand.constant().cloned().unwrap_or(Value::Null);
+            let converted = crate::types::convert(value, ty)?;
+            return Ok(Expr::literal(converted, ty));
+        }
+        check_cast(operand.ty, ty)?;
+        if let Some(value) = operand.constant() {
+            // Hazelcast converts literals while it validates: a bad one is a parse error
+            if value.is_null() {
+                return Ok(Expr::literal(Value::Null, ty));
+            }
+            if let Value::Double(double) = value {
+                if ty == SqlType::Varchar {
+                    return Ok(Expr::literal(Value::String(calcite_double(*double)), ty));
+                }
+                if ty.is_integer() {
+                    // Hazelcast parses the literal's text as an integer
+                    let text = crate::types::format_java_double(*double);
+                    return Err(SqlError::generic(format!("For input string: \"{text}\"")));
+                }
+            }
+            let converted = Expr::new(Kind::Cast(Box::new(operand.clone())), ty).eval(&[]);
+            return match converted {
+                Ok(value) => Ok(Expr::literal(value, ty)),
+                Err(error) => Err(SqlError::parsing(format!(
+                    "CAST function cannot convert literal {} to type {}: {}",
+                    literal_text(value),
+                    ty.name(),
+                    error.message
+                ))),
+            };
+        }
+        Ok(Expr::new(Kind::Cast(Box::new(operand)), ty))
+    }
+
+    fn case(
+        &mut self,
+        operand: Option<&ast::Expr>,
+        conditions: &[ast::CaseWhen],
+        else_result: Option<&ast::Expr>,
+    ) -> Result<Expr> {
+        let base = match operand {
+            Some(operand) => Some(self.expr(operand)?),
+            None => None,
+        };
+        let mut whens = Vec::new();
+        for when in conditions {
+            let condition = self.expr(&when.condition)?;
+            let condition = match &base {
+                Some(base) => {
+                    let (l, r) = unify_comparison("=", base.clone(), condition)?;
+                    Expr::new(Kind::Compare(Comparison::Equal, Box::new(l), Box::new(r)), SqlType::Boolean)
+                }
+                None => boolean(condition, "CASE")?,
+            };
+            whens.push((condition, self.expr(&when.result)?));
+        }
+        let otherwise = match else_result {
+            Some(result) => Some(Box::new(self.expr(result)?)),
+            None => None,
+        };
+        let ty = functions::common_type(whens.iter().map(|(_, r)| r.ty).chain(otherwise.iter().map(|o| o.ty)))?;
+        Ok(Expr::new(Kind::Case { whens, otherwise }, ty))
+    }
+
+    fn substring(&mut self, operand: &ast::Expr, from: Option<&ast::Expr>, length: Option<&ast::Expr>) -> Result<Expr> {
+        let mut args = vec![varchar(self.expr(operand)?, "SUBSTRING")?];
+        args.push(match from {
+            Some(from) => self.expr(from)?,
+            None => Expr::literal(Value::Int(1), SqlType::Integer),
+        });
+        if let Some(length) = length {
+            args.push(self.expr(length)?);
+        }
+        Ok(Expr::new(Kind::Call(crate::expr::Function::Substring, args), SqlType::Varchar))
+    }
+
+    fn trim(
+        &mut self,
+        operand: &ast::Expr,
+        trim_where: Option<&ast::TrimWhereField>,
+        trim_what: Option<&ast::Expr>,
+    ) -> Result<Expr> {
+        let (leading, trailing) = match trim_where {
+            Some(ast::TrimWhereField::Leading) => (true, false),
+            Some(ast::TrimWhereField::Trailing) => (false, true),
+            _ => (true, true),
+        };
+        let mut args = vec![varchar(self.expr(operand)?, "TRIM")?];
+        if let Some(what) = trim_what {
+            args.push(varchar(self.expr(what)?, "TRIM")?);
+        }
+        Ok(Expr::new(Kind::Call(crate::expr::Function::Trim { leading, trailing }, args), SqlType::Varchar))
+    }
+
+    /// `CEIL(x)` or `FLOOR(x)`, typed as the function's other calls are.
+    fn rounding(&mut self, function: crate::expr::Function, name: &str, operand: &ast::Expr) -> Result<Expr> {
+        let args = vec![self.expr(operand)?];
+        let ty = functions::result_type(function, name, &args)?;
+        Ok(Expr::new(Kind::Call(function, args), ty))
     }
 
     fn is_bool(&mut self, operand: &ast::Expr, wanted: bool, negated: bool) -> Result<Expr> {
@@ -509,6 +539,16 @@ impl<'a> Translator<'a> {
         }
         Ok(Expr::new(Kind::Call(function, translated), ty))
     }
+}
+
+/// `DATE '2024-01-01'` and other typed strings: the text converted to the type now.
+fn typed_string(typed: &ast::TypedString) -> Result<Expr> {
+    let ty = data_type_of(&typed.data_type)?;
+    let text = match &typed.value.value {
+        ast::Value::SingleQuotedString(text) => text.clone(),
+        other => other.to_string(),
+    };
+    types::convert(Value::String(text), ty).map(|value| Expr::literal(value, ty))
 }
 
 enum FnArg<'a> {
