@@ -115,34 +115,13 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
     };
     let (sources, join_specs) = sources(&select.from, catalog, parameters)?;
     let mut row = Translator::new(&sources, parameters);
-    let mut joins = Vec::new();
-    for (kind, on) in &join_specs {
-        let on = match on {
-            Some(on) => Some(boolean(row.expr(on)?, "ON")?),
-            None => None,
-        };
-        joins.push(Join { kind: *kind, on });
-    }
-    let filter = match &select.selection {
-        Some(selection) => {
-            if contains_aggregate(selection)? {
-                return Err(SqlError::parsing("Aggregate functions are not allowed in WHERE"));
-            }
-            Some(boolean(row.expr(selection)?, "WHERE")?)
-        }
-        None => None,
-    };
+    let joins = joins(&mut row, &join_specs)?;
+    let filter = where_filter(&mut row, select.selection.as_ref())?;
     let group_exprs: Vec<&ast::Expr> = match &select.group_by {
         ast::GroupByExpr::Expressions(exprs, _) => exprs.iter().collect(),
         ast::GroupByExpr::All(_) => return Err(SqlError::parsing("GROUP BY ALL is not supported")),
     };
-    let has_aggregate = select.projection.iter().any(|item| match item {
-        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-            contains_aggregate(e).unwrap_or(false)
-        }
-        _ => false,
-    }) || select.having.is_some();
-    let grouped = !group_exprs.is_empty() || has_aggregate;
+    let grouped = !group_exprs.is_empty() || has_aggregate(select);
     let mut translator = Translator::new(&sources, parameters);
     if grouped {
         let mut keys = Vec::new();
@@ -151,9 +130,83 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
         }
         translator.mode = Mode::Grouped { keys, calls: Vec::new() };
     }
+    let (projection, columns) = select_list(&mut translator, &select.projection, &sources, grouped)?;
+    let having = match &select.having {
+        Some(having) => Some(boolean(translator.expr(having)?, "HAVING")?),
+        None => None,
+    };
+    let order = order_keys(&mut translator, query, &projection)?;
+    let grouping = match translator.mode {
+        Mode::Grouped { keys, calls } => {
+            Some(Grouping { keys: keys.into_iter().map(|(_, expr)| expr).collect(), calls, having })
+        }
+        Mode::Row => None,
+    };
+    let (offset, limit) = limits(query, parameters)?;
+    let mut plan = SelectPlan {
+        union: None,
+        sources,
+        joins,
+        filter,
+        grouping,
+        projection,
+        columns,
+        order,
+        distinct: matches!(select.distinct, Some(ast::Distinct::Distinct)),
+        offset,
+        limit,
+    };
+    point_lookup(&mut plan)?;
+    Ok(plan)
+}
+
+/// The ON condition of each join, translated over the row of every source.
+fn joins(row: &mut Translator, join_specs: &[JoinSpec]) -> Result<Vec<Join>> {
+    let mut joins = Vec::new();
+    for (kind, on) in join_specs {
+        let on = match on {
+            Some(on) => Some(boolean(row.expr(on)?, "ON")?),
+            None => None,
+        };
+        joins.push(Join { kind: *kind, on });
+    }
+    Ok(joins)
+}
+
+/// The WHERE condition (no aggregates in it).
+fn where_filter(row: &mut Translator, selection: Option<&ast::Expr>) -> Result<Option<Expr>> {
+    match selection {
+        Some(selection) => {
+            if contains_aggregate(selection)? {
+                return Err(SqlError::parsing("Aggregate functions are not allowed in WHERE"));
+            }
+            Ok(Some(boolean(row.expr(selection)?, "WHERE")?))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Whether the select list calls an aggregate or a HAVING is given: the query is grouped.
+fn has_aggregate(select: &ast::Select) -> bool {
+    select.projection.iter().any(|item| match item {
+        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+            contains_aggregate(e).unwrap_or(false)
+        }
+        _ => false,
+    }) || select.having.is_some()
+}
+
+/// The select list's expressions and result columns (`*` expanded over the sources in scope;
+/// aliases recorded for ORDER BY).
+fn select_list(
+    translator: &mut Translator,
+    items: &[ast::SelectItem],
+    sources: &[Source],
+    grouped: bool,
+) -> Result<(Vec<Expr>, Vec<ColumnMeta>)> {
     let mut projection = Vec::new();
     let mut columns = Vec::new();
-    for (index, item) in select.projection.iter().enumerate() {
+    for (index, item) in items.iter().enumerate() {
         match item {
             ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
                 if grouped {
@@ -163,7 +216,7 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
                     ast::SelectItem::QualifiedWildcard(kind, _) => Some(kind.to_string()),
                     _ => None,
                 };
-                for source in &sources {
+                for source in sources {
                     if qualifier.as_ref().is_some_and(|q| *q != source.alias) {
                         continue;
                     }
@@ -201,10 +254,11 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
             }
         }
     }
-    let having = match &select.having {
-        Some(having) => Some(boolean(translator.expr(having)?, "HAVING")?),
-        None => None,
-    };
+    Ok((projection, columns))
+}
+
+/// The ORDER BY keys: ordinals of the select list or expressions.
+fn order_keys(translator: &mut Translator, query: &ast::Query, projection: &[Expr]) -> Result<Vec<OrderKey>> {
     let mut order = Vec::new();
     if let Some(order_by) = &query.order_by {
         let ast::OrderByKind::Expressions(items) = &order_by.kind else {
@@ -231,28 +285,7 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
             order.push(OrderKey { expr, descending, nulls_first });
         }
     }
-    let grouping = match translator.mode {
-        Mode::Grouped { keys, calls } => {
-            Some(Grouping { keys: keys.into_iter().map(|(_, expr)| expr).collect(), calls, having })
-        }
-        Mode::Row => None,
-    };
-    let (offset, limit) = limits(query, parameters)?;
-    let mut plan = SelectPlan {
-        union: None,
-        sources,
-        joins,
-        filter,
-        grouping,
-        projection,
-        columns,
-        order,
-        distinct: matches!(select.distinct, Some(ast::Distinct::Distinct)),
-        offset,
-        limit,
-    };
-    point_lookup(&mut plan)?;
-    Ok(plan)
+    Ok(order)
 }
 
 /// An ORDER BY item's extent (its expression to its last keyword).
