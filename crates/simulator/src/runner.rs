@@ -61,6 +61,30 @@ impl Target {
         }
     }
 
+    /// The target's members: started in `directory` (they run while the returned cluster lives,
+    /// announced by a line starting with `prefix`) or existing; with their addresses and server
+    /// processes.
+    pub(crate) async fn start_members(
+        &self,
+        prefix: &str,
+        directory: &Path,
+    ) -> Result<(Option<Cluster>, Vec<SocketAddr>, Vec<u32>), SimulatorError> {
+        let label = self.label();
+        let cluster = match self {
+            Target::Start(cluster_settings) => {
+                eprintln!("{prefix}starting {} {label} member(s)…", cluster_settings.members);
+                Some(Cluster::start(cluster_settings, directory).await?)
+            }
+            Target::Existing { .. } => None,
+        };
+        let (addresses, server_pids) = match (&cluster, self) {
+            (Some(cluster), _) => (cluster.addresses.clone(), cluster.pids()),
+            (None, Target::Existing { addresses, server_pids }) => (addresses.clone(), server_pids.clone()),
+            (None, Target::Start(_)) => unreachable!("a started target has a cluster"),
+        };
+        Ok((cluster, addresses, server_pids))
+    }
+
     /// Checks the target, fetching a missing Hazelcast jar first.
     pub fn prepare(&self) -> Result<(), SimulatorError> {
         if let Target::Start(settings) = self {
@@ -249,19 +273,8 @@ pub async fn run_once(
     std::fs::create_dir_all(directory).map_err(SimulatorError::io(directory))?;
     let label = target.label();
     let started_at = results::now_utc();
-    let mut cluster = match target {
-        Target::Start(cluster_settings) => {
-            eprintln!("[{label} run {run}/{runs}] starting {} {label} member(s)…", cluster_settings.members);
-            Some(Cluster::start(cluster_settings, directory).await?)
-        }
-        Target::Existing { .. } => None,
-    };
-    let (addresses, server_pids) = match (&cluster, target) {
-        (Some(cluster), _) => (cluster.addresses.clone(), cluster.pids()),
-        (None, Target::Existing { addresses, server_pids }) => (addresses.clone(), server_pids.clone()),
-        (None, Target::Start(_)) => unreachable!("a started target has a cluster"),
-    };
     let progress_label = format!("[{label} run {run}/{runs}]");
+    let (mut cluster, addresses, server_pids) = target.start_members(&format!("{progress_label} "), directory).await?;
     let (mut session, start) = if settings.coordinated {
         let session = Session::connect(definition, &addresses, settings).await?;
         (session, Some(await_start_signal(directory).await?))
