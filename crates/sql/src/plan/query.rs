@@ -329,6 +329,26 @@ fn union(
     }
     let columns = left.columns.clone();
     let projection: Vec<Expr> = columns.iter().enumerate().map(|(i, c)| Expr::column(i, c.ty)).collect();
+    let order = union_order_keys(query, &columns, &projection)?;
+    let (offset, limit) = limits(query, parameters)?;
+    let sources = left.sources.iter().chain(&right.sources).cloned().collect();
+    Ok(SelectPlan {
+        sources,
+        joins: Vec::new(),
+        filter: None,
+        grouping: None,
+        projection,
+        columns,
+        order,
+        distinct,
+        offset,
+        limit,
+        union: Some(Box::new(Union { branches: vec![left, right], all: !distinct })),
+    })
+}
+
+/// A UNION's ORDER BY keys: ordinals or names of its result columns.
+fn union_order_keys(query: &ast::Query, columns: &[ColumnMeta], projection: &[Expr]) -> Result<Vec<OrderKey>> {
     let mut order = Vec::new();
     if let Some(order_by) = &query.order_by {
         let ast::OrderByKind::Expressions(items) = &order_by.kind else {
@@ -352,21 +372,7 @@ fn union(
             order.push(OrderKey { expr: projection[index].clone(), descending, nulls_first: !descending });
         }
     }
-    let (offset, limit) = limits(query, parameters)?;
-    let sources = left.sources.iter().chain(&right.sources).cloned().collect();
-    Ok(SelectPlan {
-        sources,
-        joins: Vec::new(),
-        filter: None,
-        grouping: None,
-        projection,
-        columns,
-        order,
-        distinct,
-        offset,
-        limit,
-        union: Some(Box::new(Union { branches: vec![left, right], all: !distinct })),
-    })
+    Ok(order)
 }
 
 fn meta(name: &str, expr: &Expr) -> ColumnMeta {
