@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Lists functions longer than a screen (70 lines) in the Rust sources under a directory.
+"""Lists functions longer than a screen (70 lines) in the Rust sources under a directory, `async`,
+`const` and `unsafe` ones included.
 
 A function runs from its `fn` line to the closing brace at its own indent. Declarations without a
 body (trait methods ending in `;`) and one-line bodies (`{}` or `{ ... }` on the signature's last
@@ -12,7 +13,8 @@ import re
 import sys
 
 LIMIT = int(sys.argv[2]) if len(sys.argv) > 2 else 70
-SIGNATURE = re.compile(r'^(\s*)(pub(\([a-z]+\))? )?(const )?(unsafe )?fn (\w+)')
+# Qualifiers in Rust's order: visibility, `const`, `async`, `unsafe`, `extern "ABI"`.
+SIGNATURE = re.compile(r'^(?P<indent>\s*)(pub(\([a-z:\s]+\))? )?(const )?(async )?(unsafe )?(extern "\w+" )?fn (?P<name>\w+)')
 
 
 def body_start(lines, start):
@@ -41,10 +43,10 @@ def main():
             last, has_body = body_start(lines, i)
             if not has_body:
                 continue
-            closing = ' ' * len(match.group(1)) + '}'
+            closing = ' ' * len(match.group('indent')) + '}'
             end = next((j for j in range(last + 1, len(lines)) if lines[j] == closing), None)
             if end is not None and end - i + 1 > LIMIT:
-                print(f"{end - i + 1:4} {path}:{i + 1} {match.group(6)}")
+                print(f"{end - i + 1:4} {path}:{i + 1} {match.group('name')}")
 
 
 main()

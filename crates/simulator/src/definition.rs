@@ -27,12 +27,13 @@
 use crate::error::SimulatorError;
 use crate::properties::Properties;
 use crate::queue::QueueTest;
+use crate::test_file::PROBE_TYPES;
+pub use crate::test_file::{MAX_THREADS, MAX_VALUE_LENGTH};
 use crate::topic::TopicTest;
 use crate::ycsb::YcsbWorkload;
 
 /// The probes of the map tests, in their order in results.
 pub const MAP_TEST_PROBES: [&str; 2] = ["getLatency", "putLatency"];
-const PROBE_TYPES: [&str; 2] = ["latency", "hdr"];
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -188,10 +189,6 @@ pub struct MapTest {
 
 /// Largest `keyCount`, `valueCount`: the data set is built in the driver's memory.
 pub const MAX_KEY_COUNT: u32 = 50_000_000;
-/// Largest `valueLength` and `keyLength` (a value travels in one message).
-pub const MAX_VALUE_LENGTH: u32 = 16 << 20;
-/// Largest `threadCount`.
-pub const MAX_THREADS: u32 = 10_000;
 
 impl MapTest {
     pub fn from_properties(properties: &Properties) -> Result<MapTest, SimulatorError> {
@@ -288,40 +285,6 @@ fn check_keys(properties: &Properties, class: MapTestClass) -> Result<(), Simula
             class.key_list(),
             MAP_TEST_PROBES.join("|")
         )));
-    }
-    Ok(())
-}
-
-/// Every key of a `class` test file must be `class`, one of `known`, or `probe-<name>` with
-/// `<name>` one of `probes` and the value `latency` or `hdr`.
-pub(crate) fn check_class_keys(
-    properties: &Properties,
-    class: &str,
-    known: &[&str],
-    probes: &[&str],
-) -> Result<(), SimulatorError> {
-    for key in properties.keys() {
-        if key == "class" || known.contains(&key) {
-            continue;
-        }
-        let Some(probe) = key.strip_prefix("probe-") else {
-            return Err(SimulatorError::Input(format!(
-                "{}: unknown key {key:?} for {class} (known: class, {}, probe-<{}>)",
-                properties.location(key),
-                known.join(", "),
-                probes.join("|")
-            )));
-        };
-        if !probes.contains(&probe) {
-            return Err(SimulatorError::Input(format!(
-                "{}: {key}: {class} has no probe {probe:?} (its probes: {})",
-                properties.location(key),
-                probes.join(", ")
-            )));
-        }
-        if !PROBE_TYPES.contains(&properties.get(key).unwrap_or("")) {
-            return Err(properties.invalid(key, "latency or hdr"));
-        }
     }
     Ok(())
 }

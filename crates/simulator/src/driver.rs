@@ -422,7 +422,7 @@ fn account(
     recorder: &mut Recorder,
     progress: &Progress,
     probe: usize,
-    result: Result<usize, crate::workload::OperationError>,
+    result: Result<usize, crate::error::OperationError>,
     started: Instant,
     answered: Instant,
     measured: bool,

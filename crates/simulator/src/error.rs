@@ -1,5 +1,6 @@
-//! What can stop a Simulator command. Errors of single operations during a measurement are
-//! not among them: those are counted in the results.
+//! What can stop a Simulator command ([`SimulatorError`]), and what fails a single operation
+//! during a measurement ([`OperationError`]): the latter does not stop anything, it is counted
+//! in the results.
 
 use std::path::PathBuf;
 
@@ -41,4 +42,28 @@ impl SimulatorError {
         let path = path.into();
         move |source| SimulatorError::Io { path, source }
     }
+}
+
+/// Why an operation failed; counted, not fatal.
+#[derive(Debug, thiserror::Error)]
+pub enum OperationError {
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// A read found no value for a key the test wrote.
+    #[error("no value for a key that was loaded")]
+    MissingKey,
+    /// A scan's answer did not start at its start key, which the test wrote.
+    #[error("a scan did not start at its start key (the first of {found} entries was another)")]
+    ScanStart { found: usize },
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+}
+
+/// Why a queue operation failed, besides the client's errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum QueueError {
+    #[error("offer refused: the queue is full")]
+    Full,
+    #[error("polled an item this test did not offer")]
+    Foreign,
 }

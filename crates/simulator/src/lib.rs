@@ -13,7 +13,8 @@
 //!
 //! # Life of a run, file by file
 //! 1. `properties.rs` reads the file; `definition.rs` (map tests), `queue.rs`, `topic.rs` or
-//!    `ycsb.rs` (YCSB workloads) checks every key and builds a [`TestDefinition`].
+//!    `ycsb.rs` (YCSB workloads) checks every key (within `test_file.rs`' bounds) and builds a
+//!    [`TestDefinition`].
 //! 2. `workload.rs` turns it into a [`workload::Workload`]: the serialized keys and values,
 //!    the load entries, each worker's role, the choice of each operation (with
 //!    `generators.rs`' YCSB distributions) and its execution on the client's proxies
@@ -65,6 +66,7 @@ pub mod search;
 pub mod stats;
 pub mod system;
 pub mod tenants;
+pub mod test_file;
 pub mod topic;
 pub mod workload;
 pub mod ycsb;

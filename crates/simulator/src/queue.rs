@@ -33,10 +33,11 @@ use std::time::{Duration, Instant};
 use ferrogrid_client::{serialize_bytes, Queue};
 use serde::{Deserialize, Serialize};
 
-use crate::definition::{check_class_keys, MAX_THREADS, MAX_VALUE_LENGTH};
-use crate::error::SimulatorError;
+pub use crate::error::QueueError;
+use crate::error::{OperationError, SimulatorError};
 use crate::generators::Rng;
 use crate::properties::Properties;
+use crate::test_file::{check_class_keys, MAX_THREADS, MAX_VALUE_LENGTH};
 
 /// The probes of a queue test, in their order in results.
 pub const QUEUE_TEST_PROBES: [&str; 3] = ["offerLatency", "pollLatency", "emptyPollLatency"];
@@ -169,15 +170,6 @@ pub struct QueueData {
     counters: Vec<Counters>,
 }
 
-/// Why a queue operation failed, besides the client's errors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum QueueError {
-    #[error("offer refused: the queue is full")]
-    Full,
-    #[error("polled an item this test did not offer")]
-    Foreign,
-}
-
 impl QueueData {
     pub fn build(test: &QueueTest, seed: u64) -> QueueData {
         let mut rng = Rng::new(seed);
@@ -217,7 +209,7 @@ impl QueueData {
     }
 
     /// Offers an item on `queue`, counting the outcome.
-    pub async fn offer(&self, queue: &Queue, index: usize, item: &[u8]) -> Result<(), crate::workload::OperationError> {
+    pub async fn offer(&self, queue: &Queue, index: usize, item: &[u8]) -> Result<(), OperationError> {
         let counters = &self.counters[index];
         match queue.offer(item).await {
             Ok(true) => {
@@ -236,7 +228,7 @@ impl QueueData {
     }
 
     /// Polls `queue`, counting the outcome; returns the probe: [`POLL`] or [`EMPTY_POLL`].
-    pub async fn poll(&self, queue: &Queue, index: usize) -> Result<usize, crate::workload::OperationError> {
+    pub async fn poll(&self, queue: &Queue, index: usize) -> Result<usize, OperationError> {
         let counters = &self.counters[index];
         let polled = if self.test.poll_timeout_ms == 0 {
             queue.poll().await

@@ -389,6 +389,42 @@ pub fn line_chart(title: &str, lines: &[Line], x: &Axis, y: &Axis, shade: Option
             (to_x(to.min(x.max)) - to_x(from)).max(0.0)
         );
     }
+    axes(&mut svg, x, y, &to_x, &to_y);
+    for (index, line) in lines.iter().enumerate() {
+        let points: Vec<String> =
+            line.points.iter().map(|&(px, py)| format!("{:.1},{:.1}", to_x(px), to_y(py))).collect();
+        let _ = write!(
+            svg,
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\" stroke-dasharray=\"{}\"><title>{}</title></polyline>",
+            points.join(" "),
+            line.color,
+            line.dash,
+            escape(&line.label)
+        );
+        let legend_y = TOP + 14.0 + 18.0 * index as f64;
+        if legend_y < HEIGHT - 10.0 {
+            let legend_x = LEFT + plot_width + 14.0;
+            let _ = write!(
+                svg,
+                "<line x1=\"{legend_x:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{}\" stroke-width=\"2\" \
+                 stroke-dasharray=\"{}\"/><text x=\"{:.1}\" y=\"{legend_y:.1}\">{}</text>",
+                legend_y - 4.0,
+                legend_x + 26.0,
+                legend_y - 4.0,
+                line.color,
+                line.dash,
+                legend_x + 32.0,
+                escape(&line.label)
+            );
+        }
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// The grid lines and tick labels of both axes, the plot's frame and the axes' labels.
+fn axes(svg: &mut String, x: &Axis, y: &Axis, to_x: &dyn Fn(f64) -> f64, to_y: &dyn Fn(f64) -> f64) {
+    let (plot_width, plot_height) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
     for (value, label) in &y.ticks {
         let py = to_y(*value);
         let _ = write!(
@@ -424,36 +460,6 @@ pub fn line_chart(title: &str, lines: &[Line], x: &Axis, y: &Axis, shade: Option
         TOP + plot_height / 2.0,
         escape(&y.label)
     );
-    for (index, line) in lines.iter().enumerate() {
-        let points: Vec<String> =
-            line.points.iter().map(|&(px, py)| format!("{:.1},{:.1}", to_x(px), to_y(py))).collect();
-        let _ = write!(
-            svg,
-            "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\" stroke-dasharray=\"{}\"><title>{}</title></polyline>",
-            points.join(" "),
-            line.color,
-            line.dash,
-            escape(&line.label)
-        );
-        let legend_y = TOP + 14.0 + 18.0 * index as f64;
-        if legend_y < HEIGHT - 10.0 {
-            let legend_x = LEFT + plot_width + 14.0;
-            let _ = write!(
-                svg,
-                "<line x1=\"{legend_x:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{}\" stroke-width=\"2\" \
-                 stroke-dasharray=\"{}\"/><text x=\"{:.1}\" y=\"{legend_y:.1}\">{}</text>",
-                legend_y - 4.0,
-                legend_x + 26.0,
-                legend_y - 4.0,
-                line.color,
-                line.dash,
-                legend_x + 32.0,
-                escape(&line.label)
-            );
-        }
-    }
-    svg.push_str("</svg>\n");
-    svg
 }
 
 fn svg_open(width: f64, height: f64, title: &str) -> String {

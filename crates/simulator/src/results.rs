@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::driver::{LoadSummary, TimelinePoint};
 use crate::error::SimulatorError;
+use crate::queue::QueueOutcome;
 use crate::stats::{ErrorCount, ProbeSummary};
+use crate::topic::TopicOutcome;
 
 /// Everything one run measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,7 +58,35 @@ pub struct RunResult {
     pub error_messages: Vec<ErrorCount>,
     /// A queue test's end-of-run check (`queue`) or a topic test's deliveries (`topic`).
     #[serde(default, flatten)]
-    pub outcome: crate::runner::Outcome,
+    pub outcome: Outcome,
+}
+
+/// What a queue or topic test found after its measurement.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueOutcome>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic: Option<TopicOutcome>,
+}
+
+impl Outcome {
+    /// Why the run fails, if its end-of-run check did not pass (a queue's counts do not add
+    /// up). Lost topic messages are measured, not failures: a Hazelcast topic may drop
+    /// messages by design (its event queue is bounded).
+    pub fn failure(&self) -> Option<String> {
+        self.queue.as_ref().and_then(QueueOutcome::failure)
+    }
+
+    /// Lines for the terminal (empty for map tests).
+    pub fn text(&self) -> String {
+        let lines: Vec<String> =
+            [self.queue.as_ref().map(QueueOutcome::text), self.topic.as_ref().map(TopicOutcome::text)]
+                .into_iter()
+                .flatten()
+                .collect();
+        lines.join("\n")
+    }
 }
 
 /// The percentiles of one probe, without the plot points (for the `tenants` and `scaling`

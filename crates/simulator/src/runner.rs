@@ -9,7 +9,7 @@
 //! <out>/<target>/run-<n>/result.json, member-<k>.log, hazelcast-<k>.yaml
 //! ```
 //!
-//! A *coordinated* run is one process of `scaling` (see [`crate::scaling`]): it does not load
+//! A *coordinated* run is one process of `scaling` (`scaling.rs` starts them): it does not load
 //! (its parent did), writes `ready` into its run directory once connected, reads the start of
 //! its warm-up (Unix time in milliseconds) from stdin, and writes `histogram.json` (every
 //! probe's latencies, mergeable) beside `result.json`.
@@ -20,16 +20,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ferrogrid_client::{Client, Map};
-use serde::{Deserialize, Serialize};
 
 use crate::cluster::{Cluster, ClusterSettings};
 use crate::definition::TestDefinition;
 use crate::driver::{self, Credentials, LoadSummary, MeasureSettings, Measurement};
 use crate::error::SimulatorError;
-use crate::queue::QueueOutcome;
 use crate::report;
+pub use crate::results::Outcome;
 use crate::results::{self, Comparison, RunResult, SeriesSummary};
-use crate::topic::{Listeners, TopicOutcome};
+use crate::topic::Listeners;
 use crate::workload::{Proxies, Workload};
 
 /// Largest `--runs`.
@@ -60,6 +59,30 @@ impl Target {
             Target::Existing { addresses, .. } => addresses.len() as u32,
             Target::Start(settings) => settings.members,
         }
+    }
+
+    /// The target's members: started in `directory` (they run while the returned cluster lives,
+    /// announced by a line starting with `prefix`) or existing; with their addresses and server
+    /// processes.
+    pub(crate) async fn start_members(
+        &self,
+        prefix: &str,
+        directory: &Path,
+    ) -> Result<(Option<Cluster>, Vec<SocketAddr>, Vec<u32>), SimulatorError> {
+        let label = self.label();
+        let cluster = match self {
+            Target::Start(cluster_settings) => {
+                eprintln!("{prefix}starting {} {label} member(s)…", cluster_settings.members);
+                Some(Cluster::start(cluster_settings, directory).await?)
+            }
+            Target::Existing { .. } => None,
+        };
+        let (addresses, server_pids) = match (&cluster, self) {
+            (Some(cluster), _) => (cluster.addresses.clone(), cluster.pids()),
+            (None, Target::Existing { addresses, server_pids }) => (addresses.clone(), server_pids.clone()),
+            (None, Target::Start(_)) => unreachable!("a started target has a cluster"),
+        };
+        Ok((cluster, addresses, server_pids))
     }
 
     /// Checks the target, fetching a missing Hazelcast jar first.
@@ -105,7 +128,7 @@ impl RunSettings {
         if !(1..=MAX_CLIENTS).contains(&self.clients) {
             return fail("--clients: 1..=64");
         }
-        if self.threads.is_some_and(|threads| !(1..=crate::definition::MAX_THREADS).contains(&threads)) {
+        if self.threads.is_some_and(|threads| !(1..=crate::test_file::MAX_THREADS).contains(&threads)) {
             return fail("--threads: 1..=10000");
         }
         if self.duration < Duration::from_millis(100) {
@@ -136,34 +159,6 @@ pub struct Session {
     /// A topic test's listener clients, subscribed; taken by [`Session::finish`].
     listeners: Option<Listeners>,
     pub load: LoadSummary,
-}
-
-/// What a queue or topic test found after its measurement.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Outcome {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queue: Option<QueueOutcome>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topic: Option<TopicOutcome>,
-}
-
-impl Outcome {
-    /// Why the run fails, if its end-of-run check did not pass (a queue's counts do not add
-    /// up). Lost topic messages are measured, not failures: a Hazelcast topic may drop
-    /// messages by design (its event queue is bounded).
-    pub fn failure(&self) -> Option<String> {
-        self.queue.as_ref().and_then(QueueOutcome::failure)
-    }
-
-    /// Lines for the terminal (empty for map tests).
-    pub fn text(&self) -> String {
-        let lines: Vec<String> =
-            [self.queue.as_ref().map(QueueOutcome::text), self.topic.as_ref().map(TopicOutcome::text)]
-                .into_iter()
-                .flatten()
-                .collect();
-        lines.join("\n")
-    }
 }
 
 impl Session {
@@ -278,19 +273,8 @@ pub async fn run_once(
     std::fs::create_dir_all(directory).map_err(SimulatorError::io(directory))?;
     let label = target.label();
     let started_at = results::now_utc();
-    let mut cluster = match target {
-        Target::Start(cluster_settings) => {
-            eprintln!("[{label} run {run}/{runs}] starting {} {label} member(s)…", cluster_settings.members);
-            Some(Cluster::start(cluster_settings, directory).await?)
-        }
-        Target::Existing { .. } => None,
-    };
-    let (addresses, server_pids) = match (&cluster, target) {
-        (Some(cluster), _) => (cluster.addresses.clone(), cluster.pids()),
-        (None, Target::Existing { addresses, server_pids }) => (addresses.clone(), server_pids.clone()),
-        (None, Target::Start(_)) => unreachable!("a started target has a cluster"),
-    };
     let progress_label = format!("[{label} run {run}/{runs}]");
+    let (mut cluster, addresses, server_pids) = target.start_members(&format!("{progress_label} "), directory).await?;
     let (mut session, start) = if settings.coordinated {
         let session = Session::connect(definition, &addresses, settings).await?;
         (session, Some(await_start_signal(directory).await?))

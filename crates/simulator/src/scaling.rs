@@ -36,7 +36,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::{self, Cluster};
+use crate::cluster;
 use crate::definition::TestDefinition;
 use crate::driver::Credentials;
 use crate::error::SimulatorError;
@@ -93,11 +93,11 @@ impl ScalingSettings {
             return fail(format!("--processes: each 1..={MAX_PROCESSES}"));
         }
         let most = self.processes.iter().copied().max().unwrap_or(1);
-        if self.total_threads < most || self.total_threads > crate::definition::MAX_THREADS {
+        if self.total_threads < most || self.total_threads > crate::test_file::MAX_THREADS {
             return fail(format!(
                 "--total-threads {}: at least the largest process count ({most}) and at most {}",
                 self.total_threads,
-                crate::definition::MAX_THREADS
+                crate::test_file::MAX_THREADS
             ));
         }
         if !(1..=MAX_REPEAT).contains(&self.repeat) {
@@ -358,18 +358,7 @@ pub async fn scaling(
     std::fs::create_dir_all(out).map_err(SimulatorError::io(out))?;
     let file = std::path::absolute(file).map_err(SimulatorError::io(file))?;
     let label = target.label();
-    let cluster = match &target {
-        Target::Start(cluster_settings) => {
-            eprintln!("starting {} {label} member(s)…", cluster_settings.members);
-            Some(Cluster::start(cluster_settings, &out.join("cluster")).await?)
-        }
-        Target::Existing { .. } => None,
-    };
-    let (addresses, server_pids) = match (&cluster, &target) {
-        (Some(cluster), _) => (cluster.addresses.clone(), cluster.pids()),
-        (None, Target::Existing { addresses, server_pids }) => (addresses.clone(), server_pids.clone()),
-        (None, Target::Start(_)) => unreachable!("a started target has a cluster"),
-    };
+    let (cluster, addresses, server_pids) = target.start_members("", &out.join("cluster")).await?;
     let rate = settings.rate.or_else(|| definition.target_ops_per_second());
     let mut result = ScalingResult {
         started_at: results::now_utc(),
@@ -431,6 +420,34 @@ async fn run_processes(
     out: &Path,
     directory: &Path,
 ) -> Result<ScalingRun, SimulatorError> {
+    let (mut processes, run_directories) = spawn_processes(step, settings, directory)?;
+    let ready: Vec<PathBuf> = run_directories.iter().map(|run| run.join(runner::READY_FILE)).collect();
+    processes.wait_ready(&ready, settings.ready_timeout).await?;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    processes.start_at((now + START_MARGIN).as_millis())?;
+    let measure_start = Instant::now() + START_MARGIN + settings.warmup;
+    let pids = step.server_pids.to_vec();
+    let duration = settings.duration;
+    let server_cpu = tokio::spawn(async move {
+        tokio::time::sleep_until(measure_start.into()).await;
+        let start = system::cpu_of(&pids);
+        tokio::time::sleep_until((measure_start + duration).into()).await;
+        system::cpu_difference(start, system::cpu_of(&pids))
+    });
+    let deadline = measure_start + settings.duration + settings.duration.max(Duration::from_secs(5)) + FINISH_GRACE;
+    processes.wait_finished(deadline).await?;
+    let server_cpu_seconds = server_cpu.await.expect("the CPU reading does not panic");
+
+    collect_results(&run_directories, repeat, server_cpu_seconds, settings, out)
+}
+
+/// Starts one process per entry of `step.threads`, each logging into its own directory under
+/// `directory`; returns them and the run directory each will write.
+fn spawn_processes(
+    step: &Step<'_>,
+    settings: &ScalingSettings,
+    directory: &Path,
+) -> Result<(Processes, Vec<PathBuf>), SimulatorError> {
     let Step { file, addresses, threads, .. } = *step;
     let count = threads.len();
     let address_label = addresses[0].to_string();
@@ -454,23 +471,19 @@ async fn run_processes(
         processes.logs.push(log);
         run_directories.push(runner::run_directory(&process_out, &address_label, 1));
     }
-    let ready: Vec<PathBuf> = run_directories.iter().map(|run| run.join(runner::READY_FILE)).collect();
-    processes.wait_ready(&ready, settings.ready_timeout).await?;
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    processes.start_at((now + START_MARGIN).as_millis())?;
-    let measure_start = Instant::now() + START_MARGIN + settings.warmup;
-    let pids = step.server_pids.to_vec();
-    let duration = settings.duration;
-    let server_cpu = tokio::spawn(async move {
-        tokio::time::sleep_until(measure_start.into()).await;
-        let start = system::cpu_of(&pids);
-        tokio::time::sleep_until((measure_start + duration).into()).await;
-        system::cpu_difference(start, system::cpu_of(&pids))
-    });
-    let deadline = measure_start + settings.duration + settings.duration.max(Duration::from_secs(5)) + FINISH_GRACE;
-    processes.wait_finished(deadline).await?;
-    let server_cpu_seconds = server_cpu.await.expect("the CPU reading does not panic");
+    Ok((processes, run_directories))
+}
 
+/// The processes' results of one repeat, read from their run directories and summed; their
+/// histograms merged.
+fn collect_results(
+    run_directories: &[PathBuf],
+    repeat: u32,
+    server_cpu_seconds: Option<f64>,
+    settings: &ScalingSettings,
+    out: &Path,
+) -> Result<ScalingRun, SimulatorError> {
+    let count = run_directories.len();
     let mut merged = stats::new_histogram();
     let mut run = ScalingRun {
         repeat,

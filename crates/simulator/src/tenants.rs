@@ -29,7 +29,6 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinSet;
 
-use crate::cluster::Cluster;
 use crate::definition::TestDefinition;
 use crate::driver::{Credentials, MeasureSettings, Measurement};
 use crate::error::SimulatorError;
@@ -316,37 +315,78 @@ pub async fn run(
     out: &Path,
 ) -> Result<(TenantsResult, Vec<RunResult>), SimulatorError> {
     let definitions = settings.prepare()?;
-    // The readiness check of a started cluster authenticates as the first tenant: a member
-    // with tenants may refuse clients without credentials.
-    let target = match target {
+    let target = authenticated_as_first_tenant(settings, target);
+    target.prepare()?;
+    std::fs::create_dir_all(out).map_err(SimulatorError::io(out))?;
+    let label = target.label();
+    let started_at = results::now_utc();
+    let (cluster, addresses, server_pids) = target.start_members("", out).await?;
+
+    let sessions = open_sessions(settings, &definitions, &addresses).await?;
+    let (measured, server_cpu_seconds, driver_cpu_seconds) =
+        measure_together(settings, &definitions, sessions, &server_pids).await;
+
+    let members = addresses.len() as u32;
+    let mut runs = Vec::with_capacity(settings.tenants.len());
+    let mut summaries = Vec::with_capacity(settings.tenants.len());
+    for (index, entry) in measured.into_iter().enumerate() {
+        let entry = entry.expect("every tenant was measured");
+        let result = tenant_result(settings, index, &definitions[index], entry, &started_at, members, out).await?;
+        summaries.push(summary_of(&settings.tenants[index], &definitions[index], &result));
+        runs.push(result);
+    }
+    drop(cluster);
+
+    let total_ops: u64 = runs.iter().map(|run| run.ops).sum();
+    let per_million = |cpu: f64| (total_ops > 0).then(|| cpu / (total_ops as f64 / 1e6));
+    let result = TenantsResult {
+        started_at,
+        target: label,
+        members,
+        cluster_name: settings.cluster_name.clone(),
+        warmup_seconds: settings.warmup.as_secs_f64(),
+        duration_seconds: settings.duration.as_secs_f64(),
+        total_ops,
+        total_ops_per_second: runs.iter().map(|run| run.ops_per_second).sum(),
+        total_errors: runs.iter().map(|run| run.errors).sum(),
+        tenants: summaries,
+        server_pids,
+        server_cpu_seconds,
+        server_cpu_seconds_per_million_ops: server_cpu_seconds.and_then(per_million),
+        driver_cpu_seconds,
+        driver_cpu_seconds_per_million_ops: driver_cpu_seconds.and_then(per_million),
+    };
+    write_files(out, settings, &definitions, &result, &runs)?;
+    Ok((result, runs))
+}
+
+/// `target`, with a started cluster's readiness check authenticating as the first tenant: a
+/// member with tenants may refuse clients without credentials.
+fn authenticated_as_first_tenant(settings: &TenantsSettings, target: &Target) -> Target {
+    match target {
         Target::Start(cluster) => {
             let mut cluster = cluster.clone();
             cluster.credentials = settings.tenants[0].credentials(&settings.cluster_name);
             Target::Start(cluster)
         }
         existing => existing.clone(),
-    };
-    target.prepare()?;
-    std::fs::create_dir_all(out).map_err(SimulatorError::io(out))?;
-    let label = target.label();
-    let started_at = results::now_utc();
-    let cluster = match &target {
-        Target::Start(cluster_settings) => {
-            eprintln!("starting {} {label} member(s)…", cluster_settings.members);
-            Some(Cluster::start(cluster_settings, out).await?)
-        }
-        Target::Existing { .. } => None,
-    };
-    let (addresses, server_pids) = match (&cluster, &target) {
-        (Some(cluster), _) => (cluster.addresses.clone(), cluster.pids()),
-        (None, Target::Existing { addresses, server_pids }) => (addresses.clone(), server_pids.clone()),
-        (None, Target::Start(_)) => unreachable!("a started target has a cluster"),
-    };
+    }
+}
 
-    let sessions = open_sessions(settings, &definitions, &addresses).await?;
+/// One tenant's session, measure settings and measurement.
+type Measured = (Session, MeasureSettings, Measurement);
+
+/// Measures every tenant's session over one shared window. Returns each tenant's measurement
+/// (by index), and the CPU seconds the servers and this process spent in the measure window.
+async fn measure_together(
+    settings: &TenantsSettings,
+    definitions: &[TestDefinition],
+    sessions: Vec<Session>,
+    server_pids: &[u32],
+) -> (Vec<Option<Measured>>, Option<f64>, Option<f64>) {
     let start = Instant::now() + START_MARGIN;
     let measure_start = start + settings.warmup;
-    let pids = server_pids.clone();
+    let pids = server_pids.to_vec();
     let cpu_at_start = tokio::spawn(async move {
         tokio::time::sleep_until(measure_start.into()).await;
         (system::cpu_of(&pids), system::own_cpu())
@@ -369,72 +409,52 @@ pub async fn run(
             (index, session, measure, measurement)
         });
     }
-    let mut measured: Vec<Option<(Session, MeasureSettings, Measurement)>> =
-        (0..settings.tenants.len()).map(|_| None).collect();
+    let mut measured: Vec<Option<Measured>> = (0..settings.tenants.len()).map(|_| None).collect();
     while let Some(joined) = measuring.join_next().await {
         let (index, session, measure, measurement) = joined.expect("measurements do not panic");
         measured[index] = Some((session, measure, measurement));
     }
-    let (server_end, driver_end) = (system::cpu_of(&server_pids), system::own_cpu());
+    let (server_end, driver_end) = (system::cpu_of(server_pids), system::own_cpu());
     let (server_start, driver_start) = cpu_at_start.await.expect("the CPU reading does not panic");
+    (measured, system::cpu_difference(server_start, server_end), system::cpu_difference(driver_start, driver_end))
+}
 
-    let mut runs = Vec::with_capacity(settings.tenants.len());
-    let mut summaries = Vec::with_capacity(settings.tenants.len());
-    for (index, entry) in measured.into_iter().enumerate() {
-        let (session, measure, measurement) = entry.expect("every tenant was measured");
-        let tenant = &settings.tenants[index];
-        let run_settings = settings.run_settings(index);
-        let load = session.load.clone();
-        let probes = session.probes();
-        session.close().await;
-        let mut result = runner::run_result(RunContext {
-            definition: &definitions[index],
-            target: tenant.name.clone(),
-            run: 1,
-            started_at: started_at.clone(),
-            settings: &run_settings,
-            measure: &measure,
-            members: addresses.len() as u32,
-            load,
-            probes,
-            server_pids: Vec::new(),
-            measurement,
-            outcome: Default::default(),
-        });
-        // The process's CPU is every tenant's: reported once, in tenants.json.
-        result.driver_cpu_seconds = None;
-        result.driver_cpu_seconds_per_million_ops = None;
-        let directory = out.join(&tenant.name);
-        std::fs::create_dir_all(&directory).map_err(SimulatorError::io(&directory))?;
-        results::write_json(&directory.join("result.json"), &result)?;
-        summaries.push(summary_of(tenant, &definitions[index], &result));
-        runs.push(result);
-    }
-    drop(cluster);
-
-    let total_ops: u64 = runs.iter().map(|run| run.ops).sum();
-    let per_million = |cpu: f64| (total_ops > 0).then(|| cpu / (total_ops as f64 / 1e6));
-    let server_cpu_seconds = system::cpu_difference(server_start, server_end);
-    let driver_cpu_seconds = system::cpu_difference(driver_start, driver_end);
-    let result = TenantsResult {
-        started_at,
-        target: label,
-        members: addresses.len() as u32,
-        cluster_name: settings.cluster_name.clone(),
-        warmup_seconds: settings.warmup.as_secs_f64(),
-        duration_seconds: settings.duration.as_secs_f64(),
-        total_ops,
-        total_ops_per_second: runs.iter().map(|run| run.ops_per_second).sum(),
-        total_errors: runs.iter().map(|run| run.errors).sum(),
-        tenants: summaries,
-        server_pids,
-        server_cpu_seconds,
-        server_cpu_seconds_per_million_ops: server_cpu_seconds.and_then(per_million),
-        driver_cpu_seconds,
-        driver_cpu_seconds_per_million_ops: driver_cpu_seconds.and_then(per_million),
-    };
-    write_files(out, settings, &definitions, &result, &runs)?;
-    Ok((result, runs))
+/// Tenant `index`'s result, its session closed, written to `<out>/<tenant>/result.json`.
+async fn tenant_result(
+    settings: &TenantsSettings,
+    index: usize,
+    definition: &TestDefinition,
+    (session, measure, measurement): Measured,
+    started_at: &str,
+    members: u32,
+    out: &Path,
+) -> Result<RunResult, SimulatorError> {
+    let tenant = &settings.tenants[index];
+    let run_settings = settings.run_settings(index);
+    let load = session.load.clone();
+    let probes = session.probes();
+    session.close().await;
+    let mut result = runner::run_result(RunContext {
+        definition,
+        target: tenant.name.clone(),
+        run: 1,
+        started_at: started_at.to_owned(),
+        settings: &run_settings,
+        measure: &measure,
+        members,
+        load,
+        probes,
+        server_pids: Vec::new(),
+        measurement,
+        outcome: Default::default(),
+    });
+    // The process's CPU is every tenant's: reported once, in tenants.json.
+    result.driver_cpu_seconds = None;
+    result.driver_cpu_seconds_per_million_ops = None;
+    let directory = out.join(&tenant.name);
+    std::fs::create_dir_all(&directory).map_err(SimulatorError::io(&directory))?;
+    results::write_json(&directory.join("result.json"), &result)?;
+    Ok(result)
 }
 
 /// Connects every tenant's clients and loads every tenant's data set, all at once.

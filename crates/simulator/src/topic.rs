@@ -44,12 +44,11 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::definition::{check_class_keys, MAX_THREADS, MAX_VALUE_LENGTH};
-use crate::error::SimulatorError;
+use crate::error::{OperationError, SimulatorError};
 use crate::generators::{mix64, Rng};
 use crate::properties::Properties;
 use crate::stats::{new_histogram, ProbeSummary, MAX_LATENCY_NS};
-use crate::workload::OperationError;
+use crate::test_file::{check_class_keys, MAX_THREADS, MAX_VALUE_LENGTH};
 
 /// The probes of a topic test, in their order in results.
 pub const TOPIC_TEST_PROBES: [&str; 1] = ["publishLatency"];

@@ -16,9 +16,10 @@ use ferrogrid_client::{
 };
 
 use crate::definition::{MapTest, MapTestClass, TestDefinition, MAP_TEST_PROBES};
+pub use crate::error::OperationError;
 use crate::generators::Zipfian;
 use crate::generators::{mix64, AcknowledgedCounter, Rng, ScrambledZipfian, SkewedLatest, Uniform};
-use crate::queue::{QueueData, QueueError, QueueRole, QUEUE_TEST_PROBES};
+use crate::queue::{QueueData, QueueRole, QUEUE_TEST_PROBES};
 use crate::topic::{TopicData, PUBLISH, TOPIC_TEST_PROBES};
 use crate::ycsb::{RequestDistribution, ScanLengthDistribution, YcsbWorkload};
 
@@ -193,21 +194,6 @@ impl Operation<'_> {
             Operation::Publish { .. } => PUBLISH,
         }
     }
-}
-
-/// Why an operation failed; counted, not fatal.
-#[derive(Debug, thiserror::Error)]
-pub enum OperationError {
-    #[error(transparent)]
-    Client(#[from] ClientError),
-    /// A read found no value for a key the test wrote.
-    #[error("no value for a key that was loaded")]
-    MissingKey,
-    /// A scan's answer did not start at its start key, which the test wrote.
-    #[error("a scan did not start at its start key (the first of {found} entries was another)")]
-    ScanStart { found: usize },
-    #[error(transparent)]
-    Queue(#[from] QueueError),
 }
 
 impl Workload {

@@ -224,7 +224,7 @@ impl YcsbWorkload {
         if total <= 0.0 {
             return Err(SimulatorError::Input(format!("{}: every operation proportion is 0", properties.source)));
         }
-        check((1..=crate::definition::MAX_THREADS).contains(&self.thread_count), "threadcount", "1..=10000")?;
+        check((1..=crate::test_file::MAX_THREADS).contains(&self.thread_count), "threadcount", "1..=10000")?;
         check(self.zero_padding <= 64, "zeropadding", "at most 64")?;
         check(self.min_scan_length >= 1, "minscanlength", "at least 1")?;
         check(

@@ -14,6 +14,9 @@ use ferrogrid_query::path::{extract, Extracted, Path};
 use ferrogrid_query::Value;
 use std::collections::BTreeMap;
 
+/// Entries of one map: (key, value) as serialized.
+pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// How a key or a value is serialized.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Format {

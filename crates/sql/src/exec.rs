@@ -4,6 +4,7 @@
 //! Invariant: at most `max_rows` rows are held at any step; more is an error naming the bound
 //! (the member's `sql.max-rows-per-query`), never an unbounded allocation.
 
+pub use crate::catalog::Entries;
 use crate::error::{Result, SqlError};
 use crate::expr::{self, compare, Expr};
 use crate::plan::{AggregateCall, AggregateFunction, ColumnMeta, JoinKind, SelectPlan};
@@ -14,9 +15,6 @@ use ferrogrid_query::Value;
 use num_bigint::BigInt;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
-
-/// Entries of one map: (key, value) as serialized.
-pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// A query's result: its columns and rows.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -5,6 +5,8 @@
 //!
 //! Invariant: an expression's `ty` is the type of every non-null value its evaluation returns.
 
+pub mod functions;
+
 use crate::error::{Result, SqlError};
 use crate::types::{self, SqlType};
 use ferrogrid_query::number::BigDecimal;
@@ -206,36 +208,8 @@ impl Expr {
                     Some(ordering) => Value::Bool(op.holds(ordering)),
                 }
             }
-            Kind::And(items) => {
-                let mut unknown = false;
-                for item in items {
-                    match truth(&item.eval(row)?) {
-                        Some(false) => return Ok(Value::Bool(false)),
-                        None => unknown = true,
-                        Some(true) => {}
-                    }
-                }
-                if unknown {
-                    Value::Null
-                } else {
-                    Value::Bool(true)
-                }
-            }
-            Kind::Or(items) => {
-                let mut unknown = false;
-                for item in items {
-                    match truth(&item.eval(row)?) {
-                        Some(true) => return Ok(Value::Bool(true)),
-                        None => unknown = true,
-                        Some(false) => {}
-                    }
-                }
-                if unknown {
-                    Value::Null
-                } else {
-                    Value::Bool(false)
-                }
-            }
+            Kind::And(items) => conjunction(row, items)?,
+            Kind::Or(items) => disjunction(row, items)?,
             Kind::Not(operand) => match truth(&operand.eval(row)?) {
                 Some(value) => Value::Bool(!value),
                 None => Value::Null,
@@ -245,78 +219,17 @@ impl Expr {
                 Value::Bool((truth(&operand.eval(row)?) == Some(*wanted)) != *negated)
             }
             Kind::Between { operand, low, high, negated, symmetric } => {
-                let value = operand.eval(row)?;
-                let (mut low, mut high) = (low.eval(row)?, high.eval(row)?);
-                if *symmetric && compare(&low, &high)? == Some(Ordering::Greater) {
-                    std::mem::swap(&mut low, &mut high);
-                }
-                let above = compare(&value, &low)?.map(|o| o != Ordering::Less);
-                let below = compare(&value, &high)?.map(|o| o != Ordering::Greater);
-                let within = match (above, below) {
-                    (Some(false), _) | (_, Some(false)) => Some(false),
-                    (Some(true), Some(true)) => Some(true),
-                    _ => None,
-                };
-                match within {
-                    Some(within) => Value::Bool(within != *negated),
-                    None => Value::Null,
-                }
+                between(row, operand, low, high, *negated, *symmetric)?
             }
-            Kind::In { operand, list, negated } => {
-                let value = operand.eval(row)?;
-                if value.is_null() {
-                    return Ok(Value::Null);
-                }
-                let mut unknown = false;
-                let mut found = false;
-                for item in list {
-                    match compare(&value, &item.eval(row)?)? {
-                        Some(Ordering::Equal) => {
-                            found = true;
-                            break;
-                        }
-                        None => unknown = true,
-                        _ => {}
-                    }
-                }
-                if found {
-                    Value::Bool(!*negated)
-                } else if unknown {
-                    Value::Null
-                } else {
-                    Value::Bool(*negated)
-                }
-            }
+            Kind::In { operand, list, negated } => in_list(row, operand, list, *negated)?,
             Kind::Like { operand, pattern, escape, negated } => {
-                let (value, pattern) = (operand.eval(row)?, pattern.eval(row)?);
-                let escape = match escape {
-                    Some(escape) => match escape.eval(row)? {
-                        Value::Null => return Ok(Value::Null),
-                        escape => Some(types::to_text(&escape)),
-                    },
-                    None => None,
-                };
-                if value.is_null() || pattern.is_null() {
-                    return Ok(Value::Null);
-                }
-                let matched = like(&types::to_text(&value), &types::to_text(&pattern), escape.as_deref())?;
-                Value::Bool(matched != *negated)
+                like_value(row, operand, pattern, escape.as_deref(), *negated)?
             }
             Kind::Cast(operand) => cast(operand.eval(row)?, operand.ty, self.ty)?,
-            Kind::Case { whens, otherwise } => {
-                for (condition, result) in whens {
-                    if truth(&condition.eval(row)?) == Some(true) {
-                        return to_type(result.eval(row)?, self.ty);
-                    }
-                }
-                match otherwise {
-                    Some(otherwise) => to_type(otherwise.eval(row)?, self.ty)?,
-                    None => Value::Null,
-                }
-            }
+            Kind::Case { whens, otherwise } => return case(row, whens, otherwise.as_deref(), self.ty),
             Kind::Call(function, args) => {
                 let values = args.iter().map(|arg| arg.eval(row)).collect::<Result<Vec<_>>>()?;
-                crate::functions::call(*function, values, args, self.ty)?
+                functions::call(*function, values, args, self.ty)?
             }
         };
         Ok(value)
@@ -326,6 +239,109 @@ impl Expr {
     pub fn passes(&self, row: &[Value]) -> Result<bool> {
         Ok(truth(&self.eval(row)?) == Some(true))
     }
+}
+
+/// AND: false if any item is false, else unknown (null) if any is unknown.
+fn conjunction(row: &[Value], items: &[Expr]) -> Result<Value> {
+    let mut unknown = false;
+    for item in items {
+        match truth(&item.eval(row)?) {
+            Some(false) => return Ok(Value::Bool(false)),
+            None => unknown = true,
+            Some(true) => {}
+        }
+    }
+    Ok(if unknown { Value::Null } else { Value::Bool(true) })
+}
+
+/// OR: true if any item is true, else unknown (null) if any is unknown.
+fn disjunction(row: &[Value], items: &[Expr]) -> Result<Value> {
+    let mut unknown = false;
+    for item in items {
+        match truth(&item.eval(row)?) {
+            Some(true) => return Ok(Value::Bool(true)),
+            None => unknown = true,
+            Some(false) => {}
+        }
+    }
+    Ok(if unknown { Value::Null } else { Value::Bool(false) })
+}
+
+/// `operand [NOT] BETWEEN [SYMMETRIC] low AND high`.
+fn between(row: &[Value], operand: &Expr, low: &Expr, high: &Expr, negated: bool, symmetric: bool) -> Result<Value> {
+    let value = operand.eval(row)?;
+    let (mut low, mut high) = (low.eval(row)?, high.eval(row)?);
+    if symmetric && compare(&low, &high)? == Some(Ordering::Greater) {
+        std::mem::swap(&mut low, &mut high);
+    }
+    let above = compare(&value, &low)?.map(|o| o != Ordering::Less);
+    let below = compare(&value, &high)?.map(|o| o != Ordering::Greater);
+    let within = match (above, below) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
+    };
+    Ok(match within {
+        Some(within) => Value::Bool(within != negated),
+        None => Value::Null,
+    })
+}
+
+/// `operand [NOT] IN (list)`: unknown when no item matches and one of them is unknown.
+fn in_list(row: &[Value], operand: &Expr, list: &[Expr], negated: bool) -> Result<Value> {
+    let value = operand.eval(row)?;
+    if value.is_null() {
+        return Ok(Value::Null);
+    }
+    let mut unknown = false;
+    let mut found = false;
+    for item in list {
+        match compare(&value, &item.eval(row)?)? {
+            Some(Ordering::Equal) => {
+                found = true;
+                break;
+            }
+            None => unknown = true,
+            _ => {}
+        }
+    }
+    Ok(if found {
+        Value::Bool(!negated)
+    } else if unknown {
+        Value::Null
+    } else {
+        Value::Bool(negated)
+    })
+}
+
+/// `operand [NOT] LIKE pattern [ESCAPE escape]`.
+fn like_value(row: &[Value], operand: &Expr, pattern: &Expr, escape: Option<&Expr>, negated: bool) -> Result<Value> {
+    let (value, pattern) = (operand.eval(row)?, pattern.eval(row)?);
+    let escape = match escape {
+        Some(escape) => match escape.eval(row)? {
+            Value::Null => return Ok(Value::Null),
+            escape => Some(types::to_text(&escape)),
+        },
+        None => None,
+    };
+    if value.is_null() || pattern.is_null() {
+        return Ok(Value::Null);
+    }
+    let matched = like(&types::to_text(&value), &types::to_text(&pattern), escape.as_deref())?;
+    Ok(Value::Bool(matched != negated))
+}
+
+/// CASE: the result of the first condition that holds, else the ELSE result, as `ty`.
+fn case(row: &[Value], whens: &[(Expr, Expr)], otherwise: Option<&Expr>, ty: SqlType) -> Result<Value> {
+    for (condition, result) in whens {
+        if truth(&condition.eval(row)?) == Some(true) {
+            return to_type(result.eval(row)?, ty);
+        }
+    }
+    Ok(match otherwise {
+        Some(otherwise) => to_type(otherwise.eval(row)?, ty)?,
+        None => Value::Null,
+    })
 }
 
 /// The bits an integer needs, not counting its sign.

@@ -1,11 +1,15 @@
 //! Hazelcast's SQL over maps, independent of the member that runs it.
 //!
 //! - [`statement`]: a statement's text (parsed with `sqlparser`, plus Hazelcast's mapping DDL)
-//!   to [`Prepared`] work; [`plan`]: queries planned over mappings; [`catalog`]: mappings
-//!   and how columns are read from entries; [`write`]: rows written back as entries.
-//! - [`expr`] and [`functions`]: typed expressions and their evaluation; [`types`]: SQL types
-//!   and conversions; [`exec`]: a planned query run over the entries the member scanned.
+//!   to [`Prepared`] work; [`plan`]: queries planned over mappings (and over the
+//!   [`virtual_tables`], which plan a source of their own); [`catalog`]: mappings and how
+//!   columns are read from entries; [`write`]: rows written back as entries.
+//! - [`expr`] and its [`functions`]: typed expressions and their evaluation; [`types`]: SQL
+//!   types and conversions; [`exec`]: a planned query run over the entries the member scanned.
 //! - [`error`]: Hazelcast's SQL error codes.
+//!
+//! Each module uses only the ones listed after it, read bottom up: `error`, `types`,
+//! `catalog`, `expr`, `plan`, `write`, `exec`, `statement`.
 //!
 //! The member does the IO: it scans the maps a plan names (every partition, or the partition
 //! of a point lookup's key), runs [`exec::run`] on what it gathered and pages the result out.
@@ -14,16 +18,15 @@ pub mod catalog;
 pub mod error;
 pub mod exec;
 pub mod expr;
-pub mod functions;
 pub mod plan;
 pub mod statement;
-mod temporal;
 pub mod types;
-pub mod virtual_tables;
 pub mod write;
 
 pub use catalog::{Catalog, Mapping, Samples};
 pub use error::{Code, SqlError};
 pub use exec::{Entries, ResultSet};
+pub use expr::functions;
+pub use plan::virtual_tables;
 pub use statement::{prepare, prepare_cached, Change, InsertSelect, Prepared, StatementCache};
 pub use types::SqlType;

@@ -7,6 +7,7 @@ use crate::exec::ResultSet;
 use crate::expr::Expr;
 use crate::plan::{self, ColumnMeta, Parameters, SelectPlan, Source, Translator};
 use crate::types::SqlType;
+pub use crate::write::Change;
 use ferrogrid_query::Value;
 use sqlparser::ast::Spanned;
 use sqlparser::dialect::GenericDialect;
@@ -40,17 +41,6 @@ pub enum Prepared {
     InsertSelect(Box<InsertSelect>),
     /// UPDATE / DELETE over a map's entries.
     Change(Box<Change>),
-}
-
-/// UPDATE or DELETE: which entries (a plan over one source whose row is the mapping's columns)
-/// and what becomes of them.
-#[derive(Debug, Clone)]
-pub struct Change {
-    pub source: Source,
-    pub filter: Option<Expr>,
-    /// Column index → new value expression (empty: DELETE).
-    pub assignments: Vec<(usize, Expr)>,
-    pub delete: bool,
 }
 
 /// A statement's text parsed: what planning starts from, kept by [`StatementCache`].
@@ -174,7 +164,7 @@ fn plan_parsed(parsed: &Parsed, parameters: Vec<Value>, catalog: &Catalog) -> Re
         S::Query(query) => {
             let plan = plan::select(query, catalog, &parameters)?;
             if plan.sources.iter().all(|source| source.inline.is_some()) {
-                let result = crate::exec::run(&plan, &[], &NoSchemas, crate::virtual_tables::MAX_SERIES as usize)
+                let result = crate::exec::run(&plan, &[], &NoSchemas, crate::plan::virtual_tables::MAX_SERIES as usize)
                     .map_err(|error| crate::exec::runtime_error(&plan, error, text.len() as u64))?;
                 return Ok(Prepared::Rows(result));
             }
@@ -185,51 +175,9 @@ fn plan_parsed(parsed: &Parsed, parameters: Vec<Value>, catalog: &Catalog) -> Re
             if from.is_some() || returning.is_some() || !table.joins.is_empty() {
                 return Err(SqlError::parsing("UPDATE with FROM, joins or RETURNING is not supported"));
             }
-            let source = single_source(&table.relation, catalog)?;
-            let sources = [source.clone()];
-            let mut translator = Translator::new(&sources, &parameters);
-            let filter = match &selection {
-                Some(selection) => Some(translator.expr(selection)?),
-                None => None,
-            };
-            let mut changes = Vec::new();
-            for assignment in assignments {
-                let name = match &assignment.target {
-                    sqlparser::ast::AssignmentTarget::ColumnName(name) => name.to_string().trim_matches('"').to_owned(),
-                    other => return Err(SqlError::parsing(format!("Unsupported assignment target: {other}"))),
-                };
-                let Some((index, column)) = source.mapping.column(&name) else {
-                    return Err(SqlError::parsing(format!("Unknown target column '{name}'")));
-                };
-                if column.half == Half::Key {
-                    return Err(SqlError::generic(format!("Cannot update '{name}'")));
-                }
-                let value = translator.expr(&assignment.value)?;
-                let source = format!("EXPR${}", changes.len());
-                let value = assignable(value, column.ty, &name, &source)
-                    .map_err(|error| plan::located(assignment.value.span(), error))?;
-                changes.push((index, value));
-            }
-            Ok(Prepared::Change(Box::new(Change { source, filter, assignments: changes, delete: false })))
+            update_statement(table, assignments, selection.as_ref(), catalog, &parameters)
         }
-        S::Delete(delete) => {
-            let tables = match &delete.from {
-                sqlparser::ast::FromTable::WithFromKeyword(tables)
-                | sqlparser::ast::FromTable::WithoutKeyword(tables) => tables,
-            };
-            if tables.len() != 1 || !tables[0].joins.is_empty() || delete.using.is_some() || delete.returning.is_some()
-            {
-                return Err(SqlError::parsing("DELETE from one mapping only is supported"));
-            }
-            let source = single_source(&tables[0].relation, catalog)?;
-            let sources = [source.clone()];
-            let mut translator = Translator::new(&sources, &parameters);
-            let filter = match &delete.selection {
-                Some(selection) => Some(translator.expr(selection)?),
-                None => None,
-            };
-            Ok(Prepared::Change(Box::new(Change { source, filter, assignments: Vec::new(), delete: true })))
-        }
+        S::Delete(delete) => delete_statement(delete, catalog, &parameters),
         S::Explain { statement, .. } => {
             let S::Query(query) = statement.as_ref() else {
                 return Err(SqlError::parsing("EXPLAIN of a query only"));
@@ -242,6 +190,62 @@ fn plan_parsed(parsed: &Parsed, parameters: Vec<Value>, catalog: &Catalog) -> Re
         S::ShowTables { .. } => Err(SqlError::parsing("SHOW TABLES is not supported; use SHOW MAPPINGS")),
         other => Err(SqlError::parsing(format!("Unsupported SQL statement: {}", first_words(&other.to_string())))),
     }
+}
+
+/// UPDATE of one mapping: the entries the filter selects get the assigned columns.
+fn update_statement(
+    table: &sqlparser::ast::TableWithJoins,
+    assignments: &[sqlparser::ast::Assignment],
+    selection: Option<&sqlparser::ast::Expr>,
+    catalog: &Catalog,
+    parameters: &Parameters,
+) -> Result<Prepared> {
+    let source = single_source(&table.relation, catalog)?;
+    let sources = [source.clone()];
+    let mut translator = Translator::new(&sources, parameters);
+    let filter = match selection {
+        Some(selection) => Some(translator.expr(selection)?),
+        None => None,
+    };
+    let mut changes = Vec::new();
+    for assignment in assignments {
+        let name = match &assignment.target {
+            sqlparser::ast::AssignmentTarget::ColumnName(name) => name.to_string().trim_matches('"').to_owned(),
+            other => return Err(SqlError::parsing(format!("Unsupported assignment target: {other}"))),
+        };
+        let Some((index, column)) = source.mapping.column(&name) else {
+            return Err(SqlError::parsing(format!("Unknown target column '{name}'")));
+        };
+        if column.half == Half::Key {
+            return Err(SqlError::generic(format!("Cannot update '{name}'")));
+        }
+        let value = translator.expr(&assignment.value)?;
+        let source = format!("EXPR${}", changes.len());
+        let value = assignable(value, column.ty, &name, &source)
+            .map_err(|error| plan::located(assignment.value.span(), error))?;
+        changes.push((index, value));
+    }
+    Ok(Prepared::Change(Box::new(Change { source, filter, assignments: changes, delete: false })))
+}
+
+/// DELETE from one mapping: the entries the filter selects are removed.
+fn delete_statement(delete: &sqlparser::ast::Delete, catalog: &Catalog, parameters: &Parameters) -> Result<Prepared> {
+    let tables = match &delete.from {
+        sqlparser::ast::FromTable::WithFromKeyword(tables) | sqlparser::ast::FromTable::WithoutKeyword(tables) => {
+            tables
+        }
+    };
+    if tables.len() != 1 || !tables[0].joins.is_empty() || delete.using.is_some() || delete.returning.is_some() {
+        return Err(SqlError::parsing("DELETE from one mapping only is supported"));
+    }
+    let source = single_source(&tables[0].relation, catalog)?;
+    let sources = [source.clone()];
+    let mut translator = Translator::new(&sources, parameters);
+    let filter = match &delete.selection {
+        Some(selection) => Some(translator.expr(selection)?),
+        None => None,
+    };
+    Ok(Prepared::Change(Box::new(Change { source, filter, assignments: Vec::new(), delete: true })))
 }
 
 fn first_words(text: &str) -> String {
@@ -505,63 +509,69 @@ fn mapping_ddl(parser: &mut Parser<'_>, catalog: &Catalog, samples: &dyn Samples
                 || (second.as_deref() == Some("OR")
                     && matches!(word(parser, 3).as_deref(), Some("MAPPING") | Some("EXTERNAL"))) =>
         {
-            parser.next_token();
-            let replace = parser.parse_keywords(&[Keyword::OR, Keyword::REPLACE]);
-            // (EXTERNAL MAPPING is MAPPING: Hazelcast's suggested DDL says it)
-            let _ = parser.parse_keyword(Keyword::EXTERNAL);
-            expect_word(parser, "MAPPING")?;
-            let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
-            if replace && if_not_exists {
-                return Err(SqlError::parsing("OR REPLACE in conjunction with IF NOT EXISTS not supported"));
-            }
-            let name = identifier(parser)?;
-            let mut external = None;
-            if parser.parse_keyword(Keyword::EXTERNAL) {
-                expect_word(parser, "NAME")?;
-                external = Some(identifier(parser)?);
-            }
-            let mut columns = Vec::new();
-            if parser.consume_token(&Token::LParen) {
-                loop {
-                    columns.push(column_spec(parser)?);
-                    if parser.consume_token(&Token::Comma) {
-                        continue;
-                    }
-                    parser.expect_token(&Token::RParen).map_err(parse_error)?;
-                    break;
-                }
-            }
-            parser.expect_keyword(Keyword::TYPE).map_err(parse_error)?;
-            let kind = identifier(parser)?;
-            if !kind.eq_ignore_ascii_case("IMap") {
-                return Err(SqlError::generic(format!("Unknown connector type: {kind}")));
-            }
-            let mut options = Vec::new();
-            if parser.parse_keyword(Keyword::OPTIONS) {
-                parser.expect_token(&Token::LParen).map_err(parse_error)?;
-                if !parser.consume_token(&Token::RParen) {
-                    loop {
-                        let key = parser.parse_literal_string().map_err(parse_error)?;
-                        parser.expect_token(&Token::Eq).map_err(parse_error)?;
-                        let value = parser.parse_literal_string().map_err(parse_error)?;
-                        if options.iter().any(|(k, _): &(String, String)| *k == key) {
-                            return Err(SqlError::parsing(format!("Option '{key}' specified more than once")));
-                        }
-                        options.push((key, value));
-                        if parser.consume_token(&Token::Comma) {
-                            continue;
-                        }
-                        parser.expect_token(&Token::RParen).map_err(parse_error)?;
-                        break;
-                    }
-                }
-            }
-            end(parser)?;
-            let mapping = Mapping::new(&name, external.as_deref(), &columns, options, samples)?;
-            Ok(Some(Prepared::CreateMapping { mapping, replace, if_not_exists }))
+            create_mapping(parser, samples).map(Some)
         }
         _ => Ok(None),
     }
+}
+
+/// `CREATE [OR REPLACE] [EXTERNAL] MAPPING [IF NOT EXISTS] name [EXTERNAL NAME n] [(columns)]
+/// TYPE IMap [OPTIONS (...)]`, from its first word.
+fn create_mapping(parser: &mut Parser<'_>, samples: &dyn Samples) -> Result<Prepared> {
+    parser.next_token();
+    let replace = parser.parse_keywords(&[Keyword::OR, Keyword::REPLACE]);
+    // (EXTERNAL MAPPING is MAPPING: Hazelcast's suggested DDL says it)
+    let _ = parser.parse_keyword(Keyword::EXTERNAL);
+    expect_word(parser, "MAPPING")?;
+    let if_not_exists = parser.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+    if replace && if_not_exists {
+        return Err(SqlError::parsing("OR REPLACE in conjunction with IF NOT EXISTS not supported"));
+    }
+    let name = identifier(parser)?;
+    let mut external = None;
+    if parser.parse_keyword(Keyword::EXTERNAL) {
+        expect_word(parser, "NAME")?;
+        external = Some(identifier(parser)?);
+    }
+    let mut columns = Vec::new();
+    if parser.consume_token(&Token::LParen) {
+        loop {
+            columns.push(column_spec(parser)?);
+            if parser.consume_token(&Token::Comma) {
+                continue;
+            }
+            parser.expect_token(&Token::RParen).map_err(parse_error)?;
+            break;
+        }
+    }
+    parser.expect_keyword(Keyword::TYPE).map_err(parse_error)?;
+    let kind = identifier(parser)?;
+    if !kind.eq_ignore_ascii_case("IMap") {
+        return Err(SqlError::generic(format!("Unknown connector type: {kind}")));
+    }
+    let mut options = Vec::new();
+    if parser.parse_keyword(Keyword::OPTIONS) {
+        parser.expect_token(&Token::LParen).map_err(parse_error)?;
+        if !parser.consume_token(&Token::RParen) {
+            loop {
+                let key = parser.parse_literal_string().map_err(parse_error)?;
+                parser.expect_token(&Token::Eq).map_err(parse_error)?;
+                let value = parser.parse_literal_string().map_err(parse_error)?;
+                if options.iter().any(|(k, _): &(String, String)| *k == key) {
+                    return Err(SqlError::parsing(format!("Option '{key}' specified more than once")));
+                }
+                options.push((key, value));
+                if parser.consume_token(&Token::Comma) {
+                    continue;
+                }
+                parser.expect_token(&Token::RParen).map_err(parse_error)?;
+                break;
+            }
+        }
+    }
+    end(parser)?;
+    let mapping = Mapping::new(&name, external.as_deref(), &columns, options, samples)?;
+    Ok(Prepared::CreateMapping { mapping, replace, if_not_exists })
 }
 
 fn end(parser: &mut Parser<'_>) -> Result<()> {

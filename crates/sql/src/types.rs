@@ -1,6 +1,8 @@
 //! Hazelcast's SQL types (`SqlColumnType`), their names and ids, and how a value of one is
 //! converted to another (`CAST`, and the implicit conversions of comparisons, arithmetic and
-//! inserts).
+//! inserts). Dates and times convert in [`temporal`].
+
+mod temporal;
 
 use crate::error::{Result, SqlError};
 use ferrogrid_query::number::BigDecimal;
@@ -192,7 +194,7 @@ pub fn convert(value: Value, ty: SqlType) -> Result<Value> {
             _ => Err(fail(&value)),
         },
         SqlType::Date | SqlType::Time | SqlType::Timestamp | SqlType::TimestampWithTimeZone => {
-            crate::temporal::convert(&value, ty).ok_or_else(|| fail(&value))
+            temporal::convert(&value, ty).ok_or_else(|| fail(&value))
         }
         SqlType::Null | SqlType::Object => Ok(value),
     }
@@ -286,8 +288,29 @@ pub fn to_text(value: &Value) -> String {
         Value::BigInteger(v) => v.to_string(),
         Value::BigDecimal(v) => v.to_string(),
         Value::Date(_) | Value::Time(_) | Value::Timestamp(_) | Value::TimestampWithTimezone(_) => {
-            crate::temporal::to_text(value)
+            temporal::to_text(value)
         }
         other => format!("{other:?}"),
+    }
+}
+
+/// A value as JSON (numbers as numbers, JSON text as its structure, the rest as strings).
+pub(crate) fn json_of(value: &Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match value {
+        Value::Null => J::Null,
+        Value::Bool(v) => J::Bool(*v),
+        Value::Byte(_) | Value::Short(_) | Value::Int(_) | Value::Long(_) => {
+            J::Number(serde_json::Number::from(to_integer(value).unwrap_or(0) as i64))
+        }
+        Value::Float(_) | Value::Double(_) => {
+            serde_json::Number::from_f64(to_double(value).unwrap_or(0.0)).map_or(J::Null, J::Number)
+        }
+        Value::BigDecimal(_) | Value::BigInteger(_) => {
+            let text = to_text(value);
+            serde_json::from_str(&text).unwrap_or(J::String(text))
+        }
+        Value::Json(text) => serde_json::from_str(text).unwrap_or(J::String(text.clone())),
+        other => J::String(to_text(other)),
     }
 }

@@ -3,7 +3,8 @@
 
 use crate::catalog::{Format, Half, Mapping};
 use crate::error::{Result, SqlError};
-use crate::statement::Change;
+use crate::expr::Expr;
+use crate::plan::Source;
 use crate::types;
 use ferrogrid_query::compact::SchemaSource;
 use ferrogrid_query::Value;
@@ -18,8 +19,6 @@ pub fn encode(mapping: &Mapping, row: &[Value]) -> Result<(Vec<u8>, Vec<u8>)> {
 fn encode_half(mapping: &Mapping, half: Half, format: &Format, row: &[Value]) -> Result<Vec<u8>> {
     let whole = mapping.columns.iter().position(|c| c.half == half && c.field.is_none());
     let name = if half == Half::Key { "__key" } else { "this" };
-    let data =
-        |value: &Value| ferrogrid_query::write::write_data(value).map_err(|error| SqlError::data(error.to_string()));
     match format {
         Format::Primitive(ty) => {
             let value = whole.map(|i| row[i].clone()).unwrap_or(Value::Null);
@@ -35,71 +34,18 @@ fn encode_half(mapping: &Mapping, half: Half, format: &Format, row: &[Value]) ->
                 value => data(&Value::Json(types::to_text(&value))),
             }
         }
-        Format::JsonFlat => {
-            // Fields in column order, as Hazelcast writes them (serde_json's map would sort).
-            let mut fields = Vec::new();
-            for (index, column) in mapping.columns.iter().enumerate() {
-                let Some(field) = &column.field else { continue };
-                if column.half != half {
-                    continue;
-                }
-                let name = serde_json::Value::String(field.clone()).to_string();
-                fields.push(format!("{name}:{}", json_of(&row[index])));
-            }
-            if fields.is_empty() {
-                if let Some(i) = whole {
-                    if !row[i].is_null() {
-                        return data(&Value::Json(types::to_text(&row[i])));
-                    }
-                }
-            }
-            data(&Value::Json(format!("{{{}}}", fields.join(","))))
-        }
+        Format::JsonFlat => json_flat(mapping, half, whole, row),
         Format::Compact(type_name) => {
             if let Some(Value::Object(object)) = whole.map(|i| &row[i]) {
                 return data(&Value::Object(object.clone()));
             }
-            let schemas = mapping.compact_schemas()?;
-            let Some(schema) = schemas.iter().find(|s| &s.type_name == type_name) else {
-                return Err(SqlError::data("no Compact schema for the mapping"));
-            };
-            let mut values = Vec::with_capacity(schema.fields.len());
-            for field in &schema.fields {
-                let column =
-                    mapping.columns.iter().position(|c| c.half == half && c.field.as_deref() == Some(&field.name));
-                let value = match column {
-                    Some(index) => crate::expr::to_type(row[index].clone(), mapping.columns[index].ty)?,
-                    None => Value::Null,
-                };
-                values.push(value);
-            }
-            let record = ferrogrid_query::write::write_compact(schema, &values)
-                .map_err(|error| SqlError::data(error.to_string()))?;
-            let mut blob = vec![0; 4];
-            blob.extend_from_slice(&ferrogrid_query::compact::TYPE_ID.to_be_bytes());
-            blob.extend_from_slice(&record);
-            Ok(blob)
+            compact_record(mapping, half, type_name, row)
         }
         Format::Portable { factory, class, version } => {
             if let Some(Value::Object(object)) = whole.map(|i| &row[i]) {
                 return data(&Value::Object(object.clone()));
             }
-            let mut fields = Vec::new();
-            for (index, column) in mapping.columns.iter().enumerate() {
-                let Some(field) = &column.field else { continue };
-                if column.half != half {
-                    continue;
-                }
-                let kind = crate::catalog::portable_kind(column.ty).ok_or_else(|| {
-                    SqlError::data(format!(
-                        "Writing a {} column to a Portable record is not supported by this member yet",
-                        column.ty.name()
-                    ))
-                })?;
-                fields.push((field.clone(), kind, crate::expr::to_type(row[index].clone(), column.ty)?));
-            }
-            ferrogrid_query::write::write_portable(*factory, *class, *version, &fields)
-                .map_err(|error| SqlError::data(error.to_string()))
+            portable_record(mapping, half, (*factory, *class, *version), row)
         }
         Format::Java(_) => {
             // The whole object, when given, is written as it came (a parameter's record).
@@ -113,6 +59,82 @@ fn encode_half(mapping: &Mapping, half: Half, format: &Format, row: &[Value]) ->
             )))
         }
     }
+}
+
+/// A value serialized as Hazelcast's data.
+fn data(value: &Value) -> Result<Vec<u8>> {
+    ferrogrid_query::write::write_data(value).map_err(|error| SqlError::data(error.to_string()))
+}
+
+/// A `json-flat` half: its field columns as a JSON object in column order (the whole-value
+/// column's text when no field is mapped).
+fn json_flat(mapping: &Mapping, half: Half, whole: Option<usize>, row: &[Value]) -> Result<Vec<u8>> {
+    // Fields in column order, as Hazelcast writes them (serde_json's map would sort).
+    let mut fields = Vec::new();
+    for (index, column) in mapping.columns.iter().enumerate() {
+        let Some(field) = &column.field else { continue };
+        if column.half != half {
+            continue;
+        }
+        let name = serde_json::Value::String(field.clone()).to_string();
+        fields.push(format!("{name}:{}", types::json_of(&row[index])));
+    }
+    if fields.is_empty() {
+        if let Some(i) = whole {
+            if !row[i].is_null() {
+                return data(&Value::Json(types::to_text(&row[i])));
+            }
+        }
+    }
+    data(&Value::Json(format!("{{{}}}", fields.join(","))))
+}
+
+/// A Compact half: a record of the mapping's type, its fields from their columns.
+fn compact_record(mapping: &Mapping, half: Half, type_name: &str, row: &[Value]) -> Result<Vec<u8>> {
+    let schemas = mapping.compact_schemas()?;
+    let Some(schema) = schemas.iter().find(|s| s.type_name == type_name) else {
+        return Err(SqlError::data("no Compact schema for the mapping"));
+    };
+    let mut values = Vec::with_capacity(schema.fields.len());
+    for field in &schema.fields {
+        let column = mapping.columns.iter().position(|c| c.half == half && c.field.as_deref() == Some(&field.name));
+        let value = match column {
+            Some(index) => crate::expr::to_type(row[index].clone(), mapping.columns[index].ty)?,
+            None => Value::Null,
+        };
+        values.push(value);
+    }
+    let record =
+        ferrogrid_query::write::write_compact(schema, &values).map_err(|error| SqlError::data(error.to_string()))?;
+    let mut blob = vec![0; 4];
+    blob.extend_from_slice(&ferrogrid_query::compact::TYPE_ID.to_be_bytes());
+    blob.extend_from_slice(&record);
+    Ok(blob)
+}
+
+/// A Portable half of `(factory, class, version)`, its fields from their columns.
+fn portable_record(
+    mapping: &Mapping,
+    half: Half,
+    (factory, class, version): (i32, i32, i32),
+    row: &[Value],
+) -> Result<Vec<u8>> {
+    let mut fields = Vec::new();
+    for (index, column) in mapping.columns.iter().enumerate() {
+        let Some(field) = &column.field else { continue };
+        if column.half != half {
+            continue;
+        }
+        let kind = crate::catalog::portable_kind(column.ty).ok_or_else(|| {
+            SqlError::data(format!(
+                "Writing a {} column to a Portable record is not supported by this member yet",
+                column.ty.name()
+            ))
+        })?;
+        fields.push((field.clone(), kind, crate::expr::to_type(row[index].clone(), column.ty)?));
+    }
+    ferrogrid_query::write::write_portable(factory, class, version, &fields)
+        .map_err(|error| SqlError::data(error.to_string()))
 }
 
 fn format_name(format: &Format) -> &'static str {
@@ -133,25 +155,15 @@ fn null_half(half: Half) -> SqlError {
     })
 }
 
-/// A value as JSON (numbers as numbers, JSON text as its structure, the rest as strings).
-pub(crate) fn json_of(value: &Value) -> serde_json::Value {
-    use serde_json::Value as J;
-    match value {
-        Value::Null => J::Null,
-        Value::Bool(v) => J::Bool(*v),
-        Value::Byte(_) | Value::Short(_) | Value::Int(_) | Value::Long(_) => {
-            J::Number(serde_json::Number::from(types::to_integer(value).unwrap_or(0) as i64))
-        }
-        Value::Float(_) | Value::Double(_) => {
-            serde_json::Number::from_f64(types::to_double(value).unwrap_or(0.0)).map_or(J::Null, J::Number)
-        }
-        Value::BigDecimal(_) | Value::BigInteger(_) => {
-            let text = types::to_text(value);
-            serde_json::from_str(&text).unwrap_or(J::String(text))
-        }
-        Value::Json(text) => serde_json::from_str(text).unwrap_or(J::String(text.clone())),
-        other => J::String(types::to_text(other)),
-    }
+/// UPDATE or DELETE: which entries (a plan over one source whose row is the mapping's columns)
+/// and what becomes of them.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub source: Source,
+    pub filter: Option<Expr>,
+    /// Column index → new value expression (empty: DELETE).
+    pub assignments: Vec<(usize, Expr)>,
+    pub delete: bool,
 }
 
 /// What an UPDATE or DELETE does to one entry.

@@ -1,6 +1,6 @@
 //! Dates and times in SQL: CAST between them and VARCHAR, as Hazelcast converts them.
 
-use crate::types::SqlType;
+use super::SqlType;
 use ferrogrid_query::temporal::{Date, Time, Timestamp, TimestampWithTimezone};
 use ferrogrid_query::Value;
 

@@ -2,9 +2,9 @@
 //! `information_schema.mappings`. Each is a source whose entries the statement supplies
 //! ([`Source::inline`]), read through an ordinary mapping.
 
+use super::{Parameters, Source, Translator};
 use crate::catalog::{Catalog, Column, Format, Half, Mapping};
 use crate::error::{Result, SqlError};
-use crate::plan::{Parameters, Source, Translator};
 use crate::types::{self, SqlType};
 use ferrogrid_query::write::write_data;
 use ferrogrid_query::Value;

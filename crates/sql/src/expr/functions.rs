@@ -2,8 +2,8 @@
 //! Null in gives null out, except for COALESCE, NULLIF and CONCAT's `||` (which Hazelcast
 //! makes null-propagating too).
 
+use super::{Expr, Function};
 use crate::error::{Result, SqlError};
-use crate::expr::{Expr, Function};
 use crate::types::{self, SqlType};
 use ferrogrid_query::number::BigDecimal;
 use ferrogrid_query::Value;
@@ -60,35 +60,39 @@ fn arity(name: &str, args: &[Expr], min: usize, max: usize) -> Result<()> {
 /// The result type of `function(args)`, checking the arguments' types.
 pub fn result_type(function: Function, name: &str, args: &[Expr]) -> Result<SqlType> {
     use Function::*;
-    let numeric = |index: usize| -> Result<SqlType> {
-        let ty = args[index].ty;
-        if ty.is_numeric() || ty == SqlType::Null {
-            Ok(ty)
-        } else {
-            Err(SqlError::parsing(format!(
-                "Cannot apply '{name}' function to [{}] (consider adding an explicit CAST)",
-                ty.name()
-            )))
+    match function {
+        Upper
+        | Lower
+        | Initcap
+        | Trim { .. }
+        | CharLength
+        | Ascii
+        | Substring
+        | Replace
+        | Position
+        | Concat
+        | ConcatWs => text_result_type(function, name, args),
+        Abs | Floor | Ceil | Round | Truncate | Sign | Mod | Power | Sqrt | Exp | Ln | Log10 | Rand => {
+            numeric_result_type(function, name, args)
         }
-    };
-    let text = |index: usize| -> Result<()> {
-        match args.get(index).map(|a| a.ty) {
-            Some(SqlType::Varchar | SqlType::Null) | None => Ok(()),
-            Some(ty) => Err(SqlError::parsing(format!(
-                "Cannot apply '{name}' function to [{}] (consider adding an explicit CAST)",
-                ty.name()
-            ))),
+        Coalesce | NullIf | JsonValue | JsonObject | JsonArray | JsonQuery | JsonQueryWrapped => {
+            other_result_type(function, name, args)
         }
-    };
+    }
+}
+
+/// The result type of a string function.
+fn text_result_type(function: Function, name: &str, args: &[Expr]) -> Result<SqlType> {
+    use Function::*;
     Ok(match function {
         Upper | Lower | Initcap | Trim { .. } => {
             arity(name, args, 1, 2)?;
-            text(0)?;
+            text_argument(name, args, 0)?;
             SqlType::Varchar
         }
         CharLength | Ascii => {
             arity(name, args, 1, 1)?;
-            text(0)?;
+            text_argument(name, args, 0)?;
             SqlType::Integer
         }
         Substring => {
@@ -104,39 +108,55 @@ pub fn result_type(function: Function, name: &str, args: &[Expr]) -> Result<SqlT
             SqlType::Integer
         }
         Concat | ConcatWs => SqlType::Varchar,
+        _ => unreachable!("{function:?} is not a string function"),
+    })
+}
+
+/// The result type of a numeric function.
+fn numeric_result_type(function: Function, name: &str, args: &[Expr]) -> Result<SqlType> {
+    use Function::*;
+    Ok(match function {
         Abs => {
             arity(name, args, 1, 1)?;
-            let ty = numeric(0)?;
+            let ty = numeric_argument(name, args, 0)?;
             if ty.is_integer() {
-                SqlType::integer_of_bits(crate::expr::integer_bits(&args[0]) + 1)
+                SqlType::integer_of_bits(super::integer_bits(&args[0]) + 1)
             } else {
                 ty
             }
         }
         Floor | Ceil => {
             arity(name, args, 1, 1)?;
-            numeric(0)?
+            numeric_argument(name, args, 0)?
         }
         Round | Truncate => {
             arity(name, args, 1, 2)?;
-            numeric(0)?
+            numeric_argument(name, args, 0)?
         }
         Sign => {
             arity(name, args, 1, 1)?;
-            numeric(0)?
+            numeric_argument(name, args, 0)?
         }
         Mod => {
             arity(name, args, 2, 2)?;
-            numeric(0)?.wider(numeric(1)?)
+            numeric_argument(name, args, 0)?.wider(numeric_argument(name, args, 1)?)
         }
         Power | Sqrt | Exp | Ln | Log10 => {
             arity(name, args, if function == Power { 2 } else { 1 }, if function == Power { 2 } else { 1 })?;
             for index in 0..args.len() {
-                numeric(index)?;
+                numeric_argument(name, args, index)?;
             }
             SqlType::Double
         }
         Rand => SqlType::Double,
+        _ => unreachable!("{function:?} is not a numeric function"),
+    })
+}
+
+/// The result type of COALESCE, NULLIF and the JSON functions.
+fn other_result_type(function: Function, name: &str, args: &[Expr]) -> Result<SqlType> {
+    use Function::*;
+    Ok(match function {
         Coalesce => {
             if args.is_empty() {
                 return Err(SqlError::parsing("Invalid number of arguments to function 'COALESCE'"));
@@ -162,7 +182,32 @@ pub fn result_type(function: Function, name: &str, args: &[Expr]) -> Result<SqlT
             arity(name, args, 2, 2)?;
             SqlType::Json
         }
+        _ => unreachable!("{function:?} has its type elsewhere"),
     })
+}
+
+/// Argument `index`'s type if it is numeric (or NULL), else Hazelcast's error.
+fn numeric_argument(name: &str, args: &[Expr], index: usize) -> Result<SqlType> {
+    let ty = args[index].ty;
+    if ty.is_numeric() || ty == SqlType::Null {
+        Ok(ty)
+    } else {
+        Err(SqlError::parsing(format!(
+            "Cannot apply '{name}' function to [{}] (consider adding an explicit CAST)",
+            ty.name()
+        )))
+    }
+}
+
+/// Argument `index`, if given, must be VARCHAR (or NULL), else Hazelcast's error.
+fn text_argument(name: &str, args: &[Expr], index: usize) -> Result<()> {
+    match args.get(index).map(|a| a.ty) {
+        Some(SqlType::Varchar | SqlType::Null) | None => Ok(()),
+        Some(ty) => Err(SqlError::parsing(format!(
+            "Cannot apply '{name}' function to [{}] (consider adding an explicit CAST)",
+            ty.name()
+        ))),
+    }
 }
 
 /// The type values of `types` are all converted to (CASE results, COALESCE, IN lists).
@@ -193,19 +238,29 @@ fn text(value: &Value) -> String {
 pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType) -> Result<Value> {
     use Function::*;
     match function {
+        Coalesce | NullIf | Rand | JsonObject | JsonArray | ConcatWs => call_seeing_nulls(function, values, ty),
+        _ if values.iter().any(Value::is_null) => Ok(Value::Null),
+        _ => call_on_values(function, &values, ty),
+    }
+}
+
+/// The functions that do not return null for a null argument.
+fn call_seeing_nulls(function: Function, values: Vec<Value>, ty: SqlType) -> Result<Value> {
+    use Function::*;
+    match function {
         Coalesce => {
             for value in values {
                 if !value.is_null() {
-                    return crate::expr::to_type(value, ty);
+                    return super::to_type(value, ty);
                 }
             }
-            return Ok(Value::Null);
+            Ok(Value::Null)
         }
         NullIf => {
-            let equal = crate::expr::compare(&values[0], &values[1])? == Some(std::cmp::Ordering::Equal);
-            return Ok(if equal { Value::Null } else { values[0].clone() });
+            let equal = super::compare(&values[0], &values[1])? == Some(std::cmp::Ordering::Equal);
+            Ok(if equal { Value::Null } else { values[0].clone() })
         }
-        Rand => return Ok(Value::Double(pseudo_random())),
+        Rand => Ok(Value::Double(pseudo_random())),
         JsonObject => {
             let mut fields = Vec::new();
             for pair in values.chunks(2) {
@@ -213,15 +268,15 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
                     return Err(SqlError::data("A JSON_OBJECT key is NULL"));
                 }
                 let key = serde_json::Value::String(text(&pair[0])).to_string();
-                fields.push(format!("{key}:{}", crate::write::json_of(&pair[1])));
+                fields.push(format!("{key}:{}", types::json_of(&pair[1])));
             }
-            return Ok(Value::Json(format!("{{{}}}", fields.join(","))));
+            Ok(Value::Json(format!("{{{}}}", fields.join(","))))
         }
         JsonArray => {
             // ABSENT ON NULL, the SQL default for arrays
             let items: Vec<String> =
-                values.iter().filter(|v| !v.is_null()).map(|v| crate::write::json_of(v).to_string()).collect();
-            return Ok(Value::Json(format!("[{}]", items.join(","))));
+                values.iter().filter(|v| !v.is_null()).map(|v| types::json_of(v).to_string()).collect();
+            Ok(Value::Json(format!("[{}]", items.join(","))))
         }
         ConcatWs => {
             let Some(separator) = values.first() else { return Ok(Value::Null) };
@@ -229,64 +284,25 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
                 return Ok(Value::Null);
             }
             let parts: Vec<String> = values[1..].iter().filter(|v| !v.is_null()).map(text).collect();
-            return Ok(Value::String(parts.join(&text(separator))));
+            Ok(Value::String(parts.join(&text(separator))))
         }
-        _ => {}
+        _ => unreachable!("{function:?} is null in, null out"),
     }
-    if values.iter().any(Value::is_null) {
-        return Ok(Value::Null);
-    }
+}
+
+/// The functions that return null for a null argument, on arguments none of which is null.
+fn call_on_values(function: Function, values: &[Value], ty: SqlType) -> Result<Value> {
+    use Function::*;
     Ok(match function {
         Upper => Value::String(text(&values[0]).to_uppercase()),
         Lower => Value::String(text(&values[0]).to_lowercase()),
         Initcap => Value::String(initcap(&text(&values[0]))),
-        Trim { leading, trailing } => {
-            let value = text(&values[0]);
-            let characters: Vec<char> = match values.get(1) {
-                Some(what) => text(what).chars().collect(),
-                None => vec![' '],
-            };
-            let set = |c: char| characters.contains(&c);
-            let trimmed = match (leading, trailing) {
-                (true, true) => value.trim_matches(set),
-                (true, false) => value.trim_start_matches(set),
-                _ => value.trim_end_matches(set),
-            };
-            Value::String(trimmed.to_owned())
-        }
+        Trim { leading, trailing } => trim(values, leading, trailing),
         CharLength => Value::Int(text(&values[0]).encode_utf16().count() as i32),
         Ascii => Value::Int(text(&values[0]).chars().next().map_or(0, |c| c as i32)),
-        Substring => {
-            let value: Vec<char> = text(&values[0]).chars().collect();
-            let start = types::to_integer(&values[1]).unwrap_or(1);
-            if start <= 0 {
-                return Err(SqlError::data("SUBSTRING \"start\" operand must be positive"));
-            }
-            let length = values.get(2).and_then(types::to_integer);
-            if let Some(length) = length {
-                if length < 0 {
-                    return Err(SqlError::data("Negative substring length not allowed"));
-                }
-            }
-            let begin = start.max(1);
-            let end = match length {
-                Some(length) => start + length,
-                None => value.len() as i128 + 1,
-            };
-            let (from, to) = ((begin - 1).max(0) as usize, (end - 1).clamp(0, value.len() as i128) as usize);
-            Value::String(if from >= to { String::new() } else { value[from.min(value.len())..to].iter().collect() })
-        }
+        Substring => substring(values)?,
         Replace => Value::String(text(&values[0]).replace(&text(&values[1]), &text(&values[2]))),
-        Position => {
-            let (needle, haystack) = (text(&values[0]), text(&values[1]));
-            let from = values.get(2).and_then(types::to_integer).unwrap_or(1).max(1) as usize;
-            let chars: Vec<char> = haystack.chars().collect();
-            let tail: String = chars.iter().skip(from - 1).collect();
-            match tail.find(&needle) {
-                Some(byte) => Value::Int((tail[..byte].chars().count() + from) as i32),
-                None => Value::Int(0),
-            }
-        }
+        Position => position(values),
         Concat => Value::String(values.iter().map(text).collect()),
         Abs => abs(&values[0], ty)?,
         Floor | Ceil => {
@@ -297,10 +313,10 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
             round_places(&values[0], ty, places, function == Round)?
         }
         Sign => match types::to_double(&values[0]) {
-            Some(v) => crate::expr::to_type(Value::Double(v.signum() * if v == 0.0 { 0.0 } else { 1.0 }), ty)?,
+            Some(v) => super::to_type(Value::Double(v.signum() * if v == 0.0 { 0.0 } else { 1.0 }), ty)?,
             None => Value::Null,
         },
-        Mod => crate::expr::arithmetic(crate::expr::Arithmetic::Remainder, &values[0], &values[1], ty)?,
+        Mod => super::arithmetic(super::Arithmetic::Remainder, &values[0], &values[1], ty)?,
         Power => Value::Double(double(&values[0])?.powf(double(&values[1])?)),
         Sqrt => Value::Double(double(&values[0])?.sqrt()),
         Exp => Value::Double(double(&values[0])?.exp()),
@@ -309,8 +325,58 @@ pub fn call(function: Function, values: Vec<Value>, _args: &[Expr], ty: SqlType)
         JsonValue => json_value(&values[0], &text(&values[1]))?,
         JsonQuery => json_query(&values[0], &text(&values[1]), false)?,
         JsonQueryWrapped => json_query(&values[0], &text(&values[1]), true)?,
-        Coalesce | NullIf | Rand | ConcatWs | JsonObject | JsonArray => unreachable!("answered above"),
+        Coalesce | NullIf | Rand | ConcatWs | JsonObject | JsonArray => unreachable!("called by call_seeing_nulls"),
     })
+}
+
+/// TRIM([LEADING | TRAILING | BOTH] [characters FROM] text): spaces unless characters are given.
+fn trim(values: &[Value], leading: bool, trailing: bool) -> Value {
+    let value = text(&values[0]);
+    let characters: Vec<char> = match values.get(1) {
+        Some(what) => text(what).chars().collect(),
+        None => vec![' '],
+    };
+    let set = |c: char| characters.contains(&c);
+    let trimmed = match (leading, trailing) {
+        (true, true) => value.trim_matches(set),
+        (true, false) => value.trim_start_matches(set),
+        _ => value.trim_end_matches(set),
+    };
+    Value::String(trimmed.to_owned())
+}
+
+/// SUBSTRING(text FROM start [FOR length]), in characters from 1.
+fn substring(values: &[Value]) -> Result<Value> {
+    let value: Vec<char> = text(&values[0]).chars().collect();
+    let start = types::to_integer(&values[1]).unwrap_or(1);
+    if start <= 0 {
+        return Err(SqlError::data("SUBSTRING \"start\" operand must be positive"));
+    }
+    let length = values.get(2).and_then(types::to_integer);
+    if let Some(length) = length {
+        if length < 0 {
+            return Err(SqlError::data("Negative substring length not allowed"));
+        }
+    }
+    let begin = start.max(1);
+    let end = match length {
+        Some(length) => start + length,
+        None => value.len() as i128 + 1,
+    };
+    let (from, to) = ((begin - 1).max(0) as usize, (end - 1).clamp(0, value.len() as i128) as usize);
+    Ok(Value::String(if from >= to { String::new() } else { value[from.min(value.len())..to].iter().collect() }))
+}
+
+/// POSITION(needle IN haystack [FROM start]): 1-based, 0 when not found.
+fn position(values: &[Value]) -> Value {
+    let (needle, haystack) = (text(&values[0]), text(&values[1]));
+    let from = values.get(2).and_then(types::to_integer).unwrap_or(1).max(1) as usize;
+    let chars: Vec<char> = haystack.chars().collect();
+    let tail: String = chars.iter().skip(from - 1).collect();
+    match tail.find(&needle) {
+        Some(byte) => Value::Int((tail[..byte].chars().count() + from) as i32),
+        None => Value::Int(0),
+    }
 }
 
 fn double(value: &Value) -> Result<f64> {
@@ -387,7 +453,7 @@ fn round_with(value: &Value, ty: SqlType, f: fn(f64) -> f64, ceil: bool) -> Resu
             };
             Ok(Value::BigDecimal(BigDecimal::new(adjusted, 0)))
         }
-        _ => crate::expr::to_type(value.clone(), ty),
+        _ => super::to_type(value.clone(), ty),
     }
 }
 
@@ -398,7 +464,7 @@ fn round_places(value: &Value, ty: SqlType, places: i32, round: bool) -> Result<
             let factor = 10f64.powi(places);
             let scaled = v * factor;
             let done = if round { (scaled.abs() + 0.5).floor().copysign(scaled) } else { scaled.trunc() } / factor;
-            crate::expr::to_type(Value::Double(done), ty)
+            super::to_type(Value::Double(done), ty)
         }
         Value::BigDecimal(v) => {
             if v.scale() <= places {
@@ -421,7 +487,7 @@ fn round_places(value: &Value, ty: SqlType, places: i32, round: bool) -> Result<
         }
         other => {
             if places >= 0 {
-                return crate::expr::to_type(other.clone(), ty);
+                return super::to_type(other.clone(), ty);
             }
             let integer = types::to_integer(other).ok_or_else(|| SqlError::data("not a number"))?;
             let factor = 10i128.pow((-places) as u32);

@@ -1,0 +1,199 @@
+//! The member-wide sections of the document: `network`, `security`, `properties` and
+//! ferrogrid's own `limits`.
+
+use super::values::{boolean, interface_host, public_address_host, signed, strings, text, unsigned};
+use super::{Result, Section};
+use crate::error::invalid;
+use crate::{MemberConfig, NetworkConfig, OverQuota, SecurityConfig, TenantConfig, User};
+
+pub(super) fn read_properties(mut properties: Section, config: &mut MemberConfig) -> Result<()> {
+    let partition_count = &mut config.partition_count;
+    properties.set("hazelcast.partition.count", partition_count, unsigned)?;
+    let unauthenticated = &mut config.limits.max_unauthenticated_message_bytes;
+    properties.set("hazelcast.client.protocol.max.message.bytes", unauthenticated, unsigned)?;
+    let balancer = &mut config.io.balancer_interval_seconds;
+    properties.set("hazelcast.io.balancer.interval.seconds", balancer, signed)?;
+    let cluster = &mut config.cluster;
+    read_seconds(&mut properties, "hazelcast.heartbeat.interval.seconds", &mut cluster.heartbeat_interval_ms)?;
+    read_seconds(&mut properties, "hazelcast.max.no.heartbeat.seconds", &mut cluster.max_no_heartbeat_ms)?;
+    read_seconds(&mut properties, "hazelcast.wait.seconds.before.join", &mut cluster.join_wait_ms)?;
+    let migrations = &mut cluster.max_parallel_migrations;
+    properties.set("hazelcast.partition.max.parallel.migrations", migrations, unsigned)?;
+    properties.set("hazelcast.operation.backup.timeout.millis", &mut cluster.backup_timeout_ms, unsigned)?;
+    properties.set("hazelcast.query.result.size.limit", &mut cluster.query_result_size_limit, signed)?;
+    let heartbeat_key = "hazelcast.client.max.no.heartbeat.seconds";
+    if let Some((path, value)) = properties.take(heartbeat_key) {
+        let seconds: u64 = unsigned(value, &path)?;
+        let too_large = || invalid(&path, format!("{seconds} seconds is too large"));
+        config.client_heartbeat_timeout_ms = seconds.checked_mul(1000).ok_or_else(too_large)?;
+    }
+    Ok(())
+}
+
+/// A property in whole seconds, kept in milliseconds.
+fn read_seconds(properties: &mut Section, key: &str, target_ms: &mut u64) -> Result<()> {
+    if let Some((path, value)) = properties.take(key) {
+        let seconds: u64 = unsigned(value, &path)?;
+        *target_ms =
+            seconds.checked_mul(1000).ok_or_else(|| invalid(&path, format!("{seconds} seconds is too large")))?;
+    }
+    Ok(())
+}
+
+pub(super) fn read_network(mut section: Section, network: &mut NetworkConfig) -> Result<()> {
+    // Both `port: 5701` and `port: {port: 5701, auto-increment: true, port-count: 100}` are valid.
+    if let Some((path, value)) = section.take("port") {
+        if value.is_mapping() {
+            let mut port = Section::new(value, path, &section.unsupported)?;
+            port.set("port", &mut network.port, unsigned)?;
+            port.set("auto-increment", &mut network.port_auto_increment, boolean)?;
+            port.set("port-count", &mut network.port_count, unsigned)?;
+        } else {
+            network.port = unsigned(value, &path)?;
+        }
+    }
+    if let Some(mut interfaces) = section.section("interfaces")? {
+        let enabled = interfaces.read("enabled", boolean)?.unwrap_or(false);
+        let patterns = interfaces.read("interfaces", strings)?.unwrap_or_default();
+        if enabled {
+            let host = patterns.iter().find_map(|pattern| interface_host(pattern));
+            let message = "interfaces are enabled, so expected at least one IPv4 address \
+                           or pattern such as 10.0.0.* or 10.0.0.4-18";
+            let path = interfaces.child_path("interfaces");
+            network.host = host.ok_or_else(|| invalid(path, message))?.to_string();
+            network.interfaces = patterns;
+        }
+    }
+    // Serving in clear text when the file asks for TLS would be a silent security hole.
+    if let Some(mut ssl) = section.section("ssl")? {
+        if ssl.read("enabled", boolean)? == Some(true) {
+            let message = "TLS is not supported by ferrogrid; refusing to serve in clear text";
+            return Err(invalid(ssl.child_path("enabled"), message));
+        }
+    }
+    // Read after interfaces: an explicit public address wins.
+    section.set("public-address", &mut network.host, public_address_host)?;
+    if let Some(mut join) = section.section("join")? {
+        if let Some(tcp_ip) = join.section("tcp-ip")? {
+            network.member_list = read_tcp_ip(tcp_ip)?;
+        }
+        for mechanism in ["multicast", "auto-detection"] {
+            let Some(mut disabled) = join.section(mechanism)? else {
+                continue;
+            };
+            if disabled.read("enabled", boolean)? == Some(true) {
+                let message = format!("{mechanism} discovery is not supported; use tcp-ip");
+                return Err(invalid(disabled.child_path("enabled"), message));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The members to contact: kept unless `enabled` is explicitly false; entries may hold
+/// comma-separated lists, as in Hazelcast.
+fn read_tcp_ip(mut tcp_ip: Section) -> Result<Vec<String>> {
+    let enabled = tcp_ip.read("enabled", boolean)?.unwrap_or(true);
+    let mut members = tcp_ip.read("member-list", strings)?.unwrap_or_default();
+    members.extend(tcp_ip.read("members", text)?);
+    if !enabled {
+        return Ok(Vec::new());
+    }
+    let split = members.iter().flat_map(|entry| entry.split(','));
+    let members = split.map(str::trim).filter(|member| !member.is_empty());
+    Ok(members.map(String::from).collect())
+}
+
+/// Users come from the realm that `client-authentication.realm` names; only simple
+/// authentication is supported.
+pub(super) fn read_security(mut section: Section, security: &mut SecurityConfig) -> Result<()> {
+    section.set("enabled", &mut security.enabled, boolean)?;
+    let mut realms: Vec<(String, Vec<User>)> = Vec::new();
+    for mut realm in section.list("realms")? {
+        let name = realm.read("name", text)?;
+        let missing = || invalid(realm.child_path("name"), "every realm needs a name");
+        let name = name.ok_or_else(missing)?;
+        let mut users = Vec::new();
+        if let Some(mut authentication) = realm.section("authentication")? {
+            if let Some(mut simple) = authentication.section("simple")? {
+                users = read_users(&mut simple)?;
+            }
+        }
+        realms.push((name, users));
+    }
+    if security.enabled && section.take("client-permissions").is_some() {
+        let message = "client permissions are not supported by ferrogrid; refusing to start without enforcing them";
+        return Err(invalid(section.child_path("client-permissions"), message));
+    }
+    if let Some(mut client) = section.section("client-authentication")? {
+        if let Some((path, value)) = client.take("realm") {
+            let realm = text(value, &path)?;
+            let found = realms.into_iter().find(|(name, _)| *name == realm);
+            let message = format!("no realm named {realm:?} in hazelcast.security.realms");
+            security.users = found.ok_or_else(|| invalid(path, message))?.1;
+        }
+    }
+    Ok(())
+}
+
+fn read_users(simple: &mut Section) -> Result<Vec<User>> {
+    let mut users = Vec::new();
+    for mut user in simple.list("users")? {
+        let username = user.read("username", text)?.unwrap_or_default();
+        let password = user.read("password", text)?;
+        let missing = || invalid(user.child_path("password"), "every user needs a password");
+        let password = password.ok_or_else(missing)?;
+        user.take("roles"); // Accepted so that Hazelcast files load; ferrogrid has no permissions.
+        users.push(User { username, password });
+    }
+    Ok(users)
+}
+
+pub(super) fn read_tenant(section: &mut Section) -> Result<TenantConfig> {
+    let mut tenant = TenantConfig::new("", "", "");
+    section.set("name", &mut tenant.name, text)?;
+    section.set("username", &mut tenant.username, text)?;
+    section.set("password", &mut tenant.password, text)?;
+    section.set("weight", &mut tenant.weight, unsigned)?;
+    tenant.max_connections = section.read("max-connections", unsigned)?;
+    tenant.max_ops_per_second = section.read("max-ops-per-second", unsigned)?;
+    tenant.max_entries = section.read("max-entries", unsigned)?;
+    tenant.max_bytes = section.read("max-bytes", unsigned)?;
+    if let Some((path, value)) = section.take("over-quota") {
+        tenant.over_quota = match text(value, &path)?.to_ascii_lowercase().as_str() {
+            "throttle" => OverQuota::Throttle,
+            "reject" => OverQuota::Reject,
+            other => return Err(invalid(path, format!("expected throttle or reject, got {other:?}"))),
+        };
+    }
+    Ok(tenant)
+}
+
+pub(super) fn read_limits(mut section: Section, config: &mut MemberConfig) -> Result<()> {
+    let limits = &mut config.limits;
+    let fields = [
+        ("max-frame-bytes", &mut limits.max_frame_bytes),
+        ("max-message-bytes", &mut limits.max_message_bytes),
+        ("connection-write-buffer-bytes", &mut limits.connection_write_buffer_bytes),
+        ("max-connections", &mut limits.max_connections),
+        ("reactor-queue-capacity", &mut limits.reactor_queue_capacity),
+        ("max-pending-fragmented-messages", &mut limits.max_pending_fragmented_messages),
+        ("max-in-flight-per-connection", &mut limits.max_in_flight_per_connection),
+        ("requests-per-turn", &mut limits.requests_per_turn),
+        ("reads-per-turn", &mut limits.reads_per_turn),
+        ("max-parked-per-key", &mut limits.max_parked_per_key),
+        ("max-sql-rows-per-query", &mut limits.max_sql_rows_per_query),
+        ("max-sql-cursors-per-connection", &mut limits.max_sql_cursors_per_connection),
+        ("expiry-sweep-entries", &mut limits.expiry_sweep_entries),
+        ("crdt-replication-batch", &mut limits.crdt_replication_batch),
+        ("snapshot-chunk-bytes", &mut limits.snapshot_chunk_bytes),
+        ("cluster-event-queue", &mut limits.cluster_event_queue),
+        ("listener-event-queue-bytes", &mut limits.listener_event_queue_bytes),
+        ("max-flake-id-generators", &mut limits.max_flake_id_generators),
+        ("max-schemas", &mut limits.max_schemas),
+    ];
+    for (key, field) in fields {
+        section.set(key, field, unsigned)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,172 @@
+//! The data structures' sections of the document (`map`, `queue`, `list`, `set`, `multimap`,
+//! `replicatedmap`, `ringbuffer`, `topic`, `pn-counter`, `crdt-replication`,
+//! `flake-id-generator`): one entry per named structure.
+
+use super::values::{
+    boolean, eviction_policy, in_memory_format, in_memory_format_kind, map_indexes, max_size_policy, signed, unsigned,
+    value_collection_type,
+};
+use super::{Result, Section};
+use crate::{CollectionConfigs, MapConfig, MemberConfig};
+
+/// Every data structure's section (read in this order, so the first bad key of the document is
+/// the one reported).
+pub(super) fn read_structures(hazelcast: &mut Section, config: &mut MemberConfig) -> Result<()> {
+    if let Some(maps) = hazelcast.section("map")? {
+        read_maps(maps, config)?;
+    }
+    if let Some(queues) = hazelcast.section("queue")? {
+        read_queues(queues, config)?;
+    }
+    for (section, collections) in [("list", &mut config.lists), ("set", &mut config.sets)] {
+        let Some(configured) = hazelcast.section(section)? else { continue };
+        read_collections(configured, collections)?;
+    }
+    if let Some(multimaps) = hazelcast.section("multimap")? {
+        read_multimaps(multimaps, config)?;
+    }
+    if let Some(replicated_maps) = hazelcast.section("replicatedmap")? {
+        read_replicated_maps(replicated_maps, config)?;
+    }
+    if let Some(ringbuffers) = hazelcast.section("ringbuffer")? {
+        read_ringbuffers(ringbuffers, config)?;
+    }
+    if let Some(topics) = hazelcast.section("topic")? {
+        read_topics(topics, config)?;
+    }
+    if let Some(counters) = hazelcast.section("pn-counter")? {
+        read_pn_counters(counters, config)?;
+    }
+    if let Some(mut replication) = hazelcast.section("crdt-replication")? {
+        let period = &mut config.crdt_replication.replication_period_ms;
+        replication.set("replication-period-millis", period, unsigned)?;
+    }
+    if let Some(generators) = hazelcast.section("flake-id-generator")? {
+        read_flake_id_generators(generators, config)?;
+    }
+    Ok(())
+}
+
+/// Each `map` entry: backups, expiry, statistics, indexes and eviction.
+fn read_maps(mut maps: Section, config: &mut MemberConfig) -> Result<()> {
+    for (name, mut section) in maps.sections()? {
+        let mut map = MapConfig::DEFAULT;
+        section.set("backup-count", &mut map.backup_count, unsigned)?;
+        section.set("async-backup-count", &mut map.async_backup_count, unsigned)?;
+        let time_to_live = &mut map.time_to_live_seconds;
+        section.set("time-to-live-seconds", time_to_live, unsigned)?;
+        section.set("max-idle-seconds", &mut map.max_idle_seconds, unsigned)?;
+        section.set("per-entry-stats-enabled", &mut map.per_entry_stats_enabled, boolean)?;
+        section.set("indexes", &mut map.indexes, map_indexes)?;
+        section.read("in-memory-format", in_memory_format)?;
+        if let Some(mut eviction) = section.section("eviction")? {
+            eviction.set("size", &mut map.eviction.size, unsigned)?;
+            eviction.set("max-size-policy", &mut map.eviction.max_size_policy, max_size_policy)?;
+            eviction.set("eviction-policy", &mut map.eviction.eviction_policy, eviction_policy)?;
+        }
+        config.maps.insert(name, map);
+    }
+    Ok(())
+}
+
+/// Each `queue` entry: its bound, backups and empty-queue TTL.
+fn read_queues(mut queues: Section, config: &mut MemberConfig) -> Result<()> {
+    for (name, mut section) in queues.sections()? {
+        let mut queue = crate::QueueConfig::DEFAULT;
+        section.set("max-size", &mut queue.max_size, unsigned)?;
+        section.set("backup-count", &mut queue.backup_count, unsigned)?;
+        section.set("async-backup-count", &mut queue.async_backup_count, unsigned)?;
+        section.set("empty-queue-ttl", &mut queue.empty_queue_ttl_seconds, signed)?;
+        config.queues.insert(name, queue);
+    }
+    Ok(())
+}
+
+/// Each `list` or `set` entry: its bound and backups.
+fn read_collections(mut configured: Section, collections: &mut CollectionConfigs) -> Result<()> {
+    for (name, mut section) in configured.sections()? {
+        let mut collection = crate::CollectionConfig::DEFAULT;
+        section.set("max-size", &mut collection.max_size, unsigned)?;
+        section.set("backup-count", &mut collection.backup_count, unsigned)?;
+        section.set("async-backup-count", &mut collection.async_backup_count, unsigned)?;
+        collections.insert(name, collection);
+    }
+    Ok(())
+}
+
+/// Each `multimap` entry: its value collection and backups.
+fn read_multimaps(mut multimaps: Section, config: &mut MemberConfig) -> Result<()> {
+    for (name, mut section) in multimaps.sections()? {
+        let mut multimap = crate::MultiMapConfig::DEFAULT;
+        section.set("value-collection-type", &mut multimap.value_collection_type, value_collection_type)?;
+        section.set("backup-count", &mut multimap.backup_count, unsigned)?;
+        section.set("async-backup-count", &mut multimap.async_backup_count, unsigned)?;
+        config.multimaps.insert(name, multimap);
+    }
+    Ok(())
+}
+
+/// Each `replicatedmap` entry: its format, fill-up and statistics.
+fn read_replicated_maps(mut replicated_maps: Section, config: &mut MemberConfig) -> Result<()> {
+    for (name, mut section) in replicated_maps.sections()? {
+        let mut replicated = crate::ReplicatedMapConfig::DEFAULT;
+        section.set("in-memory-format", &mut replicated.in_memory_format, in_memory_format_kind)?;
+        section.set("async-fillup", &mut replicated.async_fillup, boolean)?;
+        section.set("statistics-enabled", &mut replicated.statistics_enabled, boolean)?;
+        config.replicated_maps.insert(name, replicated);
+    }
+    Ok(())
+}
+
+/// Each `ringbuffer` entry: capacity, TTL and backups.
+fn read_ringbuffers(mut ringbuffers: Section, config: &mut MemberConfig) -> Result<()> {
+    for (name, mut section) in ringbuffers.sections()? {
+        let mut ringbuffer = crate::RingbufferConfig::DEFAULT;
+        section.set("capacity", &mut ringbuffer.capacity, unsigned)?;
+        section.set("time-to-live-seconds", &mut ringbuffer.time_to_live_seconds, unsigned)?;
+        section.set("backup-count", &mut ringbuffer.backup_count, unsigned)?;
+        section.set("async-backup-count", &mut ringbuffer.async_backup_count, unsigned)?;
+        section.read("in-memory-format", in_memory_format)?;
+        config.ringbuffers.insert(name, ringbuffer);
+    }
+    Ok(())
+}
+
+/// Each `topic` entry: ordering and statistics.
+fn read_topics(mut topics: Section, config: &mut MemberConfig) -> Result<()> {
+    for (name, mut section) in topics.sections()? {
+        let mut topic = crate::TopicConfig::DEFAULT;
+        section.set("global-ordering-enabled", &mut topic.global_ordering_enabled, boolean)?;
+        section.set("statistics-enabled", &mut topic.statistics_enabled, boolean)?;
+        config.topics.insert(name, topic);
+    }
+    Ok(())
+}
+
+/// Each `pn-counter` entry: replicas and statistics.
+fn read_pn_counters(mut counters: Section, config: &mut MemberConfig) -> Result<()> {
+    for (name, mut section) in counters.sections()? {
+        let mut counter = crate::PnCounterConfig::DEFAULT;
+        section.set("replica-count", &mut counter.replica_count, unsigned)?;
+        section.set("statistics-enabled", &mut counter.statistics_enabled, boolean)?;
+        config.pn_counters.insert(name, counter);
+    }
+    Ok(())
+}
+
+/// Each `flake-id-generator` entry, under Hazelcast's key names.
+fn read_flake_id_generators(mut generators: Section, config: &mut MemberConfig) -> Result<()> {
+    for (name, mut section) in generators.sections()? {
+        let mut generator = crate::FlakeIdGeneratorConfig::DEFAULT;
+        section.set("prefetch-count", &mut generator.prefetch_count, unsigned)?;
+        section.set("prefetch-validity-millis", &mut generator.prefetch_validity_millis, signed)?;
+        section.set("epoch-start", &mut generator.epoch_start, signed)?;
+        section.set("node-id-offset", &mut generator.node_id_offset, signed)?;
+        section.set("bits-sequence", &mut generator.bits_sequence, unsigned)?;
+        section.set("bits-node-id", &mut generator.bits_node_id, unsigned)?;
+        section.set("allowed-future-millis", &mut generator.allowed_future_millis, signed)?;
+        section.set("statistics-enabled", &mut generator.statistics_enabled, boolean)?;
+        config.flake_id_generators.insert(name, generator);
+    }
+    Ok(())
+}
