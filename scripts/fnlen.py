@@ -6,13 +6,17 @@ A function runs from its `fn` line to the closing brace at its own indent. Decla
 body (trait methods ending in `;`) and one-line bodies (`{}` or `{ ... }` on the signature's last
 line) are not functions to measure. Test modules (`#[cfg(test)]` followed by `mod`) are skipped.
 
-Usage: scripts/fnlen.py crates/member/src [limit]
+A file named `tests.rs` (a module's unit tests, kept beside it) is skipped too. Exits 1 when it
+lists any function, so `scripts/test` runs it as a gate over every crate.
+
+Usage: scripts/fnlen.py DIRECTORY... [limit]     e.g. scripts/fnlen.py crates/*/src
 """
 import glob
 import re
 import sys
 
-LIMIT = int(sys.argv[2]) if len(sys.argv) > 2 else 70
+ARGS = sys.argv[1:]
+LIMIT = int(ARGS.pop()) if ARGS and ARGS[-1].isdigit() else 70
 # Qualifiers in Rust's order: visibility, `const`, `async`, `unsafe`, `extern "ABI"`.
 SIGNATURE = re.compile(r'^(?P<indent>\s*)(pub(\([a-z:\s]+\))? )?(const )?(async )?(unsafe )?(extern "\w+" )?fn (?P<name>\w+)')
 
@@ -31,7 +35,11 @@ def body_start(lines, start):
 
 
 def main():
-    for path in sorted(glob.glob(sys.argv[1] + '/**/*.rs', recursive=True)):
+    found = 0
+    paths = sorted(path for directory in ARGS for path in glob.glob(directory + '/**/*.rs', recursive=True))
+    for path in paths:
+        if path.endswith('/tests.rs'):
+            continue  # a module's unit tests, kept beside it
         lines = open(path).read().split('\n')
         test_start = next((i for i, line in enumerate(lines)
                            if line.strip() == '#[cfg(test)]' and i + 1 < len(lines)
@@ -47,6 +55,8 @@ def main():
             end = next((j for j in range(last + 1, len(lines)) if lines[j] == closing), None)
             if end is not None and end - i + 1 > LIMIT:
                 print(f"{end - i + 1:4} {path}:{i + 1} {match.group('name')}")
+                found += 1
+    return 1 if found else 0
 
 
-main()
+sys.exit(main())
