@@ -8,3 +8,4 @@ pub(crate) mod connection_io;
 pub(crate) mod outbox;
 pub(crate) mod packing;
 pub(crate) mod reactor;
+pub(crate) mod turn;

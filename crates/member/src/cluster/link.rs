@@ -38,7 +38,7 @@ impl Core {
             return Err(reason);
         }
         let peer = MemberId(hello.member);
-        let outgoing = self.current_outgoing;
+        let outgoing = self.turn.outgoing_link;
         let event = ClusterEvent::Hello { link: connection.clone(), outgoing, hello };
         if self.shared.cluster_events.try_send(event).is_err() {
             return Err("cluster service busy or stopped".into());
@@ -147,7 +147,7 @@ impl Core {
         if origin == self.index {
             self.owner.on_forward_response(bytes);
         } else if origin < self.shared.reactor_count() {
-            let batch = &mut self.member_responses[origin];
+            let batch = &mut self.link_work.responses[origin];
             batch.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
             batch.extend_from_slice(bytes);
         }
@@ -398,17 +398,17 @@ impl Core {
 
     /// Hands other reactors the member traffic read for them from one link.
     pub(crate) fn send_member_work(&mut self, from: MemberId) {
-        for target in 0..self.member_backups.len() {
-            if !self.member_backups[target].is_empty() {
-                let records = std::mem::take(&mut self.member_backups[target]).into_boxed_slice();
+        for target in 0..self.link_work.backups.len() {
+            if !self.link_work.backups[target].is_empty() {
+                let records = std::mem::take(&mut self.link_work.backups[target]).into_boxed_slice();
                 self.handoff.hand_off(target, Task::Member { from, work: MemberWork::Backups(records) });
             }
-            if !self.member_counters[target].is_empty() {
-                let records = std::mem::take(&mut self.member_counters[target]).into_boxed_slice();
+            if !self.link_work.counters[target].is_empty() {
+                let records = std::mem::take(&mut self.link_work.counters[target]).into_boxed_slice();
                 self.handoff.hand_off(target, Task::Member { from, work: MemberWork::CounterStates(records) });
             }
-            if !self.member_responses[target].is_empty() {
-                let batch = std::mem::take(&mut self.member_responses[target]).into_boxed_slice();
+            if !self.link_work.responses[target].is_empty() {
+                let batch = std::mem::take(&mut self.link_work.responses[target]).into_boxed_slice();
                 self.handoff.hand_off(target, Task::Member { from, work: MemberWork::Responses(batch) });
             }
         }
@@ -441,7 +441,7 @@ impl Core {
                     if target == self.index {
                         own.extend_from_slice(record.raw);
                     } else {
-                        self.member_counters[target].extend_from_slice(record.raw);
+                        self.link_work.counters[target].extend_from_slice(record.raw);
                     }
                 }
                 Ok(None) => break,
@@ -509,7 +509,7 @@ impl Core {
                     if target == self.index {
                         own.extend_from_slice(record.raw);
                     } else {
-                        self.member_backups[target].extend_from_slice(record.raw);
+                        self.link_work.backups[target].extend_from_slice(record.raw);
                     }
                 }
                 Ok(None) => break,

@@ -141,7 +141,7 @@ impl Core {
     ) {
         connection.begin_in_flight();
         self.probes().forwarded_ops.add(1);
-        self.handed_off = true;
+        self.turn.handed_off = true;
         let id = self.owner.replication.forward_id();
         let relay = Pending::Relay { connection: connection.clone(), correlation_id, member };
         self.owner.replication.forwards.insert(id, relay);

@@ -48,7 +48,7 @@ impl Reactor {
     pub(crate) fn on_readable(&mut self, token: Token) {
         let buffer_limit = self.core.authenticated_limits.max_message_bytes as usize + (64 << 10);
         let limits = &self.core.shared.config.limits;
-        self.core.turn_budget = limits.requests_per_turn as usize;
+        self.core.turn.budget = limits.requests_per_turn as usize;
         for _ in 0..limits.reads_per_turn {
             let Some(connection) = self.connections.get_mut(token.0) else {
                 return;
@@ -99,7 +99,7 @@ impl Reactor {
             }
             self.core.flush_output(connection);
         }
-        self.core.turn_over = true;
+        self.core.turn.over = true;
         self.schedule_retry(token);
     }
 
@@ -206,11 +206,11 @@ impl Reactor {
 impl Core {
     /// Cuts and handles every complete message buffered on `connection`.
     pub(crate) fn process_input(&mut self, connection: &mut Connection) -> Result<Progress, String> {
-        self.current_link = matches!(connection.state, ConnectionState::Member { .. } | ConnectionState::MemberHello);
+        self.turn.link = matches!(connection.state, ConnectionState::Member { .. } | ConnectionState::MemberHello);
         // Its own partitions are taken (waiting if another reactor holds them) before any
         // other's: a reactor waits for a lock only while it holds none.
         self.owner.tick_clock();
-        self.request_clock = None;
+        self.turn.request_clock = None;
         let progress = self.process_messages(connection);
         self.send_outgoing(&connection.shared);
         if let ConnectionState::Member { peer } = connection.state {
@@ -224,7 +224,7 @@ impl Core {
 
     pub(crate) fn process_messages(&mut self, connection: &mut Connection) -> Result<Progress, String> {
         let connection_outgoing = connection.outgoing;
-        self.current_outgoing = connection_outgoing;
+        self.turn.outgoing_link = connection_outgoing;
         let Connection { shared, state, input, decoder, output, requests, requests_since_balance, .. } = connection;
         let write_limit = self.shared.config.limits.connection_write_buffer_bytes as usize;
         let in_flight_limit = self.shared.config.limits.max_in_flight_per_connection as usize;
@@ -248,8 +248,8 @@ impl Core {
                 }
                 continue;
             }
-            if self.turn_budget == 0 && !input.unread().is_empty() {
-                self.turn_over = true;
+            if self.turn.budget == 0 && !input.unread().is_empty() {
+                self.turn.over = true;
                 return Ok(Progress::Throttled);
             }
             if let ConnectionState::Authenticated { tenant, .. } = state {
@@ -274,7 +274,7 @@ impl Core {
                     self.handle(shared, state, output, &message)
                 }
             };
-            self.turn_budget = self.turn_budget.saturating_sub(1);
+            self.turn.budget = self.turn.budget.saturating_sub(1);
             *requests += 1;
             *requests_since_balance += 1;
             if state.is_established() {

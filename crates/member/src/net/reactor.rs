@@ -109,7 +109,7 @@ impl Reactor {
             }
             self.core.owner.tick_clock();
             self.core.fairness.refill();
-            self.core.turn_over = false;
+            self.core.turn.over = false;
             busy = !events.is_empty();
             self.check_links();
             for event in events.iter() {
@@ -185,7 +185,7 @@ impl Reactor {
     }
 
     pub(crate) fn poll_timeout(&self) -> Duration {
-        if !self.retry.is_empty() && (self.core.fairness.waiting || self.core.turn_over) {
+        if !self.retry.is_empty() && (self.core.fairness.waiting || self.core.turn.over) {
             // Connections wait for the next round (fair scheduling, or their turn was used
             // up), not for a resource.
             return Duration::ZERO;

@@ -12,9 +12,11 @@ use crate::cluster::events::{ObjectChange, ObjectEvent};
 use crate::cluster::replication::state::Route as Route_;
 use crate::engine::request::{ErrorKind, OpError};
 use crate::net::connection::{ConnectionShared, ConnectionState};
+use crate::net::turn::Turn;
 use crate::partition::owner::{Call, PartitionOwner};
 use crate::route::client::service::{self as client, After};
 use crate::route::handoff::Handoff;
+use crate::route::handoff::LinkWork;
 use crate::route::operations::{self, Flags, Operation, Route};
 use crate::route::wire;
 use crate::shared::{Shared, Task};
@@ -36,35 +38,17 @@ pub(crate) enum Flow {
 pub(crate) struct Core {
     pub(crate) index: usize,
     pub(crate) shared: Arc<Shared>,
-    /// When the previous request of the batch being processed finished: the next one's start
-    /// (one clock read per request instead of two; None at a batch's start and after a
-    /// hand-off).
-    pub(crate) request_clock: Option<Instant>,
     /// The partitions this reactor owns and everything that acts on them.
     pub(crate) owner: crate::partition::held::HeldOwner,
     /// Work for the other reactors, and their partitions while this reactor holds them.
     pub(crate) handoff: Handoff,
-    /// Backup records read from a member link for other reactors' partitions, per target.
-    pub(crate) member_backups: Vec<Vec<u8>>,
-    /// Answers read from a member link to requests other reactors forwarded, per target
-    /// (each `u32` LE length-prefixed).
-    pub(crate) member_responses: Vec<Vec<u8>>,
-    /// PN counter states read from a member link for other reactors' counters, per target.
-    pub(crate) member_counters: Vec<Vec<u8>>,
+    /// Member traffic read from a link for the other reactors, gathered per target.
+    pub(crate) link_work: LinkWork,
+    /// The connection being processed: its turn, and its requests' bookkeeping.
+    pub(crate) turn: Turn,
     pub(crate) authenticated_limits: StreamLimits,
-    /// Whether the request being handled went to another reactor (it is timed there).
-    pub(crate) handed_off: bool,
-    /// Whether the connection being processed is a member link this member opened.
-    pub(crate) current_outgoing: bool,
-    /// Whether the connection being processed is a member link (its requests are always
-    /// handed over: they keep their order with the backups and snapshots it carries).
-    pub(crate) current_link: bool,
     /// Deficit round robin over tenants.
     pub(crate) fairness: crate::tenants::Fairness,
-    /// Requests the connection being processed may still have cut in its current turn.
-    pub(crate) turn_budget: usize,
-    /// A connection ended its turn with input left: poll without sleeping this iteration.
-    pub(crate) turn_over: bool,
 }
 
 impl Core {
@@ -100,19 +84,12 @@ impl Core {
         Core {
             index,
             shared,
-            request_clock: None,
             owner,
             handoff,
-            member_backups: vec![Vec::new(); count],
-            member_responses: vec![Vec::new(); count],
-            member_counters: vec![Vec::new(); count],
+            link_work: LinkWork::new(count),
+            turn: Turn::new(turn_budget),
             authenticated_limits,
-            handed_off: false,
-            current_outgoing: false,
-            current_link: false,
             fairness,
-            turn_budget,
-            turn_over: false,
         }
     }
 
@@ -124,8 +101,8 @@ impl Core {
         out: &mut Vec<u8>,
         bytes: &[u8],
     ) -> Flow {
-        let (started, written_before) = (self.request_clock.take().unwrap_or_else(Instant::now), out.len());
-        self.handed_off = false;
+        let (started, written_before) = (self.turn.request_clock.take().unwrap_or_else(Instant::now), out.len());
+        self.turn.handed_off = false;
         let (message_type, correlation_id, outcome) = if let ConnectionState::Authenticated { tenant, .. } = state {
             // A client's request is routed by its header; it is parsed where it runs.
             let Some(header) = RequestHeader::peek(bytes) else {
@@ -154,11 +131,11 @@ impl Core {
             let outcome = self.handle_unestablished_or_member(connection, state, &message, bytes, out);
             (message.message_type(), message.correlation_id(), outcome)
         };
-        if !self.handed_off {
+        if !self.turn.handed_off {
             // Requests handed to another reactor are timed there.
             let finished = Instant::now();
             self.owner.record_latency(message_type, connection.tenant(), finished - started);
-            self.request_clock = Some(finished);
+            self.turn.request_clock = Some(finished);
             if out.len() > written_before {
                 self.probes().messages_out.add(1);
             }
@@ -321,7 +298,7 @@ impl Core {
         origin: Origin,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let owner = self.shared.owner_of(partition);
-        if owner == self.index || self.handoff.borrow(connection, owner, self.current_link) {
+        if owner == self.index || self.handoff.borrow(connection, owner, self.turn.link) {
             let probes = self.probes();
             if owner == self.index { &probes.local_ops } else { &probes.borrowed_ops }.add(1);
             let message = Message::parse(bytes)?;
@@ -357,7 +334,7 @@ impl Core {
         correlation_id: i64,
     ) {
         connection.begin_in_flight();
-        self.handed_off = true;
+        self.turn.handed_off = true;
         self.handoff.outgoing[owner].push(bytes, origin.source, origin.tenant, correlation_id);
     }
 
@@ -544,7 +521,7 @@ impl Core {
                 continue;
             }
             let batch = std::mem::take(&mut self.handoff.outgoing[target]);
-            if self.handoff.borrow(connection, target, self.current_link) {
+            if self.handoff.borrow(connection, target, self.turn.link) {
                 let (owner, _) = self.handoff.borrowed[target].as_mut().expect("borrowed above");
                 let ran = owner.run_handed_off(connection, &batch) as u64;
                 self.probes().borrowed_ops.add(ran);

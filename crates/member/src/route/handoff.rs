@@ -98,3 +98,25 @@ impl Handoff {
         }
     }
 }
+
+/// Member traffic read from a link for the other reactors' partitions and calls, gathered per
+/// target reactor over one read batch and handed over at its end (`Core::send_member_work`).
+#[derive(Debug)]
+pub(crate) struct LinkWork {
+    /// Backup records for their partitions.
+    pub(crate) backups: Vec<Vec<u8>>,
+    /// Answers to requests they forwarded (each `u32` LE length-prefixed).
+    pub(crate) responses: Vec<Vec<u8>>,
+    /// PN counter states for their counters.
+    pub(crate) counters: Vec<Vec<u8>>,
+}
+
+impl LinkWork {
+    pub(crate) fn new(reactors: usize) -> LinkWork {
+        LinkWork {
+            backups: vec![Vec::new(); reactors],
+            responses: vec![Vec::new(); reactors],
+            counters: vec![Vec::new(); reactors],
+        }
+    }
+}
