@@ -544,6 +544,58 @@ mod tests {
         assert_eq!(queue.held_bytes, b.len());
     }
 
+    /// Runs `op`, which must wait, and parks it as `id`.
+    fn park(harness: &mut Harness, queue: &mut QueueStore, op: QueueOp<'_>, id: u64) -> Result<(), OpError> {
+        let Err(QueueDone::Wait { deadline_ms }) = harness.run(queue, op.clone()) else { panic!("{op:?} waits") };
+        let item = match &op {
+            QueueOp::Offer { value, .. } => Some(value.as_ref().into()),
+            _ => None,
+        };
+        let waiter = Waiter { id: WaiterId(id), deadline_ms, source: Uuid::default(), item, answers_bool: true };
+        queue.wait(waiter, 2, &mut harness.waiters)
+    }
+
+    #[test]
+    fn a_parked_poll_is_woken_by_an_offer_through_its_id() {
+        let mut queue = QueueStore::new(QueueConfig::DEFAULT);
+        let mut harness = Harness::new();
+        let (a, b) = (item("a"), item("b"));
+        park(&mut harness, &mut queue, QueueOp::Poll { timeout_ms: -1 }, 1).unwrap();
+        park(&mut harness, &mut queue, QueueOp::Poll { timeout_ms: 50 }, 2).unwrap();
+        let third = park(&mut harness, &mut queue, QueueOp::Poll { timeout_ms: 50 }, 3);
+        assert_eq!(third.unwrap_err().kind, ErrorKind::Refused, "two may wait");
+        assert_eq!(harness.run(&mut queue, offer(&a)).unwrap(), "Bool(true)");
+        assert_eq!(harness.waiters.answers, [(WaiterId(1), format!("Ok(Value(Some({a:?})))"))], "the oldest poll");
+        assert_eq!(harness.run(&mut queue, QueueOp::Size).unwrap(), "Int(0)", "the item went to the waiter");
+        // The other poller's client left: the next item is not handed to it.
+        harness.waiters.gone.push(WaiterId(2));
+        assert_eq!(harness.run(&mut queue, offer(&b)).unwrap(), "Bool(true)");
+        assert_eq!(harness.waiters.dropped, [WaiterId(2)]);
+        assert_eq!(harness.waiters.answers.len(), 1, "a gone waiter is not answered");
+        assert_eq!(harness.run(&mut queue, QueueOp::Size).unwrap(), "Int(1)");
+        assert!(queue.take_waiting().is_empty());
+    }
+
+    #[test]
+    fn a_parked_offer_gets_room_and_a_timed_out_waiter_is_answered_by_its_id() {
+        let mut queue = QueueStore::new(QueueConfig { max_size: 1, ..QueueConfig::DEFAULT });
+        let mut harness = Harness::new();
+        let (a, b, c) = (item("a"), item("b"), item("c"));
+        harness.run(&mut queue, offer(&a)).unwrap();
+        let waits = |value| QueueOp::Offer { value: Cow::Borrowed(value), timeout_ms: 10, answers_bool: true };
+        park(&mut harness, &mut queue, waits(&b), 4).unwrap();
+        park(&mut harness, &mut queue, waits(&c), 5).unwrap();
+        assert_eq!(harness.run(&mut queue, QueueOp::Poll { timeout_ms: 0 }).unwrap(), format!("Value(Some({a:?}))"));
+        assert_eq!(harness.waiters.answers, [(WaiterId(4), "Ok(Bool(true))".to_string())], "room for the oldest");
+        let mut ctx = harness.context();
+        assert_eq!(queue.expire_waiters(9, &mut ctx), 0, "not yet");
+        assert_eq!(queue.expire_waiters(10, &mut ctx), 1);
+        assert_eq!(harness.waiters.answers[1], (WaiterId(5), "Ok(Bool(false))".to_string()), "the offer timed out");
+        assert_eq!(harness.run(&mut queue, QueueOp::Iterator).unwrap(), format!("Values([{b:?}])"));
+        park(&mut harness, &mut queue, waits(&c), 6).unwrap();
+        assert_eq!(queue.take_waiting(), [WaiterId(6)], "taken by id when the partition moves");
+    }
+
     #[test]
     fn bulk_operations_answer_whether_the_queue_changed() {
         let mut queue = QueueStore::new(QueueConfig::DEFAULT);
