@@ -632,7 +632,8 @@ impl std::fmt::Display for OpError {
 
 /// A request waiting in an engine (for a queue item or room, a ringbuffer item, a key's lock):
 /// an opaque id the partition's owner hands out when the request parks and resolves to where
-/// its answer goes. Engines hold only this, never a connection.
+/// its answer goes (unique within its partition, never reused). Engines hold only this, never
+/// a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WaiterId(pub u64);
 

@@ -13,6 +13,9 @@
 //! view of the enum ([`Object::as_object`]); those paths (replication, migration, sweeps)
 //! walk objects, not entries, so an indirect call there costs nothing measurable.
 //!
+//! Beside its objects a partition keeps its [`WaiterTable`]: where the answers of the requests
+//! waiting in those objects go (the objects hold only their ids).
+//!
 //! Owned and written by exactly one thread: the reactor that owns the partition
 //! (`partition % reactor_count == reactor index`). No locks; other threads reach a partition
 //! only by handing an operation to its reactor.

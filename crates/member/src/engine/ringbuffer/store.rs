@@ -615,6 +615,30 @@ mod tests {
     }
 
     #[test]
+    fn a_gone_reader_is_dropped_unanswered_and_the_rest_are_taken_by_id() {
+        let mut ring = RingbufferStore::new(config(2, 0), usize::MAX);
+        for id in 0..3 {
+            park(&mut ring, read_one(0), 8, id).unwrap();
+        }
+        let mut waiters = RecordedWaiters { gone: vec![WaiterId(0)], ..RecordedWaiters::default() };
+        // Parking drops gone readers first: the bound counts those still waiting.
+        let Ok(RingDone::Wait(pending)) = execute(&mut ring, &read_one(0), 0, &mut |_| panic!("it waits")) else {
+            panic!("a read of the next sequence waits")
+        };
+        let refused = ring.wait(WaiterId(3), pending, 2, &mut waiters);
+        assert_eq!(refused.unwrap_err().kind, ErrorKind::Refused);
+        assert_eq!(waiters.dropped, [WaiterId(0)]);
+        assert_eq!(ring.take_waiting(), [WaiterId(1), WaiterId(2)]);
+        park(&mut ring, read_one(0), 8, 4).unwrap();
+        waiters.gone.push(WaiterId(4));
+        run(&mut ring, add_op(&[item("a")], OVERWRITE), 0).unwrap();
+        ring.serve_waiters(&mut waiters);
+        assert!(waiters.answers.is_empty(), "a gone reader is not answered");
+        assert_eq!(waiters.dropped, [WaiterId(0), WaiterId(4)]);
+        assert!(ring.readers.is_empty());
+    }
+
+    #[test]
     fn a_backup_and_a_new_replica_mirror_the_owner() {
         let mut owner = RingbufferStore::new(config(3, 0), usize::MAX);
         owner.set_track_changes(true);
