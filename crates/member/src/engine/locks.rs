@@ -8,8 +8,7 @@
 
 use crate::clock::NEVER;
 use crate::cluster::peer::{Malformed, Reader};
-use crate::engine::request::{MapRequest, MultiMapRequest};
-use crate::net::connection::ReplyTo;
+use crate::engine::request::{MapRequest, MultiMapRequest, WaiterId};
 use ahash::RandomState;
 use ferrogrid_protocol::{PartitionId, Uuid};
 use std::collections::{HashMap, VecDeque};
@@ -35,8 +34,8 @@ pub enum Waiting {
 /// A request waiting for a key's lock to be released.
 #[derive(Debug)]
 pub struct Parked {
-    /// Where its answer goes.
-    pub reply_to: ReplyTo,
+    /// Whom its answer goes to (the owner's waiter table knows).
+    pub id: WaiterId,
     /// The client the request came from (forwarded requests arrive on a member link).
     pub source: Uuid,
     /// Its row in the operation table (its per-map counter).
@@ -257,8 +256,6 @@ impl LockTable {
 mod tests {
     use super::*;
     use crate::engine::request::MapOp;
-    use crate::net::connection::ConnectionShared;
-    use ferrogrid_protocol::MessageType;
 
     const ALICE: LockOwner = LockOwner { client: Uuid { most: 1, least: 1 }, thread_id: 7 };
     const BOB: LockOwner = LockOwner { client: Uuid { most: 2, least: 2 }, thread_id: 7 };
@@ -290,30 +287,60 @@ mod tests {
         assert!(!table.is_locked(b"k"));
     }
 
+    /// Bob's request on key `k`, parked as `id` until `deadline_ms`.
+    fn parked(id: u64, deadline_ms: i64) -> Parked {
+        let op =
+            MapOp::Lock { key: b"k".to_vec().into(), thread_id: BOB.thread_id, lease_ms: -1, try_timeout_ms: None };
+        Parked {
+            id: WaiterId(id),
+            source: BOB.client,
+            counter_slot: 0,
+            partition_id: PartitionId(0),
+            request: Waiting::Map(MapRequest { name: "m".into(), op }),
+            deadline_ms,
+        }
+    }
+
+    fn ids(parked: impl IntoIterator<Item = Parked>) -> Vec<WaiterId> {
+        parked.into_iter().map(|parked| parked.id).collect()
+    }
+
     #[test]
     fn parking_stops_at_the_configured_bound() {
-        let (connection, _client) = ConnectionShared::loopback(1);
-        let parked = || {
-            let reply_to = ReplyTo { connection: connection.clone(), correlation_id: 1, response_type: MessageType(1) };
-            let op = MapOp::Get { key: b"k".to_vec().into() };
-            let request = MapRequest { name: "m".into(), op };
-            Parked {
-                reply_to,
-                source: ALICE.client,
-                counter_slot: 0,
-                partition_id: PartitionId(0),
-                request: Waiting::Map(request),
-                deadline_ms: NEVER,
-            }
-        };
         let mut table = LockTable::default();
         table.acquire(b"k", BOB, -1, 0);
-        for _ in 0..3 {
-            assert!(table.park(b"k", parked(), 3));
+        for id in 0..3 {
+            assert!(table.park(b"k", parked(id, NEVER), 3));
         }
-        assert!(!table.park(b"k", parked(), 3), "the fourth waiter is refused");
-        assert!(table.park(b"other", parked(), 3), "the bound is per key");
-        assert_eq!(table.release(b"k").len(), 3);
+        assert!(!table.park(b"k", parked(3, NEVER), 3), "the fourth waiter is refused");
+        assert!(table.park(b"other", parked(4, NEVER), 3), "the bound is per key");
+        assert_eq!(ids(table.release(b"k")), [WaiterId(0), WaiterId(1), WaiterId(2)]);
+    }
+
+    #[test]
+    fn a_second_owner_parks_and_the_unlock_releases_its_id() {
+        let mut table = LockTable::default();
+        assert!(table.acquire(b"k", ALICE, -1, 0));
+        assert!(!table.acquire(b"k", BOB, -1, 0), "held by Alice: Bob's lock parks");
+        assert!(table.park(b"k", parked(7, NEVER), 8));
+        assert!(table.take_timed_out(b"k", i64::MAX - 1).is_empty(), "no deadline");
+        assert!(table.acquire(b"k", ALICE, -1, 0), "reentrant");
+        assert!(table.unlock(b"k", ALICE).unwrap().is_empty(), "still held once");
+        let released = table.unlock(b"k", ALICE).unwrap();
+        assert_eq!(ids(released), [WaiterId(7)], "the parked id, to re-run");
+        assert!(!table.is_locked(b"k"));
+        assert!(table.acquire(b"k", BOB, -1, 0), "the re-run takes the lock");
+    }
+
+    #[test]
+    fn a_parked_request_times_out_by_its_id() {
+        let mut table = LockTable::default();
+        table.acquire(b"k", ALICE, -1, 0);
+        assert!(table.park(b"k", parked(1, 100), 8));
+        assert!(table.park(b"k", parked(2, NEVER), 8));
+        assert!(table.take_timed_out(b"k", 99).is_empty());
+        assert_eq!(ids(table.take_timed_out(b"k", 100)), [WaiterId(1)]);
+        assert_eq!(ids(table.release(b"k")), [WaiterId(2)], "the other still waits");
     }
 
     #[test]

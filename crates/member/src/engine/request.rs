@@ -630,6 +630,59 @@ impl std::fmt::Display for OpError {
     }
 }
 
+/// A request waiting in an engine (for a queue item or room, a ringbuffer item, a key's lock):
+/// an opaque id the partition's owner hands out when the request parks and resolves to where
+/// its answer goes (unique within its partition, never reused). Engines hold only this, never
+/// a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WaiterId(pub u64);
+
+/// Where an engine's waiting requests are answered (the partition's owner, which knows whose
+/// each id is; a test's recorder).
+pub trait Waiters {
+    /// Whether the request has no one left to answer (its connection closed); if so its id is
+    /// forgotten: the engine drops the waiter and neither serves nor answers it.
+    fn drop_if_gone(&mut self, id: WaiterId) -> bool;
+
+    /// Answers a waiting request and forgets its id (each waiter is answered or failed once).
+    fn answer(&mut self, id: WaiterId, reply: Reply<'_>);
+
+    /// Fails a waiting request with `failure` and forgets its id.
+    fn fail(&mut self, id: WaiterId, failure: OpError);
+}
+
+/// A [`Waiters`] for engine tests: records each answer as text (`Ok(reply)`, `Err(failure)`);
+/// the ids in `gone` have
+/// departed, and are recorded in `dropped` when an engine drops them.
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(crate) struct RecordedWaiters {
+    pub answers: Vec<(WaiterId, String)>,
+    pub gone: Vec<WaiterId>,
+    pub dropped: Vec<WaiterId>,
+}
+
+#[cfg(test)]
+impl Waiters for RecordedWaiters {
+    fn drop_if_gone(&mut self, id: WaiterId) -> bool {
+        let gone = self.gone.contains(&id);
+        if gone {
+            self.dropped.push(id);
+        }
+        gone
+    }
+
+    fn answer(&mut self, id: WaiterId, reply: Reply<'_>) {
+        assert!(self.answers.iter().all(|(answered, _)| *answered != id), "{id:?} answered twice");
+        self.answers.push((id, format!("Ok({reply:?})")));
+    }
+
+    fn fail(&mut self, id: WaiterId, failure: OpError) {
+        assert!(self.answers.iter().all(|(answered, _)| *answered != id), "{id:?} answered twice");
+        self.answers.push((id, format!("Err({failure:?})")));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

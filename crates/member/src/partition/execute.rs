@@ -15,7 +15,6 @@ use crate::engine::request::{
     RingbufferOp, RingbufferRequest, TopicRequest,
 };
 use crate::engine::ringbuffer::store::{self as ringbuffer, RingDone};
-use crate::net::connection::ReplyTo;
 use crate::partition::owner::{Call, PartitionOwner, Timer};
 use crate::route::wire::{self, HazelcastReply};
 use ferrogrid_protocol::{Data, PartitionId};
@@ -57,9 +56,9 @@ impl PartitionOwner {
         let start = out.len();
         let name = &*request.name;
         let max_waiters = self.settings.max_parked_per_key();
-        let queue = self.partitions[local].queue_mut(name, &mut self.settings);
+        let (queue, waiters) = self.partitions[local].queue_mut(name, &mut self.settings);
         let mut others = Vec::new();
-        let mut answer = |reply_to: &ReplyTo, reply: Reply<'_>| others.push(wire::encode_answer(reply_to, reply));
+        let mut answering = waiters.answering(&mut others);
         let mut ctx = QueueContext {
             name,
             member: self.member,
@@ -67,14 +66,17 @@ impl PartitionOwner {
             partition_id,
             listeners: &mut self.listeners,
             outbox: &mut self.outbox,
-            answer: &mut answer,
+            waiters: &mut answering,
         };
         let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
         let timers = &mut self.timers;
         let outcome = match queue::execute(queue, &mut ctx, &request.op, self.now_ms, &mut |answer| reply.reply(answer))
         {
             Ok(QueueDone::Wait { deadline_ms }) => {
-                queue.wait(call.waiter(&request.op, deadline_ms), max_waiters).map(|()| {
+                let waiter = |id| call.waiter(&request.op, deadline_ms, id);
+                let parked =
+                    answering.park(call.reply_to(), |id, waiters| queue.wait(waiter(id), max_waiters, waiters));
+                parked.map(|()| {
                     if deadline_ms != NEVER {
                         timers
                             .push(Reverse((deadline_ms, Timer::Queue { partition: partition_id, name: name.into() })));
@@ -98,10 +100,14 @@ impl PartitionOwner {
         let partition_id = call.partition_id;
         let start = out.len();
         let max_waiters = self.settings.max_parked_per_key();
-        let ring = self.partitions[local].ringbuffer_mut(&request.name, &mut self.settings);
+        let (ring, waiters) = self.partitions[local].ringbuffer_mut(&request.name, &mut self.settings);
+        let mut others = Vec::new();
+        let mut answering = waiters.answering(&mut others);
         let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
         let outcome = match ringbuffer::execute(ring, &request.op, self.now_ms, &mut |answer| reply.reply(answer)) {
-            Ok(RingDone::Wait(pending)) => ring.wait(call.reply_to(), pending, max_waiters),
+            Ok(RingDone::Wait(pending)) => {
+                answering.park(call.reply_to(), |id, waiters| ring.wait(id, pending, max_waiters, waiters))
+            }
             Ok(RingDone::Answered) => Ok(()),
             Err(failure) => Err(failure),
         };
@@ -111,8 +117,7 @@ impl PartitionOwner {
         if !matches!(request.op, RingbufferOp::Add { .. }) {
             return self.hold_behind_writes(partition_id, call.connection, out, start);
         }
-        let mut others = Vec::new();
-        ring.serve_waiters(&mut |reply_to, outcome| others.push(wire::encode_outcome(reply_to, outcome)));
+        ring.serve_waiters(&mut answering);
         self.replicate(partition_id, call, out, start, others);
     }
 
@@ -123,7 +128,7 @@ impl PartitionOwner {
         let start = out.len();
         let name = &*request.name;
         let max_parked = self.settings.max_parked_per_key();
-        let store = self.partitions[local].multimap_mut(name, &mut self.settings);
+        let (store, waiters) = self.partitions[local].multimap_mut(name, &mut self.settings);
         let mut ctx = multimap::MultiMapContext {
             name,
             member: self.member,
@@ -139,19 +144,19 @@ impl PartitionOwner {
         let outcome = match multimap::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
             Ok(MultiDone::Park { wait_ms }) => {
                 let key: Box<[u8]> = request.key().expect("only key requests park").into();
-                let parked = call.park(Waiting::MultiMap(request.clone().into_owned()), self.now_ms, wait_ms);
-                let deadline_ms = parked.deadline_ms;
-                match store.locks.park(&key, parked, max_parked) {
-                    true => {
-                        if deadline_ms != NEVER {
-                            ctx.deadlines.push((deadline_ms, name.into(), key));
-                        }
-                        Ok(())
+                let request = Waiting::MultiMap(request.clone().into_owned());
+                let deadline_ms = crate::clock::deadline_after(self.now_ms, wait_ms);
+                waiters.park(call.reply_to(), |id| {
+                    let parked = call.park(request, self.now_ms, wait_ms, id);
+                    if !store.locks.park(&key, parked, max_parked) {
+                        let text = "too many operations are waiting for this key's lock";
+                        return Err(OpError::new(ErrorKind::Refused, text));
                     }
-                    false => {
-                        Err(OpError::new(ErrorKind::Refused, "too many operations are waiting for this key's lock"))
+                    if deadline_ms != NEVER {
+                        ctx.deadlines.push((deadline_ms, name.into(), key));
                     }
-                }
+                    Ok(())
+                })
             }
             Ok(MultiDone::Answered) => Ok(()),
             Err(failure) => Err(failure),
@@ -215,9 +220,9 @@ impl PartitionOwner {
     /// Answers the waiters of a queue whose deadline passed.
     pub(crate) fn check_queue(&mut self, partition_id: PartitionId, name: &str) {
         let local = self.replication.local(partition_id.0 as usize);
-        let Some(queue) = self.partitions[local].existing_queue_mut(name) else { return };
+        let Some((queue, waiters)) = self.partitions[local].existing_queue_mut(name) else { return };
         let mut answers = Vec::new();
-        let mut answer = |reply_to: &ReplyTo, reply: Reply<'_>| answers.push(wire::encode_answer(reply_to, reply));
+        let mut answering = waiters.answering(&mut answers);
         let mut ctx = QueueContext {
             name,
             member: self.member,
@@ -225,7 +230,7 @@ impl PartitionOwner {
             partition_id,
             listeners: &mut self.listeners,
             outbox: &mut self.outbox,
-            answer: &mut answer,
+            waiters: &mut answering,
         };
         queue.expire_waiters(self.now_ms, &mut ctx);
         self.send_others(answers);
@@ -251,11 +256,15 @@ impl PartitionOwner {
         let partition = &mut self.partitions[local];
         let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
         let outcome = match map_ops::execute(partition, &mut ctx, request, &mut reply) {
-            Ok(Done::Park { wait_ms }) => map_ops::park(
-                partition,
-                &mut ctx,
-                call.park(Waiting::Map(request.clone().into_owned()), self.now_ms, wait_ms),
-            ),
+            Ok(Done::Park { wait_ms }) => match partition.waiters.register(call.reply_to()) {
+                Ok(id) => {
+                    let parked = call.park(Waiting::Map(request.clone().into_owned()), self.now_ms, wait_ms, id);
+                    map_ops::park(partition, &mut ctx, parked).inspect_err(|_| {
+                        partition.waiters.take(id);
+                    })
+                }
+                Err(failure) => Err(failure),
+            },
             Ok(Done::Answered) => Ok(()),
             Err(failure) => Err(failure),
         };

@@ -6,8 +6,8 @@
 use crate::cluster::peer::ObjectKind;
 use crate::cluster::peer::{Malformed, SnapshotWriter};
 use crate::engine::locks::Parked;
+use crate::engine::request::WaiterId;
 use crate::engine::settings::SettingsCache;
-use crate::net::connection::ReplyTo;
 use ferrogrid_protocol::Uuid;
 
 /// A removed entry, for its key and value (EVICTED / EXPIRED events).
@@ -68,10 +68,10 @@ pub(crate) trait PartitionObject {
     /// to `released`, to be re-run in order. Kinds nothing is held in keep this default.
     fn release_client(&mut self, _client: Uuid, _released: &mut Vec<Parked>) {}
 
-    /// Takes every request waiting here (on a key lock, for an item or room): the partition
-    /// moved away, and they are answered "retry". Kinds whose requests never wait keep this
-    /// default.
-    fn take_waiting(&mut self) -> Vec<ReplyTo> {
+    /// Takes the ids of every request waiting here (on a key lock, for an item or room): the
+    /// partition moved away and they are answered "retry", or the object is destroyed. Kinds
+    /// whose requests never wait keep this default.
+    fn take_waiting(&mut self) -> Vec<WaiterId> {
         Vec::new()
     }
 }

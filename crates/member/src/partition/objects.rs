@@ -13,6 +13,9 @@
 //! view of the enum ([`Object::as_object`]); those paths (replication, migration, sweeps)
 //! walk objects, not entries, so an indirect call there costs nothing measurable.
 //!
+//! Beside its objects a partition keeps its [`WaiterTable`]: where the answers of the requests
+//! waiting in those objects go (the objects hold only their ids).
+//!
 //! Owned and written by exactly one thread: the reactor that owns the partition
 //! (`partition % reactor_count == reactor index`). No locks; other threads reach a partition
 //! only by handing an operation to its reactor.
@@ -25,7 +28,9 @@ use crate::engine::queue::store::QueueStore;
 use crate::engine::replicated_map::store::ReplicatedMapStore;
 use crate::engine::ringbuffer::store::RingbufferStore;
 use crate::engine::settings::{MapSettings, SettingsCache};
+use crate::net::connection::ReplyTo;
 use crate::partition::object::PartitionObject;
+use crate::partition::waiters::WaiterTable;
 use ahash::RandomState;
 use std::sync::Arc;
 
@@ -117,6 +122,8 @@ pub struct PartitionStore {
     objects: hashbrown::HashMap<ObjectKey, Object, RandomState>,
     /// Whether this member owns the partition and has backups to send changes to.
     track_changes: bool,
+    /// Where the requests waiting in this partition's objects are answered.
+    pub(crate) waiters: WaiterTable,
 }
 
 impl PartitionStore {
@@ -127,13 +134,25 @@ impl PartitionStore {
     /// The object, created on first use by `create` (which must make one of `kind`); a new
     /// object records changes if the partition does. One lookup, no allocation if it exists.
     pub(crate) fn object_mut(&mut self, kind: ObjectKind, name: &str, create: impl FnOnce() -> Object) -> &mut Object {
+        self.object_and_waiters(kind, name, create).0
+    }
+
+    /// [`PartitionStore::object_mut`], with the partition's waiter table beside it (for an
+    /// engine call that parks or answers waiters).
+    fn object_and_waiters(
+        &mut self,
+        kind: ObjectKind,
+        name: &str,
+        create: impl FnOnce() -> Object,
+    ) -> (&mut Object, &mut WaiterTable) {
         let track = self.track_changes;
-        self.objects.entry_ref(&ObjectRef { kind, name }).or_insert_with(|| {
+        let object = self.objects.entry_ref(&ObjectRef { kind, name }).or_insert_with(|| {
             let mut object = create();
             assert_eq!(object.kind(), kind, "an object is filed under its own kind");
             object.as_object_mut().set_track_changes(track);
             object
-        })
+        });
+        (object, &mut self.waiters)
     }
 
     pub(crate) fn existing_object_mut(&mut self, kind: ObjectKind, name: &str) -> Option<&mut Object> {
@@ -170,6 +189,19 @@ impl PartitionStore {
     /// maps) stay.
     pub fn drop_all(&mut self) {
         self.objects.retain(|key, _| key.kind.is_everywhere());
+        // Only kinds held per partition have waiters: they went with their objects, unanswered.
+        self.waiters.clear();
+    }
+
+    /// A partition whose waiter table holds at most `capacity_waiters` waiters.
+    pub(crate) fn with_waiter_capacity(capacity_waiters: usize) -> PartitionStore {
+        PartitionStore { waiters: WaiterTable::new(capacity_waiters), ..PartitionStore::default() }
+    }
+
+    /// Takes every request waiting in `object` (one of this partition's, or one just dropped
+    /// from it): where their answers go. They leave the waiter table.
+    pub(crate) fn take_waiting(&mut self, object: &mut Object) -> Vec<ReplyTo> {
+        self.waiters.take_all(object.as_object_mut().take_waiting())
     }
 }
 
@@ -187,22 +219,31 @@ impl PartitionStore {
         object.as_map_mut().expect("an object filed as a map is a map")
     }
 
-    /// The queue `name` of this partition, created on first use with its configured settings.
-    pub(crate) fn queue_mut(&mut self, name: &str, settings: &mut SettingsCache) -> &mut QueueStore {
-        match self.object_mut(ObjectKind::Queue, name, || {
+    /// The queue `name` of this partition, created on first use with its configured settings,
+    /// and the partition's waiter table.
+    pub(crate) fn queue_mut(
+        &mut self,
+        name: &str,
+        settings: &mut SettingsCache,
+    ) -> (&mut QueueStore, &mut WaiterTable) {
+        match self.object_and_waiters(ObjectKind::Queue, name, || {
             Object::Queue(QueueStore::create(ObjectKind::Queue, name, settings))
         }) {
-            Object::Queue(queue) => queue,
+            (Object::Queue(queue), waiters) => (queue, waiters),
             _ => unreachable!("filed under the queue kind"),
         }
     }
 
     /// The ringbuffer `name` of this partition, created on first use with its configured
-    /// settings.
-    pub(crate) fn ringbuffer_mut(&mut self, name: &str, settings: &mut SettingsCache) -> &mut RingbufferStore {
+    /// settings, and the partition's waiter table.
+    pub(crate) fn ringbuffer_mut(
+        &mut self,
+        name: &str,
+        settings: &mut SettingsCache,
+    ) -> (&mut RingbufferStore, &mut WaiterTable) {
         let create = || Object::Ringbuffer(RingbufferStore::create(ObjectKind::Ringbuffer, name, settings));
-        match self.object_mut(ObjectKind::Ringbuffer, name, create) {
-            Object::Ringbuffer(ring) => ring,
+        match self.object_and_waiters(ObjectKind::Ringbuffer, name, create) {
+            (Object::Ringbuffer(ring), waiters) => (ring, waiters),
             _ => unreachable!("filed under the ringbuffer kind"),
         }
     }
@@ -221,11 +262,16 @@ impl PartitionStore {
         }
     }
 
-    /// The multimap `name` of this partition, created on first use.
-    pub(crate) fn multimap_mut(&mut self, name: &str, settings: &mut SettingsCache) -> &mut MultiMapStore {
+    /// The multimap `name` of this partition, created on first use, and the partition's waiter
+    /// table.
+    pub(crate) fn multimap_mut(
+        &mut self,
+        name: &str,
+        settings: &mut SettingsCache,
+    ) -> (&mut MultiMapStore, &mut WaiterTable) {
         let create = || Object::new(ObjectKind::MultiMap, name, settings);
-        match self.object_mut(ObjectKind::MultiMap, name, create) {
-            Object::MultiMap(store) => store,
+        match self.object_and_waiters(ObjectKind::MultiMap, name, create) {
+            (Object::MultiMap(store), waiters) => (store, waiters),
             _ => unreachable!("filed under the multimap kind"),
         }
     }
@@ -302,10 +348,10 @@ impl PartitionStore {
         }
     }
 
-    /// The queue `name` if this partition has it.
-    pub(crate) fn existing_queue_mut(&mut self, name: &str) -> Option<&mut QueueStore> {
-        match self.existing_object_mut(ObjectKind::Queue, name)? {
-            Object::Queue(queue) => Some(queue),
+    /// The queue `name` if this partition has it, and the partition's waiter table.
+    pub(crate) fn existing_queue_mut(&mut self, name: &str) -> Option<(&mut QueueStore, &mut WaiterTable)> {
+        match self.objects.get_mut(&ObjectRef { kind: ObjectKind::Queue, name })? {
+            Object::Queue(queue) => Some((queue, &mut self.waiters)),
             _ => None,
         }
     }
@@ -317,7 +363,10 @@ impl PartitionStore {
 
     /// Drops a map's data in this partition (destroy); returns how many entries it held.
     pub fn drop_map(&mut self, name: &str) -> usize {
-        self.drop_object(ObjectKind::Map, name).map_or(0, |object| object.as_object().entry_count())
+        let Some(mut object) = self.drop_object(ObjectKind::Map, name) else { return 0 };
+        // Requests parked on its locks go with it, unanswered, as they always have.
+        self.take_waiting(&mut object);
+        object.as_object().entry_count()
     }
 
     pub fn maps(&self) -> impl Iterator<Item = (&str, &RecordStore)> {

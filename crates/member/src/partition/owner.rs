@@ -8,7 +8,7 @@ use crate::engine::listeners::{Event, EventBound, EventKind, Listeners, Registry
 use crate::engine::locks::{Parked, Waiting};
 use crate::engine::map::ops::{self as map_ops};
 use crate::engine::queue::store::Waiter;
-use crate::engine::request::QueueOp;
+use crate::engine::request::{QueueOp, WaiterId};
 use crate::engine::settings::SettingsCache;
 use crate::engine::wide::ShareContext;
 use crate::net::connection::{ConnectionShared, ReplyTo};
@@ -75,19 +75,19 @@ impl Call<'_> {
         }
     }
 
-    /// The queue request as it waits for an item or room until `deadline_ms`.
-    pub(crate) fn waiter(&self, op: &QueueOp<'_>, deadline_ms: i64) -> Waiter {
+    /// The queue request as it waits for an item or room until `deadline_ms`, as `id`.
+    pub(crate) fn waiter(&self, op: &QueueOp<'_>, deadline_ms: i64, id: WaiterId) -> Waiter {
         let (item, answers_bool) = match op {
             QueueOp::Offer { value, answers_bool, .. } => (Some(value.as_ref().into()), *answers_bool),
             _ => (None, false),
         };
-        Waiter { reply_to: self.reply_to(), deadline_ms, source: self.source, item, answers_bool }
+        Waiter { id, deadline_ms, source: self.source, item, answers_bool }
     }
 
-    /// The request as it waits on a key lock for `wait_ms` (< 0: until released).
-    pub(crate) fn park(&self, request: Waiting, now_ms: i64, wait_ms: i64) -> Parked {
+    /// The request as it waits on a key lock for `wait_ms` (< 0: until released), as `id`.
+    pub(crate) fn park(&self, request: Waiting, now_ms: i64, wait_ms: i64, id: WaiterId) -> Parked {
         Parked {
-            reply_to: self.reply_to(),
+            id,
             source: self.source,
             counter_slot: self.counter_slot,
             partition_id: self.partition_id,
@@ -151,6 +151,9 @@ impl PartitionOwner {
         let backup_timeout_ms = config.cluster.backup_timeout_ms;
         let sweep_budget_entries = config.limits.expiry_sweep_entries as usize;
         let event_limit_bytes = config.limits.listener_event_queue_bytes as usize;
+        // Every waiter is in flight on its connection, so the in-flight bounds bound them.
+        let capacity_waiters =
+            config.limits.max_connections as usize * config.limits.max_in_flight_per_connection as usize;
         let tenants = config.tenants.tenants.len();
         let tenant_latency = if tenants == 0 {
             Vec::new()
@@ -168,7 +171,7 @@ impl PartitionOwner {
                 config.table_backup_count(),
                 config.limits.snapshot_chunk_bytes as usize,
             ),
-            partitions: (0..owned).map(|_| PartitionStore::default()).collect(),
+            partitions: (0..owned).map(|_| PartitionStore::with_waiter_capacity(capacity_waiters)).collect(),
             reactor_index,
             reactor_count,
             member,
@@ -325,7 +328,8 @@ impl PartitionOwner {
     }
 
     pub(crate) fn rerun(&mut self, parked: Parked) {
-        let reply_to = &parked.reply_to;
+        let local = self.replication.local(parked.partition_id.0 as usize);
+        let reply_to = self.partitions[local].waiters.take(parked.id).expect("a parked request is registered");
         if reply_to.connection.is_closed() {
             return;
         }
@@ -475,7 +479,7 @@ impl PartitionOwner {
         let released = store.expire_lease(key, self.now_ms);
         let timed_out = store.take_timed_out(key, self.now_ms);
         for parked in &timed_out {
-            let reply_to = &parked.reply_to;
+            let reply_to = self.partitions[local].waiters.take(parked.id).expect("a parked request is registered");
             if !reply_to.connection.is_closed() {
                 let out = self.outbox.buffer(&reply_to.connection);
                 let (response_type, correlation_id) = (reply_to.response_type, reply_to.correlation_id);

@@ -483,10 +483,11 @@ impl PartitionOwner {
         // The old owner hands its data to a new owner that held no replica; requests waiting
         // on its locks go to the new owner (clients retry on this answer).
         if was == Some(0) && now != Some(0) {
-            let mut waiting: Vec<crate::net::connection::ReplyTo> = Vec::new();
+            let mut ids = Vec::new();
             for (_, _, object) in self.partitions[local].objects_mut() {
-                waiting.extend(object.as_object_mut().take_waiting());
+                ids.extend(object.as_object_mut().take_waiting());
             }
+            let waiting = self.partitions[local].waiters.take_all(ids);
             for reply_to in waiting.iter().filter(|reply_to| !reply_to.connection.is_closed()) {
                 let text = "the partition moved to another member; retry";
                 let failure = OpError::new(ErrorKind::PartitionMigrating, text);

@@ -463,3 +463,130 @@ fn put_all(
     reply.reply(Reply::Empty);
     Ok(Done::Answered)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::request::WaiterId;
+    use std::borrow::Cow;
+    use std::sync::Arc;
+
+    const ALICE: Uuid = Uuid { most: 1, least: 1 };
+    const BOB: Uuid = Uuid { most: 2, least: 2 };
+    const THREAD: i64 = 1;
+
+    /// A serialized string (Hazelcast `Data`, type id −11).
+    fn data(text: &str) -> Vec<u8> {
+        let mut blob = vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf5];
+        blob.extend_from_slice(&(text.len() as i32).to_be_bytes());
+        blob.extend_from_slice(text.as_bytes());
+        blob
+    }
+
+    /// What an operation answered, as text.
+    #[derive(Debug, Default)]
+    struct Answers(Vec<String>);
+
+    impl Replies for Answers {
+        fn reply(&mut self, reply: Reply<'_>) {
+            self.0.push(format!("{reply:?}"));
+        }
+    }
+
+    /// One partition and what its operations borrow from a reactor, with no reactor or socket.
+    struct Harness {
+        partition: PartitionStore,
+        settings: SettingsCache,
+        listeners: Listeners,
+        outbox: Outbox,
+        released: Vec<Parked>,
+        deadlines: Vec<KeyDeadline>,
+    }
+
+    impl Harness {
+        fn new() -> Harness {
+            Harness {
+                partition: PartitionStore::default(),
+                settings: SettingsCache::new(Arc::new(ferrogrid_config::MemberConfig::default()), 271),
+                listeners: Listeners::default(),
+                outbox: Outbox::default(),
+                released: Vec::new(),
+                deadlines: Vec::new(),
+            }
+        }
+
+        /// Runs `op` on map "m" for `source`: what it did and what it answered. A request that
+        /// parks does so as `id`.
+        fn run(&mut self, source: Uuid, op: MapOp<'_>, id: u64) -> (Done, String) {
+            let mut ctx = OpContext {
+                now_ms: 0,
+                member: Uuid::default(),
+                source,
+                partition_id: PartitionId(0),
+                counter_slot: 0,
+                settings: &mut self.settings,
+                listeners: &mut self.listeners,
+                outbox: &mut self.outbox,
+                released: &mut self.released,
+                deadlines: &mut self.deadlines,
+            };
+            let request = MapRequest { name: Cow::Borrowed("m"), op };
+            let mut answers = Answers::default();
+            let done = execute(&mut self.partition, &mut ctx, &request, &mut answers).unwrap();
+            if let Done::Park { wait_ms } = done {
+                let parked = Parked {
+                    id: WaiterId(id),
+                    source,
+                    counter_slot: 0,
+                    partition_id: PartitionId(0),
+                    request: Waiting::Map(request.into_owned()),
+                    deadline_ms: crate::clock::deadline_after(0, wait_ms),
+                };
+                park(&mut self.partition, &mut ctx, parked).unwrap();
+            }
+            (done, answers.0.join(", "))
+        }
+    }
+
+    fn put<'a>(key: &'a [u8], value: &'a [u8]) -> MapOp<'a> {
+        let (key, value) = (Cow::Borrowed(key), Cow::Borrowed(value));
+        MapOp::Put { key, value, thread_id: THREAD, ttl_ms: -1, max_idle_ms: -1, answer: PutAnswer::Previous }
+    }
+
+    fn get(key: &[u8]) -> MapOp<'_> {
+        MapOp::Get { key: Cow::Borrowed(key) }
+    }
+
+    #[test]
+    fn put_get_remove() {
+        let mut harness = Harness::new();
+        let (key, one, two) = (data("k"), data("one"), data("two"));
+        assert_eq!(harness.run(ALICE, put(&key, &one), 0), (Done::Answered, "Value(None)".into()));
+        assert_eq!(harness.run(ALICE, get(&key), 0).1, format!("Value(Some({one:?}))"));
+        assert_eq!(harness.run(BOB, put(&key, &two), 0).1, format!("Value(Some({one:?}))"), "the previous value");
+        let remove = MapOp::Remove { key: Cow::Borrowed(&key), thread_id: THREAD, answer: RemoveAnswer::Previous };
+        assert_eq!(harness.run(ALICE, remove, 0).1, format!("Value(Some({two:?}))"));
+        assert_eq!(harness.run(ALICE, get(&key), 0).1, "Value(None)");
+        assert_eq!(harness.partition.map("m").map(RecordStore::len), Some(0));
+    }
+
+    #[test]
+    fn a_put_parks_on_a_lock_and_its_unlock_releases_the_id() {
+        let mut harness = Harness::new();
+        let (key, value) = (data("k"), data("v"));
+        let lock = MapOp::Lock { key: Cow::Borrowed(&key), thread_id: THREAD, lease_ms: -1, try_timeout_ms: None };
+        assert_eq!(harness.run(ALICE, lock, 0), (Done::Answered, "Empty".into()));
+        assert_eq!(harness.run(BOB, put(&key, &value), 7), (Done::Park { wait_ms: -1 }, String::new()));
+        assert!(harness.deadlines.is_empty(), "it waits until released");
+        assert_eq!(harness.run(BOB, get(&key), 0).1, "Value(None)", "reads do not wait; the put has not run");
+        assert!(harness.released.is_empty());
+        let unlock = MapOp::Unlock { key: Cow::Borrowed(&key), thread_id: Some(THREAD) };
+        assert_eq!(harness.run(ALICE, unlock, 0).1, "Empty");
+        let released = std::mem::take(&mut harness.released);
+        assert_eq!(released.iter().map(|parked| parked.id).collect::<Vec<_>>(), [WaiterId(7)]);
+        // The owner re-runs the released request and answers id 7 with what it says.
+        let Waiting::Map(request) = &released[0].request else { panic!("a map request") };
+        assert_eq!(harness.run(released[0].source, request.op.clone(), 8), (Done::Answered, "Value(None)".into()));
+        assert_eq!(harness.run(ALICE, get(&key), 0).1, format!("Value(Some({value:?}))"));
+    }
+}

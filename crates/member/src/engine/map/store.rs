@@ -502,8 +502,8 @@ impl PartitionObject for RecordStore {
         }
     }
 
-    fn take_waiting(&mut self) -> Vec<crate::net::connection::ReplyTo> {
-        self.locks.take_all_parked().into_iter().map(|parked| parked.reply_to).collect()
+    fn take_waiting(&mut self) -> Vec<crate::engine::request::WaiterId> {
+        self.locks.take_all_parked().into_iter().map(|parked| parked.id).collect()
     }
 }
 

@@ -2,11 +2,11 @@
 //! order, with synchronous backups and migration through [`PartitionObject`].
 //!
 //! Blocking calls never block a reactor: a poll or take on an empty queue, and an offer or put
-//! on a full one, wait here as a [`Waiter`] (where its answer goes, and until when) and are
-//! answered, in arrival order, by the operation that makes them possible (an offer serves the
-//! oldest waiting poll, a poll lets the oldest waiting offer in) or by their deadline
-//! ([`QueueStore::expire_waiters`]). A waiter whose connection closed is skipped, so it never
-//! takes an item. Waiters are not replicated: a client whose queue moves gets
+//! on a full one, wait here as a [`Waiter`] (the id its owner answers it by, and until when)
+//! and are answered, in arrival order, by the operation that makes them possible (an offer
+//! serves the oldest waiting poll, a poll lets the oldest waiting offer in) or by their deadline
+//! ([`QueueStore::expire_waiters`]), through [`Waiters`]. A waiter whose requester is gone
+//! ([`Waiters::drop_if_gone`]) is skipped, so it never takes an item. Waiters are not replicated: a client whose queue moves gets
 //! PartitionMigrating and retries, as with Hazelcast.
 //!
 //! Each item has an id from a per-queue counter; backups add and remove items by id, so
@@ -17,9 +17,8 @@
 use crate::clock::deadline_after;
 use crate::cluster::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
 use crate::engine::listeners::{ItemEventKind, Listeners, Registry};
-use crate::engine::request::{Blob, ErrorKind, OpError, QueueOp, Reply};
+use crate::engine::request::{Blob, ErrorKind, OpError, QueueOp, Reply, WaiterId, Waiters};
 use crate::engine::settings::SettingsCache;
-use crate::net::connection::ReplyTo;
 use crate::net::outbox::Outbox;
 use crate::partition::object::PartitionObject;
 use ferrogrid_config::QueueConfig;
@@ -36,7 +35,8 @@ struct Item {
 /// A request waiting for an item (poll, take) or for room (offer, put).
 #[derive(Debug)]
 pub(crate) struct Waiter {
-    pub reply_to: ReplyTo,
+    /// Whom the answer goes to (the owner's waiter table knows).
+    pub id: WaiterId,
     /// When it gives up (poll: null, offer: false); `clock::NEVER` waits until served.
     pub deadline_ms: i64,
     /// The client it came from (the source of the events it causes).
@@ -82,9 +82,9 @@ pub(crate) struct QueueContext<'a> {
     pub partition_id: PartitionId,
     pub listeners: &'a mut Listeners,
     pub outbox: &'a mut Outbox,
-    /// Delivers a reply to a waiter (the front end encodes it; the owner holds it with the
-    /// operation's own answer until the backups have the change).
-    pub answer: &'a mut dyn FnMut(&ReplyTo, Reply<'_>),
+    /// Answers waiters (the owner encodes each answer and holds it with the operation's own
+    /// until the backups have the change) and tells which have gone.
+    pub waiters: &'a mut dyn Waiters,
 }
 
 impl std::fmt::Debug for QueueContext<'_> {
@@ -182,10 +182,10 @@ impl QueueStore {
     }
 
     /// Parks a request [`execute`] answered [`QueueDone::Wait`] for; refused when `max` wait
-    /// already (waiters of closed connections are dropped first).
-    pub(crate) fn wait(&mut self, waiter: Waiter, max: usize) -> Result<(), OpError> {
+    /// already (gone waiters are dropped first). On refusal its id stays the caller's.
+    pub(crate) fn wait(&mut self, waiter: Waiter, max: usize, waiters: &mut dyn Waiters) -> Result<(), OpError> {
         let waiting = if waiter.item.is_some() { &mut self.offerers } else { &mut self.pollers };
-        waiting.retain(|waiter| !waiter.reply_to.connection.is_closed());
+        waiting.retain(|waiter| !waiters.drop_if_gone(waiter.id));
         if waiting.len() >= max {
             let text = "too many operations are waiting on this queue (max-parked-per-key)";
             return Err(OpError::new(ErrorKind::Refused, text));
@@ -201,9 +201,12 @@ impl QueueStore {
             let (due, waiting): (VecDeque<Waiter>, VecDeque<Waiter>) =
                 std::mem::take(queue).into_iter().partition(|waiter| waiter.deadline_ms <= now_ms);
             *queue = waiting;
-            for waiter in due.into_iter().filter(|waiter| !waiter.reply_to.connection.is_closed()) {
+            for waiter in due {
+                if ctx.waiters.drop_if_gone(waiter.id) {
+                    continue;
+                }
                 let reply = if waiter.item.is_some() { Reply::Bool(false) } else { Reply::Value(None) };
-                (ctx.answer)(&waiter.reply_to, reply);
+                ctx.waiters.answer(waiter.id, reply);
                 expired += 1;
             }
         }
@@ -217,24 +220,24 @@ impl QueueStore {
             let mut moved = false;
             while !self.items.is_empty() {
                 let Some(poller) = self.pollers.pop_front() else { break };
-                if poller.reply_to.connection.is_closed() {
+                if ctx.waiters.drop_if_gone(poller.id) {
                     continue;
                 }
                 let value = self.take_at(0).expect("not empty");
                 ctx.publish(ItemEventKind::Removed, &value, poller.source);
-                (ctx.answer)(&poller.reply_to, Reply::Value(Some(&value)));
+                ctx.waiters.answer(poller.id, Reply::Value(Some(&value)));
                 moved = true;
             }
             while self.room() > 0 {
                 let Some(offerer) = self.offerers.pop_front() else { break };
-                if offerer.reply_to.connection.is_closed() {
+                if ctx.waiters.drop_if_gone(offerer.id) {
                     continue;
                 }
                 let value = offerer.item.expect("offerers carry their item");
                 ctx.publish(ItemEventKind::Added, &value, offerer.source);
                 self.push(value);
                 let reply = if offerer.answers_bool { Reply::Bool(true) } else { Reply::Empty };
-                (ctx.answer)(&offerer.reply_to, reply);
+                ctx.waiters.answer(offerer.id, reply);
                 moved = true;
             }
             if !moved {
@@ -468,14 +471,15 @@ impl PartitionObject for QueueStore {
         self.apply_records(body, false)
     }
 
-    fn take_waiting(&mut self) -> Vec<ReplyTo> {
-        self.pollers.drain(..).chain(self.offerers.drain(..)).map(|waiter| waiter.reply_to).collect()
+    fn take_waiting(&mut self) -> Vec<WaiterId> {
+        self.pollers.drain(..).chain(self.offerers.drain(..)).map(|waiter| waiter.id).collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::request::RecordedWaiters;
     use std::borrow::Cow;
 
     fn item(text: &str) -> Vec<u8> {
@@ -488,24 +492,29 @@ mod tests {
     struct Harness {
         listeners: Listeners,
         outbox: Outbox,
+        waiters: RecordedWaiters,
     }
 
     impl Harness {
         fn new() -> Harness {
-            Harness { listeners: Listeners::default(), outbox: Outbox::default() }
+            Harness { listeners: Listeners::default(), outbox: Outbox::default(), waiters: RecordedWaiters::default() }
         }
 
-        /// Runs `op`, returning what it answered (as text) or that it waits.
-        fn run(&mut self, queue: &mut QueueStore, op: QueueOp<'_>) -> Result<String, QueueDone> {
-            let mut ctx = QueueContext {
+        fn context(&mut self) -> QueueContext<'_> {
+            QueueContext {
                 name: "q",
                 member: Uuid::default(),
                 source: Uuid::default(),
                 partition_id: PartitionId(0),
                 listeners: &mut self.listeners,
                 outbox: &mut self.outbox,
-                answer: &mut |_, _| panic!("no waiter expected"),
-            };
+                waiters: &mut self.waiters,
+            }
+        }
+
+        /// Runs `op`, returning what it answered (as text) or that it waits.
+        fn run(&mut self, queue: &mut QueueStore, op: QueueOp<'_>) -> Result<String, QueueDone> {
+            let mut ctx = self.context();
             let mut answer = String::new();
             match execute(queue, &mut ctx, &op, 0, &mut |reply| answer = format!("{reply:?}")).unwrap() {
                 QueueDone::Answered => Ok(answer),
@@ -535,6 +544,58 @@ mod tests {
         assert_eq!(queue.held_bytes, b.len());
     }
 
+    /// Runs `op`, which must wait, and parks it as `id`.
+    fn park(harness: &mut Harness, queue: &mut QueueStore, op: QueueOp<'_>, id: u64) -> Result<(), OpError> {
+        let Err(QueueDone::Wait { deadline_ms }) = harness.run(queue, op.clone()) else { panic!("{op:?} waits") };
+        let item = match &op {
+            QueueOp::Offer { value, .. } => Some(value.as_ref().into()),
+            _ => None,
+        };
+        let waiter = Waiter { id: WaiterId(id), deadline_ms, source: Uuid::default(), item, answers_bool: true };
+        queue.wait(waiter, 2, &mut harness.waiters)
+    }
+
+    #[test]
+    fn a_parked_poll_is_woken_by_an_offer_through_its_id() {
+        let mut queue = QueueStore::new(QueueConfig::DEFAULT);
+        let mut harness = Harness::new();
+        let (a, b) = (item("a"), item("b"));
+        park(&mut harness, &mut queue, QueueOp::Poll { timeout_ms: -1 }, 1).unwrap();
+        park(&mut harness, &mut queue, QueueOp::Poll { timeout_ms: 50 }, 2).unwrap();
+        let third = park(&mut harness, &mut queue, QueueOp::Poll { timeout_ms: 50 }, 3);
+        assert_eq!(third.unwrap_err().kind, ErrorKind::Refused, "two may wait");
+        assert_eq!(harness.run(&mut queue, offer(&a)).unwrap(), "Bool(true)");
+        assert_eq!(harness.waiters.answers, [(WaiterId(1), format!("Ok(Value(Some({a:?})))"))], "the oldest poll");
+        assert_eq!(harness.run(&mut queue, QueueOp::Size).unwrap(), "Int(0)", "the item went to the waiter");
+        // The other poller's client left: the next item is not handed to it.
+        harness.waiters.gone.push(WaiterId(2));
+        assert_eq!(harness.run(&mut queue, offer(&b)).unwrap(), "Bool(true)");
+        assert_eq!(harness.waiters.dropped, [WaiterId(2)]);
+        assert_eq!(harness.waiters.answers.len(), 1, "a gone waiter is not answered");
+        assert_eq!(harness.run(&mut queue, QueueOp::Size).unwrap(), "Int(1)");
+        assert!(queue.take_waiting().is_empty());
+    }
+
+    #[test]
+    fn a_parked_offer_gets_room_and_a_timed_out_waiter_is_answered_by_its_id() {
+        let mut queue = QueueStore::new(QueueConfig { max_size: 1, ..QueueConfig::DEFAULT });
+        let mut harness = Harness::new();
+        let (a, b, c) = (item("a"), item("b"), item("c"));
+        harness.run(&mut queue, offer(&a)).unwrap();
+        let waits = |value| QueueOp::Offer { value: Cow::Borrowed(value), timeout_ms: 10, answers_bool: true };
+        park(&mut harness, &mut queue, waits(&b), 4).unwrap();
+        park(&mut harness, &mut queue, waits(&c), 5).unwrap();
+        assert_eq!(harness.run(&mut queue, QueueOp::Poll { timeout_ms: 0 }).unwrap(), format!("Value(Some({a:?}))"));
+        assert_eq!(harness.waiters.answers, [(WaiterId(4), "Ok(Bool(true))".to_string())], "room for the oldest");
+        let mut ctx = harness.context();
+        assert_eq!(queue.expire_waiters(9, &mut ctx), 0, "not yet");
+        assert_eq!(queue.expire_waiters(10, &mut ctx), 1);
+        assert_eq!(harness.waiters.answers[1], (WaiterId(5), "Ok(Bool(false))".to_string()), "the offer timed out");
+        assert_eq!(harness.run(&mut queue, QueueOp::Iterator).unwrap(), format!("Values([{b:?}])"));
+        park(&mut harness, &mut queue, waits(&c), 6).unwrap();
+        assert_eq!(queue.take_waiting(), [WaiterId(6)], "taken by id when the partition moves");
+    }
+
     #[test]
     fn bulk_operations_answer_whether_the_queue_changed() {
         let mut queue = QueueStore::new(QueueConfig::DEFAULT);
@@ -553,15 +614,7 @@ mod tests {
         assert_eq!(harness.run(&mut queue, keep_c).unwrap(), "Bool(false)");
         let mut bounded = QueueStore::new(QueueConfig { max_size: 1, ..QueueConfig::DEFAULT });
         let mut ctx_harness = Harness::new();
-        let mut ctx = QueueContext {
-            name: "q",
-            member: Uuid::default(),
-            source: Uuid::default(),
-            partition_id: PartitionId(0),
-            listeners: &mut ctx_harness.listeners,
-            outbox: &mut ctx_harness.outbox,
-            answer: &mut |_, _| panic!("no waiter expected"),
-        };
+        let mut ctx = ctx_harness.context();
         let too_many = QueueOp::AddAll { values: all(&items[..2]) };
         let refused = execute(&mut bounded, &mut ctx, &too_many, 0, &mut |_| {}).unwrap_err();
         assert_eq!(refused.kind, ErrorKind::IllegalState);

@@ -11,16 +11,16 @@
 //!
 //! A read of the next sequence not yet written (readOne of `tail + 1`, readMany with fewer
 //! than `min` items after its start) never blocks a reactor: it waits here as a
-//! [`ReadWaiter`] and is answered, in arrival order, by the add that makes it possible. Waiters
-//! have no deadline (Hazelcast's reads wait as long as the client does); those of closed
-//! connections are skipped, and when the partition moves they are answered "retry".
+//! [`ReadWaiter`] (the id its owner answers it by) and is answered through [`Waiters`], in
+//! arrival order, by the add that makes it possible. Waiters have no deadline (Hazelcast's
+//! reads wait as long as the client does); gone ones ([`Waiters::drop_if_gone`]) are skipped,
+//! and when the partition moves they are answered "retry".
 //!
 //! Owned by the reactor that owns the partition; no locks.
 
 use crate::cluster::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
-use crate::engine::request::{Blob, ErrorKind, OpError, Reply, RingbufferOp};
+use crate::engine::request::{Blob, ErrorKind, OpError, Reply, RingbufferOp, WaiterId, Waiters};
 use crate::engine::settings::SettingsCache;
-use crate::net::connection::ReplyTo;
 use crate::partition::object::PartitionObject;
 use ferrogrid_config::RingbufferConfig;
 use ferrogrid_protocol::Data;
@@ -64,10 +64,10 @@ pub(crate) struct Pending {
     items: Vec<(i64, Box<[u8]>)>,
 }
 
-/// A waiting read and where its answer goes.
+/// A waiting read and whom its answer goes to (the owner's waiter table knows).
 #[derive(Debug)]
 struct ReadWaiter {
-    reply_to: ReplyTo,
+    id: WaiterId,
     pending: Pending,
 }
 
@@ -254,28 +254,34 @@ impl RingbufferStore {
     }
 
     /// Parks a read [`execute`] answered [`RingDone::Wait`] for; refused when `max_waiters`
-    /// wait already (waiters of closed connections are dropped first).
-    pub(crate) fn wait(&mut self, reply_to: ReplyTo, pending: Pending, max_waiters: usize) -> Result<(), OpError> {
-        self.readers.retain(|waiter| !waiter.reply_to.connection.is_closed());
+    /// wait already (gone waiters are dropped first). On refusal `id` stays the caller's.
+    pub(crate) fn wait(
+        &mut self,
+        id: WaiterId,
+        pending: Pending,
+        max_waiters: usize,
+        waiters: &mut dyn Waiters,
+    ) -> Result<(), OpError> {
+        self.readers.retain(|waiter| !waiters.drop_if_gone(waiter.id));
         if self.readers.len() >= max_waiters {
             let text = "too many reads are waiting on this ringbuffer (max-parked-per-key)";
             return Err(OpError::new(ErrorKind::Refused, text));
         }
-        self.readers.push_back(ReadWaiter { reply_to, pending });
+        self.readers.push_back(ReadWaiter { id, pending });
         Ok(())
     }
 
     /// Answers the waiting reads that the items now allow (or that now fail), oldest first.
-    pub(crate) fn serve_waiters(&mut self, answer: &mut dyn FnMut(&ReplyTo, Result<Reply<'_>, OpError>)) {
+    pub(crate) fn serve_waiters(&mut self, waiters: &mut dyn Waiters) {
         let readers = std::mem::take(&mut self.readers);
         for mut waiter in readers {
-            if waiter.reply_to.connection.is_closed() {
+            if waiters.drop_if_gone(waiter.id) {
                 continue;
             }
             match self.advance(&mut waiter.pending) {
                 Ok(false) => self.readers.push_back(waiter),
-                Ok(true) => answer(&waiter.reply_to, Ok(self.answer(&waiter.pending))),
-                Err(failure) => answer(&waiter.reply_to, Err(failure)),
+                Ok(true) => waiters.answer(waiter.id, self.answer(&waiter.pending)),
+                Err(failure) => waiters.fail(waiter.id, failure),
             }
         }
     }
@@ -480,14 +486,15 @@ impl PartitionObject for RingbufferStore {
         Vec::new()
     }
 
-    fn take_waiting(&mut self) -> Vec<ReplyTo> {
-        self.readers.drain(..).map(|waiter| waiter.reply_to).collect()
+    fn take_waiting(&mut self) -> Vec<WaiterId> {
+        self.readers.drain(..).map(|waiter| waiter.id).collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::request::RecordedWaiters;
     use std::borrow::Cow;
 
     fn item(text: &str) -> Vec<u8> {
@@ -525,9 +532,9 @@ mod tests {
     }
 
     /// Runs a read that must wait and parks it.
-    fn park(ring: &mut RingbufferStore, op: RingbufferOp<'_>, max_waiters: usize) -> Result<(), OpError> {
+    fn park(ring: &mut RingbufferStore, op: RingbufferOp<'_>, max_waiters: usize, id: u64) -> Result<(), OpError> {
         match execute(ring, &op, 0, &mut |_| panic!("it waits")).unwrap() {
-            RingDone::Wait(pending) => ring.wait(reply_to(), pending, max_waiters),
+            RingDone::Wait(pending) => ring.wait(WaiterId(id), pending, max_waiters, &mut RecordedWaiters::default()),
             RingDone::Answered => panic!("answered"),
         }
     }
@@ -577,27 +584,24 @@ mod tests {
         assert_eq!(run(&mut ring, add_op(&values[2..], FAIL), 1_000), Ok("Long(2)".into()));
     }
 
-    fn reply_to() -> ReplyTo {
-        let (connection, client) = crate::net::connection::ConnectionShared::loopback(1);
-        std::mem::forget(client);
-        ReplyTo { connection, correlation_id: 1, response_type: ferrogrid_protocol::MessageType(0x170901) }
-    }
-
     #[test]
     fn waiting_reads_are_served_in_order_by_adds() {
         // Nothing but reads has used it: every read waits, even one beyond tail + 1.
         let mut ring = RingbufferStore::new(config(2, 0), usize::MAX);
-        park(&mut ring, read_one(0), 8).unwrap();
-        park(&mut ring, read_one(5), 8).unwrap();
-        park(&mut ring, read(0, 2, 5), 8).unwrap();
+        park(&mut ring, read_one(0), 8, 0).unwrap();
+        park(&mut ring, read_one(5), 8, 1).unwrap();
+        park(&mut ring, read(0, 2, 5), 8, 2).unwrap();
         assert_eq!(run(&mut ring, read(0, 0, 5), 0).unwrap(), "ReadMany { items: [], next_sequence: 0 }");
-        assert_eq!(park(&mut ring, read_one(1), 3).unwrap_err().kind, ErrorKind::Refused);
+        assert_eq!(park(&mut ring, read_one(1), 3, 3).unwrap_err().kind, ErrorKind::Refused);
         let values: Vec<Vec<u8>> = ["a", "b", "c"].iter().map(|text| item(text)).collect();
-        let mut answers = Vec::new();
+        let mut waiters = RecordedWaiters::default();
         for batch in [&values[..1], &values[1..]] {
             run(&mut ring, add_op(batch, OVERWRITE), 0).unwrap();
-            ring.serve_waiters(&mut |_, outcome| answers.push(format!("{outcome:?}")));
+            ring.serve_waiters(&mut waiters);
         }
+        let ids: Vec<WaiterId> = waiters.answers.iter().map(|(id, _)| *id).collect();
+        assert_eq!(ids, [WaiterId(0), WaiterId(1), WaiterId(2)], "in the order they parked");
+        let answers: Vec<String> = waiters.answers.into_iter().map(|(_, answer)| answer).collect();
         assert_eq!(answers.len(), 3, "{answers:?}");
         assert!(answers[0].starts_with("Ok(Value(Some("), "{}", answers[0]);
         assert!(answers[1].contains("IllegalArgument"), "readOne(5) fails once the ringbuffer is used: {}", answers[1]);
@@ -607,6 +611,30 @@ mod tests {
             "{}",
             answers[2]
         );
+        assert!(ring.readers.is_empty());
+    }
+
+    #[test]
+    fn a_gone_reader_is_dropped_unanswered_and_the_rest_are_taken_by_id() {
+        let mut ring = RingbufferStore::new(config(2, 0), usize::MAX);
+        for id in 0..3 {
+            park(&mut ring, read_one(0), 8, id).unwrap();
+        }
+        let mut waiters = RecordedWaiters { gone: vec![WaiterId(0)], ..RecordedWaiters::default() };
+        // Parking drops gone readers first: the bound counts those still waiting.
+        let Ok(RingDone::Wait(pending)) = execute(&mut ring, &read_one(0), 0, &mut |_| panic!("it waits")) else {
+            panic!("a read of the next sequence waits")
+        };
+        let refused = ring.wait(WaiterId(3), pending, 2, &mut waiters);
+        assert_eq!(refused.unwrap_err().kind, ErrorKind::Refused);
+        assert_eq!(waiters.dropped, [WaiterId(0)]);
+        assert_eq!(ring.take_waiting(), [WaiterId(1), WaiterId(2)]);
+        park(&mut ring, read_one(0), 8, 4).unwrap();
+        waiters.gone.push(WaiterId(4));
+        run(&mut ring, add_op(&[item("a")], OVERWRITE), 0).unwrap();
+        ring.serve_waiters(&mut waiters);
+        assert!(waiters.answers.is_empty(), "a gone reader is not answered");
+        assert_eq!(waiters.dropped, [WaiterId(0), WaiterId(4)]);
         assert!(ring.readers.is_empty());
     }
 

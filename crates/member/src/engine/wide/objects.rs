@@ -162,7 +162,7 @@ impl WideOperation for DestroyObject {
         // answered here, on their connection: the share has no outbox for partitions.
         let text = format!("Distributed object is destroyed: {}", crate::tenants::display(name));
         let failure = crate::engine::request::OpError::new(crate::engine::request::ErrorKind::Destroyed, text);
-        for reply_to in object.as_object_mut().take_waiting() {
+        for reply_to in partition.take_waiting(&mut object) {
             let (connection, answer) = crate::route::wire::encode_outcome(&reply_to, Err(failure.clone()));
             if !connection.is_closed() {
                 connection.send(&answer);
