@@ -40,6 +40,9 @@ impl PartitionOwner {
     /// The local index of the call's partition if this member serves it; else answers
     /// PartitionMigrating and returns None.
     pub(crate) fn check_serves(&self, call: &Call<'_>, out: &mut Vec<u8>) -> Option<usize> {
+        if call.serves.is_some() {
+            return call.serves;
+        }
         let partition_id = call.partition_id;
         if self.replication.serves(partition_id) {
             return Some(self.replication.local(partition_id.0 as usize));

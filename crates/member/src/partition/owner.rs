@@ -56,6 +56,11 @@ pub struct Call<'c> {
     /// listener on this connection: a write with synchronous backups is answered at once with
     /// their number, and each backup's acknowledgement goes to the client as a backup event.
     pub backup_aware: bool,
+    /// The partition's local index, when the reactor that routed the request found, on this
+    /// owner's own state and in the same turn, that it serves the partition: ownership is then
+    /// checked once. None: checked where it runs (a request handed over, borrowed, forwarded or
+    /// re-run may arrive after its partition moved).
+    pub serves: Option<usize>,
 }
 
 impl Call<'_> {
@@ -342,6 +347,7 @@ impl PartitionOwner {
             partition_id: parked.partition_id,
             // A request that waited is answered once its backups have it, as without the flag.
             backup_aware: false,
+            serves: None,
         };
         let mut scratch = std::mem::take(&mut self.scratch);
         match &parked.request {
@@ -403,6 +409,7 @@ impl PartitionOwner {
             // its engine finds the counter by name).
             partition_id: PartitionId(message.partition_id() as u16),
             backup_aware: Call::asks_backup_acks(&message, connection),
+            serves: None,
         };
         self.execute(&call, &request, out);
         Ok(message_type)

@@ -174,6 +174,7 @@ mod tests {
             counter_slot: 0,
             partition_id: PartitionId(0),
             backup_aware: false,
+            serves: None,
         }
     }
 

@@ -236,7 +236,7 @@ impl Core {
             }
             Some((slot, row)) if row.route == Route::LocalCopy => {
                 let Some(partition) = self.check_partition(header, out) else { return Ok(After::Continue) };
-                self.run_or_hand_off(connection, header, (slot, row), partition, bytes, out, origin)
+                self.run_or_hand_off(connection, header, (slot, row), (partition, None), bytes, out, origin)
             }
             Some((_, row)) if row.route == Route::EveryPartition => {
                 let message = Message::parse(bytes)?;
@@ -278,21 +278,23 @@ impl Core {
         out: &mut Vec<u8>,
         origin: Origin,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
-        let Some(partition) = self.routes_here(connection, header, bytes, out, origin) else {
+        let Some(routed) = self.routes_here(connection, header, bytes, out, origin) else {
             return Ok(After::Continue);
         };
-        self.run_or_hand_off(connection, header, (slot, row), partition, bytes, out, origin)
+        self.run_or_hand_off(connection, header, (slot, row), routed, bytes, out, origin)
     }
 
     /// A request for `partition` on this member: run here if this reactor owns the partition
-    /// (parsed and decoded once), else handed, unparsed, to the reactor that does.
+    /// (parsed and decoded once), else handed, unparsed, to the reactor that does. `serves`:
+    /// the partition's local index if routing found this member's copy ready (see
+    /// [`Call::serves`]).
     #[allow(clippy::too_many_arguments)]
     fn run_or_hand_off(
         &mut self,
         connection: &Arc<ConnectionShared>,
         header: RequestHeader,
         (slot, row): (usize, &Operation),
-        partition: PartitionId,
+        (partition, serves): (PartitionId, Option<usize>),
         bytes: &[u8],
         out: &mut Vec<u8>,
         origin: Origin,
@@ -311,6 +313,8 @@ impl Core {
                 counter_slot: slot,
                 partition_id: partition,
                 backup_aware: Call::asks_backup_acks(&message, connection),
+                // Checked on this reactor's own state just now; a borrowed owner checks its own.
+                serves: if owner == self.index { serves } else { None },
             };
             if owner == self.index {
                 self.owner.execute(&call, &request, out);
@@ -393,6 +397,7 @@ impl Core {
                 counter_slot: slot,
                 partition_id: partition,
                 backup_aware: false,
+                serves: None,
             };
             self.owner.execute(&call, &request, out);
         } else {
@@ -401,7 +406,8 @@ impl Core {
         Ok(After::Continue)
     }
 
-    /// The request's partition, validated, if the request runs on this member. If not, it has
+    /// The request's partition, validated, if the request runs on this member (with its local
+    /// index if this reactor's copy of it is ready). If not, it has
     /// been forwarded to the owner, or answered with an error (a bad partition id, or no owner
     /// to reach). The client's `i32` partition id is checked here once; from here on a
     /// partition is a [`PartitionId`].
@@ -412,11 +418,11 @@ impl Core {
         bytes: &[u8],
         out: &mut Vec<u8>,
         Origin { hop, source, .. }: Origin,
-    ) -> Option<PartitionId> {
+    ) -> Option<(PartitionId, Option<usize>)> {
         let (partition, id) = (header.partition_id, header.correlation_id);
         let partition_id = self.check_partition(header, out)?;
         let text = match self.owner.replication.route(partition_id) {
-            Route_::Here => return Some(partition_id),
+            Route_::Here(serves) => return Some((partition_id, serves)),
             Route_::Member(member) if hop == Hop::Client => {
                 self.forward(connection, member, id, bytes, source, crate::cluster::peer::FORWARD);
                 return None;

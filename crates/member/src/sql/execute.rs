@@ -87,7 +87,7 @@ impl Core {
         let local = key_partitions.is_some_and(|partitions| {
             partitions
                 .into_iter()
-                .all(|p| matches!(self.owner.replication.route(p), crate::cluster::replication::state::Route::Here))
+                .all(|p| matches!(self.owner.replication.route(p), crate::cluster::replication::state::Route::Here(_)))
         });
         let scan = Scan {
             local,

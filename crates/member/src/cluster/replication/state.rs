@@ -50,7 +50,9 @@ impl ClusterState {
 /// Where a partition request runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
-    Here,
+    /// This member owns the partition; with its local index when it is this reactor's and its
+    /// data is here now (None: another reactor's, or being installed: checked where it runs).
+    Here(Option<usize>),
     Member(MemberId),
     /// Nobody can take it now: the client is told to retry.
     Unavailable,
@@ -202,7 +204,12 @@ impl Replication {
     /// Where a request for `partition` must run.
     pub fn route(&self, partition: PartitionId) -> Route {
         match self.state.table.owner(partition.0 as usize) {
-            Some(owner) if owner == self.state.me => Route::Here,
+            Some(owner) if owner == self.state.me => {
+                // Only this reactor's partitions have their readiness here.
+                let (global, local) = (partition.0 as usize, self.local(partition.0 as usize));
+                let mine = global % self.reactor_count == self.reactor_index;
+                Route::Here((mine && self.ready[local]).then_some(local))
+            }
             Some(owner) if self.state.links.contains_key(&owner) => Route::Member(owner),
             // No table yet, or no link to the owner.
             _ => Route::Unavailable,

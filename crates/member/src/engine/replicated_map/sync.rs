@@ -540,6 +540,7 @@ mod tests {
             counter_slot: 0,
             partition_id: PartitionId(0),
             backup_aware: false,
+            serves: None,
         };
         let mut out = Vec::new();
         owner.execute_replicated(&call, &request, &mut out);
