@@ -95,19 +95,21 @@ pub(crate) const A: Flags = Flags::ADDS_ENTRIES;
 pub(crate) const L: Flags = Flags::LOCK_AWARE;
 pub(crate) const S: Flags = Flags::SCOPED;
 
-/// A row: `row!(Codec, Route, flags)`, with a decoder (`row!(Codec, Route, flags, decoder)`).
+/// A row: `row!(Codec, Route, flags)`; a partition row with its decoder:
+/// `row!(Codec, Route, flags, |r| request)`, where `r` is the message decoded by the row's codec
+/// (a decode error is the decoder's) and `request` the typed request it becomes.
 macro_rules! row {
-    ($codec:ident, $route:ident, $flags:expr) => {
+    ($codec:ident, $route:ident $(($($argument:tt)*))?, $flags:expr) => {
         $crate::route::row::Operation {
             message_type: $codec::TYPE,
             name: stringify!($codec),
-            route: $crate::route::row::Route::$route,
+            route: $crate::route::row::Route::$route $(($($argument)*))?,
             flags: $flags,
             decode: None,
             classify: None,
         }
     };
-    ($codec:ident, $route:ident, $flags:expr, $decode:expr) => {
+    ($codec:ident, $route:ident, $flags:expr, $decode:ident) => {
         $crate::route::row::Operation {
             message_type: $codec::TYPE,
             name: stringify!($codec),
@@ -117,9 +119,26 @@ macro_rules! row {
             classify: None,
         }
     };
+    ($codec:ident, $route:ident, $flags:expr, |$decoded:ident| $request:expr) => {
+        $crate::route::row::Operation {
+            message_type: $codec::TYPE,
+            name: stringify!($codec),
+            route: $crate::route::row::Route::$route,
+            flags: $flags,
+            decode: Some({
+                const DECODE: $crate::route::row::Decoder = |message| {
+                    let $decoded = $codec::decode(message)?;
+                    Ok($request)
+                };
+                DECODE
+            }),
+            classify: None,
+        }
+    };
 }
 
-/// A [`Route::EveryPartition`] row and its classifier.
+/// A [`Route::EveryPartition`] row and its classifier: `wide_row!(Codec, flags, classify)`, a
+/// function or a closure `|message, connection| ...`.
 macro_rules! wide_row {
     ($codec:ident, $flags:expr, $classify:expr) => {
         $crate::route::row::Operation {
@@ -128,7 +147,10 @@ macro_rules! wide_row {
             route: $crate::route::row::Route::EveryPartition,
             flags: $flags,
             decode: None,
-            classify: Some($classify as $crate::route::row::Classifier),
+            classify: Some({
+                const CLASSIFY: $crate::route::row::Classifier = $classify;
+                CLASSIFY
+            }),
         }
     };
 }
