@@ -333,6 +333,13 @@ pub enum Classified {
     Refused(ErrorCode, String),
 }
 
+impl Classified {
+    /// `operation` over every partition of the object `name`.
+    pub(crate) fn wide<W: WideOperation>(operation: W, name: &str) -> Result<Classified, DecodeError> {
+        Ok(Classified::Wide(WideRequest::new(operation), name.into()))
+    }
+}
+
 /// Writes the error for a refused map-wide request.
 pub fn write_refusal(out: &mut Vec<u8>, correlation_id: i64, code: ErrorCode, message: &str) {
     write_error_response(out, correlation_id, &[ErrorHolder { code, message: Some(message) }]);

@@ -1,7 +1,8 @@
 //! The list's and the set's rows of the operation table, each with its decoder.
 
+use crate::engine::listeners::{Listener, Registry};
 use crate::engine::request::{CollectionOp as Op, CollectionRequest, Request};
-use crate::engine::wide::objects::classify_listener;
+use crate::engine::wide::objects::{add_listener, listener, remove_listener};
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
@@ -45,8 +46,16 @@ pub(crate) static ROWS: &[Operation] = &[
     row!(ListIndexOf, Partition, S, |r| list_request(r.name, Op::IndexOf { value: blob(r.value), last: false })),
     row!(ListLastIndexOf, Partition, S, |r| list_request(r.name, Op::IndexOf { value: blob(r.value), last: true })),
     row!(ListSub, Partition, S, |r| list_request(r.name, Op::Sub { from: r.from, to: r.to })),
-    wide_row!(ListAddListener, S, classify_listener),
-    wide_row!(ListRemoveListener, S, classify_listener),
+    wide_row!(ListAddListener, S, |message, connection| {
+        let r = ListAddListener::decode(message)?;
+        let listener =
+            Listener { include_value: r.include_value, local_only: r.local_only, ..listener(message, connection) };
+        add_listener(Registry::ListItems, r.name, listener)
+    }),
+    wide_row!(ListRemoveListener, S, |message, _| {
+        let r = ListRemoveListener::decode(message)?;
+        remove_listener(Registry::ListItems, r.name, r.registration_id)
+    }),
     row!(SetAdd, Partition, W.with(A).with(S), |r| set_request(r.name, Op::Add { value: blob(r.value), index: None })),
     row!(SetAddAll, Partition, W.with(A).with(S), |r| {
         set_request(r.name, Op::AddAll { values: list(r.value_list), index: None })
@@ -66,8 +75,16 @@ pub(crate) static ROWS: &[Operation] = &[
     row!(SetContains, Partition, S, |r| set_request(r.name, Op::Contains { value: blob(r.value) })),
     row!(SetContainsAll, Partition, S, |r| set_request(r.name, Op::ContainsAll { values: list(r.items) })),
     row!(SetGetAll, Partition, S, |r| set_request(r.name, Op::GetAll)),
-    wide_row!(SetAddListener, S, classify_listener),
-    wide_row!(SetRemoveListener, S, classify_listener),
+    wide_row!(SetAddListener, S, |message, connection| {
+        let r = SetAddListener::decode(message)?;
+        let listener =
+            Listener { include_value: r.include_value, local_only: r.local_only, ..listener(message, connection) };
+        add_listener(Registry::SetItems, r.name, listener)
+    }),
+    wide_row!(SetRemoveListener, S, |message, _| {
+        let r = SetRemoveListener::decode(message)?;
+        remove_listener(Registry::SetItems, r.name, r.registration_id)
+    }),
 ];
 
 /// A request on the list `name`.

@@ -1,7 +1,8 @@
 //! The queue's rows of the operation table, each with its decoder.
 
+use crate::engine::listeners::{Listener, Registry};
 use crate::engine::request::{QueueOp as Op, QueueRequest, Request};
-use crate::engine::wide::objects::classify_listener;
+use crate::engine::wide::objects::{add_listener, listener, remove_listener};
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
@@ -35,8 +36,16 @@ pub(crate) static ROWS: &[Operation] = &[
     row!(QueueIterator, Partition, S, |r| queue(r.name, Op::Iterator)),
     row!(QueueContains, Partition, S, |r| queue(r.name, Op::Contains { value: blob(r.value) })),
     row!(QueueContainsAll, Partition, S, |r| queue(r.name, Op::ContainsAll { values: list(r.data_list) })),
-    wide_row!(QueueAddListener, S, classify_listener),
-    wide_row!(QueueRemoveListener, S, classify_listener),
+    wide_row!(QueueAddListener, S, |message, connection| {
+        let r = QueueAddListener::decode(message)?;
+        let listener =
+            Listener { include_value: r.include_value, local_only: r.local_only, ..listener(message, connection) };
+        add_listener(Registry::Items, r.name, listener)
+    }),
+    wide_row!(QueueRemoveListener, S, |message, _| {
+        let r = QueueRemoveListener::decode(message)?;
+        remove_listener(Registry::Items, r.name, r.registration_id)
+    }),
 ];
 
 /// A request on the queue `name` (every queue request names its queue first).

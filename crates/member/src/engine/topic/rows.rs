@@ -1,7 +1,8 @@
 //! The topic's rows of the operation table, publishing with its decoder.
 
+use crate::engine::listeners::{Listener, Registry};
 use crate::engine::request::{Blob, Request, TopicRequest};
-use crate::engine::wide::objects::classify_listener;
+use crate::engine::wide::objects::{add_listener, listener, remove_listener};
 use crate::route::row::{row, wide_row, Operation, S};
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
@@ -11,8 +12,20 @@ use std::borrow::Cow;
 pub(crate) static ROWS: &[Operation] = &[
     row!(TopicPublish, Partition, S, |r| topic(r.name, vec![blob(r.message)])),
     row!(TopicPublishAll, Partition, S, |r| topic(r.name, list(r.messages))),
-    wide_row!(TopicAddMessageListener, S, classify_listener),
-    wide_row!(TopicRemoveMessageListener, S, classify_listener),
+    wide_row!(TopicAddMessageListener, S, |message, connection| {
+        let r = TopicAddMessageListener::decode(message)?;
+        let listener = Listener {
+            event_type: TopicEvent::TYPE,
+            include_value: true,
+            local_only: r.local_only,
+            ..listener(message, connection)
+        };
+        add_listener(Registry::Messages, r.name, listener)
+    }),
+    wide_row!(TopicRemoveMessageListener, S, |message, _| {
+        let r = TopicRemoveMessageListener::decode(message)?;
+        remove_listener(Registry::Messages, r.name, r.registration_id)
+    }),
 ];
 
 /// Publishes `messages` on the topic `name`.
