@@ -338,6 +338,13 @@ impl Classified {
     pub(crate) fn wide<W: WideOperation>(operation: W, name: &str) -> Result<Classified, DecodeError> {
         Ok(Classified::Wide(WideRequest::new(operation), name.into()))
     }
+
+    /// `operation` over every partition of the object a request names in its first frame, its
+    /// only field (size, clear, keySet, …).
+    pub(crate) fn named<W: WideOperation>(operation: W, message: &Message<'_>) -> Result<Classified, DecodeError> {
+        let operation = WideRequest::new(operation);
+        Ok(Classified::Wide(operation, message.reader().string()?.into()))
+    }
 }
 
 /// Writes the error for a refused map-wide request.

@@ -1,7 +1,10 @@
 //! The multimap's rows of the operation table, each with its decoder or classifier.
 
-use crate::engine::multimap::wide::classify_multimap;
+use crate::engine::listeners::{Listener, Registry};
+use crate::engine::multimap::wide::{MultiClear, MultiContainsValue, MultiList, MultiListed, MultiSize};
 use crate::engine::request::{MultiMapOp as Op, MultiMapRequest, Request};
+use crate::engine::wide::objects::{add_listener, listener, remove_listener};
+use crate::engine::wide::Classified;
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
@@ -43,15 +46,31 @@ pub(crate) static ROWS: &[Operation] = &[
     }),
     row!(MultiMapForceUnlock, Partition, S, |r| multimap(r.name, Op::Unlock { key: blob(r.key), thread_id: None })),
     row!(MultiMapIsLocked, Partition, S, |r| multimap(r.name, Op::IsLocked { key: blob(r.key) })),
-    wide_row!(MultiMapKeySet, S, classify_multimap),
-    wide_row!(MultiMapValues, S, classify_multimap),
-    wide_row!(MultiMapEntrySet, S, classify_multimap),
-    wide_row!(MultiMapSize, S, classify_multimap),
-    wide_row!(MultiMapContainsValue, S, classify_multimap),
-    wide_row!(MultiMapClear, W.with(S), classify_multimap),
-    wide_row!(MultiMapAddEntryListener, S, classify_multimap),
-    wide_row!(MultiMapAddEntryListenerToKey, S, classify_multimap),
-    wide_row!(MultiMapRemoveEntryListener, S, classify_multimap),
+    wide_row!(MultiMapKeySet, S, |message, _| Classified::named(MultiList(MultiListed::Keys), message)),
+    wide_row!(MultiMapValues, S, |message, _| Classified::named(MultiList(MultiListed::Values), message)),
+    wide_row!(MultiMapEntrySet, S, |message, _| Classified::named(MultiList(MultiListed::Entries), message)),
+    wide_row!(MultiMapSize, S, |message, _| Classified::named(MultiSize, message)),
+    wide_row!(MultiMapContainsValue, S, |message, _| {
+        let r = MultiMapContainsValue::decode(message)?;
+        Classified::wide(MultiContainsValue(r.value.0.into()), r.name)
+    }),
+    wide_row!(MultiMapClear, W.with(S), |message, _| Classified::named(MultiClear, message)),
+    wide_row!(MultiMapAddEntryListener, S, |message, connection| {
+        let r = MultiMapAddEntryListener::decode(message)?;
+        let (include_value, local_only) = (r.include_value, r.local_only);
+        let listener = Listener { include_value, flags: -1, local_only, ..listener(message, connection) };
+        add_listener(Registry::MultiMapEntries, r.name, listener)
+    }),
+    wide_row!(MultiMapAddEntryListenerToKey, S, |message, connection| {
+        let r = MultiMapAddEntryListenerToKey::decode(message)?;
+        let (include_value, local_only, key) = (r.include_value, r.local_only, Some(r.key.0.into()));
+        let listener = Listener { include_value, flags: -1, key, local_only, ..listener(message, connection) };
+        add_listener(Registry::MultiMapEntries, r.name, listener)
+    }),
+    wide_row!(MultiMapRemoveEntryListener, S, |message, _| {
+        let r = MultiMapRemoveEntryListener::decode(message)?;
+        remove_listener(Registry::MultiMapEntries, r.name, r.registration_id)
+    }),
 ];
 
 /// A request on the multimap `name`.
