@@ -345,6 +345,11 @@ impl Classified {
         let operation = WideRequest::new(operation);
         Ok(Classified::Wide(operation, message.reader().string()?.into()))
     }
+
+    /// Refused with `NullPointerException` and `text` (a null key or value).
+    pub(crate) fn null(text: &str) -> Result<Classified, DecodeError> {
+        Ok(Classified::Refused(ferrogrid_protocol::error::NULL_POINTER, text.to_owned()))
+    }
 }
 
 /// Writes the error for a refused map-wide request.
