@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 /// [`PARTITION_OPERATION_COUNT`] is its per-map counter slot.
 const SECTIONS: &[&[Operation]] = &[
     engine::map::rows::KEY_ROWS,
-    engine::map::rows::WIDE_ROWS,
+    engine::map::wide_rows::WIDE_ROWS,
     engine::queue::rows::ROWS,
     engine::multimap::rows::ROWS,
     engine::replicated_map::rows::ROWS,

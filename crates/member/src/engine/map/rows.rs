@@ -1,11 +1,10 @@
-//! The map's rows of the operation table: its key operations (first in the table: a row's
-//! index there is its per-map counter slot), each with its decoder, and its operations over every
-//! partition with their classifier (`wide.rs`).
+//! The map's key rows of the operation table (first in the table: a row's index there is its
+//! per-map counter slot), each with its decoder; its rows over every partition are
+//! `wide_rows.rs`.
 
-use crate::engine::map::wide::classify;
 use crate::engine::request::Request;
 use crate::engine::request::*;
-use crate::route::row::{row, wide_row, Operation, A, L, S, W};
+use crate::route::row::{row, Operation, A, L, S, W};
 use crate::route::wire::blob;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::Data;
@@ -80,38 +79,6 @@ pub(crate) static KEY_ROWS: &[Operation] = &[
         map(r.name, MapOp::Unlock { key: blob(r.key), thread_id: Some(r.thread_id) })
     }),
     row!(MapForceUnlock, Partition, W.with(S), |r| map(r.name, MapOp::Unlock { key: blob(r.key), thread_id: None })),
-];
-
-/// Operations over every partition of the map.
-pub(crate) static WIDE_ROWS: &[Operation] = &[
-    wide_row!(MapSize, S, classify),
-    wide_row!(MapIsEmpty, S, classify),
-    wide_row!(MapContainsValue, S, classify),
-    wide_row!(MapClear, W.with(S), classify),
-    wide_row!(MapKeySet, S, classify),
-    wide_row!(MapValues, S, classify),
-    wide_row!(MapEntrySet, S, classify),
-    // Queries (fanout/query_ops.rs): every owned partition's entries, filtered by the predicate.
-    wide_row!(MapKeySetWithPredicate, S, classify),
-    wide_row!(MapValuesWithPredicate, S, classify),
-    wide_row!(MapEntriesWithPredicate, S, classify),
-    wide_row!(MapKeySetWithPagingPredicate, S, classify),
-    wide_row!(MapValuesWithPagingPredicate, S, classify),
-    wide_row!(MapEntriesWithPagingPredicate, S, classify),
-    wide_row!(MapAddIndex, W.with(S), classify),
-    // Aggregations and projections (fanout/aggregate_ops.rs).
-    wide_row!(MapAggregate, S, classify),
-    wide_row!(MapAggregateWithPredicate, S, classify),
-    wide_row!(MapProject, S, classify),
-    wide_row!(MapProjectWithPredicate, S, classify),
-    wide_row!(MapEvictAll, W.with(S), classify),
-    wide_row!(MapFlush, S, classify),
-    wide_row!(MapAddEntryListener, S, classify),
-    wide_row!(MapAddEntryListenerToKey, S, classify),
-    wide_row!(MapAddEntryListenerWithPredicate, S, classify),
-    wide_row!(MapAddEntryListenerToKeyWithPredicate, S, classify),
-    wide_row!(MapAddNearCacheInvalidationListener, S, classify),
-    wide_row!(MapRemoveEntryListener, S, classify),
 ];
 
 /// A request on the map `name`.

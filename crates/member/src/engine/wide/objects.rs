@@ -19,12 +19,7 @@ pub(crate) struct AddListener {
 }
 
 impl AddListener {
-    pub(crate) fn new(listener: Listener) -> AddListener {
-        AddListener { listener: Box::new(listener), registry: Registry::Entries }
-    }
-
-    /// IQueue.addItemListener, ITopic.addMessageListener: the same, among the object's
-    /// listeners in `registry`.
+    /// The registration of `listener` among the object's listeners in `registry`.
     pub(crate) fn to(registry: Registry, listener: Listener) -> AddListener {
         AddListener { listener: Box::new(listener), registry }
     }
@@ -94,11 +89,7 @@ pub(crate) struct RemoveListener {
 }
 
 impl RemoveListener {
-    pub(crate) fn new(id: Uuid) -> RemoveListener {
-        RemoveListener { id, registry: Registry::Entries }
-    }
-
-    /// IQueue.removeItemListener, ITopic.removeMessageListener.
+    /// The removal of registration `id` from the object's listeners in `registry`.
     pub(crate) fn from(registry: Registry, id: Uuid) -> RemoveListener {
         RemoveListener { id, registry }
     }
