@@ -15,7 +15,7 @@ use crate::net::connection::{ConnectionShared, ConnectionState};
 use crate::partition::owner::{Call, PartitionOwner};
 use crate::route::client::service::{self as client, After};
 use crate::route::handoff::Handoff;
-use crate::route::operations::{self, Flags, Operation, Route};
+use crate::route::operations::{self, Flags, Operation, Route, SqlCall};
 use crate::route::wire;
 use crate::shared::{Shared, Task};
 use ferrogrid_cluster::MemberId;
@@ -265,15 +265,13 @@ impl Core {
                 let message = Message::parse(bytes)?;
                 self.dispatch_wide(connection, &message, bytes, out, origin)
             }
-            Some((_, row)) if row.route == Route::Sql => {
+            Some((_, &Operation { route: Route::Sql(call), .. })) => {
                 let message = Message::parse(bytes)?;
-                match header.message_type {
-                    ferrogrid_protocol::codec::SqlExecute::TYPE => {
-                        self.sql_execute(connection, &message, bytes, out)?
-                    }
-                    ferrogrid_protocol::codec::SqlFetch::TYPE => self.sql_fetch(connection, &message, out)?,
-                    ferrogrid_protocol::codec::SqlClose::TYPE => self.sql_close(connection, &message, out)?,
-                    _ => self.sql_mapping_ddl(&message, out)?,
+                match call {
+                    SqlCall::Execute => self.sql_execute(connection, &message, bytes, out)?,
+                    SqlCall::Fetch => self.sql_fetch(connection, &message, out)?,
+                    SqlCall::Close => self.sql_close(connection, &message, out)?,
+                    SqlCall::MappingDdl => self.sql_mapping_ddl(&message, out)?,
                 }
                 Ok(After::Continue)
             }

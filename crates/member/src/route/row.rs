@@ -1,10 +1,12 @@
 //! A row of the operation table: how a message type is routed (the owner of the partition in
 //! its header, this member's copy of that partition, every partition, the connection's reactor,
-//! or the member link), its flags (writes, may add entries, may wait on a key lock, names a
-//! tenant-scoped object) and its handler: the decoder that turns the wire message into the typed
-//! request an engine runs, or the classifier that turns a request over every partition into a
-//! fan-out's operation. Each structure declares its own rows (`engine/<structure>/rows.rs`) with
-//! the macros here; the table (`operations.rs`) is their union.
+//! the SQL service, or the member link), its flags (writes, may add entries, may wait on a key
+//! lock, names a tenant-scoped object) and its handler: the decoder that turns the wire message
+//! into the typed request an engine runs, the classifier that turns a request over every
+//! partition into a fan-out's operation, or the SQL service's call that answers it. A handler is
+//! its row's own (a decoder knows its type from its row, so none matches on the message type).
+//! Each structure declares its own rows (`engine/<structure>/rows.rs`) with the macros here; the
+//! table (`operations.rs`) is their union.
 
 use crate::engine::request::Request;
 use crate::engine::wide::Classified;
@@ -33,11 +35,24 @@ pub enum Route {
     /// Answered by the reactor that read it from state its member's reactors share, not from
     /// a partition (flake id generators); from a client it may go on to another member.
     Local,
-    /// The SQL service (`sql.rs`), on the reactor that read it: a statement fans out over
-    /// the partitions of the maps it names.
-    Sql,
+    /// The SQL service (`sql.rs`), on the reactor that read it, by the call named: a statement
+    /// fans out over the partitions of the maps it names.
+    Sql(SqlCall),
     /// Member-to-member traffic (only on member links).
     MemberLink,
+}
+
+/// The SQL service's call that answers a [`Route::Sql`] row (`sql/execute.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlCall {
+    /// Runs a statement (a query opens a cursor).
+    Execute,
+    /// The next page of a cursor.
+    Fetch,
+    /// Drops a cursor.
+    Close,
+    /// The DDL of a mapping.
+    MappingDdl,
 }
 
 /// What a request may do, for admission and bookkeeping.
@@ -106,16 +121,6 @@ macro_rules! row {
             route: $crate::route::row::Route::$route $(($($argument)*))?,
             flags: $flags,
             decode: None,
-            classify: None,
-        }
-    };
-    ($codec:ident, $route:ident, $flags:expr, $decode:ident) => {
-        $crate::route::row::Operation {
-            message_type: $codec::TYPE,
-            name: stringify!($codec),
-            route: $crate::route::row::Route::$route,
-            flags: $flags,
-            decode: Some($decode as $crate::route::row::Decoder),
             classify: None,
         }
     };
