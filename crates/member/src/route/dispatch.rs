@@ -15,11 +15,11 @@ use crate::net::connection::{ConnectionShared, ConnectionState};
 use crate::partition::owner::{Call, PartitionOwner};
 use crate::route::client::service::{self as client, After};
 use crate::route::handoff::Handoff;
-use crate::route::operations::{self, Flags, Operation, Route, SqlCall};
+use crate::route::operations::{self, ClientCall, Flags, Operation, Route, SqlCall};
 use crate::route::wire;
 use crate::shared::{Shared, Task};
 use ferrogrid_cluster::MemberId;
-use ferrogrid_protocol::codec::{ClientAddClusterViewListener, ClientDestroyProxy};
+use ferrogrid_protocol::codec::ClientDestroyProxy;
 use ferrogrid_protocol::frame::StreamLimits;
 use ferrogrid_protocol::message::{RequestHeader, REQUEST_HEADER_SIZE};
 use ferrogrid_protocol::{Message, PartitionId, Uuid};
@@ -230,7 +230,11 @@ impl Core {
                 Err(reason) => Ok(After::Close(reason)),
             },
             _ => {
-                let outcome = client::authenticate(&self.shared, message, state, out);
+                let call = match operations::row(message.message_type()) {
+                    Some(&Operation { route: Route::Connection(call), .. }) => Some(call),
+                    _ => None,
+                };
+                let outcome = client::authenticate(&self.shared, call, message, state, out);
                 if let ConnectionState::Authenticated { client_uuid, tenant, .. } = state {
                     connection.set_client(*client_uuid);
                     connection.set_tenant(*tenant);
@@ -277,13 +281,17 @@ impl Core {
             }
             // (The only Local row.)
             Some((_, row)) if row.route == Route::Local => self.new_id_batch(connection, header, bytes, out, origin),
-            // The client service, and types without a row (answered UnsupportedOperation).
-            _ => {
+            // The client service, and types without one of its rows (answered UnsupportedOperation).
+            found => {
                 let message = Message::parse(bytes)?;
-                if header.message_type == ClientAddClusterViewListener::TYPE {
+                let call = match found {
+                    Some((_, &Operation { route: Route::Connection(call), .. })) => Some(call),
+                    _ => None,
+                };
+                if call == Some(ClientCall::AddClusterViewListener) {
                     self.shared.view.add_listener(connection.clone(), header.correlation_id);
                 }
-                client::handle(&self.shared, connection, &message, out, origin.tenant)
+                client::handle(&self.shared, call, connection, &message, out, origin.tenant)
             }
         }
     }

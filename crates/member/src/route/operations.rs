@@ -12,7 +12,7 @@
 use crate::engine;
 use crate::engine::wide::Classified;
 use crate::net::connection::ConnectionShared;
-pub use crate::route::row::{Flags, Operation, Route, SqlCall};
+pub use crate::route::row::{ClientCall, Flags, Operation, Route, SqlCall};
 use ferrogrid_protocol::{DecodeError, Message, MessageType};
 use std::sync::Arc;
 use std::sync::OnceLock;

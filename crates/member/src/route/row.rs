@@ -30,8 +30,9 @@ pub enum Route {
     /// add), on the reactor of its name's partition there; forwarded to that member if it is
     /// another.
     Replica,
-    /// Answered by the reactor that read it (client service: authentication, ping, proxies).
-    Connection,
+    /// Answered by the reactor that read it, by the client service's call named
+    /// (authentication, ping, proxies, …).
+    Connection(ClientCall),
     /// Answered by the reactor that read it from state its member's reactors share, not from
     /// a partition (flake id generators); from a client it may go on to another member.
     Local,
@@ -40,6 +41,39 @@ pub enum Route {
     Sql(SqlCall),
     /// Member-to-member traffic (only on member links).
     MemberLink,
+}
+
+/// The client service's call that answers a [`Route::Connection`] row
+/// (`route/client/service.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientCall {
+    /// Authentication with a user name and password (the first request of a connection).
+    Authenticate,
+    /// Authentication with custom credentials.
+    AuthenticateCustom,
+    /// The cluster view's events, now and on every change.
+    AddClusterViewListener,
+    /// Backup acknowledgements (ferrogrid acknowledges nothing: an id only).
+    LocalBackupListener,
+    /// Ping, statistics, triggering the partition assignment: an empty answer.
+    Acknowledge,
+    CreateProxy,
+    CreateProxies,
+    DestroyProxy,
+    GetDistributedObjects,
+    AddDistributedObjectListener,
+    RemoveDistributedObjectListener,
+    AddPartitionLostListener,
+    RemovePartitionLostListener,
+    AddMapPartitionLostListener,
+    RemoveMapPartitionLostListener,
+    /// A Compact schema, answered once every member holds it.
+    SendSchema,
+    /// Every Compact schema of a client that connected to the cluster anew.
+    SendAllSchemas,
+    FetchSchema,
+    /// A PN counter's configured replica count.
+    PnCounterReplicaCount,
 }
 
 /// The SQL service's call that answers a [`Route::Sql`] row (`sql/execute.rs`).

@@ -1,7 +1,7 @@
 //! The PN counter's rows of the operation table, each with its decoder.
 
 use crate::engine::request::{PnCounterOp, PnCounterRequest, Request};
-use crate::route::row::{row, Operation, S, W};
+use crate::route::row::{row, ClientCall, Operation, S, W};
 use ferrogrid_protocol::codec::*;
 use std::borrow::Cow;
 
@@ -17,5 +17,5 @@ pub(crate) static ROWS: &[Operation] = &[
         let (observed, target) = (r.replica_timestamps.0, r.target_replica_uuid);
         Request::PnCounter(PnCounterRequest { name: Cow::Borrowed(r.name), op, observed, target })
     }),
-    row!(PnCounterGetConfiguredReplicaCount, Connection, S),
+    row!(PnCounterGetConfiguredReplicaCount, Connection(ClientCall::PnCounterReplicaCount), S),
 ];
