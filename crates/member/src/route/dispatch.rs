@@ -230,10 +230,7 @@ impl Core {
                 Err(reason) => Ok(After::Close(reason)),
             },
             _ => {
-                let call = match operations::row(message.message_type()) {
-                    Some(&Operation { route: Route::Connection(call), .. }) => Some(call),
-                    _ => None,
-                };
+                let call = operations::row(message.message_type()).and_then(Operation::client_call);
                 let outcome = client::authenticate(&self.shared, call, message, state, out);
                 if let ConnectionState::Authenticated { client_uuid, tenant, .. } = state {
                     connection.set_client(*client_uuid);
@@ -284,10 +281,7 @@ impl Core {
             // The client service, and types without one of its rows (answered UnsupportedOperation).
             found => {
                 let message = Message::parse(bytes)?;
-                let call = match found {
-                    Some((_, &Operation { route: Route::Connection(call), .. })) => Some(call),
-                    _ => None,
-                };
+                let call = found.and_then(|(_, row)| row.client_call());
                 if call == Some(ClientCall::AddClusterViewListener) {
                     self.shared.view.add_listener(connection.clone(), header.correlation_id);
                 }

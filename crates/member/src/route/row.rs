@@ -137,6 +137,14 @@ impl Operation {
     pub fn is(&self, flags: Flags) -> bool {
         self.flags.contains(flags)
     }
+
+    /// The client service's call that answers this row, if it is one of its rows.
+    pub fn client_call(&self) -> Option<ClientCall> {
+        match self.route {
+            Route::Connection(call) => Some(call),
+            _ => None,
+        }
+    }
 }
 
 pub(crate) const W: Flags = Flags::WRITE;
