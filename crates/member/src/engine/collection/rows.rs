@@ -10,10 +10,9 @@ use std::borrow::Cow;
 
 /// In the partition of the collection's name; item listeners on every reactor.
 pub(crate) static ROWS: &[Operation] = &[
-    row!(ListAdd, Partition, W.with(A).with(S), |r| list_request(
-        r.name,
-        Op::Add { value: blob(r.value), index: None }
-    )),
+    row!(ListAdd, Partition, W.with(A).with(S), |r| {
+        list_request(r.name, Op::Add { value: blob(r.value), index: None })
+    }),
     row!(ListAddAll, Partition, W.with(A).with(S), |r| {
         list_request(r.name, Op::AddAll { values: list(r.value_list), index: None })
     }),
@@ -61,14 +60,12 @@ pub(crate) static ROWS: &[Operation] = &[
         set_request(r.name, Op::AddAll { values: list(r.value_list), index: None })
     }),
     row!(SetRemove, Partition, W.with(S), |r| set_request(r.name, Op::Remove { value: blob(r.value) })),
-    row!(SetCompareAndRemoveAll, Partition, W.with(S), |r| set_request(
-        r.name,
-        Op::RemoveAll { values: list(r.values) }
-    )),
-    row!(SetCompareAndRetainAll, Partition, W.with(S), |r| set_request(
-        r.name,
-        Op::RetainAll { values: list(r.values) }
-    )),
+    row!(SetCompareAndRemoveAll, Partition, W.with(S), |r| {
+        set_request(r.name, Op::RemoveAll { values: list(r.values) })
+    }),
+    row!(SetCompareAndRetainAll, Partition, W.with(S), |r| {
+        set_request(r.name, Op::RetainAll { values: list(r.values) })
+    }),
     row!(SetClear, Partition, W.with(S), |r| set_request(r.name, Op::Clear)),
     row!(SetSize, Partition, S, |r| set_request(r.name, Op::Size)),
     row!(SetIsEmpty, Partition, S, |r| set_request(r.name, Op::IsEmpty)),
