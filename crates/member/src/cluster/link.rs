@@ -11,10 +11,10 @@ use crate::net::connection::ConnectionShared;
 use crate::route::client::service::After;
 use crate::route::dispatch::{Core, Hop, Origin};
 use crate::route::envelope::Forward;
-use crate::route::operations::{self, Route};
+use crate::route::operations::{self, ClientCall, Route, SqlCall};
 use crate::shared::{ClusterEvent, MemberWork, Task};
 use ferrogrid_cluster::MemberId;
-use ferrogrid_protocol::codec::{ClientDestroyProxy, SqlExecute};
+use ferrogrid_protocol::codec::ClientDestroyProxy;
 use ferrogrid_protocol::error;
 use ferrogrid_protocol::message::RequestHeader;
 use ferrogrid_protocol::{Message, PartitionId, Uuid};
@@ -364,7 +364,9 @@ impl Core {
         let inner = Message::parse(payload)?;
         let correlation_id = message.correlation_id();
         let response_type = inner.message_type().response();
-        if inner.message_type() == ClientDestroyProxy::TYPE {
+        // A destroy and an SQL statement's share by their rows; an INSERT's writes have none.
+        let route = operations::row(inner.message_type()).map(|row| row.route);
+        if route == Some(Route::Connection(ClientCall::DestroyProxy)) {
             let destroy = ClientDestroyProxy::decode(&inner)?;
             let Some(service) = crate::cluster::peer::Service::from_name(destroy.service_name) else {
                 let text = format!("ferrogrid does not support the service {}", destroy.service_name);
@@ -380,7 +382,7 @@ impl Core {
         if inner.message_type() == crate::sql::shares::SQL_WRITE {
             return self.sql_member_write(connection, correlation_id, &inner, out);
         }
-        if inner.message_type() == SqlExecute::TYPE {
+        if route == Some(Route::Sql(SqlCall::Execute)) {
             return self.sql_member_share(connection, correlation_id, &inner, out);
         }
         match operations::classify(&inner, connection)? {

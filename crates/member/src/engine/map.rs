@@ -10,3 +10,4 @@ pub(crate) mod rows;
 pub(crate) mod store;
 pub(crate) mod table;
 pub(crate) mod wide;
+pub(crate) mod wide_rows;

@@ -333,6 +333,25 @@ pub enum Classified {
     Refused(ErrorCode, String),
 }
 
+impl Classified {
+    /// `operation` over every partition of the object `name`.
+    pub(crate) fn wide<W: WideOperation>(operation: W, name: &str) -> Result<Classified, DecodeError> {
+        Ok(Classified::Wide(WideRequest::new(operation), name.into()))
+    }
+
+    /// `operation` over every partition of the object a request names in its first frame, its
+    /// only field (size, clear, keySet, …).
+    pub(crate) fn named<W: WideOperation>(operation: W, message: &Message<'_>) -> Result<Classified, DecodeError> {
+        let operation = WideRequest::new(operation);
+        Ok(Classified::Wide(operation, message.reader().string()?.into()))
+    }
+
+    /// Refused with `NullPointerException` and `text` (a null key or value).
+    pub(crate) fn null(text: &str) -> Result<Classified, DecodeError> {
+        Ok(Classified::Refused(ferrogrid_protocol::error::NULL_POINTER, text.to_owned()))
+    }
+}
+
 /// Writes the error for a refused map-wide request.
 pub fn write_refusal(out: &mut Vec<u8>, correlation_id: i64, code: ErrorCode, message: &str) {
     write_error_response(out, correlation_id, &[ErrorHolder { code, message: Some(message) }]);

@@ -17,11 +17,11 @@ use crate::partition::owner::{Call, PartitionOwner};
 use crate::route::client::service::{self as client, After};
 use crate::route::handoff::Handoff;
 use crate::route::handoff::LinkWork;
-use crate::route::operations::{self, Flags, Operation, Route};
+use crate::route::operations::{self, ClientCall, Flags, Operation, Route, SqlCall};
 use crate::route::wire;
 use crate::shared::{Shared, Task};
 use ferrogrid_cluster::MemberId;
-use ferrogrid_protocol::codec::{ClientAddClusterViewListener, ClientDestroyProxy};
+use ferrogrid_protocol::codec::ClientDestroyProxy;
 use ferrogrid_protocol::frame::StreamLimits;
 use ferrogrid_protocol::message::{RequestHeader, REQUEST_HEADER_SIZE};
 use ferrogrid_protocol::{Message, PartitionId, Uuid};
@@ -207,7 +207,8 @@ impl Core {
                 Err(reason) => Ok(After::Close(reason)),
             },
             _ => {
-                let outcome = client::authenticate(&self.shared, message, state, out);
+                let call = operations::row(message.message_type()).and_then(Operation::client_call);
+                let outcome = client::authenticate(&self.shared, call, message, state, out);
                 if let ConnectionState::Authenticated { client_uuid, tenant, .. } = state {
                     connection.set_client(*client_uuid);
                     connection.set_tenant(*tenant);
@@ -242,27 +243,26 @@ impl Core {
                 let message = Message::parse(bytes)?;
                 self.dispatch_wide(connection, &message, bytes, out, origin)
             }
-            Some((_, row)) if row.route == Route::Sql => {
+            Some((_, &Operation { route: Route::Sql(call), .. })) => {
                 let message = Message::parse(bytes)?;
-                match header.message_type {
-                    ferrogrid_protocol::codec::SqlExecute::TYPE => {
-                        self.sql_execute(connection, &message, bytes, out)?
-                    }
-                    ferrogrid_protocol::codec::SqlFetch::TYPE => self.sql_fetch(connection, &message, out)?,
-                    ferrogrid_protocol::codec::SqlClose::TYPE => self.sql_close(connection, &message, out)?,
-                    _ => self.sql_mapping_ddl(&message, out)?,
+                match call {
+                    SqlCall::Execute => self.sql_execute(connection, &message, bytes, out)?,
+                    SqlCall::Fetch => self.sql_fetch(connection, &message, out)?,
+                    SqlCall::Close => self.sql_close(connection, &message, out)?,
+                    SqlCall::MappingDdl => self.sql_mapping_ddl(&message, out)?,
                 }
                 Ok(After::Continue)
             }
             // (The only Local row.)
             Some((_, row)) if row.route == Route::Local => self.new_id_batch(connection, header, bytes, out, origin),
-            // The client service, and types without a row (answered UnsupportedOperation).
-            _ => {
+            // The client service, and types without one of its rows (answered UnsupportedOperation).
+            found => {
                 let message = Message::parse(bytes)?;
-                if header.message_type == ClientAddClusterViewListener::TYPE {
+                let call = found.and_then(|(_, row)| row.client_call());
+                if call == Some(ClientCall::AddClusterViewListener) {
                     self.shared.view.add_listener(connection.clone(), header.correlation_id);
                 }
-                client::handle(&self.shared, connection, &message, out, origin.tenant)
+                client::handle(&self.shared, call, connection, &message, out, origin.tenant)
             }
         }
     }

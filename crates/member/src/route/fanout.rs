@@ -4,8 +4,8 @@
 //! The interface is [`WideOperation`]: a per-partition step that adds to a typed [`Partial`];
 //! partials merge (a reactor's partitions, then the reactors, then the members) and the merged
 //! one is encoded into the client response once. The operations themselves are in
-//! structures (`engine/wide.rs` and each structure's `wide.rs`); this module is the engine that runs any of them, and [`classify`], which
-//! decodes a request into one.
+//! structures (`engine/wide.rs` and each structure's `wide.rs`), and a row's classifier decodes
+//! a request into one (`route/row.rs`); this module is the engine that runs any of them.
 //!
 //! The origin reactor hands the same `Arc<FanOut>` to every other reactor (one hop each) and
 //! runs its own share inline. Cluster-wide work also goes to every other member as

@@ -6,13 +6,13 @@
 //! `UnsupportedOperationException`.
 //!
 //! Adding an operation: a codec in `protocol/src/codec.rs`, and a row in its structure's
-//! `rows.rs` with its decoder (and the typed request's variant and its execution in the
-//! engine). Adding a structure: its folder under `engine/`, and its rows in [`SECTIONS`].
+//! `rows.rs` with its decoder or classifier (and the typed request's variant and its execution
+//! in the engine). Adding a structure: its folder under `engine/`, and its rows in [`SECTIONS`].
 
 use crate::engine;
 use crate::engine::wide::Classified;
 use crate::net::connection::ConnectionShared;
-pub use crate::route::row::{Flags, Operation, Route};
+pub use crate::route::row::{ClientCall, Flags, Operation, Route, SqlCall};
 use ferrogrid_protocol::{DecodeError, Message, MessageType};
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 /// [`PARTITION_OPERATION_COUNT`] is its per-map counter slot.
 const SECTIONS: &[&[Operation]] = &[
     engine::map::rows::KEY_ROWS,
-    engine::map::rows::WIDE_ROWS,
+    engine::map::wide_rows::WIDE_ROWS,
     engine::queue::rows::ROWS,
     engine::multimap::rows::ROWS,
     engine::replicated_map::rows::ROWS,
@@ -151,6 +151,9 @@ mod tests {
         let decoded = |row: &Operation| matches!(row.route, Route::Partition | Route::Replica | Route::LocalCopy);
         assert!(rows().iter().copied().all(|row| decoded(row) == row.decode.is_some()));
         assert!(rows().iter().all(|row| (row.route == Route::EveryPartition) == row.classify.is_some()));
+        let sql: Vec<SqlCall> =
+            rows().iter().filter_map(|row| if let Route::Sql(call) = row.route { Some(call) } else { None }).collect();
+        assert_eq!(sql, [SqlCall::Execute, SqlCall::Fetch, SqlCall::Close, SqlCall::MappingDdl]);
     }
 
     #[test]

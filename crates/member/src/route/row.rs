@@ -1,10 +1,12 @@
 //! A row of the operation table: how a message type is routed (the owner of the partition in
 //! its header, this member's copy of that partition, every partition, the connection's reactor,
-//! or the member link), its flags (writes, may add entries, may wait on a key lock, names a
-//! tenant-scoped object) and its handler: the decoder that turns the wire message into the typed
-//! request an engine runs, or the classifier that turns a request over every partition into a
-//! fan-out's operation. Each structure declares its own rows (`engine/<structure>/rows.rs`) with
-//! the macros here; the table (`operations.rs`) is their union.
+//! the SQL service, or the member link), its flags (writes, may add entries, may wait on a key
+//! lock, names a tenant-scoped object) and its handler: the decoder that turns the wire message
+//! into the typed request an engine runs, the classifier that turns a request over every
+//! partition into a fan-out's operation, or the SQL service's call that answers it. A handler is
+//! its row's own (a decoder knows its type from its row, so none matches on the message type).
+//! Each structure declares its own rows (`engine/<structure>/rows.rs`) with the macros here; the
+//! table (`operations.rs`) is their union.
 
 use crate::engine::request::Request;
 use crate::engine::wide::Classified;
@@ -28,16 +30,63 @@ pub enum Route {
     /// add), on the reactor of its name's partition there; forwarded to that member if it is
     /// another.
     Replica,
-    /// Answered by the reactor that read it (client service: authentication, ping, proxies).
-    Connection,
+    /// Answered by the reactor that read it, by the client service's call named
+    /// (authentication, ping, proxies, …).
+    Connection(ClientCall),
     /// Answered by the reactor that read it from state its member's reactors share, not from
     /// a partition (flake id generators); from a client it may go on to another member.
     Local,
-    /// The SQL service (`sql/execute.rs`), on the reactor that read it: a statement fans out over
-    /// the partitions of the maps it names.
-    Sql,
+    /// The SQL service (`sql/execute.rs`), on the reactor that read it, by the call named: a
+    /// statement fans out over the partitions of the maps it names.
+    Sql(SqlCall),
     /// Member-to-member traffic (only on member links).
     MemberLink,
+}
+
+/// The client service's call that answers a [`Route::Connection`] row
+/// (`route/client/service.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientCall {
+    /// Authentication with a user name and password (the first request of a connection).
+    Authenticate,
+    /// Authentication with custom credentials.
+    AuthenticateCustom,
+    /// The cluster view's events, now and on every change.
+    AddClusterViewListener,
+    /// Backup acknowledgements (ferrogrid acknowledges nothing: an id only).
+    LocalBackupListener,
+    /// Ping, statistics, triggering the partition assignment: an empty answer.
+    Acknowledge,
+    CreateProxy,
+    CreateProxies,
+    DestroyProxy,
+    GetDistributedObjects,
+    AddDistributedObjectListener,
+    RemoveDistributedObjectListener,
+    AddPartitionLostListener,
+    RemovePartitionLostListener,
+    AddMapPartitionLostListener,
+    RemoveMapPartitionLostListener,
+    /// A Compact schema, answered once every member holds it.
+    SendSchema,
+    /// Every Compact schema of a client that connected to the cluster anew.
+    SendAllSchemas,
+    FetchSchema,
+    /// A PN counter's configured replica count.
+    PnCounterReplicaCount,
+}
+
+/// The SQL service's call that answers a [`Route::Sql`] row (`sql/execute.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlCall {
+    /// Runs a statement (a query opens a cursor).
+    Execute,
+    /// The next page of a cursor.
+    Fetch,
+    /// Drops a cursor.
+    Close,
+    /// The DDL of a mapping.
+    MappingDdl,
 }
 
 /// What a request may do, for admission and bookkeeping.
@@ -88,6 +137,14 @@ impl Operation {
     pub fn is(&self, flags: Flags) -> bool {
         self.flags.contains(flags)
     }
+
+    /// The client service's call that answers this row, if it is one of its rows.
+    pub fn client_call(&self) -> Option<ClientCall> {
+        match self.route {
+            Route::Connection(call) => Some(call),
+            _ => None,
+        }
+    }
 }
 
 pub(crate) const W: Flags = Flags::WRITE;
@@ -95,31 +152,40 @@ pub(crate) const A: Flags = Flags::ADDS_ENTRIES;
 pub(crate) const L: Flags = Flags::LOCK_AWARE;
 pub(crate) const S: Flags = Flags::SCOPED;
 
-/// A row: `row!(Codec, Route, flags)`, with a decoder (`row!(Codec, Route, flags, decoder)`).
+/// A row: `row!(Codec, Route, flags)`; a partition row with its decoder:
+/// `row!(Codec, Route, flags, |r| request)`, where `r` is the message decoded by the row's codec
+/// (a decode error is the decoder's) and `request` the typed request it becomes.
 macro_rules! row {
-    ($codec:ident, $route:ident, $flags:expr) => {
+    ($codec:ident, $route:ident $(($($argument:tt)*))?, $flags:expr) => {
         $crate::route::row::Operation {
             message_type: $codec::TYPE,
             name: stringify!($codec),
-            route: $crate::route::row::Route::$route,
+            route: $crate::route::row::Route::$route $(($($argument)*))?,
             flags: $flags,
             decode: None,
             classify: None,
         }
     };
-    ($codec:ident, $route:ident, $flags:expr, $decode:expr) => {
+    ($codec:ident, $route:ident, $flags:expr, |$decoded:ident| $request:expr) => {
         $crate::route::row::Operation {
             message_type: $codec::TYPE,
             name: stringify!($codec),
             route: $crate::route::row::Route::$route,
             flags: $flags,
-            decode: Some($decode as $crate::route::row::Decoder),
+            decode: Some({
+                const DECODE: $crate::route::row::Decoder = |message| {
+                    let $decoded = $codec::decode(message)?;
+                    Ok($request)
+                };
+                DECODE
+            }),
             classify: None,
         }
     };
 }
 
-/// A [`Route::EveryPartition`] row and its classifier.
+/// A [`Route::EveryPartition`] row and its classifier: `wide_row!(Codec, flags, classify)`, a
+/// function or a closure `|message, connection| ...`.
 macro_rules! wide_row {
     ($codec:ident, $flags:expr, $classify:expr) => {
         $crate::route::row::Operation {
@@ -128,7 +194,10 @@ macro_rules! wide_row {
             route: $crate::route::row::Route::EveryPartition,
             flags: $flags,
             decode: None,
-            classify: Some($classify as $crate::route::row::Classifier),
+            classify: Some({
+                const CLASSIFY: $crate::route::row::Classifier = $classify;
+                CLASSIFY
+            }),
         }
     };
 }

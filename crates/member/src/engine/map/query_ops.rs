@@ -20,7 +20,7 @@ use crate::engine::map::query::{failure, Compiled, Failure, Predicate};
 use crate::engine::wide::{Classified, Listed, Partial, Partitions, ShareContext, WideOperation, WideRequest};
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::{
-    AnchorList, DataListPageResponse, DataListResponse, EntryListPageResponse, EntryListResponse,
+    AnchorList, DataListPageResponse, DataListResponse, EntryListPageResponse, EntryListResponse, PagingPredicateHolder,
 };
 use ferrogrid_protocol::error;
 use ferrogrid_protocol::message::{MessageWriter, Packed};
@@ -586,25 +586,8 @@ impl WideOperation for AddIndex {
     }
 }
 
-/// keySet, values or entrySet with a paging predicate (`PagingPredicateHolder`).
-pub(crate) fn classify_paging(message: &Message<'_>) -> Result<Classified, DecodeError> {
-    use ferrogrid_protocol::codec::{
-        MapEntriesWithPagingPredicate, MapKeySetWithPagingPredicate, MapValuesWithPagingPredicate,
-    };
-    let (listed, name, holder) = match message.message_type() {
-        MapKeySetWithPagingPredicate::TYPE => {
-            let request = MapKeySetWithPagingPredicate::decode(message)?;
-            (Listed::Keys, request.name, request.predicate)
-        }
-        MapValuesWithPagingPredicate::TYPE => {
-            let request = MapValuesWithPagingPredicate::decode(message)?;
-            (Listed::Values, request.name, request.predicate)
-        }
-        _ => {
-            let request = MapEntriesWithPagingPredicate::decode(message)?;
-            (Listed::Entries, request.name, request.predicate)
-        }
-    };
+/// keySet, values or entrySet (`listed`) of the map `name` with a paging predicate.
+pub(crate) fn paged(listed: Listed, name: &str, holder: PagingPredicateHolder<'_>) -> Result<Classified, DecodeError> {
     let refuse = |text: &str| Ok(Classified::Refused(error::ILLEGAL_ARGUMENT, text.to_owned()));
     if holder.comparator.is_some_and(|comparator| comparator.type_id().unwrap_or(0) != 0) {
         let text = "ferrogrid cannot run a paging predicate's comparator (a class of the client's)";

@@ -1,21 +1,13 @@
 //! The map-wide operations of `IMap` (size, isEmpty, containsValue, keySet, values, entrySet,
-//! clear, evictAll, flush, destroy) and the classifiers that decode a map's wide requests
-//! (these, entry listeners, queries, aggregations and projections) into their operations.
+//! clear, evictAll, flush, destroy). Their rows (`wide_rows.rs`) decode the requests into them
+//! (and into entry listeners, queries, aggregations and projections).
 
-use crate::engine::listeners::{EventKind, Listener, Listeners, Registry};
-use crate::engine::map::aggregate_ops;
-use crate::engine::map::query_ops;
-use crate::engine::wide::objects::{AddListener, RemoveListener};
-use crate::engine::wide::{
-    Classified, Count, Found, Items, Listed, Partitions, ShareContext, WideOperation, WideRequest,
-};
-use crate::net::connection::ConnectionShared;
+use crate::engine::listeners::{EventKind, Listeners, Registry};
+use crate::engine::wide::{Count, Found, Items, Listed, Partitions, ShareContext, WideOperation};
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::*;
-use ferrogrid_protocol::error;
 use ferrogrid_protocol::message::write_frame;
-use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
-use std::sync::Arc;
+use ferrogrid_protocol::MessageType;
 
 /// Map.size: live entries of owned partitions.
 #[derive(Debug)]
@@ -218,160 +210,14 @@ impl WideOperation for Destroy {
     }
 }
 
-/// The classifier of the map's rows over every partition (`rows.rs`): decodes the request into
-/// its operation (listener registration included, which every reactor must apply).
-pub(crate) fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
-    let name_only = |operation: WideRequest| -> Result<Classified, DecodeError> {
-        Ok(Classified::Wide(operation, message.reader().string()?.into()))
-    };
-    let ty = message.message_type();
-    match ty {
-        MapSize::TYPE => name_only(WideRequest::new(Size)),
-        MapIsEmpty::TYPE => name_only(WideRequest::new(IsEmpty)),
-        MapClear::TYPE => name_only(WideRequest::new(Clear::new(EventKind::ClearAll))),
-        MapKeySet::TYPE => name_only(WideRequest::new(List(Listed::Keys))),
-        MapValues::TYPE => name_only(WideRequest::new(List(Listed::Values))),
-        MapEntrySet::TYPE => name_only(WideRequest::new(List(Listed::Entries))),
-        MapEvictAll::TYPE => name_only(WideRequest::new(Clear::new(EventKind::EvictAll))),
-        MapFlush::TYPE => name_only(WideRequest::new(Flush)),
-        MapContainsValue::TYPE => {
-            let request = MapContainsValue::decode(message)?;
-            if request.value.type_id().unwrap_or(0) == 0 {
-                return Ok(Classified::Refused(error::NULL_POINTER, "Null value is not allowed!".into()));
-            }
-            let operation = WideRequest::new(ContainsValue::new(request.value.0));
-            Ok(Classified::Wide(operation, request.name.into()))
-        }
-        MapAddEntryListener::TYPE
-        | MapAddNearCacheInvalidationListener::TYPE
-        | MapAddEntryListenerToKey::TYPE
-        | MapAddEntryListenerWithPredicate::TYPE
-        | MapAddEntryListenerToKeyWithPredicate::TYPE => classify_map_listener(message, connection),
-        MapKeySetWithPredicate::TYPE
-        | MapValuesWithPredicate::TYPE
-        | MapEntriesWithPredicate::TYPE
-        | MapKeySetWithPagingPredicate::TYPE
-        | MapValuesWithPagingPredicate::TYPE
-        | MapEntriesWithPagingPredicate::TYPE
-        | MapAggregate::TYPE
-        | MapAggregateWithPredicate::TYPE
-        | MapProject::TYPE
-        | MapProjectWithPredicate::TYPE => classify_query(message),
-        MapAddIndex::TYPE => query_ops::AddIndex::classify(message),
-        MapRemoveEntryListener::TYPE => {
-            let r = MapRemoveEntryListener::decode(message)?;
-            let operation = RemoveListener::new(r.registration_id.unwrap_or_default());
-            Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
-        }
-        _ => Ok(Classified::NotWide),
-    }
-}
-
-/// A map's entry listener (of any flavour) or near-cache invalidation listener.
-pub(crate) fn classify_map_listener(
-    message: &Message<'_>,
-    connection: &Arc<ConnectionShared>,
-) -> Result<Classified, DecodeError> {
-    let ty = message.message_type();
-    let listener =
-        |name: &str, include_value: bool, flags: i32, key: Option<&[u8]>, (invalidation, local_only, predicate)| {
-            let predicate: Option<&[u8]> = predicate;
-            let listener = Listener {
-                id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
-                connection: connection.clone(),
-                correlation_id: message.correlation_id(),
-                event_type: ty.event(),
-                include_value,
-                flags,
-                key: key.map(Into::into),
-                invalidation,
-                local_only,
-                predicate: predicate.map(|data| Arc::new(crate::engine::map::query::Predicate::new(Some(data)))),
-            };
-            Classified::Wide(WideRequest::new(AddListener::new(listener)), name.into())
-        };
-    match ty {
-        MapAddEntryListener::TYPE => {
-            let r = MapAddEntryListener::decode(message)?;
-            Ok(listener(r.name, r.include_value, r.listener_flags, None, (false, r.local_only, None)))
-        }
-        MapAddNearCacheInvalidationListener::TYPE => {
-            let r = MapAddNearCacheInvalidationListener::decode(message)?;
-            Ok(listener(r.name, false, r.listener_flags, None, (true, r.local_only, None)))
-        }
-        MapAddEntryListenerToKey::TYPE => {
-            let r = MapAddEntryListenerToKey::decode(message)?;
-            if r.key.type_id().unwrap_or(0) == 0 {
-                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
-            }
-            Ok(listener(r.name, r.include_value, r.listener_flags, Some(r.key.0), (false, r.local_only, None)))
-        }
-        MapAddEntryListenerWithPredicate::TYPE => {
-            let r = MapAddEntryListenerWithPredicate::decode(message)?;
-            let predicate = Some(r.predicate.0);
-            Ok(listener(r.name, r.include_value, r.listener_flags, None, (false, r.local_only, predicate)))
-        }
-        _ => {
-            let r = MapAddEntryListenerToKeyWithPredicate::decode(message)?;
-            if r.key.type_id().unwrap_or(0) == 0 {
-                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
-            }
-            let predicate = Some(r.predicate.0);
-            let key = Some(r.key.0);
-            Ok(listener(r.name, r.include_value, r.listener_flags, key, (false, r.local_only, predicate)))
-        }
-    }
-}
-
-/// Queries (`query_ops.rs`), aggregations and projections (`aggregate_ops.rs`), with or
-/// without a predicate.
-pub(crate) fn classify_query(message: &Message<'_>) -> Result<Classified, DecodeError> {
-    use aggregate_ops::{Aggregate, Project};
-    use query_ops::Query;
-    let (operation, name) = match message.message_type() {
-        MapKeySetWithPredicate::TYPE => {
-            let r = MapKeySetWithPredicate::decode(message)?;
-            (WideRequest::new(Query::new(Listed::Keys, r.predicate.0, None)), r.name)
-        }
-        MapValuesWithPredicate::TYPE => {
-            let r = MapValuesWithPredicate::decode(message)?;
-            (WideRequest::new(Query::new(Listed::Values, r.predicate.0, None)), r.name)
-        }
-        MapEntriesWithPredicate::TYPE => {
-            let r = MapEntriesWithPredicate::decode(message)?;
-            (WideRequest::new(Query::new(Listed::Entries, r.predicate.0, None)), r.name)
-        }
-        MapKeySetWithPagingPredicate::TYPE
-        | MapValuesWithPagingPredicate::TYPE
-        | MapEntriesWithPagingPredicate::TYPE => {
-            return query_ops::classify_paging(message);
-        }
-        MapAggregate::TYPE => {
-            let r = MapAggregate::decode(message)?;
-            (WideRequest::new(Aggregate::new(r.aggregator.0, None)), r.name)
-        }
-        MapAggregateWithPredicate::TYPE => {
-            let r = MapAggregateWithPredicate::decode(message)?;
-            (WideRequest::new(Aggregate::new(r.aggregator.0, Some(r.predicate.0))), r.name)
-        }
-        MapProject::TYPE => {
-            let r = MapProject::decode(message)?;
-            (WideRequest::new(Project::new(r.projection.0, None)), r.name)
-        }
-        _ => {
-            let r = MapProjectWithPredicate::decode(message)?;
-            (WideRequest::new(Project::new(r.projection.0, Some(r.predicate.0))), r.name)
-        }
-    };
-    Ok(Classified::Wide(operation, name.into()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::wide::objects::{DropRelayed, RemoveListener};
+    use crate::engine::listeners::Listener;
+    use crate::engine::wide::objects::{AddListener, DropRelayed, RemoveListener};
     use crate::engine::wide::Partial;
     use crate::route::fanout::testing::*;
+    use ferrogrid_protocol::Message;
 
     /// Entries over four partitions: two shares (reactors) of two partitions each.
     const ENTRIES: &[(&[u8], &[u8], usize)] =
@@ -520,13 +366,13 @@ mod tests {
         let (connection, _client) = loopback();
         let registration = Listener { local_only: true, ..listener(&connection) };
         let id = registration.id;
-        let add = AddListener::new(registration.clone());
+        let add = AddListener::to(Registry::Entries, registration.clone());
         let mut listeners = Listeners::default();
         add.on_reactor(MAP, &mut listeners, &mut ());
         assert!(listeners.has(MAP));
         let out = response(&add, ());
         assert_eq!(UuidResponse::decode(&Message::parse(&out).unwrap()).unwrap().response, Some(id));
-        let remove = RemoveListener::new(id);
+        let remove = RemoveListener::from(Registry::Entries, id);
         let mut removed = remove.empty();
         remove.on_reactor(MAP, &mut listeners, &mut removed);
         assert_eq!(removed, Found(true));
@@ -539,10 +385,10 @@ mod tests {
         assert!(!cluster_wide(&add) && add.relayed_registration().is_none(), "a smart client's stays here");
         assert!(!cluster_wide(&remove));
         assert!(cluster_wide(&crate::engine::wide::WideRequest::new(Size)));
-        let unisocket = crate::engine::wide::WideRequest::new(AddListener::new(Listener {
-            local_only: false,
-            ..registration.clone()
-        }));
+        let unisocket = crate::engine::wide::WideRequest::new(AddListener::to(
+            Registry::Entries,
+            Listener { local_only: false, ..registration.clone() },
+        ));
         assert!(
             cluster_wide(&unisocket) && unisocket.relayed_registration() == Some(id),
             "a unisocket client's goes everywhere"
@@ -553,7 +399,7 @@ mod tests {
             AddListener::to(Registry::ReplicatedEntries, Listener { local_only: false, ..listener(&connection) });
         assert!(!cluster_wide(&crate::engine::wide::WideRequest::new(replicated)), "every member has every change");
         let mut listeners = Listeners::default();
-        AddListener::new(listener(&connection)).on_reactor(MAP, &mut listeners, &mut ());
+        AddListener::to(Registry::Entries, listener(&connection)).on_reactor(MAP, &mut listeners, &mut ());
         DropRelayed { link: connection.clone(), relay_id: 99 }.on_reactor(MAP, &mut listeners, &mut ());
         assert!(listeners.has(MAP), "another relay id stays");
         DropRelayed { link: connection.clone(), relay_id: 3 }.on_reactor(MAP, &mut listeners, &mut ());

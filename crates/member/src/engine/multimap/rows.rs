@@ -1,104 +1,79 @@
-//! The multimap's rows of the operation table and their decoder.
+//! The multimap's rows of the operation table, each with its decoder or classifier.
 
-use crate::engine::multimap::wide::classify_multimap;
-use crate::engine::request::Request;
-use crate::engine::request::*;
+use crate::engine::listeners::{Listener, Registry};
+use crate::engine::multimap::wide::{MultiClear, MultiContainsValue, MultiList, MultiListed, MultiSize};
+use crate::engine::request::{MultiMapOp as Op, MultiMapRequest, Request};
+use crate::engine::wide::objects::{add_listener, listener, remove_listener};
+use crate::engine::wide::Classified;
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
-use ferrogrid_protocol::{DecodeError, Message};
 use std::borrow::Cow;
 
 /// Key operations in the partition of the key; the rest over every partition (`wide.rs`).
 pub(crate) static ROWS: &[Operation] = &[
-    row!(MultiMapPut, Partition, W.with(A).with(S), decode_multimap),
-    row!(MultiMapPutAll, Partition, W.with(A).with(S), decode_multimap),
-    row!(MultiMapRemove, Partition, W.with(S), decode_multimap),
-    row!(MultiMapDelete, Partition, W.with(S), decode_multimap),
-    row!(MultiMapRemoveEntry, Partition, W.with(S), decode_multimap),
-    row!(MultiMapGet, Partition, S, decode_multimap),
-    row!(MultiMapContainsKey, Partition, S, decode_multimap),
-    row!(MultiMapContainsEntry, Partition, S, decode_multimap),
-    row!(MultiMapValueCount, Partition, S, decode_multimap),
-    row!(MultiMapLock, Partition, S, decode_multimap),
-    row!(MultiMapTryLock, Partition, S, decode_multimap),
-    row!(MultiMapUnlock, Partition, S, decode_multimap),
-    row!(MultiMapForceUnlock, Partition, S, decode_multimap),
-    row!(MultiMapIsLocked, Partition, S, decode_multimap),
-    wide_row!(MultiMapKeySet, S, classify_multimap),
-    wide_row!(MultiMapValues, S, classify_multimap),
-    wide_row!(MultiMapEntrySet, S, classify_multimap),
-    wide_row!(MultiMapSize, S, classify_multimap),
-    wide_row!(MultiMapContainsValue, S, classify_multimap),
-    wide_row!(MultiMapClear, W.with(S), classify_multimap),
-    wide_row!(MultiMapAddEntryListener, S, classify_multimap),
-    wide_row!(MultiMapAddEntryListenerToKey, S, classify_multimap),
-    wide_row!(MultiMapRemoveEntryListener, S, classify_multimap),
+    row!(MultiMapPut, Partition, W.with(A).with(S), |r| {
+        multimap(r.name, Op::Put { key: blob(r.key), value: blob(r.value), thread_id: r.thread_id })
+    }),
+    row!(MultiMapPutAll, Partition, W.with(A).with(S), |r| {
+        let entries = r.entries.into_iter().map(|(key, values)| (blob(key), list(values))).collect();
+        multimap(r.name, Op::PutAll { entries })
+    }),
+    row!(MultiMapRemove, Partition, W.with(S), |r| {
+        multimap(r.name, Op::RemoveKey { key: blob(r.key), answer_values: true, thread_id: r.thread_id })
+    }),
+    row!(MultiMapDelete, Partition, W.with(S), |r| {
+        multimap(r.name, Op::RemoveKey { key: blob(r.key), answer_values: false, thread_id: r.thread_id })
+    }),
+    row!(MultiMapRemoveEntry, Partition, W.with(S), |r| {
+        multimap(r.name, Op::RemoveEntry { key: blob(r.key), value: blob(r.value), thread_id: r.thread_id })
+    }),
+    row!(MultiMapGet, Partition, S, |r| multimap(r.name, Op::Get { key: blob(r.key) })),
+    row!(MultiMapContainsKey, Partition, S, |r| multimap(r.name, Op::ContainsKey { key: blob(r.key) })),
+    row!(MultiMapContainsEntry, Partition, S, |r| {
+        multimap(r.name, Op::ContainsEntry { key: blob(r.key), value: blob(r.value) })
+    }),
+    row!(MultiMapValueCount, Partition, S, |r| multimap(r.name, Op::ValueCount { key: blob(r.key) })),
+    row!(MultiMapLock, Partition, S, |r| {
+        multimap(r.name, Op::Lock { key: blob(r.key), thread_id: r.thread_id, lease_ms: r.ttl, try_timeout_ms: None })
+    }),
+    row!(MultiMapTryLock, Partition, S, |r| {
+        let (lease_ms, try_timeout_ms) = (r.lease, Some(r.timeout));
+        multimap(r.name, Op::Lock { key: blob(r.key), thread_id: r.thread_id, lease_ms, try_timeout_ms })
+    }),
+    row!(MultiMapUnlock, Partition, S, |r| {
+        multimap(r.name, Op::Unlock { key: blob(r.key), thread_id: Some(r.thread_id) })
+    }),
+    row!(MultiMapForceUnlock, Partition, S, |r| multimap(r.name, Op::Unlock { key: blob(r.key), thread_id: None })),
+    row!(MultiMapIsLocked, Partition, S, |r| multimap(r.name, Op::IsLocked { key: blob(r.key) })),
+    wide_row!(MultiMapKeySet, S, |message, _| Classified::named(MultiList(MultiListed::Keys), message)),
+    wide_row!(MultiMapValues, S, |message, _| Classified::named(MultiList(MultiListed::Values), message)),
+    wide_row!(MultiMapEntrySet, S, |message, _| Classified::named(MultiList(MultiListed::Entries), message)),
+    wide_row!(MultiMapSize, S, |message, _| Classified::named(MultiSize, message)),
+    wide_row!(MultiMapContainsValue, S, |message, _| {
+        let r = MultiMapContainsValue::decode(message)?;
+        Classified::wide(MultiContainsValue(r.value.0.into()), r.name)
+    }),
+    wide_row!(MultiMapClear, W.with(S), |message, _| Classified::named(MultiClear, message)),
+    wide_row!(MultiMapAddEntryListener, S, |message, connection| {
+        let r = MultiMapAddEntryListener::decode(message)?;
+        let (include_value, local_only) = (r.include_value, r.local_only);
+        let listener = Listener { include_value, flags: -1, local_only, ..listener(message, connection) };
+        add_listener(Registry::MultiMapEntries, r.name, listener)
+    }),
+    wide_row!(MultiMapAddEntryListenerToKey, S, |message, connection| {
+        let r = MultiMapAddEntryListenerToKey::decode(message)?;
+        let (include_value, local_only, key) = (r.include_value, r.local_only, Some(r.key.0.into()));
+        let listener = Listener { include_value, flags: -1, key, local_only, ..listener(message, connection) };
+        add_listener(Registry::MultiMapEntries, r.name, listener)
+    }),
+    wide_row!(MultiMapRemoveEntryListener, S, |message, _| {
+        let r = MultiMapRemoveEntryListener::decode(message)?;
+        remove_listener(Registry::MultiMapEntries, r.name, r.registration_id)
+    }),
 ];
 
-/// The decoder of the operation table's multimap key rows.
-pub(crate) fn decode_multimap<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeError> {
-    use MultiMapOp as Op;
-    let (name, op) = match message.message_type() {
-        MultiMapPut::TYPE => {
-            let r = MultiMapPut::decode(message)?;
-            (r.name, Op::Put { key: blob(r.key), value: blob(r.value), thread_id: r.thread_id })
-        }
-        MultiMapGet::TYPE => {
-            let r = MultiMapGet::decode(message)?;
-            (r.name, Op::Get { key: blob(r.key) })
-        }
-        MultiMapRemove::TYPE => {
-            let r = MultiMapRemove::decode(message)?;
-            (r.name, Op::RemoveKey { key: blob(r.key), answer_values: true, thread_id: r.thread_id })
-        }
-        MultiMapDelete::TYPE => {
-            let r = MultiMapDelete::decode(message)?;
-            (r.name, Op::RemoveKey { key: blob(r.key), answer_values: false, thread_id: r.thread_id })
-        }
-        MultiMapRemoveEntry::TYPE => {
-            let r = MultiMapRemoveEntry::decode(message)?;
-            (r.name, Op::RemoveEntry { key: blob(r.key), value: blob(r.value), thread_id: r.thread_id })
-        }
-        MultiMapContainsKey::TYPE => {
-            let r = MultiMapContainsKey::decode(message)?;
-            (r.name, Op::ContainsKey { key: blob(r.key) })
-        }
-        MultiMapContainsEntry::TYPE => {
-            let r = MultiMapContainsEntry::decode(message)?;
-            (r.name, Op::ContainsEntry { key: blob(r.key), value: blob(r.value) })
-        }
-        MultiMapValueCount::TYPE => {
-            let r = MultiMapValueCount::decode(message)?;
-            (r.name, Op::ValueCount { key: blob(r.key) })
-        }
-        MultiMapPutAll::TYPE => {
-            let r = MultiMapPutAll::decode(message)?;
-            let entries = r.entries.into_iter().map(|(key, values)| (blob(key), list(values))).collect();
-            (r.name, Op::PutAll { entries })
-        }
-        MultiMapLock::TYPE => {
-            let r = MultiMapLock::decode(message)?;
-            (r.name, Op::Lock { key: blob(r.key), thread_id: r.thread_id, lease_ms: r.ttl, try_timeout_ms: None })
-        }
-        MultiMapTryLock::TYPE => {
-            let r = MultiMapTryLock::decode(message)?;
-            let (lease_ms, try_timeout_ms) = (r.lease, Some(r.timeout));
-            (r.name, Op::Lock { key: blob(r.key), thread_id: r.thread_id, lease_ms, try_timeout_ms })
-        }
-        MultiMapUnlock::TYPE => {
-            let r = MultiMapUnlock::decode(message)?;
-            (r.name, Op::Unlock { key: blob(r.key), thread_id: Some(r.thread_id) })
-        }
-        MultiMapForceUnlock::TYPE => {
-            let r = MultiMapForceUnlock::decode(message)?;
-            (r.name, Op::Unlock { key: blob(r.key), thread_id: None })
-        }
-        MultiMapIsLocked::TYPE => {
-            let r = MultiMapIsLocked::decode(message)?;
-            (r.name, Op::IsLocked { key: blob(r.key) })
-        }
-        other => unreachable!("{other} has a multimap row but no decoder"),
-    };
-    Ok(Request::MultiMap(MultiMapRequest { name: Cow::Borrowed(name), op }))
+/// A request on the multimap `name`.
+fn multimap<'a>(name: &'a str, op: Op<'a>) -> Request<'a> {
+    Request::MultiMap(MultiMapRequest { name: Cow::Borrowed(name), op })
 }

@@ -1,17 +1,12 @@
-//! The multimap-wide operations: keySet, values, entrySet, containsValue, size, clear.
+//! The multimap-wide operations: keySet, values, entrySet, containsValue, size, clear (their
+//! rows, `rows.rs`, decode them).
 
-use crate::engine::listeners::Listener;
 use crate::engine::listeners::{EventKind, Registry};
-use crate::engine::wide::objects::{AddListener, RemoveListener};
-use crate::engine::wide::{Classified, Count, Found, Items, Partitions, WideOperation, WideRequest};
-use crate::net::connection::ConnectionShared;
+use crate::engine::wide::{Count, Found, Items, Partitions, WideOperation};
 use crate::partition::objects::PartitionStore;
-use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse};
 use ferrogrid_protocol::message::write_frame;
 use ferrogrid_protocol::MessageType;
-use ferrogrid_protocol::{DecodeError, Message, Uuid};
-use std::sync::Arc;
 
 /// What a multimap listing answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,54 +154,5 @@ impl WideOperation for MultiClear {
 
     fn write_response(&self, _partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
         EmptyResponse {}.encode(out, response_type, correlation_id, 0);
-    }
-}
-
-/// MultiMap-wide requests (work in progress: no listeners yet).
-pub(crate) fn classify_multimap(
-    message: &Message<'_>,
-    connection: &Arc<ConnectionShared>,
-) -> Result<Classified, DecodeError> {
-    let listener = |include_value: bool, local_only: bool, key: Option<&[u8]>| Listener {
-        id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
-        connection: connection.clone(),
-        correlation_id: message.correlation_id(),
-        event_type: message.message_type().event(),
-        include_value,
-        flags: -1,
-        key: key.map(Into::into),
-        invalidation: false,
-        local_only,
-        predicate: None,
-    };
-    let add = |listener: Listener| WideRequest::new(AddListener::to(Registry::MultiMapEntries, listener));
-    let name_only = |operation: WideRequest| -> Result<Classified, DecodeError> {
-        Ok(Classified::Wide(operation, message.reader().string()?.into()))
-    };
-    match message.message_type() {
-        MultiMapKeySet::TYPE => name_only(WideRequest::new(MultiList(MultiListed::Keys))),
-        MultiMapValues::TYPE => name_only(WideRequest::new(MultiList(MultiListed::Values))),
-        MultiMapEntrySet::TYPE => name_only(WideRequest::new(MultiList(MultiListed::Entries))),
-        MultiMapSize::TYPE => name_only(WideRequest::new(MultiSize)),
-        MultiMapClear::TYPE => name_only(WideRequest::new(MultiClear)),
-        MultiMapContainsValue::TYPE => {
-            let r = MultiMapContainsValue::decode(message)?;
-            Ok(Classified::Wide(WideRequest::new(MultiContainsValue(r.value.0.into())), r.name.into()))
-        }
-        MultiMapAddEntryListener::TYPE => {
-            let r = MultiMapAddEntryListener::decode(message)?;
-            Ok(Classified::Wide(add(listener(r.include_value, r.local_only, None)), r.name.into()))
-        }
-        MultiMapAddEntryListenerToKey::TYPE => {
-            let r = MultiMapAddEntryListenerToKey::decode(message)?;
-            Ok(Classified::Wide(add(listener(r.include_value, r.local_only, Some(r.key.0))), r.name.into()))
-        }
-        MultiMapRemoveEntryListener::TYPE => {
-            let r = MultiMapRemoveEntryListener::decode(message)?;
-            let id = r.registration_id.unwrap_or_default();
-            let operation = RemoveListener::from(Registry::MultiMapEntries, id);
-            Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
-        }
-        _ => Ok(Classified::NotWide),
     }
 }

@@ -1,58 +1,89 @@
-//! The replicated map's rows of the operation table and their decoder.
+//! The replicated map's rows of the operation table, each with its decoder or classifier.
 
-use crate::engine::replicated_map::wide::classify;
-use crate::engine::request::Request;
-use crate::engine::request::*;
+use crate::engine::listeners::{Listener, Registry};
+use crate::engine::replicated_map::wide::{
+    ReplicatedClear, ReplicatedContainsValue, ReplicatedList, ReplicatedPutAll, ReplicatedSize,
+};
+use crate::engine::request::{ReplicatedMapOp as Op, ReplicatedMapRequest, Request};
+use crate::engine::wide::objects::{add_listener, listener, remove_listener};
+use crate::engine::wide::{Classified, Listed};
+use crate::net::connection::ConnectionShared;
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire::blob;
 use ferrogrid_protocol::codec::*;
-use ferrogrid_protocol::{DecodeError, Message};
+use ferrogrid_protocol::{error, DecodeError, Message};
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// Key writes on the owner of the key's partition, which sends them to every member; key
 /// reads on the copy of the member asked; the map-wide reads over this member's copy, the
 /// map-wide writes (putAll, clear) on every member's owned partitions.
 pub(crate) static ROWS: &[Operation] = &[
-    row!(ReplicatedMapPut, Partition, W.with(A).with(S), decode_replicated_map),
-    row!(ReplicatedMapRemove, Partition, W.with(S), decode_replicated_map),
-    row!(ReplicatedMapGet, LocalCopy, S, decode_replicated_map),
-    row!(ReplicatedMapContainsKey, LocalCopy, S, decode_replicated_map),
-    wide_row!(ReplicatedMapSize, S, classify),
-    wide_row!(ReplicatedMapIsEmpty, S, classify),
-    wide_row!(ReplicatedMapContainsValue, S, classify),
-    wide_row!(ReplicatedMapKeySet, S, classify),
-    wide_row!(ReplicatedMapValues, S, classify),
-    wide_row!(ReplicatedMapEntrySet, S, classify),
-    wide_row!(ReplicatedMapPutAll, W.with(A).with(S), classify),
-    wide_row!(ReplicatedMapClear, W.with(S), classify),
-    wide_row!(ReplicatedMapAddEntryListener, S, classify),
-    wide_row!(ReplicatedMapAddEntryListenerToKey, S, classify),
-    wide_row!(ReplicatedMapAddEntryListenerWithPredicate, S, classify),
-    wide_row!(ReplicatedMapAddEntryListenerToKeyWithPredicate, S, classify),
-    wide_row!(ReplicatedMapRemoveEntryListener, S, classify),
+    row!(ReplicatedMapPut, Partition, W.with(A).with(S), |r| {
+        replicated_map(r.name, Op::Put { key: blob(r.key), value: blob(r.value), ttl_ms: r.ttl })
+    }),
+    row!(ReplicatedMapRemove, Partition, W.with(S), |r| replicated_map(r.name, Op::Remove { key: blob(r.key) })),
+    row!(ReplicatedMapGet, LocalCopy, S, |r| replicated_map(r.name, Op::Get { key: blob(r.key) })),
+    row!(ReplicatedMapContainsKey, LocalCopy, S, |r| replicated_map(r.name, Op::ContainsKey { key: blob(r.key) })),
+    wide_row!(ReplicatedMapSize, S, |message, _| Classified::named(ReplicatedSize { answer_empty: false }, message)),
+    wide_row!(ReplicatedMapIsEmpty, S, |message, _| Classified::named(ReplicatedSize { answer_empty: true }, message)),
+    wide_row!(ReplicatedMapContainsValue, S, |message, _| {
+        let r = ReplicatedMapContainsValue::decode(message)?;
+        if r.value.type_id().unwrap_or(0) == 0 {
+            return Classified::null("Null value is not allowed!");
+        }
+        Classified::wide(ReplicatedContainsValue(r.value.0.into()), r.name)
+    }),
+    wide_row!(ReplicatedMapKeySet, S, |message, _| Classified::named(ReplicatedList(Listed::Keys), message)),
+    wide_row!(ReplicatedMapValues, S, |message, _| Classified::named(ReplicatedList(Listed::Values), message)),
+    wide_row!(ReplicatedMapEntrySet, S, |message, _| Classified::named(ReplicatedList(Listed::Entries), message)),
+    wide_row!(ReplicatedMapPutAll, W.with(A).with(S), |message, _| {
+        let r = ReplicatedMapPutAll::decode(message)?;
+        if r.entries.iter().any(|(key, value)| key.type_id().unwrap_or(0) == 0 || value.type_id().unwrap_or(0) == 0) {
+            return Classified::null("Null key or value is not allowed!");
+        }
+        let entries = r.entries.iter().map(|(key, value)| (key.0.into(), value.0.into())).collect();
+        Classified::wide(ReplicatedPutAll { entries }, r.name)
+    }),
+    wide_row!(ReplicatedMapClear, W.with(S), |message, _| Classified::named(ReplicatedClear, message)),
+    wide_row!(ReplicatedMapAddEntryListener, S, |message, connection| {
+        let r = ReplicatedMapAddEntryListener::decode(message)?;
+        let listener = Listener { local_only: r.local_only, ..entry_listener(message, connection) };
+        add_listener(Registry::ReplicatedEntries, r.name, listener)
+    }),
+    wide_row!(ReplicatedMapAddEntryListenerToKey, S, |message, connection| {
+        let r = ReplicatedMapAddEntryListenerToKey::decode(message)?;
+        if r.key.type_id().unwrap_or(0) == 0 {
+            return Classified::null("Null key is not allowed!");
+        }
+        let (key, local_only) = (Some(r.key.0.into()), r.local_only);
+        let listener = Listener { key, local_only, ..entry_listener(message, connection) };
+        add_listener(Registry::ReplicatedEntries, r.name, listener)
+    }),
+    wide_row!(ReplicatedMapAddEntryListenerWithPredicate, S, |message, _| with_predicate(message)),
+    wide_row!(ReplicatedMapAddEntryListenerToKeyWithPredicate, S, |message, _| with_predicate(message)),
+    wide_row!(ReplicatedMapRemoveEntryListener, S, |message, _| {
+        let r = ReplicatedMapRemoveEntryListener::decode(message)?;
+        remove_listener(Registry::ReplicatedEntries, r.name, r.registration_id)
+    }),
 ];
 
-/// The decoder of the operation table's replicated map key rows.
-pub(crate) fn decode_replicated_map<'a>(message: &Message<'a>) -> Result<Request<'a>, DecodeError> {
-    use ReplicatedMapOp as Op;
-    let (name, op) = match message.message_type() {
-        ReplicatedMapPut::TYPE => {
-            let r = ReplicatedMapPut::decode(message)?;
-            (r.name, Op::Put { key: blob(r.key), value: blob(r.value), ttl_ms: r.ttl })
-        }
-        ReplicatedMapRemove::TYPE => {
-            let r = ReplicatedMapRemove::decode(message)?;
-            (r.name, Op::Remove { key: blob(r.key) })
-        }
-        ReplicatedMapGet::TYPE => {
-            let r = ReplicatedMapGet::decode(message)?;
-            (r.name, Op::Get { key: blob(r.key) })
-        }
-        ReplicatedMapContainsKey::TYPE => {
-            let r = ReplicatedMapContainsKey::decode(message)?;
-            (r.name, Op::ContainsKey { key: blob(r.key) })
-        }
-        other => unreachable!("{other} has a replicated map row but no decoder"),
-    };
-    Ok(Request::ReplicatedMap(ReplicatedMapRequest { name: Cow::Borrowed(name), op }))
+/// A request on the replicated map `name`.
+fn replicated_map<'a>(name: &'a str, op: Op<'a>) -> Request<'a> {
+    Request::ReplicatedMap(ReplicatedMapRequest { name: Cow::Borrowed(name), op })
+}
+
+/// An entry listener: every kind of event, with values.
+fn entry_listener(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Listener {
+    Listener { include_value: true, flags: -1, ..listener(message, connection) }
+}
+
+/// An entry listener with a predicate: refused, as ferrogrid does not evaluate them here yet.
+fn with_predicate(message: &Message<'_>) -> Result<Classified, DecodeError> {
+    let text = format!(
+        "ferrogrid does not evaluate predicates yet: a replicated map entry listener with a predicate ({}) is not \
+         supported",
+        message.message_type().describe()
+    );
+    Ok(Classified::Refused(error::UNSUPPORTED_OPERATION, text))
 }

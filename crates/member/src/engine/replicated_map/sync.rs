@@ -526,9 +526,8 @@ mod tests {
 
     fn run(owner: &mut PartitionOwner, request: &[u8]) -> Vec<u8> {
         let message = Message::parse(request).unwrap();
-        let Request::ReplicatedMap(request) =
-            crate::engine::replicated_map::rows::decode_replicated_map(&message).unwrap()
-        else {
+        let row = crate::route::operations::row(message.message_type()).expect("a row");
+        let Request::ReplicatedMap(request) = (row.decode.expect("a decoder"))(&message).unwrap() else {
             unreachable!()
         };
         let connection = connection();

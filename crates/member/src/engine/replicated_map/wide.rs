@@ -3,99 +3,23 @@
 //! of them), and never go to other members: a client's proxy sends them to one member. The
 //! writes (putAll, clear) run on every member, each over the partitions it owns, as their
 //! owner: changes numbered and sent to every other member, events published here.
-//! Listener registration and removal act on each reactor's registrations.
+//! Listener registration and removal act on each reactor's registrations. Their rows
+//! (`rows.rs`) decode them.
 
-use crate::engine::listeners::{EventKind, Listener, Registry};
+use crate::engine::listeners::{EventKind, Registry};
 use crate::engine::replicated_map::store::{publish, put_kind, EntryChange};
-use crate::engine::wide::objects::{AddListener, RemoveListener};
-use crate::engine::wide::{
-    Classified, Count, Found, Items, Listed, Partitions, ShareContext, WideOperation, WideRequest,
-};
-use crate::net::connection::ConnectionShared;
+use crate::engine::wide::{Count, Found, Items, Listed, Partitions, ShareContext, WideOperation};
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::data::partition_for;
-use ferrogrid_protocol::error;
 use ferrogrid_protocol::message::write_frame;
-use ferrogrid_protocol::{Data, DecodeError, Message, MessageType, Uuid};
-use std::sync::Arc;
-
-/// Decodes a replicated-map-wide request (service 0x0D) into its operation.
-pub(crate) fn classify(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Result<Classified, DecodeError> {
-    let name_only = |operation: WideRequest| -> Result<Classified, DecodeError> {
-        Ok(Classified::Wide(operation, message.reader().string()?.into()))
-    };
-    let listener = |local_only: bool, key: Option<&[u8]>| Listener {
-        id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
-        connection: connection.clone(),
-        correlation_id: message.correlation_id(),
-        event_type: message.message_type().event(),
-        include_value: true,
-        flags: -1,
-        key: key.map(Into::into),
-        invalidation: false,
-        local_only,
-        predicate: None,
-    };
-    let add = |listener: Listener| WideRequest::new(AddListener::to(Registry::ReplicatedEntries, listener));
-    match message.message_type() {
-        ReplicatedMapSize::TYPE => name_only(WideRequest::new(ReplicatedSize { answer_empty: false })),
-        ReplicatedMapIsEmpty::TYPE => name_only(WideRequest::new(ReplicatedSize { answer_empty: true })),
-        ReplicatedMapKeySet::TYPE => name_only(WideRequest::new(ReplicatedList(Listed::Keys))),
-        ReplicatedMapValues::TYPE => name_only(WideRequest::new(ReplicatedList(Listed::Values))),
-        ReplicatedMapEntrySet::TYPE => name_only(WideRequest::new(ReplicatedList(Listed::Entries))),
-        ReplicatedMapClear::TYPE => name_only(WideRequest::new(ReplicatedClear)),
-        ReplicatedMapContainsValue::TYPE => {
-            let r = ReplicatedMapContainsValue::decode(message)?;
-            if r.value.type_id().unwrap_or(0) == 0 {
-                return Ok(Classified::Refused(error::NULL_POINTER, "Null value is not allowed!".into()));
-            }
-            Ok(Classified::Wide(WideRequest::new(ReplicatedContainsValue(r.value.0.into())), r.name.into()))
-        }
-        ReplicatedMapPutAll::TYPE => {
-            let r = ReplicatedMapPutAll::decode(message)?;
-            if r.entries.iter().any(|(key, value)| key.type_id().unwrap_or(0) == 0 || value.type_id().unwrap_or(0) == 0)
-            {
-                return Ok(Classified::Refused(error::NULL_POINTER, "Null key or value is not allowed!".into()));
-            }
-            let entries = r.entries.iter().map(|(key, value)| (key.0.into(), value.0.into())).collect();
-            Ok(Classified::Wide(WideRequest::new(ReplicatedPutAll { entries }), r.name.into()))
-        }
-        ReplicatedMapAddEntryListener::TYPE => {
-            let r = ReplicatedMapAddEntryListener::decode(message)?;
-            Ok(Classified::Wide(add(listener(r.local_only, None)), r.name.into()))
-        }
-        ReplicatedMapAddEntryListenerToKey::TYPE => {
-            let r = ReplicatedMapAddEntryListenerToKey::decode(message)?;
-            if r.key.type_id().unwrap_or(0) == 0 {
-                return Ok(Classified::Refused(error::NULL_POINTER, "Null key is not allowed!".into()));
-            }
-            Ok(Classified::Wide(add(listener(r.local_only, Some(r.key.0))), r.name.into()))
-        }
-        ty @ (ReplicatedMapAddEntryListenerWithPredicate::TYPE
-        | ReplicatedMapAddEntryListenerToKeyWithPredicate::TYPE) => {
-            let text = format!(
-                "ferrogrid does not evaluate predicates yet: a replicated map entry listener with a predicate ({}) is \
-                 not supported",
-                ty.describe()
-            );
-            Ok(Classified::Refused(error::UNSUPPORTED_OPERATION, text))
-        }
-        ReplicatedMapRemoveEntryListener::TYPE => {
-            let r = ReplicatedMapRemoveEntryListener::decode(message)?;
-            let id = r.registration_id.unwrap_or_default();
-            let operation = RemoveListener::from(Registry::ReplicatedEntries, id);
-            Ok(Classified::Wide(WideRequest::new(operation), r.name.into()))
-        }
-        _ => Ok(Classified::NotWide),
-    }
-}
+use ferrogrid_protocol::{Data, MessageType};
 
 /// ReplicatedMap.size and isEmpty: the live entries of this member's copy.
 #[derive(Debug)]
 pub(crate) struct ReplicatedSize {
     /// isEmpty: answers whether the count is 0.
-    answer_empty: bool,
+    pub answer_empty: bool,
 }
 
 impl WideOperation for ReplicatedSize {
@@ -124,7 +48,7 @@ impl WideOperation for ReplicatedSize {
 
 /// ReplicatedMap.containsValue over this member's copy (values compare by their bytes).
 #[derive(Debug)]
-pub(crate) struct ReplicatedContainsValue(Box<[u8]>);
+pub(crate) struct ReplicatedContainsValue(pub Box<[u8]>);
 
 impl WideOperation for ReplicatedContainsValue {
     type Partial = Found;
@@ -240,7 +164,7 @@ impl WideOperation for ReplicatedClear {
 /// other member as one change.
 #[derive(Debug)]
 pub(crate) struct ReplicatedPutAll {
-    entries: Vec<crate::engine::replicated_map::store::OwnedEntry>,
+    pub entries: Vec<crate::engine::replicated_map::store::OwnedEntry>,
 }
 
 impl WideOperation for ReplicatedPutAll {

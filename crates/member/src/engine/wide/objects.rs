@@ -1,7 +1,7 @@
 //! Fan-out operations every kind of object shares: listener registration and removal (every
 //! reactor applies them), dropping a departed client's relayed registrations, and destroy.
 
-use super::{Classified, Found, Partitions, WideOperation, WideRequest};
+use super::{Classified, Found, Partitions, WideOperation};
 use crate::engine::listeners::{Listener, Listeners, Registry};
 use crate::net::connection::ConnectionShared;
 use crate::partition::objects::PartitionStore;
@@ -19,12 +19,7 @@ pub(crate) struct AddListener {
 }
 
 impl AddListener {
-    pub(crate) fn new(listener: Listener) -> AddListener {
-        AddListener { listener: Box::new(listener), registry: Registry::Entries }
-    }
-
-    /// IQueue.addItemListener, ITopic.addMessageListener: the same, among the object's
-    /// listeners in `registry`.
+    /// The registration of `listener` among the object's listeners in `registry`.
     pub(crate) fn to(registry: Registry, listener: Listener) -> AddListener {
         AddListener { listener: Box::new(listener), registry }
     }
@@ -94,11 +89,7 @@ pub(crate) struct RemoveListener {
 }
 
 impl RemoveListener {
-    pub(crate) fn new(id: Uuid) -> RemoveListener {
-        RemoveListener { id, registry: Registry::Entries }
-    }
-
-    /// IQueue.removeItemListener, ITopic.removeMessageListener.
+    /// The removal of registration `id` from the object's listeners in `registry`.
     pub(crate) fn from(registry: Registry, id: Uuid) -> RemoveListener {
         RemoveListener { id, registry }
     }
@@ -205,65 +196,31 @@ impl WideOperation for DestroyPnCounter {
     }
 }
 
-/// The classifier of the queue's, list's, set's and topic's listener rows: item-listener and
-/// message-listener registration and removal (every reactor applies them).
-pub(crate) fn classify_listener(
-    message: &Message<'_>,
-    connection: &Arc<ConnectionShared>,
-) -> Result<Classified, DecodeError> {
-    let listener = |event_type, include_value, local_only| Listener {
+/// A listener registered by `message` (its correlation id and its event type, the request's
+/// with kind 0x02) for `connection`: all events, without values, from every member; a row sets
+/// what its request asks for.
+pub(crate) fn listener(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Listener {
+    Listener {
         id: Uuid::from_u128(uuid::Uuid::new_v4().as_u128()),
         connection: connection.clone(),
         correlation_id: message.correlation_id(),
-        event_type,
-        include_value,
+        event_type: message.message_type().event(),
+        include_value: false,
         flags: 0,
         key: None,
         invalidation: false,
-        local_only,
+        local_only: false,
         predicate: None,
-    };
-    let (operation, name) = match message.message_type() {
-        QueueAddListener::TYPE => {
-            let r = QueueAddListener::decode(message)?;
-            let listener = listener(QueueAddListener::TYPE.event(), r.include_value, r.local_only);
-            (WideRequest::new(AddListener::to(Registry::Items, listener)), r.name)
-        }
-        QueueRemoveListener::TYPE => {
-            let r = QueueRemoveListener::decode(message)?;
-            let operation = RemoveListener::from(Registry::Items, r.registration_id.unwrap_or_default());
-            (WideRequest::new(operation), r.name)
-        }
-        ListAddListener::TYPE => {
-            let r = ListAddListener::decode(message)?;
-            let listener = listener(ListAddListener::TYPE.event(), r.include_value, r.local_only);
-            (WideRequest::new(AddListener::to(Registry::ListItems, listener)), r.name)
-        }
-        ListRemoveListener::TYPE => {
-            let r = ListRemoveListener::decode(message)?;
-            let operation = RemoveListener::from(Registry::ListItems, r.registration_id.unwrap_or_default());
-            (WideRequest::new(operation), r.name)
-        }
-        SetAddListener::TYPE => {
-            let r = SetAddListener::decode(message)?;
-            let listener = listener(SetAddListener::TYPE.event(), r.include_value, r.local_only);
-            (WideRequest::new(AddListener::to(Registry::SetItems, listener)), r.name)
-        }
-        SetRemoveListener::TYPE => {
-            let r = SetRemoveListener::decode(message)?;
-            let operation = RemoveListener::from(Registry::SetItems, r.registration_id.unwrap_or_default());
-            (WideRequest::new(operation), r.name)
-        }
-        TopicAddMessageListener::TYPE => {
-            let r = TopicAddMessageListener::decode(message)?;
-            let listener = listener(TopicEvent::TYPE, true, r.local_only);
-            (WideRequest::new(AddListener::to(Registry::Messages, listener)), r.name)
-        }
-        _ => {
-            let r = TopicRemoveMessageListener::decode(message)?;
-            let operation = RemoveListener::from(Registry::Messages, r.registration_id.unwrap_or_default());
-            (WideRequest::new(operation), r.name)
-        }
-    };
-    Ok(Classified::Wide(operation, name.into()))
+    }
+}
+
+/// Registers `listener` among the object `name`'s listeners in `registry`, on every reactor.
+pub(crate) fn add_listener(registry: Registry, name: &str, listener: Listener) -> Result<Classified, DecodeError> {
+    Classified::wide(AddListener::to(registry, listener), name)
+}
+
+/// Removes the registration `id` (none: the nil id) from the object `name`'s listeners in
+/// `registry`, on every reactor.
+pub(crate) fn remove_listener(registry: Registry, name: &str, id: Option<Uuid>) -> Result<Classified, DecodeError> {
+    Classified::wide(RemoveListener::from(registry, id.unwrap_or_default()), name)
 }

@@ -1,30 +1,31 @@
-//! The client service's rows of the operation table (handled by `service.rs`).
+//! The client service's rows of the operation table, each naming the call of `service.rs` that
+//! answers it.
 
-use crate::route::row::{row, Flags, Operation, S, W};
+use crate::route::row::{row, ClientCall as Call, Flags, Operation, S, W};
 use ferrogrid_protocol::codec::*;
 
 /// The client service, answered by the reactor that read the request (and Compact schemas, kept
 /// by every member: `engine/schemas.rs`).
 pub(crate) static ROWS: &[Operation] = &[
-    row!(ClientAuthentication, Connection, Flags::NONE),
-    row!(ClientAuthenticationCustom, Connection, Flags::NONE),
-    row!(ClientAddClusterViewListener, Connection, Flags::NONE),
-    row!(ClientLocalBackupListener, Connection, Flags::NONE),
-    row!(ClientPing, Connection, Flags::NONE),
-    row!(ClientStatistics, Connection, Flags::NONE),
-    row!(ClientTriggerPartitionAssignment, Connection, Flags::NONE),
-    row!(ClientCreateProxy, Connection, S),
-    row!(ClientCreateProxies, Connection, Flags::NONE),
-    row!(ClientDestroyProxy, Connection, W.with(S)),
-    row!(ClientGetDistributedObjects, Connection, Flags::NONE),
-    row!(ClientAddDistributedObjectListener, Connection, Flags::NONE),
-    row!(ClientRemoveDistributedObjectListener, Connection, Flags::NONE),
-    row!(ClientAddPartitionLostListener, Connection, Flags::NONE),
-    row!(ClientRemovePartitionLostListener, Connection, Flags::NONE),
-    row!(MapAddPartitionLostListener, Connection, S),
+    row!(ClientAuthentication, Connection(Call::Authenticate), Flags::NONE),
+    row!(ClientAuthenticationCustom, Connection(Call::AuthenticateCustom), Flags::NONE),
+    row!(ClientAddClusterViewListener, Connection(Call::AddClusterViewListener), Flags::NONE),
+    row!(ClientLocalBackupListener, Connection(Call::LocalBackupListener), Flags::NONE),
+    row!(ClientPing, Connection(Call::Acknowledge), Flags::NONE),
+    row!(ClientStatistics, Connection(Call::Acknowledge), Flags::NONE),
+    row!(ClientTriggerPartitionAssignment, Connection(Call::Acknowledge), Flags::NONE),
+    row!(ClientCreateProxy, Connection(Call::CreateProxy), S),
+    row!(ClientCreateProxies, Connection(Call::CreateProxies), Flags::NONE),
+    row!(ClientDestroyProxy, Connection(Call::DestroyProxy), W.with(S)),
+    row!(ClientGetDistributedObjects, Connection(Call::GetDistributedObjects), Flags::NONE),
+    row!(ClientAddDistributedObjectListener, Connection(Call::AddDistributedObjectListener), Flags::NONE),
+    row!(ClientRemoveDistributedObjectListener, Connection(Call::RemoveDistributedObjectListener), Flags::NONE),
+    row!(ClientAddPartitionLostListener, Connection(Call::AddPartitionLostListener), Flags::NONE),
+    row!(ClientRemovePartitionLostListener, Connection(Call::RemovePartitionLostListener), Flags::NONE),
+    row!(MapAddPartitionLostListener, Connection(Call::AddMapPartitionLostListener), S),
     // Compact schemas: kept by every member (schemas.rs).
-    row!(ClientSendSchema, Connection, Flags::NONE),
-    row!(ClientFetchSchema, Connection, Flags::NONE),
-    row!(ClientSendAllSchemas, Connection, Flags::NONE),
-    row!(MapRemovePartitionLostListener, Connection, S),
+    row!(ClientSendSchema, Connection(Call::SendSchema), Flags::NONE),
+    row!(ClientFetchSchema, Connection(Call::FetchSchema), Flags::NONE),
+    row!(ClientSendAllSchemas, Connection(Call::SendAllSchemas), Flags::NONE),
+    row!(MapRemovePartitionLostListener, Connection(Call::RemoveMapPartitionLostListener), S),
 ];

@@ -1,10 +1,12 @@
 //! Client-service requests (authentication, cluster view, proxies, ping, …): connection-level
-//! messages that touch no partition and are answered inline by the connection's reactor.
+//! messages that touch no partition and are answered inline by the connection's reactor, each
+//! by the call its row names (`rows.rs`, [`ClientCall`]).
 
 use crate::cluster::events::Topic;
 use crate::cluster::peer::Service;
 use crate::cluster::view::{self, ClusterView};
 use crate::net::connection::{ConnectionShared, ConnectionState};
+use crate::route::row::ClientCall;
 use crate::shared::Shared;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
@@ -33,22 +35,24 @@ pub(crate) fn random_uuid() -> Uuid {
     Uuid::from_u128(uuid::Uuid::new_v4().as_u128())
 }
 
-/// Handles the first message of a connection, which must be an authentication request.
+/// Handles the first message of a connection, which must be an authentication request (`call`:
+/// its row's, if it has one).
 pub fn authenticate(
     shared: &Shared,
+    call: Option<ClientCall>,
     message: &Message<'_>,
     state: &mut ConnectionState,
     out: &mut Vec<u8>,
 ) -> Result<After, DecodeError> {
     let correlation_id = message.correlation_id();
     let ty = message.message_type();
-    let (uuid, serialization_version, cluster_name, credentials, client_type) = match ty {
-        ClientAuthentication::TYPE => {
+    let (uuid, serialization_version, cluster_name, credentials, client_type) = match call {
+        Some(ClientCall::Authenticate) => {
             let request = ClientAuthentication::decode(message)?;
             let credentials = Some((request.username, request.password));
             (request.uuid, request.serialization_version, request.cluster_name, credentials, request.client_type)
         }
-        ClientAuthenticationCustom::TYPE => {
+        Some(ClientCall::AuthenticateCustom) => {
             let request = ClientAuthenticationCustom::decode(message)?;
             (request.uuid, request.serialization_version, request.cluster_name, None, request.client_type)
         }
@@ -138,9 +142,11 @@ fn check_credentials(
     (status, tenant)
 }
 
-/// Handles a client-service request on an authenticated connection.
+/// Handles a client-service request on an authenticated connection by its row's call (none: a
+/// type without a client-service row, answered UnsupportedOperation).
 pub fn handle(
     shared: &Shared,
+    call: Option<ClientCall>,
     connection: &Arc<ConnectionShared>,
     message: &Message<'_>,
     out: &mut Vec<u8>,
@@ -151,54 +157,55 @@ pub fn handle(
     let empty = |out: &mut Vec<u8>| {
         EmptyResponse {}.encode(out, ty.response(), correlation_id, 0);
     };
-    match ty {
-        ClientAuthentication::TYPE | ClientAuthenticationCustom::TYPE => {
+    let Some(call) = call else {
+        // Hazelcast's wording for an unknown type, plus which service it belongs to.
+        let text = format!(
+            "Unrecognized client message received with type: {ty} ({}); ferrogrid does not support it",
+            ty.describe()
+        );
+        unsupported(out, correlation_id, &text);
+        return Ok(After::Continue);
+    };
+    match call {
+        ClientCall::Authenticate | ClientCall::AuthenticateCustom => {
             let mut state = ConnectionState::AwaitingAuthentication;
-            return authenticate(shared, message, &mut state, out);
+            return authenticate(shared, Some(call), message, &mut state, out);
         }
-        ClientAddClusterViewListener::TYPE => {
+        ClientCall::AddClusterViewListener => {
             shared.view.write_view_events(out, correlation_id);
             empty(out);
         }
-        ClientLocalBackupListener::TYPE => {
+        ClientCall::LocalBackupListener => {
             connection.set_backup_listener(correlation_id);
             UuidResponse { response: Some(random_uuid()) }.encode(out, ty.response(), correlation_id, 0);
         }
-        ClientPing::TYPE | ClientStatistics::TYPE | ClientTriggerPartitionAssignment::TYPE => empty(out),
-        ClientCreateProxy::TYPE
-        | ClientCreateProxies::TYPE
-        | ClientAddDistributedObjectListener::TYPE
-        | ClientRemoveDistributedObjectListener::TYPE
-        | ClientAddPartitionLostListener::TYPE
-        | ClientRemovePartitionLostListener::TYPE
-        | MapAddPartitionLostListener::TYPE
-        | MapRemovePartitionLostListener::TYPE => {
-            return proxies(shared, connection, message, out, tenant);
+        ClientCall::Acknowledge => empty(out),
+        ClientCall::CreateProxy
+        | ClientCall::CreateProxies
+        | ClientCall::AddDistributedObjectListener
+        | ClientCall::RemoveDistributedObjectListener
+        | ClientCall::AddPartitionLostListener
+        | ClientCall::RemovePartitionLostListener
+        | ClientCall::AddMapPartitionLostListener
+        | ClientCall::RemoveMapPartitionLostListener => {
+            return proxies(shared, call, connection, message, out, tenant);
         }
-        ClientDestroyProxy::TYPE => return destroy_proxy(shared, message, out),
-        ClientSendSchema::TYPE | ClientSendAllSchemas::TYPE | ClientFetchSchema::TYPE => {
-            schema_request(shared, connection, message, out)?;
+        ClientCall::DestroyProxy => return destroy_proxy(shared, message, out),
+        ClientCall::SendSchema | ClientCall::SendAllSchemas | ClientCall::FetchSchema => {
+            schema_request(shared, call, connection, message, out)?;
         }
-        PnCounterGetConfiguredReplicaCount::TYPE => {
+        ClientCall::PnCounterReplicaCount => {
             let request = PnCounterGetConfiguredReplicaCount::decode(message)?;
             let replica_count = shared.config.pn_counters.for_pn_counter(request.name).replica_count;
             IntResponse { response: replica_count as i32 }.encode(out, ty.response(), correlation_id, 0);
         }
-        ClientGetDistributedObjects::TYPE => {
+        ClientCall::GetDistributedObjects => {
             let objects = shared.objects.read();
             let visible = objects
                 .iter()
                 .filter_map(|(service_name, name)| shared.visible_name(tenant, name).map(|name| (service_name, name)));
             let response = visible.map(|(service_name, name)| DistributedObjectInfo { service_name, name }).collect();
             DistributedObjectsResponse { response }.encode(out, ty.response(), correlation_id, 0);
-        }
-        _ => {
-            // Hazelcast's wording for an unknown type, plus which service it belongs to.
-            let text = format!(
-                "Unrecognized client message received with type: {ty} ({}); ferrogrid does not support it",
-                ty.describe()
-            );
-            unsupported(out, correlation_id, &text);
         }
     }
     Ok(After::Continue)
@@ -220,6 +227,7 @@ fn destroy_proxy(shared: &Shared, message: &Message<'_>, out: &mut Vec<u8>) -> R
 /// Proxy creation, and the (de)registration of listeners on the cluster (`listener_request`).
 fn proxies(
     shared: &Shared,
+    call: ClientCall,
     connection: &Arc<ConnectionShared>,
     message: &Message<'_>,
     out: &mut Vec<u8>,
@@ -230,8 +238,8 @@ fn proxies(
         EmptyResponse {}.encode(out, ty.response(), correlation_id, 0);
     };
     let prefix = shared.tenant(tenant).map_or("", |runtime| runtime.prefix.as_str());
-    match ty {
-        ClientCreateProxy::TYPE => {
+    match call {
+        ClientCall::CreateProxy => {
             let request = ClientCreateProxy::decode(message)?;
             if let Err(refusal) = check_service(request.name, request.service_name) {
                 unsupported(out, correlation_id, &refusal);
@@ -240,7 +248,7 @@ fn proxies(
             empty(out);
             return Ok(After::Created(vec![(request.service_name.to_owned(), request.name.to_owned())]));
         }
-        ClientCreateProxies::TYPE => {
+        ClientCall::CreateProxies => {
             let request = ClientCreateProxies::decode(message)?;
             if let Some(refusal) = request.proxies.iter().find_map(|(name, service)| check_service(name, service).err())
             {
@@ -253,7 +261,7 @@ fn proxies(
                 proxies.map(|(name, service)| ((*service).to_owned(), format!("{prefix}{name}"))).collect(),
             ));
         }
-        _ => listener_request(shared, connection, message, out)?,
+        _ => listener_request(shared, call, connection, message, out)?,
     }
     Ok(After::Continue)
 }
@@ -262,34 +270,35 @@ fn proxies(
 /// map's request comes with its name scoped: a tenant's has its prefix).
 fn listener_request(
     shared: &Shared,
+    call: ClientCall,
     connection: &Arc<ConnectionShared>,
     message: &Message<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), DecodeError> {
     let (correlation_id, ty) = (message.correlation_id(), message.message_type());
     // (topic, map, Ok(local_only) to add | Err(registration id) to remove)
-    let (topic, map, add) = match ty {
-        ClientAddDistributedObjectListener::TYPE => {
+    let (topic, map, add) = match call {
+        ClientCall::AddDistributedObjectListener => {
             (Topic::Objects, None, Ok(ClientAddDistributedObjectListener::decode(message)?.local_only))
         }
-        ClientAddPartitionLostListener::TYPE => {
+        ClientCall::AddPartitionLostListener => {
             (Topic::PartitionLost, None, Ok(ClientAddPartitionLostListener::decode(message)?.local_only))
         }
-        MapAddPartitionLostListener::TYPE => {
+        ClientCall::AddMapPartitionLostListener => {
             let request = MapAddPartitionLostListener::decode(message)?;
             (Topic::MapPartitionLost, Some(request.name.to_owned()), Ok(request.local_only))
         }
-        ClientRemoveDistributedObjectListener::TYPE => {
+        ClientCall::RemoveDistributedObjectListener => {
             (Topic::Objects, None, Err(ClientRemoveDistributedObjectListener::decode(message)?.registration_id))
         }
-        ClientRemovePartitionLostListener::TYPE => {
+        ClientCall::RemovePartitionLostListener => {
             (Topic::PartitionLost, None, Err(ClientRemovePartitionLostListener::decode(message)?.registration_id))
         }
-        MapRemovePartitionLostListener::TYPE => {
+        ClientCall::RemoveMapPartitionLostListener => {
             let request = MapRemovePartitionLostListener::decode(message)?;
             (Topic::MapPartitionLost, Some(request.name.to_owned()), Err(request.registration_id))
         }
-        other => unreachable!("{other} is not a listener request"),
+        other => unreachable!("{other:?} is not a listener request"),
     };
     match add {
         Ok(local_only) => add_cluster_listener(shared, connection, (topic, map.as_deref()), local_only, message, out),
@@ -306,18 +315,19 @@ fn listener_request(
 /// to the cluster anew: answered at once) and FetchSchema (from this member's copy).
 fn schema_request(
     shared: &Shared,
+    call: ClientCall,
     connection: &Arc<ConnectionShared>,
     message: &Message<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), DecodeError> {
     let (correlation_id, ty) = (message.correlation_id(), message.message_type());
-    match ty {
-        ClientSendSchema::TYPE => {
+    match call {
+        ClientCall::SendSchema => {
             let request = ClientSendSchema::decode(message)?;
             let schema = crate::engine::schemas::from_wire(&request.schema);
             send_schemas(shared, &[schema], Some((connection, correlation_id)), out);
         }
-        ClientSendAllSchemas::TYPE => {
+        ClientCall::SendAllSchemas => {
             let request = ClientSendAllSchemas::decode(message)?;
             let schemas: Vec<_> = request.schemas.iter().map(crate::engine::schemas::from_wire).collect();
             if send_schemas(shared, &schemas, None, out) {
