@@ -8,7 +8,9 @@
 
 use crate::clock::NEVER;
 use crate::cluster::peer::{Malformed, Reader};
-use crate::engine::request::{MapRequest, MultiMapRequest, WaiterId};
+use crate::engine::map::request::MapRequest;
+use crate::engine::multimap::request::MultiMapRequest;
+use crate::engine::request::WaiterId;
 use ahash::RandomState;
 use ferrogrid_protocol::{PartitionId, Uuid};
 use std::collections::{HashMap, VecDeque};
@@ -255,7 +257,7 @@ impl LockTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::request::MapOp;
+    use crate::engine::map::request::MapOp;
 
     const ALICE: LockOwner = LockOwner { client: Uuid { most: 1, least: 1 }, thread_id: 7 };
     const BOB: LockOwner = LockOwner { client: Uuid { most: 2, least: 2 }, thread_id: 7 };

@@ -6,6 +6,7 @@ pub(crate) mod index;
 pub(crate) mod ops;
 pub(crate) mod query;
 pub(crate) mod query_ops;
+pub(crate) mod request;
 pub(crate) mod rows;
 pub(crate) mod store;
 pub(crate) mod table;

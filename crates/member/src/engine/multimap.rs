@@ -1,5 +1,6 @@
 //! Multimaps (`MultiMap`): the values of each key in the partition of the key (`store.rs`), and
 //! the multimap-wide operations and their classifier (`wide.rs`).
+pub(crate) mod request;
 pub(crate) mod rows;
 pub(crate) mod store;
 pub(crate) mod wide;

@@ -1,5 +1,6 @@
 //! Replicated maps (`ReplicatedMap`): every member holds a full copy (`store.rs`: the stores, their
 //! encodings and the version rules), kept in step by the partition's owner (`sync.rs`).
+pub(crate) mod request;
 pub(crate) mod rows;
 pub(crate) mod store;
 pub(crate) mod sync;

@@ -5,17 +5,21 @@
 
 use crate::clock::NEVER;
 use crate::cluster::peer::ObjectKind;
+use crate::engine::collection::request::CollectionRequest;
 use crate::engine::collection::store::{self as collection, CollectionContext};
 use crate::engine::locks::Waiting;
 use crate::engine::map::ops::{self as map_ops, Done, OpContext};
+use crate::engine::map::request::MapRequest;
+use crate::engine::multimap::request::MultiMapRequest;
 use crate::engine::multimap::store::{self as multimap, MultiDone};
+use crate::engine::queue::request::QueueRequest;
 use crate::engine::queue::store::{self as queue, QueueContext, QueueDone};
-use crate::engine::request::{
-    CollectionRequest, ErrorKind, MapRequest, MultiMapRequest, OpError, QueueRequest, Replies, Reply, Request,
-    RingbufferOp, RingbufferRequest, TopicRequest,
-};
+use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
+use crate::engine::ringbuffer::request::{RingbufferOp, RingbufferRequest};
 use crate::engine::ringbuffer::store::{self as ringbuffer, RingDone};
+use crate::engine::topic::request::TopicRequest;
 use crate::partition::owner::{Call, PartitionOwner, Timer};
+use crate::route::row::Request;
 use crate::route::wire::{self, HazelcastReply};
 use ferrogrid_protocol::{Data, PartitionId};
 use std::cmp::Reverse;

@@ -138,9 +138,11 @@ mod tests {
     //! The table's life through the owner: every id leaves it once its request is answered,
     //! timed out, re-run or gone.
     use crate::cluster::replication::state::ClusterState;
-    use crate::engine::request::{MapOp, MapRequest, QueueOp, QueueRequest, Request};
+    use crate::engine::map::request::{MapOp, MapRequest};
+    use crate::engine::queue::request::{QueueOp, QueueRequest};
     use crate::net::connection::ConnectionShared;
     use crate::partition::owner::{Call, PartitionOwner};
+    use crate::route::row::Request;
     use ferrogrid_cluster::{MemberEntry, MemberId, PartitionTable, MAX_REPLICAS};
     use ferrogrid_protocol::{MessageType, PartitionId, Uuid};
     use std::borrow::Cow;
@@ -240,7 +242,7 @@ mod tests {
             thread_id: 1,
             ttl_ms: -1,
             max_idle_ms: -1,
-            answer: crate::engine::request::PutAnswer::Previous,
+            answer: crate::engine::map::request::PutAnswer::Previous,
         };
         let mut out = Vec::new();
         owner.execute(&call(&bob, 2), &map(put), &mut out);

@@ -358,7 +358,7 @@ impl Core {
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let message = Message::parse(bytes)?;
         let request = (row.decode.expect("replica rows decode"))(&message)?;
-        let crate::engine::request::Request::PnCounter(counter) = &request else {
+        let crate::route::row::Request::PnCounter(counter) = &request else {
             unreachable!("{} has a replica row", header.message_type)
         };
         let state = &self.owner.replication.state;

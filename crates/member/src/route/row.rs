@@ -8,7 +8,14 @@
 //! Each structure declares its own rows (`engine/<structure>/rows.rs`) with the macros here; the
 //! table (`operations.rs`) is their union.
 
-use crate::engine::request::Request;
+use crate::engine::collection::request::CollectionRequest;
+use crate::engine::map::request::MapRequest;
+use crate::engine::multimap::request::MultiMapRequest;
+use crate::engine::pn_counter::request::PnCounterRequest;
+use crate::engine::queue::request::QueueRequest;
+use crate::engine::replicated_map::request::ReplicatedMapRequest;
+use crate::engine::ringbuffer::request::RingbufferRequest;
+use crate::engine::topic::request::TopicRequest;
 use crate::engine::wide::Classified;
 use crate::net::connection::ConnectionShared;
 use ferrogrid_protocol::{DecodeError, Message, MessageType};
@@ -111,6 +118,20 @@ impl Flags {
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
     }
+}
+
+/// A partition-bound request as its row decodes it: one structure's typed request, which the
+/// partition's owner hands to that structure's engine (`partition/execute.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request<'a> {
+    Map(MapRequest<'a>),
+    Queue(QueueRequest<'a>),
+    Ringbuffer(RingbufferRequest<'a>),
+    Topic(TopicRequest<'a>),
+    Collection(CollectionRequest<'a>),
+    MultiMap(MultiMapRequest<'a>),
+    PnCounter(PnCounterRequest<'a>),
+    ReplicatedMap(ReplicatedMapRequest<'a>),
 }
 
 /// Decodes a partition-bound request into the engine's typed request (of its structure).

@@ -1,8 +1,9 @@
 //! The list's and the set's rows of the operation table, each with its decoder.
 
+use crate::engine::collection::request::{CollectionOp as Op, CollectionRequest};
 use crate::engine::listeners::{Listener, Registry};
-use crate::engine::request::{CollectionOp as Op, CollectionRequest, Request};
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
+use crate::route::row::Request;
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;

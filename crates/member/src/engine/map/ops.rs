@@ -11,8 +11,9 @@
 use crate::clock::NEVER;
 use crate::engine::listeners::{Event, EventKind, Listeners};
 use crate::engine::locks::{KeyDeadline, LockOwner, Parked, Waiting};
+use crate::engine::map::request::{MapOp, MapRequest, PutAnswer, RemoveAnswer};
 use crate::engine::map::store::{Entry, RecordStore};
-use crate::engine::request::{ErrorKind, MapOp, MapRequest, OpError, PutAnswer, RemoveAnswer, Replies, Reply};
+use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
 use crate::engine::settings::SettingsCache;
 use crate::net::outbox::Outbox;
 use crate::partition::objects::PartitionStore;

@@ -2,8 +2,8 @@
 //! per-map counter slot), each with its decoder; its rows over every partition are
 //! `wide_rows.rs`.
 
-use crate::engine::request::Request;
-use crate::engine::request::*;
+use crate::engine::map::request::*;
+use crate::route::row::Request;
 use crate::route::row::{row, Operation, A, L, S, W};
 use crate::route::wire::blob;
 use ferrogrid_protocol::codec::*;

@@ -1,10 +1,11 @@
 //! The multimap's rows of the operation table, each with its decoder or classifier.
 
 use crate::engine::listeners::{Listener, Registry};
+use crate::engine::multimap::request::{MultiMapOp as Op, MultiMapRequest};
 use crate::engine::multimap::wide::{MultiClear, MultiContainsValue, MultiList, MultiListed, MultiSize};
-use crate::engine::request::{MultiMapOp as Op, MultiMapRequest, Request};
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
 use crate::engine::wide::Classified;
+use crate::route::row::Request;
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;

@@ -14,7 +14,8 @@
 use crate::cluster::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
 use crate::engine::listeners::{Event, EventKind, Listeners, Registry};
 use crate::engine::locks::{KeyDeadline, LockImage, LockOwner, LockTable, Parked};
-use crate::engine::request::{Blob, ErrorKind, MultiMapOp, OpError, Reply};
+use crate::engine::multimap::request::MultiMapOp;
+use crate::engine::request::{Blob, ErrorKind, OpError, Reply};
 use crate::engine::settings::SettingsCache;
 use crate::net::outbox::Outbox;
 use crate::partition::object::PartitionObject;

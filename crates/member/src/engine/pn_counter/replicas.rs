@@ -5,8 +5,9 @@
 
 use crate::cluster::peer;
 use crate::cluster::replication::state::PendingWrite;
+use crate::engine::pn_counter::request::{PnCounterOp, PnCounterRequest};
 use crate::engine::pn_counter::state::{read_state, replicas, ENTRY_BYTES};
-use crate::engine::request::{ErrorKind, OpError, PnCounterOp, PnCounterRequest};
+use crate::engine::request::{ErrorKind, OpError};
 use crate::net::connection::ConnectionShared;
 use crate::obs::probes::ObjectFigures;
 use crate::partition::owner::{Call, PartitionOwner};

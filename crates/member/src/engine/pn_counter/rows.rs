@@ -1,6 +1,8 @@
 //! The PN counter's rows of the operation table, each with its decoder.
 
-use crate::engine::request::{PnCounterOp, PnCounterRequest, Request};
+use crate::engine::pn_counter::request::{PnCounterOp, PnCounterRequest};
+
+use crate::route::row::Request;
 use crate::route::row::{row, ClientCall, Operation, S, W};
 use ferrogrid_protocol::codec::*;
 use std::borrow::Cow;

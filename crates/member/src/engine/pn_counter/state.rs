@@ -36,7 +36,8 @@
 //! timestamp grows by one per add); merging never lowers an entry's timestamp.
 
 use crate::cluster::peer::{Malformed, Reader};
-use crate::engine::request::{ErrorKind, OpError, PnCounterOp};
+use crate::engine::pn_counter::request::PnCounterOp;
+use crate::engine::request::{ErrorKind, OpError};
 use ferrogrid_cluster::{MemberEntry, MemberId};
 use ferrogrid_protocol::data::{murmur3_x86_32, MURMUR_SEED};
 use ferrogrid_protocol::{PartitionId, Uuid};

@@ -17,7 +17,8 @@
 use crate::clock::deadline_after;
 use crate::cluster::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
 use crate::engine::listeners::{ItemEventKind, Listeners, Registry};
-use crate::engine::request::{Blob, ErrorKind, OpError, QueueOp, Reply, WaiterId, Waiters};
+use crate::engine::queue::request::QueueOp;
+use crate::engine::request::{Blob, ErrorKind, OpError, Reply, WaiterId, Waiters};
 use crate::engine::settings::SettingsCache;
 use crate::net::outbox::Outbox;
 use crate::partition::object::PartitionObject;

@@ -1,13 +1,14 @@
 //! The replicated map's rows of the operation table, each with its decoder or classifier.
 
 use crate::engine::listeners::{Listener, Registry};
+use crate::engine::replicated_map::request::{ReplicatedMapOp as Op, ReplicatedMapRequest};
 use crate::engine::replicated_map::wide::{
     ReplicatedClear, ReplicatedContainsValue, ReplicatedList, ReplicatedPutAll, ReplicatedSize,
 };
-use crate::engine::request::{ReplicatedMapOp as Op, ReplicatedMapRequest, Request};
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
 use crate::engine::wide::{Classified, Listed};
 use crate::net::connection::ConnectionShared;
+use crate::route::row::Request;
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire::blob;
 use ferrogrid_protocol::codec::*;

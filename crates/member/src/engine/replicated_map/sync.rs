@@ -12,8 +12,9 @@
 
 use crate::cluster::peer::{self, Reader};
 use crate::engine::listeners::EventKind;
+use crate::engine::replicated_map::request::{ReplicatedMapOp, ReplicatedMapRequest};
 use crate::engine::replicated_map::store::{self, publish, put_kind, Change, EntryChange, Phase, SyncHeader, Version};
-use crate::engine::request::{ErrorKind, OpError, ReplicatedMapOp, ReplicatedMapRequest, Replies, Reply};
+use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
 use crate::partition::owner::{Call, PartitionOwner};
 use crate::route::wire::{self, HazelcastReply};
 use ferrogrid_cluster::{MemberId, PartitionTable};
@@ -450,8 +451,8 @@ mod tests {
     use super::*;
     use crate::cluster::peer::tests::messages;
     use crate::cluster::replication::state::ClusterState;
-    use crate::engine::request::Request;
     use crate::net::connection::{ConnectionId, ConnectionShared};
+    use crate::route::row::Request;
     use ferrogrid_cluster::{MemberEntry, MAX_REPLICAS};
     use ferrogrid_config::MemberConfig;
     use ferrogrid_protocol::codec::{NullableDataResponse, ReplicatedMapGet, ReplicatedMapPut};

@@ -1,6 +1,8 @@
 //! The ringbuffer's rows of the operation table, each with its decoder.
 
-use crate::engine::request::{Request, RingbufferOp as Op, RingbufferRequest};
+use crate::engine::ringbuffer::request::{RingbufferOp as Op, RingbufferRequest};
+
+use crate::route::row::Request;
 use crate::route::row::{row, Operation, A, S, W};
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;

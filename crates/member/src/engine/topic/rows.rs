@@ -1,8 +1,10 @@
 //! The topic's rows of the operation table, publishing with its decoder.
 
 use crate::engine::listeners::{Listener, Registry};
-use crate::engine::request::{Blob, Request, TopicRequest};
+use crate::engine::request::Blob;
+use crate::engine::topic::request::TopicRequest;
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
+use crate::route::row::Request;
 use crate::route::row::{row, wide_row, Operation, S};
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
