@@ -241,7 +241,7 @@ impl Core {
             }
             Some((_, row)) if row.route == Route::EveryPartition => {
                 let message = Message::parse(bytes)?;
-                self.dispatch_wide(connection, &message, bytes, out, origin)
+                self.dispatch_wide(connection, row, &message, bytes, out, origin)
             }
             Some((_, &Operation { route: Route::Sql(call), .. })) => {
                 let message = Message::parse(bytes)?;

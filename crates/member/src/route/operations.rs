@@ -79,15 +79,20 @@ fn build(sections: &[&'static [Operation]]) -> Result<Table, String> {
     Ok(Table { rows, index })
 }
 
-fn table() -> &'static Table {
-    static TABLE: OnceLock<Table> = OnceLock::new();
-    TABLE.get_or_init(|| build(SECTIONS).unwrap_or_else(|error| panic!("the operation table: {error}")))
+/// The table, built once per process: by [`check`] at a member's start, or at the first lookup.
+fn built() -> &'static Result<Table, String> {
+    static TABLE: OnceLock<Result<Table, String>> = OnceLock::new();
+    TABLE.get_or_init(|| build(SECTIONS))
 }
 
-/// Checks the table (done once at start, before any request is read): a type with two rows
-/// is a programming error that would route one of them wrongly.
+fn table() -> &'static Table {
+    built().as_ref().unwrap_or_else(|error| panic!("the operation table: {error}"))
+}
+
+/// Checks the table (done at start, before any request is read): a type with two rows is a
+/// programming error that would route one of them wrongly.
 pub fn check() -> Result<(), String> {
-    build(SECTIONS).map(|_| ())
+    built().as_ref().map(|_| ()).map_err(Clone::clone)
 }
 
 /// A client request (kind byte 0x00) is found by its (service, method) pair; a member-link

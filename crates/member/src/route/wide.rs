@@ -9,16 +9,19 @@ use crate::net::connection::ConnectionShared;
 use crate::route::client::service::After;
 use crate::route::dispatch::{Core, Hop, Origin};
 use crate::route::fanout::FanOut;
-use crate::route::operations;
+use crate::route::operations::Operation;
 use crate::shared::Task;
 use ferrogrid_cluster::MemberId;
 use ferrogrid_protocol::{Message, MessageType};
 use std::sync::Arc;
 
 impl Core {
+    /// Runs a request over every partition by its row (`row`, found by dispatch), whose
+    /// classifier decodes it into the fan-out's operation.
     pub(crate) fn dispatch_wide(
         &mut self,
         connection: &Arc<ConnectionShared>,
+        row: &Operation,
         message: &Message<'_>,
         bytes: &[u8],
         out: &mut Vec<u8>,
@@ -26,7 +29,8 @@ impl Core {
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let from_member = origin.hop != Hop::Client;
         let (correlation_id, response_type) = (message.correlation_id(), message.message_type().response());
-        match operations::classify(message, connection)? {
+        let classify = row.classify.expect("a row over every partition has a classifier");
+        match classify(message, connection)? {
             Classified::Wide(operation, name) => {
                 let mut remote = if from_member { None } else { Some(std::borrow::Cow::Borrowed(bytes)) };
                 if !from_member {
