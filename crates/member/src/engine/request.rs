@@ -148,3 +148,12 @@ impl Waiters for RecordedWaiters {
         self.answers.push((id, format!("Err({failure:?})")));
     }
 }
+
+/// A serialized string (Hazelcast `Data`, type id −11): the keys and values of engine tests.
+#[cfg(test)]
+pub(crate) fn string_data(text: &str) -> Vec<u8> {
+    let mut blob = vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf5];
+    blob.extend_from_slice(&(text.len() as i32).to_be_bytes());
+    blob.extend_from_slice(text.as_bytes());
+    blob
+}

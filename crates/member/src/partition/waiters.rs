@@ -140,6 +140,7 @@ mod tests {
     use crate::cluster::replication::state::ClusterState;
     use crate::engine::map::request::{MapOp, MapRequest};
     use crate::engine::queue::request::{QueueOp, QueueRequest};
+    use crate::engine::request::string_data as data;
     use crate::net::connection::ConnectionShared;
     use crate::partition::owner::{Call, PartitionOwner};
     use crate::route::row::Request;
@@ -178,14 +179,6 @@ mod tests {
             backup_aware: false,
             serves: None,
         }
-    }
-
-    /// A serialized string (Hazelcast `Data`, type id −11).
-    fn data(text: &str) -> Vec<u8> {
-        let mut blob = vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf5];
-        blob.extend_from_slice(&(text.len() as i32).to_be_bytes());
-        blob.extend_from_slice(text.as_bytes());
-        blob
     }
 
     fn queue(op: QueueOp<'_>) -> Request<'_> {

@@ -567,14 +567,8 @@ impl PartitionObject for CollectionStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::request::string_data as item;
     use std::borrow::Cow;
-
-    fn item(text: &str) -> Vec<u8> {
-        let mut blob = vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf5];
-        blob.extend_from_slice(&(text.len() as i32).to_be_bytes());
-        blob.extend_from_slice(text.as_bytes());
-        blob
-    }
 
     /// Runs `op`: its answer as text, or the error's kind.
     fn run(store: &mut CollectionStore, op: CollectionOp<'_>) -> Result<String, ErrorKind> {

@@ -468,6 +468,7 @@ fn put_all(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::request::string_data as data;
     use crate::engine::request::WaiterId;
     use std::borrow::Cow;
     use std::sync::Arc;
@@ -475,14 +476,6 @@ mod tests {
     const ALICE: Uuid = Uuid { most: 1, least: 1 };
     const BOB: Uuid = Uuid { most: 2, least: 2 };
     const THREAD: i64 = 1;
-
-    /// A serialized string (Hazelcast `Data`, type id −11).
-    fn data(text: &str) -> Vec<u8> {
-        let mut blob = vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf5];
-        blob.extend_from_slice(&(text.len() as i32).to_be_bytes());
-        blob.extend_from_slice(text.as_bytes());
-        blob
-    }
 
     /// What an operation answered, as text.
     #[derive(Debug, Default)]

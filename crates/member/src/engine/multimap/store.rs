@@ -477,14 +477,8 @@ impl PartitionObject for MultiMapStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::request::string_data as item;
     use std::borrow::Cow;
-
-    fn item(text: &str) -> Vec<u8> {
-        let mut blob = vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf5];
-        blob.extend_from_slice(&(text.len() as i32).to_be_bytes());
-        blob.extend_from_slice(text.as_bytes());
-        blob
-    }
 
     fn run(store: &mut MultiMapStore, op: MultiMapOp<'_>) -> String {
         let (mut listeners, mut outbox) = (Listeners::default(), Outbox::default());

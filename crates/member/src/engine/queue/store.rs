@@ -480,15 +480,9 @@ impl PartitionObject for QueueStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::request::string_data as item;
     use crate::engine::request::RecordedWaiters;
     use std::borrow::Cow;
-
-    fn item(text: &str) -> Vec<u8> {
-        let mut blob = vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf5];
-        blob.extend_from_slice(&(text.len() as i32).to_be_bytes());
-        blob.extend_from_slice(text.as_bytes());
-        blob
-    }
 
     struct Harness {
         listeners: Listeners,

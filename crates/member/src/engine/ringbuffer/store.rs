@@ -495,15 +495,9 @@ impl PartitionObject for RingbufferStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::request::string_data as item;
     use crate::engine::request::RecordedWaiters;
     use std::borrow::Cow;
-
-    fn item(text: &str) -> Vec<u8> {
-        let mut blob = vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf5];
-        blob.extend_from_slice(&(text.len() as i32).to_be_bytes());
-        blob.extend_from_slice(text.as_bytes());
-        blob
-    }
 
     fn config(capacity: u32, time_to_live_seconds: u32) -> RingbufferConfig {
         RingbufferConfig { capacity, time_to_live_seconds, ..RingbufferConfig::DEFAULT }
