@@ -1,9 +1,9 @@
 //! Partitions as a reactor holds them: the objects of one partition of any kind
 //! (`objects.rs`), the one interface replication and migration reach them by (`object.rs`), the
-//! reactor's partitions as their owner (`owner.rs`), the lock they sit behind (`held.rs`) and
+//! reactor's partitions as their owner, which runs each structure's typed requests through their
+//! `Execute` impls (`owner.rs`), the lock they sit behind (`held.rs`) and
 //! where the requests waiting in a partition's engines are answered (`waiters.rs`).
 
-pub(crate) mod execute;
 pub(crate) mod held;
 pub(crate) mod object;
 pub(crate) mod objects;

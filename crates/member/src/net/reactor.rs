@@ -284,7 +284,7 @@ impl Reactor {
 
     /// Copies this reactor's heavier measures out for the metrics threads (about once a second).
     pub(crate) fn publish_snapshot(&mut self) {
-        let mut snapshot = self.core.owner.snapshot();
+        let mut snapshot = self.core.owner.snapshot(crate::route::operations::counted_type);
         for (_, connection) in self.connections.iter() {
             if let ConnectionState::Authenticated { client_uuid, .. } = &connection.state {
                 let figures = snapshot.clients.entry(*client_uuid).or_default();

@@ -9,23 +9,20 @@ use crate::engine::locks::{Parked, Waiting};
 use crate::engine::map::ops::{self as map_ops};
 use crate::engine::queue::request::QueueOp;
 use crate::engine::queue::store::Waiter;
-use crate::engine::request::WaiterId;
+use crate::engine::request::{ErrorKind, OpError, WaiterId};
 use crate::engine::settings::SettingsCache;
 use crate::engine::wide::ShareContext;
 use crate::net::connection::{ConnectionShared, ReplyTo};
 use crate::net::outbox::Outbox;
 use crate::obs::probes::ObjectFigures;
 use crate::partition::objects::{Object, PartitionStore};
-use crate::route::envelope::{Handoff, Handoffs};
 use crate::route::fanout::FanOut;
-use crate::route::operations;
-use crate::route::wire::HazelcastReply;
+use crate::route::wire::{self, HazelcastReply};
 use ferrogrid_config::MemberConfig;
-use ferrogrid_protocol::{DecodeError, Message, MessageType, PartitionId, Uuid};
+use ferrogrid_protocol::{MessageType, PartitionId, Uuid};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
-use tracing::warn;
 
 /// Something that must happen at a time.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -100,6 +97,30 @@ impl Call<'_> {
             request,
             deadline_ms: crate::clock::deadline_after(now_ms, wait_ms),
         }
+    }
+}
+
+/// A structure's typed request, run on the owner of its partition: the answer goes to `out`
+/// (or later, to its connection, if it waits: on a lock, for a queue item or room, or for
+/// backups).
+pub(crate) trait Execute {
+    fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>);
+}
+
+impl PartitionOwner {
+    /// The local index of the call's partition if this member serves it; else answers
+    /// PartitionMigrating and returns None.
+    pub(crate) fn check_serves(&self, call: &Call<'_>, out: &mut Vec<u8>) -> Option<usize> {
+        if call.serves.is_some() {
+            return call.serves;
+        }
+        let partition_id = call.partition_id;
+        if self.replication.serves(partition_id) {
+            return Some(self.replication.local(partition_id.0 as usize));
+        }
+        let text = format!("partition {} is migrating or not owned by this member; retry", partition_id.0);
+        wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::PartitionMigrating, text));
+        None
     }
 }
 
@@ -235,8 +256,9 @@ impl PartitionOwner {
     }
 
     /// Copies latency histograms and per-map figures out for the metrics threads (the probes
-    /// have figures per map; other kinds add theirs with their own probes).
-    pub fn snapshot(&self) -> crate::obs::probes::ReactorSnapshot {
+    /// have figures per map; other kinds add theirs with their own probes). `counted_type`:
+    /// the message type of a per-map counter slot (the operation table's).
+    pub fn snapshot(&self, counted_type: fn(usize) -> MessageType) -> crate::obs::probes::ReactorSnapshot {
         let latency = self.latency.iter().map(|(ty, histogram)| (*ty, histogram.clone())).collect();
         let tenant_latency = self.tenant_latency.clone();
         let mut snapshot = crate::obs::probes::ReactorSnapshot { latency, tenant_latency, ..Default::default() };
@@ -247,7 +269,7 @@ impl PartitionOwner {
                 figures.entries += store.len() as u64;
                 figures.bytes += store.held_bytes() as u64;
                 for (slot, count) in store.op_counts.iter().enumerate().filter(|(_, count)| **count > 0) {
-                    *figures.ops.entry(operations::counted_type(slot)).or_insert(0) += count;
+                    *figures.ops.entry(counted_type(slot)).or_insert(0) += count;
                 }
             }
         }
@@ -352,68 +374,12 @@ impl PartitionOwner {
         };
         let mut scratch = std::mem::take(&mut self.scratch);
         match &parked.request {
-            Waiting::Map(request) => self.execute_map(&call, request, &mut scratch),
-            Waiting::MultiMap(request) => self.execute_multimap(&call, request, &mut scratch),
+            Waiting::Map(request) => request.execute(self, &call, &mut scratch),
+            Waiting::MultiMap(request) => request.execute(self, &call, &mut scratch),
         }
         self.outbox.buffer(&reply_to.connection).extend_from_slice(&scratch);
         scratch.clear();
         self.scratch = scratch;
-    }
-
-    /// Runs requests another reactor handed over (all from `connection`); answers go to the
-    /// outbox. Each request is parsed here, once. Returns how many it ran.
-    pub fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, batch: &Handoffs) -> usize {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let mut ran = 0;
-        for (handoff, bytes) in batch.iter() {
-            self.outbox.answered(connection);
-            if connection.is_closed() {
-                continue;
-            }
-            let started = std::time::Instant::now();
-            let message_type = match self.run_bytes(connection, handoff, bytes, &mut scratch) {
-                Ok(message_type) => message_type,
-                Err(error) => {
-                    warn!(peer = %connection.peer, %error, "closing connection: malformed request");
-                    connection.close();
-                    continue;
-                }
-            };
-            self.record_latency(message_type, handoff.tenant, started.elapsed());
-            ran += 1;
-            self.outbox.buffer(connection).extend_from_slice(&scratch);
-            scratch.clear();
-        }
-        self.scratch = scratch;
-        ran
-    }
-
-    /// Parses, decodes and runs one handed-over request.
-    fn run_bytes(
-        &mut self,
-        connection: &Arc<ConnectionShared>,
-        handoff: Handoff,
-        bytes: &[u8],
-        out: &mut Vec<u8>,
-    ) -> Result<MessageType, DecodeError> {
-        let message = Message::parse(bytes)?;
-        let message_type = message.message_type();
-        let (slot, row) = operations::lookup(message_type).expect("the origin routed it by its row");
-        let request = (row.decode.expect("partition rows decode"))(&message)?;
-        let call = Call {
-            connection,
-            correlation_id: handoff.correlation_id,
-            response_type: message_type.response(),
-            source: handoff.source,
-            counter_slot: slot,
-            // The origin reactor validated the partition id (a PN counter request has none:
-            // its engine finds the counter by name).
-            partition_id: PartitionId(message.partition_id() as u16),
-            backup_aware: Call::asks_backup_acks(&message, connection),
-            serves: None,
-        };
-        self.execute(&call, &request, out);
-        Ok(message_type)
     }
 
     /// Completes one share of a map-wide request on this reactor: its own partitions, or
@@ -573,5 +539,47 @@ impl PartitionOwner {
     pub(crate) fn replica_object(&mut self, local: usize, kind: ObjectKind, name: &str) -> &mut Object {
         let settings = &mut self.settings;
         self.partitions[local].object_mut(kind, name, || Object::new(kind, name, settings))
+    }
+}
+
+/// An owner to run requests on in tests, without sockets.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::cluster::replication::state::ClusterState;
+    use ferrogrid_cluster::{MemberEntry, MemberId, PartitionTable, MAX_REPLICAS};
+
+    const ME: MemberId = MemberId(1);
+
+    /// The one reactor of a member alone, owning its one partition (0).
+    pub(crate) fn serving_alone() -> PartitionOwner {
+        let config = Arc::new(MemberConfig::default());
+        let alone = Arc::new(ClusterState::alone(ME, 1));
+        let mut owner = PartitionOwner::new(0, 1, Uuid::from_u128(1), config, 1, alone, Arc::default());
+        let mut table = ferrogrid_cluster::PartitionTable::empty(1);
+        table.version = 1;
+        let mut row = [None; MAX_REPLICAS];
+        row[0] = Some(ME);
+        table.set_replicas(0, row);
+        let members = vec![MemberEntry::new(ME, String::new())];
+        let state: ClusterState =
+            ClusterState { me: ME, members, members_version: 1, cluster_id: ME, table, links: Default::default() };
+        let _: &PartitionTable = &state.table;
+        owner.apply_cluster_state(Arc::new(state));
+        owner
+    }
+
+    /// A request on partition 0 from the client `source`, answered as `response_type`.
+    pub(crate) fn call(connection: &Arc<ConnectionShared>, source: u128, response_type: MessageType) -> Call<'_> {
+        Call {
+            connection,
+            correlation_id: 9,
+            response_type,
+            source: Uuid::from_u128(source),
+            counter_slot: 0,
+            partition_id: PartitionId(0),
+            backup_aware: false,
+            serves: None,
+        }
     }
 }

@@ -137,52 +137,23 @@ impl Waiters for Answering<'_> {
 mod tests {
     //! The table's life through the owner: every id leaves it once its request is answered,
     //! timed out, re-run or gone.
-    use crate::cluster::replication::state::ClusterState;
     use crate::engine::map::request::{MapOp, MapRequest};
     use crate::engine::queue::request::{QueueOp, QueueRequest};
     use crate::engine::request::string_data as data;
     use crate::net::connection::ConnectionShared;
+    use crate::partition::owner::testing::{self, serving_alone as owner};
+    use crate::partition::owner::Execute;
     use crate::partition::owner::{Call, PartitionOwner};
-    use crate::route::row::Request;
-    use ferrogrid_cluster::{MemberEntry, MemberId, PartitionTable, MAX_REPLICAS};
-    use ferrogrid_protocol::{MessageType, PartitionId, Uuid};
+    use ferrogrid_protocol::MessageType;
     use std::borrow::Cow;
     use std::sync::Arc;
 
-    const ME: MemberId = MemberId(1);
-
-    /// A member alone, owning its one partition.
-    fn owner() -> PartitionOwner {
-        let config = Arc::new(ferrogrid_config::MemberConfig::default());
-        let alone = Arc::new(ClusterState::alone(ME, 1));
-        let mut owner = PartitionOwner::new(0, 1, Uuid::from_u128(1), config, 1, alone, Arc::default());
-        let mut table = PartitionTable::empty(1);
-        table.version = 1;
-        let mut row = [None; MAX_REPLICAS];
-        row[0] = Some(ME);
-        table.set_replicas(0, row);
-        let members = vec![MemberEntry::new(ME, String::new())];
-        let state =
-            ClusterState { me: ME, members, members_version: 1, cluster_id: ME, table, links: Default::default() };
-        owner.apply_cluster_state(Arc::new(state));
-        owner
-    }
-
     fn call(connection: &Arc<ConnectionShared>, source: u128) -> Call<'_> {
-        Call {
-            connection,
-            correlation_id: 9,
-            response_type: MessageType(0x030301),
-            source: Uuid::from_u128(source),
-            counter_slot: 0,
-            partition_id: PartitionId(0),
-            backup_aware: false,
-            serves: None,
-        }
+        testing::call(connection, source, MessageType(0x030301))
     }
 
-    fn queue(op: QueueOp<'_>) -> Request<'_> {
-        Request::Queue(QueueRequest { name: Cow::Borrowed("q"), op })
+    fn queue(op: QueueOp<'_>) -> QueueRequest<'_> {
+        QueueRequest { name: Cow::Borrowed("q"), op }
     }
 
     fn waiting(owner: &PartitionOwner) -> usize {
@@ -197,22 +168,22 @@ mod tests {
         let item = data("item");
         let offer = || queue(QueueOp::Offer { value: Cow::Borrowed(&item), timeout_ms: 0, answers_bool: true });
         let mut out = Vec::new();
-        owner.execute(&call(&poller, 1), &queue(QueueOp::Poll { timeout_ms: -1 }), &mut out);
+        queue(QueueOp::Poll { timeout_ms: -1 }).execute(&mut owner, &call(&poller, 1), &mut out);
         assert!(out.is_empty(), "the poll waits");
         assert_eq!(waiting(&owner), 1);
-        owner.execute(&call(&offerer, 2), &offer(), &mut out);
+        offer().execute(&mut owner, &call(&offerer, 2), &mut out);
         assert!(!out.is_empty(), "the offer is answered");
         assert!(!owner.outbox.buffer(&poller).is_empty(), "the poll is answered on its connection");
         assert_eq!(waiting(&owner), 0, "served");
         // A poller whose connection closed is dropped by the next offer, which keeps its item.
-        owner.execute(&call(&poller, 1), &queue(QueueOp::Poll { timeout_ms: -1 }), &mut Vec::new());
+        queue(QueueOp::Poll { timeout_ms: -1 }).execute(&mut owner, &call(&poller, 1), &mut Vec::new());
         poller.close();
-        owner.execute(&call(&offerer, 2), &offer(), &mut Vec::new());
+        offer().execute(&mut owner, &call(&offerer, 2), &mut Vec::new());
         assert_eq!(waiting(&owner), 0, "gone");
-        owner.execute(&call(&offerer, 2), &queue(QueueOp::Poll { timeout_ms: 0 }), &mut Vec::new());
+        queue(QueueOp::Poll { timeout_ms: 0 }).execute(&mut owner, &call(&offerer, 2), &mut Vec::new());
         // A poll with a deadline is answered null when it passes.
         let (late, _late_client) = ConnectionShared::loopback(3);
-        owner.execute(&call(&late, 3), &queue(QueueOp::Poll { timeout_ms: 50 }), &mut Vec::new());
+        queue(QueueOp::Poll { timeout_ms: 50 }).execute(&mut owner, &call(&late, 3), &mut Vec::new());
         assert_eq!(waiting(&owner), 1);
         owner.now_ms += 50;
         owner.fire_timers();
@@ -226,9 +197,9 @@ mod tests {
         let (alice, _alice_client) = ConnectionShared::loopback(1);
         let (bob, _bob_client) = ConnectionShared::loopback(2);
         let (key, value) = (data("k"), data("v"));
-        let map = |op| Request::Map(MapRequest { name: Cow::Borrowed("m"), op });
+        let map = |op| MapRequest { name: Cow::Borrowed("m"), op };
         let lock = MapOp::Lock { key: Cow::Borrowed(&key[..]), thread_id: 1, lease_ms: -1, try_timeout_ms: None };
-        owner.execute(&call(&alice, 1), &map(lock), &mut Vec::new());
+        map(lock).execute(&mut owner, &call(&alice, 1), &mut Vec::new());
         let put = MapOp::Put {
             key: Cow::Borrowed(&key[..]),
             value: Cow::Borrowed(&value[..]),
@@ -238,11 +209,11 @@ mod tests {
             answer: crate::engine::map::request::PutAnswer::Previous,
         };
         let mut out = Vec::new();
-        owner.execute(&call(&bob, 2), &map(put), &mut out);
+        map(put).execute(&mut owner, &call(&bob, 2), &mut out);
         assert!(out.is_empty(), "Bob's put waits for Alice's lock");
         assert_eq!(waiting(&owner), 1);
         let unlock = MapOp::Unlock { key: Cow::Borrowed(&key[..]), thread_id: Some(1) };
-        owner.execute(&call(&alice, 1), &map(unlock), &mut Vec::new());
+        map(unlock).execute(&mut owner, &call(&alice, 1), &mut Vec::new());
         assert_eq!(waiting(&owner), 0, "re-run");
         assert!(!owner.outbox.buffer(&bob).is_empty(), "the put is answered on Bob's connection");
         let stored = owner.partitions[0].map("m").and_then(|store| store.raw(&key).map(|entry| entry.value().to_vec()));

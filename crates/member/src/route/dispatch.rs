@@ -304,7 +304,7 @@ impl Core {
             let probes = self.probes();
             if owner == self.index { &probes.local_ops } else { &probes.borrowed_ops }.add(1);
             let message = Message::parse(bytes)?;
-            let request = (row.decode.expect("partition rows decode"))(&message)?;
+            let run = row.run.expect("partition rows run");
             let call = Call {
                 connection,
                 correlation_id: header.correlation_id,
@@ -317,10 +317,10 @@ impl Core {
                 serves: if owner == self.index { serves } else { None },
             };
             if owner == self.index {
-                self.owner.execute(&call, &request, out);
+                run(&message, &mut self.owner, &call, out)?;
             } else {
                 let (borrowed, _) = self.handoff.borrowed[owner].as_mut().expect("borrowed above");
-                borrowed.execute(&call, &request, out);
+                run(&message, borrowed, &call, out)?;
             }
         } else {
             self.hand_off_request(connection, owner, bytes, origin, header.correlation_id);
@@ -357,12 +357,9 @@ impl Core {
         origin: Origin,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let message = Message::parse(bytes)?;
-        let request = (row.decode.expect("replica rows decode"))(&message)?;
-        let crate::route::row::Request::PnCounter(counter) = &request else {
-            unreachable!("{} has a replica row", header.message_type)
-        };
+        let (name, named) = (row.replica.expect("replica rows name their replica"))(&message)?;
         let state = &self.owner.replication.state;
-        let target = counter.target.map(|uuid| MemberId(uuid.as_u128()));
+        let target = named.map(|uuid| MemberId(uuid.as_u128()));
         if target != Some(state.me) {
             let id = header.correlation_id;
             let refusal = match target {
@@ -372,20 +369,17 @@ impl Core {
                 }
                 Some(member) if state.is_member(member) => OpError::new(
                     ErrorKind::TargetNotMember,
-                    format!(
-                        "Member with uuid({}) is not reachable from this member",
-                        counter.target.unwrap_or_default()
-                    ),
+                    format!("Member with uuid({}) is not reachable from this member", named.unwrap_or_default()),
                 ),
                 _ => OpError::new(
                     ErrorKind::TargetNotMember,
-                    format!("Member with uuid({}) is not in member list ", display_uuid(counter.target)),
+                    format!("Member with uuid({}) is not in member list ", display_uuid(named)),
                 ),
             };
             wire::write_error(out, id, &refusal);
             return Ok(After::Continue);
         }
-        let partition = crate::engine::pn_counter::state::partition_of(&counter.name, self.shared.view.partition_count);
+        let partition = crate::engine::pn_counter::state::partition_of(name, self.shared.view.partition_count);
         let owner = self.shared.owner_of(partition);
         if owner == self.index {
             self.probes().local_ops.add(1);
@@ -399,7 +393,7 @@ impl Core {
                 backup_aware: false,
                 serves: None,
             };
-            self.owner.execute(&call, &request, out);
+            (row.run.expect("replica rows run"))(&message, &mut self.owner, &call, out)?;
         } else {
             self.hand_off_request(connection, owner, bytes, origin, header.correlation_id);
         }

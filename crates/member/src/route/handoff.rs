@@ -6,10 +6,14 @@
 
 use crate::net::connection::ConnectionShared;
 use crate::partition::held::OwnerGuard;
-use crate::route::envelope::Handoffs;
+use crate::partition::owner::{Call, PartitionOwner};
+use crate::route::envelope::{self, Handoffs};
+use crate::route::operations;
 use crate::shared::{Shared, Task};
+use ferrogrid_protocol::{DecodeError, Message, MessageType, PartitionId};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use tracing::warn;
 
 /// A reactor's dealings with the other reactors.
 pub(crate) struct Handoff {
@@ -118,5 +122,64 @@ impl LinkWork {
             responses: vec![Vec::new(); reactors],
             counters: vec![Vec::new(); reactors],
         }
+    }
+}
+
+/// Running what another reactor handed over, as the owner of its partition.
+impl PartitionOwner {
+    /// Runs requests another reactor handed over (all from `connection`); answers go to the
+    /// outbox. Each request is parsed here, once. Returns how many it ran.
+    pub fn run_handed_off(&mut self, connection: &Arc<ConnectionShared>, batch: &Handoffs) -> usize {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut ran = 0;
+        for (handoff, bytes) in batch.iter() {
+            self.outbox.answered(connection);
+            if connection.is_closed() {
+                continue;
+            }
+            let started = std::time::Instant::now();
+            let message_type = match self.run_bytes(connection, handoff, bytes, &mut scratch) {
+                Ok(message_type) => message_type,
+                Err(error) => {
+                    warn!(peer = %connection.peer, %error, "closing connection: malformed request");
+                    connection.close();
+                    continue;
+                }
+            };
+            self.record_latency(message_type, handoff.tenant, started.elapsed());
+            ran += 1;
+            self.outbox.buffer(connection).extend_from_slice(&scratch);
+            scratch.clear();
+        }
+        self.scratch = scratch;
+        ran
+    }
+
+    /// Parses, decodes and runs one handed-over request.
+    fn run_bytes(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        handoff: envelope::Handoff,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<MessageType, DecodeError> {
+        let message = Message::parse(bytes)?;
+        let message_type = message.message_type();
+        let (slot, row) = operations::lookup(message_type).expect("the origin routed it by its row");
+        let run = row.run.expect("partition rows run");
+        let call = Call {
+            connection,
+            correlation_id: handoff.correlation_id,
+            response_type: message_type.response(),
+            source: handoff.source,
+            counter_slot: slot,
+            // The origin reactor validated the partition id (a PN counter request has none:
+            // its engine finds the counter by name).
+            partition_id: PartitionId(message.partition_id() as u16),
+            backup_aware: Call::asks_backup_acks(&message, connection),
+            serves: None,
+        };
+        run(&message, self, &call, out)?;
+        Ok(message_type)
     }
 }

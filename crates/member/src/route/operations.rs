@@ -6,8 +6,8 @@
 //! `UnsupportedOperationException`.
 //!
 //! Adding an operation: a codec in `protocol/src/codec.rs`, and a row in its structure's
-//! `rows.rs` with its decoder or classifier (and the typed request's variant and its execution
-//! in the engine). Adding a structure: its folder under `engine/`, and its rows in [`SECTIONS`].
+//! `rows.rs` with its decoder (into the structure's typed request, which its `Execute` impl
+//! runs) or classifier. Adding a structure: its folder under `engine/`, and its rows in [`SECTIONS`].
 
 use crate::engine;
 use crate::engine::wide::Classified;
@@ -154,7 +154,8 @@ mod tests {
         let rest = &rows()[PARTITION_OPERATION_COUNT..];
         assert!(rest.iter().all(|row: &&Operation| !(row.route == Route::Partition && is_map(row))));
         let decoded = |row: &Operation| matches!(row.route, Route::Partition | Route::Replica | Route::LocalCopy);
-        assert!(rows().iter().copied().all(|row| decoded(row) == row.decode.is_some()));
+        assert!(rows().iter().copied().all(|row| decoded(row) == row.run.is_some()));
+        assert!(rows().iter().all(|row| (row.route == Route::Replica) == row.replica.is_some()));
         assert!(rows().iter().all(|row| (row.route == Route::EveryPartition) == row.classify.is_some()));
         let sql: Vec<SqlCall> =
             rows().iter().filter_map(|row| if let Route::Sql(call) = row.route { Some(call) } else { None }).collect();
@@ -216,5 +217,29 @@ mod tests {
             let classified = (row.classify.expect("a classifier"))(&message, &connection);
             assert!(!matches!(classified, Ok(crate::engine::wide::Classified::NotWide)), "{}", row.name);
         }
+    }
+}
+
+/// Running requests through their rows in tests, without sockets.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::partition::owner::testing::call;
+    use crate::partition::owner::{Call, PartitionOwner};
+
+    /// Runs an encoded request through its row of the operation table (decoder and handler),
+    /// from the client `source` on `connection`; the answer written at once.
+    pub(crate) fn run(
+        owner: &mut PartitionOwner,
+        connection: &Arc<ConnectionShared>,
+        source: u128,
+        request: &[u8],
+    ) -> Result<Vec<u8>, DecodeError> {
+        let message = Message::parse(request)?;
+        let (slot, row) = lookup(message.message_type()).expect("a row");
+        let call = Call { counter_slot: slot, ..call(connection, source, message.message_type().response()) };
+        let mut out = Vec::new();
+        (row.run.expect("a partition row"))(&message, owner, &call, &mut out)?;
+        Ok(out)
     }
 }

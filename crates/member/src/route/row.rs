@@ -8,17 +8,10 @@
 //! Each structure declares its own rows (`engine/<structure>/rows.rs`) with the macros here; the
 //! table (`operations.rs`) is their union.
 
-use crate::engine::collection::request::CollectionRequest;
-use crate::engine::map::request::MapRequest;
-use crate::engine::multimap::request::MultiMapRequest;
-use crate::engine::pn_counter::request::PnCounterRequest;
-use crate::engine::queue::request::QueueRequest;
-use crate::engine::replicated_map::request::ReplicatedMapRequest;
-use crate::engine::ringbuffer::request::RingbufferRequest;
-use crate::engine::topic::request::TopicRequest;
 use crate::engine::wide::Classified;
 use crate::net::connection::ConnectionShared;
-use ferrogrid_protocol::{DecodeError, Message, MessageType};
+use crate::partition::owner::{Call, PartitionOwner};
+use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
 use std::sync::Arc;
 
 /// Where a request runs.
@@ -120,22 +113,15 @@ impl Flags {
     }
 }
 
-/// A partition-bound request as its row decodes it: one structure's typed request, which the
-/// partition's owner hands to that structure's engine (`partition/execute.rs`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Request<'a> {
-    Map(MapRequest<'a>),
-    Queue(QueueRequest<'a>),
-    Ringbuffer(RingbufferRequest<'a>),
-    Topic(TopicRequest<'a>),
-    Collection(CollectionRequest<'a>),
-    MultiMap(MultiMapRequest<'a>),
-    PnCounter(PnCounterRequest<'a>),
-    ReplicatedMap(ReplicatedMapRequest<'a>),
-}
+/// Decodes a partition-bound request into its structure's typed request and runs it on the
+/// owner of its partition: the typed request's [`Execute`](crate::partition::owner::Execute)
+/// handler, in the structure's folder. A decode error is the row's; the handler answers
+/// everything else.
+pub type Run = for<'a> fn(&Message<'a>, &mut PartitionOwner, &Call<'_>, &mut Vec<u8>) -> Result<(), DecodeError>;
 
-/// Decodes a partition-bound request into the engine's typed request (of its structure).
-pub type Decoder = for<'a> fn(&Message<'a>) -> Result<Request<'a>, DecodeError>;
+/// The object name and target member a [`Route::Replica`] request names (routing reads them
+/// before the request runs).
+pub type ReplicaOf = for<'a> fn(&Message<'a>) -> Result<(&'a str, Option<Uuid>), DecodeError>;
 
 /// Decodes a request over every partition into its operation ([`Route::EveryPartition`]); a
 /// listener registration's answers go to `connection`.
@@ -148,8 +134,10 @@ pub struct Operation {
     pub name: &'static str,
     pub route: Route,
     pub flags: Flags,
-    /// The typed request's decoder (partition-bound operations only).
-    pub decode: Option<Decoder>,
+    /// The typed request's decoder and handler (partition-bound operations only).
+    pub run: Option<Run>,
+    /// Where a [`Route::Replica`] request goes.
+    pub replica: Option<ReplicaOf>,
     /// The decoder into a fan-out's operation ([`Route::EveryPartition`] rows only).
     pub classify: Option<Classifier>,
 }
@@ -173,9 +161,11 @@ pub(crate) const A: Flags = Flags::ADDS_ENTRIES;
 pub(crate) const L: Flags = Flags::LOCK_AWARE;
 pub(crate) const S: Flags = Flags::SCOPED;
 
-/// A row: `row!(Codec, Route, flags)`; a partition row with its decoder:
+/// A row: `row!(Codec, Route, flags)`; a partition row with its decoder and handler:
 /// `row!(Codec, Route, flags, |r| request)`, where `r` is the message decoded by the row's codec
-/// (a decode error is the decoder's) and `request` the typed request it becomes.
+/// (a decode error is the decoder's) and `request` the typed request it becomes, which runs by
+/// its [`Execute`](crate::partition::owner::Execute) impl; a replica row adds
+/// `replica: |r| (name, target)`.
 macro_rules! row {
     ($codec:ident, $route:ident $(($($argument:tt)*))?, $flags:expr) => {
         $crate::route::row::Operation {
@@ -183,7 +173,8 @@ macro_rules! row {
             name: stringify!($codec),
             route: $crate::route::row::Route::$route $(($($argument)*))?,
             flags: $flags,
-            decode: None,
+            run: None,
+            replica: None,
             classify: None,
         }
     };
@@ -193,14 +184,28 @@ macro_rules! row {
             name: stringify!($codec),
             route: $crate::route::row::Route::$route,
             flags: $flags,
-            decode: Some({
-                const DECODE: $crate::route::row::Decoder = |message| {
+            run: Some({
+                const RUN: $crate::route::row::Run = |message, owner, call, out| {
                     let $decoded = $codec::decode(message)?;
-                    Ok($request)
+                    $crate::partition::owner::Execute::execute(&$request, owner, call, out);
+                    Ok(())
                 };
-                DECODE
+                RUN
             }),
+            replica: None,
             classify: None,
+        }
+    };
+    ($codec:ident, $route:ident, $flags:expr, |$decoded:ident| $request:expr, replica: |$named:ident| $replica:expr) => {
+        $crate::route::row::Operation {
+            replica: Some({
+                const REPLICA: $crate::route::row::ReplicaOf = |message| {
+                    let $named = $codec::decode(message)?;
+                    Ok($replica)
+                };
+                REPLICA
+            }),
+            ..$crate::route::row::row!($codec, $route, $flags, |$decoded| $request)
         }
     };
 }
@@ -214,7 +219,8 @@ macro_rules! wide_row {
             name: stringify!($codec),
             route: $crate::route::row::Route::EveryPartition,
             flags: $flags,
-            decode: None,
+            run: None,
+            replica: None,
             classify: Some({
                 const CLASSIFY: $crate::route::row::Classifier = $classify;
                 CLASSIFY
@@ -231,7 +237,8 @@ macro_rules! member_row {
             name: $name,
             route: $crate::route::row::Route::MemberLink,
             flags: $crate::route::row::Flags::NONE,
-            decode: None,
+            run: None,
+            replica: None,
             classify: None,
         }
     };

@@ -1,10 +1,13 @@
 //! The list's and the set's rows of the operation table, each with its decoder.
 
 use crate::engine::collection::request::{CollectionOp as Op, CollectionRequest};
+use crate::engine::collection::store::{self as collection, CollectionContext};
 use crate::engine::listeners::{Listener, Registry};
+use crate::engine::request::Replies;
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
-use crate::route::row::Request;
+use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, wide_row, Operation, A, S, W};
+use crate::route::wire::{self, HazelcastReply};
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
 use std::borrow::Cow;
@@ -86,11 +89,30 @@ pub(crate) static ROWS: &[Operation] = &[
 ];
 
 /// A request on the list `name`.
-fn list_request<'a>(name: &'a str, op: Op<'a>) -> Request<'a> {
-    Request::Collection(CollectionRequest { name: Cow::Borrowed(name), set: false, op })
+fn list_request<'a>(name: &'a str, op: Op<'a>) -> CollectionRequest<'a> {
+    CollectionRequest { name: Cow::Borrowed(name), set: false, op }
 }
 
 /// A request on the set `name`.
-fn set_request<'a>(name: &'a str, op: Op<'a>) -> Request<'a> {
-    Request::Collection(CollectionRequest { name: Cow::Borrowed(name), set: true, op })
+fn set_request<'a>(name: &'a str, op: Op<'a>) -> CollectionRequest<'a> {
+    CollectionRequest { name: Cow::Borrowed(name), set: true, op }
+}
+
+/// A list or set request.
+impl Execute for CollectionRequest<'_> {
+    fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>) {
+        let request = self;
+        let Some(local) = owner.check_serves(call, out) else { return };
+        let partition_id = call.partition_id;
+        let start = out.len();
+        let name = &*request.name;
+        let store = owner.partitions[local].collection_mut(name, request.set, &mut owner.settings);
+        let (listeners, outbox) = (&mut owner.listeners, &mut owner.outbox);
+        let mut ctx = CollectionContext { name, member: owner.member, partition_id, listeners, outbox };
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        if let Err(failure) = collection::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
+        }
+        owner.replicate(partition_id, call, out, start, Vec::new());
+    }
 }

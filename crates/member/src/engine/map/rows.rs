@@ -2,13 +2,19 @@
 //! per-map counter slot), each with its decoder; its rows over every partition are
 //! `wide_rows.rs`.
 
+use crate::cluster::peer::ObjectKind;
+use crate::engine::locks::Waiting;
+use crate::engine::map::ops::{self as map_ops, Done, OpContext};
 use crate::engine::map::request::*;
-use crate::route::row::Request;
+use crate::partition::owner::Timer;
+use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, Operation, A, L, S, W};
 use crate::route::wire::blob;
+use crate::route::wire::{self, HazelcastReply};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::Data;
 use std::borrow::Cow;
+use std::cmp::Reverse;
 
 /// The fields every put-like request has, in the order [`put`] takes them.
 macro_rules! fields {
@@ -82,76 +88,127 @@ pub(crate) static KEY_ROWS: &[Operation] = &[
 ];
 
 /// A request on the map `name`.
-fn map<'a>(name: &'a str, op: MapOp<'a>) -> Request<'a> {
-    Request::Map(MapRequest { name: Cow::Borrowed(name), op })
+fn map<'a>(name: &'a str, op: MapOp<'a>) -> MapRequest<'a> {
+    MapRequest { name: Cow::Borrowed(name), op }
 }
 
 /// The fields every put-like request has: (key, value, thread id, ttl).
-fn put<'a>(name: &'a str, fields: (Data<'a>, Data<'a>, i64, i64), max_idle_ms: i64, answer: PutAnswer) -> Request<'a> {
+fn put<'a>(
+    name: &'a str,
+    fields: (Data<'a>, Data<'a>, i64, i64),
+    max_idle_ms: i64,
+    answer: PutAnswer,
+) -> MapRequest<'a> {
     let (key, value, thread_id, ttl_ms) = fields;
     map(name, MapOp::Put { key: blob(key), value: blob(value), thread_id, ttl_ms, max_idle_ms, answer })
 }
 
-fn put_if_absent<'a>(name: &'a str, fields: (Data<'a>, Data<'a>, i64, i64), max_idle_ms: i64) -> Request<'a> {
+fn put_if_absent<'a>(name: &'a str, fields: (Data<'a>, Data<'a>, i64, i64), max_idle_ms: i64) -> MapRequest<'a> {
     let (key, value, thread_id, ttl_ms) = fields;
     map(name, MapOp::PutIfAbsent { key: blob(key), value: blob(value), thread_id, ttl_ms, max_idle_ms })
 }
 
-fn remove<'a>(name: &'a str, key: Data<'a>, thread_id: i64, answer: RemoveAnswer) -> Request<'a> {
+fn remove<'a>(name: &'a str, key: Data<'a>, thread_id: i64, answer: RemoveAnswer) -> MapRequest<'a> {
     map(name, MapOp::Remove { key: blob(key), thread_id, answer })
+}
+
+/// A map request.
+impl Execute for MapRequest<'_> {
+    fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>) {
+        let request = self;
+        let Some(local) = owner.check_serves(call, out) else { return };
+        let partition_id = call.partition_id;
+        let start = out.len();
+        let mut ctx = OpContext {
+            now_ms: owner.now_ms,
+            member: owner.member,
+            source: call.source,
+            partition_id,
+            counter_slot: call.counter_slot,
+            settings: &mut owner.settings,
+            listeners: &mut owner.listeners,
+            outbox: &mut owner.outbox,
+            released: &mut owner.released,
+            deadlines: &mut owner.deadlines,
+        };
+        let partition = &mut owner.partitions[local];
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let outcome = match map_ops::execute(partition, &mut ctx, request, &mut reply) {
+            Ok(Done::Park { wait_ms }) => match partition.waiters.register(call.reply_to()) {
+                Ok(id) => {
+                    let parked = call.park(Waiting::Map(request.clone().into_owned()), owner.now_ms, wait_ms, id);
+                    map_ops::park(partition, &mut ctx, parked).inspect_err(|_| {
+                        partition.waiters.take(id);
+                    })
+                }
+                Err(failure) => Err(failure),
+            },
+            Ok(Done::Answered) => Ok(()),
+            Err(failure) => Err(failure),
+        };
+        if let Err(failure) = outcome {
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
+        }
+        if owner.partitions[local].tracks_changes() {
+            owner.replicate(partition_id, call, out, start, Vec::new());
+        }
+        for (deadline, map, key) in owner.deadlines.drain(..) {
+            let timer = Timer::Key { partition: partition_id, kind: ObjectKind::Map, map, key };
+            owner.timers.push(Reverse((deadline, timer)));
+        }
+        if !owner.released.is_empty() {
+            owner.rerun_released();
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::connection::ConnectionShared;
+    use crate::partition::owner::testing::serving_alone;
+    use crate::route::operations::testing::run;
     use crate::route::operations::{self, Route};
-    use ferrogrid_protocol::{Message, MessageType};
-
-    fn encode_every_partition_request() -> Vec<(MessageType, Vec<u8>)> {
-        let (key, value) = (Data(b"\0\0\0\0\xff\xff\xff\xf9k"), Data(b"\0\0\0\0\xff\xff\xff\xf9v"));
-        let name = "m";
-        let mut all = Vec::new();
-        let mut add = |ty: MessageType, encode: &dyn Fn(&mut Vec<u8>) -> usize| {
-            let mut out = Vec::new();
-            encode(&mut out);
-            all.push((ty, out));
-        };
-        add(MapPut::TYPE, &|out| MapPut { thread_id: 1, ttl: 5, name, key, value }.encode(out, 9, 3, 0));
-        add(MapGet::TYPE, &|out| MapGet { thread_id: 1, name, key }.encode(out, 9, 3, 0));
-        add(MapTryLock::TYPE, &|out| {
-            MapTryLock { thread_id: 1, lease: 2, timeout: 3, reference_id: 4, name, key }.encode(out, 9, 3, 0)
-        });
-        add(MapPutAll::TYPE, &|out| {
-            MapPutAll { trigger_map_loader: None, name, entries: vec![(key, value)] }.encode(out, 9, 3, 0)
-        });
-        all
-    }
+    use ferrogrid_protocol::Message;
 
     #[test]
-    fn requests_decode_into_typed_values() {
-        let requests = encode_every_partition_request();
-        fn decode((ty, bytes): &(MessageType, Vec<u8>)) -> MapRequest<'_> {
-            let decoder = operations::row(*ty).and_then(|row| row.decode).expect("a decoder");
-            let Request::Map(request) = decoder(&Message::parse(bytes).unwrap()).unwrap() else {
-                panic!("a map request")
-            };
-            request
-        }
-        let decoded: Vec<MapRequest<'_>> = requests.iter().map(decode).collect();
-        assert!(decoded.iter().all(|request| request.name == "m"));
-        assert!(matches!(
-            decoded[0].op,
-            MapOp::Put { ttl_ms: 5, max_idle_ms: -1, thread_id: 1, answer: PutAnswer::Previous, .. }
-        ));
-        assert!(matches!(decoded[1].op, MapOp::Get { .. }));
-        assert!(matches!(decoded[2].op, MapOp::Lock { lease_ms: 2, try_timeout_ms: Some(3), thread_id: 1, .. }));
-        assert!(matches!(&decoded[3].op, MapOp::PutAll { entries } if entries.len() == 1));
-        // Every partition row decodes its own type (a truncated message is an error, not a panic).
+    fn rows_decode_their_requests_and_run_them_on_the_owner() {
+        let (key, value, newer) = (
+            Data(b"\0\0\0\0\xff\xff\xff\xf9k"),
+            Data(b"\0\0\0\0\xff\xff\xff\xf9v"),
+            Data(b"\0\0\0\0\xff\xff\xff\xf9w"),
+        );
+        let name = "m";
+        let mut owner = serving_alone();
+        let (connection, _client) = ConnectionShared::loopback(1);
+        let mut send = |source: u128, encode: &dyn Fn(&mut Vec<u8>) -> usize| {
+            let mut request = Vec::new();
+            encode(&mut request);
+            run(&mut owner, &connection, source, &request).expect("decodes")
+        };
+        let answer = send(1, &|out| {
+            MapPutAll { trigger_map_loader: None, name, entries: vec![(key, value)] }.encode(out, 9, 0, 0)
+        });
+        assert!(EmptyResponse::decode(&Message::parse(&answer).unwrap()).is_ok());
+        let answer = send(1, &|out| MapGet { thread_id: 1, name, key }.encode(out, 9, 0, 0));
+        assert_eq!(NullableDataResponse::decode(&Message::parse(&answer).unwrap()).unwrap().response, Some(value));
+        let answer = send(1, &|out| MapPut { thread_id: 1, ttl: 5_000, name, key, value: newer }.encode(out, 9, 0, 0));
+        let previous = NullableDataResponse::decode(&Message::parse(&answer).unwrap()).unwrap().response;
+        assert_eq!(previous, Some(value), "a put answers the previous value");
+        let try_lock = |thread_id| {
+            move |out: &mut Vec<u8>| {
+                MapTryLock { thread_id, lease: -1, timeout: 0, reference_id: 4, name, key }.encode(out, 9, 0, 0)
+            }
+        };
+        let locked = |answer: Vec<u8>| BoolResponse::decode(&Message::parse(&answer).unwrap()).unwrap().response;
+        assert!(locked(send(1, &try_lock(1))), "the key is free");
+        assert!(!locked(send(2, &try_lock(1))), "another client holds it");
+        // Every partition row decodes its own type: a truncated message is an error, not a
+        // panic, and nothing is answered.
         for row in operations::rows().iter().filter(|row| row.route == Route::Partition) {
-            let mut out = Vec::new();
-            ferrogrid_protocol::message::MessageWriter::request(&mut out, row.message_type, 1, 0, 0).finish();
-            let message = Message::parse(&out).unwrap();
-            assert!((row.decode.expect("a decoder"))(&message).is_err(), "{}", row.name);
+            let mut request = Vec::new();
+            ferrogrid_protocol::message::MessageWriter::request(&mut request, row.message_type, 1, 0, 0).finish();
+            assert!(run(&mut owner, &connection, 1, &request).is_err(), "{}", row.name);
         }
     }
 }

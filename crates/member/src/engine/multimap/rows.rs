@@ -1,15 +1,24 @@
 //! The multimap's rows of the operation table, each with its decoder or classifier.
 
+use crate::clock::NEVER;
+use crate::cluster::peer::ObjectKind;
 use crate::engine::listeners::{Listener, Registry};
+use crate::engine::locks::Waiting;
 use crate::engine::multimap::request::{MultiMapOp as Op, MultiMapRequest};
+use crate::engine::multimap::store::{self as multimap, MultiDone};
 use crate::engine::multimap::wide::{MultiClear, MultiContainsValue, MultiList, MultiListed, MultiSize};
+use crate::engine::request::Replies;
+use crate::engine::request::{ErrorKind, OpError};
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
 use crate::engine::wide::Classified;
-use crate::route::row::Request;
+use crate::partition::owner::Timer;
+use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, wide_row, Operation, A, S, W};
+use crate::route::wire::{self, HazelcastReply};
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
 use std::borrow::Cow;
+use std::cmp::Reverse;
 
 /// Key operations in the partition of the key; the rest over every partition (`wide.rs`).
 pub(crate) static ROWS: &[Operation] = &[
@@ -75,6 +84,62 @@ pub(crate) static ROWS: &[Operation] = &[
 ];
 
 /// A request on the multimap `name`.
-fn multimap<'a>(name: &'a str, op: Op<'a>) -> Request<'a> {
-    Request::MultiMap(MultiMapRequest { name: Cow::Borrowed(name), op })
+fn multimap<'a>(name: &'a str, op: Op<'a>) -> MultiMapRequest<'a> {
+    MultiMapRequest { name: Cow::Borrowed(name), op }
+}
+
+/// A multimap key request: run, or parked on its key's lock.
+impl Execute for MultiMapRequest<'_> {
+    fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>) {
+        let request = self;
+        let Some(local) = owner.check_serves(call, out) else { return };
+        let partition_id = call.partition_id;
+        let start = out.len();
+        let name = &*request.name;
+        let max_parked = owner.settings.max_parked_per_key();
+        let (store, waiters) = owner.partitions[local].multimap_mut(name, &mut owner.settings);
+        let mut ctx = multimap::MultiMapContext {
+            name,
+            member: owner.member,
+            source: call.source,
+            partition_id,
+            now_ms: owner.now_ms,
+            listeners: &mut owner.listeners,
+            outbox: &mut owner.outbox,
+            released: &mut owner.released,
+            deadlines: &mut owner.deadlines,
+        };
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let outcome = match multimap::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
+            Ok(MultiDone::Park { wait_ms }) => {
+                let key: Box<[u8]> = request.key().expect("only key requests park").into();
+                let request = Waiting::MultiMap(request.clone().into_owned());
+                let deadline_ms = crate::clock::deadline_after(owner.now_ms, wait_ms);
+                waiters.park(call.reply_to(), |id| {
+                    let parked = call.park(request, owner.now_ms, wait_ms, id);
+                    if !store.locks.park(&key, parked, max_parked) {
+                        let text = "too many operations are waiting for this key's lock";
+                        return Err(OpError::new(ErrorKind::Refused, text));
+                    }
+                    if deadline_ms != NEVER {
+                        ctx.deadlines.push((deadline_ms, name.into(), key));
+                    }
+                    Ok(())
+                })
+            }
+            Ok(MultiDone::Answered) => Ok(()),
+            Err(failure) => Err(failure),
+        };
+        if let Err(failure) = outcome {
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
+        }
+        owner.replicate(partition_id, call, out, start, Vec::new());
+        for (deadline, map, key) in owner.deadlines.drain(..) {
+            let timer = Timer::Key { partition: partition_id, kind: ObjectKind::MultiMap, map, key };
+            owner.timers.push(Reverse((deadline, timer)));
+        }
+        if !owner.released.is_empty() {
+            owner.rerun_released();
+        }
+    }
 }

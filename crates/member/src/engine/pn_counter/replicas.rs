@@ -10,6 +10,7 @@ use crate::engine::pn_counter::state::{read_state, replicas, ENTRY_BYTES};
 use crate::engine::request::{ErrorKind, OpError};
 use crate::net::connection::ConnectionShared;
 use crate::obs::probes::ObjectFigures;
+use crate::partition::owner::Execute;
 use crate::partition::owner::{Call, PartitionOwner};
 use crate::route::wire;
 use ferrogrid_cluster::MemberId;
@@ -18,14 +19,15 @@ use ferrogrid_protocol::message::Packed;
 use std::sync::Arc;
 use tracing::warn;
 
-impl PartitionOwner {
-    /// A PN counter get or add for this member's replica (the request named it): answered with
-    /// the value and the clock, an add only once the other replicas acknowledged it, a get
-    /// behind the counter's last add still waiting.
-    pub(crate) fn execute_pn_counter(&mut self, call: &Call<'_>, request: &PnCounterRequest<'_>, out: &mut Vec<u8>) {
+/// A PN counter get or add for this member's replica (the request named it): answered with
+/// the value and the clock, an add only once the other replicas acknowledged it, a get
+/// behind the counter's last add still waiting.
+impl Execute for PnCounterRequest<'_> {
+    fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>) {
+        let request = self;
         let name = &*request.name;
-        let config = self.settings.pn_counter(name);
-        let state = self.replication.state.clone();
+        let config = owner.settings.pn_counter(name);
+        let state = owner.replication.state.clone();
         let replicas = replicas(&state.members, state.me, config.replica_count);
         if !replicas.contains(&state.me) {
             let shown = crate::tenants::display(name);
@@ -34,7 +36,7 @@ impl PartitionOwner {
             return wire::write_error(out, call.correlation_id, &failure);
         }
         let new_id = crate::route::client::service::random_uuid;
-        let answer = match self.pn_counters.execute(name, request.op, &request.observed, new_id) {
+        let answer = match owner.pn_counters.execute(name, request.op, &request.observed, new_id) {
             Ok(answer) => answer,
             Err(failure) => return wire::write_error(out, call.correlation_id, &failure),
         };
@@ -46,15 +48,17 @@ impl PartitionOwner {
         };
         response.encode(out, call.response_type, call.correlation_id, 0);
         match request.op {
-            PnCounterOp::Get => self.hold_behind_counter(name, call.connection, out, start),
+            PnCounterOp::Get => owner.hold_behind_counter(name, call.connection, out, start),
             PnCounterOp::Add { .. } => {
                 let peers =
                     replicas.into_iter().filter(|member| *member != state.me && state.links.contains_key(member));
-                self.replicate_counter(name, peers.collect(), call, out, start);
+                owner.replicate_counter(name, peers.collect(), call, out, start);
             }
         }
     }
+}
 
+impl PartitionOwner {
     /// Sends the changed counter's state to `peers` and holds the answer (`out[start..]`) until
     /// they acknowledged it.
     fn replicate_counter(
@@ -223,7 +227,7 @@ mod tests {
         };
         let request = PnCounterRequest { name: name.into(), op, observed: Vec::new(), target: None };
         let mut out = Vec::new();
-        owner.execute_pn_counter(&call, &request, &mut out);
+        request.execute(owner, &call, &mut out);
         out
     }
 

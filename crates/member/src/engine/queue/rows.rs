@@ -1,13 +1,20 @@
 //! The queue's rows of the operation table, each with its decoder.
 
+use crate::clock::NEVER;
 use crate::engine::listeners::{Listener, Registry};
 use crate::engine::queue::request::{QueueOp as Op, QueueRequest};
+use crate::engine::queue::store::{self as queue, QueueContext, QueueDone};
+use crate::engine::request::Replies;
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
-use crate::route::row::Request;
+use crate::partition::owner::Timer;
+use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, wide_row, Operation, A, S, W};
+use crate::route::wire::{self, HazelcastReply};
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
+use ferrogrid_protocol::PartitionId;
 use std::borrow::Cow;
+use std::cmp::Reverse;
 
 /// In the partition of the queue's name; item listeners on every reactor.
 pub(crate) static ROWS: &[Operation] = &[
@@ -50,6 +57,75 @@ pub(crate) static ROWS: &[Operation] = &[
 ];
 
 /// A request on the queue `name` (every queue request names its queue first).
-fn queue<'a>(name: &'a str, op: Op<'a>) -> Request<'a> {
-    Request::Queue(QueueRequest { name: Cow::Borrowed(name), op })
+fn queue<'a>(name: &'a str, op: Op<'a>) -> QueueRequest<'a> {
+    QueueRequest { name: Cow::Borrowed(name), op }
+}
+
+/// A queue request: run, or parked as a waiter (with a timer if it has a deadline).
+impl Execute for QueueRequest<'_> {
+    fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>) {
+        let request = self;
+        let Some(local) = owner.check_serves(call, out) else { return };
+        let partition_id = call.partition_id;
+        let start = out.len();
+        let name = &*request.name;
+        let max_waiters = owner.settings.max_parked_per_key();
+        let (queue, waiters) = owner.partitions[local].queue_mut(name, &mut owner.settings);
+        let mut others = Vec::new();
+        let mut answering = waiters.answering(&mut others);
+        let mut ctx = QueueContext {
+            name,
+            member: owner.member,
+            source: call.source,
+            partition_id,
+            listeners: &mut owner.listeners,
+            outbox: &mut owner.outbox,
+            waiters: &mut answering,
+        };
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let timers = &mut owner.timers;
+        let outcome = match queue::execute(queue, &mut ctx, &request.op, owner.now_ms, &mut |answer| {
+            reply.reply(answer)
+        }) {
+            Ok(QueueDone::Wait { deadline_ms }) => {
+                let waiter = |id| call.waiter(&request.op, deadline_ms, id);
+                let parked =
+                    answering.park(call.reply_to(), |id, waiters| queue.wait(waiter(id), max_waiters, waiters));
+                parked.map(|()| {
+                    if deadline_ms != NEVER {
+                        timers
+                            .push(Reverse((deadline_ms, Timer::Queue { partition: partition_id, name: name.into() })));
+                    }
+                })
+            }
+            Ok(QueueDone::Answered) => Ok(()),
+            Err(failure) => Err(failure),
+        };
+        if let Err(failure) = outcome {
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
+        }
+        // Held with the answer while backups are pending; sent at once otherwise.
+        owner.replicate(partition_id, call, out, start, others);
+    }
+}
+
+impl PartitionOwner {
+    /// Answers the waiters of a queue whose deadline passed.
+    pub(crate) fn check_queue(&mut self, partition_id: PartitionId, name: &str) {
+        let local = self.replication.local(partition_id.0 as usize);
+        let Some((queue, waiters)) = self.partitions[local].existing_queue_mut(name) else { return };
+        let mut answers = Vec::new();
+        let mut answering = waiters.answering(&mut answers);
+        let mut ctx = QueueContext {
+            name,
+            member: self.member,
+            source: self.member,
+            partition_id,
+            listeners: &mut self.listeners,
+            outbox: &mut self.outbox,
+            waiters: &mut answering,
+        };
+        queue.expire_waiters(self.now_ms, &mut ctx);
+        self.send_others(answers);
+    }
 }

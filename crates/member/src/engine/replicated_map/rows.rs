@@ -8,7 +8,6 @@ use crate::engine::replicated_map::wide::{
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
 use crate::engine::wide::{Classified, Listed};
 use crate::net::connection::ConnectionShared;
-use crate::route::row::Request;
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire::blob;
 use ferrogrid_protocol::codec::*;
@@ -70,8 +69,8 @@ pub(crate) static ROWS: &[Operation] = &[
 ];
 
 /// A request on the replicated map `name`.
-fn replicated_map<'a>(name: &'a str, op: Op<'a>) -> Request<'a> {
-    Request::ReplicatedMap(ReplicatedMapRequest { name: Cow::Borrowed(name), op })
+fn replicated_map<'a>(name: &'a str, op: Op<'a>) -> ReplicatedMapRequest<'a> {
+    ReplicatedMapRequest { name: Cow::Borrowed(name), op }
 }
 
 /// An entry listener: every kind of event, with values.

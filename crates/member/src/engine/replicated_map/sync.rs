@@ -15,6 +15,7 @@ use crate::engine::listeners::EventKind;
 use crate::engine::replicated_map::request::{ReplicatedMapOp, ReplicatedMapRequest};
 use crate::engine::replicated_map::store::{self, publish, put_kind, Change, EntryChange, Phase, SyncHeader, Version};
 use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
+use crate::partition::owner::Execute;
 use crate::partition::owner::{Call, PartitionOwner};
 use crate::route::wire::{self, HazelcastReply};
 use ferrogrid_cluster::{MemberId, PartitionTable};
@@ -36,37 +37,33 @@ fn member_uuid(member: MemberId) -> Uuid {
     Uuid::from_u128(member.0)
 }
 
-impl PartitionOwner {
-    /// A replicated map key request: a write on this member as the partition's owner (its
-    /// change numbered and sent to every other member), a read on this member's copy.
-    pub(crate) fn execute_replicated(
-        &mut self,
-        call: &Call<'_>,
-        request: &ReplicatedMapRequest<'_>,
-        out: &mut Vec<u8>,
-    ) {
+/// A replicated map key request: a write on this member as the partition's owner (its
+/// change numbered and sent to every other member), a read on this member's copy.
+impl Execute for ReplicatedMapRequest<'_> {
+    fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>) {
+        let request = self;
         let partition = call.partition_id.0 as usize;
-        let local = self.replication.replicated.local(partition);
+        let local = owner.replication.replicated.local(partition);
         let name = &*request.name;
         let retry = |out: &mut Vec<u8>, text: String| {
             wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::PartitionMigrating, text));
         };
-        if request.op.is_write() && !self.writes_replicated(partition) {
+        if request.op.is_write() && !owner.writes_replicated(partition) {
             return retry(out, format!("partition {partition} is migrating or not owned by this member; retry"));
         }
-        let shares = &self.replication.replicated;
-        if !request.op.is_write() && !shares.filled(local) && !self.settings.replicated_map(name).async_fillup {
+        let shares = &owner.replication.replicated;
+        if !request.op.is_write() && !shares.filled(local) && !owner.settings.replicated_map(name).async_fillup {
             return retry(out, format!("this member's copy of partition {partition} has not arrived yet; retry"));
         }
         let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
-        let now_ms = self.now_ms;
+        let now_ms = owner.now_ms;
         match &request.op {
             ReplicatedMapOp::Get { key } => {
-                let store = self.partitions[local].replicated(name);
+                let store = owner.partitions[local].replicated(name);
                 reply.reply(Reply::Value(store.and_then(|store| store.get(key, now_ms))));
             }
             ReplicatedMapOp::ContainsKey { key } => {
-                let store = self.partitions[local].replicated(name);
+                let store = owner.partitions[local].replicated(name);
                 reply.reply(Reply::Bool(store.is_some_and(|store| store.get(key, now_ms).is_some())));
             }
             ReplicatedMapOp::Put { key, value, ttl_ms } => {
@@ -78,32 +75,34 @@ impl PartitionOwner {
                     return wire::write_error(reply.out, call.correlation_id, &failure);
                 }
                 let expires_at_ms = store::expiry_of(now_ms, *ttl_ms);
-                let store = self.partitions[local].replicated_mut(name, &mut self.settings);
+                let store = owner.partitions[local].replicated_mut(name, &mut owner.settings);
                 let old = store.put(key, value, expires_at_ms, now_ms);
                 reply.reply(Reply::Value(old.as_deref()));
                 let mut changes = Vec::new();
                 store::put_change(&mut changes, name, key, value, expires_at_ms);
-                self.replication.replicated.send(partition, &changes);
+                owner.replication.replicated.send(partition, &changes);
                 let kind = put_kind(old.as_deref());
                 let change = EntryChange { name, partition, kind, key, value: Some(value), old_value: old.as_deref() };
-                publish(&mut self.listeners, &mut self.outbox, (self.member, false), &change);
+                publish(&mut owner.listeners, &mut owner.outbox, (owner.member, false), &change);
             }
             ReplicatedMapOp::Remove { key } => {
-                let store = self.partitions[local].existing_replicated_mut(name);
+                let store = owner.partitions[local].existing_replicated_mut(name);
                 let old = store.and_then(|store| store.remove(key, now_ms));
                 reply.reply(Reply::Value(old.as_deref()));
                 // Sent, and heard (with no old value), even when nothing was here, as in
                 // Hazelcast: a copy that still has the key drops it.
                 let mut changes = Vec::new();
                 store::remove_change(&mut changes, name, key);
-                self.replication.replicated.send(partition, &changes);
+                owner.replication.replicated.send(partition, &changes);
                 let kind = EventKind::Removed;
                 let change = EntryChange { name, partition, kind, key, value: None, old_value: old.as_deref() };
-                publish(&mut self.listeners, &mut self.outbox, (self.member, false), &change);
+                publish(&mut owner.listeners, &mut owner.outbox, (owner.member, false), &change);
             }
         }
     }
+}
 
+impl PartitionOwner {
     /// A replicated-map message from `from` whose payload holds only this reactor's
     /// partitions.
     pub fn on_replicated(&mut self, from: MemberId, ty: ferrogrid_protocol::MessageType, payload: &[u8]) {
@@ -452,7 +451,6 @@ mod tests {
     use crate::cluster::peer::tests::messages;
     use crate::cluster::replication::state::ClusterState;
     use crate::net::connection::{ConnectionId, ConnectionShared};
-    use crate::route::row::Request;
     use ferrogrid_cluster::{MemberEntry, MAX_REPLICAS};
     use ferrogrid_config::MemberConfig;
     use ferrogrid_protocol::codec::{NullableDataResponse, ReplicatedMapGet, ReplicatedMapPut};
@@ -528,9 +526,6 @@ mod tests {
     fn run(owner: &mut PartitionOwner, request: &[u8]) -> Vec<u8> {
         let message = Message::parse(request).unwrap();
         let row = crate::route::operations::row(message.message_type()).expect("a row");
-        let Request::ReplicatedMap(request) = (row.decode.expect("a decoder"))(&message).unwrap() else {
-            unreachable!()
-        };
         let connection = connection();
         let call = Call {
             connection: &connection,
@@ -543,7 +538,7 @@ mod tests {
             serves: None,
         };
         let mut out = Vec::new();
-        owner.execute_replicated(&call, &request, &mut out);
+        (row.run.expect("a partition row"))(&message, owner, &call, &mut out).unwrap();
         out
     }
 

@@ -2,8 +2,11 @@
 
 use crate::engine::ringbuffer::request::{RingbufferOp as Op, RingbufferRequest};
 
-use crate::route::row::Request;
+use crate::engine::request::Replies;
+use crate::engine::ringbuffer::store::{self as ringbuffer, RingDone};
+use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, Operation, A, S, W};
+use crate::route::wire::{self, HazelcastReply};
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
 use std::borrow::Cow;
@@ -33,6 +36,37 @@ pub(crate) static ROWS: &[Operation] = &[
 ];
 
 /// A request on the ringbuffer `name`.
-fn ringbuffer<'a>(name: &'a str, op: Op<'a>) -> Request<'a> {
-    Request::Ringbuffer(RingbufferRequest { name: Cow::Borrowed(name), op })
+fn ringbuffer<'a>(name: &'a str, op: Op<'a>) -> RingbufferRequest<'a> {
+    RingbufferRequest { name: Cow::Borrowed(name), op }
+}
+
+/// A ringbuffer request: run, or parked until items arrive; an add answers the reads it
+/// makes possible (held with its own answer while its backups are pending).
+impl Execute for RingbufferRequest<'_> {
+    fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>) {
+        let request = self;
+        let Some(local) = owner.check_serves(call, out) else { return };
+        let partition_id = call.partition_id;
+        let start = out.len();
+        let max_waiters = owner.settings.max_parked_per_key();
+        let (ring, waiters) = owner.partitions[local].ringbuffer_mut(&request.name, &mut owner.settings);
+        let mut others = Vec::new();
+        let mut answering = waiters.answering(&mut others);
+        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let outcome = match ringbuffer::execute(ring, &request.op, owner.now_ms, &mut |answer| reply.reply(answer)) {
+            Ok(RingDone::Wait(pending)) => {
+                answering.park(call.reply_to(), |id, waiters| ring.wait(id, pending, max_waiters, waiters))
+            }
+            Ok(RingDone::Answered) => Ok(()),
+            Err(failure) => Err(failure),
+        };
+        if let Err(failure) = outcome {
+            wire::replace_with_error(out, start, call.correlation_id, &failure);
+        }
+        if !matches!(request.op, Op::Add { .. }) {
+            return owner.hold_behind_writes(partition_id, call.connection, out, start);
+        }
+        ring.serve_waiters(&mut answering);
+        owner.replicate(partition_id, call, out, start, others);
+    }
 }
