@@ -16,5 +16,6 @@ pub(crate) mod request;
 pub(crate) mod ringbuffer;
 pub(crate) mod schemas;
 pub(crate) mod settings;
+pub(crate) mod structures;
 pub(crate) mod topic;
 pub(crate) mod wide;

@@ -28,72 +28,9 @@
 
 mod records;
 
+use crate::engine::structures::ObjectKind;
 use ferrogrid_protocol::message::MessageWriter;
 use ferrogrid_protocol::{DecodeError, Message, MessageType};
-
-/// What kind of object a partition holds (which service's): half of its key in the partition,
-/// and its code in BACKUP and SNAPSHOT records. Each kind has a store (`object.rs`'s
-/// `PartitionObject`) and a row in `partition/objects.rs`'s table. Codes are never reused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[repr(u8)]
-pub(crate) enum ObjectKind {
-    Map = 1,
-    Queue = 2,
-    Ringbuffer = 3,
-    List = 4,
-    Set = 5,
-    MultiMap = 6,
-    /// Held by every member, not only a partition's replicas (`engine/replicated_map/`): its
-    /// objects take no part in backups, snapshots or dropping a replica.
-    ReplicatedMap = 7,
-    /// The test double `partition::probe`.
-    #[cfg(test)]
-    Probe = 0x7F,
-}
-
-impl ObjectKind {
-    pub(crate) fn code(self) -> u8 {
-        self as u8
-    }
-
-    /// The Hazelcast service name of this kind's objects (in CreateProxy, DestroyProxy and
-    /// the distributed-object listing).
-    pub(crate) fn service_name(self) -> &'static str {
-        match self {
-            ObjectKind::Map => "hz:impl:mapService",
-            ObjectKind::Queue => "hz:impl:queueService",
-            ObjectKind::Ringbuffer => "hz:impl:ringbufferService",
-            ObjectKind::List => "hz:impl:listService",
-            ObjectKind::Set => "hz:impl:setService",
-            ObjectKind::MultiMap => "hz:impl:multiMapService",
-            ObjectKind::ReplicatedMap => "hz:impl:replicatedMapService",
-            #[cfg(test)]
-            ObjectKind::Probe => "ferrogrid:test:probe",
-        }
-    }
-
-    /// Whether every member holds a copy of every partition's objects of this kind (replicated
-    /// maps), which replicate themselves: a partition's backups, snapshots and the dropping of
-    /// a replica leave them alone.
-    pub(crate) fn is_everywhere(self) -> bool {
-        self == ObjectKind::ReplicatedMap
-    }
-
-    pub(crate) fn from_code(code: u8) -> Option<ObjectKind> {
-        match code {
-            1 => Some(ObjectKind::Map),
-            2 => Some(ObjectKind::Queue),
-            3 => Some(ObjectKind::Ringbuffer),
-            4 => Some(ObjectKind::List),
-            5 => Some(ObjectKind::Set),
-            6 => Some(ObjectKind::MultiMap),
-            7 => Some(ObjectKind::ReplicatedMap),
-            #[cfg(test)]
-            0x7F => Some(ObjectKind::Probe),
-            _ => None,
-        }
-    }
-}
 
 /// A Hazelcast service whose proxies clients create, list and destroy: the kinds of partition
 /// objects, the topics, which store nothing (a reliable topic is its clients' reading of
@@ -110,16 +47,6 @@ pub(crate) enum Service {
 }
 
 impl Service {
-    const OBJECTS: [ObjectKind; 7] = [
-        ObjectKind::Map,
-        ObjectKind::Queue,
-        ObjectKind::Ringbuffer,
-        ObjectKind::List,
-        ObjectKind::Set,
-        ObjectKind::MultiMap,
-        ObjectKind::ReplicatedMap,
-    ];
-
     /// The service a client names by `name` (None: a service ferrogrid lacks).
     pub(crate) fn from_name(name: &str) -> Option<Service> {
         match name {
@@ -127,7 +54,7 @@ impl Service {
             "hz:impl:reliableTopicService" => Some(Service::ReliableTopic),
             "hz:impl:PNCounterService" => Some(Service::PnCounter),
             crate::engine::flake_id::store::SERVICE_NAME => Some(Service::FlakeIdGenerator),
-            _ => Service::OBJECTS.into_iter().find(|kind| kind.service_name() == name).map(Service::Object),
+            _ => ObjectKind::ALL.iter().find(|kind| kind.service_name() == name).copied().map(Service::Object),
         }
     }
 
@@ -173,11 +100,11 @@ pub const FORWARD_AGAIN: MessageType = MessageType(0x7F_000A);
 pub const TOPIC: MessageType = MessageType(0x7F_000B);
 
 /// A proxy created or destroyed on the sending member, for this member's listing and its
-/// distributed-object listeners ([`crate::cluster::events::ObjectEvent`]).
+/// distributed-object listeners (`ObjectEvent`, `events.rs`).
 pub const OBJECT: MessageType = MessageType(0x7F_0016);
 
 /// Partitions whose owner died, from the master, for this member's partition-lost listeners
-/// ([`crate::cluster::events::PartitionLoss`]).
+/// (`PartitionLoss`, `events.rs`).
 pub const PARTITION_LOST: MessageType = MessageType(0x7F_0019);
 
 /// The sender's listing of proxies, for a member it has just linked to (which merges it into

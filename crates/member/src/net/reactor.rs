@@ -138,9 +138,8 @@ impl Reactor {
                 self.core.owner.sweep_expired();
                 self.core.owner.check_pending();
                 self.core.owner.exchange_counters();
-                for name in self.core.owner.idle_queues() {
-                    let queue = crate::cluster::peer::Service::Object(crate::cluster::peer::ObjectKind::Queue);
-                    self.core.destroy_internally(queue, name);
+                for (kind, name) in self.core.owner.idle_objects() {
+                    self.core.destroy_internally(crate::cluster::peer::Service::Object(kind), name);
                 }
             }
             let written = self.core.owner.outbox.flush() + self.core.owner.replication.flush();

@@ -3,11 +3,11 @@
 //! replica, destroy, tenant quotas, metrics, the expiry sweep and a client's departure. Each
 //! kind's store implements it (maps: `engine/map/store.rs`); `objects.rs` holds the objects.
 
-use crate::cluster::peer::ObjectKind;
 use crate::cluster::peer::{Malformed, SnapshotWriter};
 use crate::engine::locks::Parked;
 use crate::engine::request::WaiterId;
 use crate::engine::settings::SettingsCache;
+use crate::engine::structures::ObjectKind;
 use ferrogrid_protocol::Uuid;
 
 /// A removed entry, for its key and value (EVICTED / EXPIRED events).
@@ -73,5 +73,23 @@ pub(crate) trait PartitionObject {
     /// whose requests never wait keep this default.
     fn take_waiting(&mut self) -> Vec<WaiterId> {
         Vec::new()
+    }
+
+    /// Whether the object has been empty and unused past its configured time (a queue's
+    /// `empty-queue-ttl`), to be destroyed; it then counts as used, so that it is not chosen
+    /// again while the destroy runs. Kinds that never go idle keep this default.
+    fn take_idle(&mut self, _now_ms: i64) -> bool {
+        false
+    }
+
+    /// Whether the metrics' per-object figures (items, bytes) count this object: maps have
+    /// figures of their own, replicated maps only with `statistics-enabled`.
+    fn in_object_figures(&self) -> bool {
+        true
+    }
+
+    /// The kind's key locks (maps and multimaps); kinds without key locks keep this default.
+    fn locks_mut(&mut self) -> Option<&mut crate::engine::locks::LockTable> {
+        None
     }
 }

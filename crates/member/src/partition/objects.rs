@@ -2,10 +2,11 @@
 //! and the typed accessors each kind's operations reach their store by (maps: [`PartitionStore::map_mut`]).
 //!
 //! A partition holds named objects keyed by (kind, name): a map and a queue may share a name,
-//! as in Hazelcast, whose services each have their own namespace. Each kind is one module
-//! whose store implements [`PartitionObject`] (`object.rs`), has a code in member records
-//! ([`ObjectKind`], `peer.rs`) and one row in the `partition_objects!` table below (its store
-//! type).
+//! as in Hazelcast, whose services each have their own namespace. Each kind is one structure
+//! whose store implements [`PartitionObject`] (`object.rs`), with its line in the table of
+//! structures (`engine/structures.rs`: its [`ObjectKind`] and store type, from which the
+//! [`Object`] enum below is made). A structure reaches its objects by its kind as a type
+//! ([`PartitionStore::store_mut`]`::<kind::Queue>`), with no accessor of its own here.
 //!
 //! Stores live inline in the partition's hash table, in the [`Object`] enum, not boxed behind
 //! `dyn`: a map operation reaches its store with one hash lookup and a match, no extra pointer
@@ -20,73 +21,108 @@
 //! (`partition % reactor_count == reactor index`). No locks; other threads reach a partition
 //! only by handing an operation to its reactor.
 
-use crate::cluster::peer::ObjectKind;
-use crate::engine::collection::store::CollectionStore;
 use crate::engine::map::store::RecordStore;
-use crate::engine::multimap::store::MultiMapStore;
-use crate::engine::queue::store::QueueStore;
-use crate::engine::replicated_map::store::ReplicatedMapStore;
-use crate::engine::ringbuffer::store::RingbufferStore;
 use crate::engine::settings::{MapSettings, SettingsCache};
+use crate::engine::structures::ObjectKind;
 use crate::net::connection::ReplyTo;
 use crate::partition::object::PartitionObject;
 use crate::partition::waiters::WaiterTable;
 use ahash::RandomState;
 use std::sync::Arc;
 
-/// The kinds of partition objects, one row each: `Kind => store type`. A row makes the kind's
-/// [`Object`] variant and its arms in `Object`'s constructor and views; every [`ObjectKind`]
-/// needs a row (the constructor's match is exhaustive).
+/// Makes [`Object`] from the table of structures (`engine/structures.rs`): a variant per kind,
+/// holding the kind's store, and its arms in `Object`'s constructor and views.
 macro_rules! partition_objects {
-    ($($(#[cfg($condition:meta)])? $kind:ident => $store:ty,)+) => {
+    ($($kind:ident = $code:literal, $service:literal, $label:literal, $held:ident:
+        $($store:ident)::+, [$($($rows:ident)::+),+], $($destroy:ident)::+;)+) => {
         /// One object of a partition: its kind's store, inline.
         #[derive(Debug)]
         #[allow(clippy::large_enum_variant, reason = "inline, a map operation reaches its store without a pointer")]
         pub(crate) enum Object {
-            $($(#[cfg($condition)])? $kind($store),)+
+            $($kind(crate::engine::$($store)::+),)+
+            #[cfg(test)]
+            Probe(probe::Probe),
         }
 
         impl Object {
             /// A new, empty object of `kind` named `name`.
             pub(crate) fn new(kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Object {
                 match kind {
-                    $($(#[cfg($condition)])? ObjectKind::$kind => Object::$kind(<$store>::create(kind, name, settings)),)+
+                    $(ObjectKind::$kind => Object::$kind(PartitionObject::create(kind, name, settings)),)+
+                    #[cfg(test)]
+                    ObjectKind::Probe => Object::Probe(probe::Probe::create(kind, name, settings)),
                 }
             }
 
             pub(crate) fn kind(&self) -> ObjectKind {
                 match self {
-                    $($(#[cfg($condition)])? Object::$kind(_) => ObjectKind::$kind,)+
+                    $(Object::$kind(_) => ObjectKind::$kind,)+
+                    #[cfg(test)]
+                    Object::Probe(_) => ObjectKind::Probe,
                 }
             }
 
             /// The object as any kind, for code that does not care which.
             pub(crate) fn as_object(&self) -> &dyn PartitionObject {
                 match self {
-                    $($(#[cfg($condition)])? Object::$kind(store) => store,)+
+                    $(Object::$kind(store) => store,)+
+                    #[cfg(test)]
+                    Object::Probe(store) => store,
                 }
             }
 
             pub(crate) fn as_object_mut(&mut self) -> &mut dyn PartitionObject {
                 match self {
-                    $($(#[cfg($condition)])? Object::$kind(store) => store,)+
+                    $(Object::$kind(store) => store,)+
+                    #[cfg(test)]
+                    Object::Probe(store) => store,
                 }
             }
         }
+
+        /// Each kind as a type, for [`PartitionStore::store_mut`] and its siblings
+        /// (`kind::Queue`).
+        pub(crate) mod kind {
+            $(
+                #[derive(Debug)]
+                pub(crate) enum $kind {}
+            )+
+        }
+
+        $(impl Kind for kind::$kind {
+            const KIND: ObjectKind = ObjectKind::$kind;
+            type Store = crate::engine::$($store)::+;
+
+            fn store(object: &Object) -> Option<&Self::Store> {
+                match object {
+                    Object::$kind(store) => Some(store),
+                    #[allow(unreachable_patterns, reason = "one kind per variant")]
+                    _ => None,
+                }
+            }
+
+            fn store_mut(object: &mut Object) -> Option<&mut Self::Store> {
+                match object {
+                    Object::$kind(store) => Some(store),
+                    #[allow(unreachable_patterns, reason = "one kind per variant")]
+                    _ => None,
+                }
+            }
+        })+
     };
 }
 
-partition_objects! {
-    Map => RecordStore,
-    Queue => QueueStore,
-    Ringbuffer => RingbufferStore,
-    List => CollectionStore,
-    Set => CollectionStore,
-    MultiMap => MultiMapStore,
-    ReplicatedMap => ReplicatedMapStore,
-    #[cfg(test)]
-    Probe => probe::Probe,
+/// A kind of partition object as a type (`kind::Queue`): its store's type, and the store in
+/// an [`Object`] of the kind. A structure reaches its objects by it, with no accessor of its
+/// own here.
+pub(crate) trait Kind {
+    const KIND: ObjectKind;
+    type Store: PartitionObject + 'static;
+    fn store(object: &Object) -> Option<&Self::Store>;
+    fn store_mut(object: &mut Object) -> Option<&mut Self::Store>;
 }
+
+crate::engine::structures::with_structures!(partition_objects);
 
 /// An object's key in its partition's table.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -203,6 +239,61 @@ impl PartitionStore {
     pub(crate) fn take_waiting(&mut self, object: &mut Object) -> Vec<ReplyTo> {
         self.waiters.take_all(object.as_object_mut().take_waiting())
     }
+
+    /// The `K` object `name` of this partition, created on first use with its configured
+    /// settings, and the partition's waiter table.
+    pub(crate) fn store_mut<K: Kind>(
+        &mut self,
+        name: &str,
+        settings: &mut SettingsCache,
+    ) -> (&mut K::Store, &mut WaiterTable) {
+        let create = || Object::new(K::KIND, name, settings);
+        let (object, waiters) = self.object_and_waiters(K::KIND, name, create);
+        (K::store_mut(object).expect("filed under its own kind"), waiters)
+    }
+
+    /// The `K` object `name` if this partition has it.
+    pub(crate) fn store<K: Kind>(&self, name: &str) -> Option<&K::Store> {
+        K::store(self.object(K::KIND, name)?)
+    }
+
+    /// The `K` object `name` if this partition has it.
+    pub(crate) fn existing_store_mut<K: Kind>(&mut self, name: &str) -> Option<&mut K::Store> {
+        K::store_mut(self.existing_object_mut(K::KIND, name)?)
+    }
+
+    /// The `K` object `name` if this partition has it, and the partition's waiter table.
+    pub(crate) fn existing_store_and_waiters<K: Kind>(
+        &mut self,
+        name: &str,
+    ) -> Option<(&mut K::Store, &mut WaiterTable)> {
+        let object = self.objects.get_mut(&ObjectRef { kind: K::KIND, name })?;
+        Some((K::store_mut(object)?, &mut self.waiters))
+    }
+
+    /// Every `K` object of this partition.
+    pub(crate) fn stores<K: Kind>(&self) -> impl Iterator<Item = (&str, &K::Store)> {
+        self.objects().filter_map(|(_, name, object)| Some((name, K::store(object)?)))
+    }
+
+    pub(crate) fn stores_mut<K: Kind>(&mut self) -> impl Iterator<Item = (&str, &mut K::Store)> {
+        self.objects_mut().filter_map(|(_, name, object)| Some((name, K::store_mut(object)?)))
+    }
+
+    /// Drops every `K` object of this partition.
+    pub(crate) fn drop_stores<K: Kind>(&mut self) {
+        self.objects.retain(|key, _| key.kind != K::KIND);
+    }
+
+    /// The key locks of the object (`kind`) `name`, if this partition has it and its kind
+    /// has key locks (maps and multimaps).
+    pub(crate) fn lock_table_mut(
+        &mut self,
+        kind: ObjectKind,
+        name: &str,
+    ) -> Option<&mut crate::engine::locks::LockTable> {
+        self.existing_object_mut(kind, name)?.as_object_mut().locks_mut()
+    }
 }
 
 /// A partition's maps: the map service's typed view of [`PartitionStore`] (whose other
@@ -210,155 +301,18 @@ impl PartitionStore {
 /// partition's reactor.
 impl PartitionStore {
     pub fn map(&self, name: &str) -> Option<&RecordStore> {
-        self.object(ObjectKind::Map, name).and_then(Object::as_map)
+        self.store::<kind::Map>(name)
     }
 
     /// The map's store, created on first use with `settings`.
     pub fn map_mut(&mut self, name: &str, settings: impl FnOnce() -> Arc<MapSettings>) -> &mut RecordStore {
         let object = self.object_mut(ObjectKind::Map, name, || Object::Map(RecordStore::new(settings())));
-        object.as_map_mut().expect("an object filed as a map is a map")
-    }
-
-    /// The queue `name` of this partition, created on first use with its configured settings,
-    /// and the partition's waiter table.
-    pub(crate) fn queue_mut(
-        &mut self,
-        name: &str,
-        settings: &mut SettingsCache,
-    ) -> (&mut QueueStore, &mut WaiterTable) {
-        match self.object_and_waiters(ObjectKind::Queue, name, || {
-            Object::Queue(QueueStore::create(ObjectKind::Queue, name, settings))
-        }) {
-            (Object::Queue(queue), waiters) => (queue, waiters),
-            _ => unreachable!("filed under the queue kind"),
-        }
-    }
-
-    /// The ringbuffer `name` of this partition, created on first use with its configured
-    /// settings, and the partition's waiter table.
-    pub(crate) fn ringbuffer_mut(
-        &mut self,
-        name: &str,
-        settings: &mut SettingsCache,
-    ) -> (&mut RingbufferStore, &mut WaiterTable) {
-        let create = || Object::Ringbuffer(RingbufferStore::create(ObjectKind::Ringbuffer, name, settings));
-        match self.object_and_waiters(ObjectKind::Ringbuffer, name, create) {
-            (Object::Ringbuffer(ring), waiters) => (ring, waiters),
-            _ => unreachable!("filed under the ringbuffer kind"),
-        }
-    }
-
-    /// The list (`set` false) or set `name` of this partition, created on first use.
-    pub(crate) fn collection_mut(
-        &mut self,
-        name: &str,
-        set: bool,
-        settings: &mut SettingsCache,
-    ) -> &mut CollectionStore {
-        let kind = if set { ObjectKind::Set } else { ObjectKind::List };
-        match self.object_mut(kind, name, || Object::new(kind, name, settings)) {
-            Object::List(store) | Object::Set(store) => store,
-            _ => unreachable!("filed under the list or set kind"),
-        }
-    }
-
-    /// The multimap `name` of this partition, created on first use, and the partition's waiter
-    /// table.
-    pub(crate) fn multimap_mut(
-        &mut self,
-        name: &str,
-        settings: &mut SettingsCache,
-    ) -> (&mut MultiMapStore, &mut WaiterTable) {
-        let create = || Object::new(ObjectKind::MultiMap, name, settings);
-        match self.object_and_waiters(ObjectKind::MultiMap, name, create) {
-            (Object::MultiMap(store), waiters) => (store, waiters),
-            _ => unreachable!("filed under the multimap kind"),
-        }
-    }
-
-    /// The replicated map `name` of this partition, created on first use.
-    pub(crate) fn replicated_mut(&mut self, name: &str, settings: &mut SettingsCache) -> &mut ReplicatedMapStore {
-        let create = || Object::new(ObjectKind::ReplicatedMap, name, settings);
-        match self.object_mut(ObjectKind::ReplicatedMap, name, create) {
-            Object::ReplicatedMap(store) => store,
-            _ => unreachable!("filed under the replicated map kind"),
-        }
-    }
-
-    /// The replicated map `name` if this partition has it.
-    pub(crate) fn replicated(&self, name: &str) -> Option<&ReplicatedMapStore> {
-        match self.object(ObjectKind::ReplicatedMap, name)? {
-            Object::ReplicatedMap(store) => Some(store),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn existing_replicated_mut(&mut self, name: &str) -> Option<&mut ReplicatedMapStore> {
-        match self.existing_object_mut(ObjectKind::ReplicatedMap, name)? {
-            Object::ReplicatedMap(store) => Some(store),
-            _ => None,
-        }
-    }
-
-    /// Every replicated map of this partition.
-    pub(crate) fn replicated_maps(&self) -> impl Iterator<Item = (&str, &ReplicatedMapStore)> {
-        self.objects().filter_map(|(_, name, object)| match object {
-            Object::ReplicatedMap(store) => Some((name, store)),
-            _ => None,
-        })
-    }
-
-    pub(crate) fn replicated_maps_mut(&mut self) -> impl Iterator<Item = (&str, &mut ReplicatedMapStore)> {
-        self.objects_mut().filter_map(|(_, name, object)| match object {
-            Object::ReplicatedMap(store) => Some((name, store)),
-            _ => None,
-        })
-    }
-
-    /// Drops this partition's replicated maps (a whole copy replaces them).
-    pub(crate) fn drop_replicated(&mut self) {
-        self.objects.retain(|key, _| key.kind != ObjectKind::ReplicatedMap);
-    }
-
-    /// The key locks of the map or multimap (`kind`) `name`, if this partition has it.
-    pub(crate) fn lock_table_mut(
-        &mut self,
-        kind: ObjectKind,
-        name: &str,
-    ) -> Option<&mut crate::engine::locks::LockTable> {
-        match self.existing_object_mut(kind, name)? {
-            Object::Map(store) => Some(&mut store.locks),
-            Object::MultiMap(store) => Some(&mut store.locks),
-            _ => None,
-        }
-    }
-
-    /// The multimap `name` if this partition has it.
-    pub(crate) fn multimap(&self, name: &str) -> Option<&MultiMapStore> {
-        match self.object(ObjectKind::MultiMap, name)? {
-            Object::MultiMap(store) => Some(store),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn existing_multimap_mut(&mut self, name: &str) -> Option<&mut MultiMapStore> {
-        match self.existing_object_mut(ObjectKind::MultiMap, name)? {
-            Object::MultiMap(store) => Some(store),
-            _ => None,
-        }
-    }
-
-    /// The queue `name` if this partition has it, and the partition's waiter table.
-    pub(crate) fn existing_queue_mut(&mut self, name: &str) -> Option<(&mut QueueStore, &mut WaiterTable)> {
-        match self.objects.get_mut(&ObjectRef { kind: ObjectKind::Queue, name })? {
-            Object::Queue(queue) => Some((queue, &mut self.waiters)),
-            _ => None,
-        }
+        <kind::Map as Kind>::store_mut(object).expect("an object filed as a map is a map")
     }
 
     /// The map's store if it exists.
     pub fn existing_mut(&mut self, name: &str) -> Option<&mut RecordStore> {
-        self.existing_object_mut(ObjectKind::Map, name).and_then(Object::as_map_mut)
+        self.existing_store_mut::<kind::Map>(name)
     }
 
     /// Drops a map's data in this partition (destroy); returns how many entries it held.
@@ -370,25 +324,7 @@ impl PartitionStore {
     }
 
     pub fn maps(&self) -> impl Iterator<Item = (&str, &RecordStore)> {
-        self.objects().filter_map(|(_, name, object)| Some((name, object.as_map()?)))
-    }
-}
-
-impl Object {
-    pub(crate) fn as_map(&self) -> Option<&RecordStore> {
-        match self {
-            Object::Map(store) => Some(store),
-            #[allow(unreachable_patterns, reason = "maps are the only kind outside tests")]
-            _ => None,
-        }
-    }
-
-    pub(crate) fn as_map_mut(&mut self) -> Option<&mut RecordStore> {
-        match self {
-            Object::Map(store) => Some(store),
-            #[allow(unreachable_patterns, reason = "maps are the only kind outside tests")]
-            _ => None,
-        }
+        self.stores::<kind::Map>()
     }
 }
 

@@ -3,7 +3,6 @@
 //! entry events. Owned by one reactor thread; the reactor does the IO around it.
 
 use crate::clock::now_ms;
-use crate::cluster::peer::ObjectKind;
 use crate::engine::listeners::{Event, EventBound, EventKind, Listeners, Registry};
 use crate::engine::locks::{Parked, Waiting};
 use crate::engine::map::ops::{self as map_ops};
@@ -11,6 +10,7 @@ use crate::engine::queue::request::QueueOp;
 use crate::engine::queue::store::Waiter;
 use crate::engine::request::{ErrorKind, OpError, WaiterId};
 use crate::engine::settings::SettingsCache;
+use crate::engine::structures::ObjectKind;
 use crate::engine::wide::ShareContext;
 use crate::net::connection::{ConnectionShared, ReplyTo};
 use crate::net::outbox::Outbox;
@@ -286,15 +286,10 @@ impl PartitionOwner {
                 if !owned && !kind.is_everywhere() {
                     continue;
                 }
-                let label = match (kind, object) {
-                    (ObjectKind::Queue, _) => "queue",
-                    (ObjectKind::List, _) => "list",
-                    (ObjectKind::Set, _) => "set",
-                    (ObjectKind::MultiMap, _) => "multimap",
-                    (ObjectKind::Ringbuffer, _) => "ringbuffer",
-                    (_, Object::ReplicatedMap(store)) if store.config.statistics_enabled => "replicatedmap",
-                    _ => continue,
-                };
+                if !object.as_object().in_object_figures() {
+                    continue;
+                }
+                let label = kind.label();
                 let figures = objects.entry((label, name.to_owned())).or_default();
                 figures.items += object.as_object().entry_count() as u64;
                 figures.bytes += object.as_object().held_bytes() as u64;
@@ -475,21 +470,18 @@ impl PartitionOwner {
         self.rerun_released();
     }
 
-    /// Queues of partitions this reactor owns that have been empty and unused for their
-    /// `empty-queue-ttl`: the reactor destroys them. Each is touched, so that it is not chosen
-    /// again while its destroy is under way.
-    pub fn idle_queues(&mut self) -> Vec<Box<str>> {
+    /// Objects of partitions this reactor owns that went idle (queues empty and unused for
+    /// their `empty-queue-ttl`): the reactor destroys them. Each counts as used, so that it is
+    /// not chosen again while its destroy is under way.
+    pub fn idle_objects(&mut self) -> Vec<(ObjectKind, Box<str>)> {
         let mut idle = Vec::new();
         for (local, partition) in self.partitions.iter_mut().enumerate() {
             if !self.replication.owned.get(local).copied().unwrap_or(false) {
                 continue;
             }
-            for (_, name, object) in partition.objects_mut() {
-                if let Object::Queue(queue) = object {
-                    if queue.is_idle(self.now_ms) {
-                        queue.touch(self.now_ms);
-                        idle.push(name.into());
-                    }
+            for (kind, name, object) in partition.objects_mut() {
+                if object.as_object_mut().take_idle(self.now_ms) {
+                    idle.push((kind, name.into()));
                 }
             }
         }

@@ -18,7 +18,7 @@
 //! Invariants: every reactor runs exactly one share of each job it is handed, and the job is
 //! answered exactly once, by the share that brings `remaining` to zero.
 
-use crate::engine::map::wide::Destroy;
+use crate::engine::structures::ObjectKind;
 use crate::engine::wide::{Answer, Requester, ShareContext, Shares, WideRequest};
 use crate::net::connection::ConnectionShared;
 use ferrogrid_protocol::{Message, MessageType};
@@ -132,25 +132,34 @@ impl FanOut {
 
 /// Destroy of an object of `service`: its data and listeners dropped everywhere.
 pub(crate) fn destroy(service: crate::cluster::peer::Service) -> WideRequest {
-    use crate::cluster::peer::{ObjectKind, Service};
+    use crate::cluster::peer::Service;
     use crate::engine::listeners::Registry;
-    let destroy = |kind, registry| WideRequest::new(crate::engine::wide::objects::DestroyObject { kind, registry });
+    use crate::engine::wide::objects::{destroy_object, DestroyPnCounter};
     match service {
-        Service::Object(ObjectKind::Queue) => destroy(Some(ObjectKind::Queue), Some(Registry::Items)),
-        Service::Object(ObjectKind::List) => destroy(Some(ObjectKind::List), Some(Registry::ListItems)),
-        Service::Object(ObjectKind::Set) => destroy(Some(ObjectKind::Set), Some(Registry::SetItems)),
-        Service::Object(ObjectKind::Map) => WideRequest::new(Destroy),
-        Service::Object(ObjectKind::MultiMap) => destroy(Some(ObjectKind::MultiMap), Some(Registry::MultiMapEntries)),
-        Service::Object(ObjectKind::ReplicatedMap) => {
-            destroy(Some(ObjectKind::ReplicatedMap), Some(Registry::ReplicatedEntries))
-        }
-        Service::Object(kind) => destroy(Some(kind), None),
-        Service::Topic => destroy(None, Some(Registry::Messages)),
-        Service::PnCounter => WideRequest::new(crate::engine::wide::objects::DestroyPnCounter),
+        Service::Object(kind) => destroy_object_of(kind),
+        Service::Topic => destroy_object(None, Some(Registry::Messages)),
+        Service::PnCounter => WideRequest::new(DestroyPnCounter),
         // (A generator's state is dropped by `Shared::forget_object` on each member.)
-        Service::ReliableTopic | Service::FlakeIdGenerator => destroy(None, None),
+        Service::ReliableTopic | Service::FlakeIdGenerator => destroy_object(None, None),
     }
 }
+
+/// Makes [`destroy_object_of`] from the table of structures (`engine/structures.rs`).
+macro_rules! destroyers {
+    ($($kind:ident = $code:literal, $service:literal, $label:literal, $held:ident:
+        $($store:ident)::+, [$($($rows:ident)::+),+], $($destroy:ident)::+;)+) => {
+        /// Destroy of an object of `kind`: its structure's own.
+        fn destroy_object_of(kind: ObjectKind) -> WideRequest {
+            match kind {
+                $(ObjectKind::$kind => crate::engine::$($destroy)::+(kind),)+
+                #[cfg(test)]
+                ObjectKind::Probe => crate::engine::wide::objects::destroy_object(Some(kind), None),
+            }
+        }
+    };
+}
+
+crate::engine::structures::with_structures!(destroyers);
 
 /// Fixtures shared by the engine's and the operations' tests.
 #[cfg(test)]

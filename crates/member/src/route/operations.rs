@@ -17,23 +17,27 @@ use ferrogrid_protocol::{DecodeError, Message, MessageType};
 use std::sync::Arc;
 use std::sync::OnceLock;
 
-/// Every structure's and service's rows. Map key rows come first: a row's index below
-/// [`PARTITION_OPERATION_COUNT`] is its per-map counter slot.
-const SECTIONS: &[&[Operation]] = &[
-    engine::map::rows::KEY_ROWS,
-    engine::map::wide_rows::WIDE_ROWS,
-    engine::queue::rows::ROWS,
-    engine::multimap::rows::ROWS,
-    engine::replicated_map::rows::ROWS,
-    engine::collection::rows::ROWS,
-    engine::ringbuffer::rows::ROWS,
-    engine::topic::rows::ROWS,
-    engine::pn_counter::rows::ROWS,
-    engine::flake_id::rows::ROWS,
-    crate::sql::rows::ROWS,
-    crate::route::client::rows::ROWS,
-    crate::cluster::rows::ROWS,
-];
+/// Makes [`SECTIONS`]: every structure's rows, from the table of structures
+/// (`engine/structures.rs`), then the services'.
+macro_rules! sections {
+    ($($kind:ident = $code:literal, $service:literal, $label:literal, $held:ident:
+        $($store:ident)::+, [$($($rows:ident)::+),+], $($destroy:ident)::+;)+) => {
+        /// Every structure's and service's rows. Map key rows come first (the table of
+        /// structures starts with maps): a row's index below [`PARTITION_OPERATION_COUNT`] is
+        /// its per-map counter slot.
+        const SECTIONS: &[&[Operation]] = &[
+            $($(engine::$($rows)::+,)+)+
+            engine::topic::rows::ROWS,
+            engine::pn_counter::rows::ROWS,
+            engine::flake_id::rows::ROWS,
+            crate::sql::rows::ROWS,
+            crate::route::client::rows::ROWS,
+            crate::cluster::rows::ROWS,
+        ];
+    };
+}
+
+engine::structures::with_structures!(sections);
 
 /// Map key rows (the first rows of the table): the size of per-map counter arrays.
 pub const PARTITION_OPERATION_COUNT: usize = engine::map::store::KEY_OPERATION_COUNT;

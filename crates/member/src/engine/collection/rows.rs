@@ -4,7 +4,11 @@ use crate::engine::collection::request::{CollectionOp as Op, CollectionRequest};
 use crate::engine::collection::store::{self as collection, CollectionContext};
 use crate::engine::listeners::{Listener, Registry};
 use crate::engine::request::Replies;
+use crate::engine::structures::ObjectKind;
+use crate::engine::wide::objects::destroy_object;
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
+use crate::engine::wide::WideRequest;
+use crate::partition::objects::kind;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire::{self, HazelcastReply};
@@ -12,8 +16,8 @@ use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
 use std::borrow::Cow;
 
-/// In the partition of the collection's name; item listeners on every reactor.
-pub(crate) static ROWS: &[Operation] = &[
+/// The list's: in the partition of its name; item listeners on every reactor.
+pub(crate) static LIST_ROWS: &[Operation] = &[
     row!(ListAdd, Partition, W.with(A).with(S), |r| {
         list_request(r.name, Op::Add { value: blob(r.value), index: None })
     }),
@@ -59,6 +63,10 @@ pub(crate) static ROWS: &[Operation] = &[
         let r = ListRemoveListener::decode(message)?;
         remove_listener(Registry::ListItems, r.name, r.registration_id)
     }),
+];
+
+/// The set's: in the partition of its name; item listeners on every reactor.
+pub(crate) static SET_ROWS: &[Operation] = &[
     row!(SetAdd, Partition, W.with(A).with(S), |r| set_request(r.name, Op::Add { value: blob(r.value), index: None })),
     row!(SetAddAll, Partition, W.with(A).with(S), |r| {
         set_request(r.name, Op::AddAll { values: list(r.value_list), index: None })
@@ -106,7 +114,12 @@ impl Execute for CollectionRequest<'_> {
         let partition_id = call.partition_id;
         let start = out.len();
         let name = &*request.name;
-        let store = owner.partitions[local].collection_mut(name, request.set, &mut owner.settings);
+        let (partition, settings) = (&mut owner.partitions[local], &mut owner.settings);
+        let (store, _) = if request.set {
+            partition.store_mut::<kind::Set>(name, settings)
+        } else {
+            partition.store_mut::<kind::List>(name, settings)
+        };
         let (listeners, outbox) = (&mut owner.listeners, &mut owner.outbox);
         let mut ctx = CollectionContext { name, member: owner.member, partition_id, listeners, outbox };
         let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
@@ -115,4 +128,10 @@ impl Execute for CollectionRequest<'_> {
         }
         owner.replicate(partition_id, call, out, start, Vec::new());
     }
+}
+
+/// Destroy of a list or set: its items and its item listeners, everywhere.
+pub(crate) fn destroy(kind: ObjectKind) -> WideRequest {
+    let registry = if kind == ObjectKind::Set { Registry::SetItems } else { Registry::ListItems };
+    destroy_object(Some(kind), Some(registry))
 }

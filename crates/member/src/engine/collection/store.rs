@@ -9,11 +9,12 @@
 //!
 //! Owned by the reactor that owns the partition; no locks.
 
-use crate::cluster::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
+use crate::cluster::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
 use crate::engine::collection::request::CollectionOp;
 use crate::engine::listeners::{ItemEventKind, Listeners, Registry};
 use crate::engine::request::{Blob, ErrorKind, OpError, Reply};
 use crate::engine::settings::SettingsCache;
+use crate::engine::structures::ObjectKind;
 use crate::net::outbox::Outbox;
 use crate::partition::object::PartitionObject;
 use ahash::RandomState;

@@ -2,10 +2,10 @@
 //! per-map counter slot), each with its decoder; its rows over every partition are
 //! `wide_rows.rs`.
 
-use crate::cluster::peer::ObjectKind;
 use crate::engine::locks::Waiting;
 use crate::engine::map::ops::{self as map_ops, Done, OpContext};
 use crate::engine::map::request::*;
+use crate::engine::structures::ObjectKind;
 use crate::partition::owner::Timer;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, Operation, A, L, S, W};

@@ -16,10 +16,11 @@
 //! loop iteration.
 
 use crate::clock::NEVER;
-use crate::cluster::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
+use crate::cluster::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
 use crate::engine::locks::{LockImage, LockTable, Parked};
 use crate::engine::map::table::Table;
 use crate::engine::settings::{MapSettings, PartitionLimit, SettingsCache};
+use crate::engine::structures::ObjectKind;
 use crate::partition::object::{PartitionObject, RemovedEntry};
 use ferrogrid_config::EvictionPolicy;
 use ferrogrid_protocol::Uuid;
@@ -504,6 +505,14 @@ impl PartitionObject for RecordStore {
 
     fn take_waiting(&mut self) -> Vec<crate::engine::request::WaiterId> {
         self.locks.take_all_parked().into_iter().map(|parked| parked.id).collect()
+    }
+
+    fn locks_mut(&mut self) -> Option<&mut crate::engine::locks::LockTable> {
+        Some(&mut self.locks)
+    }
+
+    fn in_object_figures(&self) -> bool {
+        false
     }
 }
 

@@ -3,7 +3,8 @@
 //! (and into entry listeners, queries, aggregations and projections).
 
 use crate::engine::listeners::{EventKind, Listeners, Registry};
-use crate::engine::wide::{Count, Found, Items, Listed, Partitions, ShareContext, WideOperation};
+use crate::engine::structures::ObjectKind;
+use crate::engine::wide::{Count, Found, Items, Listed, Partitions, ShareContext, WideOperation, WideRequest};
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::message::write_frame;
@@ -208,6 +209,12 @@ impl WideOperation for Destroy {
     fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
         EmptyResponse {}.encode(out, response_type, correlation_id, 0);
     }
+}
+
+/// Destroy of a map: its entries, indexes, settings and entry listeners, everywhere.
+pub(crate) fn destroy(kind: ObjectKind) -> WideRequest {
+    debug_assert_eq!(kind, ObjectKind::Map);
+    WideRequest::new(Destroy)
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! The multimap's rows of the operation table, each with its decoder or classifier.
 
 use crate::clock::NEVER;
-use crate::cluster::peer::ObjectKind;
 use crate::engine::listeners::{Listener, Registry};
 use crate::engine::locks::Waiting;
 use crate::engine::multimap::request::{MultiMapOp as Op, MultiMapRequest};
@@ -9,8 +8,12 @@ use crate::engine::multimap::store::{self as multimap, MultiDone};
 use crate::engine::multimap::wide::{MultiClear, MultiContainsValue, MultiList, MultiListed, MultiSize};
 use crate::engine::request::Replies;
 use crate::engine::request::{ErrorKind, OpError};
+use crate::engine::structures::ObjectKind;
+use crate::engine::wide::objects::destroy_object;
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
 use crate::engine::wide::Classified;
+use crate::engine::wide::WideRequest;
+use crate::partition::objects::kind;
 use crate::partition::owner::Timer;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, wide_row, Operation, A, S, W};
@@ -97,7 +100,7 @@ impl Execute for MultiMapRequest<'_> {
         let start = out.len();
         let name = &*request.name;
         let max_parked = owner.settings.max_parked_per_key();
-        let (store, waiters) = owner.partitions[local].multimap_mut(name, &mut owner.settings);
+        let (store, waiters) = owner.partitions[local].store_mut::<kind::MultiMap>(name, &mut owner.settings);
         let mut ctx = multimap::MultiMapContext {
             name,
             member: owner.member,
@@ -142,4 +145,9 @@ impl Execute for MultiMapRequest<'_> {
             owner.rerun_released();
         }
     }
+}
+
+/// Destroy of a multimap: its entries and its entry listeners, everywhere.
+pub(crate) fn destroy(kind: ObjectKind) -> WideRequest {
+    destroy_object(Some(kind), Some(Registry::MultiMapEntries))
 }

@@ -6,17 +6,16 @@
 //! record carries a key's whole collection (or its removal), so applying one twice, or after
 //! a snapshot, is harmless.
 //!
-//! Owned by the reactor that owns the partition; no locks.
-//!
-//! Work in progress (branch `multimap`): key operations and backups; not yet the map-wide
-//! operations, entry listeners and key locks.
+//! Owned by the reactor that owns the partition; no locks. Key locks (`lock`, `tryLock`) are
+//! the same [`LockTable`] maps have; the multimap-wide operations are in `wide.rs`.
 
-use crate::cluster::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
+use crate::cluster::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
 use crate::engine::listeners::{Event, EventKind, Listeners, Registry};
 use crate::engine::locks::{KeyDeadline, LockImage, LockOwner, LockTable, Parked};
 use crate::engine::multimap::request::MultiMapOp;
 use crate::engine::request::{Blob, ErrorKind, OpError, Reply};
 use crate::engine::settings::SettingsCache;
+use crate::engine::structures::ObjectKind;
 use crate::net::outbox::Outbox;
 use crate::partition::object::PartitionObject;
 use ahash::RandomState;
@@ -471,6 +470,10 @@ impl PartitionObject for MultiMapStore {
 
     fn take_waiting(&mut self) -> Vec<crate::engine::request::WaiterId> {
         self.locks.take_all_parked().into_iter().map(|parked| parked.id).collect()
+    }
+
+    fn locks_mut(&mut self) -> Option<&mut crate::engine::locks::LockTable> {
+        Some(&mut self.locks)
     }
 }
 

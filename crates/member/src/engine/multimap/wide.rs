@@ -3,6 +3,7 @@
 
 use crate::engine::listeners::{EventKind, Registry};
 use crate::engine::wide::{Count, Found, Items, Partitions, WideOperation};
+use crate::partition::objects::kind;
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse};
 use ferrogrid_protocol::message::write_frame;
@@ -39,7 +40,7 @@ impl WideOperation for MultiList {
         _now_ms: i64,
         partial: &mut Items,
     ) {
-        let Some(store) = partition.multimap(name) else { return };
+        let Some(store) = partition.store::<kind::MultiMap>(name) else { return };
         let frames = &mut partial.0;
         for (key, values) in store.entries() {
             match self.0 {
@@ -83,7 +84,7 @@ impl WideOperation for MultiSize {
         _now_ms: i64,
         partial: &mut Count,
     ) {
-        if let Some(store) = partition.multimap(name) {
+        if let Some(store) = partition.store::<kind::MultiMap>(name) {
             partial.0 += store.value_count() as u64;
         }
     }
@@ -116,7 +117,7 @@ impl WideOperation for MultiContainsValue {
         if partial.0 {
             return;
         }
-        if let Some(store) = partition.multimap(name) {
+        if let Some(store) = partition.store::<kind::MultiMap>(name) {
             partial.0 = store.entries().any(|(_, values)| values.iter().any(|value| **value == *self.0));
         }
     }
@@ -139,7 +140,7 @@ impl WideOperation for MultiClear {
     }
 
     fn on_partition(&self, name: &str, partition: &mut PartitionStore, owned: bool, _now_ms: i64, partial: &mut Count) {
-        if let Some(store) = partition.existing_multimap_mut(name) {
+        if let Some(store) = partition.existing_store_mut::<kind::MultiMap>(name) {
             let removed = store.clear() as u64;
             if owned {
                 partial.0 += removed;

@@ -5,7 +5,11 @@ use crate::engine::listeners::{Listener, Registry};
 use crate::engine::queue::request::{QueueOp as Op, QueueRequest};
 use crate::engine::queue::store::{self as queue, QueueContext, QueueDone};
 use crate::engine::request::Replies;
+use crate::engine::structures::ObjectKind;
+use crate::engine::wide::objects::destroy_object;
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
+use crate::engine::wide::WideRequest;
+use crate::partition::objects::kind;
 use crate::partition::owner::Timer;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, wide_row, Operation, A, S, W};
@@ -70,7 +74,7 @@ impl Execute for QueueRequest<'_> {
         let start = out.len();
         let name = &*request.name;
         let max_waiters = owner.settings.max_parked_per_key();
-        let (queue, waiters) = owner.partitions[local].queue_mut(name, &mut owner.settings);
+        let (queue, waiters) = owner.partitions[local].store_mut::<kind::Queue>(name, &mut owner.settings);
         let mut others = Vec::new();
         let mut answering = waiters.answering(&mut others);
         let mut ctx = QueueContext {
@@ -113,7 +117,9 @@ impl PartitionOwner {
     /// Answers the waiters of a queue whose deadline passed.
     pub(crate) fn check_queue(&mut self, partition_id: PartitionId, name: &str) {
         let local = self.replication.local(partition_id.0 as usize);
-        let Some((queue, waiters)) = self.partitions[local].existing_queue_mut(name) else { return };
+        let Some((queue, waiters)) = self.partitions[local].existing_store_and_waiters::<kind::Queue>(name) else {
+            return;
+        };
         let mut answers = Vec::new();
         let mut answering = waiters.answering(&mut answers);
         let mut ctx = QueueContext {
@@ -128,4 +134,9 @@ impl PartitionOwner {
         queue.expire_waiters(self.now_ms, &mut ctx);
         self.send_others(answers);
     }
+}
+
+/// Destroy of a queue: its items and its item listeners, everywhere.
+pub(crate) fn destroy(kind: ObjectKind) -> WideRequest {
+    destroy_object(Some(kind), Some(Registry::Items))
 }

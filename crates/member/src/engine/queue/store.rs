@@ -15,11 +15,12 @@
 //! Owned by the reactor that owns the partition; no locks.
 
 use crate::clock::deadline_after;
-use crate::cluster::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
+use crate::cluster::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
 use crate::engine::listeners::{ItemEventKind, Listeners, Registry};
 use crate::engine::queue::request::QueueOp;
 use crate::engine::request::{Blob, ErrorKind, OpError, Reply, WaiterId, Waiters};
 use crate::engine::settings::SettingsCache;
+use crate::engine::structures::ObjectKind;
 use crate::net::outbox::Outbox;
 use crate::partition::object::PartitionObject;
 use ferrogrid_config::QueueConfig;
@@ -418,6 +419,14 @@ impl QueueStore {
 impl PartitionObject for QueueStore {
     fn create(_kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Self {
         QueueStore::new(settings.queue(name))
+    }
+
+    fn take_idle(&mut self, now_ms: i64) -> bool {
+        let idle = self.is_idle(now_ms);
+        if idle {
+            self.touch(now_ms);
+        }
+        idle
     }
 
     fn entry_count(&self) -> usize {

@@ -5,7 +5,10 @@ use crate::engine::replicated_map::request::{ReplicatedMapOp as Op, ReplicatedMa
 use crate::engine::replicated_map::wide::{
     ReplicatedClear, ReplicatedContainsValue, ReplicatedList, ReplicatedPutAll, ReplicatedSize,
 };
+use crate::engine::structures::ObjectKind;
+use crate::engine::wide::objects::destroy_object;
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
+use crate::engine::wide::WideRequest;
 use crate::engine::wide::{Classified, Listed};
 use crate::net::connection::ConnectionShared;
 use crate::route::row::{row, wide_row, Operation, A, S, W};
@@ -86,4 +89,9 @@ fn with_predicate(message: &Message<'_>) -> Result<Classified, DecodeError> {
         message.message_type().describe()
     );
     Ok(Classified::Refused(error::UNSUPPORTED_OPERATION, text))
+}
+
+/// Destroy of a replicated map: its entries and its entry listeners, everywhere.
+pub(crate) fn destroy(kind: ObjectKind) -> WideRequest {
+    destroy_object(Some(kind), Some(Registry::ReplicatedEntries))
 }

@@ -29,9 +29,10 @@
 //! Owned by the reactor that owns the partition; no locks.
 
 use crate::clock::NEVER;
-use crate::cluster::peer::{put_bytes, put_str, Malformed, ObjectKind, Reader, SnapshotWriter};
+use crate::cluster::peer::{put_bytes, put_str, Malformed, Reader, SnapshotWriter};
 use crate::engine::listeners::{Event, EventKind, Listeners, Registry};
 use crate::engine::settings::SettingsCache;
+use crate::engine::structures::ObjectKind;
 use crate::net::outbox::Outbox;
 use crate::partition::object::PartitionObject;
 use ahash::RandomState;
@@ -160,6 +161,10 @@ impl ReplicatedMapStore {
 impl PartitionObject for ReplicatedMapStore {
     fn create(_kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Self {
         ReplicatedMapStore::new(settings.replicated_map(name))
+    }
+
+    fn in_object_figures(&self) -> bool {
+        self.config.statistics_enabled
     }
 
     fn entry_count(&self) -> usize {

@@ -15,6 +15,7 @@ use crate::engine::listeners::EventKind;
 use crate::engine::replicated_map::request::{ReplicatedMapOp, ReplicatedMapRequest};
 use crate::engine::replicated_map::store::{self, publish, put_kind, Change, EntryChange, Phase, SyncHeader, Version};
 use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
+use crate::partition::objects::kind;
 use crate::partition::owner::Execute;
 use crate::partition::owner::{Call, PartitionOwner};
 use crate::route::wire::{self, HazelcastReply};
@@ -59,11 +60,11 @@ impl Execute for ReplicatedMapRequest<'_> {
         let now_ms = owner.now_ms;
         match &request.op {
             ReplicatedMapOp::Get { key } => {
-                let store = owner.partitions[local].replicated(name);
+                let store = owner.partitions[local].store::<kind::ReplicatedMap>(name);
                 reply.reply(Reply::Value(store.and_then(|store| store.get(key, now_ms))));
             }
             ReplicatedMapOp::ContainsKey { key } => {
-                let store = owner.partitions[local].replicated(name);
+                let store = owner.partitions[local].store::<kind::ReplicatedMap>(name);
                 reply.reply(Reply::Bool(store.is_some_and(|store| store.get(key, now_ms).is_some())));
             }
             ReplicatedMapOp::Put { key, value, ttl_ms } => {
@@ -75,7 +76,7 @@ impl Execute for ReplicatedMapRequest<'_> {
                     return wire::write_error(reply.out, call.correlation_id, &failure);
                 }
                 let expires_at_ms = store::expiry_of(now_ms, *ttl_ms);
-                let store = owner.partitions[local].replicated_mut(name, &mut owner.settings);
+                let store = owner.partitions[local].store_mut::<kind::ReplicatedMap>(name, &mut owner.settings).0;
                 let old = store.put(key, value, expires_at_ms, now_ms);
                 reply.reply(Reply::Value(old.as_deref()));
                 let mut changes = Vec::new();
@@ -86,7 +87,7 @@ impl Execute for ReplicatedMapRequest<'_> {
                 publish(&mut owner.listeners, &mut owner.outbox, (owner.member, false), &change);
             }
             ReplicatedMapOp::Remove { key } => {
-                let store = owner.partitions[local].existing_replicated_mut(name);
+                let store = owner.partitions[local].existing_store_mut::<kind::ReplicatedMap>(name);
                 let old = store.and_then(|store| store.remove(key, now_ms));
                 reply.reply(Reply::Value(old.as_deref()));
                 // Sent, and heard (with no old value), even when nothing was here, as in
@@ -177,7 +178,7 @@ impl PartitionOwner {
         while !reader.is_empty() {
             match store::read_change(&mut reader)? {
                 Change::Put { name, key, value, expires_at_ms } => {
-                    let store = self.partitions[local].replicated_mut(name, &mut self.settings);
+                    let store = self.partitions[local].store_mut::<kind::ReplicatedMap>(name, &mut self.settings).0;
                     let old = store.put(key, value, expires_at_ms, now_ms);
                     let kind = put_kind(old.as_deref());
                     let change =
@@ -185,14 +186,14 @@ impl PartitionOwner {
                     publish(&mut self.listeners, &mut self.outbox, origin, &change);
                 }
                 Change::Remove { name, key } => {
-                    let store = self.partitions[local].existing_replicated_mut(name);
+                    let store = self.partitions[local].existing_store_mut::<kind::ReplicatedMap>(name);
                     let old = store.and_then(|store| store.remove(key, now_ms));
                     let kind = EventKind::Removed;
                     let change = EntryChange { name, partition, kind, key, value: None, old_value: old.as_deref() };
                     publish(&mut self.listeners, &mut self.outbox, origin, &change);
                 }
                 Change::Clear { name } => {
-                    if let Some(store) = self.partitions[local].existing_replicated_mut(name) {
+                    if let Some(store) = self.partitions[local].existing_store_mut::<kind::ReplicatedMap>(name) {
                         store.clear(now_ms);
                     }
                 }
@@ -241,13 +242,13 @@ impl PartitionOwner {
                 return;
             }
             share.receiving = Some(header.version);
-            self.partitions[local].drop_replicated();
+            self.partitions[local].drop_stores::<kind::ReplicatedMap>();
         } else if share.receiving != Some(header.version) {
             return;
         }
         let now_ms = self.now_ms;
         for entry in entries {
-            let store = self.partitions[local].replicated_mut(entry.name, &mut self.settings);
+            let store = self.partitions[local].store_mut::<kind::ReplicatedMap>(entry.name, &mut self.settings).0;
             store.put(entry.key, entry.value, entry.expires_at_ms, now_ms);
         }
         if !header.last {
@@ -283,7 +284,7 @@ impl PartitionOwner {
         let local = self.replication.replicated.local(partition);
         let version = self.replication.replicated.shares[local].version;
         let chunk_bytes = self.replication.snapshot_chunk_bytes;
-        let maps = self.partitions[local].replicated_maps();
+        let maps = self.partitions[local].stores::<kind::ReplicatedMap>();
         let out = self.replication.out.entry(member).or_default();
         store::write_sync(out, partition as u16, version, maps, self.now_ms, chunk_bytes);
     }
@@ -406,7 +407,7 @@ impl PartitionOwner {
             // A partition that never had a change and holds no replicated map has nothing to
             // repair (a copy that missed its epoch's start hears of it with the next change):
             // a member without replicated maps sends nothing.
-            let idle = version.sequence == 0 && self.partitions[local].replicated_maps().next().is_none();
+            let idle = version.sequence == 0 && self.partitions[local].stores::<kind::ReplicatedMap>().next().is_none();
             if self.writes_replicated(partition) && !idle {
                 payload.extend_from_slice(&(partition as u16).to_le_bytes());
                 payload.extend_from_slice(&version.epoch.to_le_bytes());
@@ -429,7 +430,7 @@ impl PartitionOwner {
         let partition = self.replication.replicated.global(local);
         let (now_ms, origin) = (self.now_ms, (self.member, false));
         let mut examined = 0;
-        for (name, store) in self.partitions[local].replicated_maps_mut() {
+        for (name, store) in self.partitions[local].stores_mut::<kind::ReplicatedMap>() {
             let share =
                 budget.saturating_sub(examined).min(crate::partition::object::PartitionObject::entry_count(store));
             examined += share;

@@ -9,6 +9,7 @@
 use crate::engine::listeners::{EventKind, Registry};
 use crate::engine::replicated_map::store::{publish, put_kind, EntryChange};
 use crate::engine::wide::{Count, Found, Items, Listed, Partitions, ShareContext, WideOperation};
+use crate::partition::objects::kind;
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::data::partition_for;
@@ -32,7 +33,7 @@ impl WideOperation for ReplicatedSize {
     }
 
     fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, now_ms: i64, partial: &mut Count) {
-        if let Some(store) = partition.replicated(name) {
+        if let Some(store) = partition.store::<kind::ReplicatedMap>(name) {
             partial.0 += store.live_len(now_ms) as u64;
         }
     }
@@ -63,7 +64,7 @@ impl WideOperation for ReplicatedContainsValue {
         if partial.0 {
             return;
         }
-        if let Some(store) = partition.replicated(name) {
+        if let Some(store) = partition.store::<kind::ReplicatedMap>(name) {
             partial.0 = store.live(now_ms).any(|(_, value)| *value == *self.0);
         }
     }
@@ -87,7 +88,7 @@ impl WideOperation for ReplicatedList {
     }
 
     fn on_partition(&self, name: &str, partition: &mut PartitionStore, _owned: bool, now_ms: i64, partial: &mut Items) {
-        let Some(store) = partition.replicated(name) else { return };
+        let Some(store) = partition.store::<kind::ReplicatedMap>(name) else { return };
         let frames = &mut partial.0;
         for (key, value) in store.live(now_ms) {
             match self.0 {
@@ -130,7 +131,7 @@ impl WideOperation for ReplicatedClear {
 
     fn on_share(&self, name: &str, share: &mut ShareContext<'_>, partial: &mut Count) {
         for local in written(share) {
-            let Some(store) = share.partitions[local].existing_replicated_mut(name) else { continue };
+            let Some(store) = share.partitions[local].existing_store_mut::<kind::ReplicatedMap>(name) else { continue };
             partial.0 += store.clear(share.now_ms) as u64;
             let mut changes = Vec::new();
             crate::engine::replicated_map::store::clear_change(&mut changes, name);
@@ -186,7 +187,7 @@ impl WideOperation for ReplicatedPutAll {
                 if partition_for(Data(key), count).0 as usize != partition {
                     continue;
                 }
-                let store = share.partitions[local].replicated_mut(name, share.settings);
+                let store = share.partitions[local].store_mut::<kind::ReplicatedMap>(name, share.settings).0;
                 let old = store.put(key, value, crate::clock::NEVER, now_ms);
                 crate::engine::replicated_map::store::put_change(&mut changes, name, key, value, crate::clock::NEVER);
                 let kind = put_kind(old.as_deref());

@@ -4,6 +4,10 @@ use crate::engine::ringbuffer::request::{RingbufferOp as Op, RingbufferRequest};
 
 use crate::engine::request::Replies;
 use crate::engine::ringbuffer::store::{self as ringbuffer, RingDone};
+use crate::engine::structures::ObjectKind;
+use crate::engine::wide::objects::destroy_object;
+use crate::engine::wide::WideRequest;
+use crate::partition::objects::kind;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, Operation, A, S, W};
 use crate::route::wire::{self, HazelcastReply};
@@ -49,7 +53,7 @@ impl Execute for RingbufferRequest<'_> {
         let partition_id = call.partition_id;
         let start = out.len();
         let max_waiters = owner.settings.max_parked_per_key();
-        let (ring, waiters) = owner.partitions[local].ringbuffer_mut(&request.name, &mut owner.settings);
+        let (ring, waiters) = owner.partitions[local].store_mut::<kind::Ringbuffer>(&request.name, &mut owner.settings);
         let mut others = Vec::new();
         let mut answering = waiters.answering(&mut others);
         let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
@@ -69,4 +73,9 @@ impl Execute for RingbufferRequest<'_> {
         ring.serve_waiters(&mut answering);
         owner.replicate(partition_id, call, out, start, others);
     }
+}
+
+/// Destroy of a ringbuffer: its items, everywhere.
+pub(crate) fn destroy(kind: ObjectKind) -> WideRequest {
+    destroy_object(Some(kind), None)
 }

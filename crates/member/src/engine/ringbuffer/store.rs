@@ -18,10 +18,11 @@
 //!
 //! Owned by the reactor that owns the partition; no locks.
 
-use crate::cluster::peer::{put_bytes, Malformed, ObjectKind, Reader, SnapshotWriter};
+use crate::cluster::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
 use crate::engine::request::{Blob, ErrorKind, OpError, Reply, WaiterId, Waiters};
 use crate::engine::ringbuffer::request::RingbufferOp;
 use crate::engine::settings::SettingsCache;
+use crate::engine::structures::ObjectKind;
 use crate::partition::object::PartitionObject;
 use ferrogrid_config::RingbufferConfig;
 use ferrogrid_protocol::Data;

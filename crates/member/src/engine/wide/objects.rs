@@ -1,8 +1,9 @@
 //! Fan-out operations every kind of object shares: listener registration and removal (every
 //! reactor applies them), dropping a departed client's relayed registrations, and destroy.
 
-use super::{Classified, Found, Partitions, WideOperation};
+use super::{Classified, Found, Partitions, WideOperation, WideRequest};
 use crate::engine::listeners::{Listener, Listeners, Registry};
+use crate::engine::structures::ObjectKind;
 use crate::net::connection::ConnectionShared;
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::*;
@@ -131,8 +132,14 @@ impl WideOperation for RemoveListener {
 /// dropped on every replica, and its listeners (if it has a registry), on every member.
 #[derive(Debug)]
 pub(crate) struct DestroyObject {
-    pub kind: Option<crate::cluster::peer::ObjectKind>,
+    pub kind: Option<ObjectKind>,
     pub registry: Option<Registry>,
+}
+
+/// Destroy of an object of `kind` (None: a service with no objects in partitions) whose
+/// listeners are in `registry`.
+pub(crate) fn destroy_object(kind: Option<ObjectKind>, registry: Option<Registry>) -> WideRequest {
+    WideRequest::new(DestroyObject { kind, registry })
 }
 
 impl WideOperation for DestroyObject {

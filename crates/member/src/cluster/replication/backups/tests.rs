@@ -3,7 +3,7 @@
 //! partition, so both kinds take the same path through backups, migration and drop.
 use super::*;
 use crate::cluster::peer::tests::snapshot_chunks;
-use crate::cluster::peer::ObjectKind;
+use crate::engine::structures::ObjectKind;
 use crate::net::connection::ConnectionId;
 use crate::partition::objects::probe::probe;
 use ferrogrid_cluster::{MemberEntry, MAX_REPLICAS};

@@ -1,6 +1,6 @@
 use super::*;
-use crate::cluster::peer::ObjectKind;
 use crate::engine::locks::LockOwner;
+use crate::engine::structures::ObjectKind;
 use ferrogrid_config::{EvictionConfig, MapConfig, MaxSizePolicy};
 
 fn store(config: MapConfig) -> RecordStore {
