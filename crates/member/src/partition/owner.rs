@@ -54,11 +54,11 @@ pub struct Call<'c> {
     /// listener on this connection: a write with synchronous backups is answered at once with
     /// their number, and each backup's acknowledgement goes to the client as a backup event.
     pub backup_aware: bool,
-    /// The partition's local index, when the reactor that routed the request found, on this
-    /// owner's own state and in the same turn, that it serves the partition: ownership is then
-    /// checked once. None: checked where it runs (a request handed over, borrowed, forwarded or
-    /// re-run may arrive after its partition moved).
-    pub serves: Option<usize>,
+    /// The partition's index among this reactor's. For a partition-bound row, routing checked
+    /// once that this member serves the partition ([`PartitionOwner::serving`]); a row that
+    /// runs on any copy (replicated maps' reads) or outside the partitions (PN counters) does
+    /// not need it.
+    pub local: usize,
 }
 
 impl Call<'_> {
@@ -108,18 +108,16 @@ pub(crate) trait Execute {
 }
 
 impl PartitionOwner {
-    /// The local index of the call's partition if this member serves it; else answers
-    /// PartitionMigrating and returns None.
-    pub(crate) fn check_serves(&self, call: &Call<'_>, out: &mut Vec<u8>) -> Option<usize> {
-        if call.serves.is_some() {
-            return call.serves;
+    /// The local index of `partition` if this member serves it; else answers
+    /// PartitionMigrating (the request was routed to this reactor before its partition moved)
+    /// and returns None. Routing asks it once per request, where the request runs, unless it
+    /// checked the reactor's own state in the same turn.
+    pub(crate) fn serving(&self, partition: PartitionId, correlation_id: i64, out: &mut Vec<u8>) -> Option<usize> {
+        if let Some(local) = self.replication.serving(partition) {
+            return Some(local);
         }
-        let partition_id = call.partition_id;
-        if self.replication.serves(partition_id) {
-            return Some(self.replication.local(partition_id.0 as usize));
-        }
-        let text = format!("partition {} is migrating or not owned by this member; retry", partition_id.0);
-        wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::PartitionMigrating, text));
+        let text = format!("partition {} is migrating or not owned by this member; retry", partition.0);
+        wire::write_error(out, correlation_id, &OpError::new(ErrorKind::PartitionMigrating, text));
         None
     }
 }
@@ -365,7 +363,8 @@ impl PartitionOwner {
             partition_id: parked.partition_id,
             // A request that waited is answered once its backups have it, as without the flag.
             backup_aware: false,
-            serves: None,
+            // Parked requests leave with their partition: it is still served here.
+            local,
         };
         let mut scratch = std::mem::take(&mut self.scratch);
         match &parked.request {
@@ -571,7 +570,7 @@ pub(crate) mod testing {
             counter_slot: 0,
             partition_id: PartitionId(0),
             backup_aware: false,
-            serves: None,
+            local: 0,
         }
     }
 }

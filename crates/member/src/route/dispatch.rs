@@ -237,7 +237,8 @@ impl Core {
             }
             Some((slot, row)) if row.route == Route::LocalCopy => {
                 let Some(partition) = self.check_partition(header, out) else { return Ok(After::Continue) };
-                self.run_or_hand_off(connection, header, (slot, row), (partition, None), bytes, out, origin)
+                let reactor = self.shared.owner_of(partition);
+                self.run_or_hand_off(connection, header, (slot, row), (partition, reactor, None), bytes, out, origin)
             }
             Some((_, row)) if row.route == Route::EveryPartition => {
                 let message = Message::parse(bytes)?;
@@ -285,46 +286,52 @@ impl Core {
     }
 
     /// A request for `partition` on this member: run here if this reactor owns the partition
-    /// (parsed and decoded once), else handed, unparsed, to the reactor that does. `serves`:
-    /// the partition's local index if routing found this member's copy ready (see
-    /// [`Call::serves`]).
+    /// (parsed and decoded once), else handed, unparsed, to the reactor that does (`reactor`).
+    /// `serves`: the partition's local index if routing found this reactor's copy ready; else
+    /// the reactor that runs a partition-bound request checks its own state, once.
     #[allow(clippy::too_many_arguments)]
     fn run_or_hand_off(
         &mut self,
         connection: &Arc<ConnectionShared>,
         header: RequestHeader,
         (slot, row): (usize, &Operation),
-        (partition, serves): (PartitionId, Option<usize>),
+        (partition, reactor, serves): (PartitionId, usize, Option<usize>),
         bytes: &[u8],
         out: &mut Vec<u8>,
         origin: Origin,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
-        let owner = self.shared.owner_of(partition);
-        if owner == self.index || self.handoff.borrow(connection, owner, self.turn.link) {
-            let probes = self.probes();
-            if owner == self.index { &probes.local_ops } else { &probes.borrowed_ops }.add(1);
-            let message = Message::parse(bytes)?;
-            let run = row.run.expect("partition rows run");
-            let call = Call {
-                connection,
-                correlation_id: header.correlation_id,
-                response_type: header.message_type.response(),
-                source: origin.source,
-                counter_slot: slot,
-                partition_id: partition,
-                backup_aware: Call::asks_backup_acks(&message, connection),
-                // Checked on this reactor's own state just now; a borrowed owner checks its own.
-                serves: if owner == self.index { serves } else { None },
-            };
-            if owner == self.index {
-                run(&message, &mut self.owner, &call, out)?;
-            } else {
-                let (borrowed, _) = self.handoff.borrowed[owner].as_mut().expect("borrowed above");
-                run(&message, borrowed, &call, out)?;
-            }
-        } else {
-            self.hand_off_request(connection, owner, bytes, origin, header.correlation_id);
+        let here = reactor == self.index;
+        if !here && !self.handoff.borrow(connection, reactor, self.turn.link) {
+            self.hand_off_request(connection, reactor, bytes, origin, header.correlation_id);
+            return Ok(After::Continue);
         }
+        let probes = self.probes();
+        if here { &probes.local_ops } else { &probes.borrowed_ops }.add(1);
+        let running = match self.handoff.borrowed[reactor].as_mut() {
+            Some((borrowed, _)) if !here => &mut **borrowed,
+            _ => &mut self.owner,
+        };
+        let local = match (row.route, serves) {
+            (Route::Partition, Some(local)) if here => local,
+            (Route::Partition, _) => match running.serving(partition, header.correlation_id, out) {
+                Some(local) => local,
+                None => return Ok(After::Continue),
+            },
+            // Any copy serves (a replicated map's read).
+            _ => running.replication.local(partition.0 as usize),
+        };
+        let message = Message::parse(bytes)?;
+        let call = Call {
+            connection,
+            correlation_id: header.correlation_id,
+            response_type: header.message_type.response(),
+            source: origin.source,
+            counter_slot: slot,
+            partition_id: partition,
+            backup_aware: Call::asks_backup_acks(&message, connection),
+            local,
+        };
+        (row.run.expect("partition rows run"))(&message, running, &call, out)?;
         Ok(After::Continue)
     }
 
@@ -391,7 +398,7 @@ impl Core {
                 counter_slot: slot,
                 partition_id: partition,
                 backup_aware: false,
-                serves: None,
+                local: self.owner.replication.local(partition.0 as usize),
             };
             (row.run.expect("replica rows run"))(&message, &mut self.owner, &call, out)?;
         } else {
@@ -412,11 +419,11 @@ impl Core {
         bytes: &[u8],
         out: &mut Vec<u8>,
         Origin { hop, source, .. }: Origin,
-    ) -> Option<(PartitionId, Option<usize>)> {
+    ) -> Option<(PartitionId, usize, Option<usize>)> {
         let (partition, id) = (header.partition_id, header.correlation_id);
         let partition_id = self.check_partition(header, out)?;
         let text = match self.owner.replication.route(partition_id) {
-            Route_::Here(serves) => return Some((partition_id, serves)),
+            Route_::Here { reactor, serves } => return Some((partition_id, reactor, serves)),
             Route_::Member(member) if hop == Hop::Client => {
                 self.forward(connection, member, id, bytes, source, crate::cluster::peer::FORWARD);
                 return None;

@@ -166,20 +166,29 @@ impl PartitionOwner {
         let message = Message::parse(bytes)?;
         let message_type = message.message_type();
         let (slot, row) = operations::lookup(message_type).expect("the origin routed it by its row");
-        let run = row.run.expect("partition rows run");
+        // The origin reactor validated the partition id (a PN counter request has none: its
+        // engine finds the counter by name); whether this member still serves a partition
+        // the request is bound to is checked here, where it runs.
+        let partition = PartitionId(message.partition_id() as u16);
+        let local = if row.route == crate::route::row::Route::Partition {
+            match self.serving(partition, handoff.correlation_id, out) {
+                Some(local) => local,
+                None => return Ok(message_type),
+            }
+        } else {
+            self.replication.local(partition.0 as usize)
+        };
         let call = Call {
             connection,
             correlation_id: handoff.correlation_id,
             response_type: message_type.response(),
             source: handoff.source,
             counter_slot: slot,
-            // The origin reactor validated the partition id (a PN counter request has none:
-            // its engine finds the counter by name).
-            partition_id: PartitionId(message.partition_id() as u16),
+            partition_id: partition,
             backup_aware: Call::asks_backup_acks(&message, connection),
-            serves: None,
+            local,
         };
-        run(&message, self, &call, out)?;
+        (row.run.expect("partition rows run"))(&message, self, &call, out)?;
         Ok(message_type)
     }
 }

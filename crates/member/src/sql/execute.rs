@@ -85,9 +85,9 @@ impl Core {
                 Some(all)
             });
         let local = key_partitions.is_some_and(|partitions| {
-            partitions
-                .into_iter()
-                .all(|p| matches!(self.owner.replication.route(p), crate::cluster::replication::state::Route::Here(_)))
+            partitions.into_iter().all(|p| {
+                matches!(self.owner.replication.route(p), crate::cluster::replication::state::Route::Here { .. })
+            })
         });
         let scan = Scan {
             local,

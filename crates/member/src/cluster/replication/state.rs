@@ -50,9 +50,13 @@ impl ClusterState {
 /// Where a partition request runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
-    /// This member owns the partition; with its local index when it is this reactor's and its
-    /// data is here now (None: another reactor's, or being installed: checked where it runs).
-    Here(Option<usize>),
+    /// This member owns the partition, on reactor `reactor`; `serves`: its local index when it
+    /// is this reactor's and its data is here now (None: another reactor's, or being
+    /// installed: checked by the reactor that runs it, [`Replication::serving`]).
+    Here {
+        reactor: usize,
+        serves: Option<usize>,
+    },
     Member(MemberId),
     /// Nobody can take it now: the client is told to retry.
     Unavailable,
@@ -207,8 +211,9 @@ impl Replication {
             Some(owner) if owner == self.state.me => {
                 // Only this reactor's partitions have their readiness here.
                 let (global, local) = (partition.0 as usize, self.local(partition.0 as usize));
-                let mine = global % self.reactor_count == self.reactor_index;
-                Route::Here((mine && self.ready[local]).then_some(local))
+                let reactor = global % self.reactor_count;
+                let mine = reactor == self.reactor_index;
+                Route::Here { reactor, serves: (mine && self.ready[local]).then_some(local) }
             }
             Some(owner) if self.state.links.contains_key(&owner) => Route::Member(owner),
             // No table yet, or no link to the owner.
@@ -220,6 +225,11 @@ impl Replication {
     pub fn serves(&self, partition: PartitionId) -> bool {
         let partition = partition.0 as usize;
         self.state.table.owner(partition) == Some(self.state.me) && self.ready[self.local(partition)]
+    }
+
+    /// The local index of `partition` (one of this reactor's) if this member serves it.
+    pub fn serving(&self, partition: PartitionId) -> Option<usize> {
+        self.serves(partition).then(|| self.local(partition.0 as usize))
     }
 
     /// A correlation id for a request forwarded from this reactor (the reactor's index is in

@@ -116,7 +116,7 @@ fn remove<'a>(name: &'a str, key: Data<'a>, thread_id: i64, answer: RemoveAnswer
 impl Execute for MapRequest<'_> {
     fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>) {
         let request = self;
-        let Some(local) = owner.check_serves(call, out) else { return };
+        let local = call.local;
         let partition_id = call.partition_id;
         let start = out.len();
         let mut ctx = OpContext {

@@ -223,7 +223,7 @@ mod tests {
             counter_slot: 0,
             partition_id: PartitionId(0),
             backup_aware: false,
-            serves: None,
+            local: 0,
         };
         let request = PnCounterRequest { name: name.into(), op, observed: Vec::new(), target: None };
         let mut out = Vec::new();

@@ -69,7 +69,7 @@ fn queue<'a>(name: &'a str, op: Op<'a>) -> QueueRequest<'a> {
 impl Execute for QueueRequest<'_> {
     fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>) {
         let request = self;
-        let Some(local) = owner.check_serves(call, out) else { return };
+        let local = call.local;
         let partition_id = call.partition_id;
         let start = out.len();
         let name = &*request.name;

@@ -536,7 +536,7 @@ mod tests {
             counter_slot: 0,
             partition_id: PartitionId(0),
             backup_aware: false,
-            serves: None,
+            local: 0,
         };
         let mut out = Vec::new();
         (row.run.expect("a partition row"))(&message, owner, &call, &mut out).unwrap();

@@ -49,7 +49,7 @@ fn ringbuffer<'a>(name: &'a str, op: Op<'a>) -> RingbufferRequest<'a> {
 impl Execute for RingbufferRequest<'_> {
     fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>) {
         let request = self;
-        let Some(local) = owner.check_serves(call, out) else { return };
+        let local = call.local;
         let partition_id = call.partition_id;
         let start = out.len();
         let max_waiters = owner.settings.max_parked_per_key();

@@ -45,9 +45,6 @@ fn topic<'a>(name: &'a str, messages: Vec<Blob<'a>>) -> TopicRequest<'a> {
 impl Execute for TopicRequest<'_> {
     fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>) {
         let request = self;
-        if owner.check_serves(call, out).is_none() {
-            return;
-        }
         if request.messages.iter().any(|message| Data(message).type_id().unwrap_or(0) == 0) {
             let failure = OpError::new(ErrorKind::NullArgument, "Null message is not allowed!");
             return wire::write_error(out, call.correlation_id, &failure);

@@ -79,7 +79,7 @@ fn call(connection: &Arc<ConnectionShared>, backup_aware: bool) -> Call<'_> {
         counter_slot: 0,
         partition_id: PartitionId(0),
         backup_aware,
-        serves: None,
+        local: 0,
     }
 }
 
