@@ -119,6 +119,13 @@ impl ConnectionShared {
     }
 
     /// The correlation id of the client's local backup listener here, if it registered one.
+    /// Whether a request on this connection asks for backup acknowledgements it can get: the
+    /// flag, and a local backup listener here (a forwarded request's connection, a member
+    /// link, has none).
+    pub fn asks_backup_acks(&self, message: &ferrogrid_protocol::Message<'_>) -> bool {
+        message.initial_flags() & ferrogrid_protocol::frame::BACKUP_AWARE != 0 && self.backup_listener().is_some()
+    }
+
     pub fn backup_listener(&self) -> Option<i64> {
         self.backup_listener.get().copied()
     }

@@ -62,13 +62,6 @@ pub struct Call<'c> {
 }
 
 impl Call<'_> {
-    /// Whether a request asks for backup acknowledgements it can get: the flag, and a local
-    /// backup listener on its connection (a forwarded request's connection, a member link,
-    /// has none).
-    pub fn asks_backup_acks(message: &ferrogrid_protocol::Message<'_>, connection: &ConnectionShared) -> bool {
-        message.initial_flags() & ferrogrid_protocol::frame::BACKUP_AWARE != 0 && connection.backup_listener().is_some()
-    }
-
     /// Where the answer goes if the request waits.
     pub(crate) fn reply_to(&self) -> ReplyTo {
         ReplyTo {

@@ -328,7 +328,7 @@ impl Core {
             source: origin.source,
             counter_slot: slot,
             partition_id: partition,
-            backup_aware: Call::asks_backup_acks(&message, connection),
+            backup_aware: connection.asks_backup_acks(&message),
             local,
         };
         (row.run.expect("partition rows run"))(&message, running, &call, out)?;

@@ -185,7 +185,7 @@ impl PartitionOwner {
             source: handoff.source,
             counter_slot: slot,
             partition_id: partition,
-            backup_aware: Call::asks_backup_acks(&message, connection),
+            backup_aware: connection.asks_backup_acks(&message),
             local,
         };
         (row.run.expect("partition rows run"))(&message, self, &call, out)?;

@@ -73,7 +73,6 @@ impl Execute for QueueRequest<'_> {
         let partition_id = call.partition_id;
         let start = out.len();
         let name = &*request.name;
-        let max_waiters = owner.settings.max_parked_per_key();
         let (queue, waiters) = owner.partitions[local].store_mut::<kind::Queue>(name, &mut owner.settings);
         let mut others = Vec::new();
         let mut answering = waiters.answering(&mut others);
@@ -92,6 +91,7 @@ impl Execute for QueueRequest<'_> {
             reply.reply(answer)
         }) {
             Ok(QueueDone::Wait { deadline_ms }) => {
+                let max_waiters = owner.settings.max_parked_per_key();
                 let waiter = |id| call.waiter(&request.op, deadline_ms, id);
                 let parked =
                     answering.park(call.reply_to(), |id, waiters| queue.wait(waiter(id), max_waiters, waiters));
