@@ -1,6 +1,8 @@
-//! The data structures' engines: each structure's state in a partition (or, for PN counters and
-//! flake ids, outside the partitions) and the operations on it, on typed requests
-//! (`request.rs`), with no sockets in them. Shared by several structures: entry listeners, key
+//! The data structures: the table of those whose objects live in partitions
+//! (`structures.rs`, one line each), and a folder per structure with its rows, the handler of
+//! its typed requests (`rows.rs`), and its state in a partition (or, for PN counters and flake
+//! ids, outside the partitions) with the operations on it on typed requests, no sockets in
+//! them. Shared by several structures: replies and errors (`request.rs`), entry listeners, key
 //! locks, per-object settings and Compact schemas.
 
 pub(crate) mod collection;

@@ -8,9 +8,10 @@
 //! - `route`: the operation table (every structure's rows), dispatch on the reactor that read a
 //!   request, hand-offs to other reactors, fan-outs over every partition, the client service,
 //!   and the protocol adapter of the engines' answers.
-//! - `engine`: a folder per structure (its rows, its engine and state in a partition, its work
-//!   over every partition), and what structures share (typed requests, listeners, key locks,
-//!   settings, schemas).
+//! - `engine`: the table of structures (`engine/structures.rs`, one line each), a folder per
+//!   structure (its rows and the handler of its typed requests, its engine and state in a
+//!   partition, its work over every partition), and what structures share (replies,
+//!   listeners, key locks, settings, schemas).
 //! - `partition`: a reactor's partitions as their owner, and the one interface replication and
 //!   migration reach any structure's objects by.
 //! - `cluster`: membership, member links and the member protocol, replication to backups.
