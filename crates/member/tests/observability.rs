@@ -15,7 +15,7 @@ use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use support::{start_member, string_data, WireClient};
+use support::{start_cluster, start_member, string_data, WireClient};
 
 fn probe(member: &Member, dotted: &str) -> f64 {
     member.probes().iter().find(|probe| probe.dotted_name() == dotted).map(|probe| probe.value).unwrap_or(0.0)
@@ -170,6 +170,22 @@ fn events_for_a_listener_that_does_not_read_are_dropped_and_counted() {
     }
     writer.ping();
     member.shutdown();
+}
+
+#[test]
+fn health_counts_the_members_of_the_cluster() {
+    let members = start_cluster(2, |index, config| {
+        config.metrics.http_enabled = true;
+        config.metrics.http_port = 19711 + index as u16;
+    });
+    for index in 0..2 {
+        let address: std::net::SocketAddr = format!("127.0.0.1:{}", 19711 + index).parse().unwrap();
+        let health = http_get(address, "/health");
+        assert!(health.contains("\"clusterSize\": 2"), "{health}");
+    }
+    for member in members {
+        member.shutdown();
+    }
 }
 
 #[test]

@@ -8,7 +8,7 @@ use ferrogrid_member::Member;
 use ferrogrid_protocol::codec::{QueueAddListener, UuidResponse};
 use ferrogrid_protocol::Message;
 use std::time::{Duration, Instant};
-use support::{start_member, WireClient};
+use support::{start_cluster, WireClient};
 
 /// The listeners `member` counts on queue `name` (0 when it has no figures for it).
 fn queue_listeners(member: &Member, name: &str) -> f64 {
@@ -28,26 +28,7 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 
 #[test]
 fn a_gone_clients_relayed_listeners_are_dropped_on_every_member() {
-    let ports: Vec<u16> =
-        (0..2).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()).collect();
-    let members: Vec<Member> = std::thread::scope(|scope| {
-        let starting: Vec<_> = ports
-            .iter()
-            .map(|port| {
-                let member_list: Vec<String> = ports.iter().map(|port| format!("127.0.0.1:{port}")).collect();
-                scope.spawn(move || {
-                    start_member(|config| {
-                        config.network.port = *port;
-                        config.network.port_count = 1;
-                        config.network.member_list = member_list;
-                        config.cluster.join_wait_ms = 1_000;
-                    })
-                })
-            })
-            .collect();
-        starting.into_iter().map(|handle| handle.join().unwrap()).collect()
-    });
-    wait_for("two members", || members.iter().all(|member| member.cluster_size() == 2));
+    let members = start_cluster(2, |_, _| {});
     let mut client = WireClient::connect(members[0].address());
     let correlation_id = client.correlation_id();
     let mut out = Vec::new();

@@ -391,9 +391,11 @@ fn answer(shared: &Shared, stream: TcpStream) -> std::io::Result<()> {
 
 fn health(shared: &Shared) -> String {
     let state = if shared.is_shutting_down() { "SHUTTING_DOWN" } else { "ACTIVE" };
+    let view = shared.view.state();
     format!(
-        "{{\"state\": \"{state}\", \"clusterSize\": 1, \"partitionTableVersion\": {}, \"member\": \"{}\", \"clientConnections\": {}}}\n",
-        shared.view.state().partition_table_version,
+        "{{\"state\": \"{state}\", \"clusterSize\": {}, \"partitionTableVersion\": {}, \"member\": \"{}\", \"clientConnections\": {}}}\n",
+        view.members.len(),
+        view.partition_table_version,
         shared.view.member_uuid,
         shared.open_connections.load(Ordering::Acquire)
     )

@@ -25,6 +25,40 @@ pub fn start_member(configure: impl FnOnce(&mut MemberConfig)) -> Member {
     Member::start(config).expect("member starts")
 }
 
+/// `count` members on free local ports, each knowing all of them, started together (each also
+/// `configure`d with its index), once every one sees the others.
+#[allow(dead_code, reason = "not every test binary starts a cluster")]
+pub fn start_cluster(count: usize, configure: impl Fn(usize, &mut MemberConfig) + Sync) -> Vec<Member> {
+    let ports: Vec<u16> =
+        (0..count).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()).collect();
+    let member_list: Vec<String> = ports.iter().map(|port| format!("127.0.0.1:{port}")).collect();
+    let members: Vec<Member> = std::thread::scope(|scope| {
+        let starting: Vec<_> = ports
+            .iter()
+            .enumerate()
+            .map(|(index, port)| {
+                let (member_list, configure) = (member_list.clone(), &configure);
+                scope.spawn(move || {
+                    start_member(|config| {
+                        config.network.port = *port;
+                        config.network.port_count = 1;
+                        config.network.member_list = member_list;
+                        config.cluster.join_wait_ms = 1_000;
+                        configure(index, config);
+                    })
+                })
+            })
+            .collect();
+        starting.into_iter().map(|handle| handle.join().unwrap()).collect()
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !members.iter().all(|member| member.cluster_size() == count) {
+        assert!(std::time::Instant::now() < deadline, "not {count} members within 15 s");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    members
+}
+
 /// A serialized String, as the clients encode it.
 pub fn string_data(text: &str) -> Vec<u8> {
     let mut blob = vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf5];
