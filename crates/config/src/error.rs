@@ -1,6 +1,6 @@
 //! Errors from loading and validating a member configuration.
 //!
-//! Every error about a value names the dotted YAML key it came from (for example
+//! Every error about a value names the dotted key it came from, the same in YAML and XML (for example
 //! `hazelcast.network.port`) and what was expected, so a user can fix the file without reading code.
 
 use std::path::PathBuf;
@@ -27,6 +27,17 @@ pub enum ConfigError {
     /// The text is not well-formed YAML.
     #[error("config is not valid YAML: {0}")]
     Yaml(#[from] serde_yaml::Error),
+    /// The text is not well-formed XML, or breaks a bound of the XML reader (a DTD, nesting
+    /// deeper than [`crate::MAX_XML_DEPTH`], a repeated named section).
+    #[error("config is not valid XML at line {line}, column {column}: {message}")]
+    Xml {
+        /// Line of the offending text, from 1.
+        line: u32,
+        /// Column of the offending text, from 1.
+        column: u32,
+        /// What was wrong.
+        message: String,
+    },
     /// A recognised key has a value of the wrong type, outside its bounds, or inconsistent with
     /// another setting.
     #[error("invalid value for `{key}`: {message}")]

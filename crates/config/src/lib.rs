@@ -1,28 +1,35 @@
 //! Member configuration for ferrogrid.
 //!
-//! A member reads a file in the shape of Hazelcast's own `hazelcast.yaml`, so an existing file
-//! works for the keys ferrogrid supports, plus a sibling `ferrogrid:` section for settings of its
-//! own. Keys ferrogrid does not support are not an error: they are listed in
+//! A member reads a file in the shape of Hazelcast's own `hazelcast.yaml` or `hazelcast.xml`, so
+//! an existing file works for the keys ferrogrid supports, plus a `ferrogrid` section for settings
+//! of its own. An XML document is translated into the tree a YAML document parses to (`xml.rs`),
+//! Hazelcast's `HZ_*` / `hz.*` overrides are applied onto that tree (`overrides.rs`), and one
+//! walker reads it (`yaml.rs`), so both syntaxes name every key by the same dotted path. Which
+//! file is read follows Hazelcast's look-up order (`locate.rs`).
+//!
+//! Keys ferrogrid does not support are not an error: they are listed in
 //! [`LoadedConfig::unsupported_keys`] for the caller to report once at start-up. A supported key
 //! with a bad value is a [`ConfigError::InvalidValue`] naming the key.
 //!
-//! Invariant: every `MemberConfig` returned by [`MemberConfig::from_yaml_str`] or
-//! [`MemberConfig::from_file`] has passed [`MemberConfig::validate`], which checks every bound
-//! documented on the fields.
+//! Invariant: every `MemberConfig` this crate returns from a text or a file has passed
+//! [`MemberConfig::validate`], which checks every bound documented on the fields.
 
 mod collection;
 mod error;
 mod flake_id;
 mod limits;
+mod locate;
 mod map;
 mod network;
 mod observability;
+mod overrides;
 mod pn_counter;
 mod queue;
 mod replicated_map;
 mod ringbuffer;
 mod security;
 mod tenants;
+mod xml;
 mod yaml;
 
 use std::io::Read;
@@ -32,18 +39,21 @@ pub use collection::{CollectionConfig, CollectionConfigs, MultiMapConfig, MultiM
 pub use error::ConfigError;
 pub use flake_id::{FlakeIdGeneratorConfig, FlakeIdGeneratorConfigs, MAX_PREFETCH_COUNT};
 pub use limits::{Limits, MAX_FRAME_BYTES, MIN_FRAME_BYTES, MIN_UNAUTHENTICATED_MESSAGE_BYTES};
+pub use locate::{locate, ConfigOrigin, Environment, CONFIG_PROPERTY, CONFIG_VARIABLE, WORKING_DIRECTORY_FILES};
 pub use map::{
     EvictionConfig, EvictionPolicy, MapConfig, MapConfigs, MapIndexConfig, MaxSizePolicy, NamedConfigs,
     DEFAULT_MAP_NAME, MAX_BACKUP_COUNT, MAX_EXPIRY_SECONDS,
 };
 pub use network::NetworkConfig;
 pub use observability::{IoConfig, MetricsConfig, PackingConfig, Placement};
+pub use overrides::{AppliedOverride, Overrides};
 pub use pn_counter::{CrdtReplicationConfig, PnCounterConfig, PnCounterConfigs};
 pub use queue::{QueueConfig, QueueConfigs};
 pub use replicated_map::{InMemoryFormat, ReplicatedMapConfig, ReplicatedMapConfigs};
 pub use ringbuffer::{RingbufferConfig, RingbufferConfigs, TopicConfig, TopicConfigs};
 pub use security::{SecurityConfig, User};
 pub use tenants::{OverQuota, TenantConfig, TenantsConfig, MAX_TENANTS, MAX_WEIGHT};
+pub use xml::MAX_XML_DEPTH;
 
 use error::invalid;
 
@@ -193,21 +203,68 @@ pub struct LoadedConfig {
     pub config: MemberConfig,
     /// Dotted paths present in the file but not supported, sorted, such as
     /// `hazelcast.network.ssl` or `hazelcast.map.default.eviction`. Each names the outermost
-    /// unsupported key; nothing beneath it is listed.
+    /// unsupported key; nothing beneath it is listed. An override's key not supported is listed
+    /// as the override named it (`hazelcast.map.orders.mergepolicy`).
     pub unsupported_keys: Vec<String>,
+    /// The overrides applied, in order, for the caller to log.
+    pub overrides: Vec<AppliedOverride>,
+}
+
+/// The syntax of a configuration text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    /// `hazelcast.yaml`-shaped.
+    Yaml,
+    /// `hazelcast.xml`-shaped.
+    Xml,
+}
+
+impl Syntax {
+    /// By the file's extension (`.xml`; `.yaml`, `.yml`), else by its content: XML when the first
+    /// character that is not white space is `<`.
+    pub fn of(path: &Path, text: &str) -> Syntax {
+        let extension = path.extension().map(|extension| extension.to_string_lossy().to_lowercase());
+        match extension.as_deref() {
+            Some("xml") => Syntax::Xml,
+            Some("yaml" | "yml") => Syntax::Yaml,
+            _ if text.trim_start_matches('\u{feff}').trim_start().starts_with('<') => Syntax::Xml,
+            _ => Syntax::Yaml,
+        }
+    }
 }
 
 impl MemberConfig {
     /// Parses a Hazelcast-shaped YAML document and validates the result. An empty document
     /// gives the defaults.
     pub fn from_yaml_str(text: &str) -> Result<LoadedConfig, ConfigError> {
-        let loaded = yaml::parse(text)?;
+        Self::from_str_with(text, Syntax::Yaml, &Overrides::default())
+    }
+
+    /// Parses a Hazelcast-shaped XML document (`<hazelcast>`) and validates the result.
+    pub fn from_xml_str(text: &str) -> Result<LoadedConfig, ConfigError> {
+        Self::from_str_with(text, Syntax::Xml, &Overrides::default())
+    }
+
+    /// Parses `text` in `syntax`, applies `overrides` onto the document, and validates the result.
+    pub fn from_str_with(text: &str, syntax: Syntax, overrides: &Overrides) -> Result<LoadedConfig, ConfigError> {
+        let mut document = match syntax {
+            Syntax::Yaml => yaml::parse(text)?,
+            Syntax::Xml => xml::parse(text)?,
+        };
+        let (applied, added) = overrides.apply(&mut document)?;
+        let mut loaded = yaml::read(&document, added)?;
+        loaded.overrides = applied;
         loaded.config.validate()?;
         Ok(loaded)
     }
 
-    /// Reads a UTF-8 file of at most `MAX_CONFIG_FILE_BYTES` and parses it as `from_yaml_str` does.
+    /// Reads a UTF-8 file of at most `MAX_CONFIG_FILE_BYTES` in the syntax [`Syntax::of`] picks.
     pub fn from_file(path: &Path) -> Result<LoadedConfig, ConfigError> {
+        Self::from_file_with(path, &Overrides::default())
+    }
+
+    /// As [`MemberConfig::from_file`], with `overrides` applied onto the document.
+    pub fn from_file_with(path: &Path, overrides: &Overrides) -> Result<LoadedConfig, ConfigError> {
         let io_error = |source| ConfigError::Io { path: path.to_owned(), source };
         let file = std::fs::File::open(path).map_err(io_error)?;
         let mut text = String::new();
@@ -215,7 +272,22 @@ impl MemberConfig {
         if text.len() as u64 > MAX_CONFIG_FILE_BYTES {
             return Err(ConfigError::FileTooLarge { path: path.to_owned(), limit_bytes: MAX_CONFIG_FILE_BYTES });
         }
-        Self::from_yaml_str(&text)
+        Self::from_str_with(&text, Syntax::of(path, &text), overrides)
+    }
+
+    /// The configuration a member started in `environment` reads: the file [`locate`] finds
+    /// (or the defaults), with the overrides of its `HZ_*` variables and `hz.*` system properties.
+    pub fn load(
+        command_line: Option<&Path>,
+        environment: &Environment,
+    ) -> Result<(ConfigOrigin, LoadedConfig), ConfigError> {
+        let origin = locate(command_line, environment)?;
+        let overrides = Overrides::new(environment.variables.clone(), environment.system_properties.clone())?;
+        let loaded = match origin.path() {
+            Some(path) => Self::from_file_with(path, &overrides)?,
+            None => Self::from_str_with("", Syntax::Yaml, &overrides)?,
+        };
+        Ok((origin, loaded))
     }
 
     /// Replicas besides the owner the partition table keeps: the most any map asks for

@@ -44,7 +44,7 @@ pub(super) fn read_network(mut section: Section, network: &mut NetworkConfig) ->
     // Both `port: 5701` and `port: {port: 5701, auto-increment: true, port-count: 100}` are valid.
     if let Some((path, value)) = section.take("port") {
         if value.is_mapping() {
-            let mut port = Section::new(value, path, &section.unsupported)?;
+            let mut port = Section::new(value, path, &section.walk)?;
             port.set("port", &mut network.port, unsigned)?;
             port.set("auto-increment", &mut network.port_auto_increment, boolean)?;
             port.set("port-count", &mut network.port_count, unsigned)?;
