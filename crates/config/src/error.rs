@@ -38,6 +38,14 @@ pub enum ConfigError {
         /// What was wrong.
         message: String,
     },
+    /// An error in the file [`crate::MemberConfig::load`] read.
+    #[error("{}: {source}", path.display())]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong with it.
+        source: Box<ConfigError>,
+    },
     /// A recognised key has a value of the wrong type, outside its bounds, or inconsistent with
     /// another setting.
     #[error("invalid value for `{key}`: {message}")]

@@ -284,7 +284,8 @@ impl MemberConfig {
         let origin = locate(command_line, environment)?;
         let overrides = Overrides::new(environment.variables.clone(), environment.system_properties.clone())?;
         let loaded = match origin.path() {
-            Some(path) => Self::from_file_with(path, &overrides)?,
+            Some(path) => Self::from_file_with(path, &overrides)
+                .map_err(|source| ConfigError::InFile { path: path.to_owned(), source: Box::new(source) })?,
             None => Self::from_str_with("", Syntax::Yaml, &overrides)?,
         };
         Ok((origin, loaded))

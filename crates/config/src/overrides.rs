@@ -178,3 +178,6 @@ fn child<'a>(
     let value = mapping.get_mut(key.as_str()).expect("present or just added");
     Ok((value, key))
 }
+
+#[cfg(test)]
+mod tests;

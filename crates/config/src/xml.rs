@@ -229,3 +229,6 @@ fn at(document: &Document, node: Node, message: String) -> ConfigError {
     let position = document.text_pos_at(node.range().start);
     ConfigError::Xml { line: position.row, column: position.col, message }
 }
+
+#[cfg(test)]
+mod tests;

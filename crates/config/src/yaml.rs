@@ -25,7 +25,7 @@ use crate::{LoadedConfig, MemberConfig};
 
 use settings::{read_limits, read_network, read_properties, read_security, read_tenant};
 use structures::read_structures;
-use values::{boolean, describe, expected, placement, text, unsigned};
+use values::{boolean, describe, expected, optional_text, placement, text, unsigned};
 
 type Result<T> = std::result::Result<T, ConfigError>;
 
@@ -53,7 +53,8 @@ pub(crate) fn read(document: &Value, lenient: HashSet<String>) -> Result<LoadedC
             }
             if let Some(mut metrics) = ferrogrid.section("metrics")? {
                 let config = &mut config.metrics;
-                if let Some(file) = metrics.read("file", self::text)? {
+                // `file: ''` (or an empty `<file/>`) turns the file off.
+                if let Some(file) = metrics.read("file", optional_text)? {
                     config.file = (!file.is_empty()).then(|| file.into());
                 }
                 metrics.set("max-file-bytes", &mut config.max_file_bytes, unsigned)?;
@@ -223,4 +224,4 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,11 +1,14 @@
 //! The `ferrogrid` command.
 //!
-//! `ferrogrid member` starts a member with embedded defaults (cluster `dev`, 127.0.0.1:5701 with
-//! auto-increment, 271 partitions); `--config FILE` reads a hazelcast.yaml-shaped file, and
-//! flags override both. SIGTERM or SIGINT stops the member.
+//! `ferrogrid member` reads its configuration as Hazelcast does: `--config FILE`, else the
+//! `hazelcast.config` system property (`-Dhazelcast.config=FILE` here or in `JAVA_OPTS`), else
+//! `HAZELCAST_CONFIG`, else `hazelcast.xml`, `.yaml` or `.yml` in the working directory, else
+//! embedded defaults (cluster `dev`, 127.0.0.1:5701 with auto-increment, 271 partitions). `HZ_*`
+//! environment variables and `-Dhz.*` system properties override the file, and flags override
+//! everything. SIGTERM or SIGINT stops the member.
 
 use clap::{Parser, Subcommand};
-use ferrogrid_config::MemberConfig;
+use ferrogrid_config::{Environment, MemberConfig};
 use ferrogrid_member::Member;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,9 +41,14 @@ struct MetricsArgs {
 
 #[derive(Parser, Debug)]
 struct MemberArgs {
-    /// A hazelcast.yaml-shaped configuration file.
+    /// A hazelcast.xml- or hazelcast.yaml-shaped configuration file.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// A system property, as on Hazelcast's JVM command line: `-Dhazelcast.config=FILE` names
+    /// the configuration file, `-Dhz.cluster-name=NAME` overrides a setting (repeatable; after
+    /// those of JAVA_OPTS).
+    #[arg(short = 'D', value_name = "KEY=VALUE")]
+    system_properties: Vec<String>,
     /// Client port (overrides hazelcast.network.port).
     #[arg(long)]
     port: Option<u16>,
@@ -122,16 +130,17 @@ fn fetch_metrics(address: &str) -> std::io::Result<String> {
 }
 
 fn load_config(args: &MemberArgs) -> Result<MemberConfig, String> {
-    let mut config = match &args.config {
-        None => MemberConfig::default(),
-        Some(path) => {
-            let loaded = MemberConfig::from_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            for key in &loaded.unsupported_keys {
-                warn!(key, "configuration key not supported by ferrogrid; ignored");
-            }
-            loaded.config
-        }
-    };
+    let environment = Environment::of_process(&args.system_properties)
+        .map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let (origin, loaded) = MemberConfig::load(args.config.as_deref(), &environment).map_err(|e| e.to_string())?;
+    info!("configuration: {origin}");
+    for applied in &loaded.overrides {
+        info!(key = applied.key, value = applied.shown_value, "configuration override from {}", applied.source);
+    }
+    for key in &loaded.unsupported_keys {
+        warn!(key, "configuration key not supported by ferrogrid; ignored");
+    }
+    let mut config = loaded.config;
     if let Some(port) = args.port {
         config.network.port = port;
     }

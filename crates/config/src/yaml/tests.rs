@@ -13,7 +13,7 @@ fn invalid_key(text: &str) -> String {
     }
 }
 
-const USER_FILE: &str = r#"
+pub(crate) const USER_FILE: &str = r#"
 hazelcast:
   cluster-name: production
   network:
@@ -397,7 +397,7 @@ fn bounds_that_were_constants_are_read() {
     assert_eq!(limits.listener_event_queue_bytes, 1 << 20);
 }
 
-const SECURITY: &str = r#"
+pub(crate) const SECURITY: &str = r#"
 hazelcast:
   security:
     enabled: true

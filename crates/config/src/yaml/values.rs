@@ -17,6 +17,14 @@ pub(super) fn text(value: &Value, path: &str) -> Result<String> {
     }
 }
 
+/// Text, where nothing (an empty XML element) is the empty text.
+pub(super) fn optional_text(value: &Value, path: &str) -> Result<String> {
+    match value {
+        Value::Null => Ok(String::new()),
+        other => text(other, path),
+    }
+}
+
 /// `indexes`: a list of `{type: SORTED|HASH|BITMAP, attributes: [..]}` (type default SORTED;
 /// a `name` is accepted and not used).
 pub(super) fn map_indexes(value: &Value, path: &str) -> Result<Vec<crate::MapIndexConfig>> {

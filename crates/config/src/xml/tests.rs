@@ -1,0 +1,395 @@
+//! Every YAML sample of the reader's tests, written as Hazelcast writes it in XML, reads to the same
+//! configuration and the same unsupported keys; a bad value is refused at the same dotted path.
+
+use crate::yaml::tests::{SECURITY, USER_FILE};
+use crate::{ConfigError, LoadedConfig, MemberConfig};
+
+/// `xml` (the body of `<hazelcast>`, plus an optional `<ferrogrid>`) reads exactly as `yaml`.
+fn same(yaml: &str, xml: &str) -> LoadedConfig {
+    let from_yaml = MemberConfig::from_yaml_str(yaml).unwrap();
+    let from_xml = MemberConfig::from_xml_str(&document(xml)).unwrap();
+    assert_eq!(from_xml, from_yaml, "{xml}");
+    from_xml
+}
+
+/// `<hazelcast>` with Hazelcast's namespace declarations around `body`.
+fn document(body: &str) -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<hazelcast xmlns=\"http://www.hazelcast.com/schema/config\"\n    \
+         xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"\n    xsi:schemaLocation=\"http://www.hazelcast.com/schema/config\n    \
+         http://www.hazelcast.com/schema/config/hazelcast-config-5.6.xsd\">\n{body}\n</hazelcast>\n"
+    )
+}
+
+fn invalid_key(result: Result<LoadedConfig, ConfigError>) -> String {
+    match result {
+        Err(ConfigError::InvalidValue { key, .. }) => key,
+        other => panic!("expected InvalidValue, got {other:?}"),
+    }
+}
+
+/// `yaml` and `xml` are refused naming the same key, which is returned.
+fn same_error(yaml: &str, xml: &str) -> String {
+    let from_yaml = invalid_key(MemberConfig::from_yaml_str(yaml));
+    let from_xml = invalid_key(MemberConfig::from_xml_str(&document(xml)));
+    assert_eq!(from_xml, from_yaml, "{xml}");
+    from_xml
+}
+
+const USER_FILE_XML: &str = r#"
+    <cluster-name>production</cluster-name>
+    <network>
+        <port auto-increment="false" port-count="20">5801</port>
+        <interfaces enabled="true">
+            <interface>10.10.1.*</interface>
+        </interfaces>
+        <join>
+            <multicast enabled="false"/>
+            <tcp-ip enabled="true">
+                <member-list>
+                    <member>10.10.1.2:5801</member>
+                    <member>10.10.1.3:5801, 10.10.1.4</member>
+                </member-list>
+            </tcp-ip>
+        </join>
+    </network>
+    <map name="default">
+        <backup-count>2</backup-count>
+    </map>
+    <map name="orders">
+        <backup-count>0</backup-count>
+        <async-backup-count>1</async-backup-count>
+        <time-to-live-seconds>3600</time-to-live-seconds>
+    </map>
+    <map name="sessions*">
+        <max-idle-seconds>600</max-idle-seconds>
+    </map>
+    <properties>
+        <property name="hazelcast.partition.count">1021</property>
+        <property name="hazelcast.client.max.no.heartbeat.seconds">60</property>
+        <property name="hazelcast.client.protocol.max.message.bytes">8192</property>
+    </properties>
+    <ferrogrid>
+        <reactor-threads>4</reactor-threads>
+        <reactor-spin-micros>50</reactor-spin-micros>
+        <limits>
+            <max-connections>500</max-connections>
+        </limits>
+    </ferrogrid>"#;
+
+#[test]
+fn realistic_user_file_reads_the_same_in_xml() {
+    let loaded = same(USER_FILE, USER_FILE_XML);
+    assert!(loaded.unsupported_keys.is_empty(), "{:?}", loaded.unsupported_keys);
+    assert_eq!(loaded.config.network.member_list, ["10.10.1.2:5801", "10.10.1.3:5801", "10.10.1.4"]);
+    assert_eq!(loaded.config.reactor_threads, 4);
+}
+
+#[test]
+fn tcp_ip_members_written_directly_or_comma_separated() {
+    let yaml = "hazelcast: {network: {port: 6000, public-address: 'node1.example.com:6000', \
+                join: {tcp-ip: {member-list: [a:1], members: 'b:2, c:3'}}}}";
+    let xml = "<network><port>6000</port><public-address>node1.example.com:6000</public-address>\
+               <join><tcp-ip><member>a:1</member><members>b:2, c:3</members></tcp-ip></join></network>";
+    let loaded = same(yaml, xml);
+    assert_eq!(loaded.config.network.member_list, ["a:1", "b:2", "c:3"]);
+    let disabled = "<network><join><tcp-ip enabled=\"false\"><member>a</member></tcp-ip></join></network>";
+    same("hazelcast: {network: {join: {tcp-ip: {enabled: false, member-list: [a]}}}}", disabled);
+}
+
+#[test]
+fn tenants_metrics_and_io_read_the_same_in_xml() {
+    let yaml = "hazelcast: {metrics: {enabled: false, collection-frequency-seconds: 2}}\n\
+                ferrogrid: {fair-scheduling: false, metrics: {http-port: 9900, max-file-bytes: 65536}, \
+                io: {initial-placement: first-reactor, packing: {period-millis: 500, saturated-percent: 70}}, \
+                tenants: [{name: team-a, username: alice, password: s, weight: 3, over-quota: reject}, \
+                {name: team-b, username: bob, password: t}]}";
+    let xml = r#"<metrics enabled="false"><collection-frequency-seconds>2</collection-frequency-seconds></metrics>
+        <ferrogrid>
+            <fair-scheduling>false</fair-scheduling>
+            <metrics><http-port>9900</http-port><max-file-bytes>65536</max-file-bytes></metrics>
+            <io>
+                <initial-placement>first-reactor</initial-placement>
+                <packing><period-millis>500</period-millis><saturated-percent>70</saturated-percent></packing>
+            </io>
+            <tenants>
+                <tenant name="team-a" username="alice" password="s" weight="3" over-quota="reject"/>
+                <tenant><name>team-b</name><username>bob</username><password>t</password></tenant>
+            </tenants>
+        </ferrogrid>"#;
+    let loaded = same(yaml, xml);
+    assert_eq!(loaded.config.tenants.tenants.len(), 2);
+    let duplicate = "ferrogrid: {tenants: [{name: a, username: u, password: p}, {name: b, username: u, password: q}]}";
+    let duplicate_xml = "<ferrogrid><tenants><tenant name=\"a\" username=\"u\" password=\"p\"/>\
+                         <tenant name=\"b\" username=\"u\" password=\"q\"/></tenants></ferrogrid>";
+    assert_eq!(same_error(duplicate, duplicate_xml), "ferrogrid.tenants[1].username");
+}
+
+#[test]
+fn an_empty_metrics_file_turns_it_off_in_both() {
+    let loaded = same("ferrogrid: {metrics: {file: ''}}", "<ferrogrid><metrics><file></file></metrics></ferrogrid>");
+    assert_eq!(loaded.config.metrics.file, None);
+}
+
+#[test]
+fn structures_read_the_same_in_xml() {
+    let yaml = r#"
+hazelcast:
+  map:
+    employees:
+      indexes: [{type: HASH, attributes: [name]}, {attributes: [age, dept]}]
+    bounded*:
+      per-entry-stats-enabled: true
+      in-memory-format: BINARY
+      eviction: {size: 1000, max-size-policy: PER_PARTITION, eviction-policy: LFU}
+  queue:
+    bounded-q-*: {max-size: 3, backup-count: 0, async-backup-count: 1, empty-queue-ttl: 1}
+  list:
+    l: {max-size: 3, backup-count: 2}
+  set:
+    s: {max-size: 4}
+  multimap:
+    list-mm-*: {value-collection-type: LIST, backup-count: 0}
+  replicatedmap:
+    cache-*: {in-memory-format: BINARY, async-fillup: false, statistics-enabled: false}
+  ringbuffer:
+    rb-*: {capacity: 5, time-to-live-seconds: 600, backup-count: 0, in-memory-format: OBJECT}
+  topic:
+    news: {global-ordering-enabled: true, statistics-enabled: false}
+  pn-counter:
+    two-*: {replica-count: 2, statistics-enabled: false}
+  crdt-replication: {replication-period-millis: 250}
+  flake-id-generator:
+    ids-*:
+      prefetch-count: 10
+      prefetch-validity-millis: 0
+      epoch-start: 1600000000000
+      node-id-offset: 10
+      bits-sequence: 8
+      bits-node-id: 4
+      allowed-future-millis: 0
+      statistics-enabled: false
+ferrogrid: {limits: {max-flake-id-generators: 5}}
+"#;
+    let xml = r#"
+    <map name="employees">
+        <indexes>
+            <index type="HASH"><attributes><attribute>name</attribute></attributes></index>
+            <index><attributes><attribute>age</attribute><attribute>dept</attribute></attributes></index>
+        </indexes>
+    </map>
+    <map name="bounded*">
+        <per-entry-stats-enabled>true</per-entry-stats-enabled>
+        <in-memory-format>BINARY</in-memory-format>
+        <eviction size="1000" max-size-policy="PER_PARTITION" eviction-policy="LFU"/>
+    </map>
+    <queue name="bounded-q-*">
+        <max-size>3</max-size><backup-count>0</backup-count><async-backup-count>1</async-backup-count>
+        <empty-queue-ttl>1</empty-queue-ttl>
+    </queue>
+    <list name="l"><max-size>3</max-size><backup-count>2</backup-count></list>
+    <set name="s"><max-size>4</max-size></set>
+    <multimap name="list-mm-*"><value-collection-type>LIST</value-collection-type><backup-count>0</backup-count></multimap>
+    <replicatedmap name="cache-*">
+        <in-memory-format>BINARY</in-memory-format><async-fillup>false</async-fillup>
+        <statistics-enabled>false</statistics-enabled>
+    </replicatedmap>
+    <ringbuffer name="rb-*">
+        <capacity>5</capacity><time-to-live-seconds>600</time-to-live-seconds><backup-count>0</backup-count>
+        <in-memory-format>OBJECT</in-memory-format>
+    </ringbuffer>
+    <topic name="news"><global-ordering-enabled>true</global-ordering-enabled><statistics-enabled>false</statistics-enabled></topic>
+    <pn-counter name="two-*"><replica-count>2</replica-count><statistics-enabled>false</statistics-enabled></pn-counter>
+    <crdt-replication><replication-period-millis>250</replication-period-millis></crdt-replication>
+    <flake-id-generator name="ids-*">
+        <prefetch-count>10</prefetch-count>
+        <prefetch-validity-millis>0</prefetch-validity-millis>
+        <epoch-start>1600000000000</epoch-start>
+        <node-id-offset>10</node-id-offset>
+        <bits-sequence>8</bits-sequence>
+        <bits-node-id>4</bits-node-id>
+        <allowed-future-millis>0</allowed-future-millis>
+        <statistics-enabled>false</statistics-enabled>
+    </flake-id-generator>
+    <ferrogrid><limits><max-flake-id-generators>5</max-flake-id-generators></limits></ferrogrid>"#;
+    let loaded = same(yaml, xml);
+    assert!(loaded.unsupported_keys.is_empty(), "{:?}", loaded.unsupported_keys);
+    assert_eq!(loaded.config.maps.for_map("employees").indexes.len(), 2);
+    assert_eq!(loaded.config.queues.for_queue("bounded-q-1").capacity(), 3);
+    assert_eq!(loaded.config.ringbuffers.for_ringbuffer("rb-1").capacity, 5);
+}
+
+#[test]
+fn unsupported_keys_are_the_same_in_xml() {
+    let yaml = r#"
+hazelcast:
+  network:
+    ssl: {enabled: false, factory-class-name: com.example.Factory}
+    port: {port: 5701, reuse-address: true}
+  topic:
+    default: {global-ordering-enabled: true, multi-threading-enabled: true}
+  ringbuffer:
+    rb-*: {capacity: 5, ringbuffer-store: {enabled: false}}
+  queue:
+    default: {max-size: 10, statistics-enabled: true}
+  map:
+    default: {backup-count: 1, eviction: {size: 100}, merge-policy: {class-name: PutIfAbsentMergePolicy}}
+  properties: {hazelcast.logging.type: slf4j}
+  management-center: {}
+ferrogrid: {unknown: 1}
+"#;
+    let xml = r#"
+    <network>
+        <ssl enabled="false"><factory-class-name>com.example.Factory</factory-class-name></ssl>
+        <port reuse-address="true">5701</port>
+    </network>
+    <topic name="default">
+        <global-ordering-enabled>true</global-ordering-enabled>
+        <multi-threading-enabled>true</multi-threading-enabled>
+    </topic>
+    <ringbuffer name="rb-*"><capacity>5</capacity><ringbuffer-store enabled="false"/></ringbuffer>
+    <queue name="default"><max-size>10</max-size><statistics-enabled>true</statistics-enabled></queue>
+    <map name="default">
+        <backup-count>1</backup-count>
+        <eviction size="100"/>
+        <merge-policy batch-size="100">PutIfAbsentMergePolicy</merge-policy>
+    </map>
+    <properties><property name="hazelcast.logging.type">slf4j</property></properties>
+    <management-center/>
+    <ferrogrid><unknown>1</unknown></ferrogrid>"#;
+    let loaded = same(yaml, xml);
+    let expected = [
+        "ferrogrid.unknown",
+        "hazelcast.management-center",
+        "hazelcast.map.default.merge-policy",
+        "hazelcast.network.port.reuse-address",
+        "hazelcast.network.ssl.factory-class-name",
+        "hazelcast.properties.hazelcast.logging.type",
+        "hazelcast.queue.default.statistics-enabled",
+        "hazelcast.ringbuffer.rb-*.ringbuffer-store",
+        "hazelcast.topic.default.multi-threading-enabled",
+    ];
+    assert_eq!(loaded.unsupported_keys, expected);
+}
+
+#[test]
+fn security_reads_the_same_in_xml() {
+    let xml = r#"
+    <security enabled="true">
+        <realms>
+            <realm name="otherRealm">
+                <authentication><simple><user username="other" password="x"/></simple></authentication>
+            </realm>
+            <realm name="simpleRealm">
+                <authentication>
+                    <simple>
+                        <user username="dev" password="secret"><role>admin</role></user>
+                    </simple>
+                </authentication>
+            </realm>
+        </realms>
+        <client-authentication realm="simpleRealm"/>
+    </security>"#;
+    let loaded = same(SECURITY, xml);
+    assert!(loaded.config.security.check(Some("dev"), Some("secret")));
+    let missing_realm = xml.replace("realm=\"simpleRealm\"", "realm=\"nope\"");
+    let missing_realm_yaml = SECURITY.replace("realm: simpleRealm", "realm: nope");
+    assert_eq!(same_error(&missing_realm_yaml, &missing_realm), "hazelcast.security.client-authentication.realm");
+    let no_password = xml.replace(" password=\"secret\"", "");
+    let no_password_yaml = SECURITY.replace("password: secret", "");
+    let key = same_error(&no_password_yaml, &no_password);
+    assert_eq!(key, "hazelcast.security.realms[1].authentication.simple.users[0].password");
+}
+
+#[test]
+fn bad_values_name_the_same_key_in_xml() {
+    let cases = [
+        ("hazelcast: {network: {port: -1}}", "<network><port>-1</port></network>"),
+        ("hazelcast: {network: {port: abc}}", "<network><port>abc</port></network>"),
+        ("hazelcast: {network: {port: {port: 70000}}}", "<network><port port-count=\"1\">70000</port></network>"),
+        ("hazelcast: {network: {port: {auto-increment: maybe}}}", "<network><port auto-increment=\"maybe\"/></network>"),
+        ("hazelcast: {network: {port: {port: 65500}}}", "<network><port auto-increment=\"true\">65500</port></network>"),
+        (
+            "hazelcast: {network: {join: {multicast: {enabled: true}}}}",
+            "<network><join><multicast enabled=\"true\"/></join></network>",
+        ),
+        ("hazelcast: {network: {ssl: {enabled: true}}}", "<network><ssl enabled=\"true\"/></network>"),
+        (
+            "hazelcast: {network: {interfaces: {enabled: true, interfaces: [eth0]}}}",
+            "<network><interfaces enabled=\"true\"><interface>eth0</interface></interfaces></network>",
+        ),
+        ("hazelcast: {map: {orders: {backup-count: 7}}}", "<map name=\"orders\"><backup-count>7</backup-count></map>"),
+        (
+            "hazelcast: {map: {orders: {backup-count: 4, async-backup-count: 3}}}",
+            "<map name=\"orders\"><backup-count>4</backup-count><async-backup-count>3</async-backup-count></map>",
+        ),
+        ("hazelcast: {map: {orders: {max-idle-seconds: 1e3}}}", "<map name=\"orders\"><max-idle-seconds>1e3</max-idle-seconds></map>"),
+        ("hazelcast: {map: {'a**': {}}}", "<map name=\"a**\"/>"),
+        (
+            "hazelcast: {map: {m: {eviction: {max-size-policy: FREE_HEAP_SIZE}}}}",
+            "<map name=\"m\"><eviction max-size-policy=\"FREE_HEAP_SIZE\"/></map>",
+        ),
+        (
+            "hazelcast: {map: {m: {indexes: [{type: FULLTEXT, attributes: [a]}]}}}",
+            "<map name=\"m\"><indexes><index type=\"FULLTEXT\"><attributes><attribute>a</attribute></attributes></index></indexes></map>",
+        ),
+        ("hazelcast: {queue: {q: {max-size: -1}}}", "<queue name=\"q\"><max-size>-1</max-size></queue>"),
+        ("hazelcast: {replicatedmap: {m: {in-memory-format: NATIVE}}}", "<replicatedmap name=\"m\"><in-memory-format>NATIVE</in-memory-format></replicatedmap>"),
+        ("hazelcast: {flake-id-generator: {g: {bits-sequence: 63}}}", "<flake-id-generator name=\"g\"><bits-sequence>63</bits-sequence></flake-id-generator>"),
+        ("hazelcast: {pn-counter: {c: {replica-count: 0}}}", "<pn-counter name=\"c\"><replica-count>0</replica-count></pn-counter>"),
+        (
+            "hazelcast: {properties: {hazelcast.partition.count: 0}}",
+            "<properties><property name=\"hazelcast.partition.count\">0</property></properties>",
+        ),
+        ("hazelcast: {cluster-name: ''}", "<cluster-name>   </cluster-name>"),
+        ("ferrogrid: {limits: {max-connections: 0}}", "<ferrogrid><limits><max-connections>0</max-connections></limits></ferrogrid>"),
+        ("ferrogrid: {reactor-threads: 1025}", "<ferrogrid><reactor-threads>1025</reactor-threads></ferrogrid>"),
+        ("ferrogrid: {io: {initial-placement: random}}", "<ferrogrid><io><initial-placement>random</initial-placement></io></ferrogrid>"),
+    ];
+    for (yaml, xml) in cases {
+        same_error(yaml, xml);
+    }
+}
+
+#[test]
+fn malformed_xml_names_the_line_and_column() {
+    let cases = [
+        ("<hazelcast>\n  <cluster-name>dev</cluster>\n</hazelcast>", 2),
+        ("<hazelcast>\n  <map name=\"a\" name=\"b\"/>\n</hazelcast>", 2),
+        ("<hazelcast>\n  <cluster-name>dev", 1),
+        ("<!DOCTYPE hazelcast [<!ENTITY a \"aaaa\">]>\n<hazelcast/>", 1),
+        ("<hazelcast>\n\n  <map name=\"a\"/>\n  <map name=\"a\"/>\n</hazelcast>", 4),
+        ("", 1),
+    ];
+    for (text, line) in cases {
+        match MemberConfig::from_xml_str(text) {
+            Err(ConfigError::Xml { line: at, message, .. }) => assert_eq!(at, line, "{text}: {message}"),
+            other => panic!("expected an XML error for {text:?}, got {other:?}"),
+        }
+    }
+    let deep =
+        format!("<hazelcast>{}{}</hazelcast>", "<a>".repeat(crate::MAX_XML_DEPTH), "</a>".repeat(crate::MAX_XML_DEPTH));
+    let error = MemberConfig::from_xml_str(&deep).unwrap_err().to_string();
+    assert!(error.contains("line 1, column") && error.contains("deeper than 64"), "{error}");
+    let shallow = format!("<hazelcast>{}{}</hazelcast>", "<a>".repeat(10), "</a>".repeat(10));
+    assert_eq!(MemberConfig::from_xml_str(&shallow).unwrap().unsupported_keys, ["hazelcast.a"]);
+}
+
+#[test]
+fn the_syntax_comes_from_the_extension_then_the_content() {
+    use crate::Syntax;
+    use std::path::Path;
+    assert_eq!(Syntax::of(Path::new("a.XML"), "x: 1"), Syntax::Xml);
+    assert_eq!(Syntax::of(Path::new("a.yml"), "<x/>"), Syntax::Yaml);
+    assert_eq!(Syntax::of(Path::new("member.conf"), "\u{feff}\n  <hazelcast/>"), Syntax::Xml);
+    assert_eq!(Syntax::of(Path::new("member"), "hazelcast: {}"), Syntax::Yaml);
+}
+
+#[test]
+fn the_example_files_read_the_same() {
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let yaml = MemberConfig::from_file(&examples.join("hazelcast.yaml")).unwrap();
+    let xml = MemberConfig::from_file(&examples.join("hazelcast.xml")).unwrap();
+    assert_eq!(xml, yaml);
+    assert!(xml.unsupported_keys.is_empty(), "{:?}", xml.unsupported_keys);
+}
