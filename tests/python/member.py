@@ -158,7 +158,9 @@ def probe(host, port, cluster_name=CLUSTER_NAME, timeout=2.0, credentials=None):
 class Member:
     """One member process on 127.0.0.1:<free port>; its stdout+stderr go to log_path."""
 
-    def __init__(self, target, port=None, cluster_name=CLUSTER_NAME, config=None, workdir=None, credentials=None):
+    def __init__(
+        self, target, port=None, cluster_name=CLUSTER_NAME, config=None, workdir=None, credentials=None, env=None
+    ):
         if target not in TARGETS:
             raise ValueError("unknown target %r (expected one of %s)" % (target, ", ".join(TARGETS)))
         self.target = target
@@ -168,6 +170,8 @@ class Member:
         self.config = config
         # (username, password) the readiness probe authenticates with.
         self.credentials = credentials
+        # The member's environment (None: this process's).
+        self.env = env
         self.workdir = pathlib.Path(workdir or tempfile.mkdtemp(prefix="ferrogrid-%s-member-" % target))
         self.log_path = self.workdir / "member.log"
         self.proc = None
@@ -224,6 +228,7 @@ class Member:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             cwd=str(self.workdir),
+            env=self.env,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
