@@ -38,7 +38,11 @@ pub(crate) fn parse(text: &str) -> Result<Value> {
 /// dotted paths (dashes removed) of keys an override added: each matches a key of the walker that reads the same
 /// with its dashes removed (`backupcount` is `backup-count`), as Hazelcast matches overrides.
 pub(crate) fn read(document: &Value, lenient: HashSet<String>) -> Result<LoadedConfig> {
-    let walk = Rc::new(Walk { unsupported: RefCell::new(Vec::new()), lenient });
+    read_walk(document, Rc::new(Walk { unsupported: RefCell::new(Vec::new()), lenient, asked: RefCell::default() }))
+}
+
+/// Reads `document` with `walk`, which the caller may inspect afterwards.
+fn read_walk(document: &Value, walk: Rc<Walk>) -> Result<LoadedConfig> {
     let mut config = MemberConfig::default();
     {
         let mut root = Section::new(document, String::new(), &walk)?;
@@ -88,6 +92,8 @@ struct Walk {
     unsupported: RefCell<Vec<String>>,
     /// Paths of the keys overrides added, matched without their dashes.
     lenient: HashSet<String>,
+    /// Every path a section was asked for, present or not: the keys the walker accepts.
+    asked: RefCell<std::collections::BTreeSet<String>>,
 }
 
 /// One YAML mapping being read. On drop, its keys not read are added to `walk.unsupported`.
@@ -130,6 +136,7 @@ impl<'a> Section<'a> {
     /// Marks `key` as read and returns its dotted path and value, if present. A key an
     /// override added matches `key` without its dashes.
     fn take(&mut self, key: &str) -> Option<(String, &'a Value)> {
+        self.walk.asked.borrow_mut().insert(self.child_path(key));
         let index = match self.entries.iter().position(|(name, _, _)| name == key) {
             Some(index) => index,
             None => {
@@ -221,6 +228,14 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
         metrics.set("collection-frequency-seconds", frequency, unsigned)?;
     }
     Ok(())
+}
+
+/// Every key the walker asks for while reading `document`, with the paths it reads them at.
+#[cfg(test)]
+pub(crate) fn accepted_keys(document: &Value) -> std::collections::BTreeSet<String> {
+    let walk = Rc::new(Walk { unsupported: RefCell::default(), lenient: HashSet::new(), asked: RefCell::default() });
+    read_walk(document, Rc::clone(&walk)).expect("the document reads");
+    walk.asked.take()
 }
 
 #[cfg(test)]

@@ -431,3 +431,61 @@ fn security_users_come_from_the_client_realm() {
     let password_key = "hazelcast.security.realms[1].authentication.simple.users[0].password";
     assert_eq!(invalid_key(&no_password), password_key);
 }
+
+/// A document with every section and sub-section the walker reads, so that it asks for every key.
+const EVERY_SECTION: &str = r#"
+hazelcast:
+  network:
+    port: {port: 5701}
+    interfaces: {enabled: false}
+    ssl: {}
+    join: {tcp-ip: {}, multicast: {}, auto-detection: {}}
+  map: {m: {eviction: {}, indexes: []}}
+  queue: {q: {}}
+  list: {l: {}}
+  set: {s: {}}
+  multimap: {mm: {}}
+  replicatedmap: {r: {}}
+  ringbuffer: {rb: {}}
+  topic: {t: {}}
+  pn-counter: {c: {}}
+  crdt-replication: {}
+  flake-id-generator: {f: {}}
+  properties: {}
+  security:
+    realms: [{name: r, authentication: {simple: {users: [{username: u, password: p}]}}}]
+    client-authentication: {}
+  metrics: {}
+ferrogrid:
+  limits: {}
+  metrics: {}
+  io: {packing: {}}
+  tenants: [{name: t, username: t, password: t}]
+"#;
+
+#[test]
+fn every_key_the_reader_accepts_is_in_the_configuration_reference() {
+    let docs = include_str!("../../../../docs/configuration.md");
+    // Words of the reference's code spans: `a.b-c`, `{port, auto-increment}`, `"k.e.y"`.
+    let spans = docs.split('`').skip(1).step_by(2);
+    let words: std::collections::BTreeSet<&str> =
+        spans.flat_map(|span| span.split(|c: char| !(c.is_ascii_alphanumeric() || "-.*_".contains(c)))).collect();
+    let document: serde_yaml::Value = serde_yaml::from_str(EVERY_SECTION).unwrap();
+    let keys = crate::yaml::accepted_keys(&document);
+    assert!(keys.len() > 100, "{keys:?}");
+    let documented = |key: &str| words.iter().any(|word| *word == key || word.ends_with(&format!(".{key}")));
+    // Sections (`hazelcast.network`, `hazelcast.map.m`) hold keys; the keys are what is documented.
+    let section = |path: &String| {
+        keys.iter().any(|key| key.starts_with(&format!("{path}.")) || key.starts_with(&format!("{path}[")))
+    };
+    let missing: Vec<&String> = keys
+        .iter()
+        .filter(|path| !section(path))
+        .filter(|path| {
+            let last = path.rsplit_once(['.', ']']).map_or(path.as_str(), |(_, last)| last);
+            let last = if path.contains(".properties.") { path.split(".properties.").nth(1).unwrap() } else { last };
+            !documented(last) && !documented(path)
+        })
+        .collect();
+    assert!(missing.is_empty(), "keys read but not in docs/configuration.md: {missing:?}");
+}
