@@ -39,7 +39,10 @@ impl Environment {
     /// This process's environment, with `command_line` `-D` settings (`key=value`) after those
     /// of `JAVA_OPTS` (split at whitespace; quotes are not interpreted).
     pub fn of_process(command_line: &[String]) -> std::io::Result<Self> {
-        let variables: Vec<(String, String)> = std::env::vars().collect();
+        // (`vars()` would panic on a variable that is not UTF-8; such a variable is no override.)
+        let variables =
+            std::env::vars_os().filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)));
+        let variables: Vec<(String, String)> = variables.collect();
         let java_options = variables.iter().find(|(name, _)| name == "JAVA_OPTS").map(|(_, value)| value.as_str());
         let from_java_options =
             java_options.unwrap_or_default().split_whitespace().filter_map(|option| option.strip_prefix("-D"));
