@@ -45,7 +45,8 @@ pub trait Replies {
 /// error code and a Java exception class, in `wire::error_code`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
-    /// A null key or value.
+    /// A null where a value is required: a null key or value, or a query comparing with null
+    /// (Java's NullPointerException).
     NullArgument,
     IllegalArgument,
     /// Unlock by a thread that does not hold the lock.
@@ -54,7 +55,8 @@ pub enum ErrorKind {
     PartitionMigrating,
     /// The object's state does not allow it (a queue full for addAll).
     IllegalState,
-    /// Anything else the member refuses (quotas, bounds).
+    /// Anything else the member refuses or cannot do (quotas, bounds, a result it cannot
+    /// write): Hazelcast's generic HazelcastException.
     Refused,
     /// A ringbuffer read of a sequence older than its head: the item is gone.
     StaleSequence,
@@ -75,6 +77,23 @@ pub enum ErrorKind {
     /// What Hazelcast answers when its own code recurses without end (a PN counter add of
     /// Long.MIN_VALUE); ferrogrid answers the same error instead of a value.
     StackOverflow,
+    /// A query that cannot read or compare an attribute (an attribute a value does not have).
+    Query,
+    /// A query's result beyond its bounds: more results than the result size limit, or an
+    /// answer larger than a message may be.
+    QueryResultSizeExceeded,
+    /// Bytes that cannot be read as what they should be (a predicate, a value a query reads,
+    /// a value of a Compact schema the member does not hold), or a result that cannot be
+    /// serialized.
+    Serialization,
+    /// Text that is not a number of the type a query compares it with.
+    NumberFormat,
+    /// A query's regular expression that does not compile.
+    PatternSyntax,
+    /// Text that is not the date or time a query compares it with.
+    DateTimeParse,
+    /// Arithmetic Java refuses in an aggregation (a BigDecimal average with no exact result).
+    Arithmetic,
 }
 
 /// A request that is well-formed but cannot be served.

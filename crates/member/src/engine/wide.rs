@@ -15,11 +15,11 @@ pub(crate) mod objects;
 
 use crate::engine::listeners::{Event, EventKind, Listeners, Registry};
 use crate::engine::pn_counter::state::PnCounters;
+use crate::engine::request::{ErrorKind, OpError};
 use crate::net::connection::ConnectionShared;
 use crate::net::outbox::Outbox;
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::IntResponse;
-use ferrogrid_protocol::error::{write_error_response, ErrorCode, ErrorHolder};
 use ferrogrid_protocol::message::{MessageReader, MessageWriter, RESPONSE_HEADER_SIZE};
 use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
 use parking_lot::Mutex;
@@ -330,7 +330,7 @@ pub enum Classified {
     /// A map-wide request and the map it names.
     Wide(WideRequest, Box<str>),
     /// Well-formed but refused (e.g. a null value for containsValue): answer with this error.
-    Refused(ErrorCode, String),
+    Refused(OpError),
 }
 
 impl Classified {
@@ -346,15 +346,10 @@ impl Classified {
         Ok(Classified::Wide(operation, message.reader().string()?.into()))
     }
 
-    /// Refused with `NullPointerException` and `text` (a null key or value).
+    /// Refused as a null argument, with `text` (a null key or value).
     pub(crate) fn null(text: &str) -> Result<Classified, DecodeError> {
-        Ok(Classified::Refused(ferrogrid_protocol::error::NULL_POINTER, text.to_owned()))
+        Ok(Classified::Refused(OpError::new(ErrorKind::NullArgument, text)))
     }
-}
-
-/// Writes the error for a refused map-wide request.
-pub fn write_refusal(out: &mut Vec<u8>, correlation_id: i64, code: ErrorCode, message: &str) {
-    write_error_response(out, correlation_id, &[ErrorHolder { code, message: Some(message) }]);
 }
 
 /// The raw item frames of a list (from just after its BEGIN frame to just before its END

@@ -262,11 +262,10 @@ mod tests {
     use crate::engine::map::store::Entry;
     use crate::engine::map::wide::Size;
     use crate::engine::pn_counter::state::PnCounters;
-    use crate::engine::wide::{write_refusal, Count, Partial, Partitions, WideOperation};
+    use crate::engine::wide::{Count, Partial, Partitions, WideOperation};
     use crate::net::outbox::Outbox;
     use crate::partition::objects::PartitionStore;
     use ferrogrid_protocol::codec::*;
-    use ferrogrid_protocol::error;
     use ferrogrid_protocol::frame::IS_FINAL;
     use ferrogrid_protocol::message::MessageWriter;
     use ferrogrid_protocol::message::RESPONSE_HEADER_SIZE;
@@ -347,7 +346,8 @@ mod tests {
         assert!(job.is_cluster_wide());
         job.add_shares(3);
         let mut error_answer = Vec::new();
-        write_refusal(&mut error_answer, 9, error::HAZELCAST, "refused");
+        let refusal = crate::engine::request::OpError::new(crate::engine::request::ErrorKind::Refused, "refused");
+        crate::route::wire::write_error(&mut error_answer, 9, &refusal);
         let [first, second] = &mut reactors;
         assert!(job.run_share(&mut first.context()).is_none());
         assert!(job.merge_remote(Some(&Message::parse(&answer).unwrap()), &mut first.context()).is_none());

@@ -112,7 +112,25 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::ConsistencyLost => error::CONSISTENCY_LOST,
         ErrorKind::TargetNotMember => error::TARGET_NOT_MEMBER,
         ErrorKind::StackOverflow => error::STACK_OVERFLOW,
+        ErrorKind::Query => error::QUERY,
+        ErrorKind::QueryResultSizeExceeded => error::QUERY_RESULT_SIZE_EXCEEDED,
+        ErrorKind::Serialization => error::HAZELCAST_SERIALIZATION,
+        // Not in the protocol's table: sent as Hazelcast sends them, code 0 with the class name.
+        ErrorKind::NumberFormat => ErrorCode { code: 0, class_name: "java.lang.NumberFormatException" },
+        ErrorKind::PatternSyntax => ErrorCode { code: 0, class_name: "java.util.regex.PatternSyntaxException" },
+        ErrorKind::DateTimeParse => ErrorCode { code: 0, class_name: "java.time.format.DateTimeParseException" },
+        ErrorKind::Arithmetic => ErrorCode { code: 0, class_name: "java.lang.ArithmeticException" },
     }
+}
+
+/// The kind among `kinds` that [`error_code`] names `code` and `class_name` (how another member
+/// sends a failure back with its share), or `Refused` when none is.
+pub fn error_kind(kinds: &[ErrorKind], code: i32, class_name: &str) -> ErrorKind {
+    let names = |kind: &ErrorKind| {
+        let named = error_code(*kind);
+        named.code == code && named.class_name == class_name
+    };
+    kinds.iter().copied().find(names).unwrap_or(ErrorKind::Refused)
 }
 
 /// Replaces what an operation wrote from `start` on with the Error response for `failure`
@@ -146,5 +164,17 @@ mod tests {
         write_error(&mut out, 5, &OpError::new(ErrorKind::NotLockOwner, "not yours"));
         let chain = error::read_error_response(&Message::parse(&out).unwrap()).unwrap();
         assert_eq!((chain[0].code, chain[0].message.as_deref()), (26, Some("not yours")));
+    }
+
+    #[test]
+    fn a_query_failure_is_named_as_hazelcast_names_it_and_read_back_from_that_name() {
+        let named = error_code(ErrorKind::NumberFormat);
+        assert_eq!((named.code, named.class_name), (0, "java.lang.NumberFormatException"));
+        let kinds = crate::engine::map::query::QUERY_FAILURES;
+        for kind in kinds {
+            let named = error_code(kind);
+            assert_eq!(error_kind(&kinds, named.code, named.class_name), kind);
+        }
+        assert_eq!(error_kind(&kinds, 0, "java.lang.Error"), ErrorKind::Refused, "a name no kind has");
     }
 }

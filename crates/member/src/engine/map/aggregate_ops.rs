@@ -5,7 +5,8 @@
 //! nobody covered makes the answer retryable.
 
 use super::query_ops::{for_each_match, read_partition, Coverage};
-use crate::engine::map::query::{exec_failure, Failure, Predicate};
+use crate::engine::map::query::{exec_failure, Predicate};
+use crate::engine::request::{ErrorKind, OpError};
 use crate::engine::wide::{Partial, Partitions, ShareContext, WideOperation};
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::{NullableDataListResponse, NullableDataResponse};
@@ -21,7 +22,7 @@ use std::sync::{Arc, OnceLock};
 #[derive(Debug)]
 struct Decoded<T> {
     data: Box<[u8]>,
-    decoded: OnceLock<Result<Arc<T>, Failure>>,
+    decoded: OnceLock<Result<Arc<T>, OpError>>,
 }
 
 impl<T> Decoded<T> {
@@ -32,8 +33,8 @@ impl<T> Decoded<T> {
     fn get(
         &self,
         share: &ShareContext<'_>,
-        decode: impl FnOnce(&[u8], &crate::engine::schemas::Schemas) -> Result<T, Failure>,
-    ) -> Result<Arc<T>, Failure> {
+        decode: impl FnOnce(&[u8], &crate::engine::schemas::Schemas) -> Result<T, OpError>,
+    ) -> Result<Arc<T>, OpError> {
         self.decoded.get_or_init(|| decode(&self.data, share.schemas).map(Arc::new)).clone()
     }
 }
@@ -41,7 +42,7 @@ impl<T> Decoded<T> {
 /// The decoded aggregator (or projection) and the compiled predicate of a share, or None with
 /// the failure recorded in `coverage`.
 fn ready<'p, T>(
-    decoded: Result<Arc<T>, Failure>,
+    decoded: Result<Arc<T>, OpError>,
     predicate: &'p Predicate,
     share: &ShareContext<'_>,
     coverage: &mut Coverage,
@@ -60,8 +61,8 @@ fn ready<'p, T>(
     }
 }
 
-fn not_readable(what: &str, error: impl std::fmt::Display) -> Failure {
-    Failure::new(ferrogrid_protocol::error::ILLEGAL_ARGUMENT, format!("cannot read the {what}: {error}"))
+fn not_readable(what: &str, error: impl std::fmt::Display) -> OpError {
+    OpError::new(ErrorKind::IllegalArgument, format!("cannot read the {what}: {error}"))
 }
 
 /// One partition's accumulator, or its encoded form after a member hop (decoded again when the
@@ -125,16 +126,16 @@ impl Aggregate {
         }
     }
 
-    fn decode(data: &[u8], schemas: &crate::engine::schemas::Schemas) -> Result<Aggregator, Failure> {
+    fn decode(data: &[u8], schemas: &crate::engine::schemas::Schemas) -> Result<Aggregator, OpError> {
         ferrogrid_query::aggregation::decode_aggregator_with(data, schemas).map_err(|e| not_readable("aggregator", e))
     }
 
     /// The result once every partition is in: the accumulators combined in partition order.
-    fn result(&self, partial: Reduced) -> Result<Option<Vec<u8>>, Failure> {
+    fn result(&self, partial: Reduced) -> Result<Option<Vec<u8>>, OpError> {
         partial.coverage.outcome()?;
         let aggregator = match self.aggregator.decoded.get() {
             Some(decoded) => decoded.clone()?,
-            None => return Err(Failure::new(ferrogrid_protocol::error::HAZELCAST, "no share ran the aggregation")),
+            None => return Err(OpError::new(ErrorKind::Refused, "no share ran the aggregation")),
         };
         let mut total = Accumulator::new(&aggregator);
         let mut partitions: BTreeMap<u16, Accumulator> = partial.partitions;
@@ -190,7 +191,7 @@ impl WideOperation for Aggregate {
                 let response = result.as_deref().map(Data);
                 NullableDataResponse { response }.encode(out, response_type, correlation_id, 0);
             }
-            Err(failure) => failure.write(out, correlation_id),
+            Err(failure) => crate::route::wire::write_error(out, correlation_id, &failure),
         }
     }
 }
@@ -291,7 +292,7 @@ impl WideOperation for Project {
         });
         match answer {
             Ok(answer) => out.extend_from_slice(&answer),
-            Err(failure) => failure.write(out, correlation_id),
+            Err(failure) => crate::route::wire::write_error(out, correlation_id, &failure),
         }
     }
 }
