@@ -3,11 +3,11 @@
 //! place that does). Requests are decoded by their rows, in each structure's `rows.rs`, with the
 //! helpers here ([`blob`], [`list`]): fields borrow from the message's buffer, nothing is copied.
 
-use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
+use crate::engine::request::{ErrorKind, OpError, PageItems, Replies, Reply};
 use crate::net::connection::{ConnectionShared, ReplyTo};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
-use ferrogrid_protocol::message::Packed;
+use ferrogrid_protocol::message::{MessageWriter, Packed};
 use ferrogrid_protocol::{Data, MessageType};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -74,7 +74,52 @@ impl Replies for HazelcastReply<'_> {
                 let response = entries.into_iter().map(|(key, value)| (Data(key), Data(value))).collect();
                 EntryListResponse { response }.encode(out, ty, id, BACKUP_ACKS);
             }
+            query @ (Reply::FramedList(_) | Reply::Page { .. } | Reply::Aggregated(_) | Reply::Projected(_)) => {
+                write_query_answer(out, ty, id, query);
+            }
+            Reply::Registration(registration) => {
+                UuidResponse { response: Some(registration) }.encode(out, ty, id, BACKUP_ACKS);
+            }
+            Reply::Statement(statement) => crate::sql::pages::write_statement(out, id, &statement),
+            Reply::NoAnswer => {}
         }
+    }
+}
+
+/// Encodes the answers of queries and listings over every partition (of the response type
+/// `ty`, to the request `id`).
+fn write_query_answer(out: &mut Vec<u8>, ty: MessageType, id: i64, reply: Reply<'_>) {
+    match reply {
+        Reply::FramedList(frames) => {
+            out.reserve(frames.len() + 64);
+            let mut writer = MessageWriter::response(out, ty, id, BACKUP_ACKS);
+            writer.begin().append_frames(frames).end();
+            writer.finish();
+        }
+        Reply::Page { items, anchors } => {
+            let anchors = AnchorList {
+                pages: Packed(anchors.iter().map(|(page, _, _)| *page).collect()),
+                anchors: anchors.iter().map(|(_, key, value)| (Data(key), Data(value))).collect(),
+            };
+            match items {
+                PageItems::Values(values) => {
+                    let response = values.into_iter().map(Data).collect();
+                    DataListPageResponse { response, anchors }.encode(out, ty, id, BACKUP_ACKS);
+                }
+                PageItems::Entries(entries) => {
+                    let response = entries.into_iter().map(|(key, value)| (Data(key), Data(value))).collect();
+                    EntryListPageResponse { response, anchors }.encode(out, ty, id, BACKUP_ACKS);
+                }
+            }
+        }
+        Reply::Aggregated(result) => {
+            NullableDataResponse { response: result.as_deref().map(Data) }.encode(out, ty, id, BACKUP_ACKS);
+        }
+        Reply::Projected(values) => {
+            let response = values.into_iter().map(|value| value.map(Data)).collect();
+            NullableDataListResponse { response }.encode(out, ty, id, BACKUP_ACKS);
+        }
+        other => unreachable!("not a query's answer: {other:?}"),
     }
 }
 
@@ -164,6 +209,44 @@ mod tests {
         write_error(&mut out, 5, &OpError::new(ErrorKind::NotLockOwner, "not yours"));
         let chain = error::read_error_response(&Message::parse(&out).unwrap()).unwrap();
         assert_eq!((chain[0].code, chain[0].message.as_deref()), (26, Some("not yours")));
+    }
+
+    /// `reply` as the response to request 9 of type MapKeySet's response.
+    fn encoded(reply: Reply<'_>) -> Vec<u8> {
+        let mut out = Vec::new();
+        HazelcastReply { out: &mut out, response_type: MapKeySet::RESPONSE, correlation_id: 9 }.reply(reply);
+        out
+    }
+
+    #[test]
+    fn the_answers_of_requests_over_every_partition_encode_as_hazelcast_responses() {
+        let mut frames = Vec::new();
+        ferrogrid_protocol::message::write_frame(&mut frames, 0, b"a");
+        ferrogrid_protocol::message::write_frame(&mut frames, 0, b"bb");
+        let listed = encoded(Reply::FramedList(&frames));
+        assert_eq!(listed, encoded(Reply::Values(vec![b"a", b"bb"])), "framed by the shares, or here: the same bytes");
+        let anchors = vec![(0, &b"k"[..], &b"v"[..])];
+        let page = encoded(Reply::Page { items: PageItems::Values(vec![b"k"]), anchors });
+        let page = DataListPageResponse::decode(&Message::parse(&page).unwrap()).unwrap();
+        assert_eq!(page.response, vec![Data(b"k")]);
+        assert_eq!((page.anchors.pages.0, page.anchors.anchors), (vec![0], vec![(Data(b"k"), Data(b"v"))]));
+        let aggregated = encoded(Reply::Aggregated(Some(b"7".to_vec())));
+        assert_eq!(
+            NullableDataResponse::decode(&Message::parse(&aggregated).unwrap()).unwrap().response,
+            Some(Data(b"7"))
+        );
+        let projected = encoded(Reply::Projected(vec![Some(b"p"), None]));
+        let projected = NullableDataListResponse::decode(&Message::parse(&projected).unwrap()).unwrap();
+        assert_eq!(projected.response, vec![Some(Data(b"p")), None]);
+        let id = ferrogrid_protocol::Uuid { most: 1, least: 2 };
+        assert_eq!(
+            UuidResponse::decode(&Message::parse(&encoded(Reply::Registration(id))).unwrap()).unwrap().response,
+            Some(id)
+        );
+        assert!(encoded(Reply::NoAnswer).is_empty(), "no answer is no bytes");
+        let count = encoded(Reply::Statement(crate::engine::request::Statement::UpdateCount(0)));
+        let count = SqlExecuteResponse::decode(&Message::parse(&count).unwrap()).unwrap();
+        assert_eq!((count.update_count, count.error.is_none()), (0, true));
     }
 
     #[test]

@@ -6,12 +6,11 @@
 
 use super::query_ops::{for_each_match, read_partition, Coverage};
 use crate::engine::map::query::{exec_failure, Predicate};
-use crate::engine::request::{ErrorKind, OpError};
+use crate::engine::request::{ErrorKind, OpError, Reply};
 use crate::engine::wide::{Partial, Partitions, ShareContext, WideOperation};
 use crate::partition::objects::PartitionStore;
-use ferrogrid_protocol::codec::{NullableDataListResponse, NullableDataResponse};
 use ferrogrid_protocol::message::MessageWriter;
-use ferrogrid_protocol::{Data, DecodeError, Message, MessageType};
+use ferrogrid_protocol::{DecodeError, Message};
 use ferrogrid_query::aggregation::{Aggregator, Projection};
 use ferrogrid_query::exec::Accumulator;
 use std::collections::BTreeMap;
@@ -130,16 +129,17 @@ impl Aggregate {
         ferrogrid_query::aggregation::decode_aggregator_with(data, schemas).map_err(|e| not_readable("aggregator", e))
     }
 
-    /// The result once every partition is in: the accumulators combined in partition order.
-    fn result(&self, partial: Reduced) -> Result<Option<Vec<u8>>, OpError> {
+    /// The result once every partition is in: the accumulators (taken from `partial`)
+    /// combined in partition order.
+    fn result(&self, partial: &mut Reduced) -> Result<Option<Vec<u8>>, OpError> {
         partial.coverage.outcome()?;
         let aggregator = match self.aggregator.decoded.get() {
             Some(decoded) => decoded.clone()?,
             None => return Err(OpError::new(ErrorKind::Refused, "no share ran the aggregation")),
         };
         let mut total = Accumulator::new(&aggregator);
-        let mut partitions: BTreeMap<u16, Accumulator> = partial.partitions;
-        for (partition, bytes) in partial.encoded {
+        let mut partitions: BTreeMap<u16, Accumulator> = std::mem::take(&mut partial.partitions);
+        for (partition, bytes) in std::mem::take(&mut partial.encoded) {
             let accumulator = Accumulator::decode(&aggregator, &bytes).map_err(exec_failure)?;
             partitions.insert(partition, accumulator);
         }
@@ -185,14 +185,8 @@ impl WideOperation for Aggregate {
         partial.partitions = partitions;
     }
 
-    fn write_response(&self, partial: Reduced, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        match self.result(partial) {
-            Ok(result) => {
-                let response = result.as_deref().map(Data);
-                NullableDataResponse { response }.encode(out, response_type, correlation_id, 0);
-            }
-            Err(failure) => crate::route::wire::write_error(out, correlation_id, &failure),
-        }
+    fn reply<'p>(&'p self, partial: &'p mut Reduced) -> Result<Reply<'p>, OpError> {
+        self.result(partial).map(Reply::Aggregated)
     }
 }
 
@@ -282,17 +276,13 @@ impl WideOperation for Project {
         partial.items = items;
     }
 
-    fn write_response(&self, partial: Projected, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        let coverage = &partial.coverage;
-        let answer = coverage.outcome().and_then(|()| coverage.check_count(partial.items.len())).and_then(|()| {
-            let mut answer = Vec::new();
-            let response = partial.items.iter().map(|(_, item)| item.as_deref().map(Data)).collect();
-            NullableDataListResponse { response }.encode(&mut answer, response_type, correlation_id, 0);
-            coverage.bounded(answer)
-        });
-        match answer {
-            Ok(answer) => out.extend_from_slice(&answer),
-            Err(failure) => crate::route::wire::write_error(out, correlation_id, &failure),
-        }
+    fn reply<'p>(&'p self, partial: &'p mut Projected) -> Result<Reply<'p>, OpError> {
+        partial.coverage.outcome()?;
+        partial.coverage.check_count(partial.items.len())?;
+        Ok(Reply::Projected(partial.items.iter().map(|(_, item)| item.as_deref()).collect()))
+    }
+
+    fn oversized(&self, partial: &Projected, bytes: usize) -> Option<OpError> {
+        partial.coverage.oversized(bytes)
     }
 }

@@ -17,14 +17,12 @@
 //! `QueryResultSizeExceededException` beyond it) and an answer is at most `max-message-bytes`.
 
 use crate::engine::map::query::{failure, Compiled, Predicate, QUERY_FAILURES};
-use crate::engine::request::{ErrorKind, OpError};
+use crate::engine::request::{ErrorKind, OpError, PageItems, Reply};
 use crate::engine::wide::{Classified, Listed, Partial, Partitions, ShareContext, WideOperation, WideRequest};
 use crate::partition::objects::PartitionStore;
-use ferrogrid_protocol::codec::{
-    AnchorList, DataListPageResponse, DataListResponse, EntryListPageResponse, EntryListResponse, PagingPredicateHolder,
-};
-use ferrogrid_protocol::message::{MessageWriter, Packed};
-use ferrogrid_protocol::{Data, DecodeError, Message, MessageType};
+use ferrogrid_protocol::codec::PagingPredicateHolder;
+use ferrogrid_protocol::message::MessageWriter;
+use ferrogrid_protocol::{DecodeError, Message};
 use ferrogrid_query::predicate::IterationType;
 use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, OnceLock};
@@ -59,14 +57,13 @@ impl Coverage {
         twice
     }
 
-    /// `answer` unless it is larger than the query's byte bound (then the failure for it).
-    pub(crate) fn bounded(&self, answer: Vec<u8>) -> Result<Vec<u8>, OpError> {
+    /// The failure for an answer of `bytes` bytes, if that is more than the query's byte bound.
+    pub(crate) fn oversized(&self, bytes: usize) -> Option<OpError> {
         let (_, byte_limit) = self.limits.unwrap_or((usize::MAX, usize::MAX));
-        if answer.len() > byte_limit {
-            let text = format!("This query's answer would take {} bytes, more than max-message-bytes", answer.len());
-            return Err(OpError::new(ErrorKind::QueryResultSizeExceeded, text));
-        }
-        Ok(answer)
+        (bytes > byte_limit).then(|| {
+            let text = format!("This query's answer would take {bytes} bytes, more than max-message-bytes");
+            OpError::new(ErrorKind::QueryResultSizeExceeded, text)
+        })
     }
 
     /// The failure for `count` results beyond `hazelcast.query.result.size.limit`.
@@ -491,22 +488,18 @@ impl WideOperation for Query {
         partial.hits = hits;
     }
 
-    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+    fn reply<'p>(&'p self, partial: &'p mut Found) -> Result<Reply<'p>, OpError> {
+        partial.coverage.outcome()?;
+        partial.coverage.check_count(partial.hits.len())?;
+        let Some(paging) = &self.paging else { return Ok(list(self.listed, &partial.hits)) };
         let schemas = self.schemas.get().cloned().unwrap_or_default();
-        let coverage = partial.coverage.clone();
-        let answer = coverage.outcome().and_then(|()| coverage.check_count(partial.hits.len())).and_then(|()| {
-            let mut answer = Vec::new();
-            let response = (response_type, correlation_id);
-            match &self.paging {
-                None => write_list(self.listed, &partial.hits, &mut answer, response_type, correlation_id),
-                Some(paging) => write_page(self.listed, paging, partial.hits, &schemas, &mut answer, response)?,
-            }
-            coverage.bounded(answer)
-        });
-        match answer {
-            Ok(answer) => out.extend_from_slice(&answer),
-            Err(failure) => crate::route::wire::write_error(out, correlation_id, &failure),
-        }
+        let (hits, skip) = paging.candidates(std::mem::take(&mut partial.hits), &*schemas)?;
+        partial.hits = hits;
+        Ok(page(self.listed, paging, &partial.hits[skip.min(partial.hits.len())..]))
+    }
+
+    fn oversized(&self, partial: &Found, bytes: usize) -> Option<OpError> {
+        partial.coverage.oversized(bytes)
     }
 }
 
@@ -585,8 +578,8 @@ impl WideOperation for AddIndex {
         }
     }
 
-    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        ferrogrid_protocol::codec::EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
     }
 }
 
@@ -615,61 +608,32 @@ pub(crate) fn paged(listed: Listed, name: &str, holder: PagingPredicateHolder<'_
     Ok(Classified::Wide(WideRequest::new(Query::paged(listed, predicate, paging)), name.into()))
 }
 
-/// The whole result as a list response.
-fn write_list(listed: Listed, hits: &[Hit], out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+/// The whole result as a list: keys or values, or entries.
+fn list(listed: Listed, hits: &[Hit]) -> Reply<'_> {
     match listed {
-        Listed::Keys => {
-            let response = hits.iter().map(|hit| Data(&hit.key)).collect();
-            DataListResponse { response }.encode(out, response_type, correlation_id, 0);
-        }
-        Listed::Values => {
-            let response = hits.iter().map(|hit| Data(&hit.value)).collect();
-            DataListResponse { response }.encode(out, response_type, correlation_id, 0);
-        }
-        Listed::Entries => {
-            let response = hits.iter().map(|hit| (Data(&hit.key), Data(&hit.value))).collect();
-            EntryListResponse { response }.encode(out, response_type, correlation_id, 0);
-        }
+        Listed::Keys => Reply::Values(hits.iter().map(|hit| &*hit.key).collect()),
+        Listed::Values => Reply::Values(hits.iter().map(|hit| &*hit.value).collect()),
+        Listed::Entries => Reply::Entries(hits.iter().map(|hit| (&*hit.key, &*hit.value)).collect()),
     }
 }
 
-/// One page of the sorted result, with the anchors the client keeps for the next pages
-/// (Hazelcast's `SortingUtil.getSortedSubListAndUpdateAnchor`): entries after the nearest
-/// anchor before the page, skipping the pages between, `page_size` of them.
-fn write_page(
-    listed: Listed,
-    paging: &Paging,
-    hits: Vec<Hit>,
-    schemas: &crate::engine::schemas::Schemas,
-    out: &mut Vec<u8>,
-    (response_type, correlation_id): (MessageType, i64),
-) -> Result<(), OpError> {
-    let (hits, skip) = paging.candidates(hits, schemas)?;
-    let page = &hits[skip.min(hits.len())..];
-    let mut anchors: Vec<(i32, Data<'_>, Data<'_>)> = paging
+/// One page of the sorted result (`page`: its hits, in order), with the anchors the client
+/// keeps for the next pages (Hazelcast's `SortingUtil.getSortedSubListAndUpdateAnchor`): the
+/// anchors of the pages before it, and the page's last entry.
+fn page<'p>(listed: Listed, paging: &'p Paging, page: &'p [Hit]) -> Reply<'p> {
+    let mut anchors: Vec<(i32, &[u8], &[u8])> = paging
         .anchors
         .iter()
         .filter(|(page, _, _)| (*page as i64) < paging.page as i64)
-        .map(|(page, key, value)| (*page, Data(key), Data(value)))
+        .map(|(page, key, value)| (*page, &**key, &**value))
         .collect();
     if let Some(last) = page.last() {
-        anchors.push((paging.page as i32, Data(&last.key), Data(&last.value)));
+        anchors.push((paging.page as i32, &last.key, &last.value));
     }
-    let anchors = AnchorList {
-        pages: Packed(anchors.iter().map(|anchor| anchor.0).collect()),
-        anchors: anchors.iter().map(|anchor| (anchor.1, anchor.2)).collect(),
+    let items = match listed {
+        Listed::Keys => PageItems::Values(page.iter().map(|hit| &*hit.key).collect()),
+        Listed::Values => PageItems::Values(page.iter().map(|hit| &*hit.value).collect()),
+        Listed::Entries => PageItems::Entries(page.iter().map(|hit| (&*hit.key, &*hit.value)).collect()),
     };
-    match listed {
-        Listed::Keys | Listed::Values => {
-            let pick = |hit: &Hit| if listed == Listed::Keys { hit.key.clone() } else { hit.value.clone() };
-            let items: Vec<Box<[u8]>> = page.iter().map(pick).collect();
-            let response = items.iter().map(|item| Data(item)).collect();
-            DataListPageResponse { response, anchors }.encode(out, response_type, correlation_id, 0);
-        }
-        Listed::Entries => {
-            let response = page.iter().map(|hit| (Data(&hit.key), Data(&hit.value))).collect();
-            EntryListPageResponse { response, anchors }.encode(out, response_type, correlation_id, 0);
-        }
-    }
-    Ok(())
+    Reply::Page { items, anchors }
 }
