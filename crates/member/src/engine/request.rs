@@ -54,6 +54,15 @@ pub enum Reply<'a> {
     Projected(Vec<Option<&'a [u8]>>),
     /// A listener's registration id.
     Registration(Uuid),
+    /// A PN counter's value, the vector clock of the replica that answers (each replica's id
+    /// and timestamp), and how many replicas the counter is configured with.
+    Counter {
+        value: i64,
+        clock: Vec<(Option<Uuid>, i64)>,
+        replica_count: i32,
+    },
+    /// The members known to hold a schema a client sent.
+    SchemaHolders(Vec<Uuid>),
     /// A SQL statement's result.
     Statement(Statement),
     /// No answer: another request answers for this one (an `INSERT ... SELECT`'s writes), or no

@@ -80,6 +80,14 @@ impl Replies for HazelcastReply<'_> {
             Reply::Registration(registration) => {
                 UuidResponse { response: Some(registration) }.encode(out, ty, id, BACKUP_ACKS);
             }
+            Reply::Counter { value, clock, replica_count } => {
+                let response = PnCounterResponse { value, replica_count, replica_timestamps: Packed(clock) };
+                response.encode(out, ty, id, BACKUP_ACKS);
+            }
+            Reply::SchemaHolders(holders) => {
+                let replicated_members = Packed(holders.into_iter().map(Some).collect());
+                SchemaReplicatedResponse { replicated_members }.encode(out, ty, id, BACKUP_ACKS);
+            }
             Reply::Statement(statement) => crate::sql::pages::write_statement(out, id, &statement),
             Reply::NoAnswer => {}
         }
