@@ -277,6 +277,8 @@ impl<W: WideOperation> Shares for Merged<W> {
         let mut partial = self.partial.lock().take().expect("every reactor's share merged before the last share");
         match job.answer {
             Answer::Member => {
+                // Member to member, not a client response: the partial's own encoding, kept
+                // beside the partials (only members read it).
                 let mut writer = MessageWriter::response(out, job.response_type, job.correlation_id, 0);
                 partial.write_to(&mut writer);
                 writer.finish();

@@ -1,7 +1,11 @@
-//! The Hazelcast protocol adapter of the engines' answers: encodes an engine's [`Reply`] as the
+//! The Hazelcast protocol adapter of the engines' answers: encodes an engine's [`Reply`] (a key
+//! operation's, a waiter's, or the merged answer of a request over every partition) as the
 //! response the client expects, and names every [`OpError`] with Hazelcast's error code (the only
-//! place that does). Requests are decoded by their rows, in each structure's `rows.rs`, with the
-//! helpers here ([`blob`], [`list`]): fields borrow from the message's buffer, nothing is copied.
+//! place that does). Each kind of reply has one response codec; the request's response type only
+//! heads it. A SQL statement's result is laid out in columns by `sql/pages.rs`, which the SQL
+//! service's own answers share. Requests are decoded by their rows, in each structure's
+//! `rows.rs`, with the helpers here ([`blob`], [`list`]): fields borrow from the message's
+//! buffer, nothing is copied.
 
 use crate::engine::request::{ErrorKind, OpError, PageItems, Replies, Reply};
 use crate::net::connection::{ConnectionShared, ReplyTo};
