@@ -6,16 +6,17 @@
 //! ([`Core::send_member_work`]).
 
 use crate::cluster::peer;
+use crate::engine::request::{ErrorKind, OpError};
 use crate::engine::wide::{Classified, WideRequest};
 use crate::net::connection::ConnectionShared;
 use crate::route::client::service::After;
 use crate::route::dispatch::{Core, Hop, Origin};
 use crate::route::envelope::Forward;
 use crate::route::operations::{self, ClientCall, Route, SqlCall};
+use crate::route::wire;
 use crate::shared::{ClusterEvent, MemberWork, Task};
 use ferrogrid_cluster::MemberId;
 use ferrogrid_protocol::codec::ClientDestroyProxy;
-use ferrogrid_protocol::error;
 use ferrogrid_protocol::message::RequestHeader;
 use ferrogrid_protocol::{Message, PartitionId, Uuid};
 use std::sync::Arc;
@@ -184,7 +185,7 @@ impl Core {
             |row: &operations::Operation| matches!(row.route, Route::Partition | Route::Replica | Route::Local);
         if !operations::row(header.message_type).is_some_and(routed) {
             let text = format!("not a partition request: {}", header.message_type);
-            crate::engine::wide::write_refusal(out, message.correlation_id(), error::UNSUPPORTED_OPERATION, &text);
+            wire::write_error(out, message.correlation_id(), &OpError::new(ErrorKind::Unsupported, text));
             return Ok(After::Continue);
         }
         let header = RequestHeader { correlation_id: message.correlation_id(), ..header };
@@ -370,7 +371,7 @@ impl Core {
             let destroy = ClientDestroyProxy::decode(&inner)?;
             let Some(service) = crate::cluster::peer::Service::from_name(destroy.service_name) else {
                 let text = format!("ferrogrid does not support the service {}", destroy.service_name);
-                crate::engine::wide::write_refusal(out, correlation_id, error::UNSUPPORTED_OPERATION, &text);
+                wire::write_error(out, correlation_id, &OpError::new(ErrorKind::Unsupported, text));
                 return Ok(());
             };
             // The listing follows the OBJECT event the destroying member sends.
@@ -389,10 +390,10 @@ impl Core {
             Classified::Wide(operation, name) => {
                 self.fan_out(connection, correlation_id, response_type, name, operation, out);
             }
-            Classified::Refused(code, text) => crate::engine::wide::write_refusal(out, correlation_id, code, &text),
+            Classified::Refused(failure) => wire::write_error(out, correlation_id, &failure),
             Classified::NotWide => {
                 let text = format!("not a map-wide request: {}", inner.message_type());
-                crate::engine::wide::write_refusal(out, correlation_id, error::UNSUPPORTED_OPERATION, &text);
+                wire::write_error(out, correlation_id, &OpError::new(ErrorKind::Unsupported, text));
             }
         }
         Ok(())

@@ -9,6 +9,10 @@
 //! compare by their bytes, as in Hazelcast).
 
 use ferrogrid_protocol::codec::EntryView;
+use ferrogrid_protocol::Uuid;
+use ferrogrid_query::Value;
+use ferrogrid_sql::plan::ColumnMeta;
+use ferrogrid_sql::SqlError;
 use std::borrow::Cow;
 
 /// A serialized key or value (Hazelcast `Data`: partition hash, type id, payload).
@@ -27,13 +31,63 @@ pub enum Reply<'a> {
     Entries(Vec<(&'a [u8], &'a [u8])>),
     Int(i32),
     Long(i64),
-    /// A list of values.
+    /// A list of values (or of keys).
     Values(Vec<&'a [u8]>),
     /// A ringbuffer's readMany: the items with their sequences, and where the next read starts.
     ReadMany {
         items: Vec<(i64, &'a [u8])>,
         next_sequence: i64,
     },
+    /// A list of keys, of values, or of entries (each key then its value) that the shares of a
+    /// request over every partition gathered already framed, in merge order: the answer copies
+    /// them once.
+    FramedList(&'a [u8]),
+    /// One page of a sorted query's result, and the anchors the client keeps for the pages
+    /// after it: (page, key, value) of the last entry of each page it has seen, this one's too.
+    Page {
+        items: PageItems<'a>,
+        anchors: Vec<(i32, &'a [u8], &'a [u8])>,
+    },
+    /// An aggregation's result, or null.
+    Aggregated(Option<Vec<u8>>),
+    /// A projection's result: one value (or null) per matching entry.
+    Projected(Vec<Option<&'a [u8]>>),
+    /// A listener's registration id.
+    Registration(Uuid),
+    /// A PN counter's value, the vector clock of the replica that answers (each replica's id
+    /// and timestamp), and how many replicas the counter is configured with.
+    Counter {
+        value: i64,
+        clock: Vec<(Option<Uuid>, i64)>,
+        replica_count: i32,
+    },
+    /// The members known to hold a schema a client sent.
+    SchemaHolders(Vec<Uuid>),
+    /// A SQL statement's result.
+    Statement(Statement),
+    /// No answer: another request answers for this one (an `INSERT ... SELECT`'s writes), or no
+    /// one waits for one.
+    NoAnswer,
+}
+
+/// What one page of a sorted query holds: keys or values, or entries.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PageItems<'a> {
+    Values(Vec<&'a [u8]>),
+    Entries(Vec<(&'a [u8], &'a [u8])>),
+}
+
+/// A SQL statement's result as its client reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Statement {
+    /// A query's columns and its first page of rows (`last`: no page follows; the rest wait in
+    /// a cursor for the client's fetches).
+    Rows { columns: Vec<ColumnMeta>, rows: Vec<Vec<Value>>, last: bool },
+    /// What a DML or DDL statement answers when it succeeds.
+    UpdateCount(i64),
+    /// The statement's error, from `member` (the member that ran it): a result the client
+    /// raises, not a failed request.
+    Failed { error: SqlError, member: Uuid },
 }
 
 /// Where an operation's reply goes: the front end encodes it for its client.
@@ -45,7 +99,8 @@ pub trait Replies {
 /// error code and a Java exception class, in `wire::error_code`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
-    /// A null key or value.
+    /// A null where a value is required: a null key or value, or a query comparing with null
+    /// (Java's NullPointerException).
     NullArgument,
     IllegalArgument,
     /// Unlock by a thread that does not hold the lock.
@@ -54,7 +109,8 @@ pub enum ErrorKind {
     PartitionMigrating,
     /// The object's state does not allow it (a queue full for addAll).
     IllegalState,
-    /// Anything else the member refuses (quotas, bounds).
+    /// Anything else the member refuses or cannot do (quotas, bounds, a result it cannot
+    /// write): Hazelcast's generic HazelcastException.
     Refused,
     /// A ringbuffer read of a sequence older than its head: the item is gone.
     StaleSequence,
@@ -75,6 +131,23 @@ pub enum ErrorKind {
     /// What Hazelcast answers when its own code recurses without end (a PN counter add of
     /// Long.MIN_VALUE); ferrogrid answers the same error instead of a value.
     StackOverflow,
+    /// A query that cannot read or compare an attribute (an attribute a value does not have).
+    Query,
+    /// A query's result beyond its bounds: more results than the result size limit, or an
+    /// answer larger than a message may be.
+    QueryResultSizeExceeded,
+    /// Bytes that cannot be read as what they should be (a predicate, a value a query reads,
+    /// a value of a Compact schema the member does not hold), or a result that cannot be
+    /// serialized.
+    Serialization,
+    /// Text that is not a number of the type a query compares it with.
+    NumberFormat,
+    /// A query's regular expression that does not compile.
+    PatternSyntax,
+    /// Text that is not the date or time a query compares it with.
+    DateTimeParse,
+    /// Arithmetic Java refuses in an aggregation (a BigDecimal average with no exact result).
+    Arithmetic,
 }
 
 /// A request that is well-formed but cannot be served.

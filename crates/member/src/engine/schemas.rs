@@ -14,9 +14,9 @@
 //! and queries read them for every value they test.
 
 use crate::cluster::peer::{put_str, Malformed, Reader};
-use crate::net::connection::ConnectionShared;
-use ferrogrid_protocol::codec::{CompactSchema, SchemaField, SchemaReplicatedResponse};
-use ferrogrid_protocol::message::Packed;
+use crate::engine::request::Reply;
+use crate::net::connection::{ConnectionShared, ReplyTo};
+use ferrogrid_protocol::codec::{CompactSchema, SchemaField};
 use ferrogrid_protocol::Uuid;
 use ferrogrid_query::schema::{FieldDescriptor, Schema};
 use std::collections::{BTreeSet, HashMap};
@@ -37,8 +37,7 @@ struct Known {
 #[derive(Debug)]
 struct Waiting {
     id: i64,
-    connection: Arc<ConnectionShared>,
-    correlation_id: i64,
+    reply_to: ReplyTo,
     deadline: Instant,
 }
 
@@ -117,9 +116,9 @@ impl Schemas {
 
     /// Holds the answer to a SendSchema of schema `id` until [`Schemas::due`] finds every
     /// member holding it, or [`ANSWER_WAIT_MS`] passed.
-    pub fn wait(&self, id: i64, connection: Arc<ConnectionShared>, correlation_id: i64, now: Instant) {
+    pub fn wait(&self, id: i64, reply_to: ReplyTo, now: Instant) {
         let deadline = now + Duration::from_millis(ANSWER_WAIT_MS);
-        self.state.write().waiting.push(Waiting { id, connection, correlation_id, deadline });
+        self.state.write().waiting.push(Waiting { id, reply_to, deadline });
     }
 
     /// The held answers that are due at `now` with the cluster's `members`: the members known
@@ -137,14 +136,12 @@ impl Schemas {
         waiting.retain(|held| {
             let holders = known.get(&held.id).map(|known| &known.holders);
             let complete = members.iter().all(|member| holders.is_some_and(|holders| holders.contains(member)));
-            if !complete && now < held.deadline && !held.connection.is_closed() {
+            if !complete && now < held.deadline && !held.reply_to.connection.is_closed() {
                 return true;
             }
-            let replicated_members = Packed(holders.into_iter().flatten().map(|uuid| Some(*uuid)).collect());
-            let mut out = Vec::new();
-            let response_type = ferrogrid_protocol::codec::ClientSendSchema::TYPE.response();
-            SchemaReplicatedResponse { replicated_members }.encode(&mut out, response_type, held.correlation_id, 0);
-            answers.push((held.connection.clone(), held.correlation_id, out));
+            let holders = Reply::SchemaHolders(holders.into_iter().flatten().copied().collect());
+            let (connection, answer) = crate::route::wire::encode_answer(&held.reply_to, holders);
+            answers.push((connection, held.reply_to.correlation_id, answer));
             false
         });
         answers
@@ -253,13 +250,18 @@ mod tests {
         let id = schemas.put(schema("employee", &[("age", 8)]), me, 2).unwrap();
         assert_eq!(schemas.missing(id, &[me, other]), vec![other]);
         let now = Instant::now();
-        schemas.wait(id, connection.clone(), 7, now);
+        let reply_to = |correlation_id| ReplyTo {
+            connection: connection.clone(),
+            correlation_id,
+            response_type: ferrogrid_protocol::codec::ClientSendSchema::TYPE.response(),
+        };
+        schemas.wait(id, reply_to(7), now);
         assert!(schemas.due(&[me, other], now).is_empty(), "the other member has not acknowledged");
         schemas.acknowledged(&[id], other);
         let answers = schemas.due(&[me, other], now);
         assert_eq!(answers.len(), 1);
         assert_eq!(answers[0].1, 7);
-        schemas.wait(id, connection, 8, now);
+        schemas.wait(id, reply_to(8), now);
         let third = Uuid::from_u128(3);
         let late = now + Duration::from_millis(ANSWER_WAIT_MS);
         assert!(schemas.due(&[me, other, third], now).is_empty());

@@ -1,7 +1,8 @@
 //! Work over every partition of an object (a map's size, clear, keySet, queries, listener
 //! registration, …), as each structure implements it: [`WideOperation`], a per-partition step
 //! that adds to a typed [`Partial`]; partials merge (a reactor's partitions, then the reactors,
-//! then the members) and the merged one is encoded into the client response once. The partials
+//! then the members) and the merged one gives the client's [`Reply`] once, which the Hazelcast
+//! adapter (`route/wire.rs`) encodes: no operation writes a client response. The partials
 //! most operations merge are here too ([`Count`], [`Found`], [`Items`], `()`); operations every
 //! kind of object shares (listener registration, destroy) are in `objects.rs`, each structure's
 //! own in its folder (`map/wide.rs`, `multimap/wide.rs`, `replicated_map/wide.rs`). What runs
@@ -9,17 +10,17 @@
 //!
 //! To add one: a struct holding what the request asked (decoded once by its classifier), its
 //! step over one partition, its partial (one of these, or a new type implementing [`Partial`],
-//! with tests of its merge and its member encoding), and its response.
+//! with tests of its merge and its member encoding), and its reply.
 
 pub(crate) mod objects;
 
 use crate::engine::listeners::{Event, EventKind, Listeners, Registry};
 use crate::engine::pn_counter::state::PnCounters;
+use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
 use crate::net::connection::ConnectionShared;
 use crate::net::outbox::Outbox;
 use crate::partition::objects::PartitionStore;
-use ferrogrid_protocol::codec::IntResponse;
-use ferrogrid_protocol::error::{write_error_response, ErrorCode, ErrorHolder};
+use crate::route::wire::{self, HazelcastReply};
 use ferrogrid_protocol::message::{MessageReader, MessageWriter, RESPONSE_HEADER_SIZE};
 use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
 use parking_lot::Mutex;
@@ -135,14 +136,16 @@ pub(crate) trait WideOperation: fmt::Debug + Send + Sync + 'static {
         None
     }
 
-    /// Encodes the client response from the merged partial (once per request).
-    fn write_response(
-        &self,
-        partial: Self::Partial,
-        out: &mut Vec<u8>,
-        response_type: MessageType,
-        correlation_id: i64,
-    );
+    /// The client's answer from the merged partial (once per request), which the front end
+    /// encodes. It borrows from the operation and the partial, and may take from the partial
+    /// what it consumes (an aggregation's accumulators).
+    fn reply<'p>(&'p self, partial: &'p mut Self::Partial) -> Result<Reply<'p>, OpError>;
+
+    /// The failure to answer instead of a reply that encodes to `bytes` bytes, if that is more
+    /// than the request may answer (a query's answer beyond max-message-bytes).
+    fn oversized(&self, _partial: &Self::Partial, _bytes: usize) -> Option<OpError> {
+        None
+    }
 }
 
 /// What a share needs besides the job: the reactor's partitions, listeners and outbox.
@@ -271,9 +274,11 @@ impl<W: WideOperation> Shares for Merged<W> {
     }
 
     fn write_answer(&self, job: &Requester<'_>, share: &mut ShareContext<'_>, out: &mut Vec<u8>) {
-        let partial = self.partial.lock().take().expect("every reactor's share merged before the last share");
+        let mut partial = self.partial.lock().take().expect("every reactor's share merged before the last share");
         match job.answer {
             Answer::Member => {
+                // Member to member, not a client response: the partial's own encoding, kept
+                // beside the partials (only members read it).
                 let mut writer = MessageWriter::response(out, job.response_type, job.correlation_id, 0);
                 partial.write_to(&mut writer);
                 writer.finish();
@@ -283,7 +288,7 @@ impl<W: WideOperation> Shares for Merged<W> {
                     let source = job.connection.map_or(share.member, |connection| connection.client_uuid());
                     publish_map_event(share, registry, job.name, source, kind, count);
                 }
-                self.operation.write_response(partial, out, job.response_type, job.correlation_id);
+                write_reply(&self.operation, &mut partial, out, (job.response_type, job.correlation_id));
             }
         }
     }
@@ -298,6 +303,27 @@ impl<W: WideOperation> Shares for Merged<W> {
 
     fn removed_registration(&self) -> Option<Uuid> {
         self.operation.removed_registration()
+    }
+}
+
+/// Writes `operation`'s answer to the client from the merged `partial`, to the request
+/// (`response_type`, `correlation_id`): its reply as the Hazelcast adapter encodes it, or its
+/// failure, or the failure for a reply too large to send.
+pub(crate) fn write_reply<W: WideOperation>(
+    operation: &W,
+    partial: &mut W::Partial,
+    out: &mut Vec<u8>,
+    (response_type, correlation_id): (MessageType, i64),
+) {
+    let start = out.len();
+    match operation.reply(partial) {
+        Ok(reply) => {
+            HazelcastReply { out, response_type, correlation_id }.reply(reply);
+            if let Some(failure) = operation.oversized(partial, out.len() - start) {
+                wire::replace_with_error(out, start, correlation_id, &failure);
+            }
+        }
+        Err(failure) => wire::write_error(out, correlation_id, &failure),
     }
 }
 
@@ -330,7 +356,7 @@ pub enum Classified {
     /// A map-wide request and the map it names.
     Wide(WideRequest, Box<str>),
     /// Well-formed but refused (e.g. a null value for containsValue): answer with this error.
-    Refused(ErrorCode, String),
+    Refused(OpError),
 }
 
 impl Classified {
@@ -346,15 +372,10 @@ impl Classified {
         Ok(Classified::Wide(operation, message.reader().string()?.into()))
     }
 
-    /// Refused with `NullPointerException` and `text` (a null key or value).
+    /// Refused as a null argument, with `text` (a null key or value).
     pub(crate) fn null(text: &str) -> Result<Classified, DecodeError> {
-        Ok(Classified::Refused(ferrogrid_protocol::error::NULL_POINTER, text.to_owned()))
+        Ok(Classified::Refused(OpError::new(ErrorKind::NullArgument, text)))
     }
-}
-
-/// Writes the error for a refused map-wide request.
-pub fn write_refusal(out: &mut Vec<u8>, correlation_id: i64, code: ErrorCode, message: &str) {
-    write_error_response(out, correlation_id, &[ErrorHolder { code, message: Some(message) }]);
 }
 
 /// The raw item frames of a list (from just after its BEGIN frame to just before its END
@@ -399,10 +420,9 @@ impl Partial for Count {
 }
 
 impl Count {
-    /// The count as an int response (size), capped at Integer.MAX_VALUE.
-    pub(crate) fn write_int_response(self, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        let response = self.0.min(i32::MAX as u64) as i32;
-        IntResponse { response }.encode(out, response_type, correlation_id, 0);
+    /// The count as a Java int (a size), capped at Integer.MAX_VALUE.
+    pub(crate) fn int(self) -> Reply<'static> {
+        Reply::Int(self.0.min(i32::MAX as u64) as i32)
     }
 }
 
@@ -425,7 +445,8 @@ impl Partial for Found {
 }
 
 /// List items already encoded as frames (keys, values, or key and value pairs), in the order
-/// the shares merged: the response copies them once, without re-encoding.
+/// the shares merged: the frames are the member answer's list as they are, and the client's
+/// answer copies them once ([`Reply::FramedList`]), without re-encoding.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Items(pub Vec<u8>);
 
@@ -448,12 +469,9 @@ impl Partial for Items {
 }
 
 impl Items {
-    /// The items as one list response (keySet, values, entrySet), copied once.
-    pub(crate) fn write_list_response(self, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        out.reserve(self.0.len() + 64);
-        let mut writer = MessageWriter::response(out, response_type, correlation_id, 0);
-        writer.begin().append_frames(&self.0).end();
-        writer.finish();
+    /// The items as one list (keySet, values, entrySet).
+    pub(crate) fn list(&self) -> Reply<'_> {
+        Reply::FramedList(&self.0)
     }
 }
 

@@ -3,9 +3,10 @@
 //!
 //! The interface is [`WideOperation`]: a per-partition step that adds to a typed [`Partial`];
 //! partials merge (a reactor's partitions, then the reactors, then the members) and the merged
-//! one is encoded into the client response once. The operations themselves are in
-//! structures (`engine/wide.rs` and each structure's `wide.rs`), and a row's classifier decodes
-//! a request into one (`route/row.rs`); this module is the engine that runs any of them.
+//! one gives the client's reply once ([`WideOperation::reply`], encoded by `route/wire.rs`).
+//! The operations themselves are in structures (`engine/wide.rs` and each structure's
+//! `wide.rs`), and a row's classifier decodes a request into one (`route/row.rs`); this module
+//! is the engine that runs any of them.
 //!
 //! The origin reactor hands the same `Arc<FanOut>` to every other reactor (one hop each) and
 //! runs its own share inline. Cluster-wide work also goes to every other member as
@@ -216,10 +217,10 @@ pub(crate) mod testing {
         P::read_from(&Message::parse(&out).expect("well-formed")).expect("decodes")
     }
 
-    /// The client response `operation` writes for `partial`.
-    pub(crate) fn response<W: WideOperation>(operation: &W, partial: W::Partial) -> Vec<u8> {
+    /// The client response to `operation` for `partial`, as the Hazelcast adapter encodes it.
+    pub(crate) fn response<W: WideOperation>(operation: &W, mut partial: W::Partial) -> Vec<u8> {
         let mut out = Vec::new();
-        operation.write_response(partial, &mut out, RESPONSE, 9);
+        crate::engine::wide::write_reply(operation, &mut partial, &mut out, (RESPONSE, 9));
         out
     }
 
@@ -262,11 +263,11 @@ mod tests {
     use crate::engine::map::store::Entry;
     use crate::engine::map::wide::Size;
     use crate::engine::pn_counter::state::PnCounters;
-    use crate::engine::wide::{write_refusal, Count, Partial, Partitions, WideOperation};
+    use crate::engine::request::{OpError, Reply};
+    use crate::engine::wide::{Count, Partial, Partitions, WideOperation};
     use crate::net::outbox::Outbox;
     use crate::partition::objects::PartitionStore;
     use ferrogrid_protocol::codec::*;
-    use ferrogrid_protocol::error;
     use ferrogrid_protocol::frame::IS_FINAL;
     use ferrogrid_protocol::message::MessageWriter;
     use ferrogrid_protocol::message::RESPONSE_HEADER_SIZE;
@@ -347,7 +348,8 @@ mod tests {
         assert!(job.is_cluster_wide());
         job.add_shares(3);
         let mut error_answer = Vec::new();
-        write_refusal(&mut error_answer, 9, error::HAZELCAST, "refused");
+        let refusal = crate::engine::request::OpError::new(crate::engine::request::ErrorKind::Refused, "refused");
+        crate::route::wire::write_error(&mut error_answer, 9, &refusal);
         let [first, second] = &mut reactors;
         assert!(job.run_share(&mut first.context()).is_none());
         assert!(job.merge_remote(Some(&Message::parse(&answer).unwrap()), &mut first.context()).is_none());
@@ -479,14 +481,8 @@ mod tests {
             partial.merge(TopN { limit: self.limit, items: items.collect() });
         }
 
-        fn write_response(&self, partial: TopN, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-            let mut writer = MessageWriter::response(out, response_type, correlation_id, 0);
-            writer.begin();
-            for (_, key) in &partial.items {
-                writer.frame(key);
-            }
-            writer.end();
-            writer.finish();
+        fn reply<'p>(&'p self, partial: &'p mut TopN) -> Result<Reply<'p>, OpError> {
+            Ok(Reply::Values(partial.items.iter().map(|(_, key)| &key[..]).collect()))
         }
     }
 
@@ -591,11 +587,8 @@ mod tests {
             }
         }
 
-        fn write_response(&self, partial: Sum, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-            let average = if partial.count == 0 { 0 } else { partial.total / partial.count };
-            let mut writer = MessageWriter::response(out, response_type, correlation_id, 0);
-            writer.fixed(&average);
-            writer.finish();
+        fn reply<'p>(&'p self, partial: &'p mut Sum) -> Result<Reply<'p>, OpError> {
+            Ok(Reply::Long(if partial.count == 0 { 0 } else { partial.total / partial.count }))
         }
     }
 

@@ -4,12 +4,14 @@
 //! other member too; the share that completes the job answers.
 
 use crate::cluster::replication::state::Forward as Pending;
+use crate::engine::request::{ErrorKind, OpError};
 use crate::engine::wide::{Classified, WideRequest};
 use crate::net::connection::ConnectionShared;
 use crate::route::client::service::After;
 use crate::route::dispatch::{Core, Hop, Origin};
 use crate::route::fanout::FanOut;
 use crate::route::operations::Operation;
+use crate::route::wire;
 use crate::shared::Task;
 use ferrogrid_cluster::MemberId;
 use ferrogrid_protocol::{Message, MessageType};
@@ -39,12 +41,7 @@ impl Core {
                             Some(relayed) => remote = Some(std::borrow::Cow::Owned(relayed)),
                             None => {
                                 let text = "too many listener registrations relayed through this member";
-                                crate::engine::wide::write_refusal(
-                                    out,
-                                    correlation_id,
-                                    ferrogrid_protocol::error::HAZELCAST,
-                                    text,
-                                );
+                                wire::write_error(out, correlation_id, &OpError::new(ErrorKind::Refused, text));
                                 return Ok(After::Continue);
                             }
                         }
@@ -58,7 +55,7 @@ impl Core {
                 let remote = remote.as_deref();
                 self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, remote);
             }
-            Classified::Refused(code, text) => crate::engine::wide::write_refusal(out, correlation_id, code, &text),
+            Classified::Refused(failure) => wire::write_error(out, correlation_id, &failure),
             Classified::NotWide => unreachable!("{} has a map-wide row", message.message_type()),
         }
         Ok(After::Continue)

@@ -1,13 +1,17 @@
-//! The Hazelcast protocol adapter of the engines' answers: encodes an engine's [`Reply`] as the
+//! The Hazelcast protocol adapter of the engines' answers: encodes an engine's [`Reply`] (a key
+//! operation's, a waiter's, or the merged answer of a request over every partition) as the
 //! response the client expects, and names every [`OpError`] with Hazelcast's error code (the only
-//! place that does). Requests are decoded by their rows, in each structure's `rows.rs`, with the
-//! helpers here ([`blob`], [`list`]): fields borrow from the message's buffer, nothing is copied.
+//! place that does). Each kind of reply has one response codec; the request's response type only
+//! heads it. A SQL statement's result is laid out in columns by `sql/pages.rs`, which the SQL
+//! service's own answers share. Requests are decoded by their rows, in each structure's
+//! `rows.rs`, with the helpers here ([`blob`], [`list`]): fields borrow from the message's
+//! buffer, nothing is copied.
 
-use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
+use crate::engine::request::{ErrorKind, OpError, PageItems, Replies, Reply};
 use crate::net::connection::{ConnectionShared, ReplyTo};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
-use ferrogrid_protocol::message::Packed;
+use ferrogrid_protocol::message::{MessageWriter, Packed};
 use ferrogrid_protocol::{Data, MessageType};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -74,7 +78,60 @@ impl Replies for HazelcastReply<'_> {
                 let response = entries.into_iter().map(|(key, value)| (Data(key), Data(value))).collect();
                 EntryListResponse { response }.encode(out, ty, id, BACKUP_ACKS);
             }
+            query @ (Reply::FramedList(_) | Reply::Page { .. } | Reply::Aggregated(_) | Reply::Projected(_)) => {
+                write_query_answer(out, ty, id, query);
+            }
+            Reply::Registration(registration) => {
+                UuidResponse { response: Some(registration) }.encode(out, ty, id, BACKUP_ACKS);
+            }
+            Reply::Counter { value, clock, replica_count } => {
+                let response = PnCounterResponse { value, replica_count, replica_timestamps: Packed(clock) };
+                response.encode(out, ty, id, BACKUP_ACKS);
+            }
+            Reply::SchemaHolders(holders) => {
+                let replicated_members = Packed(holders.into_iter().map(Some).collect());
+                SchemaReplicatedResponse { replicated_members }.encode(out, ty, id, BACKUP_ACKS);
+            }
+            Reply::Statement(statement) => crate::sql::pages::write_statement(out, id, &statement),
+            Reply::NoAnswer => {}
         }
+    }
+}
+
+/// Encodes the answers of queries and listings over every partition (of the response type
+/// `ty`, to the request `id`).
+fn write_query_answer(out: &mut Vec<u8>, ty: MessageType, id: i64, reply: Reply<'_>) {
+    match reply {
+        Reply::FramedList(frames) => {
+            out.reserve(frames.len() + 64);
+            let mut writer = MessageWriter::response(out, ty, id, BACKUP_ACKS);
+            writer.begin().append_frames(frames).end();
+            writer.finish();
+        }
+        Reply::Page { items, anchors } => {
+            let anchors = AnchorList {
+                pages: Packed(anchors.iter().map(|(page, _, _)| *page).collect()),
+                anchors: anchors.iter().map(|(_, key, value)| (Data(key), Data(value))).collect(),
+            };
+            match items {
+                PageItems::Values(values) => {
+                    let response = values.into_iter().map(Data).collect();
+                    DataListPageResponse { response, anchors }.encode(out, ty, id, BACKUP_ACKS);
+                }
+                PageItems::Entries(entries) => {
+                    let response = entries.into_iter().map(|(key, value)| (Data(key), Data(value))).collect();
+                    EntryListPageResponse { response, anchors }.encode(out, ty, id, BACKUP_ACKS);
+                }
+            }
+        }
+        Reply::Aggregated(result) => {
+            NullableDataResponse { response: result.as_deref().map(Data) }.encode(out, ty, id, BACKUP_ACKS);
+        }
+        Reply::Projected(values) => {
+            let response = values.into_iter().map(|value| value.map(Data)).collect();
+            NullableDataListResponse { response }.encode(out, ty, id, BACKUP_ACKS);
+        }
+        other => unreachable!("not a query's answer: {other:?}"),
     }
 }
 
@@ -112,7 +169,25 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::ConsistencyLost => error::CONSISTENCY_LOST,
         ErrorKind::TargetNotMember => error::TARGET_NOT_MEMBER,
         ErrorKind::StackOverflow => error::STACK_OVERFLOW,
+        ErrorKind::Query => error::QUERY,
+        ErrorKind::QueryResultSizeExceeded => error::QUERY_RESULT_SIZE_EXCEEDED,
+        ErrorKind::Serialization => error::HAZELCAST_SERIALIZATION,
+        // Not in the protocol's table: sent as Hazelcast sends them, code 0 with the class name.
+        ErrorKind::NumberFormat => ErrorCode { code: 0, class_name: "java.lang.NumberFormatException" },
+        ErrorKind::PatternSyntax => ErrorCode { code: 0, class_name: "java.util.regex.PatternSyntaxException" },
+        ErrorKind::DateTimeParse => ErrorCode { code: 0, class_name: "java.time.format.DateTimeParseException" },
+        ErrorKind::Arithmetic => ErrorCode { code: 0, class_name: "java.lang.ArithmeticException" },
     }
+}
+
+/// The kind among `kinds` that [`error_code`] names `code` and `class_name` (how another member
+/// sends a failure back with its share), or `Refused` when none is.
+pub fn error_kind(kinds: &[ErrorKind], code: i32, class_name: &str) -> ErrorKind {
+    let names = |kind: &ErrorKind| {
+        let named = error_code(*kind);
+        named.code == code && named.class_name == class_name
+    };
+    kinds.iter().copied().find(names).unwrap_or(ErrorKind::Refused)
 }
 
 /// Replaces what an operation wrote from `start` on with the Error response for `failure`
@@ -146,5 +221,55 @@ mod tests {
         write_error(&mut out, 5, &OpError::new(ErrorKind::NotLockOwner, "not yours"));
         let chain = error::read_error_response(&Message::parse(&out).unwrap()).unwrap();
         assert_eq!((chain[0].code, chain[0].message.as_deref()), (26, Some("not yours")));
+    }
+
+    /// `reply` as the response to request 9 of type MapKeySet's response.
+    fn encoded(reply: Reply<'_>) -> Vec<u8> {
+        let mut out = Vec::new();
+        HazelcastReply { out: &mut out, response_type: MapKeySet::RESPONSE, correlation_id: 9 }.reply(reply);
+        out
+    }
+
+    #[test]
+    fn the_answers_of_requests_over_every_partition_encode_as_hazelcast_responses() {
+        let mut frames = Vec::new();
+        ferrogrid_protocol::message::write_frame(&mut frames, 0, b"a");
+        ferrogrid_protocol::message::write_frame(&mut frames, 0, b"bb");
+        let listed = encoded(Reply::FramedList(&frames));
+        assert_eq!(listed, encoded(Reply::Values(vec![b"a", b"bb"])), "framed by the shares, or here: the same bytes");
+        let anchors = vec![(0, &b"k"[..], &b"v"[..])];
+        let page = encoded(Reply::Page { items: PageItems::Values(vec![b"k"]), anchors });
+        let page = DataListPageResponse::decode(&Message::parse(&page).unwrap()).unwrap();
+        assert_eq!(page.response, vec![Data(b"k")]);
+        assert_eq!((page.anchors.pages.0, page.anchors.anchors), (vec![0], vec![(Data(b"k"), Data(b"v"))]));
+        let aggregated = encoded(Reply::Aggregated(Some(b"7".to_vec())));
+        assert_eq!(
+            NullableDataResponse::decode(&Message::parse(&aggregated).unwrap()).unwrap().response,
+            Some(Data(b"7"))
+        );
+        let projected = encoded(Reply::Projected(vec![Some(b"p"), None]));
+        let projected = NullableDataListResponse::decode(&Message::parse(&projected).unwrap()).unwrap();
+        assert_eq!(projected.response, vec![Some(Data(b"p")), None]);
+        let id = ferrogrid_protocol::Uuid { most: 1, least: 2 };
+        assert_eq!(
+            UuidResponse::decode(&Message::parse(&encoded(Reply::Registration(id))).unwrap()).unwrap().response,
+            Some(id)
+        );
+        assert!(encoded(Reply::NoAnswer).is_empty(), "no answer is no bytes");
+        let count = encoded(Reply::Statement(crate::engine::request::Statement::UpdateCount(0)));
+        let count = SqlExecuteResponse::decode(&Message::parse(&count).unwrap()).unwrap();
+        assert_eq!((count.update_count, count.error.is_none()), (0, true));
+    }
+
+    #[test]
+    fn a_query_failure_is_named_as_hazelcast_names_it_and_read_back_from_that_name() {
+        let named = error_code(ErrorKind::NumberFormat);
+        assert_eq!((named.code, named.class_name), (0, "java.lang.NumberFormatException"));
+        let kinds = crate::engine::map::query::QUERY_FAILURES;
+        for kind in kinds {
+            let named = error_code(kind);
+            assert_eq!(error_kind(&kinds, named.code, named.class_name), kind);
+        }
+        assert_eq!(error_kind(&kinds, 0, "java.lang.Error"), ErrorKind::Refused, "a name no kind has");
     }
 }

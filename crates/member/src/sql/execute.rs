@@ -96,6 +96,7 @@ impl Core {
             respond: Some(respond),
             schemas: self.shared.schemas.clone(),
             connection: Some(connection.clone()),
+            correlation_id,
         };
         let response_type = SqlExecute::TYPE.response();
         self.fan_out_with(
@@ -336,7 +337,7 @@ impl Core {
     fn sql_member_scan(&self, plan: Box<SelectPlan>) -> (Box<str>, WideRequest) {
         let name = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
         let schemas = self.shared.schemas.clone();
-        let scan = Scan { local: false, plan, respond: None, then: None, schemas, connection: None };
+        let scan = Scan { local: false, plan, respond: None, then: None, schemas, connection: None, correlation_id: 0 };
         (name, WideRequest::new(scan))
     }
 

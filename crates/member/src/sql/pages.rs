@@ -1,6 +1,9 @@
 //! A statement's answers as the client protocol carries them: errors with their member, update
-//! counts, and pages of rows in Hazelcast's columnar layout.
+//! counts, and pages of rows in Hazelcast's columnar layout. A statement's result from a request
+//! over every partition ([`Statement`]) reaches here through the Hazelcast adapter
+//! (`route/wire.rs`); the SQL service's own answers (rows it has at once, fetches) directly.
 
+use crate::engine::request::Statement;
 use crate::net::connection::ConnectionShared;
 use crate::sql::service::{Cursor, SqlService};
 use ferrogrid_protocol::codec::*;
@@ -63,11 +66,15 @@ pub(crate) fn column_type(ty: SqlType) -> SqlColumnType {
 /// Takes up to `count` rows off `rows` as a columnar page.
 pub(crate) fn page(columns: &[ColumnMeta], rows: &mut VecDeque<Vec<Value>>, count: usize) -> SqlPage {
     let taken: Vec<Vec<Value>> = rows.drain(..count.min(rows.len())).collect();
-    let last = rows.is_empty();
+    columnar(columns, &taken, rows.is_empty())
+}
+
+/// `rows` as a columnar page (`last`: no page follows).
+fn columnar(columns: &[ColumnMeta], rows: &[Vec<Value>], last: bool) -> SqlPage {
     let cells = columns
         .iter()
         .enumerate()
-        .map(|(index, column)| column_of(column.ty, taken.iter().map(|row| &row[index])))
+        .map(|(index, column)| column_of(column.ty, rows.iter().map(|row| &row[index])))
         .collect();
     SqlPage { last, columns: cells }
 }
@@ -138,25 +145,47 @@ pub(crate) fn answer_rows(
     out: &mut Vec<u8>,
     correlation_id: i64,
 ) {
+    if let Some(statement) = first_page(respond, connection, result) {
+        write_statement(out, correlation_id, &statement);
+    }
+}
+
+/// A query's result as its answer: the first page, the rest kept in a cursor of the
+/// connection's for its fetches (refused beyond its cursors' bound). None: rows remain and
+/// there is no connection to keep them for.
+pub(crate) fn first_page(
+    respond: &Respond,
+    connection: Option<&Arc<ConnectionShared>>,
+    result: ResultSet,
+) -> Option<Statement> {
     let Respond { service, query_id, page_size, max_cursors, member, .. } = respond;
     let (query_id, page_size, max_cursors, member) = (*query_id, *page_size, *max_cursors, *member);
     let mut rows: VecDeque<Vec<Value>> = result.rows.into();
-    let first = page(&result.columns, &mut rows, page_size.max(1));
-    if !rows.is_empty() {
-        let Some(connection) = connection else { return };
+    let first: Vec<Vec<Value>> = rows.drain(..page_size.max(1).min(rows.len())).collect();
+    let last = rows.is_empty();
+    if !last {
+        let connection = connection?;
         let mut cursors = service.cursors.lock();
         let held = cursors.keys().filter(|(owner, _)| *owner == connection.id).count();
         if held >= max_cursors {
             let error = SqlError::generic(format!(
                 "This connection already has {held} open SQL cursors (max-sql-cursors-per-connection); close or read some first"
             ));
-            drop(cursors);
-            return error_response(out, correlation_id, member, &error);
+            return Some(Statement::Failed { error, member });
         }
         cursors.insert((connection.id, query_id), Cursor { columns: result.columns.clone(), rows });
     }
-    let metadata: Vec<SqlColumnMetadata<'_>> = result
-        .columns
+    Some(Statement::Rows { columns: result.columns, rows: first, last })
+}
+
+/// Appends the SqlExecute response carrying a statement's result.
+pub(crate) fn write_statement(out: &mut Vec<u8>, correlation_id: i64, statement: &Statement) {
+    let (columns, rows, last) = match statement {
+        Statement::Rows { columns, rows, last } => (columns, rows, *last),
+        Statement::UpdateCount(count) => return update_count_response(out, correlation_id, *count),
+        Statement::Failed { error, member } => return error_response(out, correlation_id, *member, error),
+    };
+    let metadata: Vec<SqlColumnMetadata<'_>> = columns
         .iter()
         .map(|c| SqlColumnMetadata { name: &c.name, column_type: column_type(c.ty), nullable: c.nullable })
         .collect();
@@ -165,7 +194,7 @@ pub(crate) fn answer_rows(
         is_infinite_rows: false,
         partition_argument_index: -1,
         row_metadata: Some(metadata),
-        row_page: Some(first),
+        row_page: Some(columnar(columns, rows, last)),
         error: None,
     }
     .encode(out, SqlExecute::TYPE.response(), correlation_id, 0);

@@ -3,11 +3,12 @@
 //! mapping DDL's [`Ddl`], and the [`Sample`] an unmapped map's suggested mapping comes from.
 
 use crate::engine::listeners::{Event, EventKind};
+use crate::engine::request::{OpError, Reply, Statement};
 use crate::engine::schemas::Schemas;
 use crate::engine::wide::{Partial, Partitions, ShareContext, WideOperation};
 use crate::net::connection::ConnectionShared;
 use crate::partition::objects::PartitionStore;
-use crate::sql::pages::{answer_rows, error_response, update_count_response, Respond};
+use crate::sql::pages::{first_page, Respond};
 use crate::sql::service::{FollowUp, SqlService};
 use ferrogrid_protocol::message::{MessageReader, MessageWriter, RESPONSE_HEADER_SIZE};
 use ferrogrid_protocol::sql::{self as wire};
@@ -79,15 +80,16 @@ impl WideOperation for Sample {
         }
     }
 
-    fn write_response(&self, partial: Sampled, out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
-        let Some(error) = &self.error else { return };
+    fn reply<'p>(&'p self, partial: &'p mut Sampled) -> Result<Reply<'p>, OpError> {
+        let Some(error) = &self.error else { return Ok(Reply::NoAnswer) };
         if let Some((_, value)) = &partial.0 {
             // reading the sample teaches the member its Portable class, as on Hazelcast
             self.service.learn_portable(value);
         }
         let suggestion = partial
             .0
-            .and_then(|(key, value)| ferrogrid_sql::catalog::suggest_mapping(&self.map, &key, &value, &*self.schemas));
+            .as_ref()
+            .and_then(|(key, value)| ferrogrid_sql::catalog::suggest_mapping(&self.map, key, value, &*self.schemas));
         let error = match suggestion {
             Some(suggestion) => SqlError {
                 message: format!(
@@ -99,7 +101,7 @@ impl WideOperation for Sample {
             },
             None => error.clone(),
         };
-        error_response(out, correlation_id, self.member, &error);
+        Ok(Reply::Statement(Statement::Failed { error, member: self.member }))
     }
 }
 
@@ -150,8 +152,8 @@ impl WideOperation for Ddl {
 
     fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut ()) {}
 
-    fn write_response(&self, _: (), out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
-        update_count_response(out, correlation_id, 0);
+    fn reply<'p>(&'p self, _: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Statement(Statement::UpdateCount(0)))
     }
 }
 
@@ -170,6 +172,8 @@ pub(crate) struct Scan {
     pub(crate) then: Option<(Box<ferrogrid_sql::InsertSelect>, Arc<crate::shared::Shared>)>,
     pub(crate) schemas: Arc<Schemas>,
     pub(crate) connection: Option<Arc<ConnectionShared>>,
+    /// The client's request (an `INSERT ... SELECT`'s writes answer it).
+    pub(crate) correlation_id: i64,
 }
 
 /// What the scan's shares found: per partition covered, the entries of each source there. A
@@ -321,52 +325,64 @@ impl WideOperation for Scan {
         }
     }
 
-    fn write_response(&self, partial: Scanned, out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
-        let (plan, Some(respond)) = (&self.plan, &self.respond) else { return };
-        if let Some(missing) = uncovered(plan, &partial) {
+    fn reply<'p>(&'p self, partial: &'p mut Scanned) -> Result<Reply<'p>, OpError> {
+        let (plan, Some(respond)) = (&self.plan, &self.respond) else { return Ok(Reply::NoAnswer) };
+        let failed = |error| Ok(Reply::Statement(Statement::Failed { error, member: respond.member }));
+        if let Some(missing) = uncovered(plan, partial) {
             // A partition moved between members while the scan ran and no share read it.
-            let error = SqlError::new(
+            return failed(SqlError::new(
                 Code::PartitionDistribution,
                 format!(
                     "Partition distribution has changed while the query ran (partition {missing} was not read); retry"
                 ),
-            );
-            return error_response(out, correlation_id, respond.member, &error);
+            ));
         }
-        let sources = partial.into_sources(plan.sources.len());
+        let sources = std::mem::take(partial).into_sources(plan.sources.len());
         let schemas: &dyn SchemaSource = &*self.schemas;
         match ferrogrid_sql::exec::run(plan, &sources, schemas, respond.max_rows) {
             Ok(result) => match (&self.then, &self.connection) {
-                (Some((insert, shared)), Some(connection)) => {
-                    let follow_up = match insert.entries(result.rows) {
-                        Ok(entries) => FollowUp {
-                            connection: connection.clone(),
-                            correlation_id,
-                            map: insert.target.map.clone(),
-                            entries,
-                            overwrite: insert.overwrite,
-                        },
-                        Err(error) => return error_response(out, correlation_id, respond.member, &error),
-                    };
-                    // The writes are a fan-out of their own, started by a reactor; this job
-                    // answers nothing (its in-flight count ends, the write's begins).
-                    let reactor = &shared.reactors[0];
-                    match reactor.try_push(crate::shared::Task::SqlWrite(Box::new(follow_up))) {
-                        Ok(()) => reactor.wake(),
-                        Err(_) => {
-                            let error = SqlError::generic(
-                                "The member is too busy to write the rows (its reactor's queue is full); retry",
-                            );
-                            error_response(out, correlation_id, respond.member, &error);
-                        }
-                    }
+                (Some((insert, shared)), Some(connection)) => match insert.entries(result.rows) {
+                    Ok(entries) => self.write_selected(connection, insert, shared, entries).or_else(failed),
+                    Err(error) => failed(error),
+                },
+                _ => {
+                    Ok(first_page(respond, self.connection.as_ref(), result).map_or(Reply::NoAnswer, Reply::Statement))
                 }
-                _ => answer_rows(respond, self.connection.as_ref(), result, out, correlation_id),
             },
             Err(error) => {
                 let job = respond.query_id.local_id_low as u64;
-                let error = ferrogrid_sql::exec::runtime_error(plan, error, job);
-                error_response(out, correlation_id, respond.member, &error)
+                failed(ferrogrid_sql::exec::runtime_error(plan, error, job))
+            }
+        }
+    }
+}
+
+impl Scan {
+    /// Starts the writes of an `INSERT ... SELECT`'s rows: a fan-out of their own, started by a
+    /// reactor, which answers the client; this job answers nothing (its in-flight count ends,
+    /// the write's begins). The error when the reactor's queue has no room.
+    fn write_selected(
+        &self,
+        connection: &Arc<ConnectionShared>,
+        insert: &ferrogrid_sql::InsertSelect,
+        shared: &crate::shared::Shared,
+        entries: Vec<(Vec<u8>, Vec<u8>)>,
+    ) -> Result<Reply<'static>, SqlError> {
+        let follow_up = FollowUp {
+            connection: connection.clone(),
+            correlation_id: self.correlation_id,
+            map: insert.target.map.clone(),
+            entries,
+            overwrite: insert.overwrite,
+        };
+        let reactor = &shared.reactors[0];
+        match reactor.try_push(crate::shared::Task::SqlWrite(Box::new(follow_up))) {
+            Ok(()) => {
+                reactor.wake();
+                Ok(Reply::NoAnswer)
+            }
+            Err(_) => {
+                Err(SqlError::generic("The member is too busy to write the rows (its reactor's queue is full); retry"))
             }
         }
     }
@@ -552,16 +568,17 @@ impl WideOperation for Write {
         }
     }
 
-    fn write_response(&self, partial: Written, out: &mut Vec<u8>, _: MessageType, correlation_id: i64) {
-        match partial.failure {
+    fn reply<'p>(&'p self, partial: &'p mut Written) -> Result<Reply<'p>, OpError> {
+        let statement = match partial.failure.take() {
             Some((code, text)) => {
                 let error = SqlError::new(
                     if code == wire::error_code::DATA_EXCEPTION { Code::DataException } else { Code::Generic },
                     text,
                 );
-                error_response(out, correlation_id, self.member, &error);
+                Statement::Failed { error, member: self.member }
             }
-            None => update_count_response(out, correlation_id, 0),
-        }
+            None => Statement::UpdateCount(0),
+        };
+        Ok(Reply::Statement(statement))
     }
 }

@@ -5,12 +5,12 @@
 //! nobody covered makes the answer retryable.
 
 use super::query_ops::{for_each_match, read_partition, Coverage};
-use crate::engine::map::query::{exec_failure, Failure, Predicate};
+use crate::engine::map::query::{exec_failure, Predicate};
+use crate::engine::request::{ErrorKind, OpError, Reply};
 use crate::engine::wide::{Partial, Partitions, ShareContext, WideOperation};
 use crate::partition::objects::PartitionStore;
-use ferrogrid_protocol::codec::{NullableDataListResponse, NullableDataResponse};
 use ferrogrid_protocol::message::MessageWriter;
-use ferrogrid_protocol::{Data, DecodeError, Message, MessageType};
+use ferrogrid_protocol::{DecodeError, Message};
 use ferrogrid_query::aggregation::{Aggregator, Projection};
 use ferrogrid_query::exec::Accumulator;
 use std::collections::BTreeMap;
@@ -21,7 +21,7 @@ use std::sync::{Arc, OnceLock};
 #[derive(Debug)]
 struct Decoded<T> {
     data: Box<[u8]>,
-    decoded: OnceLock<Result<Arc<T>, Failure>>,
+    decoded: OnceLock<Result<Arc<T>, OpError>>,
 }
 
 impl<T> Decoded<T> {
@@ -32,8 +32,8 @@ impl<T> Decoded<T> {
     fn get(
         &self,
         share: &ShareContext<'_>,
-        decode: impl FnOnce(&[u8], &crate::engine::schemas::Schemas) -> Result<T, Failure>,
-    ) -> Result<Arc<T>, Failure> {
+        decode: impl FnOnce(&[u8], &crate::engine::schemas::Schemas) -> Result<T, OpError>,
+    ) -> Result<Arc<T>, OpError> {
         self.decoded.get_or_init(|| decode(&self.data, share.schemas).map(Arc::new)).clone()
     }
 }
@@ -41,7 +41,7 @@ impl<T> Decoded<T> {
 /// The decoded aggregator (or projection) and the compiled predicate of a share, or None with
 /// the failure recorded in `coverage`.
 fn ready<'p, T>(
-    decoded: Result<Arc<T>, Failure>,
+    decoded: Result<Arc<T>, OpError>,
     predicate: &'p Predicate,
     share: &ShareContext<'_>,
     coverage: &mut Coverage,
@@ -60,8 +60,8 @@ fn ready<'p, T>(
     }
 }
 
-fn not_readable(what: &str, error: impl std::fmt::Display) -> Failure {
-    Failure::new(ferrogrid_protocol::error::ILLEGAL_ARGUMENT, format!("cannot read the {what}: {error}"))
+fn not_readable(what: &str, error: impl std::fmt::Display) -> OpError {
+    OpError::new(ErrorKind::IllegalArgument, format!("cannot read the {what}: {error}"))
 }
 
 /// One partition's accumulator, or its encoded form after a member hop (decoded again when the
@@ -125,20 +125,21 @@ impl Aggregate {
         }
     }
 
-    fn decode(data: &[u8], schemas: &crate::engine::schemas::Schemas) -> Result<Aggregator, Failure> {
+    fn decode(data: &[u8], schemas: &crate::engine::schemas::Schemas) -> Result<Aggregator, OpError> {
         ferrogrid_query::aggregation::decode_aggregator_with(data, schemas).map_err(|e| not_readable("aggregator", e))
     }
 
-    /// The result once every partition is in: the accumulators combined in partition order.
-    fn result(&self, partial: Reduced) -> Result<Option<Vec<u8>>, Failure> {
+    /// The result once every partition is in: the accumulators (taken from `partial`)
+    /// combined in partition order.
+    fn result(&self, partial: &mut Reduced) -> Result<Option<Vec<u8>>, OpError> {
         partial.coverage.outcome()?;
         let aggregator = match self.aggregator.decoded.get() {
             Some(decoded) => decoded.clone()?,
-            None => return Err(Failure::new(ferrogrid_protocol::error::HAZELCAST, "no share ran the aggregation")),
+            None => return Err(OpError::new(ErrorKind::Refused, "no share ran the aggregation")),
         };
         let mut total = Accumulator::new(&aggregator);
-        let mut partitions: BTreeMap<u16, Accumulator> = partial.partitions;
-        for (partition, bytes) in partial.encoded {
+        let mut partitions: BTreeMap<u16, Accumulator> = std::mem::take(&mut partial.partitions);
+        for (partition, bytes) in std::mem::take(&mut partial.encoded) {
             let accumulator = Accumulator::decode(&aggregator, &bytes).map_err(exec_failure)?;
             partitions.insert(partition, accumulator);
         }
@@ -184,14 +185,8 @@ impl WideOperation for Aggregate {
         partial.partitions = partitions;
     }
 
-    fn write_response(&self, partial: Reduced, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        match self.result(partial) {
-            Ok(result) => {
-                let response = result.as_deref().map(Data);
-                NullableDataResponse { response }.encode(out, response_type, correlation_id, 0);
-            }
-            Err(failure) => failure.write(out, correlation_id),
-        }
+    fn reply<'p>(&'p self, partial: &'p mut Reduced) -> Result<Reply<'p>, OpError> {
+        self.result(partial).map(Reply::Aggregated)
     }
 }
 
@@ -281,17 +276,13 @@ impl WideOperation for Project {
         partial.items = items;
     }
 
-    fn write_response(&self, partial: Projected, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        let coverage = &partial.coverage;
-        let answer = coverage.outcome().and_then(|()| coverage.check_count(partial.items.len())).and_then(|()| {
-            let mut answer = Vec::new();
-            let response = partial.items.iter().map(|(_, item)| item.as_deref().map(Data)).collect();
-            NullableDataListResponse { response }.encode(&mut answer, response_type, correlation_id, 0);
-            coverage.bounded(answer)
-        });
-        match answer {
-            Ok(answer) => out.extend_from_slice(&answer),
-            Err(failure) => failure.write(out, correlation_id),
-        }
+    fn reply<'p>(&'p self, partial: &'p mut Projected) -> Result<Reply<'p>, OpError> {
+        partial.coverage.outcome()?;
+        partial.coverage.check_count(partial.items.len())?;
+        Ok(Reply::Projected(partial.items.iter().map(|(_, item)| item.as_deref()).collect()))
+    }
+
+    fn oversized(&self, partial: &Projected, bytes: usize) -> Option<OpError> {
+        partial.coverage.oversized(bytes)
     }
 }

@@ -1,59 +1,32 @@
 //! A query's predicate as the member runs it: compiled once (`ferrogrid_query::eval`) with the
-//! member's schemas, the partitions it is restricted to, and the Hazelcast exception a query
-//! fails with. Used by the query operations (`query_ops.rs`, `aggregate_ops.rs`)
-//! and by entry listeners with a predicate (`listeners.rs`).
+//! member's schemas, the partitions it is restricted to, and the kind of failure a query's
+//! errors are ([`failure`], [`exec_failure`]; the front end names each as its protocol does).
+//! Used by the query operations (`query_ops.rs`, `aggregate_ops.rs`) and by entry listeners
+//! with a predicate (`listeners.rs`).
 
+use crate::engine::request::{ErrorKind, OpError};
 use crate::engine::schemas::Schemas;
-use ferrogrid_protocol::error::{self, write_error_response, ErrorCode, ErrorHolder};
 use ferrogrid_protocol::Data;
 use ferrogrid_query::eval::Filter;
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
-/// Why a query has no result: the Hazelcast exception the client gets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Failure {
-    pub(crate) code: ErrorCode,
-    pub(crate) message: String,
-}
-
-impl Failure {
-    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Failure {
-        Failure { code, message: message.into() }
-    }
-
-    pub(crate) fn write(&self, out: &mut Vec<u8>, correlation_id: i64) {
-        write_error_response(out, correlation_id, &[ErrorHolder { code: self.code, message: Some(&self.message) }]);
-    }
-
-    /// A failure another member sent (code, class name, message): the class name is one of
-    /// the classes a query fails with, or else HazelcastException.
-    pub(crate) fn from_parts(code: i32, class_name: &str, message: String) -> Failure {
-        let code = FAILURE_CODES
-            .iter()
-            .find(|known| known.code == code && known.class_name == class_name)
-            .copied()
-            .unwrap_or(ErrorCode { code, class_name: error::HAZELCAST.class_name });
-        Failure { code, message }
-    }
-}
-
-/// Every exception a query's share can fail with (what another member's answer may name).
-const FAILURE_CODES: [ErrorCode; 14] = [
-    error::QUERY,
-    error::QUERY_RESULT_SIZE_EXCEEDED,
-    error::ILLEGAL_ARGUMENT,
-    error::CLASS_CAST,
-    error::UNSUPPORTED_OPERATION,
-    error::PARTITION_MIGRATING,
-    error::NULL_POINTER,
-    error::HAZELCAST,
-    error::HAZELCAST_SERIALIZATION,
-    ErrorCode { code: 0, class_name: "java.lang.NumberFormatException" },
-    ErrorCode { code: 0, class_name: "java.util.regex.PatternSyntaxException" },
-    ErrorCode { code: 0, class_name: "java.time.format.DateTimeParseException" },
-    ErrorCode { code: 0, class_name: "java.lang.ArithmeticException" },
-    error::ILLEGAL_STATE,
+/// Every kind of failure a query's share can fail with (what another member's answer may name).
+pub(crate) const QUERY_FAILURES: [ErrorKind; 14] = [
+    ErrorKind::Query,
+    ErrorKind::QueryResultSizeExceeded,
+    ErrorKind::IllegalArgument,
+    ErrorKind::ClassCast,
+    ErrorKind::Unsupported,
+    ErrorKind::PartitionMigrating,
+    ErrorKind::NullArgument,
+    ErrorKind::Refused,
+    ErrorKind::Serialization,
+    ErrorKind::NumberFormat,
+    ErrorKind::PatternSyntax,
+    ErrorKind::DateTimeParse,
+    ErrorKind::Arithmetic,
+    ErrorKind::IllegalState,
 ];
 
 /// A predicate compiled once per member (the first share to run compiles it with the member's
@@ -72,7 +45,7 @@ pub(crate) struct Predicate {
     data: Option<Box<[u8]>>,
     /// Keys (Data blobs) whose partitions alone are searched, besides any the predicate names.
     partition_keys: Vec<Box<[u8]>>,
-    compiled: OnceLock<Result<Compiled, Failure>>,
+    compiled: OnceLock<Result<Compiled, OpError>>,
 }
 
 impl Predicate {
@@ -88,11 +61,11 @@ impl Predicate {
 
     /// The compiled predicate (compiled here on the first call, with the member's `schemas`
     /// and the cluster's `partition_count`).
-    pub(crate) fn compiled(&self, schemas: &Schemas, partition_count: u16) -> &Result<Compiled, Failure> {
+    pub(crate) fn compiled(&self, schemas: &Schemas, partition_count: u16) -> &Result<Compiled, OpError> {
         self.compiled.get_or_init(|| {
             let predicate = match &self.data {
                 Some(data) => ferrogrid_query::predicate::decode_predicate_with(data, schemas).map_err(|error| {
-                    Failure::new(error::HAZELCAST_SERIALIZATION, format!("cannot read the predicate: {error}"))
+                    OpError::new(ErrorKind::Serialization, format!("cannot read the predicate: {error}"))
                 })?,
                 None => ferrogrid_query::predicate::Predicate::True,
             };
@@ -112,39 +85,40 @@ impl Predicate {
     }
 }
 
-/// The Hazelcast exception for an evaluation error (its message without the class name the
-/// error holder carries anyway).
-pub(crate) fn failure(error: ferrogrid_query::eval::EvalError) -> Failure {
+/// The failure for an evaluation error (its message without the Java class name, which the
+/// front end names from its kind).
+pub(crate) fn failure(error: ferrogrid_query::eval::EvalError) -> OpError {
     use ferrogrid_query::eval::EvalErrorKind as Kind;
-    let code = match error.kind {
-        Kind::Query => error::QUERY,
-        Kind::IllegalArgument => error::ILLEGAL_ARGUMENT,
-        Kind::ClassCast => error::CLASS_CAST,
-        Kind::NullPointer => error::NULL_POINTER,
-        Kind::Unsupported => error::UNSUPPORTED_OPERATION,
-        Kind::Serialization | Kind::SchemaNotFound { .. } => error::HAZELCAST_SERIALIZATION,
-        // Not in the protocol's table: sent as Hazelcast sends them, code 0 with the class name.
-        kind => ErrorCode { code: 0, class_name: kind.java_class() },
+    let kind = match error.kind {
+        Kind::Query => ErrorKind::Query,
+        Kind::IllegalArgument => ErrorKind::IllegalArgument,
+        Kind::ClassCast => ErrorKind::ClassCast,
+        Kind::NumberFormat => ErrorKind::NumberFormat,
+        Kind::NullPointer => ErrorKind::NullArgument,
+        Kind::PatternSyntax => ErrorKind::PatternSyntax,
+        Kind::DateTimeParse => ErrorKind::DateTimeParse,
+        Kind::Unsupported => ErrorKind::Unsupported,
+        Kind::Serialization | Kind::SchemaNotFound { .. } => ErrorKind::Serialization,
     };
-    Failure { code, message: error.message }
+    OpError::new(kind, error.message)
 }
 
-/// The Hazelcast exception for an aggregation's, a projection's or a paging order's error.
-pub(crate) fn exec_failure(error: ferrogrid_query::exec::ExecError) -> Failure {
+/// The failure for an aggregation's, a projection's or a paging order's error.
+pub(crate) fn exec_failure(error: ferrogrid_query::exec::ExecError) -> OpError {
     use ferrogrid_query::exec::ExecError;
-    let code = match &error {
-        ExecError::ClassCast(_) => error::CLASS_CAST,
-        ExecError::IllegalArgument(_) => error::ILLEGAL_ARGUMENT,
-        ExecError::NullPointer(_) => error::NULL_POINTER,
+    let kind = match &error {
+        ExecError::ClassCast(_) => ErrorKind::ClassCast,
+        ExecError::IllegalArgument(_) => ErrorKind::IllegalArgument,
+        ExecError::NullPointer(_) => ErrorKind::NullArgument,
         // An attribute a value does not have: Hazelcast's QueryException ("There is no
         // suitable accessor ...").
-        ExecError::Read(ferrogrid_query::ReadError::Attribute(_)) => error::QUERY,
-        ExecError::Serialization(_) | ExecError::Read(_) => error::HAZELCAST_SERIALIZATION,
-        ExecError::Unsupported(_) => error::UNSUPPORTED_OPERATION,
-        ExecError::Arithmetic(_) => ErrorCode { code: 0, class_name: "java.lang.ArithmeticException" },
-        ExecError::Write(_) | ExecError::Partial(_) => error::HAZELCAST,
+        ExecError::Read(ferrogrid_query::ReadError::Attribute(_)) => ErrorKind::Query,
+        ExecError::Serialization(_) | ExecError::Read(_) => ErrorKind::Serialization,
+        ExecError::Unsupported(_) => ErrorKind::Unsupported,
+        ExecError::Arithmetic(_) => ErrorKind::Arithmetic,
+        ExecError::Write(_) | ExecError::Partial(_) => ErrorKind::Refused,
     };
-    Failure { code, message: error.to_string() }
+    OpError::new(kind, error.to_string())
 }
 
 /// The schemas one share reads values with: the member's, each copied on first use into this

@@ -16,15 +16,13 @@
 //! Bounds: a query holds at most `hazelcast.query.result.size.limit` results (answered with
 //! `QueryResultSizeExceededException` beyond it) and an answer is at most `max-message-bytes`.
 
-use crate::engine::map::query::{failure, Compiled, Failure, Predicate};
+use crate::engine::map::query::{failure, Compiled, Predicate, QUERY_FAILURES};
+use crate::engine::request::{ErrorKind, OpError, PageItems, Reply};
 use crate::engine::wide::{Classified, Listed, Partial, Partitions, ShareContext, WideOperation, WideRequest};
 use crate::partition::objects::PartitionStore;
-use ferrogrid_protocol::codec::{
-    AnchorList, DataListPageResponse, DataListResponse, EntryListPageResponse, EntryListResponse, PagingPredicateHolder,
-};
-use ferrogrid_protocol::error;
-use ferrogrid_protocol::message::{MessageWriter, Packed};
-use ferrogrid_protocol::{Data, DecodeError, Message, MessageType};
+use ferrogrid_protocol::codec::PagingPredicateHolder;
+use ferrogrid_protocol::message::MessageWriter;
+use ferrogrid_protocol::{DecodeError, Message};
 use ferrogrid_query::predicate::IterationType;
 use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, OnceLock};
@@ -33,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Coverage {
     pub(crate) covered: BTreeSet<u16>,
-    pub(crate) failure: Option<Failure>,
+    pub(crate) failure: Option<OpError>,
     /// The partitions the query is restricted to (None: all of them).
     pub(crate) expected: Option<BTreeSet<u16>>,
     pub(crate) partition_count: u16,
@@ -59,30 +57,29 @@ impl Coverage {
         twice
     }
 
-    /// `answer` unless it is larger than the query's byte bound (then the failure for it).
-    pub(crate) fn bounded(&self, answer: Vec<u8>) -> Result<Vec<u8>, Failure> {
+    /// The failure for an answer of `bytes` bytes, if that is more than the query's byte bound.
+    pub(crate) fn oversized(&self, bytes: usize) -> Option<OpError> {
         let (_, byte_limit) = self.limits.unwrap_or((usize::MAX, usize::MAX));
-        if answer.len() > byte_limit {
-            let text = format!("This query's answer would take {} bytes, more than max-message-bytes", answer.len());
-            return Err(Failure::new(error::QUERY_RESULT_SIZE_EXCEEDED, text));
-        }
-        Ok(answer)
+        (bytes > byte_limit).then(|| {
+            let text = format!("This query's answer would take {bytes} bytes, more than max-message-bytes");
+            OpError::new(ErrorKind::QueryResultSizeExceeded, text)
+        })
     }
 
     /// The failure for `count` results beyond `hazelcast.query.result.size.limit`.
-    pub(crate) fn check_count(&self, count: usize) -> Result<(), Failure> {
+    pub(crate) fn check_count(&self, count: usize) -> Result<(), OpError> {
         let (result_limit, _) = self.limits.unwrap_or((usize::MAX, usize::MAX));
         if count > result_limit {
             let text = format!(
                 "This query would return {count} results, more than hazelcast.query.result.size.limit ({result_limit})"
             );
-            return Err(Failure::new(error::QUERY_RESULT_SIZE_EXCEEDED, text));
+            return Err(OpError::new(ErrorKind::QueryResultSizeExceeded, text));
         }
         Ok(())
     }
 
     /// The failure to answer with, if any: a share's, or partitions nobody covered.
-    pub(crate) fn outcome(&self) -> Result<(), Failure> {
+    pub(crate) fn outcome(&self) -> Result<(), OpError> {
         if let Some(failure) = &self.failure {
             return Err(failure.clone());
         }
@@ -92,7 +89,7 @@ impl Coverage {
         };
         if missing > 0 {
             let text = format!("{missing} partition(s) moved while the query ran; retry");
-            return Err(Failure::new(error::PARTITION_MIGRATING, text));
+            return Err(OpError::new(ErrorKind::PartitionMigrating, text));
         }
         Ok(())
     }
@@ -103,7 +100,7 @@ impl Coverage {
         &mut self,
         share: &mut ShareContext<'_>,
         compiled: &Compiled,
-        mut visit: impl FnMut(u16, &mut PartitionStore) -> Result<(), Failure>,
+        mut visit: impl FnMut(u16, &mut PartitionStore) -> Result<(), OpError>,
     ) {
         for local in self.cover_owned(share, compiled) {
             if let Err(failure) = visit(share.partition_id(local), &mut share.partitions[local]) {
@@ -132,7 +129,9 @@ impl Coverage {
         locals
     }
 
-    /// Writes the coverage into a member's answer: `count u16 | partitions u16… | failure`.
+    /// Writes the coverage into a member's answer to a WIDE request (member to member, not a
+    /// client response): `count u16 | partitions u16… | expected | failure`, the failure as the
+    /// Hazelcast adapter names it (code, class name, message).
     pub(crate) fn write_to(&self, writer: &mut MessageWriter<'_>) {
         let mut bytes = Vec::with_capacity(self.covered.len() * 2 + 8);
         bytes.extend_from_slice(&self.partition_count.to_le_bytes());
@@ -150,8 +149,9 @@ impl Coverage {
         };
         match &self.failure {
             Some(failure) => {
-                writer.frame(&failure.code.code.to_le_bytes());
-                writer.frame(failure.code.class_name.as_bytes());
+                let named = crate::route::wire::error_code(failure.kind);
+                writer.frame(&named.code.to_le_bytes());
+                writer.frame(named.class_name.as_bytes());
                 writer.frame(failure.message.as_bytes())
             }
             None => writer.null(),
@@ -175,7 +175,8 @@ impl Coverage {
             let code = code.try_into().map_err(|_| DecodeError::UnexpectedFrame("query failure"))?;
             let class_name = reader.string()?;
             let message = reader.string()?.to_owned();
-            Some(Failure::from_parts(i32::from_le_bytes(code), class_name, message))
+            let kind = crate::route::wire::error_kind(&QUERY_FAILURES, i32::from_le_bytes(code), class_name);
+            Some(OpError::new(kind, message))
         };
         Ok(Coverage { covered: partitions(&covered[2..]), failure, expected, partition_count, limits: None })
     }
@@ -268,7 +269,7 @@ impl Paging {
         &self,
         hits: Vec<Hit>,
         schemas: &dyn ferrogrid_query::SchemaSource,
-    ) -> Result<(Vec<Hit>, usize), Failure> {
+    ) -> Result<(Vec<Hit>, usize), OpError> {
         use ferrogrid_query::order::SortKey;
         let sort_key = |hit: &Hit| SortKey::of(self.iteration, (&hit.key, &hit.value), schemas);
         let keyed: Result<Vec<(SortKey, Hit)>, _> = hits.into_iter().map(|hit| Ok((sort_key(&hit)?, hit))).collect();
@@ -329,7 +330,7 @@ impl Query {
         share: &mut ShareContext<'_>,
         (now_ms, schemas): (i64, &dyn ferrogrid_query::SchemaSource),
         coverage: &mut Coverage,
-    ) -> Option<Result<Vec<Hit>, Failure>> {
+    ) -> Option<Result<Vec<Hit>, OpError>> {
         use ferrogrid_query::order::SortKey;
         use std::cmp::Reverse;
         let attribute = if paging.iteration == IterationType::Value { "this" } else { "__key" };
@@ -393,7 +394,7 @@ impl Query {
         partition: (u16, &PartitionStore),
         share_now: (i64, &dyn ferrogrid_query::SchemaSource),
         hits: &mut Vec<Hit>,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), OpError> {
         let (now_ms, schemas) = share_now;
         let Some(store) = partition.1.map(map) else { return Ok(()) };
         let keep_values = self.paging.is_some() || self.listed != Listed::Keys;
@@ -413,7 +414,7 @@ fn page_hit(
     compiled: &Compiled,
     (partition, store, key): (u16, &crate::engine::map::store::RecordStore, &[u8]),
     (now_ms, schemas): (i64, &dyn ferrogrid_query::SchemaSource),
-) -> Result<Option<(Hit, bool)>, Failure> {
+) -> Result<Option<(Hit, bool)>, OpError> {
     use ferrogrid_query::order::SortKey;
     let Some(entry) = store.get(key, now_ms) else { return Ok(None) };
     if !compiled.filter.matches(key, entry.value(), schemas).map_err(failure)? {
@@ -487,22 +488,18 @@ impl WideOperation for Query {
         partial.hits = hits;
     }
 
-    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+    fn reply<'p>(&'p self, partial: &'p mut Found) -> Result<Reply<'p>, OpError> {
+        partial.coverage.outcome()?;
+        partial.coverage.check_count(partial.hits.len())?;
+        let Some(paging) = &self.paging else { return Ok(list(self.listed, &partial.hits)) };
         let schemas = self.schemas.get().cloned().unwrap_or_default();
-        let coverage = partial.coverage.clone();
-        let answer = coverage.outcome().and_then(|()| coverage.check_count(partial.hits.len())).and_then(|()| {
-            let mut answer = Vec::new();
-            let response = (response_type, correlation_id);
-            match &self.paging {
-                None => write_list(self.listed, &partial.hits, &mut answer, response_type, correlation_id),
-                Some(paging) => write_page(self.listed, paging, partial.hits, &schemas, &mut answer, response)?,
-            }
-            coverage.bounded(answer)
-        });
-        match answer {
-            Ok(answer) => out.extend_from_slice(&answer),
-            Err(failure) => failure.write(out, correlation_id),
-        }
+        let (hits, skip) = paging.candidates(std::mem::take(&mut partial.hits), &*schemas)?;
+        partial.hits = hits;
+        Ok(page(self.listed, paging, &partial.hits[skip.min(partial.hits.len())..]))
+    }
+
+    fn oversized(&self, partial: &Found, bytes: usize) -> Option<OpError> {
+        partial.coverage.oversized(bytes)
     }
 }
 
@@ -512,8 +509,8 @@ pub(crate) fn for_each_match(
     store: &crate::engine::map::store::RecordStore,
     compiled: &Compiled,
     (now_ms, schemas): (i64, &dyn ferrogrid_query::SchemaSource),
-    mut found: impl FnMut(&[u8], &[u8]) -> Result<(), Failure>,
-) -> Result<(), Failure> {
+    mut found: impl FnMut(&[u8], &[u8]) -> Result<(), OpError>,
+) -> Result<(), OpError> {
     let filter = &compiled.filter;
     if let Some(candidates) = (!compiled.plan.is_empty()).then(|| store.index_candidates(&compiled.plan)).flatten() {
         for key in candidates {
@@ -543,7 +540,7 @@ impl AddIndex {
     pub(crate) fn classify(message: &Message<'_>) -> Result<Classified, DecodeError> {
         let request = ferrogrid_protocol::codec::MapAddIndex::decode(message)?;
         let index = &request.index;
-        let refuse = |text: String| Ok(Classified::Refused(error::ILLEGAL_ARGUMENT, text));
+        let refuse = |text: String| Ok(Classified::Refused(OpError::new(ErrorKind::IllegalArgument, text)));
         if !(0..=2).contains(&index.index_type) {
             return refuse(format!("Unsupported index type: {}", index.index_type));
         }
@@ -581,17 +578,17 @@ impl WideOperation for AddIndex {
         }
     }
 
-    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        ferrogrid_protocol::codec::EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
     }
 }
 
 /// keySet, values or entrySet (`listed`) of the map `name` with a paging predicate.
 pub(crate) fn paged(listed: Listed, name: &str, holder: PagingPredicateHolder<'_>) -> Result<Classified, DecodeError> {
-    let refuse = |text: &str| Ok(Classified::Refused(error::ILLEGAL_ARGUMENT, text.to_owned()));
+    let refuse = |text: &str| Ok(Classified::Refused(OpError::new(ErrorKind::IllegalArgument, text)));
     if holder.comparator.is_some_and(|comparator| comparator.type_id().unwrap_or(0) != 0) {
         let text = "ferrogrid cannot run a paging predicate's comparator (a class of the client's)";
-        return Ok(Classified::Refused(error::UNSUPPORTED_OPERATION, text.to_owned()));
+        return Ok(Classified::Refused(OpError::new(ErrorKind::Unsupported, text)));
     }
     let iteration = match holder.iteration_type {
         0 => IterationType::Key,
@@ -611,61 +608,32 @@ pub(crate) fn paged(listed: Listed, name: &str, holder: PagingPredicateHolder<'_
     Ok(Classified::Wide(WideRequest::new(Query::paged(listed, predicate, paging)), name.into()))
 }
 
-/// The whole result as a list response.
-fn write_list(listed: Listed, hits: &[Hit], out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
+/// The whole result as a list: keys or values, or entries.
+fn list(listed: Listed, hits: &[Hit]) -> Reply<'_> {
     match listed {
-        Listed::Keys => {
-            let response = hits.iter().map(|hit| Data(&hit.key)).collect();
-            DataListResponse { response }.encode(out, response_type, correlation_id, 0);
-        }
-        Listed::Values => {
-            let response = hits.iter().map(|hit| Data(&hit.value)).collect();
-            DataListResponse { response }.encode(out, response_type, correlation_id, 0);
-        }
-        Listed::Entries => {
-            let response = hits.iter().map(|hit| (Data(&hit.key), Data(&hit.value))).collect();
-            EntryListResponse { response }.encode(out, response_type, correlation_id, 0);
-        }
+        Listed::Keys => Reply::Values(hits.iter().map(|hit| &*hit.key).collect()),
+        Listed::Values => Reply::Values(hits.iter().map(|hit| &*hit.value).collect()),
+        Listed::Entries => Reply::Entries(hits.iter().map(|hit| (&*hit.key, &*hit.value)).collect()),
     }
 }
 
-/// One page of the sorted result, with the anchors the client keeps for the next pages
-/// (Hazelcast's `SortingUtil.getSortedSubListAndUpdateAnchor`): entries after the nearest
-/// anchor before the page, skipping the pages between, `page_size` of them.
-fn write_page(
-    listed: Listed,
-    paging: &Paging,
-    hits: Vec<Hit>,
-    schemas: &crate::engine::schemas::Schemas,
-    out: &mut Vec<u8>,
-    (response_type, correlation_id): (MessageType, i64),
-) -> Result<(), Failure> {
-    let (hits, skip) = paging.candidates(hits, schemas)?;
-    let page = &hits[skip.min(hits.len())..];
-    let mut anchors: Vec<(i32, Data<'_>, Data<'_>)> = paging
+/// One page of the sorted result (`page`: its hits, in order), with the anchors the client
+/// keeps for the next pages (Hazelcast's `SortingUtil.getSortedSubListAndUpdateAnchor`): the
+/// anchors of the pages before it, and the page's last entry.
+fn page<'p>(listed: Listed, paging: &'p Paging, page: &'p [Hit]) -> Reply<'p> {
+    let mut anchors: Vec<(i32, &[u8], &[u8])> = paging
         .anchors
         .iter()
         .filter(|(page, _, _)| (*page as i64) < paging.page as i64)
-        .map(|(page, key, value)| (*page, Data(key), Data(value)))
+        .map(|(page, key, value)| (*page, &**key, &**value))
         .collect();
     if let Some(last) = page.last() {
-        anchors.push((paging.page as i32, Data(&last.key), Data(&last.value)));
+        anchors.push((paging.page as i32, &last.key, &last.value));
     }
-    let anchors = AnchorList {
-        pages: Packed(anchors.iter().map(|anchor| anchor.0).collect()),
-        anchors: anchors.iter().map(|anchor| (anchor.1, anchor.2)).collect(),
+    let items = match listed {
+        Listed::Keys => PageItems::Values(page.iter().map(|hit| &*hit.key).collect()),
+        Listed::Values => PageItems::Values(page.iter().map(|hit| &*hit.value).collect()),
+        Listed::Entries => PageItems::Entries(page.iter().map(|hit| (&*hit.key, &*hit.value)).collect()),
     };
-    match listed {
-        Listed::Keys | Listed::Values => {
-            let pick = |hit: &Hit| if listed == Listed::Keys { hit.key.clone() } else { hit.value.clone() };
-            let items: Vec<Box<[u8]>> = page.iter().map(pick).collect();
-            let response = items.iter().map(|item| Data(item)).collect();
-            DataListPageResponse { response, anchors }.encode(out, response_type, correlation_id, 0);
-        }
-        Listed::Entries => {
-            let response = page.iter().map(|hit| (Data(&hit.key), Data(&hit.value))).collect();
-            EntryListPageResponse { response, anchors }.encode(out, response_type, correlation_id, 0);
-        }
-    }
-    Ok(())
+    Reply::Page { items, anchors }
 }

@@ -3,12 +3,11 @@
 //! (and into entry listeners, queries, aggregations and projections).
 
 use crate::engine::listeners::{EventKind, Listeners, Registry};
+use crate::engine::request::{OpError, Reply};
 use crate::engine::structures::ObjectKind;
 use crate::engine::wide::{Count, Found, Items, Listed, Partitions, ShareContext, WideOperation, WideRequest};
 use crate::partition::objects::PartitionStore;
-use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::message::write_frame;
-use ferrogrid_protocol::MessageType;
 
 /// Map.size: live entries of owned partitions.
 #[derive(Debug)]
@@ -28,8 +27,8 @@ impl WideOperation for Size {
         }
     }
 
-    fn write_response(&self, partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        partial.write_int_response(out, response_type, correlation_id);
+    fn reply<'p>(&'p self, partial: &'p mut Count) -> Result<Reply<'p>, OpError> {
+        Ok(partial.int())
     }
 }
 
@@ -49,8 +48,8 @@ impl WideOperation for IsEmpty {
         Size.on_partition(map, partition, owned, now_ms, partial);
     }
 
-    fn write_response(&self, partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        BoolResponse { response: partial.0 == 0 }.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, partial: &'p mut Count) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Bool(partial.0 == 0))
     }
 }
 
@@ -83,8 +82,8 @@ impl WideOperation for ContainsValue {
         }
     }
 
-    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, partial: &'p mut Found) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Bool(partial.0))
     }
 }
 
@@ -113,8 +112,8 @@ impl WideOperation for List {
         }
     }
 
-    fn write_response(&self, partial: Items, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        partial.write_list_response(out, response_type, correlation_id);
+    fn reply<'p>(&'p self, partial: &'p mut Items) -> Result<Reply<'p>, OpError> {
+        Ok(partial.list())
     }
 }
 
@@ -155,8 +154,8 @@ impl WideOperation for Clear {
         (partial.0 > 0).then_some((Registry::Entries, self.event, partial.0))
     }
 
-    fn write_response(&self, _partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, _partial: &'p mut Count) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
     }
 }
 
@@ -173,8 +172,8 @@ impl WideOperation for Flush {
     fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
     }
 
-    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
     }
 }
 
@@ -206,8 +205,8 @@ impl WideOperation for Destroy {
         }
     }
 
-    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
     }
 }
 
@@ -224,7 +223,6 @@ mod tests {
     use crate::engine::wide::objects::{AddListener, DropRelayed, RemoveListener};
     use crate::engine::wide::Partial;
     use crate::route::fanout::testing::*;
-    use ferrogrid_protocol::Message;
 
     /// Entries over four partitions: two shares (reactors) of two partitions each.
     const ENTRIES: &[(&[u8], &[u8], usize)] =
@@ -269,18 +267,17 @@ mod tests {
     #[test]
     fn size_counts_live_entries_of_every_share() {
         assert_eq!(two_shares(&Size, 0), Count(5));
-        let merged = two_shares(&Size, 5);
+        let mut merged = two_shares(&Size, 5);
         assert_eq!(merged, Count(4), "an expired entry does not count");
-        let out = response(&Size, merged);
-        let message = Message::parse(&out).expect("well-formed");
-        assert_eq!((message.message_type(), message.correlation_id()), (RESPONSE, 9));
-        assert_eq!(IntResponse::decode(&message).expect("an int").response, 4);
-        let huge = response(&Size, Count(u64::from(u32::MAX)));
-        assert_eq!(IntResponse::decode(&Message::parse(&huge).unwrap()).unwrap().response, i32::MAX);
+        assert_eq!(Size.reply(&mut merged), Ok(Reply::Int(4)));
+        assert_eq!(Size.reply(&mut Count(u64::from(u32::MAX))), Ok(Reply::Int(i32::MAX)), "a Java int");
     }
 
-    fn answer_bool<W: WideOperation>(operation: &W, partial: W::Partial) -> bool {
-        BoolResponse::decode(&Message::parse(&response(operation, partial)).unwrap()).unwrap().response
+    fn answer_bool<W: WideOperation>(operation: &W, mut partial: W::Partial) -> bool {
+        match operation.reply(&mut partial) {
+            Ok(Reply::Bool(answer)) => answer,
+            other => panic!("not a boolean answer: {other:?}"),
+        }
     }
 
     #[test]
@@ -346,8 +343,7 @@ mod tests {
             assert_eq!(operation.map_event(&merged), Some((Registry::Entries, event, 4)));
             assert_eq!(share(&Size, &mut all, 0), Count(0));
             assert_eq!(share(&operation, &mut all, 5), Count(0), "a second clear finds nothing");
-            let out = response(&operation, merged);
-            assert!(EmptyResponse::decode(&Message::parse(&out).unwrap()).is_ok());
+            assert_eq!(operation.reply(&mut merged), Ok(Reply::Empty));
         }
     }
 
@@ -365,7 +361,7 @@ mod tests {
         assert!(all.iter().all(|partition| partition.map(MAP).is_none()));
         assert!(all[0].map("other").is_some(), "other maps stay");
         assert_eq!(Destroy.map_event(&()), None, "destroy publishes no map event");
-        assert!(EmptyResponse::decode(&Message::parse(&response(&Destroy, ())).unwrap()).is_ok());
+        assert_eq!(Destroy.reply(&mut ()), Ok(Reply::Empty));
     }
 
     #[test]
@@ -377,8 +373,7 @@ mod tests {
         let mut listeners = Listeners::default();
         add.on_reactor(MAP, &mut listeners, &mut ());
         assert!(listeners.has(MAP));
-        let out = response(&add, ());
-        assert_eq!(UuidResponse::decode(&Message::parse(&out).unwrap()).unwrap().response, Some(id));
+        assert_eq!(add.reply(&mut ()), Ok(Reply::Registration(id)));
         let remove = RemoveListener::from(Registry::Entries, id);
         let mut removed = remove.empty();
         remove.on_reactor(MAP, &mut listeners, &mut removed);

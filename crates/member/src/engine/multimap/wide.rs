@@ -2,12 +2,11 @@
 //! rows, `rows.rs`, decode them).
 
 use crate::engine::listeners::{EventKind, Registry};
+use crate::engine::request::{OpError, Reply};
 use crate::engine::wide::{Count, Found, Items, Partitions, WideOperation};
 use crate::partition::objects::kind;
 use crate::partition::objects::PartitionStore;
-use ferrogrid_protocol::codec::{BoolResponse, EmptyResponse};
 use ferrogrid_protocol::message::write_frame;
-use ferrogrid_protocol::MessageType;
 
 /// What a multimap listing answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,8 +58,8 @@ impl WideOperation for MultiList {
         }
     }
 
-    fn write_response(&self, partial: Items, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        partial.write_list_response(out, response_type, correlation_id);
+    fn reply<'p>(&'p self, partial: &'p mut Items) -> Result<Reply<'p>, OpError> {
+        Ok(partial.list())
     }
 }
 
@@ -89,8 +88,8 @@ impl WideOperation for MultiSize {
         }
     }
 
-    fn write_response(&self, partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        partial.write_int_response(out, response_type, correlation_id);
+    fn reply<'p>(&'p self, partial: &'p mut Count) -> Result<Reply<'p>, OpError> {
+        Ok(partial.int())
     }
 }
 
@@ -122,8 +121,8 @@ impl WideOperation for MultiContainsValue {
         }
     }
 
-    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, partial: &'p mut Found) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Bool(partial.0))
     }
 }
 
@@ -153,7 +152,7 @@ impl WideOperation for MultiClear {
         Some((Registry::MultiMapEntries, EventKind::ClearAll, partial.0))
     }
 
-    fn write_response(&self, _partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, _partial: &'p mut Count) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
     }
 }

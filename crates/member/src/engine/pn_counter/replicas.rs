@@ -7,15 +7,13 @@ use crate::cluster::peer;
 use crate::cluster::replication::state::PendingWrite;
 use crate::engine::pn_counter::request::{PnCounterOp, PnCounterRequest};
 use crate::engine::pn_counter::state::{read_state, replicas, ENTRY_BYTES};
-use crate::engine::request::{ErrorKind, OpError};
+use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
 use crate::net::connection::ConnectionShared;
 use crate::obs::probes::ObjectFigures;
 use crate::partition::owner::Execute;
 use crate::partition::owner::{Call, PartitionOwner};
-use crate::route::wire;
+use crate::route::wire::{self, HazelcastReply};
 use ferrogrid_cluster::MemberId;
-use ferrogrid_protocol::codec::PnCounterResponse;
-use ferrogrid_protocol::message::Packed;
 use std::sync::Arc;
 use tracing::warn;
 
@@ -41,12 +39,10 @@ impl Execute for PnCounterRequest<'_> {
             Err(failure) => return wire::write_error(out, call.correlation_id, &failure),
         };
         let start = out.len();
-        let response = PnCounterResponse {
-            value: answer.value,
-            replica_count: config.replica_count as i32,
-            replica_timestamps: Packed(answer.clock),
-        };
-        response.encode(out, call.response_type, call.correlation_id, 0);
+        let reply =
+            Reply::Counter { value: answer.value, clock: answer.clock, replica_count: config.replica_count as i32 };
+        HazelcastReply { out: &mut *out, response_type: call.response_type, correlation_id: call.correlation_id }
+            .reply(reply);
         match request.op {
             PnCounterOp::Get => owner.hold_behind_counter(name, call.connection, out, start),
             PnCounterOp::Add { .. } => {
@@ -185,7 +181,7 @@ mod tests {
     use crate::net::connection::ConnectionId;
     use ferrogrid_cluster::{MemberEntry, PartitionTable};
     use ferrogrid_config::{MemberConfig, PnCounterConfig};
-    use ferrogrid_protocol::codec::PnCounterAdd;
+    use ferrogrid_protocol::codec::{PnCounterAdd, PnCounterResponse};
     use ferrogrid_protocol::{Message, PartitionId, Uuid};
     use std::collections::HashMap;
 

@@ -5,6 +5,7 @@ use crate::engine::replicated_map::request::{ReplicatedMapOp as Op, ReplicatedMa
 use crate::engine::replicated_map::wide::{
     ReplicatedClear, ReplicatedContainsValue, ReplicatedList, ReplicatedPutAll, ReplicatedSize,
 };
+use crate::engine::request::{ErrorKind, OpError};
 use crate::engine::structures::ObjectKind;
 use crate::engine::wide::objects::destroy_object;
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
@@ -14,7 +15,7 @@ use crate::net::connection::ConnectionShared;
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire::blob;
 use ferrogrid_protocol::codec::*;
-use ferrogrid_protocol::{error, DecodeError, Message};
+use ferrogrid_protocol::{DecodeError, Message};
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -88,7 +89,7 @@ fn with_predicate(message: &Message<'_>) -> Result<Classified, DecodeError> {
          supported",
         message.message_type().describe()
     );
-    Ok(Classified::Refused(error::UNSUPPORTED_OPERATION, text))
+    Ok(Classified::Refused(OpError::new(ErrorKind::Unsupported, text)))
 }
 
 /// Destroy of a replicated map: its entries and its entry listeners, everywhere.

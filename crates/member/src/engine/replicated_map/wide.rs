@@ -8,13 +8,13 @@
 
 use crate::engine::listeners::{EventKind, Registry};
 use crate::engine::replicated_map::store::{publish, put_kind, EntryChange};
+use crate::engine::request::{OpError, Reply};
 use crate::engine::wide::{Count, Found, Items, Listed, Partitions, ShareContext, WideOperation};
 use crate::partition::objects::kind;
 use crate::partition::objects::PartitionStore;
-use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::data::partition_for;
 use ferrogrid_protocol::message::write_frame;
-use ferrogrid_protocol::{Data, MessageType};
+use ferrogrid_protocol::Data;
 
 /// ReplicatedMap.size and isEmpty: the live entries of this member's copy.
 #[derive(Debug)]
@@ -38,12 +38,8 @@ impl WideOperation for ReplicatedSize {
         }
     }
 
-    fn write_response(&self, partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        if self.answer_empty {
-            BoolResponse { response: partial.0 == 0 }.encode(out, response_type, correlation_id, 0);
-        } else {
-            partial.write_int_response(out, response_type, correlation_id);
-        }
+    fn reply<'p>(&'p self, partial: &'p mut Count) -> Result<Reply<'p>, OpError> {
+        Ok(if self.answer_empty { Reply::Bool(partial.0 == 0) } else { partial.int() })
     }
 }
 
@@ -69,8 +65,8 @@ impl WideOperation for ReplicatedContainsValue {
         }
     }
 
-    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, partial: &'p mut Found) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Bool(partial.0))
     }
 }
 
@@ -102,8 +98,8 @@ impl WideOperation for ReplicatedList {
         }
     }
 
-    fn write_response(&self, partial: Items, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        partial.write_list_response(out, response_type, correlation_id);
+    fn reply<'p>(&'p self, partial: &'p mut Items) -> Result<Reply<'p>, OpError> {
+        Ok(partial.list())
     }
 }
 
@@ -155,8 +151,8 @@ impl WideOperation for ReplicatedClear {
         Some((Registry::ReplicatedEntries, EventKind::ClearAll, partial.0))
     }
 
-    fn write_response(&self, _partial: Count, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, _partial: &'p mut Count) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
     }
 }
 
@@ -209,7 +205,7 @@ impl WideOperation for ReplicatedPutAll {
         unreachable!("on_share does a replicated putAll's work")
     }
 
-    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
     }
 }

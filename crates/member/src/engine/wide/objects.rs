@@ -3,11 +3,11 @@
 
 use super::{Classified, Found, Partitions, WideOperation, WideRequest};
 use crate::engine::listeners::{Listener, Listeners, Registry};
+use crate::engine::request::{ErrorKind, OpError, Reply};
 use crate::engine::structures::ObjectKind;
 use crate::net::connection::ConnectionShared;
 use crate::partition::objects::PartitionStore;
-use ferrogrid_protocol::codec::*;
-use ferrogrid_protocol::{DecodeError, Message, MessageType, Uuid};
+use ferrogrid_protocol::{DecodeError, Message, Uuid};
 use std::sync::Arc;
 
 /// Map.addEntryListener (and the key and near-cache variants) and IQueue.addItemListener: the
@@ -51,8 +51,8 @@ impl WideOperation for AddListener {
     fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
     }
 
-    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        UuidResponse { response: Some(self.listener.id) }.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Registration(self.listener.id))
     }
 }
 
@@ -78,7 +78,9 @@ impl WideOperation for DropRelayed {
     fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
     }
 
-    fn write_response(&self, _partial: (), _out: &mut Vec<u8>, _response_type: MessageType, _correlation_id: i64) {}
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::NoAnswer)
+    }
 }
 
 /// Map.removeEntryListener: the registration off every reactor of this member; answers
@@ -123,8 +125,8 @@ impl WideOperation for RemoveListener {
     ) {
     }
 
-    fn write_response(&self, partial: Found, out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        BoolResponse { response: partial.0 }.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, partial: &'p mut Found) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Bool(partial.0))
     }
 }
 
@@ -159,7 +161,7 @@ impl WideOperation for DestroyObject {
         // Requests waiting on it (a poll, a ringbuffer read) fail as in Hazelcast. They are
         // answered here, on their connection: the share has no outbox for partitions.
         let text = format!("Distributed object is destroyed: {}", crate::tenants::display(name));
-        let failure = crate::engine::request::OpError::new(crate::engine::request::ErrorKind::Destroyed, text);
+        let failure = OpError::new(ErrorKind::Destroyed, text);
         for reply_to in partition.take_waiting(&mut object) {
             let (connection, answer) = crate::route::wire::encode_outcome(&reply_to, Err(failure.clone()));
             if !connection.is_closed() {
@@ -168,8 +170,8 @@ impl WideOperation for DestroyObject {
         }
     }
 
-    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
     }
 }
 
@@ -198,8 +200,8 @@ impl WideOperation for DestroyPnCounter {
     ) {
     }
 
-    fn write_response(&self, _partial: (), out: &mut Vec<u8>, response_type: MessageType, correlation_id: i64) {
-        EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
     }
 }
 

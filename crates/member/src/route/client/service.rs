@@ -5,7 +5,7 @@
 use crate::cluster::events::Topic;
 use crate::cluster::peer::Service;
 use crate::cluster::view::{self, ClusterView};
-use crate::net::connection::{ConnectionShared, ConnectionState};
+use crate::net::connection::{ConnectionShared, ConnectionState, ReplyTo};
 use crate::route::row::ClientCall;
 use crate::shared::Shared;
 use ferrogrid_protocol::codec::*;
@@ -325,7 +325,8 @@ fn schema_request(
         ClientCall::SendSchema => {
             let request = ClientSendSchema::decode(message)?;
             let schema = crate::engine::schemas::from_wire(&request.schema);
-            send_schemas(shared, &[schema], Some((connection, correlation_id)), out);
+            let reply_to = ReplyTo { connection: connection.clone(), correlation_id, response_type: ty.response() };
+            send_schemas(shared, &[schema], Some(reply_to), out);
         }
         ClientCall::SendAllSchemas => {
             let request = ClientSendAllSchemas::decode(message)?;
@@ -350,10 +351,10 @@ fn schema_request(
 fn send_schemas(
     shared: &Shared,
     schemas: &[ferrogrid_query::schema::Schema],
-    reply_to: Option<(&Arc<ConnectionShared>, i64)>,
+    reply_to: Option<ReplyTo>,
     out: &mut Vec<u8>,
 ) -> bool {
-    let correlation_id = reply_to.map_or(0, |(_, correlation_id)| correlation_id);
+    let correlation_id = reply_to.as_ref().map_or(0, |reply_to| reply_to.correlation_id);
     let state = shared.cluster_state();
     let me = shared.view.member_uuid;
     let members = state.member_uuids();
@@ -373,8 +374,8 @@ fn send_schemas(
                 link.send(&message);
             }
         }
-        if let Some((connection, correlation_id)) = reply_to {
-            shared.schemas.wait(id, connection.clone(), correlation_id, std::time::Instant::now());
+        if let Some(reply_to) = &reply_to {
+            shared.schemas.wait(id, reply_to.clone(), std::time::Instant::now());
         }
     }
     shared.schemas.answer_due(&members);
