@@ -58,14 +58,27 @@ struct Connection {
 }
 
 impl Connection {
+    /// A connection, authenticated; a member that answers with an error (one still joining
+    /// its cluster right after start) is asked again, for up to 10 s.
     fn open(address: &str) -> Connection {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match Connection::try_open(address) {
+                Some(connection) => return connection,
+                None if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+                None => panic!("{address} refused authentication for 10 s"),
+            }
+        }
+    }
+
+    fn try_open(address: &str) -> Option<Connection> {
         let stream = TcpStream::connect(address).expect("connect");
         stream.set_nodelay(true).unwrap();
         let protocol = protocol();
         let mut connection =
             Connection { stream, decoder: StreamDecoder::default(), buffer: vec![0; 1 << 20], filled: 0, protocol };
         if protocol == Protocol::Resp {
-            return connection;
+            return Some(connection);
         }
         let mut out = b"CP2".to_vec();
         let username = std::env::var("LOAD_USERNAME").ok();
@@ -87,10 +100,10 @@ impl Connection {
         connection.stream.write_all(&out).unwrap();
         let mut status = None;
         connection.read_responses(1, |message| {
-            status = Some(AuthenticationResponse::decode(message).unwrap().status);
+            // (An error response does not decode as an authentication response.)
+            status = AuthenticationResponse::decode(message).ok().map(|response| response.status);
         });
-        assert_eq!(status, Some(0), "authenticated");
-        connection
+        (status == Some(0)).then_some(connection)
     }
 
     /// Reads until at least `minimum` responses have been seen, calling `each` on every
