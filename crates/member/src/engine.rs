@@ -3,6 +3,7 @@
 //! (`request.rs`), with no sockets in them. Shared by several structures: entry listeners, key
 //! locks, per-object settings and Compact schemas.
 
+pub(crate) mod cardinality_estimator;
 pub(crate) mod collection;
 pub(crate) mod flake_id;
 pub(crate) mod listeners;
