@@ -19,8 +19,8 @@
 //! entries are deduplicated only where they are adjacent after sorting, a dense register's run
 //! is counted against a fence at bit 17 of the shifted hash (Java's `1 << 49` on an int is
 //! `1 << 17`, so a dense add stores at most 18), a sparse entry's run converts to `run + 11`,
-//! and the bias is the mean of the 6 neighbours Hazelcast's nearest-neighbour search picks
-//! (the nearest counted twice).
+//! the bias is the mean of the 6 neighbours Hazelcast's nearest-neighbour search picks (the
+//! nearest counted twice), and the cached estimate outlives the turn to dense.
 //!
 //! Bounds: dense, 16 KiB of registers whatever is added; sparse, at most 16 384 stored bytes'
 //! worth of entries (fewer than 16 384 entries) and 200 pending ones, so never more than about
@@ -204,6 +204,7 @@ impl Sparse {
     }
 
     fn add(&mut self, entry: u32) -> Change {
+        assert!(self.pending.len() < PENDING_CAPACITY, "a full pending list is merged at once");
         self.pending.push(entry);
         if self.pending.len() == PENDING_CAPACITY {
             self.merge();
@@ -237,6 +238,7 @@ impl Sparse {
                 kept.push(*entry);
             }
         }
+        debug_assert!(kept.windows(2).all(|pair| pair[0] < pair[1]), "merged entries ascend");
         self.merged_bytes = stored_bytes(&kept);
         self.merged = kept;
     }
