@@ -1,3 +1,4 @@
+import com.hazelcast.cardinality.CardinalityEstimator;
 import com.hazelcast.client.HazelcastClient;
 import com.hazelcast.client.config.ClientConfig;
 import com.hazelcast.core.DistributedObject;
@@ -25,6 +26,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
@@ -101,6 +103,7 @@ public final class Smoke {
             set(client);
             multiMap(client);
             replicatedMap(client);
+            cardinalityEstimator(client);
             rc = 0;
             System.out.println("java smoke: ok (" + checks + " checks)");
         } catch (Throwable t) {
@@ -193,6 +196,36 @@ public final class Smoke {
         checkEq("e", rb.readOne(4), "readOne(tail + 1) gets a later add");
         later.join();
         rb.destroy();
+    }
+
+    /** Adds "item-<from>" .. "item-<to - 1>", 1000 in flight at a time. */
+    static void addItems(CardinalityEstimator estimator, int from, int to) throws Exception {
+        List<CompletionStage<Void>> pending = new ArrayList<>();
+        for (int n = from; n < to; n++) {
+            pending.add(estimator.addAsync("item-" + n));
+            if (pending.size() == 1000 || n == to - 1) {
+                for (CompletionStage<Void> added : pending) {
+                    added.toCompletableFuture().get(10, TimeUnit.SECONDS);
+                }
+                pending.clear();
+            }
+        }
+    }
+
+    static void cardinalityEstimator(HazelcastInstance client) throws Exception {
+        String name = "java-smoke-ce-" + UUID.randomUUID();
+        CardinalityEstimator estimator = client.getCardinalityEstimator(name);
+        checkEq(0L, estimator.estimate(), "a new estimator estimates 0");
+        addItems(estimator, 0, 1000);
+        checkEq(1000L, estimator.estimate(), "estimate of 1000 items (exact while sparse)");
+        addItems(estimator, 0, 1000);
+        checkEq(1000L, estimator.estimate(), "items added again do not count");
+        addItems(estimator, 1000, 20000);
+        // What a Hazelcast 5.6.0 member answers for these adds and estimates.
+        checkEq(20078L, estimator.estimate(), "estimate of 20000 items (dense)");
+        estimator.destroy();
+        checkEq(0L, client.getCardinalityEstimator(name).estimate(), "a destroyed estimator starts again");
+        client.getCardinalityEstimator(name).destroy();
     }
 
     static void list(HazelcastInstance client) throws InterruptedException {

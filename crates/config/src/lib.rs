@@ -14,6 +14,7 @@
 //! Invariant: every `MemberConfig` this crate returns from a text or a file has passed
 //! [`MemberConfig::validate`], which checks every bound documented on the fields.
 
+mod cardinality_estimator;
 mod collection;
 mod error;
 mod flake_id;
@@ -35,6 +36,7 @@ mod yaml;
 use std::io::Read;
 use std::path::Path;
 
+pub use cardinality_estimator::{CardinalityEstimatorConfig, CardinalityEstimatorConfigs};
 pub use collection::{CollectionConfig, CollectionConfigs, MultiMapConfig, MultiMapConfigs, ValueCollectionType};
 pub use error::ConfigError;
 pub use flake_id::{FlakeIdGeneratorConfig, FlakeIdGeneratorConfigs, MAX_PREFETCH_COUNT};
@@ -101,6 +103,8 @@ pub struct MemberConfig {
     pub topics: TopicConfigs,
     /// Per-PN-counter settings by name or pattern. `hazelcast.pn-counter`.
     pub pn_counters: PnCounterConfigs,
+    /// Per-cardinality-estimator settings by name or pattern. `hazelcast.cardinality-estimator`.
+    pub cardinality_estimators: CardinalityEstimatorConfigs,
     /// How often CRDT replicas exchange their states. `hazelcast.crdt-replication`.
     pub crdt_replication: CrdtReplicationConfig,
     /// Per-generator settings by name or pattern. `hazelcast.flake-id-generator`.
@@ -181,6 +185,7 @@ impl Default for MemberConfig {
             ringbuffers: RingbufferConfigs::default(),
             topics: TopicConfigs::default(),
             pn_counters: PnCounterConfigs::default(),
+            cardinality_estimators: CardinalityEstimatorConfigs::default(),
             crdt_replication: CrdtReplicationConfig::DEFAULT,
             flake_id_generators: FlakeIdGeneratorConfigs::default(),
             security: SecurityConfig::default(),
@@ -351,6 +356,7 @@ impl MemberConfig {
         self.replicated_maps.validate()?;
         self.sets.validate("set")?;
         self.pn_counters.validate()?;
+        self.cardinality_estimators.validate()?;
         self.crdt_replication.validate()?;
         self.flake_id_generators.validate()?;
         self.security.validate()?;

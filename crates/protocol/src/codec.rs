@@ -412,6 +412,13 @@ messages! {
         read_count: i32, next_seq: i64; var items: Vec<Data<'a>>, item_seqs: Option<Packed<i64>>
     }
 
+    // ----- CardinalityEstimator (service 0x19): sent to the partition of the estimator's name;
+    // the client hashes the item itself (Data.hash64: MurmurHash3 x64 of its payload) -----
+    /// Answered with an `EmptyResponse`.
+    Request CardinalityEstimatorAdd<'a> = 0x190100 { hash: i64; var name: &'a str }
+    /// Answered with a `LongResponse`: the estimate.
+    Request CardinalityEstimatorEstimate<'a> = 0x190200 { ; var name: &'a str }
+
     // ----- PN counter (service 0x1D): sent to the member the request names as its target
     // replica (partition id -1); the replica timestamps are the vector clock the client observed -----
     Request PnCounterGet<'a> = 0x1D0100 {

@@ -324,3 +324,34 @@ fn pn_counter_messages_of_the_official_codecs_round_trip() {
     response.encode(&mut out, PnCounterAdd::RESPONSE, 7, 0);
     assert_eq!(hex::encode(out), response_hex);
 }
+
+/// CardinalityEstimator messages never crossed the captured sessions (the Python client has no
+/// proxy for them); these were encoded by the official codecs of the 5.6.0 jar
+/// (`CardinalityEstimatorAddCodec`, `CardinalityEstimatorEstimateCodec`), IS_FINAL set on the
+/// last frame as on the socket.
+#[test]
+fn cardinality_estimator_messages_of_the_official_codecs_round_trip() {
+    let add_hex = "1e00000000c00001190007000000000000002a000000fbffffffffffffff0f0000000020657374696d61746f72";
+    let bytes = hex::decode(add_hex).unwrap();
+    let add = CardinalityEstimatorAdd::decode(&Message::parse(&bytes).unwrap()).unwrap();
+    assert_eq!(add, CardinalityEstimatorAdd { hash: -5, name: "estimator" });
+    let mut out = Vec::new();
+    add.encode(&mut out, 7, 42, 0);
+    assert_eq!(hex::encode(out), add_hex);
+
+    let estimate_hex = "1600000000c00002190008000000000000002a0000000f0000000020657374696d61746f72";
+    let bytes = hex::decode(estimate_hex).unwrap();
+    let estimate = CardinalityEstimatorEstimate::decode(&Message::parse(&bytes).unwrap()).unwrap();
+    assert_eq!(estimate.name, "estimator");
+    let mut out = Vec::new();
+    estimate.encode(&mut out, 8, 42, 0);
+    assert_eq!(hex::encode(out), estimate_hex);
+
+    let response_hex = "1b00000000e00102190008000000000000000015cd5b0700000000";
+    let mut out = Vec::new();
+    LongResponse { response: 123_456_789 }.encode(&mut out, CardinalityEstimatorEstimate::RESPONSE, 8, 0);
+    assert_eq!(hex::encode(out), response_hex);
+    let mut out = Vec::new();
+    EmptyResponse {}.encode(&mut out, CardinalityEstimatorAdd::RESPONSE, 7, 0);
+    assert_eq!(hex::encode(out), "1300000000e001011900070000000000000000");
+}

@@ -38,6 +38,9 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
     smart and unisocket clients add concurrently; the survivors agree on a value between the
     acknowledged adds and those plus the attempts that failed (against Hazelcast, whose
     replication is asynchronous, only the upper bound is checked and losses are noted);
+  * cardinality estimators (test_cardinality_estimator_cluster.py): estimators of every size
+    (sparse with entries pending, dense) keep their estimates through a third member's join
+    and kill -9 of an owner (against Hazelcast, within 1%);
   * flake ids (test_flake_id_cluster.py): 4 clients take 100,000 ids each while the master
     (or the youngest member) is killed with kill -9 and started again: all 400,000 are unique,
     the members started together have node ids 1-3 and the restarted one a new, higher one; a

@@ -1,10 +1,10 @@
 //! The data structures' sections of the document (`map`, `queue`, `list`, `set`, `multimap`,
 //! `replicatedmap`, `ringbuffer`, `topic`, `pn-counter`, `crdt-replication`,
-//! `flake-id-generator`): one entry per named structure.
+//! `flake-id-generator`, `cardinality-estimator`): one entry per named structure.
 
 use super::values::{
-    boolean, eviction_policy, in_memory_format, in_memory_format_kind, map_indexes, max_size_policy, signed, unsigned,
-    value_collection_type,
+    boolean, eviction_policy, in_memory_format, in_memory_format_kind, map_indexes, max_size_policy, signed, text,
+    unsigned, value_collection_type,
 };
 use super::{Result, Section};
 use crate::{CollectionConfigs, MapConfig, MemberConfig};
@@ -43,6 +43,9 @@ pub(super) fn read_structures(hazelcast: &mut Section, config: &mut MemberConfig
     }
     if let Some(generators) = hazelcast.section("flake-id-generator")? {
         read_flake_id_generators(generators, config)?;
+    }
+    if let Some(estimators) = hazelcast.section("cardinality-estimator")? {
+        read_cardinality_estimators(estimators, config)?;
     }
     Ok(())
 }
@@ -167,6 +170,22 @@ fn read_flake_id_generators(mut generators: Section, config: &mut MemberConfig) 
         section.set("allowed-future-millis", &mut generator.allowed_future_millis, signed)?;
         section.set("statistics-enabled", &mut generator.statistics_enabled, boolean)?;
         config.flake_id_generators.insert(name, generator);
+    }
+    Ok(())
+}
+
+/// Each `cardinality-estimator` entry: backups; its `merge-policy` is read and ignored (ferrogrid
+/// merges no split clusters).
+fn read_cardinality_estimators(mut estimators: Section, config: &mut MemberConfig) -> Result<()> {
+    for (name, mut section) in estimators.sections()? {
+        let mut estimator = crate::CardinalityEstimatorConfig::DEFAULT;
+        section.set("backup-count", &mut estimator.backup_count, unsigned)?;
+        section.set("async-backup-count", &mut estimator.async_backup_count, unsigned)?;
+        if let Some(mut merge_policy) = section.section("merge-policy")? {
+            merge_policy.read("class-name", text)?;
+            merge_policy.read("batch-size", unsigned::<u32>)?;
+        }
+        config.cardinality_estimators.insert(name, estimator);
     }
     Ok(())
 }

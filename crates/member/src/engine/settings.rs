@@ -136,6 +136,11 @@ impl SettingsCache {
         *configs.for_collection(name)
     }
 
+    /// The settings of the cardinality estimator called `name`.
+    pub fn cardinality_estimator(&self, name: &str) -> ferrogrid_config::CardinalityEstimatorConfig {
+        *self.config.cardinality_estimators.for_cardinality_estimator(name)
+    }
+
     /// The settings of the PN counter called `name`.
     pub fn pn_counter(&self, name: &str) -> ferrogrid_config::PnCounterConfig {
         *self.config.pn_counters.for_pn_counter(name)

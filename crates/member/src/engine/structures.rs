@@ -38,6 +38,8 @@ macro_rules! with_structures {
                 multimap::store::MultiMapStore, [multimap::rows::ROWS], multimap::rows::destroy;
             ReplicatedMap = 7, "hz:impl:replicatedMapService", "replicatedmap", Everywhere:
                 replicated_map::store::ReplicatedMapStore, [replicated_map::rows::ROWS], replicated_map::rows::destroy;
+            CardinalityEstimator = 8, "hz:impl:cardinalityEstimatorService", "cardinalityestimator", Replicas:
+                cardinality_estimator::store::CardinalityEstimatorStore, [cardinality_estimator::rows::ROWS], cardinality_estimator::rows::destroy;
         }
     };
 }

@@ -184,18 +184,18 @@ mod tests {
     fn flags_say_what_the_quota_and_the_namespaces_need() {
         let adds: Vec<&str> =
             rows().iter().copied().filter(|row| row.is(Flags::ADDS_ENTRIES)).map(|row| row.name).collect();
-        assert_eq!(adds.len(), 26, "{adds:?}");
+        assert_eq!(adds.len(), 27, "{adds:?}");
         assert!(row(MapGet::TYPE).is_some_and(|row| !row.is(Flags::WRITE) && row.is(Flags::SCOPED)));
         assert!(row(ClientDestroyProxy::TYPE).is_some_and(|row| row.is(Flags::SCOPED)));
         assert!(row(ClientPing::TYPE).is_some_and(|row| !row.is(Flags::SCOPED)));
         let named = rows()
             .iter()
             .copied()
-            .filter(|row| matches!(row.message_type.0 >> 16, 0x01..=0x06 | 0x0D | 0x17 | 0x1C | 0x1D));
+            .filter(|row| matches!(row.message_type.0 >> 16, 0x01..=0x06 | 0x0D | 0x17 | 0x19 | 0x1C | 0x1D));
         assert!(
             named.into_iter().all(|row| row.is(Flags::SCOPED)),
-            "every map, multimap, queue, topic, list, set, replicated map, ringbuffer, flake id generator and PN counter \
-             request is scoped"
+            "every map, multimap, queue, topic, list, set, replicated map, ringbuffer, cardinality estimator, flake id \
+             generator and PN counter request is scoped"
         );
     }
 

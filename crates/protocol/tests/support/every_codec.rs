@@ -147,6 +147,8 @@ macro_rules! for_every_codec {
             RingbufferAddAll,
             RingbufferReadMany,
             RingbufferReadManyResponse,
+            CardinalityEstimatorAdd,
+            CardinalityEstimatorEstimate,
             PnCounterGet,
             PnCounterAdd,
             PnCounterGetConfiguredReplicaCount,
