@@ -16,8 +16,8 @@ import pytest
 
 from test_cardinality_estimator import add_all, get_estimator, items
 
-from .cluster_harness import partition_owners, unique_map_name, wait_until
-from .test_cluster import DROP_TIMEOUT, FORM_TIMEOUT, owners_described, uuids, wait_members
+from .cluster_harness import unique_map_name
+from .test_cluster import DROP_TIMEOUT, FORM_TIMEOUT, start_third_member, wait_members
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -56,14 +56,7 @@ def test_estimates_survive_migration_and_kill9(make_cluster, request, note):
             if after != before:
                 note(moved)
 
-    third = cluster.start(2, member_list=cluster.addresses)
-    third.wait_ready(FORM_TIMEOUT)
-    members = wait_members(client, 3, FORM_TIMEOUT)
-    wait_until(
-        lambda: set(partition_owners(client)) == uuids(members),
-        FORM_TIMEOUT,
-        lambda: "partition owners %s" % owners_described(client),
-    )
+    members = start_third_member(cluster, client)
     check("after the third member joined and took partitions")
     largest = estimators[-1]
     owner = client.partition_service.get_partition_owner(largest._partition_id)

@@ -75,6 +75,20 @@ def uuids(members):
     return {m.uuid for m in members}
 
 
+def start_third_member(cluster, client):
+    """Starts a third member (index 2) joining the two running ones; returns the client's member
+    list once every member owns partitions."""
+    third = cluster.start(2, member_list=cluster.addresses)
+    third.wait_ready(FORM_TIMEOUT)
+    members = wait_members(client, 3, FORM_TIMEOUT)
+    wait_until(
+        lambda: set(partition_owners(client)) == uuids(members),
+        FORM_TIMEOUT,
+        lambda: "partition owners %s" % owners_described(client),
+    )
+    return members
+
+
 def graceful_exit_codes(proc):
     # ferrogrid exits 0 after a graceful shutdown; a JVM (Hazelcast target) exits 128 + SIGTERM
     return (0,) if proc.target == "ferrogrid" else (0, 128 + signal.SIGTERM)
@@ -793,14 +807,7 @@ def test_ringbuffers_keep_their_sequences_through_migration_and_kill9(make_clust
             assert ring.read_one(head) == "%s:%d" % (name, head) and ring.read_one(tail) == "%s:%d" % (name, tail)
 
     check("on two members")
-    third = cluster.start(2, member_list=cluster.addresses)
-    third.wait_ready(FORM_TIMEOUT)
-    members = wait_members(client, 3, FORM_TIMEOUT)
-    wait_until(
-        lambda: set(partition_owners(client)) == uuids(members),
-        FORM_TIMEOUT,
-        lambda: "partition owners %s" % owners_described(client),
-    )
+    members = start_third_member(cluster, client)
     check("after the third member joined and took partitions")
     victim = cluster.by_member_info(members[0])
     victim.kill9()
