@@ -62,6 +62,11 @@ pub struct Call<'c> {
 }
 
 impl Call<'_> {
+    /// Where the engine's answer to this call goes now: `out`, encoded for its client.
+    pub(crate) fn replies<'o>(&self, out: &'o mut Vec<u8>) -> HazelcastReply<'o> {
+        HazelcastReply { out, response_type: self.response_type, correlation_id: self.correlation_id }
+    }
+
     /// Where the answer goes if the request waits.
     pub(crate) fn reply_to(&self) -> ReplyTo {
         ReplyTo {

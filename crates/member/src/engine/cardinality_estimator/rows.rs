@@ -8,7 +8,6 @@ use crate::engine::wide::WideRequest;
 use crate::partition::objects::kind;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, Operation, A, S, W};
-use crate::route::wire::HazelcastReply;
 use ferrogrid_protocol::codec::*;
 use std::borrow::Cow;
 
@@ -41,7 +40,7 @@ impl Execute for CardinalityEstimatorRequest<'_> {
                 Reply::Long(store.map_or(0, |store| store.estimate()))
             }
         };
-        HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id }.reply(answer);
+        call.replies(out).reply(answer);
         owner.replicate(call.partition_id, call, out, start, Vec::new());
     }
 }

@@ -11,7 +11,7 @@ use crate::engine::wide::WideRequest;
 use crate::partition::objects::kind;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, wide_row, Operation, A, S, W};
-use crate::route::wire::{self, HazelcastReply};
+use crate::route::wire;
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
 use std::borrow::Cow;
@@ -122,7 +122,7 @@ impl Execute for CollectionRequest<'_> {
         };
         let (listeners, outbox) = (&mut owner.listeners, &mut owner.outbox);
         let mut ctx = CollectionContext { name, member: owner.member, partition_id, listeners, outbox };
-        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let mut reply = call.replies(out);
         if let Err(failure) = collection::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
             wire::replace_with_error(out, start, call.correlation_id, &failure);
         }

@@ -9,8 +9,8 @@ use crate::engine::structures::ObjectKind;
 use crate::partition::owner::Timer;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, Operation, A, L, S, W};
+use crate::route::wire;
 use crate::route::wire::blob;
-use crate::route::wire::{self, HazelcastReply};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::Data;
 use std::borrow::Cow;
@@ -132,7 +132,7 @@ impl Execute for MapRequest<'_> {
             deadlines: &mut owner.deadlines,
         };
         let partition = &mut owner.partitions[local];
-        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let mut reply = call.replies(out);
         let outcome = match map_ops::execute(partition, &mut ctx, request, &mut reply) {
             Ok(Done::Park { wait_ms }) => match partition.waiters.register(call.reply_to()) {
                 Ok(id) => {

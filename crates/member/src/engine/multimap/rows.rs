@@ -17,7 +17,7 @@ use crate::partition::objects::kind;
 use crate::partition::owner::Timer;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, wide_row, Operation, A, S, W};
-use crate::route::wire::{self, HazelcastReply};
+use crate::route::wire;
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
 use std::borrow::Cow;
@@ -112,7 +112,7 @@ impl Execute for MultiMapRequest<'_> {
             released: &mut owner.released,
             deadlines: &mut owner.deadlines,
         };
-        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let mut reply = call.replies(out);
         let outcome = match multimap::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
             Ok(MultiDone::Park { wait_ms }) => {
                 let key: Box<[u8]> = request.key().expect("only key requests park").into();

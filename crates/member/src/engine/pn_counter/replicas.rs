@@ -12,7 +12,7 @@ use crate::net::connection::ConnectionShared;
 use crate::obs::probes::ObjectFigures;
 use crate::partition::owner::Execute;
 use crate::partition::owner::{Call, PartitionOwner};
-use crate::route::wire::{self, HazelcastReply};
+use crate::route::wire;
 use ferrogrid_cluster::MemberId;
 use std::sync::Arc;
 use tracing::warn;
@@ -41,8 +41,7 @@ impl Execute for PnCounterRequest<'_> {
         let start = out.len();
         let reply =
             Reply::Counter { value: answer.value, clock: answer.clock, replica_count: config.replica_count as i32 };
-        HazelcastReply { out: &mut *out, response_type: call.response_type, correlation_id: call.correlation_id }
-            .reply(reply);
+        call.replies(&mut *out).reply(reply);
         match request.op {
             PnCounterOp::Get => owner.hold_behind_counter(name, call.connection, out, start),
             PnCounterOp::Add { .. } => {

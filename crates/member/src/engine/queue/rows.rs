@@ -13,7 +13,7 @@ use crate::partition::objects::kind;
 use crate::partition::owner::Timer;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, wide_row, Operation, A, S, W};
-use crate::route::wire::{self, HazelcastReply};
+use crate::route::wire;
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::PartitionId;
@@ -85,7 +85,7 @@ impl Execute for QueueRequest<'_> {
             outbox: &mut owner.outbox,
             waiters: &mut answering,
         };
-        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let mut reply = call.replies(out);
         let timers = &mut owner.timers;
         let outcome = match queue::execute(queue, &mut ctx, &request.op, owner.now_ms, &mut |answer| {
             reply.reply(answer)

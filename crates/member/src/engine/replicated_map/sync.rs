@@ -18,7 +18,7 @@ use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
 use crate::partition::objects::kind;
 use crate::partition::owner::Execute;
 use crate::partition::owner::{Call, PartitionOwner};
-use crate::route::wire::{self, HazelcastReply};
+use crate::route::wire;
 use ferrogrid_cluster::{MemberId, PartitionTable};
 use ferrogrid_protocol::{Data, PartitionId, Uuid};
 use tracing::{debug, warn};
@@ -56,7 +56,7 @@ impl Execute for ReplicatedMapRequest<'_> {
         if !request.op.is_write() && !shares.filled(local) && !owner.settings.replicated_map(name).async_fillup {
             return retry(out, format!("this member's copy of partition {partition} has not arrived yet; retry"));
         }
-        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let mut reply = call.replies(out);
         let now_ms = owner.now_ms;
         match &request.op {
             ReplicatedMapOp::Get { key } => {

@@ -10,7 +10,7 @@ use crate::engine::wide::WideRequest;
 use crate::partition::objects::kind;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, Operation, A, S, W};
-use crate::route::wire::{self, HazelcastReply};
+use crate::route::wire;
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
 use std::borrow::Cow;
@@ -56,7 +56,7 @@ impl Execute for RingbufferRequest<'_> {
         let (ring, waiters) = owner.partitions[local].store_mut::<kind::Ringbuffer>(&request.name, &mut owner.settings);
         let mut others = Vec::new();
         let mut answering = waiters.answering(&mut others);
-        let mut reply = HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id };
+        let mut reply = call.replies(out);
         let outcome = match ringbuffer::execute(ring, &request.op, owner.now_ms, &mut |answer| reply.reply(answer)) {
             Ok(RingDone::Wait(pending)) => {
                 answering.park(call.reply_to(), |id, waiters| ring.wait(id, pending, max_waiters, waiters))

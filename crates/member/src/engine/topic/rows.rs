@@ -8,7 +8,7 @@ use crate::engine::topic::request::TopicRequest;
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, wide_row, Operation, S};
-use crate::route::wire::{self, HazelcastReply};
+use crate::route::wire;
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::Data;
@@ -61,7 +61,6 @@ impl Execute for TopicRequest<'_> {
         let receives = owner.listeners.publish_messages(&mut owner.outbox, &relay, false);
         owner.count_topic(name, relay.messages.len() as u64, receives);
         owner.replication.relay_topic(&relay);
-        HazelcastReply { out, response_type: call.response_type, correlation_id: call.correlation_id }
-            .reply(Reply::Empty);
+        call.replies(out).reply(Reply::Empty);
     }
 }
