@@ -451,6 +451,7 @@ hazelcast:
   pn-counter: {c: {}}
   crdt-replication: {}
   flake-id-generator: {f: {}}
+  cardinality-estimator: {e: {merge-policy: {}}}
   properties: {}
   security:
     realms: [{name: r, authentication: {simple: {users: [{username: u, password: p}]}}}]
