@@ -8,4 +8,5 @@ pub(crate) mod connection_io;
 pub(crate) mod outbox;
 pub(crate) mod packing;
 pub(crate) mod reactor;
+pub mod tls_files;
 pub(crate) mod turn;

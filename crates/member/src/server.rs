@@ -38,6 +38,9 @@ pub enum StartError {
     /// Two rows for one message type (a structure's rows clash with another's).
     #[error("the operation table is inconsistent: {0}")]
     OperationTable(String),
+    /// The TLS material `hazelcast.network.ssl` names is missing or wrong.
+    #[error(transparent)]
+    Tls(#[from] crate::net::tls_files::TlsError),
 }
 
 /// A running member. Dropping it does not stop it; call [`Member::shutdown`].
@@ -57,6 +60,12 @@ impl Member {
     pub fn start(config: MemberConfig) -> Result<Member, StartError> {
         config.validate()?;
         crate::route::operations::check().map_err(StartError::OperationTable)?;
+        if config.network.tls.enabled {
+            crate::net::tls_files::server_config(&config.network.tls)?;
+            let message =
+                "the TLS material is valid, but this build does not serve TLS yet; refusing to serve in clear text";
+            return Err(crate::net::tls_files::TlsError::Settings(message.into()).into());
+        }
         let (listener, address) = bind(&config)?;
         let reactor_count = config.reactor_thread_count();
         let (mut polls, mut handles, mut receivers) = (Vec::new(), Vec::new(), Vec::new());

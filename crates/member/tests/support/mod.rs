@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod certs;
+
 use ferrogrid_config::MemberConfig;
 use ferrogrid_member::Member;
 use ferrogrid_protocol::codec::*;
