@@ -60,12 +60,10 @@ impl Member {
     pub fn start(config: MemberConfig) -> Result<Member, StartError> {
         config.validate()?;
         crate::route::operations::check().map_err(StartError::OperationTable)?;
-        if config.network.tls.enabled {
-            crate::net::tls_files::server_config(&config.network.tls)?;
-            let message =
-                "the TLS material is valid, but this build does not serve TLS yet; refusing to serve in clear text";
-            return Err(crate::net::tls_files::TlsError::Settings(message.into()).into());
-        }
+        let tls = match config.network.tls.enabled {
+            true => Some(crate::net::tls_files::server_config(&config.network.tls)?),
+            false => None,
+        };
         let (listener, address) = bind(&config)?;
         let reactor_count = config.reactor_thread_count();
         let (mut polls, mut handles, mut receivers) = (Vec::new(), Vec::new(), Vec::new());
@@ -75,7 +73,7 @@ impl Member {
             handles.push(handle);
             receivers.push(receiver);
         }
-        let (shared, cluster_receiver) = shared_state(config, handles, address);
+        let (shared, cluster_receiver) = shared_state(config, handles, address, tls);
         let mut threads = Vec::with_capacity(reactor_count + 1);
         // Every reactor is built (its partitions' lock published) before any runs.
         let reactors: Vec<Reactor> = polls
@@ -192,6 +190,7 @@ pub(crate) fn shared_state(
     config: MemberConfig,
     handles: Vec<ReactorHandle>,
     address: SocketAddr,
+    tls: Option<Arc<rustls::ServerConfig>>,
 ) -> (Arc<Shared>, Receiver<ClusterEvent>) {
     let reactor_count = handles.len();
     let member_uuid = Uuid::from_u128(uuid::Uuid::new_v4().as_u128());
@@ -236,6 +235,7 @@ pub(crate) fn shared_state(
         member_address,
         tenants,
         flake_ids,
+        tls,
     });
     (shared, cluster_receiver)
 }

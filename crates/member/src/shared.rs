@@ -172,6 +172,9 @@ pub struct Shared {
     pub tenants: Vec<crate::tenants::Tenant>,
     /// Flake id generators' state (member-wide, any reactor issues batches).
     pub flake_ids: crate::engine::flake_id::store::FlakeIdGenerators,
+    /// The TLS configuration every accepted connection's session is made from, when
+    /// `hazelcast.network.ssl` is enabled (loaded and checked once at start).
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 /// How long a client may be without connections before its locks are released (Hazelcast's

@@ -10,6 +10,7 @@
 
 use crate::net::connection::{Connection, ConnectionId, ConnectionShared, ConnectionState, ReadBuffer};
 use crate::net::reactor::Reactor;
+use crate::net::tls::TlsSession;
 use crate::route::dispatch::{Core, Flow};
 use crate::shared::CLIENT_CLEANUP_PERIOD_MS;
 use ferrogrid_protocol::frame::{Decoded, StreamDecoder, CLIENT_PROTOCOL_HEADER};
@@ -72,7 +73,8 @@ impl Reactor {
                 Ok(count) => {
                     connection.last_read = Instant::now();
                     self.core.probes().bytes_in.add(count as u64);
-                    if count < connection.input.last_read_capacity() {
+                    // (Not on TLS: one record's plaintext says nothing of the socket.)
+                    if count < connection.input.last_read_capacity() && !connection.shared.is_tls() {
                         // A short read drained the socket; edge-triggered polling reports new
                         // bytes, so skip the read that would only say "would block".
                         match self.core.process_input(connection) {
@@ -113,6 +115,18 @@ impl Reactor {
         peer: std::net::SocketAddr,
         outgoing: bool,
     ) {
+        // A connection accepted on a TLS port speaks TLS from its first byte.
+        let tls = match &self.core.shared.tls {
+            Some(config) if !outgoing => match TlsSession::server(config) {
+                Ok(session) => Some(session),
+                Err(error) => {
+                    warn!(%peer, %error, "could not start TLS on a connection");
+                    self.core.shared.open_connections.fetch_sub(1, Ordering::AcqRel);
+                    return;
+                }
+            },
+            _ => None,
+        };
         let entry = self.connections.vacant_entry();
         let token = Token(entry.key());
         let interest = Interest::READABLE | Interest::WRITABLE;
@@ -122,7 +136,7 @@ impl Reactor {
             return;
         }
         let id = ConnectionId(self.core.shared.next_connection_id.fetch_add(1, Ordering::Relaxed));
-        let shared = Arc::new(ConnectionShared::new(id, peer, stream));
+        let shared = Arc::new(ConnectionShared::with_tls(id, peer, stream, tls));
         let mut connection = Connection::new(shared, token, self.unauthenticated_limits);
         connection.outgoing = outgoing;
         entry.insert(connection);
@@ -335,7 +349,7 @@ pub(crate) struct ConnectionStreamRef<'a>(&'a ConnectionShared);
 
 impl io::Read for ConnectionStreamRef<'_> {
     fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
-        io::Read::read(&mut self.0.stream(), buffer)
+        self.0.read(buffer)
     }
 }
 

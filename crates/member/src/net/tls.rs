@@ -1,0 +1,134 @@
+//! TLS on one connection: a rustls session between the socket and the connection's plaintext
+//! read buffer and outbound bytes, driven by the reactor's readiness events without blocking.
+//!
+//! The session sits in its connection's shared half behind a mutex (`ConnectionShared`), as
+//! any reactor may write responses: every use of the socket on a TLS connection — reading
+//! records, writing them, flushing handshake messages and alerts — happens under that mutex,
+//! so records leave in the order rustls made them, whichever thread sends them. No other lock
+//! is held while it is taken.
+//!
+//! Bounds: rustls holds at most [`TLS_BUFFER_BYTES`] of unsent plaintext and records
+//! (`set_buffer_limit`); what it has decrypted and not yet handed over is bounded by rustls
+//! itself (one record's worth), and is always drained before more is read from the socket.
+
+use mio::net::TcpStream;
+use rustls::{ServerConfig, ServerConnection};
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+/// Unsent bytes rustls may hold for one connection, plaintext and records together; beyond it
+/// a write takes no more, and the connection's outbound bytes wait as they do for a full socket.
+pub const TLS_BUFFER_BYTES: usize = 256 << 10;
+
+/// The TLS state of one connection.
+#[derive(Debug)]
+pub struct TlsSession {
+    connection: rustls::Connection,
+}
+
+impl TlsSession {
+    /// The server side of a connection accepted on the member's port.
+    pub fn server(config: &Arc<ServerConfig>) -> io::Result<TlsSession> {
+        let mut connection = ServerConnection::new(Arc::clone(config)).map_err(io::Error::other)?;
+        connection.set_buffer_limit(Some(TLS_BUFFER_BYTES));
+        Ok(TlsSession { connection: connection.into() })
+    }
+
+    /// Reads decrypted bytes into `buffer`: those rustls already holds, else records from the
+    /// socket until some plaintext comes out or the socket would block (`WouldBlock`: drained,
+    /// as edge-triggered polling needs). Handshake messages the records call for are sent on
+    /// the way. Ok(0) is the end of the stream; a record rustls refuses (a client speaking
+    /// plain text, garbage, an untrusted certificate) is `InvalidData` naming the reason, after
+    /// the alert that tells the peer.
+    pub fn read(&mut self, socket: &TcpStream, buffer: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.connection.reader().read(buffer) {
+                Ok(count) => return Ok(count),
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
+                // The peer closed the socket without close_notify: its end of the stream.
+                Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(error) => return Err(error),
+            }
+            // Nothing decrypted is held here, so rustls has room for the next records.
+            let count = match self.connection.read_tls(&mut SocketRef(socket)) {
+                Ok(count) => count,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => return Err(error),
+            };
+            if count == 0 {
+                // Seen by the reader above: what is left, then the end of the stream.
+                continue;
+            }
+            if let Err(error) = self.connection.process_new_packets() {
+                let _ = self.flush(socket);
+                return Err(io::Error::new(io::ErrorKind::InvalidData, format!("TLS: {error}")));
+            }
+            match self.flush(socket) {
+                Ok(()) => {}
+                // The rest goes on the next writable event (`flush` from `on_writable`).
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// Encrypts `batch[*offset..]` and writes the records, advancing `offset` past the bytes
+    /// rustls took. Ok: all taken and written. `WouldBlock`: the socket (or, before the
+    /// handshake ends, rustls' buffer) is full; the rest goes on the next writable event.
+    pub fn write(&mut self, socket: &TcpStream, batch: &[u8], offset: &mut usize) -> io::Result<()> {
+        loop {
+            if *offset < batch.len() {
+                *offset += self.connection.writer().write(&batch[*offset..])?;
+            }
+            if !self.connection.wants_write() {
+                if *offset == batch.len() {
+                    return Ok(());
+                }
+                // Plaintext refused with no record to send: the handshake is not over.
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            self.write_records(socket)?;
+        }
+    }
+
+    /// Writes every record rustls holds. `WouldBlock` when the socket is full.
+    pub fn flush(&mut self, socket: &TcpStream) -> io::Result<()> {
+        while self.connection.wants_write() {
+            self.write_records(socket)?;
+        }
+        Ok(())
+    }
+
+    fn write_records(&mut self, socket: &TcpStream) -> io::Result<()> {
+        match self.connection.write_tls(&mut SocketRef(socket)) {
+            Ok(0) => Err(io::ErrorKind::WriteZero.into()),
+            Ok(_) => Ok(()),
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Tells the peer the stream ends (best effort: the socket is about to close).
+    pub fn close(&mut self, socket: &TcpStream) {
+        self.connection.send_close_notify();
+        let _ = self.flush(socket);
+    }
+}
+
+/// Reads and writes a socket through `&`, as `mio` allows.
+struct SocketRef<'a>(&'a TcpStream);
+
+impl Read for SocketRef<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        (&mut &*self.0).read(buffer)
+    }
+}
+
+impl Write for SocketRef<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        (&mut &*self.0).write(bytes)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
