@@ -10,4 +10,5 @@ pub(crate) mod packing;
 pub(crate) mod reactor;
 pub(crate) mod tls;
 pub mod tls_files;
+pub(crate) mod tls_link;
 pub(crate) mod turn;

@@ -60,10 +60,7 @@ impl Member {
     pub fn start(config: MemberConfig) -> Result<Member, StartError> {
         config.validate()?;
         crate::route::operations::check().map_err(StartError::OperationTable)?;
-        let tls = match config.network.tls.enabled {
-            true => Some(crate::net::tls_files::server_config(&config.network.tls)?),
-            false => None,
-        };
+        let tls = tls_context(&config)?;
         let (listener, address) = bind(&config)?;
         let reactor_count = config.reactor_thread_count();
         let (mut polls, mut handles, mut receivers) = (Vec::new(), Vec::new(), Vec::new());
@@ -190,7 +187,7 @@ pub(crate) fn shared_state(
     config: MemberConfig,
     handles: Vec<ReactorHandle>,
     address: SocketAddr,
-    tls: Option<Arc<rustls::ServerConfig>>,
+    tls: Option<crate::net::tls::TlsContext>,
 ) -> (Arc<Shared>, Receiver<ClusterEvent>) {
     let reactor_count = handles.len();
     let member_uuid = Uuid::from_u128(uuid::Uuid::new_v4().as_u128());
@@ -238,6 +235,18 @@ pub(crate) fn shared_state(
         tls,
     });
     (shared, cluster_receiver)
+}
+
+/// The TLS configurations `hazelcast.network.ssl` asks for, every file read and checked.
+fn tls_context(config: &MemberConfig) -> Result<Option<crate::net::tls::TlsContext>, StartError> {
+    let tls = &config.network.tls;
+    if !tls.enabled {
+        return Ok(None);
+    }
+    let material = crate::net::tls_files::material(tls)?;
+    let server = crate::net::tls_files::server_config(tls, &material)?;
+    let client = crate::net::tls_link::client_config(tls, &material)?;
+    Ok(Some(crate::net::tls::TlsContext { server, client }))
 }
 
 fn spawn(name: String, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, StartError> {

@@ -229,3 +229,39 @@ fn the_protocol_setting_limits_the_versions_spoken() {
     member.shutdown();
     let _ = std::fs::remove_dir_all(&pki.dir);
 }
+
+#[test]
+fn members_link_over_tls_and_a_member_without_tls_is_refused() {
+    let pki = make_pki("links");
+    let members = support::start_cluster(2, |_, config| {
+        let mut tls = pem_tls(&pki);
+        tls.mutual_authentication = MutualAuthentication::Required;
+        config.network.tls = tls;
+    });
+    let client_tls = client_config(&pki, true, None);
+    let mut first = WireClient::connect_tls(members[0].address(), Arc::clone(&client_tls));
+    for index in 0..40 {
+        let key = support::string_data(&format!("key-{index}"));
+        first.put("linked", &key, &support::string_data(&format!("value-{index}")));
+    }
+    // Half the keys live on the other member: read through it, forwarded over the link.
+    let mut second = WireClient::connect_tls(members[1].address(), client_tls);
+    for index in 0..40 {
+        let key = support::string_data(&format!("key-{index}"));
+        assert_eq!(second.get("linked", &key), Some(support::string_data(&format!("value-{index}"))));
+    }
+    assert_eq!(second.size("linked"), 40);
+    let plain = start_member(|config| {
+        config.network.member_list = vec![members[0].address().to_string()];
+        config.cluster.join_wait_ms = 1_000;
+    });
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert_eq!(plain.cluster_size(), 1, "a member without TLS stays out of the TLS cluster");
+    assert!(members.iter().all(|member| member.cluster_size() == 2));
+    assert_eq!(first.size("linked"), 40);
+    plain.shutdown();
+    for member in members {
+        member.shutdown();
+    }
+    let _ = std::fs::remove_dir_all(&pki.dir);
+}

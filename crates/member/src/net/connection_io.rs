@@ -106,18 +106,22 @@ impl Reactor {
     }
 
     pub(crate) fn accept(&mut self, stream: mio::net::TcpStream, peer: std::net::SocketAddr) {
-        self.add_connection(stream, peer, false);
+        self.add_connection(stream, peer, None);
     }
 
+    /// Takes on a connection: accepted (`link` None), or a link this member opened (`link`
+    /// holds its TLS session when the member speaks TLS).
     pub(crate) fn add_connection(
         &mut self,
         mut stream: mio::net::TcpStream,
         peer: std::net::SocketAddr,
-        outgoing: bool,
+        link: Option<Option<TlsSession>>,
     ) {
+        let outgoing = link.is_some();
         // A connection accepted on a TLS port speaks TLS from its first byte.
-        let tls = match &self.core.shared.tls {
-            Some(config) if !outgoing => match TlsSession::server(config) {
+        let tls = match (&self.core.shared.tls, link) {
+            (_, Some(session)) => session,
+            (Some(context), None) => match TlsSession::server(&context.server) {
                 Ok(session) => Some(session),
                 Err(error) => {
                     warn!(%peer, %error, "could not start TLS on a connection");
@@ -125,7 +129,7 @@ impl Reactor {
                     return;
                 }
             },
-            _ => None,
+            (None, None) => None,
         };
         let entry = self.connections.vacant_entry();
         let token = Token(entry.key());
@@ -137,6 +141,10 @@ impl Reactor {
         }
         let id = ConnectionId(self.core.shared.next_connection_id.fetch_add(1, Ordering::Relaxed));
         let shared = Arc::new(ConnectionShared::with_tls(id, peer, stream, tls));
+        if shared.is_tls() {
+            // A link's ClientHello waits in its session: send it now.
+            shared.on_writable();
+        }
         let mut connection = Connection::new(shared, token, self.unauthenticated_limits);
         connection.outgoing = outgoing;
         entry.insert(connection);

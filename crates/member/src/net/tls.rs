@@ -12,13 +12,22 @@
 //! itself (one record's worth), and is always drained before more is read from the socket.
 
 use mio::net::TcpStream;
-use rustls::{ServerConfig, ServerConnection};
+use rustls::{ClientConfig, ClientConnection, ServerConfig, ServerConnection};
 use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 /// Unsent bytes rustls may hold for one connection, plaintext and records together; beyond it
 /// a write takes no more, and the connection's outbound bytes wait as they do for a full socket.
 pub const TLS_BUFFER_BYTES: usize = 256 << 10;
+
+/// The member's two TLS configurations, made once at start (`tls_files.rs`, `tls_link.rs`).
+#[derive(Debug, Clone)]
+pub struct TlsContext {
+    /// For every connection accepted on the member's port (clients and members).
+    pub server: Arc<ServerConfig>,
+    /// For links this member opens to other members.
+    pub client: Arc<ClientConfig>,
+}
 
 /// The TLS state of one connection.
 #[derive(Debug)]
@@ -31,6 +40,20 @@ impl TlsSession {
     pub fn server(config: &Arc<ServerConfig>) -> io::Result<TlsSession> {
         let mut connection = ServerConnection::new(Arc::clone(config)).map_err(io::Error::other)?;
         connection.set_buffer_limit(Some(TLS_BUFFER_BYTES));
+        Ok(TlsSession { connection: connection.into() })
+    }
+
+    /// The client side of a link this member opens, with `preamble` (the member protocol's
+    /// header and Hello) queued to go once the handshake is done. The ClientHello is sent by
+    /// the first `flush`.
+    pub fn client(config: &Arc<ClientConfig>, peer: std::net::SocketAddr, preamble: &[u8]) -> io::Result<TlsSession> {
+        let name = rustls::pki_types::ServerName::IpAddress(peer.ip().into());
+        let mut connection = ClientConnection::new(Arc::clone(config), name).map_err(io::Error::other)?;
+        connection.set_buffer_limit(Some(TLS_BUFFER_BYTES));
+        let queued = connection.writer().write(preamble)?;
+        if queued < preamble.len() {
+            return Err(io::Error::other("the member preamble is larger than the TLS buffer"));
+        }
         Ok(TlsSession { connection: connection.into() })
     }
 

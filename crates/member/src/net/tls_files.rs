@@ -39,8 +39,21 @@ fn file_error(path: &Path, message: impl Into<String>) -> TlsError {
     TlsError::File { path: path.to_owned(), message: message.into() }
 }
 
-/// The rustls server configuration `tls` describes, every file read and checked.
-pub fn server_config(tls: &TlsConfig) -> Result<Arc<ServerConfig>, TlsError> {
+/// Everything the files hold, read and checked: the member's certificate chain (leaf first)
+/// and key, and the certificates it trusts.
+#[derive(Debug)]
+pub struct Material {
+    pub provider: Arc<CryptoProvider>,
+    pub chain: Vec<CertificateDer<'static>>,
+    pub key: PrivateKeyDer<'static>,
+    /// Configured trust (`trustStore` or `trustCertCollectionFile`), if any.
+    pub trust: Option<RootCertStore>,
+    /// The file the key came from, to name in later errors.
+    pub key_path: PathBuf,
+}
+
+/// Reads and checks every file `tls` names.
+pub fn material(tls: &TlsConfig) -> Result<Material, TlsError> {
     let provider = Arc::new(provider(&tls.cipher_suites)?);
     let key_source = tls.key.as_ref().ok_or_else(|| TlsError::Settings("no key configured".into()))?;
     let (chain, key, key_path) = load_key(key_source)?;
@@ -51,21 +64,45 @@ pub fn server_config(tls: &TlsConfig) -> Result<Arc<ServerConfig>, TlsError> {
     certified
         .keys_match()
         .map_err(|error| file_error(key_path, format!("the key does not match its certificate: {error}")))?;
-    let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
-        .with_protocol_versions(versions(tls.protocol))
-        .map_err(|error| TlsError::Settings(format!("{error} (protocol and ciphersuites leave nothing to speak)")))?;
-    let builder = match (tls.mutual_authentication, &tls.trust) {
+    let trust = tls.trust.as_ref().map(load_trust).transpose()?;
+    Ok(Material { provider, chain, key, trust, key_path: key_path.to_owned() })
+}
+
+/// The TLS versions `protocol` allows, or why none can be spoken with the suites given.
+pub fn checked_versions(
+    protocol: TlsProtocol,
+    provider: &CryptoProvider,
+) -> Result<&'static [&'static SupportedProtocolVersion], TlsError> {
+    let versions = versions(protocol);
+    let usable = |version: &&SupportedProtocolVersion| {
+        provider.cipher_suites.iter().any(|suite| suite.version().version == version.version)
+    };
+    if !versions.iter().any(usable) {
+        let message = "protocol and ciphersuites leave nothing to speak (no suite of the versions allowed)";
+        return Err(TlsError::Settings(message.into()));
+    }
+    Ok(versions)
+}
+
+/// The rustls server configuration for connections accepted on the member's port.
+pub fn server_config(tls: &TlsConfig, material: &Material) -> Result<Arc<ServerConfig>, TlsError> {
+    let provider = &material.provider;
+    let builder = ServerConfig::builder_with_provider(Arc::clone(provider))
+        .with_protocol_versions(checked_versions(tls.protocol, provider)?)
+        .map_err(|error| TlsError::Settings(error.to_string()))?;
+    let builder = match (tls.mutual_authentication, &material.trust) {
         (MutualAuthentication::None, _) | (_, None) => builder.with_no_client_auth(),
-        (mode, Some(trust)) => {
-            let roots = Arc::new(load_trust(trust)?);
-            let verifier = WebPkiClientVerifier::builder_with_provider(roots, Arc::clone(&provider));
+        (mode, Some(roots)) => {
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots.clone()), Arc::clone(provider));
             let verifier =
                 if mode == MutualAuthentication::Optional { verifier.allow_unauthenticated() } else { verifier };
             let verifier = verifier.build().map_err(|error| TlsError::Settings(format!("client verifier: {error}")))?;
             builder.with_client_cert_verifier(verifier)
         }
     };
-    let config = builder.with_single_cert(chain, key).map_err(|error| file_error(key_path, error.to_string()))?;
+    let (chain, key) = (material.chain.clone(), material.key.clone_key());
+    let config =
+        builder.with_single_cert(chain, key).map_err(|error| file_error(&material.key_path, error.to_string()))?;
     Ok(Arc::new(config))
 }
 

@@ -201,7 +201,10 @@ impl WireClient {
                 Err(error)
                     if matches!(
                         error.kind(),
-                        ErrorKind::ConnectionReset | ErrorKind::InvalidData | ErrorKind::UnexpectedEof
+                        ErrorKind::ConnectionReset
+                            | ErrorKind::BrokenPipe
+                            | ErrorKind::InvalidData
+                            | ErrorKind::UnexpectedEof
                     ) =>
                 {
                     return None
