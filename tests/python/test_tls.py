@@ -5,12 +5,16 @@ certificates are made here with `cryptography`: a CA, a member certificate (PEM 
 PKCS#12 key store made by `cryptography`, not by ferrogrid's tests) and a client certificate.
 Two members, each on 127.0.0.1 only and stopped at the end of the module: one with a PKCS#12
 key store and no client certificate asked for, one with PEM files and mutual authentication
-REQUIRED.
+REQUIRED. The Node.js client's TLS (`tests/node/tls.js`) runs against both when `npm ci` has
+installed it in tests/node.
 """
 
 import datetime
 import ipaddress
+import pathlib
+import shutil
 import ssl
+import subprocess
 
 import hazelcast
 import pytest
@@ -178,3 +182,23 @@ def test_mutual_tls_needs_a_trusted_client_certificate(mutual_member, pki):
         assert m.get("k") == 1
     finally:
         client.shutdown()
+
+
+NODE_DIR = pathlib.Path(__file__).resolve().parent.parent / "node"
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or not (NODE_DIR / "node_modules" / "hazelcast-client").exists(),
+    reason="the Node.js client is not installed (npm ci in tests/node)",
+)
+def test_node_client_over_tls(pkcs12_member, mutual_member, pki):
+    def run(proc, *files):
+        command = ["node", str(NODE_DIR / "tls.js"), proc.address, CLUSTER_NAME] + [str(f) for f in files]
+        return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+    plain_ca = run(pkcs12_member, pki["ca.pem"])
+    assert plain_ca.returncode == 0 and "node tls: ok" in plain_ca.stdout, plain_ca.stderr
+    with_cert = run(mutual_member, pki["ca.pem"], pki["client-chain.pem"], pki["client.key"])
+    assert with_cert.returncode == 0 and "node tls: ok" in with_cert.stdout, with_cert.stderr
+    without_cert = run(mutual_member, pki["ca.pem"])
+    assert without_cert.returncode != 0
