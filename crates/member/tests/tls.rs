@@ -265,3 +265,38 @@ fn members_link_over_tls_and_a_member_without_tls_is_refused() {
     }
     let _ = std::fs::remove_dir_all(&pki.dir);
 }
+
+#[test]
+fn a_tls_client_that_stops_reading_is_resumed_intact_and_others_go_on() {
+    use ferrogrid_protocol::codec::{MapGet, NullableDataResponse};
+    let pki = make_pki("slow-reader");
+    let member = start_member(|config| config.network.tls = pkcs12_tls(&pki));
+    let client_tls = client_config(&pki, false, None);
+    let mut slow = WireClient::connect_tls(member.address(), Arc::clone(&client_tls));
+    let key = support::string_data("big");
+    let text: String = (0..1 << 20).map(|index| char::from(b'a' + (index % 26) as u8)).collect();
+    let value = support::string_data(&text);
+    slow.put("slow-map", &key, &value);
+    // 32 MiB of answers the client does not read yet: the socket and rustls' buffer fill, the
+    // rest waits in the connection's outbound bytes.
+    let partition = ferrogrid_protocol::partition_for(ferrogrid_protocol::Data(&key), 271).0 as i32;
+    let mut requests = Vec::new();
+    let correlation_ids: Vec<i64> = (0..32).map(|_| slow.correlation_id()).collect();
+    for corr in &correlation_ids {
+        let get = MapGet { thread_id: 1, name: "slow-map", key: ferrogrid_protocol::Data(&key) };
+        get.encode(&mut requests, *corr, partition, 0);
+    }
+    slow.send_bytes(&requests);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut other = WireClient::connect_tls(member.address(), client_tls);
+    other.ping();
+    assert_eq!(other.get("slow-map", &key).map(|found| found.len()), Some(value.len()));
+    for corr in correlation_ids {
+        let answer = slow.response_to(corr);
+        let message = ferrogrid_protocol::Message::parse(&answer).unwrap();
+        let found = NullableDataResponse::decode(&message).unwrap().response.map(|data| data.0.to_vec());
+        assert!(found.as_deref() == Some(&value[..]), "answer {corr} intact");
+    }
+    member.shutdown();
+    let _ = std::fs::remove_dir_all(&pki.dir);
+}

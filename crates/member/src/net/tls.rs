@@ -4,8 +4,9 @@
 //! The session sits in its connection's shared half behind a mutex (`ConnectionShared`), as
 //! any reactor may write responses: every use of the socket on a TLS connection — reading
 //! records, writing them, flushing handshake messages and alerts — happens under that mutex,
-//! so records leave in the order rustls made them, whichever thread sends them. No other lock
-//! is held while it is taken.
+//! so records leave in the order rustls made them, whichever thread sends them. It is a leaf
+//! lock: no other lock is taken while it is held (a writer may hold partition locks when it
+//! takes it, never the connection's outbound lock), so it cannot be part of a deadlock.
 //!
 //! Bounds: rustls holds at most [`TLS_BUFFER_BYTES`] of unsent plaintext and records
 //! (`set_buffer_limit`); what it has decrypted and not yet handed over is bounded by rustls
