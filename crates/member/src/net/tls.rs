@@ -58,41 +58,54 @@ impl TlsSession {
         Ok(TlsSession { connection: connection.into() })
     }
 
-    /// Reads decrypted bytes into `buffer`: those rustls already holds, else records from the
-    /// socket until some plaintext comes out or the socket would block (`WouldBlock`: drained,
-    /// as edge-triggered polling needs). Handshake messages the records call for are sent on
-    /// the way. Ok(0) is the end of the stream; a record rustls refuses (a client speaking
-    /// plain text, garbage, an untrusted certificate) is `InvalidData` naming the reason, after
-    /// the alert that tells the peer.
+    /// Reads decrypted bytes into `buffer`, filling it as far as the socket allows: those
+    /// rustls already holds, then records from the socket (rustls reads them a few KiB at a
+    /// time) until the buffer is full or the socket would block. `WouldBlock` with nothing
+    /// read means the socket is drained, as edge-triggered polling needs. Handshake messages
+    /// the records call for are sent on the way. Ok(0) is the end of the stream; a record
+    /// rustls refuses (a client speaking plain text, garbage, an untrusted certificate) is
+    /// `InvalidData` naming the reason, after the alert that tells the peer.
     pub fn read(&mut self, socket: &TcpStream, buffer: &mut [u8]) -> io::Result<usize> {
+        let mut filled = 0;
         loop {
-            match self.connection.reader().read(buffer) {
-                Ok(count) => return Ok(count),
+            match self.connection.reader().read(&mut buffer[filled..]) {
+                // The end of the stream (close_notify), or a full buffer.
+                Ok(0) => return Ok(filled),
+                Ok(count) => {
+                    filled += count;
+                    continue;
+                }
                 Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
                 // The peer closed the socket without close_notify: its end of the stream.
-                Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => return Ok(filled),
                 Err(error) => return Err(error),
             }
             // Nothing decrypted is held here, so rustls has room for the next records.
             let count = match self.connection.read_tls(&mut SocketRef(socket)) {
                 Ok(count) => count,
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock && filled > 0 => return Ok(filled),
                 Err(error) => return Err(error),
             };
             if count == 0 {
                 // Seen by the reader above: what is left, then the end of the stream.
                 continue;
             }
-            if let Err(error) = self.connection.process_new_packets() {
-                let _ = self.flush(socket);
-                return Err(io::Error::new(io::ErrorKind::InvalidData, format!("TLS: {error}")));
-            }
-            match self.flush(socket) {
-                Ok(()) => {}
-                // The rest goes on the next writable event (`flush` from `on_writable`).
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
-                Err(error) => return Err(error),
-            }
+            self.process_records(socket)?;
+        }
+    }
+
+    /// Decrypts what `read_tls` brought and sends what the handshake calls for.
+    fn process_records(&mut self, socket: &TcpStream) -> io::Result<()> {
+        if let Err(error) = self.connection.process_new_packets() {
+            let _ = self.flush(socket);
+            return Err(io::Error::new(io::ErrorKind::InvalidData, format!("TLS: {error}")));
+        }
+        match self.flush(socket) {
+            Ok(()) => Ok(()),
+            // The rest goes on the next writable event (`flush` from `on_writable`).
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => Ok(()),
+            Err(error) => Err(error),
         }
     }
 
