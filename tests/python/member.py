@@ -137,10 +137,11 @@ def hazelcast_yaml(port, cluster_name=CLUSTER_NAME, base=MEMBER_CONFIG):
     return "\n".join(out) + "\n"
 
 
-def probe(host, port, cluster_name=CLUSTER_NAME, timeout=2.0, credentials=None):
-    """True if a client can authenticate right now (status 0); `credentials`: (user, password)."""
+def probe(host, port, cluster_name=CLUSTER_NAME, timeout=2.0, credentials=None, ssl_context=None):
+    """True if a client can authenticate right now (status 0); `credentials`: (user, password);
+    `ssl_context`: over TLS."""
     try:
-        conn = wire.Connection(host, port, timeout=timeout)
+        conn = wire.Connection(host, port, timeout=timeout, ssl_context=ssl_context)
     except OSError:
         return False
     username, password = credentials or (None, None)
@@ -159,7 +160,15 @@ class Member:
     """One member process on 127.0.0.1:<free port>; its stdout+stderr go to log_path."""
 
     def __init__(
-        self, target, port=None, cluster_name=CLUSTER_NAME, config=None, workdir=None, credentials=None, env=None
+        self,
+        target,
+        port=None,
+        cluster_name=CLUSTER_NAME,
+        config=None,
+        workdir=None,
+        credentials=None,
+        env=None,
+        ssl_context=None,
     ):
         if target not in TARGETS:
             raise ValueError("unknown target %r (expected one of %s)" % (target, ", ".join(TARGETS)))
@@ -172,6 +181,8 @@ class Member:
         self.credentials = credentials
         # The member's environment (None: this process's).
         self.env = env
+        # The readiness probe speaks TLS with this `ssl.SSLContext` when the member serves TLS.
+        self.ssl_context = ssl_context
         self.workdir = pathlib.Path(workdir or tempfile.mkdtemp(prefix="ferrogrid-%s-member-" % target))
         self.log_path = self.workdir / "member.log"
         self.proc = None
@@ -237,7 +248,7 @@ class Member:
                     "%s member exited with code %s during start-up; log %s:\n%s"
                     % (self.target, self.proc.returncode, self.log_path, self.log_tail())
                 )
-            if probe(self.host, self.port, self.cluster_name, credentials=self.credentials):
+            if probe(self.host, self.port, self.cluster_name, credentials=self.credentials, ssl_context=self.ssl_context):
                 return self
             time.sleep(0.25)
         self.stop()

@@ -270,9 +270,12 @@ class ConnectionClosed(Exception):
 class Connection:
     """A raw client connection to a member on a loopback address."""
 
-    def __init__(self, host, port, timeout=10.0):
+    def __init__(self, host, port, timeout=10.0, ssl_context=None):
+        """`ssl_context`: speak TLS with it (an `ssl.SSLContext`), server name `localhost`."""
         assert host.startswith("127.") or host in ("localhost", "::1"), "loopback only: %r" % host
         self.sock = socket.create_connection((host, port), timeout=timeout)
+        if ssl_context is not None:
+            self.sock = ssl_context.wrap_socket(self.sock, server_hostname="localhost")
         self.sock.settimeout(timeout)
         self.buf = b""
         self.correlation_id = 0

@@ -30,6 +30,7 @@ mod replicated_map;
 mod ringbuffer;
 mod security;
 mod tenants;
+mod tls;
 mod xml;
 mod yaml;
 
@@ -55,6 +56,7 @@ pub use replicated_map::{InMemoryFormat, ReplicatedMapConfig, ReplicatedMapConfi
 pub use ringbuffer::{RingbufferConfig, RingbufferConfigs, TopicConfig, TopicConfigs};
 pub use security::{SecurityConfig, User};
 pub use tenants::{OverQuota, TenantConfig, TenantsConfig, MAX_TENANTS, MAX_WEIGHT};
+pub use tls::{KeySource, MutualAuthentication, TlsConfig, TlsProtocol, TrustSource, BASIC_FACTORY, OPENSSL_FACTORY};
 pub use xml::MAX_XML_DEPTH;
 
 use error::invalid;

@@ -1,6 +1,7 @@
 //! Where the member listens and which members it contacts to join a cluster.
 
 use crate::error::{invalid, ConfigError};
+use crate::tls::TlsConfig;
 
 /// Network settings, from `hazelcast.network`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +26,8 @@ pub struct NetworkConfig {
     /// comma-separated `members` string), entries split on commas. Kept unless
     /// `hazelcast.network.join.tcp-ip.enabled` is explicitly false. Default empty.
     pub member_list: Vec<String>,
+    /// TLS on the member's port. `hazelcast.network.ssl`; off by default.
+    pub tls: TlsConfig,
 }
 
 impl Default for NetworkConfig {
@@ -36,6 +39,7 @@ impl Default for NetworkConfig {
             port_count: 100,
             interfaces: Vec::new(),
             member_list: Vec::new(),
+            tls: TlsConfig::default(),
         }
     }
 }
@@ -63,6 +67,6 @@ impl NetworkConfig {
         if self.member_list.iter().any(|member| member.trim().is_empty()) {
             return Err(invalid(members_key, "expected non-empty member addresses"));
         }
-        Ok(())
+        self.tls.validate()
     }
 }

@@ -8,4 +8,7 @@ pub(crate) mod connection_io;
 pub(crate) mod outbox;
 pub(crate) mod packing;
 pub(crate) mod reactor;
+pub(crate) mod tls;
+pub mod tls_files;
+pub(crate) mod tls_link;
 pub(crate) mod turn;

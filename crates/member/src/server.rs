@@ -38,6 +38,9 @@ pub enum StartError {
     /// Two rows for one message type (a structure's rows clash with another's).
     #[error("the operation table is inconsistent: {0}")]
     OperationTable(String),
+    /// The TLS material `hazelcast.network.ssl` names is missing or wrong.
+    #[error(transparent)]
+    Tls(#[from] crate::net::tls_files::TlsError),
 }
 
 /// A running member. Dropping it does not stop it; call [`Member::shutdown`].
@@ -57,6 +60,7 @@ impl Member {
     pub fn start(config: MemberConfig) -> Result<Member, StartError> {
         config.validate()?;
         crate::route::operations::check().map_err(StartError::OperationTable)?;
+        let tls = tls_context(&config)?;
         let (listener, address) = bind(&config)?;
         let reactor_count = config.reactor_thread_count();
         let (mut polls, mut handles, mut receivers) = (Vec::new(), Vec::new(), Vec::new());
@@ -66,7 +70,7 @@ impl Member {
             handles.push(handle);
             receivers.push(receiver);
         }
-        let (shared, cluster_receiver) = shared_state(config, handles, address);
+        let (shared, cluster_receiver) = shared_state(config, handles, address, tls);
         let mut threads = Vec::with_capacity(reactor_count + 1);
         // Every reactor is built (its partitions' lock published) before any runs.
         let reactors: Vec<Reactor> = polls
@@ -183,6 +187,7 @@ pub(crate) fn shared_state(
     config: MemberConfig,
     handles: Vec<ReactorHandle>,
     address: SocketAddr,
+    tls: Option<crate::net::tls::TlsContext>,
 ) -> (Arc<Shared>, Receiver<ClusterEvent>) {
     let reactor_count = handles.len();
     let member_uuid = Uuid::from_u128(uuid::Uuid::new_v4().as_u128());
@@ -227,8 +232,21 @@ pub(crate) fn shared_state(
         member_address,
         tenants,
         flake_ids,
+        tls,
     });
     (shared, cluster_receiver)
+}
+
+/// The TLS configurations `hazelcast.network.ssl` asks for, every file read and checked.
+fn tls_context(config: &MemberConfig) -> Result<Option<crate::net::tls::TlsContext>, StartError> {
+    let tls = &config.network.tls;
+    if !tls.enabled {
+        return Ok(None);
+    }
+    let material = crate::net::tls_files::material(tls)?;
+    let server = crate::net::tls_files::server_config(tls, &material)?;
+    let client = crate::net::tls_link::client_config(tls, &material)?;
+    Ok(Some(crate::net::tls::TlsContext { server, client }))
 }
 
 fn spawn(name: String, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, StartError> {

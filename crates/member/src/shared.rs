@@ -36,8 +36,9 @@ pub enum Task {
     Vacate { to: usize },
     /// A connection another reactor moved here; from now on this reactor reads it.
     AdoptConnection(Box<crate::net::connection::Connection>),
-    /// A link to another member this member opened (`FGM` and Hello already sent).
-    NewMemberConnection(mio::net::TcpStream, SocketAddr),
+    /// A link to another member this member opened (`FGM` and Hello already sent, or, over
+    /// TLS, queued in its session to go once the handshake is done).
+    NewMemberConnection(mio::net::TcpStream, SocketAddr, Option<Box<crate::net::tls::TlsSession>>),
     /// New members, table or links from the cluster service.
     Cluster(Arc<crate::cluster::replication::state::ClusterState>),
     /// The writes of an `INSERT ... SELECT` whose query has run: fan them out (`sql/shares.rs`).
@@ -172,6 +173,9 @@ pub struct Shared {
     pub tenants: Vec<crate::tenants::Tenant>,
     /// Flake id generators' state (member-wide, any reactor issues batches).
     pub flake_ids: crate::engine::flake_id::store::FlakeIdGenerators,
+    /// The TLS configuration every accepted connection's session is made from, when
+    /// `hazelcast.network.ssl` is enabled (loaded and checked once at start).
+    pub tls: Option<crate::net::tls::TlsContext>,
 }
 
 /// How long a client may be without connections before its locks are released (Hazelcast's

@@ -263,7 +263,6 @@ ferrogrid: {unknown: 1}
         "hazelcast.management-center",
         "hazelcast.map.default.merge-policy",
         "hazelcast.network.port.reuse-address",
-        "hazelcast.network.ssl.factory-class-name",
         "hazelcast.properties.hazelcast.logging.type",
         "hazelcast.queue.default.statistics-enabled",
         "hazelcast.ringbuffer.rb-*.ringbuffer-store",
@@ -392,4 +391,97 @@ fn the_example_files_read_the_same() {
     let xml = MemberConfig::from_file(&examples.join("hazelcast.xml")).unwrap();
     assert_eq!(xml, yaml);
     assert!(xml.unsupported_keys.is_empty(), "{:?}", xml.unsupported_keys);
+}
+
+const TLS_PKCS12: &str = r#"
+hazelcast:
+  network:
+    ssl:
+      enabled: true
+      factory-class-name: com.hazelcast.nio.ssl.BasicSSLContextFactory
+      properties:
+        protocol: TLSv1.3
+        mutualAuthentication: REQUIRED
+        keyStore: /opt/member.p12
+        keyStorePassword: secret.123
+        keyStoreType: PKCS12
+        trustStore: /opt/trust.p12
+        trustStorePassword: changeit
+        trustStoreType: PKCS12
+        ciphersuites: TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384
+"#;
+
+const TLS_PKCS12_XML: &str = r#"
+    <network>
+        <ssl enabled="true">
+            <factory-class-name>com.hazelcast.nio.ssl.BasicSSLContextFactory</factory-class-name>
+            <properties>
+                <property name="protocol">TLSv1.3</property>
+                <property name="mutualAuthentication">REQUIRED</property>
+                <property name="keyStore">/opt/member.p12</property>
+                <property name="keyStorePassword">secret.123</property>
+                <property name="keyStoreType">PKCS12</property>
+                <property name="trustStore">/opt/trust.p12</property>
+                <property name="trustStorePassword">changeit</property>
+                <property name="trustStoreType">PKCS12</property>
+                <property name="ciphersuites">TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384</property>
+            </properties>
+        </ssl>
+    </network>"#;
+
+#[test]
+fn tls_reads_the_same_in_xml() {
+    use crate::{KeySource, MutualAuthentication, TlsProtocol, TrustSource};
+    let tls = same(TLS_PKCS12, TLS_PKCS12_XML).config.network.tls;
+    assert!(tls.enabled);
+    assert_eq!(tls.key, Some(KeySource::KeyStore { path: "/opt/member.p12".into(), password: "secret.123".into() }));
+    assert_eq!(tls.trust, Some(TrustSource::TrustStore { path: "/opt/trust.p12".into(), password: "changeit".into() }));
+    assert_eq!(tls.protocol, TlsProtocol::Tls13);
+    assert_eq!(tls.mutual_authentication, MutualAuthentication::Required);
+    assert_eq!(tls.cipher_suites, ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384"]);
+    let pem =
+        "hazelcast: {network: {ssl: {enabled: true, factory-class-name: com.hazelcast.nio.ssl.OpenSSLEngineFactory, \
+               properties: {keyFile: k.pem, keyCertChainFile: c.pem, trustCertCollectionFile: ca.pem}}}}";
+    let tls = MemberConfig::from_yaml_str(pem).unwrap().config.network.tls;
+    assert_eq!(tls.key, Some(KeySource::Pem { key_file: "k.pem".into(), cert_chain_file: "c.pem".into() }));
+    assert_eq!(tls.trust, Some(TrustSource::Pem { path: "ca.pem".into() }));
+    assert_eq!(tls.protocol, TlsProtocol::Tls);
+    let off = MemberConfig::from_yaml_str("hazelcast: {network: {ssl: {enabled: false}}}").unwrap();
+    assert!(!off.config.network.tls.enabled);
+}
+
+#[test]
+fn tls_mistakes_name_their_key_in_both_syntaxes() {
+    let properties = "hazelcast.network.ssl.properties";
+    let cases = [
+        (TLS_PKCS12.replace("TLSv1.3", "TLSv1.1"), TLS_PKCS12_XML.replace("TLSv1.3", "TLSv1.1"), "protocol"),
+        (
+            TLS_PKCS12.replace("REQUIRED", "SOMETIMES"),
+            TLS_PKCS12_XML.replace("REQUIRED", "SOMETIMES"),
+            "mutualAuthentication",
+        ),
+        (
+            TLS_PKCS12.replace("keyStoreType: PKCS12", "keyStoreType: JKS"),
+            TLS_PKCS12_XML.replace("keyStoreType\">PKCS12", "keyStoreType\">JKS"),
+            "keyStoreType",
+        ),
+        (
+            TLS_PKCS12.replace("keyStore: /opt/member.p12", "keyFile: k.pem"),
+            TLS_PKCS12_XML.replace("\"keyStore\">/opt/member.p12", "\"keyFile\">k.pem"),
+            "keyFile",
+        ),
+    ];
+    for (yaml, xml, key) in cases {
+        assert_eq!(same_error(&yaml, &xml), format!("{properties}.{key}"), "{yaml}");
+    }
+    let no_key = TLS_PKCS12.replace("keyStore: /opt/member.p12", "");
+    let no_key_xml = TLS_PKCS12_XML.replace("<property name=\"keyStore\">/opt/member.p12</property>", "");
+    assert_eq!(same_error(&no_key, &no_key_xml), properties);
+    let no_trust = TLS_PKCS12.replace("trustStore: /opt/trust.p12", "");
+    let no_trust_xml = TLS_PKCS12_XML.replace("<property name=\"trustStore\">/opt/trust.p12</property>", "");
+    assert_eq!(same_error(&no_trust, &no_trust_xml), format!("{properties}.mutualAuthentication"));
+    let factory = "hazelcast: {network: {ssl: {enabled: true, factory-class-name: com.example.Factory}}}";
+    let factory_xml =
+        "<network><ssl enabled=\"true\"><factory-class-name>com.example.Factory</factory-class-name></ssl></network>";
+    assert_eq!(same_error(factory, factory_xml), "hazelcast.network.ssl.factory-class-name");
 }

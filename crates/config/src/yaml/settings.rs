@@ -4,7 +4,10 @@
 use super::values::{boolean, interface_host, public_address_host, signed, strings, text, unsigned};
 use super::{Result, Section};
 use crate::error::invalid;
-use crate::{MemberConfig, NetworkConfig, OverQuota, SecurityConfig, TenantConfig, User};
+use crate::{
+    KeySource, MemberConfig, MutualAuthentication, NetworkConfig, OverQuota, SecurityConfig, TenantConfig, TlsConfig,
+    TlsProtocol, TrustSource, User,
+};
 
 pub(super) fn read_properties(mut properties: Section, config: &mut MemberConfig) -> Result<()> {
     let partition_count = &mut config.partition_count;
@@ -64,12 +67,8 @@ pub(super) fn read_network(mut section: Section, network: &mut NetworkConfig) ->
             network.interfaces = patterns;
         }
     }
-    // Serving in clear text when the file asks for TLS would be a silent security hole.
-    if let Some(mut ssl) = section.section("ssl")? {
-        if ssl.read("enabled", boolean)? == Some(true) {
-            let message = "TLS is not supported by ferrogrid; refusing to serve in clear text";
-            return Err(invalid(ssl.child_path("enabled"), message));
-        }
+    if let Some(ssl) = section.section("ssl")? {
+        read_ssl(ssl, &mut network.tls)?;
     }
     // Read after interfaces: an explicit public address wins.
     section.set("public-address", &mut network.host, public_address_host)?;
@@ -85,6 +84,81 @@ pub(super) fn read_network(mut section: Section, network: &mut NetworkConfig) ->
                 let message = format!("{mechanism} discovery is not supported; use tcp-ip");
                 return Err(invalid(disabled.child_path("enabled"), message));
             }
+        }
+    }
+    Ok(())
+}
+
+/// `network.ssl`: Hazelcast's `BasicSSLContextFactory` properties (PKCS12 key and trust stores)
+/// or its `OpenSSLEngineFactory` ones (PEM files); the files are read by the member at start.
+fn read_ssl(mut ssl: Section, tls: &mut TlsConfig) -> Result<()> {
+    ssl.set("enabled", &mut tls.enabled, boolean)?;
+    ssl.set("factory-class-name", &mut tls.factory_class_name, text)?;
+    let Some(mut properties) = ssl.section("properties")? else {
+        return Ok(());
+    };
+    tls.key = read_key_source(&mut properties)?;
+    tls.trust = read_trust_source(&mut properties)?;
+    if let Some((path, value)) = properties.take("protocol") {
+        tls.protocol = TlsProtocol::parse(&text(value, &path)?).map_err(|message| invalid(path, message))?;
+    }
+    if let Some((path, value)) = properties.take("mutualAuthentication") {
+        let mode = MutualAuthentication::parse(&text(value, &path)?);
+        tls.mutual_authentication = mode.map_err(|message| invalid(path, message))?;
+    }
+    if let Some(suites) = properties.read("ciphersuites", text)? {
+        tls.cipher_suites = suites.split(',').map(|suite| suite.trim().to_owned()).collect();
+    }
+    Ok(())
+}
+
+/// `keyStore` (PKCS12) or `keyFile` + `keyCertChainFile` (PEM), not both.
+fn read_key_source(properties: &mut Section) -> Result<Option<KeySource>> {
+    let store = properties.read("keyStore", text)?;
+    let password = properties.read("keyStorePassword", text)?.unwrap_or_default();
+    read_store_type(properties, "keyStoreType")?;
+    let key_file = properties.read("keyFile", text)?;
+    let chain_file = properties.read("keyCertChainFile", text)?;
+    if properties.read("keyFilePassword", text)?.is_some() {
+        let message = "encrypted PEM keys are not supported: give an unencrypted keyFile or a PKCS12 keyStore";
+        return Err(invalid(properties.child_path("keyFilePassword"), message));
+    }
+    match (store, key_file, chain_file) {
+        (None, None, None) => Ok(None),
+        (Some(path), None, None) => Ok(Some(KeySource::KeyStore { path: path.into(), password })),
+        (None, Some(key_file), Some(chain_file)) => {
+            Ok(Some(KeySource::Pem { key_file: key_file.into(), cert_chain_file: chain_file.into() }))
+        }
+        (Some(_), _, _) => {
+            Err(invalid(properties.child_path("keyStore"), "give either keyStore or keyFile and keyCertChainFile"))
+        }
+        (None, _, _) => Err(invalid(properties.child_path("keyFile"), "keyFile and keyCertChainFile go together")),
+    }
+}
+
+/// `trustStore` (PKCS12) or `trustCertCollectionFile` (PEM), not both.
+fn read_trust_source(properties: &mut Section) -> Result<Option<TrustSource>> {
+    let store = properties.read("trustStore", text)?;
+    let password = properties.read("trustStorePassword", text)?.unwrap_or_default();
+    read_store_type(properties, "trustStoreType")?;
+    let collection = properties.read("trustCertCollectionFile", text)?;
+    match (store, collection) {
+        (None, None) => Ok(None),
+        (Some(path), None) => Ok(Some(TrustSource::TrustStore { path: path.into(), password })),
+        (None, Some(path)) => Ok(Some(TrustSource::Pem { path: path.into() })),
+        (Some(_), Some(_)) => {
+            Err(invalid(properties.child_path("trustStore"), "give either trustStore or trustCertCollectionFile"))
+        }
+    }
+}
+
+/// Only PKCS12 stores are read (Java's JKS is a format of its own).
+fn read_store_type(properties: &mut Section, key: &str) -> Result<()> {
+    if let Some((path, value)) = properties.take(key) {
+        let store_type = text(value, &path)?;
+        if !store_type.eq_ignore_ascii_case("PKCS12") {
+            let message = format!("only PKCS12 stores are supported, got {store_type:?} (convert with keytool -importkeystore -deststoretype PKCS12)");
+            return Err(invalid(path, message));
         }
     }
     Ok(())

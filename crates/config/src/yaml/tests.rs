@@ -294,7 +294,6 @@ management-center: {}
         "ferrogrid.unknown",
         "hazelcast.map.default.merge-policy",
         "hazelcast.network.port.reuse-address",
-        "hazelcast.network.ssl.factory-class-name",
         "hazelcast.properties.hazelcast.logging.type",
         "hazelcast.queue.default.statistics-enabled",
         "hazelcast.ringbuffer.rb-*.ringbuffer-store",
@@ -321,7 +320,7 @@ fn bad_values_name_their_key() {
     assert_eq!(network("{port: {port: 65500}}"), "hazelcast.network.port.port-count");
     let multicast = "{join: {multicast: {enabled: true}}}";
     assert_eq!(network(multicast), "hazelcast.network.join.multicast.enabled");
-    assert_eq!(network("{ssl: {enabled: true}}"), "hazelcast.network.ssl.enabled");
+    assert_eq!(network("{ssl: {enabled: true}}"), "hazelcast.network.ssl.properties");
     let permissions = "hazelcast: {security: {enabled: true, client-permissions: {all: {principal: admin}}, \
                        realms: [{name: r, authentication: {simple: {users: [{username: u, password: p}]}}}], \
                        client-authentication: {realm: r}}}";
@@ -438,7 +437,7 @@ hazelcast:
   network:
     port: {port: 5701}
     interfaces: {enabled: false}
-    ssl: {}
+    ssl: {properties: {}}
     join: {tcp-ip: {}, multicast: {}, auto-detection: {}}
   map: {m: {eviction: {}, indexes: []}}
   queue: {q: {}}

@@ -14,6 +14,7 @@ use crate::cluster::peer::{self, Hello};
 use crate::cluster::replication::state::ClusterState;
 use crate::cluster::view::{ViewMember, ViewState};
 use crate::net::connection::ConnectionShared;
+use crate::net::tls::TlsSession;
 use crate::shared::{ClusterEvent, Shared, Task};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use ferrogrid_cluster::{Input, MemberEntry, MemberId, Message, Node, NodeConfig, Output};
@@ -255,15 +256,25 @@ impl Service {
         let _ = stream.set_nodelay(true);
         let mut preamble = peer::MEMBER_PROTOCOL_HEADER.to_vec();
         preamble.extend_from_slice(&hello_message(&self.shared, &self.address));
-        if let Err(error) = stream.write_all(&preamble).and_then(|()| stream.set_nonblocking(true)) {
-            debug!(address, %error, "member connection failed");
-            self.feed(Input::ConnectFailed { address: address.to_owned() });
-            return;
-        }
+        // Over TLS the preamble waits in the session for the handshake the reactor drives.
+        let sent = match &self.shared.tls {
+            None => stream.write_all(&preamble).map(|()| None),
+            Some(context) => {
+                TlsSession::client(&context.client, target, &preamble).map(|session| Some(Box::new(session)))
+            }
+        };
+        let tls = match sent.and_then(|tls| stream.set_nonblocking(true).map(|()| tls)) {
+            Ok(tls) => tls,
+            Err(error) => {
+                debug!(address, %error, "member connection failed");
+                self.feed(Input::ConnectFailed { address: address.to_owned() });
+                return;
+            }
+        };
         let stream = mio::net::TcpStream::from_std(stream);
         let reactor = self.shared.least_loaded();
         self.shared.open_connections.fetch_add(1, Ordering::AcqRel);
-        if self.shared.reactors[reactor].inbox.send(Task::NewMemberConnection(stream, target)).is_ok() {
+        if self.shared.reactors[reactor].inbox.send(Task::NewMemberConnection(stream, target, tls)).is_ok() {
             self.shared.reactors[reactor].wake();
             let _ = self.shared.reactors[reactor].waker.wake();
         }

@@ -7,6 +7,7 @@
 //! response queue or another thread. The outbound lock is per connection and held only to
 //! append and write; partition data is never touched under it.
 
+use crate::net::tls::TlsSession;
 use ferrogrid_protocol::frame::{StreamDecoder, StreamLimits};
 use ferrogrid_protocol::Uuid;
 use mio::net::TcpStream;
@@ -40,6 +41,9 @@ pub struct ConnectionShared {
     pub id: ConnectionId,
     pub peer: SocketAddr,
     stream: TcpStream,
+    /// The TLS session when the member serves TLS; every use of the socket goes through it,
+    /// under its lock (`tls.rs`). `None`: plain bytes, and no cost beyond this check.
+    tls: Option<Box<Mutex<TlsSession>>>,
     outbound: Mutex<Outbound>,
     closed: AtomicBool,
     /// Requests handed to other reactors (or fanned out) and not yet answered.
@@ -98,11 +102,23 @@ impl Outbound {
 }
 
 impl ConnectionShared {
+    #[cfg(test)]
     pub fn new(id: ConnectionId, peer: SocketAddr, stream: TcpStream) -> ConnectionShared {
+        ConnectionShared::with_tls(id, peer, stream, None)
+    }
+
+    /// A connection whose bytes pass through `tls` when it is given.
+    pub fn with_tls(
+        id: ConnectionId,
+        peer: SocketAddr,
+        stream: TcpStream,
+        tls: Option<TlsSession>,
+    ) -> ConnectionShared {
         ConnectionShared {
             id,
             peer,
             stream,
+            tls: tls.map(|session| Box::new(Mutex::new(session))),
             outbound: Mutex::new(Outbound::default()),
             closed: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
@@ -152,6 +168,20 @@ impl ConnectionShared {
 
     pub fn stream(&self) -> &TcpStream {
         &self.stream
+    }
+
+    /// Whether the connection speaks TLS.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// Reads once into `buffer`: the socket's bytes, or on a TLS connection decrypted ones
+    /// (then `WouldBlock` means the socket is drained). Only the owner reactor reads.
+    pub fn read(&self, buffer: &mut [u8]) -> io::Result<usize> {
+        match &self.tls {
+            None => (&self.stream).read(buffer),
+            Some(tls) => tls.lock().read(&self.stream, buffer),
+        }
     }
 
     /// Queues `bytes` (whole messages) and writes as much as the socket accepts now, unless
@@ -208,6 +238,17 @@ impl ConnectionShared {
 
     /// Called by the owner reactor on a writable event; returns the bytes written.
     pub fn on_writable(&self) -> usize {
+        // Records rustls made earlier (handshake, or a batch the socket refused) go first.
+        if let Some(tls) = &self.tls {
+            match tls.lock().flush(&self.stream) {
+                Ok(()) => {}
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => return 0,
+                Err(_) => {
+                    self.mark_closed();
+                    return 0;
+                }
+            }
+        }
         let batch = {
             let mut outbound = self.outbound.lock();
             outbound.blocked = false;
@@ -266,6 +307,13 @@ impl ConnectionShared {
     }
 
     fn write_out(&self, batch: &[u8], offset: &mut usize) -> WriteOutcome {
+        if let Some(tls) = &self.tls {
+            return match tls.lock().write(&self.stream, batch, offset) {
+                Ok(()) => WriteOutcome::Done,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => WriteOutcome::Full,
+                Err(_) => WriteOutcome::Failed,
+            };
+        }
         while *offset < batch.len() {
             match (&self.stream).write(&batch[*offset..]) {
                 Ok(0) => return WriteOutcome::Failed,
@@ -320,7 +368,10 @@ impl ConnectionShared {
 
     /// Closes the socket; later sends are dropped.
     pub fn close(&self) {
-        self.mark_closed();
+        let was_closed = self.closed.swap(true, Ordering::AcqRel);
+        if let (Some(tls), false) = (&self.tls, was_closed) {
+            tls.lock().close(&self.stream);
+        }
         let _ = self.stream.shutdown(Shutdown::Both);
     }
 }

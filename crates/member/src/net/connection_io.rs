@@ -10,6 +10,7 @@
 
 use crate::net::connection::{Connection, ConnectionId, ConnectionShared, ConnectionState, ReadBuffer};
 use crate::net::reactor::Reactor;
+use crate::net::tls::TlsSession;
 use crate::route::dispatch::{Core, Flow};
 use crate::shared::CLIENT_CLEANUP_PERIOD_MS;
 use ferrogrid_protocol::frame::{Decoded, StreamDecoder, CLIENT_PROTOCOL_HEADER};
@@ -72,7 +73,8 @@ impl Reactor {
                 Ok(count) => {
                     connection.last_read = Instant::now();
                     self.core.probes().bytes_in.add(count as u64);
-                    if count < connection.input.last_read_capacity() {
+                    // (Not on TLS: one record's plaintext says nothing of the socket.)
+                    if count < connection.input.last_read_capacity() && !connection.shared.is_tls() {
                         // A short read drained the socket; edge-triggered polling reports new
                         // bytes, so skip the read that would only say "would block".
                         match self.core.process_input(connection) {
@@ -104,15 +106,31 @@ impl Reactor {
     }
 
     pub(crate) fn accept(&mut self, stream: mio::net::TcpStream, peer: std::net::SocketAddr) {
-        self.add_connection(stream, peer, false);
+        self.add_connection(stream, peer, None);
     }
 
+    /// Takes on a connection: accepted (`link` None), or a link this member opened (`link`
+    /// holds its TLS session when the member speaks TLS).
     pub(crate) fn add_connection(
         &mut self,
         mut stream: mio::net::TcpStream,
         peer: std::net::SocketAddr,
-        outgoing: bool,
+        link: Option<Option<TlsSession>>,
     ) {
+        let outgoing = link.is_some();
+        // A connection accepted on a TLS port speaks TLS from its first byte.
+        let tls = match (&self.core.shared.tls, link) {
+            (_, Some(session)) => session,
+            (Some(context), None) => match TlsSession::server(&context.server) {
+                Ok(session) => Some(session),
+                Err(error) => {
+                    warn!(%peer, %error, "could not start TLS on a connection");
+                    self.core.shared.open_connections.fetch_sub(1, Ordering::AcqRel);
+                    return;
+                }
+            },
+            (None, None) => None,
+        };
         let entry = self.connections.vacant_entry();
         let token = Token(entry.key());
         let interest = Interest::READABLE | Interest::WRITABLE;
@@ -122,7 +140,11 @@ impl Reactor {
             return;
         }
         let id = ConnectionId(self.core.shared.next_connection_id.fetch_add(1, Ordering::Relaxed));
-        let shared = Arc::new(ConnectionShared::new(id, peer, stream));
+        let shared = Arc::new(ConnectionShared::with_tls(id, peer, stream, tls));
+        if shared.is_tls() {
+            // A link's ClientHello waits in its session: send it now.
+            shared.on_writable();
+        }
         let mut connection = Connection::new(shared, token, self.unauthenticated_limits);
         connection.outgoing = outgoing;
         entry.insert(connection);
@@ -335,7 +357,7 @@ pub(crate) struct ConnectionStreamRef<'a>(&'a ConnectionShared);
 
 impl io::Read for ConnectionStreamRef<'_> {
     fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
-        io::Read::read(&mut self.0.stream(), buffer)
+        self.0.read(buffer)
     }
 }
 

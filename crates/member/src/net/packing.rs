@@ -211,7 +211,7 @@ mod tests {
                 (handle, inbox)
             })
             .unzip();
-        let (shared, _events) = crate::server::shared_state(config, handles, "127.0.0.1:5701".parse().unwrap());
+        let (shared, _events) = crate::server::shared_state(config, handles, "127.0.0.1:5701".parse().unwrap(), None);
         (shared, inboxes)
     }
 

@@ -349,7 +349,9 @@ impl Reactor {
                 Task::MigrateBusiest { to, gap } => self.migrate_busiest(to, gap),
                 Task::Vacate { to } => self.vacate(to),
                 Task::AdoptConnection(connection) => self.adopt(*connection),
-                Task::NewMemberConnection(stream, peer) => self.add_connection(stream, peer, true),
+                Task::NewMemberConnection(stream, peer, tls) => {
+                    self.add_connection(stream, peer, Some(tls.map(|session| *session)))
+                }
                 Task::Cluster(state) => self.on_cluster_state(state),
                 Task::Member { from, work } => self.on_member_work(from, work),
             }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod certs;
+
 use ferrogrid_config::MemberConfig;
 use ferrogrid_member::Member;
 use ferrogrid_protocol::codec::*;
@@ -69,6 +71,8 @@ pub fn string_data(text: &str) -> Vec<u8> {
 
 pub struct WireClient {
     pub stream: TcpStream,
+    /// The client's TLS session, when it speaks TLS: every byte passes through it.
+    tls: Option<Box<rustls::ClientConnection>>,
     decoder: StreamDecoder,
     buffer: Vec<u8>,
     next_correlation_id: i64,
@@ -82,7 +86,45 @@ impl WireClient {
         stream.set_nodelay(true).unwrap();
         let limits =
             StreamLimits { max_frame_bytes: 512 << 20, max_message_bytes: 512 << 20, max_pending_fragmented: 4 };
-        WireClient { stream, decoder: StreamDecoder::new(limits), buffer: Vec::new(), next_correlation_id: 1 }
+        WireClient {
+            stream,
+            tls: None,
+            decoder: StreamDecoder::new(limits),
+            buffer: Vec::new(),
+            next_correlation_id: 1,
+        }
+    }
+
+    /// Connects speaking TLS with `config` (the handshake happens with the first bytes sent),
+    /// and sends nothing.
+    pub fn connect_tls_raw(address: SocketAddr, config: std::sync::Arc<rustls::ClientConfig>) -> WireClient {
+        let mut client = WireClient::connect_raw(address);
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        client.tls = Some(Box::new(rustls::ClientConnection::new(config, name).unwrap()));
+        client
+    }
+
+    /// Connects over TLS and authenticates to cluster `dev`; panics unless accepted.
+    pub fn connect_tls(address: SocketAddr, config: std::sync::Arc<rustls::ClientConfig>) -> WireClient {
+        let mut client = WireClient::connect_tls_raw(address, config);
+        client.send_bytes(b"CP2");
+        assert_eq!(client.authenticate("dev", None, None), 0, "authentication accepted");
+        client
+    }
+
+    /// Writes `bytes` (through TLS when the client speaks it).
+    pub fn try_send_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match &mut self.tls {
+            None => self.stream.write_all(bytes),
+            Some(tls) => rustls::Stream::new(tls.as_mut(), &mut self.stream).write_all(bytes),
+        }
+    }
+
+    fn read_some(&mut self, chunk: &mut [u8]) -> std::io::Result<usize> {
+        match &mut self.tls {
+            None => self.stream.read(chunk),
+            Some(tls) => rustls::Stream::new(tls.as_mut(), &mut self.stream).read(chunk),
+        }
     }
 
     /// Connects and authenticates to cluster `dev`; panics unless accepted.
@@ -100,7 +142,7 @@ impl WireClient {
     }
 
     pub fn send_bytes(&mut self, bytes: &[u8]) {
-        self.stream.write_all(bytes).expect("write");
+        self.try_send_bytes(bytes).expect("write");
     }
 
     /// Sends an authentication request; returns the response status.
@@ -152,10 +194,21 @@ impl WireClient {
                 other => panic!("member sent fragments: {other:?}"),
             }
             let mut chunk = [0u8; 65536];
-            match self.stream.read(&mut chunk) {
+            match self.read_some(&mut chunk) {
                 Ok(0) => return None,
                 Ok(count) => self.buffer.extend_from_slice(&chunk[..count]),
-                Err(error) if error.kind() == ErrorKind::ConnectionReset => return None,
+                // Reset, or on TLS the member's alert or a close without close_notify.
+                Err(error)
+                    if matches!(
+                        error.kind(),
+                        ErrorKind::ConnectionReset
+                            | ErrorKind::BrokenPipe
+                            | ErrorKind::InvalidData
+                            | ErrorKind::UnexpectedEof
+                    ) =>
+                {
+                    return None
+                }
                 Err(error) => panic!("read failed: {error}"),
             }
         }
