@@ -335,6 +335,18 @@ impl PartitionOwner {
         self.now_ms = now_ms();
     }
 
+    /// After a request on the key locks of a `kind` object (a map's or a multimap's) in
+    /// `partition`: the lock deadlines it set become timers, and the requests it released from
+    /// locks run again.
+    pub(crate) fn after_key_request(&mut self, partition: PartitionId, kind: ObjectKind) {
+        for (deadline, map, key) in self.deadlines.drain(..) {
+            self.timers.push(Reverse((deadline, Timer::Key { partition, kind, map, key })));
+        }
+        if !self.released.is_empty() {
+            self.rerun_released();
+        }
+    }
+
     /// Re-runs requests released from key locks, in the order they parked; their answers go
     /// to their own connections.
     pub(crate) fn rerun_released(&mut self) {

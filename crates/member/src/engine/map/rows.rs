@@ -6,7 +6,6 @@ use crate::engine::locks::Waiting;
 use crate::engine::map::ops::{self as map_ops, Done, OpContext};
 use crate::engine::map::request::*;
 use crate::engine::structures::ObjectKind;
-use crate::partition::owner::Timer;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, Operation, A, L, S, W};
 use crate::route::wire;
@@ -14,7 +13,6 @@ use crate::route::wire::blob;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::Data;
 use std::borrow::Cow;
-use std::cmp::Reverse;
 
 /// The fields every put-like request has, in the order [`put`] takes them.
 macro_rules! fields {
@@ -152,13 +150,7 @@ impl Execute for MapRequest<'_> {
         if owner.partitions[local].tracks_changes() {
             owner.replicate(partition_id, call, out, start, Vec::new());
         }
-        for (deadline, map, key) in owner.deadlines.drain(..) {
-            let timer = Timer::Key { partition: partition_id, kind: ObjectKind::Map, map, key };
-            owner.timers.push(Reverse((deadline, timer)));
-        }
-        if !owner.released.is_empty() {
-            owner.rerun_released();
-        }
+        owner.after_key_request(partition_id, ObjectKind::Map);
     }
 }
 

@@ -14,14 +14,12 @@ use crate::engine::wide::objects::{add_listener, listener, remove_listener};
 use crate::engine::wide::Classified;
 use crate::engine::wide::WideRequest;
 use crate::partition::objects::kind;
-use crate::partition::owner::Timer;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire;
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
 use std::borrow::Cow;
-use std::cmp::Reverse;
 
 /// Key operations in the partition of the key; the rest over every partition (`wide.rs`).
 pub(crate) static ROWS: &[Operation] = &[
@@ -137,13 +135,7 @@ impl Execute for MultiMapRequest<'_> {
             wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
         owner.replicate(partition_id, call, out, start, Vec::new());
-        for (deadline, map, key) in owner.deadlines.drain(..) {
-            let timer = Timer::Key { partition: partition_id, kind: ObjectKind::MultiMap, map, key };
-            owner.timers.push(Reverse((deadline, timer)));
-        }
-        if !owner.released.is_empty() {
-            owner.rerun_released();
-        }
+        owner.after_key_request(partition_id, ObjectKind::MultiMap);
     }
 }
 
