@@ -17,7 +17,7 @@ import pytest
 from test_cardinality_estimator import add_all, get_estimator, items
 
 from .cluster_harness import unique_map_name
-from .test_cluster import DROP_TIMEOUT, FORM_TIMEOUT, start_third_member, wait_members
+from .test_cluster import DROP_TIMEOUT, FORM_TIMEOUT, join_member, wait_members
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -56,7 +56,7 @@ def test_estimates_survive_migration_and_kill9(make_cluster, request, note):
             if after != before:
                 note(moved)
 
-    members = start_third_member(cluster, client)
+    members = join_member(cluster, client, 2)
     check("after the third member joined and took partitions")
     largest = estimators[-1]
     owner = client.partition_service.get_partition_owner(largest._partition_id)

@@ -75,12 +75,12 @@ def uuids(members):
     return {m.uuid for m in members}
 
 
-def start_third_member(cluster, client):
-    """Starts a third member (index 2) joining the two running ones; returns the client's member
+def join_member(cluster, client, index):
+    """Starts member `index`, joining the `index` members running; returns the client's member
     list once every member owns partitions."""
-    third = cluster.start(2, member_list=cluster.addresses)
-    third.wait_ready(FORM_TIMEOUT)
-    members = wait_members(client, 3, FORM_TIMEOUT)
+    joiner = cluster.start(index, member_list=cluster.addresses)
+    joiner.wait_ready(FORM_TIMEOUT)
+    members = wait_members(client, index + 1, FORM_TIMEOUT)
     wait_until(
         lambda: set(partition_owners(client)) == uuids(members),
         FORM_TIMEOUT,
@@ -807,7 +807,7 @@ def test_ringbuffers_keep_their_sequences_through_migration_and_kill9(make_clust
             assert ring.read_one(head) == "%s:%d" % (name, head) and ring.read_one(tail) == "%s:%d" % (name, tail)
 
     check("on two members")
-    members = start_third_member(cluster, client)
+    members = join_member(cluster, client, 2)
     check("after the third member joined and took partitions")
     victim = cluster.by_member_info(members[0])
     victim.kill9()
@@ -1054,14 +1054,7 @@ def test_a_unisocket_listener_hears_every_member_also_after_a_join_and_a_leave(m
         assert sorted(heard) == expected, "%s: heard %d events, %d distinct" % (what, len(heard), len(set(heard)))
 
     round_of_writes(0, "three members")
-    fourth = cluster.start(3, member_list=cluster.addresses)
-    fourth.wait_ready(FORM_TIMEOUT)
-    members = wait_members(writer, 4, FORM_TIMEOUT)
-    wait_until(
-        lambda: set(partition_owners(writer)) == uuids(members),
-        FORM_TIMEOUT,
-        lambda: "partition owners %s" % owners_described(writer),
-    )
+    members = join_member(cluster, writer, 3)
     round_of_writes(1, "after a fourth member joined")
     leaver = cluster.by_member_info(next(m for m in members if "%s:%d" % (m.address.host, m.address.port) == three[1]))
     leaver.send(signal.SIGTERM)
@@ -1391,14 +1384,7 @@ def test_queries_answer_each_entry_once_while_a_member_joins(make_cluster, reque
 
     thread = threading.Thread(target=query, daemon=True)
     thread.start()
-    fourth = cluster.start(3, member_list=cluster.addresses)
-    fourth.wait_ready(FORM_TIMEOUT)
-    members = wait_members(client, 4, FORM_TIMEOUT)
-    wait_until(
-        lambda: set(partition_owners(client)) == uuids(members),
-        FORM_TIMEOUT,
-        lambda: "partition owners %s" % owners_described(client),
-    )
+    members = join_member(cluster, client, 3)
     time.sleep(2)  # queries keep running after the last migrations
     stop.set()
     thread.join(60)
