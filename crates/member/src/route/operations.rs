@@ -58,25 +58,25 @@ const MEMBER_SERVICE: u32 = 0x7F;
 /// member-link message.
 const INDEX_SLOTS: usize = (1 << 16) + 256;
 
-/// The rows, in table order, and the row index of each slot, +1 (0: no row; 64 KiB).
+/// The rows, in table order, and the row index of each slot, +1 (0: no row; 128 KiB).
 #[derive(Debug)]
 struct Table {
     rows: Vec<&'static Operation>,
-    index: Box<[u8]>,
+    index: Box<[u16]>,
 }
 
 /// Builds the table from [`SECTIONS`]: an error names a type with two rows, or a type that is
 /// no request.
 fn build(sections: &[&'static [Operation]]) -> Result<Table, String> {
     let rows: Vec<&'static Operation> = sections.iter().flat_map(|section| section.iter()).collect();
-    if rows.len() >= u8::MAX as usize {
-        return Err(format!("{} rows: row indexes must fit a byte", rows.len()));
+    if rows.len() >= u16::MAX as usize {
+        return Err(format!("{} rows: row indexes must fit two bytes", rows.len()));
     }
     let counted = sections.first().map_or(0, |section| section.len());
     if counted != PARTITION_OPERATION_COUNT {
         return Err(format!("{counted} rows counted per map, {PARTITION_OPERATION_COUNT} counters"));
     }
-    let mut index = vec![0u8; INDEX_SLOTS].into_boxed_slice();
+    let mut index = vec![0u16; INDEX_SLOTS].into_boxed_slice();
     for (row, operation) in rows.iter().enumerate() {
         let Some(slot) = slot_of(operation.message_type) else {
             return Err(format!("{} ({}) is not a request or member type", operation.name, operation.message_type));
@@ -88,7 +88,7 @@ fn build(sections: &[&'static [Operation]]) -> Result<Table, String> {
                 operation.name, operation.message_type, operation.name
             ));
         }
-        index[slot] = row as u8 + 1;
+        index[slot] = row as u16 + 1;
     }
     Ok(Table { rows, index })
 }
