@@ -1,7 +1,7 @@
 'use strict';
 // Node.js client over TLS: node tls.js 127.0.0.1:5701 CLUSTER CA.pem [CERT.pem KEY.pem]
 // Connects with `network.ssl` (trusting CA.pem, presenting CERT/KEY when given), puts and gets a
-// value on a fresh map, prints "node tls: ok" and exits 0; exits 1 on any failure or after 30 s.
+// value on a fresh map, prints "node tls: ok" and exits 0; exits 1 on any failure or after 20 s.
 // Run by tests/python/test_tls.py, which makes the certificates and starts a TLS member.
 
 const assert = require('node:assert/strict');
@@ -9,7 +9,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const { Client } = require('hazelcast-client');
 
-const HARD_TIMEOUT_MS = 30000;
+const HARD_TIMEOUT_MS = 20000;
 process.exitCode = 1; // only a completed run sets 0
 
 const timer = setTimeout(() => {
@@ -34,7 +34,7 @@ async function main() {
     const client = await Client.newHazelcastClient({
         clusterName,
         network: { clusterMembers: [address], ssl: { enabled: true, sslOptions } },
-        connectionStrategy: { connectionRetry: { clusterConnectTimeoutMillis: 10000 } },
+        connectionStrategy: { connectionRetry: { clusterConnectTimeoutMillis: 5000 } },
         properties: { 'hazelcast.logging.level': 'WARN' },
     });
     try {

@@ -5,8 +5,8 @@ certificates are made here with `cryptography`: a CA, a member certificate (PEM 
 PKCS#12 key store made by `cryptography`, not by ferrogrid's tests) and a client certificate.
 Two members, each on 127.0.0.1 only and stopped at the end of the module: one with a PKCS#12
 key store and no client certificate asked for, one with PEM files and mutual authentication
-REQUIRED. The Node.js client's TLS (`tests/node/tls.js`) runs against both when `npm ci` has
-installed it in tests/node.
+REQUIRED. The Node.js and Go clients' TLS (`tests/node/tls.js`, `tests/go/tls.go`) run against
+both when scripts/test has installed them (`npm ci` in tests/node, `go build` in tests/go).
 """
 
 import datetime
@@ -15,6 +15,7 @@ import pathlib
 import shutil
 import ssl
 import subprocess
+import time
 
 import hazelcast
 import pytest
@@ -185,20 +186,38 @@ def test_mutual_tls_needs_a_trusted_client_certificate(mutual_member, pki):
 
 
 NODE_DIR = pathlib.Path(__file__).resolve().parent.parent / "node"
+# built by scripts/test (`go build` in tests/go)
+GO_BIN = pathlib.Path(__file__).resolve().parent.parent.parent / "target" / "gotest"
+TLS_CLIENTS = {
+    "node": (["node", str(NODE_DIR / "tls.js")], "node tls: ok"),
+    "go": ([str(GO_BIN), "tls"], "go tls: ok"),
+}
 
 
-@pytest.mark.skipif(
-    shutil.which("node") is None or not (NODE_DIR / "node_modules" / "hazelcast-client").exists(),
-    reason="the Node.js client is not installed (npm ci in tests/node)",
-)
-def test_node_client_over_tls(pkcs12_member, mutual_member, pki):
+def _installed(client):
+    if client == "node":
+        return shutil.which("node") is not None and (NODE_DIR / "node_modules" / "hazelcast-client").exists()
+    return GO_BIN.exists()
+
+
+@pytest.mark.parametrize("client", sorted(TLS_CLIENTS))
+def test_official_client_over_tls(client, pkcs12_member, mutual_member, pki):
+    """The Node.js and Go clients over TLS: trusting the CA; with a client certificate on the
+    mutual-TLS member; refused there without one."""
+    if not _installed(client):
+        pytest.skip("the %s client is not installed (scripts/test installs it: npm ci in tests/node, go build in tests/go)" % client)
+    program, ok = TLS_CLIENTS[client]
+
     def run(proc, *files):
-        command = ["node", str(NODE_DIR / "tls.js"), proc.address, CLUSTER_NAME] + [str(f) for f in files]
-        return subprocess.run(command, capture_output=True, text=True, timeout=60)
+        command = program + [proc.address, CLUSTER_NAME] + [str(f) for f in files]
+        started = time.monotonic()
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        print("%s %s: exit %d after %.1f s" % (client, [pathlib.Path(f).name for f in files], result.returncode, time.monotonic() - started))
+        return result
 
     plain_ca = run(pkcs12_member, pki["ca.pem"])
-    assert plain_ca.returncode == 0 and "node tls: ok" in plain_ca.stdout, plain_ca.stderr
+    assert plain_ca.returncode == 0 and ok in plain_ca.stdout, plain_ca.stderr
     with_cert = run(mutual_member, pki["ca.pem"], pki["client-chain.pem"], pki["client.key"])
-    assert with_cert.returncode == 0 and "node tls: ok" in with_cert.stdout, with_cert.stderr
+    assert with_cert.returncode == 0 and ok in with_cert.stdout, with_cert.stderr
     without_cert = run(mutual_member, pki["ca.pem"])
     assert without_cert.returncode != 0
