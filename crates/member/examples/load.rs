@@ -13,7 +13,9 @@
 //! Environment: `LOAD_WARMUP_SECONDS` (default 2) runs the load before measuring;
 //! `LOAD_SERVER_PID` adds the server's CPU seconds (user + system) during the measurement;
 //! `LOAD_USERNAME` and `LOAD_PASSWORD` authenticate with credentials (e.g. as a tenant);
-//! `LOAD_ONLY=1` stops after the load phase (prints the keys loaded), for memory measurements.
+//! `LOAD_ONLY=1` stops after the load phase (prints the keys loaded), for memory measurements;
+//! `LOAD_TLS_CA=ca.pem` (not empty) connects over TLS (rustls, the same for both protocols), trusting that
+//! CA and naming the server `localhost`.
 
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::frame::{Decoded, StreamDecoder, BACKUP_AWARE};
@@ -22,6 +24,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 fn string_data(text: &str) -> Vec<u8> {
@@ -49,8 +52,45 @@ fn protocol() -> Protocol {
     }
 }
 
+/// A socket, plain or TLS.
+trait Stream: Read + Write + Send {}
+impl<T: Read + Write + Send> Stream for T {}
+
+/// The TLS client configuration when `LOAD_TLS_CA` names a CA file.
+fn tls_config() -> Option<Arc<rustls::ClientConfig>> {
+    static CONFIG: OnceLock<Option<Arc<rustls::ClientConfig>>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            use rustls::pki_types::{pem::PemObject, CertificateDer};
+            let path = std::env::var("LOAD_TLS_CA").ok().filter(|path| !path.is_empty())?;
+            let mut roots = rustls::RootCertStore::empty();
+            for certificate in CertificateDer::pem_file_iter(&path).expect("LOAD_TLS_CA") {
+                roots.add(certificate.expect("a PEM certificate")).expect("a CA certificate");
+            }
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .expect("TLS versions")
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+            Some(Arc::new(config))
+        })
+        .clone()
+}
+
+fn connect(address: &str) -> Box<dyn Stream> {
+    let stream = TcpStream::connect(address).expect("connect");
+    stream.set_nodelay(true).unwrap();
+    let Some(config) = tls_config() else {
+        return Box::new(stream);
+    };
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let session = rustls::ClientConnection::new(config, name).expect("a TLS session");
+    Box::new(rustls::StreamOwned::new(session, stream))
+}
+
 struct Connection {
-    stream: TcpStream,
+    stream: Box<dyn Stream>,
     decoder: StreamDecoder,
     buffer: Vec<u8>,
     filled: usize,
@@ -72,8 +112,7 @@ impl Connection {
     }
 
     fn try_open(address: &str) -> Option<Connection> {
-        let stream = TcpStream::connect(address).expect("connect");
-        stream.set_nodelay(true).unwrap();
+        let stream = connect(address);
         let protocol = protocol();
         let mut connection =
             Connection { stream, decoder: StreamDecoder::default(), buffer: vec![0; 1 << 20], filled: 0, protocol };
