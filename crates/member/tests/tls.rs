@@ -1,12 +1,16 @@
 //! TLS on the member's port (`hazelcast.network.ssl`): the material is checked at start, each
 //! mistake failing it with the file's path; clients speak the protocol through rustls, mutual
 //! authentication refuses a client without a trusted certificate, and a client that does not
-//! speak TLS (plain text, garbage, a cut handshake) loses its connection and nobody else's.
+//! speak TLS (plain text, garbage, a cut handshake, 300 fuzzed first flights) loses its connection
+//! and nobody else's.
 
 mod support;
 
 use ferrogrid_config::{KeySource, MemberConfig, MutualAuthentication, TlsConfig, TrustSource};
 use ferrogrid_member::{Member, StartError};
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::test_runner::{Config as ProptestConfig, TestCaseError, TestRunner};
 use rustls::ClientConfig;
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -297,6 +301,100 @@ fn a_tls_client_that_stops_reading_is_resumed_intact_and_others_go_on() {
         let found = NullableDataResponse::decode(&message).unwrap().response.map(|data| data.0.to_vec());
         assert!(found.as_deref() == Some(&value[..]), "answer {corr} intact");
     }
+    member.shutdown();
+    let _ = std::fs::remove_dir_all(&pki.dir);
+}
+
+/// The bytes a real rustls client sends first: its ClientHello record.
+fn client_hello(pki: &TestPki) -> Vec<u8> {
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut session = rustls::ClientConnection::new(client_config(pki, true, None), name).unwrap();
+    let mut hello = Vec::new();
+    while session.wants_write() {
+        session.write_tls(&mut hello).unwrap();
+    }
+    hello
+}
+
+/// What a fuzzed connection sends: random bytes, or a real ClientHello with a few bytes
+/// changed, cut short, or followed by a random record.
+fn accept_case(hello: Vec<u8>) -> impl Strategy<Value = Vec<u8>> {
+    let length = hello.len();
+    prop_oneof![
+        vec(any::<u8>(), 1..600),
+        vec((0..length, any::<u8>()), 1..8).prop_map({
+            let hello = hello.clone();
+            move |changes| {
+                let mut bytes = hello.clone();
+                for (at, byte) in changes {
+                    bytes[at] = byte;
+                }
+                bytes
+            }
+        }),
+        (0..length).prop_map({
+            let hello = hello.clone();
+            move |cut| hello[..cut].to_vec()
+        }),
+        (prop::sample::select(vec![0x14u8, 0x15, 0x16, 0x17]), vec(any::<u8>(), 0..300)).prop_map(
+            move |(kind, body)| {
+                let mut bytes = hello.clone();
+                bytes.extend_from_slice(&[kind, 0x03, 0x03]);
+                bytes.extend_from_slice(&(body.len() as u16).to_be_bytes());
+                bytes.extend_from_slice(&body);
+                bytes
+            }
+        ),
+    ]
+}
+
+/// Sends `sent` on a new connection, closes its writing half and reads until the member
+/// closes: Err names what was wrong.
+fn refused_alone(address: std::net::SocketAddr, sent: &[u8]) -> Result<(), String> {
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    // The member may close first (it refused what it read): later writes may fail.
+    let _ = stream.write_all(sent).and_then(|()| stream.shutdown(std::net::Shutdown::Write));
+    let mut answer = Vec::new();
+    match stream.read_to_end(&mut answer) {
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => {}
+        Err(error) => return Err(format!("not closed: {error}")),
+    }
+    match answer.first() {
+        None | Some(0x14..=0x16) => Ok(()),
+        Some(_) => Err(format!("answered with no TLS record: {answer:02x?}")),
+    }
+}
+
+/// The accept path fuzzed: 300 connections, each sending random bytes or a damaged real
+/// ClientHello and then closing its writing half. Every one is answered with at most TLS records
+/// and then closed by the member (none is left open waiting); a good TLS client connected
+/// before them goes on, and one connecting after them gets in.
+#[test]
+fn random_bytes_on_the_tls_port_close_their_own_connection_only() {
+    let pki = make_pki("fuzzed-accept");
+    let member = start_member(|config| config.network.tls = pem_tls(&pki));
+    let address = member.address();
+    let good = WireClient::connect_tls(address, client_config(&pki, false, None));
+    let hello = client_hello(&pki);
+    let mut runner =
+        TestRunner::new(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() });
+    let (cases, good) = (std::cell::Cell::new(0), std::cell::RefCell::new(good));
+    runner
+        .run(&accept_case(hello), |sent| {
+            cases.set(cases.get() + 1);
+            if cases.get() % 50 == 0 {
+                good.borrow_mut().ping();
+            }
+            refused_alone(address, &sent).map_err(TestCaseError::fail)
+        })
+        .unwrap();
+    let mut good = good.into_inner();
+    good.ping();
+    assert_eq!(good.put("m", &support::string_data("k"), &support::string_data("v")), None);
+    let mut late = WireClient::connect_tls(address, client_config(&pki, false, None));
+    assert_eq!(late.get("m", &support::string_data("k")), Some(support::string_data("v")));
     member.shutdown();
     let _ = std::fs::remove_dir_all(&pki.dir);
 }
