@@ -29,6 +29,7 @@ mod queue;
 mod replicated_map;
 mod ringbuffer;
 mod security;
+mod split_brain;
 mod tenants;
 mod tls;
 mod xml;
@@ -55,6 +56,10 @@ pub use queue::{QueueConfig, QueueConfigs};
 pub use replicated_map::{InMemoryFormat, ReplicatedMapConfig, ReplicatedMapConfigs};
 pub use ringbuffer::{RingbufferConfig, RingbufferConfigs, TopicConfig, TopicConfigs};
 pub use security::{SecurityConfig, User};
+pub use split_brain::{
+    ProtectOn, ProtectedStructure, ProtectionFunction, SplitBrainProtectionConfig, SplitBrainProtections,
+    MAX_MINIMUM_CLUSTER_SIZE, MAX_SPLIT_BRAIN_PROTECTIONS,
+};
 pub use tenants::{OverQuota, TenantConfig, TenantsConfig, MAX_TENANTS, MAX_WEIGHT};
 pub use tls::{KeySource, MutualAuthentication, TlsConfig, TlsProtocol, TrustSource, BASIC_FACTORY, OPENSSL_FACTORY};
 pub use xml::MAX_XML_DEPTH;
@@ -111,6 +116,9 @@ pub struct MemberConfig {
     pub crdt_replication: CrdtReplicationConfig,
     /// Per-generator settings by name or pattern. `hazelcast.flake-id-generator`.
     pub flake_id_generators: FlakeIdGeneratorConfigs,
+    /// Split-brain protection rules (`hazelcast.split-brain-protection`) and the structures'
+    /// `split-brain-protection-ref`s.
+    pub split_brain_protections: SplitBrainProtections,
     /// Client credentials. `hazelcast.security`.
     pub security: SecurityConfig,
     /// Every bound the member enforces. `ferrogrid.limits` and one Hazelcast property.
@@ -190,6 +198,7 @@ impl Default for MemberConfig {
             cardinality_estimators: CardinalityEstimatorConfigs::default(),
             crdt_replication: CrdtReplicationConfig::DEFAULT,
             flake_id_generators: FlakeIdGeneratorConfigs::default(),
+            split_brain_protections: SplitBrainProtections::default(),
             security: SecurityConfig::default(),
             limits: Limits::default(),
             reactor_threads: 0,
@@ -361,6 +370,7 @@ impl MemberConfig {
         self.cardinality_estimators.validate()?;
         self.crdt_replication.validate()?;
         self.flake_id_generators.validate()?;
+        self.split_brain_protections.validate()?;
         self.security.validate()?;
         self.metrics.validate()?;
         self.io.validate()?;

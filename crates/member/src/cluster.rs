@@ -4,6 +4,7 @@
 //! events and the relay of other members' events to unisocket clients.
 
 pub(crate) mod events;
+pub(crate) mod heard;
 pub(crate) mod link;
 pub(crate) mod outgoing;
 pub(crate) mod peer;

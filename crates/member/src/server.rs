@@ -205,6 +205,7 @@ pub(crate) fn shared_state(
         .map(|tenant| crate::tenants::Tenant::new(tenant.clone(), reactor_count))
         .collect();
     let config = Arc::new(config);
+    let protection_active = config.split_brain_protections.is_active();
     let flake_ids = crate::engine::flake_id::store::FlakeIdGenerators::new(config.clone());
     let packing = crate::obs::probes::PackingProbes::new(crate::net::packing::initial_active(&config, reactor_count));
     let shared = Arc::new(Shared {
@@ -228,6 +229,8 @@ pub(crate) fn shared_state(
         cluster: RwLock::new(cluster),
         cluster_events,
         joined: AtomicBool::new(false),
+        protection_active,
+        heard: Default::default(),
         left: AtomicBool::new(false),
         member_address,
         tenants,

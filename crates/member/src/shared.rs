@@ -165,6 +165,10 @@ pub struct Shared {
     pub cluster_events: Sender<ClusterEvent>,
     /// This member is in a cluster (founded or joined one).
     pub joined: AtomicBool,
+    /// Some split-brain protection rule guards some object (else no request is checked).
+    pub(crate) protection_active: bool,
+    /// When each other member was last heard from (recently-active split-brain protection).
+    pub(crate) heard: crate::cluster::heard::Heard,
     /// This member left the cluster (graceful shutdown finished).
     pub left: AtomicBool,
     /// host:port other members reach this member at.

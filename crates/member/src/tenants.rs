@@ -180,6 +180,13 @@ fn name_frame(bytes: &[u8]) -> Option<(usize, usize)> {
     (length >= FRAME_HEADER_SIZE && start + length <= bytes.len()).then_some((start, length))
 }
 
+/// The object name a request names in its first variable frame (None without one, or if it
+/// is not UTF-8).
+pub fn object_name(bytes: &[u8]) -> Option<&str> {
+    let (start, length) = name_frame(bytes)?;
+    std::str::from_utf8(&bytes[start + FRAME_HEADER_SIZE..start + length]).ok()
+}
+
 /// The request with its map name scoped to the tenant (`prefix` + name). Err if the name
 /// holds the separator (no name may reach into another namespace) or the frame is missing.
 pub fn scope_request(bytes: &[u8], prefix: &str) -> Result<Vec<u8>, String> {

@@ -38,6 +38,7 @@ error_codes! {
     PARTITION_MIGRATING = 39, "com.hazelcast.spi.exception.PartitionMigratingException";
     QUERY = 40, "com.hazelcast.query.QueryException";
     QUERY_RESULT_SIZE_EXCEEDED = 41, "com.hazelcast.map.QueryResultSizeExceededException";
+    SPLIT_BRAIN_PROTECTION = 42, "com.hazelcast.splitbrainprotection.SplitBrainProtectionException";
     RETRYABLE = 46, "com.hazelcast.spi.exception.RetryableHazelcastException";
     STALE_SEQUENCE = 51, "com.hazelcast.ringbuffer.StaleSequenceException";
     TARGET_DISCONNECTED = 52, "com.hazelcast.spi.exception.TargetDisconnectedException";

@@ -47,12 +47,35 @@ hazelcast:
     hazelcast.wait.seconds.before.join: 1
     # no IO balancer moving connections between reactors while a test runs
     hazelcast.io.balancer.interval.seconds: -1
+  # test_split_brain_protection.py: rules of two members, attached by name pattern
+  split-brain-protection:
+    two-for-writes:
+      enabled: true
+      minimum-cluster-size: 2
+      protect-on: WRITE
+    two:
+      enabled: true
+      minimum-cluster-size: 2
+    two-recently-active:
+      enabled: true
+      minimum-cluster-size: 2
+      recently-active-split-brain-protection:
+        heartbeat-tolerance-millis: 2500
   map:
     default:
       backup-count: 1
     # test_partition_lost_listeners_*: a map whose data goes with its owner
     nobackup-*:
       backup-count: 0
+    protected-writes-*:
+      split-brain-protection-ref: two-for-writes
+    protected-all-*:
+      split-brain-protection-ref: two
+    protected-active-*:
+      split-brain-protection-ref: two-recently-active
+  queue:
+    protected-*:
+      split-brain-protection-ref: two
   flake-id-generator:
     # test_flake_id_cluster.py: node ids join version + 1 in 2 bits: only members that
     # joined at versions 1 and 2 fit (node ids 2 and 3)
@@ -81,12 +104,35 @@ hazelcast:
     hazelcast.wait.seconds.before.join: 1
     hazelcast.shutdownhook.policy: GRACEFUL
     hazelcast.phone.home.enabled: false
+  # test_split_brain_protection.py: rules of two members, attached by name pattern
+  split-brain-protection:
+    two-for-writes:
+      enabled: true
+      minimum-cluster-size: 2
+      protect-on: WRITE
+    two:
+      enabled: true
+      minimum-cluster-size: 2
+    two-recently-active:
+      enabled: true
+      minimum-cluster-size: 2
+      recently-active-split-brain-protection:
+        heartbeat-tolerance-millis: 2500
   map:
     default:
       backup-count: 1
     # test_partition_lost_listeners_*: a map whose data goes with its owner
     nobackup-*:
       backup-count: 0
+    protected-writes-*:
+      split-brain-protection-ref: two-for-writes
+    protected-all-*:
+      split-brain-protection-ref: two
+    protected-active-*:
+      split-brain-protection-ref: two-recently-active
+  queue:
+    protected-*:
+      split-brain-protection-ref: two
   flake-id-generator:
     flake-narrow-*:
       node-id-offset: 1

@@ -50,6 +50,9 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
     partitions, and the survivors of a kill -9 carry on; a smart client's listener and a
     unisocket client's on each member hear every change exactly once; a ttl ends an entry on
     every member;
+  * split-brain protection (test_split_brain_protection.py): rules of two members refuse
+    guarded reads and writes on a member alone, serve them once a second member joined, and
+    refuse again after its kill -9 (the recently-active rule first);
   * a member stopped with SIGSTOP while a unisocket client puts ~30 MB through the other: past
     connection-write-buffer-bytes (256 KiB here) the other stops reading clients (log line,
     RSS grows < 20 MB), and after SIGCONT every put is answered and reads back.

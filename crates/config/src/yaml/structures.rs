@@ -1,26 +1,30 @@
 //! The data structures' sections of the document (`map`, `queue`, `list`, `set`, `multimap`,
 //! `replicatedmap`, `ringbuffer`, `topic`, `pn-counter`, `crdt-replication`,
-//! `flake-id-generator`, `cardinality-estimator`): one entry per named structure.
+//! `flake-id-generator`, `cardinality-estimator`): one entry per named structure; and the
+//! `split-brain-protection` rules those entries refer to.
 
 use super::values::{
     boolean, eviction_policy, in_memory_format, in_memory_format_kind, map_indexes, max_size_policy, signed, text,
     unsigned, value_collection_type,
 };
 use super::{Result, Section};
-use crate::{CollectionConfigs, MapConfig, MemberConfig};
+use crate::{CollectionConfigs, MapConfig, MemberConfig, ProtectOn, ProtectedStructure, ProtectionFunction};
 
 /// Every data structure's section (read in this order, so the first bad key of the document is
 /// the one reported).
 pub(super) fn read_structures(hazelcast: &mut Section, config: &mut MemberConfig) -> Result<()> {
+    if let Some(rules) = hazelcast.section("split-brain-protection")? {
+        read_split_brain_protections(rules, config)?;
+    }
     if let Some(maps) = hazelcast.section("map")? {
         read_maps(maps, config)?;
     }
     if let Some(queues) = hazelcast.section("queue")? {
         read_queues(queues, config)?;
     }
-    for (section, collections) in [("list", &mut config.lists), ("set", &mut config.sets)] {
+    for (section, structure) in [("list", ProtectedStructure::List), ("set", ProtectedStructure::Set)] {
         let Some(configured) = hazelcast.section(section)? else { continue };
-        read_collections(configured, collections)?;
+        read_collections(configured, structure, config)?;
     }
     if let Some(multimaps) = hazelcast.section("multimap")? {
         read_multimaps(multimaps, config)?;
@@ -67,6 +71,7 @@ fn read_maps(mut maps: Section, config: &mut MemberConfig) -> Result<()> {
             eviction.set("max-size-policy", &mut map.eviction.max_size_policy, max_size_policy)?;
             eviction.set("eviction-policy", &mut map.eviction.eviction_policy, eviction_policy)?;
         }
+        refer(&mut section, ProtectedStructure::Map, &name, config)?;
         config.maps.insert(name, map);
     }
     Ok(())
@@ -80,18 +85,24 @@ fn read_queues(mut queues: Section, config: &mut MemberConfig) -> Result<()> {
         section.set("backup-count", &mut queue.backup_count, unsigned)?;
         section.set("async-backup-count", &mut queue.async_backup_count, unsigned)?;
         section.set("empty-queue-ttl", &mut queue.empty_queue_ttl_seconds, signed)?;
+        refer(&mut section, ProtectedStructure::Queue, &name, config)?;
         config.queues.insert(name, queue);
     }
     Ok(())
 }
 
 /// Each `list` or `set` entry: its bound and backups.
-fn read_collections(mut configured: Section, collections: &mut CollectionConfigs) -> Result<()> {
+fn read_collections(mut configured: Section, structure: ProtectedStructure, config: &mut MemberConfig) -> Result<()> {
     for (name, mut section) in configured.sections()? {
         let mut collection = crate::CollectionConfig::DEFAULT;
         section.set("max-size", &mut collection.max_size, unsigned)?;
         section.set("backup-count", &mut collection.backup_count, unsigned)?;
         section.set("async-backup-count", &mut collection.async_backup_count, unsigned)?;
+        refer(&mut section, structure, &name, config)?;
+        let collections: &mut CollectionConfigs = match structure {
+            ProtectedStructure::List => &mut config.lists,
+            _ => &mut config.sets,
+        };
         collections.insert(name, collection);
     }
     Ok(())
@@ -104,6 +115,7 @@ fn read_multimaps(mut multimaps: Section, config: &mut MemberConfig) -> Result<(
         section.set("value-collection-type", &mut multimap.value_collection_type, value_collection_type)?;
         section.set("backup-count", &mut multimap.backup_count, unsigned)?;
         section.set("async-backup-count", &mut multimap.async_backup_count, unsigned)?;
+        refer(&mut section, ProtectedStructure::MultiMap, &name, config)?;
         config.multimaps.insert(name, multimap);
     }
     Ok(())
@@ -116,6 +128,7 @@ fn read_replicated_maps(mut replicated_maps: Section, config: &mut MemberConfig)
         section.set("in-memory-format", &mut replicated.in_memory_format, in_memory_format_kind)?;
         section.set("async-fillup", &mut replicated.async_fillup, boolean)?;
         section.set("statistics-enabled", &mut replicated.statistics_enabled, boolean)?;
+        refer(&mut section, ProtectedStructure::ReplicatedMap, &name, config)?;
         config.replicated_maps.insert(name, replicated);
     }
     Ok(())
@@ -130,6 +143,7 @@ fn read_ringbuffers(mut ringbuffers: Section, config: &mut MemberConfig) -> Resu
         section.set("backup-count", &mut ringbuffer.backup_count, unsigned)?;
         section.set("async-backup-count", &mut ringbuffer.async_backup_count, unsigned)?;
         section.read("in-memory-format", in_memory_format)?;
+        refer(&mut section, ProtectedStructure::Ringbuffer, &name, config)?;
         config.ringbuffers.insert(name, ringbuffer);
     }
     Ok(())
@@ -152,6 +166,7 @@ fn read_pn_counters(mut counters: Section, config: &mut MemberConfig) -> Result<
         let mut counter = crate::PnCounterConfig::DEFAULT;
         section.set("replica-count", &mut counter.replica_count, unsigned)?;
         section.set("statistics-enabled", &mut counter.statistics_enabled, boolean)?;
+        refer(&mut section, ProtectedStructure::PnCounter, &name, config)?;
         config.pn_counters.insert(name, counter);
     }
     Ok(())
@@ -185,7 +200,46 @@ fn read_cardinality_estimators(mut estimators: Section, config: &mut MemberConfi
             merge_policy.read("class-name", text)?;
             merge_policy.read("batch-size", unsigned::<u32>)?;
         }
+        refer(&mut section, ProtectedStructure::CardinalityEstimator, &name, config)?;
         config.cardinality_estimators.insert(name, estimator);
     }
     Ok(())
+}
+
+/// An entry's `split-brain-protection-ref` (checked against the rules by `validate`).
+fn refer(section: &mut Section, structure: ProtectedStructure, name: &str, config: &mut MemberConfig) -> Result<()> {
+    let reference = section.read("split-brain-protection-ref", text)?;
+    config.split_brain_protections.refer(structure, name, reference);
+    Ok(())
+}
+
+/// Each `split-brain-protection` rule: its size, what it guards and how it counts members.
+fn read_split_brain_protections(mut rules: Section, config: &mut MemberConfig) -> Result<()> {
+    for (name, mut section) in rules.sections()? {
+        let mut rule = crate::SplitBrainProtectionConfig::DEFAULT;
+        section.set("enabled", &mut rule.enabled, boolean)?;
+        section.set("minimum-cluster-size", &mut rule.minimum_cluster_size, unsigned)?;
+        section.set("protect-on", &mut rule.protect_on, protect_on)?;
+        if let Some(mut active) = section.section("recently-active-split-brain-protection")? {
+            let mut heartbeat_tolerance_ms = 5_000;
+            active.set("heartbeat-tolerance-millis", &mut heartbeat_tolerance_ms, unsigned)?;
+            rule.function = ProtectionFunction::RecentlyActive { heartbeat_tolerance_ms };
+        }
+        if let Some(mut probabilistic) = section.section("probabilistic-split-brain-protection")? {
+            let mut heartbeat_tolerance_ms = 60_000;
+            probabilistic.set("acceptable-heartbeat-pause-millis", &mut heartbeat_tolerance_ms, unsigned)?;
+            rule.function = ProtectionFunction::RecentlyActive { heartbeat_tolerance_ms };
+        }
+        config.split_brain_protections.insert(name, rule);
+    }
+    Ok(())
+}
+
+fn protect_on(value: &serde_yaml::Value, path: &str) -> Result<ProtectOn> {
+    match text(value, path)?.as_str() {
+        "READ" => Ok(ProtectOn::Read),
+        "WRITE" => Ok(ProtectOn::Write),
+        "READ_WRITE" => Ok(ProtectOn::ReadWrite),
+        _ => Err(super::values::expected(path, "READ, WRITE or READ_WRITE", value)),
+    }
 }

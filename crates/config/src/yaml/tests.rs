@@ -451,6 +451,7 @@ hazelcast:
   crdt-replication: {}
   flake-id-generator: {f: {}}
   cardinality-estimator: {e: {merge-policy: {}}}
+  split-brain-protection: {p: {recently-active-split-brain-protection: {}, probabilistic-split-brain-protection: {}}}
   properties: {}
   security:
     realms: [{name: r, authentication: {simple: {users: [{username: u, password: p}]}}}]

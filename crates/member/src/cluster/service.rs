@@ -124,6 +124,7 @@ impl Service {
                 if self.links.get(&from).is_none_or(|current| current.connection.id != link) {
                     return;
                 }
+                self.shared.heard.heard(from, Instant::now());
                 match ferrogrid_cluster::wire::decode(&bytes) {
                     Ok(message) => self.feed(Input::Received { from, message }),
                     Err(error) => warn!(peer = ?from, %error, "malformed membership message: ignored"),

@@ -140,6 +140,9 @@ pub enum ErrorKind {
     /// a value of a Compact schema the member does not hold), or a result that cannot be
     /// serialized.
     Serialization,
+    /// An object's split-brain protection rule is not met on this member's side
+    /// (`hazelcast.split-brain-protection`).
+    SplitBrainProtection,
     /// Text that is not a number of the type a query compares it with.
     NumberFormat,
     /// A query's regular expression that does not compile.

@@ -18,6 +18,7 @@ use crate::route::client::service::{self as client, After};
 use crate::route::handoff::Handoff;
 use crate::route::handoff::LinkWork;
 use crate::route::operations::{self, ClientCall, Flags, Operation, Route, SqlCall};
+use crate::route::protection;
 use crate::route::wire;
 use crate::shared::{Shared, Task};
 use ferrogrid_cluster::MemberId;
@@ -228,7 +229,15 @@ impl Core {
         out: &mut Vec<u8>,
         origin: Origin,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
-        match operations::lookup(header.message_type) {
+        let found = operations::lookup(header.message_type);
+        if let (true, Some(found)) = (self.shared.protection_active, found) {
+            let rules = (&self.shared.config.split_brain_protections, &self.shared.heard);
+            if let Some(refusal) = protection::check(rules, &self.owner.replication.state, found, bytes) {
+                wire::write_error(out, header.correlation_id, &refusal);
+                return Ok(After::Continue);
+            }
+        }
+        match found {
             Some((slot, row)) if row.route == Route::Partition => {
                 self.dispatch_partition(connection, header, (slot, row), bytes, out, origin)
             }

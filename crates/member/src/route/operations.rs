@@ -10,9 +10,12 @@
 //! runs) or classifier. Adding a structure: its folder under `engine/`, and its rows in [`SECTIONS`].
 
 use crate::engine;
+use crate::engine::structures::ObjectKind;
 use crate::engine::wide::Classified;
 use crate::net::connection::ConnectionShared;
+use crate::route::protection;
 pub use crate::route::row::{ClientCall, Flags, Operation, Route, SqlCall};
+use ferrogrid_config::ProtectedStructure;
 use ferrogrid_protocol::{DecodeError, Message, MessageType};
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -22,17 +25,18 @@ use std::sync::OnceLock;
 macro_rules! sections {
     ($($kind:ident = $code:literal, $service:literal, $label:literal, $held:ident:
         $($store:ident)::+, [$($($rows:ident)::+),+], $($destroy:ident)::+;)+) => {
-        /// Every structure's and service's rows. Map key rows come first (the table of
-        /// structures starts with maps): a row's index below [`PARTITION_OPERATION_COUNT`] is
-        /// its per-map counter slot.
-        const SECTIONS: &[&[Operation]] = &[
-            $($(engine::$($rows)::+,)+)+
-            engine::topic::rows::ROWS,
-            engine::pn_counter::rows::ROWS,
-            engine::flake_id::rows::ROWS,
-            crate::sql::rows::ROWS,
-            crate::route::client::rows::ROWS,
-            crate::cluster::rows::ROWS,
+        /// Every structure's and service's rows, each section with the structure whose
+        /// split-brain protection guards its rows (None: a service no rule guards). Map key
+        /// rows come first (the table of structures starts with maps): a row's index below
+        /// [`PARTITION_OPERATION_COUNT`] is its per-map counter slot.
+        const SECTIONS: &[Section] = &[
+            $($((engine::$($rows)::+, Some(protection::structure(ObjectKind::$kind))),)+)+
+            (engine::topic::rows::ROWS, None),
+            (engine::pn_counter::rows::ROWS, Some(ProtectedStructure::PnCounter)),
+            (engine::flake_id::rows::ROWS, None),
+            (crate::sql::rows::ROWS, None),
+            (crate::route::client::rows::ROWS, None),
+            (crate::cluster::rows::ROWS, None),
         ];
 
         /// The rows of the structures and the services that name an object (all of them
@@ -58,21 +62,27 @@ const MEMBER_SERVICE: u32 = 0x7F;
 /// member-link message.
 const INDEX_SLOTS: usize = (1 << 16) + 256;
 
+/// A section of the table: rows, and the structure whose split-brain protection guards them.
+type Section = (&'static [Operation], Option<ProtectedStructure>);
+
 /// The rows, in table order, and the row index of each slot, +1 (0: no row; 128 KiB).
 #[derive(Debug)]
 struct Table {
     rows: Vec<&'static Operation>,
     index: Box<[u16]>,
+    /// The structure whose split-brain protection guards each row.
+    guards: Vec<Option<ProtectedStructure>>,
 }
 
 /// Builds the table from [`SECTIONS`]: an error names a type with two rows, or a type that is
 /// no request.
-fn build(sections: &[&'static [Operation]]) -> Result<Table, String> {
-    let rows: Vec<&'static Operation> = sections.iter().flat_map(|section| section.iter()).collect();
+fn build(sections: &[Section]) -> Result<Table, String> {
+    let rows: Vec<&'static Operation> = sections.iter().flat_map(|(rows, _)| rows.iter()).collect();
+    let guards = sections.iter().flat_map(|(rows, guard)| rows.iter().map(move |_| *guard)).collect();
     if rows.len() >= u16::MAX as usize {
         return Err(format!("{} rows: row indexes must fit two bytes", rows.len()));
     }
-    let counted = sections.first().map_or(0, |section| section.len());
+    let counted = sections.first().map_or(0, |(rows, _)| rows.len());
     if counted != PARTITION_OPERATION_COUNT {
         return Err(format!("{counted} rows counted per map, {PARTITION_OPERATION_COUNT} counters"));
     }
@@ -90,7 +100,7 @@ fn build(sections: &[&'static [Operation]]) -> Result<Table, String> {
         }
         index[slot] = row as u16 + 1;
     }
-    Ok(Table { rows, index })
+    Ok(Table { rows, index, guards })
 }
 
 /// The table, built once per process: by [`check`] at a member's start, or at the first lookup.
@@ -127,6 +137,12 @@ pub fn lookup(message_type: MessageType) -> Option<(usize, &'static Operation)> 
     let table = table();
     let row = table.index[slot_of(message_type)?];
     (row != 0).then(|| (row as usize - 1, table.rows[row as usize - 1]))
+}
+
+/// The structure whose split-brain protection guards the row at `index` (as [`lookup`] gives
+/// it), if any.
+pub fn guarded_by(index: usize) -> Option<ProtectedStructure> {
+    table().guards[index]
 }
 
 /// The row of a request type.
@@ -213,9 +229,13 @@ mod tests {
     #[test]
     fn the_table_is_the_union_of_the_sections_and_refuses_a_type_with_two_rows() {
         assert!(check().is_ok());
-        let total: usize = SECTIONS.iter().map(|section| section.len()).sum();
+        let total: usize = SECTIONS.iter().map(|(rows, _)| rows.len()).sum();
         assert_eq!(rows().len(), total);
-        let clash = build(&[engine::map::rows::KEY_ROWS, engine::queue::rows::ROWS, engine::queue::rows::ROWS]);
+        let clash = build(&[
+            (engine::map::rows::KEY_ROWS, None),
+            (engine::queue::rows::ROWS, None),
+            (engine::queue::rows::ROWS, None),
+        ]);
         let error = clash.expect_err("a type with two rows");
         assert!(error.contains("QueueOffer") && error.contains("two rows"), "{error}");
     }
