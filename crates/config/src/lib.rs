@@ -161,6 +161,12 @@ pub struct ClusterConfig {
     /// A write waits at most this long for its backups' acknowledgements before it is answered
     /// anyway. `hazelcast.operation.backup.timeout.millis`, default 5 000 (as in Hazelcast).
     pub backup_timeout_ms: u64,
+    /// Outgoing member links are bound to the member's address (its `host`) before they
+    /// connect, as Hazelcast does with `hazelcast.socket.client.bind` true (the default) and
+    /// `hazelcast.socket.client.bind.any` false (its default: `hazelcast.socket.bind.any`,
+    /// true). Default false: the kernel picks the source address. (ferrogrid's listening
+    /// socket binds the member's address whatever `hazelcast.socket.bind.any` says.)
+    pub bind_outgoing_links: bool,
     /// The most results a query may return; beyond it the query fails with
     /// `QueryResultSizeExceededException`. `hazelcast.query.result.size.limit`, default -1 (no
     /// count limit, as in Hazelcast: an answer is still bounded by `max-message-bytes`).
@@ -175,6 +181,7 @@ impl Default for ClusterConfig {
             join_wait_ms: 2_000,
             max_parallel_migrations: 10,
             backup_timeout_ms: 5_000,
+            bind_outgoing_links: false,
             query_result_size_limit: -1,
         }
     }

@@ -47,6 +47,9 @@ hazelcast:
     hazelcast.wait.seconds.before.join: 1
     # no IO balancer moving connections between reactors while a test runs
     hazelcast.io.balancer.interval.seconds: -1
+    # outgoing member links leave from the member's own address (test_split_brain.py cuts
+    # traffic between members' addresses)
+    hazelcast.socket.client.bind.any: false
   # test_split_brain_protection.py: rules of two members, attached by name pattern
   split-brain-protection:
     two-for-writes:
@@ -104,6 +107,7 @@ hazelcast:
     hazelcast.wait.seconds.before.join: 1
     hazelcast.shutdownhook.policy: GRACEFUL
     hazelcast.phone.home.enabled: false
+    hazelcast.socket.client.bind.any: false
   # test_split_brain_protection.py: rules of two members, attached by name pattern
   split-brain-protection:
     two-for-writes:
@@ -144,7 +148,7 @@ hazelcast:
     interfaces:
       enabled: true
       interfaces:
-        - 127.0.0.1
+        - {host}
     join:
       auto-detection:
         enabled: false
@@ -191,8 +195,8 @@ def allocate_ports(count):
     raise RuntimeError("no block of %d free ports found" % PORT_BLOCK)
 
 
-def address(port):
-    return "%s:%d" % (HOST, port)
+def address(port, host=HOST):
+    return "%s:%d" % (host, port)
 
 
 # --------------------------------------------------------------------------- processes
@@ -213,11 +217,11 @@ _SETPRIV = shutil.which("setpriv")
 class MemberProcess:
     """One `ferrogrid member` process."""
 
-    def __init__(self, index, port, cluster_name, member_list, config_path, workdir, target="ferrogrid"):
+    def __init__(self, index, port, cluster_name, member_list, config_path, workdir, target="ferrogrid", host=HOST):
         self.target = target
         self.index = index
         self.port = port
-        self.host = HOST
+        self.host = host
         self.cluster_name = cluster_name
         self.member_list = list(member_list)
         self.config_path = config_path
@@ -231,7 +235,7 @@ class MemberProcess:
 
     @property
     def address(self):
-        return address(self.port)
+        return address(self.port, self.host)
 
     @property
     def pid(self):
@@ -246,7 +250,7 @@ class MemberProcess:
                 "ferrogrid binary not found at %s (run `cargo build --release -p ferrogrid` or set FERROGRID_BIN)"
                 % binary
             )
-        cmd = [str(binary), "member", "--host", HOST, "--port", str(self.port), "--no-port-auto-increment"]
+        cmd = [str(binary), "member", "--host", self.host, "--port", str(self.port), "--no-port-auto-increment"]
         cmd += ["--cluster-name", self.cluster_name]
         for addr in self.member_list:
             cmd += ["--member", addr]
@@ -261,6 +265,7 @@ class MemberProcess:
         config.write_text(
             HAZELCAST_MEMBER_CONFIG.format(
                 cluster_name=self.cluster_name,
+                host=self.host,
                 port=self.port,
                 member_list="\n".join("          - %s" % addr for addr in self.member_list),
             )
@@ -397,10 +402,13 @@ class MemberProcess:
 class Cluster:
     """The members and clients of one test: `ports` fixed up front, processes started on demand."""
 
-    def __init__(self, name, ports, cluster_name, workdir, target="ferrogrid"):
+    def __init__(self, name, ports, cluster_name, workdir, target="ferrogrid", hosts=None):
         self.target = target
         self.name = name
         self.ports = list(ports)
+        # Member i's address (127.0.0.1 for all unless given: test_split_brain.py gives each
+        # member its own loopback address, to cut traffic between them).
+        self.hosts = list(hosts) if hosts else [HOST] * len(self.ports)
         self.cluster_name = cluster_name
         self.workdir = pathlib.Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -411,7 +419,7 @@ class Cluster:
 
     @property
     def addresses(self):
-        return [address(p) for p in self.ports]
+        return [address(p, h) for p, h in zip(self.ports, self.hosts)]
 
     # ---- members
 
@@ -426,6 +434,7 @@ class Cluster:
             self.config_path,
             self.workdir,
             self.target,
+            self.hosts[index],
         )
         self.members.append(proc)
         return proc.start()

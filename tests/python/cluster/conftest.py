@@ -53,6 +53,10 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
   * split-brain protection (test_split_brain_protection.py): rules of two members refuse
     guarded reads and writes on a member alone, serve them once a second member joined, and
     refuse again after its kill -9 (the recently-active rule first);
+  * network partitions (test_split_brain.py, root in a private network namespace only: scripts/test
+    runs it under `unshare --net`; skipped elsewhere): iptables cuts {0,1} from {2}, each side
+    sees its own members, split-brain protection guards the single member, the heal; network.py
+    is the harness;
   * a member stopped with SIGSTOP while a unisocket client puts ~30 MB through the other: past
     connection-write-buffer-bytes (256 KiB here) the other stops reading clients (log line,
     RSS grows < 20 MB), and after SIGCONT every put is answered and reads back.
@@ -145,17 +149,19 @@ def _kill_members_on_sigterm():
 
 @pytest.fixture
 def make_cluster(request):
-    """make_cluster(n_ports, cluster_name=None) -> cluster_harness.Cluster with n_ports ports
-    reserved for this test; no process started yet. Everything is stopped after the test."""
+    """make_cluster(n_ports, cluster_name=None, hosts=None) -> cluster_harness.Cluster with
+    n_ports ports reserved for this test (and member i on hosts[i], 127.0.0.1 by default); no
+    process started yet. Everything is stopped after the test."""
     made = []
     workdir = cluster_harness.new_workdir(request.node.name)
     request.node._ferrogrid_clusters = made
 
-    def make(n_ports, cluster_name=None):
+    def make(n_ports, cluster_name=None, hosts=None):
         ports = cluster_harness.allocate_ports(n_ports)
         name = cluster_name or "cluster-%d" % ports[0]
         target = getattr(request.config, "_ferrogrid_target", "ferrogrid")
-        cluster = cluster_harness.Cluster(request.node.name, ports, name, workdir / ("ports-%d" % ports[0]), target)
+        folder = workdir / ("ports-%d" % ports[0])
+        cluster = cluster_harness.Cluster(request.node.name, ports, name, folder, target, hosts)
         made.append(cluster)
         return cluster
 

@@ -24,6 +24,10 @@ pub(super) fn read_properties(mut properties: Section, config: &mut MemberConfig
     properties.set("hazelcast.partition.max.parallel.migrations", migrations, unsigned)?;
     properties.set("hazelcast.operation.backup.timeout.millis", &mut cluster.backup_timeout_ms, unsigned)?;
     properties.set("hazelcast.query.result.size.limit", &mut cluster.query_result_size_limit, signed)?;
+    let bind_any = properties.read("hazelcast.socket.bind.any", boolean)?.unwrap_or(true);
+    let client_bind_any = properties.read("hazelcast.socket.client.bind.any", boolean)?.unwrap_or(bind_any);
+    let client_bind = properties.read("hazelcast.socket.client.bind", boolean)?.unwrap_or(true);
+    cluster.bind_outgoing_links = client_bind && !client_bind_any;
     let heartbeat_key = "hazelcast.client.max.no.heartbeat.seconds";
     if let Some((path, value)) = properties.take(heartbeat_key) {
         let seconds: u64 = unsigned(value, &path)?;

@@ -239,6 +239,13 @@ impl Service {
     }
 
     /// Opens a link: connects, sends `FGM` and the Hello, and hands the socket to a reactor.
+    /// The address outgoing links are bound to (`bind_outgoing_links`), if any.
+    fn bound_source(&self) -> Option<SocketAddr> {
+        let config = &self.shared.config;
+        let host = config.cluster.bind_outgoing_links.then_some(config.network.host.as_str())?;
+        host.parse().ok().map(|ip| SocketAddr::new(ip, 0))
+    }
+
     fn connect(&mut self, address: &str) {
         let resolved: Option<SocketAddr> = address.to_socket_addrs().ok().and_then(|mut addresses| addresses.next());
         let Some(target) = resolved.filter(|target| target.ip().is_loopback() || !target.ip().is_multicast()) else {
@@ -246,7 +253,7 @@ impl Service {
             self.feed(Input::ConnectFailed { address: address.to_owned() });
             return;
         };
-        let mut stream = match std::net::TcpStream::connect_timeout(&target, CONNECT_TIMEOUT) {
+        let mut stream = match connect_to(target, self.bound_source()) {
             Ok(stream) => stream,
             Err(error) => {
                 debug!(address, %error, "cannot reach a member");
@@ -393,4 +400,15 @@ fn view_state(state: &ClusterState) -> ViewState {
         owners,
         partition_table_version: version(state.table.version),
     }
+}
+
+/// A blocking connection to `target` within [`CONNECT_TIMEOUT`], from `source` if given.
+fn connect_to(target: SocketAddr, source: Option<SocketAddr>) -> std::io::Result<std::net::TcpStream> {
+    let Some(source) = source else {
+        return std::net::TcpStream::connect_timeout(&target, CONNECT_TIMEOUT);
+    };
+    let socket = socket2::Socket::new(socket2::Domain::for_address(target), socket2::Type::STREAM, None)?;
+    socket.bind(&source.into())?;
+    socket.connect_timeout(&target.into(), CONNECT_TIMEOUT)?;
+    Ok(socket.into())
 }

@@ -1,0 +1,67 @@
+"""Network partitions between member processes (see conftest.py for running; these need root
+and a private network namespace: `scripts/test` runs them under `unshare --net`, see
+network.py). Three members on 127.0.0.2-4; the network between {0, 1} and {2} is cut with
+iptables, on both targets alike.
+
+What is checked today: both sides notice the split (a unisocket client on each side sees its
+side's members only) and serve their own clients; split-brain protection (a rule of two
+members, cluster_harness.MEMBER_CONFIG) refuses writes on the single member and serves them on
+the two; after the cut is healed every member still serves. (Merging the sides back into one
+cluster, issue 28, is checked here once ferrogrid does it.)
+"""
+
+import pytest
+
+from . import network
+from .cluster_harness import unique_map_name, wait_until
+from .test_cluster import DROP_TIMEOUT, FORM_TIMEOUT, wait_members
+from .test_split_brain_protection import refused, refused_after_failover
+
+WHY_NOT = network.private_namespace()
+pytestmark = [pytest.mark.timeout(180), pytest.mark.skipif(WHY_NOT is not None, reason=str(WHY_NOT))]
+
+HOSTS = ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
+
+
+@pytest.fixture
+def net():
+    cuts = network.Network(HOSTS)
+    yield cuts
+    cuts.heal()
+
+
+def test_a_cut_splits_the_cluster_and_protection_guards_the_small_side(make_cluster, net, request):
+    cluster = make_cluster(3, hosts=HOSTS)
+    cluster.start_members(range(3))
+    large = cluster.client([cluster.addresses[0]], smart=False)
+    small = cluster.client([cluster.addresses[2]], smart=False)
+    wait_members(large, 3, FORM_TIMEOUT)
+    wait_members(small, 3, FORM_TIMEOUT)
+    base = unique_map_name(request.node.name)
+    guarded_large = large.get_map("protected-writes-" + base).blocking()
+    guarded_small = small.get_map("protected-writes-" + base).blocking()
+    free_large = large.get_map("free-" + base).blocking()
+    free_small = small.get_map("free-" + base).blocking()
+    guarded_large.put("before", "the cut")
+
+    net.cut(HOSTS[:2], HOSTS[2:])
+    wait_members(small, 1, DROP_TIMEOUT, "the small side after the cut (rules: %s)" % net.rules())
+    wait_members(large, 2, DROP_TIMEOUT, "the large side after the cut")
+    wait_until(
+        lambda: refused_after_failover(lambda: guarded_small.put("k", "small")),
+        DROP_TIMEOUT,
+        "the small side refusing guarded writes",
+    )
+    assert not refused(lambda: guarded_small.get("k")), "reads are not guarded by a writes-only rule"
+    wait_until(lambda: not refused_after_failover(lambda: guarded_large.put("k", "large")), 10, "large side writes")
+    assert guarded_large.get("k") == "large"
+    # Each side serves its own clients.
+    for i in range(50):
+        free_large.put("key-%d" % i, "large")
+        free_small.put("key-%d" % i, "small")
+    assert free_large.get("key-7") == "large" and free_small.get("key-7") == "small"
+
+    net.heal()
+    for proxy in (free_large, free_small):
+        wait_until(lambda: proxy.get("key-7") is not None, 20, "served after the heal")
+    cluster.assert_running(cluster.members, "after the heal")
