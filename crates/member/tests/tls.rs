@@ -176,12 +176,23 @@ fn tls_client_reads_and_writes_large_values() {
     let _ = std::fs::remove_dir_all(&pki.dir);
 }
 
+/// The end of a refusal test: the TLS client `good`, connected before, still works, and a new
+/// one gets in and reads what it wrote; then the member stops.
+fn goes_on_and_lets_others_in(member: Member, pki: &TestPki, mut good: WireClient) {
+    good.ping();
+    assert_eq!(good.put("m", &support::string_data("k"), &support::string_data("v")), None);
+    let mut late = WireClient::connect_tls(member.address(), client_config(pki, false, None));
+    assert_eq!(late.get("m", &support::string_data("k")), Some(support::string_data("v")));
+    member.shutdown();
+    let _ = std::fs::remove_dir_all(&pki.dir);
+}
+
 #[test]
 fn clients_that_do_not_speak_tls_are_closed_and_others_go_on() {
     let pki = make_pki("not-tls");
     let member = start_member(|config| config.network.tls = pem_tls(&pki));
     let address = member.address();
-    let mut good = WireClient::connect_tls(address, client_config(&pki, false, None));
+    let good = WireClient::connect_tls(address, client_config(&pki, false, None));
     // A plain client: its protocol header and authentication are not a TLS record.
     let mut plain = std::net::TcpStream::connect(address).unwrap();
     plain.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
@@ -199,12 +210,7 @@ fn clients_that_do_not_speak_tls_are_closed_and_others_go_on() {
     cut.write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00]).unwrap();
     cut.shutdown(std::net::Shutdown::Write).unwrap();
     assert!(cut.read_to_end(&mut Vec::new()).is_ok());
-    good.ping();
-    assert_eq!(good.put("m", &support::string_data("k"), &support::string_data("v")), None);
-    let mut late = WireClient::connect_tls(address, client_config(&pki, false, None));
-    assert_eq!(late.get("m", &support::string_data("k")), Some(support::string_data("v")));
-    member.shutdown();
-    let _ = std::fs::remove_dir_all(&pki.dir);
+    goes_on_and_lets_others_in(member, &pki, good);
 }
 
 #[test]
@@ -390,11 +396,5 @@ fn random_bytes_on_the_tls_port_close_their_own_connection_only() {
             refused_alone(address, &sent).map_err(TestCaseError::fail)
         })
         .unwrap();
-    let mut good = good.into_inner();
-    good.ping();
-    assert_eq!(good.put("m", &support::string_data("k"), &support::string_data("v")), None);
-    let mut late = WireClient::connect_tls(address, client_config(&pki, false, None));
-    assert_eq!(late.get("m", &support::string_data("k")), Some(support::string_data("v")));
-    member.shutdown();
-    let _ = std::fs::remove_dir_all(&pki.dir);
+    goes_on_and_lets_others_in(member, &pki, good.into_inner());
 }

@@ -38,19 +38,9 @@ TEARDOWN_GRACE = 3.0
 # Client invocations give up after this (the client default, 120 s, exceeds the test timeouts).
 INVOCATION_TIMEOUT = 30.0
 
-# The member configuration of every test (hazelcast.yaml shape).
-MEMBER_CONFIG = """\
-hazelcast:
-  properties:
-    hazelcast.heartbeat.interval.seconds: 1
-    hazelcast.max.no.heartbeat.seconds: 4
-    hazelcast.wait.seconds.before.join: 1
-    # no IO balancer moving connections between reactors while a test runs
-    hazelcast.io.balancer.interval.seconds: -1
-    # outgoing member links leave from the member's own address (test_split_brain.py cuts
-    # traffic between members' addresses)
-    hazelcast.socket.client.bind.any: false
-  # test_split_brain_protection.py: rules of two members, attached by name pattern
+# test_split_brain_protection.py: rules of two members (attached by name pattern below), in
+# both targets' configurations.
+PROTECTION_RULES = """\
   split-brain-protection:
     two-for-writes:
       enabled: true
@@ -64,7 +54,21 @@ hazelcast:
       minimum-cluster-size: 2
       recently-active-split-brain-protection:
         heartbeat-tolerance-millis: 2500
-  map:
+"""
+
+# The member configuration of every test (hazelcast.yaml shape).
+MEMBER_CONFIG = """\
+hazelcast:
+  properties:
+    hazelcast.heartbeat.interval.seconds: 1
+    hazelcast.max.no.heartbeat.seconds: 4
+    hazelcast.wait.seconds.before.join: 1
+    # no IO balancer moving connections between reactors while a test runs
+    hazelcast.io.balancer.interval.seconds: -1
+    # outgoing member links leave from the member's own address (test_split_brain.py cuts
+    # traffic between members' addresses)
+    hazelcast.socket.client.bind.any: false
+{protection}  map:
     default:
       backup-count: 1
     # test_partition_lost_listeners_*: a map whose data goes with its owner
@@ -92,7 +96,7 @@ ferrogrid:
     # no metrics file, no HTTP endpoint (its default port 9701 would be shared by all members)
     file: ""
     http-enabled: false
-"""
+""".replace("{protection}", PROTECTION_RULES)
 
 # Target "hazelcast" (pytest --target hazelcast / FERROGRID_TARGET=hazelcast): the same tests
 # against real Hazelcast 5.6.0 members (HAZELCAST_JAR), which checks that the expectations are
@@ -108,21 +112,7 @@ hazelcast:
     hazelcast.shutdownhook.policy: GRACEFUL
     hazelcast.phone.home.enabled: false
     hazelcast.socket.client.bind.any: false
-  # test_split_brain_protection.py: rules of two members, attached by name pattern
-  split-brain-protection:
-    two-for-writes:
-      enabled: true
-      minimum-cluster-size: 2
-      protect-on: WRITE
-    two:
-      enabled: true
-      minimum-cluster-size: 2
-    two-recently-active:
-      enabled: true
-      minimum-cluster-size: 2
-      recently-active-split-brain-protection:
-        heartbeat-tolerance-millis: 2500
-  map:
+{protection}  map:
     default:
       backup-count: 1
     # test_partition_lost_listeners_*: a map whose data goes with its owner
@@ -265,6 +255,7 @@ class MemberProcess:
         config.write_text(
             HAZELCAST_MEMBER_CONFIG.format(
                 cluster_name=self.cluster_name,
+                protection=PROTECTION_RULES,
                 host=self.host,
                 port=self.port,
                 member_list="\n".join("          - %s" % addr for addr in self.member_list),
