@@ -258,6 +258,23 @@ messages! {
         ; var keys: Vec<Data<'a>>, source_uuids: Packed<Option<Uuid>>, partition_uuids: Packed<Option<Uuid>>,
           sequences: Packed<i64>
     }
+    /// One batch of a partition's keys from where `iteration_pointers` (index, size) left off.
+    Request MapFetchKeys<'a> = 0x013700 { batch: i32; var name: &'a str, iteration_pointers: Packed<(i32, i32)> }
+    Response MapFetchKeysResponse<'a> { ; var iteration_pointers: Packed<(i32, i32)>, keys: Vec<Data<'a>> }
+    /// One batch of a partition's entries from where `iteration_pointers` left off.
+    Request MapFetchEntries<'a> = 0x013800 { batch: i32; var name: &'a str, iteration_pointers: Packed<(i32, i32)> }
+    Response MapFetchEntriesResponse<'a> {
+        ; var iteration_pointers: Packed<(i32, i32)>, entries: Vec<(Data<'a>, Data<'a>)>
+    }
+    /// One batch of a partition's entries that pass `predicate`, each through `projection`.
+    Request MapFetchWithQuery<'a> = 0x014000 {
+        batch: i32; var name: &'a str, iteration_pointers: Packed<(i32, i32)>, projection: Data<'a>, predicate: Data<'a>
+    }
+    Response MapFetchWithQueryResponse<'a> {
+        ; var results: Vec<Option<Data<'a>>>, iteration_pointers: Packed<(i32, i32)>
+    }
+    /// removeAll(predicate): answered with an `EmptyResponse`.
+    Request MapRemoveAll<'a> = 0x013E00 { ; var name: &'a str, predicate: Data<'a> }
     Request MapSetTtl<'a> = 0x014300 { ttl: i64; var name: &'a str, key: Data<'a> }
     Request MapPutWithMaxIdle<'a> = 0x014400 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapPutTransientWithMaxIdle<'a> = 0x014500 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }

@@ -81,6 +81,24 @@ impl Replies for HazelcastReply<'_> {
             query @ (Reply::FramedList(_) | Reply::Page { .. } | Reply::Aggregated(_) | Reply::Projected(_)) => {
                 write_query_answer(out, ty, id, query);
             }
+            Reply::Fetched { pointers, keys, values: None } => {
+                let keys = keys.into_iter().map(Data).collect();
+                MapFetchKeysResponse { iteration_pointers: Packed(pointers), keys }.encode(out, ty, id, BACKUP_ACKS);
+            }
+            Reply::Fetched { pointers, keys, values: Some(values) } => {
+                let entries = keys.into_iter().zip(values).map(|(key, value)| (Data(key), Data(value))).collect();
+                MapFetchEntriesResponse { iteration_pointers: Packed(pointers), entries }.encode(
+                    out,
+                    ty,
+                    id,
+                    BACKUP_ACKS,
+                );
+            }
+            Reply::FetchedQuery { pointers, results } => {
+                let results = results.iter().map(|result| result.as_deref().map(Data)).collect();
+                let response = MapFetchWithQueryResponse { results, iteration_pointers: Packed(pointers) };
+                response.encode(out, ty, id, BACKUP_ACKS);
+            }
             Reply::Registration(registration) => {
                 UuidResponse { response: Some(registration) }.encode(out, ty, id, BACKUP_ACKS);
             }
