@@ -275,11 +275,23 @@ messages! {
     }
     /// removeAll(predicate): answered with an `EmptyResponse`.
     Request MapRemoveAll<'a> = 0x013E00 { ; var name: &'a str, predicate: Data<'a> }
+    /// Entry processors (Java code): decoded to be refused as Hazelcast refuses a class it lacks.
+    Request MapExecuteOnKey<'a> = 0x012E00 { thread_id: i64; var name: &'a str, entry_processor: Data<'a>, key: Data<'a> }
+    Request MapSubmitToKey<'a> = 0x012F00 { thread_id: i64; var name: &'a str, entry_processor: Data<'a>, key: Data<'a> }
+    Request MapExecuteOnAllKeys<'a> = 0x013000 { ; var name: &'a str, entry_processor: Data<'a> }
+    Request MapExecuteWithPredicate<'a> = 0x013100 { ; var name: &'a str, entry_processor: Data<'a>, predicate: Data<'a> }
+    Request MapExecuteOnKeys<'a> = 0x013200 { ; var name: &'a str, entry_processor: Data<'a>, keys: Vec<Data<'a>> }
     Request MapSetTtl<'a> = 0x014300 { ttl: i64; var name: &'a str, key: Data<'a> }
     Request MapPutWithMaxIdle<'a> = 0x014400 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapPutTransientWithMaxIdle<'a> = 0x014500 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapPutIfAbsentWithMaxIdle<'a> = 0x014600 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapSetWithMaxIdle<'a> = 0x014700 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+
+    // ----- ExecutorService (0x08): tasks are Java code, refused as Hazelcast refuses a class it lacks -----
+    Request ExecutorServiceSubmitToPartition<'a> = 0x080500 { uuid: Option<Uuid>; var name: &'a str, callable: Data<'a> }
+    Request ExecutorServiceSubmitToMember<'a> = 0x080600 {
+        uuid: Option<Uuid>, member_uuid: Option<Uuid>; var name: &'a str, callable: Data<'a>
+    }
 
     // ----- ReplicatedMap (service 0x0D): key writes go to the key's partition owner, reads
     // are answered from the copy of the member asked -----

@@ -28,6 +28,7 @@
 
 mod records;
 
+use crate::engine::executor;
 use crate::engine::structures::ObjectKind;
 use ferrogrid_protocol::message::MessageWriter;
 use ferrogrid_protocol::{DecodeError, Message, MessageType};
@@ -35,8 +36,8 @@ use ferrogrid_protocol::{DecodeError, Message, MessageType};
 /// A Hazelcast service whose proxies clients create, list and destroy: the kinds of partition
 /// objects, the topics, which store nothing (a reliable topic is its clients' reading of
 /// the ringbuffer `_hz_rb_<name>`), the PN counters, which every replica member holds outside
-/// the partitions (`engine/pn_counter/`), and the flake id generators, whose state is per member
-/// (`engine/flake_id/`), in no partition.
+/// the partitions (`engine/pn_counter/`), the flake id generators, whose state is per member
+/// (`engine/flake_id/`), in no partition, and the executors, which hold nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Service {
     Object(ObjectKind),
@@ -44,6 +45,10 @@ pub(crate) enum Service {
     ReliableTopic,
     PnCounter,
     FlakeIdGenerator,
+    /// The executors (plain, durable, scheduled): proxies only (`engine/executor.rs`).
+    Executor,
+    DurableExecutor,
+    ScheduledExecutor,
 }
 
 impl Service {
@@ -54,6 +59,9 @@ impl Service {
             "hz:impl:reliableTopicService" => Some(Service::ReliableTopic),
             "hz:impl:PNCounterService" => Some(Service::PnCounter),
             crate::engine::flake_id::store::SERVICE_NAME => Some(Service::FlakeIdGenerator),
+            executor::EXECUTOR_SERVICE => Some(Service::Executor),
+            executor::DURABLE_EXECUTOR_SERVICE => Some(Service::DurableExecutor),
+            executor::SCHEDULED_EXECUTOR_SERVICE => Some(Service::ScheduledExecutor),
             _ => ObjectKind::ALL.iter().find(|kind| kind.service_name() == name).copied().map(Service::Object),
         }
     }
@@ -65,6 +73,9 @@ impl Service {
             Service::ReliableTopic => "hz:impl:reliableTopicService",
             Service::PnCounter => "hz:impl:PNCounterService",
             Service::FlakeIdGenerator => crate::engine::flake_id::store::SERVICE_NAME,
+            Service::Executor => executor::EXECUTOR_SERVICE,
+            Service::DurableExecutor => executor::DURABLE_EXECUTOR_SERVICE,
+            Service::ScheduledExecutor => executor::SCHEDULED_EXECUTOR_SERVICE,
         }
     }
 }

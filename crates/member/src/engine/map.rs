@@ -7,6 +7,7 @@ pub(crate) mod iteration;
 pub(crate) mod ops;
 pub(crate) mod query;
 pub(crate) mod query_ops;
+pub(crate) mod remove_all;
 pub(crate) mod request;
 pub(crate) mod rows;
 pub(crate) mod store;

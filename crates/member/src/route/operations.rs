@@ -30,6 +30,7 @@ macro_rules! sections {
             engine::topic::rows::ROWS,
             engine::pn_counter::rows::ROWS,
             engine::flake_id::rows::ROWS,
+            engine::executor::ROWS,
             crate::sql::rows::ROWS,
             crate::route::client::rows::ROWS,
             crate::cluster::rows::ROWS,
@@ -43,6 +44,7 @@ macro_rules! sections {
             engine::topic::rows::ROWS,
             engine::pn_counter::rows::ROWS,
             engine::flake_id::rows::ROWS,
+            engine::executor::ROWS,
         ];
     };
 }

@@ -28,7 +28,8 @@ use crate::route::wire;
 use ferrogrid_protocol::codec::*;
 use ferrogrid_query::aggregation::Projection;
 
-/// Where a fresh iteration starts (`Integer.MAX_VALUE`: above every position).
+/// Where a fresh iteration starts (`Integer.MAX_VALUE`: above every position); clients send it.
+#[cfg(test)]
 pub const START: i32 = i32::MAX;
 /// The index of an iteration that is over.
 pub const DONE: i32 = -1;
