@@ -12,6 +12,10 @@ What a Hazelcast member without the class answers (and these tests hold):
   * an entry processor (executeOnKey, executeOnEntries with and without a
     predicate, executeOnKeys): the same serialization error, or a ClassCastException to
     com.hazelcast.map.EntryProcessor;
+  * a durable or scheduled executor's task (DurableExecutor.submitToPartition 0x180300,
+    ScheduledExecutor.submitToPartition 0x1A0200, sent by hand: the Python client has neither
+    proxy) is cast to Callable: the same serialization error, or a ClassCastException to
+    java.util.concurrent.Callable;
   * a custom serializer's type id the member lacks: "There is no suitable de-serializer for
     type <id>";
   * the connection stays usable and the map untouched.
@@ -20,6 +24,8 @@ What a Hazelcast member without the class answers (and these tests hold):
 import pytest
 from hazelcast.errors import ClassCastError, HazelcastSerializationError, IllegalArgumentError
 from hazelcast.invocation import Invocation
+from hazelcast.protocol.builtin import DataCodec, FixSizedTypesCodec, StringCodec
+from hazelcast.protocol.client_message import REQUEST_HEADER_SIZE, OutboundMessage, create_initial_buffer
 from hazelcast.predicate import greater
 from hazelcast.protocol.codec import (
     client_create_proxy_codec,
@@ -157,6 +163,51 @@ def test_entry_processors_are_refused_as_hazelcast_refuses_them(m):
             "module java.base of loader 'bootstrap'; com.hazelcast.map.EntryProcessor is in unnamed module of loader 'app')"
         ), call_name
     assert m.get("k") == 1, "the map is untouched and the connection usable"
+
+
+def durable_submit(client, name, task):
+    buf = create_initial_buffer(REQUEST_HEADER_SIZE, 0x180300)
+    StringCodec.encode(buf, name)
+    DataCodec.encode(buf, client._serialization_service.to_data(task), True)
+    return buf
+
+
+def scheduled_submit(client, name, task):
+    buf = create_initial_buffer(REQUEST_HEADER_SIZE + 18, 0x1A0200)
+    FixSizedTypesCodec.encode_byte(buf, REQUEST_HEADER_SIZE, 0)  # a Callable
+    FixSizedTypesCodec.encode_long(buf, REQUEST_HEADER_SIZE + 1, 0)  # initial delay
+    FixSizedTypesCodec.encode_long(buf, REQUEST_HEADER_SIZE + 9, 0)  # period
+    FixSizedTypesCodec.encode_boolean(buf, REQUEST_HEADER_SIZE + 17, False)
+    StringCodec.encode(buf, name)
+    StringCodec.encode(buf, "task-%s" % type(task).__name__)
+    DataCodec.encode(buf, client._serialization_service.to_data(task), True)
+    return buf
+
+
+@pytest.mark.parametrize("encode", [durable_submit, scheduled_submit], ids=["durable", "scheduled"])
+def test_durable_and_scheduled_tasks_are_cast_to_callable(client, request, encode):
+    name = unique_name(request, "ex")
+
+    def submit(task):
+        invocation = Invocation(OutboundMessage(encode(client, name, task), False), partition_id=3)
+        client._invocation_service.invoke(invocation)
+        return invocation.future.result()
+
+    with pytest.raises(HazelcastSerializationError) as raised:
+        submit(IdentifiedTask())
+    assert first_line(raised.value).endswith("No DataSerializerFactory registered for namespace: 66")
+    with pytest.raises(ClassCastError) as raised:
+        submit(PortableTask())
+    assert first_line(raised.value).endswith(
+        "class %s cannot be cast to class java.util.concurrent.Callable (%s is in unnamed module of loader "
+        "'app'; java.util.concurrent.Callable is in module java.base of loader 'bootstrap')" % (GENERIC_RECORD, GENERIC_RECORD)
+    )
+    with pytest.raises(ClassCastError) as raised:
+        submit(7)
+    assert first_line(raised.value).endswith(
+        "class java.lang.Integer cannot be cast to class java.util.concurrent.Callable (java.lang.Integer and "
+        "java.util.concurrent.Callable are in module java.base of loader 'bootstrap')"
+    )
 
 
 def test_a_custom_type_the_member_lacks(member, map_name):

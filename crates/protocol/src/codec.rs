@@ -293,6 +293,17 @@ messages! {
         uuid: Option<Uuid>, member_uuid: Option<Uuid>; var name: &'a str, callable: Data<'a>
     }
 
+    // ----- DurableExecutor (0x18) and ScheduledExecutor (0x1A): their submits, refused likewise -----
+    Request DurableExecutorSubmitToPartition<'a> = 0x180300 { ; var name: &'a str, callable: Data<'a> }
+    Request ScheduledExecutorSubmitToPartition<'a> = 0x1A0200 {
+        task_type: i8, initial_delay_in_millis: i64, period_in_millis: i64, auto_disposable: bool;
+        var scheduler_name: &'a str, task_name: &'a str, task: Data<'a>
+    }
+    Request ScheduledExecutorSubmitToMember<'a> = 0x1A0300 {
+        member_uuid: Option<Uuid>, task_type: i8, initial_delay_in_millis: i64, period_in_millis: i64, auto_disposable: bool;
+        var scheduler_name: &'a str, task_name: &'a str, task: Data<'a>
+    }
+
     // ----- ReplicatedMap (service 0x0D): key writes go to the key's partition owner, reads
     // are answered from the copy of the member asked -----
     Request ReplicatedMapPut<'a> = 0x0D0100 { ttl: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }

@@ -50,6 +50,10 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
     partitions, and the survivors of a kill -9 carry on; a smart client's listener and a
     unisocket client's on each member hear every change exactly once; a ttl ends an entry on
     every member;
+  * map iteration (test_map_iteration_cluster.py): the first batch of every partition is read,
+    a third member joins and takes partitions, and every partition goes on from its pointers
+    on its new owner: every entry exactly once (against Hazelcast, whose pointers are slots
+    of the old owner's table, any repeats and misses are noted);
   * a member stopped with SIGSTOP while a unisocket client puts ~30 MB through the other: past
     connection-write-buffer-bytes (256 KiB here) the other stops reading clients (log line,
     RSS grows < 20 MB), and after SIGCONT every put is answered and reads back.

@@ -28,7 +28,6 @@
 
 mod records;
 
-use crate::engine::executor;
 use crate::engine::structures::ObjectKind;
 use ferrogrid_protocol::message::MessageWriter;
 use ferrogrid_protocol::{DecodeError, Message, MessageType};
@@ -59,9 +58,9 @@ impl Service {
             "hz:impl:reliableTopicService" => Some(Service::ReliableTopic),
             "hz:impl:PNCounterService" => Some(Service::PnCounter),
             crate::engine::flake_id::store::SERVICE_NAME => Some(Service::FlakeIdGenerator),
-            executor::EXECUTOR_SERVICE => Some(Service::Executor),
-            executor::DURABLE_EXECUTOR_SERVICE => Some(Service::DurableExecutor),
-            executor::SCHEDULED_EXECUTOR_SERVICE => Some(Service::ScheduledExecutor),
+            "hz:impl:executorService" => Some(Service::Executor),
+            "hz:impl:durableExecutorService" => Some(Service::DurableExecutor),
+            "hz:impl:scheduledExecutorService" => Some(Service::ScheduledExecutor),
             _ => ObjectKind::ALL.iter().find(|kind| kind.service_name() == name).copied().map(Service::Object),
         }
     }
@@ -73,9 +72,9 @@ impl Service {
             Service::ReliableTopic => "hz:impl:reliableTopicService",
             Service::PnCounter => "hz:impl:PNCounterService",
             Service::FlakeIdGenerator => crate::engine::flake_id::store::SERVICE_NAME,
-            Service::Executor => executor::EXECUTOR_SERVICE,
-            Service::DurableExecutor => executor::DURABLE_EXECUTOR_SERVICE,
-            Service::ScheduledExecutor => executor::SCHEDULED_EXECUTOR_SERVICE,
+            Service::Executor => "hz:impl:executorService",
+            Service::DurableExecutor => "hz:impl:durableExecutorService",
+            Service::ScheduledExecutor => "hz:impl:scheduledExecutorService",
         }
     }
 }

@@ -10,6 +10,9 @@
 //! | a Java built-in (String, Integer, …) | `IllegalArgumentException: java.lang.String` | `ClassCastException: class java.lang.String cannot be cast to …` |
 //! | a custom serializer's type id | `HazelcastSerializationException: There is no suitable de-serializer for type <id>. …` | the same |
 //!
+//! A durable or scheduled executor's task is cast to `Callable`: a ClassCastException as for an
+//! entry processor, with the JDK's module named for `java.util.concurrent.Callable`.
+//!
 //! (Checked against a Hazelcast 5.6.0 member by `tests/python/test_java_code.py`.) Any other
 //! serialized form (Java serialization, Compact, JSON) gets a HazelcastSerializationException
 //! saying ferrogrid runs no Java code.
@@ -24,6 +27,8 @@ pub(crate) enum JavaRole {
     Task,
     /// A map's `EntryProcessor`.
     EntryProcessor,
+    /// A durable or scheduled executor's task, cast to `Callable`.
+    Callable,
 }
 
 /// Portable objects a member has no factory for deserialize as this generic record.
@@ -80,24 +85,30 @@ pub(crate) fn refusal(code: &[u8], role: JavaRole) -> OpError {
     }
 }
 
-/// An object of `class` where `role` is needed: what the member's cast says (`java_base`: a JDK
-/// class, whose module the message names).
-fn not_the_role(class: &str, java_base: bool, role: JavaRole) -> OpError {
-    match role {
-        // Hazelcast's DistributedExecutorService names the class it can neither call nor run.
-        JavaRole::Task => OpError::new(ErrorKind::IllegalArgument, class),
-        JavaRole::EntryProcessor => {
-            let modules = if java_base {
-                format!("{class} is in module java.base of loader 'bootstrap'; {ENTRY_PROCESSOR} is in unnamed module of loader 'app'")
-            } else {
-                format!("{class} and {ENTRY_PROCESSOR} are in unnamed module of loader 'app'")
-            };
-            OpError::new(
-                ErrorKind::ClassCast,
-                format!("class {class} cannot be cast to class {ENTRY_PROCESSOR} ({modules})"),
-            )
-        }
+/// Where a class lives, as Java's ClassCastException names it: a JDK class's module and loader,
+/// or the application's.
+fn module_of(jdk: bool) -> &'static str {
+    if jdk {
+        "module java.base of loader 'bootstrap'"
+    } else {
+        "unnamed module of loader 'app'"
     }
+}
+
+/// An object of `class` where `role` is needed: what the member says (`jdk`: a JDK class).
+fn not_the_role(class: &str, jdk: bool, role: JavaRole) -> OpError {
+    let (target, target_jdk) = match role {
+        // Hazelcast's DistributedExecutorService names the class it can neither call nor run.
+        JavaRole::Task => return OpError::new(ErrorKind::IllegalArgument, class),
+        JavaRole::EntryProcessor => (ENTRY_PROCESSOR, false),
+        JavaRole::Callable => ("java.util.concurrent.Callable", true),
+    };
+    let modules = if jdk == target_jdk {
+        format!("{class} and {target} are in {}", module_of(jdk))
+    } else {
+        format!("{class} is in {}; {target} is in {}", module_of(jdk), module_of(target_jdk))
+    };
+    OpError::new(ErrorKind::ClassCast, format!("class {class} cannot be cast to class {target} ({modules})"))
 }
 
 #[cfg(test)]
@@ -114,7 +125,7 @@ mod tests {
     #[test]
     fn each_serialized_form_gets_hazelcasts_error() {
         let identified = data(-2, &[1, 0, 0, 0, 66, 0, 0, 0, 1]);
-        for role in [JavaRole::Task, JavaRole::EntryProcessor] {
+        for role in [JavaRole::Task, JavaRole::EntryProcessor, JavaRole::Callable] {
             let failure = refusal(&identified, role);
             assert_eq!(failure.kind, ErrorKind::Serialization);
             assert_eq!(failure.message, "No DataSerializerFactory registered for namespace: 66");
@@ -132,6 +143,13 @@ mod tests {
         assert!(portable
             .message
             .contains("DeserializedPortableGenericRecord and com.hazelcast.map.EntryProcessor are in unnamed module"));
+        let callable = refusal(&data(-7, &[0, 0, 0, 7]), JavaRole::Callable).message;
+        let both_jdk =
+            "(java.lang.Integer and java.util.concurrent.Callable are in module java.base of loader 'bootstrap')";
+        assert!(callable.ends_with(both_jdk), "{callable}");
+        let callable = refusal(&data(-1, &[0; 8]), JavaRole::Callable).message;
+        let apart = "is in unnamed module of loader 'app'; java.util.concurrent.Callable is in module java.base of loader 'bootstrap')";
+        assert!(callable.ends_with(apart), "{callable}");
         assert_eq!(refusal(b"xy", JavaRole::Task).kind, ErrorKind::Serialization, "not Data at all");
     }
 }

@@ -23,9 +23,7 @@ use crate::engine::map::query::{exec_failure, failure, Predicate, ShareSchemas};
 use crate::engine::map::store::{Entry, RecordStore};
 use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
 use crate::partition::owner::{Call, Execute, PartitionOwner};
-use crate::route::row::{row, Operation, S};
 use crate::route::wire;
-use ferrogrid_protocol::codec::*;
 use ferrogrid_query::aggregation::Projection;
 
 /// Where a fresh iteration starts (`Integer.MAX_VALUE`: above every position); clients send it.
@@ -35,16 +33,6 @@ pub const START: i32 = i32::MAX;
 pub const DONE: i32 = -1;
 /// Seed of [`position`]'s hash (any fixed value: every member must use the same).
 const POSITION_SEED: u32 = 0x6665_7272;
-
-/// The iteration rows of the map.
-pub(crate) static ROWS: &[Operation] = &[
-    row!(MapFetchKeys, Partition, S, |r| Fetch::new(r.name, &r.iteration_pointers.0, r.batch, Fetched::Keys)),
-    row!(MapFetchEntries, Partition, S, |r| Fetch::new(r.name, &r.iteration_pointers.0, r.batch, Fetched::Entries)),
-    row!(MapFetchWithQuery, Partition, S, |r| {
-        let query = Fetched::Query { predicate: Predicate::new(Some(r.predicate.0)), projection: r.projection.0 };
-        Fetch::new(r.name, &r.iteration_pointers.0, r.batch, query)
-    }),
-];
 
 /// An entry's place in the iteration order: a hash of its key's bytes, below `i32::MAX`.
 pub fn position(key: &[u8]) -> i32 {
@@ -74,7 +62,8 @@ pub(crate) struct Fetch<'a> {
 }
 
 impl<'a> Fetch<'a> {
-    fn new(name: &'a str, pointers: &[(i32, i32)], batch: i32, fetched: Fetched<'a>) -> Fetch<'a> {
+    /// A batch after `pointers` (the last one is where it starts) of at most `batch` items.
+    pub(crate) fn new(name: &'a str, pointers: &[(i32, i32)], batch: i32, fetched: Fetched<'a>) -> Fetch<'a> {
         Fetch { name, index: pointers.last().map(|(index, _)| *index), batch, fetched }
     }
 }
@@ -101,7 +90,7 @@ pub fn batch<'s>(
             below.push((at, entry));
         }
     }
-    below.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    below.sort_unstable_by_key(|(at, _)| std::cmp::Reverse(*at));
     let (mut taken, mut bytes) = (0, 0);
     while taken < below.len() {
         let full = taken >= batch || (taken > 0 && bytes >= max_bytes);
@@ -124,6 +113,9 @@ impl Execute for Fetch<'_> {
         };
         let bounds = (self.batch.max(0) as usize, owner.settings.max_message_bytes() / 2);
         let cursor = (owner.now_ms, index);
+        if let Some(store) = owner.partitions[call.local].existing_mut(self.name) {
+            store.op_counts[call.counter_slot] += 1;
+        }
         let Some(store) = owner.partitions[call.local].map(self.name) else {
             // Nothing to iterate: over at once.
             let pointers = vec![(if index < 0 { index } else { DONE }, -1)];
@@ -251,7 +243,7 @@ mod tests {
         assert!(found.len() < 200 && next > 0, "the byte bound cuts the batch: {}", found.len());
         let (found, _) = batch(&store, (0, START), (0, usize::MAX), &mut |_, _| Ok(true)).unwrap();
         assert!(found.is_empty(), "a batch of 0 returns nothing");
-        let even = |key: &[u8], _: &[u8]| Ok(key[3] % 2 == 0);
+        let even = |key: &[u8], _: &[u8]| Ok(key[3].is_multiple_of(2));
         let (found, next) = batch(&store, (0, START), (1_000, usize::MAX), &mut { even }).unwrap();
         assert_eq!((found.len(), next), (100, DONE), "a filter applies before the batch is cut");
         assert!(position(b"any key") < START && position(b"") >= 0);

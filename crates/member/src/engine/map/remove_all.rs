@@ -121,3 +121,29 @@ fn publish_removed(share: &mut ShareContext<'_>, map: &str, partition_id: u16, k
         share.listeners.publish(share.outbox, share.member, map, event);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::request::ErrorKind;
+    use crate::route::fanout::testing::over_the_hop;
+
+    #[test]
+    fn shares_merge_their_coverage_and_first_failure_across_the_member_hop() {
+        let mut first = Swept::default();
+        first.0.partition_count = 3;
+        first.0.covered.extend([0, 1]);
+        let mut second = Swept::default();
+        second.0.partition_count = 3;
+        assert!(first.0.outcome().is_err(), "partition 2 not covered yet: retry");
+        second.0.covered.insert(2);
+        first.merge(over_the_hop(&second));
+        assert!(first.0.outcome().is_ok(), "every partition's owner removed its entries");
+        let mut failed = Swept::default();
+        failed.0.failure = Some(OpError::new(ErrorKind::Query, "no attribute"));
+        first.merge(over_the_hop(&failed));
+        assert_eq!(first.0.outcome().unwrap_err().kind, ErrorKind::Query, "a share's failure is the answer");
+        let operation = RemoveAll::new(b"");
+        assert!(operation.reply(&mut first).is_err());
+    }
+}
