@@ -24,7 +24,7 @@ import time
 
 import pytest
 from hazelcast.invocation import Invocation
-from hazelcast.predicate import greater_or_equal, less, sql
+from hazelcast.predicate import between, greater_or_equal, less, sql
 from hazelcast.projection import single_attribute
 from hazelcast.protocol.builtin import (
     ByteArrayCodec,
@@ -192,11 +192,12 @@ def test_remove_all_removes_what_passes_with_removed_events(client, m):
     assert sorted(m.values()) == list(range(300, 900))
 
 
-def test_remove_all_like_the_clients_example(client, m):
-    # map_remove_all_example: remove the entries whose value is at least 5 (of 10).
+def test_remove_all_as_the_clients_example_uses_it(client, m):
+    # examples/map/map_remove_all_example.py: ten entries, remove those whose value is between 3
+    # and 5 (inclusive), print the values left.
     for i in range(10):
-        m.put(i, i)
-    m.remove_all(greater_or_equal("this", 5))
-    assert sorted(m.key_set()) == [0, 1, 2, 3, 4]
-    m.remove_all(greater_or_equal("this", 5))
-    assert m.size() == 5, "nothing more passes"
+        m.put("key" + str(i), i)
+    m.remove_all(between("this", 3, 5))
+    assert sorted(m.values()) == [0, 1, 2, 6, 7, 8, 9]
+    m.remove_all(between("this", 3, 5))
+    assert m.size() == 7, "nothing more passes"
