@@ -95,9 +95,8 @@ def iterate_partition(client, name, partition_id, batch, kind, query=None, betwe
         pointers, items = fetch(client, name, partition_id, pointers, batch, kind, query)
         if not items:
             break
-        # (With writes between batches Hazelcast may return a few more: a batch ends at the end
-        # of a hash bucket.)
-        assert len(items) <= batch or between is not None, "a batch holds at most what was asked"
+        # (No bound on a batch's length is asserted: Hazelcast's may hold a few more than asked,
+        # a batch ending at the end of a hash bucket; ferrogrid's unit tests hold its bound.)
         seen.extend(items)
         if between:
             between()

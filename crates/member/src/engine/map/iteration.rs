@@ -190,6 +190,8 @@ mod tests {
         while index >= 0 {
             let (found, next) = batch(store, (0, index), (size, usize::MAX), &mut |_, _| Ok(true)).unwrap();
             assert!(found.len() >= size.min(1) || next == DONE, "only the last batch is short");
+            let at = |index: usize| position(found[index].key());
+            assert!(found.len() <= size || at(size - 1) == at(size), "a batch passes its size only for one position");
             seen.extend(found.iter().map(|entry| entry.key().to_vec()));
             index = next;
             between(store);
