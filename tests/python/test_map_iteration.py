@@ -14,8 +14,8 @@ comes back empty. What both members do (and these tests hold):
     removed between batches (the member's cursor is not a position that writes shift);
   * FetchWithQuery returns only entries passing the predicate, through the projection, and a
     batch is never empty before the partition's end;
-  * removeAll removes exactly the entries that pass, publishes one REMOVED event (with the old
-    value) per removed entry, and leaves the rest.
+  * removeAll removes exactly the entries that pass (locked ones too), publishes one REMOVED
+    event (with the old value) per removed entry, and leaves the rest.
 """
 
 import struct
@@ -200,3 +200,14 @@ def test_remove_all_as_the_clients_example_uses_it(client, m):
     assert sorted(m.values()) == [0, 1, 2, 6, 7, 8, 9]
     m.remove_all(between("this", 3, 5))
     assert m.size() == 7, "nothing more passes"
+
+
+def test_remove_all_removes_keys_another_client_has_locked(client_factory, map_name):
+    # As Hazelcast's removeAll does: a key lock does not keep its entry.
+    owner, other = client_factory(), client_factory()
+    locked = owner.get_map(map_name).blocking()
+    locked.put_all({"k%d" % i: i for i in range(5)})
+    locked.lock("k1")
+    other.get_map(map_name).blocking().remove_all(greater_or_equal("this", 0))
+    assert other.get_map(map_name).blocking().size() == 0
+    locked.unlock("k1")
