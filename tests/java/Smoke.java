@@ -443,6 +443,27 @@ public final class Smoke {
         checkEq(101L, lm.remove(1L), "long remove");
         checkEq(12, lm.size(), "long size after remove");
 
+        // Iteration (MapFetchEntries by partition, 100 at a time), and removeAll(predicate)
+        IMap<Integer, Integer> im = client.getMap(name + "-iterated");
+        Map<Integer, Integer> ibatch = new HashMap<>();
+        for (int i = 0; i < 4000; i++) {
+            ibatch.put(i, i);
+        }
+        im.putAll(ibatch);
+        Map<Integer, Integer> iterated = new HashMap<>();
+        int visits = 0;
+        for (Map.Entry<Integer, Integer> e : im) {
+            iterated.put(e.getKey(), e.getValue());
+            visits++;
+        }
+        checkEq(4000, visits, "for (Map.Entry e : map) visits every entry once");
+        checkEq(ibatch, iterated, "for (Map.Entry e : map) entries");
+        im.removeAll(com.hazelcast.query.Predicates.lessThan("this", 1000));
+        checkEq(3000, im.size(), "removeAll(predicate) size");
+        checkEq(null, im.get(999), "removeAll(predicate) removed");
+        checkEq(1000, im.get(1000), "removeAll(predicate) kept");
+        im.destroy();
+
         // String "1" and Long 1 are different keys, even in the same map
         IMap<Object, Object> mixed = client.getMap(name + "-mixed");
         mixed.put("1", "string");

@@ -7,6 +7,8 @@ operations work, so these tests are ferrogrid-only.)
 
 import pytest
 from hazelcast.errors import HazelcastError
+from hazelcast.invocation import Invocation
+from hazelcast.protocol.codec import client_create_proxy_codec
 
 pytestmark = pytest.mark.ferrogrid_only
 
@@ -21,7 +23,10 @@ def test_an_unsupported_map_request_is_refused_with_the_message_type_named(m):
 
 
 def test_other_data_structures_are_refused_at_proxy_creation(client, map_name):
+    request = client_create_proxy_codec.encode_request("c", "hz:impl:cacheService")
+    invocation = Invocation(request, partition_id=-1, response_handler=lambda message: message)
+    client._invocation_service.invoke(invocation)
     with pytest.raises(HazelcastError) as raised:
-        client.get_executor("news").blocking().is_shutdown()
-    assert "hz:impl:executorService" in str(raised.value)
+        invocation.future.result()
+    assert "hz:impl:cacheService" in str(raised.value)
     assert client.get_map(map_name).blocking().put("a", "b") is None

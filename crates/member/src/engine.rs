@@ -7,7 +7,9 @@
 
 pub(crate) mod cardinality_estimator;
 pub(crate) mod collection;
+pub(crate) mod executor;
 pub(crate) mod flake_id;
+pub(crate) mod java_code;
 pub(crate) mod listeners;
 pub(crate) mod locks;
 pub(crate) mod map;

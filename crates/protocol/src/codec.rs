@@ -258,11 +258,51 @@ messages! {
         ; var keys: Vec<Data<'a>>, source_uuids: Packed<Option<Uuid>>, partition_uuids: Packed<Option<Uuid>>,
           sequences: Packed<i64>
     }
+    /// One batch of a partition's keys from where `iteration_pointers` (index, size) left off.
+    Request MapFetchKeys<'a> = 0x013700 { batch: i32; var name: &'a str, iteration_pointers: Packed<(i32, i32)> }
+    Response MapFetchKeysResponse<'a> { ; var iteration_pointers: Packed<(i32, i32)>, keys: Vec<Data<'a>> }
+    /// One batch of a partition's entries from where `iteration_pointers` left off.
+    Request MapFetchEntries<'a> = 0x013800 { batch: i32; var name: &'a str, iteration_pointers: Packed<(i32, i32)> }
+    Response MapFetchEntriesResponse<'a> {
+        ; var iteration_pointers: Packed<(i32, i32)>, entries: Vec<(Data<'a>, Data<'a>)>
+    }
+    /// One batch of a partition's entries that pass `predicate`, each through `projection`.
+    Request MapFetchWithQuery<'a> = 0x014000 {
+        batch: i32; var name: &'a str, iteration_pointers: Packed<(i32, i32)>, projection: Data<'a>, predicate: Data<'a>
+    }
+    Response MapFetchWithQueryResponse<'a> {
+        ; var results: Vec<Option<Data<'a>>>, iteration_pointers: Packed<(i32, i32)>
+    }
+    /// removeAll(predicate): answered with an `EmptyResponse`.
+    Request MapRemoveAll<'a> = 0x013E00 { ; var name: &'a str, predicate: Data<'a> }
+    /// Entry processors (Java code): decoded to be refused as Hazelcast refuses a class it lacks.
+    Request MapExecuteOnKey<'a> = 0x012E00 { thread_id: i64; var name: &'a str, entry_processor: Data<'a>, key: Data<'a> }
+    Request MapSubmitToKey<'a> = 0x012F00 { thread_id: i64; var name: &'a str, entry_processor: Data<'a>, key: Data<'a> }
+    Request MapExecuteOnAllKeys<'a> = 0x013000 { ; var name: &'a str, entry_processor: Data<'a> }
+    Request MapExecuteWithPredicate<'a> = 0x013100 { ; var name: &'a str, entry_processor: Data<'a>, predicate: Data<'a> }
+    Request MapExecuteOnKeys<'a> = 0x013200 { ; var name: &'a str, entry_processor: Data<'a>, keys: Vec<Data<'a>> }
     Request MapSetTtl<'a> = 0x014300 { ttl: i64; var name: &'a str, key: Data<'a> }
     Request MapPutWithMaxIdle<'a> = 0x014400 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapPutTransientWithMaxIdle<'a> = 0x014500 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapPutIfAbsentWithMaxIdle<'a> = 0x014600 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapSetWithMaxIdle<'a> = 0x014700 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+
+    // ----- ExecutorService (0x08): tasks are Java code, refused as Hazelcast refuses a class it lacks -----
+    Request ExecutorServiceSubmitToPartition<'a> = 0x080500 { uuid: Option<Uuid>; var name: &'a str, callable: Data<'a> }
+    Request ExecutorServiceSubmitToMember<'a> = 0x080600 {
+        uuid: Option<Uuid>, member_uuid: Option<Uuid>; var name: &'a str, callable: Data<'a>
+    }
+
+    // ----- DurableExecutor (0x18) and ScheduledExecutor (0x1A): their submits, refused likewise -----
+    Request DurableExecutorSubmitToPartition<'a> = 0x180300 { ; var name: &'a str, callable: Data<'a> }
+    Request ScheduledExecutorSubmitToPartition<'a> = 0x1A0200 {
+        task_type: i8, initial_delay_in_millis: i64, period_in_millis: i64, auto_disposable: bool;
+        var scheduler_name: &'a str, task_name: &'a str, task: Data<'a>
+    }
+    Request ScheduledExecutorSubmitToMember<'a> = 0x1A0300 {
+        member_uuid: Option<Uuid>, task_type: i8, initial_delay_in_millis: i64, period_in_millis: i64, auto_disposable: bool;
+        var scheduler_name: &'a str, task_name: &'a str, task: Data<'a>
+    }
 
     // ----- ReplicatedMap (service 0x0D): key writes go to the key's partition owner, reads
     // are answered from the copy of the member asked -----

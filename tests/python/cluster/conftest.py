@@ -57,6 +57,10 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
     runs it under `unshare --net`; skipped elsewhere): iptables cuts {0,1} from {2}, each side
     sees its own members, split-brain protection guards the single member, the heal; network.py
     is the harness;
+  * map iteration (test_map_iteration_cluster.py): the first batch of every partition is read,
+    a third member joins and takes partitions, and every partition goes on from its pointers
+    on its new owner: every entry exactly once (against Hazelcast, whose pointers are slots
+    of the old owner's table, any repeats and misses are noted);
   * a member stopped with SIGSTOP while a unisocket client puts ~30 MB through the other: past
     connection-write-buffer-bytes (256 KiB here) the other stops reading clients (log line,
     RSS grows < 20 MB), and after SIGCONT every put is answered and reads back.

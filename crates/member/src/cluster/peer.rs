@@ -35,8 +35,8 @@ use ferrogrid_protocol::{DecodeError, Message, MessageType};
 /// A Hazelcast service whose proxies clients create, list and destroy: the kinds of partition
 /// objects, the topics, which store nothing (a reliable topic is its clients' reading of
 /// the ringbuffer `_hz_rb_<name>`), the PN counters, which every replica member holds outside
-/// the partitions (`engine/pn_counter/`), and the flake id generators, whose state is per member
-/// (`engine/flake_id/`), in no partition.
+/// the partitions (`engine/pn_counter/`), the flake id generators, whose state is per member
+/// (`engine/flake_id/`), in no partition, and the executors, which hold nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Service {
     Object(ObjectKind),
@@ -44,6 +44,10 @@ pub(crate) enum Service {
     ReliableTopic,
     PnCounter,
     FlakeIdGenerator,
+    /// The executors (plain, durable, scheduled): proxies only (`engine/executor.rs`).
+    Executor,
+    DurableExecutor,
+    ScheduledExecutor,
 }
 
 impl Service {
@@ -54,6 +58,9 @@ impl Service {
             "hz:impl:reliableTopicService" => Some(Service::ReliableTopic),
             "hz:impl:PNCounterService" => Some(Service::PnCounter),
             crate::engine::flake_id::store::SERVICE_NAME => Some(Service::FlakeIdGenerator),
+            "hz:impl:executorService" => Some(Service::Executor),
+            "hz:impl:durableExecutorService" => Some(Service::DurableExecutor),
+            "hz:impl:scheduledExecutorService" => Some(Service::ScheduledExecutor),
             _ => ObjectKind::ALL.iter().find(|kind| kind.service_name() == name).copied().map(Service::Object),
         }
     }
@@ -65,6 +72,9 @@ impl Service {
             Service::ReliableTopic => "hz:impl:reliableTopicService",
             Service::PnCounter => "hz:impl:PNCounterService",
             Service::FlakeIdGenerator => crate::engine::flake_id::store::SERVICE_NAME,
+            Service::Executor => "hz:impl:executorService",
+            Service::DurableExecutor => "hz:impl:durableExecutorService",
+            Service::ScheduledExecutor => "hz:impl:scheduledExecutorService",
         }
     }
 }

@@ -1,11 +1,13 @@
 //! Maps (`IMap`): the engine's operations (`ops.rs`), a map's entries in one partition
-//! (`store.rs` over `table.rs` and `entry.rs`), its indexes and the predicates queries run.
+//! (`store.rs` over `table.rs` and `entry.rs`), its indexes and the predicates queries run, and iteration by partition (`iteration.rs`).
 pub(crate) mod aggregate_ops;
 pub(crate) mod entry;
 pub(crate) mod index;
+pub(crate) mod iteration;
 pub(crate) mod ops;
 pub(crate) mod query;
 pub(crate) mod query_ops;
+pub(crate) mod remove_all;
 pub(crate) mod request;
 pub(crate) mod rows;
 pub(crate) mod store;

@@ -52,6 +52,18 @@ pub enum Reply<'a> {
     Aggregated(Option<Vec<u8>>),
     /// A projection's result: one value (or null) per matching entry.
     Projected(Vec<Option<&'a [u8]>>),
+    /// One batch of a map's iteration over a partition: the iteration pointers (index, size)
+    /// to send back for the next batch, the keys, and their values when entries were asked for.
+    Fetched {
+        pointers: Vec<(i32, i32)>,
+        keys: Vec<&'a [u8]>,
+        values: Option<Vec<&'a [u8]>>,
+    },
+    /// One batch of an iteration with a query: each passing entry's projection (or null).
+    FetchedQuery {
+        pointers: Vec<(i32, i32)>,
+        results: Vec<Option<Vec<u8>>>,
+    },
     /// A listener's registration id.
     Registration(Uuid),
     /// A PN counter's value, the vector clock of the replica that answers (each replica's id

@@ -141,7 +141,11 @@ pub(crate) fn destroy(service: crate::cluster::peer::Service) -> WideRequest {
         Service::Topic => destroy_object(None, Some(Registry::Messages)),
         Service::PnCounter => WideRequest::new(DestroyPnCounter),
         // (A generator's state is dropped by `Shared::forget_object` on each member.)
-        Service::ReliableTopic | Service::FlakeIdGenerator => destroy_object(None, None),
+        Service::ReliableTopic
+        | Service::FlakeIdGenerator
+        | Service::Executor
+        | Service::DurableExecutor
+        | Service::ScheduledExecutor => destroy_object(None, None),
     }
 }
 

@@ -34,6 +34,7 @@ macro_rules! sections {
             (engine::topic::rows::ROWS, None),
             (engine::pn_counter::rows::ROWS, Some(ProtectedStructure::PnCounter)),
             (engine::flake_id::rows::ROWS, None),
+            (engine::executor::ROWS, None),
             (crate::sql::rows::ROWS, None),
             (crate::route::client::rows::ROWS, None),
             (crate::cluster::rows::ROWS, None),
@@ -47,6 +48,7 @@ macro_rules! sections {
             engine::topic::rows::ROWS,
             engine::pn_counter::rows::ROWS,
             engine::flake_id::rows::ROWS,
+            engine::executor::ROWS,
         ];
     };
 }

@@ -78,7 +78,12 @@ impl Replies for HazelcastReply<'_> {
                 let response = entries.into_iter().map(|(key, value)| (Data(key), Data(value))).collect();
                 EntryListResponse { response }.encode(out, ty, id, BACKUP_ACKS);
             }
-            query @ (Reply::FramedList(_) | Reply::Page { .. } | Reply::Aggregated(_) | Reply::Projected(_)) => {
+            query @ (Reply::FramedList(_)
+            | Reply::Page { .. }
+            | Reply::Aggregated(_)
+            | Reply::Projected(_)
+            | Reply::Fetched { .. }
+            | Reply::FetchedQuery { .. }) => {
                 write_query_answer(out, ty, id, query);
             }
             Reply::Registration(registration) => {
@@ -98,8 +103,8 @@ impl Replies for HazelcastReply<'_> {
     }
 }
 
-/// Encodes the answers of queries and listings over every partition (of the response type
-/// `ty`, to the request `id`).
+/// Encodes the answers of queries and listings over every partition, and of a map's iteration
+/// by partition (of the response type `ty`, to the request `id`).
 fn write_query_answer(out: &mut Vec<u8>, ty: MessageType, id: i64, reply: Reply<'_>) {
     match reply {
         Reply::FramedList(frames) => {
@@ -130,6 +135,20 @@ fn write_query_answer(out: &mut Vec<u8>, ty: MessageType, id: i64, reply: Reply<
         Reply::Projected(values) => {
             let response = values.into_iter().map(|value| value.map(Data)).collect();
             NullableDataListResponse { response }.encode(out, ty, id, BACKUP_ACKS);
+        }
+        Reply::Fetched { pointers, keys, values: None } => {
+            let keys = keys.into_iter().map(Data).collect();
+            MapFetchKeysResponse { iteration_pointers: Packed(pointers), keys }.encode(out, ty, id, BACKUP_ACKS);
+        }
+        Reply::Fetched { pointers, keys, values: Some(values) } => {
+            let entries = keys.into_iter().zip(values).map(|(key, value)| (Data(key), Data(value))).collect();
+            let response = MapFetchEntriesResponse { iteration_pointers: Packed(pointers), entries };
+            response.encode(out, ty, id, BACKUP_ACKS);
+        }
+        Reply::FetchedQuery { pointers, results } => {
+            let results = results.iter().map(|result| result.as_deref().map(Data)).collect();
+            let response = MapFetchWithQueryResponse { results, iteration_pointers: Packed(pointers) };
+            response.encode(out, ty, id, BACKUP_ACKS);
         }
         other => unreachable!("not a query's answer: {other:?}"),
     }

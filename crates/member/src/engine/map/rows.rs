@@ -3,7 +3,9 @@
 //! `wide_rows.rs`.
 
 use crate::engine::locks::Waiting;
+use crate::engine::map::iteration::{Fetch, Fetched};
 use crate::engine::map::ops::{self as map_ops, Done, OpContext};
+use crate::engine::map::query::Predicate;
 use crate::engine::map::request::*;
 use crate::engine::structures::ObjectKind;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
@@ -83,6 +85,13 @@ pub(crate) static KEY_ROWS: &[Operation] = &[
         map(r.name, MapOp::Unlock { key: blob(r.key), thread_id: Some(r.thread_id) })
     }),
     row!(MapForceUnlock, Partition, W.with(S), |r| map(r.name, MapOp::Unlock { key: blob(r.key), thread_id: None })),
+    // Iteration by partition (iteration.rs).
+    row!(MapFetchKeys, Partition, S, |r| Fetch::new(r.name, &r.iteration_pointers.0, r.batch, Fetched::Keys)),
+    row!(MapFetchEntries, Partition, S, |r| Fetch::new(r.name, &r.iteration_pointers.0, r.batch, Fetched::Entries)),
+    row!(MapFetchWithQuery, Partition, S, |r| {
+        let query = Fetched::Query { predicate: Predicate::new(Some(r.predicate.0)), projection: r.projection.0 };
+        Fetch::new(r.name, &r.iteration_pointers.0, r.batch, query)
+    }),
 ];
 
 /// A request on the map `name`.

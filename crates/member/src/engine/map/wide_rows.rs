@@ -2,10 +2,12 @@
 //! map-wide operations (`wide.rs`), queries and index creation (`query_ops.rs`), aggregations
 //! and projections (`aggregate_ops.rs`), and entry listeners.
 
+use crate::engine::java_code::{refusal, JavaRole};
 use crate::engine::listeners::{EventKind, Listener, Registry};
 use crate::engine::map::aggregate_ops::{Aggregate, Project};
 use crate::engine::map::query::Predicate;
 use crate::engine::map::query_ops::{self, AddIndex, Query};
+use crate::engine::map::remove_all::RemoveAll;
 use crate::engine::map::wide::{Clear, ContainsValue, Flush, IsEmpty, List, Size};
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
 use crate::engine::wide::{Classified, Listed};
@@ -54,6 +56,29 @@ pub(crate) static WIDE_ROWS: &[Operation] = &[
     wide_row!(MapEntriesWithPagingPredicate, S, |message, _| {
         let r = MapEntriesWithPagingPredicate::decode(message)?;
         query_ops::paged(Listed::Entries, r.name, r.predicate)
+    }),
+    wide_row!(MapRemoveAll, W.with(S), |message, _| {
+        let r = MapRemoveAll::decode(message)?;
+        Classified::wide(RemoveAll::new(r.predicate.0), r.name)
+    }),
+    // Entry processors are Java code: refused as a Hazelcast member without the class refuses.
+    wide_row!(MapExecuteOnKey, W.with(S), |message, _| {
+        Ok(Classified::Refused(refusal(MapExecuteOnKey::decode(message)?.entry_processor.0, JavaRole::EntryProcessor)))
+    }),
+    wide_row!(MapSubmitToKey, W.with(S), |message, _| {
+        Ok(Classified::Refused(refusal(MapSubmitToKey::decode(message)?.entry_processor.0, JavaRole::EntryProcessor)))
+    }),
+    wide_row!(MapExecuteOnAllKeys, W.with(S), |message, _| {
+        let r = MapExecuteOnAllKeys::decode(message)?;
+        Ok(Classified::Refused(refusal(r.entry_processor.0, JavaRole::EntryProcessor)))
+    }),
+    wide_row!(MapExecuteWithPredicate, W.with(S), |message, _| {
+        let r = MapExecuteWithPredicate::decode(message)?;
+        Ok(Classified::Refused(refusal(r.entry_processor.0, JavaRole::EntryProcessor)))
+    }),
+    wide_row!(MapExecuteOnKeys, W.with(S), |message, _| {
+        let r = MapExecuteOnKeys::decode(message)?;
+        Ok(Classified::Refused(refusal(r.entry_processor.0, JavaRole::EntryProcessor)))
     }),
     wide_row!(MapAddIndex, W.with(S), |message, _| AddIndex::classify(message)),
     // Aggregations and projections (aggregate_ops.rs).
