@@ -334,16 +334,41 @@ def test_an_expired_entry_is_heard_as_evicted(rm):
     assert events[0] == ("ADDED", "short", "v", None, 1)
 
 
-@pytest.mark.ferrogrid_only
-def test_a_predicate_listener_is_refused_clearly(rm, caplog):
-    # The client answers "Listener cannot be added" and logs the member's error as the cause.
-    for key in (None, "k"):
-        with pytest.raises(HazelcastError):
-            rm.add_entry_listener(key=key, predicate=sql("this > 1"), added_func=lambda event: None)
-    assert "java.lang.UnsupportedOperationException: ferrogrid does not evaluate predicates yet" in caplog.text
-    assert "ReplicatedMap request 0x0d0b00" in caplog.text and "ReplicatedMap request 0x0d0a00" in caplog.text
-    rm.put("still", "works")
-    assert rm.get("still") == "works"
+def test_a_predicate_listener_hears_the_entries_that_pass(rm):
+    # An ADDED or UPDATED event passes with its new value, a REMOVED one with its old value;
+    # an EVICTED one (a ttl ended) does not reach a predicate listener (what a Hazelcast 5.6
+    # member sends: the plain listener below hears it).
+    log = EntryLog()
+    rm.add_entry_listener(predicate=sql("this > 10"), **log.callbacks())
+    rm.put("small", 1)
+    rm.put("big", 50)
+    rm.put("small", 20)  # 1 -> 20: passes with its new value
+    rm.put("big", 5)  # 50 -> 5: does not
+    rm.remove("small")  # old value 20: passes
+    rm.remove("big")  # old value 5: does not
+    plain = EntryLog()
+    rm.add_entry_listener(**plain.callbacks())
+    rm.put("short", 99, ttl=1)
+    plain.wait_for(("EVICTED", "short", None, 99, 1))
+    time.sleep(0.5)
+    assert log.snapshot() == [
+        ("ADDED", "big", 50, None, 1),
+        ("UPDATED", "small", 20, 1, 1),
+        ("REMOVED", "small", None, 20, 1),
+        ("ADDED", "short", 99, None, 1),
+    ]
+
+
+def test_a_one_key_predicate_listener_hears_its_key_when_it_passes(rm):
+    log = EntryLog()
+    rm.add_entry_listener(key="k", predicate=sql("this > 10"), **log.callbacks())
+    other = same_partition_key("k")
+    rm.put(other, 100)
+    rm.put("k", 1)
+    rm.put("k", 100)
+    rm.put("k", 200)
+    events = log.wait_for(("UPDATED", "k", 200, 100, 1))
+    assert events == [("UPDATED", "k", 100, 1, 1), ("UPDATED", "k", 200, 100, 1)], events
 
 
 # --------------------------------------------------------------------------- proxies

@@ -404,7 +404,7 @@ impl Listeners {
                 }
             }
             if let Some(predicate) = &listener.predicate {
-                if !passes(predicate, &event, &self.schemas) {
+                if !passes(predicate, &event, registry, &self.schemas) {
                     continue;
                 }
             }
@@ -428,14 +428,19 @@ impl Listeners {
 }
 
 /// Whether `event`'s entry passes a listener's predicate (an event the member cannot test, a
-/// value it cannot read, is not sent: Hazelcast logs the failure and sends nothing).
+/// value it cannot read, is not sent: Hazelcast logs the failure and sends nothing). A map's
+/// REMOVED, EVICTED and EXPIRED events are tested with the old value; a replicated map's
+/// EVICTED event with its (absent) new value, so none passes, as a Hazelcast 5.6 member sends
+/// none to a predicate listener (its REMOVED events are tested with the old value).
 fn passes(
     predicate: &crate::engine::map::query::Predicate,
     event: &Event<'_>,
+    registry: Registry,
     schemas: &(Arc<crate::engine::schemas::Schemas>, u16),
 ) -> bool {
-    let tested = match event.kind {
-        EventKind::Removed | EventKind::Evicted | EventKind::Expired => event.old_value,
+    let tested = match (event.kind, registry) {
+        (EventKind::Evicted, Registry::ReplicatedEntries) => event.value,
+        (EventKind::Removed | EventKind::Evicted | EventKind::Expired, _) => event.old_value,
         _ => event.value,
     };
     let Some(key) = event.key else { return true }; // map-wide events (CLEAR_ALL, EVICT_ALL) pass

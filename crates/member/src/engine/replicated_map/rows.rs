@@ -1,11 +1,11 @@
 //! The replicated map's rows of the operation table, each with its decoder or classifier.
 
 use crate::engine::listeners::{Listener, Registry};
+use crate::engine::map::query::Predicate;
 use crate::engine::replicated_map::request::{ReplicatedMapOp as Op, ReplicatedMapRequest};
 use crate::engine::replicated_map::wide::{
     ReplicatedClear, ReplicatedContainsValue, ReplicatedList, ReplicatedPutAll, ReplicatedSize,
 };
-use crate::engine::request::{ErrorKind, OpError};
 use crate::engine::structures::ObjectKind;
 use crate::engine::wide::objects::destroy_object;
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
@@ -15,7 +15,7 @@ use crate::net::connection::ConnectionShared;
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire::blob;
 use ferrogrid_protocol::codec::*;
-use ferrogrid_protocol::{DecodeError, Message};
+use ferrogrid_protocol::Message;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -64,8 +64,22 @@ pub(crate) static ROWS: &[Operation] = &[
         let listener = Listener { key, local_only, ..entry_listener(message, connection) };
         add_listener(Registry::ReplicatedEntries, r.name, listener)
     }),
-    wide_row!(ReplicatedMapAddEntryListenerWithPredicate, S, |message, _| with_predicate(message)),
-    wide_row!(ReplicatedMapAddEntryListenerToKeyWithPredicate, S, |message, _| with_predicate(message)),
+    wide_row!(ReplicatedMapAddEntryListenerWithPredicate, S, |message, connection| {
+        let r = ReplicatedMapAddEntryListenerWithPredicate::decode(message)?;
+        let (local_only, predicate) = (r.local_only, Some(Arc::new(Predicate::new(Some(r.predicate.0)))));
+        let listener = Listener { local_only, predicate, ..entry_listener(message, connection) };
+        add_listener(Registry::ReplicatedEntries, r.name, listener)
+    }),
+    wide_row!(ReplicatedMapAddEntryListenerToKeyWithPredicate, S, |message, connection| {
+        let r = ReplicatedMapAddEntryListenerToKeyWithPredicate::decode(message)?;
+        if r.key.type_id().unwrap_or(0) == 0 {
+            return Classified::null("Null key is not allowed!");
+        }
+        let (key, local_only) = (Some(r.key.0.into()), r.local_only);
+        let predicate = Some(Arc::new(Predicate::new(Some(r.predicate.0))));
+        let listener = Listener { key, local_only, predicate, ..entry_listener(message, connection) };
+        add_listener(Registry::ReplicatedEntries, r.name, listener)
+    }),
     wide_row!(ReplicatedMapRemoveEntryListener, S, |message, _| {
         let r = ReplicatedMapRemoveEntryListener::decode(message)?;
         remove_listener(Registry::ReplicatedEntries, r.name, r.registration_id)
@@ -80,16 +94,6 @@ fn replicated_map<'a>(name: &'a str, op: Op<'a>) -> ReplicatedMapRequest<'a> {
 /// An entry listener: every kind of event, with values.
 fn entry_listener(message: &Message<'_>, connection: &Arc<ConnectionShared>) -> Listener {
     Listener { include_value: true, flags: -1, ..listener(message, connection) }
-}
-
-/// An entry listener with a predicate: refused, as ferrogrid does not evaluate them here yet.
-fn with_predicate(message: &Message<'_>) -> Result<Classified, DecodeError> {
-    let text = format!(
-        "ferrogrid does not evaluate predicates yet: a replicated map entry listener with a predicate ({}) is not \
-         supported",
-        message.message_type().describe()
-    );
-    Ok(Classified::Refused(OpError::new(ErrorKind::Unsupported, text)))
 }
 
 /// Destroy of a replicated map: its entries and its entry listeners, everywhere.
