@@ -6,10 +6,14 @@ use crate::tls::TlsConfig;
 /// Network settings, from `hazelcast.network`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetworkConfig {
-    /// Address the member binds and advertises. Default `"127.0.0.1"`.
-    /// Set by `hazelcast.network.interfaces` (first IPv4 interface, when enabled) and overridden
-    /// by the host part of `hazelcast.network.public-address`.
+    /// Address the member binds (and advertises, unless `public_address` is set). Default
+    /// `"127.0.0.1"`. Set by `hazelcast.network.interfaces` (first IPv4 interface, when enabled).
     pub host: String,
+    /// The address other members and clients are told to reach this member at, when it is not
+    /// the bound one (a container's or a NAT's address). `hazelcast.network.public-address`:
+    /// `host`, `host:port` or `[ipv6]:port`; without a port the bound port is advertised.
+    /// Default none.
+    pub public_address: Option<PublicAddress>,
     /// First port tried. `hazelcast.network.port` (scalar) or `hazelcast.network.port.port`.
     /// Default 5701; must not be 0.
     pub port: u16,
@@ -30,6 +34,46 @@ pub struct NetworkConfig {
     pub tls: TlsConfig,
 }
 
+/// An address advertised instead of the bound one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicAddress {
+    pub host: String,
+    /// None: the port the member bound.
+    pub port: Option<u16>,
+}
+
+impl PublicAddress {
+    /// Reads `host`, `host:port` or `[ipv6]:port`.
+    pub fn parse(text: &str) -> Result<PublicAddress, String> {
+        let text = text.trim();
+        let (host, port) = match text.strip_prefix('[') {
+            Some(bracketed) => {
+                let (host, rest) = bracketed.split_once(']').ok_or("an unclosed [ in an IPv6 address")?;
+                (host, rest.strip_prefix(':'))
+            }
+            None if text.matches(':').count() == 1 => text.split_once(':').map(|(h, p)| (h, Some(p))).expect("one :"),
+            None => (text, None),
+        };
+        let host = host.trim();
+        if host.is_empty() {
+            return Err("expected host or host:port".into());
+        }
+        let port = match port {
+            None => None,
+            Some(port) => match port.trim().parse::<u16>() {
+                Ok(0) | Err(_) => return Err(format!("expected a port 1..=65535, got {port:?}")),
+                Ok(port) => Some(port),
+            },
+        };
+        Ok(PublicAddress { host: host.to_owned(), port })
+    }
+
+    /// `host:port`, with `bound_port` when no port was given.
+    pub fn with_port(&self, bound_port: u16) -> (String, u16) {
+        (self.host.clone(), self.port.unwrap_or(bound_port))
+    }
+}
+
 impl Default for NetworkConfig {
     fn default() -> Self {
         Self {
@@ -37,6 +81,7 @@ impl Default for NetworkConfig {
             port: 5701,
             port_auto_increment: true,
             port_count: 100,
+            public_address: None,
             interfaces: Vec::new(),
             member_list: Vec::new(),
             tls: TlsConfig::default(),
@@ -45,9 +90,21 @@ impl Default for NetworkConfig {
 }
 
 impl NetworkConfig {
+    /// The host and port this member is known by, given the port it bound: the public address
+    /// if one is set, else the bound host and port.
+    pub fn advertised(&self, bound_port: u16) -> (String, u16) {
+        match &self.public_address {
+            Some(public) => public.with_port(bound_port),
+            None => (self.host.clone(), bound_port),
+        }
+    }
+
     /// Checks every bound documented on the fields.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.host.trim().is_empty() {
+            return Err(invalid("hazelcast.network.interfaces", "expected a host to bind"));
+        }
+        if self.public_address.as_ref().is_some_and(|public| public.host.trim().is_empty()) {
             return Err(invalid("hazelcast.network.public-address", "expected a host"));
         }
         if self.port == 0 {

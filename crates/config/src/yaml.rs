@@ -215,6 +215,9 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
     if let Some(network) = hazelcast.section("network")? {
         read_network(network, &mut config.network)?;
     }
+    if let Some(mut lite_member) = hazelcast.section("lite-member")? {
+        lite_member.set("enabled", &mut config.lite_member, boolean)?;
+    }
     read_structures(&mut hazelcast, config)?;
     if let Some(properties) = hazelcast.section("properties")? {
         read_properties(properties, config)?;

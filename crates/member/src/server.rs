@@ -191,9 +191,10 @@ pub(crate) fn shared_state(
 ) -> (Arc<Shared>, Receiver<ClusterEvent>) {
     let reactor_count = handles.len();
     let member_uuid = Uuid::from_u128(uuid::Uuid::new_v4().as_u128());
-    let host = config.network.host.clone();
-    let view = ClusterView::new(member_uuid, host.clone(), address.port() as i32, config.partition_count);
-    let member_address = format!("{host}:{}", address.port());
+    // Clients and members are told the public address when there is one; the bind stays local.
+    let (host, port) = config.network.advertised(address.port());
+    let view = ClusterView::new(member_uuid, host.clone(), i32::from(port), config.partition_count);
+    let member_address = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
     let me = ferrogrid_cluster::MemberId(member_uuid.as_u128());
     let cluster =
         Arc::new(crate::cluster::replication::state::ClusterState::alone(me, config.partition_count as usize));

@@ -61,6 +61,8 @@ pub enum ClusterEvent {
     Shutdown,
     /// A reactor became ready for a table version (look now rather than at the next tick).
     Ready,
+    /// A client asked this lite member to become a data member.
+    Promote,
 }
 
 /// Member traffic one reactor hands another.

@@ -1,7 +1,7 @@
 //! The member-wide sections of the document: `network`, `security`, `properties` and
 //! ferrogrid's own `limits`.
 
-use super::values::{boolean, interface_host, public_address_host, signed, strings, text, unsigned};
+use super::values::{boolean, interface_host, public_address, signed, strings, text, unsigned};
 use super::{Result, Section};
 use crate::error::invalid;
 use crate::{
@@ -70,8 +70,7 @@ pub(super) fn read_network(mut section: Section, network: &mut NetworkConfig) ->
     if let Some(ssl) = section.section("ssl")? {
         read_ssl(ssl, &mut network.tls)?;
     }
-    // Read after interfaces: an explicit public address wins.
-    section.set("public-address", &mut network.host, public_address_host)?;
+    section.set("public-address", &mut network.public_address, public_address)?;
     if let Some(mut join) = section.section("join")? {
         if let Some(tcp_ip) = join.section("tcp-ip")? {
             network.member_list = read_tcp_ip(tcp_ip)?;

@@ -117,7 +117,12 @@ hazelcast:
     let network = load(text).config.network;
     assert_eq!((network.port, network.port_count), (6000, 100));
     assert!(network.port_auto_increment);
-    assert_eq!(network.host, "node1.example.com");
+    assert_eq!(network.host, "127.0.0.1", "the bind address stays local");
+    assert_eq!(network.advertised(5701), ("node1.example.com".to_owned(), 6000));
+    let no_port = load("hazelcast: {network: {public-address: '[::1]'}}").config.network;
+    assert_eq!(no_port.advertised(5702), ("::1".to_owned(), 5702));
+    let bad = MemberConfig::from_yaml_str("hazelcast: {network: {public-address: 'a:0'}}").unwrap_err();
+    assert!(bad.to_string().contains("public-address"), "{bad}");
     assert_eq!(network.member_list, ["a:1", "b:2"]);
     let disabled = "hazelcast: {network: {join: {tcp-ip: {enabled: false, members: a}}}}";
     assert!(load(disabled).config.network.member_list.is_empty());
@@ -439,6 +444,7 @@ hazelcast:
     interfaces: {enabled: false}
     ssl: {properties: {}}
     join: {tcp-ip: {}, multicast: {}, auto-detection: {}}
+  lite-member: {}
   map: {m: {eviction: {}, indexes: []}}
   queue: {q: {}}
   list: {l: {}}
@@ -488,4 +494,15 @@ fn every_key_the_reader_accepts_is_in_the_configuration_reference() {
         })
         .collect();
     assert!(missing.is_empty(), "keys read but not in docs/configuration.md: {missing:?}");
+}
+
+#[test]
+fn lite_member_is_read_in_yaml_and_xml() {
+    assert!(!load("hazelcast: {}").config.lite_member, "a data member by default");
+    let yaml = "hazelcast: {lite-member: {enabled: true}}";
+    assert!(load(yaml).config.lite_member);
+    let xml = r#"<hazelcast xmlns="http://www.hazelcast.com/schema/config"><lite-member enabled="true"/></hazelcast>"#;
+    assert!(MemberConfig::from_xml_str(xml).unwrap().config.lite_member);
+    let bad = MemberConfig::from_yaml_str("hazelcast: {lite-member: {enabled: maybe}}").unwrap_err();
+    assert!(bad.to_string().contains("hazelcast.lite-member.enabled"), "{bad}");
 }

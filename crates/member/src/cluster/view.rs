@@ -28,8 +28,14 @@ pub const SERIALIZATION_VERSION: i8 = 1;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ViewMember {
     pub uuid: Uuid,
+    /// Where clients reach it (its client endpoint).
     pub host: String,
     pub port: i32,
+    /// Its member endpoint, when that is not where clients reach it (advanced network):
+    /// the address map then names both, as Hazelcast's does.
+    pub member_endpoint: Option<(String, i32)>,
+    /// Holds no partitions (clients leave it out of data routing).
+    pub lite: bool,
 }
 
 /// The member list and partition owners clients are told, with their versions.
@@ -63,7 +69,7 @@ impl ClusterView {
     /// The view of a member alone: it owns every partition (version 0 until it has joined a
     /// cluster).
     pub fn new(member_uuid: Uuid, host: String, port: i32, partition_count: u16) -> ClusterView {
-        let me = ViewMember { uuid: member_uuid, host: host.clone(), port };
+        let me = ViewMember { uuid: member_uuid, host: host.clone(), port, member_endpoint: None, lite: false };
         let state = ViewState {
             cluster_id: member_uuid,
             members: vec![me],
@@ -192,14 +198,23 @@ fn member_infos(state: &ViewState) -> Vec<MemberInfo<'_>> {
         .members
         .iter()
         .map(|member| {
-            let address = Address { host: &member.host, port: member.port };
+            let client = Address { host: &member.host, port: member.port };
+            let qualifier = |endpoint_type| EndpointQualifier { endpoint_type, identifier: None };
+            // As Hazelcast: `address` is the member endpoint; clients look for CLIENT in the map.
+            let (address, address_map) = match &member.member_endpoint {
+                None => (client, vec![(qualifier(ENDPOINT_MEMBER), client)]),
+                Some((host, port)) => {
+                    let address = Address { host, port: *port };
+                    (address, vec![(qualifier(ENDPOINT_MEMBER), address), (qualifier(ENDPOINT_CLIENT), client)])
+                }
+            };
             MemberInfo {
                 uuid: member.uuid,
-                lite_member: false,
+                lite_member: member.lite,
                 address,
                 attributes: Vec::new(),
                 version: MEMBER_VERSION,
-                address_map: vec![(EndpointQualifier { endpoint_type: ENDPOINT_MEMBER, identifier: None }, address)],
+                address_map,
             }
         })
         .collect()
