@@ -47,7 +47,7 @@ pub use map::{
     EvictionConfig, EvictionPolicy, MapConfig, MapConfigs, MapIndexConfig, MaxSizePolicy, NamedConfigs,
     DEFAULT_MAP_NAME, MAX_BACKUP_COUNT, MAX_EXPIRY_SECONDS,
 };
-pub use network::{NetworkConfig, PublicAddress};
+pub use network::{Endpoint, NetworkConfig, PublicAddress, DEFAULT_CLIENT_PORT};
 pub use observability::{IoConfig, MetricsConfig, PackingConfig, Placement};
 pub use overrides::{AppliedOverride, Overrides};
 pub use pn_counter::{CrdtReplicationConfig, PnCounterConfig, PnCounterConfigs};

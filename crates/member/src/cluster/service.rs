@@ -74,7 +74,7 @@ pub fn node_config(shared: &Shared, address: &str) -> NodeConfig {
         join_wait_ms: config.cluster.join_wait_ms,
         max_parallel_migrations: config.cluster.max_parallel_migrations as usize,
         lite: config.lite_member,
-        client_address: String::new(),
+        client_address: shared.client_address.clone().unwrap_or_default(),
     }
 }
 
