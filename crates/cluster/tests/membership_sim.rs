@@ -1420,3 +1420,42 @@ fn lite_members_hold_nothing_until_promoted() {
         }
     });
 }
+
+#[test]
+fn a_joined_member_dials_members_not_seeds() {
+    // A seed may name a member under another address than the one it announces (its public
+    // address), or this member's own bind address: once joined, seeds are not dialled again.
+    let config = NodeConfig {
+        id: MemberId(1),
+        address: "10.0.0.1:5701".into(),
+        seeds: vec!["127.0.0.1:5701".into(), "10.0.0.9:5701".into()],
+        partition_count: 7,
+        backup_count: 1,
+        heartbeat_interval_ms: 1_000,
+        max_no_heartbeat_ms: 5_000,
+        join_wait_ms: 100,
+        max_parallel_migrations: 4,
+        lite: false,
+        client_address: String::new(),
+    };
+    let mut node = Node::new(config);
+    let dials = |outputs: Vec<Output>| -> Vec<String> {
+        outputs
+            .into_iter()
+            .filter_map(|o| if let Output::Connect { address } = o { Some(address) } else { None })
+            .collect()
+    };
+    assert_eq!(dials(node.handle(Input::Tick { now_ms: 0 })), ["10.0.0.9:5701", "127.0.0.1:5701"]);
+    node.handle(Input::ConnectFailed { address: "10.0.0.9:5701".into() });
+    node.handle(Input::ConnectFailed { address: "127.0.0.1:5701".into() });
+    let mut now_ms = 0;
+    while !node.is_joined() {
+        now_ms += 50;
+        assert!(now_ms < 10_000, "the lone member founds a cluster");
+        node.handle(Input::Tick { now_ms });
+    }
+    for _ in 0..20 {
+        now_ms += 500;
+        assert_eq!(dials(node.handle(Input::Tick { now_ms })), Vec::<String>::new(), "at {now_ms} ms");
+    }
+}

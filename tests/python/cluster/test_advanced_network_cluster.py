@@ -165,3 +165,63 @@ def test_the_java_client_uses_the_client_endpoint(make_cluster, tmp_path):
     command = ["java", "-Xmx256m", "-Dsmoke.clientEndpoints=true", "-cp", "%s:%s" % (tmp_path, jar), "Smoke"]
     result = subprocess.run(command + [members[0].address], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "java smoke: ok" in result.stdout, result.stdout + result.stderr
+
+
+PUBLIC_CONFIG = """\
+hazelcast:
+  cluster-name: {cluster_name}
+  properties:
+    hazelcast.heartbeat.interval.seconds: 1
+    hazelcast.max.no.heartbeat.seconds: 4
+    hazelcast.wait.seconds.before.join: 1
+    hazelcast.phone.home.enabled: false
+    hazelcast.io.balancer.interval.seconds: -1
+  network:
+    port: {{port: {port}, auto-increment: false}}
+    interfaces: {{enabled: true, interfaces: [{interface}]}}
+{public}    join:
+      auto-detection: {{enabled: false}}
+      multicast: {{enabled: false}}
+      tcp-ip:
+        enabled: true
+        member-list: [{member_list}]
+"""
+
+
+class PublicMember(AdvancedMember):
+    """A member of one port (no advanced network) that may advertise a public address."""
+
+    def __init__(self, index, port, cluster, ports, public):
+        MemberProcess.__init__(self, index, port, cluster.cluster_name, [], None, cluster.workdir, cluster.target)
+        # ferrogrid binds its interface; Hazelcast every interface (see the module doc).
+        interface = "0.0.0.0" if public and self.target == "ferrogrid" else "127.0.0.1"
+        self.config_text = PUBLIC_CONFIG.format(
+            cluster_name=cluster.cluster_name,
+            port=port,
+            interface=interface,
+            public="    public-address: %s\n" % PUBLIC_HOST if public else "",
+            member_list=", ".join("%s:%d" % (HOST, p) for p in ports),
+        )
+
+
+def test_a_public_address_is_advertised_to_clients_and_members(make_cluster):
+    cluster = make_cluster(2)
+    members = [PublicMember(i, cluster.ports[i], cluster, cluster.ports[:2], public=(i == 1)) for i in range(2)]
+    cluster.members.extend(members)
+    for member in members:
+        member.start()
+    for member in members:
+        member.wait_ready()
+    client = cluster.client([members[0].address])
+    expected = {(HOST, members[0].port), (PUBLIC_HOST, members[1].port)}
+    seen = lambda: {(m.address.host, m.address.port) for m in members_of(client)}  # noqa: E731
+    wait_until(lambda: seen() == expected, 30, lambda: "client sees %r" % seen())
+    for member in members_of(client):
+        address_map = {qualifier: (a.host, a.port) for qualifier, a in member.address_map.items()}
+        assert address_map.get(MEMBER) == (member.address.host, member.address.port), address_map
+    wait_until(lambda: len(client._connection_manager.active_connections) == 2, 30, "the client reaches both")
+    data = client.get_map("public").blocking()
+    data.put_all({"k%d" % i: i for i in range(200)})
+    assert data.size() == 200
+    owners = partition_owners(client)
+    assert set(owners) == {m.uuid for m in members_of(client)}, owners

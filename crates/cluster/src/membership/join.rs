@@ -43,11 +43,15 @@ impl Node {
         }
     }
 
-    /// Asks for links to every seed and member this member has no link to.
+    /// Asks for links to every member this member has no link to, and, until it is in a
+    /// cluster, to every seed. A joined member dials members by the addresses they announce
+    /// only: a member with a public address is listed under another address than the seed
+    /// that reached it, and dialling the seed again would open a second link to it (or, for
+    /// a seed naming this member's own bind address, a link to itself) every attempt.
     pub(super) fn connect_missing(&mut self) {
         let linked: BTreeSet<&str> =
             self.peers.values().filter(|peer| peer.linked).map(|peer| peer.address.as_str()).collect();
-        let mut wanted: Vec<String> = self.config.seeds.clone();
+        let mut wanted: Vec<String> = if self.joined { Vec::new() } else { self.config.seeds.clone() };
         wanted.extend(self.members.iter().map(|member| member.address.clone()));
         wanted.sort();
         wanted.dedup();
