@@ -127,6 +127,8 @@ def test_clients_use_the_client_endpoint_and_see_the_public_address(make_cluster
     for member in members_of(client):
         index = 0 if member.address.port == members[0].port else 1
         address_map = {qualifier: (a.host, a.port) for qualifier, a in member.address_map.items()}
+        # As the official client's AdvancedNetworkConfigTest: exactly the two endpoints.
+        assert len(address_map) == 2, address_map
         assert address_map.get(MEMBER) == (HOST, members[index].member_port), address_map
         assert address_map.get(CLIENT) == (member.address.host, members[index].port), address_map
 
