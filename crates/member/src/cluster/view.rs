@@ -260,6 +260,30 @@ mod tests {
         assert_eq!(ferrogrid_hex(&out), captured);
     }
 
+    #[test]
+    fn lite_members_and_client_endpoints_are_in_the_members_view() {
+        let view = view();
+        let mut state = (*view.state()).clone();
+        let uuid = Uuid::from_u128(7);
+        let member_endpoint = Some(("10.0.0.7".to_owned(), 5701));
+        state.members.push(ViewMember { uuid, host: "203.0.113.7".into(), port: 9000, member_endpoint, lite: true });
+        let mut out = Vec::new();
+        MembersViewEvent { version: 2, member_infos: member_infos(&state) }.encode(&mut out, 2, -1);
+        let message = Message::parse(&out).unwrap();
+        let decoded = MembersViewEvent::decode(&message).unwrap();
+        let (data, lite) = (&decoded.member_infos[0], &decoded.member_infos[1]);
+        assert!(!data.lite_member && lite.lite_member);
+        assert_eq!(data.address_map.len(), 1, "one endpoint: MEMBER only, as Hazelcast's");
+        // Hazelcast's shape: `address` is the member endpoint, the map names both.
+        assert_eq!(lite.address, Address { host: "10.0.0.7", port: 5701 });
+        let endpoint = |kind| {
+            let found = lite.address_map.iter().find(|(qualifier, _)| qualifier.endpoint_type == kind);
+            found.map(|(_, address)| (address.host.to_owned(), address.port))
+        };
+        assert_eq!(endpoint(ENDPOINT_MEMBER), Some(("10.0.0.7".to_owned(), 5701)));
+        assert_eq!(endpoint(ENDPOINT_CLIENT), Some(("203.0.113.7".to_owned(), 9000)));
+    }
+
     fn ferrogrid_hex(bytes: &[u8]) -> String {
         bytes.iter().map(|b| format!("{b:02x}")).collect()
     }
