@@ -56,7 +56,8 @@ struct MemberArgs {
     /// Fail instead of trying the next port when the port is taken.
     #[arg(long)]
     no_port_auto_increment: bool,
-    /// Address to bind (overrides the config); advertised unless a public address is set.
+    /// Address to bind (overrides the config; with an advanced network, the member endpoint's);
+    /// advertised unless a public address is set.
     #[arg(long)]
     host: Option<String>,
     /// Cluster name clients must present (overrides hazelcast.cluster-name).
