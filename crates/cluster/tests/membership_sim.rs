@@ -1459,3 +1459,37 @@ fn a_joined_member_dials_members_not_seeds() {
         assert_eq!(dials(node.handle(Input::Tick { now_ms })), Vec::<String>::new(), "at {now_ms} ms");
     }
 }
+
+#[test]
+fn the_last_data_member_leaving_leaves_lite_members_an_empty_table() {
+    for_seeds("the_last_data_member_leaving_leaves_lite_members_an_empty_table", 10_000, 40, |seed| {
+        let mut rng = Rng::new(seed);
+        let params = Params::random(&mut rng);
+        let count = rng.range(2, 4) as usize;
+        let mut sim = Sim::new(seed, params);
+        // Every node but one (any of them, the master too) is lite.
+        let data = rng.index(count);
+        for index in (0..count).filter(|index| *index != data) {
+            sim.lite_addresses.insert(address_of(index));
+        }
+        let jitter = sim.params.join_wait_ms - 1;
+        let nodes = sim.add_nodes(count, jitter);
+        sim.settle(&nodes, 120_000, "forming a cluster with one data member");
+        let leaver = nodes[data];
+        sim.shutdown(leaver);
+        sim.run_until(120_000, "the data member leaving", |sim| {
+            if sim.nodes[leaver].state == State::Left {
+                Ok(())
+            } else {
+                Err("still there".into())
+            }
+        });
+        let rest: Vec<usize> = nodes.iter().copied().filter(|n| *n != leaver).collect();
+        sim.settle(&rest, 60_000, "the lite members after the leave");
+        let master = sim.master_index(&rest);
+        let table = sim.nodes[master].node.table();
+        if (0..table.partition_count()).any(|partition| table.owner(partition).is_some()) {
+            sim.fail(format!("table v{} still names an owner with only lite members left", table.version));
+        }
+    });
+}
