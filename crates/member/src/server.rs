@@ -1,8 +1,9 @@
-//! Starting and stopping a member: bind the client port, start the reactors and the acceptor.
+//! Starting and stopping a member: bind its port (and, with an advanced network's client
+//! endpoint, the client port), start the reactors and the acceptor.
 //!
-//! Threads: one acceptor (accepts, places each connection on the reactor with the fewest
-//! connections) and `reactor_threads` reactors. The acceptor never touches a connection again
-//! after handing it over.
+//! Threads: one acceptor (accepts on every port, places each connection on the reactor with the
+//! fewest connections, naming the port it came in on) and `reactor_threads` reactors. The
+//! acceptor never touches a connection again after handing it over.
 
 use crate::cluster::view::ClusterView;
 use crate::net::connection::Port;
