@@ -1,6 +1,9 @@
 import com.hazelcast.cardinality.CardinalityEstimator;
 import com.hazelcast.client.HazelcastClient;
 import com.hazelcast.client.config.ClientConfig;
+import com.hazelcast.cluster.Address;
+import com.hazelcast.cluster.Member;
+import com.hazelcast.instance.EndpointQualifier;
 import com.hazelcast.core.DistributedObject;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.collection.IList;
@@ -61,6 +64,19 @@ public final class Smoke {
         }
     }
 
+    /** Advanced network: every member names a CLIENT endpoint apart from its MEMBER one. */
+    static void clientEndpoints(HazelcastInstance client) {
+        Set<Member> members = client.getCluster().getMembers();
+        check(!members.isEmpty(), "the client sees members");
+        for (Member member : members) {
+            Map<EndpointQualifier, Address> addresses = member.getAddressMap();
+            Address clientAddress = addresses.get(EndpointQualifier.CLIENT);
+            Address memberAddress = addresses.get(EndpointQualifier.MEMBER);
+            check(clientAddress != null && memberAddress != null, "CLIENT and MEMBER endpoints of " + member + ": " + addresses);
+            check(clientAddress.getPort() != memberAddress.getPort(), "separate ports of " + member + ": " + addresses);
+        }
+    }
+
     public static void main(String[] args) {
         String address = args.length > 0 ? args[0] : System.getenv("FERROGRID_ADDRESS");
         if (address == null || address.isEmpty()) {
@@ -89,12 +105,15 @@ public final class Smoke {
         HazelcastInstance client = null;
         try {
             ClientConfig cfg = new ClientConfig();
-            cfg.setClusterName("dev");
+            cfg.setClusterName(System.getProperty("smoke.clusterName", "dev"));
             cfg.setInstanceName("java-smoke-" + UUID.randomUUID());
             cfg.getNetworkConfig().addAddress(address);
             cfg.getConnectionStrategyConfig().getConnectionRetryConfig().setClusterConnectTimeoutMillis(30_000);
             cfg.setProperty("hazelcast.logging.type", "none");
             client = HazelcastClient.newHazelcastClient(cfg);
+            if (Boolean.getBoolean("smoke.clientEndpoints")) {
+                clientEndpoints(client);
+            }
             run(client);
             queue(client);
             topic(client);

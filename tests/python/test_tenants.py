@@ -360,3 +360,21 @@ def test_per_tenant_probes(tenant_member):
         assert 'map="team-a/probed"' in text
     finally:
         alice.shutdown()
+
+
+def test_a_tenant_may_not_promote_a_member(tenant_member):
+    """MC.promoteLiteMember administers the whole cluster: a tenant's client is refused (even
+    on a data member, which would otherwise answer IllegalStateError)."""
+    from hazelcast.invocation import Invocation
+    from hazelcast.protocol.client_message import REQUEST_HEADER_SIZE, OutboundMessage, create_initial_buffer
+
+    client = connect(tenant_member, "team-a")
+    try:
+        connection = next(iter(client._connection_manager.active_connections.values()))
+        request = OutboundMessage(create_initial_buffer(REQUEST_HEADER_SIZE, 0x200900), False)
+        invocation = Invocation(request, connection=connection, response_handler=lambda message: message)
+        client._invocation_service.invoke(invocation)
+        with pytest.raises(HazelcastError, match="tenant's client may not promote"):
+            invocation.future.result()
+    finally:
+        client.shutdown()

@@ -69,6 +69,11 @@ pub struct NodeConfig {
     /// How long a member looks for an existing cluster before it may found one.
     pub join_wait_ms: u64,
     pub max_parallel_migrations: usize,
+    /// A lite member: in the member list, never given a partition replica (until promoted).
+    pub lite: bool,
+    /// host:port clients are told to reach this member at (its client endpoint); empty when
+    /// clients use `address`.
+    pub client_address: String,
 }
 
 /// A member as the member list carries it.
@@ -82,12 +87,26 @@ pub struct MemberEntry {
     /// one that rejoins (a new join) and across master takeovers; flake id generators take
     /// it as their node id.
     pub join_version: u64,
+    /// A lite member holds no partition replica: tables are assigned over the others only.
+    pub lite: bool,
+    /// host:port of its client endpoint when that is not `address` (advanced network, a
+    /// public address of its own); empty otherwise.
+    pub client_address: String,
 }
 
 impl MemberEntry {
-    /// A member not (yet) in a member list.
+    /// A data member not (yet) in a member list, reached by clients at `address`.
     pub fn new(id: MemberId, address: String) -> MemberEntry {
-        MemberEntry { id, address, join_version: 0 }
+        MemberEntry { id, address, join_version: 0, lite: false, client_address: String::new() }
+    }
+
+    /// Where clients reach it.
+    pub fn client_address(&self) -> &str {
+        if self.client_address.is_empty() {
+            &self.address
+        } else {
+            &self.client_address
+        }
     }
 }
 
@@ -118,6 +137,11 @@ pub enum Message {
     Leave {
         member: MemberId,
     },
+    /// The sender, a lite member, asks to become a data member (Hazelcast's
+    /// `Cluster.promoteLocalLiteMember`).
+    Promote {
+        member: MemberId,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,6 +170,8 @@ pub enum Input {
     },
     /// Leave the cluster gracefully.
     Shutdown,
+    /// Make this lite member a data member (it then takes its share of partitions).
+    Promote,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -293,6 +319,20 @@ impl Node {
         &self.members
     }
 
+    /// The members that hold partitions (the member list without lite members), oldest first.
+    pub fn data_members(&self) -> Vec<MemberId> {
+        self.members.iter().filter(|member| !member.lite).map(|member| member.id).collect()
+    }
+
+    /// This member as its member-list entry says it is (before joining, as configured).
+    fn me_entry(&self) -> MemberEntry {
+        MemberEntry {
+            lite: self.config.lite,
+            client_address: self.config.client_address.clone(),
+            ..MemberEntry::new(self.config.id, self.config.address.clone())
+        }
+    }
+
     /// The cluster's id: its founder's uuid (0 before joining).
     pub fn cluster_id(&self) -> MemberId {
         self.cluster_id
@@ -362,6 +402,7 @@ impl Node {
                 }
             }
             Input::Shutdown => self.shutdown(),
+            Input::Promote => self.promote_local(),
         }
         std::mem::take(&mut self.out)
     }
@@ -458,6 +499,7 @@ impl Node {
                     self.ready(from, version);
                 }
             }
+            Message::Promote { member } => self.promote_member(member),
             Message::Leave { member } => {
                 if self.is_master()
                     && self.members.iter().any(|entry| entry.id == member)

@@ -11,6 +11,7 @@ const MEMBERS: u8 = 3;
 const TABLE: u8 = 4;
 const READY: u8 = 5;
 const LEAVE: u8 = 6;
+const PROMOTE: u8 = 7;
 
 /// Longest member list or partition count a message may carry.
 const MAX_ITEMS: usize = 1 << 16;
@@ -59,6 +60,10 @@ pub fn encode(message: &Message, out: &mut Vec<u8>) {
             out.push(LEAVE);
             out.extend_from_slice(&member.0.to_le_bytes());
         }
+        Message::Promote { member } => {
+            out.push(PROMOTE);
+            out.extend_from_slice(&member.0.to_le_bytes());
+        }
     }
 }
 
@@ -97,6 +102,7 @@ pub fn decode(bytes: &[u8]) -> Result<Message, String> {
         }
         READY => Message::Ready { version: reader.u64()? },
         LEAVE => Message::Leave { member: MemberId(reader.u128()?) },
+        PROMOTE => Message::Promote { member: MemberId(reader.u128()?) },
         tag => return Err(format!("unknown cluster message tag {tag}")),
     };
     if !reader.bytes.is_empty() {
@@ -105,12 +111,21 @@ pub fn decode(bytes: &[u8]) -> Result<Message, String> {
     Ok(message)
 }
 
-/// `id u128 | address (u16 length, UTF-8) | join version u64`.
+/// `id u128 | address | join version u64 | lite u8 | client address`, addresses as a u16
+/// length and UTF-8.
 fn put_member(out: &mut Vec<u8>, member: &MemberEntry) {
     out.extend_from_slice(&member.id.0.to_le_bytes());
-    out.extend_from_slice(&(member.address.len() as u16).to_le_bytes());
-    out.extend_from_slice(member.address.as_bytes());
+    put_text(out, &member.address);
     out.extend_from_slice(&member.join_version.to_le_bytes());
+    out.push(u8::from(member.lite));
+    put_text(out, &member.client_address);
+}
+
+/// Addresses are host:port, far below the u16 length (the member's config bounds them).
+fn put_text(out: &mut Vec<u8>, text: &str) {
+    assert!(text.len() <= usize::from(u16::MAX), "an address of {} bytes", text.len());
+    out.extend_from_slice(&(text.len() as u16).to_le_bytes());
+    out.extend_from_slice(text.as_bytes());
 }
 
 struct Reader<'a> {
@@ -142,11 +157,20 @@ impl Reader<'_> {
         }
         Ok(count)
     }
+    fn text(&mut self) -> Result<String, String> {
+        let length = u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")) as usize;
+        Ok(std::str::from_utf8(self.take(length)?).map_err(|_| "address is not UTF-8")?.to_owned())
+    }
     fn member(&mut self) -> Result<MemberEntry, String> {
         let id = MemberId(self.u128()?);
-        let length = u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")) as usize;
-        let address = std::str::from_utf8(self.take(length)?).map_err(|_| "address is not UTF-8")?.to_owned();
-        Ok(MemberEntry { id, address, join_version: self.u64()? })
+        let address = self.text()?;
+        let join_version = self.u64()?;
+        let lite = match self.u8()? {
+            0 => false,
+            1 => true,
+            other => return Err(format!("lite flag {other}")),
+        };
+        Ok(MemberEntry { id, address, join_version, lite, client_address: self.text()? })
     }
 }
 
@@ -157,16 +181,19 @@ mod tests {
 
     #[test]
     fn every_message_round_trips() {
-        let member = MemberEntry { id: MemberId(7 << 64 | 9), address: "127.0.0.1:5701".into(), join_version: 103 };
+        let member =
+            MemberEntry { join_version: 103, ..MemberEntry::new(MemberId(7 << 64 | 9), "127.0.0.1:5701".into()) };
+        let lite = MemberEntry { lite: true, client_address: "10.0.0.1:5702".into(), ..member.clone() };
         let table = assign(&PartitionTable::empty(271), &[MemberId(1), MemberId(2), MemberId(3)], 2);
         let messages = [
             Message::Heartbeat { master: Some(member.clone()), members_version: 4 },
             Message::Heartbeat { master: None, members_version: 0 },
             Message::JoinRequest { member: member.clone() },
-            Message::Members { version: 3, members: vec![member.clone(), member.clone()], cluster: MemberId(77) },
+            Message::Members { version: 3, members: vec![member.clone(), lite], cluster: MemberId(77) },
             Message::Table(table),
             Message::Ready { version: 12 },
             Message::Leave { member: MemberId(5) },
+            Message::Promote { member: MemberId(6) },
         ];
         for message in messages {
             let mut bytes = Vec::new();

@@ -18,7 +18,7 @@
 //! versions are unique for the cluster's life: flake id generators take them as node ids).
 
 use ferrogrid_cluster::{Input, MemberId, Message, Node, NodeConfig, Output, PartitionTable};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 // ---------------------------------------------------------------------------------------------
@@ -211,6 +211,8 @@ struct Sim {
     /// The partitions only the last crashed node held (see `held_only_by`).
     held_only_by_victim: Vec<usize>,
     crash_detail: String,
+    /// Addresses whose nodes start as lite members.
+    lite_addresses: BTreeSet<String>,
 }
 
 /// Node `index`'s address: "10.0.0.1:5701" for node 0 (only a string: there is no network).
@@ -271,6 +273,7 @@ impl Sim {
             trace,
             held_only_by_victim: Vec::new(),
             crash_detail: String::new(),
+            lite_addresses: BTreeSet::new(),
         }
     }
 
@@ -347,6 +350,8 @@ impl Sim {
             max_no_heartbeat_ms: params.max_no_heartbeat_ms,
             join_wait_ms: params.join_wait_ms,
             max_parallel_migrations: params.max_parallel_migrations,
+            lite: self.lite_addresses.contains(&address),
+            client_address: String::new(),
         };
         self.nodes.push(SimNode {
             node: Node::new(config),
@@ -610,7 +615,7 @@ impl Sim {
     /// Checks a table a master published against the one published before it.
     fn published(&mut self, by: usize, table: PartitionTable) {
         let node = &self.nodes[by].node;
-        let members: Vec<MemberId> = node.members().iter().map(|m| m.id).collect();
+        let members: Vec<MemberId> = node.data_members();
         if !node.is_master() {
             self.fail(format!("node {by} published table v{} without being the master", table.version));
         }
@@ -821,7 +826,9 @@ impl Sim {
             return Err("the master is migrating".into());
         }
         let table = master_node.table();
-        table.check(&ids, self.params.backup_count).map_err(|error| format!("table v{}: {error}", table.version))?;
+        table
+            .check(&master_node.data_members(), self.params.backup_count)
+            .map_err(|error| format!("table v{}: {error}", table.version))?;
         for &index in expected {
             if self.nodes[index].node.table() != table {
                 return Err(format!(
@@ -1356,5 +1363,133 @@ fn flaky_links_while_migrating_still_converge() {
         sim.run_for(rng.range(2_000, 10_000));
         sim.params.link_break_probability = 0.0;
         sim.settle(&nodes, 120_000, "settling once links stop breaking");
+    });
+}
+
+#[test]
+fn lite_members_hold_nothing_until_promoted() {
+    for_seeds("lite_members_hold_nothing_until_promoted", 9_000, 60, |seed| {
+        let mut rng = Rng::new(seed);
+        let params = Params::random(&mut rng);
+        let count = rng.range(2, 4) as usize;
+        let mut sim = Sim::new(seed, params);
+        // One lite member among data members (any of them, the founder too), or only lite
+        // members on every fourth seed.
+        let only_lite = seed % 4 == 0;
+        let lite_index = rng.index(count);
+        for index in 0..count {
+            if only_lite || index == lite_index {
+                sim.lite_addresses.insert(address_of(index));
+            }
+        }
+        let jitter = sim.params.join_wait_ms - 1;
+        let nodes = sim.add_nodes(count, jitter);
+        sim.settle(&nodes, 120_000, "forming a cluster with lite members");
+        let lite: Vec<usize> = if only_lite { nodes.clone() } else { vec![nodes[lite_index]] };
+        let master = sim.master_index(&nodes);
+        for index in &lite {
+            let table = sim.nodes[master].node.table();
+            if holds_any(table, sim.nodes[*index].id) {
+                sim.fail(format!("lite member {index} holds a replica in table v{}", table.version));
+            }
+        }
+        if only_lite && (0..sim.params.partition_count).any(|p| sim.nodes[master].node.table().owner(p).is_some()) {
+            sim.fail("a cluster of only lite members has an owned partition".into());
+        }
+        // Promotion (asked on the lite member itself, master or not): it takes its share.
+        let promoted = lite[rng.index(lite.len())];
+        sim.feed(promoted, Input::Promote);
+        let promoted_id = sim.nodes[promoted].id;
+        sim.run_until(60_000, "the promotion reaching the master", |sim| {
+            let master = &sim.nodes[sim.master_index(&nodes)].node;
+            match master.members().iter().find(|m| m.id == promoted_id) {
+                Some(entry) if !entry.lite => Ok(()),
+                _ => Err("still lite".into()),
+            }
+        });
+        sim.settle(&nodes, 120_000, "the promoted member taking its share");
+        let table = sim.nodes[master].node.table().clone();
+        // (Owners are balanced within one, so with at least a partition per member it owns one.)
+        let data_members = sim.nodes[master].node.data_members().len();
+        if table.partition_count() >= data_members && !holds_any(&table, sim.nodes[promoted].id) {
+            sim.fail(format!("promoted member {promoted} holds nothing in table v{}", table.version));
+        }
+        let entry = sim.nodes[master].node.members().iter().find(|m| m.id == sim.nodes[promoted].id).cloned();
+        if entry.is_none_or(|entry| entry.lite) {
+            sim.fail(format!("promoted member {promoted} is still lite in the member list"));
+        }
+    });
+}
+
+#[test]
+fn a_joined_member_dials_members_not_seeds() {
+    // A seed may name a member under another address than the one it announces (its public
+    // address), or this member's own bind address: once joined, seeds are not dialled again.
+    let config = NodeConfig {
+        id: MemberId(1),
+        address: "10.0.0.1:5701".into(),
+        seeds: vec!["127.0.0.1:5701".into(), "10.0.0.9:5701".into()],
+        partition_count: 7,
+        backup_count: 1,
+        heartbeat_interval_ms: 1_000,
+        max_no_heartbeat_ms: 5_000,
+        join_wait_ms: 100,
+        max_parallel_migrations: 4,
+        lite: false,
+        client_address: String::new(),
+    };
+    let mut node = Node::new(config);
+    let dials = |outputs: Vec<Output>| -> Vec<String> {
+        outputs
+            .into_iter()
+            .filter_map(|o| if let Output::Connect { address } = o { Some(address) } else { None })
+            .collect()
+    };
+    assert_eq!(dials(node.handle(Input::Tick { now_ms: 0 })), ["10.0.0.9:5701", "127.0.0.1:5701"]);
+    node.handle(Input::ConnectFailed { address: "10.0.0.9:5701".into() });
+    node.handle(Input::ConnectFailed { address: "127.0.0.1:5701".into() });
+    let mut now_ms = 0;
+    while !node.is_joined() {
+        now_ms += 50;
+        assert!(now_ms < 10_000, "the lone member founds a cluster");
+        node.handle(Input::Tick { now_ms });
+    }
+    for _ in 0..20 {
+        now_ms += 500;
+        assert_eq!(dials(node.handle(Input::Tick { now_ms })), Vec::<String>::new(), "at {now_ms} ms");
+    }
+}
+
+#[test]
+fn the_last_data_member_leaving_leaves_lite_members_an_empty_table() {
+    for_seeds("the_last_data_member_leaving_leaves_lite_members_an_empty_table", 10_000, 40, |seed| {
+        let mut rng = Rng::new(seed);
+        let params = Params::random(&mut rng);
+        let count = rng.range(2, 4) as usize;
+        let mut sim = Sim::new(seed, params);
+        // Every node but one (any of them, the master too) is lite.
+        let data = rng.index(count);
+        for index in (0..count).filter(|index| *index != data) {
+            sim.lite_addresses.insert(address_of(index));
+        }
+        let jitter = sim.params.join_wait_ms - 1;
+        let nodes = sim.add_nodes(count, jitter);
+        sim.settle(&nodes, 120_000, "forming a cluster with one data member");
+        let leaver = nodes[data];
+        sim.shutdown(leaver);
+        sim.run_until(120_000, "the data member leaving", |sim| {
+            if sim.nodes[leaver].state == State::Left {
+                Ok(())
+            } else {
+                Err("still there".into())
+            }
+        });
+        let rest: Vec<usize> = nodes.iter().copied().filter(|n| *n != leaver).collect();
+        sim.settle(&rest, 60_000, "the lite members after the leave");
+        let master = sim.master_index(&rest);
+        let table = sim.nodes[master].node.table();
+        if (0..table.partition_count()).any(|partition| table.owner(partition).is_some()) {
+            sim.fail(format!("table v{} still names an owner with only lite members left", table.version));
+        }
     });
 }

@@ -48,7 +48,7 @@ pub use map::{
     EvictionConfig, EvictionPolicy, MapConfig, MapConfigs, MapIndexConfig, MaxSizePolicy, NamedConfigs,
     DEFAULT_MAP_NAME, MAX_BACKUP_COUNT, MAX_EXPIRY_SECONDS,
 };
-pub use network::NetworkConfig;
+pub use network::{Endpoint, NetworkConfig, PublicAddress, DEFAULT_CLIENT_PORT};
 pub use observability::{IoConfig, MetricsConfig, PackingConfig, Placement};
 pub use overrides::{AppliedOverride, Overrides};
 pub use pn_counter::{CrdtReplicationConfig, PnCounterConfig, PnCounterConfigs};
@@ -142,6 +142,9 @@ pub struct MemberConfig {
     pub cluster: ClusterConfig,
     /// Tenants (`ferrogrid.tenants`) and fair scheduling.
     pub tenants: TenantsConfig,
+    /// A lite member: it joins the cluster and serves clients but holds no partition replica
+    /// (until promoted). `hazelcast.lite-member.enabled`, default false.
+    pub lite_member: bool,
 }
 
 /// How members watch each other and move partitions (`hazelcast.properties`).
@@ -215,6 +218,7 @@ impl Default for MemberConfig {
             io: IoConfig::default(),
             cluster: ClusterConfig::default(),
             tenants: TenantsConfig::default(),
+            lite_member: false,
         }
     }
 }

@@ -23,7 +23,7 @@ use serde_yaml::Value;
 use crate::error::ConfigError;
 use crate::{LoadedConfig, MemberConfig};
 
-use settings::{read_limits, read_network, read_properties, read_security, read_tenant};
+use settings::{read_advanced_network, read_limits, read_network, read_properties, read_security, read_tenant};
 use structures::read_structures;
 use values::{boolean, describe, expected, optional_text, placement, text, unsigned};
 
@@ -212,8 +212,17 @@ type Parser<T> = fn(&Value, &str) -> Result<T>;
 
 fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<()> {
     hazelcast.set("cluster-name", &mut config.cluster_name, text)?;
-    if let Some(network) = hazelcast.section("network")? {
+    let network = hazelcast.section("network")?;
+    let network_present = network.is_some();
+    if let Some(network) = network {
         read_network(network, &mut config.network)?;
+    }
+    if let Some(advanced) = hazelcast.section("advanced-network")? {
+        let http_port = &mut config.metrics.http_port;
+        read_advanced_network(advanced, &mut config.network, http_port, network_present)?;
+    }
+    if let Some(mut lite_member) = hazelcast.section("lite-member")? {
+        lite_member.set("enabled", &mut config.lite_member, boolean)?;
     }
     read_structures(&mut hazelcast, config)?;
     if let Some(properties) = hazelcast.section("properties")? {

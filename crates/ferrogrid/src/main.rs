@@ -49,13 +49,15 @@ struct MemberArgs {
     /// those of JAVA_OPTS).
     #[arg(short = 'D', value_name = "KEY=VALUE")]
     system_properties: Vec<String>,
-    /// Client port (overrides hazelcast.network.port).
+    /// The member's port (overrides hazelcast.network.port, or with an advanced network the
+    /// member endpoint's port; clients then use the client endpoint).
     #[arg(long)]
     port: Option<u16>,
     /// Fail instead of trying the next port when the port is taken.
     #[arg(long)]
     no_port_auto_increment: bool,
-    /// Address to bind and advertise (overrides the config).
+    /// Address to bind (overrides the config; with an advanced network, the member endpoint's);
+    /// advertised unless a public address is set.
     #[arg(long)]
     host: Option<String>,
     /// Cluster name clients must present (overrides hazelcast.cluster-name).

@@ -1,10 +1,12 @@
-//! Starting and stopping a member: bind the client port, start the reactors and the acceptor.
+//! Starting and stopping a member: bind its port (and, with an advanced network's client
+//! endpoint, the client port), start the reactors and the acceptor.
 //!
-//! Threads: one acceptor (accepts, places each connection on the reactor with the fewest
-//! connections) and `reactor_threads` reactors. The acceptor never touches a connection again
-//! after handing it over.
+//! Threads: one acceptor (accepts on every port, places each connection on the reactor with the
+//! fewest connections, naming the port it came in on) and `reactor_threads` reactors. The
+//! acceptor never touches a connection again after handing it over.
 
 use crate::cluster::view::ClusterView;
+use crate::net::connection::Port;
 use crate::net::reactor::{Reactor, WAKER_TOKEN};
 use crate::shared::{inbox, ClusterEvent, ReactorHandle, Shared, Task};
 use crossbeam_channel::Receiver;
@@ -61,7 +63,15 @@ impl Member {
         config.validate()?;
         crate::route::operations::check().map_err(StartError::OperationTable)?;
         let tls = tls_context(&config)?;
-        let (listener, address) = bind(&config)?;
+        let (listener, member_bound) = bind(&config.network.endpoint())?;
+        let mut listeners = Listeners(vec![(listener, Port::Shared)]);
+        let mut address = member_bound;
+        if let Some(endpoint) = &config.network.client_endpoint {
+            let (client_listener, client_address) = bind(endpoint)?;
+            listeners.0[0].1 = Port::Member;
+            listeners.0.push((client_listener, Port::Client));
+            address = client_address;
+        }
         let reactor_count = config.reactor_thread_count();
         let (mut polls, mut handles, mut receivers) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..reactor_count {
@@ -70,7 +80,7 @@ impl Member {
             handles.push(handle);
             receivers.push(receiver);
         }
-        let (shared, cluster_receiver) = shared_state(config, handles, address, tls);
+        let (shared, cluster_receiver) = shared_state(config, handles, (member_bound, address), tls);
         let mut threads = Vec::with_capacity(reactor_count + 1);
         // Every reactor is built (its partitions' lock published) before any runs.
         let reactors: Vec<Reactor> = polls
@@ -85,7 +95,7 @@ impl Member {
         let acceptor_poll = Poll::new().map_err(StartError::Thread)?;
         let acceptor_waker = Arc::new(Waker::new(acceptor_poll.registry(), WAKER_TOKEN).map_err(StartError::Thread)?);
         let acceptor_shared = shared.clone();
-        threads.push(spawn("acceptor".into(), move || accept_loop(acceptor_shared, acceptor_poll, listener))?);
+        threads.push(spawn("acceptor".into(), move || accept_loop(acceptor_shared, acceptor_poll, listeners))?);
         let (cluster_shared, member_address) = (shared.clone(), shared.member_address.clone());
         let cluster = move || crate::cluster::service::run(cluster_shared, cluster_receiver, member_address);
         threads.push(spawn("cluster".into(), cluster)?);
@@ -93,6 +103,7 @@ impl Member {
         let metrics_address = start_observability(&shared, &mut threads)?;
         info!(
             %address,
+            %member_bound,
             member = %shared.view.member_uuid,
             cluster_name = %shared.config.cluster_name,
             reactors = reactor_count,
@@ -102,7 +113,7 @@ impl Member {
         Ok(Member { shared, address, metrics_address, acceptor_waker, threads })
     }
 
-    /// The address clients connect to.
+    /// The address clients connect to (the client endpoint's when there is one).
     pub fn address(&self) -> SocketAddr {
         self.address
     }
@@ -186,14 +197,20 @@ pub(crate) fn new_reactor(config: &MemberConfig) -> Result<(Poll, ReactorHandle,
 pub(crate) fn shared_state(
     config: MemberConfig,
     handles: Vec<ReactorHandle>,
-    address: SocketAddr,
+    (member_bound, client_bound): (SocketAddr, SocketAddr),
     tls: Option<crate::net::tls::TlsContext>,
 ) -> (Arc<Shared>, Receiver<ClusterEvent>) {
     let reactor_count = handles.len();
     let member_uuid = Uuid::from_u128(uuid::Uuid::new_v4().as_u128());
-    let host = config.network.host.clone();
-    let view = ClusterView::new(member_uuid, host.clone(), address.port() as i32, config.partition_count);
-    let member_address = format!("{host}:{}", address.port());
+    // Clients and members are told the public addresses when there are some; the binds stay
+    // local. Clients reach the client endpoint when there is one.
+    let (host, port) = config.network.advertised(member_bound.port());
+    let member_address = host_port(&host, port);
+    let client_endpoint = config.network.client_endpoint.as_ref();
+    let (client_host, client_port) =
+        client_endpoint.map_or((host, port), |endpoint| endpoint.advertised(client_bound.port()));
+    let client_address = client_endpoint.map(|_| host_port(&client_host, client_port));
+    let view = ClusterView::new(member_uuid, client_host, i32::from(client_port), config.partition_count);
     let me = ferrogrid_cluster::MemberId(member_uuid.as_u128());
     let cluster =
         Arc::new(crate::cluster::replication::state::ClusterState::alone(me, config.partition_count as usize));
@@ -233,11 +250,21 @@ pub(crate) fn shared_state(
         heard: Default::default(),
         left: AtomicBool::new(false),
         member_address,
+        client_address,
         tenants,
         flake_ids,
         tls,
     });
     (shared, cluster_receiver)
+}
+
+/// `host:port`, an IPv6 host in brackets.
+fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
 }
 
 /// The TLS configurations `hazelcast.network.ssl` asks for, every file read and checked.
@@ -273,13 +300,12 @@ fn wait_until_serving(shared: &Shared) {
     }
 }
 
-fn bind(config: &MemberConfig) -> Result<(TcpListener, SocketAddr), StartError> {
-    let network = &config.network;
-    let first = network.port;
-    let last = if network.port_auto_increment { first.saturating_add(network.port_count - 1) } else { first };
+/// Binds the first free port of `endpoint`'s range.
+fn bind(endpoint: &ferrogrid_config::Endpoint) -> Result<(TcpListener, SocketAddr), StartError> {
+    let (first, last) = (*endpoint.ports().start(), *endpoint.ports().end());
     let mut last_error = io::Error::other("no port tried");
-    for port in first..=last {
-        let address: SocketAddr = match format!("{}:{port}", network.host).parse() {
+    for port in endpoint.ports() {
+        let address: SocketAddr = match format!("{}:{port}", endpoint.host).parse() {
             Ok(address) => address,
             Err(error) => {
                 last_error = io::Error::new(io::ErrorKind::InvalidInput, error);
@@ -291,15 +317,20 @@ fn bind(config: &MemberConfig) -> Result<(TcpListener, SocketAddr), StartError> 
             Err(error) => last_error = error,
         }
     }
-    Err(StartError::NoFreePort { host: network.host.clone(), first, last, source: last_error })
+    Err(StartError::NoFreePort { host: endpoint.host.clone(), first, last, source: last_error })
 }
 
-fn accept_loop(shared: Arc<Shared>, mut poll: Poll, mut listener: TcpListener) {
-    if let Err(error) = poll.registry().register(&mut listener, LISTENER_TOKEN, Interest::READABLE) {
-        panic!("acceptor: cannot register the listener: {error}");
+/// The listeners: the member port, and the client port when there is one (the member port
+/// then takes members only). Token `i` is listener `i`.
+struct Listeners(Vec<(TcpListener, Port)>);
+
+fn accept_loop(shared: Arc<Shared>, mut poll: Poll, Listeners(mut listeners): Listeners) {
+    for (index, (listener, _)) in listeners.iter_mut().enumerate() {
+        if let Err(error) = poll.registry().register(listener, Token(LISTENER_TOKEN.0 + index), Interest::READABLE) {
+            panic!("acceptor: cannot register a listener: {error}");
+        }
     }
     let mut events = Events::with_capacity(16);
-    let max_connections = shared.config.limits.max_connections as usize;
     while !shared.is_shutting_down() {
         if let Err(error) = poll.poll(&mut events, None) {
             if error.kind() == io::ErrorKind::Interrupted {
@@ -307,28 +338,42 @@ fn accept_loop(shared: Arc<Shared>, mut poll: Poll, mut listener: TcpListener) {
             }
             panic!("acceptor: poll failed: {error}");
         }
-        loop {
-            let (stream, peer) = match listener.accept() {
-                Ok(accepted) => accepted,
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => break,
-                Err(error) => {
-                    warn!(%error, "accept failed");
-                    break;
+        for event in events.iter() {
+            let index = event.token().0.wrapping_sub(LISTENER_TOKEN.0);
+            if let Some((listener, port)) = listeners.get_mut(index) {
+                if !accept_all(&shared, listener, *port) {
+                    return;
                 }
-            };
-            if shared.open_connections.fetch_add(1, Ordering::AcqRel) >= max_connections {
-                shared.open_connections.fetch_sub(1, Ordering::AcqRel);
-                warn!(%peer, max_connections, "connection refused: too many connections");
-                continue;
             }
-            let _ = stream.set_nodelay(true);
-            let target = shared.least_loaded();
-            if shared.reactors[target].inbox.send(Task::NewConnection(stream, peer)).is_err() {
-                return;
-            }
-            let _ = shared.reactors[target].waker.wake();
         }
     }
+}
+
+/// Accepts every connection waiting on `listener`; false once the reactors are gone.
+fn accept_all(shared: &Shared, listener: &mut TcpListener, port: Port) -> bool {
+    let max_connections = shared.config.limits.max_connections as usize;
+    loop {
+        let (stream, peer) = match listener.accept() {
+            Ok(accepted) => accepted,
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => break,
+            Err(error) => {
+                warn!(%error, "accept failed");
+                break;
+            }
+        };
+        if shared.open_connections.fetch_add(1, Ordering::AcqRel) >= max_connections {
+            shared.open_connections.fetch_sub(1, Ordering::AcqRel);
+            warn!(%peer, max_connections, "connection refused: too many connections");
+            continue;
+        }
+        let _ = stream.set_nodelay(true);
+        let target = shared.least_loaded();
+        if shared.reactors[target].inbox.send(Task::NewConnection(stream, peer, port)).is_err() {
+            return false;
+        }
+        let _ = shared.reactors[target].waker.wake();
+    }
+    true
 }
 
 /// Starts the metrics file writer, the HTTP endpoint and the IO balancer as configured;

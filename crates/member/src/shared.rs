@@ -18,8 +18,8 @@ use std::time::Duration;
 /// Work handed to a reactor: the only way one thread reaches another's partitions.
 #[derive(Debug)]
 pub enum Task {
-    /// A freshly accepted connection this reactor now owns.
-    NewConnection(mio::net::TcpStream, SocketAddr),
+    /// A freshly accepted connection this reactor now owns, and the port it came in on.
+    NewConnection(mio::net::TcpStream, SocketAddr, crate::net::connection::Port),
     /// Partition-bound requests of one connection for partitions this reactor owns, cut from
     /// one read batch (copied once out of the origin's read buffer, parsed here).
     Partitions { connection: Arc<ConnectionShared>, batch: crate::route::envelope::Handoffs },
@@ -61,6 +61,8 @@ pub enum ClusterEvent {
     Shutdown,
     /// A reactor became ready for a table version (look now rather than at the next tick).
     Ready,
+    /// A client asked this lite member to become a data member.
+    Promote,
 }
 
 /// Member traffic one reactor hands another.
@@ -173,6 +175,8 @@ pub struct Shared {
     pub left: AtomicBool,
     /// host:port other members reach this member at.
     pub member_address: String,
+    /// host:port clients reach this member at, when that is a client endpoint of its own.
+    pub client_address: Option<String>,
     /// The configured tenants; tenant id `i + 1` is `tenants[i]`.
     pub tenants: Vec<crate::tenants::Tenant>,
     /// Flake id generators' state (member-wide, any reactor issues batches).

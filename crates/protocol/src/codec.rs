@@ -479,6 +479,10 @@ messages! {
     /// A batch of ids: `base + i * increment` for `i` in `0..batch_size`.
     Response FlakeIdGeneratorNewIdBatchResponse { base: i64, increment: i64, batch_size: i32 }
 
+    // ----- Management center (service 0x20): answered by the member the client asks -----
+    /// Makes the member it is sent to, a lite member, a data member.
+    Request McPromoteLiteMember = 0x200900 {}
+
     // ----- Sql (service 0x21): sent to any member (partition id -1); the query id is the
     // client's, a Fetch or Close names the cursor an Execute opened -----
     /// Closes a query's cursor; answered with an `EmptyResponse`.

@@ -45,6 +45,7 @@ error_codes! {
     TARGET_NOT_MEMBER = 53, "com.hazelcast.spi.exception.TargetNotMemberException";
     UNSUPPORTED_OPERATION = 61, "java.lang.UnsupportedOperationException";
     WRONG_TARGET = 62, "com.hazelcast.spi.exception.WrongTargetException";
+    NO_DATA_MEMBER = 67, "com.hazelcast.partition.NoDataMemberInClusterException";
     STACK_OVERFLOW = 73, "java.lang.StackOverflowError";
     TARGET_NOT_REPLICA = 82, "com.hazelcast.crdt.TargetNotReplicaException";
     CONSISTENCY_LOST = 84, "com.hazelcast.core.ConsistencyLostException";

@@ -207,8 +207,13 @@ _SETPRIV = shutil.which("setpriv")
 class MemberProcess:
     """One `ferrogrid member` process."""
 
-    def __init__(self, index, port, cluster_name, member_list, config_path, workdir, target="ferrogrid", host=HOST):
+    def __init__(
+        self, index, port, cluster_name, member_list, config_path, workdir, target="ferrogrid", extra_yaml="", host=HOST
+    ):
         self.target = target
+        # YAML lines (indented for the `hazelcast:` section) this member adds to the shared
+        # configuration, on both targets (e.g. `  lite-member:\n    enabled: true\n`).
+        self.extra_yaml = extra_yaml
         self.index = index
         self.port = port
         self.host = host
@@ -244,15 +249,20 @@ class MemberProcess:
         cmd += ["--cluster-name", self.cluster_name]
         for addr in self.member_list:
             cmd += ["--member", addr]
-        cmd += ["--config", str(self.config_path)]
+        cmd += ["--config", str(self.own_config(MEMBER_CONFIG) if self.extra_yaml else self.config_path)]
         return cmd
+
+    def own_config(self, text):
+        """Writes `text` with this member's extra YAML into its working directory."""
+        config = self.workdir / "hazelcast.yaml"
+        config.write_text(text.replace("hazelcast:\n", "hazelcast:\n" + self.extra_yaml, 1))
+        return config
 
     def hazelcast_command(self):
         jar = single_member.hazelcast_jar()
         if not jar.exists():
             raise RuntimeError("Hazelcast jar not found at %s (set HAZELCAST_JAR)" % jar)
-        config = self.workdir / "hazelcast.yaml"
-        config.write_text(
+        config = self.own_config(
             HAZELCAST_MEMBER_CONFIG.format(
                 cluster_name=self.cluster_name,
                 protection=PROTECTION_RULES,
@@ -414,9 +424,10 @@ class Cluster:
 
     # ---- members
 
-    def start(self, index, cluster_name=None, member_list=None):
+    def start(self, index, cluster_name=None, member_list=None, extra_yaml=""):
         """Starts member `index` (on ports[index]) without waiting. `member_list` defaults to
-        every port of the cluster (its own address included)."""
+        every port of the cluster (its own address included); `extra_yaml` (lines of the
+        `hazelcast:` section) is added to this member's configuration."""
         proc = MemberProcess(
             index,
             self.ports[index],
@@ -425,6 +436,7 @@ class Cluster:
             self.config_path,
             self.workdir,
             self.target,
+            extra_yaml,
             self.hosts[index],
         )
         self.members.append(proc)

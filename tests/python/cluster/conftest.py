@@ -68,7 +68,10 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
 Member configuration: cluster_harness.MEMBER_CONFIG (heartbeat every 1 s, a member silent for
 4 s is dropped, 1 s before joining, backup-count 1, no metrics file/HTTP, no IO balancer).
 Command: `ferrogrid member --host 127.0.0.1 --port P --no-port-auto-increment --cluster-name N
---member 127.0.0.1:P1 ... --config <that file>`.
+--member 127.0.0.1:P1 ... --config <that file>`. `cluster.start(i, extra_yaml=...)` adds lines to
+the `hazelcast:` section of one member's configuration on either target (a lite member:
+`test_lite_member_cluster.py`); `test_advanced_network_cluster.py` writes whole configurations
+of its own (advanced network, public addresses).
 
 Each member logs (stdout + stderr, FERROGRID_LOG=info unless set) to its own file in a temp
 directory per test. A failed test's report shows every member's status and log tail; the

@@ -2,8 +2,7 @@
 //! when the master itself is suspected.
 
 use super::{
-    MemberEntry, Message, Node, Output, Takeover, CONNECT_FAILURES_TO_SUSPECT, JOIN_RETRY_MS, TAKEOVER_VERSION_GAP,
-    TAKEOVER_WAIT_MS,
+    Message, Node, Output, Takeover, CONNECT_FAILURES_TO_SUSPECT, JOIN_RETRY_MS, TAKEOVER_VERSION_GAP, TAKEOVER_WAIT_MS,
 };
 use crate::partition_table::MemberId;
 use std::collections::BTreeSet;
@@ -58,7 +57,7 @@ impl Node {
         let due = self.now_ms.saturating_sub(self.last_join_request_ms) >= JOIN_RETRY_MS;
         if let (Some(next), true) = (next, due) {
             self.last_join_request_ms = self.now_ms.max(1);
-            let member = MemberEntry::new(self.config.id, self.config.address.clone());
+            let member = self.me_entry();
             self.send(next.id, Message::JoinRequest { member });
         }
     }

@@ -43,11 +43,15 @@ impl Node {
         }
     }
 
-    /// Asks for links to every seed and member this member has no link to.
+    /// Asks for links to every member this member has no link to, and, until it is in a
+    /// cluster, to every seed. A joined member dials members by the addresses they announce
+    /// only: a member with a public address is listed under another address than the seed
+    /// that reached it, and dialling the seed again would open a second link to it (or, for
+    /// a seed naming this member's own bind address, a link to itself) every attempt.
     pub(super) fn connect_missing(&mut self) {
         let linked: BTreeSet<&str> =
             self.peers.values().filter(|peer| peer.linked).map(|peer| peer.address.as_str()).collect();
-        let mut wanted: Vec<String> = self.config.seeds.clone();
+        let mut wanted: Vec<String> = if self.joined { Vec::new() } else { self.config.seeds.clone() };
         wanted.extend(self.members.iter().map(|member| member.address.clone()));
         wanted.sort();
         wanted.dedup();
@@ -78,7 +82,7 @@ impl Node {
                 self.last_join_request_ms = now_ms.max(1);
                 let linked = self.peers.get(&master.id).is_some_and(|peer| peer.linked);
                 if linked {
-                    let member = MemberEntry::new(self.config.id, self.config.address.clone());
+                    let member = self.me_entry();
                     self.send(master.id, Message::JoinRequest { member });
                 } else if !self.attempts.contains_key(&master.address) {
                     self.attempts.insert(master.address.clone(), now_ms);
@@ -108,7 +112,7 @@ impl Node {
         self.cluster_id = self.config.id;
         // 1 for a member that never saw a list (as in Hazelcast), else above what it saw.
         let version = self.next_members_version(0);
-        let me = MemberEntry { id: self.config.id, address: self.config.address.clone(), join_version: version };
+        let me = MemberEntry { join_version: version, ..self.me_entry() };
         self.members = vec![me];
         self.joined = true;
         self.log(format!("no cluster found: {} is the master of a new cluster", self.config.address));
@@ -145,8 +149,11 @@ impl Node {
                 self.remove_members(&old, 0);
             }
             let join_version = self.next_members_version(0);
-            let text =
-                format!("member {} joined (uuid {:032x}, join version {join_version})", member.address, member.id.0);
+            let lite = if member.lite { " as a lite member" } else { "" };
+            let text = format!(
+                "member {} joined{lite} (uuid {:032x}, join version {join_version})",
+                member.address, member.id.0
+            );
             self.log(text);
             self.members.push(MemberEntry { join_version, ..member });
             self.ensure_peers();

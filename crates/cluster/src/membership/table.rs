@@ -40,8 +40,8 @@ impl Node {
             if joining && self.now_ms < self.first_table_due_ms {
                 return;
             }
-            let ids: Vec<MemberId> = self.members.iter().map(|member| member.id).collect();
-            let mut table = assign(&self.table, &ids, self.config.backup_count);
+            // Lite members hold nothing; a cluster of only lite members has an empty table.
+            let mut table = assign(&self.table, &self.data_members(), self.config.backup_count);
             table.version = 1;
             self.publish_table(table);
             return;
@@ -50,9 +50,8 @@ impl Node {
             return;
         }
         let staying: Vec<MemberId> =
-            self.members.iter().map(|member| member.id).filter(|id| !self.rebalance.leaving.contains(id)).collect();
-        if staying.is_empty() {
-            // The last member leaves: nothing to hand off to.
+            self.data_members().into_iter().filter(|id| !self.rebalance.leaving.contains(id)).collect();
+        if self.nothing_to_hand_off(&staying) {
             self.finish_leaves();
             return;
         }
@@ -98,6 +97,46 @@ impl Node {
         }
         next.version = self.table.version + 1;
         self.publish_table(next);
+    }
+
+    /// Whether leavers can go at once: every member leaves (nobody to hand off to), or no data
+    /// member stays and no partition has a replica left (only lite members remain). With data
+    /// members all leaving and lite members staying, the table steps to empty first.
+    fn nothing_to_hand_off(&self, staying: &[MemberId]) -> bool {
+        let table_is_empty = (0..self.table.partition_count()).all(|partition| self.table.owner(partition).is_none());
+        (staying.is_empty() && table_is_empty)
+            || self.members.iter().all(|member| self.rebalance.leaving.contains(&member.id))
+    }
+
+    /// A lite member asks to hold data: the master makes it one, or is asked to.
+    pub(super) fn promote_local(&mut self) {
+        if !self.joined {
+            // Not in a cluster yet: it joins as a data member.
+            self.config.lite = false;
+        } else if self.is_master() {
+            self.promote_member(self.config.id);
+        } else if let Some(master) = self.master() {
+            self.send(master, Message::Promote { member: self.config.id });
+        }
+    }
+
+    /// (Master) marks a lite member a data member in a new member list; the next table steps
+    /// give it its share of partitions.
+    pub(super) fn promote_member(&mut self, id: MemberId) {
+        if !self.is_master() {
+            return;
+        }
+        let Some(member) = self.members.iter_mut().find(|member| member.id == id && member.lite) else {
+            return;
+        };
+        member.lite = false;
+        let text = format!("lite member {} promoted to a data member", member.address);
+        self.log(text);
+        self.next_members_version(0);
+        self.publish_members();
+        if self.takeover.is_none() {
+            self.step_rebalance();
+        }
     }
 
     /// Drops members whose partitions have all moved off them: that tells them to exit.

@@ -31,7 +31,7 @@ const XML: &str = "<hazelcast><cluster-name>file</cluster-name><network><port au
 #[test]
 fn each_environment_variable_sets_its_field_in_yaml_xml_and_no_file() {
     type Check = fn(&MemberConfig) -> String;
-    let table: [(&str, &str, Check, &str); 9] = [
+    let table: [(&str, &str, Check, &str); 11] = [
         ("HZ_CLUSTERNAME", "prod", |c| c.cluster_name.clone(), "prod"),
         ("HZ_NETWORK_PORT_PORT", "6000", |c| c.network.port.to_string(), "6000"),
         ("HZ_NETWORK_PORT_AUTOINCREMENT", "true", |c| c.network.port_auto_increment.to_string(), "true"),
@@ -46,6 +46,14 @@ fn each_environment_variable_sets_its_field_in_yaml_xml_and_no_file() {
             "127.0.0.1:5702 127.0.0.1:5703",
         ),
         ("HZ_METRICS_COLLECTIONFREQUENCYSECONDS", "7", |c| c.metrics.collection_frequency_seconds.to_string(), "7"),
+        // A container's usual settings: a lite member, the address the host publishes.
+        ("HZ_LITEMEMBER_ENABLED", "true", |c| c.lite_member.to_string(), "true"),
+        (
+            "HZ_NETWORK_PUBLICADDRESS",
+            "203.0.113.9:31701",
+            |c| format!("{:?}", c.network.advertised(5701)),
+            "(\"203.0.113.9\", 31701)",
+        ),
     ];
     for (variable, value, field, expected) in table {
         for (text, syntax) in [(YAML, Syntax::Yaml), (XML, Syntax::Xml), ("", Syntax::Yaml)] {

@@ -485,3 +485,19 @@ fn tls_mistakes_name_their_key_in_both_syntaxes() {
         "<network><ssl enabled=\"true\"><factory-class-name>com.example.Factory</factory-class-name></ssl></network>";
     assert_eq!(same_error(factory, factory_xml), "hazelcast.network.ssl.factory-class-name");
 }
+
+#[test]
+fn advanced_network_reads_the_same_in_xml() {
+    // The official Python client's AdvancedNetworkConfigTest member configuration.
+    let yaml = "hazelcast: {advanced-network: {enabled: true, \
+                member-server-socket-endpoint-config: {port: 5701}, \
+                client-server-socket-endpoint-config: {port: 5702}}}";
+    let xml = r#"<advanced-network enabled="true">
+        <member-server-socket-endpoint-config><port>5701</port></member-server-socket-endpoint-config>
+        <client-server-socket-endpoint-config><port>5702</port></client-server-socket-endpoint-config>
+        </advanced-network>"#;
+    let network = same(yaml, xml).config.network;
+    assert!(network.advanced);
+    assert_eq!(network.port, 5701);
+    assert_eq!(network.client_endpoint.map(|client| client.port), Some(5702));
+}

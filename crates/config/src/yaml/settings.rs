@@ -1,9 +1,10 @@
 //! The member-wide sections of the document: `network`, `security`, `properties` and
 //! ferrogrid's own `limits`.
 
-use super::values::{boolean, interface_host, public_address_host, signed, strings, text, unsigned};
+use super::values::{boolean, interface_host, public_address, signed, strings, text, unsigned};
 use super::{Result, Section};
 use crate::error::invalid;
+use crate::network::Endpoint;
 use crate::{
     KeySource, MemberConfig, MutualAuthentication, NetworkConfig, OverQuota, SecurityConfig, TenantConfig, TlsConfig,
     TlsProtocol, TrustSource, User,
@@ -48,17 +49,59 @@ fn read_seconds(properties: &mut Section, key: &str, target_ms: &mut u64) -> Res
 }
 
 pub(super) fn read_network(mut section: Section, network: &mut NetworkConfig) -> Result<()> {
-    // Both `port: 5701` and `port: {port: 5701, auto-increment: true, port-count: 100}` are valid.
-    if let Some((path, value)) = section.take("port") {
-        if value.is_mapping() {
-            let mut port = Section::new(value, path, &section.walk)?;
-            port.set("port", &mut network.port, unsigned)?;
-            port.set("auto-increment", &mut network.port_auto_increment, boolean)?;
-            port.set("port-count", &mut network.port_count, unsigned)?;
-        } else {
-            network.port = unsigned(value, &path)?;
+    let mut endpoint = network.endpoint();
+    read_endpoint(&mut section, &mut endpoint)?;
+    network.set_endpoint(endpoint);
+    if let Some(ssl) = section.section("ssl")? {
+        read_ssl(ssl, &mut network.tls)?;
+    }
+    read_join(&mut section, network)
+}
+
+/// `advanced-network` (enabled): the member endpoint fills the network settings, the client
+/// endpoint is a listener of its own, the REST endpoint's port is the metrics endpoint's.
+/// `network_present`: the document has a `network` section, which Hazelcast refuses beside it.
+pub(super) fn read_advanced_network(
+    mut section: Section,
+    network: &mut NetworkConfig,
+    metrics_http_port: &mut u16,
+    network_present: bool,
+) -> Result<()> {
+    if section.read("enabled", boolean)? != Some(true) {
+        return Ok(());
+    }
+    if network_present {
+        let message = "Ambiguous configuration: cannot include both network and an enabled advanced-network; \
+                       configure the network in one of them";
+        return Err(invalid(section.child_path("enabled"), message));
+    }
+    network.advanced = true;
+    if let Some(mut member) = section.section("member-server-socket-endpoint-config")? {
+        let mut endpoint = network.endpoint();
+        read_endpoint(&mut member, &mut endpoint)?;
+        network.set_endpoint(endpoint);
+        if let Some(ssl) = member.section("ssl")? {
+            read_ssl(ssl, &mut network.tls)?;
         }
     }
+    if let Some(mut client) = section.section("client-server-socket-endpoint-config")? {
+        // Hazelcast's defaults, binding the member endpoint's host unless it names its own.
+        let port = crate::network::DEFAULT_CLIENT_PORT;
+        let mut endpoint = Endpoint { host: network.host.clone(), port, ..Endpoint::default() };
+        read_endpoint(&mut client, &mut endpoint)?;
+        network.client_endpoint = Some(endpoint);
+    }
+    if let Some(mut rest) = section.section("rest-server-socket-endpoint-config")? {
+        let mut endpoint = Endpoint { port: *metrics_http_port, ..Endpoint::default() };
+        read_endpoint_port(&mut rest, &mut endpoint)?;
+        *metrics_http_port = endpoint.port;
+    }
+    read_join(&mut section, network)
+}
+
+/// An endpoint's `port`, `interfaces` and `public-address`.
+fn read_endpoint(section: &mut Section, endpoint: &mut Endpoint) -> Result<()> {
+    read_endpoint_port(section, endpoint)?;
     if let Some(mut interfaces) = section.section("interfaces")? {
         let enabled = interfaces.read("enabled", boolean)?.unwrap_or(false);
         let patterns = interfaces.read("interfaces", strings)?.unwrap_or_default();
@@ -67,15 +110,30 @@ pub(super) fn read_network(mut section: Section, network: &mut NetworkConfig) ->
             let message = "interfaces are enabled, so expected at least one IPv4 address \
                            or pattern such as 10.0.0.* or 10.0.0.4-18";
             let path = interfaces.child_path("interfaces");
-            network.host = host.ok_or_else(|| invalid(path, message))?.to_string();
-            network.interfaces = patterns;
+            endpoint.host = host.ok_or_else(|| invalid(path, message))?.to_string();
+            endpoint.interfaces = patterns;
         }
     }
-    if let Some(ssl) = section.section("ssl")? {
-        read_ssl(ssl, &mut network.tls)?;
+    section.set("public-address", &mut endpoint.public_address, public_address)
+}
+
+/// Both `port: 5701` and `port: {port: 5701, auto-increment: true, port-count: 100}` are valid.
+fn read_endpoint_port(section: &mut Section, endpoint: &mut Endpoint) -> Result<()> {
+    if let Some((path, value)) = section.take("port") {
+        if value.is_mapping() {
+            let mut port = Section::new(value, path, &section.walk)?;
+            port.set("port", &mut endpoint.port, unsigned)?;
+            port.set("auto-increment", &mut endpoint.port_auto_increment, boolean)?;
+            port.set("port-count", &mut endpoint.port_count, unsigned)?;
+        } else {
+            endpoint.port = unsigned(value, &path)?;
+        }
     }
-    // Read after interfaces: an explicit public address wins.
-    section.set("public-address", &mut network.host, public_address_host)?;
+    Ok(())
+}
+
+/// `join`: tcp-ip only.
+fn read_join(section: &mut Section, network: &mut NetworkConfig) -> Result<()> {
     if let Some(mut join) = section.section("join")? {
         if let Some(tcp_ip) = join.section("tcp-ip")? {
             network.member_list = read_tcp_ip(tcp_ip)?;

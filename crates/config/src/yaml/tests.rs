@@ -117,7 +117,12 @@ hazelcast:
     let network = load(text).config.network;
     assert_eq!((network.port, network.port_count), (6000, 100));
     assert!(network.port_auto_increment);
-    assert_eq!(network.host, "node1.example.com");
+    assert_eq!(network.host, "127.0.0.1", "the bind address stays local");
+    assert_eq!(network.advertised(5701), ("node1.example.com".to_owned(), 6000));
+    let no_port = load("hazelcast: {network: {public-address: '[::1]'}}").config.network;
+    assert_eq!(no_port.advertised(5702), ("::1".to_owned(), 5702));
+    let bad = MemberConfig::from_yaml_str("hazelcast: {network: {public-address: 'a:0'}}").unwrap_err();
+    assert!(bad.to_string().contains("public-address"), "{bad}");
     assert_eq!(network.member_list, ["a:1", "b:2"]);
     let disabled = "hazelcast: {network: {join: {tcp-ip: {enabled: false, members: a}}}}";
     assert!(load(disabled).config.network.member_list.is_empty());
@@ -439,6 +444,8 @@ hazelcast:
     interfaces: {enabled: false}
     ssl: {properties: {}}
     join: {tcp-ip: {}, multicast: {}, auto-detection: {}}
+  lite-member: {}
+  advanced-network: {enabled: false}
   map: {m: {eviction: {}, indexes: []}}
   queue: {q: {}}
   list: {l: {}}
@@ -489,4 +496,63 @@ fn every_key_the_reader_accepts_is_in_the_configuration_reference() {
         })
         .collect();
     assert!(missing.is_empty(), "keys read but not in docs/configuration.md: {missing:?}");
+}
+
+#[test]
+fn lite_member_is_read_in_yaml_and_xml() {
+    assert!(!load("hazelcast: {}").config.lite_member, "a data member by default");
+    let yaml = "hazelcast: {lite-member: {enabled: true}}";
+    assert!(load(yaml).config.lite_member);
+    let xml = r#"<hazelcast xmlns="http://www.hazelcast.com/schema/config"><lite-member enabled="true"/></hazelcast>"#;
+    assert!(MemberConfig::from_xml_str(xml).unwrap().config.lite_member);
+    let bad = MemberConfig::from_yaml_str("hazelcast: {lite-member: {enabled: maybe}}").unwrap_err();
+    assert!(bad.to_string().contains("hazelcast.lite-member.enabled"), "{bad}");
+}
+
+#[test]
+fn advanced_network_reads_member_client_and_rest_endpoints() {
+    let text = "
+hazelcast:
+  advanced-network:
+    enabled: true
+    join: {tcp-ip: {enabled: true, member-list: ['127.0.0.1:7001']}}
+    member-server-socket-endpoint-config:
+      port: {port: 7001, auto-increment: false}
+      public-address: 10.0.0.5
+    client-server-socket-endpoint-config:
+      port: {port: 9001, port-count: 3}
+      interfaces: {enabled: true, interfaces: [127.0.0.1]}
+      public-address: 'gw.example.com:19001'
+    rest-server-socket-endpoint-config:
+      port: {port: 8081}";
+    let config = load(text).config;
+    let network = &config.network;
+    assert!(network.advanced);
+    assert_eq!((network.port, network.port_auto_increment), (7001, false));
+    assert_eq!(network.advertised(7001), ("10.0.0.5".to_owned(), 7001));
+    assert_eq!(network.member_list, ["127.0.0.1:7001"]);
+    let client = network.client_endpoint.as_ref().expect("a client endpoint");
+    assert_eq!((client.port, client.port_count, client.host.as_str()), (9001, 3, "127.0.0.1"));
+    assert_eq!(client.ports(), 9001..=9003);
+    assert_eq!(client.advertised(9002), ("gw.example.com".to_owned(), 19001));
+    assert_eq!(config.metrics.http_port, 8081);
+    // Without a client endpoint section, clients share the member port as without it.
+    let shared = load("hazelcast: {advanced-network: {enabled: true}}").config.network;
+    assert!(shared.advanced && shared.client_endpoint.is_none());
+    // Disabled, it is not read.
+    let off = "hazelcast: {advanced-network: {enabled: false, client-server-socket-endpoint-config: {port: 9}}}";
+    assert!(load(off).config.network.client_endpoint.is_none());
+}
+
+#[test]
+fn network_and_an_enabled_advanced_network_are_refused_together() {
+    let both = "hazelcast: {network: {port: 5701}, advanced-network: {enabled: true}}";
+    let error = MemberConfig::from_yaml_str(both).unwrap_err().to_string();
+    assert!(error.contains("hazelcast.advanced-network.enabled") && error.contains("Ambiguous"), "{error}");
+    let xml = r#"<hazelcast><network><port>5701</port></network>
+        <advanced-network enabled="true"/></hazelcast>"#;
+    assert!(MemberConfig::from_xml_str(xml).unwrap_err().to_string().contains("Ambiguous"));
+    let bad_port = "hazelcast: {advanced-network: {enabled: true, client-server-socket-endpoint-config: {port: 0}}}";
+    let error = MemberConfig::from_yaml_str(bad_port).unwrap_err().to_string();
+    assert!(error.contains("client-server-socket-endpoint-config.port"), "{error}");
 }

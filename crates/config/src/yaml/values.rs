@@ -169,18 +169,10 @@ macro_rules! bounded {
 }
 bounded!(u8, u16, u32, u64, usize);
 
-/// The host of `host`, `host:port` or `[ipv6]:port`; the port is ferrogrid's own bound port.
-pub(super) fn public_address_host(value: &Value, path: &str) -> Result<String> {
+/// `host`, `host:port` or `[ipv6]:port` (without a port, the bound port is advertised).
+pub(super) fn public_address(value: &Value, path: &str) -> Result<Option<crate::network::PublicAddress>> {
     let address = text(value, path)?;
-    let host = match address.strip_prefix('[') {
-        Some(bracketed) => bracketed.split(']').next(),
-        None if address.matches(':').count() == 1 => address.split(':').next(),
-        None => Some(address.as_str()),
-    };
-    match host.map(str::trim) {
-        Some(host) if !host.is_empty() => Ok(host.to_owned()),
-        _ => Err(expected(path, "host or host:port", value)),
-    }
+    crate::network::PublicAddress::parse(&address).map(Some).map_err(|message| invalid(path, message))
 }
 
 /// The address an interface pattern names: each `*` octet becomes 1, each range `a-b` its `a`.

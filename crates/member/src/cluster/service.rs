@@ -73,6 +73,8 @@ pub fn node_config(shared: &Shared, address: &str) -> NodeConfig {
         max_no_heartbeat_ms: config.cluster.max_no_heartbeat_ms,
         join_wait_ms: config.cluster.join_wait_ms,
         max_parallel_migrations: config.cluster.max_parallel_migrations as usize,
+        lite: config.lite_member,
+        client_address: shared.client_address.clone().unwrap_or_default(),
     }
 }
 
@@ -142,6 +144,10 @@ impl Service {
                 self.feed(Input::LinkDown { id: peer });
             }
             ClusterEvent::Ready => {}
+            ClusterEvent::Promote => {
+                info!("promoting this lite member to a data member");
+                self.feed(Input::Promote);
+            }
             ClusterEvent::Shutdown => {
                 info!("leaving the cluster: handing partitions off");
                 self.feed(Input::Shutdown);
@@ -318,7 +324,7 @@ impl Service {
             self.complete = false;
             return;
         }
-        let members: Vec<MemberId> = self.node.members().iter().map(|member| member.id).collect();
+        let members: Vec<MemberId> = self.node.data_members();
         let backups = self.shared.config.table_backup_count();
         let complete = !self.node.is_migrating() && self.node.table().check(&members, backups).is_ok();
         if complete != self.complete {
@@ -376,14 +382,22 @@ pub fn check_hello(shared: &Shared, hello: &Hello) -> Result<(), String> {
     Ok(())
 }
 
+/// `host:port` (`[ipv6]:port` too) as a host and a port; 5701 when the port is missing.
+fn split_address(address: &str) -> (String, i32) {
+    let (host, port) = address.rsplit_once(':').unwrap_or((address, "5701"));
+    let host = host.strip_prefix('[').and_then(|host| host.strip_suffix(']')).unwrap_or(host);
+    (host.to_owned(), port.parse().unwrap_or(5701))
+}
+
 /// What clients are told: members (oldest first) and partition owners.
 fn view_state(state: &ClusterState) -> ViewState {
     let members = state
         .members
         .iter()
         .map(|member: &MemberEntry| {
-            let (host, port) = member.address.rsplit_once(':').unwrap_or((&member.address, "5701"));
-            ViewMember { uuid: Uuid::from_u128(member.id.0), host: host.to_owned(), port: port.parse().unwrap_or(5701) }
+            let (host, port) = split_address(member.client_address());
+            let member_endpoint = (!member.client_address.is_empty()).then(|| split_address(&member.address));
+            ViewMember { uuid: Uuid::from_u128(member.id.0), host, port, member_endpoint, lite: member.lite }
         })
         .collect();
     let owners = state

@@ -28,8 +28,14 @@ pub const SERIALIZATION_VERSION: i8 = 1;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ViewMember {
     pub uuid: Uuid,
+    /// Where clients reach it (its client endpoint).
     pub host: String,
     pub port: i32,
+    /// Its member endpoint, when that is not where clients reach it (advanced network):
+    /// the address map then names both, as Hazelcast's does.
+    pub member_endpoint: Option<(String, i32)>,
+    /// Holds no partitions (clients leave it out of data routing).
+    pub lite: bool,
 }
 
 /// The member list and partition owners clients are told, with their versions.
@@ -63,7 +69,7 @@ impl ClusterView {
     /// The view of a member alone: it owns every partition (version 0 until it has joined a
     /// cluster).
     pub fn new(member_uuid: Uuid, host: String, port: i32, partition_count: u16) -> ClusterView {
-        let me = ViewMember { uuid: member_uuid, host: host.clone(), port };
+        let me = ViewMember { uuid: member_uuid, host: host.clone(), port, member_endpoint: None, lite: false };
         let state = ViewState {
             cluster_id: member_uuid,
             members: vec![me],
@@ -192,14 +198,23 @@ fn member_infos(state: &ViewState) -> Vec<MemberInfo<'_>> {
         .members
         .iter()
         .map(|member| {
-            let address = Address { host: &member.host, port: member.port };
+            let client = Address { host: &member.host, port: member.port };
+            let qualifier = |endpoint_type| EndpointQualifier { endpoint_type, identifier: None };
+            // As Hazelcast: `address` is the member endpoint; clients look for CLIENT in the map.
+            let (address, address_map) = match &member.member_endpoint {
+                None => (client, vec![(qualifier(ENDPOINT_MEMBER), client)]),
+                Some((host, port)) => {
+                    let address = Address { host, port: *port };
+                    (address, vec![(qualifier(ENDPOINT_MEMBER), address), (qualifier(ENDPOINT_CLIENT), client)])
+                }
+            };
             MemberInfo {
                 uuid: member.uuid,
-                lite_member: false,
+                lite_member: member.lite,
                 address,
                 attributes: Vec::new(),
                 version: MEMBER_VERSION,
-                address_map: vec![(EndpointQualifier { endpoint_type: ENDPOINT_MEMBER, identifier: None }, address)],
+                address_map,
             }
         })
         .collect()
@@ -243,6 +258,30 @@ mod tests {
         assert_eq!(out.len(), 221);
         let captured = "1a00000000c2020300000200000000000000ffffffff0100000006000000001006000000001018000000000000e74d5984c80765eace38537bcd3464bf000600000000100a0000000000451600000f00000000003132372e302e302e310600000000080600000000100600000000080600000000100900000000000506000600000000080600000000100600000000100a0000000000000000000600000000040600000000080600000000100a0000000000451600000f00000000003132372e302e302e31060000000008060000000008060000000008060000000028";
         assert_eq!(ferrogrid_hex(&out), captured);
+    }
+
+    #[test]
+    fn lite_members_and_client_endpoints_are_in_the_members_view() {
+        let view = view();
+        let mut state = (*view.state()).clone();
+        let uuid = Uuid::from_u128(7);
+        let member_endpoint = Some(("10.0.0.7".to_owned(), 5701));
+        state.members.push(ViewMember { uuid, host: "203.0.113.7".into(), port: 9000, member_endpoint, lite: true });
+        let mut out = Vec::new();
+        MembersViewEvent { version: 2, member_infos: member_infos(&state) }.encode(&mut out, 2, -1);
+        let message = Message::parse(&out).unwrap();
+        let decoded = MembersViewEvent::decode(&message).unwrap();
+        let (data, lite) = (&decoded.member_infos[0], &decoded.member_infos[1]);
+        assert!(!data.lite_member && lite.lite_member);
+        assert_eq!(data.address_map.len(), 1, "one endpoint: MEMBER only, as Hazelcast's");
+        // Hazelcast's shape: `address` is the member endpoint, the map names both.
+        assert_eq!(lite.address, Address { host: "10.0.0.7", port: 5701 });
+        let endpoint = |kind| {
+            let found = lite.address_map.iter().find(|(qualifier, _)| qualifier.endpoint_type == kind);
+            found.map(|(_, address)| (address.host.to_owned(), address.port))
+        };
+        assert_eq!(endpoint(ENDPOINT_MEMBER), Some(("10.0.0.7".to_owned(), 5701)));
+        assert_eq!(endpoint(ENDPOINT_CLIENT), Some(("203.0.113.7".to_owned(), 9000)));
     }
 
     fn ferrogrid_hex(bytes: &[u8]) -> String {

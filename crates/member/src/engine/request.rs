@@ -119,6 +119,9 @@ pub enum ErrorKind {
     NotLockOwner,
     /// The partition is migrating or not owned here; the client retries.
     PartitionMigrating,
+    /// The cluster has only lite members: no partition has an owner, and none will until a
+    /// data member joins or a lite member is promoted.
+    NoDataMember,
     /// The object's state does not allow it (a queue full for addAll).
     IllegalState,
     /// Anything else the member refuses or cannot do (quotas, bounds, a result it cannot

@@ -221,6 +221,12 @@ impl WideRequest {
         self.shares.removed_registration()
     }
 
+    /// Whether it reads the partitions' owners' data (a size, a query): in a cluster with no
+    /// data member there is none to read, and Hazelcast refuses it.
+    pub(crate) fn reads_owned_partitions(&self) -> bool {
+        self.shares.partitions() == Partitions::Owned
+    }
+
     /// The same request run as another member's share of it: answered with this member's
     /// merged partial, and never sent on to other members.
     pub(crate) fn for_member(self) -> WideRequest {
@@ -240,6 +246,7 @@ pub(crate) trait Shares: fmt::Debug + Send + Sync {
     fn is_cluster_wide(&self) -> bool;
     fn relayed_registration(&self) -> Option<Uuid>;
     fn removed_registration(&self) -> Option<Uuid>;
+    fn partitions(&self) -> Partitions;
 }
 
 /// An operation and the merge of the shares so far (None until the first share merges).
@@ -303,6 +310,10 @@ impl<W: WideOperation> Shares for Merged<W> {
 
     fn removed_registration(&self) -> Option<Uuid> {
         self.operation.removed_registration()
+    }
+
+    fn partitions(&self) -> Partitions {
+        W::PARTITIONS
     }
 }
 

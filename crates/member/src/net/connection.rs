@@ -490,6 +490,19 @@ pub struct Connection {
     pub requests_since_balance: u64,
     /// A link to another member that this member opened (its Hello is already sent).
     pub outgoing: bool,
+    /// The port it came in on (a link this member opened: [`Port::Member`]).
+    pub port: Port,
+}
+
+/// Which listener accepted a connection, and so which protocols it may speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Port {
+    /// The one port of a member without a client endpoint: clients and members.
+    Shared,
+    /// The member endpoint beside a client endpoint: members only.
+    Member,
+    /// The client endpoint: clients only.
+    Client,
 }
 
 impl Connection {
@@ -505,6 +518,7 @@ impl Connection {
             requests: 0,
             requests_since_balance: 0,
             outgoing: false,
+            port: Port::Shared,
         }
     }
 }

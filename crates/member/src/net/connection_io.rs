@@ -8,7 +8,7 @@
 //! on other reactors or members, while hand-offs wait for a full inbox, or (a client) while a
 //! member link is congested.
 
-use crate::net::connection::{Connection, ConnectionId, ConnectionShared, ConnectionState, ReadBuffer};
+use crate::net::connection::{Connection, ConnectionId, ConnectionShared, ConnectionState, Port, ReadBuffer};
 use crate::net::reactor::Reactor;
 use crate::net::tls::TlsSession;
 use crate::route::dispatch::{Core, Flow};
@@ -105,17 +105,18 @@ impl Reactor {
         self.schedule_retry(token);
     }
 
-    pub(crate) fn accept(&mut self, stream: mio::net::TcpStream, peer: std::net::SocketAddr) {
-        self.add_connection(stream, peer, None);
+    pub(crate) fn accept(&mut self, stream: mio::net::TcpStream, peer: std::net::SocketAddr, port: Port) {
+        self.add_connection(stream, peer, None, port);
     }
 
-    /// Takes on a connection: accepted (`link` None), or a link this member opened (`link`
-    /// holds its TLS session when the member speaks TLS).
+    /// Takes on a connection: accepted on `port` (`link` None), or a link this member opened
+    /// (`link` holds its TLS session when the member speaks TLS).
     pub(crate) fn add_connection(
         &mut self,
         mut stream: mio::net::TcpStream,
         peer: std::net::SocketAddr,
         link: Option<Option<TlsSession>>,
+        port: Port,
     ) {
         let outgoing = link.is_some();
         // A connection accepted on a TLS port speaks TLS from its first byte.
@@ -147,6 +148,7 @@ impl Reactor {
         }
         let mut connection = Connection::new(shared, token, self.unauthenticated_limits);
         connection.outgoing = outgoing;
+        connection.port = port;
         entry.insert(connection);
         self.core.shared.reactors[self.core.index].connections.fetch_add(1, Ordering::AcqRel);
         debug!(%peer, reactor = self.core.index, "connection accepted");
@@ -245,7 +247,7 @@ impl Core {
     }
 
     pub(crate) fn process_messages(&mut self, connection: &mut Connection) -> Result<Progress, String> {
-        let connection_outgoing = connection.outgoing;
+        let (connection_outgoing, port) = (connection.outgoing, connection.port);
         self.turn.outgoing_link = connection_outgoing;
         let Connection { shared, state, input, decoder, output, requests, requests_since_balance, .. } = connection;
         let write_limit = self.shared.config.limits.connection_write_buffer_bytes as usize;
@@ -265,7 +267,7 @@ impl Core {
                 }
             }
             if *state == ConnectionState::AwaitingProtocolHeader {
-                if !self.read_protocol_header(shared, state, input, decoder, connection_outgoing)? {
+                if !self.read_protocol_header(shared, state, input, decoder, (connection_outgoing, port))? {
                     return Ok(Progress::NeedInput);
                 }
                 continue;
@@ -312,20 +314,30 @@ impl Core {
     /// Reads a connection's 3-byte protocol header: `CP2` (a client, authentication comes
     /// next) or `FGM` (a member link: this side's `FGM` and Hello are sent back unless this
     /// member opened the link, then the peer's Hello comes next). Returns false while the
-    /// header is incomplete.
+    /// header is incomplete. With separate client and member ports (advanced network), each
+    /// refuses the other protocol, as Hazelcast's do.
     fn read_protocol_header(
         &mut self,
         shared: &ConnectionShared,
         state: &mut ConnectionState,
         input: &mut ReadBuffer,
         decoder: &mut StreamDecoder,
-        connection_outgoing: bool,
+        (connection_outgoing, port): (bool, Port),
     ) -> Result<bool, String> {
         let unread = input.unread();
         if unread.len() < CLIENT_PROTOCOL_HEADER.len() {
             return Ok(false);
         }
-        if &unread[..3] == crate::cluster::peer::MEMBER_PROTOCOL_HEADER {
+        let header = &unread[..3];
+        if port == Port::Member && header == CLIENT_PROTOCOL_HEADER {
+            return Err("a client dialled the member port: clients connect to the client endpoint \
+                        (advanced-network client-server-socket-endpoint-config)"
+                .into());
+        }
+        if port == Port::Client && header == crate::cluster::peer::MEMBER_PROTOCOL_HEADER {
+            return Err("a member dialled the client port: members link over the member endpoint".into());
+        }
+        if header == crate::cluster::peer::MEMBER_PROTOCOL_HEADER {
             input.consume(3);
             if !connection_outgoing {
                 let mut preamble = crate::cluster::peer::MEMBER_PROTOCOL_HEADER.to_vec();

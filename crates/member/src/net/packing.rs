@@ -211,7 +211,15 @@ mod tests {
                 (handle, inbox)
             })
             .unzip();
-        let (shared, _events) = crate::server::shared_state(config, handles, "127.0.0.1:5701".parse().unwrap(), None);
+        let (shared, _events) = crate::server::shared_state(
+            config,
+            handles,
+            {
+                let address: std::net::SocketAddr = "127.0.0.1:5701".parse().unwrap();
+                (address, address)
+            },
+            None,
+        );
         (shared, inboxes)
     }
 

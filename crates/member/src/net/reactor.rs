@@ -18,7 +18,7 @@
 //! connection whose unsent responses exceed `connection-write-buffer-bytes` is not read until
 //! its client catches up; a connection's buffered input never exceeds the message limit.
 
-use crate::net::connection::{Connection, ConnectionState};
+use crate::net::connection::{Connection, ConnectionState, Port};
 use crate::route::dispatch::Core;
 use crate::shared::{MemberWork, Shared, Task};
 use crossbeam_channel::Receiver;
@@ -328,7 +328,7 @@ impl Reactor {
                 break;
             };
             match task {
-                Task::NewConnection(stream, peer) => self.accept(stream, peer),
+                Task::NewConnection(stream, peer, port) => self.accept(stream, peer, port),
                 Task::Partitions { connection, batch } => {
                     let ran = self.core.owner.run_handed_off(&connection, &batch) as u64;
                     connection.end_queued();
@@ -350,7 +350,7 @@ impl Reactor {
                 Task::Vacate { to } => self.vacate(to),
                 Task::AdoptConnection(connection) => self.adopt(*connection),
                 Task::NewMemberConnection(stream, peer, tls) => {
-                    self.add_connection(stream, peer, Some(tls.map(|session| *session)))
+                    self.add_connection(stream, peer, Some(tls.map(|session| *session)), Port::Member)
                 }
                 Task::Cluster(state) => self.on_cluster_state(state),
                 Task::Member { from, work } => self.on_member_work(from, work),

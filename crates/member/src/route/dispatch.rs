@@ -9,7 +9,7 @@
 //! A tenant's request first passes its quotas and has its object's name scoped.
 
 use crate::cluster::events::{ObjectChange, ObjectEvent};
-use crate::cluster::replication::state::Route as Route_;
+use crate::cluster::replication::state::{Route as Route_, NO_DATA_MEMBER_TEXT};
 use crate::engine::request::{ErrorKind, OpError};
 use crate::net::connection::{ConnectionShared, ConnectionState};
 use crate::net::turn::Turn;
@@ -443,6 +443,10 @@ impl Core {
             }
             Route_::Unavailable => format!("partition {partition} has no owner reachable from this member (no table yet, or no link to the owner); retry"),
             Route_::Member(_) => format!("partition {partition} is migrating: a forwarded request reached a member that no longer owns it; retry"),
+            Route_::NoDataMember => {
+                wire::write_error(out, id, &OpError::new(ErrorKind::NoDataMember, NO_DATA_MEMBER_TEXT));
+                return None;
+            }
         };
         wire::write_error(out, id, &OpError::new(ErrorKind::PartitionMigrating, text));
         None

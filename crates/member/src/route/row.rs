@@ -74,6 +74,8 @@ pub enum ClientCall {
     FetchSchema,
     /// A PN counter's configured replica count.
     PnCounterReplicaCount,
+    /// Management center's promotion of this lite member to a data member.
+    PromoteLiteMember,
 }
 
 /// The SQL service's call that answers a [`Route::Sql`] row (`sql/execute.rs`).

@@ -3,7 +3,7 @@
 //! (`route/fanout.rs`) that runs one share on every reactor here and, from a client, on every
 //! other member too; the share that completes the job answers.
 
-use crate::cluster::replication::state::Forward as Pending;
+use crate::cluster::replication::state::{Forward as Pending, NO_DATA_MEMBER_TEXT};
 use crate::engine::request::{ErrorKind, OpError};
 use crate::engine::wide::{Classified, WideRequest};
 use crate::net::connection::ConnectionShared;
@@ -34,6 +34,11 @@ impl Core {
         let classify = row.classify.expect("a row over every partition has a classifier");
         match classify(message, connection)? {
             Classified::Wide(operation, name) => {
+                if operation.reads_owned_partitions() && self.owner.replication.state.without_data_members() {
+                    let failure = OpError::new(ErrorKind::NoDataMember, NO_DATA_MEMBER_TEXT);
+                    wire::write_error(out, correlation_id, &failure);
+                    return Ok(After::Continue);
+                }
                 let mut remote = if from_member { None } else { Some(std::borrow::Cow::Borrowed(bytes)) };
                 if !from_member {
                     if let Some(registration) = operation.relayed_registration() {

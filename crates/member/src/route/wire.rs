@@ -177,6 +177,7 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::IllegalArgument => error::ILLEGAL_ARGUMENT,
         ErrorKind::NotLockOwner => error::ILLEGAL_MONITOR_STATE,
         ErrorKind::PartitionMigrating => error::PARTITION_MIGRATING,
+        ErrorKind::NoDataMember => error::NO_DATA_MEMBER,
         ErrorKind::IllegalState => error::ILLEGAL_STATE,
         ErrorKind::Refused => error::HAZELCAST,
         ErrorKind::StaleSequence => error::STALE_SEQUENCE,

@@ -34,6 +34,7 @@ macro_rules! for_every_codec {
             SchemaResponse,
             ClientSendAllSchemas,
             ClientTriggerPartitionAssignment,
+            McPromoteLiteMember,
             ReplicatedMapPut,
             ReplicatedMapSize,
             ReplicatedMapIsEmpty,

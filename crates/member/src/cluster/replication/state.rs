@@ -13,6 +13,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tracing::debug;
 
+/// Hazelcast's words for a partition request in a cluster of only lite members.
+pub const NO_DATA_MEMBER_TEXT: &str = "Partitions can't be assigned since all nodes in the cluster are lite members";
+
 /// What the cluster service publishes to every reactor: members, table and member links.
 #[derive(Debug, Clone)]
 pub struct ClusterState {
@@ -35,6 +38,11 @@ impl ClusterState {
             table: PartitionTable::empty(partition_count),
             links: HashMap::new(),
         }
+    }
+
+    /// A cluster of only lite members (once joined: a member alone before joining is not one).
+    pub fn without_data_members(&self) -> bool {
+        !self.members.is_empty() && self.members.iter().all(|member| member.lite)
     }
 
     pub fn is_member(&self, id: MemberId) -> bool {
@@ -60,6 +68,8 @@ pub enum Route {
     Member(MemberId),
     /// Nobody can take it now: the client is told to retry.
     Unavailable,
+    /// Nobody ever will: the cluster has only lite members.
+    NoDataMember,
 }
 
 /// A response held until the synchronous backups acknowledged the write.
@@ -216,6 +226,7 @@ impl Replication {
                 Route::Here { reactor, serves: (mine && self.ready[local]).then_some(local) }
             }
             Some(owner) if self.state.links.contains_key(&owner) => Route::Member(owner),
+            None if self.state.without_data_members() => Route::NoDataMember,
             // No table yet, or no link to the owner.
             _ => Route::Unavailable,
         }

@@ -27,6 +27,10 @@ impl Execute for PnCounterRequest<'_> {
         let config = owner.settings.pn_counter(name);
         let state = owner.replication.state.clone();
         let replicas = replicas(&state.members, state.me, config.replica_count);
+        if replicas.is_empty() {
+            let text = "Cannot invoke operations on a CRDT because the cluster does not contain any data members";
+            return wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::NoDataMember, text));
+        }
         if !replicas.contains(&state.me) {
             let shown = crate::tenants::display(name);
             let text = format!("This member is not a CRDT replica for the {shown} + PN counter");
@@ -200,7 +204,7 @@ mod tests {
         let mut config = MemberConfig::default();
         config.pn_counters.insert("one-*", PnCounterConfig { replica_count: 1, ..PnCounterConfig::DEFAULT });
         let other = if me == A { B } else { A };
-        let members = [A, B].map(|id| MemberEntry { id, address: String::new(), join_version: 0 }).to_vec();
+        let members = [A, B].map(|id| MemberEntry::new(id, String::new())).to_vec();
         let links = HashMap::from([(other, connection())]);
         let table = PartitionTable::empty(1);
         let state = ClusterState { me, members, members_version: 1, cluster_id: A, table, links };

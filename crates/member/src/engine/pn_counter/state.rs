@@ -56,13 +56,15 @@ pub(crate) fn partition_of(name: &str, partition_count: u16) -> PartitionId {
     PartitionId(index as u16)
 }
 
-/// The replicas of a counter with `replica_count`: the first that many members of the member
-/// list (all of them by default); this member (`me`) alone before it has a member list.
+/// The replicas of a counter with `replica_count`: the first that many data members of the
+/// member list (all of them by default; lite members hold none, as in Hazelcast, so a cluster
+/// of only lite members has none); this member (`me`) alone before it has a member list.
 pub(crate) fn replicas(members: &[MemberEntry], me: MemberId, replica_count: u32) -> Vec<MemberId> {
     if members.is_empty() {
         return vec![me];
     }
-    members.iter().take(replica_count as usize).map(|member| member.id).collect()
+    let data_members = members.iter().filter(|member| !member.lite);
+    data_members.take(replica_count as usize).map(|member| member.id).collect()
 }
 
 /// One replica's share of a counter.
@@ -418,11 +420,17 @@ mod tests {
 
     #[test]
     fn replicas_are_the_first_members_of_the_list() {
-        let member = |id: u128| MemberEntry { id: MemberId(id), address: String::new(), join_version: 0 };
+        let member = |id: u128| MemberEntry::new(MemberId(id), String::new());
         assert_eq!(replicas(&[], MemberId(2), 1), vec![MemberId(2)], "alone before joining");
         let members = [member(1), member(2), member(3)];
         assert_eq!(replicas(&members, MemberId(2), i32::MAX as u32), vec![MemberId(1), MemberId(2), MemberId(3)]);
         assert_eq!(replicas(&members, MemberId(2), 1), vec![MemberId(1)]);
+        // Lite members are skipped: the first data members are the replicas.
+        let lite = |id: u128| MemberEntry { lite: true, ..member(id) };
+        let mixed = [lite(1), member(2), lite(3), member(4)];
+        assert_eq!(replicas(&mixed, MemberId(1), 1), vec![MemberId(2)]);
+        assert_eq!(replicas(&mixed, MemberId(1), 5), vec![MemberId(2), MemberId(4)]);
+        assert!(replicas(&[lite(1), lite(2)], MemberId(1), 5).is_empty(), "no data member: no replica");
     }
 
     #[test]

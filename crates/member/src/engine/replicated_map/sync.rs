@@ -480,8 +480,7 @@ mod tests {
         let mut row = [None; MAX_REPLICAS];
         row[0] = Some(owner);
         (0..PARTITIONS).for_each(|partition| table.set_replicas(partition, row));
-        let entries =
-            members.iter().map(|id| MemberEntry { id: *id, address: String::new(), join_version: 0 }).collect();
+        let entries = members.iter().map(|id| MemberEntry::new(*id, String::new())).collect();
         let links = members.iter().filter(|id| **id != me).map(|id| (*id, connection())).collect();
         Arc::new(ClusterState { me, members: entries, members_version: version, cluster_id: A, table, links })
     }

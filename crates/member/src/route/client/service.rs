@@ -199,6 +199,7 @@ pub fn handle(
             let replica_count = shared.config.pn_counters.for_pn_counter(request.name).replica_count;
             IntResponse { response: replica_count as i32 }.encode(out, ty.response(), correlation_id, 0);
         }
+        ClientCall::PromoteLiteMember => promote_lite_member(shared, tenant, out, (ty, correlation_id)),
         ClientCall::GetDistributedObjects => {
             let objects = shared.objects.read();
             let visible = objects
@@ -411,6 +412,39 @@ fn check_service(name: &str, service_name: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// MC.promoteLiteMember: a lite member asks the master to make it a data member and is answered
+/// at once (the member list that says so follows); any other member answers, as Hazelcast's
+/// does, IllegalStateException. A tenant's client (which shares the cluster with others) may
+/// not administer the cluster.
+fn promote_lite_member(
+    shared: &Shared,
+    tenant: u16,
+    out: &mut Vec<u8>,
+    (ty, correlation_id): (ferrogrid_protocol::MessageType, i64),
+) {
+    if shared.tenant(tenant).is_some() {
+        let text = "a tenant's client may not promote a member";
+        let holder = ErrorHolder { code: error::HAZELCAST, message: Some(text) };
+        return write_error_response(out, correlation_id, &[holder]);
+    }
+    let state = shared.cluster_state();
+    let me = state.members.iter().find(|member| member.id == state.me);
+    let lite = me.map_or(shared.config.lite_member, |member| member.lite);
+    if !lite {
+        let text =
+            format!("Member [{}] - {} this is not a lite member!", shared.member_address, shared.view.member_uuid);
+        let holder = ErrorHolder { code: error::ILLEGAL_STATE, message: Some(&text) };
+        return write_error_response(out, correlation_id, &[holder]);
+    }
+    if shared.cluster_events.try_send(crate::shared::ClusterEvent::Promote).is_err() {
+        let text = "the cluster service is busy: promotion not started; retry";
+        let holder = ErrorHolder { code: error::HAZELCAST, message: Some(text) };
+        return write_error_response(out, correlation_id, &[holder]);
+    }
+    info!("promotion to a data member asked by a client");
+    EmptyResponse {}.encode(out, ty.response(), correlation_id, 0);
 }
 
 /// Answers with UnsupportedOperationException (code 61); the connection stays open.
