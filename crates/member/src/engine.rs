@@ -7,6 +7,7 @@
 
 pub(crate) mod cardinality_estimator;
 pub(crate) mod collection;
+pub(crate) mod dynamic_config;
 pub(crate) mod flake_id;
 pub(crate) mod listeners;
 pub(crate) mod locks;

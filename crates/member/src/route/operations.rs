@@ -30,6 +30,7 @@ macro_rules! sections {
             engine::topic::rows::ROWS,
             engine::pn_counter::rows::ROWS,
             engine::flake_id::rows::ROWS,
+            engine::dynamic_config::rows::ROWS,
             crate::sql::rows::ROWS,
             crate::route::client::rows::ROWS,
             crate::cluster::rows::ROWS,
