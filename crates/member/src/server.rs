@@ -205,7 +205,7 @@ pub(crate) fn shared_state(
         .map(|tenant| crate::tenants::Tenant::new(tenant.clone(), reactor_count))
         .collect();
     let config = Arc::new(config);
-    let dynamic_configs = Arc::new(crate::engine::dynamic_config::DynamicConfigs::new(config.clone()));
+    let dynamic_configs = Arc::new(crate::engine::dynamic_config::configs::DynamicConfigs::new(config.clone()));
     let flake_ids = crate::engine::flake_id::store::FlakeIdGenerators::new(dynamic_configs.clone());
     let packing = crate::obs::probes::PackingProbes::new(crate::net::packing::initial_active(&config, reactor_count));
     let shared = Arc::new(Shared {

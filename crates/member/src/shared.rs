@@ -141,7 +141,7 @@ pub struct Shared {
     /// Every map's index definitions (`Map.addIndex`).
     pub indexes: Arc<crate::engine::map::index::Registry>,
     /// Configurations added while the cluster runs (`engine/dynamic_config.rs`).
-    pub dynamic_configs: Arc<crate::engine::dynamic_config::DynamicConfigs>,
+    pub dynamic_configs: Arc<crate::engine::dynamic_config::configs::DynamicConfigs>,
     /// Listener registrations of this member's unisocket clients made on every member.
     pub relays: crate::cluster::relays::Relays,
     pub shutdown: AtomicBool,

@@ -98,7 +98,7 @@ pub struct SettingsCache {
     pub indexes: (Arc<crate::engine::map::index::Registry>, Arc<crate::engine::schemas::Schemas>),
     /// The static configuration and the configurations added while the cluster runs (shared
     /// by the member's reactors), which every look-up below goes through.
-    pub dynamic: Arc<crate::engine::dynamic_config::DynamicConfigs>,
+    pub dynamic: Arc<crate::engine::dynamic_config::configs::DynamicConfigs>,
     config: Arc<MemberConfig>,
     partition_count: u16,
     cache: HashMap<Box<str>, Arc<MapSettings>, RandomState>,
@@ -106,7 +106,7 @@ pub struct SettingsCache {
 
 impl SettingsCache {
     pub fn new(config: Arc<MemberConfig>, partition_count: u16) -> SettingsCache {
-        let dynamic = Arc::new(crate::engine::dynamic_config::DynamicConfigs::new(config.clone()));
+        let dynamic = Arc::new(crate::engine::dynamic_config::configs::DynamicConfigs::new(config.clone()));
         SettingsCache { dynamic, config, partition_count, cache: HashMap::default(), indexes: Default::default() }
     }
 

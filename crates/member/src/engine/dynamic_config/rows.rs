@@ -8,7 +8,7 @@
 //! in-memory format of a map, statistics of a map, …) are ignored, as the static reader
 //! ignores those keys; they still take part in telling two definitions apart.
 
-use crate::engine::dynamic_config::{Applied, Definition, DynamicConfigs};
+use crate::engine::dynamic_config::configs::{Applied, Definition, DynamicConfigs};
 use crate::engine::request::{ErrorKind, OpError, Reply};
 use crate::engine::wide::{Classified, Partial, Partitions, ShareContext, WideOperation};
 use crate::partition::objects::PartitionStore;
@@ -399,6 +399,92 @@ impl WideOperation for AddConfig {
         match partial.0.take() {
             Some(refusal) => Err(refusal),
             None => Ok(Reply::Empty),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map_request(backup_count: i32, eviction: Option<EvictionConfigHolder<'_>>) -> Vec<u8> {
+        let mut null = Vec::new();
+        ferrogrid_protocol::message::write_frame(&mut null, ferrogrid_protocol::frame::IS_NULL, &[]);
+        let request = DynamicConfigAddMapConfig {
+            backup_count,
+            async_backup_count: 0,
+            time_to_live_seconds: 5,
+            max_idle_seconds: 7,
+            read_backup_data: false,
+            merge_batch_size: 100,
+            statistics_enabled: true,
+            metadata_policy: 0,
+            per_entry_stats_enabled: true,
+            name: "orders",
+            eviction,
+            cache_deserialized_values: "INDEX_ONLY",
+            merge_policy: "PutIfAbsentMergePolicy",
+            in_memory_format: "BINARY",
+            listeners: Opaque(&null),
+            partition_lost_listeners: Opaque(&null),
+            split_brain_protection: Opaque(&null),
+            map_store: Opaque(&null),
+            near_cache: Opaque(&null),
+            wan_replication: Opaque(&null),
+            indexes: None,
+            rest: Rest(&[]),
+        };
+        let mut out = Vec::new();
+        request.encode(&mut out, 1, -1, 0);
+        out
+    }
+
+    fn decoded(bytes: &[u8]) -> Result<Definition, OpError> {
+        definition(&Message::parse(bytes).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_map_definition_applies_its_settings() {
+        let holder = EvictionConfigHolder { size: 0, max_size_policy: "PER_PARTITION", eviction_policy: "LRU" };
+        let definition = decoded(&map_request(2, Some(holder))).unwrap();
+        assert_eq!(definition.name, "orders");
+        let Applied::Map(config) = definition.applied else { panic!("a map config: {definition:?}") };
+        assert_eq!((config.backup_count, config.time_to_live_seconds, config.max_idle_seconds), (2, 5, 7));
+        assert!(config.per_entry_stats_enabled);
+        let expected = EvictionConfig {
+            size: i32::MAX as u32,
+            max_size_policy: MaxSizePolicy::PerPartition,
+            eviction_policy: EvictionPolicy::Lru,
+        };
+        assert_eq!(config.eviction, expected, "size 0 is Integer.MAX_VALUE");
+    }
+
+    #[test]
+    fn settings_java_or_the_static_reader_refuse_are_refused() {
+        let refusal = |bytes: Vec<u8>| decoded(&bytes).unwrap_err();
+        let refused = refusal(map_request(7, None));
+        assert_eq!(
+            (refused.kind, refused.message.as_str()),
+            (ErrorKind::IllegalArgument, "backup-count can't be larger than than 6")
+        );
+        let unknown = EvictionConfigHolder { size: 1, max_size_policy: "PER_NODE", eviction_policy: "FOO" };
+        assert!(refusal(map_request(1, Some(unknown))).message.contains("EvictionPolicy.FOO"));
+        let unsupported = EvictionConfigHolder { size: 1, max_size_policy: "FREE_HEAP_SIZE", eviction_policy: "LRU" };
+        assert_eq!(refusal(map_request(1, Some(unsupported))).kind, ErrorKind::InvalidConfiguration);
+        assert_eq!(backups(3, 4).unwrap_err().kind, ErrorKind::IllegalArgument);
+        assert_eq!(backups(-1, 0).unwrap_err().kind, ErrorKind::IllegalArgument);
+    }
+
+    #[test]
+    fn a_verdict_crosses_members() {
+        let refusal = OpError::new(ErrorKind::InvalidConfiguration, "conflicting");
+        for verdict in [Verdict(None), Verdict(Some(refusal))] {
+            let mut out = Vec::new();
+            let mut writer = MessageWriter::response(&mut out, ferrogrid_protocol::MessageType(1), 1, 0);
+            verdict.write_to(&mut writer);
+            writer.finish();
+            let read = Verdict::read_from(&Message::parse(&out).unwrap()).unwrap();
+            assert_eq!(read.0, verdict.0);
         }
     }
 }

@@ -110,7 +110,7 @@ impl Registry {
 /// Every flake id generator this member has state for, shared by its reactors.
 #[derive(Debug)]
 pub struct FlakeIdGenerators {
-    config: Arc<crate::engine::dynamic_config::DynamicConfigs>,
+    config: Arc<crate::engine::dynamic_config::configs::DynamicConfigs>,
     registry: RwLock<Registry>,
 }
 
@@ -123,7 +123,7 @@ pub struct GeneratorFigures {
 }
 
 impl FlakeIdGenerators {
-    pub fn new(config: Arc<crate::engine::dynamic_config::DynamicConfigs>) -> FlakeIdGenerators {
+    pub fn new(config: Arc<crate::engine::dynamic_config::configs::DynamicConfigs>) -> FlakeIdGenerators {
         FlakeIdGenerators { config, registry: RwLock::new(Registry::default()) }
     }
 
@@ -286,7 +286,7 @@ mod tests {
     fn generators(configure: impl FnOnce(&mut MemberConfig)) -> FlakeIdGenerators {
         let mut config = MemberConfig::default();
         configure(&mut config);
-        FlakeIdGenerators::new(Arc::new(crate::engine::dynamic_config::DynamicConfigs::new(Arc::new(config))))
+        FlakeIdGenerators::new(Arc::new(crate::engine::dynamic_config::configs::DynamicConfigs::new(Arc::new(config))))
     }
 
     fn ids(batch: IdBatch) -> impl Iterator<Item = i64> {
