@@ -45,10 +45,12 @@ def request(message_type, fixed, fields):
     fixed_bytes = b"".join(struct.pack(_FIXED[kind], value) for kind, value in fixed)
     buf = create_initial_buffer(REQUEST_HEADER_SIZE + len(fixed_bytes), message_type)
     buf[REQUEST_HEADER_SIZE:] = fixed_bytes
-    last = len(buf)
     for field in fields:
-        last = len(buf)
         buf += NULL if field is None else field
+    offset = last = 0
+    while offset < len(buf):
+        last = offset
+        offset += struct.unpack_from("<i", buf, offset)[0]
     flags_at = last + 4
     struct.pack_into("<H", buf, flags_at, struct.unpack_from("<H", buf, flags_at)[0] | _IS_FINAL)
     return buf
@@ -186,3 +188,20 @@ def scheduled_executor_config(name, pool_size=16, durability=1, capacity=100):
     """DynamicConfig.addScheduledExecutorConfig (0x1B0A00)."""
     fixed = [("int", pool_size), ("int", durability), ("int", capacity), ("int", 100), ("bool", True), ("byte", 0)]
     return request(0x1B0A00, fixed, [text(name), None, text(MERGE_POLICY), None])
+
+
+def data_connection_config(name, kind="Jdbc", shared=True):
+    """DynamicConfig.addDataConnectionConfig (0x1B1100): no properties. (Hazelcast keeps the
+    type as "Jdbc" whatever its case, so another "JDBC" would conflict with the first there.)"""
+    return request(0x1B1100, [("bool", shared)], [text(name), text(kind), structure()])
+
+
+def wan_replication_config(name):
+    """DynamicConfig.addWanReplicationConfig (0x1B1200): no consumer, no publishers."""
+    return request(0x1B1200, [], [text(name), None, structure(), structure()])
+
+
+def vector_collection_config(name):
+    """DynamicConfig.addVectorCollectionConfig (0x1B1400): no indexes."""
+    fixed = [("int", 1), ("int", 0), ("int", 100)]
+    return request(0x1B1400, fixed, [text(name), structure(), None, text(MERGE_POLICY), None])

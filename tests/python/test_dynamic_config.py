@@ -15,13 +15,16 @@ What Hazelcast 5.6.0 does (and these tests hold):
   * settings Java refuses are refused: an unknown eviction policy (IllegalArgumentException,
     "No enum constant ..."), more than 6 backups;
   * executor, durable executor and scheduled executor configurations are accepted and kept
-    (a conflicting one is refused) although ferrogrid has no executors.
+    (a conflicting one is refused) although ferrogrid has no executors, and so are data
+    connection configurations; a WAN replication configuration is refused
+    (UnsupportedOperationException "Adding new WAN config is not supported."), and a vector
+    collection one is unknown to the open-source member (UnsupportedOperationException).
 """
 
 import time
 
 import pytest
-from hazelcast.errors import IllegalArgumentError, InvalidConfigurationError
+from hazelcast.errors import IllegalArgumentError, InvalidConfigurationError, UnsupportedOperationError
 
 import dynamic_config as dc
 from conftest import unique_name
@@ -178,6 +181,18 @@ def test_settings_java_refuses_are_refused(client, request):
         dc.add(client, dc.map_config(name, backup_count=7)).result()
     # Nothing was kept: a valid definition of that name is accepted afterwards.
     added(client, dc.map_config(name, evict=dc.eviction(10, "PER_NODE", "LRU")))
+
+
+def test_data_connection_wan_and_vector_collection_configs(client, request):
+    name = unique_name(request)
+    added(client, dc.data_connection_config(name))
+    added(client, dc.data_connection_config(name))
+    with pytest.raises(InvalidConfigurationError):
+        dc.add(client, dc.data_connection_config(name, shared=False)).result()
+    with pytest.raises(UnsupportedOperationError, match="Adding new WAN config is not supported."):
+        dc.add(client, dc.wan_replication_config(name)).result()
+    with pytest.raises(UnsupportedOperationError, match="0x1b1400"):
+        dc.add(client, dc.vector_collection_config(name)).result()
 
 
 @pytest.mark.ferrogrid_only

@@ -496,6 +496,9 @@ messages! {
     Request DynamicConfigAddPnCounterConfig<'a> = 0x1B1000 {
         replica_count: i32, statistics_enabled: bool; var name: &'a str, rest: Rest<'a>
     }
+    Request DynamicConfigAddDataConnectionConfig<'a> = 0x1B1100 { shared: bool; var name: &'a str, rest: Rest<'a> }
+    Request DynamicConfigAddWanReplicationConfig<'a> = 0x1B1200 { ; var name: &'a str, rest: Rest<'a> }
+    Request DynamicConfigAddUserCodeNamespaceConfig<'a> = 0x1B1300 { ; var name: &'a str, rest: Rest<'a> }
 
     // ----- Sql (service 0x21): sent to any member (partition id -1); the query id is the
     // client's, a Fetch or Close names the cursor an Execute opened -----

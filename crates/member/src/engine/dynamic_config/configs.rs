@@ -45,8 +45,9 @@ pub(crate) enum Applied {
     PnCounter(PnCounterConfig),
     CardinalityEstimator(CardinalityEstimatorConfig),
     FlakeIdGenerator(FlakeIdGeneratorConfig),
-    /// Nothing: a kind ferrogrid has no structure for (executors, caches) or whose settings
-    /// only clients read (reliable topics). Kept, so that a conflicting one is refused.
+    /// Nothing: a kind ferrogrid has no structure for (executors, caches, data connections,
+    /// user code namespaces) or whose settings only clients read (reliable topics). Kept, so
+    /// that a conflicting one is refused.
     Nothing,
 }
 
@@ -290,6 +291,8 @@ fn kind_name(kind: i32) -> &'static str {
         0x0E => "CacheSimpleConfig",
         0x0F => "FlakeIdGeneratorConfig",
         0x10 => "PNCounterConfig",
+        0x11 => "DataConnectionConfig",
+        0x13 => "UserCodeNamespaceConfig",
         _ => "configuration",
     }
 }

@@ -37,6 +37,14 @@ pub(crate) static ROWS: &[Operation] = &[
     wide_row!(DynamicConfigAddCacheConfig, S, |message, _| classify(message)),
     wide_row!(DynamicConfigAddFlakeIdGeneratorConfig, S, |message, _| classify(message)),
     wide_row!(DynamicConfigAddPnCounterConfig, S, |message, _| classify(message)),
+    wide_row!(DynamicConfigAddDataConnectionConfig, S, |message, _| classify(message)),
+    wide_row!(DynamicConfigAddUserCodeNamespaceConfig, S, |message, _| classify(message)),
+    // As a Hazelcast 5.6 member answers it.
+    wide_row!(DynamicConfigAddWanReplicationConfig, S, |message, _| {
+        DynamicConfigAddWanReplicationConfig::decode(message)?;
+        let text = "Adding new WAN config is not supported.";
+        Ok(Classified::Refused(OpError::new(ErrorKind::Unsupported, text)))
+    }),
 ];
 
 fn classify(message: &Message<'_>) -> Result<Classified, DecodeError> {
