@@ -126,14 +126,21 @@ pub(crate) fn set_order(values: &mut [&[u8]]) {
     while size > grown / 4 * 3 {
         grown *= 2;
     }
-    let bucket = |value: &[u8], capacity: usize| {
-        let payload = value.get(ferrogrid_protocol::data::DATA_HEADER_SIZE..).unwrap_or(&[]);
-        let hash = ferrogrid_protocol::data::murmur3_x86_32(payload, ferrogrid_protocol::data::MURMUR_SEED);
-        (hash ^ (hash >> 16)) as usize & (capacity - 1)
-    };
-    values.sort_by_key(|value| bucket(value, grown));
+    // Each value hashed once; both sorts are stable (ties keep the order they had).
+    let mut hashed: Vec<(usize, &[u8])> = values
+        .iter()
+        .map(|value| {
+            let payload = value.get(ferrogrid_protocol::data::DATA_HEADER_SIZE..).unwrap_or(&[]);
+            let hash = ferrogrid_protocol::data::murmur3_x86_32(payload, ferrogrid_protocol::data::MURMUR_SEED);
+            ((hash ^ (hash >> 16)) as usize, *value)
+        })
+        .collect();
+    hashed.sort_by_key(|(hash, _)| hash & (grown - 1));
     let copy = ((size as f32 / 0.75) as usize + 1).max(16).next_power_of_two();
-    values.sort_by_key(|value| bucket(value, copy));
+    hashed.sort_by_key(|(hash, _)| hash & (copy - 1));
+    for (slot, (_, value)) in values.iter_mut().zip(hashed) {
+        *slot = value;
+    }
 }
 
 fn size_of(key: &[u8], values: &[Box<[u8]>]) -> usize {
