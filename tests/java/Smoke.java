@@ -4,7 +4,11 @@ import com.hazelcast.client.config.ClientConfig;
 import com.hazelcast.cluster.Address;
 import com.hazelcast.cluster.Member;
 import com.hazelcast.instance.EndpointQualifier;
+import com.hazelcast.config.InvalidConfigurationException;
+import com.hazelcast.config.MapConfig;
+import com.hazelcast.config.QueueConfig;
 import com.hazelcast.core.DistributedObject;
+import com.hazelcast.core.EntryView;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.collection.IList;
 import com.hazelcast.collection.IQueue;
@@ -123,6 +127,7 @@ public final class Smoke {
             multiMap(client);
             replicatedMap(client);
             cardinalityEstimator(client);
+            dynamicConfig(client);
             rc = 0;
             System.out.println("java smoke: ok (" + checks + " checks)");
         } catch (Throwable t) {
@@ -245,6 +250,27 @@ public final class Smoke {
         estimator.destroy();
         checkEq(0L, client.getCardinalityEstimator(name).estimate(), "a destroyed estimator starts again");
         client.getCardinalityEstimator(name).destroy();
+    }
+
+    static void dynamicConfig(HazelcastInstance client) {
+        String name = "java-smoke-dc-" + UUID.randomUUID();
+        client.getConfig().addMapConfig(new MapConfig(name).setTimeToLiveSeconds(5));
+        client.getConfig().addMapConfig(new MapConfig(name).setTimeToLiveSeconds(5));
+        IMap<String, String> map = client.getMap(name);
+        map.put("k", "v");
+        EntryView<String, String> view = map.getEntryView("k");
+        checkEq(5000L, view.getTtl(), "the added map config's time-to-live governs a new map");
+        try {
+            client.getConfig().addMapConfig(new MapConfig(name).setTimeToLiveSeconds(6));
+            check(false, "a conflicting map config is refused");
+        } catch (InvalidConfigurationException expected) {
+            check(true, "a conflicting map config is refused");
+        }
+        client.getConfig().addQueueConfig(new QueueConfig(name).setMaxSize(1));
+        IQueue<String> queue = client.getQueue(name);
+        check(queue.offer("a") && !queue.offer("b"), "the added queue config's max-size governs a new queue");
+        map.destroy();
+        queue.destroy();
     }
 
     static void list(HazelcastInstance client) throws InterruptedException {

@@ -47,6 +47,8 @@ from hazelcast.proxy.base import EntryEventType
 from hazelcast.serialization.bits import LONG_SIZE_IN_BYTES
 from hazelcast.util import thread_id
 
+from hazelcast.hash import murmur_hash3_x86_32
+
 from helpers import destroy_after, same_partition_key, server_error_line, wait_until
 
 SERVICE = "hz:impl:multiMapService"
@@ -274,6 +276,48 @@ def test_none_keys_and_values_are_refused_by_the_client(mm, call, message):
         call(mm)
     assert str(raised.value) == message
     assert mm.get("k") == ["v"] and mm.size() == 1, "nothing changed and the client still works"
+
+
+def java_hash_set_order(datas):
+    """The indexes of `datas` (serialized values, in the order they were added) in the order
+    Java's HashSet<MultiMapRecord> iterates them: HeapData.hashCode (MurmurHash3 x86 32 of the
+    payload), spread (h ^ h >>> 16), masked to the table; buckets in order, each in the order its
+    values were added. The table grew from 16, doubling past 3/4 full; a get or a removal
+    answers a copy, `new HashSet<>(set)`, whose table is sized for size / .75 + 1 (at least 16)."""
+    size = len(datas)
+    grown = 16
+    while size > grown // 4 * 3:
+        grown *= 2
+
+    def bucket(data, capacity):
+        h = murmur_hash3_x86_32(data) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    order = sorted(range(size), key=lambda i: bucket(datas[i], grown))
+    copy = 16
+    while copy < max(int(size / 0.75) + 1, 16):
+        copy *= 2
+    return sorted(order, key=lambda i: bucket(datas[i], copy))
+
+
+@pytest.mark.parametrize("count", [5, 12, 13, 30, 100])
+def test_set_values_come_back_in_java_hash_set_order(client, mm, count):
+    values = ["v%d" % i for i in range(count)] if count != 100 else list(range(1000, 1100))
+    for value in values:
+        assert mm.put("k", value) is True
+    datas = [bytes(client._serialization_service.to_data(value).buffer) for value in values]
+    expected = [values[i] for i in java_hash_set_order(datas)]
+    assert expected != values, "these values are not in insertion order in a HashSet"
+    assert mm.get("k") == expected
+    assert mm.remove_all("k") == expected, "a removal answers the same copy"
+
+
+def test_list_values_come_back_in_insertion_order(list_mm):
+    values = ["v%d" % i for i in range(30)]
+    for value in values:
+        list_mm.put("k", value)
+    assert list_mm.get("k") == values
+    assert list_mm.remove_all("k") == values
 
 
 # --------------------------------------------------------------------------- LIST values

@@ -220,6 +220,56 @@ def test_predicates_over_json_values(client, map_name):
         m.destroy()
 
 
+def test_not_over_a_missing_or_null_attribute_is_negated_as_hazelcast_optimizes_it(client, map_name):
+    """Hazelcast's query optimizer rewrites NOT(P) as P negated when P can be (its
+    FlatteningVisitor: a comparison flips, = and != swap, AND and OR swap with their terms
+    negated, NOT(NOT(P)) is P), and a comparison with a missing or null attribute is false
+    either way: NOT(a > 5) is a <= 5, which no entry without a matches. BETWEEN, IN and LIKE
+    have no negation: NOT over them is true for a missing attribute."""
+    m = client.get_map(map_name).blocking()
+    docs = {}
+    for i in range(24):
+        if i % 4 == 0:
+            docs["k%d" % i] = '{"n": %d}' % i  # no "a" at all
+        elif i % 4 == 1:
+            docs["k%d" % i] = '{"n": %d, "a": {"d": {"e": null}}}' % i
+        elif i % 4 == 2:
+            docs["k%d" % i] = '{"n": %d, "a": {"d": {}}}' % i
+        else:
+            docs["k%d" % i] = '{"n": %d, "a": {"d": {"e": %d}}}' % (i, i % 11)
+    m.put_all({key: HazelcastJsonValue(doc) for key, doc in docs.items()})
+    e = {key: (i % 11 if i % 4 == 3 else None) for key, i in ((k, int(k[1:])) for k in docs)}
+
+    def keys(condition):
+        return sorted(key for key, value in e.items() if condition(value, int(key[1:])))
+
+    def check(predicate, condition):
+        assert sorted(m.key_set(predicate)) == keys(condition), predicate
+
+    try:
+        has = lambda v: v is not None  # noqa: E731
+        check(p.not_(p.greater("a.d.e", 5)), lambda v, n: has(v) and v <= 5)
+        check(p.not_(p.less_or_equal("a.d.e", 5)), lambda v, n: has(v) and v > 5)
+        check(p.not_(p.not_(p.greater("a.d.e", 5))), lambda v, n: has(v) and v > 5)
+        check(p.sql("NOT (a.d.e > 5)"), lambda v, n: has(v) and v <= 5)
+        check(p.not_(p.and_(p.greater("a.d.e", 2), p.less("a.d.e", 8))), lambda v, n: has(v) and (v <= 2 or v >= 8))
+        check(p.not_(p.or_(p.greater("a.d.e", 5), p.less("n", 10))), lambda v, n: has(v) and v <= 5 and n >= 10)
+        check(p.not_(p.and_(p.greater("a.d.e", 5), p.between("n", 0, 10))), lambda v, n: (has(v) and v <= 5) or n > 10)
+        check(p.not_(p.equal("a.d.e", 3)), lambda v, n: v != 3)
+        check(p.not_(p.between("a.d.e", 2, 6)), lambda v, n: not (has(v) and 2 <= v <= 6))
+        check(p.not_(p.in_("a.d.e", 3, 7)), lambda v, n: v not in (3, 7))
+        total = m.aggregate(agg.int_sum("n"), p.not_(p.less_or_equal("a.d.e", 7)))
+        assert total == sum(int(k[1:]) for k in keys(lambda v, n: has(v) and v > 7))
+    finally:
+        m.destroy()
+
+
+def test_not_over_a_null_compact_field(employees):
+    assert_keys(employees, p.not_(p.greater("bonus", 4)), lambda e: e.bonus is not None and e.bonus <= 4)
+    assert_keys(employees, p.not_(p.not_equal("bonus", 3)), lambda e: e.bonus == 3)
+    assert_keys(employees, p.not_(p.between("bonus", 2, 4)), lambda e: e.bonus is None or not 2 <= e.bonus <= 4)
+
+
 def test_predicates_over_plain_values_use_this(client, map_name):
     m = client.get_map(map_name).blocking()
     m.put_all({"i%d" % i: i for i in range(50)})

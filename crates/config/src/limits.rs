@@ -101,6 +101,10 @@ pub struct Limits {
     /// beyond them is refused with an error. `ferrogrid.limits.max-schemas`, default 10 000,
     /// nonzero.
     pub max_schemas: u32,
+    /// Configurations added while the cluster runs (`DynamicConfig.add*Config`, every kind
+    /// together; every member keeps all of them): one more is refused with an error.
+    /// `ferrogrid.limits.max-dynamic-configs`, default 10 000, nonzero.
+    pub max_dynamic_configs: u32,
 }
 
 impl Default for Limits {
@@ -126,6 +130,7 @@ impl Default for Limits {
             crdt_replication_batch: 4096,
             max_flake_id_generators: 10_000,
             max_schemas: 10_000,
+            max_dynamic_configs: 10_000,
         }
     }
 }
@@ -152,6 +157,7 @@ impl Limits {
             ("crdt-replication-batch", self.crdt_replication_batch),
             ("max-flake-id-generators", self.max_flake_id_generators),
             ("max-schemas", self.max_schemas),
+            ("max-dynamic-configs", self.max_dynamic_configs),
         ];
         if let Some((name, _)) = nonzero.iter().find(|(_, value)| *value == 0) {
             let key = format!("ferrogrid.limits.{name}");
@@ -201,7 +207,7 @@ mod tests {
     #[test]
     fn each_bound_rejects_zero_under_its_own_key() {
         type Field = fn(&mut Limits) -> &mut u32;
-        let fields: [(&str, Field); 10] = [
+        let fields: [(&str, Field); 11] = [
             ("requests-per-turn", |limits| &mut limits.requests_per_turn),
             ("reads-per-turn", |limits| &mut limits.reads_per_turn),
             ("max-parked-per-key", |limits| &mut limits.max_parked_per_key),
@@ -212,6 +218,7 @@ mod tests {
             ("crdt-replication-batch", |limits| &mut limits.crdt_replication_batch),
             ("max-flake-id-generators", |limits| &mut limits.max_flake_id_generators),
             ("max-schemas", |limits| &mut limits.max_schemas),
+            ("max-dynamic-configs", |limits| &mut limits.max_dynamic_configs),
         ];
         for (name, field) in fields {
             let mut limits = Limits::default();

@@ -214,9 +214,16 @@ impl<T> NamedConfigs<T> {
     /// 3. else the entry named `default`;
     /// 4. else `fallback` (the kind's built-in defaults).
     pub fn resolve<'a>(&'a self, name: &str, fallback: &'a T) -> &'a T {
+        self.matching(name).or_else(|| self.get(DEFAULT_MAP_NAME)).unwrap_or(fallback)
+    }
+
+    /// Steps 1 and 2 of [`NamedConfigs::resolve`]: the entry named `name` (or its base name),
+    /// else the longest matching pattern; None when neither (Hazelcast's `lookupByPattern`,
+    /// which a member asks of its static configuration before its dynamic one).
+    pub fn matching(&self, name: &str) -> Option<&T> {
         let base_name = name.split('@').next().unwrap_or(name);
         if let Some(config) = self.get(name).or_else(|| self.get(base_name)) {
-            return config;
+            return Some(config);
         }
         let mut best: Option<(usize, &T)> = None;
         for (pattern, config) in &self.entries {
@@ -228,7 +235,16 @@ impl<T> NamedConfigs<T> {
                 _ => best = Some((score, config)),
             }
         }
-        best.map(|(_, config)| config).or_else(|| self.get(DEFAULT_MAP_NAME)).unwrap_or(fallback)
+        best.map(|(_, config)| config)
+    }
+
+    /// How many entries there are.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 
     /// Checks that each name is non-empty with at most one `*`, and each entry with `check`

@@ -223,7 +223,8 @@ pub(crate) fn shared_state(
         .collect();
     let config = Arc::new(config);
     let protection_active = config.split_brain_protections.is_active();
-    let flake_ids = crate::engine::flake_id::store::FlakeIdGenerators::new(config.clone());
+    let dynamic_configs = Arc::new(crate::engine::dynamic_config::configs::DynamicConfigs::new(config.clone()));
+    let flake_ids = crate::engine::flake_id::store::FlakeIdGenerators::new(dynamic_configs.clone());
     let packing = crate::obs::probes::PackingProbes::new(crate::net::packing::initial_active(&config, reactor_count));
     let shared = Arc::new(Shared {
         config,
@@ -234,6 +235,7 @@ pub(crate) fn shared_state(
         schemas: Default::default(),
         sql: Default::default(),
         indexes: Default::default(),
+        dynamic_configs,
         relays: Default::default(),
         shutdown: AtomicBool::new(false),
         next_connection_id: AtomicU64::new(1),

@@ -142,6 +142,8 @@ pub struct Shared {
     pub(crate) sql: Arc<crate::sql::service::SqlService>,
     /// Every map's index definitions (`Map.addIndex`).
     pub indexes: Arc<crate::engine::map::index::Registry>,
+    /// Configurations added while the cluster runs (`engine/dynamic_config.rs`).
+    pub dynamic_configs: Arc<crate::engine::dynamic_config::configs::DynamicConfigs>,
     /// Listener registrations of this member's unisocket clients made on every member.
     pub relays: crate::cluster::relays::Relays,
     pub shutdown: AtomicBool,

@@ -482,6 +482,66 @@ messages! {
     // ----- Management center (service 0x20): answered by the member the client asks -----
     /// Makes the member it is sent to, a lite member, a data member.
     Request McPromoteLiteMember = 0x200900 {}
+    // ----- DynamicConfig (service 0x1B): sent to any member, applied on every member; each
+    // is answered with an `EmptyResponse`. The fields the member applies are typed; the rest
+    // are kept as they came (`Opaque`, `Rest`), to tell an identical definition from another.
+    Request DynamicConfigAddMultiMapConfig<'a> = 0x1B0100 {
+        binary: bool, backup_count: i32, async_backup_count: i32, statistics_enabled: bool, merge_batch_size: i32;
+        var name: &'a str, collection_type: &'a str, rest: Rest<'a>
+    }
+    Request DynamicConfigAddRingbufferConfig<'a> = 0x1B0200 {
+        capacity: i32, backup_count: i32, async_backup_count: i32, time_to_live_seconds: i32, merge_batch_size: i32;
+        var name: &'a str, rest: Rest<'a>
+    }
+    Request DynamicConfigAddCardinalityEstimatorConfig<'a> = 0x1B0300 {
+        backup_count: i32, async_backup_count: i32, merge_batch_size: i32; var name: &'a str, rest: Rest<'a>
+    }
+    Request DynamicConfigAddListConfig<'a> = 0x1B0400 {
+        backup_count: i32, async_backup_count: i32, max_size: i32, statistics_enabled: bool, merge_batch_size: i32;
+        var name: &'a str, rest: Rest<'a>
+    }
+    Request DynamicConfigAddSetConfig<'a> = 0x1B0500 {
+        backup_count: i32, async_backup_count: i32, max_size: i32, statistics_enabled: bool, merge_batch_size: i32;
+        var name: &'a str, rest: Rest<'a>
+    }
+    Request DynamicConfigAddReplicatedMapConfig<'a> = 0x1B0600 {
+        async_fillup: bool, statistics_enabled: bool, merge_batch_size: i32;
+        var name: &'a str, in_memory_format: &'a str, rest: Rest<'a>
+    }
+    Request DynamicConfigAddTopicConfig<'a> = 0x1B0700 {
+        global_ordering_enabled: bool, statistics_enabled: bool, multi_threading_enabled: bool;
+        var name: &'a str, rest: Rest<'a>
+    }
+    Request DynamicConfigAddExecutorConfig<'a> = 0x1B0800 { ; var name: &'a str, rest: Rest<'a> }
+    Request DynamicConfigAddDurableExecutorConfig<'a> = 0x1B0900 { ; var name: &'a str, rest: Rest<'a> }
+    Request DynamicConfigAddScheduledExecutorConfig<'a> = 0x1B0A00 { ; var name: &'a str, rest: Rest<'a> }
+    Request DynamicConfigAddQueueConfig<'a> = 0x1B0B00 {
+        backup_count: i32, async_backup_count: i32, max_size: i32, empty_queue_ttl: i32, statistics_enabled: bool,
+        merge_batch_size: i32;
+        var name: &'a str, rest: Rest<'a>
+    }
+    Request DynamicConfigAddMapConfig<'a> = 0x1B0C00 {
+        backup_count: i32, async_backup_count: i32, time_to_live_seconds: i32, max_idle_seconds: i32,
+        read_backup_data: bool, merge_batch_size: i32, statistics_enabled: bool, metadata_policy: i32,
+        per_entry_stats_enabled: bool;
+        var name: &'a str, eviction: Option<EvictionConfigHolder<'a>>, cache_deserialized_values: &'a str,
+            merge_policy: &'a str, in_memory_format: &'a str, listeners: Opaque<'a>, partition_lost_listeners: Opaque<'a>,
+            split_brain_protection: Opaque<'a>, map_store: Opaque<'a>, near_cache: Opaque<'a>, wan_replication: Opaque<'a>,
+            indexes: Option<Vec<IndexConfig<'a>>>, rest: Rest<'a>
+    }
+    Request DynamicConfigAddReliableTopicConfig<'a> = 0x1B0D00 { ; var name: &'a str, rest: Rest<'a> }
+    Request DynamicConfigAddCacheConfig<'a> = 0x1B0E00 { ; var name: &'a str, rest: Rest<'a> }
+    Request DynamicConfigAddFlakeIdGeneratorConfig<'a> = 0x1B0F00 {
+        prefetch_count: i32, prefetch_validity_millis: i64, statistics_enabled: bool, node_id_offset: i64,
+        epoch_start: i64, bits_sequence: i32, bits_node_id: i32, allowed_future_millis: i64;
+        var name: &'a str, rest: Rest<'a>
+    }
+    Request DynamicConfigAddPnCounterConfig<'a> = 0x1B1000 {
+        replica_count: i32, statistics_enabled: bool; var name: &'a str, rest: Rest<'a>
+    }
+    Request DynamicConfigAddDataConnectionConfig<'a> = 0x1B1100 { shared: bool; var name: &'a str, rest: Rest<'a> }
+    Request DynamicConfigAddWanReplicationConfig<'a> = 0x1B1200 { ; var name: &'a str, rest: Rest<'a> }
+    Request DynamicConfigAddUserCodeNamespaceConfig<'a> = 0x1B1300 { ; var name: &'a str, rest: Rest<'a> }
 
     // ----- Sql (service 0x21): sent to any member (partition id -1); the query id is the
     // client's, a Fetch or Close names the cursor an Execute opened -----

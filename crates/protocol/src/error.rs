@@ -31,6 +31,7 @@ error_codes! {
     ILLEGAL_ARGUMENT = 23, "java.lang.IllegalArgumentException";
     ILLEGAL_MONITOR_STATE = 26, "java.lang.IllegalMonitorStateException";
     ILLEGAL_STATE = 27, "java.lang.IllegalStateException";
+    INVALID_CONFIGURATION = 32, "com.hazelcast.config.InvalidConfigurationException";
     INDEX_OUT_OF_BOUNDS = 29, "java.lang.IndexOutOfBoundsException";
     MEMBER_LEFT = 33, "com.hazelcast.core.MemberLeftException";
     NULL_POINTER = 37, "java.lang.NullPointerException";

@@ -155,6 +155,10 @@ impl<'a> FixedReader<'a> {
         self.bytes = &self.bytes[T::SIZE..];
         Some(T::read(bytes))
     }
+    /// The bytes not read yet.
+    pub fn rest(&self) -> &'a [u8] {
+        self.bytes
+    }
     /// Bytes not read yet.
     pub fn remaining(&self) -> usize {
         self.bytes.len()

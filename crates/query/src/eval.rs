@@ -265,6 +265,32 @@ impl Node {
     }
 }
 
+/// NOT of `node` as Hazelcast's query engine runs it: its optimizer (`FlatteningVisitor`,
+/// applied to every query, bottom up) replaces NOT(P) with P negated when P can be negated: a
+/// comparison flips (`a > x` becomes `a <= x`), `=` and `!=` swap, AND becomes OR (and OR
+/// AND) of its terms negated the same way, and NOT(P) is P. A comparison with a missing or null
+/// attribute is false, negated or not, so `NOT(a > x)` matches no entry without `a`; NOT over
+/// what cannot be negated (BETWEEN, IN, LIKE, ILIKE, REGEX, instanceof, a constant) stays NOT.
+fn negated(node: Node) -> Node {
+    match node {
+        Node::And(nodes) => Node::Or(nodes.into_iter().map(negated).collect()),
+        Node::Or(nodes) => Node::And(nodes.into_iter().map(negated).collect()),
+        Node::Not(inner) => *inner,
+        Node::Leaf(mut leaf) => match &mut leaf.test {
+            Test::Equal { negated, .. } => {
+                *negated = !*negated;
+                Node::Leaf(leaf)
+            }
+            Test::Compare { equal, less, .. } => {
+                (*equal, *less) = (!*equal, !*less);
+                Node::Leaf(leaf)
+            }
+            _ => Node::Not(Box::new(Node::Leaf(leaf))),
+        },
+        other => Node::Not(Box::new(other)),
+    }
+}
+
 struct Compiler<'s> {
     schemas: &'s dyn SchemaSource,
 }
@@ -282,7 +308,7 @@ impl Compiler<'_> {
             Predicate::False => Node::Constant(false),
             Predicate::And(predicates) => Node::And(self.nodes(predicates, inner)?),
             Predicate::Or(predicates) => Node::Or(self.nodes(predicates, inner)?),
-            Predicate::Not(predicate) => Node::Not(Box::new(self.node(predicate, inner)?)),
+            Predicate::Not(predicate) => negated(self.node(predicate, inner)?),
             Predicate::InstanceOf { class_name } => {
                 check_known_class(class_name)?;
                 Node::InstanceOf(class_name.clone())

@@ -264,3 +264,32 @@ fn malformed_and_unsupported_input_are_errors() {
     }
     assert!(Filter::compile(&deep, &none).is_err(), "nesting is bounded");
 }
+
+fn json_data(text: &str) -> Vec<u8> {
+    let mut data = string_data(text);
+    data[4..8].copy_from_slice(&(-130i32).to_be_bytes());
+    data
+}
+
+#[test]
+fn not_is_negated_as_hazelcast_s_optimizer_negates_it() {
+    let none = HashMap::<i64, Arc<Schema>>::new();
+    let key = int_data(1);
+    let (missing, null, three, nine) = (
+        json_data(r#"{"n": 1}"#),
+        json_data(r#"{"a": {"e": null}}"#),
+        json_data(r#"{"a": {"e": 3}}"#),
+        json_data(r#"{"a": {"e": 9}, "n": 2}"#),
+    );
+    let matching = |text: &str| -> Vec<bool> {
+        let filter = compile_sql(text);
+        [&missing, &null, &three, &nine].iter().map(|value| filter.matches(&key, value, &none).unwrap()).collect()
+    };
+    assert_eq!(matching("NOT (a.e > 5)"), [false, false, true, false], "a <= 5: false without a value");
+    assert_eq!(matching("NOT (NOT (a.e > 5))"), [false, false, false, true]);
+    assert_eq!(matching("NOT (a.e > 2 AND a.e < 5)"), [false, false, false, true], "a <= 2 OR a >= 5");
+    assert_eq!(matching("NOT (a.e > 5 OR n = 1)"), [false, false, true, false], "a <= 5 AND n != 1");
+    assert_eq!(matching("NOT (a.e = 3)"), [true, true, false, true], "!= is NOT =");
+    assert_eq!(matching("NOT (a.e BETWEEN 2 AND 6)"), [true, true, false, true], "BETWEEN has no negation");
+    assert_eq!(matching("NOT (a.e IN (3))"), [true, true, false, true], "IN has no negation");
+}

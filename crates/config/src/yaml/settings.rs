@@ -327,6 +327,7 @@ pub(super) fn read_limits(mut section: Section, config: &mut MemberConfig) -> Re
         ("listener-event-queue-bytes", &mut limits.listener_event_queue_bytes),
         ("max-flake-id-generators", &mut limits.max_flake_id_generators),
         ("max-schemas", &mut limits.max_schemas),
+        ("max-dynamic-configs", &mut limits.max_dynamic_configs),
     ];
     for (key, field) in fields {
         section.set(key, field, unsigned)?;

@@ -93,6 +93,7 @@ impl Core {
             | peer::INDEXES
             | peer::SCHEMAS
             | peer::MAPPINGS
+            | peer::CONFIGS
             | peer::SCHEMAS_ACK
             | peer::PARTITION_LOST => self.member_metadata(from, ty, payload),
             peer::PN_COUNTER_STATE => self.route_counter_states(from, payload),
@@ -126,6 +127,11 @@ impl Core {
                 Some(texts) => crate::sql::service::apply_catalog(&self.shared.sql, &texts),
                 None => warn!(length = payload.len(), "malformed SQL mappings: ignored"),
             },
+            peer::CONFIGS => {
+                if let Err(error) = crate::engine::dynamic_config::rows::merge(&self.shared.dynamic_configs, payload) {
+                    warn!(%error, "malformed dynamic configurations: ignored");
+                }
+            }
             peer::SCHEMAS_ACK => match crate::engine::schemas::decode_ids(payload) {
                 Ok(ids) => {
                     self.shared.schemas.acknowledged(&ids, ferrogrid_protocol::Uuid::from_u128(from.0));

@@ -96,6 +96,17 @@ impl Core {
         }
     }
 
+    /// Sends this member's dynamic configurations to members it has just linked to.
+    pub(crate) fn send_configs_to(&mut self, peers: &[MemberId]) {
+        let mut payload = Vec::new();
+        for request in self.shared.dynamic_configs.requests() {
+            crate::cluster::peer::put_bytes(&mut payload, &request);
+        }
+        if !payload.is_empty() {
+            self.write_to_peers(peers, crate::cluster::peer::CONFIGS, &payload);
+        }
+    }
+
     /// Sends this member's index definitions to members it has just linked to.
     pub(crate) fn send_indexes_to(&mut self, peers: &[MemberId]) {
         let mut payload = Vec::new();

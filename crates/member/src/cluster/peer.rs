@@ -141,6 +141,11 @@ pub const INDEXES: MessageType = MessageType(0x7F_001D);
 /// linked to: a joining member learns the mappings made before it joined.
 pub const MAPPINGS: MessageType = MessageType(0x7F_001E);
 
+/// The sender's dynamic configurations (`DynamicConfig.add*Config` requests as clients sent
+/// them: `{ request bytes }*`), for a member it has just linked to
+/// (`engine/dynamic_config.rs`).
+pub const CONFIGS: MessageType = MessageType(0x7F_001F);
+
 /// A listener registration a unisocket client made through the sending member, for a member
 /// that joined after it: the client's request with the relay id as its correlation id
 /// (`relays.rs`).

@@ -26,6 +26,7 @@ pub(crate) static ROWS: &[Operation] = &[
     member_row!(peer::SCHEMAS_ACK, "MemberSchemasAck"),
     member_row!(peer::INDEXES, "MemberIndexes"),
     member_row!(peer::MAPPINGS, "MemberMappings"),
+    member_row!(peer::CONFIGS, "MemberConfigs"),
     member_row!(peer::PN_COUNTER_STATE, "MemberPnCounterState"),
     member_row!(peer::REPLICATED_CHANGES, "MemberReplicatedChanges"),
     member_row!(peer::REPLICATED_SYNC, "MemberReplicatedSync"),

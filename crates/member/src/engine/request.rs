@@ -164,6 +164,9 @@ pub enum ErrorKind {
     PatternSyntax,
     /// Text that is not the date or time a query compares it with.
     DateTimeParse,
+    /// A configuration that conflicts with one the cluster has (a dynamic configuration of
+    /// the same name that differs).
+    InvalidConfiguration,
     /// Arithmetic Java refuses in an aggregation (a BigDecimal average with no exact result).
     Arithmetic,
 }

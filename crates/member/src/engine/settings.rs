@@ -96,6 +96,9 @@ const RELIABLE_TOPIC_RINGBUFFER_PREFIX: &str = "_hz_rb_";
 pub struct SettingsCache {
     /// Every map's index definitions (shared by the member's reactors) and the schemas.
     pub indexes: (Arc<crate::engine::map::index::Registry>, Arc<crate::engine::schemas::Schemas>),
+    /// The static configuration and the configurations added while the cluster runs (shared
+    /// by the member's reactors), which every look-up below goes through.
+    pub dynamic: Arc<crate::engine::dynamic_config::configs::DynamicConfigs>,
     config: Arc<MemberConfig>,
     partition_count: u16,
     cache: HashMap<Box<str>, Arc<MapSettings>, RandomState>,
@@ -103,7 +106,8 @@ pub struct SettingsCache {
 
 impl SettingsCache {
     pub fn new(config: Arc<MemberConfig>, partition_count: u16) -> SettingsCache {
-        SettingsCache { config, partition_count, cache: HashMap::default(), indexes: Default::default() }
+        let dynamic = Arc::new(crate::engine::dynamic_config::configs::DynamicConfigs::new(config.clone()));
+        SettingsCache { dynamic, config, partition_count, cache: HashMap::default(), indexes: Default::default() }
     }
 
     /// Forgets `map`'s settings (its indexes changed: stores created from now on build them).
@@ -122,28 +126,27 @@ impl SettingsCache {
     /// Requests that may wait for one key's lock (`max-parked-per-key`).
     /// The settings of the multimap called `name`.
     pub fn multimap(&self, name: &str) -> ferrogrid_config::MultiMapConfig {
-        *self.config.multimaps.for_multimap(name)
+        self.dynamic.multimap(name)
     }
 
     /// The settings of the replicated map called `name`.
     pub fn replicated_map(&self, name: &str) -> ferrogrid_config::ReplicatedMapConfig {
-        *self.config.replicated_maps.for_replicated_map(name)
+        self.dynamic.replicated_map(name)
     }
 
     /// The settings of the list (`set` false) or set called `name`.
     pub fn collection(&self, name: &str, set: bool) -> ferrogrid_config::CollectionConfig {
-        let configs = if set { &self.config.sets } else { &self.config.lists };
-        *configs.for_collection(name)
+        self.dynamic.collection(name, set)
     }
 
     /// The settings of the cardinality estimator called `name`.
     pub fn cardinality_estimator(&self, name: &str) -> ferrogrid_config::CardinalityEstimatorConfig {
-        *self.config.cardinality_estimators.for_cardinality_estimator(name)
+        self.dynamic.cardinality_estimator(name)
     }
 
     /// The settings of the PN counter called `name`.
     pub fn pn_counter(&self, name: &str) -> ferrogrid_config::PnCounterConfig {
-        *self.config.pn_counters.for_pn_counter(name)
+        self.dynamic.pn_counter(name)
     }
 
     /// How often CRDT replicas exchange their whole states (`replication-period-millis`).
@@ -158,7 +161,7 @@ impl SettingsCache {
 
     /// Whether the topic called `name` counts its messages (`statistics-enabled`).
     pub fn topic_statistics(&self, name: &str) -> bool {
-        self.config.topics.for_topic(name).statistics_enabled
+        self.dynamic.topic(name).statistics_enabled
     }
 
     /// The settings of the ringbuffer called `name`; a reliable topic's ringbuffer
@@ -170,12 +173,12 @@ impl SettingsCache {
             Some(topic) => format!("{}{topic}", &name[..unscoped_at]),
             None => name.to_owned(),
         };
-        *self.config.ringbuffers.for_ringbuffer(&name)
+        self.dynamic.ringbuffer(&name)
     }
 
     /// The settings of the queue called `name`.
     pub fn queue(&self, name: &str) -> ferrogrid_config::QueueConfig {
-        *self.config.queues.for_queue(name)
+        self.dynamic.queue(name)
     }
 
     pub fn max_message_bytes(&self) -> usize {
@@ -190,8 +193,8 @@ impl SettingsCache {
         if let Some(settings) = self.cache.get(map) {
             return settings.clone();
         }
-        let config = self.config.maps.for_map(map);
-        let mut settings = MapSettings::resolve(config, self.partition_count, 1);
+        let config = self.dynamic.map(map);
+        let mut settings = MapSettings::resolve(&config, self.partition_count, 1);
         // The configured indexes, then those added by Map.addIndex.
         let configured = config.indexes.iter().map(|index| crate::engine::map::index::IndexDefinition {
             sorted: index.sorted,

@@ -372,6 +372,7 @@ impl Reactor {
             self.core.send_listing_to(&joined);
             self.core.send_schemas_to(&joined);
             self.core.send_indexes_to(&joined);
+            self.core.send_configs_to(&joined);
             self.core.send_mappings_to(&joined);
         }
         if table_changed && self.core.index == 0 {

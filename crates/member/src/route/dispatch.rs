@@ -69,6 +69,7 @@ impl Core {
         owner.schemas = shared.schemas.clone();
         owner.listeners.schemas = (shared.schemas.clone(), partition_count);
         owner.settings.indexes = (shared.indexes.clone(), shared.schemas.clone());
+        owner.settings.dynamic = shared.dynamic_configs.clone();
         let limits = &shared.config.limits;
         let authenticated_limits = StreamLimits {
             max_frame_bytes: limits.max_frame_bytes,

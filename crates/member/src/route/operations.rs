@@ -35,6 +35,7 @@ macro_rules! sections {
             (engine::pn_counter::rows::ROWS, Some(ProtectedStructure::PnCounter)),
             (engine::flake_id::rows::ROWS, None),
             (engine::executor::ROWS, None),
+            (engine::dynamic_config::rows::ROWS, None),
             (crate::sql::rows::ROWS, None),
             (crate::route::client::rows::ROWS, None),
             (crate::cluster::rows::ROWS, None),

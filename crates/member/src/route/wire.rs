@@ -193,6 +193,7 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::QueryResultSizeExceeded => error::QUERY_RESULT_SIZE_EXCEEDED,
         ErrorKind::Serialization => error::HAZELCAST_SERIALIZATION,
         ErrorKind::SplitBrainProtection => error::SPLIT_BRAIN_PROTECTION,
+        ErrorKind::InvalidConfiguration => error::INVALID_CONFIGURATION,
         // Not in the protocol's table: sent as Hazelcast sends them, code 0 with the class name.
         ErrorKind::NumberFormat => ErrorCode { code: 0, class_name: "java.lang.NumberFormatException" },
         ErrorKind::PatternSyntax => ErrorCode { code: 0, class_name: "java.util.regex.PatternSyntaxException" },

@@ -404,3 +404,65 @@ impl<'a> VarField<'a> for EntryView<'a> {
         writer.var(&self.key).var(&self.value).end();
     }
 }
+
+/// One field's frames as they came, not interpreted: a NULL frame, a value frame or a whole
+/// structure (a configuration's part the member keeps only to compare definitions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opaque<'a>(pub &'a [u8]);
+
+impl<'a> VarField<'a> for Opaque<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        let start = reader.remaining();
+        let frame = reader.next_frame()?;
+        if frame.is_begin() {
+            reader.skip_to_end()?;
+        }
+        Ok(Opaque(&start[..start.len() - reader.remaining().len()]))
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.append_frames(self.0);
+    }
+}
+
+/// Every frame left in a message, not interpreted (the fields of a configuration the member
+/// does not apply, and fields a newer client adds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rest<'a>(pub &'a [u8]);
+
+impl<'a> VarField<'a> for Rest<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        let rest = reader.remaining();
+        while reader.has_more() {
+            reader.next_frame()?;
+        }
+        Ok(Rest(rest))
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.append_frames(self.0);
+    }
+}
+
+/// A map's eviction settings in a dynamic configuration (`EvictionConfigHolder`); its
+/// comparator (a class name or a serialized object) is not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EvictionConfigHolder<'a> {
+    pub size: i32,
+    pub max_size_policy: &'a str,
+    pub eviction_policy: &'a str,
+}
+
+impl<'a> VarField<'a> for EvictionConfigHolder<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let size = FixedReader::new(reader.value_frame("eviction config")?).read()?;
+        let max_size_policy = reader.string()?;
+        let eviction_policy = reader.string()?;
+        reader.skip_to_end()?;
+        Ok(EvictionConfigHolder { size, max_size_policy, eviction_policy })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.size);
+        writer.frame(self.max_size_policy.as_bytes()).frame(self.eviction_policy.as_bytes());
+        writer.null().null().end();
+    }
+}

@@ -29,7 +29,9 @@
 //! `ferrogrid_config::FlakeIdGeneratorConfig`): the client sends its batch size.
 
 use crate::engine::request::{ErrorKind, OpError};
-use ferrogrid_config::{FlakeIdGeneratorConfig, MemberConfig};
+use ferrogrid_config::FlakeIdGeneratorConfig;
+#[cfg(test)]
+use ferrogrid_config::MemberConfig;
 use parking_lot::RwLock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -108,7 +110,7 @@ impl Registry {
 /// Every flake id generator this member has state for, shared by its reactors.
 #[derive(Debug)]
 pub struct FlakeIdGenerators {
-    config: Arc<MemberConfig>,
+    config: Arc<crate::engine::dynamic_config::configs::DynamicConfigs>,
     registry: RwLock<Registry>,
 }
 
@@ -121,7 +123,7 @@ pub struct GeneratorFigures {
 }
 
 impl FlakeIdGenerators {
-    pub fn new(config: Arc<MemberConfig>) -> FlakeIdGenerators {
+    pub fn new(config: Arc<crate::engine::dynamic_config::configs::DynamicConfigs>) -> FlakeIdGenerators {
         FlakeIdGenerators { config, registry: RwLock::new(Registry::default()) }
     }
 
@@ -142,7 +144,7 @@ impl FlakeIdGenerators {
         let created = !registry.live.contains_key(name);
         if created {
             registry.prune(now_ms);
-            let max = self.config.limits.max_flake_id_generators as usize;
+            let max = self.config.config().limits.max_flake_id_generators as usize;
             if registry.live.len() + registry.retired.len() >= max {
                 let text = format!(
                     "this member keeps at most {max} flake id generators (ferrogrid.limits.max-flake-id-generators): \
@@ -152,7 +154,7 @@ impl FlakeIdGenerators {
                 return Err(BatchError::Refused(OpError::new(ErrorKind::Refused, text)));
             }
             let unscoped = crate::tenants::split(name).map_or(name, |(_, unscoped)| unscoped);
-            let settings = *self.config.flake_id_generators.for_generator(unscoped);
+            let settings = self.config.flake_id_generator(unscoped);
             let next = registry.retired.remove(name).map_or(i64::MIN, |retired| retired.next);
             registry.live.insert(name.into(), Generator::new(settings, next));
         }
@@ -284,7 +286,7 @@ mod tests {
     fn generators(configure: impl FnOnce(&mut MemberConfig)) -> FlakeIdGenerators {
         let mut config = MemberConfig::default();
         configure(&mut config);
-        FlakeIdGenerators::new(Arc::new(config))
+        FlakeIdGenerators::new(Arc::new(crate::engine::dynamic_config::configs::DynamicConfigs::new(Arc::new(config))))
     }
 
     fn ids(batch: IdBatch) -> impl Iterator<Item = i64> {

@@ -111,6 +111,38 @@ fn null_check(bytes: &[u8], what: &str) -> Result<(), OpError> {
     }
 }
 
+/// Orders `values` (in the order they were added) as Java's `HashSet<MultiMapRecord>` iterates
+/// them: a record's hash is its value's (`HeapData.hashCode`: MurmurHash3 x86 32 of the payload
+/// after the 8-byte header), spread (`h ^ h >>> 16`) and masked to the table's size; buckets in
+/// order, each bucket's values in the order they were added (a resize keeps it). The set's table
+/// grew from 16, doubling when more than 3/4 full (taken from the values held now: a table
+/// that grew before values were removed is not remembered), then copied into `new
+/// HashSet<>(set)`, as Hazelcast answers a get or a removal, whose table is sized for the values
+/// (`size / .75 + 1`, at least 16) and filled in the set's order. (A bin Java turns into a tree, 8 values of one bucket in a table
+/// of 64 or more, is not modelled.)
+pub(crate) fn set_order(values: &mut [&[u8]]) {
+    let size = values.len();
+    let mut grown = 16usize;
+    while size > grown / 4 * 3 {
+        grown *= 2;
+    }
+    // Each value hashed once; both sorts are stable (ties keep the order they had).
+    let mut hashed: Vec<(usize, &[u8])> = values
+        .iter()
+        .map(|value| {
+            let payload = value.get(ferrogrid_protocol::data::DATA_HEADER_SIZE..).unwrap_or(&[]);
+            let hash = ferrogrid_protocol::data::murmur3_x86_32(payload, ferrogrid_protocol::data::MURMUR_SEED);
+            ((hash ^ (hash >> 16)) as usize, *value)
+        })
+        .collect();
+    hashed.sort_by_key(|(hash, _)| hash & (grown - 1));
+    let copy = ((size as f32 / 0.75) as usize + 1).max(16).next_power_of_two();
+    hashed.sort_by_key(|(hash, _)| hash & (copy - 1));
+    for (slot, (_, value)) in values.iter_mut().zip(hashed) {
+        *slot = value;
+    }
+}
+
 fn size_of(key: &[u8], values: &[Box<[u8]>]) -> usize {
     key.len() + values.iter().map(|value| value.len()).sum::<usize>()
 }
@@ -193,6 +225,16 @@ impl MultiMapStore {
         before - self.entries.len()
     }
 
+    /// A key's values in the order Hazelcast answers them (get and remove): a LIST's as added; a
+    /// SET's as Java's `HashSet` of their serialized forms iterates (`set_order`).
+    fn answer_order<'v>(&self, values: &'v [Box<[u8]>]) -> Vec<&'v [u8]> {
+        let mut ordered: Vec<&[u8]> = values.iter().map(|value| &**value).collect();
+        if self.is_set() {
+            set_order(&mut ordered);
+        }
+        ordered
+    }
+
     fn contains_entry(&self, key: &[u8], value: &[u8]) -> bool {
         self.entries.get(key).is_some_and(|values| values.iter().any(|held| **held == *value))
     }
@@ -222,8 +264,8 @@ pub(crate) fn execute(
             reply(Reply::Bool(added));
         }
         MultiMapOp::Get { key } => {
-            let values = store.entries.get(&**key).map_or(Vec::new(), |values| values.iter().map(|v| &**v).collect());
-            reply(Reply::Values(values));
+            let values = store.entries.get(&**key).map_or(&[][..], |values| &values[..]);
+            reply(Reply::Values(store.answer_order(values)));
         }
         MultiMapOp::RemoveKey { key, answer_values, thread_id } => {
             // Hazelcast's delete neither waits for a lock nor is announced.
@@ -237,7 +279,7 @@ pub(crate) fn execute(
             }
             let values = store.remove_key(key);
             values.iter().for_each(|value| ctx.publish(EventKind::Removed, key, value));
-            reply(Reply::Values(values.iter().map(|value| &**value).collect()));
+            reply(Reply::Values(store.answer_order(&values)));
         }
         MultiMapOp::RemoveEntry { key, value, thread_id } => {
             if locked_by_other(store, key, *thread_id) {
@@ -504,6 +546,24 @@ mod tests {
 
     fn put<'a>(key: &'a [u8], value: &'a [u8]) -> MultiMapOp<'a> {
         MultiMapOp::Put { key: Cow::Borrowed(key), value: Cow::Borrowed(value), thread_id: 1 }
+    }
+
+    #[test]
+    fn set_values_are_ordered_as_java_s_hash_set_of_their_data() {
+        let string = |text: &str| {
+            let mut data = vec![0, 0, 0, 0];
+            data.extend_from_slice(&(-11i32).to_be_bytes());
+            data.extend_from_slice(&(text.len() as i32).to_be_bytes());
+            data.extend_from_slice(text.as_bytes());
+            data
+        };
+        let datas: Vec<Vec<u8>> = (0..13).map(|i| string(&format!("v{i}"))).collect();
+        let mut ordered: Vec<&[u8]> = datas.iter().map(|data| &data[..]).collect();
+        set_order(&mut ordered);
+        let names: Vec<String> = ordered.iter().map(|data| String::from_utf8_lossy(&data[12..]).into_owned()).collect();
+        // What a Hazelcast 5.6.0 member answers for get after these 13 puts, in this order.
+        let hazelcast = ["v10", "v4", "v8", "v7", "v2", "v6", "v1", "v5", "v9", "v12", "v0", "v3", "v11"];
+        assert_eq!(names, hazelcast);
     }
 
     #[test]
