@@ -101,6 +101,26 @@ pub struct Limits {
     /// beyond them is refused with an error. `ferrogrid.limits.max-schemas`, default 10 000,
     /// nonzero.
     pub max_schemas: u32,
+    /// Open transactions of one client connection; one more is refused with
+    /// TransactionException. `ferrogrid.limits.max-transactions-per-connection`, default 64,
+    /// nonzero, at most `max_transactions`.
+    pub max_transactions_per_connection: u32,
+    /// Open transactions this member coordinates. `ferrogrid.limits.max-transactions`,
+    /// default 10 000, nonzero.
+    pub max_transactions: u32,
+    /// Transactional writes (and getForUpdate locks) one transaction may log; one more is
+    /// refused with TransactionException. `ferrogrid.limits.max-transaction-log-entries`,
+    /// default 10 000, nonzero.
+    pub max_transaction_log_entries: u32,
+    /// Timeout of a transaction created without one (Hazelcast's default: 2 minutes).
+    /// `ferrogrid.limits.transaction-default-timeout-millis`, default 120 000, nonzero, at most
+    /// `transaction_max_timeout_millis`.
+    pub transaction_default_timeout_millis: u32,
+    /// Longest timeout a transaction may ask for (longer is refused with
+    /// IllegalArgumentException); also how long a transaction's key lock outlives a coordinator
+    /// that never ends it. `ferrogrid.limits.transaction-max-timeout-millis`, default 600 000,
+    /// nonzero.
+    pub transaction_max_timeout_millis: u32,
 }
 
 impl Default for Limits {
@@ -126,6 +146,11 @@ impl Default for Limits {
             crdt_replication_batch: 4096,
             max_flake_id_generators: 10_000,
             max_schemas: 10_000,
+            max_transactions_per_connection: 64,
+            max_transactions: 10_000,
+            max_transaction_log_entries: 10_000,
+            transaction_default_timeout_millis: 120_000,
+            transaction_max_timeout_millis: 600_000,
         }
     }
 }
@@ -152,10 +177,29 @@ impl Limits {
             ("crdt-replication-batch", self.crdt_replication_batch),
             ("max-flake-id-generators", self.max_flake_id_generators),
             ("max-schemas", self.max_schemas),
+            ("max-transactions-per-connection", self.max_transactions_per_connection),
+            ("max-transactions", self.max_transactions),
+            ("max-transaction-log-entries", self.max_transaction_log_entries),
+            ("transaction-default-timeout-millis", self.transaction_default_timeout_millis),
+            ("transaction-max-timeout-millis", self.transaction_max_timeout_millis),
         ];
         if let Some((name, _)) = nonzero.iter().find(|(_, value)| *value == 0) {
             let key = format!("ferrogrid.limits.{name}");
             return Err(invalid(key, "expected at least 1, got 0"));
+        }
+        if self.max_transactions_per_connection > self.max_transactions {
+            let expected = format!(
+                "expected at most max-transactions ({}), got {}",
+                self.max_transactions, self.max_transactions_per_connection
+            );
+            return Err(invalid("ferrogrid.limits.max-transactions-per-connection", expected));
+        }
+        if self.transaction_default_timeout_millis > self.transaction_max_timeout_millis {
+            let expected = format!(
+                "expected at most transaction-max-timeout-millis ({}), got {}",
+                self.transaction_max_timeout_millis, self.transaction_default_timeout_millis
+            );
+            return Err(invalid("ferrogrid.limits.transaction-default-timeout-millis", expected));
         }
         let (frame, message) = (self.max_frame_bytes, self.max_message_bytes);
         let frame_key = "ferrogrid.limits.max-frame-bytes";
@@ -201,7 +245,7 @@ mod tests {
     #[test]
     fn each_bound_rejects_zero_under_its_own_key() {
         type Field = fn(&mut Limits) -> &mut u32;
-        let fields: [(&str, Field); 10] = [
+        let fields: [(&str, Field); 13] = [
             ("requests-per-turn", |limits| &mut limits.requests_per_turn),
             ("reads-per-turn", |limits| &mut limits.reads_per_turn),
             ("max-parked-per-key", |limits| &mut limits.max_parked_per_key),
@@ -212,6 +256,9 @@ mod tests {
             ("crdt-replication-batch", |limits| &mut limits.crdt_replication_batch),
             ("max-flake-id-generators", |limits| &mut limits.max_flake_id_generators),
             ("max-schemas", |limits| &mut limits.max_schemas),
+            ("max-transactions", |limits| &mut limits.max_transactions),
+            ("max-transaction-log-entries", |limits| &mut limits.max_transaction_log_entries),
+            ("transaction-max-timeout-millis", |limits| &mut limits.transaction_max_timeout_millis),
         ];
         for (name, field) in fields {
             let mut limits = Limits::default();
@@ -231,6 +278,16 @@ mod tests {
         assert_eq!(limits.listener_event_queue_bytes, 16 << 20);
         assert_eq!(limits.max_flake_id_generators, 10_000);
         limits.validate().unwrap();
+    }
+
+    #[test]
+    fn transaction_bounds_are_consistent() {
+        let mut limits = Limits { max_transactions: 10, max_transactions_per_connection: 11, ..Limits::default() };
+        assert_eq!(invalid_key(&limits), "ferrogrid.limits.max-transactions-per-connection");
+        limits.max_transactions_per_connection = 10;
+        limits.validate().unwrap();
+        limits.transaction_default_timeout_millis = limits.transaction_max_timeout_millis + 1;
+        assert_eq!(invalid_key(&limits), "ferrogrid.limits.transaction-default-timeout-millis");
     }
 
     #[test]

@@ -204,6 +204,7 @@ pub(crate) fn shared_state(
         .iter()
         .map(|tenant| crate::tenants::Tenant::new(tenant.clone(), reactor_count))
         .collect();
+    let transactions = crate::transaction::registry::Transactions::new(&config.limits);
     let config = Arc::new(config);
     let flake_ids = crate::engine::flake_id::store::FlakeIdGenerators::new(config.clone());
     let packing = crate::obs::probes::PackingProbes::new(crate::net::packing::initial_active(&config, reactor_count));
@@ -215,6 +216,7 @@ pub(crate) fn shared_state(
         cluster_listeners: Default::default(),
         schemas: Default::default(),
         sql: Default::default(),
+        transactions,
         indexes: Default::default(),
         relays: Default::default(),
         shutdown: AtomicBool::new(false),

@@ -138,6 +138,8 @@ pub struct Shared {
     pub schemas: Arc<crate::engine::schemas::Schemas>,
     /// The SQL service: the mappings (every member holds all) and the open cursors.
     pub(crate) sql: Arc<crate::sql::service::SqlService>,
+    /// The transactions this member coordinates.
+    pub(crate) transactions: crate::transaction::registry::Transactions,
     /// Every map's index definitions (`Map.addIndex`).
     pub indexes: Arc<crate::engine::map::index::Registry>,
     /// Listener registrations of this member's unisocket clients made on every member.

@@ -42,6 +42,8 @@ error_codes! {
     STALE_SEQUENCE = 51, "com.hazelcast.ringbuffer.StaleSequenceException";
     TARGET_DISCONNECTED = 52, "com.hazelcast.spi.exception.TargetDisconnectedException";
     TARGET_NOT_MEMBER = 53, "com.hazelcast.spi.exception.TargetNotMemberException";
+    TRANSACTION = 56, "com.hazelcast.transaction.TransactionException";
+    TRANSACTION_TIMED_OUT = 58, "com.hazelcast.transaction.TransactionTimedOutException";
     UNSUPPORTED_OPERATION = 61, "java.lang.UnsupportedOperationException";
     WRONG_TARGET = 62, "com.hazelcast.spi.exception.WrongTargetException";
     STACK_OVERFLOW = 73, "java.lang.StackOverflowError";

@@ -148,6 +148,11 @@ pub enum ErrorKind {
     DateTimeParse,
     /// Arithmetic Java refuses in an aggregation (a BigDecimal average with no exact result).
     Arithmetic,
+    /// A transaction that cannot go on: unknown (never created, or already committed or
+    /// rolled back), over its bounds, or unable to take a key's lock in time.
+    Transaction,
+    /// A transaction used or committed after its timeout.
+    TransactionTimedOut,
 }
 
 /// A request that is well-formed but cannot be served.

@@ -285,6 +285,8 @@ mod tests {
         replicated: crate::engine::replicated_map::store::Shares,
         settings: crate::engine::settings::SettingsCache,
         schemas: Arc<crate::engine::schemas::Schemas>,
+        released: Vec<crate::engine::locks::Parked>,
+        touched: Vec<usize>,
     }
 
     impl Reactor {
@@ -301,6 +303,8 @@ mod tests {
                 replicated,
                 settings,
                 schemas: Default::default(),
+                released: Vec::new(),
+                touched: Vec::new(),
             }
         }
 
@@ -318,6 +322,8 @@ mod tests {
                 schemas: &self.schemas,
                 reactor: (0, 1),
                 partition_count: self.owned.len() as u16,
+                released: &mut self.released,
+                touched: &mut self.touched,
             }
         }
     }

@@ -12,7 +12,7 @@
 use crate::engine;
 use crate::engine::wide::Classified;
 use crate::net::connection::ConnectionShared;
-pub use crate::route::row::{ClientCall, Flags, Operation, Route, SqlCall};
+pub use crate::route::row::{ClientCall, Flags, Operation, Route, SqlCall, TxnCall};
 use ferrogrid_protocol::{DecodeError, Message, MessageType};
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -32,6 +32,7 @@ macro_rules! sections {
             engine::flake_id::rows::ROWS,
             crate::sql::rows::ROWS,
             crate::route::client::rows::ROWS,
+            crate::transaction::rows::ROWS,
             crate::cluster::rows::ROWS,
         ];
 
@@ -167,10 +168,19 @@ mod tests {
         assert_eq!(counted, PARTITION_OPERATION_COUNT);
         let rest = &rows()[PARTITION_OPERATION_COUNT..];
         assert!(rest.iter().all(|row: &&Operation| !(row.route == Route::Partition && is_map(row))));
-        let decoded = |row: &Operation| matches!(row.route, Route::Partition | Route::Replica | Route::LocalCopy);
+        let decoded = |row: &Operation| {
+            matches!(row.route, Route::Partition | Route::Replica | Route::LocalCopy | Route::Transaction(TxnCall::Key))
+        };
         assert!(rows().iter().copied().all(|row| decoded(row) == row.run.is_some()));
         assert!(rows().iter().all(|row| (row.route == Route::Replica) == row.replica.is_some()));
-        assert!(rows().iter().all(|row| (row.route == Route::EveryPartition) == row.classify.is_some()));
+        // Commit and rollback run on every member's partitions as a fan-out.
+        let wide = |row: &Operation| {
+            matches!(
+                row.route,
+                Route::EveryPartition | Route::Transaction(TxnCall::Wide | TxnCall::Commit | TxnCall::Rollback)
+            )
+        };
+        assert!(rows().iter().copied().all(|row| wide(row) == row.classify.is_some()));
         let sql: Vec<SqlCall> =
             rows().iter().filter_map(|row| if let Route::Sql(call) = row.route { Some(call) } else { None }).collect();
         assert_eq!(sql, [SqlCall::Execute, SqlCall::Fetch, SqlCall::Close, SqlCall::MappingDdl]);

@@ -172,6 +172,8 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::Query => error::QUERY,
         ErrorKind::QueryResultSizeExceeded => error::QUERY_RESULT_SIZE_EXCEEDED,
         ErrorKind::Serialization => error::HAZELCAST_SERIALIZATION,
+        ErrorKind::Transaction => error::TRANSACTION,
+        ErrorKind::TransactionTimedOut => error::TRANSACTION_TIMED_OUT,
         // Not in the protocol's table: sent as Hazelcast sends them, code 0 with the class name.
         ErrorKind::NumberFormat => ErrorCode { code: 0, class_name: "java.lang.NumberFormatException" },
         ErrorKind::PatternSyntax => ErrorCode { code: 0, class_name: "java.util.regex.PatternSyntaxException" },
