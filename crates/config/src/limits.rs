@@ -156,6 +156,25 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// The transaction bounds that depend on each other (each is nonzero already).
+    fn validate_transactions(&self) -> Result<(), ConfigError> {
+        if self.max_transactions_per_connection > self.max_transactions {
+            let expected = format!(
+                "expected at most max-transactions ({}), got {}",
+                self.max_transactions, self.max_transactions_per_connection
+            );
+            return Err(invalid("ferrogrid.limits.max-transactions-per-connection", expected));
+        }
+        if self.transaction_default_timeout_millis > self.transaction_max_timeout_millis {
+            let expected = format!(
+                "expected at most transaction-max-timeout-millis ({}), got {}",
+                self.transaction_max_timeout_millis, self.transaction_default_timeout_millis
+            );
+            return Err(invalid("ferrogrid.limits.transaction-default-timeout-millis", expected));
+        }
+        Ok(())
+    }
+
     /// Checks every bound documented on the fields.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let nonzero = [
@@ -187,20 +206,7 @@ impl Limits {
             let key = format!("ferrogrid.limits.{name}");
             return Err(invalid(key, "expected at least 1, got 0"));
         }
-        if self.max_transactions_per_connection > self.max_transactions {
-            let expected = format!(
-                "expected at most max-transactions ({}), got {}",
-                self.max_transactions, self.max_transactions_per_connection
-            );
-            return Err(invalid("ferrogrid.limits.max-transactions-per-connection", expected));
-        }
-        if self.transaction_default_timeout_millis > self.transaction_max_timeout_millis {
-            let expected = format!(
-                "expected at most transaction-max-timeout-millis ({}), got {}",
-                self.transaction_max_timeout_millis, self.transaction_default_timeout_millis
-            );
-            return Err(invalid("ferrogrid.limits.transaction-default-timeout-millis", expected));
-        }
+        self.validate_transactions()?;
         let (frame, message) = (self.max_frame_bytes, self.max_message_bytes);
         let frame_key = "ferrogrid.limits.max-frame-bytes";
         if !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&frame) {
@@ -261,7 +267,12 @@ mod tests {
             ("transaction-max-timeout-millis", |limits| &mut limits.transaction_max_timeout_millis),
         ];
         for (name, field) in fields {
-            let mut limits = Limits::default();
+            // (the bounds that must stay below others at 1 too)
+            let mut limits = Limits {
+                max_transactions_per_connection: 1,
+                transaction_default_timeout_millis: 1,
+                ..Limits::default()
+            };
             *field(&mut limits) = 1;
             limits.validate().unwrap_or_else(|error| panic!("{name}: 1 must be accepted, got {error}"));
             *field(&mut limits) = 0;
