@@ -50,6 +50,9 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
     partitions, and the survivors of a kill -9 carry on; a smart client's listener and a
     unisocket client's on each member hear every change exactly once; a ttl ends an entry on
     every member;
+  * transactions (test_transactions_cluster.py): a transaction coordinated by either member (smart
+    and unisocket clients) commits keys of partitions owned by both, a plain put through the
+    other member waits for the commit, and a rollback leaves every key as it was;
   * a member stopped with SIGSTOP while a unisocket client puts ~30 MB through the other: past
     connection-write-buffer-bytes (256 KiB here) the other stops reading clients (log line,
     RSS grows < 20 MB), and after SIGCONT every put is answered and reads back.

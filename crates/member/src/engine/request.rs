@@ -149,9 +149,10 @@ pub enum ErrorKind {
     /// Arithmetic Java refuses in an aggregation (a BigDecimal average with no exact result).
     Arithmetic,
     /// A transaction that cannot go on: unknown (never created, or already committed or
-    /// rolled back), over its bounds, or unable to take a key's lock in time.
+    /// rolled back) or over its bounds.
     Transaction,
-    /// A transaction used or committed after its timeout.
+    /// A transaction used or committed after its timeout, or that waited too long for a key's
+    /// lock.
     TransactionTimedOut,
 }
 

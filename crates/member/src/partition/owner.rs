@@ -476,7 +476,8 @@ impl PartitionOwner {
                         // A transaction that waited for another's lock as long as a transaction
                         // may live gives up, as Hazelcast's does.
                         let text = "Transaction couldn't obtain lock for the key";
-                        wire::write_error(out, correlation_id, &OpError::new(ErrorKind::Transaction, text));
+                        let failure = OpError::new(ErrorKind::TransactionTimedOut, text);
+                        wire::write_error(out, correlation_id, &failure);
                         continue;
                     }
                 }

@@ -185,20 +185,16 @@ impl Registry {
         expired
     }
 
-    /// Removes the transactions of a closed connection; the caller rolls back those not
-    /// already rolled back (returned).
-    pub(crate) fn take_connection(&mut self, connection: u64) -> Vec<(Uuid, i64)> {
+    /// Removes the transactions of a closed connection; the caller rolls each back (again, for
+    /// one that timed out: an operation of it that waited for a lock may have run since).
+    pub(crate) fn take_connection(&mut self, connection: u64) -> Vec<Uuid> {
         if !self.per_connection.contains_key(&connection) {
             return Vec::new();
         }
-        let theirs: Vec<(Uuid, i64, bool)> = self
-            .open
-            .iter()
-            .filter(|(_, open)| open.connection == connection)
-            .map(|(txn, open)| (*txn, open.thread_id, open.timed_out))
-            .collect();
-        theirs.iter().for_each(|(txn, _, _)| self.remove(*txn));
-        theirs.into_iter().filter(|(_, _, timed_out)| !timed_out).map(|(txn, thread, _)| (txn, thread)).collect()
+        let theirs: Vec<Uuid> =
+            self.open.iter().filter(|(_, open)| open.connection == connection).map(|(txn, _)| *txn).collect();
+        theirs.iter().for_each(|txn| self.remove(*txn));
+        theirs
     }
 }
 
@@ -276,7 +272,9 @@ mod tests {
         assert_eq!(registry.take_expired(101), [(ID, 7)]);
         assert!(registry.take_expired(102).is_empty(), "rolled back once");
         assert_eq!(kind(registry.admit(ID, 1, false, 102)), ErrorKind::TransactionTimedOut);
-        assert_eq!(registry.take_connection(1), [(Uuid::from_u128(9), 7)], "the timed-out one was rolled back");
+        let mut ended = registry.take_connection(1);
+        ended.sort_by_key(|txn| txn.as_u128());
+        assert_eq!(ended, [ID, Uuid::from_u128(9)], "both, the timed-out one again");
         assert_eq!(registry.len(), 0);
         registry.create(ID, 1, options(100), 0).unwrap();
         assert_eq!(kind(registry.end(ID, 1, true, 200)), ErrorKind::TransactionTimedOut);

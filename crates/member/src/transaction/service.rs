@@ -183,7 +183,7 @@ impl Core {
     /// Rolls back the open transactions of a connection that closed.
     pub(crate) fn txn_connection_closed(&mut self, connection: crate::net::connection::ConnectionId) {
         let open = self.shared.transactions.0.lock().take_connection(connection.0);
-        for (txn, _) in open {
+        for txn in open {
             self.txn_roll_back(txn);
         }
     }
