@@ -118,6 +118,10 @@ pub fn execute(
         op @ (MapOp::Lock { .. } | MapOp::Unlock { .. } | MapOp::IsLocked { .. }) => {
             lock_op(partition, ctx, name, op, reply)
         }
+        MapOp::Txn { .. } => {
+            // The map's handler runs a transaction's request by `txn.rs`.
+            Err(OpError::new(ErrorKind::Unsupported, "a transactional request outside its handler"))
+        }
         op => write_op(partition, ctx, name, op, reply),
     }
 }

@@ -121,3 +121,101 @@ fn decide<'a>(op: &'a TxnOp<'_>, current: Option<&'a [u8]>) -> (Reply<'a>, Optio
         TxnOp::Get | TxnOp::ContainsKey => unreachable!("reads take no lock"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::listeners::Listeners;
+    use crate::engine::locks::KeyDeadline;
+    use crate::engine::request::string_data as data;
+    use crate::engine::settings::SettingsCache;
+    use crate::net::outbox::Outbox;
+    use ferrogrid_protocol::PartitionId;
+    use std::borrow::Cow;
+    use std::sync::Arc;
+
+    const CLIENT: Uuid = Uuid { most: 1, least: 1 };
+    const OTHER: Uuid = Uuid { most: 2, least: 2 };
+    const TXN: Uuid = Uuid { most: 9, least: 9 };
+
+    #[derive(Default)]
+    struct Answers(Vec<String>);
+
+    impl Replies for Answers {
+        fn reply(&mut self, reply: Reply<'_>) {
+            self.0.push(format!("{reply:?}"));
+        }
+    }
+
+    /// Runs `op` of transaction TXN (thread 1, as CLIENT) on key `key` of map "m".
+    fn try_run(
+        partition: &mut PartitionStore,
+        settings: &mut SettingsCache,
+        key: &[u8],
+        op: TxnOp<'_>,
+    ) -> Result<(Done, String), OpError> {
+        let (mut listeners, mut outbox) = (Listeners::default(), Outbox::default());
+        let (mut released, mut deadlines): (Vec<_>, Vec<KeyDeadline>) = (Vec::new(), Vec::new());
+        let mut ctx = OpContext {
+            now_ms: 0,
+            member: Uuid::default(),
+            source: CLIENT,
+            partition_id: PartitionId(0),
+            counter_slot: 0,
+            settings,
+            listeners: &mut listeners,
+            outbox: &mut outbox,
+            released: &mut released,
+            deadlines: &mut deadlines,
+        };
+        let mut answers = Answers::default();
+        let done = execute(partition, &mut ctx, "m", (key, TXN, 1, true), &op, &mut answers)?;
+        Ok((done, answers.0.join(", ")))
+    }
+
+    fn run(partition: &mut PartitionStore, settings: &mut SettingsCache, key: &[u8], op: TxnOp<'_>) -> (Done, String) {
+        try_run(partition, settings, key, op).expect("not refused")
+    }
+
+    #[test]
+    fn a_transaction_stages_under_the_key_lock_and_reads_its_own_writes() {
+        let mut settings = SettingsCache::new(Arc::new(ferrogrid_config::MemberConfig::default()), 271);
+        let mut partition = PartitionStore::default();
+        let (key, old, new) = (data("k"), data("old"), data("new"));
+        partition.map_mut("m", || settings.get("m")).put(&key, &old, 0, -1, -1);
+        let put = TxnOp::Put { value: Cow::Borrowed(&new), ttl_ms: -1 };
+        assert_eq!(run(&mut partition, &mut settings, &key, put).1, format!("Value(Some({old:?}))"));
+        let store = partition.map("m").unwrap();
+        assert_eq!(store.get(&key, 0).map(|entry| entry.value().to_vec()), Some(old.clone()), "not applied");
+        assert!(!store.locks.may_write(&key, LockOwner { client: OTHER, thread_id: 1 }), "locked for others");
+        assert!(store.staged.blocks_read(&key, OTHER), "a TWO_PHASE transaction's key");
+        assert_eq!(run(&mut partition, &mut settings, &key, TxnOp::Get).1, format!("Value(Some({new:?}))"));
+        assert_eq!(run(&mut partition, &mut settings, &key, TxnOp::Delete).1, "Empty");
+        assert_eq!(run(&mut partition, &mut settings, &key, TxnOp::ContainsKey).1, "Bool(false)");
+        let same = TxnOp::RemoveIfSame { value: Cow::Borrowed(&old) };
+        assert_eq!(run(&mut partition, &mut settings, &key, same).1, "Bool(false)", "removed in the transaction");
+        // One hold of the lock however many operations: one unlock releases it.
+        let store = partition.existing_mut("m").unwrap();
+        let staged = store.staged.take(TXN);
+        assert_eq!(staged.len(), 1);
+        assert_eq!(staged[0].1.change, Change::Removed);
+        assert!(store.locks.unlock(&key, staged[0].1.owner).is_ok());
+        assert!(!store.locks.is_locked(&key));
+    }
+
+    #[test]
+    fn another_owner_s_lock_parks_a_write_but_not_a_read() {
+        let mut settings = SettingsCache::new(Arc::new(ferrogrid_config::MemberConfig::default()), 271);
+        let mut partition = PartitionStore::default();
+        let key = data("k");
+        let store = partition.map_mut("m", || settings.get("m"));
+        assert!(store.locks.acquire(&key, LockOwner { client: OTHER, thread_id: 1 }, -1, 0));
+        let (done, answered) = run(&mut partition, &mut settings, &key, TxnOp::GetForUpdate);
+        assert_eq!((done, answered.as_str()), (Done::Park { wait_ms: 600_000 }, ""));
+        assert!(partition.map("m").unwrap().staged.is_empty(), "nothing staged while it waits");
+        assert_eq!(run(&mut partition, &mut settings, &key, TxnOp::Get), (Done::Answered, "Value(None)".into()));
+        let null = TxnOp::Set { value: Cow::Borrowed(&[0, 0, 0, 0, 0, 0, 0, 0][..]) };
+        let refused = try_run(&mut partition, &mut settings, &key, null).expect_err("a null value");
+        assert_eq!(refused.kind, crate::engine::request::ErrorKind::NullArgument);
+    }
+}

@@ -238,3 +238,33 @@ impl WideOperation for TxnRead {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::request::ErrorKind;
+    use crate::route::fanout::testing::over_the_hop;
+
+    #[test]
+    fn a_read_s_shares_merge_and_cross_the_member_hop() {
+        let mut first = Viewed { count: 2, found: false, ..Viewed::default() };
+        write_frame(&mut first.frames, 0, b"a");
+        write_frame(&mut first.frames, 0, b"b");
+        let mut second = Viewed { count: 1, found: true, ..Viewed::default() };
+        write_frame(&mut second.frames, 0, b"c");
+        first.merge(over_the_hop(&second));
+        let merged = over_the_hop(&first);
+        assert_eq!((merged.count, merged.found, merged.failure), (3, true, None));
+        assert_eq!(merged.frames, first.frames);
+        let failed = Viewed { failure: Some(OpError::new(ErrorKind::Query, "no such attribute")), ..Viewed::default() };
+        let mut empty = Viewed::default();
+        empty.merge(over_the_hop(&failed));
+        assert_eq!(
+            empty.failure,
+            Some(OpError::new(ErrorKind::Query, "no such attribute")),
+            "a failure's kind and text"
+        );
+        let read = TxnRead::new(Uuid::default(), TxnView::Size);
+        assert!(read.reply(&mut empty).is_err(), "the first failure is the answer");
+    }
+}
