@@ -15,7 +15,7 @@ What a real Hazelcast 5.6.0 member does (and these tests hold):
     TransactionTimedOutError (com.hazelcast.transaction.TransactionTimedOutException) and
     its key locks go;
   * a request naming a transaction the member does not know (never created, committed,
-    rolled back) fails with TransactionError ("No transaction context found for txnId:...",
+    rolled back, another client's) fails with TransactionError ("No transaction context found for txnId:...",
     com.hazelcast.transaction.TransactionException) and the connection goes on;
   * a client that disconnects has its open transactions rolled back.
 """
@@ -278,6 +278,22 @@ def test_unknown_and_ended_transactions_are_refused_and_the_connection_goes_on(c
         invoke(client, second, rollback)  # rolled back twice
     m.put("k", "after")
     assert m.get("k") == "after"
+
+
+def test_another_client_cannot_use_a_transaction(client_factory, map_name):
+    a, b = client_factory(), client_factory()
+    txn = a.new_transaction()
+    txn.begin()
+    txn.get_map(map_name).put("k", "a")
+    to_data = b._serialization_service.to_data
+    put = transactional_map_put_codec.encode_request(map_name, txn.id, txn.thread_id, to_data("k"), to_data("b"), -1)
+    connection = b._connection_manager.get_random_connection()
+    invocation = Invocation(put, connection=connection, response_handler=lambda m: m)
+    b._invocation_service.invoke(invocation)
+    with pytest.raises(TransactionError, match="No transaction context"):
+        invocation.future.result()
+    txn.commit()
+    assert b.get_map(map_name).blocking().get("k") == "a"
 
 
 def test_a_negative_timeout_is_refused(client):
