@@ -274,7 +274,7 @@ mod tests {
         assert_eq!(kind(registry.admit(ID, 1, false, 102)), ErrorKind::TransactionTimedOut);
         let mut ended = registry.take_connection(1);
         ended.sort_by_key(|txn| txn.as_u128());
-        assert_eq!(ended, [ID, Uuid::from_u128(9)], "both, the timed-out one again");
+        assert_eq!(ended, [Uuid::from_u128(9), ID], "both, the timed-out one again");
         assert_eq!(registry.len(), 0);
         registry.create(ID, 1, options(100), 0).unwrap();
         assert_eq!(kind(registry.end(ID, 1, true, 200)), ErrorKind::TransactionTimedOut);
