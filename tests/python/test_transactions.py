@@ -314,3 +314,41 @@ def test_a_disconnected_client_s_transaction_is_rolled_back(client_factory, map_
     assert waited.done.wait(30) and waited.error is None
     assert waited.result is None, "the transaction's put was never applied"
     assert m.get("k") == "plain"
+
+
+def test_a_multimap_in_a_transaction(client_factory, map_name):
+    a, b = client_factory(), client_factory()
+    mm = b.get_multi_map(map_name).blocking()
+    mm.put("k", "a")
+    mm.put("k", "b")
+    txn = a.new_transaction(timeout=30)
+    txn.begin()
+    t = txn.get_multi_map(map_name)
+    assert t.put("k", "a") is False, "a value the key has (a set of values)"
+    assert t.put("k", "c") is True
+    assert sorted(t.get("k")) == ["a", "b", "c"] and t.value_count("k") == 3 and t.size() == 3
+    assert t.remove("k", "b") is True and t.remove("k", "zz") is False
+    assert t.put("k2", "x") is True and t.size() == 3
+    assert t.remove_all("k2") == ["x"] and t.size() == 2
+    assert t.get("none") == [] and t.value_count("none") == 0
+    assert mm.size() == 2 and mm.is_locked("k"), "others see the committed values; the key is locked"
+    blocked = Background(lambda: mm.put("k", "plain"))
+    assert not blocked.done.wait(BLOCKED_CHECK), "a plain put waits for the commit"
+    txn.commit()
+    assert blocked.done.wait(WAIT) and blocked.error is None and blocked.result is True
+    assert sorted(mm.get("k")) == ["a", "c", "plain"] and mm.get("k2") == []
+    assert not mm.is_locked("k")
+
+
+def test_a_multimap_transaction_rolled_back(client, map_name):
+    mm = client.get_multi_map(map_name).blocking()
+    mm.put("k", "a")
+    txn = client.new_transaction(timeout=30)
+    txn.begin()
+    t = txn.get_multi_map(map_name)
+    t.put("k", "b")
+    t.remove_all("k")
+    t.put("n", "1")
+    txn.rollback()
+    assert mm.get("k") == ["a"] and mm.get("n") == [] and mm.size() == 1
+    assert not mm.is_locked("k") and not mm.is_locked("n")

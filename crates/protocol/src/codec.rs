@@ -514,6 +514,22 @@ messages! {
         txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, value: Data<'a>
     }
 
+    // ----- TransactionalMultiMap (service 0x0F): as TransactionalMap -----
+    Request TransactionalMultiMapPut<'a> = 0x0F0100 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a>
+    }
+    Request TransactionalMultiMapGet<'a> = 0x0F0200 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request TransactionalMultiMapRemove<'a> = 0x0F0300 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a>
+    }
+    Request TransactionalMultiMapRemoveEntry<'a> = 0x0F0400 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a>
+    }
+    Request TransactionalMultiMapValueCount<'a> = 0x0F0500 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a>
+    }
+    Request TransactionalMultiMapSize<'a> = 0x0F0600 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str }
+
     // ----- Response shapes shared by many requests -----
     /// No fields.
     Response EmptyResponse {}

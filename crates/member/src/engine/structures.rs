@@ -35,7 +35,7 @@ macro_rules! with_structures {
             Set = 5, "hz:impl:setService", "set", Replicas:
                 collection::store::CollectionStore, [collection::rows::SET_ROWS], collection::rows::destroy;
             MultiMap = 6, "hz:impl:multiMapService", "multimap", Replicas:
-                multimap::store::MultiMapStore, [multimap::rows::ROWS], multimap::rows::destroy;
+                multimap::store::MultiMapStore, [multimap::rows::ROWS, multimap::txn_rows::ROWS], multimap::rows::destroy;
             ReplicatedMap = 7, "hz:impl:replicatedMapService", "replicatedmap", Everywhere:
                 replicated_map::store::ReplicatedMapStore, [replicated_map::rows::ROWS], replicated_map::rows::destroy;
             CardinalityEstimator = 8, "hz:impl:cardinalityEstimatorService", "cardinalityestimator", Replicas:

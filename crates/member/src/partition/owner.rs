@@ -471,17 +471,20 @@ impl PartitionOwner {
             if !reply_to.connection.is_closed() {
                 let out = self.outbox.buffer(&reply_to.connection);
                 let (response_type, correlation_id) = (reply_to.response_type, reply_to.correlation_id);
-                if let Waiting::Map(request) = &parked.request {
-                    if let crate::engine::map::request::MapOp::Txn { .. } = request.op {
-                        // A transaction that waited for another's lock as long as a transaction
-                        // may live gives up, as Hazelcast's does.
-                        let text = "Transaction couldn't obtain lock for the key";
-                        let failure = OpError::new(ErrorKind::TransactionTimedOut, text);
-                        wire::write_error(out, correlation_id, &failure);
-                        continue;
+                let transactional = match &parked.request {
+                    Waiting::Map(request) => matches!(request.op, crate::engine::map::request::MapOp::Txn { .. }),
+                    Waiting::MultiMap(request) => {
+                        matches!(request.op, crate::engine::multimap::request::MultiMapOp::Txn { .. })
                     }
+                };
+                if transactional {
+                    // A transaction that waited for another's lock as long as a transaction may
+                    // live gives up, as Hazelcast's does.
+                    let text = "Transaction couldn't obtain lock for the key";
+                    wire::write_error(out, correlation_id, &OpError::new(ErrorKind::TransactionTimedOut, text));
+                } else {
+                    map_ops::answer_timed_out(&mut HazelcastReply { out, response_type, correlation_id });
                 }
-                map_ops::answer_timed_out(&mut HazelcastReply { out, response_type, correlation_id });
             }
         }
         self.released.extend(released);

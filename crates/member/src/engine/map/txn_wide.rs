@@ -4,7 +4,7 @@
 //! predicate, counting its own staged changes). Both run on every member's owned partitions:
 //! a transaction stages a key's change where the key's owner is.
 
-use crate::engine::listeners::{Event, EventKind};
+use crate::engine::listeners::{Event, EventKind, Registry};
 use crate::engine::map::query::{Predicate, ShareSchemas};
 use crate::engine::map::staged::Change;
 use crate::engine::map::store::RecordStore;
@@ -62,6 +62,7 @@ impl WideOperation for TxnEnd {
                     }
                 }
             }
+            ended |= self.end_multimaps(share, local, partition_id);
             if ended {
                 share.touched.push(local);
             }
@@ -70,6 +71,37 @@ impl WideOperation for TxnEnd {
 
     fn reply<'p>(&'p self, _: &'p mut ()) -> Result<Reply<'p>, OpError> {
         Ok(Reply::Empty)
+    }
+}
+
+impl TxnEnd {
+    /// The transaction's end on the multimaps of partition `local`: each key it staged gets
+    /// the values it staged (commit, with ADDED and REMOVED events) and its lock released.
+    /// Whether it staged anything there.
+    fn end_multimaps(&self, share: &mut ShareContext<'_>, local: usize, partition_id: PartitionId) -> bool {
+        let mut ended = false;
+        for (name, store) in share.partitions[local].stores_mut::<kind::MultiMap>() {
+            let keys: Vec<Box<[u8]>> =
+                store.staged.iter().filter(|(_, staged)| staged.txn == self.txn).map(|(key, _)| key.clone()).collect();
+            for key in keys {
+                let Some(staged) = store.staged.remove(&key) else { continue };
+                ended = true;
+                if self.commit {
+                    let (added, removed) = store.replace_values(&key, staged.values);
+                    let events = added.iter().map(|value| (EventKind::Added, Some(&**value), None));
+                    let events = events.chain(removed.iter().map(|value| (EventKind::Removed, None, Some(&**value))));
+                    for (kind, value, old_value) in events {
+                        let (key, partition_id, source) = (Some(&*key), Some(partition_id), share.member);
+                        let event = Event { kind, partition_id, key, value, old_value, affected_entries: 1, source };
+                        share.listeners.publish_to(Registry::MultiMapEntries, share.outbox, share.member, name, event);
+                    }
+                }
+                if let Ok(released) = store.locks.unlock(&key, staged.owner) {
+                    share.released.extend(released);
+                }
+            }
+        }
+        ended
     }
 }
 
@@ -101,6 +133,8 @@ pub(crate) enum TxnView {
     Keys(Option<Box<[u8]>>),
     Values(Option<Box<[u8]>>),
     ContainsValue(Box<[u8]>),
+    /// A multimap's size: its values, counting the transaction's staged ones.
+    MultiMapSize,
 }
 
 /// A read of the map as transaction `txn` sees it: the committed entries with its staged
@@ -119,6 +153,20 @@ impl TxnRead {
             _ => None,
         };
         TxnRead { txn, view, predicate }
+    }
+
+    /// A multimap's values in the owned partitions, with the transaction's staged keys as it
+    /// sees them.
+    fn multimap_size(&self, name: &str, share: &ShareContext<'_>, partial: &mut Viewed) {
+        for (local, partition) in share.partitions.iter().enumerate() {
+            let owned = share.owned.get(local).copied().unwrap_or(false);
+            let Some(store) = partition.store::<kind::MultiMap>(name).filter(|_| owned) else { continue };
+            let mut count = store.value_count() as u64;
+            for (key, staged) in store.staged.iter().filter(|(_, staged)| staged.txn == self.txn) {
+                count = count - store.values(key).len() as u64 + staged.values.len() as u64;
+            }
+            partial.count += count;
+        }
     }
 
     /// The entries of `store` as the transaction sees them.
@@ -200,6 +248,10 @@ impl WideOperation for TxnRead {
             Some(Ok(compiled)) => Some(&compiled.filter),
             None => None,
         };
+        if let TxnView::MultiMapSize = self.view {
+            self.multimap_size(map, share, partial);
+            return;
+        }
         let schemas = ShareSchemas::new(share.schemas);
         for (local, partition) in share.partitions.iter().enumerate() {
             let owned = share.owned.get(local).copied().unwrap_or(false);
@@ -220,7 +272,7 @@ impl WideOperation for TxnRead {
                     TxnView::Keys(_) => write_frame(&mut partial.frames, 0, key),
                     TxnView::Values(_) => write_frame(&mut partial.frames, 0, value),
                     TxnView::ContainsValue(wanted) => partial.found |= **wanted == *value,
-                    TxnView::Size | TxnView::IsEmpty => {}
+                    TxnView::Size | TxnView::IsEmpty | TxnView::MultiMapSize => {}
                 }
             }
         }
@@ -231,7 +283,7 @@ impl WideOperation for TxnRead {
             return Err(failure);
         }
         Ok(match self.view {
-            TxnView::Size => Reply::Int(partial.count.min(i32::MAX as u64) as i32),
+            TxnView::Size | TxnView::MultiMapSize => Reply::Int(partial.count.min(i32::MAX as u64) as i32),
             TxnView::IsEmpty => Reply::Bool(partial.count == 0),
             TxnView::ContainsValue(_) => Reply::Bool(partial.found),
             TxnView::Keys(_) | TxnView::Values(_) => Reply::FramedList(&partial.frames),
