@@ -1,6 +1,6 @@
-"""Transactions (Transaction.create 0x150200, commit 0x150100, rollback 0x150300) and
-TransactionalMap (service 0x0E), as a user of the Python client sees them, smart and
-unisocket.
+"""Transactions (Transaction.create 0x150200, commit 0x150100, rollback 0x150300),
+TransactionalMap (service 0x0E) and TransactionalMultiMap (0x0F), as a user of the Python client
+sees them, smart and unisocket.
 
 What a real Hazelcast 5.6.0 member does (and these tests hold):
   * the member the client created the transaction on coordinates it; every transactional

@@ -309,10 +309,7 @@ pub(crate) fn execute(
         op @ (MultiMapOp::Lock { .. } | MultiMapOp::Unlock { .. } | MultiMapOp::IsLocked { .. }) => {
             return lock_op(store, ctx, op, reply);
         }
-        MultiMapOp::Txn { .. } => {
-            // The multimap's handler runs a transaction's request by `txn.rs`.
-            return Err(OpError::new(ErrorKind::Unsupported, "a transactional request outside its handler"));
-        }
+        MultiMapOp::Txn { .. } => return Err(OpError::new(ErrorKind::Unsupported, "run by the transaction's handler")),
     }
     Ok(MultiDone::Answered)
 }
