@@ -79,3 +79,55 @@ pub(crate) fn execute(
     store.staged.insert(key.into(), StagedValues { txn, owner, blocks_reads, values });
     Ok(MultiDone::Answered)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::request::string_data as data;
+    use ferrogrid_config::MultiMapConfig;
+    use std::borrow::Cow;
+
+    const CLIENT: Uuid = Uuid { most: 1, least: 1 };
+    const TXN: Uuid = Uuid { most: 9, least: 9 };
+
+    /// Runs `op` of TXN (thread 1 of CLIENT) on `key`: what it did and answered.
+    fn run(store: &mut MultiMapStore, key: &[u8], op: MultiTxnOp<'_>) -> (MultiDone, String) {
+        let mut answers = Vec::new();
+        let mut lease = None;
+        let done = execute(store, (key, TXN, 1, true), CLIENT, (0, 1_000), &op, &mut lease, &mut |reply| {
+            answers.push(format!("{reply:?}"))
+        })
+        .expect("not refused");
+        (done, answers.join(", "))
+    }
+
+    #[test]
+    fn a_transaction_stages_a_key_s_values_under_its_lock() {
+        let mut store = MultiMapStore::new(MultiMapConfig::DEFAULT);
+        let (key, a, b) = (data("k"), data("a"), data("b"));
+        assert_eq!(run(&mut store, &key, MultiTxnOp::Put { value: Cow::Borrowed(&a) }).1, "Bool(true)");
+        assert_eq!(run(&mut store, &key, MultiTxnOp::Put { value: Cow::Borrowed(&a) }).1, "Bool(false)", "a set");
+        assert_eq!(run(&mut store, &key, MultiTxnOp::Put { value: Cow::Borrowed(&b) }).1, "Bool(true)");
+        assert_eq!(run(&mut store, &key, MultiTxnOp::ValueCount).1, "Int(2)");
+        assert!(store.values(&key).is_empty(), "nothing committed");
+        assert!(store.blocks_read(&key, Uuid::from_u128(5)) && !store.blocks_read(&key, CLIENT));
+        assert!(!store.locks.may_write(&key, LockOwner { client: Uuid::from_u128(5), thread_id: 1 }));
+        assert_eq!(run(&mut store, &key, MultiTxnOp::RemoveEntry { value: Cow::Borrowed(&a) }).1, "Bool(true)");
+        let staged = store.staged.remove(&key[..]).expect("staged");
+        let (added, removed) = store.replace_values(&key, staged.values);
+        assert_eq!((added, removed), (vec![b.clone().into_boxed_slice()], vec![]));
+        assert_eq!(store.values(&key), [b.into_boxed_slice()]);
+        assert!(store.locks.unlock(&key, staged.owner).is_ok(), "one hold");
+        assert!(!store.locks.is_locked(&key));
+    }
+
+    #[test]
+    fn another_owner_s_lock_parks_a_write() {
+        let mut store = MultiMapStore::new(MultiMapConfig::DEFAULT);
+        let key = data("k");
+        assert!(store.locks.acquire(&key, LockOwner { client: Uuid::from_u128(5), thread_id: 1 }, -1, 0));
+        assert_eq!(run(&mut store, &key, MultiTxnOp::RemoveKey).0, MultiDone::Park { wait_ms: 1_000 });
+        assert_eq!(run(&mut store, &key, MultiTxnOp::Get), (MultiDone::Answered, "Values([])".into()));
+        assert!(store.staged.is_empty());
+    }
+}
