@@ -105,6 +105,26 @@ pub struct Limits {
     /// together; every member keeps all of them): one more is refused with an error.
     /// `ferrogrid.limits.max-dynamic-configs`, default 10 000, nonzero.
     pub max_dynamic_configs: u32,
+    /// Open transactions of one client connection; one more is refused with
+    /// TransactionException. `ferrogrid.limits.max-transactions-per-connection`, default 64,
+    /// nonzero, at most `max_transactions`.
+    pub max_transactions_per_connection: u32,
+    /// Open transactions this member coordinates. `ferrogrid.limits.max-transactions`,
+    /// default 10 000, nonzero.
+    pub max_transactions: u32,
+    /// Transactional writes (and getForUpdate locks) one transaction may log; one more is
+    /// refused with TransactionException. `ferrogrid.limits.max-transaction-log-entries`,
+    /// default 10 000, nonzero.
+    pub max_transaction_log_entries: u32,
+    /// Timeout of a transaction created without one (Hazelcast's default: 2 minutes).
+    /// `ferrogrid.limits.transaction-default-timeout-millis`, default 120 000, nonzero, at most
+    /// `transaction_max_timeout_millis`.
+    pub transaction_default_timeout_millis: u32,
+    /// Longest timeout a transaction may ask for (longer is refused with
+    /// IllegalArgumentException); also how long a transaction's key lock outlives a coordinator
+    /// that never ends it. `ferrogrid.limits.transaction-max-timeout-millis`, default 600 000,
+    /// nonzero.
+    pub transaction_max_timeout_millis: u32,
 }
 
 impl Default for Limits {
@@ -131,11 +151,35 @@ impl Default for Limits {
             max_flake_id_generators: 10_000,
             max_schemas: 10_000,
             max_dynamic_configs: 10_000,
+            max_transactions_per_connection: 64,
+            max_transactions: 10_000,
+            max_transaction_log_entries: 10_000,
+            transaction_default_timeout_millis: 120_000,
+            transaction_max_timeout_millis: 600_000,
         }
     }
 }
 
 impl Limits {
+    /// The transaction bounds that depend on each other (each is nonzero already).
+    fn validate_transactions(&self) -> Result<(), ConfigError> {
+        if self.max_transactions_per_connection > self.max_transactions {
+            let expected = format!(
+                "expected at most max-transactions ({}), got {}",
+                self.max_transactions, self.max_transactions_per_connection
+            );
+            return Err(invalid("ferrogrid.limits.max-transactions-per-connection", expected));
+        }
+        if self.transaction_default_timeout_millis > self.transaction_max_timeout_millis {
+            let expected = format!(
+                "expected at most transaction-max-timeout-millis ({}), got {}",
+                self.transaction_max_timeout_millis, self.transaction_default_timeout_millis
+            );
+            return Err(invalid("ferrogrid.limits.transaction-default-timeout-millis", expected));
+        }
+        Ok(())
+    }
+
     /// Checks every bound documented on the fields.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let nonzero = [
@@ -158,11 +202,17 @@ impl Limits {
             ("max-flake-id-generators", self.max_flake_id_generators),
             ("max-schemas", self.max_schemas),
             ("max-dynamic-configs", self.max_dynamic_configs),
+            ("max-transactions-per-connection", self.max_transactions_per_connection),
+            ("max-transactions", self.max_transactions),
+            ("max-transaction-log-entries", self.max_transaction_log_entries),
+            ("transaction-default-timeout-millis", self.transaction_default_timeout_millis),
+            ("transaction-max-timeout-millis", self.transaction_max_timeout_millis),
         ];
         if let Some((name, _)) = nonzero.iter().find(|(_, value)| *value == 0) {
             let key = format!("ferrogrid.limits.{name}");
             return Err(invalid(key, "expected at least 1, got 0"));
         }
+        self.validate_transactions()?;
         let (frame, message) = (self.max_frame_bytes, self.max_message_bytes);
         let frame_key = "ferrogrid.limits.max-frame-bytes";
         if !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&frame) {
@@ -207,7 +257,7 @@ mod tests {
     #[test]
     fn each_bound_rejects_zero_under_its_own_key() {
         type Field = fn(&mut Limits) -> &mut u32;
-        let fields: [(&str, Field); 11] = [
+        let fields: [(&str, Field); 14] = [
             ("requests-per-turn", |limits| &mut limits.requests_per_turn),
             ("reads-per-turn", |limits| &mut limits.reads_per_turn),
             ("max-parked-per-key", |limits| &mut limits.max_parked_per_key),
@@ -219,9 +269,17 @@ mod tests {
             ("max-flake-id-generators", |limits| &mut limits.max_flake_id_generators),
             ("max-schemas", |limits| &mut limits.max_schemas),
             ("max-dynamic-configs", |limits| &mut limits.max_dynamic_configs),
+            ("max-transactions", |limits| &mut limits.max_transactions),
+            ("max-transaction-log-entries", |limits| &mut limits.max_transaction_log_entries),
+            ("transaction-max-timeout-millis", |limits| &mut limits.transaction_max_timeout_millis),
         ];
         for (name, field) in fields {
-            let mut limits = Limits::default();
+            // (the bounds that must stay below others at 1 too)
+            let mut limits = Limits {
+                max_transactions_per_connection: 1,
+                transaction_default_timeout_millis: 1,
+                ..Limits::default()
+            };
             *field(&mut limits) = 1;
             limits.validate().unwrap_or_else(|error| panic!("{name}: 1 must be accepted, got {error}"));
             *field(&mut limits) = 0;
@@ -238,6 +296,16 @@ mod tests {
         assert_eq!(limits.listener_event_queue_bytes, 16 << 20);
         assert_eq!(limits.max_flake_id_generators, 10_000);
         limits.validate().unwrap();
+    }
+
+    #[test]
+    fn transaction_bounds_are_consistent() {
+        let mut limits = Limits { max_transactions: 10, max_transactions_per_connection: 11, ..Limits::default() };
+        assert_eq!(invalid_key(&limits), "ferrogrid.limits.max-transactions-per-connection");
+        limits.max_transactions_per_connection = 10;
+        limits.validate().unwrap();
+        limits.transaction_default_timeout_millis = limits.transaction_max_timeout_millis + 1;
+        assert_eq!(invalid_key(&limits), "ferrogrid.limits.transaction-default-timeout-millis");
     }
 
     #[test]

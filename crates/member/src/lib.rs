@@ -32,5 +32,6 @@ pub(crate) mod server;
 pub(crate) mod shared;
 pub(crate) mod sql;
 pub(crate) mod tenants;
+pub(crate) mod transaction;
 
 pub use server::{Member, StartError};

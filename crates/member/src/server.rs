@@ -221,6 +221,7 @@ pub(crate) fn shared_state(
         .iter()
         .map(|tenant| crate::tenants::Tenant::new(tenant.clone(), reactor_count))
         .collect();
+    let transactions = crate::transaction::registry::Transactions::new(&config.limits);
     let config = Arc::new(config);
     let protection_active = config.split_brain_protections.is_active();
     let dynamic_configs = Arc::new(crate::engine::dynamic_config::configs::DynamicConfigs::new(config.clone()));
@@ -234,6 +235,7 @@ pub(crate) fn shared_state(
         cluster_listeners: Default::default(),
         schemas: Default::default(),
         sql: Default::default(),
+        transactions,
         indexes: Default::default(),
         dynamic_configs,
         relays: Default::default(),

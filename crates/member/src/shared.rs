@@ -140,6 +140,8 @@ pub struct Shared {
     pub schemas: Arc<crate::engine::schemas::Schemas>,
     /// The SQL service: the mappings (every member holds all) and the open cursors.
     pub(crate) sql: Arc<crate::sql::service::SqlService>,
+    /// The transactions this member coordinates.
+    pub(crate) transactions: crate::transaction::registry::Transactions,
     /// Every map's index definitions (`Map.addIndex`).
     pub indexes: Arc<crate::engine::map::index::Registry>,
     /// Configurations added while the cluster runs (`engine/dynamic_config.rs`).

@@ -569,6 +569,71 @@ messages! {
     Request SqlMappingDdl<'a> = 0x210600 { ; var name: &'a str }
     Response SqlMappingDdlResponse<'a> { ; var sql: Option<&'a str> }
 
+    // ----- Transaction (service 0x15): sent to the member the transaction was created on
+    // (partition id -1), which coordinates it -----
+    /// Answered with an `EmptyResponse`.
+    Request TransactionCommit = 0x150100 { transaction_id: Option<Uuid>, thread_id: i64 }
+    /// Answered with a `UuidResponse`: the transaction's id. Timeout in ms; type 1 TWO_PHASE,
+    /// 2 ONE_PHASE.
+    Request TransactionCreate = 0x150200 { timeout: i64, durability: i32, transaction_type: i32, thread_id: i64 }
+    /// Answered with an `EmptyResponse`.
+    Request TransactionRollback = 0x150300 { transaction_id: Option<Uuid>, thread_id: i64 }
+
+    // ----- TransactionalMap (service 0x0E): sent to the transaction's member (partition id
+    // -1); every request names the map, the transaction and its thread -----
+    Request TransactionalMapContainsKey<'a> = 0x0E0100 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request TransactionalMapGet<'a> = 0x0E0200 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request TransactionalMapGetForUpdate<'a> = 0x0E0300 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request TransactionalMapSize<'a> = 0x0E0400 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str }
+    Request TransactionalMapIsEmpty<'a> = 0x0E0500 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str }
+    Request TransactionalMapPut<'a> = 0x0E0600 {
+        txn_id: Option<Uuid>, thread_id: i64, ttl: i64; var name: &'a str, key: Data<'a>, value: Data<'a>
+    }
+    Request TransactionalMapSet<'a> = 0x0E0700 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a>
+    }
+    Request TransactionalMapPutIfAbsent<'a> = 0x0E0800 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a>
+    }
+    Request TransactionalMapReplace<'a> = 0x0E0900 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a>
+    }
+    Request TransactionalMapReplaceIfSame<'a> = 0x0E0A00 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a>, old_value: Data<'a>, new_value: Data<'a>
+    }
+    Request TransactionalMapRemove<'a> = 0x0E0B00 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request TransactionalMapDelete<'a> = 0x0E0C00 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request TransactionalMapRemoveIfSame<'a> = 0x0E0D00 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a>
+    }
+    Request TransactionalMapKeySet<'a> = 0x0E0E00 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str }
+    Request TransactionalMapKeySetWithPredicate<'a> = 0x0E0F00 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, predicate: Data<'a>
+    }
+    Request TransactionalMapValues<'a> = 0x0E1000 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str }
+    Request TransactionalMapValuesWithPredicate<'a> = 0x0E1100 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, predicate: Data<'a>
+    }
+    Request TransactionalMapContainsValue<'a> = 0x0E1200 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, value: Data<'a>
+    }
+
+    // ----- TransactionalMultiMap (service 0x0F): as TransactionalMap -----
+    Request TransactionalMultiMapPut<'a> = 0x0F0100 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a>
+    }
+    Request TransactionalMultiMapGet<'a> = 0x0F0200 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a> }
+    Request TransactionalMultiMapRemove<'a> = 0x0F0300 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a>
+    }
+    Request TransactionalMultiMapRemoveEntry<'a> = 0x0F0400 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a>
+    }
+    Request TransactionalMultiMapValueCount<'a> = 0x0F0500 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a>
+    }
+    Request TransactionalMultiMapSize<'a> = 0x0F0600 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str }
+
     // ----- Response shapes shared by many requests -----
     /// No fields.
     Response EmptyResponse {}

@@ -44,6 +44,8 @@ error_codes! {
     STALE_SEQUENCE = 51, "com.hazelcast.ringbuffer.StaleSequenceException";
     TARGET_DISCONNECTED = 52, "com.hazelcast.spi.exception.TargetDisconnectedException";
     TARGET_NOT_MEMBER = 53, "com.hazelcast.spi.exception.TargetNotMemberException";
+    TRANSACTION = 56, "com.hazelcast.transaction.TransactionException";
+    TRANSACTION_TIMED_OUT = 58, "com.hazelcast.transaction.TransactionTimedOutException";
     UNSUPPORTED_OPERATION = 61, "java.lang.UnsupportedOperationException";
     WRONG_TARGET = 62, "com.hazelcast.spi.exception.WrongTargetException";
     NO_DATA_MEMBER = 67, "com.hazelcast.partition.NoDataMemberInClusterException";

@@ -21,6 +21,11 @@ pub const IS_NULL: u16 = 0x0400;
 pub const IS_EVENT: u16 = 0x0200;
 pub const BACKUP_AWARE: u16 = 0x0100;
 pub const BACKUP_EVENT: u16 = 0x0080;
+/// ferrogrid's own, on a request's initial frame: a transactional key request the coordinator
+/// routed for a TWO_PHASE transaction, whose key locks make plain reads of the key wait (as
+/// Hazelcast's do). No client sets it; one that did would only make reads of its own
+/// transaction's keys wait.
+pub const TXN_BLOCKS_READS: u16 = 0x0001;
 
 /// The 3-byte protocol header a client sends first.
 pub const CLIENT_PROTOCOL_HEADER: &[u8; 3] = b"CP2";

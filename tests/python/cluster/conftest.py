@@ -61,6 +61,9 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
     a third member joins and takes partitions, and every partition goes on from its pointers
     on its new owner: every entry exactly once (against Hazelcast, whose pointers are slots
     of the old owner's table, any repeats and misses are noted);
+  * transactions (test_transactions_cluster.py): a transaction coordinated by either member (smart
+    and unisocket clients) commits keys of partitions owned by both, a plain put through the
+    other member waits for the commit, and a rollback leaves every key as it was;
   * a member stopped with SIGSTOP while a unisocket client puts ~30 MB through the other: past
     connection-write-buffer-bytes (256 KiB here) the other stops reading clients (log line,
     RSS grows < 20 MB), and after SIGCONT every put is answered and reads back.

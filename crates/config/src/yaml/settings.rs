@@ -328,6 +328,11 @@ pub(super) fn read_limits(mut section: Section, config: &mut MemberConfig) -> Re
         ("max-flake-id-generators", &mut limits.max_flake_id_generators),
         ("max-schemas", &mut limits.max_schemas),
         ("max-dynamic-configs", &mut limits.max_dynamic_configs),
+        ("max-transactions-per-connection", &mut limits.max_transactions_per_connection),
+        ("max-transactions", &mut limits.max_transactions),
+        ("max-transaction-log-entries", &mut limits.max_transaction_log_entries),
+        ("transaction-default-timeout-millis", &mut limits.transaction_default_timeout_millis),
+        ("transaction-max-timeout-millis", &mut limits.transaction_max_timeout_millis),
     ];
     for (key, field) in fields {
         section.set(key, field, unsigned)?;

@@ -187,8 +187,9 @@ impl Core {
         let Some(header) = RequestHeader::peek(forward.request) else {
             return Ok(After::Close("malformed forwarded request: no request header".into()));
         };
-        let routed =
-            |row: &operations::Operation| matches!(row.route, Route::Partition | Route::Replica | Route::Local);
+        let routed = |row: &operations::Operation| {
+            row.route.is_partition_bound() || matches!(row.route, Route::Replica | Route::Local)
+        };
         if !operations::row(header.message_type).is_some_and(routed) {
             let text = format!("not a partition request: {}", header.message_type);
             wire::write_error(out, message.correlation_id(), &OpError::new(ErrorKind::Unsupported, text));

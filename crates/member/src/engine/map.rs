@@ -1,5 +1,8 @@
 //! Maps (`IMap`): the engine's operations (`ops.rs`), a map's entries in one partition
-//! (`store.rs` over `table.rs` and `entry.rs`), its indexes and the predicates queries run, and iteration by partition (`iteration.rs`).
+//! (`store.rs` over `table.rs` and `entry.rs`), its indexes and the predicates queries run,
+//! iteration by partition (`iteration.rs`), and its transactional operations (`txn.rs`: a
+//! transaction's key operations, staged in `staged.rs` until its end; `txn_wide.rs`: its
+//! commit, rollback and reads over every partition).
 pub(crate) mod aggregate_ops;
 pub(crate) mod entry;
 pub(crate) mod index;
@@ -10,7 +13,11 @@ pub(crate) mod query_ops;
 pub(crate) mod remove_all;
 pub(crate) mod request;
 pub(crate) mod rows;
+pub(crate) mod staged;
 pub(crate) mod store;
 pub(crate) mod table;
+pub(crate) mod txn;
+pub(crate) mod txn_rows;
+pub(crate) mod txn_wide;
 pub(crate) mod wide;
 pub(crate) mod wide_rows;

@@ -3,4 +3,6 @@
 pub(crate) mod request;
 pub(crate) mod rows;
 pub(crate) mod store;
+pub(crate) mod txn;
+pub(crate) mod txn_rows;
 pub(crate) mod wide;

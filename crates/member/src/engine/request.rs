@@ -169,6 +169,12 @@ pub enum ErrorKind {
     InvalidConfiguration,
     /// Arithmetic Java refuses in an aggregation (a BigDecimal average with no exact result).
     Arithmetic,
+    /// A transaction that cannot go on: unknown (never created, or already committed or
+    /// rolled back) or over its bounds.
+    Transaction,
+    /// A transaction used or committed after its timeout, or that waited too long for a key's
+    /// lock.
+    TransactionTimedOut,
 }
 
 /// A request that is well-formed but cannot be served.

@@ -189,6 +189,12 @@ impl SettingsCache {
         self.config.limits.max_parked_per_key as usize
     }
 
+    /// The longest a transaction lives: how long its key locks are leased for and how long
+    /// its operations wait for another's lock (`transaction-max-timeout-millis`).
+    pub fn transaction_max_timeout_ms(&self) -> i64 {
+        i64::from(self.config.limits.transaction_max_timeout_millis)
+    }
+
     pub fn get(&mut self, map: &str) -> Arc<MapSettings> {
         if let Some(settings) = self.cache.get(map) {
             return settings.clone();

@@ -25,7 +25,7 @@ macro_rules! with_structures {
     ($expand:path) => {
         $expand! {
             Map = 1, "hz:impl:mapService", "map", Replicas:
-                map::store::RecordStore, [map::rows::KEY_ROWS, map::wide_rows::WIDE_ROWS], map::wide::destroy;
+                map::store::RecordStore, [map::rows::KEY_ROWS, map::wide_rows::WIDE_ROWS, map::txn_rows::ROWS], map::wide::destroy;
             Queue = 2, "hz:impl:queueService", "queue", Replicas:
                 queue::store::QueueStore, [queue::rows::ROWS], queue::rows::destroy;
             Ringbuffer = 3, "hz:impl:ringbufferService", "ringbuffer", Replicas:
@@ -35,7 +35,7 @@ macro_rules! with_structures {
             Set = 5, "hz:impl:setService", "set", Replicas:
                 collection::store::CollectionStore, [collection::rows::SET_ROWS], collection::rows::destroy;
             MultiMap = 6, "hz:impl:multiMapService", "multimap", Replicas:
-                multimap::store::MultiMapStore, [multimap::rows::ROWS], multimap::rows::destroy;
+                multimap::store::MultiMapStore, [multimap::rows::ROWS, multimap::txn_rows::ROWS], multimap::rows::destroy;
             ReplicatedMap = 7, "hz:impl:replicatedMapService", "replicatedmap", Everywhere:
                 replicated_map::store::ReplicatedMapStore, [replicated_map::rows::ROWS], replicated_map::rows::destroy;
             CardinalityEstimator = 8, "hz:impl:cardinalityEstimatorService", "cardinalityestimator", Replicas:

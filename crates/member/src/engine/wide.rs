@@ -172,6 +172,13 @@ pub struct ShareContext<'a> {
     pub reactor: (usize, usize),
     /// The cluster's partition count.
     pub partition_count: u16,
+    /// Requests released from key locks by this share (a transaction's end): the reactor
+    /// re-runs them after it.
+    pub released: &'a mut Vec<crate::engine::locks::Parked>,
+    /// Partitions (indexes into `partitions`) whose objects this share changed as their owner
+    /// would a request's (a transaction's commit): the reactor sends their changes to the
+    /// backups after it.
+    pub touched: &'a mut Vec<usize>,
 }
 
 impl ShareContext<'_> {

@@ -172,6 +172,7 @@ impl Reactor {
             // members, go with it (as Hazelcast's endpoint does).
             connection.shared.close();
             self.core.shared.sql.connection_closed(connection.shared.id);
+            self.core.txn_connection_closed(connection.shared.id);
             self.core.shared.client_closes.fetch_add(1, Ordering::AcqRel);
             let dropped = self.core.shared.relays.drop_closed();
             self.core.unlisten_everywhere(&dropped);

@@ -437,6 +437,7 @@ impl Reactor {
             self.close(token, reason);
         }
         self.core.answer_schemas_due();
+        self.core.txn_expire();
         let closes = self.core.shared.client_closes.load(Ordering::Acquire);
         if closes != self.client_closes_seen {
             self.client_closes_seen = closes;

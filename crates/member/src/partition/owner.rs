@@ -389,6 +389,7 @@ impl PartitionOwner {
     /// Completes one share of a map-wide request on this reactor: its own partitions, or
     /// another member's answer. Returns the answer to send if it was the last share.
     pub fn run_share(&mut self, job: &FanOut, share: crate::engine::wide::Share<'_>) -> Option<Vec<u8>> {
+        let mut touched = Vec::new();
         let mut context = ShareContext {
             partitions: &mut self.partitions,
             listeners: &mut self.listeners,
@@ -402,11 +403,20 @@ impl PartitionOwner {
             schemas: &self.schemas,
             reactor: (self.replication.reactor_index, self.replication.reactor_count),
             partition_count: self.replication.state.table.partition_count() as u16,
+            released: &mut self.released,
+            touched: &mut touched,
         };
-        match share {
+        let answer = match share {
             crate::engine::wide::Share::Here => job.run_share(&mut context),
             crate::engine::wide::Share::Member(answer) => job.merge_remote(answer.as_ref(), &mut context),
+        };
+        let count = self.replication.reactor_count;
+        for local in touched {
+            let partition = PartitionId((self.replication.reactor_index + local * count) as u16);
+            self.send_changes(partition);
         }
+        self.rerun_released();
+        answer
     }
 
     /// Schedules the lock release of a client that has no connection left.
@@ -461,7 +471,20 @@ impl PartitionOwner {
             if !reply_to.connection.is_closed() {
                 let out = self.outbox.buffer(&reply_to.connection);
                 let (response_type, correlation_id) = (reply_to.response_type, reply_to.correlation_id);
-                map_ops::answer_timed_out(&mut HazelcastReply { out, response_type, correlation_id });
+                let transactional = match &parked.request {
+                    Waiting::Map(request) => matches!(request.op, crate::engine::map::request::MapOp::Txn { .. }),
+                    Waiting::MultiMap(request) => {
+                        matches!(request.op, crate::engine::multimap::request::MultiMapOp::Txn { .. })
+                    }
+                };
+                if transactional {
+                    // A transaction that waited for another's lock as long as a transaction may
+                    // live gives up, as Hazelcast's does.
+                    let text = "Transaction couldn't obtain lock for the key";
+                    wire::write_error(out, correlation_id, &OpError::new(ErrorKind::TransactionTimedOut, text));
+                } else {
+                    map_ops::answer_timed_out(&mut HazelcastReply { out, response_type, correlation_id });
+                }
             }
         }
         self.released.extend(released);

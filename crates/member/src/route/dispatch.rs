@@ -264,6 +264,9 @@ impl Core {
                 }
                 Ok(After::Continue)
             }
+            Some((slot, row @ &Operation { route: Route::Transaction(call), .. })) => {
+                self.dispatch_transaction(connection, header, (slot, row), call, bytes, out, origin)
+            }
             // (The only Local row.)
             Some((_, row)) if row.route == Route::Local => self.new_id_batch(connection, header, bytes, out, origin),
             // The client service, and types without one of its rows (answered UnsupportedOperation).
@@ -322,8 +325,8 @@ impl Core {
             _ => &mut self.owner,
         };
         let local = match (row.route, serves) {
-            (Route::Partition, Some(local)) if here => local,
-            (Route::Partition, _) => match running.serving(partition, header.correlation_id, out) {
+            (route, Some(local)) if here && route.is_partition_bound() => local,
+            (route, _) if route.is_partition_bound() => match running.serving(partition, header.correlation_id, out) {
                 Some(local) => local,
                 None => return Ok(After::Continue),
             },

@@ -289,6 +289,8 @@ mod tests {
         replicated: crate::engine::replicated_map::store::Shares,
         settings: crate::engine::settings::SettingsCache,
         schemas: Arc<crate::engine::schemas::Schemas>,
+        released: Vec<crate::engine::locks::Parked>,
+        touched: Vec<usize>,
     }
 
     impl Reactor {
@@ -305,6 +307,8 @@ mod tests {
                 replicated,
                 settings,
                 schemas: Default::default(),
+                released: Vec::new(),
+                touched: Vec::new(),
             }
         }
 
@@ -322,6 +326,8 @@ mod tests {
                 schemas: &self.schemas,
                 reactor: (0, 1),
                 partition_count: self.owned.len() as u16,
+                released: &mut self.released,
+                touched: &mut self.touched,
             }
         }
     }

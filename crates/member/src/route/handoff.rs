@@ -170,7 +170,7 @@ impl PartitionOwner {
         // engine finds the counter by name); whether this member still serves a partition
         // the request is bound to is checked here, where it runs.
         let partition = PartitionId(message.partition_id() as u16);
-        let local = if row.route == crate::route::row::Route::Partition {
+        let local = if row.route.is_partition_bound() {
             match self.serving(partition, handoff.correlation_id, out) {
                 Some(local) => local,
                 None => return Ok(message_type),

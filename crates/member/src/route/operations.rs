@@ -14,7 +14,7 @@ use crate::engine::structures::ObjectKind;
 use crate::engine::wide::Classified;
 use crate::net::connection::ConnectionShared;
 use crate::route::protection;
-pub use crate::route::row::{ClientCall, Flags, Operation, Route, SqlCall};
+pub use crate::route::row::{ClientCall, Flags, Operation, Route, SqlCall, TxnCall};
 use ferrogrid_config::ProtectedStructure;
 use ferrogrid_protocol::{DecodeError, Message, MessageType};
 use std::sync::Arc;
@@ -38,6 +38,7 @@ macro_rules! sections {
             (engine::dynamic_config::rows::ROWS, None),
             (crate::sql::rows::ROWS, None),
             (crate::route::client::rows::ROWS, None),
+            (crate::transaction::rows::ROWS, None),
             (crate::cluster::rows::ROWS, None),
         ];
 
@@ -186,10 +187,19 @@ mod tests {
         assert_eq!(counted, PARTITION_OPERATION_COUNT);
         let rest = &rows()[PARTITION_OPERATION_COUNT..];
         assert!(rest.iter().all(|row: &&Operation| !(row.route == Route::Partition && is_map(row))));
-        let decoded = |row: &Operation| matches!(row.route, Route::Partition | Route::Replica | Route::LocalCopy);
+        let decoded = |row: &Operation| {
+            matches!(row.route, Route::Partition | Route::Replica | Route::LocalCopy | Route::Transaction(TxnCall::Key))
+        };
         assert!(rows().iter().copied().all(|row| decoded(row) == row.run.is_some()));
         assert!(rows().iter().all(|row| (row.route == Route::Replica) == row.replica.is_some()));
-        assert!(rows().iter().all(|row| (row.route == Route::EveryPartition) == row.classify.is_some()));
+        // Commit and rollback run on every member's partitions as a fan-out.
+        let wide = |row: &Operation| {
+            matches!(
+                row.route,
+                Route::EveryPartition | Route::Transaction(TxnCall::Wide | TxnCall::Commit | TxnCall::Rollback)
+            )
+        };
+        assert!(rows().iter().copied().all(|row| wide(row) == row.classify.is_some()));
         let sql: Vec<SqlCall> =
             rows().iter().filter_map(|row| if let Route::Sql(call) = row.route { Some(call) } else { None }).collect();
         assert_eq!(sql, [SqlCall::Execute, SqlCall::Fetch, SqlCall::Close, SqlCall::MappingDdl]);

@@ -39,8 +39,33 @@ pub enum Route {
     /// The SQL service (`sql/execute.rs`), on the reactor that read it, by the call named: a
     /// statement fans out over the partitions of the maps it names.
     Sql(SqlCall),
+    /// The transaction service (`transaction/service.rs`), on the reactor that read it, by the
+    /// call named: the member the client created a transaction on coordinates it.
+    Transaction(TxnCall),
     /// Member-to-member traffic (only on member links).
     MemberLink,
+}
+
+impl Route {
+    /// Whether a request of this route runs on one partition's owner (checked there, where it
+    /// runs, for the partition in its header).
+    pub fn is_partition_bound(self) -> bool {
+        matches!(self, Route::Partition | Route::Transaction(TxnCall::Key))
+    }
+}
+
+/// The transaction service's call that answers a [`Route::Transaction`] row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnCall {
+    Create,
+    Commit,
+    Rollback,
+    /// A transactional operation on one key: routed, once the coordinator admitted it, to the
+    /// key's partition like a [`Route::Partition`] request (its row decodes and runs it there).
+    Key,
+    /// A transactional read over every partition (size, keySet, values, …): once admitted,
+    /// run like a [`Route::EveryPartition`] request (its row has the classifier).
+    Wide,
 }
 
 /// The client service's call that answers a [`Route::Connection`] row

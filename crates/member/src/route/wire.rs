@@ -194,6 +194,8 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::Serialization => error::HAZELCAST_SERIALIZATION,
         ErrorKind::SplitBrainProtection => error::SPLIT_BRAIN_PROTECTION,
         ErrorKind::InvalidConfiguration => error::INVALID_CONFIGURATION,
+        ErrorKind::Transaction => error::TRANSACTION,
+        ErrorKind::TransactionTimedOut => error::TRANSACTION_TIMED_OUT,
         // Not in the protocol's table: sent as Hazelcast sends them, code 0 with the class name.
         ErrorKind::NumberFormat => ErrorCode { code: 0, class_name: "java.lang.NumberFormatException" },
         ErrorKind::PatternSyntax => ErrorCode { code: 0, class_name: "java.util.regex.PatternSyntaxException" },

@@ -87,6 +87,29 @@ impl PartitionOwner {
         }
     }
 
+    /// Sends the changes the objects of `partition` (which this member owns) recorded outside
+    /// a request (a transaction's commit, a fan-out share) to its backups, asynchronously:
+    /// no one's answer waits for them.
+    pub fn send_changes(&mut self, partition: PartitionId) {
+        let partition = partition.0 as usize;
+        let local = self.replication.local(partition);
+        if !self.partitions[local].tracks_changes() {
+            return;
+        }
+        let mut held = HeldWrite::default();
+        let mut body = std::mem::take(&mut self.replication.changes);
+        for (kind, name, object) in self.partitions[local].objects_mut() {
+            let object = object.as_object_mut();
+            body.clear();
+            object.write_changes(&mut body);
+            if !body.is_empty() {
+                let record = ObjectRecord { kind, name, body: &body };
+                self.replication.queue_backup(partition, &record, 0, &mut held);
+            }
+        }
+        self.replication.changes = body;
+    }
+
     /// For a backup-aware call whose answer is `out[start..]`: writes the number of backups
     /// to wait for into the answer's header, which then goes out now (Hazelcast's backup
     /// acknowledgements to the client), and returns the client's backup-listener correlation

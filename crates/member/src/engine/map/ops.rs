@@ -6,7 +6,8 @@
 //! or values). Along the way an operation expires the key it touches if due, publishes entry
 //! events, evicts to the map's bound after an insert, and respects key locks: a lock-aware
 //! request on a key another owner has locked answers [`Done::Park`], and the caller parks it
-//! ([`park`]) to be re-run when the lock is released.
+//! ([`park`]) to be re-run when the lock is released; so does a read of a key another client's
+//! TWO_PHASE transaction holds (`staged.rs`), as Hazelcast's reads wait for such a lock.
 
 use crate::clock::NEVER;
 use crate::engine::listeners::{Event, EventKind, Listeners};
@@ -69,7 +70,7 @@ pub enum Done {
     },
 }
 
-fn null_check(bytes: &[u8], what: &str) -> Result<(), OpError> {
+pub(crate) fn null_check(bytes: &[u8], what: &str) -> Result<(), OpError> {
     match Data(bytes).type_id() {
         Some(type_id) if type_id != 0 => Ok(()),
         _ => Err(OpError::new(ErrorKind::NullArgument, format!("Null {what} is not allowed!"))),
@@ -88,22 +89,38 @@ pub fn execute(
     match &request.op {
         MapOp::Get { key } => {
             let op = KeyOp::new(partition, ctx, name, key)?;
+            if op.store.staged.blocks_read(key, op.ctx.source) {
+                return Ok(Done::Park { wait_ms: -1 });
+            }
             op.store.touch(key, op.ctx.now_ms);
             reply.reply(Reply::Value(op.current(key)));
             Ok(Done::Answered)
         }
         MapOp::ContainsKey { key } => {
             let op = KeyOp::new(partition, ctx, name, key)?;
+            if op.store.staged.blocks_read(key, op.ctx.source) {
+                return Ok(Done::Park { wait_ms: -1 });
+            }
             // containsKey counts as an access (it keeps a max-idle entry alive), as in Hazelcast.
             op.store.touch(key, op.ctx.now_ms);
             reply.reply(Reply::Bool(op.current(key).is_some()));
             Ok(Done::Answered)
         }
-        MapOp::GetEntryView { key } => entry_view(&KeyOp::new(partition, ctx, name, key)?, key, reply),
+        MapOp::GetEntryView { key } => {
+            let op = KeyOp::new(partition, ctx, name, key)?;
+            if op.store.staged.blocks_read(key, op.ctx.source) {
+                return Ok(Done::Park { wait_ms: -1 });
+            }
+            entry_view(&op, key, reply)
+        }
         MapOp::GetAll { keys } => get_all(partition, ctx, name, keys, reply),
         MapOp::PutAll { entries } => put_all(partition, ctx, name, entries, reply),
         op @ (MapOp::Lock { .. } | MapOp::Unlock { .. } | MapOp::IsLocked { .. }) => {
             lock_op(partition, ctx, name, op, reply)
+        }
+        MapOp::Txn { .. } => {
+            // The map's handler runs a transaction's request by `txn.rs`.
+            Err(OpError::new(ErrorKind::Unsupported, "a transactional request outside its handler"))
         }
         op => write_op(partition, ctx, name, op, reply),
     }

@@ -2,6 +2,7 @@
 //! them (`rows.rs`), the engine runs them.
 
 use crate::engine::request::Blob;
+use ferrogrid_protocol::Uuid;
 use std::borrow::Cow;
 
 /// One partition-bound map request.
@@ -116,6 +117,57 @@ pub enum MapOp<'a> {
         key: Blob<'a>,
         thread_id: Option<i64>,
     },
+    /// A transaction's operation on one key (TransactionalMap), run by the key's owner
+    /// (`txn.rs`).
+    Txn {
+        key: Blob<'a>,
+        txn: Uuid,
+        thread_id: i64,
+        /// Its locks make others' plain reads wait (a TWO_PHASE transaction's).
+        blocks_reads: bool,
+        op: TxnOp<'a>,
+    },
+}
+
+/// What a transaction does to one key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TxnOp<'a> {
+    Get,
+    ContainsKey,
+    GetForUpdate,
+    Put { value: Blob<'a>, ttl_ms: i64 },
+    Set { value: Blob<'a> },
+    PutIfAbsent { value: Blob<'a> },
+    Replace { value: Blob<'a> },
+    ReplaceIfSame { expected: Blob<'a>, value: Blob<'a> },
+    Remove,
+    Delete,
+    RemoveIfSame { value: Blob<'a> },
+}
+
+impl TxnOp<'_> {
+    /// Whether it takes the key's lock (every operation but the plain reads).
+    pub fn locks(&self) -> bool {
+        !matches!(self, TxnOp::Get | TxnOp::ContainsKey)
+    }
+
+    fn into_owned(self) -> TxnOp<'static> {
+        match self {
+            TxnOp::Get => TxnOp::Get,
+            TxnOp::ContainsKey => TxnOp::ContainsKey,
+            TxnOp::GetForUpdate => TxnOp::GetForUpdate,
+            TxnOp::Put { value, ttl_ms } => TxnOp::Put { value: owned(value), ttl_ms },
+            TxnOp::Set { value } => TxnOp::Set { value: owned(value) },
+            TxnOp::PutIfAbsent { value } => TxnOp::PutIfAbsent { value: owned(value) },
+            TxnOp::Replace { value } => TxnOp::Replace { value: owned(value) },
+            TxnOp::ReplaceIfSame { expected, value } => {
+                TxnOp::ReplaceIfSame { expected: owned(expected), value: owned(value) }
+            }
+            TxnOp::Remove => TxnOp::Remove,
+            TxnOp::Delete => TxnOp::Delete,
+            TxnOp::RemoveIfSame { value } => TxnOp::RemoveIfSame { value: owned(value) },
+        }
+    }
 }
 
 fn owned(blob: Blob<'_>) -> Blob<'static> {
@@ -151,7 +203,8 @@ impl MapOp<'_> {
             | SetTtl { key, .. }
             | Lock { key, .. }
             | IsLocked { key }
-            | Unlock { key, .. } => Some(key),
+            | Unlock { key, .. }
+            | Txn { key, .. } => Some(key),
             GetAll { .. } | PutAll { .. } => None,
         }
     }
@@ -187,6 +240,9 @@ impl MapOp<'_> {
             }
             IsLocked { key } => IsLocked { key: owned(key) },
             Unlock { key, thread_id } => Unlock { key: owned(key), thread_id },
+            Txn { key, txn, thread_id, blocks_reads, op } => {
+                Txn { key: owned(key), txn, thread_id, blocks_reads, op: op.into_owned() }
+            }
         }
     }
 }

@@ -140,7 +140,14 @@ impl Execute for MapRequest<'_> {
         };
         let partition = &mut owner.partitions[local];
         let mut reply = call.replies(out);
-        let outcome = match map_ops::execute(partition, &mut ctx, request, &mut reply) {
+        let done = match &request.op {
+            MapOp::Txn { key, txn, thread_id, blocks_reads, op } => {
+                let of = (key.as_ref(), *txn, *thread_id, *blocks_reads);
+                crate::engine::map::txn::execute(partition, &mut ctx, &request.name, of, op, &mut reply)
+            }
+            _ => map_ops::execute(partition, &mut ctx, request, &mut reply),
+        };
+        let outcome = match done {
             Ok(Done::Park { wait_ms }) => match partition.waiters.register(call.reply_to()) {
                 Ok(id) => {
                     let parked = call.park(Waiting::Map(request.clone().into_owned()), owner.now_ms, wait_ms, id);

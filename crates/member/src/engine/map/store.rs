@@ -43,6 +43,8 @@ pub struct RecordStore {
     held_bytes: usize,
     pub settings: Arc<MapSettings>,
     pub locks: LockTable,
+    /// Transactions' changes not yet committed (`staged.rs`).
+    pub staged: crate::engine::map::staged::Staged,
     /// The table slot where the expiry sweep continues.
     sweep_cursor: usize,
     /// Whether any entry was ever given a finite ttl or max-idle. Until then nothing can
@@ -70,6 +72,7 @@ impl RecordStore {
             entries: Table::default(),
             held_bytes: 0,
             locks: LockTable::default(),
+            staged: Default::default(),
             sweep_cursor: 0,
             ever_expiring: false,
             ever_idle: false,

@@ -2,6 +2,7 @@
 //! them (`rows.rs`), the engine runs them.
 
 use crate::engine::request::Blob;
+use ferrogrid_protocol::Uuid;
 use std::borrow::Cow;
 
 /// One multimap key request (in the partition of its key; putAll: of its keys).
@@ -24,7 +25,8 @@ impl MultiMapRequest<'_> {
             | ValueCount { key }
             | Lock { key, .. }
             | Unlock { key, .. }
-            | IsLocked { key } => Some(key),
+            | IsLocked { key }
+            | Txn { key, .. } => Some(key),
             PutAll { .. } => None,
         }
     }
@@ -52,6 +54,9 @@ impl MultiMapRequest<'_> {
             }
             Unlock { key, thread_id } => Unlock { key: owned(key), thread_id },
             IsLocked { key } => IsLocked { key: owned(key) },
+            Txn { key, txn, thread_id, blocks_reads, op } => {
+                Txn { key: owned(key), txn, thread_id, blocks_reads, op: op.into_owned() }
+            }
         };
         MultiMapRequest { name: Cow::Owned(self.name.into_owned()), op }
     }
@@ -111,4 +116,46 @@ pub enum MultiMapOp<'a> {
     IsLocked {
         key: Blob<'a>,
     },
+    /// A transaction's operation on one key (TransactionalMultiMap), run by the key's owner
+    /// (`txn.rs`).
+    Txn {
+        key: Blob<'a>,
+        txn: Uuid,
+        thread_id: i64,
+        /// Its locks make others' plain reads wait (a TWO_PHASE transaction's).
+        blocks_reads: bool,
+        op: MultiTxnOp<'a>,
+    },
+}
+
+/// What a transaction does to one key of a multimap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MultiTxnOp<'a> {
+    Get,
+    ValueCount,
+    Put {
+        value: Blob<'a>,
+    },
+    /// remove(key): every value.
+    RemoveKey,
+    RemoveEntry {
+        value: Blob<'a>,
+    },
+}
+
+impl MultiTxnOp<'_> {
+    /// Whether it takes the key's lock (the writes).
+    pub fn locks(&self) -> bool {
+        !matches!(self, MultiTxnOp::Get | MultiTxnOp::ValueCount)
+    }
+
+    fn into_owned(self) -> MultiTxnOp<'static> {
+        match self {
+            MultiTxnOp::Get => MultiTxnOp::Get,
+            MultiTxnOp::ValueCount => MultiTxnOp::ValueCount,
+            MultiTxnOp::Put { value } => MultiTxnOp::Put { value: Cow::Owned(value.into_owned()) },
+            MultiTxnOp::RemoveKey => MultiTxnOp::RemoveKey,
+            MultiTxnOp::RemoveEntry { value } => MultiTxnOp::RemoveEntry { value: Cow::Owned(value.into_owned()) },
+        }
+    }
 }

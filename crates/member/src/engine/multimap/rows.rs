@@ -98,6 +98,7 @@ impl Execute for MultiMapRequest<'_> {
         let start = out.len();
         let name = &*request.name;
         let max_parked = owner.settings.max_parked_per_key();
+        let lease_ms = owner.settings.transaction_max_timeout_ms();
         let (store, waiters) = owner.partitions[local].store_mut::<kind::MultiMap>(name, &mut owner.settings);
         let mut ctx = multimap::MultiMapContext {
             name,
@@ -111,7 +112,27 @@ impl Execute for MultiMapRequest<'_> {
             deadlines: &mut owner.deadlines,
         };
         let mut reply = call.replies(out);
-        let outcome = match multimap::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
+        let done = match &request.op {
+            Op::Txn { key, txn, thread_id, blocks_reads, op } => {
+                let (of, mut lease_deadline) = ((key.as_ref(), *txn, *thread_id, *blocks_reads), None);
+                let times = (ctx.now_ms, lease_ms);
+                let done = crate::engine::multimap::txn::execute(
+                    store,
+                    of,
+                    call.source,
+                    times,
+                    op,
+                    &mut lease_deadline,
+                    &mut |answer| reply.reply(answer),
+                );
+                if let Some(deadline) = lease_deadline {
+                    ctx.deadlines.push((deadline, name.into(), key.as_ref().into()));
+                }
+                done
+            }
+            op => multimap::execute(store, &mut ctx, op, &mut |answer| reply.reply(answer)),
+        };
+        let outcome = match done {
             Ok(MultiDone::Park { wait_ms }) => {
                 let key: Box<[u8]> = request.key().expect("only key requests park").into();
                 let request = Waiting::MultiMap(request.clone().into_owned());

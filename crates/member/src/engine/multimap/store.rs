@@ -21,6 +21,7 @@ use crate::partition::object::PartitionObject;
 use ahash::RandomState;
 use ferrogrid_config::{MultiMapConfig, ValueCollectionType};
 use ferrogrid_protocol::{Data, PartitionId, Uuid};
+use std::collections::HashMap;
 
 /// Record kinds: a key's whole collection, or its removal; a key's lock as the owner holds it
 /// ([`LockImage::write`]), or its release.
@@ -37,7 +38,7 @@ const LOCK: u8 = 3;
 const UNLOCK: u8 = 4;
 
 /// A key's values (a set's without duplicates).
-type Values = Vec<Box<[u8]>>;
+pub(crate) type Values = Vec<Box<[u8]>>;
 
 /// One multimap in one partition.
 #[derive(Debug)]
@@ -50,6 +51,20 @@ pub struct MultiMapStore {
     track_changes: bool,
     /// Keys changed since the last `write_changes`.
     changed: Vec<Box<[u8]>>,
+    /// Transactions' changes not yet committed: per key, the transaction holding its lock and
+    /// the key's values as it sees them (`txn.rs`).
+    pub(crate) staged: HashMap<Box<[u8]>, StagedValues, RandomState>,
+}
+
+/// A transaction's view of one key of a multimap, until its end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StagedValues {
+    pub(crate) txn: Uuid,
+    /// Who holds the key's lock for it (its client and thread).
+    pub(crate) owner: LockOwner,
+    /// Whether others' plain reads of the key wait (TWO_PHASE).
+    pub(crate) blocks_reads: bool,
+    pub(crate) values: Values,
 }
 
 /// What an operation needs besides its multimap: owned by the reactor, lent per operation.
@@ -156,7 +171,37 @@ impl MultiMapStore {
             held_bytes: 0,
             track_changes: false,
             changed: Vec::new(),
+            staged: HashMap::default(),
         }
+    }
+
+    /// Whether `set` semantics hold for its values (no value twice under a key).
+    pub(crate) fn holds_sets(&self) -> bool {
+        self.is_set()
+    }
+
+    /// `key`'s committed values.
+    pub(crate) fn values(&self, key: &[u8]) -> &[Box<[u8]>] {
+        self.entries.get(key).map_or(&[], |values| &values[..])
+    }
+
+    /// Whether a plain read by `client` of `key` waits: another client's TWO_PHASE transaction
+    /// holds it.
+    pub(crate) fn blocks_read(&self, key: &[u8], client: Uuid) -> bool {
+        self.staged.get(key).is_some_and(|staged| staged.blocks_reads && staged.owner.client != client)
+    }
+
+    /// Makes `values` the values of `key` (a transaction's commit): the values added and
+    /// removed, for events.
+    pub(crate) fn replace_values(&mut self, key: &[u8], values: Values) -> (Values, Values) {
+        let old = self.remove_key(key);
+        let removed: Values = old.iter().filter(|value| !values.contains(value)).cloned().collect();
+        let added: Values = values.iter().filter(|value| !old.contains(value)).cloned().collect();
+        for value in values {
+            self.put(key, &value);
+        }
+        self.record(key);
+        (added, removed)
     }
 
     fn is_set(&self) -> bool {
@@ -263,6 +308,9 @@ pub(crate) fn execute(
             }
             reply(Reply::Bool(added));
         }
+        MultiMapOp::Get { key } | MultiMapOp::ValueCount { key } if store.blocks_read(key, ctx.source) => {
+            return Ok(MultiDone::Park { wait_ms: -1 });
+        }
         MultiMapOp::Get { key } => {
             let values = store.entries.get(&**key).map_or(&[][..], |values| &values[..]);
             reply(Reply::Values(store.answer_order(values)));
@@ -303,6 +351,7 @@ pub(crate) fn execute(
         op @ (MultiMapOp::Lock { .. } | MultiMapOp::Unlock { .. } | MultiMapOp::IsLocked { .. }) => {
             return lock_op(store, ctx, op, reply);
         }
+        MultiMapOp::Txn { .. } => return Err(OpError::new(ErrorKind::Unsupported, "run by the transaction's handler")),
     }
     Ok(MultiDone::Answered)
 }

@@ -1,0 +1,106 @@
+//! A map's transactional changes in one partition, not yet committed: per key, the
+//! transaction that holds the key's lock and what it will do to the key at commit (nothing but
+//! keep the lock, set a value, or remove it). Owned by the partition's reactor, beside the
+//! map's entries and locks. A key has at most one transaction's change: the transaction holds
+//! the key's lock from its first write (or getForUpdate) to its end, so no other may stage it.
+//! Only the transaction itself sees its changes (it reads its own writes); everyone else reads
+//! the committed entries until the commit applies them.
+
+use crate::engine::locks::LockOwner;
+use ahash::RandomState;
+use ferrogrid_protocol::Uuid;
+use std::collections::HashMap;
+
+/// What a transaction will do to a key at commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Nothing: the key is only locked (getForUpdate, or a conditional write that did not
+    /// apply).
+    Locked,
+    /// Set the value (with its ttl: −1 the map's default, 0 never).
+    Set {
+        value: Box<[u8]>,
+        ttl_ms: i64,
+    },
+    Removed,
+}
+
+/// One key's staged change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StagedChange {
+    pub txn: Uuid,
+    /// Who holds the key's lock for the transaction (its client and thread).
+    pub owner: LockOwner,
+    /// Whether others' plain reads of the key wait for the transaction's end (TWO_PHASE).
+    pub blocks_reads: bool,
+    pub change: Change,
+}
+
+/// The staged changes of one map in one partition.
+#[derive(Debug, Default)]
+pub struct Staged {
+    changes: HashMap<Box<[u8]>, StagedChange, RandomState>,
+}
+
+impl Staged {
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    /// `txn`'s change of `key`, if it staged one.
+    pub fn of(&self, txn: Uuid, key: &[u8]) -> Option<&Change> {
+        self.changes.get(key).filter(|staged| staged.txn == txn).map(|staged| &staged.change)
+    }
+
+    /// Records a transaction's change of `key`, replacing any earlier one (its own, or of a
+    /// transaction whose lock expired).
+    pub fn stage(&mut self, key: &[u8], staged: StagedChange) {
+        self.changes.insert(key.into(), staged);
+    }
+
+    /// Whether a plain read by `client` of `key` waits: another client's TWO_PHASE transaction
+    /// holds it.
+    pub fn blocks_read(&self, key: &[u8], client: Uuid) -> bool {
+        self.changes.get(key).is_some_and(|staged| staged.blocks_reads && staged.owner.client != client)
+    }
+
+    /// `txn`'s changes, in no particular order.
+    pub fn changes_of(&self, txn: Uuid) -> impl Iterator<Item = (&[u8], &Change)> {
+        self.changes.iter().filter(move |(_, staged)| staged.txn == txn).map(|(key, staged)| (&**key, &staged.change))
+    }
+
+    /// Removes and returns `txn`'s changes (its commit or rollback).
+    pub fn take(&mut self, txn: Uuid) -> Vec<(Box<[u8]>, StagedChange)> {
+        let keys: Vec<Box<[u8]>> =
+            self.changes.iter().filter(|(_, staged)| staged.txn == txn).map(|(key, _)| key.clone()).collect();
+        keys.into_iter().filter_map(|key| self.changes.remove_entry(&key)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transaction_sees_and_takes_only_its_own_changes() {
+        let (one, two) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let owner = LockOwner { client: Uuid::from_u128(5), thread_id: 7 };
+        let change = |txn, blocks_reads, change| StagedChange { txn, owner, blocks_reads, change };
+        let mut staged = Staged::default();
+        staged.stage(b"a", change(one, false, Change::Set { value: b"x".to_vec().into(), ttl_ms: -1 }));
+        staged.stage(b"b", change(two, true, Change::Removed));
+        staged.stage(b"a", change(one, false, Change::Removed));
+        assert!(!staged.blocks_read(b"a", Uuid::from_u128(6)), "a ONE_PHASE transaction's key");
+        assert!(staged.blocks_read(b"b", Uuid::from_u128(6)), "a TWO_PHASE transaction's key");
+        assert!(!staged.blocks_read(b"b", owner.client), "its own client reads on");
+        assert_eq!(staged.of(one, b"a"), Some(&Change::Removed), "a later change replaces the earlier");
+        assert_eq!(staged.of(two, b"a"), None);
+        assert_eq!(staged.changes_of(two).count(), 1);
+        let taken = staged.take(one);
+        assert_eq!(taken.len(), 1);
+        assert_eq!((&*taken[0].0, taken[0].1.owner), (&b"a"[..], owner));
+        assert!(!staged.is_empty());
+        staged.take(two);
+        assert!(staged.is_empty());
+    }
+}

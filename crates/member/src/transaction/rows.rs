@@ -1,0 +1,42 @@
+//! The transaction service's rows: create, commit and rollback (`service.rs` answers them on
+//! the reactor that read them). Commit and rollback have classifiers: other members run their
+//! share of a transaction's end from the client's request, sent to them as a fan-out's.
+
+use crate::engine::map::txn_wide::TxnEnd;
+use crate::engine::wide::Classified;
+use crate::route::row::{Flags, Operation, Route, TxnCall};
+use ferrogrid_protocol::codec::{TransactionCommit, TransactionCreate, TransactionRollback};
+
+macro_rules! service_row {
+    ($codec:ident, $call:ident, $classify:expr) => {
+        Operation {
+            message_type: $codec::TYPE,
+            name: stringify!($codec),
+            route: Route::Transaction(TxnCall::$call),
+            flags: Flags::NONE,
+            run: None,
+            replica: None,
+            classify: $classify,
+        }
+    };
+}
+
+pub(crate) static ROWS: &[Operation] = &[
+    service_row!(TransactionCreate, Create, None),
+    service_row!(
+        TransactionCommit,
+        Commit,
+        Some(|message, _| {
+            let request = TransactionCommit::decode(message)?;
+            Classified::wide(TxnEnd { txn: request.transaction_id.unwrap_or_default(), commit: true }, "")
+        })
+    ),
+    service_row!(
+        TransactionRollback,
+        Rollback,
+        Some(|message, _| {
+            let request = TransactionRollback::decode(message)?;
+            Classified::wide(TxnEnd { txn: request.transaction_id.unwrap_or_default(), commit: false }, "")
+        })
+    ),
+];

@@ -1,0 +1,79 @@
+"""Transactions on two members (see conftest.py for running).
+
+The member a client created its transaction on coordinates it; the transaction's keys live in
+partitions owned by both members. For a unisocket client on each member and a smart client:
+the transaction's writes are staged at each key's owner under the key's lock (a plain put from
+a client of the other member waits for the commit), its reads over every partition count its
+own writes on both members, nobody else sees them before the commit, the commit applies every
+key on both members, and a rollback none.
+"""
+
+import threading
+
+import pytest
+
+from .cluster_harness import unique_map_name, wait_until
+from .test_cluster import FORM_TIMEOUT, wait_members
+
+pytestmark = pytest.mark.timeout(120)
+
+KEYS = 60
+
+
+def owners_of(client, keys):
+    """The members owning the keys' partitions, as the client sees them."""
+    service = client.partition_service
+    to_data = client._serialization_service.to_data
+    return {service.get_partition_owner(service.get_partition_id(to_data(key))) for key in keys}
+
+
+@pytest.mark.parametrize("coordinator", ["smart", "unisocket-0", "unisocket-1"])
+def test_a_transaction_commits_keys_of_both_members(make_cluster, request, coordinator):
+    cluster = make_cluster(2)
+    cluster.start_members(range(2))
+    addresses = cluster.addresses
+    if coordinator == "smart":
+        client = cluster.client(addresses, smart=True)
+    else:
+        client = cluster.client([addresses[int(coordinator[-1])]], smart=False)
+    other = cluster.client([addresses[1]], smart=False)
+    wait_members(client, 2, FORM_TIMEOUT)
+    wait_members(other, 2, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    keys = ["k%d" % i for i in range(KEYS)]
+    plain = other.get_map(name).blocking()
+    plain.put("k0", "before")  # (a Hazelcast member assigns partitions on first use)
+    wait_until(lambda: len(owners_of(other, keys) - {None}) == 2, 20, "the keys are owned by both members")
+
+    txn = client.new_transaction(timeout=60)
+    txn.begin()
+    t = txn.get_map(name)
+    for key in keys:
+        t.put(key, "txn-" + key)
+    assert t.size() == KEYS and sorted(t.key_set()) == sorted(keys)
+    assert t.get("k0") == "txn-k0"
+    assert plain.size() == 1 and dict(plain.entry_set()) == {"k0": "before"}, "nobody else sees the writes"
+    assert all(plain.is_locked(key) for key in keys), "every key is locked at its owner"
+    waited = []
+    blocked = threading.Thread(target=lambda: waited.append(plain.put("k1", "plain")), daemon=True)
+    blocked.start()
+    blocked.join(1.0)
+    assert blocked.is_alive(), "a plain put through the other member waits for the commit"
+    txn.commit()
+    blocked.join(10)
+    assert waited == ["txn-k1"], "it ran after the commit"
+    entries = dict(plain.entry_set())
+    expected = {key: "txn-" + key for key in keys}
+    expected["k1"] = "plain"
+    assert entries == expected
+    assert not any(plain.is_locked(key) for key in keys)
+
+    rolled_back = client.new_transaction(timeout=60)
+    rolled_back.begin()
+    t = rolled_back.get_map(name)
+    for key in keys:
+        t.delete(key)
+    assert t.size() == 0 and t.is_empty()
+    rolled_back.rollback()
+    assert dict(plain.entry_set()) == expected
+    assert not any(plain.is_locked(key) for key in keys)
