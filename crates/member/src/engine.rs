@@ -7,8 +7,8 @@
 
 pub(crate) mod cardinality_estimator;
 pub(crate) mod collection;
-pub(crate) mod executor;
 pub(crate) mod dynamic_config;
+pub(crate) mod executor;
 pub(crate) mod flake_id;
 pub(crate) mod java_code;
 pub(crate) mod listeners;
