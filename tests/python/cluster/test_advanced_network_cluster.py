@@ -11,7 +11,8 @@ Checked on ferrogrid and on Hazelcast 5.6 alike:
     (smart routing) and every map call works;
   * a client that dials a member port is refused (ferrogrid also logs why);
   * the Java client (tests/java/Smoke.java, with -Dsmoke.clientEndpoints=true: every member's
-    address map has separate CLIENT and MEMBER ports) passes its smoke test on the client port.
+    address map has separate CLIENT and MEMBER ports) passes its smoke test on the client port,
+    and so does the Go client (`target/gotest smoke`, every structure, smart then unisocket).
 
 Hazelcast binds every interface by default, so its member 1 is reachable at 127.0.0.2;
 ferrogrid binds the configured interface (default 127.0.0.1), so its member 1's client endpoint
@@ -167,6 +168,23 @@ def test_the_java_client_uses_the_client_endpoint(make_cluster, tmp_path):
     command = ["java", "-Xmx256m", "-Dsmoke.clientEndpoints=true", "-cp", "%s:%s" % (tmp_path, jar), "Smoke"]
     result = subprocess.run(command + [members[0].address], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "java smoke: ok" in result.stdout, result.stdout + result.stderr
+
+
+# built by scripts/test (`go build` in tests/go)
+GO_BIN = cluster_harness.HERE.parent.parent.parent / "target" / "gotest"
+
+
+def test_the_go_client_uses_the_client_endpoint(make_cluster):
+    """The Go client's smoke run (every structure, smart then unisocket) given a client port:
+    it reaches every member at its client endpoint (ferrogrid logs no client at a member port)."""
+    if not GO_BIN.exists():
+        pytest.skip("needs %s (scripts/test builds it: go build in tests/go)" % GO_BIN)
+    cluster = make_cluster(4, cluster_name="dev")  # tests/go/smoke.go's cluster name
+    members = start_advanced(cluster)
+    result = subprocess.run([str(GO_BIN), "smoke", members[0].address], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "go smoke: ok" in result.stdout, result.stdout + result.stderr
+    if cluster.target == "ferrogrid":
+        assert not any("a client dialled the member port" in member.log_text() for member in members)
 
 
 PUBLIC_CONFIG = """\

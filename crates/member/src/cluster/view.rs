@@ -200,14 +200,17 @@ fn member_infos(state: &ViewState) -> Vec<MemberInfo<'_>> {
         .map(|member| {
             let client = Address { host: &member.host, port: member.port };
             let qualifier = |endpoint_type| EndpointQualifier { endpoint_type, identifier: None };
-            // As Hazelcast: `address` is the member endpoint; clients look for CLIENT in the map.
-            let (address, address_map) = match &member.member_endpoint {
-                None => (client, vec![(qualifier(ENDPOINT_MEMBER), client)]),
+            // As Hazelcast's members view for clients: `address` is the endpoint clients reach the
+            // member at (its client endpoint with advanced network: the Go client connects to
+            // `address` and never reads the map), and the map names every endpoint.
+            let address_map = match &member.member_endpoint {
+                None => vec![(qualifier(ENDPOINT_MEMBER), client)],
                 Some((host, port)) => {
-                    let address = Address { host, port: *port };
-                    (address, vec![(qualifier(ENDPOINT_MEMBER), address), (qualifier(ENDPOINT_CLIENT), client)])
+                    let member_address = Address { host, port: *port };
+                    vec![(qualifier(ENDPOINT_MEMBER), member_address), (qualifier(ENDPOINT_CLIENT), client)]
                 }
             };
+            let address = client;
             MemberInfo {
                 uuid: member.uuid,
                 lite_member: member.lite,
@@ -274,8 +277,8 @@ mod tests {
         let (data, lite) = (&decoded.member_infos[0], &decoded.member_infos[1]);
         assert!(!data.lite_member && lite.lite_member);
         assert_eq!(data.address_map.len(), 1, "one endpoint: MEMBER only, as Hazelcast's");
-        // Hazelcast's shape: `address` is the member endpoint, the map names both.
-        assert_eq!(lite.address, Address { host: "10.0.0.7", port: 5701 });
+        // Hazelcast's shape: `address` is the client endpoint, the map names both.
+        assert_eq!(lite.address, Address { host: "203.0.113.7", port: 9000 });
         let endpoint = |kind| {
             let found = lite.address_map.iter().find(|(qualifier, _)| qualifier.endpoint_type == kind);
             found.map(|(_, address)| (address.host.to_owned(), address.port))
