@@ -204,6 +204,19 @@ atexit.register(kill_all_live)
 _SETPRIV = shutil.which("setpriv")
 
 
+def hazelcast_java_command(config):
+    """The command that starts a Hazelcast member with the configuration file `config`."""
+    return [
+        os.environ.get("JAVA", "java"),
+        "-Xmx256m",
+        "-XX:+UseSerialGC",
+        "-Dhazelcast.config=%s" % config,
+        "-cp",
+        single_member.hazelcast_classpath(),
+        "com.hazelcast.core.server.HazelcastMemberStarter",
+    ]
+
+
 class MemberProcess:
     """One `ferrogrid member` process."""
 
@@ -271,15 +284,7 @@ class MemberProcess:
                 member_list="\n".join("          - %s" % addr for addr in self.member_list),
             )
         )
-        return [
-            os.environ.get("JAVA", "java"),
-            "-Xmx256m",
-            "-XX:+UseSerialGC",
-            "-Dhazelcast.config=%s" % config,
-            "-cp",
-            single_member.hazelcast_classpath(),
-            "com.hazelcast.core.server.HazelcastMemberStarter",
-        ]
+        return hazelcast_java_command(config)
 
     def start(self):
         """Starts the process and returns at once (see wait_ready)."""

@@ -19,7 +19,6 @@ ferrogrid binds the configured interface (default 127.0.0.1), so its member 1's 
 names 0.0.0.0 as its interface: the one line the two configurations differ in.
 """
 
-import os
 import shutil
 import subprocess
 
@@ -91,15 +90,7 @@ class AdvancedMember(MemberProcess):
         config = self.workdir / "hazelcast.yaml"
         if self.target == "hazelcast":
             config.write_text(self.config_text)
-            return [
-                os.environ.get("JAVA", "java"),
-                "-Xmx256m",
-                "-XX:+UseSerialGC",
-                "-Dhazelcast.config=%s" % config,
-                "-cp",
-                single_member.hazelcast_classpath(),
-                "com.hazelcast.core.server.HazelcastMemberStarter",
-            ]
+            return cluster_harness.hazelcast_java_command(config)
         config.write_text(self.config_text + FERROGRID_SECTION)
         return [str(single_member.ferrogrid_bin()), "member", "--config", str(config)]
 
