@@ -174,3 +174,26 @@ def test_an_entry_with_a_ttl_expires_on_every_member(make_cluster, request):
     expected = {"k%d" % i: i for i in range(10, 20)}
     for index, copy in enumerate(copies):
         wait_copy(copy, expected, "copy %d after the ttl" % index)
+
+
+def test_a_unisocket_client_reads_its_own_writes_on_its_member(make_cluster, request):
+    """Hazelcast's owner updates the caller member's copy before it answers a put or a remove,
+    so a client that talks to one member (whose keys are mostly owned by the others) reads what
+    it just wrote, at once, from that member's copy."""
+    cluster = make_cluster(3)
+    cluster.start_members(range(3), member_list=cluster.addresses)
+    wait_members(cluster.client(cluster.addresses, smart=True), 3, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    stale = []
+    for proc in cluster.running():
+        _, rm = copy_of(cluster, proc, name)
+        for i in range(1000):
+            key = "%s-k%d" % (proc.address, i)
+            rm.put(key, i)
+            if rm.get(key) != i:
+                stale.append(("put", key))
+            if i % 3 == 0:
+                rm.remove(key)
+                if rm.contains_key(key):
+                    stale.append(("remove", key))
+    assert stale == [], "%d stale reads after the client's own write, e.g. %s" % (len(stale), stale[:5])

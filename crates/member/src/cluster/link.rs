@@ -100,7 +100,8 @@ impl Core {
             peer::REPLICATED_CHANGES
             | peer::REPLICATED_SYNC
             | peer::REPLICATED_VERSIONS
-            | peer::REPLICATED_SYNC_REQUEST => self.route_replicated(from, ty, payload),
+            | peer::REPLICATED_SYNC_REQUEST
+            | peer::REPLICATED_REPLY => self.route_replicated(from, ty, payload),
             _ => debug!(%ty, "unexpected member message: ignored"),
         }
         Ok(After::Continue)
@@ -495,14 +496,51 @@ impl Core {
                     parts[target_of(u16::from_le_bytes([item[0], item[1]]))].extend_from_slice(item);
                 }
             }
+            peer::REPLICATED_REPLY => {
+                let mut reader = peer::Reader::new(payload);
+                while !reader.is_empty() {
+                    let start = payload.len() - reader.rest().len();
+                    match reader.u16().and_then(|partition| reader.bytes().map(|_| partition)) {
+                        Ok(partition) => {
+                            let end = payload.len() - reader.rest().len();
+                            parts[target_of(partition)].extend_from_slice(&payload[start..end]);
+                        }
+                        Err(error) => {
+                            warn!(%error, "malformed replicated-map replies from a member: rest ignored");
+                            break;
+                        }
+                    }
+                }
+            }
             _ => warn!(%ty, "malformed replicated-map message: ignored"),
         }
         for (target, part) in parts.into_iter().enumerate().filter(|(_, part)| !part.is_empty()) {
-            if target == self.index {
+            if target == self.index && ty == peer::REPLICATED_REPLY {
+                self.relay_replicated_replies(from, &part);
+            } else if target == self.index {
                 self.owner.on_replicated(from, ty, &part);
             } else {
                 let work = MemberWork::Replicated(ty, part.into_boxed_slice());
                 self.handoff.hand_off(target, Task::Member { from, work });
+            }
+        }
+    }
+
+    /// Answers to replicated-map writes this member forwarded, arriving on the reactor of
+    /// their partition after the changes they made were applied to its copy: each goes to the
+    /// reactor that forwarded it (the top byte of its correlation id), which answers the client.
+    pub(crate) fn relay_replicated_replies(&mut self, from: MemberId, records: &[u8]) {
+        let mut reader = peer::Reader::new(records);
+        while let Ok(response) = reader.u16().and_then(|_| reader.bytes()) {
+            let Ok(message) = Message::parse(response) else { continue };
+            let origin = (message.correlation_id() as u64 >> 56) as usize;
+            if origin == self.index {
+                self.owner.on_forward_response(response);
+            } else if origin < self.shared.reactor_count() {
+                let mut batch = Vec::with_capacity(response.len() + 4);
+                peer::put_bytes(&mut batch, response);
+                let work = MemberWork::Responses(batch.into_boxed_slice());
+                self.handoff.hand_off(origin, Task::Member { from, work });
             }
         }
     }

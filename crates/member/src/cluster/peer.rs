@@ -208,6 +208,11 @@ pub const REPLICATED_SYNC: MessageType = MessageType(0x7F_000D);
 pub const REPLICATED_VERSIONS: MessageType = MessageType(0x7F_000E);
 /// Asks the receiver for REPLICATED_SYNC of these partitions: `{ partition u16 }*`.
 pub const REPLICATED_SYNC_REQUEST: MessageType = MessageType(0x7F_000F);
+/// Answers to replicated-map writes the receiver forwarded here, sent after the changes they
+/// made (`{ partition u16 | response bytes }*`): the receiver's copy applies the changes
+/// before the answer goes on to the client, so a client that reads the member it asked reads
+/// its own write (Hazelcast updates the caller's copy before it answers, too).
+pub const REPLICATED_REPLY: MessageType = MessageType(0x7F_0020);
 
 /// What TOPIC carries: `name str | partition u16 | publisher u128 | publish time i64 |
 /// { message bytes }*` (the partition of the topic's name, which its events carry: the Java

@@ -32,4 +32,5 @@ pub(crate) static ROWS: &[Operation] = &[
     member_row!(peer::REPLICATED_SYNC, "MemberReplicatedSync"),
     member_row!(peer::REPLICATED_VERSIONS, "MemberReplicatedVersions"),
     member_row!(peer::REPLICATED_SYNC_REQUEST, "MemberReplicatedSyncRequest"),
+    member_row!(peer::REPLICATED_REPLY, "MemberReplicatedReply"),
 ];

@@ -392,6 +392,9 @@ impl Reactor {
             MemberWork::Acks(acks) => self.core.owner.on_acks(from, &acks),
             MemberWork::CounterStates(records) => self.core.owner.apply_counter_states(from, &records),
             MemberWork::SnapshotRequest(partition) => self.core.owner.on_snapshot_request(from, partition),
+            MemberWork::Replicated(crate::cluster::peer::REPLICATED_REPLY, payload) => {
+                self.core.relay_replicated_replies(from, &payload)
+            }
             MemberWork::Replicated(ty, payload) => self.core.owner.on_replicated(from, ty, &payload),
             MemberWork::Responses(mut batch) => {
                 let mut batch: &[u8] = &mut batch;

@@ -280,6 +280,11 @@ impl Replication {
         }
     }
 
+    /// The member at the other end of `connection`, if it is a member link.
+    pub(crate) fn link_member(&self, connection: &Arc<ConnectionShared>) -> Option<MemberId> {
+        self.state.links.iter().find(|(_, link)| Arc::ptr_eq(link, connection)).map(|(member, _)| *member)
+    }
+
     /// The other members this member has a link to.
     pub(crate) fn peers(&self) -> Vec<MemberId> {
         self.state.links.keys().copied().filter(|peer| *peer != self.state.me).collect()

@@ -56,6 +56,7 @@ impl Execute for ReplicatedMapRequest<'_> {
         if !request.op.is_write() && !shares.filled(local) && !owner.settings.replicated_map(name).async_fillup {
             return retry(out, format!("this member's copy of partition {partition} has not arrived yet; retry"));
         }
+        let start = out.len();
         let mut reply = call.replies(out);
         let now_ms = owner.now_ms;
         match &request.op {
@@ -100,7 +101,23 @@ impl Execute for ReplicatedMapRequest<'_> {
                 publish(&mut owner.listeners, &mut owner.outbox, (owner.member, false), &change);
             }
         }
+        if request.op.is_write() {
+            answer_after_changes(owner, call, out, start);
+        }
     }
+}
+
+/// A write another member forwarded: its answer (written to `out` from `start`) follows the
+/// changes on the link as a REPLICATED_REPLY, so the forwarder's copy holds the write before
+/// its client hears the answer.
+fn answer_after_changes(owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>, start: usize) {
+    let Some(forwarder) = owner.replication.link_member(call.connection) else { return };
+    let response = out.split_off(start);
+    owner.replication.seal_replicated();
+    let mut record = Vec::with_capacity(response.len() + 6);
+    record.extend_from_slice(&call.partition_id.0.to_le_bytes());
+    peer::put_bytes(&mut record, &response);
+    peer::write(owner.replication.message_for(forwarder), peer::REPLICATED_REPLY, 0, &record);
 }
 
 impl PartitionOwner {
