@@ -30,11 +30,23 @@
 //!   reached others and not it). A member that rejoins (a restart is a new member; one
 //!   removed while alive joins again) is admitted at a new version.
 //!
+//! - **Split-brain merge.** A master looks for other clusters at its member list's addresses
+//!   (linked peers outside its member list whose heartbeats name another master), first
+//!   `merge_first_run_delay_ms` after it became master, then every `merge_next_run_delay_ms`.
+//!   It asks one of them for that cluster's member list ([`Message::MergeCheck`]) and decides as
+//!   Hazelcast does: the cluster with fewer members merges into the other; with as many, the one
+//!   whose master's `[host]:port` sorts after the other's. Clusters that share a member do not
+//!   merge. The merging master tells its members ([`Message::MergeTo`]); each member
+//!   ([`Output::MergeInto`]) leaves its cluster and joins the other's master as a new member,
+//!   and the member layer replays its data through the structures' merge policies.
+//!
 //! This file holds the messages, the node's state and the dispatch of its inputs; the steps are
-//! in `join`, `failure` (detection and takeover) and `table` (the table's steps, leaves).
+//! in `join`, `failure` (detection and takeover), `table` (the table's steps, leaves) and `merge`
+//! (split-brain merges).
 
 mod failure;
 mod join;
+mod merge;
 mod table;
 
 use crate::partition_table::{MemberId, PartitionTable};
@@ -74,6 +86,11 @@ pub struct NodeConfig {
     /// host:port clients are told to reach this member at (its client endpoint); empty when
     /// clients use `address`.
     pub client_address: String,
+    /// A new master first looks for other clusters to merge with this long after it became
+    /// master (`hazelcast.merge.first.run.delay.seconds`).
+    pub merge_first_run_delay_ms: u64,
+    /// Then every this long (`hazelcast.merge.next.run.delay.seconds`).
+    pub merge_next_run_delay_ms: u64,
 }
 
 /// A member as the member list carries it.
@@ -142,6 +159,17 @@ pub enum Message {
     Promote {
         member: MemberId,
     },
+    /// A master looking for another cluster to merge with asks a member of it for its member
+    /// list (`reply: false`); the answer carries the answering member's (`reply: true`).
+    MergeCheck {
+        reply: bool,
+        members: Vec<MemberEntry>,
+        cluster: MemberId,
+    },
+    /// From the master: this cluster merges into the cluster `master` leads.
+    MergeTo {
+        master: MemberEntry,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,6 +226,12 @@ pub enum Output {
     },
     /// The leave completed (or the member was dropped while leaving): stop now.
     Left,
+    /// This member left its cluster to merge into the cluster `master` leads (a split brain
+    /// healed): its partitions are no longer its own. The member layer keeps what it owned to
+    /// merge it into that cluster once it has joined (the node joins by itself).
+    MergeInto {
+        master: MemberEntry,
+    },
     Log(String),
 }
 
@@ -267,6 +301,11 @@ pub struct Node {
     left: bool,
     /// The highest version this member reported LocalReady for.
     local_ready_version: u64,
+    /// (Master) when to look for other clusters next.
+    merge_due_ms: Option<u64>,
+    /// When to ask again the clusters whose seeds the last lookup dialled (their links and
+    /// first heartbeats arrive in between).
+    merge_followup_ms: Option<u64>,
     out: Vec<Output>,
 }
 
@@ -295,6 +334,8 @@ impl Node {
             last_leave_request_ms: 0,
             left: false,
             local_ready_version: 0,
+            merge_due_ms: None,
+            merge_followup_ms: None,
             out: Vec::new(),
         }
     }
@@ -457,6 +498,10 @@ impl Node {
             if self.takeover.is_none() {
                 self.step_rebalance();
             }
+            self.look_for_clusters();
+        } else {
+            self.merge_due_ms = None;
+            self.merge_followup_ms = None;
         }
     }
 
@@ -500,6 +545,13 @@ impl Node {
                 }
             }
             Message::Promote { member } => self.promote_member(member),
+            Message::MergeCheck { reply: false, .. } => self.answer_merge_check(from),
+            Message::MergeCheck { reply: true, members, cluster } => self.merge_check_answered(members, cluster),
+            Message::MergeTo { master } => {
+                if self.master() == Some(from) && !self.is_master() {
+                    self.merge_into(master);
+                }
+            }
             Message::Leave { member } => {
                 if self.is_master()
                     && self.members.iter().any(|entry| entry.id == member)

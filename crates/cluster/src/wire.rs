@@ -12,6 +12,8 @@ const TABLE: u8 = 4;
 const READY: u8 = 5;
 const LEAVE: u8 = 6;
 const PROMOTE: u8 = 7;
+const MERGE_CHECK: u8 = 8;
+const MERGE_TO: u8 = 9;
 
 /// Longest member list or partition count a message may carry.
 const MAX_ITEMS: usize = 1 << 16;
@@ -55,6 +57,19 @@ pub fn encode(message: &Message, out: &mut Vec<u8>) {
         Message::Ready { version } => {
             out.push(READY);
             out.extend_from_slice(&version.to_le_bytes());
+        }
+        Message::MergeCheck { reply, members, cluster } => {
+            out.push(MERGE_CHECK);
+            out.push(u8::from(*reply));
+            out.extend_from_slice(&cluster.0.to_le_bytes());
+            out.extend_from_slice(&(members.len() as u32).to_le_bytes());
+            for member in members {
+                put_member(out, member);
+            }
+        }
+        Message::MergeTo { master } => {
+            out.push(MERGE_TO);
+            put_member(out, master);
         }
         Message::Leave { member } => {
             out.push(LEAVE);
@@ -103,6 +118,14 @@ pub fn decode(bytes: &[u8]) -> Result<Message, String> {
         READY => Message::Ready { version: reader.u64()? },
         LEAVE => Message::Leave { member: MemberId(reader.u128()?) },
         PROMOTE => Message::Promote { member: MemberId(reader.u128()?) },
+        MERGE_CHECK => {
+            let reply = reader.u8()? != 0;
+            let cluster = MemberId(reader.u128()?);
+            let count = reader.count()?;
+            let members = (0..count).map(|_| reader.member()).collect::<Result<Vec<_>, _>>()?;
+            Message::MergeCheck { reply, members, cluster }
+        }
+        MERGE_TO => Message::MergeTo { master: reader.member()? },
         tag => return Err(format!("unknown cluster message tag {tag}")),
     };
     if !reader.bytes.is_empty() {
@@ -194,6 +217,9 @@ mod tests {
             Message::Ready { version: 12 },
             Message::Leave { member: MemberId(5) },
             Message::Promote { member: MemberId(6) },
+            Message::MergeCheck { reply: true, members: vec![member.clone()], cluster: MemberId(8) },
+            Message::MergeCheck { reply: false, members: vec![], cluster: MemberId(0) },
+            Message::MergeTo { master: member.clone() },
         ];
         for message in messages {
             let mut bytes = Vec::new();

@@ -80,6 +80,8 @@ struct Params {
     max_ready_delay_ms: u64,
     /// Chance that sending a message breaks its link instead (both sides see LinkDown).
     link_break_probability: f64,
+    /// A master's first and next look for other clusters.
+    merge_delay_ms: u64,
 }
 
 impl Params {
@@ -95,6 +97,7 @@ impl Params {
             max_link_up_delay_ms: rng.range(1, 40),
             max_ready_delay_ms: rng.range(0, 300),
             link_break_probability: 0.0,
+            merge_delay_ms: rng.range(1_000, 5_000),
         }
     }
 }
@@ -123,6 +126,8 @@ struct SimNode {
     ready_version: u64,
     /// Set when it was told to shut down: whether it was in a cluster then.
     shutdown_while_joined: Option<bool>,
+    /// How many times it left its cluster to merge into another.
+    merged: u32,
     /// The last table it emitted TableChanged for, and the one before.
     installed: PartitionTable,
     previous: PartitionTable,
@@ -181,6 +186,8 @@ struct Published {
     table: PartitionTable,
     /// The publisher's member list right after publishing.
     members: Vec<MemberId>,
+    /// The publisher left that cluster since, to merge into another (its tables are history).
+    merged_away: bool,
 }
 
 #[derive(Debug)]
@@ -205,6 +212,10 @@ struct Sim {
     join_versions: BTreeMap<u64, MemberId>,
     /// (from, to): member lists `from` sends `to` are lost (other messages go through).
     lost_member_lists: Vec<(usize, usize)>,
+    /// Pairs (a < b) the network between is cut: messages are dropped, connects fail.
+    cut: std::collections::BTreeSet<(usize, usize)>,
+    /// The network was cut once: two clusters may have published tables.
+    split: bool,
     /// (joiner, victim): crash the victim the moment the joiner joins.
     crash_on_join: Option<(usize, usize)>,
     trace: Option<Vec<String>>,
@@ -269,6 +280,8 @@ impl Sim {
             must_stay: Vec::new(),
             join_versions: BTreeMap::new(),
             lost_member_lists: Vec::new(),
+            cut: Default::default(),
+            split: false,
             crash_on_join: None,
             trace,
             held_only_by_victim: Vec::new(),
@@ -352,6 +365,8 @@ impl Sim {
             max_parallel_migrations: params.max_parallel_migrations,
             lite: self.lite_addresses.contains(&address),
             client_address: String::new(),
+            merge_first_run_delay_ms: params.merge_delay_ms,
+            merge_next_run_delay_ms: params.merge_delay_ms,
         };
         self.nodes.push(SimNode {
             node: Node::new(config),
@@ -360,6 +375,7 @@ impl Sim {
             state: State::NotStarted,
             start_ms,
             muted: false,
+            merged: 0,
             ready_version: 0,
             shutdown_while_joined: None,
             installed: PartitionTable::empty(self.params.partition_count),
@@ -447,6 +463,12 @@ impl Sim {
                 self.fail(format!("node {index} reported lost partitions while not the master"))
             }
             Output::Joined { .. } | Output::PartitionsLost(_) => {}
+            Output::MergeInto { .. } => {
+                self.nodes[index].merged += 1;
+                for published in self.published.iter_mut().filter(|published| published.by == index) {
+                    published.merged_away = true;
+                }
+            }
             Output::Left => self.left(index),
             Output::Log(text) => self.trace(|| format!("node {index} log: {text}")),
         }
@@ -473,8 +495,30 @@ impl Sim {
         }
     }
 
+    /// Cuts the network between every node of `a` and every node of `b`: what they send each
+    /// other is dropped and their connects fail; links stay up (as a firewall dropping
+    /// packets leaves TCP connections) unless `break_links`.
+    fn cut_between(&mut self, a: &[usize], b: &[usize], break_links: bool) {
+        self.split = true;
+        for &x in a {
+            for &y in b {
+                self.cut.insert(pair(x, y));
+                if break_links {
+                    self.break_link(x, y);
+                }
+            }
+        }
+        self.trace(|| format!("network cut between {a:?} and {b:?}"));
+    }
+
+    fn heal(&mut self) {
+        self.cut.clear();
+        self.trace(|| "network healed".to_string());
+    }
+
     fn connect(&mut self, index: usize, address: String) {
         let target = self.by_address.get(&address).copied().filter(|t| self.alive(*t) && *t != index);
+        let target = target.filter(|t| !self.cut.contains(&pair(index, *t)));
         let Some(target) = target else {
             let at = self.now + self.delay(10);
             self.schedule(at, Event::ConnectFailed { node: index, address });
@@ -509,6 +553,9 @@ impl Sim {
             return;
         }
         let key = pair(from, to);
+        if self.cut.contains(&key) {
+            return;
+        }
         let Some(link) = self.links.get(&key) else { return };
         let (epoch, up_at) = (link.epoch, link.up_at[side(to, from)]);
         if self.rng.chance(self.params.link_break_probability) {
@@ -627,7 +674,14 @@ impl Sim {
                 ));
             }
         }
-        if let Some(prev) = self.published.last() {
+        // After a split, two masters publish at once: each table follows its own side's (the
+        // last one published by this node or a member of its list).
+        let same_side = |published: &&Published| {
+            !self.split
+                || published.by == by
+                || (!published.merged_away && members.contains(&self.nodes[published.by].id))
+        };
+        if let Some(prev) = self.published.iter().rev().find(same_side) {
             if table.version <= prev.table.version {
                 self.fail(format!(
                     "node {by} published table v{} after v{} was published",
@@ -683,7 +737,7 @@ impl Sim {
         }
         let at_ms = self.now;
         self.trace(|| format!("node {by} published table v{}", table.version));
-        self.published.push(Published { by, at_ms, base, table, members });
+        self.published.push(Published { by, at_ms, base, table, members, merged_away: false });
     }
 
     fn process(&mut self, event: Event) {
@@ -1437,6 +1491,8 @@ fn a_joined_member_dials_members_not_seeds() {
         max_parallel_migrations: 4,
         lite: false,
         client_address: String::new(),
+        merge_first_run_delay_ms: 300_000,
+        merge_next_run_delay_ms: 120_000,
     };
     let mut node = Node::new(config);
     let dials = |outputs: Vec<Output>| -> Vec<String> {
@@ -1490,6 +1546,59 @@ fn the_last_data_member_leaving_leaves_lite_members_an_empty_table() {
         let table = sim.nodes[master].node.table();
         if (0..table.partition_count()).any(|partition| table.owner(partition).is_some()) {
             sim.fail(format!("table v{} still names an owner with only lite members left", table.version));
+        }
+    });
+}
+
+/// A network partition splits a formed cluster into two (the smaller side may be one node, or
+/// half of them: a tie); each side goes on as a cluster of its own. When the network heals,
+/// the master of each side finds the other cluster after its merge delay, the side Hazelcast's
+/// rule names (fewer members; on a tie, the master whose `[host]:port` sorts after) merges: its
+/// nodes leave it (MergeInto, once each) and join the other, and one cluster of every node
+/// settles, led by the other side's master.
+#[test]
+fn a_split_cluster_merges_back_after_the_network_heals() {
+    for_seeds("a_split_cluster_merges_back_after_the_network_heals", 11_000, 60, |seed| {
+        let mut rng = Rng::new(seed);
+        let mut params = Params::random(&mut rng);
+        params.backup_count = rng.range(1, 2) as usize;
+        let count = rng.range(2, 5) as usize;
+        let (mut sim, nodes) = formed_cluster(seed, params, count);
+        let mut order = nodes.clone();
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.index(i + 1));
+        }
+        let tie = count == 2 || (count % 2 == 0 && rng.chance(0.5));
+        let small_count = if tie { count / 2 } else { rng.range(1, ((count - 1) / 2) as u64) as usize };
+        let (small, large) = order.split_at(small_count.max(1));
+        let (small, large) = (small.to_vec(), large.to_vec());
+        sim.cut_between(&small, &large, rng.chance(0.5));
+        sim.run_until(120_000, "the two sides settling apart", |sim| {
+            sim.settled(&small)?;
+            sim.settled(&large)
+        });
+        let masters = [sim.master_index(&small), sim.master_index(&large)];
+        let merging = if small.len() != large.len() {
+            0
+        } else if format!("[{}]", sim.nodes[masters[0]].address) > format!("[{}]", sim.nodes[masters[1]].address) {
+            0
+        } else {
+            1
+        };
+        let (merging_side, staying_master) = if merging == 0 { (&small, masters[1]) } else { (&large, masters[0]) };
+        let merging_side = merging_side.clone();
+        sim.heal();
+        let all: Vec<usize> = nodes.clone();
+        let limit = 3 * sim.params.merge_delay_ms + 120_000;
+        sim.run_until(limit, "one cluster again after the heal", |sim| sim.settled(&all));
+        assert_eq!(sim.master_index(&all), staying_master, "seed {seed}: the other side's master leads");
+        for index in &all {
+            let expected = u32::from(merging_side.contains(index));
+            assert_eq!(
+                sim.nodes[*index].merged, expected,
+                "seed {seed}: node {index} merged {} times",
+                sim.nodes[*index].merged
+            );
         }
     });
 }

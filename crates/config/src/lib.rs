@@ -170,6 +170,12 @@ pub struct ClusterConfig {
     /// true). Default false: the kernel picks the source address. (ferrogrid's listening
     /// socket binds the member's address whatever `hazelcast.socket.bind.any` says.)
     pub bind_outgoing_links: bool,
+    /// A master first looks for another cluster to merge with (a split brain healed) this long
+    /// after it became master. `hazelcast.merge.first.run.delay.seconds` × 1000, default
+    /// 300 000 (as in Hazelcast).
+    pub merge_first_run_delay_ms: u64,
+    /// Then every this long. `hazelcast.merge.next.run.delay.seconds` × 1000, default 120 000.
+    pub merge_next_run_delay_ms: u64,
     /// The most results a query may return; beyond it the query fails with
     /// `QueryResultSizeExceededException`. `hazelcast.query.result.size.limit`, default -1 (no
     /// count limit, as in Hazelcast: an answer is still bounded by `max-message-bytes`).
@@ -185,6 +191,8 @@ impl Default for ClusterConfig {
             max_parallel_migrations: 10,
             backup_timeout_ms: 5_000,
             bind_outgoing_links: false,
+            merge_first_run_delay_ms: 300_000,
+            merge_next_run_delay_ms: 120_000,
             query_result_size_limit: -1,
         }
     }

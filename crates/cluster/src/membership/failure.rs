@@ -69,7 +69,15 @@ impl Node {
                 let text = format!("member {} removed (uuid {:032x})", member.address, member.id.0);
                 self.out.push(Output::Log(text));
             }
-            self.peers.remove(id);
+            // A peer whose link is still up stays known (its master cleared): a network cut
+            // that dropped its packets may heal, and its heartbeats then name its cluster's
+            // master, which is how a split brain is found (`merge.rs`).
+            match self.peers.get_mut(id) {
+                Some(peer) if peer.linked => peer.master = None,
+                _ => {
+                    self.peers.remove(id);
+                }
+            }
         }
         self.members.retain(|member| !gone.contains(&member.id));
         if self.members.len() == before {

@@ -21,6 +21,8 @@ pub(super) fn read_properties(mut properties: Section, config: &mut MemberConfig
     read_seconds(&mut properties, "hazelcast.heartbeat.interval.seconds", &mut cluster.heartbeat_interval_ms)?;
     read_seconds(&mut properties, "hazelcast.max.no.heartbeat.seconds", &mut cluster.max_no_heartbeat_ms)?;
     read_seconds(&mut properties, "hazelcast.wait.seconds.before.join", &mut cluster.join_wait_ms)?;
+    read_seconds(&mut properties, "hazelcast.merge.first.run.delay.seconds", &mut cluster.merge_first_run_delay_ms)?;
+    read_seconds(&mut properties, "hazelcast.merge.next.run.delay.seconds", &mut cluster.merge_next_run_delay_ms)?;
     let migrations = &mut cluster.max_parallel_migrations;
     properties.set("hazelcast.partition.max.parallel.migrations", migrations, unsigned)?;
     properties.set("hazelcast.operation.backup.timeout.millis", &mut cluster.backup_timeout_ms, unsigned)?;

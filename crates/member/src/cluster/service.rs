@@ -75,6 +75,8 @@ pub fn node_config(shared: &Shared, address: &str) -> NodeConfig {
         max_parallel_migrations: config.cluster.max_parallel_migrations as usize,
         lite: config.lite_member,
         client_address: shared.client_address.clone().unwrap_or_default(),
+        merge_first_run_delay_ms: config.cluster.merge_first_run_delay_ms,
+        merge_next_run_delay_ms: config.cluster.merge_next_run_delay_ms,
     }
 }
 
@@ -200,6 +202,12 @@ impl Service {
             }
             Output::Left => {
                 self.shared.left.store(true, Ordering::Release);
+            }
+            Output::MergeInto { master } => {
+                // (Work in progress on this branch: the data this member owned is to be kept
+                // and merged into the other cluster once joined.)
+                warn!(master = %master.address, "merging into another cluster");
+                self.shared.joined.store(false, Ordering::Release);
             }
             Output::Log(text) => info!("{text}"),
         }
