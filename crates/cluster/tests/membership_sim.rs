@@ -1568,7 +1568,7 @@ fn a_split_cluster_merges_back_after_the_network_heals() {
         for i in (1..order.len()).rev() {
             order.swap(i, rng.index(i + 1));
         }
-        let tie = count == 2 || (count % 2 == 0 && rng.chance(0.5));
+        let tie = count == 2 || (count.is_multiple_of(2) && rng.chance(0.5));
         let small_count = if tie { count / 2 } else { rng.range(1, ((count - 1) / 2) as u64) as usize };
         let (small, large) = order.split_at(small_count.max(1));
         let (small, large) = (small.to_vec(), large.to_vec());
@@ -1578,13 +1578,11 @@ fn a_split_cluster_merges_back_after_the_network_heals() {
             sim.settled(&large)
         });
         let masters = [sim.master_index(&small), sim.master_index(&large)];
-        let merging = if small.len() != large.len() {
-            0
-        } else if format!("[{}]", sim.nodes[masters[0]].address) > format!("[{}]", sim.nodes[masters[1]].address) {
-            0
-        } else {
-            1
-        };
+        // Hazelcast's rule: the smaller side merges; a tie goes to the master whose
+        // `[host]:port` sorts after the other's.
+        let addresses = [&sim.nodes[masters[0]].address, &sim.nodes[masters[1]].address];
+        let small_merges = small.len() != large.len() || format!("[{}]", addresses[0]) > format!("[{}]", addresses[1]);
+        let merging = if small_merges { 0 } else { 1 };
         let (merging_side, staying_master) = if merging == 0 { (&small, masters[1]) } else { (&large, masters[0]) };
         let merging_side = merging_side.clone();
         sim.heal();
