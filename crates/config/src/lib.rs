@@ -21,6 +21,7 @@ mod flake_id;
 mod limits;
 mod locate;
 mod map;
+mod merge_policy;
 mod network;
 mod observability;
 mod overrides;
@@ -48,6 +49,7 @@ pub use map::{
     EvictionConfig, EvictionPolicy, MapConfig, MapConfigs, MapIndexConfig, MaxSizePolicy, NamedConfigs,
     DEFAULT_MAP_NAME, MAX_BACKUP_COUNT, MAX_EXPIRY_SECONDS,
 };
+pub use merge_policy::{MergePolicy, MergePolicyConfig, MergingEntry, MAX_MERGE_BATCH_SIZE};
 pub use network::{Endpoint, NetworkConfig, PublicAddress, DEFAULT_CLIENT_PORT};
 pub use observability::{IoConfig, MetricsConfig, PackingConfig, Placement};
 pub use overrides::{AppliedOverride, Overrides};

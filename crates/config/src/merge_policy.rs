@@ -1,0 +1,156 @@
+//! Merge policies: what a structure keeps when the data of a cluster that merges into another
+//! (a split brain healed) meets what the other holds. Configured per structure as Hazelcast
+//! writes it, `merge-policy: {class-name, batch-size}` (XML: `<merge-policy
+//! batch-size="100">PutIfAbsentMergePolicy</merge-policy>`), by class name or short name.
+
+use crate::error::{invalid, ConfigError};
+
+/// The most entries a merging member sends in one batch.
+pub const MAX_MERGE_BATCH_SIZE: u32 = 100_000;
+
+/// Hazelcast's built-in policies (`com.hazelcast.spi.merge.*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergePolicy {
+    /// Keeps what the cluster merged into holds; adds what it lacks (the default).
+    PutIfAbsent,
+    /// The merging entry wins.
+    PassThrough,
+    /// Keeps what the cluster merged into holds; adds nothing.
+    Discard,
+    /// The entry read more often wins (ties: the merging one).
+    HigherHits,
+    /// The entry read last wins (ties: the merging one).
+    LatestAccess,
+    /// The entry written last wins (ties: the merging one).
+    LatestUpdate,
+    /// The entry that expires later wins (ties: the merging one).
+    ExpirationTime,
+    /// Cardinality estimators: the union of both estimators.
+    HyperLogLog,
+}
+
+impl MergePolicy {
+    const NAMES: [(&'static str, MergePolicy); 8] = [
+        ("PutIfAbsentMergePolicy", MergePolicy::PutIfAbsent),
+        ("PassThroughMergePolicy", MergePolicy::PassThrough),
+        ("DiscardMergePolicy", MergePolicy::Discard),
+        ("HigherHitsMergePolicy", MergePolicy::HigherHits),
+        ("LatestAccessMergePolicy", MergePolicy::LatestAccess),
+        ("LatestUpdateMergePolicy", MergePolicy::LatestUpdate),
+        ("ExpirationTimeMergePolicy", MergePolicy::ExpirationTime),
+        ("HyperLogLogMergePolicy", MergePolicy::HyperLogLog),
+    ];
+
+    /// The policy a `class-name` names: a short name, or the class in `com.hazelcast.spi.merge`.
+    pub fn parse(name: &str) -> Option<MergePolicy> {
+        let short = name.trim().strip_prefix("com.hazelcast.spi.merge.").unwrap_or(name.trim());
+        Self::NAMES.iter().find(|(known, _)| *known == short).map(|(_, policy)| *policy)
+    }
+
+    /// Whether it compares per-entry statistics (hits, access and update times), which a map
+    /// keeps only with `per-entry-stats-enabled`.
+    pub fn needs_entry_stats(self) -> bool {
+        matches!(self, MergePolicy::HigherHits | MergePolicy::LatestAccess | MergePolicy::LatestUpdate)
+    }
+
+    /// Whether the merging entry replaces the existing one (`existing`: None when the key is
+    /// absent). Every policy adds an entry the other cluster lacks, except Discard.
+    pub fn merging_wins(self, merging: &MergingEntry, existing: Option<&MergingEntry>) -> bool {
+        let Some(existing) = existing else {
+            return self != MergePolicy::Discard;
+        };
+        match self {
+            MergePolicy::PutIfAbsent | MergePolicy::Discard | MergePolicy::HyperLogLog => false,
+            MergePolicy::PassThrough => true,
+            MergePolicy::HigherHits => merging.hits >= existing.hits,
+            MergePolicy::LatestAccess => merging.last_access_time_ms >= existing.last_access_time_ms,
+            MergePolicy::LatestUpdate => merging.last_update_time_ms >= existing.last_update_time_ms,
+            MergePolicy::ExpirationTime => merging.expiration_time_ms >= existing.expiration_time_ms,
+        }
+    }
+}
+
+/// What a policy compares of an entry (Hazelcast's `MergingHits`, `MergingLastAccessTime`, …).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MergingEntry {
+    pub hits: i64,
+    pub last_access_time_ms: i64,
+    pub last_update_time_ms: i64,
+    /// When it expires (`i64::MAX`: never).
+    pub expiration_time_ms: i64,
+}
+
+/// A structure's `merge-policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MergePolicyConfig {
+    pub policy: MergePolicy,
+    /// Entries per merge batch. `batch-size`, default 100, 1..=[`MAX_MERGE_BATCH_SIZE`].
+    pub batch_size: u32,
+}
+
+impl MergePolicyConfig {
+    pub const DEFAULT: MergePolicyConfig = MergePolicyConfig { policy: MergePolicy::PutIfAbsent, batch_size: 100 };
+
+    pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if !(1..=MAX_MERGE_BATCH_SIZE).contains(&self.batch_size) {
+            let expected = format!("expected 1..={MAX_MERGE_BATCH_SIZE}, got {}", self.batch_size);
+            return Err(invalid(format!("{key}.merge-policy.batch-size"), expected));
+        }
+        Ok(())
+    }
+}
+
+impl Default for MergePolicyConfig {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(hits: i64, access: i64, update: i64, expiration: i64) -> MergingEntry {
+        MergingEntry { hits, last_access_time_ms: access, last_update_time_ms: update, expiration_time_ms: expiration }
+    }
+
+    #[test]
+    fn names_are_hazelcasts_short_and_class_names() {
+        assert_eq!(MergePolicy::parse("PutIfAbsentMergePolicy"), Some(MergePolicy::PutIfAbsent));
+        assert_eq!(
+            MergePolicy::parse("com.hazelcast.spi.merge.LatestUpdateMergePolicy"),
+            Some(MergePolicy::LatestUpdate)
+        );
+        assert_eq!(MergePolicy::parse(" HigherHitsMergePolicy "), Some(MergePolicy::HigherHits));
+        assert_eq!(MergePolicy::parse("com.example.MyPolicy"), None);
+        assert!(MergePolicy::LatestAccess.needs_entry_stats() && !MergePolicy::ExpirationTime.needs_entry_stats());
+    }
+
+    #[test]
+    fn each_policy_decides_as_hazelcasts() {
+        let (old, new) = (entry(5, 100, 100, 1_000), entry(2, 200, 50, 2_000));
+        let absent = None;
+        for policy in
+            [MergePolicy::PutIfAbsent, MergePolicy::PassThrough, MergePolicy::HigherHits, MergePolicy::LatestUpdate]
+        {
+            assert!(policy.merging_wins(&new, absent), "{policy:?} adds what is absent");
+        }
+        assert!(!MergePolicy::Discard.merging_wins(&new, absent));
+        assert!(!MergePolicy::PutIfAbsent.merging_wins(&new, Some(&old)));
+        assert!(MergePolicy::PassThrough.merging_wins(&new, Some(&old)));
+        assert!(!MergePolicy::Discard.merging_wins(&new, Some(&old)));
+        assert!(!MergePolicy::HigherHits.merging_wins(&new, Some(&old)));
+        assert!(MergePolicy::LatestAccess.merging_wins(&new, Some(&old)));
+        assert!(!MergePolicy::LatestUpdate.merging_wins(&new, Some(&old)));
+        assert!(MergePolicy::ExpirationTime.merging_wins(&new, Some(&old)));
+        assert!(MergePolicy::HigherHits.merging_wins(&old, Some(&old)), "a tie goes to the merging entry");
+    }
+
+    #[test]
+    fn the_batch_size_is_bounded() {
+        assert!(MergePolicyConfig::DEFAULT.validate("hazelcast.map.m").is_ok());
+        let zero = MergePolicyConfig { batch_size: 0, ..MergePolicyConfig::DEFAULT };
+        let error = zero.validate("hazelcast.map.m").unwrap_err().to_string();
+        assert!(error.contains("hazelcast.map.m.merge-policy.batch-size"), "{error}");
+    }
+}
