@@ -68,6 +68,9 @@ hazelcast:
     # outgoing member links leave from the member's own address (test_split_brain.py cuts
     # traffic between members' addresses)
     hazelcast.socket.client.bind.any: false
+    # test_split_brain.py: the sides look for each other 5 s after a master took charge
+    hazelcast.merge.first.run.delay.seconds: 5
+    hazelcast.merge.next.run.delay.seconds: 5
 {protection}  map:
     default:
       backup-count: 1
@@ -80,6 +83,13 @@ hazelcast:
       split-brain-protection-ref: two
     protected-active-*:
       split-brain-protection-ref: two-recently-active
+    # test_split_brain.py: maps merged by other policies than the default (PutIfAbsent)
+    merge-passthrough-*:
+      merge-policy:
+        class-name: PassThroughMergePolicy
+    merge-discard-*:
+      merge-policy:
+        class-name: com.hazelcast.spi.merge.DiscardMergePolicy
   queue:
     protected-*:
       split-brain-protection-ref: two
@@ -112,6 +122,9 @@ hazelcast:
     hazelcast.shutdownhook.policy: GRACEFUL
     hazelcast.phone.home.enabled: false
     hazelcast.socket.client.bind.any: false
+    # test_split_brain.py: the sides look for each other 5 s after a master took charge
+    hazelcast.merge.first.run.delay.seconds: 5
+    hazelcast.merge.next.run.delay.seconds: 5
 {protection}  map:
     default:
       backup-count: 1
@@ -124,6 +137,13 @@ hazelcast:
       split-brain-protection-ref: two
     protected-active-*:
       split-brain-protection-ref: two-recently-active
+    # test_split_brain.py: maps merged by other policies than the default (PutIfAbsent)
+    merge-passthrough-*:
+      merge-policy:
+        class-name: PassThroughMergePolicy
+    merge-discard-*:
+      merge-policy:
+        class-name: com.hazelcast.spi.merge.DiscardMergePolicy
   queue:
     protected-*:
       split-brain-protection-ref: two

@@ -65,3 +65,63 @@ def test_a_cut_splits_the_cluster_and_protection_guards_the_small_side(make_clus
     for proxy in (free_large, free_small):
         wait_until(lambda: proxy.get("key-7") is not None, 20, "served after the heal")
     cluster.assert_running(cluster.members, "after the heal")
+
+
+def _write(proxy, keys, value):
+    for key in keys:
+        proxy.put(key, value)
+
+
+def test_a_healed_split_merges_by_each_maps_policy(make_cluster, net, request):
+    """{0, 1} | {2}: each side writes keys of its own and the same keys with its own values;
+    after the heal the single member merges into the two (within the merge delays of 5 s) and
+    each map holds what its policy gives: PutIfAbsent (the default) adds the small side's own
+    keys and keeps the large side's values; PassThrough takes the small side's values;
+    Discard adds nothing."""
+    cluster = make_cluster(3, hosts=HOSTS)
+    cluster.start_members(range(3))
+    large = cluster.client([cluster.addresses[0]], smart=False)
+    small = cluster.client([cluster.addresses[2]], smart=False)
+    wait_members(large, 3, FORM_TIMEOUT)
+    wait_members(small, 3, FORM_TIMEOUT)
+    base = unique_map_name(request.node.name)
+    names = {"put-if-absent": "free-" + base, "pass-through": "merge-passthrough-" + base, "discard": "merge-discard-" + base}
+    before = ["before-%d" % i for i in range(100)]
+    for name in names.values():
+        _write(large.get_map(name).blocking(), before, "before")
+
+    net.cut(HOSTS[:2], HOSTS[2:])
+    wait_members(small, 1, DROP_TIMEOUT, "the small side after the cut")
+    wait_members(large, 2, DROP_TIMEOUT, "the large side after the cut")
+    both = ["both-%d" % i for i in range(100)]
+    only_large = ["large-%d" % i for i in range(100)]
+    only_small = ["small-%d" % i for i in range(100)]
+    for name in names.values():
+        wait_until(lambda: large.get_map(name).blocking().size() >= len(before), 20, "the large side serving " + name)
+        wait_until(lambda: small.get_map(name).blocking().size() >= 0, 20, "the small side serving " + name)
+        large_map, small_map = large.get_map(name).blocking(), small.get_map(name).blocking()
+        _write(large_map, both + only_large, "large")
+        _write(small_map, both + only_small, "small")
+
+    net.heal()
+    wait_members(small, 3, 60, "the small side merged into the large one")
+    wait_members(large, 3, 60, "the large side after the merge")
+
+    def merged(name):
+        proxy = large.get_map(name).blocking()
+        return dict(proxy.entry_set())
+
+    expected_small = {"put-if-absent": "small", "pass-through": "small", "discard": None}
+    expected_both = {"put-if-absent": "large", "pass-through": "small", "discard": "large"}
+    for policy, name in names.items():
+
+        def as_expected():
+            entries = merged(name)
+            return (
+                all(entries.get(key) == "before" for key in before)
+                and all(entries.get(key) == "large" for key in only_large)
+                and all(entries.get(key) == expected_small[policy] for key in only_small)
+                and all(entries.get(key) == expected_both[policy] for key in both)
+            )
+
+        wait_until(as_expected, 30, lambda: "%s after the merge: %s" % (policy, sorted(merged(name).items())[:20]))
