@@ -351,6 +351,14 @@ impl MemberConfig {
             let text = "expected more than hazelcast.heartbeat.interval.seconds";
             return Err(invalid("hazelcast.properties.hazelcast.max.no.heartbeat.seconds", text));
         }
+        for (key, delay_ms) in [
+            ("hazelcast.properties.hazelcast.merge.first.run.delay.seconds", cluster.merge_first_run_delay_ms),
+            ("hazelcast.properties.hazelcast.merge.next.run.delay.seconds", cluster.merge_next_run_delay_ms),
+        ] {
+            if delay_ms < 1_000 {
+                return Err(invalid(key, "expected at least 1"));
+            }
+        }
         if cluster.max_parallel_migrations == 0 {
             let key = "hazelcast.properties.hazelcast.partition.max.parallel.migrations";
             return Err(invalid(key, "expected at least 1"));

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{invalid, ConfigError};
+use crate::merge_policy::MergePolicyConfig;
 
 /// Most backups, synchronous and asynchronous together, a map may keep (as in Hazelcast).
 pub const MAX_BACKUP_COUNT: u8 = 6;
@@ -38,6 +39,10 @@ pub struct MapConfig {
     /// Indexes the map has from its start (`indexes`: a list of `type` (SORTED, the default;
     /// HASH; BITMAP) and `attributes`), as `Map.addIndex` adds them.
     pub indexes: Vec<MapIndexConfig>,
+    /// How the entries of a cluster that merges into another after a split-brain are merged
+    /// (`merge-policy`: `class-name`, Hazelcast's short or full name, default
+    /// PutIfAbsentMergePolicy; `batch-size`, default 100, in `1..=MAX_MERGE_BATCH_SIZE`).
+    pub merge_policy: MergePolicyConfig,
 }
 
 /// One index of `hazelcast.map.<name>.indexes`.
@@ -105,6 +110,7 @@ impl MapConfig {
         eviction: EvictionConfig::DEFAULT,
         per_entry_stats_enabled: false,
         indexes: Vec::new(),
+        merge_policy: MergePolicyConfig::DEFAULT,
     };
 
     /// Checks every bound documented on the fields; `key` is the entry's dotted path.
@@ -116,6 +122,7 @@ impl MapConfig {
             ));
         }
         check_backup_counts(key, self.backup_count, self.async_backup_count)?;
+        self.merge_policy.validate(key)?;
         if self.eviction.size == 0 || self.eviction.size > i32::MAX as u32 {
             let message = format!("expected 1..={}, got {}", i32::MAX, self.eviction.size);
             return Err(invalid(format!("{key}.eviction.size"), message));

@@ -12,7 +12,8 @@
 //! - attributes become keys beside the child elements (`<tcp-ip enabled="true">` is
 //!   `tcp-ip: {enabled: true, ..}`); an element with attributes and text keeps its text under its
 //!   own name (`<port auto-increment="false">5701</port>` is
-//!   `port: {auto-increment: false, port: 5701}`);
+//!   `port: {auto-increment: false, port: 5701}`), except where Hazelcast's YAML names it
+//!   otherwise ([`TEXT_KEYS`]: a `<merge-policy>`'s text is its `class-name`);
 //! - a child of the root with a `name` attribute is an entry of a named section
 //!   (`<map name="orders">` is `map: {orders: ..}`);
 //! - `<property name="k">v</property>` under `<properties>` is `k: v`;
@@ -34,6 +35,11 @@ use crate::error::ConfigError;
 
 /// Deepest element nesting accepted (Hazelcast's own files nest about 10 deep).
 pub const MAX_XML_DEPTH: usize = 64;
+
+/// Elements whose text goes under another key than their own name, as Hazelcast's YAML names
+/// it: (element, key). `<merge-policy batch-size="100">PassThroughMergePolicy</merge-policy>` is
+/// `merge-policy: {batch-size: 100, class-name: PassThroughMergePolicy}`.
+const TEXT_KEYS: &[(&str, &str)] = &[("merge-policy", "class-name")];
 
 /// The elements whose repeated children form a list: (parent, child, key). The key is where the
 /// list goes in the parent's mapping; an empty key means the parent itself is the list.
@@ -113,6 +119,12 @@ fn element(document: &Document, node: Node, depth: usize) -> Result<Value> {
         fields.insert(key(attribute.name()), Value::String(attribute.value().to_owned()));
     }
     let text = text(node);
+    if let Some((_, text_key)) = TEXT_KEYS.iter().find(|(element, _)| *element == tag) {
+        if children.is_empty() && !text.is_empty() {
+            fields.insert(key(text_key), Value::String(text));
+            return Ok(Value::Mapping(fields));
+        }
+    }
     if children.is_empty() {
         return Ok(match (fields.is_empty(), text.is_empty()) {
             (true, true) => Value::Null,

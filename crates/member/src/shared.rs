@@ -46,6 +46,18 @@ pub enum Task {
     /// Member traffic for this reactor's partitions or forwarded requests, read by another
     /// reactor from a member link.
     Member { from: ferrogrid_cluster::MemberId, work: MemberWork },
+    /// A split-brain merge's steps (`cluster/merge.rs`).
+    Merge(MergeStep),
+}
+
+/// What the cluster service tells reactors while this member merges into another cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeStep {
+    /// This member leaves its cluster: keep the map entries of the partitions it owns, drop
+    /// every replica.
+    Leave,
+    /// The cluster it joined is settled: merge what was kept into it.
+    Replay,
 }
 
 /// What reactors tell the cluster service.

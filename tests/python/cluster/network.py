@@ -48,7 +48,7 @@ class Network:
         # the loopback interface (127.0.0.1/8 answers all of them already).
         for host in hosts:
             added = subprocess.run(["ip", "addr", "add", host + "/8", "dev", "lo"], capture_output=True, text=True)
-            if added.returncode != 0 and "exists" not in added.stderr:
+            if added.returncode != 0 and "exists" not in added.stderr and "already assigned" not in added.stderr:
                 raise RuntimeError("ip addr add %s: %s" % (host, added.stderr.strip()))
         if _iptables("-L", CHAIN, "-n", check=False).returncode != 0:
             _iptables("-N", CHAIN)

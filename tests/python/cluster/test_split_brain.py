@@ -6,8 +6,8 @@ iptables, on both targets alike.
 What is checked today: both sides notice the split (a unisocket client on each side sees its
 side's members only) and serve their own clients; split-brain protection (a rule of two
 members, cluster_harness.MEMBER_CONFIG) refuses writes on the single member and serves them on
-the two; after the cut is healed every member still serves. (Merging the sides back into one
-cluster, issue 28, is checked here once ferrogrid does it.)
+the two; after the cut is healed every member still serves, and the single member merges into
+the two: each map ends as its merge policy says, and listeners hear MERGED events.
 """
 
 import pytest
@@ -90,6 +90,11 @@ def test_a_healed_split_merges_by_each_maps_policy(make_cluster, net, request):
     for name in names.values():
         _write(large.get_map(name).blocking(), before, "before")
 
+    heard = {policy: [] for policy in names}
+    for policy, name in names.items():
+        large.get_map(name).blocking().add_entry_listener(
+            include_value=True, merged_func=lambda event, policy=policy: heard[policy].append((event.key, event.value))
+        )
     net.cut(HOSTS[:2], HOSTS[2:])
     wait_members(small, 1, DROP_TIMEOUT, "the small side after the cut")
     wait_members(large, 2, DROP_TIMEOUT, "the large side after the cut")
@@ -125,3 +130,18 @@ def test_a_healed_split_merges_by_each_maps_policy(make_cluster, net, request):
             )
 
         wait_until(as_expected, 30, lambda: "%s after the merge: %s" % (policy, sorted(merged(name).items())[:20]))
+
+    # A MERGED event for every entry the small side merged (its own keys and the keys both
+    # sides wrote; the "before" keys it still held), carrying the value the key has after
+    # the merge; none for Discard (Hazelcast sends nothing to merge with it).
+    for policy, name in names.items():
+        if policy == "discard":
+            continue
+        wanted = set(both + only_small)
+        wait_until(lambda: wanted <= {key for key, _ in heard[policy]}, 10, lambda: "%s: %d MERGED events" % (policy, len(heard[policy])))
+        final = merged(name)
+        wrong = [(key, value) for key, value in heard[policy] if final.get(key) != value]
+        assert wrong == [], "%s: MERGED events carry the merged value, e.g. %s" % (policy, wrong[:5])
+        assert {key.split("-")[0] for key, _ in heard[policy]} <= {"before", "both", "small"}
+    assert heard["discard"] == [], "no MERGED event for Discard"
+

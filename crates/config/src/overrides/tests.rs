@@ -99,8 +99,10 @@ fn bad_override_values_are_refused_at_the_usual_path() {
 
 #[test]
 fn names_follow_hazelcasts_rules() {
-    let unknown = from_env(YAML, Syntax::Yaml, &[("HZ_MAP_ORDERS_MERGEPOLICY_CLASSNAME", "X"), ("HZ_HOME", "/opt/hz")]);
-    assert_eq!(unknown.unsupported_keys, ["hazelcast.map.orders.mergepolicy"], "HZ_HOME is no override");
+    let unknown = from_env(YAML, Syntax::Yaml, &[("HZ_MAP_ORDERS_WANREPLICATIONREF_X", "X"), ("HZ_HOME", "/opt/hz")]);
+    assert_eq!(unknown.unsupported_keys, ["hazelcast.map.orders.wanreplicationref"], "HZ_HOME is no override");
+    let merge = from_env(YAML, Syntax::Yaml, &[("HZ_MAP_ORDERS_MERGEPOLICY_CLASSNAME", "PassThroughMergePolicy")]);
+    assert_eq!(merge.config.maps.for_map("orders").merge_policy.policy, crate::MergePolicy::PassThrough);
     let ignored =
         from_env(YAML, Syntax::Yaml, &[("HZ_LICENSE_KEY", "k"), ("FERROGRID_LOG", "debug"), ("hz_clustername", "x")]);
     assert!(ignored.overrides.is_empty());

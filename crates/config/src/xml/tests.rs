@@ -261,7 +261,6 @@ ferrogrid: {unknown: 1}
     let expected = [
         "ferrogrid.unknown",
         "hazelcast.management-center",
-        "hazelcast.map.default.merge-policy",
         "hazelcast.network.port.reuse-address",
         "hazelcast.properties.hazelcast.logging.type",
         "hazelcast.queue.default.statistics-enabled",
@@ -500,4 +499,23 @@ fn advanced_network_reads_the_same_in_xml() {
     assert!(network.advanced);
     assert_eq!(network.port, 5701);
     assert_eq!(network.client_endpoint.map(|client| client.port), Some(5702));
+}
+
+#[test]
+fn merge_policies_read_the_same_from_both_syntaxes() {
+    let yaml = "hazelcast:\n  map:\n    a: {merge-policy: {class-name: com.hazelcast.spi.merge.PassThroughMergePolicy, batch-size: 7}}\n    \
+                b: {merge-policy: {class-name: DiscardMergePolicy}}\n";
+    let xml = r#"<map name="a"><merge-policy batch-size="7">com.hazelcast.spi.merge.PassThroughMergePolicy</merge-policy></map>
+        <map name="b"><merge-policy>DiscardMergePolicy</merge-policy></map>"#;
+    let loaded = same(yaml, xml);
+    let (a, b) = (loaded.config.maps.for_map("a").merge_policy, loaded.config.maps.for_map("b").merge_policy);
+    assert_eq!((a.policy, a.batch_size), (crate::MergePolicy::PassThrough, 7));
+    assert_eq!((b.policy, b.batch_size), (crate::MergePolicy::Discard, 100));
+    assert_eq!(loaded.config.maps.for_map("other").merge_policy, crate::MergePolicyConfig::DEFAULT);
+    let unknown = "hazelcast: {map: {a: {merge-policy: {class-name: com.example.MyPolicy}}}}";
+    let unknown_xml = r#"<map name="a"><merge-policy>com.example.MyPolicy</merge-policy></map>"#;
+    assert_eq!(same_error(unknown, unknown_xml), "hazelcast.map.a.merge-policy.class-name");
+    let zero = "hazelcast: {map: {a: {merge-policy: {batch-size: 0}}}}";
+    let zero_xml = r#"<map name="a"><merge-policy batch-size="0">PutIfAbsentMergePolicy</merge-policy></map>"#;
+    assert_eq!(same_error(zero, zero_xml), "hazelcast.map.a.merge-policy.batch-size");
 }

@@ -4,8 +4,8 @@
 //! `split-brain-protection` rules those entries refer to.
 
 use super::values::{
-    boolean, eviction_policy, in_memory_format, in_memory_format_kind, map_indexes, max_size_policy, signed, text,
-    unsigned, value_collection_type,
+    boolean, eviction_policy, in_memory_format, in_memory_format_kind, map_indexes, max_size_policy, merge_policy,
+    signed, text, unsigned, value_collection_type,
 };
 use super::{Result, Section};
 use crate::{CollectionConfigs, MapConfig, MemberConfig, ProtectOn, ProtectedStructure, ProtectionFunction};
@@ -54,7 +54,7 @@ pub(super) fn read_structures(hazelcast: &mut Section, config: &mut MemberConfig
     Ok(())
 }
 
-/// Each `map` entry: backups, expiry, statistics, indexes and eviction.
+/// Each `map` entry: backups, expiry, statistics, indexes, eviction and merge policy.
 fn read_maps(mut maps: Section, config: &mut MemberConfig) -> Result<()> {
     for (name, mut section) in maps.sections()? {
         let mut map = MapConfig::DEFAULT;
@@ -70,6 +70,10 @@ fn read_maps(mut maps: Section, config: &mut MemberConfig) -> Result<()> {
             eviction.set("size", &mut map.eviction.size, unsigned)?;
             eviction.set("max-size-policy", &mut map.eviction.max_size_policy, max_size_policy)?;
             eviction.set("eviction-policy", &mut map.eviction.eviction_policy, eviction_policy)?;
+        }
+        if let Some(mut merge) = section.section("merge-policy")? {
+            merge.set("class-name", &mut map.merge_policy.policy, merge_policy)?;
+            merge.set("batch-size", &mut map.merge_policy.batch_size, unsigned)?;
         }
         refer(&mut section, ProtectedStructure::Map, &name, config)?;
         config.maps.insert(name, map);
@@ -197,7 +201,7 @@ fn read_cardinality_estimators(mut estimators: Section, config: &mut MemberConfi
         section.set("backup-count", &mut estimator.backup_count, unsigned)?;
         section.set("async-backup-count", &mut estimator.async_backup_count, unsigned)?;
         if let Some(mut merge_policy) = section.section("merge-policy")? {
-            merge_policy.read("class-name", text)?;
+            merge_policy.read("class-name", self::merge_policy)?;
             merge_policy.read("batch-size", unsigned::<u32>)?;
         }
         refer(&mut section, ProtectedStructure::CardinalityEstimator, &name, config)?;

@@ -297,7 +297,6 @@ management-center: {}
 "#;
     let expected = [
         "ferrogrid.unknown",
-        "hazelcast.map.default.merge-policy",
         "hazelcast.network.port.reuse-address",
         "hazelcast.properties.hazelcast.logging.type",
         "hazelcast.queue.default.statistics-enabled",

@@ -101,6 +101,18 @@ pub(super) fn eviction_policy(value: &Value, path: &str) -> Result<EvictionPolic
     }
 }
 
+/// A merge policy's `class-name`: Hazelcast's built-in policies, by short or full class name
+/// (ferrogrid runs no Java: another class is refused).
+pub(super) fn merge_policy(value: &Value, path: &str) -> Result<crate::MergePolicy> {
+    let name = text(value, path)?;
+    crate::MergePolicy::parse(&name).ok_or_else(|| {
+        let known = "PutIfAbsentMergePolicy, PassThroughMergePolicy, DiscardMergePolicy, HigherHitsMergePolicy, \
+                     LatestAccessMergePolicy, LatestUpdateMergePolicy, ExpirationTimeMergePolicy or \
+                     HyperLogLogMergePolicy (optionally with com.hazelcast.spi.merge.)";
+        invalid(path.to_owned(), format!("expected {known}, got {name}"))
+    })
+}
+
 pub(super) fn placement(value: &Value, path: &str) -> Result<Placement> {
     match text(value, path)?.as_str() {
         "packed" => Ok(Placement::Packed),

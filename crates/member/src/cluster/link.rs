@@ -373,7 +373,8 @@ impl Core {
         let inner = Message::parse(payload)?;
         let correlation_id = message.correlation_id();
         let response_type = inner.message_type().response();
-        // A destroy and an SQL statement's share by their rows; an INSERT's writes have none.
+        // A destroy and an SQL statement's share by their rows; an INSERT's writes and a
+        // split-brain merge's entries have none.
         let route = operations::row(inner.message_type()).map(|row| row.route);
         if route == Some(Route::Connection(ClientCall::DestroyProxy)) {
             let destroy = ClientDestroyProxy::decode(&inner)?;
@@ -390,6 +391,12 @@ impl Core {
         }
         if inner.message_type() == crate::sql::shares::SQL_WRITE {
             return self.sql_member_write(connection, correlation_id, &inner, out);
+        }
+        if inner.message_type() == crate::engine::map::merge::MERGE_ENTRIES {
+            let (map, batch) = crate::engine::map::merge::MergeEntries::decode(&inner)?;
+            let operation = WideRequest::new(crate::engine::map::merge::MergeWrite { batch });
+            self.fan_out(connection, correlation_id, response_type, map.into(), operation, out);
+            return Ok(());
         }
         if route == Some(Route::Sql(SqlCall::Execute)) {
             return self.sql_member_share(connection, correlation_id, &inner, out);

@@ -15,7 +15,7 @@ use crate::cluster::replication::state::ClusterState;
 use crate::cluster::view::{ViewMember, ViewState};
 use crate::net::connection::ConnectionShared;
 use crate::net::tls::TlsSession;
-use crate::shared::{ClusterEvent, Shared, Task};
+use crate::shared::{ClusterEvent, MergeStep, Shared, Task};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use ferrogrid_cluster::{Input, MemberEntry, MemberId, Message, Node, NodeConfig, Output};
 use ferrogrid_protocol::Uuid;
@@ -52,6 +52,9 @@ struct Service {
     reported_ready: u64,
     /// (As master) the table is balanced and every replica is in place.
     complete: bool,
+    /// This member left its cluster to merge into another: its reactors kept their map entries
+    /// until the cluster it joins is settled (`cluster/merge.rs`).
+    merge_pending: bool,
 }
 
 /// Builds the node configuration from the member's.
@@ -95,6 +98,7 @@ pub fn run(shared: Arc<Shared>, events: Receiver<ClusterEvent>, address: String)
         started: Instant::now(),
         reported_ready: 0,
         complete: false,
+        merge_pending: false,
     };
     while !service.shared.is_shutting_down() {
         match events.recv_timeout(TICK) {
@@ -111,6 +115,7 @@ pub fn run(shared: Arc<Shared>, events: Receiver<ClusterEvent>, address: String)
         service.feed(Input::Tick { now_ms });
         service.report_ready();
         service.watch_completeness();
+        service.watch_merge();
     }
 }
 
@@ -204,10 +209,15 @@ impl Service {
                 self.shared.left.store(true, Ordering::Release);
             }
             Output::MergeInto { master } => {
-                // (Work in progress on this branch: the data this member owned is to be kept
-                // and merged into the other cluster once joined.)
-                warn!(master = %master.address, "merging into another cluster");
+                warn!(master = %master.address, "merging into another cluster: this member's map entries merge into it once joined");
                 self.shared.joined.store(false, Ordering::Release);
+                // Before the emptied table reaches the reactors (the inbox is in order).
+                self.tell_reactors(MergeStep::Leave);
+                self.merge_pending = true;
+                // The new cluster's table versions start over: the emptied table now, so that
+                // nothing is reported ready for the old one.
+                self.reported_ready = 0;
+                self.publish_state();
             }
             Output::Log(text) => info!("{text}"),
         }
@@ -346,13 +356,44 @@ impl Service {
         }
     }
 
-    /// Tells the node when every reactor holds the data of the current table.
+    /// (Merging) once this member is in the other cluster and its table is settled (balanced,
+    /// every replica in place, this member's reactors ready for it), the reactors merge what
+    /// they kept into it.
+    fn watch_merge(&mut self) {
+        if !self.merge_pending || !self.node.is_joined() || self.node.is_migrating() {
+            return;
+        }
+        let version = self.node.table().version;
+        let members: Vec<MemberId> = self.node.data_members();
+        let backups = self.shared.config.table_backup_count();
+        if version == 0 || self.reported_ready < version || self.node.table().check(&members, backups).is_err() {
+            return;
+        }
+        self.merge_pending = false;
+        info!(
+            version,
+            members = members.len(),
+            "joined and settled: merging this member's map entries into the cluster"
+        );
+        self.tell_reactors(MergeStep::Replay);
+    }
+
+    fn tell_reactors(&self, step: MergeStep) {
+        for reactor in &self.shared.reactors {
+            let _ = reactor.inbox.send(Task::Merge(step));
+            reactor.wake();
+        }
+    }
+
+    /// Tells the node when every reactor holds the data of the current table. (A reactor's
+    /// version is never ahead of the service's; it must equal it: after a merge the new
+    /// cluster's versions start lower than the old cluster's, which a reactor may still show.)
     fn report_ready(&mut self) {
         let version = self.state.table.version;
         if version == 0 || version <= self.reported_ready {
             return;
         }
-        let ready = self.shared.reactors.iter().all(|reactor| reactor.ready_version.load(Ordering::Acquire) >= version);
+        let ready = self.shared.reactors.iter().all(|reactor| reactor.ready_version.load(Ordering::Acquire) == version);
         if ready {
             self.reported_ready = version;
             self.feed(Input::LocalReady { version });

@@ -38,6 +38,8 @@ pub enum EventKind {
     Expired = 16,
     EvictAll = 32,
     ClearAll = 64,
+    /// An entry a split-brain merge put in place.
+    Merged = 128,
 }
 
 /// One registration on one connection.

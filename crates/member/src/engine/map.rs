@@ -2,11 +2,13 @@
 //! (`store.rs` over `table.rs` and `entry.rs`), its indexes and the predicates queries run,
 //! iteration by partition (`iteration.rs`), and its transactional operations (`txn.rs`: a
 //! transaction's key operations, staged in `staged.rs` until its end; `txn_wide.rs`: its
-//! commit, rollback and reads over every partition).
+//! commit, rollback and reads over every partition), and a split-brain merge's entries arriving
+//! through each map's merge policy (`merge.rs`).
 pub(crate) mod aggregate_ops;
 pub(crate) mod entry;
 pub(crate) mod index;
 pub(crate) mod iteration;
+pub(crate) mod merge;
 pub(crate) mod ops;
 pub(crate) mod query;
 pub(crate) mod query_ops;

@@ -32,6 +32,8 @@ pub struct MapSettings {
     pub async_backup_count: usize,
     /// The map's indexes (`Map.addIndex`) as a new partition store must build them.
     pub indexes: IndexSetup,
+    /// How its entries merge into another cluster after a split brain.
+    pub merge_policy: ferrogrid_config::MergePolicyConfig,
 }
 
 /// A map's index definitions and the schemas its indexes read values with.
@@ -69,6 +71,7 @@ impl MapSettings {
             backup_count: config.backup_count as usize,
             async_backup_count: config.async_backup_count as usize,
             indexes: IndexSetup::default(),
+            merge_policy: config.merge_policy,
         }
     }
 

@@ -141,6 +141,7 @@ impl Reactor {
                 for (kind, name) in self.core.owner.idle_objects() {
                     self.core.destroy_internally(crate::cluster::peer::Service::Object(kind), name);
                 }
+                self.core.replay_merge();
             }
             let written = self.core.owner.outbox.flush() + self.core.owner.replication.flush();
             self.core.probes().bytes_out.add(written as u64);
@@ -354,6 +355,7 @@ impl Reactor {
                 }
                 Task::Cluster(state) => self.on_cluster_state(state),
                 Task::Member { from, work } => self.on_member_work(from, work),
+                Task::Merge(step) => self.core.on_merge_step(step),
             }
         }
         let written = self.core.owner.outbox.flush() + self.core.owner.replication.flush();
@@ -375,7 +377,7 @@ impl Reactor {
             self.core.send_configs_to(&joined);
             self.core.send_mappings_to(&joined);
         }
-        if table_changed && self.core.index == 0 {
+        if table_changed {
             self.core.owner.log_replicas();
         }
         self.core.publish_ready();

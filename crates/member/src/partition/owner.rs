@@ -158,6 +158,9 @@ pub struct PartitionOwner {
     pub topic_counts: std::collections::HashMap<Box<str>, (u64, u64), ahash::RandomState>,
     /// This member's replicas of the PN counters whose name's partition is this reactor's.
     pub pn_counters: crate::engine::pn_counter::state::PnCounters,
+    /// The map entries this member owned when its cluster merged into another, until they are
+    /// merged into that cluster (`cluster/merge.rs`).
+    pub(crate) merging: crate::engine::map::merge::Merging,
 }
 
 impl PartitionOwner {
@@ -214,6 +217,7 @@ impl PartitionOwner {
             tenant_latency,
             topic_counts: std::collections::HashMap::default(),
             pn_counters: crate::engine::pn_counter::state::PnCounters::default(),
+            merging: crate::engine::map::merge::Merging::default(),
         }
     }
 

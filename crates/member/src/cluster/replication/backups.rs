@@ -612,10 +612,15 @@ impl PartitionOwner {
     pub fn log_replicas(&self) {
         let owned = self.replication.owned.iter().filter(|owned| **owned).count();
         let waiting = self.replication.ready.iter().filter(|ready| !**ready).count();
+        let sources: Vec<(usize, Option<MemberId>)> = (0..self.replication.ready.len())
+            .filter(|local| !self.replication.ready[*local])
+            .map(|local| (self.replication.global(local), self.replication.source[local]))
+            .collect();
         debug!(
             reactor = self.replication.reactor_index,
             owned,
             waiting,
+            ?sources,
             version = self.replication.state.table.version,
             "partition table applied"
         );

@@ -388,6 +388,23 @@ impl Replication {
         written
     }
 
+    /// Every partition as a new member's: no replica, nothing received, owed or gathered for
+    /// backups (a member that leaves its cluster to merge into another; writes waiting for
+    /// backups are answered when their wait times out).
+    pub(crate) fn reset_for_merge(&mut self) {
+        let count = self.ready.len();
+        self.replicated.reset();
+        self.ready = vec![true; count];
+        self.snapshot_version = vec![0; count];
+        self.source = vec![None; count];
+        self.asked_ms = vec![0; count];
+        self.owed = vec![Vec::new(); count];
+        self.owned = vec![false; count];
+        self.backups.clear();
+        self.acks.clear();
+        self.counter_states.clear();
+    }
+
     /// The lowest table version for which every replica here is complete, or None.
     pub fn ready_version(&self) -> Option<u64> {
         self.ready.iter().all(|ready| *ready).then_some(self.state.table.version)

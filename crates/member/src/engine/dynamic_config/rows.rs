@@ -197,8 +197,19 @@ fn map(r: &DynamicConfigAddMapConfig<'_>) -> Result<Applied, OpError> {
         eviction,
         per_entry_stats_enabled: r.per_entry_stats_enabled,
         indexes: indexes.collect(),
+        merge_policy: merge_policy(r.merge_policy, r.merge_batch_size)?,
     };
     checked(r.name, "map", config).map(Applied::Map)
+}
+
+/// A map's merge policy: Hazelcast's built-in classes (ferrogrid runs no Java class of the
+/// user's); the batch size is checked with the rest of the config.
+fn merge_policy(class_name: &str, batch_size: i32) -> Result<ferrogrid_config::MergePolicyConfig, OpError> {
+    let policy = ferrogrid_config::MergePolicy::parse(class_name).ok_or_else(|| {
+        let text = format!("ferrogrid runs only Hazelcast's built-in merge policies; got {class_name}");
+        OpError::new(ErrorKind::IllegalArgument, text)
+    })?;
+    Ok(ferrogrid_config::MergePolicyConfig { policy, batch_size: u32::try_from(batch_size).unwrap_or(0) })
 }
 
 /// A map's eviction settings: Hazelcast's enum names (an unknown one is refused as Java's

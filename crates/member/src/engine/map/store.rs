@@ -291,6 +291,13 @@ impl RecordStore {
         }
     }
 
+    /// Stores an entry with the metadata it came with, as its owner (recorded as changed, so
+    /// the backups get it): a split-brain merge's entry.
+    pub fn merge_in(&mut self, key: &[u8], value: &[u8], meta: &Meta) {
+        self.apply(key, value, meta);
+        self.note_change(key);
+    }
+
     /// Removes a key as a backup carries it (nothing is recorded as changed).
     pub fn apply_remove(&mut self, key: &[u8]) -> Option<Entry> {
         let entry = self.entries.remove(key)?;

@@ -1,0 +1,101 @@
+//! A split-brain merge on the merging member's reactors. When the membership layer decides this
+//! member's cluster merges into another (`ferrogrid_cluster::membership::merge`), the cluster
+//! service tells every reactor [`MergeStep::Leave`]: each keeps the map entries of the
+//! partitions this member owns (on the merging side every partition has one owner, so the side
+//! keeps each entry once) and drops every replica, as Hazelcast's merging members drop their data
+//! and rejoin empty. Once the member has joined the other cluster and that cluster's partition
+//! table is settled (balanced, every replica in place, this member's reactors ready), the service
+//! says [`MergeStep::Replay`]: each reactor sends its entries in batches of each map's
+//! `merge-policy.batch-size` as MERGE_ENTRIES fan-outs, at most [`BATCHES_PER_SWEEP`] every
+//! 100 ms, and the owners merge them through the map's policy (`engine/map/merge.rs`).
+//!
+//! Kept and merged: maps. Other structures of the merging side are dropped (Hazelcast merges
+//! more of them; see docs/cluster.md).
+
+use crate::engine::map::merge::{MergeEntries, MergeWrite, MergingMap, MergingRecord, MERGE_ENTRIES};
+use crate::engine::wide::WideRequest;
+use crate::partition::objects::kind;
+use crate::partition::owner::PartitionOwner;
+use crate::route::dispatch::Core;
+use crate::shared::MergeStep;
+use ferrogrid_config::MergePolicy;
+use std::collections::BTreeMap;
+use tracing::info;
+
+/// MERGE_ENTRIES fan-outs a reactor starts per 100 ms while it replays.
+const BATCHES_PER_SWEEP: usize = 64;
+
+impl PartitionOwner {
+    /// Keeps the map entries of the partitions this member owns and drops every replica and
+    /// replicated-map copy this reactor holds.
+    pub(crate) fn leave_for_merge(&mut self) -> usize {
+        let now_ms = self.now_ms;
+        let mut maps: BTreeMap<Box<str>, MergingMap> = BTreeMap::new();
+        for local in 0..self.partitions.len() {
+            if self.replication.owned.get(local).copied().unwrap_or(false) {
+                for (name, store) in self.partitions[local].maps() {
+                    let map = maps.entry(name.into()).or_insert_with(|| MergingMap {
+                        name: name.into(),
+                        policy: store.settings.merge_policy,
+                        records: Vec::new(),
+                    });
+                    let records = store.iter(now_ms).map(|(key, entry)| MergingRecord {
+                        key: key.into(),
+                        value: entry.value().into(),
+                        meta: entry.meta(),
+                    });
+                    map.records.extend(records);
+                }
+            }
+            self.partitions[local].drop_all();
+            self.partitions[local].drop_stores::<kind::ReplicatedMap>();
+        }
+        self.replication.reset_for_merge();
+        let kept = maps.values().map(|map| map.records.len()).sum();
+        // As Hazelcast, a map whose policy discards the merging entries sends nothing.
+        let merged = |map: &MergingMap| !map.records.is_empty() && map.policy.policy != MergePolicy::Discard;
+        self.merging.maps.extend(maps.into_values().filter(merged));
+        kept
+    }
+}
+
+impl Core {
+    /// A step the cluster service ordered.
+    pub(crate) fn on_merge_step(&mut self, step: MergeStep) {
+        match step {
+            MergeStep::Leave => {
+                let kept = self.owner.leave_for_merge();
+                info!(reactor = self.index, entries = kept, "left the cluster to merge: map entries kept");
+            }
+            MergeStep::Replay => {
+                self.owner.merging.replaying = true;
+                self.replay_merge();
+            }
+        }
+    }
+
+    /// Starts the next batches of a replay (none before [`MergeStep::Replay`]).
+    pub(crate) fn replay_merge(&mut self) {
+        if !self.owner.merging.replaying {
+            return;
+        }
+        for _ in 0..BATCHES_PER_SWEEP {
+            let Some(map) = self.owner.merging.maps.last_mut() else {
+                self.owner.merging.replaying = false;
+                info!(reactor = self.index, "merge: every kept map entry sent to its owner");
+                return;
+            };
+            let size = (map.policy.batch_size.max(1) as usize).min(map.records.len());
+            let records: Vec<MergingRecord> = map.records.drain(map.records.len() - size..).collect();
+            let (name, policy) = (map.name.clone(), map.policy.policy);
+            if map.records.is_empty() {
+                self.owner.merging.maps.pop();
+            }
+            let batch = MergeEntries { policy, records };
+            let request = batch.encode(&name);
+            let operation = WideRequest::new(MergeWrite { batch });
+            let response_type = MERGE_ENTRIES.response();
+            self.fan_out_with(None, 0, response_type, name, operation, &mut Vec::new(), Some(&request));
+        }
+    }
+}
