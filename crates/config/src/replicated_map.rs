@@ -27,13 +27,21 @@ pub struct ReplicatedMapConfig {
     pub async_fillup: bool,
     /// `statistics-enabled`, default true: entry, byte and listener figures in the metrics.
     pub statistics_enabled: bool,
+    /// `merge-policy` (`class-name`, `batch-size`): how the map's entries merge into another
+    /// cluster after a split brain; default PutIfAbsentMergePolicy, 100.
+    pub merge_policy: crate::MergePolicyConfig,
 }
 
 impl ReplicatedMapConfig {
-    pub const DEFAULT: ReplicatedMapConfig =
-        ReplicatedMapConfig { in_memory_format: InMemoryFormat::Object, async_fillup: true, statistics_enabled: true };
+    pub const DEFAULT: ReplicatedMapConfig = ReplicatedMapConfig {
+        in_memory_format: InMemoryFormat::Object,
+        async_fillup: true,
+        statistics_enabled: true,
+        merge_policy: crate::MergePolicyConfig::DEFAULT,
+    };
 
     pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        self.merge_policy.validate(key)?;
         if self.in_memory_format == InMemoryFormat::Native {
             let text = "NATIVE (off-heap) is not supported; use OBJECT or BINARY";
             return Err(invalid(format!("{key}.in-memory-format"), text));

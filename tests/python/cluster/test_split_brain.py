@@ -10,6 +10,10 @@ the two; after the cut is healed every member still serves, and the single membe
 the two: each map ends as its merge policy says, and listeners hear MERGED events.
 """
 
+import os
+import threading
+import time
+
 import pytest
 
 from . import network
@@ -64,6 +68,10 @@ def test_a_cut_splits_the_cluster_and_protection_guards_the_small_side(make_clus
     net.heal()
     for proxy in (free_large, free_small):
         wait_until(lambda: proxy.get("key-7") is not None, 20, "served after the heal")
+    # Once merged the single member is in a cluster of three: guarded writes pass again.
+    wait_members(small, 3, 60, "the small side merged into the large one")
+    wait_until(lambda: not refused_after_failover(lambda: guarded_small.put("k", "merged")), 20, "guarded writes after the merge")
+    assert guarded_large.get("k") == "merged"
     cluster.assert_running(cluster.members, "after the heal")
 
 
@@ -108,9 +116,25 @@ def test_a_healed_split_merges_by_each_maps_policy(make_cluster, net, request):
         _write(large_map, both + only_large, "large")
         _write(small_map, both + only_small, "small")
 
+    # A replicated map (every member holds a copy; PutIfAbsent by default) merges too.
+    replicated = "replicated-" + base
+    large.get_replicated_map(replicated).blocking().put_all({key: "large" for key in both + only_large})
+    small.get_replicated_map(replicated).blocking().put_all({key: "small" for key in both + only_small})
+
     net.heal()
     wait_members(small, 3, 60, "the small side merged into the large one")
     wait_members(large, 3, 60, "the large side after the merge")
+
+    expected_replicated = {key: "large" for key in both + only_large}
+    expected_replicated.update({key: "small" for key in only_small})
+    for client in (large, small):
+        copy = client.get_replicated_map(replicated).blocking()
+        wait_until(
+            lambda: dict(copy.entry_set()) == expected_replicated,
+            30,
+            lambda: "replicated map after the merge: %d entries, small-side values on keys both wrote: %d"
+            % (copy.size(), sum(1 for key in both if copy.get(key) == "small")),
+        )
 
     def merged(name):
         proxy = large.get_map(name).blocking()
@@ -145,3 +169,69 @@ def test_a_healed_split_merges_by_each_maps_policy(make_cluster, net, request):
         assert {key.split("-")[0] for key, _ in heard[policy]} <= {"before", "both", "small"}
     assert heard["discard"] == [], "no MERGED event for Discard"
 
+
+
+# Split/heal cycles of the cycles test (20 for the issue's measurement: FERROGRID_SPLIT_CYCLES=20).
+CYCLES = int(os.environ.get("FERROGRID_SPLIT_CYCLES", "4"))
+
+
+class _Writer(threading.Thread):
+    """Puts `prefix-i` = i through `proxy`, one at a time, until stopped; keeps what was
+    acknowledged (a put that failed is tried again with the next key)."""
+
+    def __init__(self, proxy, prefix):
+        super().__init__(daemon=True)
+        self.proxy, self.prefix = proxy, prefix
+        self.acknowledged, self.failed = {}, 0
+        self.stop = threading.Event()
+
+    def run(self):
+        i = 0
+        while not self.stop.is_set():
+            key = "%s-%d" % (self.prefix, i)
+            i += 1
+            try:
+                self.proxy.put(key, i)
+                self.acknowledged[key] = i
+            except Exception:  # noqa: BLE001 - a refused or failed put is simply not acknowledged
+                self.failed += 1
+                time.sleep(0.05)
+
+
+def test_split_heal_cycles_under_writers_lose_no_acknowledged_write(make_cluster, net, request):
+    """{0, 1} | {2} cut and healed CYCLES times while a writer on each side puts new keys: after
+    the last merge every write either side had acknowledged is in the map (PutIfAbsent: the
+    keys are each side's own), and the cluster is one of three."""
+    cluster = make_cluster(3, hosts=HOSTS)
+    cluster.start_members(range(3))
+    large = cluster.client([cluster.addresses[0]], smart=False)
+    small = cluster.client([cluster.addresses[2]], smart=False)
+    wait_members(large, 3, FORM_TIMEOUT)
+    wait_members(small, 3, FORM_TIMEOUT)
+    name = "free-" + unique_map_name(request.node.name)
+    writers = [_Writer(large.get_map(name).blocking(), "large"), _Writer(small.get_map(name).blocking(), "small")]
+    for writer in writers:
+        writer.start()
+    started = time.monotonic()
+    for cycle in range(CYCLES):
+        net.cut(HOSTS[:2], HOSTS[2:])
+        wait_members(small, 1, DROP_TIMEOUT, "cycle %d: the small side after the cut" % cycle)
+        time.sleep(1.0)
+        net.heal()
+        wait_members(small, 3, 60, "cycle %d: merged after the heal" % cycle)
+        wait_members(large, 3, 60, "cycle %d: the large side after the merge" % cycle)
+    for writer in writers:
+        writer.stop.set()
+        writer.join(60)
+    elapsed = time.monotonic() - started
+    proxy = large.get_map(name).blocking()
+
+    def missing():
+        entries = dict(proxy.entry_set())
+        return [key for writer in writers for key, value in writer.acknowledged.items() if entries.get(key) != value]
+
+    wait_until(lambda: not missing(), 30, lambda: "acknowledged writes missing, e.g. %s" % missing()[:10])
+    print(
+        "split/heal cycles: %d in %.0f s; acknowledged %s; failed %s"
+        % (CYCLES, elapsed, [len(w.acknowledged) for w in writers], [w.failed for w in writers])
+    )

@@ -132,6 +132,10 @@ fn read_replicated_maps(mut replicated_maps: Section, config: &mut MemberConfig)
         section.set("in-memory-format", &mut replicated.in_memory_format, in_memory_format_kind)?;
         section.set("async-fillup", &mut replicated.async_fillup, boolean)?;
         section.set("statistics-enabled", &mut replicated.statistics_enabled, boolean)?;
+        if let Some(mut merge) = section.section("merge-policy")? {
+            merge.set("class-name", &mut replicated.merge_policy.policy, merge_policy)?;
+            merge.set("batch-size", &mut replicated.merge_policy.batch_size, unsigned)?;
+        }
         refer(&mut section, ProtectedStructure::ReplicatedMap, &name, config)?;
         config.replicated_maps.insert(name, replicated);
     }

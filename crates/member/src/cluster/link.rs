@@ -398,6 +398,12 @@ impl Core {
             self.fan_out(connection, correlation_id, response_type, map.into(), operation, out);
             return Ok(());
         }
+        if inner.message_type() == crate::engine::replicated_map::merge::MERGE_REPLICATED {
+            let (map, batch) = crate::engine::map::merge::MergeEntries::decode(&inner)?;
+            let operation = WideRequest::new(crate::engine::replicated_map::merge::ReplicatedMergeWrite { batch });
+            self.fan_out(connection, correlation_id, response_type, map.into(), operation, out);
+            return Ok(());
+        }
         if route == Some(Route::Sql(SqlCall::Execute)) {
             return self.sql_member_share(connection, correlation_id, &inner, out);
         }
@@ -477,6 +483,12 @@ impl Core {
     /// A replicated-map message: split by the reactors owning its partitions (each part keeps
     /// the message's order), run here for this reactor's, handed to the others.
     fn route_replicated(&mut self, from: MemberId, ty: ferrogrid_protocol::MessageType, payload: &[u8]) {
+        if !self.owner.replication.state.is_member(from) {
+            // Sent by a member of another cluster (before a split was noticed, delivered after
+            // the network healed): not this cluster's copies.
+            debug!(?from, %ty, "replicated-map message from a member not in this cluster: ignored");
+            return;
+        }
         let count = self.shared.reactor_count();
         let mut parts: Vec<Vec<u8>> = vec![Vec::new(); count];
         let target_of = |partition: u16| self.shared.owner_of(PartitionId(partition));

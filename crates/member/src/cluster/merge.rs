@@ -1,18 +1,21 @@
 //! A split-brain merge on the merging member's reactors. When the membership layer decides this
 //! member's cluster merges into another (`ferrogrid_cluster::membership::merge`), the cluster
 //! service tells every reactor [`MergeStep::Leave`]: each keeps the map entries of the
-//! partitions this member owns (on the merging side every partition has one owner, so the side
-//! keeps each entry once) and drops every replica, as Hazelcast's merging members drop their data
+//! partitions this member owns, and of the replicated maps' copies of those partitions (on the
+//! merging side every partition has one owner, so the side keeps each entry once) and drops every replica, as Hazelcast's merging members drop their data
 //! and rejoin empty. Once the member has joined the other cluster and that cluster's partition
 //! table is settled (balanced, every replica in place, this member's reactors ready), the service
 //! says [`MergeStep::Replay`]: each reactor sends its entries in batches of each map's
 //! `merge-policy.batch-size` as MERGE_ENTRIES fan-outs, at most [`BATCHES_PER_SWEEP`] every
 //! 100 ms, and the owners merge them through the map's policy (`engine/map/merge.rs`).
 //!
-//! Kept and merged: maps. Other structures of the merging side are dropped (Hazelcast merges
-//! more of them; see docs/cluster.md).
+//! Kept and merged: maps and replicated maps (each entry once: from the partition's owner on the
+//! merging side). Other structures of the merging side are dropped (Hazelcast merges more of
+//! them; see docs/cluster.md).
 
+use crate::engine::map::entry::Meta;
 use crate::engine::map::merge::{MergeEntries, MergeWrite, MergingMap, MergingRecord, MERGE_ENTRIES};
+use crate::engine::replicated_map::merge::{ReplicatedMergeWrite, MERGE_REPLICATED};
 use crate::engine::wide::WideRequest;
 use crate::partition::objects::kind;
 use crate::partition::owner::PartitionOwner;
@@ -30,11 +33,12 @@ impl PartitionOwner {
     /// replicated-map copy this reactor holds.
     pub(crate) fn leave_for_merge(&mut self) -> usize {
         let now_ms = self.now_ms;
-        let mut maps: BTreeMap<Box<str>, MergingMap> = BTreeMap::new();
+        let mut maps: BTreeMap<(bool, Box<str>), MergingMap> = BTreeMap::new();
         for local in 0..self.partitions.len() {
             if self.replication.owned.get(local).copied().unwrap_or(false) {
                 for (name, store) in self.partitions[local].maps() {
-                    let map = maps.entry(name.into()).or_insert_with(|| MergingMap {
+                    let map = maps.entry((false, name.into())).or_insert_with(|| MergingMap {
+                        replicated: false,
                         name: name.into(),
                         policy: store.settings.merge_policy,
                         records: Vec::new(),
@@ -43,6 +47,20 @@ impl PartitionOwner {
                         key: key.into(),
                         value: entry.value().into(),
                         meta: entry.meta(),
+                    });
+                    map.records.extend(records);
+                }
+                for (name, store) in self.partitions[local].stores::<kind::ReplicatedMap>() {
+                    let map = maps.entry((true, name.into())).or_insert_with(|| MergingMap {
+                        replicated: true,
+                        name: name.into(),
+                        policy: self.settings.replicated_map(name).merge_policy,
+                        records: Vec::new(),
+                    });
+                    let records = store.live(now_ms).map(|(key, value)| MergingRecord {
+                        key: key.into(),
+                        value: value.into(),
+                        meta: Meta::plain(0),
                     });
                     map.records.extend(records);
                 }
@@ -87,14 +105,18 @@ impl Core {
             };
             let size = (map.policy.batch_size.max(1) as usize).min(map.records.len());
             let records: Vec<MergingRecord> = map.records.drain(map.records.len() - size..).collect();
-            let (name, policy) = (map.name.clone(), map.policy.policy);
+            let (name, policy, replicated) = (map.name.clone(), map.policy.policy, map.replicated);
             if map.records.is_empty() {
                 self.owner.merging.maps.pop();
             }
             let batch = MergeEntries { policy, records };
-            let request = batch.encode(&name);
-            let operation = WideRequest::new(MergeWrite { batch });
-            let response_type = MERGE_ENTRIES.response();
+            let (message_type, request, operation) = if replicated {
+                let request = batch.encode(MERGE_REPLICATED, &name);
+                (MERGE_REPLICATED, request, WideRequest::new(ReplicatedMergeWrite { batch }))
+            } else {
+                (MERGE_ENTRIES, batch.encode(MERGE_ENTRIES, &name), WideRequest::new(MergeWrite { batch }))
+            };
+            let response_type = message_type.response();
             self.fan_out_with(None, 0, response_type, name, operation, &mut Vec::new(), Some(&request));
         }
     }

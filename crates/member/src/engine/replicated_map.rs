@@ -1,5 +1,7 @@
 //! Replicated maps (`ReplicatedMap`): every member holds a full copy (`store.rs`: the stores, their
-//! encodings and the version rules), kept in step by the partition's owner (`sync.rs`).
+//! encodings and the version rules), kept in step by the partition's owner (`sync.rs`); a
+//! split-brain merge's entries arrive by `merge.rs`.
+pub(crate) mod merge;
 pub(crate) mod request;
 pub(crate) mod rows;
 pub(crate) mod store;

@@ -264,8 +264,7 @@ impl Replication {
         }
         let mut payload = Vec::new();
         relay.encode(&mut payload);
-        let peers: Vec<MemberId> = self.state.links.keys().copied().filter(|peer| *peer != self.state.me).collect();
-        for peer in peers {
+        for peer in self.peers() {
             peer::write(self.message_for(peer), peer::TOPIC, 0, &payload);
         }
     }
@@ -274,8 +273,7 @@ impl Replication {
     pub(crate) fn relay_object(&mut self, event: &crate::cluster::events::ObjectEvent) {
         let mut payload = Vec::new();
         event.encode(&mut payload);
-        let peers: Vec<MemberId> = self.state.links.keys().copied().filter(|peer| *peer != self.state.me).collect();
-        for peer in peers {
+        for peer in self.peers() {
             peer::write(self.message_for(peer), peer::OBJECT, 0, &payload);
         }
     }
@@ -285,9 +283,12 @@ impl Replication {
         self.state.links.iter().find(|(_, link)| Arc::ptr_eq(link, connection)).map(|(member, _)| *member)
     }
 
-    /// The other members this member has a link to.
+    /// The other members of this member's cluster it has a link to. (A link to a member of
+    /// another cluster, after a split, carries membership messages only: changes sent to it
+    /// while the network was cut would otherwise reach it when the network heals.)
     pub(crate) fn peers(&self) -> Vec<MemberId> {
-        self.state.links.keys().copied().filter(|peer| *peer != self.state.me).collect()
+        let state = &self.state;
+        state.links.keys().copied().filter(|peer| *peer != state.me && state.is_member(*peer)).collect()
     }
 
     /// Moves the replicated-map changes gathered since the last call into one message per

@@ -307,6 +307,11 @@ fn replicated_map(r: &DynamicConfigAddReplicatedMapConfig<'_>) -> Result<Applied
         in_memory_format,
         async_fillup: r.async_fillup,
         statistics_enabled: r.statistics_enabled,
+        // (The policy's name follows in the frames this decoder does not read: the default.)
+        merge_policy: ferrogrid_config::MergePolicyConfig {
+            batch_size: u32::try_from(r.merge_batch_size).unwrap_or(0),
+            ..ferrogrid_config::MergePolicyConfig::DEFAULT
+        },
     };
     checked(r.name, "replicatedmap", config).map(Applied::ReplicatedMap)
 }

@@ -27,9 +27,12 @@ pub(crate) struct MergingRecord {
     pub(crate) meta: Meta,
 }
 
-/// One map's entries this member owned when its cluster merged into another, and its policy.
+/// One map's (or replicated map's) entries this member owned when its cluster merged into
+/// another, and its policy.
 #[derive(Debug)]
 pub(crate) struct MergingMap {
+    /// A replicated map's (MERGE_REPLICATED), else an IMap's (MERGE_ENTRIES).
+    pub(crate) replicated: bool,
     pub(crate) name: Box<str>,
     pub(crate) policy: ferrogrid_config::MergePolicyConfig,
     pub(crate) records: Vec<MergingRecord>,
@@ -83,11 +86,11 @@ fn stats(meta: &Meta) -> MergingEntry {
 }
 
 impl MergeEntries {
-    /// The MERGE_ENTRIES request for `map`: the policy's name in the initial frame's place of a
-    /// string frame, then per entry its key, value and metadata frames.
-    pub(crate) fn encode(&self, map: &str) -> Vec<u8> {
+    /// The MERGE_ENTRIES (or MERGE_REPLICATED) request for `map`: the policy's number in the
+    /// initial frame, the name, then per entry its key, value and metadata frames.
+    pub(crate) fn encode(&self, message_type: MessageType, map: &str) -> Vec<u8> {
         let mut out = Vec::new();
-        let mut writer = MessageWriter::request(&mut out, MERGE_ENTRIES, 0, -1, 0);
+        let mut writer = MessageWriter::request(&mut out, message_type, 0, -1, 0);
         writer.fixed(&(policy_index(self.policy) as i32));
         writer.frame(map.as_bytes()).begin();
         let mut meta = Vec::with_capacity(META_FIELDS * 8);
@@ -251,11 +254,11 @@ mod tests {
             policy: MergePolicy::LatestUpdate,
             records: vec![record("a", "1", meta(2, 10)), record("b", "", meta(0, 0))],
         };
-        let bytes = batch.encode("orders");
+        let bytes = batch.encode(MERGE_ENTRIES, "orders");
         let message = Message::parse(&bytes).unwrap();
         assert_eq!(MergeEntries::decode(&message).unwrap(), ("orders".to_owned(), batch));
-        let mut broken =
-            MergeEntries { policy: MergePolicy::Discard, records: vec![record("a", "1", meta(0, 0))] }.encode("m");
+        let mut broken = MergeEntries { policy: MergePolicy::Discard, records: vec![record("a", "1", meta(0, 0))] }
+            .encode(MERGE_ENTRIES, "m");
         let length = broken.len();
         broken.truncate(length - 20);
         assert!(Message::parse(&broken).is_err() || MergeEntries::decode(&Message::parse(&broken).unwrap()).is_err());
