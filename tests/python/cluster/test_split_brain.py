@@ -116,6 +116,9 @@ def test_a_healed_split_merges_by_each_maps_policy(make_cluster, net, request):
         _write(large_map, both + only_large, "large")
         _write(small_map, both + only_small, "small")
 
+    # A map created on the small side only, during the split, arrives whole.
+    small_only = "free-small-only-" + base
+    _write(small.get_map(small_only).blocking(), only_small, "small")
     # A replicated map (every member holds a copy; PutIfAbsent by default) merges too.
     replicated = "replicated-" + base
     large.get_replicated_map(replicated).blocking().put_all({key: "large" for key in both + only_large})
@@ -125,6 +128,12 @@ def test_a_healed_split_merges_by_each_maps_policy(make_cluster, net, request):
     wait_members(small, 3, 60, "the small side merged into the large one")
     wait_members(large, 3, 60, "the large side after the merge")
 
+    small_only_map = large.get_map(small_only).blocking()
+    wait_until(
+        lambda: dict(small_only_map.entry_set()) == {key: "small" for key in only_small},
+        30,
+        lambda: "the small side's own map after the merge: %d entries" % small_only_map.size(),
+    )
     expected_replicated = {key: "large" for key in both + only_large}
     expected_replicated.update({key: "small" for key in only_small})
     for client in (large, small):
@@ -198,6 +207,7 @@ class _Writer(threading.Thread):
                 time.sleep(0.05)
 
 
+@pytest.mark.timeout(120 + 30 * CYCLES)
 def test_split_heal_cycles_under_writers_lose_no_acknowledged_write(make_cluster, net, request):
     """{0, 1} | {2} cut and healed CYCLES times while a writer on each side puts new keys: after
     the last merge every write either side had acknowledged is in the map (PutIfAbsent: the
