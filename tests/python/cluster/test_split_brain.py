@@ -34,13 +34,19 @@ def net():
     cuts.heal()
 
 
-def test_a_cut_splits_the_cluster_and_protection_guards_the_small_side(make_cluster, net, request):
+def _three_members(make_cluster):
+    """Three members on HOSTS and a unisocket client on each side of the {0, 1} | {2} cut."""
     cluster = make_cluster(3, hosts=HOSTS)
     cluster.start_members(range(3))
     large = cluster.client([cluster.addresses[0]], smart=False)
     small = cluster.client([cluster.addresses[2]], smart=False)
     wait_members(large, 3, FORM_TIMEOUT)
     wait_members(small, 3, FORM_TIMEOUT)
+    return cluster, large, small
+
+
+def test_a_cut_splits_the_cluster_and_protection_guards_the_small_side(make_cluster, net, request):
+    cluster, large, small = _three_members(make_cluster)
     base = unique_map_name(request.node.name)
     guarded_large = large.get_map("protected-writes-" + base).blocking()
     guarded_small = small.get_map("protected-writes-" + base).blocking()
@@ -86,12 +92,7 @@ def test_a_healed_split_merges_by_each_maps_policy(make_cluster, net, request):
     each map holds what its policy gives: PutIfAbsent (the default) adds the small side's own
     keys and keeps the large side's values; PassThrough takes the small side's values;
     Discard adds nothing."""
-    cluster = make_cluster(3, hosts=HOSTS)
-    cluster.start_members(range(3))
-    large = cluster.client([cluster.addresses[0]], smart=False)
-    small = cluster.client([cluster.addresses[2]], smart=False)
-    wait_members(large, 3, FORM_TIMEOUT)
-    wait_members(small, 3, FORM_TIMEOUT)
+    cluster, large, small = _three_members(make_cluster)
     base = unique_map_name(request.node.name)
     names = {"put-if-absent": "free-" + base, "pass-through": "merge-passthrough-" + base, "discard": "merge-discard-" + base}
     before = ["before-%d" % i for i in range(100)]
@@ -212,12 +213,7 @@ def test_split_heal_cycles_under_writers_lose_no_acknowledged_write(make_cluster
     """{0, 1} | {2} cut and healed CYCLES times while a writer on each side puts new keys: after
     the last merge every write either side had acknowledged is in the map (PutIfAbsent: the
     keys are each side's own), and the cluster is one of three."""
-    cluster = make_cluster(3, hosts=HOSTS)
-    cluster.start_members(range(3))
-    large = cluster.client([cluster.addresses[0]], smart=False)
-    small = cluster.client([cluster.addresses[2]], smart=False)
-    wait_members(large, 3, FORM_TIMEOUT)
-    wait_members(small, 3, FORM_TIMEOUT)
+    cluster, large, small = _three_members(make_cluster)
     name = "free-" + unique_map_name(request.node.name)
     writers = [_Writer(large.get_map(name).blocking(), "large"), _Writer(small.get_map(name).blocking(), "small")]
     for writer in writers:

@@ -59,6 +59,39 @@ impl Meta {
         }
     }
 
+    /// Its fields in the order backups, snapshots and merges carry them.
+    pub fn fields(&self) -> [i64; Meta::FIELDS] {
+        [
+            self.version,
+            self.creation_time_ms,
+            self.last_update_time_ms,
+            self.last_access_time_ms,
+            self.hits,
+            self.ttl_ms,
+            self.ttl_base_ms,
+            self.max_idle_ms,
+        ]
+    }
+
+    /// What [`Meta::fields`] gave.
+    pub fn from_fields(fields: [i64; Meta::FIELDS]) -> Meta {
+        let [version, creation_time_ms, last_update_time_ms, last_access_time_ms, hits, ttl_ms, ttl_base_ms, max_idle_ms] =
+            fields;
+        Meta {
+            version,
+            creation_time_ms,
+            last_update_time_ms,
+            last_access_time_ms,
+            hits,
+            ttl_ms,
+            ttl_base_ms,
+            max_idle_ms,
+        }
+    }
+
+    /// How many fields a `Meta` has.
+    pub const FIELDS: usize = 8;
+
     /// When the entry expires (NEVER if it does not).
     pub fn expiration_time_ms(&self) -> i64 {
         let by_ttl = if self.ttl_ms == NEVER { NEVER } else { self.ttl_base_ms.saturating_add(self.ttl_ms) };

@@ -54,26 +54,7 @@ pub(crate) struct MergeEntries {
     pub(crate) records: Vec<MergingRecord>,
 }
 
-const META_FIELDS: usize = 8;
-
-fn meta_fields(meta: &Meta) -> [i64; META_FIELDS] {
-    [
-        meta.version,
-        meta.creation_time_ms,
-        meta.last_update_time_ms,
-        meta.last_access_time_ms,
-        meta.hits,
-        meta.ttl_ms,
-        meta.ttl_base_ms,
-        meta.max_idle_ms,
-    ]
-}
-
-fn meta_from(fields: [i64; META_FIELDS]) -> Meta {
-    let [version, creation_time_ms, last_update_time_ms, last_access_time_ms, hits, ttl_ms, ttl_base_ms, max_idle_ms] =
-        fields;
-    Meta { version, creation_time_ms, last_update_time_ms, last_access_time_ms, hits, ttl_ms, ttl_base_ms, max_idle_ms }
-}
+const META_FIELDS: usize = Meta::FIELDS;
 
 /// What the merge policy compares of an entry.
 fn stats(meta: &Meta) -> MergingEntry {
@@ -96,7 +77,7 @@ impl MergeEntries {
         let mut meta = Vec::with_capacity(META_FIELDS * 8);
         for record in &self.records {
             meta.clear();
-            for field in meta_fields(&record.meta) {
+            for field in record.meta.fields() {
                 meta.extend_from_slice(&field.to_le_bytes());
             }
             writer.frame(&record.key).frame(&record.value).frame(&meta);
@@ -126,7 +107,7 @@ impl MergeEntries {
             for (field, chunk) in fields.iter_mut().zip(bytes.chunks_exact(8)) {
                 *field = i64::from_le_bytes(chunk.try_into().expect("8 bytes"));
             }
-            records.push(MergingRecord { key, value, meta: meta_from(fields) });
+            records.push(MergingRecord { key, value, meta: Meta::from_fields(fields) });
         }
         Ok((map, MergeEntries { policy, records }))
     }

@@ -591,17 +591,7 @@ fn put_key(out: &mut Vec<u8>, change: u8, key: &[u8]) {
 fn put_entry(out: &mut Vec<u8>, entry: &Entry) {
     put_key(out, PUT, entry.key());
     put_bytes(out, entry.value());
-    let meta = entry.meta();
-    for field in [
-        meta.version,
-        meta.creation_time_ms,
-        meta.last_update_time_ms,
-        meta.last_access_time_ms,
-        meta.hits,
-        meta.ttl_ms,
-        meta.ttl_base_ms,
-        meta.max_idle_ms,
-    ] {
+    for field in entry.meta().fields() {
         out.extend_from_slice(&field.to_le_bytes());
     }
 }
@@ -617,23 +607,11 @@ fn read_change<'a>(reader: &mut Reader<'a>) -> Result<MapChange<'a>, Malformed> 
     Ok(match change {
         PUT => {
             let value = reader.bytes()?;
-            let mut fields = [0i64; 8];
+            let mut fields = [0i64; Meta::FIELDS];
             for field in &mut fields {
                 *field = reader.i64()?;
             }
-            let [version, creation_time_ms, last_update_time_ms, last_access_time_ms, hits, ttl_ms, ttl_base_ms, max_idle_ms] =
-                fields;
-            let meta = Meta {
-                version,
-                creation_time_ms,
-                last_update_time_ms,
-                last_access_time_ms,
-                hits,
-                ttl_ms,
-                ttl_base_ms,
-                max_idle_ms,
-            };
-            MapChange::Put { key, value, meta }
+            MapChange::Put { key, value, meta: Meta::from_fields(fields) }
         }
         REMOVE => MapChange::Remove { key },
         LOCK => MapChange::Lock { key, image: LockImage::read(reader)? },
