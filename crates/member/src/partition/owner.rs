@@ -15,7 +15,7 @@ use crate::engine::wide::ShareContext;
 use crate::net::connection::{ConnectionShared, ReplyTo};
 use crate::net::outbox::Outbox;
 use crate::obs::probes::ObjectFigures;
-use crate::partition::objects::{Object, PartitionStore};
+use crate::partition::objects::{kind, Object, PartitionStore};
 use crate::route::fanout::FanOut;
 use crate::route::wire::{self, HazelcastReply};
 use ferrogrid_config::MemberConfig;
@@ -82,7 +82,11 @@ impl Call<'_> {
             QueueOp::Offer { value, answers_bool, .. } => (Some(value.as_ref().into()), *answers_bool),
             _ => (None, false),
         };
-        Waiter { id, deadline_ms, source: self.source, item, answers_bool }
+        let txn = match op {
+            QueueOp::Txn { txn, .. } => Some(*txn),
+            _ => None,
+        };
+        Waiter { id, deadline_ms, source: self.source, item, answers_bool, txn }
     }
 
     /// The request as it waits on a key lock for `wait_ms` (< 0: until released), as `id`.
@@ -413,6 +417,10 @@ impl PartitionOwner {
         let count = self.replication.reactor_count;
         for local in touched {
             let partition = PartitionId((self.replication.reactor_index + local * count) as u16);
+            // A transaction's end may have brought items, or ended waiting polls.
+            let queues: Vec<Box<str>> =
+                self.partitions[local].stores_mut::<kind::Queue>().map(|(name, _)| name.into()).collect();
+            queues.iter().for_each(|name| self.check_queue(partition, name));
             self.send_changes(partition);
         }
         self.rerun_released();
