@@ -201,7 +201,8 @@ impl CollectionStore {
     }
 
     /// Puts a reserved item back (a rollback): a list's after the item it followed (at the
-    /// front if it followed none, at the end if that item has gone since).
+    /// front if it followed none, at the end if that item has gone since). A set's value added
+    /// again meanwhile is held once (and counted once).
     pub(super) fn restore(&mut self, reserved: Reserved) {
         match &mut self.items {
             Items::List(items) => {
@@ -212,16 +213,21 @@ impl CollectionStore {
                 items.insert(place, Item { id: reserved.id, value: reserved.value });
             }
             Items::Set(items) => {
-                items.insert(reserved.value);
+                let length = reserved.value.len();
+                if !items.insert(reserved.value) {
+                    self.held_bytes -= length;
+                }
             }
         }
     }
 
-    /// Removes a reserved item for good (a commit), for the backups too.
+    /// Removes a reserved item for good (a commit), for the backups too (not a set's value
+    /// added again meanwhile: the backups hold it once, as the owner does).
     pub(super) fn remove_reserved(&mut self, reserved: &Reserved) {
         self.held_bytes -= reserved.value.len();
-        match self.items {
+        match &self.items {
             Items::List(_) => self.record(Change::RemovedId(reserved.id)),
+            Items::Set(items) if items.contains(&reserved.value) => {}
             Items::Set(_) => self.record(Change::RemovedValue(reserved.value.clone())),
         }
     }

@@ -143,6 +143,7 @@ pub(crate) fn end(share: &mut ShareContext<'_>, local: usize, txn: Uuid, commit:
 mod tests {
     use super::*;
     use crate::engine::request::string_data as item;
+    use crate::partition::object::PartitionObject;
     use ferrogrid_config::CollectionConfig;
     use std::borrow::Cow;
 
@@ -223,6 +224,27 @@ mod tests {
         run(&mut set, TWO, remove(&a));
         run(&mut set, TWO, add(&b));
         end_txn(&mut set, TWO, true).expect("held");
-        assert_eq!(values(&set), [b]);
+        assert_eq!(values(&set), std::slice::from_ref(&b));
+        assert_eq!(set.held_bytes(), b.len());
+    }
+
+    #[test]
+    fn a_set_value_added_again_while_reserved_is_held_once() {
+        let a = item("a");
+        let mut set = collection_of(true, &[&a]);
+        set.set_track_changes(true);
+        run(&mut set, ONE, remove(&a));
+        assert!(set.insert(&a, None), "a plain add: the reserved value is out of sight");
+        end_txn(&mut set, ONE, false).expect("held");
+        assert_eq!((values(&set), set.held_bytes()), (vec![a.clone()], a.len()), "rolled back: once");
+        run(&mut set, TWO, remove(&a));
+        assert!(set.insert(&a, None));
+        let mut body = Vec::new();
+        set.write_changes(&mut body);
+        end_txn(&mut set, TWO, true).expect("held");
+        let mut after_commit = Vec::new();
+        set.write_changes(&mut after_commit);
+        assert!(after_commit.is_empty(), "the backups keep the value the owner keeps");
+        assert_eq!((values(&set), set.held_bytes()), (vec![a.clone()], a.len()), "committed: the new one stays");
     }
 }

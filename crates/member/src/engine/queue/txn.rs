@@ -314,4 +314,36 @@ mod tests {
         assert_eq!(harness.waiters.answers, [(WaiterId(3), "Ok(Value(None))".to_string())]);
         assert_eq!(queue.items.len(), 1, "the ended transaction reserved nothing");
     }
+
+    #[test]
+    fn reserved_items_stay_in_snapshots_and_backups_until_the_commit() {
+        use crate::cluster::peer::SnapshotWriter;
+        use crate::engine::structures::ObjectKind;
+        use crate::partition::object::PartitionObject;
+        let (a, b, c) = (item("a"), item("b"), item("c"));
+        let mut owner = queue_of(&[&a, &b, &c]);
+        owner.set_track_changes(true);
+        let mut harness = Harness::new();
+        harness.run(&mut owner, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        harness.run(&mut owner, TWO, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        assert!(body.is_empty(), "a reservation is not a removal");
+        let mut out = Vec::new();
+        let mut writer = SnapshotWriter::new(&mut out, 0, 1, 256);
+        writer.begin_object(ObjectKind::Queue, "q");
+        owner.write_snapshot(&mut writer);
+        writer.finish();
+        let mut replica = queue_of(&[]);
+        for chunk in crate::cluster::peer::tests::snapshot_chunks(&out) {
+            for object in crate::cluster::peer::read_snapshot(&chunk).unwrap().1 {
+                replica.apply_snapshot(object.body).unwrap();
+            }
+        }
+        assert_eq!(values(&replica), [&a[..], &b[..], &c[..]], "every item, in order");
+        owner.end_txn(ONE, true);
+        owner.write_changes(&mut body);
+        replica.apply_backup(&body).unwrap();
+        assert_eq!(values(&replica), [&b[..], &c[..]], "the commit removes it from the backups");
+    }
 }
