@@ -8,6 +8,7 @@ What a real Hazelcast 5.6.0 member does (and these tests hold):
   * a transactional poll reserves the item: nobody else sees it (plain size, peek and poll
     skip it); commit removes it, rollback puts it back where it was;
   * take waits for an item: a plain offer, or another transaction's committed offer, answers it;
+    an offer to a full queue waits its timeout for room (a plain poll makes it);
   * a list's and a set's transactional adds apply at the commit; a remove reserves the item
     (nobody else sees it; commit removes it, rollback puts a list's back); the transaction's
     size counts both; a set's add of an item it has (or the transaction added) answers False;
@@ -29,6 +30,8 @@ from hazelcast.protocol.codec import (
 )
 from hazelcast.transaction import ONE_PHASE, TWO_PHASE, Transaction
 from test_transactions import BLOCKED_CHECK, WAIT, Background, invoke
+
+QUEUE_CAPACITY = 3  # member-config.yaml: queue bounded-q-*
 
 
 @pytest.fixture(autouse=True)
@@ -86,6 +89,26 @@ def test_a_transaction_polls_its_own_offers_when_the_queue_is_empty(client, map_
     assert t.poll() == "x" and t.size() == 1
     txn.commit()
     assert items(q) == ["y"]
+
+
+def test_an_offer_to_a_full_queue_waits_for_room(client_factory, map_name):
+    name = "bounded-q-" + map_name  # member-config.yaml: max-size 3
+    a, b = client_factory(), client_factory()
+    q = b.get_queue(name).blocking()
+    for i in range(QUEUE_CAPACITY):
+        assert q.offer("i%d" % i) is True
+    txn = a.new_transaction(timeout=30)
+    txn.begin()
+    t = txn.get_queue(name)
+    started = time.monotonic()
+    assert t.offer("late", 0.3) is False and time.monotonic() - started >= 0.25, "waited its timeout"
+    offered = Background(lambda: t.offer("x", 10))
+    assert not offered.done.wait(BLOCKED_CHECK), "waits for room"
+    assert q.poll() == "i0"
+    assert offered.done.wait(WAIT) and offered.error is None and offered.result is True
+    assert q.size() == QUEUE_CAPACITY - 1, "staged, not added"
+    txn.commit()
+    assert q.size() == QUEUE_CAPACITY and items(q)[-1] == "x"
 
 
 def test_a_poll_with_a_timeout_on_an_empty_queue_answers_none(client, map_name):

@@ -6,7 +6,7 @@ use crate::clock::now_ms;
 use crate::engine::listeners::{Event, EventBound, EventKind, Listeners, Registry};
 use crate::engine::locks::{Parked, Waiting};
 use crate::engine::map::ops::{self as map_ops};
-use crate::engine::queue::request::QueueOp;
+use crate::engine::queue::request::{QueueOp, QueueTxnOp};
 use crate::engine::queue::store::Waiter;
 use crate::engine::request::{ErrorKind, OpError, WaiterId};
 use crate::engine::settings::SettingsCache;
@@ -80,6 +80,7 @@ impl Call<'_> {
     pub(crate) fn waiter(&self, op: &QueueOp<'_>, deadline_ms: i64, id: WaiterId) -> Waiter {
         let (item, answers_bool) = match op {
             QueueOp::Offer { value, answers_bool, .. } => (Some(value.as_ref().into()), *answers_bool),
+            QueueOp::Txn { op: QueueTxnOp::Offer { value, .. }, .. } => (Some(value.as_ref().into()), true),
             _ => (None, false),
         };
         let txn = match op {

@@ -67,7 +67,7 @@ pub enum QueueOp<'a> {
 /// TransactionalQueue's operations.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum QueueTxnOp<'a> {
-    /// Staged until the commit (`timeout_ms` is how long it may wait for room: not waited).
+    /// Staged until the commit; on a full queue it waits `timeout_ms` for room (0: not).
     Offer {
         value: Blob<'a>,
         timeout_ms: i64,

@@ -82,7 +82,7 @@ pub struct QueueStore {
     track_changes: bool,
     changed: Vec<Change>,
     pub(super) pollers: VecDeque<Waiter>,
-    offerers: VecDeque<Waiter>,
+    pub(super) offerers: VecDeque<Waiter>,
     /// When an operation last ran on it (for `empty-queue-ttl`).
     last_used_ms: i64,
     /// The open transactions' offers and reservations, one hold per transaction (`txn.rs`).
@@ -178,6 +178,13 @@ impl QueueStore {
 
     pub(super) fn room(&self) -> usize {
         self.capacity().saturating_sub(self.items.len())
+    }
+
+    /// Room for a transaction's offer: every transaction's offers and reservations count, as
+    /// Hazelcast's do.
+    pub(super) fn room_beside_holds(&self) -> usize {
+        let held: usize = self.txns.iter().map(|hold| hold.offers.len() + hold.reserved.len()).sum();
+        self.capacity().saturating_sub(self.items.len() + held)
     }
 
     pub(super) fn push(&mut self, value: Box<[u8]>) {
@@ -281,14 +288,23 @@ impl QueueStore {
                 ctx.waiters.answer(poller.id, Reply::Value(Some(&value)));
                 moved = true;
             }
-            while self.room() > 0 {
-                let Some(offerer) = self.offerers.pop_front() else { break };
+            while let Some(txn) = self.offerers.front().map(|offerer| offerer.txn) {
+                // A transaction's offer needs room beside every transaction's hold.
+                if (txn.is_some() && self.room_beside_holds() == 0) || self.room() == 0 {
+                    break;
+                }
+                let offerer = self.offerers.pop_front().expect("in front");
                 if ctx.waiters.drop_if_gone(offerer.id) {
                     continue;
                 }
                 let value = offerer.item.expect("offerers carry their item");
-                ctx.publish(ItemEventKind::Added, &value, offerer.source);
-                self.push(value);
+                match txn {
+                    Some(txn) => self.hold_mut(txn).offers.push(value),
+                    None => {
+                        ctx.publish(ItemEventKind::Added, &value, offerer.source);
+                        self.push(value);
+                    }
+                }
                 let reply = if offerer.answers_bool { Reply::Bool(true) } else { Reply::Empty };
                 ctx.waiters.answer(offerer.id, reply);
                 moved = true;

@@ -5,7 +5,8 @@
 //! no one else until the commit; a poll reserves the first item (out of `items`, so others'
 //! size, peek and poll skip it), or, on an empty queue, takes the transaction's own first
 //! offer; with a timeout (take: none) it waits like a plain poll, and the item an offer brings
-//! it is reserved the same way (`QueueStore::serve_waiters`). Peek and size see the committed
+//! it is reserved the same way (`QueueStore::serve_waiters`). An offer to a full queue (its
+//! room counts every transaction's offers and reservations) waits its timeout for room. Peek and size see the committed
 //! items and the transaction's own offers. The commit ([`end`], from the transaction's
 //! `TxnEnd`) removes the reserved items and appends the offers, with their events and their
 //! changes for the backups; a rollback puts the reserved items back in their place (by id) and
@@ -41,13 +42,13 @@ pub(crate) fn execute(
     queue.touch(now_ms);
     let own = queue.txns.iter().find(|hold| hold.txn == txn);
     match op {
-        QueueTxnOp::Offer { value, .. } => {
+        QueueTxnOp::Offer { value, timeout_ms } => {
             null_check(value)?;
-            // Room counts every transaction's offers and reservations, as Hazelcast's does.
-            let held: usize = queue.txns.iter().map(|hold| hold.offers.len() + hold.reserved.len()).sum();
-            let room = queue.items.len() + held < queue.capacity();
+            let room = queue.room_beside_holds() > 0 && queue.room() > 0 && queue.offerers.is_empty();
             if room {
                 queue.hold_mut(txn).offers.push(value.as_ref().into());
+            } else if *timeout_ms != 0 {
+                return Ok(QueueDone::Wait { deadline_ms: crate::clock::deadline_after(now_ms, *timeout_ms) });
             }
             reply(Reply::Bool(room));
         }
@@ -96,9 +97,10 @@ impl QueueStore {
     /// `expire_waiters`).
     pub(crate) fn end_txn(&mut self, txn: Uuid, commit: bool) -> Ended {
         let mut ended = Ended::default();
-        for poller in self.pollers.iter_mut().filter(|poller| poller.txn == Some(txn)) {
-            poller.deadline_ms = i64::MIN;
-            poller.txn = None;
+        // Answered by the `expire_waiters` that follows the end (`PartitionOwner::run_share`),
+        // before anything could serve them.
+        for waiter in self.pollers.iter_mut().chain(self.offerers.iter_mut()).filter(|waiter| waiter.txn == Some(txn)) {
+            waiter.deadline_ms = i64::MIN;
             ended.held = true;
         }
         let Some(index) = self.txns.iter().position(|hold| hold.txn == txn) else { return ended };
@@ -131,7 +133,8 @@ pub(crate) fn end(share: &mut ShareContext<'_>, local: usize, txn: Uuid, commit:
     let partition_id = PartitionId(share.partition_id(local));
     let mut held = false;
     for (name, queue) in share.partitions[local].stores_mut::<kind::Queue>() {
-        if queue.txns.is_empty() && queue.pollers.iter().all(|poller| poller.txn.is_none()) {
+        let waiting = queue.pollers.iter().chain(queue.offerers.iter()).any(|waiter| waiter.txn.is_some());
+        if queue.txns.is_empty() && !waiting {
             continue;
         }
         let ended = queue.end_txn(txn, commit);
@@ -345,5 +348,42 @@ mod tests {
         owner.write_changes(&mut body);
         replica.apply_backup(&body).unwrap();
         assert_eq!(values(&replica), [&b[..], &c[..]], "the commit removes it from the backups");
+    }
+
+    #[test]
+    fn an_offer_to_a_full_queue_waits_for_room_beside_the_holds() {
+        let (a, b, c, d, x) = (item("a"), item("b"), item("c"), item("d"), item("x"));
+        let mut queue = queue_of(&[&a, &b, &c, &d]);
+        let mut harness = Harness::new();
+        let waits = QueueTxnOp::Offer { value: Cow::Borrowed(&x), timeout_ms: 100 };
+        assert_eq!(harness.run(&mut queue, ONE, waits), Err(QueueDone::Wait { deadline_ms: 100 }));
+        assert_eq!(harness.run(&mut queue, ONE, offer(&x)).unwrap(), "Bool(false)", "no timeout: at once");
+        let waiter = Waiter {
+            id: WaiterId(5),
+            deadline_ms: 100,
+            source: ONE,
+            item: Some(x.clone().into()),
+            answers_bool: true,
+            txn: Some(ONE),
+        };
+        queue.wait(waiter, 4, &mut harness.waiters).unwrap();
+        // Another transaction's reservation leaves the room taken: the offer still waits.
+        harness.run(&mut queue, TWO, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        assert!(harness.waiters.answers.is_empty());
+        queue.end_txn(TWO, true);
+        let mut ctx = QueueContext {
+            name: "q",
+            member: Uuid::default(),
+            source: Uuid::default(),
+            partition_id: PartitionId(0),
+            listeners: &mut harness.listeners,
+            outbox: &mut harness.outbox,
+            waiters: &mut harness.waiters,
+        };
+        queue.serve_waiters(&mut ctx);
+        assert_eq!(harness.waiters.answers, [(WaiterId(5), "Ok(Bool(true))".to_string())], "room after the commit");
+        assert_eq!(values(&queue), [&b[..], &c[..], &d[..]], "staged, not added");
+        queue.end_txn(ONE, true);
+        assert_eq!(values(&queue), [&b[..], &c[..], &d[..], &x[..]]);
     }
 }
