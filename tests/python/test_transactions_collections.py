@@ -8,7 +8,8 @@ What a real Hazelcast 5.6.0 member does (and these tests hold):
   * a transactional poll reserves the item: nobody else sees it (plain size, peek and poll
     skip it); commit removes it, rollback puts it back where it was;
   * take waits for an item: a plain offer, or another transaction's committed offer, answers it;
-    an offer to a full queue waits its timeout for room (a plain poll makes it);
+    an offer to a full queue waits its timeout for room (a plain poll makes it); a peek with a
+    timeout waits for an item too, and leaves it;
   * a list's and a set's transactional adds apply at the commit; a remove reserves the item
     (nobody else sees it; commit removes it, rollback puts a list's back); the transaction's
     size counts both; a set's add of an item it has (or the transaction added) answers False;
@@ -109,6 +110,22 @@ def test_an_offer_to_a_full_queue_waits_for_room(client_factory, map_name):
     assert q.size() == QUEUE_CAPACITY - 1, "staged, not added"
     txn.commit()
     assert q.size() == QUEUE_CAPACITY and items(q)[-1] == "x"
+
+
+def test_a_peek_with_a_timeout_waits_for_an_item_and_leaves_it(client_factory, map_name):
+    a, b = client_factory(), client_factory()
+    q = b.get_queue(map_name).blocking()
+    txn = a.new_transaction(timeout=30)
+    txn.begin()
+    t = txn.get_queue(map_name)
+    started = time.monotonic()
+    assert t.peek(0.5) is None and time.monotonic() - started >= 0.4, "waited its timeout"
+    peeked = Background(lambda: t.peek(10))
+    assert not peeked.done.wait(BLOCKED_CHECK), "waits on an empty queue"
+    assert q.offer("v") is True
+    assert peeked.done.wait(WAIT) and peeked.error is None and peeked.result == "v"
+    assert q.size() == 1 and t.size() == 1, "not reserved"
+    txn.rollback()
 
 
 def test_a_poll_with_a_timeout_on_an_empty_queue_answers_none(client, map_name):

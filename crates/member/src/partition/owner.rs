@@ -87,7 +87,8 @@ impl Call<'_> {
             QueueOp::Txn { txn, .. } => Some(*txn),
             _ => None,
         };
-        Waiter { id, deadline_ms, source: self.source, item, answers_bool, txn }
+        let peek = matches!(op, QueueOp::Txn { op: QueueTxnOp::Peek { .. }, .. });
+        Waiter { id, deadline_ms, source: self.source, item, answers_bool, txn, peek }
     }
 
     /// The request as it waits on a key lock for `wait_ms` (< 0: until released), as `id`.

@@ -76,6 +76,9 @@ pub enum QueueTxnOp<'a> {
     Poll {
         timeout_ms: i64,
     },
-    Peek,
+    /// The first item, not reserved (`timeout_ms` 0: do not wait).
+    Peek {
+        timeout_ms: i64,
+    },
     Size,
 }

@@ -54,7 +54,7 @@ pub(crate) static ROWS: &[Operation] = &[
     }),
     txn_row!(TransactionalQueuePoll, W.with(S), |r| txn(r.name, r.txn_id, TxnOp::Poll { timeout_ms: r.timeout })),
     txn_row!(TransactionalQueueTake, W.with(S), |r| txn(r.name, r.txn_id, TxnOp::Poll { timeout_ms: -1 })),
-    txn_row!(TransactionalQueuePeek, S, |r| txn(r.name, r.txn_id, TxnOp::Peek)),
+    txn_row!(TransactionalQueuePeek, S, |r| txn(r.name, r.txn_id, TxnOp::Peek { timeout_ms: r.timeout })),
     txn_row!(TransactionalQueueSize, S, |r| txn(r.name, r.txn_id, TxnOp::Size)),
     wide_row!(QueueAddListener, S, |message, connection| {
         let r = QueueAddListener::decode(message)?;

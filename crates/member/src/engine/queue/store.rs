@@ -60,6 +60,8 @@ pub(crate) struct Waiter {
     pub answers_bool: bool,
     /// A transactional poll or take: the item it gets is reserved for this transaction.
     pub txn: Option<Uuid>,
+    /// A transactional peek: answered with the first item, which stays.
+    pub peek: bool,
 }
 
 /// What a backup must do to mirror the owner.
@@ -278,6 +280,7 @@ impl QueueStore {
                     continue;
                 }
                 let value = match poller.txn {
+                    Some(_) if poller.peek => self.items.front().expect("not empty").value.clone(),
                     Some(txn) => self.reserve_front(txn).expect("not empty"),
                     None => {
                         let value = self.take_at(0).expect("not empty");
@@ -634,7 +637,7 @@ mod tests {
             _ => None,
         };
         let source = Uuid::default();
-        let waiter = Waiter { id: WaiterId(id), deadline_ms, source, item, answers_bool: true, txn: None };
+        let waiter = Waiter { id: WaiterId(id), deadline_ms, source, item, answers_bool: true, txn: None, peek: false };
         queue.wait(waiter, 2, &mut harness.waiters)
     }
 

@@ -6,8 +6,9 @@
 //! size, peek and poll skip it), or, on an empty queue, takes the transaction's own first
 //! offer; with a timeout (take: none) it waits like a plain poll, and the item an offer brings
 //! it is reserved the same way (`QueueStore::serve_waiters`). An offer to a full queue (its
-//! room counts every transaction's offers and reservations) waits its timeout for room. Peek and size see the committed
-//! items and the transaction's own offers. The commit ([`end`], from the transaction's
+//! room counts every transaction's offers and reservations) waits its timeout for room. Peek
+//! and size see the committed items and the transaction's own offers; a peek with a timeout
+//! waits for an item as a poll does, without reserving it. The commit ([`end`], from the transaction's
 //! `TxnEnd`) removes the reserved items and appends the offers, with their events and their
 //! changes for the backups; a rollback puts the reserved items back in their place (by id) and
 //! drops the offers. Either way the transaction's waiting polls are answered null.
@@ -52,9 +53,13 @@ pub(crate) fn execute(
             }
             reply(Reply::Bool(room));
         }
-        QueueTxnOp::Peek => {
+        QueueTxnOp::Peek { timeout_ms } => {
             let first_offer = own.and_then(|hold| hold.offers.first());
-            reply(Reply::Value(queue.items.front().map(|item| &*item.value).or(first_offer.map(|value| &**value))));
+            let first = queue.items.front().map(|item| &*item.value).or(first_offer.map(|value| &**value));
+            if first.is_none() && *timeout_ms != 0 {
+                return Ok(QueueDone::Wait { deadline_ms: crate::clock::deadline_after(now_ms, *timeout_ms) });
+            }
+            reply(Reply::Value(first));
         }
         QueueTxnOp::Size => {
             let offers = own.map_or(0, |hold| hold.offers.len());
@@ -239,7 +244,7 @@ mod tests {
         harness.run(&mut queue, TWO, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
         harness.run(&mut queue, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
         harness.run(&mut queue, ONE, offer(&x)).unwrap();
-        let peeked = harness.run(&mut queue, ONE, QueueTxnOp::Peek).unwrap();
+        let peeked = harness.run(&mut queue, ONE, QueueTxnOp::Peek { timeout_ms: 0 }).unwrap();
         assert_eq!(peeked, format!("Value(Some({x:?}))"), "its own offer, nothing committed left to it");
         let ended = queue.end_txn(ONE, false);
         assert!(ended.held && ended.added.is_empty() && ended.removed.is_empty());
@@ -254,9 +259,12 @@ mod tests {
         let (x, v) = (item("x"), item("v"));
         let mut queue = queue_of(&[]);
         let mut harness = Harness::new();
-        assert_eq!(harness.run(&mut queue, ONE, QueueTxnOp::Peek).unwrap(), "Value(None)");
+        assert_eq!(harness.run(&mut queue, ONE, QueueTxnOp::Peek { timeout_ms: 0 }).unwrap(), "Value(None)");
         harness.run(&mut queue, ONE, offer(&x)).unwrap();
-        assert_eq!(harness.run(&mut queue, ONE, QueueTxnOp::Peek).unwrap(), format!("Value(Some({x:?}))"));
+        assert_eq!(
+            harness.run(&mut queue, ONE, QueueTxnOp::Peek { timeout_ms: 0 }).unwrap(),
+            format!("Value(Some({x:?}))")
+        );
         let polled = harness.run(&mut queue, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
         assert_eq!(polled, format!("Value(Some({x:?}))"));
         assert_eq!(harness.run(&mut queue, ONE, QueueTxnOp::Size).unwrap(), "Int(0)");
@@ -269,6 +277,7 @@ mod tests {
             item: None,
             answers_bool: false,
             txn: Some(TWO),
+            peek: false,
         };
         queue.wait(waiter, 4, &mut harness.waiters).unwrap();
         // A plain offer's item goes to the waiting take, reserved for its transaction.
@@ -300,6 +309,7 @@ mod tests {
             item: None,
             answers_bool: false,
             txn: Some(ONE),
+            peek: false,
         };
         queue.wait(waiter, 4, &mut harness.waiters).unwrap();
         assert!(queue.end_txn(ONE, true).held);
@@ -365,6 +375,7 @@ mod tests {
             item: Some(x.clone().into()),
             answers_bool: true,
             txn: Some(ONE),
+            peek: false,
         };
         queue.wait(waiter, 4, &mut harness.waiters).unwrap();
         // Another transaction's reservation leaves the room taken: the offer still waits.
@@ -385,5 +396,49 @@ mod tests {
         assert_eq!(values(&queue), [&b[..], &c[..], &d[..]], "staged, not added");
         queue.end_txn(ONE, true);
         assert_eq!(values(&queue), [&b[..], &c[..], &d[..], &x[..]]);
+    }
+
+    #[test]
+    fn a_waiting_peek_sees_the_first_item_and_leaves_it() {
+        let v = item("v");
+        let mut queue = queue_of(&[]);
+        let mut harness = Harness::new();
+        let waits = QueueTxnOp::Peek { timeout_ms: 50 };
+        assert_eq!(harness.run(&mut queue, ONE, waits), Err(QueueDone::Wait { deadline_ms: 50 }));
+        let peek = Waiter {
+            id: WaiterId(1),
+            deadline_ms: 50,
+            source: ONE,
+            item: None,
+            answers_bool: false,
+            txn: Some(ONE),
+            peek: true,
+        };
+        let poll = Waiter {
+            id: WaiterId(2),
+            deadline_ms: 50,
+            source: ONE,
+            item: None,
+            answers_bool: false,
+            txn: Some(TWO),
+            peek: false,
+        };
+        queue.wait(peek, 4, &mut harness.waiters).unwrap();
+        queue.wait(poll, 4, &mut harness.waiters).unwrap();
+        queue.push(v.clone().into());
+        let mut ctx = QueueContext {
+            name: "q",
+            member: Uuid::default(),
+            source: Uuid::default(),
+            partition_id: PartitionId(0),
+            listeners: &mut harness.listeners,
+            outbox: &mut harness.outbox,
+            waiters: &mut harness.waiters,
+        };
+        queue.serve_waiters(&mut ctx);
+        let answer = format!("Ok(Value(Some({v:?})))");
+        assert_eq!(harness.waiters.answers, [(WaiterId(1), answer.clone()), (WaiterId(2), answer)], "both");
+        assert!(queue.items.is_empty() && queue.end_txn(TWO, false).held, "the poll reserved it");
+        assert_eq!(values(&queue), [&v[..]]);
     }
 }
