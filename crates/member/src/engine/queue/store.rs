@@ -45,7 +45,7 @@ pub(super) struct TxnHold {
     pub(super) reserved: Vec<Item>,
 }
 
-/// A request waiting for an item (poll, take) or for room (offer, put).
+/// A request waiting for an item (poll, take, a transaction's peek) or for room (offer, put).
 #[derive(Debug)]
 pub(crate) struct Waiter {
     /// Whom the answer goes to (the owner's waiter table knows).
@@ -58,7 +58,8 @@ pub(crate) struct Waiter {
     pub item: Option<Box<[u8]>>,
     /// An offer answers `true` (offer) or nothing (put).
     pub answers_bool: bool,
-    /// A transactional poll or take: the item it gets is reserved for this transaction.
+    /// A transaction's request (`txn.rs`): the item a poll or take gets is reserved for it, an
+    /// offer's item staged in its hold.
     pub txn: Option<Uuid>,
     /// A transactional peek: answered with the first item, which stays.
     pub peek: bool,
