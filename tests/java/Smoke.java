@@ -22,6 +22,9 @@ import com.hazelcast.ringbuffer.OverflowPolicy;
 import com.hazelcast.ringbuffer.ReadResultSet;
 import com.hazelcast.ringbuffer.Ringbuffer;
 import com.hazelcast.topic.ITopic;
+import com.hazelcast.transaction.TransactionContext;
+import com.hazelcast.transaction.TransactionalMap;
+import com.hazelcast.transaction.TransactionalQueue;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -128,6 +131,7 @@ public final class Smoke {
             replicatedMap(client);
             cardinalityEstimator(client);
             dynamicConfig(client);
+            transaction(client);
             rc = 0;
             System.out.println("java smoke: ok (" + checks + " checks)");
         } catch (Throwable t) {
@@ -144,6 +148,34 @@ public final class Smoke {
             }
         }
         System.exit(rc);
+    }
+
+    /** A map and a queue committed together; a queue's poll and a list's add rolled back. */
+    static void transaction(HazelcastInstance client) throws InterruptedException {
+        String suffix = UUID.randomUUID().toString();
+        IMap<String, String> map = client.getMap("java-smoke-txn-map-" + suffix);
+        IQueue<String> queue = client.getQueue("java-smoke-txn-q-" + suffix);
+        IList<String> list = client.getList("java-smoke-txn-list-" + suffix);
+        queue.offer("first");
+        TransactionContext context = client.newTransactionContext();
+        context.beginTransaction();
+        TransactionalMap<String, String> txMap = context.getMap(map.getName());
+        TransactionalQueue<String> txQueue = context.getQueue(queue.getName());
+        checkEq(null, txMap.put("k", "v"), "transactional put");
+        checkEq("first", txQueue.poll(), "transactional poll");
+        check(txQueue.offer("second"), "transactional offer");
+        checkEq(1, txQueue.size(), "transactional size counts its own offer and poll");
+        checkEq(0, queue.size(), "others see neither the reserved item nor the offer");
+        context.commitTransaction();
+        checkEq("v", map.get("k"), "the map's put committed");
+        checkEq(Arrays.asList("second"), new ArrayList<>(queue), "the queue's poll and offer committed");
+        TransactionContext rolledBack = client.newTransactionContext();
+        rolledBack.beginTransaction();
+        checkEq("second", rolledBack.getQueue(queue.getName()).poll(), "transactional poll");
+        check(rolledBack.getList(list.getName()).add("x"), "transactional list add");
+        rolledBack.rollbackTransaction();
+        checkEq(Arrays.asList("second"), new ArrayList<>(queue), "rolled back: the item is back");
+        checkEq(0, list.size(), "rolled back: nothing added");
     }
 
     static void queue(HazelcastInstance client) throws InterruptedException {

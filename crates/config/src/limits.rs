@@ -112,8 +112,9 @@ pub struct Limits {
     /// Open transactions this member coordinates. `ferrogrid.limits.max-transactions`,
     /// default 10 000, nonzero.
     pub max_transactions: u32,
-    /// Transactional writes (and getForUpdate locks) one transaction may log; one more is
-    /// refused with TransactionException. `ferrogrid.limits.max-transaction-log-entries`,
+    /// Transactional writes (and getForUpdate locks; a queue's offer, poll and take, a list's
+    /// or set's add and remove) one transaction may log; one more is refused with
+    /// TransactionException. `ferrogrid.limits.max-transaction-log-entries`,
     /// default 10 000, nonzero.
     pub max_transaction_log_entries: u32,
     /// Timeout of a transaction created without one (Hazelcast's default: 2 minutes).

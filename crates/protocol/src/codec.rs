@@ -634,6 +634,25 @@ messages! {
     }
     Request TransactionalMultiMapSize<'a> = 0x0F0600 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str }
 
+    // ----- TransactionalSet (0x10), TransactionalList (0x11), TransactionalQueue (0x12) -----
+    Request TransactionalSetAdd<'a> = 0x100100 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, item: Data<'a> }
+    Request TransactionalSetRemove<'a> = 0x100200 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, item: Data<'a>
+    }
+    Request TransactionalSetSize<'a> = 0x100300 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str }
+    Request TransactionalListAdd<'a> = 0x110100 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, item: Data<'a> }
+    Request TransactionalListRemove<'a> = 0x110200 {
+        txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, item: Data<'a>
+    }
+    Request TransactionalListSize<'a> = 0x110300 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str }
+    Request TransactionalQueueOffer<'a> = 0x120100 {
+        txn_id: Option<Uuid>, thread_id: i64, timeout: i64; var name: &'a str, item: Data<'a>
+    }
+    Request TransactionalQueueTake<'a> = 0x120200 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str }
+    Request TransactionalQueuePoll<'a> = 0x120300 { txn_id: Option<Uuid>, thread_id: i64, timeout: i64; var name: &'a str }
+    Request TransactionalQueuePeek<'a> = 0x120400 { txn_id: Option<Uuid>, thread_id: i64, timeout: i64; var name: &'a str }
+    Request TransactionalQueueSize<'a> = 0x120500 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str }
+
     // ----- Response shapes shared by many requests -----
     /// No fields.
     Response EmptyResponse {}

@@ -52,6 +52,22 @@ pub fn partition_for(data: Data<'_>, partition_count: u16) -> PartitionId {
     PartitionId(index as u16)
 }
 
+/// The partition of a distributed object named `name` (a queue, list or set lives there), as
+/// Hazelcast's clients and members place it: the partition of the serialized string after the
+/// first `@` (the partition key), or of the whole name.
+pub fn partition_for_name(name: &str, partition_count: u16) -> PartitionId {
+    let key = name.split_once('@').map_or(name, |(_, key)| key);
+    let mut blob = Vec::with_capacity(DATA_HEADER_SIZE + 4 + key.len());
+    blob.extend_from_slice(&0i32.to_be_bytes());
+    blob.extend_from_slice(&STRING_TYPE_ID.to_be_bytes());
+    blob.extend_from_slice(&(key.len() as i32).to_be_bytes());
+    blob.extend_from_slice(key.as_bytes());
+    partition_for(Data(&blob), partition_count)
+}
+
+/// The type id of a serialized `String`.
+const STRING_TYPE_ID: i32 = -11;
+
 /// MurmurHash3 x86 32-bit, blocks read little-endian.
 pub fn murmur3_x86_32(bytes: &[u8], seed: u32) -> u32 {
     const C1: u32 = 0xcc9e_2d51;
@@ -85,6 +101,12 @@ pub fn murmur3_x86_32(bytes: &[u8], seed: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_s_partition_is_its_partition_key_s() {
+        assert_eq!(partition_for_name("key1", 271), PartitionId(43));
+        assert_eq!(partition_for_name("orders@key1", 271), PartitionId(43));
+    }
 
     #[test]
     fn string_key1_is_partition_43() {

@@ -20,7 +20,7 @@ pub mod message;
 pub mod sql;
 pub mod types;
 
-pub use data::{partition_for, Data, PartitionId};
+pub use data::{partition_for, partition_for_name, Data, PartitionId};
 pub use frame::{DecodeError, StreamDecoder, StreamLimits};
 pub use message::{Message, MessageReader, MessageWriter};
 pub use types::{CorrelationId, MessageType, Uuid};

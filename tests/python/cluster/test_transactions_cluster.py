@@ -5,7 +5,9 @@ partitions owned by both members. For a unisocket client on each member and a sm
 the transaction's writes are staged at each key's owner under the key's lock (a plain put from
 a client of the other member waits for the commit), its reads over every partition count its
 own writes on both members, nobody else sees them before the commit, the commit applies every
-key on both members, and a rollback none.
+key on both members, and a rollback none. Queues, lists and sets named so that both members own
+some: the transaction's operations run at each name's owner, the commit applies them on both
+members, and a take waits for an offer made through the other member.
 """
 
 import threading
@@ -77,3 +79,73 @@ def test_a_transaction_commits_keys_of_both_members(make_cluster, request, coord
     rolled_back.rollback()
     assert dict(plain.entry_set()) == expected
     assert not any(plain.is_locked(key) for key in keys)
+
+
+QUEUES = 8
+
+
+@pytest.mark.parametrize("coordinator", ["smart", "unisocket-0", "unisocket-1"])
+def test_queues_lists_and_sets_of_both_members_in_one_transaction(make_cluster, request, coordinator):
+    """A transaction's queue, list and set operations run at the owner of each name's
+    partition, whichever member coordinates: offers and adds appear at the commit, polled and
+    removed items are reserved until then, and a take waits for an offer made through the other
+    member."""
+    cluster = make_cluster(2)
+    cluster.start_members(range(2))
+    addresses = cluster.addresses
+    if coordinator == "smart":
+        client = cluster.client(addresses, smart=True)
+    else:
+        client = cluster.client([addresses[int(coordinator[-1])]], smart=False)
+    other = cluster.client([addresses[1]], smart=False)
+    wait_members(client, 2, FORM_TIMEOUT)
+    wait_members(other, 2, FORM_TIMEOUT)
+    base = unique_map_name(request.node.name)
+    # A name per kind: Hazelcast 5.6 mixes up a queue and a list of one name in a transaction.
+    names = ["q-%s-%d" % (base, i) for i in range(QUEUES)]
+    lists_names = ["l-%s-%d" % (base, i) for i in range(QUEUES)]
+    sets_names = ["s-%s-%d" % (base, i) for i in range(QUEUES)]
+    queues = [other.get_queue(name).blocking() for name in names]
+    for queue in queues:
+        queue.add_all(["a", "b"])
+    wait_until(lambda: len(owners_of(other, names) - {None}) == 2, 20, "the names are owned by both members")
+    assert len(owners_of(other, lists_names)) == 2 and len(owners_of(other, sets_names)) == 2
+    lists = [other.get_list(name).blocking() for name in lists_names]
+    sets = [other.get_set(name).blocking() for name in sets_names]
+    for collection in lists + sets:
+        collection.add("a")
+
+    txn = client.new_transaction(timeout=60)
+    txn.begin()
+    for name, list_name, set_name in zip(names, lists_names, sets_names):
+        t = txn.get_queue(name)
+        assert t.poll() == "a" and t.offer("x") is True and t.size() == 2
+        assert txn.get_list(list_name).add("x") is True and txn.get_list(list_name).remove("a") is True
+        assert txn.get_set(set_name).add("x") is True and txn.get_set(set_name).size() == 2
+    assert all(list(queue.iterator()) == ["b"] for queue in queues), "reserved, and the offers unseen"
+    assert all(lst.get_all() == [] for lst in lists) and all(s.get_all() == ["a"] for s in sets)
+    txn.commit()
+    assert all(list(queue.iterator()) == ["b", "x"] for queue in queues)
+    assert all(lst.get_all() == ["x"] for lst in lists)
+    assert all(sorted(s.get_all()) == ["a", "x"] for s in sets)
+
+    taken = []
+
+    def take_all():  # its own thread: the client allows one transaction per thread
+        taker = client.new_transaction(timeout=60)
+        taker.begin()
+        for queue in queues:
+            queue.clear()
+        taken.extend(taker.get_queue(name).take() for name in names)
+        taker.rollback()
+
+    thread = threading.Thread(target=take_all, daemon=True)
+    thread.start()
+    wait_until(lambda: all(queue.size() == 0 for queue in queues), 10, "the queues are empty")
+    thread.join(1.0)
+    assert thread.is_alive(), "take waits on an empty queue"
+    for queue in queues:
+        queue.offer("v")
+    thread.join(20)
+    assert taken == ["v"] * QUEUES
+    assert all(list(queue.iterator()) == ["v"] for queue in queues), "rolled back: each item is back"

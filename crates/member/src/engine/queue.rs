@@ -3,3 +3,4 @@
 pub(crate) mod request;
 pub(crate) mod rows;
 pub(crate) mod store;
+pub(crate) mod txn;

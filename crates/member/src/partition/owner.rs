@@ -6,7 +6,7 @@ use crate::clock::now_ms;
 use crate::engine::listeners::{Event, EventBound, EventKind, Listeners, Registry};
 use crate::engine::locks::{Parked, Waiting};
 use crate::engine::map::ops::{self as map_ops};
-use crate::engine::queue::request::QueueOp;
+use crate::engine::queue::request::{QueueOp, QueueTxnOp};
 use crate::engine::queue::store::Waiter;
 use crate::engine::request::{ErrorKind, OpError, WaiterId};
 use crate::engine::settings::SettingsCache;
@@ -15,7 +15,7 @@ use crate::engine::wide::ShareContext;
 use crate::net::connection::{ConnectionShared, ReplyTo};
 use crate::net::outbox::Outbox;
 use crate::obs::probes::ObjectFigures;
-use crate::partition::objects::{Object, PartitionStore};
+use crate::partition::objects::{kind, Object, PartitionStore};
 use crate::route::fanout::FanOut;
 use crate::route::wire::{self, HazelcastReply};
 use ferrogrid_config::MemberConfig;
@@ -80,9 +80,15 @@ impl Call<'_> {
     pub(crate) fn waiter(&self, op: &QueueOp<'_>, deadline_ms: i64, id: WaiterId) -> Waiter {
         let (item, answers_bool) = match op {
             QueueOp::Offer { value, answers_bool, .. } => (Some(value.as_ref().into()), *answers_bool),
+            QueueOp::Txn { op: QueueTxnOp::Offer { value, .. }, .. } => (Some(value.as_ref().into()), true),
             _ => (None, false),
         };
-        Waiter { id, deadline_ms, source: self.source, item, answers_bool }
+        let txn = match op {
+            QueueOp::Txn { txn, .. } => Some(*txn),
+            _ => None,
+        };
+        let peek = matches!(op, QueueOp::Txn { op: QueueTxnOp::Peek { .. }, .. });
+        Waiter { id, deadline_ms, source: self.source, item, answers_bool, txn, peek }
     }
 
     /// The request as it waits on a key lock for `wait_ms` (< 0: until released), as `id`.
@@ -417,6 +423,10 @@ impl PartitionOwner {
         let count = self.replication.reactor_count;
         for local in touched {
             let partition = PartitionId((self.replication.reactor_index + local * count) as u16);
+            // A transaction's end may have brought items, or ended waiting polls.
+            let queues: Vec<Box<str>> =
+                self.partitions[local].stores_mut::<kind::Queue>().map(|(name, _)| name.into()).collect();
+            queues.iter().for_each(|name| self.check_queue(partition, name));
             self.send_changes(partition);
         }
         self.rerun_released();

@@ -188,7 +188,13 @@ mod tests {
         let rest = &rows()[PARTITION_OPERATION_COUNT..];
         assert!(rest.iter().all(|row: &&Operation| !(row.route == Route::Partition && is_map(row))));
         let decoded = |row: &Operation| {
-            matches!(row.route, Route::Partition | Route::Replica | Route::LocalCopy | Route::Transaction(TxnCall::Key))
+            matches!(
+                row.route,
+                Route::Partition
+                    | Route::Replica
+                    | Route::LocalCopy
+                    | Route::Transaction(TxnCall::Key | TxnCall::Named)
+            )
         };
         assert!(rows().iter().copied().all(|row| decoded(row) == row.run.is_some()));
         assert!(rows().iter().all(|row| (row.route == Route::Replica) == row.replica.is_some()));

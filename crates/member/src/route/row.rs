@@ -50,7 +50,7 @@ impl Route {
     /// Whether a request of this route runs on one partition's owner (checked there, where it
     /// runs, for the partition in its header).
     pub fn is_partition_bound(self) -> bool {
-        matches!(self, Route::Partition | Route::Transaction(TxnCall::Key))
+        matches!(self, Route::Partition | Route::Transaction(TxnCall::Key | TxnCall::Named))
     }
 }
 
@@ -63,6 +63,9 @@ pub enum TxnCall {
     /// A transactional operation on one key: routed, once the coordinator admitted it, to the
     /// key's partition like a [`Route::Partition`] request (its row decodes and runs it there).
     Key,
+    /// A transactional operation on a structure that lives in the partition of its name (a
+    /// queue, list or set): routed like [`TxnCall::Key`], to the name's partition.
+    Named,
     /// A transactional read over every partition (size, keySet, values, …): once admitted,
     /// run like a [`Route::EveryPartition`] request (its row has the classifier).
     Wide,
@@ -256,6 +259,18 @@ macro_rules! wide_row {
     };
 }
 
+/// A transactional row of a structure that lives in the partition of its name (a queue, list
+/// or set): `txn_row!(Codec, flags, |r| request)`. The transaction service admits it and routes
+/// it to the name's partition ([`TxnCall::Named`]), where it decodes and runs as a `row!` does.
+macro_rules! txn_row {
+    ($codec:ident, $flags:expr, |$decoded:ident| $request:expr) => {
+        $crate::route::row::Operation {
+            route: $crate::route::row::Route::Transaction($crate::route::row::TxnCall::Named),
+            ..$crate::route::row::row!($codec, Partition, $flags, |$decoded| $request)
+        }
+    };
+}
+
 /// A member-link message's row (routed by the link, not by the table).
 macro_rules! member_row {
     ($constant:path, $name:literal) => {
@@ -271,4 +286,4 @@ macro_rules! member_row {
     };
 }
 
-pub(crate) use {member_row, row, wide_row};
+pub(crate) use {member_row, row, txn_row, wide_row};

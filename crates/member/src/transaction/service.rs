@@ -7,6 +7,8 @@
 //!   request's header gets the key's partition and the request goes on as a partition request
 //!   (run here, handed to the owning reactor, or forwarded to the owning member, whose row
 //!   runs it: `engine/map/txn.rs`).
+//! - *An operation on a queue, list or set* is admitted and routed the same way, to the
+//!   partition of the structure's name (`engine/queue/txn.rs`, `engine/collection/txn.rs`).
 //! - *A read over every partition* (size, keySet, …) is admitted, then fanned out as its row
 //!   classifies it (`engine/map/txn_wide.rs`), to every member.
 //! - *Commit / rollback* ends the transaction in the registry and fans its end out to every
@@ -63,7 +65,7 @@ impl Core {
                 };
                 self.txn_end(connection, id, txn.unwrap_or_default(), commit, bytes, out);
             }
-            TxnCall::Key | TxnCall::Wide => {
+            TxnCall::Key | TxnCall::Named | TxnCall::Wide => {
                 let mut fixed = message.fixed(REQUEST_HEADER_SIZE)?;
                 let txn: Option<Uuid> = fixed.read()?;
                 let now_ms = crate::clock::now_ms();
@@ -81,9 +83,15 @@ impl Core {
                     return self.dispatch_wide(connection, row, &message, bytes, out, origin);
                 }
                 let mut reader = message.reader();
-                let _name = reader.string()?;
-                let key = reader.value_frame("a transactional key")?;
-                let partition = ferrogrid_protocol::partition_for(Data(key), self.shared.view.partition_count);
+                let name = reader.string()?;
+                let count = self.shared.view.partition_count;
+                let partition = if call == TxnCall::Named {
+                    // Placed by the name the client gave, as its plain requests are.
+                    let unscoped = name.split_once(crate::tenants::SEPARATOR).map_or(name, |(_, name)| name);
+                    ferrogrid_protocol::partition_for_name(unscoped, count)
+                } else {
+                    ferrogrid_protocol::partition_for(Data(reader.value_frame("a transactional key")?), count)
+                };
                 let mut routed = bytes.to_vec();
                 routed[PARTITION_ID_OFFSET..PARTITION_ID_OFFSET + 4]
                     .copy_from_slice(&i32::from(partition.0).to_le_bytes());

@@ -2,6 +2,7 @@
 //! them (`rows.rs`), the engine runs them.
 
 use crate::engine::request::Blob;
+use ferrogrid_protocol::Uuid;
 use std::borrow::Cow;
 
 /// One list or set request (the collection lives in the partition of its name).
@@ -69,4 +70,23 @@ pub enum CollectionOp<'a> {
         from: i32,
         to: i32,
     },
+    /// An operation of transaction `txn` (TransactionalList, TransactionalSet: `txn.rs`).
+    Txn {
+        txn: Uuid,
+        op: CollectionTxnOp<'a>,
+    },
+}
+
+/// TransactionalList's and TransactionalSet's operations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CollectionTxnOp<'a> {
+    /// Staged until the commit.
+    Add {
+        value: Blob<'a>,
+    },
+    /// Reserves the first equal item (or drops the transaction's own add of it).
+    Remove {
+        value: Blob<'a>,
+    },
+    Size,
 }

@@ -1,6 +1,6 @@
 //! The list's and the set's rows of the operation table, each with its decoder.
 
-use crate::engine::collection::request::{CollectionOp as Op, CollectionRequest};
+use crate::engine::collection::request::{CollectionOp as Op, CollectionRequest, CollectionTxnOp as TxnOp};
 use crate::engine::collection::store::{self as collection, CollectionContext};
 use crate::engine::listeners::{Listener, Registry};
 use crate::engine::request::Replies;
@@ -10,7 +10,7 @@ use crate::engine::wide::objects::{add_listener, listener, remove_listener};
 use crate::engine::wide::WideRequest;
 use crate::partition::objects::kind;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
-use crate::route::row::{row, wide_row, Operation, A, S, W};
+use crate::route::row::{row, txn_row, wide_row, Operation, A, S, W};
 use crate::route::wire;
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
@@ -53,6 +53,14 @@ pub(crate) static LIST_ROWS: &[Operation] = &[
     row!(ListIndexOf, Partition, S, |r| list_request(r.name, Op::IndexOf { value: blob(r.value), last: false })),
     row!(ListLastIndexOf, Partition, S, |r| list_request(r.name, Op::IndexOf { value: blob(r.value), last: true })),
     row!(ListSub, Partition, S, |r| list_request(r.name, Op::Sub { from: r.from, to: r.to })),
+    // TransactionalList: admitted by the transaction's coordinator, run here (`txn.rs`).
+    txn_row!(TransactionalListAdd, W.with(A).with(S), |r| list_txn(
+        r.name,
+        r.txn_id,
+        TxnOp::Add { value: blob(r.item) }
+    )),
+    txn_row!(TransactionalListRemove, W.with(S), |r| list_txn(r.name, r.txn_id, TxnOp::Remove { value: blob(r.item) })),
+    txn_row!(TransactionalListSize, S, |r| list_txn(r.name, r.txn_id, TxnOp::Size)),
     wide_row!(ListAddListener, S, |message, connection| {
         let r = ListAddListener::decode(message)?;
         let listener =
@@ -84,6 +92,10 @@ pub(crate) static SET_ROWS: &[Operation] = &[
     row!(SetContains, Partition, S, |r| set_request(r.name, Op::Contains { value: blob(r.value) })),
     row!(SetContainsAll, Partition, S, |r| set_request(r.name, Op::ContainsAll { values: list(r.items) })),
     row!(SetGetAll, Partition, S, |r| set_request(r.name, Op::GetAll)),
+    // TransactionalSet: admitted by the transaction's coordinator, run here (`txn.rs`).
+    txn_row!(TransactionalSetAdd, W.with(A).with(S), |r| set_txn(r.name, r.txn_id, TxnOp::Add { value: blob(r.item) })),
+    txn_row!(TransactionalSetRemove, W.with(S), |r| set_txn(r.name, r.txn_id, TxnOp::Remove { value: blob(r.item) })),
+    txn_row!(TransactionalSetSize, S, |r| set_txn(r.name, r.txn_id, TxnOp::Size)),
     wide_row!(SetAddListener, S, |message, connection| {
         let r = SetAddListener::decode(message)?;
         let listener =
@@ -106,6 +118,16 @@ fn set_request<'a>(name: &'a str, op: Op<'a>) -> CollectionRequest<'a> {
     CollectionRequest { name: Cow::Borrowed(name), set: true, op }
 }
 
+/// A request of transaction `txn` on the list `name`.
+fn list_txn<'a>(name: &'a str, txn: Option<ferrogrid_protocol::Uuid>, op: TxnOp<'a>) -> CollectionRequest<'a> {
+    list_request(name, Op::Txn { txn: txn.unwrap_or_default(), op })
+}
+
+/// A request of transaction `txn` on the set `name`.
+fn set_txn<'a>(name: &'a str, txn: Option<ferrogrid_protocol::Uuid>, op: TxnOp<'a>) -> CollectionRequest<'a> {
+    set_request(name, Op::Txn { txn: txn.unwrap_or_default(), op })
+}
+
 /// A list or set request.
 impl Execute for CollectionRequest<'_> {
     fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>) {
@@ -123,7 +145,12 @@ impl Execute for CollectionRequest<'_> {
         let (listeners, outbox) = (&mut owner.listeners, &mut owner.outbox);
         let mut ctx = CollectionContext { name, member: owner.member, partition_id, listeners, outbox };
         let mut reply = call.replies(out);
-        if let Err(failure) = collection::execute(store, &mut ctx, &request.op, &mut |answer| reply.reply(answer)) {
+        let answer: &mut dyn FnMut(crate::engine::request::Reply<'_>) = &mut |answer| reply.reply(answer);
+        let done = match &request.op {
+            Op::Txn { txn, op } => crate::engine::collection::txn::execute(store, *txn, op, answer),
+            op => collection::execute(store, &mut ctx, op, answer),
+        };
+        if let Err(failure) = done {
             wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
         owner.replicate(partition_id, call, out, start, Vec::new());

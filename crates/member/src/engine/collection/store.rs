@@ -35,6 +35,26 @@ enum Items {
     Set(hashbrown::HashSet<Box<[u8]>, RandomState>),
 }
 
+/// What one transaction holds of a list or set (`txn.rs`): its adds, staged until its commit
+/// and seen by no one else, and the items its removes reserved: out of `items` (nobody else
+/// sees them), still counted in `held_bytes` and still in the backups until the commit removes
+/// them; a rollback puts them back (a list's after the item it followed).
+#[derive(Debug, Default)]
+pub(super) struct TxnHold {
+    pub(super) txn: Uuid,
+    pub(super) adds: Vec<Box<[u8]>>,
+    pub(super) reserved: Vec<Reserved>,
+}
+
+/// An item a transaction's remove reserved: a list's id and the id of the item it followed
+/// (0: none), or a set's value alone (ids 0).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Reserved {
+    id: u64,
+    after: u64,
+    pub(super) value: Box<[u8]>,
+}
+
 /// What a backup must do to mirror the owner (values are looked up when written).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Change {
@@ -64,6 +84,8 @@ pub struct CollectionStore {
     held_bytes: usize,
     track_changes: bool,
     changed: Vec<Change>,
+    /// The open transactions' adds and reservations, one hold per transaction (`txn.rs`).
+    pub(super) txns: Vec<TxnHold>,
 }
 
 /// What an operation needs besides its collection: owned by the reactor, lent per operation.
@@ -91,10 +113,11 @@ fn null_check(value: &[u8]) -> Result<(), OpError> {
 impl CollectionStore {
     pub(crate) fn new(config: CollectionConfig, set: bool) -> CollectionStore {
         let items = if set { Items::Set(Default::default()) } else { Items::List(Vec::new()) };
-        CollectionStore { items, next_id: 1, config, held_bytes: 0, track_changes: false, changed: Vec::new() }
+        let (track_changes, changed, txns) = (false, Vec::new(), Vec::new());
+        CollectionStore { items, next_id: 1, config, held_bytes: 0, track_changes, changed, txns }
     }
 
-    fn registry(&self) -> Registry {
+    pub(super) fn registry(&self) -> Registry {
         match self.items {
             Items::List(_) => Registry::ListItems,
             Items::Set(_) => Registry::SetItems,
@@ -108,18 +131,26 @@ impl CollectionStore {
         }
     }
 
+    pub(super) fn capacity(&self) -> usize {
+        self.config.capacity() as usize
+    }
+
+    pub(super) fn is_set(&self) -> bool {
+        matches!(self.items, Items::Set(_))
+    }
+
     fn room(&self) -> usize {
         (self.config.capacity() as usize).saturating_sub(self.len())
     }
 
-    fn contains(&self, value: &[u8]) -> bool {
+    pub(super) fn contains(&self, value: &[u8]) -> bool {
         match &self.items {
             Items::List(items) => items.iter().any(|item| *item.value == *value),
             Items::Set(items) => items.contains(value),
         }
     }
 
-    fn values(&self) -> Vec<&[u8]> {
+    pub(super) fn values(&self) -> Vec<&[u8]> {
         match &self.items {
             Items::List(items) => items.iter().map(|item| &*item.value).collect(),
             Items::Set(items) => items.iter().map(|value| &**value).collect(),
@@ -133,7 +164,7 @@ impl CollectionStore {
     }
 
     /// Adds `value` (a list: at `index`, the end if None); false for a set that has it.
-    fn insert(&mut self, value: &[u8], index: Option<usize>) -> bool {
+    pub(super) fn insert(&mut self, value: &[u8], index: Option<usize>) -> bool {
         let value: Box<[u8]> = value.into();
         let size = value.len();
         match &mut self.items {
@@ -153,6 +184,52 @@ impl CollectionStore {
         }
         self.held_bytes += size;
         true
+    }
+
+    /// Takes the first item equal to `value` out of sight for a transaction's remove, not yet
+    /// removed for the backups (nor from `held_bytes`).
+    pub(super) fn reserve(&mut self, value: &[u8]) -> Option<Reserved> {
+        match &mut self.items {
+            Items::List(items) => {
+                let index = items.iter().position(|item| *item.value == *value)?;
+                let after = index.checked_sub(1).map_or(0, |before| items[before].id);
+                let item = items.remove(index);
+                Some(Reserved { id: item.id, after, value: item.value })
+            }
+            Items::Set(items) => Some(Reserved { id: 0, after: 0, value: items.take(value)? }),
+        }
+    }
+
+    /// Puts a reserved item back (a rollback): a list's after the item it followed (at the
+    /// front if it followed none, at the end if that item has gone since). A set's value added
+    /// again meanwhile is held once (and counted once).
+    pub(super) fn restore(&mut self, reserved: Reserved) {
+        match &mut self.items {
+            Items::List(items) => {
+                let place = match reserved.after {
+                    0 => 0,
+                    after => items.iter().position(|item| item.id == after).map_or(items.len(), |index| index + 1),
+                };
+                items.insert(place, Item { id: reserved.id, value: reserved.value });
+            }
+            Items::Set(items) => {
+                let length = reserved.value.len();
+                if !items.insert(reserved.value) {
+                    self.held_bytes -= length;
+                }
+            }
+        }
+    }
+
+    /// Removes a reserved item for good (a commit), for the backups too (not a set's value
+    /// added again meanwhile: the backups hold it once, as the owner does).
+    pub(super) fn remove_reserved(&mut self, reserved: &Reserved) {
+        self.held_bytes -= reserved.value.len();
+        match &self.items {
+            Items::List(_) => self.record(Change::RemovedId(reserved.id)),
+            Items::Set(items) if items.contains(&reserved.value) => {}
+            Items::Set(_) => self.record(Change::RemovedValue(reserved.value.clone())),
+        }
     }
 
     /// Removes the list item at `index`; returns its value.
@@ -350,6 +427,7 @@ fn positional(
             let items = &store.list()?[store.check_range(*from, *to)?];
             reply(Reply::Values(items.iter().map(|item| &*item.value).collect()));
         }
+        CollectionOp::Txn { .. } => unreachable!("handled by the transaction's execute (txn.rs)"),
         _ => unreachable!("handled by execute"),
     }
     Ok(())
@@ -543,17 +621,21 @@ impl PartitionObject for CollectionStore {
         self.apply_records(body, true)
     }
 
+    /// The items reserved by transactions too (a list's at its end), so that a new replica
+    /// holds them until a commit removes them.
     fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
+        let reserved = self.txns.iter().flat_map(|hold| &hold.reserved);
         match &self.items {
             Items::List(items) => {
                 let mut after = 0;
-                for item in items {
-                    writer.entry(|out| put_insert(out, item.id, after, &item.value));
-                    after = item.id;
+                let reserved = reserved.map(|reserved| (reserved.id, &reserved.value));
+                for (id, value) in items.iter().map(|item| (item.id, &item.value)).chain(reserved) {
+                    writer.entry(|out| put_insert(out, id, after, value));
+                    after = id;
                 }
             }
             Items::Set(items) => {
-                for value in items {
+                for value in items.iter().chain(reserved.map(|reserved| &reserved.value)) {
                     writer.entry(|out| put_value(out, ADD_VALUE, value));
                 }
             }

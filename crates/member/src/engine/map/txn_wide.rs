@@ -1,5 +1,6 @@
 //! A transaction's work over every partition of the maps: its end ([`TxnEnd`]: commit applies
-//! every change it staged and releases its key locks; rollback only releases them) and its
+//! every change it staged and releases its key locks; rollback only releases them; on queues,
+//! lists and sets their own `end`) and its
 //! reads ([`TxnRead`]: size, isEmpty, keySet, values, containsValue, with or without a
 //! predicate, counting its own staged changes). Both run on every member's owned partitions:
 //! a transaction stages a key's change where the key's owner is.
@@ -63,6 +64,8 @@ impl WideOperation for TxnEnd {
                 }
             }
             ended |= self.end_multimaps(share, local, partition_id);
+            ended |= crate::engine::queue::txn::end(share, local, self.txn, self.commit);
+            ended |= crate::engine::collection::txn::end(share, local, self.txn, self.commit);
             if ended {
                 share.touched.push(local);
             }

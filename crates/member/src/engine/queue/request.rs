@@ -2,6 +2,7 @@
 //! them (`rows.rs`), the engine runs them.
 
 use crate::engine::request::Blob;
+use ferrogrid_protocol::Uuid;
 use std::borrow::Cow;
 
 /// One queue request (the queue lives in the partition of its name).
@@ -56,4 +57,28 @@ pub enum QueueOp<'a> {
     RetainAll {
         values: Vec<Blob<'a>>,
     },
+    /// An operation of transaction `txn` (TransactionalQueue, `txn.rs`).
+    Txn {
+        txn: Uuid,
+        op: QueueTxnOp<'a>,
+    },
+}
+
+/// TransactionalQueue's operations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueueTxnOp<'a> {
+    /// Staged until the commit; on a full queue it waits `timeout_ms` for room (0: not).
+    Offer {
+        value: Blob<'a>,
+        timeout_ms: i64,
+    },
+    /// Reserves the first item (`timeout_ms` 0: do not wait; take: < 0).
+    Poll {
+        timeout_ms: i64,
+    },
+    /// The first item, not reserved (`timeout_ms` 0: do not wait).
+    Peek {
+        timeout_ms: i64,
+    },
+    Size,
 }

@@ -2,7 +2,7 @@
 
 use crate::clock::NEVER;
 use crate::engine::listeners::{Listener, Registry};
-use crate::engine::queue::request::{QueueOp as Op, QueueRequest};
+use crate::engine::queue::request::{QueueOp as Op, QueueRequest, QueueTxnOp as TxnOp};
 use crate::engine::queue::store::{self as queue, QueueContext, QueueDone};
 use crate::engine::request::Replies;
 use crate::engine::structures::ObjectKind;
@@ -12,7 +12,7 @@ use crate::engine::wide::WideRequest;
 use crate::partition::objects::kind;
 use crate::partition::owner::Timer;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
-use crate::route::row::{row, wide_row, Operation, A, S, W};
+use crate::route::row::{row, txn_row, wide_row, Operation, A, S, W};
 use crate::route::wire;
 use crate::route::wire::{blob, list};
 use ferrogrid_protocol::codec::*;
@@ -48,6 +48,14 @@ pub(crate) static ROWS: &[Operation] = &[
     row!(QueueIterator, Partition, S, |r| queue(r.name, Op::Iterator)),
     row!(QueueContains, Partition, S, |r| queue(r.name, Op::Contains { value: blob(r.value) })),
     row!(QueueContainsAll, Partition, S, |r| queue(r.name, Op::ContainsAll { values: list(r.data_list) })),
+    // TransactionalQueue: admitted by the transaction's coordinator, run here (`txn.rs`).
+    txn_row!(TransactionalQueueOffer, W.with(A).with(S), |r| {
+        txn(r.name, r.txn_id, TxnOp::Offer { value: blob(r.item), timeout_ms: r.timeout })
+    }),
+    txn_row!(TransactionalQueuePoll, W.with(S), |r| txn(r.name, r.txn_id, TxnOp::Poll { timeout_ms: r.timeout })),
+    txn_row!(TransactionalQueueTake, W.with(S), |r| txn(r.name, r.txn_id, TxnOp::Poll { timeout_ms: -1 })),
+    txn_row!(TransactionalQueuePeek, S, |r| txn(r.name, r.txn_id, TxnOp::Peek { timeout_ms: r.timeout })),
+    txn_row!(TransactionalQueueSize, S, |r| txn(r.name, r.txn_id, TxnOp::Size)),
     wide_row!(QueueAddListener, S, |message, connection| {
         let r = QueueAddListener::decode(message)?;
         let listener =
@@ -63,6 +71,11 @@ pub(crate) static ROWS: &[Operation] = &[
 /// A request on the queue `name` (every queue request names its queue first).
 fn queue<'a>(name: &'a str, op: Op<'a>) -> QueueRequest<'a> {
     QueueRequest { name: Cow::Borrowed(name), op }
+}
+
+/// A request of transaction `txn` on the queue `name`.
+fn txn<'a>(name: &'a str, txn: Option<ferrogrid_protocol::Uuid>, op: TxnOp<'a>) -> QueueRequest<'a> {
+    queue(name, Op::Txn { txn: txn.unwrap_or_default(), op })
 }
 
 /// A queue request: run, or parked as a waiter (with a timer if it has a deadline).
@@ -87,9 +100,12 @@ impl Execute for QueueRequest<'_> {
         };
         let mut reply = call.replies(out);
         let timers = &mut owner.timers;
-        let outcome = match queue::execute(queue, &mut ctx, &request.op, owner.now_ms, &mut |answer| {
-            reply.reply(answer)
-        }) {
+        let answer: &mut dyn FnMut(crate::engine::request::Reply<'_>) = &mut |answer| reply.reply(answer);
+        let done = match &request.op {
+            Op::Txn { txn, op } => crate::engine::queue::txn::execute(queue, &mut ctx, *txn, op, owner.now_ms, answer),
+            op => queue::execute(queue, &mut ctx, op, owner.now_ms, answer),
+        };
+        let outcome = match done {
             Ok(QueueDone::Wait { deadline_ms }) => {
                 let max_waiters = owner.settings.max_parked_per_key();
                 let waiter = |id| call.waiter(&request.op, deadline_ms, id);
@@ -114,7 +130,7 @@ impl Execute for QueueRequest<'_> {
 }
 
 impl PartitionOwner {
-    /// Answers the waiters of a queue whose deadline passed.
+    /// Answers the waiters of a queue whose deadline passed, then those it can serve now.
     pub(crate) fn check_queue(&mut self, partition_id: PartitionId, name: &str) {
         let local = self.replication.local(partition_id.0 as usize);
         let Some((queue, waiters)) = self.partitions[local].existing_store_and_waiters::<kind::Queue>(name) else {
@@ -132,6 +148,7 @@ impl PartitionOwner {
             waiters: &mut answering,
         };
         queue.expire_waiters(self.now_ms, &mut ctx);
+        queue.serve_waiters(&mut ctx);
         self.send_others(answers);
     }
 }

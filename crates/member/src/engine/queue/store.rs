@@ -29,12 +29,23 @@ use std::collections::VecDeque;
 
 /// One item: its id (order of arrival, for backups) and its serialized value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Item {
-    id: u64,
-    value: Box<[u8]>,
+pub(super) struct Item {
+    pub(super) id: u64,
+    pub(super) value: Box<[u8]>,
 }
 
-/// A request waiting for an item (poll, take) or for room (offer, put).
+/// What one transaction holds of a queue (`txn.rs`): its offers, staged until its commit and
+/// seen by no one else, and the items its polls reserved: out of `items` (nobody else sees
+/// them), still counted in `held_bytes` and still in the backups until the commit removes them
+/// (rollback puts them back in their place, by id).
+#[derive(Debug, Default)]
+pub(super) struct TxnHold {
+    pub(super) txn: Uuid,
+    pub(super) offers: Vec<Box<[u8]>>,
+    pub(super) reserved: Vec<Item>,
+}
+
+/// A request waiting for an item (poll, take, a transaction's peek) or for room (offer, put).
 #[derive(Debug)]
 pub(crate) struct Waiter {
     /// Whom the answer goes to (the owner's waiter table knows).
@@ -47,11 +58,16 @@ pub(crate) struct Waiter {
     pub item: Option<Box<[u8]>>,
     /// An offer answers `true` (offer) or nothing (put).
     pub answers_bool: bool,
+    /// A transaction's request (`txn.rs`): the item a poll or take gets is reserved for it, an
+    /// offer's item staged in its hold.
+    pub txn: Option<Uuid>,
+    /// A transactional peek: answered with the first item, which stays.
+    pub peek: bool,
 }
 
 /// What a backup must do to mirror the owner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Change {
+pub(super) enum Change {
     Added(u64),
     Removed(u64),
 }
@@ -62,17 +78,18 @@ const REMOVE: u8 = 2;
 /// One queue in one partition.
 #[derive(Debug)]
 pub struct QueueStore {
-    items: VecDeque<Item>,
+    pub(super) items: VecDeque<Item>,
     next_id: u64,
     config: QueueConfig,
-    held_bytes: usize,
+    pub(super) held_bytes: usize,
     track_changes: bool,
     changed: Vec<Change>,
-    /// Items removed since the last `write_changes`, by id (a removal is sent by id only).
-    pollers: VecDeque<Waiter>,
-    offerers: VecDeque<Waiter>,
+    pub(super) pollers: VecDeque<Waiter>,
+    pub(super) offerers: VecDeque<Waiter>,
     /// When an operation last ran on it (for `empty-queue-ttl`).
     last_used_ms: i64,
+    /// The open transactions' offers and reservations, one hold per transaction (`txn.rs`).
+    pub(super) txns: Vec<TxnHold>,
 }
 
 /// What an operation needs besides its queue: owned by the reactor, lent per operation.
@@ -133,6 +150,7 @@ impl QueueStore {
             pollers: VecDeque::new(),
             offerers: VecDeque::new(),
             last_used_ms: crate::clock::now_ms(),
+            txns: Vec::new(),
         }
     }
 
@@ -144,6 +162,7 @@ impl QueueStore {
             && self.items.is_empty()
             && self.pollers.is_empty()
             && self.offerers.is_empty()
+            && self.txns.is_empty()
             && now_ms - self.last_used_ms >= ttl_seconds * 1000
     }
 
@@ -156,15 +175,22 @@ impl QueueStore {
         self.items.len()
     }
 
-    fn capacity(&self) -> usize {
+    pub(super) fn capacity(&self) -> usize {
         self.config.capacity() as usize
     }
 
-    fn room(&self) -> usize {
+    pub(super) fn room(&self) -> usize {
         self.capacity().saturating_sub(self.items.len())
     }
 
-    fn push(&mut self, value: Box<[u8]>) {
+    /// Room for a transaction's offer: every transaction's offers and reservations count, as
+    /// Hazelcast's do.
+    pub(super) fn room_beside_holds(&self) -> usize {
+        let held: usize = self.txns.iter().map(|hold| hold.offers.len() + hold.reserved.len()).sum();
+        self.capacity().saturating_sub(self.items.len() + held)
+    }
+
+    pub(super) fn push(&mut self, value: Box<[u8]>) {
         let id = self.next_id;
         self.next_id += 1;
         self.held_bytes += value.len();
@@ -172,6 +198,34 @@ impl QueueStore {
         if self.track_changes {
             self.changed.push(Change::Added(id));
         }
+    }
+
+    /// Records a change for the backups (when they are tracked).
+    pub(super) fn track(&mut self, change: Change) {
+        if self.track_changes {
+            self.changed.push(change);
+        }
+    }
+
+    /// Transaction `txn`'s hold, made if it has none.
+    pub(super) fn hold_mut(&mut self, txn: Uuid) -> &mut TxnHold {
+        let index = match self.txns.iter().position(|hold| hold.txn == txn) {
+            Some(index) => index,
+            None => {
+                self.txns.push(TxnHold { txn, ..TxnHold::default() });
+                self.txns.len() - 1
+            }
+        };
+        &mut self.txns[index]
+    }
+
+    /// Reserves the first item for transaction `txn` (a transactional poll): out of sight of
+    /// everyone, not yet removed for the backups. Its value, if there was one.
+    pub(super) fn reserve_front(&mut self, txn: Uuid) -> Option<Box<[u8]>> {
+        let item = self.items.pop_front()?;
+        let value = item.value.clone();
+        self.hold_mut(txn).reserved.push(item);
+        Some(value)
     }
 
     fn take_at(&mut self, index: usize) -> Option<Box<[u8]>> {
@@ -217,7 +271,8 @@ impl QueueStore {
 
     /// Lets waiting offers in while there is room and hands items to waiting polls while there
     /// are items, oldest first, until neither can move.
-    fn serve_waiters(&mut self, ctx: &mut QueueContext<'_>) {
+    /// A transaction's poll reserves the item it gets instead (`txn.rs`).
+    pub(crate) fn serve_waiters(&mut self, ctx: &mut QueueContext<'_>) {
         loop {
             let mut moved = false;
             while !self.items.is_empty() {
@@ -225,19 +280,35 @@ impl QueueStore {
                 if ctx.waiters.drop_if_gone(poller.id) {
                     continue;
                 }
-                let value = self.take_at(0).expect("not empty");
-                ctx.publish(ItemEventKind::Removed, &value, poller.source);
+                let value = match poller.txn {
+                    Some(_) if poller.peek => self.items.front().expect("not empty").value.clone(),
+                    Some(txn) => self.reserve_front(txn).expect("not empty"),
+                    None => {
+                        let value = self.take_at(0).expect("not empty");
+                        ctx.publish(ItemEventKind::Removed, &value, poller.source);
+                        value
+                    }
+                };
                 ctx.waiters.answer(poller.id, Reply::Value(Some(&value)));
                 moved = true;
             }
-            while self.room() > 0 {
-                let Some(offerer) = self.offerers.pop_front() else { break };
+            while let Some(txn) = self.offerers.front().map(|offerer| offerer.txn) {
+                // A transaction's offer needs room beside every transaction's hold.
+                if (txn.is_some() && self.room_beside_holds() == 0) || self.room() == 0 {
+                    break;
+                }
+                let offerer = self.offerers.pop_front().expect("in front");
                 if ctx.waiters.drop_if_gone(offerer.id) {
                     continue;
                 }
                 let value = offerer.item.expect("offerers carry their item");
-                ctx.publish(ItemEventKind::Added, &value, offerer.source);
-                self.push(value);
+                match txn {
+                    Some(txn) => self.hold_mut(txn).offers.push(value),
+                    None => {
+                        ctx.publish(ItemEventKind::Added, &value, offerer.source);
+                        self.push(value);
+                    }
+                }
                 let reply = if offerer.answers_bool { Reply::Bool(true) } else { Reply::Empty };
                 ctx.waiters.answer(offerer.id, reply);
                 moved = true;
@@ -334,6 +405,7 @@ fn read_or_bulk(
         QueueOp::RemoveAll { values } => reply(Reply::Bool(remove_where(queue, ctx, |item| listed(values, item)))),
         QueueOp::RetainAll { values } => reply(Reply::Bool(remove_where(queue, ctx, |item| !listed(values, item)))),
         QueueOp::Offer { .. } | QueueOp::Poll { .. } => unreachable!("handled by execute"),
+        QueueOp::Txn { .. } => unreachable!("handled by the transaction's execute (txn.rs)"),
     }
     Ok(QueueDone::Answered)
 }
@@ -455,7 +527,9 @@ impl PartitionObject for QueueStore {
                     // An item added and removed before the backups heard of it: its removal
                     // follows, which finds nothing on the backup: harmless. Send the add only if
                     // the item is still here (its value is needed).
-                    if let Some(item) = self.items.iter().rev().find(|item| item.id == id) {
+                    // Or reserved by a transaction since (the backups hold it until its commit).
+                    let reserved = self.txns.iter().flat_map(|hold| &hold.reserved);
+                    if let Some(item) = self.items.iter().rev().chain(reserved).find(|item| item.id == id) {
                         put_item(body, item);
                     }
                 }
@@ -471,10 +545,18 @@ impl PartitionObject for QueueStore {
         self.apply_records(body, true)
     }
 
+    /// The items reserved by transactions too, in their place (staged offers are not sent).
     fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
+        let mut reserved: Vec<&Item> = self.txns.iter().flat_map(|hold| &hold.reserved).collect();
+        reserved.sort_by_key(|item| item.id);
+        let mut reserved = reserved.into_iter().peekable();
         for item in &self.items {
+            while let Some(earlier) = reserved.next_if(|earlier| earlier.id < item.id) {
+                writer.entry(|out| put_item(out, earlier));
+            }
             writer.entry(|out| put_item(out, item));
         }
+        reserved.for_each(|item| writer.entry(|out| put_item(out, item)));
     }
 
     fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed> {
@@ -555,7 +637,8 @@ mod tests {
             QueueOp::Offer { value, .. } => Some(value.as_ref().into()),
             _ => None,
         };
-        let waiter = Waiter { id: WaiterId(id), deadline_ms, source: Uuid::default(), item, answers_bool: true };
+        let source = Uuid::default();
+        let waiter = Waiter { id: WaiterId(id), deadline_ms, source, item, answers_bool: true, txn: None, peek: false };
         queue.wait(waiter, 2, &mut harness.waiters)
     }
 
