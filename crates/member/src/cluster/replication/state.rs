@@ -88,6 +88,34 @@ pub(crate) struct PendingWrite {
     /// each backup's acknowledgement is a backup event to it, under this correlation id (its
     /// local backup listener's). Nothing else is written to it when the write is released.
     pub(crate) client_acks: Option<i64>,
+    /// The partition written, for a partition's backups (None: a PN counter's replicas, which
+    /// are not re-created elsewhere).
+    pub(crate) partition: Option<u16>,
+    /// Acknowledgements owed by members that left before sending them: each is asked of
+    /// another replica of the partition once the table names one (`rebackup.rs`).
+    pub(crate) lost: usize,
+    /// The members that acknowledged the write (applied).
+    pub(crate) acked: Vec<MemberId>,
+}
+
+impl PendingWrite {
+    /// Whether nothing more is awaited: every member asked acknowledged, and no lost
+    /// acknowledgement is still to be asked of another replica.
+    pub(crate) fn settled(&self) -> bool {
+        self.waiting.is_empty() && self.lost == 0
+    }
+
+    /// Appends a backup event for a backup-aware client (one backup acknowledged this write),
+    /// under its backup listener's correlation id; nothing for another call.
+    pub(crate) fn backup_event(&self, out: &mut Vec<u8>) {
+        let Some(listener) = self.client_acks else { return };
+        let event = ferrogrid_protocol::codec::BackupEvent { source_invocation_correlation_id: self.correlation_id };
+        let at = out.len();
+        event.encode(out, listener, -1);
+        // Flagged as a backup event too, which the Java client looks for first.
+        let flags = u16::from_le_bytes([out[at + 4], out[at + 5]]) | ferrogrid_protocol::frame::BACKUP_EVENT;
+        out[at + 4..at + 6].copy_from_slice(&flags.to_le_bytes());
+    }
 }
 
 /// What one operation's backups hold: its sequence number (0 until a synchronous backup is

@@ -89,6 +89,9 @@ impl PartitionOwner {
             others: Vec::new(),
             // Answered once the other replicas have the add, whatever the client asked for.
             client_acks: None,
+            partition: None,
+            lost: 0,
+            acked: Vec::new(),
         };
         self.replication.pending.insert(sequence, pending);
     }
