@@ -14,10 +14,14 @@
 //!   replica's reactor of the partition (`link.rs` hands that reactor the records read before
 //!   the BACKUP_SYNC first). Its acknowledgement becomes the client's backup event, as the lost
 //!   one would have been, and releases a held answer.
-//! - **Given up.** When fewer data members are left than the write still waits for, the
-//!   acknowledgements no member can give are dropped from what it waits for: the write then
-//!   waits only for the backups the cluster can hold, which is what Hazelcast answers a write
-//!   made now (its owner counts only the backups it sent to replicas that exist). A
+//! - **Given up.** A row holds at most the table's backups, and no more than the other data
+//!   members. When the write's lost acknowledgements and the replicas holding it (acknowledged
+//!   or asked) come to more than that, the excess is dropped from what it waits for: the write
+//!   then waits only for the backups the cluster can hold now, which is what Hazelcast answers
+//!   a write made now (its owner counts only the backups it sends to replicas that exist). So
+//!   a write that waited for a member the partition was moving to (past the table's backups,
+//!   see `Replication::queue_backup`) whose backup acknowledged it, or a write whose backup was
+//!   the last other data member, is not left waiting for a replica the row will never have. A
 //!   backup-aware client gets those as backup events at once rather than after its timeout.
 //! - Nothing else stands in for an acknowledgement: one neither asked again nor given up
 //!   before `backup-timeout` is released as before, and the client waits its own timeout.
@@ -48,11 +52,12 @@ impl PartitionOwner {
     }
 
     /// For every held write with lost acknowledgements on a partition this member owns: asks
-    /// the replicas its table names and that were not asked yet, and gives up what no member
-    /// left can give.
+    /// the replicas its table names and that were not asked yet, and gives up those past what
+    /// the row can hold now (the table's backups, at most the other data members).
     pub(crate) fn rebackup(&mut self) {
         let state = self.replication.state.clone();
         let others = state.members.iter().filter(|member| !member.lite && member.id != state.me).count();
+        let capacity = others.min(self.replication.table_backups);
         let mut syncs: Vec<(MemberId, BackupHeader)> = Vec::new();
         for (sequence, pending) in self.replication.pending.iter_mut() {
             let Some(partition) = pending.partition.filter(|_| pending.lost > 0) else { continue };
@@ -68,14 +73,14 @@ impl PartitionOwner {
                 syncs.push((member, header));
             }
             let holding = pending.waiting.len() + pending.acked.iter().filter(|id| state.is_member(**id)).count();
-            let given_up = pending.lost.saturating_sub(others.saturating_sub(holding));
+            let given_up = pending.lost.saturating_sub(capacity.saturating_sub(holding));
             pending.lost -= given_up;
             if !pending.connection.is_closed() {
                 for _ in 0..given_up {
                     pending.backup_event(self.outbox.buffer(&pending.connection));
                 }
             }
-            debug_assert!(pending.lost <= others, "a lost acknowledgement waits only for a member that can give it");
+            debug_assert!(pending.lost <= capacity, "a lost acknowledgement waits only for a replica the row can hold");
         }
         self.send_backup_syncs(syncs);
     }
@@ -99,17 +104,21 @@ impl PartitionOwner {
 
     /// BACKUP_SYNC entries from `from`, all for this reactor's partitions: each acknowledged,
     /// "applied" if this member takes backups of the partition from `from` (as for a backup
-    /// record) and its replica, if it holds one, is complete. What `from` sent before is
-    /// applied by now: it came ahead on the link and was handed to this reactor first.
+    /// record) and holds a complete replica: one its table names it for, or the copy `from`
+    /// sent for the sync's table (this member may not have that table yet). What `from` sent
+    /// before is applied by now: it came ahead on the link and was handed to this reactor first.
     pub fn on_backup_syncs(&mut self, from: MemberId, syncs: &[BackupHeader]) {
         for sync in syncs {
             if !self.replication.owns_locally(PartitionId(sync.partition)) {
                 continue;
             }
-            let partition = sync.partition as usize;
+            let (partition, me) = (sync.partition as usize, self.replication.state.me);
+            let local = self.replication.local(partition);
             let table = &self.replication.state.table;
             let from_owner = table.owner(partition) == Some(from) || sync.table_version > table.version;
-            let complete = self.replication.ready[self.replication.local(partition)];
+            let named = table.replicas(partition).contains(&Some(me));
+            let copied = self.replication.snapshot_version[local] >= sync.table_version;
+            let complete = self.replication.ready[local] && (named || copied);
             self.replication.acknowledge(from, sync.sequence, from_owner && complete);
         }
     }

@@ -341,3 +341,58 @@ fn a_member_that_already_acknowledged_is_not_asked_twice() {
     assert!(!asked, "C acknowledged already");
     assert!(a.replication.pending.is_empty(), "B's acknowledgement is given up: only C is left");
 }
+
+#[test]
+fn an_acknowledgement_lost_with_a_migration_target_is_given_up_once_the_row_has_its_backups() {
+    const D: MemberId = MemberId(4);
+    let (mut a, mut b, mut c) = (member(A), member(B), member(C));
+    for (me, owner) in [(A, &mut a), (B, &mut b), (C, &mut c)] {
+        owner.apply_cluster_state(state_of(me, 1, &[A, B, C, D], &[A, B]));
+    }
+    deliver((A, &mut a), (B, &mut b));
+    // Copy before move: C joins the row past the table's one backup; every write waits for it.
+    for (me, owner) in [(A, &mut a), (B, &mut b), (C, &mut c)] {
+        owner.apply_cluster_state(state_of(me, 2, &[A, B, C, D], &[A, B, C]));
+    }
+    deliver((A, &mut a), (C, &mut c));
+    let client = write_held_for_b(&mut a, true);
+    deliver((A, &mut a), (B, &mut b));
+    let before = types(&a.outbox.buffer(&client)[..]).len();
+    // C dies before acknowledging; the row keeps its one backup (B), and D, a member, is none.
+    a.apply_cluster_state(state_of(A, 3, &[A, B, D], &[A, B]));
+    a.replication.seal();
+    let queued = a.replication.out.remove(&D).unwrap_or_default();
+    let asked = crate::cluster::peer::tests::messages(&queued).iter().any(|(ty, _)| *ty == peer::BACKUP_SYNC);
+    assert!(!asked, "D, no replica of the partition, is not asked");
+    assert!(a.replication.pending.is_empty(), "the write has the backup its row holds");
+    let told = types(&a.outbox.buffer(&client)[..]);
+    assert_eq!(told[before..], [BackupEvent::TYPE], "the client is not left waiting for C");
+}
+
+#[test]
+fn a_member_without_the_new_table_or_the_copy_does_not_acknowledge_a_backup_sync() {
+    let (mut a, mut b, mut c) = (member(A), member(B), member(C));
+    apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 1, &[A, B]);
+    deliver((A, &mut a), (B, &mut b));
+    let _client = write_held_for_b(&mut a, true);
+    // Only A has the table making C the backup; the copy for C is lost, the request arrives.
+    a.apply_cluster_state(state_of(A, 2, &[A, C], &[A, C]));
+    a.replication.seal();
+    let queued = a.replication.out.remove(&C).expect("the copy and the request for C");
+    let messages = crate::cluster::peer::tests::messages(&queued);
+    let (_, syncs) = messages.iter().find(|(ty, _)| *ty == peer::BACKUP_SYNC).expect("a request");
+    c.on_backup_syncs(A, &peer::read_backup_syncs(syncs).unwrap());
+    let acks = peer::read_acks(&c.replication.acks.remove(&A).unwrap()).unwrap();
+    assert!(matches!(acks[..], [(_, false)]), "C holds no replica of the partition: {acks:?}");
+    // With the copy (and still the old table) it acknowledges.
+    for (ty, payload) in &messages {
+        match *ty {
+            peer::SNAPSHOT => c.install_snapshot(A, payload),
+            _ => c.on_backup_syncs(A, &peer::read_backup_syncs(payload).unwrap()),
+        }
+    }
+    let acks = peer::read_acks(&c.replication.acks.remove(&A).unwrap()).unwrap();
+    assert!(matches!(acks[..], [(_, true)]), "the copy came first: {acks:?}");
+    a.on_acks(C, &acks);
+    assert!(a.replication.pending.is_empty());
+}
