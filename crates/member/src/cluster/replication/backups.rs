@@ -76,14 +76,14 @@ impl PartitionOwner {
                 connection: call.connection.clone(),
                 correlation_id: call.correlation_id,
                 response,
-                waiting: held.waiting,
+                awaited: held.waiting.len(),
+                asked: held.waiting,
                 refused: false,
                 deadline_ms,
                 others,
                 client_acks,
                 partition: Some(partition as u16),
                 lost: 0,
-                acked: Vec::new(),
             };
             self.replication.pending.insert(held.sequence, pending);
             self.replication.last_held[local] = held.sequence;
@@ -224,8 +224,7 @@ impl PartitionOwner {
     pub fn on_acks(&mut self, from: MemberId, acks: &[(u64, bool)]) {
         for (sequence, applied) in acks {
             let Some(pending) = self.replication.pending.get_mut(sequence) else { continue };
-            let was_waiting = pending.waiting.contains(&from);
-            pending.waiting.retain(|member| *member != from);
+            let was_waiting = pending.answered(from, *applied);
             if pending.client_acks.is_some() && !applied && !pending.refused && !pending.connection.is_closed() {
                 // The client was answered already and waits for this backup: the partition
                 // moved while it was written, so the write may be lost with the old owner. As
@@ -236,7 +235,6 @@ impl PartitionOwner {
             }
             pending.refused |= !applied;
             if *applied && was_waiting {
-                pending.acked.push(from);
                 pending.backup_event(self.outbox.buffer(&pending.connection));
             }
             if pending.settled() {
@@ -322,7 +320,7 @@ impl PartitionOwner {
         for sequence in due {
             let pending = self.replication.pending.remove(&sequence).expect("present");
             if !pending.settled() {
-                let (waiting, lost) = (&pending.waiting, pending.lost);
+                let (waiting, lost) = (pending.waiting(), pending.lost);
                 warn!(?waiting, lost, "backup acknowledgement timed out: answering anyway");
             }
             self.release(pending);

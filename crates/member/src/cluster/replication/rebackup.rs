@@ -43,10 +43,9 @@ impl PartitionOwner {
     pub(crate) fn count_lost_acks(&mut self) {
         let state = &self.replication.state;
         for pending in self.replication.pending.values_mut() {
-            let before = pending.waiting.len();
-            pending.waiting.retain(|member| state.is_member(*member));
+            let departed = pending.forget_departed(|member| !state.is_member(member));
             if pending.partition.is_some() {
-                pending.lost += before - pending.waiting.len();
+                pending.lost += departed;
             }
         }
     }
@@ -64,15 +63,14 @@ impl PartitionOwner {
             if state.table.owner(partition as usize) != Some(state.me) {
                 continue;
             }
-            let asked: Vec<MemberId> =
-                replacements(&state, partition, &pending.waiting, &pending.acked).take(pending.lost).collect();
+            let asked: Vec<MemberId> = replacements(&state, partition, &pending.asked).take(pending.lost).collect();
             for member in asked {
-                pending.waiting.push(member);
+                pending.await_member(member);
                 pending.lost -= 1;
                 let header = BackupHeader { partition, table_version: state.table.version, sequence: *sequence };
                 syncs.push((member, header));
             }
-            let holding = pending.waiting.len() + pending.acked.iter().filter(|id| state.is_member(**id)).count();
+            let holding = pending.awaited + pending.acked().iter().filter(|id| state.is_member(**id)).count();
             let given_up = pending.lost.saturating_sub(capacity.saturating_sub(holding));
             pending.lost -= given_up;
             if !pending.connection.is_closed() {
@@ -125,17 +123,16 @@ impl PartitionOwner {
 }
 
 /// The replicas of `partition` in `state`'s table, other than this member, that a held write
-/// may ask for a lost acknowledgement: members, and neither asked (`waiting`) nor acknowledged.
+/// may ask for a lost acknowledgement: members, and not `asked` already (awaited or
+/// acknowledged).
 fn replacements<'a>(
     state: &'a ClusterState,
     partition: u16,
-    waiting: &'a [MemberId],
-    acked: &'a [MemberId],
+    asked: &'a [MemberId],
 ) -> impl Iterator<Item = MemberId> + 'a {
     state.table.replicas(partition as usize)[1..]
         .iter()
         .flatten()
         .copied()
-        .filter(move |member| *member != state.me && state.is_member(*member))
-        .filter(move |member| !waiting.contains(member) && !acked.contains(member))
+        .filter(move |member| *member != state.me && state.is_member(*member) && !asked.contains(member))
 }

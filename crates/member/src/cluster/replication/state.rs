@@ -78,7 +78,11 @@ pub(crate) struct PendingWrite {
     pub(crate) connection: Arc<ConnectionShared>,
     pub(crate) correlation_id: i64,
     pub(crate) response: Vec<u8>,
-    pub(crate) waiting: Vec<MemberId>,
+    /// The members asked to acknowledge the write: first the `awaited` ones still awaited,
+    /// then those that acknowledged it (applied). One allocation for both: an acknowledgement
+    /// moves its member, it allocates nothing.
+    pub(crate) asked: Vec<MemberId>,
+    pub(crate) awaited: usize,
     pub(crate) refused: bool,
     pub(crate) deadline_ms: i64,
     /// Answers the operation gave other connections (a queue's waiters it served), released
@@ -94,15 +98,55 @@ pub(crate) struct PendingWrite {
     /// Acknowledgements owed by members that left before sending them: each is asked of
     /// another replica of the partition once the table names one (`rebackup.rs`).
     pub(crate) lost: usize,
-    /// The members that acknowledged the write (applied).
-    pub(crate) acked: Vec<MemberId>,
 }
 
 impl PendingWrite {
     /// Whether nothing more is awaited: every member asked acknowledged, and no lost
     /// acknowledgement is still to be asked of another replica.
     pub(crate) fn settled(&self) -> bool {
-        self.waiting.is_empty() && self.lost == 0
+        self.awaited == 0 && self.lost == 0
+    }
+
+    /// The members still awaited.
+    pub(crate) fn waiting(&self) -> &[MemberId] {
+        &self.asked[..self.awaited]
+    }
+
+    /// The members that acknowledged the write (applied).
+    pub(crate) fn acked(&self) -> &[MemberId] {
+        &self.asked[self.awaited..]
+    }
+
+    /// `member` answered: no longer awaited, and, if it `applied` the write, counted as
+    /// holding it. Returns whether it was awaited.
+    pub(crate) fn answered(&mut self, member: MemberId, applied: bool) -> bool {
+        let Some(index) = self.waiting().iter().position(|id| *id == member) else { return false };
+        self.awaited -= 1;
+        if applied {
+            self.asked.swap(index, self.awaited);
+        } else {
+            self.asked.remove(index);
+        }
+        true
+    }
+
+    /// Stops awaiting the members `gone` says left; returns how many.
+    pub(crate) fn forget_departed(&mut self, gone: impl Fn(MemberId) -> bool) -> usize {
+        let before = self.awaited;
+        for index in (0..self.awaited).rev() {
+            if gone(self.asked[index]) {
+                self.asked.remove(index);
+                self.awaited -= 1;
+            }
+        }
+        before - self.awaited
+    }
+
+    /// Awaits `member` too (asked for a lost acknowledgement).
+    pub(crate) fn await_member(&mut self, member: MemberId) {
+        debug_assert!(!self.asked.contains(&member), "a member is asked once");
+        self.asked.insert(self.awaited, member);
+        self.awaited += 1;
     }
 
     /// Appends a backup event for a backup-aware client (one backup acknowledged this write),

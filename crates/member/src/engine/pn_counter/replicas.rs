@@ -83,7 +83,8 @@ impl PartitionOwner {
             connection: call.connection.clone(),
             correlation_id: call.correlation_id,
             response: out.split_off(start),
-            waiting: peers,
+            awaited: peers.len(),
+            asked: peers,
             refused: false,
             deadline_ms: self.now_ms + self.replication.backup_timeout_ms,
             others: Vec::new(),
@@ -91,7 +92,6 @@ impl PartitionOwner {
             client_acks: None,
             partition: None,
             lost: 0,
-            acked: Vec::new(),
         };
         self.replication.pending.insert(sequence, pending);
     }

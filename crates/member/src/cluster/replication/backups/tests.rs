@@ -331,8 +331,8 @@ fn a_member_that_already_acknowledged_is_not_asked_twice() {
     let _client = write_held_for_b(&mut a, true);
     deliver((A, &mut a), (C, &mut c));
     let pending = a.replication.pending.values().next().expect("held for B");
-    assert_eq!(pending.waiting, vec![B], "C, a replica past the one backup, acknowledged");
-    assert_eq!(pending.acked, vec![C]);
+    assert_eq!(pending.waiting(), [B], "C, a replica past the one backup, acknowledged");
+    assert_eq!(pending.acked(), [C]);
     // B dies; C stays a replica: it is not asked again, and no other member can give B's.
     a.apply_cluster_state(state_of(A, 2, &[A, C], &[A, C]));
     a.replication.seal();
