@@ -23,6 +23,10 @@
 //!   see `Replication::queue_backup`) whose backup acknowledged it, or a write whose backup was
 //!   the last other data member, is not left waiting for a replica the row will never have. A
 //!   backup-aware client gets those as backup events at once rather than after its timeout.
+//! - **Moved on.** When this member no longer owns the partition, a held answer goes out
+//!   without the lost acknowledgements (the new owner has this member's copy; before lost
+//!   acknowledgements were asked again, every held answer went out when its backup left); a
+//!   backup-aware client is sent nothing more.
 //! - Nothing else stands in for an acknowledgement: one neither asked again nor given up
 //!   before `backup-timeout` is released as before, and the client waits its own timeout.
 //!
@@ -61,6 +65,12 @@ impl PartitionOwner {
         for (sequence, pending) in self.replication.pending.iter_mut() {
             let Some(partition) = pending.partition.filter(|_| pending.lost > 0) else { continue };
             if state.table.owner(partition as usize) != Some(state.me) {
+                // The partition moved on (its new owner has this member's copy): a held answer
+                // goes out as it did before lost acknowledgements were asked again; a
+                // backup-aware client is told nothing more and waits its timeout.
+                if pending.client_acks.is_none() {
+                    pending.lost = 0;
+                }
                 continue;
             }
             let asked: Vec<MemberId> = replacements(&state, partition, &pending.asked).take(pending.lost).collect();

@@ -396,3 +396,24 @@ fn a_member_without_the_new_table_or_the_copy_does_not_acknowledge_a_backup_sync
     a.on_acks(C, &acks);
     assert!(a.replication.pending.is_empty());
 }
+
+#[test]
+fn a_held_answer_whose_partition_moved_on_goes_out_without_its_lost_acknowledgement() {
+    for backup_aware in [false, true] {
+        let (mut a, mut b, mut c) = (member(A), member(B), member(C));
+        apply_table(&mut [(A, &mut a), (B, &mut b), (C, &mut c)], 1, &[A, B]);
+        deliver((A, &mut a), (B, &mut b));
+        let client = write_held_for_b(&mut a, backup_aware);
+        let before = types(&a.outbox.buffer(&client)[..]).len();
+        // B dies and the partition moves to C (A hands it its copy).
+        a.apply_cluster_state(state_of(A, 2, &[A, C], &[C]));
+        let told = types(&a.outbox.buffer(&client)[..]);
+        if backup_aware {
+            assert_eq!(told.len(), before, "no backup event is invented");
+            assert_eq!(a.replication.pending.len(), 1, "the client waits its own timeout");
+        } else {
+            assert_eq!(told[before..], [ferrogrid_protocol::codec::MapPut::RESPONSE], "answered as before");
+            assert!(a.replication.pending.is_empty());
+        }
+    }
+}
