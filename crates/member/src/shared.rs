@@ -86,6 +86,9 @@ pub enum MemberWork {
     Snapshot(Box<[u8]>),
     /// Acknowledgements of writes the receiving reactor holds.
     Acks(Vec<(u64, bool)>),
+    /// Requests to acknowledge held writes again, for partitions of the receiving reactor
+    /// (handed over after the backup records read before them).
+    BackupSyncs(Vec<crate::cluster::peer::BackupHeader>),
     /// A member waiting for this partition's data asks for it again.
     SnapshotRequest(PartitionId),
     /// Answers (whole messages, each `u32` LE length-prefixed) to requests the receiving

@@ -34,6 +34,12 @@ What is tested (test_cluster.py), each test with fresh processes on its own port
     different, refused, rejected, expected, ...) or the other cluster's name;
   * size, key_set, values, entry_set, contains_value, get_all and clear span all members;
     clear sends one CLEAR_ALL with the cluster-wide count, and destroy empties every member;
+  * writes waiting for a backup member's acknowledgement when it is killed
+    (test_backup_acks_cluster.py): a smart client with fail_on_indeterminate_operation_state
+    and 8 writers; the backup holder is stopped for 0.5 s, then killed: no write fails on
+    ferrogrid (the partition's new backup acknowledges them), only
+    IndeterminateOperationStateError on Hazelcast; every acknowledged write reads back, also
+    after a second kill;
   * a PN counter through kill -9 of the master or of another member (test_pn_counter_cluster.py):
     smart and unisocket clients add concurrently; the survivors agree on a value between the
     acknowledged adds and those plus the attempts that failed (against Hazelcast, whose

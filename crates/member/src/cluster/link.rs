@@ -73,6 +73,7 @@ impl Core {
             peer::CLIENT_GONE => self.member_client_gone(payload),
             peer::BACKUP => self.route_backups(from, payload),
             peer::BACKUP_ACK => self.route_acks(from, payload),
+            peer::BACKUP_SYNC => self.route_backup_syncs(from, payload),
             peer::SNAPSHOT => self.member_snapshot(from, payload),
             peer::WIDE => self.member_wide(connection, message, payload, out)?,
             peer::TOPIC => self.member_topic(payload),
@@ -344,6 +345,31 @@ impl Core {
         }
     }
 
+    /// Requests to acknowledge held writes again (`rebackup.rs`): each goes to its partition's
+    /// reactor, after the backup records read before it for that reactor, so that it is
+    /// acknowledged only once what came ahead of it on the link is applied.
+    fn route_backup_syncs(&mut self, from: MemberId, payload: &[u8]) {
+        let syncs = match peer::read_backup_syncs(payload) {
+            Ok(syncs) => syncs,
+            Err(error) => {
+                warn!(%error, "malformed backup sync requests: ignored");
+                return;
+            }
+        };
+        let mut per_target: Vec<Vec<peer::BackupHeader>> = vec![Vec::new(); self.shared.reactor_count()];
+        for sync in syncs {
+            per_target[self.shared.owner_of(PartitionId(sync.partition))].push(sync);
+        }
+        for (target, syncs) in per_target.into_iter().enumerate().filter(|(_, syncs)| !syncs.is_empty()) {
+            if target == self.index {
+                self.owner.on_backup_syncs(from, &syncs);
+            } else {
+                self.hand_off_backups(from, target);
+                self.handoff.hand_off(target, Task::Member { from, work: MemberWork::BackupSyncs(syncs) });
+            }
+        }
+    }
+
     /// A chunk of a partition's data for a replica here: installed by the partition's reactor,
     /// which then publishes its readiness.
     fn member_snapshot(&mut self, from: MemberId, payload: &[u8]) {
@@ -423,10 +449,7 @@ impl Core {
     /// Hands other reactors the member traffic read for them from one link.
     pub(crate) fn send_member_work(&mut self, from: MemberId) {
         for target in 0..self.link_work.backups.len() {
-            if !self.link_work.backups[target].is_empty() {
-                let records = std::mem::take(&mut self.link_work.backups[target]).into_boxed_slice();
-                self.handoff.hand_off(target, Task::Member { from, work: MemberWork::Backups(records) });
-            }
+            self.hand_off_backups(from, target);
             if !self.link_work.counters[target].is_empty() {
                 let records = std::mem::take(&mut self.link_work.counters[target]).into_boxed_slice();
                 self.handoff.hand_off(target, Task::Member { from, work: MemberWork::CounterStates(records) });
@@ -435,6 +458,14 @@ impl Core {
                 let batch = std::mem::take(&mut self.link_work.responses[target]).into_boxed_slice();
                 self.handoff.hand_off(target, Task::Member { from, work: MemberWork::Responses(batch) });
             }
+        }
+    }
+
+    /// Hands reactor `target` the backup records read for it from `from`'s link so far.
+    fn hand_off_backups(&mut self, from: MemberId, target: usize) {
+        if !self.link_work.backups[target].is_empty() {
+            let records = std::mem::take(&mut self.link_work.backups[target]).into_boxed_slice();
+            self.handoff.hand_off(target, Task::Member { from, work: MemberWork::Backups(records) });
         }
     }
 

@@ -89,6 +89,11 @@ pub const CONTROL: MessageType = MessageType(0x7F_0002);
 pub const BACKUP: MessageType = MessageType(0x7F_0003);
 /// Acknowledgements of backup sequence numbers.
 pub const BACKUP_ACK: MessageType = MessageType(0x7F_0004);
+/// A partition's owner asks a replica to acknowledge held writes whose backup member left:
+/// `{ partition u16 | table version u64 | sequence u64 }*` ([`put_backup_sync`]). Everything the
+/// owner sent the replica before (the writes' records, or a snapshot holding them) is on the
+/// same link ahead of it, so the replica acknowledges (BACKUP_ACK) once that is applied.
+pub const BACKUP_SYNC: MessageType = MessageType(0x7F_0011);
 /// A chunk of a partition's whole data (every object's entries), for a new replica.
 pub const SNAPSHOT: MessageType = MessageType(0x7F_0005);
 /// A map-wide client request to run over this member's own partitions only.

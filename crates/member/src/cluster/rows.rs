@@ -10,6 +10,7 @@ pub(crate) static ROWS: &[Operation] = &[
     member_row!(peer::CONTROL, "MemberControl"),
     member_row!(peer::BACKUP, "MemberBackup"),
     member_row!(peer::BACKUP_ACK, "MemberBackupAck"),
+    member_row!(peer::BACKUP_SYNC, "MemberBackupSync"),
     member_row!(peer::SNAPSHOT, "MemberSnapshot"),
     member_row!(peer::WIDE, "MemberWide"),
     member_row!(peer::FORWARD, "MemberForward"),

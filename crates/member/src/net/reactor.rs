@@ -392,6 +392,7 @@ impl Reactor {
                 self.core.publish_ready();
             }
             MemberWork::Acks(acks) => self.core.owner.on_acks(from, &acks),
+            MemberWork::BackupSyncs(syncs) => self.core.owner.on_backup_syncs(from, &syncs),
             MemberWork::CounterStates(records) => self.core.owner.apply_counter_states(from, &records),
             MemberWork::SnapshotRequest(partition) => self.core.owner.on_snapshot_request(from, partition),
             MemberWork::Replicated(crate::cluster::peer::REPLICATED_REPLY, payload) => {

@@ -197,6 +197,23 @@ pub(crate) fn read_snapshot(bytes: &[u8]) -> Result<(SnapshotHeader, Vec<ObjectR
     Ok((header, objects))
 }
 
+/// Appends one BACKUP_SYNC entry: a backup header with no object.
+pub(crate) fn put_backup_sync(out: &mut Vec<u8>, header: BackupHeader) {
+    out.extend_from_slice(&header.partition.to_le_bytes());
+    out.extend_from_slice(&header.table_version.to_le_bytes());
+    out.extend_from_slice(&header.sequence.to_le_bytes());
+}
+
+/// The entries of a BACKUP_SYNC payload.
+pub(crate) fn read_backup_syncs(bytes: &[u8]) -> Result<Vec<BackupHeader>, Malformed> {
+    let mut reader = Reader(bytes);
+    let mut syncs = Vec::with_capacity(bytes.len() / 18);
+    while !reader.is_empty() {
+        syncs.push(BackupHeader { partition: reader.u16()?, table_version: reader.u64()?, sequence: reader.u64()? });
+    }
+    Ok(syncs)
+}
+
 /// Acknowledgements: (sequence, applied) pairs.
 pub fn put_ack(out: &mut Vec<u8>, sequence: u64, applied: bool) {
     out.extend_from_slice(&sequence.to_le_bytes());

@@ -10,8 +10,9 @@
 //!   knows an object's records. If the object has synchronous backups, the operation's
 //!   response is held under a sequence number until every synchronous backup acknowledged
 //!   it. A backup that refuses (it does not consider the sender the owner) turns the response
-//!   into PartitionMigratingException, which clients retry. Backup members that leave, or a
-//!   `backup-timeout` without an answer, release it.
+//!   into PartitionMigratingException, which clients retry. A `backup-timeout` without an
+//!   answer releases it; an acknowledgement lost with a backup member that left is asked of
+//!   the partition's new backup (`rebackup.rs`).
 //! - **Table changes.** Each new table version is applied per partition, comparing the
 //!   member's replica index before and after: an old owner sends its data to a new owner that
 //!   had no replica; a new owner that had no replica waits for it (its partition answers
@@ -30,7 +31,6 @@ use crate::net::connection::ConnectionShared;
 use crate::partition::owner::{Call, PartitionOwner};
 use crate::route::wire;
 use ferrogrid_cluster::{MemberId, PartitionTable};
-use ferrogrid_protocol::codec::BackupEvent;
 use ferrogrid_protocol::error::{self, write_error_response, ErrorHolder};
 use ferrogrid_protocol::{Message, PartitionId};
 use std::sync::Arc;
@@ -76,11 +76,14 @@ impl PartitionOwner {
                 connection: call.connection.clone(),
                 correlation_id: call.correlation_id,
                 response,
-                waiting: held.waiting,
+                awaited: held.waiting.len(),
+                asked: held.waiting,
                 refused: false,
                 deadline_ms,
                 others,
                 client_acks,
+                partition: Some(partition as u16),
+                lost: 0,
             };
             self.replication.pending.insert(held.sequence, pending);
             self.replication.last_held[local] = held.sequence;
@@ -221,8 +224,7 @@ impl PartitionOwner {
     pub fn on_acks(&mut self, from: MemberId, acks: &[(u64, bool)]) {
         for (sequence, applied) in acks {
             let Some(pending) = self.replication.pending.get_mut(sequence) else { continue };
-            let was_waiting = pending.waiting.contains(&from);
-            pending.waiting.retain(|member| *member != from);
+            let was_waiting = pending.answered(from, *applied);
             if pending.client_acks.is_some() && !applied && !pending.refused && !pending.connection.is_closed() {
                 // The client was answered already and waits for this backup: the partition
                 // moved while it was written, so the write may be lost with the old owner. As
@@ -232,23 +234,17 @@ impl PartitionOwner {
                 write_error_response(self.outbox.buffer(&pending.connection), pending.correlation_id, &[holder]);
             }
             pending.refused |= !applied;
-            if let (Some(listener), true, true) = (pending.client_acks, *applied, was_waiting) {
-                let event = BackupEvent { source_invocation_correlation_id: pending.correlation_id };
-                let out = self.outbox.buffer(&pending.connection);
-                let at = out.len();
-                event.encode(out, listener, -1);
-                // Flagged as a backup event too, which the Java client looks for first.
-                let flags = u16::from_le_bytes([out[at + 4], out[at + 5]]) | ferrogrid_protocol::frame::BACKUP_EVENT;
-                out[at + 4..at + 6].copy_from_slice(&flags.to_le_bytes());
+            if *applied && was_waiting {
+                pending.backup_event(self.outbox.buffer(&pending.connection));
             }
-            if pending.waiting.is_empty() {
+            if pending.settled() {
                 let pending = self.replication.pending.remove(sequence).expect("present");
                 self.release(pending);
             }
         }
     }
 
-    fn release(&mut self, mut pending: PendingWrite) {
+    pub(crate) fn release(&mut self, mut pending: PendingWrite) {
         // The waiters an operation served got their item or room on the owner whatever the
         // backups said.
         self.send_others(std::mem::take(&mut pending.others));
@@ -306,25 +302,26 @@ impl PartitionOwner {
         }
     }
 
-    /// Releases held writes whose backups timed out or whose backup members left.
+    /// Releases held writes whose backups all acknowledged (acknowledgements lost with members
+    /// that left asked of other replicas first, `rebackup.rs`) or timed out.
     pub fn check_pending(&mut self) {
         self.ask_again();
         self.replicated_tick();
         let now = self.now_ms;
         let state = self.replication.state.clone();
+        self.count_lost_acks();
+        self.rebackup();
         let due: Vec<u64> = self
             .replication
             .pending
-            .iter_mut()
-            .filter_map(|(sequence, pending)| {
-                pending.waiting.retain(|member| state.is_member(*member));
-                (pending.waiting.is_empty() || pending.deadline_ms <= now).then_some(*sequence)
-            })
+            .iter()
+            .filter_map(|(sequence, pending)| (pending.settled() || pending.deadline_ms <= now).then_some(*sequence))
             .collect();
         for sequence in due {
             let pending = self.replication.pending.remove(&sequence).expect("present");
-            if !pending.waiting.is_empty() {
-                warn!(waiting = ?pending.waiting, "backup acknowledgement timed out: answering anyway");
+            if !pending.settled() {
+                let (waiting, lost) = (pending.waiting(), pending.lost);
+                warn!(?waiting, lost, "backup acknowledgement timed out: answering anyway");
             }
             self.release(pending);
         }

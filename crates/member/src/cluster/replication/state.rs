@@ -78,7 +78,11 @@ pub(crate) struct PendingWrite {
     pub(crate) connection: Arc<ConnectionShared>,
     pub(crate) correlation_id: i64,
     pub(crate) response: Vec<u8>,
-    pub(crate) waiting: Vec<MemberId>,
+    /// The members asked to acknowledge the write: first the `awaited` ones still awaited,
+    /// then those that acknowledged it (applied). One allocation for both: an acknowledgement
+    /// moves its member, it allocates nothing.
+    pub(crate) asked: Vec<MemberId>,
+    pub(crate) awaited: usize,
     pub(crate) refused: bool,
     pub(crate) deadline_ms: i64,
     /// Answers the operation gave other connections (a queue's waiters it served), released
@@ -88,6 +92,74 @@ pub(crate) struct PendingWrite {
     /// each backup's acknowledgement is a backup event to it, under this correlation id (its
     /// local backup listener's). Nothing else is written to it when the write is released.
     pub(crate) client_acks: Option<i64>,
+    /// The partition written, for a partition's backups (None: a PN counter's replicas, which
+    /// are not re-created elsewhere).
+    pub(crate) partition: Option<u16>,
+    /// Acknowledgements owed by members that left before sending them: each is asked of
+    /// another replica of the partition once the table names one (`rebackup.rs`).
+    pub(crate) lost: usize,
+}
+
+impl PendingWrite {
+    /// Whether nothing more is awaited: every member asked acknowledged, and no lost
+    /// acknowledgement is still to be asked of another replica.
+    pub(crate) fn settled(&self) -> bool {
+        self.awaited == 0 && self.lost == 0
+    }
+
+    /// The members still awaited.
+    pub(crate) fn waiting(&self) -> &[MemberId] {
+        &self.asked[..self.awaited]
+    }
+
+    /// The members that acknowledged the write (applied).
+    pub(crate) fn acked(&self) -> &[MemberId] {
+        &self.asked[self.awaited..]
+    }
+
+    /// `member` answered: no longer awaited, and, if it `applied` the write, counted as
+    /// holding it. Returns whether it was awaited.
+    pub(crate) fn answered(&mut self, member: MemberId, applied: bool) -> bool {
+        let Some(index) = self.waiting().iter().position(|id| *id == member) else { return false };
+        self.awaited -= 1;
+        if applied {
+            self.asked.swap(index, self.awaited);
+        } else {
+            self.asked.remove(index);
+        }
+        true
+    }
+
+    /// Stops awaiting the members `gone` says left; returns how many.
+    pub(crate) fn forget_departed(&mut self, gone: impl Fn(MemberId) -> bool) -> usize {
+        let before = self.awaited;
+        for index in (0..self.awaited).rev() {
+            if gone(self.asked[index]) {
+                self.asked.remove(index);
+                self.awaited -= 1;
+            }
+        }
+        before - self.awaited
+    }
+
+    /// Awaits `member` too (asked for a lost acknowledgement).
+    pub(crate) fn await_member(&mut self, member: MemberId) {
+        debug_assert!(!self.asked.contains(&member), "a member is asked once");
+        self.asked.insert(self.awaited, member);
+        self.awaited += 1;
+    }
+
+    /// Appends a backup event for a backup-aware client (one backup acknowledged this write),
+    /// under its backup listener's correlation id; nothing for another call.
+    pub(crate) fn backup_event(&self, out: &mut Vec<u8>) {
+        let Some(listener) = self.client_acks else { return };
+        let event = ferrogrid_protocol::codec::BackupEvent { source_invocation_correlation_id: self.correlation_id };
+        let at = out.len();
+        event.encode(out, listener, -1);
+        // Flagged as a backup event too, which the Java client looks for first.
+        let flags = u16::from_le_bytes([out[at + 4], out[at + 5]]) | ferrogrid_protocol::frame::BACKUP_EVENT;
+        out[at + 4..at + 6].copy_from_slice(&flags.to_le_bytes());
+    }
 }
 
 /// What one operation's backups hold: its sequence number (0 until a synchronous backup is

@@ -83,12 +83,15 @@ impl PartitionOwner {
             connection: call.connection.clone(),
             correlation_id: call.correlation_id,
             response: out.split_off(start),
-            waiting: peers,
+            awaited: peers.len(),
+            asked: peers,
             refused: false,
             deadline_ms: self.now_ms + self.replication.backup_timeout_ms,
             others: Vec::new(),
             // Answered once the other replicas have the add, whatever the client asked for.
             client_acks: None,
+            partition: None,
+            lost: 0,
         };
         self.replication.pending.insert(sequence, pending);
     }
