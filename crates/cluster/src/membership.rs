@@ -34,7 +34,7 @@
 //!   (linked peers outside its member list whose heartbeats name another master), first
 //!   `merge_first_run_delay_ms` after it became master, then every `merge_next_run_delay_ms`.
 //!   It asks one of them for that cluster's member list ([`Message::MergeCheck`]) and decides as
-//!   Hazelcast does: the cluster with fewer members merges into the other; with as many, the one
+//!   Hazelcast does: the cluster with fewer data members merges into the other; with as many, the one
 //!   whose master's `[host]:port` sorts after the other's. Clusters that share a member do not
 //!   merge. The merging master tells its members ([`Message::MergeTo`]); each member
 //!   ([`Output::MergeInto`]) leaves its cluster and joins the other's master as a new member,

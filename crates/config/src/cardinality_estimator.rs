@@ -7,8 +7,9 @@ use crate::map::{check_backup_counts, NamedConfigs};
 /// Settings of one cardinality estimator (a HyperLogLog of fixed size in the partition of its
 /// name).
 ///
-/// `merge-policy` (`class-name`, `batch-size`) is accepted and ignored: it says how Hazelcast
-/// merges an estimator after a split brain, and ferrogrid does not merge split clusters.
+/// `merge-policy` (`class-name`, `batch-size`) is read and ignored: it says how Hazelcast
+/// merges an estimator after a split brain, and ferrogrid's merge drops the merging side's
+/// estimators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CardinalityEstimatorConfig {
     /// Synchronous backups. `backup-count`, default 1, at most 6 with the asynchronous ones.

@@ -42,6 +42,23 @@ impl MergePolicy {
     ];
 
     /// The policy a `class-name` names: a short name, or the class in `com.hazelcast.spi.merge`.
+    /// The short class names, for messages: "A, B or C".
+    pub fn known_names() -> String {
+        let names: Vec<&str> = Self::NAMES.iter().map(|(name, _)| *name).collect();
+        let (last, rest) = names.split_last().expect("policies are listed");
+        format!("{} or {last}", rest.join(", "))
+    }
+
+    /// A number for the policy (its place in Hazelcast's list above), as members send it.
+    pub fn code(self) -> u8 {
+        Self::NAMES.iter().position(|(_, policy)| *policy == self).expect("every policy is listed") as u8
+    }
+
+    /// The policy [`MergePolicy::code`] numbered.
+    pub fn from_code(code: u8) -> Option<MergePolicy> {
+        Self::NAMES.get(code as usize).map(|(_, policy)| *policy)
+    }
+
     pub fn parse(name: &str) -> Option<MergePolicy> {
         let short = name.trim().strip_prefix("com.hazelcast.spi.merge.").unwrap_or(name.trim());
         Self::NAMES.iter().find(|(known, _)| *known == short).map(|(_, policy)| *policy)

@@ -38,9 +38,21 @@ TEARDOWN_GRACE = 3.0
 # Client invocations give up after this (the client default, 120 s, exceeds the test timeouts).
 INVOCATION_TIMEOUT = 30.0
 
-# test_split_brain_protection.py: rules of two members (attached by name pattern below), in
-# both targets' configurations.
-PROTECTION_RULES = """\
+# Both targets' configurations share these properties and structure sections.
+COMMON_PROPERTIES = """\
+    hazelcast.heartbeat.interval.seconds: 1
+    hazelcast.max.no.heartbeat.seconds: 4
+    hazelcast.wait.seconds.before.join: 1
+    # outgoing member links leave from the member's own address (test_split_brain.py cuts
+    # traffic between members' addresses)
+    hazelcast.socket.client.bind.any: false
+    # test_split_brain.py: the sides look for each other 5 s after a master took charge
+    hazelcast.merge.first.run.delay.seconds: 5
+    hazelcast.merge.next.run.delay.seconds: 5
+"""
+
+COMMON_STRUCTURES = """\
+  # test_split_brain_protection.py: rules of two members, attached by name pattern
   split-brain-protection:
     two-for-writes:
       enabled: true
@@ -54,24 +66,7 @@ PROTECTION_RULES = """\
       minimum-cluster-size: 2
       recently-active-split-brain-protection:
         heartbeat-tolerance-millis: 2500
-"""
-
-# The member configuration of every test (hazelcast.yaml shape).
-MEMBER_CONFIG = """\
-hazelcast:
-  properties:
-    hazelcast.heartbeat.interval.seconds: 1
-    hazelcast.max.no.heartbeat.seconds: 4
-    hazelcast.wait.seconds.before.join: 1
-    # no IO balancer moving connections between reactors while a test runs
-    hazelcast.io.balancer.interval.seconds: -1
-    # outgoing member links leave from the member's own address (test_split_brain.py cuts
-    # traffic between members' addresses)
-    hazelcast.socket.client.bind.any: false
-    # test_split_brain.py: the sides look for each other 5 s after a master took charge
-    hazelcast.merge.first.run.delay.seconds: 5
-    hazelcast.merge.next.run.delay.seconds: 5
-{protection}  map:
+  map:
     default:
       backup-count: 1
     # test_partition_lost_listeners_*: a map whose data goes with its owner
@@ -99,59 +94,39 @@ hazelcast:
     flake-narrow-*:
       node-id-offset: 1
       bits-node-id: 2
-  metrics:
+"""
+
+# The member configuration of every test (hazelcast.yaml shape).
+MEMBER_CONFIG = (
+    """\
+hazelcast:
+  properties:
+{properties}    # no IO balancer moving connections between reactors while a test runs
+    hazelcast.io.balancer.interval.seconds: -1
+{structures}  metrics:
     enabled: false
 ferrogrid:
   metrics:
     # no metrics file, no HTTP endpoint (its default port 9701 would be shared by all members)
     file: ""
     http-enabled: false
-""".replace("{protection}", PROTECTION_RULES)
+"""
+    .replace("{properties}", COMMON_PROPERTIES)
+    .replace("{structures}", COMMON_STRUCTURES)
+)
 
 # Target "hazelcast" (pytest --target hazelcast / FERROGRID_TARGET=hazelcast): the same tests
 # against real Hazelcast 5.6.0 members (HAZELCAST_JAR), which checks that the expectations are
 # Hazelcast's. The same settings, plus a graceful shutdown hook (Hazelcast's default on SIGTERM
 # is TERMINATE); the network section is per member.
-HAZELCAST_MEMBER_CONFIG = """\
+HAZELCAST_MEMBER_CONFIG = (
+    """\
 hazelcast:
   cluster-name: {cluster_name}
   properties:
-    hazelcast.heartbeat.interval.seconds: 1
-    hazelcast.max.no.heartbeat.seconds: 4
-    hazelcast.wait.seconds.before.join: 1
-    hazelcast.shutdownhook.policy: GRACEFUL
+{properties}    hazelcast.shutdownhook.policy: GRACEFUL
     hazelcast.phone.home.enabled: false
-    hazelcast.socket.client.bind.any: false
-    # test_split_brain.py: the sides look for each other 5 s after a master took charge
-    hazelcast.merge.first.run.delay.seconds: 5
-    hazelcast.merge.next.run.delay.seconds: 5
-{protection}  map:
-    default:
-      backup-count: 1
-    # test_partition_lost_listeners_*: a map whose data goes with its owner
-    nobackup-*:
-      backup-count: 0
-    protected-writes-*:
-      split-brain-protection-ref: two-for-writes
-    protected-all-*:
-      split-brain-protection-ref: two
-    protected-active-*:
-      split-brain-protection-ref: two-recently-active
-    # test_split_brain.py: maps merged by other policies than the default (PutIfAbsent)
-    merge-passthrough-*:
-      merge-policy:
-        class-name: PassThroughMergePolicy
-    merge-discard-*:
-      merge-policy:
-        class-name: com.hazelcast.spi.merge.DiscardMergePolicy
-  queue:
-    protected-*:
-      split-brain-protection-ref: two
-  flake-id-generator:
-    flake-narrow-*:
-      node-id-offset: 1
-      bits-node-id: 2
-  network:
+{structures}  network:
     port:
       port: {port}
       auto-increment: false
@@ -171,6 +146,9 @@ hazelcast:
   jet:
     enabled: true
 """
+    .replace("{properties}", COMMON_PROPERTIES)
+    .replace("{structures}", COMMON_STRUCTURES)
+)
 
 # --------------------------------------------------------------------------- ports
 
@@ -298,7 +276,6 @@ class MemberProcess:
         config = self.own_config(
             HAZELCAST_MEMBER_CONFIG.format(
                 cluster_name=self.cluster_name,
-                protection=PROTECTION_RULES,
                 host=self.host,
                 port=self.port,
                 member_list="\n".join("          - %s" % addr for addr in self.member_list),

@@ -29,8 +29,9 @@ def owners_of(client, keys):
     return {service.get_partition_owner(service.get_partition_id(to_data(key))) for key in keys}
 
 
-@pytest.mark.parametrize("coordinator", ["smart", "unisocket-0", "unisocket-1"])
-def test_a_transaction_commits_keys_of_both_members(make_cluster, request, coordinator):
+def _two_members(make_cluster, coordinator):
+    """Two members; the client that coordinates (smart, or unisocket on member 0 or 1) and a
+    unisocket client on member 1."""
     cluster = make_cluster(2)
     cluster.start_members(range(2))
     addresses = cluster.addresses
@@ -41,6 +42,12 @@ def test_a_transaction_commits_keys_of_both_members(make_cluster, request, coord
     other = cluster.client([addresses[1]], smart=False)
     wait_members(client, 2, FORM_TIMEOUT)
     wait_members(other, 2, FORM_TIMEOUT)
+    return client, other
+
+
+@pytest.mark.parametrize("coordinator", ["smart", "unisocket-0", "unisocket-1"])
+def test_a_transaction_commits_keys_of_both_members(make_cluster, request, coordinator):
+    client, other = _two_members(make_cluster, coordinator)
     name = unique_map_name(request.node.name)
     keys = ["k%d" % i for i in range(KEYS)]
     plain = other.get_map(name).blocking()
@@ -90,16 +97,7 @@ def test_queues_lists_and_sets_of_both_members_in_one_transaction(make_cluster, 
     partition, whichever member coordinates: offers and adds appear at the commit, polled and
     removed items are reserved until then, and a take waits for an offer made through the other
     member."""
-    cluster = make_cluster(2)
-    cluster.start_members(range(2))
-    addresses = cluster.addresses
-    if coordinator == "smart":
-        client = cluster.client(addresses, smart=True)
-    else:
-        client = cluster.client([addresses[int(coordinator[-1])]], smart=False)
-    other = cluster.client([addresses[1]], smart=False)
-    wait_members(client, 2, FORM_TIMEOUT)
-    wait_members(other, 2, FORM_TIMEOUT)
+    client, other = _two_members(make_cluster, coordinator)
     base = unique_map_name(request.node.name)
     # A name per kind: Hazelcast 5.6 mixes up a queue and a list of one name in a transaction.
     names = ["q-%s-%d" % (base, i) for i in range(QUEUES)]

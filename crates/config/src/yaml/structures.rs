@@ -71,10 +71,7 @@ fn read_maps(mut maps: Section, config: &mut MemberConfig) -> Result<()> {
             eviction.set("max-size-policy", &mut map.eviction.max_size_policy, max_size_policy)?;
             eviction.set("eviction-policy", &mut map.eviction.eviction_policy, eviction_policy)?;
         }
-        if let Some(mut merge) = section.section("merge-policy")? {
-            merge.set("class-name", &mut map.merge_policy.policy, merge_policy)?;
-            merge.set("batch-size", &mut map.merge_policy.batch_size, unsigned)?;
-        }
+        read_merge_policy(&mut section, &mut map.merge_policy)?;
         refer(&mut section, ProtectedStructure::Map, &name, config)?;
         config.maps.insert(name, map);
     }
@@ -132,10 +129,7 @@ fn read_replicated_maps(mut replicated_maps: Section, config: &mut MemberConfig)
         section.set("in-memory-format", &mut replicated.in_memory_format, in_memory_format_kind)?;
         section.set("async-fillup", &mut replicated.async_fillup, boolean)?;
         section.set("statistics-enabled", &mut replicated.statistics_enabled, boolean)?;
-        if let Some(mut merge) = section.section("merge-policy")? {
-            merge.set("class-name", &mut replicated.merge_policy.policy, merge_policy)?;
-            merge.set("batch-size", &mut replicated.merge_policy.batch_size, unsigned)?;
-        }
+        read_merge_policy(&mut section, &mut replicated.merge_policy)?;
         refer(&mut section, ProtectedStructure::ReplicatedMap, &name, config)?;
         config.replicated_maps.insert(name, replicated);
     }
@@ -197,19 +191,26 @@ fn read_flake_id_generators(mut generators: Section, config: &mut MemberConfig) 
     Ok(())
 }
 
-/// Each `cardinality-estimator` entry: backups; its `merge-policy` is read and ignored (ferrogrid
-/// merges no split clusters).
+/// Each `cardinality-estimator` entry: backups; its `merge-policy` is read, checked and ignored
+/// (a split-brain merge drops the merging side's estimators).
 fn read_cardinality_estimators(mut estimators: Section, config: &mut MemberConfig) -> Result<()> {
     for (name, mut section) in estimators.sections()? {
         let mut estimator = crate::CardinalityEstimatorConfig::DEFAULT;
         section.set("backup-count", &mut estimator.backup_count, unsigned)?;
         section.set("async-backup-count", &mut estimator.async_backup_count, unsigned)?;
-        if let Some(mut merge_policy) = section.section("merge-policy")? {
-            merge_policy.read("class-name", self::merge_policy)?;
-            merge_policy.read("batch-size", unsigned::<u32>)?;
-        }
+        let mut ignored = crate::MergePolicyConfig::DEFAULT;
+        read_merge_policy(&mut section, &mut ignored)?;
         refer(&mut section, ProtectedStructure::CardinalityEstimator, &name, config)?;
         config.cardinality_estimators.insert(name, estimator);
+    }
+    Ok(())
+}
+
+/// An entry's `merge-policy` (`class-name`, `batch-size`; the bounds are `validate`'s).
+fn read_merge_policy(section: &mut Section, target: &mut crate::MergePolicyConfig) -> Result<()> {
+    if let Some(mut merge) = section.section("merge-policy")? {
+        merge.set("class-name", &mut target.policy, merge_policy)?;
+        merge.set("batch-size", &mut target.batch_size, unsigned)?;
     }
     Ok(())
 }

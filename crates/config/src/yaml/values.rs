@@ -106,10 +106,8 @@ pub(super) fn eviction_policy(value: &Value, path: &str) -> Result<EvictionPolic
 pub(super) fn merge_policy(value: &Value, path: &str) -> Result<crate::MergePolicy> {
     let name = text(value, path)?;
     crate::MergePolicy::parse(&name).ok_or_else(|| {
-        let known = "PutIfAbsentMergePolicy, PassThroughMergePolicy, DiscardMergePolicy, HigherHitsMergePolicy, \
-                     LatestAccessMergePolicy, LatestUpdateMergePolicy, ExpirationTimeMergePolicy or \
-                     HyperLogLogMergePolicy (optionally with com.hazelcast.spi.merge.)";
-        invalid(path.to_owned(), format!("expected {known}, got {name}"))
+        let known = crate::MergePolicy::known_names();
+        invalid(path.to_owned(), format!("expected {known} (optionally with com.hazelcast.spi.merge.), got {name}"))
     })
 }
 

@@ -418,15 +418,7 @@ impl Core {
         if inner.message_type() == crate::sql::shares::SQL_WRITE {
             return self.sql_member_write(connection, correlation_id, &inner, out);
         }
-        if inner.message_type() == crate::engine::map::merge::MERGE_ENTRIES {
-            let (map, batch) = crate::engine::map::merge::MergeEntries::decode(&inner)?;
-            let operation = WideRequest::new(crate::engine::map::merge::MergeWrite { batch });
-            self.fan_out(connection, correlation_id, response_type, map.into(), operation, out);
-            return Ok(());
-        }
-        if inner.message_type() == crate::engine::replicated_map::merge::MERGE_REPLICATED {
-            let (map, batch) = crate::engine::map::merge::MergeEntries::decode(&inner)?;
-            let operation = WideRequest::new(crate::engine::replicated_map::merge::ReplicatedMergeWrite { batch });
+        if let Some((map, operation)) = crate::cluster::merge::merge_request(&inner)? {
             self.fan_out(connection, correlation_id, response_type, map.into(), operation, out);
             return Ok(());
         }
@@ -580,18 +572,20 @@ impl Core {
     /// their partition after the changes they made were applied to its copy: each goes to the
     /// reactor that forwarded it (the top byte of its correlation id), which answers the client.
     pub(crate) fn relay_replicated_replies(&mut self, from: MemberId, records: &[u8]) {
+        let mut batches: Vec<Vec<u8>> = vec![Vec::new(); self.shared.reactor_count()];
         let mut reader = peer::Reader::new(records);
         while let Ok(response) = reader.u16().and_then(|_| reader.bytes()) {
             let Ok(message) = Message::parse(response) else { continue };
             let origin = (message.correlation_id() as u64 >> 56) as usize;
             if origin == self.index {
                 self.owner.on_forward_response(response);
-            } else if origin < self.shared.reactor_count() {
-                let mut batch = Vec::with_capacity(response.len() + 4);
-                peer::put_bytes(&mut batch, response);
-                let work = MemberWork::Responses(batch.into_boxed_slice());
-                self.handoff.hand_off(origin, Task::Member { from, work });
+            } else if let Some(batch) = batches.get_mut(origin) {
+                peer::put_bytes(batch, response);
             }
+        }
+        for (origin, batch) in batches.into_iter().enumerate().filter(|(_, batch)| !batch.is_empty()) {
+            let work = MemberWork::Responses(batch.into_boxed_slice());
+            self.handoff.hand_off(origin, Task::Member { from, work });
         }
     }
 

@@ -2,12 +2,13 @@
 //! member's cluster merges into another (`ferrogrid_cluster::membership::merge`), the cluster
 //! service tells every reactor [`MergeStep::Leave`]: each keeps the map entries of the
 //! partitions this member owns, and of the replicated maps' copies of those partitions (on the
-//! merging side every partition has one owner, so the side keeps each entry once) and drops every replica, as Hazelcast's merging members drop their data
-//! and rejoin empty. Once the member has joined the other cluster and that cluster's partition
+//! merging side every partition has one owner, so the side keeps each entry once), and drops
+//! every replica, as Hazelcast's merging members drop their data and rejoin empty. Once the member has joined the other cluster and that cluster's partition
 //! table is settled (balanced, every replica in place, this member's reactors ready), the service
 //! says [`MergeStep::Replay`]: each reactor sends its entries in batches of each map's
-//! `merge-policy.batch-size` as MERGE_ENTRIES fan-outs, at most [`BATCHES_PER_SWEEP`] every
-//! 100 ms, and the owners merge them through the map's policy (`engine/map/merge.rs`).
+//! `merge-policy.batch-size` as MERGE_ENTRIES (or MERGE_REPLICATED) fan-outs, at most
+//! [`BATCHES_PER_SWEEP`] every 100 ms, and the owners merge them through the map's policy
+//! (`engine/map/merge.rs`, `engine/replicated_map/merge.rs`).
 //!
 //! Kept and merged: maps and replicated maps (each entry once: from the partition's owner on the
 //! merging side). Other structures of the merging side are dropped (Hazelcast merges more of
@@ -21,59 +22,75 @@ use crate::partition::objects::kind;
 use crate::partition::owner::PartitionOwner;
 use crate::route::dispatch::Core;
 use crate::shared::MergeStep;
-use ferrogrid_config::MergePolicy;
+use ferrogrid_config::{MergePolicy, MergePolicyConfig};
+use ferrogrid_protocol::{DecodeError, Message, MessageType};
 use std::collections::BTreeMap;
 use tracing::info;
 
 /// MERGE_ENTRIES fan-outs a reactor starts per 100 ms while it replays.
 const BATCHES_PER_SWEEP: usize = 64;
 
+/// The fan-out a merge request of `message_type` runs (None: not a merge request).
+pub(crate) fn merge_operation(message_type: MessageType, batch: MergeEntries) -> Option<WideRequest> {
+    match message_type {
+        MERGE_ENTRIES => Some(WideRequest::new(MergeWrite { batch })),
+        MERGE_REPLICATED => Some(WideRequest::new(ReplicatedMergeWrite { batch })),
+        _ => None,
+    }
+}
+
+/// Another member's merge request (MERGE_ENTRIES, MERGE_REPLICATED): the map's name and the
+/// fan-out it runs; None for any other request.
+pub(crate) fn merge_request(inner: &Message<'_>) -> Result<Option<(String, WideRequest)>, DecodeError> {
+    if ![MERGE_ENTRIES, MERGE_REPLICATED].contains(&inner.message_type()) {
+        return Ok(None);
+    }
+    let (map, batch) = MergeEntries::decode(inner)?;
+    Ok(merge_operation(inner.message_type(), batch).map(|operation| (map, operation)))
+}
+
 impl PartitionOwner {
     /// Keeps the map entries of the partitions this member owns and drops every replica and
     /// replicated-map copy this reactor holds.
     pub(crate) fn leave_for_merge(&mut self) -> usize {
         let now_ms = self.now_ms;
-        let mut maps: BTreeMap<(bool, Box<str>), MergingMap> = BTreeMap::new();
+        // By (request type, name): the policy and the entries.
+        let mut kept: BTreeMap<(MessageType, Box<str>), (MergePolicyConfig, Vec<MergingRecord>)> = BTreeMap::new();
         for local in 0..self.partitions.len() {
             if self.replication.owned.get(local).copied().unwrap_or(false) {
                 for (name, store) in self.partitions[local].maps() {
-                    let map = maps.entry((false, name.into())).or_insert_with(|| MergingMap {
-                        replicated: false,
-                        name: name.into(),
-                        policy: store.settings.merge_policy,
-                        records: Vec::new(),
-                    });
                     let records = store.iter(now_ms).map(|(key, entry)| MergingRecord {
                         key: key.into(),
                         value: entry.value().into(),
                         meta: entry.meta(),
                     });
-                    map.records.extend(records);
+                    let map =
+                        kept.entry((MERGE_ENTRIES, name.into())).or_insert((store.settings.merge_policy, Vec::new()));
+                    map.1.extend(records);
                 }
                 for (name, store) in self.partitions[local].stores::<kind::ReplicatedMap>() {
-                    let map = maps.entry((true, name.into())).or_insert_with(|| MergingMap {
-                        replicated: true,
-                        name: name.into(),
-                        policy: self.settings.replicated_map(name).merge_policy,
-                        records: Vec::new(),
-                    });
                     let records = store.live(now_ms).map(|(key, value)| MergingRecord {
                         key: key.into(),
                         value: value.into(),
                         meta: Meta::plain(0),
                     });
-                    map.records.extend(records);
+                    let policy = self.settings.replicated_map(name).merge_policy;
+                    kept.entry((MERGE_REPLICATED, name.into())).or_insert((policy, Vec::new())).1.extend(records);
                 }
             }
             self.partitions[local].drop_all();
             self.partitions[local].drop_stores::<kind::ReplicatedMap>();
         }
         self.replication.reset_for_merge();
-        let kept = maps.values().map(|map| map.records.len()).sum();
+        let count = kept.values().map(|(_, records)| records.len()).sum();
         // As Hazelcast, a map whose policy discards the merging entries sends nothing.
-        let merged = |map: &MergingMap| !map.records.is_empty() && map.policy.policy != MergePolicy::Discard;
-        self.merging.maps.extend(maps.into_values().filter(merged));
-        kept
+        let maps = kept
+            .into_iter()
+            .filter(|(_, (policy, records))| !records.is_empty() && policy.policy != MergePolicy::Discard);
+        let maps =
+            maps.map(|((message_type, name), (policy, records))| MergingMap { message_type, name, policy, records });
+        self.merging.maps.extend(maps);
+        count
     }
 }
 
@@ -105,19 +122,14 @@ impl Core {
             };
             let size = (map.policy.batch_size.max(1) as usize).min(map.records.len());
             let records: Vec<MergingRecord> = map.records.drain(map.records.len() - size..).collect();
-            let (name, policy, replicated) = (map.name.clone(), map.policy.policy, map.replicated);
+            let (name, message_type) = (map.name.clone(), map.message_type);
+            let batch = MergeEntries { policy: map.policy.policy, records };
             if map.records.is_empty() {
                 self.owner.merging.maps.pop();
             }
-            let batch = MergeEntries { policy, records };
-            let (message_type, request, operation) = if replicated {
-                let request = batch.encode(MERGE_REPLICATED, &name);
-                (MERGE_REPLICATED, request, WideRequest::new(ReplicatedMergeWrite { batch }))
-            } else {
-                (MERGE_ENTRIES, batch.encode(MERGE_ENTRIES, &name), WideRequest::new(MergeWrite { batch }))
-            };
-            let response_type = message_type.response();
-            self.fan_out_with(None, 0, response_type, name, operation, &mut Vec::new(), Some(&request));
+            let request = batch.encode(message_type, &name);
+            let operation = merge_operation(message_type, batch).expect("a kept map's request type is a merge's");
+            self.fan_out_with(None, 0, message_type.response(), name, operation, &mut Vec::new(), Some(&request));
         }
     }
 }

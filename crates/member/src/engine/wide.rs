@@ -186,6 +186,14 @@ impl ShareContext<'_> {
     pub fn partition_id(&self, local: usize) -> u16 {
         (self.reactor.0 + local * self.reactor.1) as u16
     }
+
+    /// The partition id of `key` and its index in `partitions`, if it is this reactor's.
+    pub fn local_of(&self, key: &[u8]) -> Option<(u16, usize)> {
+        let partition_id =
+            ferrogrid_protocol::data::partition_for(ferrogrid_protocol::Data(key), self.partition_count).0;
+        let (reactor, count) = self.reactor;
+        (partition_id as usize % count == reactor).then_some((partition_id, partition_id as usize / count))
+    }
 }
 
 /// Which share of a job a reactor completes.

@@ -481,12 +481,7 @@ fn insert(
     let settings = share.settings.get(map);
     let now_ms = share.now_ms;
     for (key, value) in entries {
-        let partition_id = ferrogrid_protocol::data::partition_for(Data(key), share.partition_count).0;
-        let (reactor, count) = share.reactor;
-        if partition_id as usize % count != reactor {
-            continue;
-        }
-        let local = partition_id as usize / count;
+        let Some((partition_id, local)) = share.local_of(key) else { continue };
         let owned = share.owned.get(local).copied().unwrap_or(true);
         let Some(partition) = share.partitions.get_mut(local) else { continue };
         let store = partition.map_mut(map, || settings.clone());

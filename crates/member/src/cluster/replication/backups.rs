@@ -605,8 +605,12 @@ impl PartitionOwner {
         }
     }
 
-    /// Logs a summary of what this reactor holds (after table changes).
+    /// Logs (at debug) a summary of what this reactor holds after a table change, with the
+    /// partitions it still waits for and from whom.
     pub fn log_replicas(&self) {
+        if !tracing::enabled!(tracing::Level::DEBUG) {
+            return;
+        }
         let owned = self.replication.owned.iter().filter(|owned| **owned).count();
         let waiting = self.replication.ready.iter().filter(|ready| !**ready).count();
         let sources: Vec<(usize, Option<MemberId>)> = (0..self.replication.ready.len())

@@ -462,20 +462,26 @@ impl Replication {
     }
 
     /// Every partition as a new member's: no replica, nothing received, owed or gathered for
-    /// backups (a member that leaves its cluster to merge into another; writes waiting for
-    /// backups are answered when their wait times out).
+    /// backups (a member that leaves its cluster to merge into another). What goes on across
+    /// the merge: the cluster state, messages already queued, writes waiting for backups
+    /// (answered when their wait times out) and forwarded requests.
     pub(crate) fn reset_for_merge(&mut self) {
-        let count = self.ready.len();
-        self.replicated.reset();
-        self.ready = vec![true; count];
-        self.snapshot_version = vec![0; count];
-        self.source = vec![None; count];
-        self.asked_ms = vec![0; count];
-        self.owed = vec![Vec::new(); count];
-        self.owned = vec![false; count];
-        self.backups.clear();
-        self.acks.clear();
-        self.counter_states.clear();
+        let fresh = Replication::new(
+            self.reactor_index,
+            self.reactor_count,
+            self.ready.len(),
+            self.state.clone(),
+            self.backup_timeout_ms as u64,
+            self.table_backups,
+            self.snapshot_chunk_bytes,
+        );
+        let old = std::mem::replace(self, fresh);
+        self.out = old.out;
+        self.pending = old.pending;
+        self.last_held = old.last_held;
+        self.next_sequence = old.next_sequence;
+        self.forwards = old.forwards;
+        self.next_forward = old.next_forward;
     }
 
     /// The lowest table version for which every replica here is complete, or None.

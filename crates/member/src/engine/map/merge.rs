@@ -13,7 +13,7 @@ use crate::engine::wide::{Partitions, ShareContext, WideOperation};
 use crate::partition::objects::PartitionStore;
 use ferrogrid_config::{MergePolicy, MergingEntry};
 use ferrogrid_protocol::message::{MessageWriter, REQUEST_HEADER_SIZE};
-use ferrogrid_protocol::{Data, DecodeError, Message, MessageType, PartitionId};
+use ferrogrid_protocol::{DecodeError, Message, MessageType, PartitionId};
 
 /// Members' internal request carrying one batch of a merging map's entries (never accepted from
 /// a client: the operation table has no row for it).
@@ -31,8 +31,9 @@ pub(crate) struct MergingRecord {
 /// another, and its policy.
 #[derive(Debug)]
 pub(crate) struct MergingMap {
-    /// A replicated map's (MERGE_REPLICATED), else an IMap's (MERGE_ENTRIES).
-    pub(crate) replicated: bool,
+    /// The request that carries its batches: MERGE_ENTRIES (an IMap's) or MERGE_REPLICATED (a
+    /// replicated map's).
+    pub(crate) message_type: MessageType,
     pub(crate) name: Box<str>,
     pub(crate) policy: ferrogrid_config::MergePolicyConfig,
     pub(crate) records: Vec<MergingRecord>,
@@ -72,7 +73,7 @@ impl MergeEntries {
     pub(crate) fn encode(&self, message_type: MessageType, map: &str) -> Vec<u8> {
         let mut out = Vec::new();
         let mut writer = MessageWriter::request(&mut out, message_type, 0, -1, 0);
-        writer.fixed(&(policy_index(self.policy) as i32));
+        writer.fixed(&i32::from(self.policy.code()));
         writer.frame(map.as_bytes()).begin();
         let mut meta = Vec::with_capacity(META_FIELDS * 8);
         for record in &self.records {
@@ -90,8 +91,10 @@ impl MergeEntries {
     /// Decodes [`MergeEntries::encode`]'s request: the map's name and the batch.
     pub(crate) fn decode(message: &Message<'_>) -> Result<(String, MergeEntries), DecodeError> {
         let index: i32 = message.fixed(REQUEST_HEADER_SIZE)?.read()?;
-        let policy =
-            POLICIES.get(index as usize).copied().ok_or(DecodeError::UnexpectedFrame("a known merge policy"))?;
+        let policy = u8::try_from(index)
+            .ok()
+            .and_then(MergePolicy::from_code)
+            .ok_or(DecodeError::UnexpectedFrame("a known merge policy"))?;
         let mut reader = message.reader();
         let map = reader.string()?.to_owned();
         reader.begin()?;
@@ -113,22 +116,6 @@ impl MergeEntries {
     }
 }
 
-/// The policies in the order the request numbers them.
-const POLICIES: [MergePolicy; 8] = [
-    MergePolicy::PutIfAbsent,
-    MergePolicy::PassThrough,
-    MergePolicy::Discard,
-    MergePolicy::HigherHits,
-    MergePolicy::LatestAccess,
-    MergePolicy::LatestUpdate,
-    MergePolicy::ExpirationTime,
-    MergePolicy::HyperLogLog,
-];
-
-fn policy_index(policy: MergePolicy) -> usize {
-    POLICIES.iter().position(|known| *known == policy).expect("every policy is listed")
-}
-
 /// Merges one entry into `store` (the owner's copy): the merging entry replaces the one held,
 /// or fills its absence, when the policy says so; the merged entry keeps the merging side's
 /// metadata, its version one past the replaced entry's. Returns what a MERGED event carries:
@@ -138,20 +125,22 @@ fn merge_one(store: &mut RecordStore, policy: MergePolicy, record: &MergingRecor
     store.expire_if_due(&record.key, now_ms);
     let existing = store.get(&record.key, now_ms).map(|entry| (entry.meta(), entry.value().to_vec()));
     if !policy.merging_wins(&stats(&record.meta), existing.as_ref().map(|(meta, _)| stats(meta)).as_ref()) {
-        return existing.map(|(_, value)| Merged { value: Some(value.clone()), old: Some(value) });
+        return existing.map(|(_, value)| Merged::Kept(value));
     }
     let mut meta = record.meta;
     if let Some((held, _)) = &existing {
         meta.version = held.version.wrapping_add(1);
     }
     store.merge_in(&record.key, &record.value, &meta);
-    Some(Merged { value: None, old: existing.map(|(_, value)| value) })
+    Some(Merged::Won { old: existing.map(|(_, value)| value) })
 }
 
-/// A merged key's values: `value` None is the merging entry's value (it won).
-struct Merged {
-    value: Option<Vec<u8>>,
-    old: Option<Vec<u8>>,
+/// What a merging entry did to its key.
+enum Merged {
+    /// The held entry stays: its value.
+    Kept(Vec<u8>),
+    /// The merging entry is in place; the value it replaced, if any.
+    Won { old: Option<Vec<u8>> },
 }
 
 /// A batch on this reactor's owned partitions of the entries' keys.
@@ -170,28 +159,28 @@ impl WideOperation for MergeWrite {
 
     fn on_share(&self, map: &str, share: &mut ShareContext<'_>, _: &mut ()) {
         let settings = share.settings.get(map);
-        let (reactor, count) = share.reactor;
         for record in &self.batch.records {
-            let partition_id = ferrogrid_protocol::data::partition_for(Data(&record.key), share.partition_count).0;
-            let local = partition_id as usize / count;
-            if partition_id as usize % count != reactor || !share.owned.get(local).copied().unwrap_or(false) {
+            let Some((partition_id, local)) = share.local_of(&record.key) else { continue };
+            if !share.owned.get(local).copied().unwrap_or(false) {
                 continue;
             }
             let Some(partition) = share.partitions.get_mut(local) else { continue };
             let store = partition.map_mut(map, || settings.clone());
-            let Some(Merged { value, old }) = merge_one(store, self.batch.policy, record, share.now_ms) else {
-                continue;
-            };
-            if value.is_none() && !share.touched.contains(&local) {
+            let Some(merged) = merge_one(store, self.batch.policy, record, share.now_ms) else { continue };
+            if matches!(merged, Merged::Won { .. }) && !share.touched.contains(&local) {
                 share.touched.push(local);
             }
             if share.listeners.has(map) {
+                let (value, old_value) = match &merged {
+                    Merged::Kept(held) => (&held[..], Some(&held[..])),
+                    Merged::Won { old } => (&record.value[..], old.as_deref()),
+                };
                 let event = Event {
                     kind: EventKind::Merged,
                     partition_id: Some(PartitionId(partition_id)),
                     key: Some(&record.key),
-                    value: Some(value.as_deref().unwrap_or(&record.value)),
-                    old_value: old.as_deref(),
+                    value: Some(value),
+                    old_value,
                     affected_entries: 1,
                     source: share.member,
                 };
@@ -271,12 +260,20 @@ mod tests {
                 |key: &[u8]| store.get(key, now_ms).map(|entry| String::from_utf8_lossy(entry.value()).into_owned());
             assert_eq!(value(b"small").as_deref(), only_small, "{policy:?}");
             assert_eq!(value(b"both").as_deref(), Some(both), "{policy:?}");
-            assert_eq!(merged.old.as_deref(), Some(&b"large"[..]), "{policy:?}: the old value");
-            if both == "small" {
-                assert_eq!(merged.value, None, "{policy:?}: the merging value");
-                assert_eq!(store.get(b"both", now_ms).unwrap().version(), 1, "{policy:?}: one past the held version");
-            } else {
-                assert_eq!(merged.value.as_deref(), Some(&b"large"[..]), "{policy:?}: the held value stays");
+            match merged {
+                Merged::Won { old } => {
+                    assert_eq!(both, "small", "{policy:?}: the merging value");
+                    assert_eq!(old.as_deref(), Some(&b"large"[..]), "{policy:?}: the old value");
+                    assert_eq!(
+                        store.get(b"both", now_ms).unwrap().version(),
+                        1,
+                        "{policy:?}: one past the held version"
+                    );
+                }
+                Merged::Kept(held) => {
+                    assert_eq!(both, "large", "{policy:?}: the held entry stays");
+                    assert_eq!(held, b"large", "{policy:?}: the held value");
+                }
             }
         }
     }

@@ -569,24 +569,25 @@ impl PartitionObject for QueueStore {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::engine::request::string_data as item;
     use crate::engine::request::RecordedWaiters;
     use std::borrow::Cow;
 
-    struct Harness {
-        listeners: Listeners,
-        outbox: Outbox,
-        waiters: RecordedWaiters,
+    /// What a queue operation borrows from a reactor, with no reactor (also `txn.rs`'s tests').
+    pub(in crate::engine::queue) struct Harness {
+        pub(in crate::engine::queue) listeners: Listeners,
+        pub(in crate::engine::queue) outbox: Outbox,
+        pub(in crate::engine::queue) waiters: RecordedWaiters,
     }
 
     impl Harness {
-        fn new() -> Harness {
+        pub(in crate::engine::queue) fn new() -> Harness {
             Harness { listeners: Listeners::default(), outbox: Outbox::default(), waiters: RecordedWaiters::default() }
         }
 
-        fn context(&mut self) -> QueueContext<'_> {
+        pub(in crate::engine::queue) fn context(&mut self) -> QueueContext<'_> {
             QueueContext {
                 name: "q",
                 member: Uuid::default(),

@@ -159,39 +159,20 @@ pub(crate) fn end(share: &mut ShareContext<'_>, local: usize, txn: Uuid, commit:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::listeners::Listeners;
+    use crate::engine::queue::store::tests::Harness;
     use crate::engine::queue::store::Waiter;
     use crate::engine::request::string_data as item;
-    use crate::engine::request::{RecordedWaiters, WaiterId};
-    use crate::net::outbox::Outbox;
+    use crate::engine::request::WaiterId;
     use ferrogrid_config::QueueConfig;
     use std::borrow::Cow;
 
     const ONE: Uuid = Uuid { most: 1, least: 1 };
     const TWO: Uuid = Uuid { most: 2, least: 2 };
 
-    struct Harness {
-        listeners: Listeners,
-        outbox: Outbox,
-        waiters: RecordedWaiters,
-    }
-
     impl Harness {
-        fn new() -> Harness {
-            Harness { listeners: Listeners::default(), outbox: Outbox::default(), waiters: RecordedWaiters::default() }
-        }
-
         /// Runs `op` of `txn`: what it answered, or that it waits.
-        fn run(&mut self, queue: &mut QueueStore, txn: Uuid, op: QueueTxnOp<'_>) -> Result<String, QueueDone> {
-            let mut ctx = QueueContext {
-                name: "q",
-                member: Uuid::default(),
-                source: Uuid::default(),
-                partition_id: PartitionId(0),
-                listeners: &mut self.listeners,
-                outbox: &mut self.outbox,
-                waiters: &mut self.waiters,
-            };
+        fn run_txn(&mut self, queue: &mut QueueStore, txn: Uuid, op: QueueTxnOp<'_>) -> Result<String, QueueDone> {
+            let mut ctx = self.context();
             let mut answer = String::new();
             match execute(queue, &mut ctx, txn, &op, 0, &mut |reply| answer = format!("{reply:?}")).unwrap() {
                 QueueDone::Answered => Ok(answer),
@@ -220,14 +201,14 @@ mod tests {
         let (a, b, x) = (item("a"), item("b"), item("x"));
         let mut queue = queue_of(&[&a, &b]);
         let mut harness = Harness::new();
-        assert_eq!(harness.run(&mut queue, ONE, offer(&x)).unwrap(), "Bool(true)");
-        assert_eq!(harness.run(&mut queue, ONE, QueueTxnOp::Size).unwrap(), "Int(3)");
-        assert_eq!(harness.run(&mut queue, TWO, QueueTxnOp::Size).unwrap(), "Int(2)", "another's offer unseen");
-        let polled = harness.run(&mut queue, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        assert_eq!(harness.run_txn(&mut queue, ONE, offer(&x)).unwrap(), "Bool(true)");
+        assert_eq!(harness.run_txn(&mut queue, ONE, QueueTxnOp::Size).unwrap(), "Int(3)");
+        assert_eq!(harness.run_txn(&mut queue, TWO, QueueTxnOp::Size).unwrap(), "Int(2)", "another's offer unseen");
+        let polled = harness.run_txn(&mut queue, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
         assert_eq!(polled, format!("Value(Some({a:?}))"));
         assert_eq!(values(&queue), [&b[..]], "the reserved item is out of sight");
-        assert_eq!(harness.run(&mut queue, TWO, offer(&x)).unwrap(), "Bool(true)");
-        assert_eq!(harness.run(&mut queue, TWO, offer(&x)).unwrap(), "Bool(false)", "four held: full");
+        assert_eq!(harness.run_txn(&mut queue, TWO, offer(&x)).unwrap(), "Bool(true)");
+        assert_eq!(harness.run_txn(&mut queue, TWO, offer(&x)).unwrap(), "Bool(false)", "four held: full");
         let ended = queue.end_txn(ONE, true);
         assert_eq!((ended.added, ended.removed), (vec![x.clone().into()], vec![a.clone().into()]));
         assert_eq!(values(&queue), [&b[..], &x[..]]);
@@ -240,11 +221,11 @@ mod tests {
         let (a, b, c, x) = (item("a"), item("b"), item("c"), item("x"));
         let mut queue = queue_of(&[&a, &b, &c]);
         let mut harness = Harness::new();
-        harness.run(&mut queue, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
-        harness.run(&mut queue, TWO, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
-        harness.run(&mut queue, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
-        harness.run(&mut queue, ONE, offer(&x)).unwrap();
-        let peeked = harness.run(&mut queue, ONE, QueueTxnOp::Peek { timeout_ms: 0 }).unwrap();
+        harness.run_txn(&mut queue, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        harness.run_txn(&mut queue, TWO, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        harness.run_txn(&mut queue, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        harness.run_txn(&mut queue, ONE, offer(&x)).unwrap();
+        let peeked = harness.run_txn(&mut queue, ONE, QueueTxnOp::Peek { timeout_ms: 0 }).unwrap();
         assert_eq!(peeked, format!("Value(Some({x:?}))"), "its own offer, nothing committed left to it");
         let ended = queue.end_txn(ONE, false);
         assert!(ended.held && ended.added.is_empty() && ended.removed.is_empty());
@@ -259,16 +240,16 @@ mod tests {
         let (x, v) = (item("x"), item("v"));
         let mut queue = queue_of(&[]);
         let mut harness = Harness::new();
-        assert_eq!(harness.run(&mut queue, ONE, QueueTxnOp::Peek { timeout_ms: 0 }).unwrap(), "Value(None)");
-        harness.run(&mut queue, ONE, offer(&x)).unwrap();
+        assert_eq!(harness.run_txn(&mut queue, ONE, QueueTxnOp::Peek { timeout_ms: 0 }).unwrap(), "Value(None)");
+        harness.run_txn(&mut queue, ONE, offer(&x)).unwrap();
         assert_eq!(
-            harness.run(&mut queue, ONE, QueueTxnOp::Peek { timeout_ms: 0 }).unwrap(),
+            harness.run_txn(&mut queue, ONE, QueueTxnOp::Peek { timeout_ms: 0 }).unwrap(),
             format!("Value(Some({x:?}))")
         );
-        let polled = harness.run(&mut queue, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        let polled = harness.run_txn(&mut queue, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
         assert_eq!(polled, format!("Value(Some({x:?}))"));
-        assert_eq!(harness.run(&mut queue, ONE, QueueTxnOp::Size).unwrap(), "Int(0)");
-        let waits = harness.run(&mut queue, TWO, QueueTxnOp::Poll { timeout_ms: -1 });
+        assert_eq!(harness.run_txn(&mut queue, ONE, QueueTxnOp::Size).unwrap(), "Int(0)");
+        let waits = harness.run_txn(&mut queue, TWO, QueueTxnOp::Poll { timeout_ms: -1 });
         assert_eq!(waits, Err(QueueDone::Wait { deadline_ms: crate::clock::NEVER }));
         let waiter = Waiter {
             id: WaiterId(7),
@@ -282,16 +263,7 @@ mod tests {
         queue.wait(waiter, 4, &mut harness.waiters).unwrap();
         // A plain offer's item goes to the waiting take, reserved for its transaction.
         queue.push(v.clone().into());
-        let mut ctx = QueueContext {
-            name: "q",
-            member: Uuid::default(),
-            source: Uuid::default(),
-            partition_id: PartitionId(0),
-            listeners: &mut harness.listeners,
-            outbox: &mut harness.outbox,
-            waiters: &mut harness.waiters,
-        };
-        queue.serve_waiters(&mut ctx);
+        queue.serve_waiters(&mut harness.context());
         assert_eq!(harness.waiters.answers, [(WaiterId(7), format!("Ok(Value(Some({v:?})))"))]);
         assert!(queue.items.is_empty());
         queue.end_txn(TWO, false);
@@ -314,16 +286,7 @@ mod tests {
         queue.wait(waiter, 4, &mut harness.waiters).unwrap();
         assert!(queue.end_txn(ONE, true).held);
         queue.push(item("late").into());
-        let mut ctx = QueueContext {
-            name: "q",
-            member: Uuid::default(),
-            source: Uuid::default(),
-            partition_id: PartitionId(0),
-            listeners: &mut harness.listeners,
-            outbox: &mut harness.outbox,
-            waiters: &mut harness.waiters,
-        };
-        assert_eq!(queue.expire_waiters(0, &mut ctx), 1);
+        assert_eq!(queue.expire_waiters(0, &mut harness.context()), 1);
         assert_eq!(harness.waiters.answers, [(WaiterId(3), "Ok(Value(None))".to_string())]);
         assert_eq!(queue.items.len(), 1, "the ended transaction reserved nothing");
     }
@@ -337,8 +300,8 @@ mod tests {
         let mut owner = queue_of(&[&a, &b, &c]);
         owner.set_track_changes(true);
         let mut harness = Harness::new();
-        harness.run(&mut owner, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
-        harness.run(&mut owner, TWO, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        harness.run_txn(&mut owner, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        harness.run_txn(&mut owner, TWO, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
         let mut body = Vec::new();
         owner.write_changes(&mut body);
         assert!(body.is_empty(), "a reservation is not a removal");
@@ -366,8 +329,8 @@ mod tests {
         let mut queue = queue_of(&[&a, &b, &c, &d]);
         let mut harness = Harness::new();
         let waits = QueueTxnOp::Offer { value: Cow::Borrowed(&x), timeout_ms: 100 };
-        assert_eq!(harness.run(&mut queue, ONE, waits), Err(QueueDone::Wait { deadline_ms: 100 }));
-        assert_eq!(harness.run(&mut queue, ONE, offer(&x)).unwrap(), "Bool(false)", "no timeout: at once");
+        assert_eq!(harness.run_txn(&mut queue, ONE, waits), Err(QueueDone::Wait { deadline_ms: 100 }));
+        assert_eq!(harness.run_txn(&mut queue, ONE, offer(&x)).unwrap(), "Bool(false)", "no timeout: at once");
         let waiter = Waiter {
             id: WaiterId(5),
             deadline_ms: 100,
@@ -379,19 +342,10 @@ mod tests {
         };
         queue.wait(waiter, 4, &mut harness.waiters).unwrap();
         // Another transaction's reservation leaves the room taken: the offer still waits.
-        harness.run(&mut queue, TWO, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        harness.run_txn(&mut queue, TWO, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
         assert!(harness.waiters.answers.is_empty());
         queue.end_txn(TWO, true);
-        let mut ctx = QueueContext {
-            name: "q",
-            member: Uuid::default(),
-            source: Uuid::default(),
-            partition_id: PartitionId(0),
-            listeners: &mut harness.listeners,
-            outbox: &mut harness.outbox,
-            waiters: &mut harness.waiters,
-        };
-        queue.serve_waiters(&mut ctx);
+        queue.serve_waiters(&mut harness.context());
         assert_eq!(harness.waiters.answers, [(WaiterId(5), "Ok(Bool(true))".to_string())], "room after the commit");
         assert_eq!(values(&queue), [&b[..], &c[..], &d[..]], "staged, not added");
         queue.end_txn(ONE, true);
@@ -404,7 +358,7 @@ mod tests {
         let mut queue = queue_of(&[]);
         let mut harness = Harness::new();
         let waits = QueueTxnOp::Peek { timeout_ms: 50 };
-        assert_eq!(harness.run(&mut queue, ONE, waits), Err(QueueDone::Wait { deadline_ms: 50 }));
+        assert_eq!(harness.run_txn(&mut queue, ONE, waits), Err(QueueDone::Wait { deadline_ms: 50 }));
         let peek = Waiter {
             id: WaiterId(1),
             deadline_ms: 50,
@@ -426,16 +380,7 @@ mod tests {
         queue.wait(peek, 4, &mut harness.waiters).unwrap();
         queue.wait(poll, 4, &mut harness.waiters).unwrap();
         queue.push(v.clone().into());
-        let mut ctx = QueueContext {
-            name: "q",
-            member: Uuid::default(),
-            source: Uuid::default(),
-            partition_id: PartitionId(0),
-            listeners: &mut harness.listeners,
-            outbox: &mut harness.outbox,
-            waiters: &mut harness.waiters,
-        };
-        queue.serve_waiters(&mut ctx);
+        queue.serve_waiters(&mut harness.context());
         let answer = format!("Ok(Value(Some({v:?})))");
         assert_eq!(harness.waiters.answers, [(WaiterId(1), answer.clone()), (WaiterId(2), answer)], "both");
         assert!(queue.items.is_empty() && queue.end_txn(TWO, false).held, "the poll reserved it");

@@ -11,8 +11,7 @@ use crate::engine::request::{OpError, Reply};
 use crate::engine::wide::{Partitions, ShareContext, WideOperation};
 use crate::partition::objects::{kind, PartitionStore};
 use ferrogrid_config::MergingEntry;
-use ferrogrid_protocol::data::partition_for;
-use ferrogrid_protocol::{Data, MessageType};
+use ferrogrid_protocol::MessageType;
 
 /// Members' internal request carrying one batch of a merging replicated map's entries (never
 /// accepted from a client: the operation table has no row for it).
@@ -31,15 +30,13 @@ impl WideOperation for ReplicatedMergeWrite {
     fn empty(&self) {}
 
     fn on_share(&self, name: &str, share: &mut ShareContext<'_>, _: &mut ()) {
-        let (count, now_ms) = (share.replicated.partition_count, share.now_ms);
-        let (reactor, reactors) = share.reactor;
+        let now_ms = share.now_ms;
         let no_stats = MergingEntry::default();
         let mut changes: Vec<(usize, Vec<u8>)> = Vec::new();
         for record in &self.batch.records {
-            let partition = partition_for(Data(&record.key), count).0 as usize;
-            let local = partition / reactors;
-            let owned = share.owned.get(local).copied().unwrap_or(false) && share.replicated.writable(local);
-            if partition % reactors != reactor || !owned {
+            let Some((partition, local)) = share.local_of(&record.key) else { continue };
+            let partition = partition as usize;
+            if !share.owned.get(local).copied().unwrap_or(false) || !share.replicated.writable(local) {
                 continue;
             }
             let store = share.partitions[local].store_mut::<kind::ReplicatedMap>(name, share.settings).0;

@@ -302,12 +302,6 @@ impl Shares {
         }
     }
 
-    /// Every copy as a new member's: none received, nothing to send (a member that leaves its
-    /// cluster to merge into another gets that cluster's copies anew).
-    pub(crate) fn reset(&mut self) {
-        *self = Shares::new(self.reactor_index, self.reactor_count, self.shares.len(), self.partition_count);
-    }
-
     pub(crate) fn local(&self, partition: usize) -> usize {
         partition / self.reactor_count
     }
