@@ -133,3 +133,26 @@ impl Core {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::partition::owner::testing::serving_alone;
+    use ferrogrid_protocol::PartitionId;
+    use std::sync::Arc;
+
+    #[test]
+    fn leaving_keeps_the_owned_entries_and_serves_nothing_after() {
+        let mut owner = serving_alone();
+        let settings = Arc::new(crate::engine::settings::MapSettings::default());
+        let store = owner.partitions[0].map_mut("m", || settings);
+        store.put(b"k", b"v", 0, -1, -1);
+        assert!(owner.replication.serving(PartitionId(0)).is_some());
+        assert_eq!(owner.leave_for_merge(), 1);
+        let kept = &owner.merging.maps[0];
+        assert_eq!((&*kept.name, kept.records.len(), &*kept.records[0].value), ("m", 1, &b"v"[..]));
+        assert!(owner.partitions[0].map("m").is_none(), "the replica is dropped");
+        // A write handed to this reactor before the emptied table arrives is refused, not
+        // applied to a partition whose entries were already kept.
+        assert!(owner.replication.serving(PartitionId(0)).is_none());
+    }
+}

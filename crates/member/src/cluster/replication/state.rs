@@ -462,15 +462,18 @@ impl Replication {
     }
 
     /// Every partition as a new member's: no replica, nothing received, owed or gathered for
-    /// backups (a member that leaves its cluster to merge into another). What goes on across
-    /// the merge: the cluster state, messages already queued, writes waiting for backups
-    /// (answered when their wait times out) and forwarded requests.
+    /// backups, and an empty table at once (a member that leaves its cluster to merge into
+    /// another: a write that reaches this reactor after it kept its entries must be refused,
+    /// not applied to a partition it no longer owns). What goes on across the merge: members
+    /// and links, messages already queued, writes waiting for backups (answered when their
+    /// wait times out) and forwarded requests.
     pub(crate) fn reset_for_merge(&mut self) {
+        let table = PartitionTable::empty(self.state.table.partition_count());
         let fresh = Replication::new(
             self.reactor_index,
             self.reactor_count,
             self.ready.len(),
-            self.state.clone(),
+            Arc::new(ClusterState { table, ..(*self.state).clone() }),
             self.backup_timeout_ms as u64,
             self.table_backups,
             self.snapshot_chunk_bytes,
