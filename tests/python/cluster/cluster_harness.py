@@ -85,6 +85,23 @@ COMMON_STRUCTURES = """\
     merge-discard-*:
       merge-policy:
         class-name: com.hazelcast.spi.merge.DiscardMergePolicy
+    # ... and by the policies that compare entry statistics (kept only with per-entry stats)
+    merge-latest-update-*:
+      per-entry-stats-enabled: true
+      merge-policy:
+        class-name: LatestUpdateMergePolicy
+    merge-latest-access-*:
+      per-entry-stats-enabled: true
+      merge-policy:
+        class-name: com.hazelcast.spi.merge.LatestAccessMergePolicy
+    merge-higher-hits-*:
+      per-entry-stats-enabled: true
+      merge-policy:
+        class-name: HigherHitsMergePolicy
+    merge-expiration-time-*:
+      per-entry-stats-enabled: true
+      merge-policy:
+        class-name: ExpirationTimeMergePolicy
   queue:
     protected-*:
       split-brain-protection-ref: two

@@ -181,6 +181,70 @@ def test_a_healed_split_merges_by_each_maps_policy(make_cluster, net, request):
 
 
 
+# Time between the two rounds of writes and reads of the statistics test: Hazelcast keeps an
+# entry's times in whole seconds, and a tie goes to the merging entry.
+STATS_GAP = 1.5
+
+
+def test_the_statistics_policies_merge_by_each_entrys_statistics(make_cluster, net, request):
+    """{0, 1} | {2}: both sides write the same keys, then one side writes again, reads, or sets
+    a longer time-to-live; after the merge each key holds the value of the side its map's
+    policy prefers (LatestUpdate: the later write; LatestAccess: the later read; HigherHits:
+    the side that read it more; ExpirationTime: the later expiry). Per-entry statistics are on
+    for these maps (cluster_harness.COMMON_STRUCTURES)."""
+    cluster, large, small = _three_members(make_cluster)
+    base = unique_map_name(request.node.name)
+    policies = ["latest-update", "latest-access", "higher-hits", "expiration-time"]
+    maps = {side: {p: client.get_map("merge-%s-%s" % (p, base)).blocking() for p in policies} for side, client in (("large", large), ("small", small))}
+    for proxy in maps["large"].values():
+        proxy.put("created", "before the cut")
+    net.cut(HOSTS[:2], HOSTS[2:])
+    wait_members(small, 1, DROP_TIMEOUT, "the small side after the cut")
+    wait_members(large, 2, DROP_TIMEOUT, "the large side after the cut")
+    # The large side holds every partition (one backup); the small side serves what it held.
+    for proxy in maps["large"].values():
+        wait_until(lambda: proxy.get("created") == "before the cut", 20, "the large side serving " + proxy.name)
+    for proxy in maps["small"].values():
+        wait_until(lambda: proxy.size() >= 0, 20, "the small side serving " + proxy.name)
+
+    # Keys "<winner>-i": the side named is the one the policy should keep.
+    keys = {winner: ["%s-%d" % (winner, i) for i in range(20)] for winner in ("large", "small")}
+    other = {"large": "small", "small": "large"}
+    for winner in ("large", "small"):
+        loser = other[winner]
+        for key in keys[winner]:
+            # LatestUpdate: the loser writes now, the winner after the gap (below).
+            maps[loser]["latest-update"].put(key, loser)
+            for policy in ("latest-access", "higher-hits"):
+                maps["large"][policy].put(key, "large")
+                maps["small"][policy].put(key, "small")
+            # ExpirationTime: the winner's entry lives longer.
+            maps[loser]["expiration-time"].put(key, loser, ttl=600)
+            maps[winner]["expiration-time"].put(key, winner, ttl=1200)
+            # HigherHits: the winner reads its entry three times.
+            for _ in range(3):
+                maps[winner]["higher-hits"].get(key)
+    time.sleep(STATS_GAP)
+    for winner in ("large", "small"):
+        for key in keys[winner]:
+            maps[winner]["latest-update"].put(key, winner)
+            # LatestAccess: the winner's read is the later access.
+            maps[winner]["latest-access"].get(key)
+
+    net.heal()
+    wait_members(small, 3, 60, "the small side merged into the large one")
+    wait_members(large, 3, 60, "the large side after the merge")
+    for policy in policies:
+        proxy = maps["large"][policy]
+
+        def wrong():
+            entries = dict(proxy.entry_set())
+            return [(key, entries.get(key)) for winner in ("large", "small") for key in keys[winner] if entries.get(key) != winner]
+
+        wait_until(lambda: not wrong(), 30, lambda: "%s after the merge, keys with the other side's value: %s" % (policy, wrong()[:10]))
+        assert proxy.get("created") == "before the cut"
+
+
 # Split/heal cycles of the cycles test (20 for the issue's measurement: FERROGRID_SPLIT_CYCLES=20).
 CYCLES = int(os.environ.get("FERROGRID_SPLIT_CYCLES", "4"))
 
