@@ -191,9 +191,18 @@ def test_the_statistics_policies_merge_by_each_entrys_statistics(make_cluster, n
     a longer time-to-live; after the merge each key holds the value of the side its map's
     policy prefers (LatestUpdate: the later write; LatestAccess: the later read; HigherHits:
     the side that read it more; ExpirationTime: the later expiry). Per-entry statistics are on
-    for these maps (cluster_harness.COMMON_STRUCTURES)."""
+    for these maps (cluster_harness.COMMON_STRUCTURES).
+
+    Also what a near cache of the small side holds after the merge: the merged value, not the
+    value it cached during the split (Hazelcast's clients clear their near caches when the
+    cluster they reconnect to is another)."""
     cluster, large, small = _three_members(make_cluster)
     base = unique_map_name(request.node.name)
+    cached_name = "free-near-" + base
+    cached_client = cluster.client([cluster.addresses[2]], smart=False, near_caches={cached_name: {}})
+    wait_members(cached_client, 3, FORM_TIMEOUT)
+    cached = cached_client.get_map(cached_name).blocking()
+    near_keys = ["near-%d" % i for i in range(20)]
     policies = ["latest-update", "latest-access", "higher-hits", "expiration-time"]
     maps = {side: {p: client.get_map("merge-%s-%s" % (p, base)).blocking() for p in policies} for side, client in (("large", large), ("small", small))}
     for proxy in maps["large"].values():
@@ -224,6 +233,12 @@ def test_the_statistics_policies_merge_by_each_entrys_statistics(make_cluster, n
             # HigherHits: the winner reads its entry three times.
             for _ in range(3):
                 maps[winner]["higher-hits"].get(key)
+    # PutIfAbsent: the large side's values win; the small side's client caches its own.
+    for key in near_keys:
+        cached.put(key, "small")
+        assert cached.get(key) == "small"
+        large.get_map(cached_name).blocking().put(key, "large")
+    assert cached.get(near_keys[0]) == "small", "read from the near cache"
     time.sleep(STATS_GAP)
     for winner in ("large", "small"):
         for key in keys[winner]:
@@ -243,6 +258,15 @@ def test_the_statistics_policies_merge_by_each_entrys_statistics(make_cluster, n
 
         wait_until(lambda: not wrong(), 30, lambda: "%s after the merge, keys with the other side's value: %s" % (policy, wrong()[:10]))
         assert proxy.get("created") == "before the cut"
+    stale = lambda: [key for key in near_keys if cached.get(key) != "large"]  # noqa: E731
+    if cluster.target == "hazelcast":
+        # Hazelcast 5.6 invalidates only some of them (4 of 20 were stale 30 s after the merge:
+        # its client repairs them at its next reconciliation, 60 s by default); ferrogrid's
+        # owners invalidate every merging key, as they publish a MERGED event for each.
+        time.sleep(5)
+        print("Hazelcast: %d of %d near-cached keys stale 5 s after the merge" % (len(stale()), len(near_keys)))
+    else:
+        wait_until(lambda: not stale(), 30, lambda: "near-cached keys still with the split's value: %s" % stale()[:10])
 
 
 # Split/heal cycles of the cycles test (20 for the issue's measurement: FERROGRID_SPLIT_CYCLES=20).
