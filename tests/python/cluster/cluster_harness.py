@@ -236,12 +236,24 @@ class MemberProcess:
     """One `ferrogrid member` process."""
 
     def __init__(
-        self, index, port, cluster_name, member_list, config_path, workdir, target="ferrogrid", extra_yaml="", host=HOST
+        self,
+        index,
+        port,
+        cluster_name,
+        member_list,
+        config_path,
+        workdir,
+        target="ferrogrid",
+        extra_yaml="",
+        host=HOST,
+        extra_properties="",
     ):
         self.target = target
         # YAML lines (indented for the `hazelcast:` section) this member adds to the shared
-        # configuration, on both targets (e.g. `  lite-member:\n    enabled: true\n`).
+        # configuration, on both targets (e.g. `  lite-member:\n    enabled: true\n`), and
+        # lines it adds to the `properties:` section (e.g. `    hazelcast.x: 1\n`).
         self.extra_yaml = extra_yaml
+        self.extra_properties = extra_properties
         self.index = index
         self.port = port
         self.host = host
@@ -277,12 +289,14 @@ class MemberProcess:
         cmd += ["--cluster-name", self.cluster_name]
         for addr in self.member_list:
             cmd += ["--member", addr]
-        cmd += ["--config", str(self.own_config(MEMBER_CONFIG) if self.extra_yaml else self.config_path)]
+        own = self.extra_yaml or self.extra_properties
+        cmd += ["--config", str(self.own_config(MEMBER_CONFIG) if own else self.config_path)]
         return cmd
 
     def own_config(self, text):
         """Writes `text` with this member's extra YAML into its working directory."""
         config = self.workdir / "hazelcast.yaml"
+        text = text.replace("  properties:\n", "  properties:\n" + self.extra_properties, 1)
         config.write_text(text.replace("hazelcast:\n", "hazelcast:\n" + self.extra_yaml, 1))
         return config
 
@@ -443,10 +457,11 @@ class Cluster:
 
     # ---- members
 
-    def start(self, index, cluster_name=None, member_list=None, extra_yaml=""):
+    def start(self, index, cluster_name=None, member_list=None, extra_yaml="", extra_properties=""):
         """Starts member `index` (on ports[index]) without waiting. `member_list` defaults to
         every port of the cluster (its own address included); `extra_yaml` (lines of the
-        `hazelcast:` section) is added to this member's configuration."""
+        `hazelcast:` section) and `extra_properties` (lines of its `properties:`) are added to
+        this member's configuration."""
         proc = MemberProcess(
             index,
             self.ports[index],
@@ -457,13 +472,17 @@ class Cluster:
             self.target,
             extra_yaml,
             self.hosts[index],
+            extra_properties,
         )
         self.members.append(proc)
         return proc.start()
 
-    def start_members(self, indexes, member_list=None, wait=True, cluster_name=None):
+    def start_members(self, indexes, member_list=None, wait=True, cluster_name=None, extra_properties=""):
         """Starts the members at once (all Popen'ed before any is waited for)."""
-        procs = [self.start(i, cluster_name=cluster_name, member_list=member_list) for i in indexes]
+        procs = [
+            self.start(i, cluster_name=cluster_name, member_list=member_list, extra_properties=extra_properties)
+            for i in indexes
+        ]
         if wait:
             for proc in procs:
                 proc.wait_ready()

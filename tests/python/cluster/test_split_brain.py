@@ -281,19 +281,24 @@ class _Writer(threading.Thread):
         super().__init__(daemon=True)
         self.proxy, self.prefix = proxy, prefix
         self.acknowledged, self.failed = {}, 0
+        # The longest a put took (s) and when it started (s after the writer did).
+        self.slowest = (0.0, 0.0)
         self.stop = threading.Event()
 
     def run(self):
         i = 0
+        began = time.monotonic()
         while not self.stop.is_set():
             key = "%s-%d" % (self.prefix, i)
             i += 1
+            start = time.monotonic()
             try:
                 self.proxy.put(key, i)
                 self.acknowledged[key] = i
             except Exception:  # noqa: BLE001 - a refused or failed put is simply not acknowledged
                 self.failed += 1
                 time.sleep(0.05)
+            self.slowest = max(self.slowest, (time.monotonic() - start, start - began))
 
 
 @pytest.mark.timeout(120 + 30 * CYCLES)
@@ -328,4 +333,61 @@ def test_split_heal_cycles_under_writers_lose_no_acknowledged_write(make_cluster
     print(
         "split/heal cycles: %d in %.0f s; acknowledged %s; failed %s"
         % (CYCLES, elapsed, [len(w.acknowledged) for w in writers], [w.failed for w in writers])
+    )
+
+
+# Entries written before the third member joins in the faults test, and its members'
+# migrations: one partition at a time, so that the migration to the third member is still
+# running when the cut comes.
+FAULT_ENTRIES = 20000
+ONE_MIGRATION_AT_A_TIME = "    hazelcast.partition.max.parallel.migrations: 1\n"
+
+
+def test_a_split_during_a_migration_then_a_second_split_heal_into_one_cluster(make_cluster, net, request):
+    """Faults: the cut {0, 1} | {2} comes while partitions migrate to member 2, which has just
+    joined; then {0} | {1} splits the large side too (three clusters of one). A writer on each
+    member puts its own keys throughout. After the heal the three merge into one cluster of
+    three, and it holds every entry written before and every write any side acknowledged."""
+    cluster = make_cluster(3, hosts=HOSTS)
+    cluster.start_members([0, 1], extra_properties=ONE_MIGRATION_AT_A_TIME)
+    clients = [cluster.client([cluster.addresses[i]], smart=False) for i in range(2)]
+    wait_members(clients[0], 2, FORM_TIMEOUT)
+    name = "free-" + unique_map_name(request.node.name)
+    before = {"before-%d" % i: i for i in range(FAULT_ENTRIES)}
+    for start in range(0, FAULT_ENTRIES, 1000):
+        clients[0].get_map(name).blocking().put_all({key: before[key] for key in list(before)[start : start + 1000]})
+
+    cluster.start_members([2], extra_properties=ONE_MIGRATION_AT_A_TIME)
+    clients.append(cluster.client([cluster.addresses[2]], smart=False))
+    wait_members(clients[0], 3, FORM_TIMEOUT, "member 2 joined")
+    net.cut(HOSTS[:2], HOSTS[2:])
+    writers = [_Writer(client.get_map(name).blocking(), "member%d" % i) for i, client in enumerate(clients)]
+    for writer in writers:
+        writer.start()
+    wait_members(clients[2], 1, DROP_TIMEOUT, "member 2 alone after the first cut")
+    wait_members(clients[0], 2, DROP_TIMEOUT, "the large side after the first cut")
+    time.sleep(1.0)
+    net.cut(HOSTS[:1], HOSTS[1:2])
+    for i, client in enumerate(clients):
+        wait_members(client, 1, DROP_TIMEOUT, "member %d alone after the second cut" % i)
+    time.sleep(1.0)
+    net.heal()
+    for i, client in enumerate(clients):
+        wait_members(client, 3, 90, "member %d in one cluster of three after the heal" % i)
+    for writer in writers:
+        writer.stop.set()
+        writer.join(60)
+    proxy = clients[0].get_map(name).blocking()
+    expected = dict(before)
+    for writer in writers:
+        expected.update(writer.acknowledged)
+
+    def missing():
+        entries = dict(proxy.entry_set())
+        return [key for key, value in expected.items() if entries.get(key) != value]
+
+    wait_until(lambda: not missing(), 60, lambda: "%d entries missing or wrong, e.g. %s" % (len(missing()), missing()[:10]))
+    print(
+        "faults: acknowledged %s, failed %s, slowest put (s, at s) %s"
+        % ([len(w.acknowledged) for w in writers], [w.failed for w in writers], [w.slowest for w in writers])
     )

@@ -325,7 +325,9 @@ impl PartitionOwner {
             }
             self.release(pending);
         }
-        // Forwarded requests to members that left will not be answered: let clients retry.
+        // Forwarded requests to members that left will not be answered: let clients retry. A
+        // member removed while its link stays open (a network split: TCP keeps the connection
+        // through the cut) has left as well; it would answer only after the heal.
         let gone: Vec<i64> = self
             .replication
             .forwards
@@ -334,7 +336,7 @@ impl PartitionOwner {
                 let member = match forward {
                     Forward::Relay { member, .. } | Forward::Wide { member, .. } => *member,
                 };
-                !state.links.contains_key(&member)
+                !state.links.contains_key(&member) || !state.is_member(member)
             })
             .map(|(id, _)| *id)
             .collect();

@@ -417,3 +417,24 @@ fn a_held_answer_whose_partition_moved_on_goes_out_without_its_lost_acknowledgem
         }
     }
 }
+
+#[test]
+fn a_request_forwarded_to_a_member_removed_behind_an_open_link_is_failed_for_the_client() {
+    let mut a = member(A);
+    let client = connection();
+    let link = connection();
+    let with_link = |members: &[MemberId]| {
+        let mut state = (*state_of(A, 1, members, &[A])).clone();
+        state.links.insert(B, link.clone());
+        Arc::new(state)
+    };
+    a.apply_cluster_state(with_link(&[A, B]));
+    a.replication.forwards.insert(7, Forward::Relay { connection: client.clone(), correlation_id: 42, member: B });
+    a.check_pending();
+    assert!(a.replication.forwards.contains_key(&7), "B is a member: its answer may come");
+    // A network split: B is removed from the member list, but TCP keeps the link open.
+    a.apply_cluster_state(with_link(&[A]));
+    a.check_pending();
+    assert!(a.replication.forwards.is_empty());
+    assert_eq!(types(&a.outbox.buffer(&client)[..]), [ferrogrid_protocol::error::ERROR_RESPONSE]);
+}
