@@ -3,6 +3,7 @@
 
 use crate::error::ConfigError;
 use crate::map::{capacity_of, check_backup_counts, check_max_size, NamedConfigs};
+use crate::merge_policy::MergePolicyConfig;
 
 /// Settings of one list or set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,10 +15,20 @@ pub struct CollectionConfig {
     pub backup_count: u8,
     /// Asynchronous backups. `async-backup-count`, default 0.
     pub async_backup_count: u8,
+    /// How its items merge into another cluster after a split brain, all of them as one value
+    /// (`merge-policy`: `class-name` PutIfAbsentMergePolicy (default), PassThroughMergePolicy
+    /// or DiscardMergePolicy; `batch-size`, default 100, read and bounded but unused: each
+    /// list or set is sent whole, as Hazelcast sends it).
+    pub merge_policy: MergePolicyConfig,
 }
 
 impl CollectionConfig {
-    pub const DEFAULT: CollectionConfig = CollectionConfig { max_size: 0, backup_count: 1, async_backup_count: 0 };
+    pub const DEFAULT: CollectionConfig = CollectionConfig {
+        max_size: 0,
+        backup_count: 1,
+        async_backup_count: 0,
+        merge_policy: MergePolicyConfig::DEFAULT,
+    };
 
     /// The most items it may hold: `max-size`, or Integer.MAX_VALUE when unbounded.
     pub fn capacity(&self) -> u32 {
@@ -26,6 +37,7 @@ impl CollectionConfig {
 
     pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
         check_max_size(key, self.max_size)?;
+        self.merge_policy.validate_whole(key)?;
         check_backup_counts(key, self.backup_count, self.async_backup_count)
     }
 }

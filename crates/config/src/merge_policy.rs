@@ -49,6 +49,11 @@ impl MergePolicy {
         format!("{} or {last}", rest.join(", "))
     }
 
+    /// Its short class name (`PutIfAbsentMergePolicy`).
+    pub fn name(self) -> &'static str {
+        Self::NAMES[usize::from(self.code())].0
+    }
+
     /// A number for the policy (its place in Hazelcast's list above), as members send it.
     pub fn code(self) -> u8 {
         Self::NAMES.iter().position(|(_, policy)| *policy == self).expect("every policy is listed") as u8
@@ -68,6 +73,11 @@ impl MergePolicy {
     /// keeps only with `per-entry-stats-enabled`.
     pub fn needs_entry_stats(self) -> bool {
         matches!(self, MergePolicy::HigherHits | MergePolicy::LatestAccess | MergePolicy::LatestUpdate)
+    }
+
+    /// Whether it can merge a structure whose items merge as one value, with no statistics.
+    pub fn merges_whole(self) -> bool {
+        matches!(self, MergePolicy::PutIfAbsent | MergePolicy::PassThrough | MergePolicy::Discard)
     }
 
     /// Whether the merging entry replaces the existing one (`existing`: None when the key is
@@ -112,6 +122,24 @@ impl MergePolicyConfig {
         if !(1..=MAX_MERGE_BATCH_SIZE).contains(&self.batch_size) {
             let expected = format!("expected 1..={MAX_MERGE_BATCH_SIZE}, got {}", self.batch_size);
             return Err(invalid(format!("{key}.merge-policy.batch-size"), expected));
+        }
+        Ok(())
+    }
+
+    /// [`MergePolicyConfig::validate`] for a structure that merges whole (a queue, list, set
+    /// or ringbuffer: its items are one merging value, with no hits, access, update or expiry
+    /// times): only PutIfAbsent, PassThrough and Discard apply. Hazelcast refuses the others
+    /// alike (`MergePolicyValidator`: the policy needs a merging type the structure does not
+    /// provide).
+    pub fn validate_whole(&self, key: &str) -> Result<(), ConfigError> {
+        self.validate(key)?;
+        if !self.policy.merges_whole() {
+            let name = self.policy.name();
+            let text = format!(
+                "{name} compares per-entry statistics this structure does not keep; use PutIfAbsentMergePolicy, \
+                 PassThroughMergePolicy or DiscardMergePolicy"
+            );
+            return Err(invalid(format!("{key}.merge-policy.class-name"), text));
         }
         Ok(())
     }
@@ -161,6 +189,28 @@ mod tests {
         assert!(!MergePolicy::LatestUpdate.merging_wins(&new, Some(&old)));
         assert!(MergePolicy::ExpirationTime.merging_wins(&new, Some(&old)));
         assert!(MergePolicy::HigherHits.merging_wins(&old, Some(&old)), "a tie goes to the merging entry");
+    }
+
+    #[test]
+    fn whole_structures_refuse_the_policies_that_compare_statistics() {
+        for policy in [MergePolicy::PutIfAbsent, MergePolicy::PassThrough, MergePolicy::Discard] {
+            let config = MergePolicyConfig { policy, ..MergePolicyConfig::DEFAULT };
+            assert!(config.validate_whole("hazelcast.queue.q").is_ok(), "{policy:?}");
+        }
+        for policy in [
+            MergePolicy::HigherHits,
+            MergePolicy::LatestAccess,
+            MergePolicy::LatestUpdate,
+            MergePolicy::ExpirationTime,
+            MergePolicy::HyperLogLog,
+        ] {
+            let config = MergePolicyConfig { policy, ..MergePolicyConfig::DEFAULT };
+            let error = config.validate_whole("hazelcast.set.s").unwrap_err().to_string();
+            assert!(error.contains("hazelcast.set.s.merge-policy.class-name"), "{error}");
+            assert!(error.contains(policy.name()), "{error}");
+        }
+        let zero = MergePolicyConfig { batch_size: 0, ..MergePolicyConfig::DEFAULT };
+        assert!(zero.validate_whole("hazelcast.list.l").unwrap_err().to_string().contains("batch-size"));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use crate::error::{invalid, ConfigError};
 use crate::map::{capacity_of, check_backup_counts, check_max_size, NamedConfigs};
+use crate::merge_policy::MergePolicyConfig;
 
 /// Settings of one queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,11 +17,21 @@ pub struct QueueConfig {
     /// Seconds after which a queue that is empty and unused (no operation, nothing waiting)
     /// is destroyed; −1 (the default) never. `empty-queue-ttl`, in `-1..=2147483647`.
     pub empty_queue_ttl_seconds: i64,
+    /// How the queue's items merge into another cluster after a split brain, all of them as
+    /// one value (`merge-policy`: `class-name` PutIfAbsentMergePolicy (default),
+    /// PassThroughMergePolicy or DiscardMergePolicy; `batch-size`, default 100, read and
+    /// bounded but unused: each queue is sent whole, as Hazelcast sends it).
+    pub merge_policy: MergePolicyConfig,
 }
 
 impl QueueConfig {
-    pub const DEFAULT: QueueConfig =
-        QueueConfig { max_size: 0, backup_count: 1, async_backup_count: 0, empty_queue_ttl_seconds: -1 };
+    pub const DEFAULT: QueueConfig = QueueConfig {
+        max_size: 0,
+        backup_count: 1,
+        async_backup_count: 0,
+        empty_queue_ttl_seconds: -1,
+        merge_policy: MergePolicyConfig::DEFAULT,
+    };
 
     /// The capacity clients see: `max-size`, or Integer.MAX_VALUE when unbounded.
     pub fn capacity(&self) -> u32 {
@@ -29,6 +40,7 @@ impl QueueConfig {
 
     pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
         check_max_size(key, self.max_size)?;
+        self.merge_policy.validate_whole(key)?;
         if !(-1..=i64::from(i32::MAX)).contains(&self.empty_queue_ttl_seconds) {
             let expected = format!("expected -1..={}, got {}", i32::MAX, self.empty_queue_ttl_seconds);
             return Err(invalid(format!("{key}.empty-queue-ttl"), expected));

@@ -4,6 +4,7 @@
 
 use crate::error::{invalid, ConfigError};
 use crate::map::{check_backup_counts, NamedConfigs};
+use crate::merge_policy::MergePolicyConfig;
 
 /// Settings of one ringbuffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,11 +19,21 @@ pub struct RingbufferConfig {
     pub backup_count: u8,
     /// Asynchronous backups. `async-backup-count`, default 0.
     pub async_backup_count: u8,
+    /// How its items merge into another cluster after a split brain, all of them as one value
+    /// with their sequences (`merge-policy`: `class-name` PutIfAbsentMergePolicy (default),
+    /// PassThroughMergePolicy or DiscardMergePolicy; `batch-size`, default 100, read and
+    /// bounded but unused: each ringbuffer is sent whole, as Hazelcast sends it).
+    pub merge_policy: MergePolicyConfig,
 }
 
 impl RingbufferConfig {
-    pub const DEFAULT: RingbufferConfig =
-        RingbufferConfig { capacity: 10_000, time_to_live_seconds: 0, backup_count: 1, async_backup_count: 0 };
+    pub const DEFAULT: RingbufferConfig = RingbufferConfig {
+        capacity: 10_000,
+        time_to_live_seconds: 0,
+        backup_count: 1,
+        async_backup_count: 0,
+        merge_policy: MergePolicyConfig::DEFAULT,
+    };
 
     pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
         if self.capacity == 0 || self.capacity > i32::MAX as u32 {
@@ -33,6 +44,7 @@ impl RingbufferConfig {
             let expected = format!("expected 0..={}, got {}", i32::MAX, self.time_to_live_seconds);
             return Err(invalid(format!("{key}.time-to-live-seconds"), expected));
         }
+        self.merge_policy.validate_whole(key)?;
         check_backup_counts(key, self.backup_count, self.async_backup_count)
     }
 }

@@ -105,6 +105,42 @@ COMMON_STRUCTURES = """\
   queue:
     protected-*:
       split-brain-protection-ref: two
+    # test_split_brain.py: queues merged by other policies than the default (PutIfAbsent)
+    merge-passthrough-*:
+      merge-policy:
+        class-name: PassThroughMergePolicy
+    merge-discard-*:
+      merge-policy:
+        class-name: DiscardMergePolicy
+  list:
+    # test_split_brain.py: lists merged by other policies than the default (PutIfAbsent)
+    merge-passthrough-*:
+      merge-policy:
+        class-name: PassThroughMergePolicy
+    merge-discard-*:
+      merge-policy:
+        class-name: DiscardMergePolicy
+  set:
+    # test_split_brain.py: sets merged by other policies than the default (PutIfAbsent)
+    merge-passthrough-*:
+      merge-policy:
+        class-name: PassThroughMergePolicy
+    merge-discard-*:
+      merge-policy:
+        class-name: DiscardMergePolicy
+  ringbuffer:
+    # test_split_brain.py: ringbuffers merged by other policies than the default (PutIfAbsent)
+    merge-passthrough-*:
+      capacity: 4
+      merge-policy:
+        class-name: PassThroughMergePolicy
+    merge-discard-*:
+      capacity: 4
+      merge-policy:
+        class-name: DiscardMergePolicy
+    # test_split_brain.py: small ringbuffers merged by the default policy (PutIfAbsent)
+    merge-rb-*:
+      capacity: 4
   flake-id-generator:
     # test_flake_id_cluster.py: node ids join version + 1 in 2 bits: only members that
     # joined at versions 1 and 2 fit (node ids 2 and 3)

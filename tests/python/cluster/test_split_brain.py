@@ -7,7 +7,8 @@ What is checked today: both sides notice the split (a unisocket client on each s
 side's members only) and serve their own clients; split-brain protection (a rule of two
 members, cluster_harness.MEMBER_CONFIG) refuses writes on the single member and serves them on
 the two; after the cut is healed every member still serves, and the single member merges into
-the two: each map ends as its merge policy says, and listeners hear MERGED events.
+the two: each map ends as its merge policy says, and listeners hear MERGED events; queues,
+lists, sets and ringbuffers merge whole, as each one's merge policy says.
 """
 
 import os
@@ -178,6 +179,99 @@ def test_a_healed_split_merges_by_each_maps_policy(make_cluster, net, request):
         assert wrong == [], "%s: MERGED events carry the merged value, e.g. %s" % (policy, wrong[:5])
         assert {key.split("-")[0] for key, _ in heard[policy]} <= {"before", "both", "small"}
     assert heard["discard"] == [], "no MERGED event for Discard"
+
+
+# What each side writes to every queue, list, set and ringbuffer of the collections test.
+LARGE_ITEMS = ["large-0", "large-1", "large-2"]
+# Six items into ringbuffers of capacity 4: the small side's hold sequences 2..5.
+SMALL_ITEMS = ["small-%d" % i for i in range(6)]
+
+
+def _fill(client, kind, name, items):
+    """Writes `items` to the `kind` structure `name` through `client`."""
+    if kind == "queue":
+        client.get_queue(name).blocking().add_all(items)
+    elif kind == "list":
+        client.get_list(name).blocking().add_all(items)
+    elif kind == "set":
+        client.get_set(name).blocking().add_all(items)
+    else:
+        ringbuffer = client.get_ringbuffer(name).blocking()
+        for item in items:
+            ringbuffer.add(item)
+
+
+def _held(client, kind, name):
+    """What the `kind` structure `name` holds as a client sees it: a queue's or list's items in
+    order, a set's sorted, a ringbuffer's (head sequence, tail sequence, items)."""
+    if kind == "queue":
+        return client.get_queue(name).blocking().iterator()
+    if kind == "list":
+        return client.get_list(name).blocking().get_all()
+    if kind == "set":
+        return sorted(client.get_set(name).blocking().get_all())
+    ringbuffer = client.get_ringbuffer(name).blocking()
+    head, tail = ringbuffer.head_sequence(), ringbuffer.tail_sequence()
+    items = list(ringbuffer.read_many(head, 0, 4)) if tail >= head else []
+    return (head, tail, items)
+
+
+def _as_held(kind, items):
+    """`items` as `_held` reports them after they were written to a new structure."""
+    if kind == "set":
+        return sorted(items)
+    if kind == "ringbuffer":
+        kept = items[-4:]
+        return (len(items) - len(kept), len(items) - 1, kept)
+    return list(items)
+
+
+def test_a_healed_split_merges_queues_lists_sets_and_ringbuffers_whole(make_cluster, net, request):
+    """{0, 1} | {2}: per kind, a structure only the small side writes, and structures both
+    sides write under PutIfAbsent (the default), PassThrough and Discard. Each merges as one
+    value, the whole container: PutIfAbsent takes the small side's items only where the large
+    side's is empty, PassThrough replaces the large side's with them (a ringbuffer with the
+    small side's head and tail sequences too), Discard keeps the large side's."""
+    cluster, large, small = _three_members(make_cluster)
+    base = unique_map_name(request.node.name)
+    kinds = ["queue", "list", "set", "ringbuffer"]
+    # (kind, policy) -> name; the ringbuffers' PutIfAbsent names match `merge-rb-*` (capacity 4).
+    names = {}
+    for kind in kinds:
+        prefix = "merge-rb-" if kind == "ringbuffer" else "free-"
+        names[(kind, "only-small")] = "%s%s-only-small-%s" % (prefix, kind, base)
+        names[(kind, "put-if-absent")] = "%s%s-both-%s" % (prefix, kind, base)
+        names[(kind, "pass-through")] = "merge-passthrough-%s-%s" % (kind, base)
+        names[(kind, "discard")] = "merge-discard-%s-%s" % (kind, base)
+
+    net.cut(HOSTS[:2], HOSTS[2:])
+    wait_members(small, 1, DROP_TIMEOUT, "the small side after the cut")
+    wait_members(large, 2, DROP_TIMEOUT, "the large side after the cut")
+    probe = "free-probe-" + base
+    for client in (large, small):
+        wait_until(lambda: client.get_map(probe).blocking().size() >= 0, 20, "each side serving")
+    for (kind, policy), name in names.items():
+        _fill(small, kind, name, SMALL_ITEMS)
+        if policy != "only-small":
+            _fill(large, kind, name, LARGE_ITEMS)
+
+    net.heal()
+    wait_members(small, 3, 60, "the small side merged into the large one")
+    wait_members(large, 3, 60, "the large side after the merge")
+
+    winner = {"only-small": SMALL_ITEMS, "put-if-absent": LARGE_ITEMS, "pass-through": SMALL_ITEMS, "discard": LARGE_ITEMS}
+    expected = {key: _as_held(key[0], winner[key[1]]) for key in names}
+
+    def held():
+        return {key: _held(large, key[0], name) for key, name in names.items()}
+
+    def wrong():
+        now = held()
+        return {"%s %s" % key: now[key] for key in names if now[key] != expected[key]}
+
+    wait_until(lambda: held() == expected, 30, lambda: "after the merge, not as expected: %s" % wrong())
+    # Each member serves the merged structures alike (the small side's client asks its own member).
+    assert {key: _held(small, key[0], name) for key, name in names.items()} == expected
 
 
 

@@ -519,3 +519,33 @@ fn merge_policies_read_the_same_from_both_syntaxes() {
     let zero_xml = r#"<map name="a"><merge-policy batch-size="0">PutIfAbsentMergePolicy</merge-policy></map>"#;
     assert_eq!(same_error(zero, zero_xml), "hazelcast.map.a.merge-policy.batch-size");
 }
+
+#[test]
+fn queues_lists_sets_and_ringbuffers_read_their_merge_policies_from_both_syntaxes() {
+    let yaml = "hazelcast:\n  queue: {q: {merge-policy: {class-name: PassThroughMergePolicy, batch-size: 7}}}\n  \
+                list: {l: {merge-policy: {class-name: DiscardMergePolicy}}}\n  \
+                set: {s: {merge-policy: {class-name: com.hazelcast.spi.merge.PassThroughMergePolicy}}}\n  \
+                ringbuffer: {r: {capacity: 4, merge-policy: {class-name: DiscardMergePolicy}}}\n";
+    let xml = r#"<queue name="q"><merge-policy batch-size="7">PassThroughMergePolicy</merge-policy></queue>
+        <list name="l"><merge-policy>DiscardMergePolicy</merge-policy></list>
+        <set name="s"><merge-policy>com.hazelcast.spi.merge.PassThroughMergePolicy</merge-policy></set>
+        <ringbuffer name="r"><capacity>4</capacity><merge-policy>DiscardMergePolicy</merge-policy></ringbuffer>"#;
+    let config = same(yaml, xml).config;
+    let queue = config.queues.for_queue("q").merge_policy;
+    assert_eq!((queue.policy, queue.batch_size), (crate::MergePolicy::PassThrough, 7));
+    assert_eq!(config.lists.for_collection("l").merge_policy.policy, crate::MergePolicy::Discard);
+    assert_eq!(config.sets.for_collection("s").merge_policy.policy, crate::MergePolicy::PassThrough);
+    assert_eq!(config.ringbuffers.for_ringbuffer("r").merge_policy.policy, crate::MergePolicy::Discard);
+    assert_eq!(config.queues.for_queue("other").merge_policy, crate::MergePolicyConfig::DEFAULT);
+    // Hazelcast refuses the policies that compare statistics these structures do not keep.
+    for (section, policy) in
+        [("queue", "LatestUpdateMergePolicy"), ("list", "HigherHitsMergePolicy"), ("set", "ExpirationTimeMergePolicy")]
+    {
+        let yaml = format!("hazelcast: {{{section}: {{a: {{merge-policy: {{class-name: {policy}}}}}}}}}");
+        let xml = format!(r#"<{section} name="a"><merge-policy>{policy}</merge-policy></{section}>"#);
+        assert_eq!(same_error(&yaml, &xml), format!("hazelcast.{section}.a.merge-policy.class-name"));
+    }
+    let yaml = "hazelcast: {ringbuffer: {a: {merge-policy: {class-name: LatestAccessMergePolicy}}}}";
+    let xml = r#"<ringbuffer name="a"><merge-policy>LatestAccessMergePolicy</merge-policy></ringbuffer>"#;
+    assert_eq!(same_error(yaml, xml), "hazelcast.ringbuffer.a.merge-policy.class-name");
+}

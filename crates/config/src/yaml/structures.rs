@@ -78,7 +78,7 @@ fn read_maps(mut maps: Section, config: &mut MemberConfig) -> Result<()> {
     Ok(())
 }
 
-/// Each `queue` entry: its bound, backups and empty-queue TTL.
+/// Each `queue` entry: its bound, backups, empty-queue TTL and merge policy.
 fn read_queues(mut queues: Section, config: &mut MemberConfig) -> Result<()> {
     for (name, mut section) in queues.sections()? {
         let mut queue = crate::QueueConfig::DEFAULT;
@@ -86,19 +86,21 @@ fn read_queues(mut queues: Section, config: &mut MemberConfig) -> Result<()> {
         section.set("backup-count", &mut queue.backup_count, unsigned)?;
         section.set("async-backup-count", &mut queue.async_backup_count, unsigned)?;
         section.set("empty-queue-ttl", &mut queue.empty_queue_ttl_seconds, signed)?;
+        read_merge_policy(&mut section, &mut queue.merge_policy)?;
         refer(&mut section, ProtectedStructure::Queue, &name, config)?;
         config.queues.insert(name, queue);
     }
     Ok(())
 }
 
-/// Each `list` or `set` entry: its bound and backups.
+/// Each `list` or `set` entry: its bound, backups and merge policy.
 fn read_collections(mut configured: Section, structure: ProtectedStructure, config: &mut MemberConfig) -> Result<()> {
     for (name, mut section) in configured.sections()? {
         let mut collection = crate::CollectionConfig::DEFAULT;
         section.set("max-size", &mut collection.max_size, unsigned)?;
         section.set("backup-count", &mut collection.backup_count, unsigned)?;
         section.set("async-backup-count", &mut collection.async_backup_count, unsigned)?;
+        read_merge_policy(&mut section, &mut collection.merge_policy)?;
         refer(&mut section, structure, &name, config)?;
         let collections: &mut CollectionConfigs = match structure {
             ProtectedStructure::List => &mut config.lists,
@@ -136,7 +138,7 @@ fn read_replicated_maps(mut replicated_maps: Section, config: &mut MemberConfig)
     Ok(())
 }
 
-/// Each `ringbuffer` entry: capacity, TTL and backups.
+/// Each `ringbuffer` entry: capacity, TTL, backups and merge policy.
 fn read_ringbuffers(mut ringbuffers: Section, config: &mut MemberConfig) -> Result<()> {
     for (name, mut section) in ringbuffers.sections()? {
         let mut ringbuffer = crate::RingbufferConfig::DEFAULT;
@@ -145,6 +147,7 @@ fn read_ringbuffers(mut ringbuffers: Section, config: &mut MemberConfig) -> Resu
         section.set("backup-count", &mut ringbuffer.backup_count, unsigned)?;
         section.set("async-backup-count", &mut ringbuffer.async_backup_count, unsigned)?;
         section.read("in-memory-format", in_memory_format)?;
+        read_merge_policy(&mut section, &mut ringbuffer.merge_policy)?;
         refer(&mut section, ProtectedStructure::Ringbuffer, &name, config)?;
         config.ringbuffers.insert(name, ringbuffer);
     }

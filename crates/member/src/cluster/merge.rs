@@ -11,9 +11,12 @@
 //! (`engine/map/merge.rs`, `engine/replicated_map/merge.rs`).
 //!
 //! Kept and merged: maps and replicated maps (each entry once: from the partition's owner on the
-//! merging side). Other structures of the merging side are dropped (Hazelcast merges more of
-//! them; see docs/cluster.md).
+//! merging side), and queues, lists, sets and ringbuffers, each whole, as one MERGE_QUEUE,
+//! MERGE_LIST, MERGE_SET or MERGE_RINGBUFFER request (`engine/container_merge.rs`). Other
+//! structures of the merging side are dropped (Hazelcast merges more of them; see
+//! docs/cluster.md).
 
+use crate::engine::container_merge::{self, ContainerMergeWrite, MergingContainer};
 use crate::engine::map::entry::Meta;
 use crate::engine::map::merge::{MergeEntries, MergeWrite, MergingMap, MergingRecord, MERGE_ENTRIES};
 use crate::engine::replicated_map::merge::{ReplicatedMergeWrite, MERGE_REPLICATED};
@@ -23,7 +26,7 @@ use crate::partition::owner::PartitionOwner;
 use crate::route::dispatch::Core;
 use crate::shared::MergeStep;
 use ferrogrid_config::{MergePolicy, MergePolicyConfig};
-use ferrogrid_protocol::{DecodeError, Message, MessageType};
+use ferrogrid_protocol::{DecodeError, Message, MessageType, PartitionId};
 use std::collections::BTreeMap;
 use tracing::info;
 
@@ -39,9 +42,14 @@ pub(crate) fn merge_operation(message_type: MessageType, batch: MergeEntries) ->
     }
 }
 
-/// Another member's merge request (MERGE_ENTRIES, MERGE_REPLICATED): the map's name and the
-/// fan-out it runs; None for any other request.
+/// Another member's merge request (MERGE_ENTRIES, MERGE_REPLICATED, or one structure's:
+/// MERGE_QUEUE, MERGE_LIST, MERGE_SET, MERGE_RINGBUFFER): the structure's name and the fan-out
+/// it runs; None for any other request.
 pub(crate) fn merge_request(inner: &Message<'_>) -> Result<Option<(String, WideRequest)>, DecodeError> {
+    if container_merge::kind_of(inner.message_type()).is_some() {
+        let container = MergingContainer::decode(inner)?;
+        return Ok(Some((container.name.to_string(), WideRequest::new(ContainerMergeWrite { container }))));
+    }
     if ![MERGE_ENTRIES, MERGE_REPLICATED].contains(&inner.message_type()) {
         return Ok(None);
     }
@@ -50,9 +58,10 @@ pub(crate) fn merge_request(inner: &Message<'_>) -> Result<Option<(String, WideR
 }
 
 impl PartitionOwner {
-    /// Keeps the map entries of the partitions this member owns and drops every replica and
-    /// replicated-map copy this reactor holds.
-    pub(crate) fn leave_for_merge(&mut self) -> usize {
+    /// Keeps the map entries, queues, lists, sets and ringbuffers of the partitions this member
+    /// owns and drops every replica and replicated-map copy this reactor holds. Returns how
+    /// many entries and how many whole structures it kept.
+    pub(crate) fn leave_for_merge(&mut self) -> (usize, usize) {
         let now_ms = self.now_ms;
         // By (request type, name): the policy and the entries.
         let mut kept: BTreeMap<(MessageType, Box<str>), (MergePolicyConfig, Vec<MergingRecord>)> = BTreeMap::new();
@@ -77,6 +86,9 @@ impl PartitionOwner {
                     let policy = self.settings.replicated_map(name).merge_policy;
                     kept.entry((MERGE_REPLICATED, name.into())).or_insert((policy, Vec::new())).1.extend(records);
                 }
+                let partition = PartitionId(self.partition_id(local));
+                let containers = container_merge::keep(&self.partitions[local], partition, &self.settings);
+                self.merging.containers.extend(containers);
             }
             self.partitions[local].drop_all();
             self.partitions[local].drop_stores::<kind::ReplicatedMap>();
@@ -90,7 +102,12 @@ impl PartitionOwner {
         let maps =
             maps.map(|((message_type, name), (policy, records))| MergingMap { message_type, name, policy, records });
         self.merging.maps.extend(maps);
-        count
+        (count, self.merging.containers.len())
+    }
+
+    /// The partition id of this reactor's partition `local`.
+    fn partition_id(&self, local: usize) -> u16 {
+        (self.replication.reactor_index + local * self.replication.reactor_count) as u16
     }
 }
 
@@ -99,8 +116,11 @@ impl Core {
     pub(crate) fn on_merge_step(&mut self, step: MergeStep) {
         match step {
             MergeStep::Leave => {
-                let kept = self.owner.leave_for_merge();
-                info!(reactor = self.index, entries = kept, "left the cluster to merge: map entries kept");
+                let (entries, structures) = self.owner.leave_for_merge();
+                info!(
+                    reactor = self.index,
+                    entries, structures, "left the cluster to merge: map entries and structures kept"
+                );
             }
             MergeStep::Replay => {
                 self.owner.merging.replaying = true;
@@ -115,11 +135,19 @@ impl Core {
             return;
         }
         for _ in 0..BATCHES_PER_SWEEP {
-            let Some(map) = self.owner.merging.maps.last_mut() else {
-                self.owner.merging.replaying = false;
-                info!(reactor = self.index, "merge: every kept map entry sent to its owner");
-                return;
-            };
+            if self.owner.merging.maps.is_empty() {
+                let Some(container) = self.owner.merging.containers.pop() else {
+                    self.owner.merging.replaying = false;
+                    info!(reactor = self.index, "merge: every kept map entry and structure sent to its owner");
+                    return;
+                };
+                let (name, request) = (container.name.clone(), container.encode());
+                let response = container.message_type().response();
+                let operation = WideRequest::new(ContainerMergeWrite { container });
+                self.fan_out_with(None, 0, response, name, operation, &mut Vec::new(), Some(&request));
+                continue;
+            }
+            let map = self.owner.merging.maps.last_mut().expect("not empty");
             let size = (map.policy.batch_size.max(1) as usize).min(map.records.len());
             let records: Vec<MergingRecord> = map.records.drain(map.records.len() - size..).collect();
             let (name, message_type) = (map.name.clone(), map.message_type);
@@ -136,6 +164,8 @@ impl Core {
 
 #[cfg(test)]
 mod tests {
+    use crate::engine::structures::ObjectKind;
+    use crate::partition::objects::kind;
     use crate::partition::owner::testing::serving_alone;
     use ferrogrid_protocol::PartitionId;
     use std::sync::Arc;
@@ -146,11 +176,17 @@ mod tests {
         let settings = Arc::new(crate::engine::settings::MapSettings::default());
         let store = owner.partitions[0].map_mut("m", || settings);
         store.put(b"k", b"v", 0, -1, -1);
+        let queue = owner.partitions[0].store_mut::<kind::Queue>("q", &mut owner.settings).0;
+        queue.replace(vec![b"item".to_vec().into()]);
         assert!(owner.replication.serving(PartitionId(0)).is_some());
-        assert_eq!(owner.leave_for_merge(), 1);
+        assert_eq!(owner.leave_for_merge(), (1, 1));
         let kept = &owner.merging.maps[0];
         assert_eq!((&*kept.name, kept.records.len(), &*kept.records[0].value), ("m", 1, &b"v"[..]));
+        let queue = &owner.merging.containers[0];
+        assert_eq!((queue.kind, &*queue.name, queue.partition), (ObjectKind::Queue, "q", PartitionId(0)));
+        assert_eq!(queue.items, vec![b"item".to_vec().into_boxed_slice()]);
         assert!(owner.partitions[0].map("m").is_none(), "the replica is dropped");
+        assert!(owner.partitions[0].store::<kind::Queue>("q").is_none(), "the queue too");
         // A write handed to this reactor before the emptied table arrives is refused, not
         // applied to a partition whose entries were already kept.
         assert!(owner.replication.serving(PartitionId(0)).is_none());

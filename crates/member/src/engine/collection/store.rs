@@ -150,10 +150,21 @@ impl CollectionStore {
         }
     }
 
-    pub(super) fn values(&self) -> Vec<&[u8]> {
+    /// Its items: a list's in order, a set's in no order.
+    pub(crate) fn values(&self) -> Vec<&[u8]> {
         match &self.items {
             Items::List(items) => items.iter().map(|item| &*item.value).collect(),
             Items::Set(items) => items.iter().map(|value| &**value).collect(),
+        }
+    }
+
+    /// Replaces its items with `values` (a split-brain merge's winner: `engine/container_merge.rs`),
+    /// for the backups too. As Hazelcast's merge, it ignores `max-size` and publishes no item
+    /// events; items reserved by open transactions stay theirs.
+    pub(crate) fn replace(&mut self, values: Vec<Box<[u8]>>) {
+        self.remove_where(|_| true);
+        for value in &values {
+            self.insert(value, None);
         }
     }
 

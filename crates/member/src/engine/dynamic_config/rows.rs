@@ -262,6 +262,7 @@ fn queue(r: &DynamicConfigAddQueueConfig<'_>) -> Result<Applied, OpError> {
         backup_count,
         async_backup_count,
         empty_queue_ttl_seconds: i64::from(r.empty_queue_ttl),
+        merge_policy: MergePolicyConfig::DEFAULT,
     };
     checked(r.name, "queue", config).map(Applied::Queue)
 }
@@ -279,7 +280,8 @@ fn multimap(r: &DynamicConfigAddMultiMapConfig<'_>) -> Result<Applied, OpError> 
 fn collection(name: &str, max_size: i32, backup: i32, async_backup: i32) -> Result<CollectionConfig, OpError> {
     let (backup_count, async_backup_count) = backups(backup, async_backup)?;
     let max_size = not_negative(max_size, "max-size")?;
-    checked(name, "list", CollectionConfig { max_size, backup_count, async_backup_count })
+    let merge_policy = MergePolicyConfig::DEFAULT;
+    checked(name, "list", CollectionConfig { max_size, backup_count, async_backup_count, merge_policy })
 }
 
 fn ringbuffer(r: &DynamicConfigAddRingbufferConfig<'_>) -> Result<Applied, OpError> {
@@ -288,8 +290,13 @@ fn ringbuffer(r: &DynamicConfigAddRingbufferConfig<'_>) -> Result<Applied, OpErr
         return Err(OpError::new(ErrorKind::IllegalArgument, "capacity can't be smaller than 1"));
     }
     let time_to_live_seconds = not_negative(r.time_to_live_seconds, "timeToLiveSeconds")?;
-    let config =
-        RingbufferConfig { capacity: r.capacity as u32, time_to_live_seconds, backup_count, async_backup_count };
+    let config = RingbufferConfig {
+        capacity: r.capacity as u32,
+        time_to_live_seconds,
+        backup_count,
+        async_backup_count,
+        merge_policy: MergePolicyConfig::DEFAULT,
+    };
     checked(r.name, "ringbuffer", config).map(Applied::Ringbuffer)
 }
 

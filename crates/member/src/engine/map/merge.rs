@@ -44,6 +44,8 @@ pub(crate) struct MergingMap {
 #[derive(Debug, Default)]
 pub(crate) struct Merging {
     pub(crate) maps: Vec<MergingMap>,
+    /// Its queues, lists, sets and ringbuffers, each sent whole (`engine/container_merge.rs`).
+    pub(crate) containers: Vec<crate::engine::container_merge::MergingContainer>,
     /// The cluster it joined is settled: send the batches (a bounded number per sweep).
     pub(crate) replaying: bool,
 }

@@ -175,6 +175,20 @@ impl QueueStore {
         self.items.len()
     }
 
+    /// Its items, oldest first (what a split-brain merge sends: `engine/container_merge.rs`).
+    pub(crate) fn values(&self) -> Vec<Box<[u8]>> {
+        self.items.iter().map(|item| item.value.clone()).collect()
+    }
+
+    /// Replaces its items with `values` (a split-brain merge's winner), for the backups too:
+    /// each held item removed, each new one added with a new id. As Hazelcast's merge, it
+    /// ignores `max-size` and publishes no item events; items reserved by open transactions
+    /// stay theirs.
+    pub(crate) fn replace(&mut self, values: Vec<Box<[u8]>>) {
+        while self.take_at(0).is_some() {}
+        values.into_iter().for_each(|value| self.push(value));
+    }
+
     pub(super) fn capacity(&self) -> usize {
         self.config.capacity() as usize
     }

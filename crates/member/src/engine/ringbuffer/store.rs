@@ -35,9 +35,11 @@ pub const MAX_BATCH_SIZE: i32 = 1000;
 const OVERWRITE: i32 = 0;
 const FAIL: i32 = 1;
 
-/// Record kinds: an added item, and (snapshots) where the sequences are.
+/// Record kinds: an added item, (snapshots) where the sequences are, and (a split-brain
+/// merge's replacement) every item gone and the sequences from there on.
 const ADD: u8 = 1;
 const HEAD: u8 = 2;
+const RESET: u8 = 3;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Item {
@@ -92,6 +94,9 @@ pub struct RingbufferStore {
     /// Whether anything but a read has used it: until then, as in Hazelcast, where a read
     /// does not create a ringbuffer, every readOne and every readMany wanting items waits.
     used: bool,
+    /// A merge replaced every item since the last `write_changes`: the backups start over at
+    /// this head sequence before the adds.
+    reset: Option<i64>,
 }
 
 /// What became of a ringbuffer request that did not fail.
@@ -114,6 +119,35 @@ impl RingbufferStore {
             added: Vec::new(),
             readers: VecDeque::new(),
             used: false,
+            reset: None,
+        }
+    }
+
+    /// What a split-brain merge sends of it (`engine/container_merge.rs`): its head sequence
+    /// and items; None if only reads have used it (in Hazelcast it would not exist).
+    pub(crate) fn merging(&self) -> Option<(i64, Vec<Box<[u8]>>)> {
+        self.used.then(|| (self.head, self.items.iter().map(|item| item.value.clone()).collect()))
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Replaces its items with `values` from sequence `head` on (a split-brain merge's
+    /// winner: Hazelcast sets the merging ringbuffer's head and tail sequences, so readers
+    /// see the merging side's sequences), for the backups too. Items beyond the capacity
+    /// leave the oldest first; each item's time to live starts now.
+    pub(crate) fn replace(&mut self, head: i64, values: Vec<Box<[u8]>>, now_ms: i64) {
+        self.items.clear();
+        self.held_bytes = 0;
+        self.head = head;
+        self.used = true;
+        self.added.clear();
+        if self.track_changes {
+            self.reset = Some(head);
+        }
+        for value in values {
+            self.push(value, now_ms);
         }
     }
 
@@ -423,6 +457,11 @@ impl RingbufferStore {
                     self.items.push_back(Item { value, added_ms });
                 }
                 HEAD if self.items.is_empty() => self.head = sequence,
+                RESET => {
+                    self.items.clear();
+                    self.held_bytes = 0;
+                    self.head = sequence;
+                }
                 HEAD => return Err(Malformed::Refused("a ringbuffer's head after its items")),
                 other => return Err(Malformed::UnknownChange(other)),
             }
@@ -448,6 +487,7 @@ impl PartitionObject for RingbufferStore {
         self.track_changes = track;
         if !track {
             self.added.clear();
+            self.reset = None;
         }
     }
 
@@ -456,6 +496,10 @@ impl PartitionObject for RingbufferStore {
     }
 
     fn write_changes(&mut self, body: &mut Vec<u8>) {
+        if let Some(head) = self.reset.take() {
+            body.push(RESET);
+            body.extend_from_slice(&head.to_le_bytes());
+        }
         for sequence in std::mem::take(&mut self.added) {
             // An item overwritten by the same operation is skipped: the backup sees the gap.
             if let Some(item) = self.get(sequence) {
