@@ -210,9 +210,19 @@ impl Listeners {
     }
 
     /// Registers a listener of the object `name` in `registry` (an item listener uses only
-    /// `id`, `connection`, `correlation_id` and `include_value` of the registration).
+    /// `id`, `connection`, `correlation_id` and `include_value` of the registration). A
+    /// registration of the same connection and correlation id replaces the one held (a client
+    /// never reuses a correlation id; another member relays a registration under the same relay
+    /// id when it is a member again, over a link that may have stayed open).
     pub fn add_to(&mut self, registry: Registry, name: &str, listener: Listener) {
-        self.registrations(registry).entry(name.into()).or_default().push(listener);
+        let listeners = self.registrations(registry).entry(name.into()).or_default();
+        let same = |held: &&mut Listener| {
+            Arc::ptr_eq(&held.connection, &listener.connection) && held.correlation_id == listener.correlation_id
+        };
+        match listeners.iter_mut().find(same) {
+            Some(held) => *held = listener,
+            None => listeners.push(listener),
+        }
     }
 
     /// Removes a registration; true if this reactor had it.
@@ -243,6 +253,12 @@ impl Listeners {
         self.drop_where(|listener| {
             Arc::ptr_eq(&listener.connection, connection) && listener.correlation_id == correlation_id
         });
+    }
+
+    /// Drops, in every registry, the registrations another member relayed over `link` (that
+    /// member left this cluster; it relays them again if it is a member again).
+    pub fn drop_link(&mut self, link: &Arc<ConnectionShared>) {
+        self.drop_where(|listener| Arc::ptr_eq(&listener.connection, link));
     }
 
     /// Drops, in every registry, the registrations of connections that have closed.
@@ -520,6 +536,18 @@ mod tests {
         }
         assert!(rest.is_empty(), "whole events only");
         keys
+    }
+
+    #[test]
+    fn a_registration_relayed_again_is_held_once() {
+        let (mut listeners, _) = listeners();
+        let (connection, mut client) = ConnectionShared::loopback(1);
+        listen(&mut listeners, &connection, 5);
+        listen(&mut listeners, &connection, 5);
+        let mut outbox = Outbox::default();
+        publish(&mut listeners, &mut outbox, 3);
+        let length = outbox.flush();
+        assert_eq!(received(&mut client, length), [3], "one event, not one per relay");
     }
 
     #[test]

@@ -363,11 +363,25 @@ impl Reactor {
     }
 
     /// The cluster as the cluster service published it: applied to this reactor's partitions;
-    /// reactor 0 also sends the members that joined what every member keeps.
+    /// reactor 0 also sends the members that joined what every member keeps. A member counts
+    /// as joined once it is both linked and in the member list: after a split heals, the
+    /// links of the two sides may have stayed open, and what each side created apart
+    /// (mappings, schemas, proxies, configs) must still reach the other.
     fn on_cluster_state(&mut self, state: Arc<crate::cluster::replication::state::ClusterState>) {
         let table_changed = state.table.version != self.core.owner.replication.state.table.version;
-        let known = &self.core.owner.replication.state.links;
-        let joined: Vec<_> = state.links.keys().filter(|peer| !known.contains_key(*peer)).copied().collect();
+        let before = &self.core.owner.replication.state;
+        let known = |peer: &ferrogrid_cluster::MemberId| before.links.contains_key(peer) && before.is_member(*peer);
+        let joined: Vec<_> =
+            state.links.keys().filter(|peer| state.is_member(**peer) && !known(peer)).copied().collect();
+        // As Hazelcast drops the registrations of a member it removes: no event of this cluster
+        // reaches the other side of a split (the link may stay open through the cut).
+        let left: Vec<_> = (before.links.iter())
+            .filter(|(peer, _)| before.is_member(**peer) && !state.is_member(**peer))
+            .map(|(_, link)| link.clone())
+            .collect();
+        for link in &left {
+            self.core.owner.listeners.drop_link(link);
+        }
         self.core.owner.apply_cluster_state(state);
         if self.core.index == 0 {
             self.core.relay_registrations_to(&joined);
