@@ -11,8 +11,12 @@
 //! (`engine/map/merge.rs`, `engine/replicated_map/merge.rs`).
 //!
 //! Kept and merged: maps and replicated maps (each entry once: from the partition's owner on the
-//! merging side). Other structures of the merging side are dropped (Hazelcast merges more of
-//! them; see docs/cluster.md).
+//! merging side), multimaps (each key with its whole value collection, as MERGE_MULTIMAP
+//! batches, `engine/multimap/merge.rs`) and cardinality estimators (each state as one
+//! MERGE_ESTIMATOR, `engine/cardinality_estimator/merge.rs`). PN counters live beside the
+//! partitions and are not dropped: once rejoined, the periodic state exchange joins them with
+//! the other replicas' (`engine/pn_counter/replicas.rs`). Other structures of the merging side
+//! are dropped (Hazelcast merges more of them; see docs/cluster.md).
 
 use crate::engine::cardinality_estimator::merge::{EstimatorMergeWrite, MERGE_ESTIMATOR};
 use crate::engine::map::entry::Meta;
