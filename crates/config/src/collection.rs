@@ -3,7 +3,7 @@
 
 use crate::error::ConfigError;
 use crate::map::{capacity_of, check_backup_counts, check_max_size, NamedConfigs};
-use crate::merge_policy::MergePolicyConfig;
+use crate::merge_policy::{MergePolicy, MergePolicyConfig};
 
 /// Settings of one list or set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,14 +99,28 @@ pub struct MultiMapConfig {
     pub backup_count: u8,
     /// Asynchronous backups. `async-backup-count`, default 0.
     pub async_backup_count: u8,
+    /// What a split-brain merge does with the merging side's value collection of a key.
+    /// `merge-policy`, default PutIfAbsentMergePolicy; not ExpirationTimeMergePolicy, which
+    /// Hazelcast refuses for multimaps (they provide no expiration time).
+    pub merge_policy: MergePolicyConfig,
 }
 
 impl MultiMapConfig {
-    pub const DEFAULT: MultiMapConfig =
-        MultiMapConfig { value_collection_type: ValueCollectionType::Set, backup_count: 1, async_backup_count: 0 };
+    pub const DEFAULT: MultiMapConfig = MultiMapConfig {
+        value_collection_type: ValueCollectionType::Set,
+        backup_count: 1,
+        async_backup_count: 0,
+        merge_policy: MergePolicyConfig::DEFAULT,
+    };
 
     pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
-        check_backup_counts(key, self.backup_count, self.async_backup_count)
+        check_backup_counts(key, self.backup_count, self.async_backup_count)?;
+        self.merge_policy.validate(key)?;
+        if self.merge_policy.policy == MergePolicy::ExpirationTime {
+            let message = "ExpirationTimeMergePolicy needs an expiration time, which a multimap's entries do not have";
+            return Err(crate::error::invalid(format!("{key}.merge-policy.class-name"), message));
+        }
+        Ok(())
     }
 }
 

@@ -112,6 +112,15 @@ COMMON_STRUCTURES = """\
     merge-discard-*:
       merge-policy:
         class-name: DiscardMergePolicy
+  # test_split_brain.py: multimaps and cardinality estimators merged by other policies than
+  # their defaults (PutIfAbsent; HyperLogLog)
+  multimap:
+    merge-passthrough-*:
+      merge-policy:
+        class-name: PassThroughMergePolicy
+    merge-discard-*:
+      merge-policy:
+        class-name: DiscardMergePolicy
   list:
     # test_split_brain.py: lists merged by other policies than the default (PutIfAbsent)
     merge-passthrough-*:
@@ -141,6 +150,16 @@ COMMON_STRUCTURES = """\
     # test_split_brain.py: small ringbuffers merged by the default policy (PutIfAbsent)
     merge-rb-*:
       capacity: 4
+  cardinality-estimator:
+    merge-passthrough-*:
+      merge-policy:
+        class-name: PassThroughMergePolicy
+    merge-putifabsent-*:
+      merge-policy:
+        class-name: PutIfAbsentMergePolicy
+    merge-discard-*:
+      merge-policy:
+        class-name: DiscardMergePolicy
   flake-id-generator:
     # test_flake_id_cluster.py: node ids join version + 1 in 2 bits: only members that
     # joined at versions 1 and 2 fit (node ids 2 and 3)

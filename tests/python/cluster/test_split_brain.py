@@ -16,7 +16,9 @@ import threading
 import time
 
 import pytest
+from hazelcast.errors import ConsistencyLostError
 from hazelcast.serialization.api import CompactSerializer
+from test_cardinality_estimator import add_all, get_estimator
 
 from . import network
 from .cluster_harness import unique_map_name, wait_until
@@ -449,6 +451,130 @@ def test_the_statistics_policies_merge_by_each_entrys_statistics(make_cluster, n
         print("Hazelcast: %d of %d near-cached keys stale 5 s after the merge" % (len(stale()), len(near_keys)))
     else:
         wait_until(lambda: not stale(), 30, lambda: "near-cached keys still with the split's value: %s" % stale()[:10])
+
+
+def _estimates(client, names):
+    return {name: get_estimator(client, name).estimate().result() for name in names}
+
+
+def test_a_healed_split_merges_multimaps_estimators_and_pn_counters(make_cluster, net, request):
+    """{0, 1} | {2}, each side writing to multimaps, cardinality estimators and a PN counter;
+    after the heal the single member merges into the two. A multimap key's value collection
+    merges whole by the multimap's policy (PutIfAbsent, the default: the small side's keys are
+    added, the large side's values kept; PassThrough: the small side's collection replaces the
+    key's; Discard: nothing). An estimator merges by its policy (HyperLogLogMergePolicy, the
+    default: the union of both sides' registers; PassThrough: the small side's; PutIfAbsent
+    and Discard: the large side's). A PN counter counts the increments of both sides."""
+    cluster, large, small = _three_members(make_cluster)
+    base = unique_map_name(request.node.name)
+    multimaps = {"put-if-absent": "free-mm-" + base, "pass-through": "merge-passthrough-mm-" + base, "discard": "merge-discard-mm-" + base}
+    estimators = {
+        "hyper-log-log": "free-ce-" + base,
+        "pass-through": "merge-passthrough-ce-" + base,
+        "put-if-absent": "merge-putifabsent-ce-" + base,
+        "discard": "merge-discard-ce-" + base,
+    }
+    counter = "pn-" + base
+    # Set sizes far enough apart that every policy gives a different estimate.
+    sets = {side: ["%s-%d" % (side, i) for i in range(count)] for side, count in (("before", 200), ("both", 300), ("large", 1000), ("small", 3000))}
+    for name in multimaps.values():
+        multimap = large.get_multi_map(name).blocking()
+        for key in sets["before"][:20]:
+            multimap.put(key, "before")
+    for name in estimators.values():
+        add_all(get_estimator(large, name), sets["before"])
+    large.get_pn_counter(counter).blocking().add_and_get(1)
+
+    net.cut(HOSTS[:2], HOSTS[2:])
+    wait_members(small, 1, DROP_TIMEOUT, "the small side after the cut")
+    wait_members(large, 2, DROP_TIMEOUT, "the large side after the cut")
+    for name in multimaps.values():
+        large_multimap, small_multimap = large.get_multi_map(name).blocking(), small.get_multi_map(name).blocking()
+        wait_until(lambda: small_multimap.size() >= 0, 20, "the small side serving " + name)
+        for key in sets["both"][:20] + sets["large"][:20]:
+            large_multimap.put(key, "large")
+        for key in sets["both"][:20] + sets["small"][:20]:
+            small_multimap.put(key, "small-a")
+            small_multimap.put(key, "small-b")
+    for name in estimators.values():
+        add_all(get_estimator(large, name), sets["both"] + sets["large"])
+        add_all(get_estimator(small, name), sets["both"] + sets["small"])
+    # An estimator created on the small side only, during the split, arrives whole.
+    small_only = "free-ce-small-only-" + base
+    add_all(get_estimator(small, small_only), sets["small"])
+    # The small side holds the "before" items only if its member held a copy of the
+    # estimator's partition: what PassThrough gives is the small side's own estimate.
+    small_estimate = _estimates(small, [estimators["pass-through"]])[estimators["pass-through"]]
+    wait_until(lambda: _add(small, counter, 100), 20, "the small side's PN counter adds")
+    wait_until(lambda: _add(large, counter, 10), 20, "the large side's PN counter adds")
+
+    net.heal()
+    wait_members(small, 3, 60, "the small side merged into the large one")
+    wait_members(large, 3, 60, "the large side after the merge")
+
+    large_values, small_values = {"large"}, {"small-a", "small-b"}
+    expected_small = {"put-if-absent": small_values, "pass-through": small_values, "discard": None}
+    expected_both = {"put-if-absent": large_values, "pass-through": small_values, "discard": large_values}
+    for policy, name in multimaps.items():
+        multimap = large.get_multi_map(name).blocking()
+
+        def held():
+            return {key: set(multimap.get(key)) or None for key in sets["before"][:20] + sets["both"][:20] + sets["large"][:20] + sets["small"][:20]}
+
+        def as_expected():
+            values = held()
+            return (
+                all(values[key] == {"before"} for key in sets["before"][:20])
+                and all(values[key] == large_values for key in sets["large"][:20])
+                and all(values[key] == expected_small[policy] for key in sets["small"][:20])
+                and all(values[key] == expected_both[policy] for key in sets["both"][:20])
+            )
+
+        wait_until(as_expected, 30, lambda: "multimap %s after the merge: %s" % (policy, sorted(held().items())[15:45]))
+
+    union = len(sets["before"]) + len(sets["both"])
+    exact = {
+        "hyper-log-log": union + len(sets["large"]) + len(sets["small"]),
+        "pass-through": small_estimate,
+        "put-if-absent": union + len(sets["large"]),
+        "discard": union + len(sets["large"]),
+    }
+    names = list(estimators.values()) + [small_only]
+    wanted = {estimators[policy]: count for policy, count in exact.items()}
+    wanted[small_only] = len(sets["small"])
+
+    def estimates_close():
+        estimates = _estimates(large, names)
+        return all(abs(estimates[name] - count) <= count // 50 for name, count in wanted.items())
+
+    wait_until(estimates_close, 30, lambda: "estimates after the merge: %s, wanted %s" % (_estimates(large, names), wanted))
+
+    total = 1 + 10 + 100
+    for client in (large, small):
+        wait_until(lambda: _value(client, counter) == total, 30, lambda: "the PN counter after the merge: %s" % _value(client, counter))
+
+
+def _add(client, counter, delta):
+    """Adds `delta` to the counter; False if the side refused it (no replica reachable yet, or
+    the replica the client saw last is on the other side: Hazelcast replicates adds
+    asynchronously, so the others may not have its state; the client starts a new session, as
+    ConsistencyLostException's documentation advises)."""
+    proxy = client.get_pn_counter(counter).blocking()
+    try:
+        proxy.add_and_get(delta)
+        return True
+    except ConsistencyLostError:
+        proxy.reset()
+        return False
+    except Exception:  # noqa: BLE001 - retried by wait_until
+        return False
+
+
+def _value(client, counter):
+    try:
+        return client.get_pn_counter(counter).blocking().get()
+    except Exception as error:  # noqa: BLE001 - retried by wait_until
+        return repr(error)
 
 
 # Split/heal cycles of the cycles test (20 for the issue's measurement: FERROGRID_SPLIT_CYCLES=20).

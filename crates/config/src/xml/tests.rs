@@ -549,3 +549,33 @@ fn queues_lists_sets_and_ringbuffers_read_their_merge_policies_from_both_syntaxe
     let xml = r#"<ringbuffer name="a"><merge-policy>LatestAccessMergePolicy</merge-policy></ringbuffer>"#;
     assert_eq!(same_error(yaml, xml), "hazelcast.ringbuffer.a.merge-policy.class-name");
 }
+
+#[test]
+fn multimap_and_estimator_merge_policies_read_the_same_from_both_syntaxes() {
+    let yaml = "hazelcast:\n  multimap:\n    a: {merge-policy: {class-name: PassThroughMergePolicy, batch-size: 7}}\n  \
+                cardinality-estimator:\n    e: {merge-policy: {class-name: com.hazelcast.spi.merge.DiscardMergePolicy}}\n";
+    let xml = r#"<multimap name="a"><merge-policy batch-size="7">PassThroughMergePolicy</merge-policy></multimap>
+        <cardinality-estimator name="e"><merge-policy>com.hazelcast.spi.merge.DiscardMergePolicy</merge-policy></cardinality-estimator>"#;
+    let loaded = same(yaml, xml);
+    let multimap = loaded.config.multimaps.for_multimap("a").merge_policy;
+    assert_eq!((multimap.policy, multimap.batch_size), (crate::MergePolicy::PassThrough, 7));
+    assert_eq!(loaded.config.multimaps.for_multimap("other").merge_policy, crate::MergePolicyConfig::DEFAULT);
+    let estimators = &loaded.config.cardinality_estimators;
+    assert_eq!(estimators.for_cardinality_estimator("e").merge_policy.policy, crate::MergePolicy::Discard);
+    let default = estimators.for_cardinality_estimator("other").merge_policy.policy;
+    assert_eq!(default, crate::MergePolicy::HyperLogLog, "Hazelcast's default for estimators");
+}
+
+#[test]
+fn merge_policies_a_structure_cannot_merge_by_are_refused_as_hazelcast_refuses_them() {
+    // A multimap has hits, access and update times, but no expiration time.
+    let accepted = "hazelcast: {multimap: {a: {merge-policy: {class-name: HigherHitsMergePolicy}}}}";
+    assert!(MemberConfig::from_yaml_str(accepted).is_ok());
+    let expiry = "hazelcast: {multimap: {a: {merge-policy: {class-name: ExpirationTimeMergePolicy}}}}";
+    let expiry_xml = r#"<multimap name="a"><merge-policy>ExpirationTimeMergePolicy</merge-policy></multimap>"#;
+    assert_eq!(same_error(expiry, expiry_xml), "hazelcast.multimap.a.merge-policy.class-name");
+    // An estimator has no statistics at all.
+    let hits = "hazelcast: {cardinality-estimator: {e: {merge-policy: {class-name: LatestUpdateMergePolicy}}}}";
+    let hits_xml = r#"<cardinality-estimator name="e"><merge-policy>LatestUpdateMergePolicy</merge-policy></cardinality-estimator>"#;
+    assert_eq!(same_error(hits, hits_xml), "hazelcast.cardinality-estimator.e.merge-policy.class-name");
+}

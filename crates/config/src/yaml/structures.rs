@@ -111,13 +111,14 @@ fn read_collections(mut configured: Section, structure: ProtectedStructure, conf
     Ok(())
 }
 
-/// Each `multimap` entry: its value collection and backups.
+/// Each `multimap` entry: its value collection, backups and merge policy.
 fn read_multimaps(mut multimaps: Section, config: &mut MemberConfig) -> Result<()> {
     for (name, mut section) in multimaps.sections()? {
         let mut multimap = crate::MultiMapConfig::DEFAULT;
         section.set("value-collection-type", &mut multimap.value_collection_type, value_collection_type)?;
         section.set("backup-count", &mut multimap.backup_count, unsigned)?;
         section.set("async-backup-count", &mut multimap.async_backup_count, unsigned)?;
+        read_merge_policy(&mut section, &mut multimap.merge_policy)?;
         refer(&mut section, ProtectedStructure::MultiMap, &name, config)?;
         config.multimaps.insert(name, multimap);
     }
@@ -194,15 +195,13 @@ fn read_flake_id_generators(mut generators: Section, config: &mut MemberConfig) 
     Ok(())
 }
 
-/// Each `cardinality-estimator` entry: backups; its `merge-policy` is read, checked and ignored
-/// (a split-brain merge drops the merging side's estimators).
+/// Each `cardinality-estimator` entry: backups and merge policy.
 fn read_cardinality_estimators(mut estimators: Section, config: &mut MemberConfig) -> Result<()> {
     for (name, mut section) in estimators.sections()? {
         let mut estimator = crate::CardinalityEstimatorConfig::DEFAULT;
         section.set("backup-count", &mut estimator.backup_count, unsigned)?;
         section.set("async-backup-count", &mut estimator.async_backup_count, unsigned)?;
-        let mut ignored = crate::MergePolicyConfig::DEFAULT;
-        read_merge_policy(&mut section, &mut ignored)?;
+        read_merge_policy(&mut section, &mut estimator.merge_policy)?;
         refer(&mut section, ProtectedStructure::CardinalityEstimator, &name, config)?;
         config.cardinality_estimators.insert(name, estimator);
     }

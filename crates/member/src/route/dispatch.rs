@@ -383,7 +383,12 @@ impl Core {
         if target != Some(state.me) {
             let id = header.correlation_id;
             let refusal = match target {
-                Some(member) if origin.hop == Hop::Client && state.links.contains_key(&member) => {
+                // Only to a member of this cluster: after a split the link to one of the other
+                // side may stay open (TCP keeps what is sent through a cut), and a request sent
+                // on it would wait for an answer that never comes.
+                Some(member)
+                    if origin.hop == Hop::Client && state.is_member(member) && state.links.contains_key(&member) =>
+                {
                     self.forward(connection, member, id, bytes, origin.source, crate::cluster::peer::FORWARD);
                     return Ok(After::Continue);
                 }

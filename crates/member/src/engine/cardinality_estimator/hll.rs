@@ -152,6 +152,34 @@ impl Hll {
         (estimate, change)
     }
 
+    /// The union with `other`, as Hazelcast's `HyperLogLogImpl.merge` makes it: both as
+    /// dense registers (a sparse one merges its pending entries first), each register the
+    /// larger of the two; the cache cleared.
+    pub(crate) fn union(&mut self, other: &Hll) {
+        let mut registers = self.dense_registers();
+        for (register, theirs) in registers.iter_mut().zip(other.clone().dense_registers().iter()) {
+            *register = (*register).max(*theirs);
+        }
+        self.form = Form::Dense(registers);
+        self.cached = None;
+    }
+
+    /// The registers of the dense form, or of the sparse one turned dense.
+    fn dense_registers(&mut self) -> Box<[u8; REGISTERS]> {
+        match &mut self.form {
+            Form::Sparse(sparse) => sparse.merge_into_dense(),
+            Form::Dense(registers) => registers.clone(),
+        }
+    }
+
+    /// Whether nothing was ever added.
+    pub(crate) fn is_empty(&self) -> bool {
+        match &self.form {
+            Form::Sparse(sparse) => sparse.merged.is_empty() && sparse.pending.is_empty(),
+            Form::Dense(registers) => registers.iter().all(|register| *register == 0),
+        }
+    }
+
     /// Bytes held, for metrics and quotas.
     pub(crate) fn held_bytes(&self) -> usize {
         match &self.form {
@@ -412,6 +440,28 @@ mod tests {
             hll.add(hash_of(n));
         }
         (hll.estimate().0, hll)
+    }
+
+    #[test]
+    fn a_union_holds_the_registers_of_both_sides_in_either_form() {
+        let of = |range: std::ops::Range<u64>| {
+            let mut hll = Hll::default();
+            range.for_each(|n| {
+                hll.add(hash_of(n));
+            });
+            hll
+        };
+        // (one side, the other): sparse and sparse, sparse and dense, dense and dense.
+        for (mine, theirs) in [(0..1_000, 500..3_000), (0..1_000, 500..20_000), (0..12_000, 6_000..20_000)] {
+            let (mut union, other) = (of(mine.clone()), of(theirs.clone()));
+            union.union(&other);
+            let direct = of(mine.start.min(theirs.start)..mine.end.max(theirs.end)).dense_registers();
+            assert!(matches!(&union.form, Form::Dense(registers) if *registers == direct), "{mine:?} {theirs:?}");
+            let exact = (mine.end.max(theirs.end) - mine.start.min(theirs.start)) as f64;
+            let estimate = union.estimate().0 as f64;
+            assert!((estimate - exact).abs() < exact * 0.02, "{estimate} for {exact}");
+        }
+        assert!(Hll::default().is_empty() && !of(0..1).is_empty());
     }
 
     #[test]

@@ -26,7 +26,7 @@ use crate::engine::cardinality_estimator::hll::{Change, Form, Hll, Sparse, MAX_R
 use crate::engine::settings::SettingsCache;
 use crate::engine::structures::ObjectKind;
 use crate::partition::object::PartitionObject;
-use ferrogrid_config::CardinalityEstimatorConfig;
+use ferrogrid_config::{CardinalityEstimatorConfig, MergePolicy};
 
 const SPARSE: u8 = 1;
 const PENDING: u8 = 2;
@@ -76,6 +76,46 @@ impl CardinalityEstimatorStore {
         let (estimate, change) = self.hll.estimate();
         self.record(change);
         estimate
+    }
+
+    /// The whole state as one SPARSE or DENSE record: what a split-brain merge sends.
+    pub(crate) fn state(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_state(&mut out, &self.hll);
+        out
+    }
+
+    /// Whether nothing was ever added (a merge sends no such estimator).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.hll.is_empty()
+    }
+
+    /// Merges a merging estimator's [`state`](Self::state) by `policy`, as Hazelcast's
+    /// `CardinalityEstimatorContainer.merge` does: an estimator that estimates 0 counts as
+    /// absent, and every policy but Discard fills an absence; HyperLogLog takes the union,
+    /// PassThrough the merging estimator, PutIfAbsent keeps this one. Returns whether it
+    /// changed; a malformed state changes nothing.
+    pub(crate) fn merge_state(&mut self, policy: MergePolicy, state: &[u8]) -> Result<bool, Malformed> {
+        let mut merging = CardinalityEstimatorStore::new(self.config);
+        merging.apply_records(state)?;
+        let absent = self.estimate() == 0;
+        let merged = match policy {
+            MergePolicy::Discard => return Ok(false),
+            _ if absent => merging.hll,
+            MergePolicy::HyperLogLog => {
+                let mut union = self.hll.clone();
+                union.union(&merging.hll);
+                union
+            }
+            MergePolicy::PassThrough => merging.hll,
+            _ => return Ok(false),
+        };
+        if merged == self.hll {
+            return Ok(false);
+        }
+        self.hll = merged;
+        self.record(Change::Whole);
+        Ok(true)
     }
 
     fn record(&mut self, change: Change) {
@@ -285,6 +325,48 @@ mod tests {
 
     fn store() -> CardinalityEstimatorStore {
         CardinalityEstimatorStore::new(CardinalityEstimatorConfig::DEFAULT)
+    }
+
+    /// An estimator of the items of `range`, hashed as spread as MurmurHash3 spreads them
+    /// (splitmix64), so that estimates are within HyperLogLog's error.
+    fn filled(range: std::ops::Range<u64>) -> CardinalityEstimatorStore {
+        let spread = |n: u64| {
+            let mut z = n.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31)) as i64
+        };
+        let mut filled = store();
+        range.for_each(|n| filled.add(spread(n)));
+        filled
+    }
+
+    #[test]
+    fn a_merging_state_merges_by_each_policy_and_reaches_the_backup() {
+        let merging = filled(500..2_000).state();
+        let cases = [
+            (MergePolicy::HyperLogLog, 2_000.0, 1_500.0),
+            (MergePolicy::PassThrough, 1_500.0, 1_500.0),
+            (MergePolicy::PutIfAbsent, 1_000.0, 1_500.0),
+            (MergePolicy::Discard, 1_000.0, 0.0),
+        ];
+        for (policy, held_then, absent_then) in cases {
+            let (mut owner, mut backup) = (filled(0..1_000), filled(0..1_000));
+            owner.set_track_changes(true);
+            assert_eq!(owner.merge_state(policy, &merging).unwrap(), held_then != 1_000.0, "{policy:?}");
+            let mut body = Vec::new();
+            owner.write_changes(&mut body);
+            backup.apply_backup(&body).unwrap();
+            let estimate = owner.estimate() as f64;
+            assert!((estimate - held_then).abs() < held_then * 0.02, "{policy:?}: {estimate}");
+            assert_eq!(backup.estimate() as f64, estimate, "{policy:?}: the backup has the merged state");
+            let mut absent = store();
+            absent.merge_state(policy, &merging).unwrap();
+            let estimate = absent.estimate() as f64;
+            assert!((estimate - absent_then).abs() <= absent_then * 0.02, "{policy:?} on an absent one: {estimate}");
+        }
+        assert!(store().merge_state(MergePolicy::PassThrough, &[DENSE, 1]).is_err(), "a truncated state");
+        assert!(store().is_empty() && !filled(0..1).is_empty());
     }
 
     fn hash_of(n: u64) -> i64 {

@@ -117,7 +117,16 @@ fn others(kind: i32, message: &Message<'_>) -> Result<Result<Applied, OpError>, 
         _ if kind == DynamicConfigAddCardinalityEstimatorConfig::TYPE.0 => {
             let r = DynamicConfigAddCardinalityEstimatorConfig::decode(message)?;
             backups(r.backup_count, r.async_backup_count).map(|(backup_count, async_backup_count)| {
-                Applied::CardinalityEstimator(CardinalityEstimatorConfig { backup_count, async_backup_count })
+                // (The policy's name follows in the frames this decoder does not read: the default.)
+                let merge_policy = ferrogrid_config::MergePolicyConfig {
+                    batch_size: u32::try_from(r.merge_batch_size).unwrap_or(0),
+                    ..CardinalityEstimatorConfig::DEFAULT.merge_policy
+                };
+                Applied::CardinalityEstimator(CardinalityEstimatorConfig {
+                    backup_count,
+                    async_backup_count,
+                    merge_policy,
+                })
             })
         }
         _ if kind == DynamicConfigAddReplicatedMapConfig::TYPE.0 => {
@@ -274,7 +283,13 @@ fn multimap(r: &DynamicConfigAddMultiMapConfig<'_>) -> Result<Applied, OpError> 
         true => ValueCollectionType::List,
         false => ValueCollectionType::Set,
     };
-    Ok(Applied::MultiMap(MultiMapConfig { value_collection_type, backup_count, async_backup_count }))
+    // (The policy's name follows in the frames this decoder does not read: the default.)
+    let merge_policy = ferrogrid_config::MergePolicyConfig {
+        batch_size: u32::try_from(r.merge_batch_size).unwrap_or(0),
+        ..ferrogrid_config::MergePolicyConfig::DEFAULT
+    };
+    let config = MultiMapConfig { value_collection_type, backup_count, async_backup_count, merge_policy };
+    checked(r.name, "multimap", config).map(Applied::MultiMap)
 }
 
 fn collection(name: &str, max_size: i32, backup: i32, async_backup: i32) -> Result<CollectionConfig, OpError> {
