@@ -21,6 +21,7 @@ import tempfile
 import time
 
 import hazelcast
+from hazelcast.serialization.api import CompactSerializer
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests/python: member.py (binary path, raw auth probe)
@@ -37,6 +38,30 @@ HAZELCAST_START_TIMEOUT = 90.0
 TEARDOWN_GRACE = 3.0
 # Client invocations give up after this (the client default, 120 s, exceeds the test timeouts).
 INVOCATION_TIMEOUT = 30.0
+
+# A Compact type of the cluster tests (clients that write or read it register the serializer).
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __eq__(self, other):
+        return isinstance(other, Point) and (self.x, self.y) == (other.x, other.y)
+
+
+class PointSerializer(CompactSerializer):
+    def read(self, reader):
+        return Point(reader.read_int64("x"), reader.read_int64("y"))
+
+    def write(self, writer, point):
+        writer.write_int64("x", point.x)
+        writer.write_int64("y", point.y)
+
+    def get_type_name(self):
+        return "ferrogrid.test.Point"
+
+    def get_class(self):
+        return Point
+
 
 # Both targets' configurations share these properties and structure sections.
 COMMON_PROPERTIES = """\

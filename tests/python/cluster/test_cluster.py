@@ -1298,28 +1298,9 @@ def test_partition_lost_listeners_hear_each_promotion_once(make_cluster, request
 
 
 def test_compact_schemas_survive_a_kill9_and_reach_a_joiner(make_cluster, request):
+    Point, PointSerializer = cluster_harness.Point, cluster_harness.PointSerializer
     # Compact values written through one member stay readable by new clients (which fetch the
     # schema) after that member is killed, and through a member that joined afterwards.
-    from hazelcast.serialization.api import CompactSerializer
-
-    class Point:
-        def __init__(self, x, y):
-            self.x, self.y = x, y
-
-    class PointSerializer(CompactSerializer):
-        def read(self, reader):
-            return Point(reader.read_int64("x"), reader.read_int64("y"))
-
-        def write(self, writer, obj):
-            writer.write_int64("x", obj.x)
-            writer.write_int64("y", obj.y)
-
-        def get_type_name(self):
-            return "ferrogrid.test.Point"
-
-        def get_class(self):
-            return Point
-
     cluster = make_cluster(4)
     three = cluster.addresses[:3]
     cluster.start_members(range(3), member_list=three)

@@ -17,11 +17,10 @@ import time
 
 import pytest
 from hazelcast.errors import ConsistencyLostError
-from hazelcast.serialization.api import CompactSerializer
 from test_cardinality_estimator import add_all, get_estimator
 
 from . import network
-from .cluster_harness import unique_map_name, wait_until
+from .cluster_harness import Point, PointSerializer, unique_map_name, wait_until
 from .test_cluster import DROP_TIMEOUT, FORM_TIMEOUT, wait_members
 from .test_split_brain_protection import refused, refused_after_failover
 
@@ -278,29 +277,6 @@ def test_a_healed_split_merges_queues_lists_sets_and_ringbuffers_whole(make_clus
 
 
 
-class _Point:
-    def __init__(self, x, y):
-        self.x, self.y = x, y
-
-    def __eq__(self, other):
-        return isinstance(other, _Point) and (self.x, self.y) == (other.x, other.y)
-
-
-class _PointSerializer(CompactSerializer):
-    def read(self, reader):
-        return _Point(reader.read_int32("x"), reader.read_int32("y"))
-
-    def write(self, writer, point):
-        writer.write_int32("x", point.x)
-        writer.write_int32("y", point.y)
-
-    def get_type_name(self):
-        return "ferrogrid.test.SplitPoint"
-
-    def get_class(self):
-        return _Point
-
-
 def test_what_the_small_side_created_reaches_the_merged_cluster(make_cluster, net, request):
     """{0, 1} | {2}: during the split the small side creates an SQL mapping, a map of Compact
     values (its schema is new to the cluster) and a map whose policy discards its entries.
@@ -310,7 +286,7 @@ def test_what_the_small_side_created_reaches_the_merged_cluster(make_cluster, ne
     made during it, and each write after the merge once."""
     cluster, large, small = _three_members(make_cluster)
     base = unique_map_name(request.node.name).replace("-", "_")
-    writer = cluster.client([cluster.addresses[2]], smart=False, compact_serializers=[_PointSerializer()])
+    writer = cluster.client([cluster.addresses[2]], smart=False, compact_serializers=[PointSerializer()])
     wait_members(writer, 3, FORM_TIMEOUT)
     # A listener of the small side's client, registered before the split, hears the merged
     # cluster's writes once each.
@@ -328,7 +304,7 @@ def test_what_the_small_side_created_reaches_the_merged_cluster(make_cluster, ne
     ddl = "CREATE MAPPING %s (__key INT, this VARCHAR) TYPE IMap OPTIONS ('keyFormat'='int', 'valueFormat'='varchar')"
     small.sql.execute(ddl % mapping).result()
     small.sql.execute("INSERT INTO %s VALUES (1, 'one'), (2, 'two')" % mapping).result()
-    writer.get_map(points).blocking().put_all({i: _Point(i, -i) for i in range(10)})
+    writer.get_map(points).blocking().put_all({i: Point(i, -i) for i in range(10)})
     small.get_map(discarded).blocking().put("k", "v")
 
     net.heal()
@@ -340,10 +316,10 @@ def test_what_the_small_side_created_reaches_the_merged_cluster(make_cluster, ne
             return [(row[0], row[1]) for row in result]
 
     wait_until(lambda: _quietly(rows) == [(1, "one"), (2, "two")], 30, lambda: "the mapping's rows: %s" % (_quietly(rows),))
-    reader = cluster.client([cluster.addresses[0]], smart=False, compact_serializers=[_PointSerializer()])
+    reader = cluster.client([cluster.addresses[0]], smart=False, compact_serializers=[PointSerializer()])
     merged = reader.get_map(points).blocking()
     wait_until(lambda: merged.size() == 10, 30, lambda: "Compact entries after the merge: %d" % merged.size())
-    assert merged.get(3) == _Point(3, -3)
+    assert merged.get(3) == Point(3, -3)
     names = lambda: {(o.service_name, o.name) for o in large.get_distributed_objects()}  # noqa: E731
     wait_until(lambda: ("hz:impl:mapService", discarded) in names(), 30, lambda: "proxies: %s" % sorted(names()))
 
