@@ -246,6 +246,7 @@ pub(crate) fn shared_state(
         congested_links: AtomicUsize::new(0),
         clients: parking_lot::Mutex::new(std::collections::HashMap::new()),
         balancer: crate::obs::probes::BalancerProbes::default(),
+        cluster_probes: crate::obs::probes::ClusterProbes::default(),
         packing,
         cluster: RwLock::new(cluster),
         cluster_events,

@@ -178,6 +178,8 @@ pub struct Shared {
     pub clients: parking_lot::Mutex<std::collections::HashMap<ferrogrid_protocol::Uuid, usize>>,
     /// The IO balancer's probes.
     pub balancer: crate::obs::probes::BalancerProbes,
+    /// The cluster service's probes.
+    pub cluster_probes: crate::obs::probes::ClusterProbes,
     /// Packed placement's state and probes (`packing.rs`).
     pub packing: crate::obs::probes::PackingProbes,
     /// The latest members, table and links (reactors get each as a task as well).

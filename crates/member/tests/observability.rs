@@ -285,3 +285,29 @@ fn metrics_endpoint_health_and_rolling_file() {
     member.shutdown();
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+#[test]
+fn migrations_are_counted_once_a_member_joins() {
+    let ports: Vec<u16> =
+        (0..2).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()).collect();
+    let member_list: Vec<String> = ports.iter().map(|port| format!("127.0.0.1:{port}")).collect();
+    let start = |index: usize| {
+        start_member(|config| {
+            config.network.port = ports[index];
+            config.network.port_count = 1;
+            config.network.member_list = member_list.clone();
+            config.cluster.join_wait_ms = 1_000;
+        })
+    };
+    let first = start(0);
+    assert_eq!(probe(&first, "cluster.migrations"), 0.0, "a first table moves nothing");
+    let second = start(1);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while probe(&first, "cluster.migrations") == 0.0 || probe(&second, "cluster.migrations") == 0.0 {
+        assert!(std::time::Instant::now() < deadline, "no migration counted within 30 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(probe(&first, "cluster.merging"), 0.0);
+    second.shutdown();
+    first.shutdown();
+}

@@ -213,6 +213,7 @@ impl Service {
                 self.shared.joined.store(false, Ordering::Release);
                 // Before the emptied table reaches the reactors (the inbox is in order).
                 self.tell_reactors(MergeStep::Leave);
+                self.shared.cluster_probes.merging.add(1);
                 self.merge_pending = true;
                 // The new cluster's table versions start over: the emptied table now, so that
                 // nothing is reported ready for the old one.
@@ -323,6 +324,12 @@ impl Service {
             table: self.node.table().clone(),
             links,
         });
+        if state.table.version != self.state.table.version {
+            // Replica moves that copy data (a first table assigns, it moves nothing).
+            let moves = ferrogrid_cluster::plan_migrations(&self.state.table, &state.table);
+            let copies = moves.iter().filter(|planned| planned.source.is_some()).count();
+            self.shared.cluster_probes.migrations.add(copies as u64);
+        }
         self.state = state.clone();
         *self.shared.cluster.write() = state.clone();
         for reactor in &self.shared.reactors {
@@ -376,6 +383,7 @@ impl Service {
             "joined and settled: merging this member's map entries into the cluster"
         );
         self.tell_reactors(MergeStep::Replay);
+        self.shared.cluster_probes.merged.add(1);
     }
 
     fn tell_reactors(&self, step: MergeStep) {

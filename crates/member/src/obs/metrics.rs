@@ -267,7 +267,8 @@ fn tenant_probes(probes: &mut Vec<Probe>, shared: &Shared, tenant_latency: BTree
     }
 }
 
-/// The cluster's size and table version, the IO balancer's counters and packed placement's.
+/// The cluster's size, table version, migrations and merges, the IO balancer's counters and
+/// packed placement's.
 fn cluster_probes(probes: &mut Vec<Probe>, shared: &Shared) {
     let cluster = || "cluster".to_owned();
     let members = shared.cluster_state().members.len().max(1) as f64;
@@ -275,7 +276,14 @@ fn cluster_probes(probes: &mut Vec<Probe>, shared: &Shared) {
     let version = shared.view.state().partition_table_version as f64;
     let table_version = "ferrogrid_cluster_partition_table_version";
     probes.push(probe(cluster(), "partitionTableVersion", table_version, vec![], version, false));
-    probes.push(probe(cluster(), "migrations", "ferrogrid_cluster_migrations_total", vec![], 0.0, true));
+    let counts = &shared.cluster_probes;
+    for (name, prometheus, counter) in [
+        ("migrations", "ferrogrid_cluster_migrations_total", &counts.migrations),
+        ("merging", "ferrogrid_cluster_merging_total", &counts.merging),
+        ("merged", "ferrogrid_cluster_merged_total", &counts.merged),
+    ] {
+        probes.push(probe(cluster(), name, prometheus, vec![], counter.get() as f64, true));
+    }
     let balancer = &shared.balancer;
     let balancer_group = || "balancer".to_owned();
     let runs = balancer.runs.get() as f64;

@@ -48,6 +48,18 @@ pub struct BalancerProbes {
     pub migrations: Counter,
 }
 
+/// Probes of the cluster service (written by its thread only).
+#[derive(Debug, Default)]
+pub struct ClusterProbes {
+    /// Replica moves between the partition tables this member applied (every member sees the
+    /// same tables, so each counts the cluster's migrations).
+    pub migrations: Counter,
+    /// Times this member left its cluster to merge into another (Hazelcast's MERGING).
+    pub merging: Counter,
+    /// Times it then replayed its kept data into the cluster it joined (MERGED).
+    pub merged: Counter,
+}
+
 /// Packed placement (`packing.rs`): how many reactors take connections, and its changes.
 /// Written by the packing thread only; `active_reactors` is read by whoever places a connection.
 #[derive(Debug)]
