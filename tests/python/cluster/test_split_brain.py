@@ -283,7 +283,8 @@ def test_what_the_small_side_created_reaches_the_merged_cluster(make_cluster, ne
     After the merge a client of the large side queries the mapping, reads the Compact values
     (fetching the schema from its member) and lists the discarded map's proxy. A listener the
     small side's client registered before the split hears none of the large side's writes
-    made during it, and each write after the merge once."""
+    made during it, and each write after the merge once. Flake ids drawn on both sides during
+    the split and after the merge are all different."""
     cluster, large, small = _three_members(make_cluster)
     base = unique_map_name(request.node.name).replace("-", "_")
     writer = cluster.client([cluster.addresses[2]], smart=False, compact_serializers=[PointSerializer()])
@@ -306,6 +307,8 @@ def test_what_the_small_side_created_reaches_the_merged_cluster(make_cluster, ne
     small.sql.execute("INSERT INTO %s VALUES (1, 'one'), (2, 'two')" % mapping).result()
     writer.get_map(points).blocking().put_all({i: Point(i, -i) for i in range(10)})
     small.get_map(discarded).blocking().put("k", "v")
+    # Flake ids stay unique across the sides and the merge (node ids are join versions).
+    ids = [client.get_flake_id_generator("ids-" + base).blocking().new_id() for client in (large, small) for _ in range(100)]
 
     net.heal()
     wait_members(small, 3, 60, "the small side merged into the large one")
@@ -323,6 +326,8 @@ def test_what_the_small_side_created_reaches_the_merged_cluster(make_cluster, ne
     names = lambda: {(o.service_name, o.name) for o in large.get_distributed_objects()}  # noqa: E731
     wait_until(lambda: ("hz:impl:mapService", discarded) in names(), 30, lambda: "proxies: %s" % sorted(names()))
 
+    ids += [client.get_flake_id_generator("ids-" + base).blocking().new_id() for client in (large, small) for _ in range(100)]
+    assert len(set(ids)) == len(ids), "flake ids repeated across the split and the merge"
     after = ["after-%d" % i for i in range(10)]
     for key in after:
         large.get_map(heard_name).blocking().put(key, 1)
