@@ -16,7 +16,9 @@ import threading
 import time
 
 import pytest
+from hazelcast.config import IndexType
 from hazelcast.errors import ConsistencyLostError
+from hazelcast.predicate import greater_or_equal
 from test_cardinality_estimator import add_all, get_estimator
 
 from . import network
@@ -284,7 +286,8 @@ def test_what_the_small_side_created_reaches_the_merged_cluster(make_cluster, ne
     (fetching the schema from its member) and lists the discarded map's proxy. A listener the
     small side's client registered before the split hears none of the large side's writes
     made during it, and each write after the merge once. Flake ids drawn on both sides during
-    the split and after the merge are all different."""
+    the split and after the merge are all different. The small side's entries of an indexed
+    map are found through the index."""
     cluster, large, small = _three_members(make_cluster)
     base = unique_map_name(request.node.name).replace("-", "_")
     writer = cluster.client([cluster.addresses[2]], smart=False, compact_serializers=[PointSerializer()])
@@ -294,6 +297,9 @@ def test_what_the_small_side_created_reaches_the_merged_cluster(make_cluster, ne
     heard_name = "free-heard-" + base
     heard = []
     small.get_map(heard_name).blocking().add_entry_listener(added_func=lambda event: heard.append(event.key))
+    # A map with a sorted index on its values: what the small side merges in is indexed.
+    indexed = "free-indexed-" + base
+    large.get_map(indexed).blocking().add_index(attributes=["this"], index_type=IndexType.SORTED)
     net.cut(HOSTS[:2], HOSTS[2:])
     wait_members(small, 1, DROP_TIMEOUT, "the small side after the cut")
     wait_members(large, 2, DROP_TIMEOUT, "the large side after the cut")
@@ -307,6 +313,8 @@ def test_what_the_small_side_created_reaches_the_merged_cluster(make_cluster, ne
     small.sql.execute("INSERT INTO %s VALUES (1, 'one'), (2, 'two')" % mapping).result()
     writer.get_map(points).blocking().put_all({i: Point(i, -i) for i in range(10)})
     small.get_map(discarded).blocking().put("k", "v")
+    small.get_map(indexed).blocking().put_all({"small-%d" % i: 1000 + i for i in range(50)})
+    large.get_map(indexed).blocking().put_all({"large-%d" % i: i for i in range(50)})
     # Flake ids stay unique across the sides and the merge (node ids are join versions).
     ids = [client.get_flake_id_generator("ids-" + base).blocking().new_id() for client in (large, small) for _ in range(100)]
 
@@ -328,6 +336,9 @@ def test_what_the_small_side_created_reaches_the_merged_cluster(make_cluster, ne
 
     ids += [client.get_flake_id_generator("ids-" + base).blocking().new_id() for client in (large, small) for _ in range(100)]
     assert len(set(ids)) == len(ids), "flake ids repeated across the split and the merge"
+    index_hits = lambda: sorted(large.get_map(indexed).blocking().key_set(greater_or_equal("this", 1000)))  # noqa: E731
+    wanted = sorted("small-%d" % i for i in range(50))
+    wait_until(lambda: index_hits() == wanted, 30, lambda: "indexed query after the merge: %s" % index_hits()[:10])
     after = ["after-%d" % i for i in range(10)]
     for key in after:
         large.get_map(heard_name).blocking().put(key, 1)
