@@ -449,7 +449,10 @@ impl Listeners {
                 );
                 continue;
             }
-            if listener.flags & event.kind as i32 == 0 || (relayed && listener.local_only) {
+            // A map-wide event that affected nothing reaches near caches only (Hazelcast sends
+            // no CLEAR_ALL or EVICT_ALL of nothing, but invalidates).
+            let nothing = event.key.is_none() && event.affected_entries == 0;
+            if nothing || listener.flags & event.kind as i32 == 0 || (relayed && listener.local_only) {
                 continue;
             }
             if let (Some(wanted), Some(key)) = (&listener.key, event.key) {
@@ -572,6 +575,91 @@ mod tests {
         }
         assert!(rest.is_empty(), "whole events only");
         keys
+    }
+
+    /// A near cache's registration of [`MAP`]'s invalidations on `connection`.
+    fn near_cache(listeners: &mut Listeners, connection: &Arc<ConnectionShared>, correlation_id: i64) {
+        let listener = Listener {
+            id: Uuid { most: correlation_id as u64, least: 2 },
+            connection: connection.clone(),
+            correlation_id,
+            event_type: MessageType(0x013F02),
+            include_value: false,
+            flags: 256,
+            key: None,
+            invalidation: true,
+            local_only: false,
+            predicate: None,
+        };
+        listeners.add(MAP, listener);
+    }
+
+    /// The (partition uuid, sequence, has a key) of each invalidation in `length` bytes.
+    fn invalidations(client: &mut std::net::TcpStream, length: usize) -> Vec<(Option<Uuid>, i64, bool)> {
+        let mut bytes = vec![0; length];
+        client.read_exact(&mut bytes).unwrap();
+        let limits = StreamLimits { max_frame_bytes: 1 << 20, max_message_bytes: 1 << 20, max_pending_fragmented: 1 };
+        let (mut decoder, mut rest, mut heard) = (StreamDecoder::new(limits), &bytes[..], Vec::new());
+        while let Decoded::Message { length } = decoder.decode(rest).unwrap() {
+            let event = MapInvalidationEvent::decode(&Message::parse(&rest[..length]).unwrap()).unwrap();
+            assert_eq!(event.source_uuid, Some(MEMBER));
+            heard.push((event.partition_uuid, event.sequence, event.key.is_some()));
+            rest = &rest[length..];
+        }
+        heard
+    }
+
+    const MAP: &str = "m";
+
+    fn change(listeners: &mut Listeners, outbox: &mut Outbox, map: &str, partition: u16) {
+        let event = Event {
+            kind: EventKind::Updated,
+            partition_id: Some(PartitionId(partition)),
+            key: Some(b"key"),
+            value: Some(b"value"),
+            old_value: None,
+            affected_entries: 1,
+            source: MEMBER,
+        };
+        listeners.publish(outbox, MEMBER, map, event);
+    }
+
+    #[test]
+    fn invalidations_carry_the_partitions_uuid_and_sequence_of_their_map() {
+        let (mut listeners, _) = listeners();
+        let (connection, mut client) = ConnectionShared::loopback(1);
+        let (entries, _entry_client) = ConnectionShared::loopback(2);
+        near_cache(&mut listeners, &connection, 5);
+        listen(&mut listeners, &entries, 6);
+        listeners.maps.get_mut(MAP).unwrap()[1].flags = -1; // every kind of entry event
+        assert!(listeners.has_invalidation_listener(MAP) && !listeners.has_invalidation_listener("other"));
+        let mut outbox = Outbox::default();
+        change(&mut listeners, &mut outbox, MAP, 3);
+        change(&mut listeners, &mut outbox, MAP, 3);
+        change(&mut listeners, &mut outbox, MAP, 4);
+        change(&mut listeners, &mut outbox, "other", 3);
+        let uuid = |listeners: &mut Listeners, partition| Some(listeners.metadata.uuid(partition, || unreachable!()));
+        let (three, four) = (uuid(&mut listeners, 3), uuid(&mut listeners, 4));
+        assert_ne!(three, four);
+        let entry_bytes = outbox.buffer(&entries).len();
+        assert!(entry_bytes > 0, "the entry listener heard the changes");
+        let written = outbox.flush() - entry_bytes;
+        assert_eq!(invalidations(&mut client, written), [(three, 1, true), (three, 2, true), (four, 1, true)]);
+        assert_eq!(listeners.metadata.current_sequence("other", 3), 0, "no near cache listens to it");
+        let clear = ClearInvalidation { partition: PartitionId(3), partition_uuid: three.unwrap(), sequence: 3 };
+        let event = Event {
+            kind: EventKind::ClearAll,
+            partition_id: None,
+            key: None,
+            value: None,
+            old_value: None,
+            affected_entries: 0,
+            source: MEMBER,
+        };
+        listeners.publish_map_wide(&mut outbox, MEMBER, MAP, event, Some(clear));
+        assert!(outbox.buffer(&entries).is_empty(), "no CLEAR_ALL of nothing");
+        let heard = invalidations(&mut client, outbox.flush());
+        assert_eq!(heard, [(three, 3, false)], "the clear's invalidation as the name's partition took it");
     }
 
     #[test]

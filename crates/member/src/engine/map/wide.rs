@@ -174,8 +174,10 @@ impl WideOperation for Clear {
     }
 
     fn map_event(&self, partial: &Cleared) -> Option<(Registry, EventKind, u64)> {
-        // Hazelcast publishes nothing for a map when nothing was cleared or evicted.
-        (partial.count.0 > 0).then_some((Registry::Entries, self.event, partial.count.0))
+        // Hazelcast publishes no entry event when nothing was cleared or evicted, but
+        // invalidates near caches all the same (the listeners skip an event of nothing).
+        let published = partial.count.0 > 0 || partial.invalidation.is_some();
+        published.then_some((Registry::Entries, self.event, partial.count.0))
     }
 
     fn clear_invalidation(&self, partial: &Cleared) -> Option<ClearInvalidation> {
@@ -461,7 +463,15 @@ mod tests {
         assert_eq!(merged, Cleared { count: Count(5), invalidation: Some(invalidation) });
         assert_eq!(over_the_hop(&merged), merged);
         assert_eq!(over_the_hop(&Cleared::default()), Cleared::default());
-        assert_eq!(Clear::new(EventKind::ClearAll).clear_invalidation(&merged), Some(invalidation));
+        let clear = Clear::new(EventKind::ClearAll);
+        assert_eq!(clear.clear_invalidation(&merged), Some(invalidation));
+        let nothing_cleared = Cleared { count: Count(0), invalidation: Some(invalidation) };
+        assert_eq!(
+            clear.map_event(&nothing_cleared),
+            Some((Registry::Entries, EventKind::ClearAll, 0)),
+            "near caches hear it"
+        );
+        assert_eq!(clear.map_event(&Cleared::default()), None, "no near cache, nothing cleared: no event");
     }
 
     #[test]
