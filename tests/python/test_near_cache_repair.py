@@ -118,15 +118,7 @@ def test_each_invalidating_write_takes_one_sequence_of_its_partition(client_fact
 def test_events_carry_the_source_the_partition_uuid_and_consecutive_sequences(client_factory, request):
     name = unique_name(request, "ncr")
     reader, (reader_map,) = near_cached(client_factory, name)
-    heard = []
-    proxy = reader_map._wrapped
-    handle = proxy._handle_invalidation
-
-    def recording(key, source_uuid, partition_uuid, sequence):
-        heard.append((source_uuid, partition_uuid, sequence))
-        handle(key, source_uuid, partition_uuid, sequence)
-
-    proxy._handle_invalidation = recording  # the listener looks the handler up per event
+    heard = record_invalidations(reader_map)
     writer_client = client_factory()
     writer = writer_client.get_map(name).blocking()
     for value in range(4):
@@ -135,12 +127,28 @@ def test_events_carry_the_source_the_partition_uuid_and_consecutive_sequences(cl
     partition = partition_of(reader, "key")
     _, uuids = fetch_metadata(reader, [name])
     writer_uuid = writer_client._connection_manager.client_uuid
-    assert heard == [(writer_uuid, dict(uuids)[partition], sequence) for sequence in (1, 2, 3, 4)]
+    assert [event[1:] for event in heard] == [(writer_uuid, dict(uuids)[partition], seq) for seq in (1, 2, 3, 4)]
+    assert all(event[0] is not None for event in heard), "each names its key"
+
+
+def record_invalidations(proxy):
+    """The (key, source, partition uuid, sequence) of every invalidation `proxy` hears from now."""
+    heard = []
+    wrapped = proxy._wrapped
+    handle = wrapped._handle_invalidation
+
+    def recording(key, source_uuid, partition_uuid, sequence):
+        heard.append((key, source_uuid, partition_uuid, sequence))
+        handle(key, source_uuid, partition_uuid, sequence)
+
+    wrapped._handle_invalidation = recording  # the listener looks the handler up per event
+    return heard
 
 
 def test_a_clear_takes_one_sequence_of_the_map_on_every_partition(client_factory, request):
     cleared, kept = unique_name(request, "ncr"), unique_name(request, "ncrk")
     client, (cleared_map, kept_map) = near_cached(client_factory, cleared, kept)
+    heard = record_invalidations(cleared_map)
     keys = ["a", "b", "c", "d", "e"]
     for key in keys:
         cleared_map.put(key, 1)
@@ -162,7 +170,16 @@ def test_a_clear_takes_one_sequence_of_the_map_on_every_partition(client_factory
     after_clear = {partition: written.get(partition, 0) + 1 for partition in range(count)}
     _, after = wait_until(lambda: fetched_once({cleared: after_clear, kept: expected_kept}), message="one more everywhere")
     assert dict(after) == dict(before), "a clear keeps the partition uuids"
+    # The clear's invalidation (a null key) names the map name's partition: its uuid, its sequence.
+    name_partition = partition_of(client, cleared)
+    clear_event = (dict(after)[name_partition], after_clear[name_partition])
+    wait_until(lambda: [event[2:] for event in heard if event[0] is None] == [clear_event], message="the clear's invalidation")
     assert cleared_map.get("a") is None
-    cleared_map.evict_all()
+    cleared_map.evict_all()  # of an empty map: it still invalidates
     after_evict = {partition: sequence + 1 for partition, sequence in after_clear.items()}
     wait_until(lambda: fetched_once({cleared: after_evict, kept: expected_kept}), message="evictAll: one more again")
+    evict_event = (dict(after)[name_partition], after_evict[name_partition])
+    wait_until(
+        lambda: [event[2:] for event in heard if event[0] is None] == [clear_event, evict_event],
+        message="the evictAll's invalidation",
+    )
