@@ -165,7 +165,7 @@ impl WideOperation for Clear {
             self.on_partition(map, partition, owned, share.now_ms, partial);
         }
         if share.listeners.has_invalidation_listener(map) {
-            let name_partition = ferrogrid_protocol::data::partition_for_name(map, share.partition_count);
+            let name_partition = ferrogrid_protocol::data::partition_for_string(map, share.partition_count);
             let metadata = &mut share.listeners.metadata;
             if let Some(invalidation) = take_sequences(metadata, map, &owned, name_partition) {
                 partial.invalidation = Some(invalidation);
