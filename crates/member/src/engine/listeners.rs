@@ -430,23 +430,15 @@ impl Listeners {
         for listener in listeners.iter() {
             if listener.invalidation {
                 // One sequence per change, taken once whoever listens (and past the bound too).
-                let (partition_uuid, sequence) = *invalidation.get_or_insert_with(|| match event.partition_id {
-                    Some(partition) => {
-                        let sequence = self.metadata.next_sequence(map, partition.0);
-                        (Some(self.metadata.uuid(partition.0, fresh_uuid)), sequence)
-                    }
-                    None => clear.map_or((None, 0), |clear| (Some(clear.partition_uuid), clear.sequence)),
-                });
+                let (partition_uuid, sequence) =
+                    *invalidation.get_or_insert_with(|| take_invalidation(&mut self.metadata, map, &event, clear));
                 let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
                     self.bound.drop_event(listener, map);
                     continue;
                 };
                 let (source_uuid, key) = (Some(event.source), event.key.map(Data));
-                MapInvalidationEvent { source_uuid, partition_uuid, sequence, key }.encode(
-                    out,
-                    listener.correlation_id,
-                    partition_id,
-                );
+                let invalidated = MapInvalidationEvent { source_uuid, partition_uuid, sequence, key };
+                invalidated.encode(out, listener.correlation_id, partition_id);
                 continue;
             }
             // A map-wide event that affected nothing reaches near caches only (Hazelcast sends
@@ -481,6 +473,23 @@ impl Listeners {
             }
             .encode(out, listener.event_type, listener.correlation_id, partition_id);
         }
+    }
+}
+
+/// The partition uuid and sequence of `event`'s invalidation of `map`: a key's takes the next
+/// sequence of its (map, partition); a map-wide one's are `clear`'s (none: null uuid, 0).
+fn take_invalidation(
+    metadata: &mut InvalidationMetadata,
+    map: &str,
+    event: &Event<'_>,
+    clear: Option<ClearInvalidation>,
+) -> (Option<Uuid>, i64) {
+    match event.partition_id {
+        Some(partition) => {
+            let sequence = metadata.next_sequence(map, partition.0);
+            (Some(metadata.uuid(partition.0, fresh_uuid)), sequence)
+        }
+        None => clear.map_or((None, 0), |clear| (Some(clear.partition_uuid), clear.sequence)),
     }
 }
 
