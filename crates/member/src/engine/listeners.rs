@@ -441,9 +441,10 @@ impl Listeners {
                 invalidated.encode(out, listener.correlation_id, partition_id);
                 continue;
             }
-            // A map-wide event that affected nothing reaches near caches only (Hazelcast sends
-            // no CLEAR_ALL or EVICT_ALL of nothing, but invalidates).
-            let nothing = event.key.is_none() && event.affected_entries == 0;
+            // A map's map-wide event that affected nothing reaches near caches only (Hazelcast
+            // sends no map's CLEAR_ALL or EVICT_ALL of nothing, but invalidates; a multimap's
+            // empty clear is heard).
+            let nothing = registry == Registry::Entries && event.key.is_none() && event.affected_entries == 0;
             if nothing || listener.flags & event.kind as i32 == 0 || (relayed && listener.local_only) {
                 continue;
             }
