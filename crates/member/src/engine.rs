@@ -11,6 +11,7 @@ pub(crate) mod container_merge;
 pub(crate) mod dynamic_config;
 pub(crate) mod executor;
 pub(crate) mod flake_id;
+pub(crate) mod invalidation;
 pub(crate) mod java_code;
 pub(crate) mod listeners;
 pub(crate) mod locks;

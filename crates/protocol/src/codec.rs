@@ -258,6 +258,14 @@ messages! {
         ; var keys: Vec<Data<'a>>, source_uuids: Packed<Option<Uuid>>, partition_uuids: Packed<Option<Uuid>>,
           sequences: Packed<i64>
     }
+    /// The near-cache invalidation metadata of the partitions the member `uuid` owns, for the
+    /// maps `names`: per map, the (partition, sequence) pairs whose sequence is not 0, and each
+    /// owned partition's uuid.
+    Request MapFetchNearCacheInvalidationMetadata<'a> = 0x013D00 { uuid: Option<Uuid>; var names: Vec<&'a str> }
+    Response MapFetchNearCacheInvalidationMetadataResponse<'a> {
+        ; var name_partition_sequence_list: Vec<(&'a str, Packed<(i32, i64)>)>,
+          partition_uuid_list: Packed<(i32, Option<Uuid>)>
+    }
     /// One batch of a partition's keys from where `iteration_pointers` (index, size) left off.
     Request MapFetchKeys<'a> = 0x013700 { batch: i32; var name: &'a str, iteration_pointers: Packed<(i32, i32)> }
     Response MapFetchKeysResponse<'a> { ; var iteration_pointers: Packed<(i32, i32)>, keys: Vec<Data<'a>> }

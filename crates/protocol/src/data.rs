@@ -56,7 +56,12 @@ pub fn partition_for(data: Data<'_>, partition_count: u16) -> PartitionId {
 /// Hazelcast's clients and members place it: the partition of the serialized string after the
 /// first `@` (the partition key), or of the whole name.
 pub fn partition_for_name(name: &str, partition_count: u16) -> PartitionId {
-    let key = name.split_once('@').map_or(name, |(_, key)| key);
+    partition_for_string(name.split_once('@').map_or(name, |(_, key)| key), partition_count)
+}
+
+/// The partition of the serialized string `key`, whole (`@` means nothing here): where
+/// Hazelcast's partition service places a map-wide event of the map named `key`.
+pub fn partition_for_string(key: &str, partition_count: u16) -> PartitionId {
     let mut blob = Vec::with_capacity(DATA_HEADER_SIZE + 4 + key.len());
     blob.extend_from_slice(&0i32.to_be_bytes());
     blob.extend_from_slice(&STRING_TYPE_ID.to_be_bytes());
@@ -106,6 +111,16 @@ mod tests {
     fn a_name_s_partition_is_its_partition_key_s() {
         assert_eq!(partition_for_name("key1", 271), PartitionId(43));
         assert_eq!(partition_for_name("orders@key1", 271), PartitionId(43));
+    }
+
+    #[test]
+    fn a_string_s_partition_hashes_it_whole() {
+        assert_eq!(partition_for_string("key1", 271), PartitionId(43));
+        let whole = partition_for_string("orders@key1", 271);
+        let mut blob = hex::decode("00000000fffffff50000000b").unwrap();
+        blob.extend_from_slice(b"orders@key1");
+        assert_eq!(whole, partition_for(Data(&blob), 271));
+        assert_ne!(whole, PartitionId(43), "the part after `@` is not the key here");
     }
 
     #[test]

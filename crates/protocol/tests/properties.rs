@@ -1064,6 +1064,30 @@ proptest! {
     }
 
     #[test]
+    fn near_cache_metadata_codecs_round_trip(
+        names in prop::collection::vec(text(), 0..4),
+        member in uuid(),
+        pairs in prop::collection::vec(any::<(i32, i64)>(), 0..8),
+        uuids in prop::collection::vec((any::<i32>(), prop::option::of(uuid())), 0..8),
+        correlation_id in any::<i64>(),
+        backup_acks in any::<u8>(),
+    ) {
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let request = MapFetchNearCacheInvalidationMetadata { uuid: Some(member), names: names.clone() };
+        let request_type = MapFetchNearCacheInvalidationMetadata::TYPE;
+        assert_round_trip!(MapFetchNearCacheInvalidationMetadata, request, request_type, correlation_id;
+            correlation_id, -1, 0);
+        let name_partition_sequence_list = names.iter().map(|name| (*name, Packed(pairs.clone()))).collect();
+        let response = MapFetchNearCacheInvalidationMetadataResponse {
+            name_partition_sequence_list,
+            partition_uuid_list: Packed(uuids),
+        };
+        let response_type = MapFetchNearCacheInvalidationMetadata::RESPONSE;
+        assert_round_trip!(MapFetchNearCacheInvalidationMetadataResponse, response, response_type, correlation_id;
+            response_type, correlation_id, backup_acks);
+    }
+
+    #[test]
     fn flake_id_codecs_round_trip(
         name in text(),
         batch in any::<(i64, i64, i32)>(),

@@ -12,7 +12,7 @@ use crate::net::connection::ConnectionShared;
 use crate::route::client::service::After;
 use crate::route::dispatch::{Core, Hop, Origin};
 use crate::route::envelope::Forward;
-use crate::route::operations::{self, ClientCall, Route, SqlCall};
+use crate::route::operations::{self, ClientCall, Flags, Route, SqlCall};
 use crate::route::wire;
 use crate::shared::{ClusterEvent, MemberWork, Task};
 use ferrogrid_cluster::MemberId;
@@ -190,7 +190,8 @@ impl Core {
             return Ok(After::Close("malformed forwarded request: no request header".into()));
         };
         let routed = |row: &operations::Operation| {
-            row.route.is_partition_bound() || matches!(row.route, Route::Replica | Route::Local)
+            let elsewhere = matches!(row.route, Route::Replica | Route::Local) || row.is(Flags::TARGETED);
+            row.route.is_partition_bound() || elsewhere
         };
         if !operations::row(header.message_type).is_some_and(routed) {
             let text = format!("not a partition request: {}", header.message_type);

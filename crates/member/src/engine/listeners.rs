@@ -10,9 +10,11 @@
 //! as Hazelcast drops events past its event queue capacity: a client that stops reading its
 //! events must not grow the member's memory without bound. Each drop is counted in the
 //! reactor's `eventsDropped` probe and warned about at most once per second per reactor.
-//! Invalidation sequences advance for dropped events too, so a near cache sees the gap.
+//! Invalidation sequences advance for dropped events too, so a near cache sees the gap: each
+//! reactor keeps the sequences and partition uuids of its partitions (`invalidation.rs`).
 
 use crate::cluster::peer::TopicRelay;
+use crate::engine::invalidation::InvalidationMetadata;
 use crate::net::connection::ConnectionShared;
 use crate::net::outbox::Outbox;
 use crate::obs::probes::Counter;
@@ -80,9 +82,19 @@ pub struct Event<'a> {
     pub source: Uuid,
 }
 
-/// A stable uuid naming one partition's invalidation sequence on this member.
-fn partition_uuid(member: Uuid, partition_id: i32) -> Uuid {
-    Uuid { most: member.most, least: member.least ^ (partition_id as u32 as u64).rotate_left(32) }
+/// What the invalidation of a whole map (a clear) names: the map name's partition, that
+/// partition's uuid and the sequence the clear took there (as Hazelcast's clear invalidation
+/// names them; a client's repairing handler checks them against the name's partition).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClearInvalidation {
+    pub partition: PartitionId,
+    pub partition_uuid: Uuid,
+    pub sequence: i64,
+}
+
+/// A new random partition uuid.
+pub(crate) fn fresh_uuid() -> Uuid {
+    Uuid::from_u128(uuid::Uuid::new_v4().as_u128())
 }
 
 /// The bound on events waiting for one listening connection, and what happens past it.
@@ -139,8 +151,8 @@ pub struct Listeners {
     /// The other registries (item listeners of queues, lists and sets, message listeners of
     /// topics), by object name, at `Registry as usize - 1`.
     objects: [HashMap<Box<str>, Vec<Listener>, RandomState>; OBJECT_REGISTRIES],
-    /// Invalidations sent per partition (the `sequence` near caches track).
-    sequences: HashMap<i32, i64, RandomState>,
+    /// The invalidation sequences and partition uuids of this reactor's partitions.
+    pub metadata: InvalidationMetadata,
     bound: EventBound,
     /// The cluster's Compact schemas and partition count, for predicates of listeners.
     pub(crate) schemas: (Arc<crate::engine::schemas::Schemas>, u16),
@@ -196,7 +208,7 @@ impl Listeners {
         Listeners {
             maps: HashMap::default(),
             objects: Default::default(),
-            sequences: HashMap::default(),
+            metadata: InvalidationMetadata::default(),
             bound,
             schemas,
         }
@@ -349,6 +361,12 @@ impl Listeners {
         !self.maps.is_empty() && self.maps.contains_key(map)
     }
 
+    /// Whether a near cache listens to `map`'s invalidations here (Hazelcast's
+    /// `hasInvalidationListener`: only then do its changes take invalidation sequences).
+    pub fn has_invalidation_listener(&self, map: &str) -> bool {
+        self.maps.get(map).is_some_and(|listeners| listeners.iter().any(|listener| listener.invalidation))
+    }
+
     /// Encodes `event` for every interested registration of `map` into the outbox, except for
     /// connections past the event bound, whose events are dropped and counted.
     pub fn publish(&mut self, outbox: &mut Outbox, member: Uuid, map: &str, event: Event<'_>) {
@@ -358,7 +376,23 @@ impl Listeners {
     /// [`Listeners::publish`] to the entry listeners of a map (`Registry::Entries`) or of a
     /// multimap (`Registry::MultiMapEntries`).
     pub fn publish_to(&mut self, registry: Registry, outbox: &mut Outbox, member: Uuid, map: &str, event: Event<'_>) {
-        self.publish_entry(registry, outbox, (member, false), map, event);
+        self.publish_entry(registry, outbox, (member, false), map, (event, None));
+    }
+
+    /// [`Listeners::publish`] of a map-wide event (CLEAR_ALL, EVICT_ALL): its invalidation
+    /// carries `clear` (the map name's partition, its uuid and the sequence the clear took
+    /// there; None if the member that owns that partition did not say: partition uuid null,
+    /// sequence 0).
+    pub fn publish_map_wide(
+        &mut self,
+        outbox: &mut Outbox,
+        member: Uuid,
+        map: &str,
+        event: Event<'_>,
+        clear: Option<ClearInvalidation>,
+    ) {
+        debug_assert!(event.partition_id.is_none(), "a map-wide event names no partition");
+        self.publish_entry(Registry::Entries, outbox, (member, false), map, (event, clear));
     }
 
     /// An event of a replicated map `map`, published by every member that applies the change
@@ -373,7 +407,7 @@ impl Listeners {
         map: &str,
         event: Event<'_>,
     ) {
-        self.publish_entry(Registry::ReplicatedEntries, outbox, (origin, relayed), map, event);
+        self.publish_entry(Registry::ReplicatedEntries, outbox, (origin, relayed), map, (event, None));
     }
 
     fn publish_entry(
@@ -382,7 +416,7 @@ impl Listeners {
         outbox: &mut Outbox,
         (member, relayed): (Uuid, bool),
         map: &str,
-        event: Event<'_>,
+        (event, clear): (Event<'_>, Option<ClearInvalidation>),
     ) {
         let registrations = match registry {
             Registry::Entries => &mut self.maps,
@@ -392,28 +426,26 @@ impl Listeners {
         listeners.retain(|listener| !listener.connection.is_closed());
         // On the wire an event's partition id is an `i32`, −1 for none.
         let partition_id = event.partition_id.map_or(-1, |partition| i32::from(partition.0));
-        let mut sequence = None;
+        let mut invalidation = None;
         for listener in listeners.iter() {
             if listener.invalidation {
-                let sequence = *sequence.get_or_insert_with(|| {
-                    let counter = self.sequences.entry(partition_id).or_insert(0);
-                    *counter += 1;
-                    *counter
-                });
+                // One sequence per change, taken once whoever listens (and past the bound too).
+                let (partition_uuid, sequence) =
+                    *invalidation.get_or_insert_with(|| take_invalidation(&mut self.metadata, map, &event, clear));
                 let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
                     self.bound.drop_event(listener, map);
                     continue;
                 };
-                MapInvalidationEvent {
-                    source_uuid: Some(event.source),
-                    partition_uuid: Some(partition_uuid(member, partition_id)),
-                    sequence,
-                    key: event.key.map(Data),
-                }
-                .encode(out, listener.correlation_id, partition_id);
+                let (source_uuid, key) = (Some(event.source), event.key.map(Data));
+                let invalidated = MapInvalidationEvent { source_uuid, partition_uuid, sequence, key };
+                invalidated.encode(out, listener.correlation_id, partition_id);
                 continue;
             }
-            if listener.flags & event.kind as i32 == 0 || (relayed && listener.local_only) {
+            // A map's map-wide event that affected nothing reaches near caches only (Hazelcast
+            // sends no map's CLEAR_ALL or EVICT_ALL of nothing, but invalidates; a multimap's
+            // empty clear is heard).
+            let nothing = registry == Registry::Entries && event.key.is_none() && event.affected_entries == 0;
+            if nothing || listener.flags & event.kind as i32 == 0 || (relayed && listener.local_only) {
                 continue;
             }
             if let (Some(wanted), Some(key)) = (&listener.key, event.key) {
@@ -442,6 +474,23 @@ impl Listeners {
             }
             .encode(out, listener.event_type, listener.correlation_id, partition_id);
         }
+    }
+}
+
+/// The partition uuid and sequence of `event`'s invalidation of `map`: a key's takes the next
+/// sequence of its (map, partition); a map-wide one's are `clear`'s (none: null uuid, 0).
+fn take_invalidation(
+    metadata: &mut InvalidationMetadata,
+    map: &str,
+    event: &Event<'_>,
+    clear: Option<ClearInvalidation>,
+) -> (Option<Uuid>, i64) {
+    match event.partition_id {
+        Some(partition) => {
+            let sequence = metadata.next_sequence(map, partition.0);
+            (Some(metadata.uuid(partition.0, fresh_uuid)), sequence)
+        }
+        None => clear.map_or((None, 0), |clear| (Some(clear.partition_uuid), clear.sequence)),
     }
 }
 
@@ -536,6 +585,91 @@ mod tests {
         }
         assert!(rest.is_empty(), "whole events only");
         keys
+    }
+
+    /// A near cache's registration of [`MAP`]'s invalidations on `connection`.
+    fn near_cache(listeners: &mut Listeners, connection: &Arc<ConnectionShared>, correlation_id: i64) {
+        let listener = Listener {
+            id: Uuid { most: correlation_id as u64, least: 2 },
+            connection: connection.clone(),
+            correlation_id,
+            event_type: MessageType(0x013F02),
+            include_value: false,
+            flags: 256,
+            key: None,
+            invalidation: true,
+            local_only: false,
+            predicate: None,
+        };
+        listeners.add(MAP, listener);
+    }
+
+    /// The (partition uuid, sequence, has a key) of each invalidation in `length` bytes.
+    fn invalidations(client: &mut std::net::TcpStream, length: usize) -> Vec<(Option<Uuid>, i64, bool)> {
+        let mut bytes = vec![0; length];
+        client.read_exact(&mut bytes).unwrap();
+        let limits = StreamLimits { max_frame_bytes: 1 << 20, max_message_bytes: 1 << 20, max_pending_fragmented: 1 };
+        let (mut decoder, mut rest, mut heard) = (StreamDecoder::new(limits), &bytes[..], Vec::new());
+        while let Decoded::Message { length } = decoder.decode(rest).unwrap() {
+            let event = MapInvalidationEvent::decode(&Message::parse(&rest[..length]).unwrap()).unwrap();
+            assert_eq!(event.source_uuid, Some(MEMBER));
+            heard.push((event.partition_uuid, event.sequence, event.key.is_some()));
+            rest = &rest[length..];
+        }
+        heard
+    }
+
+    const MAP: &str = "m";
+
+    fn change(listeners: &mut Listeners, outbox: &mut Outbox, map: &str, partition: u16) {
+        let event = Event {
+            kind: EventKind::Updated,
+            partition_id: Some(PartitionId(partition)),
+            key: Some(b"key"),
+            value: Some(b"value"),
+            old_value: None,
+            affected_entries: 1,
+            source: MEMBER,
+        };
+        listeners.publish(outbox, MEMBER, map, event);
+    }
+
+    #[test]
+    fn invalidations_carry_the_partitions_uuid_and_sequence_of_their_map() {
+        let (mut listeners, _) = listeners();
+        let (connection, mut client) = ConnectionShared::loopback(1);
+        let (entries, _entry_client) = ConnectionShared::loopback(2);
+        near_cache(&mut listeners, &connection, 5);
+        listen(&mut listeners, &entries, 6);
+        listeners.maps.get_mut(MAP).unwrap()[1].flags = -1; // every kind of entry event
+        assert!(listeners.has_invalidation_listener(MAP) && !listeners.has_invalidation_listener("other"));
+        let mut outbox = Outbox::default();
+        change(&mut listeners, &mut outbox, MAP, 3);
+        change(&mut listeners, &mut outbox, MAP, 3);
+        change(&mut listeners, &mut outbox, MAP, 4);
+        change(&mut listeners, &mut outbox, "other", 3);
+        let uuid = |listeners: &mut Listeners, partition| Some(listeners.metadata.uuid(partition, || unreachable!()));
+        let (three, four) = (uuid(&mut listeners, 3), uuid(&mut listeners, 4));
+        assert_ne!(three, four);
+        let entry_bytes = outbox.buffer(&entries).len();
+        assert!(entry_bytes > 0, "the entry listener heard the changes");
+        let written = outbox.flush() - entry_bytes;
+        assert_eq!(invalidations(&mut client, written), [(three, 1, true), (three, 2, true), (four, 1, true)]);
+        assert_eq!(listeners.metadata.current_sequence("other", 3), 0, "no near cache listens to it");
+        let clear = ClearInvalidation { partition: PartitionId(3), partition_uuid: three.unwrap(), sequence: 3 };
+        let event = Event {
+            kind: EventKind::ClearAll,
+            partition_id: None,
+            key: None,
+            value: None,
+            old_value: None,
+            affected_entries: 0,
+            source: MEMBER,
+        };
+        listeners.publish_map_wide(&mut outbox, MEMBER, MAP, event, Some(clear));
+        assert!(outbox.buffer(&entries).is_empty(), "no CLEAR_ALL of nothing");
+        let heard = invalidations(&mut client, outbox.flush());
+        assert_eq!(heard, [(three, 3, false)], "the clear's invalidation as the name's partition took it");
     }
 
     #[test]

@@ -2,13 +2,15 @@
 //! (`store.rs` over `table.rs` and `entry.rs`), its indexes and the predicates queries run,
 //! iteration by partition (`iteration.rs`), and its transactional operations (`txn.rs`: a
 //! transaction's key operations, staged in `staged.rs` until its end; `txn_wide.rs`: its
-//! commit, rollback and reads over every partition), and a split-brain merge's entries arriving
-//! through each map's merge policy (`merge.rs`).
+//! commit, rollback and reads over every partition), a split-brain merge's entries arriving
+//! through each map's merge policy (`merge.rs`), and the near-cache invalidation metadata a
+//! client's repairing handler fetches (`near_cache.rs`).
 pub(crate) mod aggregate_ops;
 pub(crate) mod entry;
 pub(crate) mod index;
 pub(crate) mod iteration;
 pub(crate) mod merge;
+pub(crate) mod near_cache;
 pub(crate) mod ops;
 pub(crate) mod query;
 pub(crate) mod query_ops;

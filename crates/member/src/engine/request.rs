@@ -75,6 +75,12 @@ pub enum Reply<'a> {
     },
     /// The members known to hold a schema a client sent.
     SchemaHolders(Vec<Uuid>),
+    /// A member's near-cache invalidation metadata: per map, the (partition, sequence) pairs of
+    /// its owned partitions whose sequence is not 0; each owned partition's uuid.
+    InvalidationMetadata {
+        sequences: Vec<(&'a str, Vec<(i32, i64)>)>,
+        uuids: Vec<(i32, Uuid)>,
+    },
     /// A SQL statement's result.
     Statement(Statement),
     /// No answer: another request answers for this one (an `INSERT ... SELECT`'s writes), or no

@@ -14,7 +14,7 @@
 
 pub(crate) mod objects;
 
-use crate::engine::listeners::{Event, EventKind, Listeners, Registry};
+use crate::engine::listeners::{ClearInvalidation, Event, EventKind, Listeners, Registry};
 use crate::engine::pn_counter::state::PnCounters;
 use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
 use crate::net::connection::ConnectionShared;
@@ -86,6 +86,12 @@ pub(crate) trait WideOperation: fmt::Debug + Send + Sync + 'static {
         None
     }
 
+    /// The member the client sent the request for (it runs there alone; another member
+    /// forwards it there): None for a request any member answers for the cluster.
+    fn target(&self) -> Option<Uuid> {
+        None
+    }
+
     /// What a share starts from (and what a share with nothing to contribute adds).
     fn empty(&self) -> Self::Partial;
 
@@ -133,6 +139,12 @@ pub(crate) trait WideOperation: fmt::Debug + Send + Sync + 'static {
     /// The map-wide event the answering share publishes once per request, with how many
     /// entries the request affected, and to which registry's listeners.
     fn map_event(&self, _partial: &Self::Partial) -> Option<(Registry, EventKind, u64)> {
+        None
+    }
+
+    /// What the map event's near-cache invalidation names (a clear's: the map name's
+    /// partition, its uuid and sequence), if a share took it.
+    fn clear_invalidation(&self, _partial: &Self::Partial) -> Option<ClearInvalidation> {
         None
     }
 
@@ -236,6 +248,11 @@ impl WideRequest {
         self.shares.removed_registration()
     }
 
+    /// See [`WideOperation::target`].
+    pub(crate) fn target(&self) -> Option<Uuid> {
+        self.shares.target()
+    }
+
     /// Whether it reads the partitions' owners' data (a size, a query): in a cluster with no
     /// data member there is none to read, and Hazelcast refuses it.
     pub(crate) fn reads_owned_partitions(&self) -> bool {
@@ -261,6 +278,7 @@ pub(crate) trait Shares: fmt::Debug + Send + Sync {
     fn is_cluster_wide(&self) -> bool;
     fn relayed_registration(&self) -> Option<Uuid>;
     fn removed_registration(&self) -> Option<Uuid>;
+    fn target(&self) -> Option<Uuid>;
     fn partitions(&self) -> Partitions;
 }
 
@@ -308,7 +326,8 @@ impl<W: WideOperation> Shares for Merged<W> {
             Answer::Client => {
                 if let Some((registry, kind, count)) = self.operation.map_event(&partial) {
                     let source = job.connection.map_or(share.member, |connection| connection.client_uuid());
-                    publish_map_event(share, registry, job.name, source, kind, count);
+                    let clear = self.operation.clear_invalidation(&partial);
+                    publish_map_event(share, (registry, job.name), source, (kind, count), clear);
                 }
                 write_reply(&self.operation, &mut partial, out, (job.response_type, job.correlation_id));
             }
@@ -325,6 +344,10 @@ impl<W: WideOperation> Shares for Merged<W> {
 
     fn removed_registration(&self) -> Option<Uuid> {
         self.operation.removed_registration()
+    }
+
+    fn target(&self) -> Option<Uuid> {
+        self.operation.target()
     }
 
     fn partitions(&self) -> Partitions {
@@ -354,14 +377,13 @@ pub(crate) fn write_reply<W: WideOperation>(
 }
 
 /// CLEAR_ALL / EVICT_ALL for `map` (a map's or a multimap's: `registry`), from the share that
-/// answers the request.
+/// answers the request; a map's near-cache invalidation names `clear`.
 fn publish_map_event(
     share: &mut ShareContext<'_>,
-    registry: Registry,
-    map: &str,
+    (registry, map): (Registry, &str),
     source: Uuid,
-    kind: EventKind,
-    count: u64,
+    (kind, count): (EventKind, u64),
+    clear: Option<ClearInvalidation>,
 ) {
     let event = Event {
         kind,
@@ -372,7 +394,10 @@ fn publish_map_event(
         affected_entries: count.min(i32::MAX as u64) as i32,
         source,
     };
-    share.listeners.publish_to(registry, share.outbox, share.member, map, event);
+    match registry {
+        Registry::Entries => share.listeners.publish_map_wide(share.outbox, share.member, map, event, clear),
+        other => share.listeners.publish_to(other, share.outbox, share.member, map, event),
+    }
 }
 
 /// The outcome of looking at a request that might be map-wide.

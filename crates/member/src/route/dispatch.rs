@@ -252,7 +252,7 @@ impl Core {
             }
             Some((_, row)) if row.route == Route::EveryPartition => {
                 let message = Message::parse(bytes)?;
-                self.dispatch_wide(connection, row, &message, bytes, out, origin)
+                self.dispatch_wide(connection, row, &message, header.correlation_id, bytes, out, origin)
             }
             Some((_, &Operation { route: Route::Sql(call), .. })) => {
                 let message = Message::parse(bytes)?;
@@ -378,30 +378,7 @@ impl Core {
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let message = Message::parse(bytes)?;
         let (name, named) = (row.replica.expect("replica rows name their replica"))(&message)?;
-        let state = &self.owner.replication.state;
-        let target = named.map(|uuid| MemberId(uuid.as_u128()));
-        if target != Some(state.me) {
-            let id = header.correlation_id;
-            let refusal = match target {
-                // Only to a member of this cluster: after a split the link to one of the other
-                // side may stay open (TCP keeps what is sent through a cut), and a request sent
-                // on it would wait for an answer that never comes.
-                Some(member)
-                    if origin.hop == Hop::Client && state.is_member(member) && state.links.contains_key(&member) =>
-                {
-                    self.forward(connection, member, id, bytes, origin.source, crate::cluster::peer::FORWARD);
-                    return Ok(After::Continue);
-                }
-                Some(member) if state.is_member(member) => OpError::new(
-                    ErrorKind::TargetNotMember,
-                    format!("Member with uuid({}) is not reachable from this member", named.unwrap_or_default()),
-                ),
-                _ => OpError::new(
-                    ErrorKind::TargetNotMember,
-                    format!("Member with uuid({}) is not in member list ", display_uuid(named)),
-                ),
-            };
-            wire::write_error(out, id, &refusal);
+        if !self.runs_here(connection, (header.correlation_id, named), bytes, out, origin) {
             return Ok(After::Continue);
         }
         let partition = crate::engine::pn_counter::state::partition_of(name, self.shared.view.partition_count);
@@ -423,6 +400,45 @@ impl Core {
             self.hand_off_request(connection, owner, bytes, origin, header.correlation_id);
         }
         Ok(After::Continue)
+    }
+
+    /// Whether a request the client sent for the member `named` (a CRDT replica, the member
+    /// whose near-cache metadata it asks for) runs here: if not, it has been forwarded to that
+    /// member (from a client), or answered (request `correlation_id`) with TargetNotMember.
+    pub(crate) fn runs_here(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        (correlation_id, named): (i64, Option<Uuid>),
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        origin: Origin,
+    ) -> bool {
+        let state = &self.owner.replication.state;
+        let target = named.map(|uuid| MemberId(uuid.as_u128()));
+        if target == Some(state.me) {
+            return true;
+        }
+        let refusal = match target {
+            // Only to a member of this cluster: after a split the link to one of the other
+            // side may stay open (TCP keeps what is sent through a cut), and a request sent
+            // on it would wait for an answer that never comes.
+            Some(member)
+                if origin.hop == Hop::Client && state.is_member(member) && state.links.contains_key(&member) =>
+            {
+                self.forward(connection, member, correlation_id, bytes, origin.source, crate::cluster::peer::FORWARD);
+                return false;
+            }
+            Some(member) if state.is_member(member) => OpError::new(
+                ErrorKind::TargetNotMember,
+                format!("Member with uuid({}) is not reachable from this member", named.unwrap_or_default()),
+            ),
+            _ => OpError::new(
+                ErrorKind::TargetNotMember,
+                format!("Member with uuid({}) is not in member list ", display_uuid(named)),
+            ),
+        };
+        wire::write_error(out, correlation_id, &refusal);
+        false
     }
 
     /// The request's partition, validated, if the request runs on this member (with its local

@@ -133,6 +133,9 @@ impl Flags {
     pub const LOCK_AWARE: Flags = Flags(4);
     /// Names an object in its first variable frame, which a tenant's namespace scopes.
     pub const SCOPED: Flags = Flags(8);
+    /// Names the member it runs on (a request over that member's partitions only): another
+    /// member forwards it there.
+    pub const TARGETED: Flags = Flags(16);
 
     pub const fn with(self, other: Flags) -> Flags {
         Flags(self.0 | other.0)

@@ -19,20 +19,27 @@ use std::sync::Arc;
 
 impl Core {
     /// Runs a request over every partition by its row (`row`, found by dispatch), whose
-    /// classifier decodes it into the fan-out's operation.
+    /// classifier decodes it into the fan-out's operation, answered under `correlation_id` (the
+    /// request's own, or the forwarder's for a request another member forwarded).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn dispatch_wide(
         &mut self,
         connection: &Arc<ConnectionShared>,
         row: &Operation,
         message: &Message<'_>,
+        correlation_id: i64,
         bytes: &[u8],
         out: &mut Vec<u8>,
         origin: Origin,
     ) -> Result<After, ferrogrid_protocol::DecodeError> {
         let from_member = origin.hop != Hop::Client;
-        let (correlation_id, response_type) = (message.correlation_id(), message.message_type().response());
+        let response_type = message.message_type().response();
         let classify = row.classify.expect("a row over every partition has a classifier");
         match classify(message, connection)? {
+            Classified::Wide(operation, _)
+                if operation.target().is_some_and(|target| {
+                    !self.runs_here(connection, (correlation_id, Some(target)), bytes, out, origin)
+                }) => {}
             Classified::Wide(operation, name) => {
                 if operation.reads_owned_partitions() && self.owner.replication.state.without_data_members() {
                     let failure = OpError::new(ErrorKind::NoDataMember, NO_DATA_MEMBER_TEXT);

@@ -35,6 +35,19 @@ pub struct HazelcastReply<'o> {
     pub correlation_id: i64,
 }
 
+/// A member's near-cache invalidation metadata ([`Reply::InvalidationMetadata`]).
+fn write_metadata(
+    out: &mut Vec<u8>,
+    (ty, id): (MessageType, i64),
+    sequences: Vec<(&str, Vec<(i32, i64)>)>,
+    uuids: Vec<(i32, ferrogrid_protocol::Uuid)>,
+) {
+    let name_partition_sequence_list = sequences.into_iter().map(|(name, pairs)| (name, Packed(pairs))).collect();
+    let partition_uuid_list = Packed(uuids.into_iter().map(|(id, uuid)| (id, Some(uuid))).collect());
+    let response = MapFetchNearCacheInvalidationMetadataResponse { name_partition_sequence_list, partition_uuid_list };
+    response.encode(out, ty, id, BACKUP_ACKS);
+}
+
 impl Replies for HazelcastReply<'_> {
     fn reply(&mut self, reply: Reply<'_>) {
         let (out, ty, id) = (&mut *self.out, self.response_type, self.correlation_id);
@@ -97,6 +110,7 @@ impl Replies for HazelcastReply<'_> {
                 let replicated_members = Packed(holders.into_iter().map(Some).collect());
                 SchemaReplicatedResponse { replicated_members }.encode(out, ty, id, BACKUP_ACKS);
             }
+            Reply::InvalidationMetadata { sequences, uuids } => write_metadata(out, (ty, id), sequences, uuids),
             Reply::Statement(statement) => crate::sql::pages::write_statement(out, id, &statement),
             Reply::NoAnswer => {}
         }

@@ -80,7 +80,7 @@ impl Core {
                     }
                 };
                 if call == TxnCall::Wide {
-                    return self.dispatch_wide(connection, row, &message, bytes, out, origin);
+                    return self.dispatch_wide(connection, row, &message, id, bytes, out, origin);
                 }
                 let mut reader = message.reader();
                 let name = reader.string()?;

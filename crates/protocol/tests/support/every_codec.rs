@@ -231,6 +231,8 @@ macro_rules! for_every_codec {
             NullableDataListResponse,
             MapInvalidationEvent,
             MapBatchInvalidationEvent,
+            MapFetchNearCacheInvalidationMetadata,
+            MapFetchNearCacheInvalidationMetadataResponse,
             FlakeIdGeneratorNewIdBatch,
             FlakeIdGeneratorNewIdBatchResponse,
             DynamicConfigAddMultiMapConfig,

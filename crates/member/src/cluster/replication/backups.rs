@@ -501,6 +501,11 @@ impl PartitionOwner {
         let now = new_replicas.iter().position(|member| *member == Some(me));
         let (old_owner, new_owner) = (before.owner(partition), after.owner(partition));
         self.replication.owned[local] = now == Some(0);
+        if (was == Some(0)) != (now == Some(0)) {
+            // Taken over or given up: near caches must see the partition's sequences start over
+            // (`engine/invalidation.rs`).
+            self.listeners.metadata.forget_partition(partition as u16);
+        }
         self.replicated_table_change(partition, (was, now), before);
         // The old owner hands its data to a new owner that held no replica; requests waiting
         // on its locks go to the new owner (clients retry on this answer).

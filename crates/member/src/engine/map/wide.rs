@@ -2,12 +2,14 @@
 //! clear, evictAll, flush, destroy). Their rows (`wide_rows.rs`) decode the requests into them
 //! (and into entry listeners, queries, aggregations and projections).
 
-use crate::engine::listeners::{EventKind, Listeners, Registry};
+use crate::engine::invalidation::InvalidationMetadata;
+use crate::engine::listeners::{fresh_uuid, ClearInvalidation, EventKind, Listeners, Registry};
 use crate::engine::request::{OpError, Reply};
 use crate::engine::structures::ObjectKind;
-use crate::engine::wide::{Count, Found, Items, Listed, Partitions, ShareContext, WideOperation, WideRequest};
+use crate::engine::wide::{Count, Found, Items, Listed, Partial, Partitions, ShareContext, WideOperation, WideRequest};
 use crate::partition::objects::PartitionStore;
-use ferrogrid_protocol::message::write_frame;
+use ferrogrid_protocol::message::{write_frame, MessageWriter, RESPONSE_HEADER_SIZE};
+use ferrogrid_protocol::{DecodeError, Message, PartitionId, Uuid};
 
 /// Map.size: live entries of owned partitions.
 #[derive(Debug)]
@@ -118,7 +120,11 @@ impl WideOperation for List {
 }
 
 /// Map.clear and Map.evictAll: remove every unlocked entry from every replica held here;
-/// one CLEAR_ALL or EVICT_ALL event with the number of live entries removed.
+/// one CLEAR_ALL or EVICT_ALL event with the number of live entries removed. Where a near
+/// cache listens, the map takes one invalidation sequence on every owned partition: the
+/// clear's invalidation names the one of the map name's partition (Hazelcast 5.6's
+/// `invalidateAllKeysInNearCaches`, run by the clear on every partition: `invalidateAllKeys`
+/// on the name's partition, `forceIncrementSequence` on the others).
 #[derive(Debug)]
 pub(crate) struct Clear {
     event: EventKind,
@@ -133,29 +139,113 @@ impl Clear {
 }
 
 impl WideOperation for Clear {
-    type Partial = Count;
+    type Partial = Cleared;
     const PARTITIONS: Partitions = Partitions::Replicas;
 
-    fn empty(&self) -> Count {
-        Count(0)
+    fn empty(&self) -> Cleared {
+        Cleared::default()
     }
 
-    fn on_partition(&self, map: &str, partition: &mut PartitionStore, owned: bool, now_ms: i64, partial: &mut Count) {
+    fn on_partition(&self, map: &str, partition: &mut PartitionStore, owned: bool, now_ms: i64, partial: &mut Cleared) {
         if let Some(store) = partition.existing_mut(map) {
             let removed = store.clear(now_ms) as u64;
             if owned {
-                partial.0 += removed;
+                partial.count.0 += removed;
             }
         }
     }
 
-    fn map_event(&self, partial: &Count) -> Option<(Registry, EventKind, u64)> {
-        // Hazelcast publishes nothing for a map when nothing was cleared or evicted.
-        (partial.0 > 0).then_some((Registry::Entries, self.event, partial.0))
+    fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Cleared) {
+        let owned: Vec<u16> = (0..share.partitions.len())
+            .filter(|local| share.owned.get(*local).copied().unwrap_or(true))
+            .map(|local| share.partition_id(local))
+            .collect();
+        for (index, partition) in share.partitions.iter_mut().enumerate() {
+            let owned = share.owned.get(index).copied().unwrap_or(true);
+            self.on_partition(map, partition, owned, share.now_ms, partial);
+        }
+        if share.listeners.has_invalidation_listener(map) {
+            let name_partition = ferrogrid_protocol::data::partition_for_string(map, share.partition_count);
+            let metadata = &mut share.listeners.metadata;
+            if let Some(invalidation) = take_sequences(metadata, map, &owned, name_partition) {
+                partial.invalidation = Some(invalidation);
+            }
+        }
     }
 
-    fn reply<'p>(&'p self, _partial: &'p mut Count) -> Result<Reply<'p>, OpError> {
+    fn map_event(&self, partial: &Cleared) -> Option<(Registry, EventKind, u64)> {
+        // Hazelcast publishes no entry event when nothing was cleared or evicted, but
+        // invalidates near caches all the same (the listeners skip an event of nothing).
+        let published = partial.count.0 > 0 || partial.invalidation.is_some();
+        published.then_some((Registry::Entries, self.event, partial.count.0))
+    }
+
+    fn clear_invalidation(&self, partial: &Cleared) -> Option<ClearInvalidation> {
+        partial.invalidation
+    }
+
+    fn reply<'p>(&'p self, _partial: &'p mut Cleared) -> Result<Reply<'p>, OpError> {
         Ok(Reply::Empty)
+    }
+}
+
+/// A clear of `map` on the partitions `owned` (ids): each takes the map's next sequence; the
+/// name's partition's (if owned here), under its uuid, is the clear's invalidation.
+fn take_sequences(
+    metadata: &mut InvalidationMetadata,
+    map: &str,
+    owned: &[u16],
+    name_partition: PartitionId,
+) -> Option<ClearInvalidation> {
+    let mut invalidation = None;
+    for partition in owned {
+        let sequence = metadata.next_sequence(map, *partition);
+        if *partition == name_partition.0 {
+            let partition_uuid = metadata.uuid(*partition, fresh_uuid);
+            invalidation = Some(ClearInvalidation { partition: name_partition, partition_uuid, sequence });
+        }
+    }
+    invalidation
+}
+
+/// What a clear removed from owned partitions, and the invalidation it took on the map name's
+/// partition (from the share, or the member, that owns that partition).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cleared {
+    pub count: Count,
+    pub invalidation: Option<ClearInvalidation>,
+}
+
+impl Partial for Cleared {
+    fn merge(&mut self, other: Cleared) {
+        self.count.merge(other.count);
+        self.invalidation = self.invalidation.or(other.invalidation);
+    }
+
+    fn write_to(&self, writer: &mut MessageWriter<'_>) {
+        let invalidation = self.invalidation;
+        writer.fixed(&(self.count.0.min(i64::MAX as u64) as i64));
+        writer.fixed(&invalidation.is_some());
+        writer.fixed(&invalidation.map_or(0, |invalidation| i32::from(invalidation.partition.0)));
+        writer.fixed(&invalidation.map(|invalidation| invalidation.partition_uuid));
+        writer.fixed(&invalidation.map_or(0, |invalidation| invalidation.sequence));
+    }
+
+    fn read_from(message: &Message<'_>) -> Result<Cleared, DecodeError> {
+        let mut fixed = message.fixed(RESPONSE_HEADER_SIZE)?;
+        let count: i64 = fixed.read()?;
+        let (present, partition, partition_uuid, sequence): (bool, i32, Option<Uuid>, i64) =
+            (fixed.read()?, fixed.read()?, fixed.read()?, fixed.read()?);
+        let invalidation = match (present, u16::try_from(partition), partition_uuid) {
+            (true, Ok(partition), Some(partition_uuid)) => {
+                Some(ClearInvalidation { partition: PartitionId(partition), partition_uuid, sequence })
+            }
+            (true, _, _) => {
+                return Err(DecodeError::InvalidValue("a clear invalidation naming a partition and its uuid"))
+            }
+            (false, _, _) => None,
+        };
+        Ok(Cleared { count: Count(count.max(0) as u64), invalidation })
     }
 }
 
@@ -190,6 +280,7 @@ impl WideOperation for Destroy {
 
     fn on_reactor(&self, map: &str, listeners: &mut Listeners, _partial: &mut ()) {
         listeners.drop_all_of(Registry::Entries, map);
+        listeners.metadata.forget_map(map);
     }
 
     fn on_partition(&self, map: &str, partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
@@ -328,7 +419,7 @@ mod tests {
         let mut partial = operation.empty();
         operation.on_partition(MAP, &mut all[0], true, 0, &mut partial);
         operation.on_partition(MAP, &mut all[1], false, 0, &mut partial);
-        assert_eq!(partial, Count(1), "a backup's copy would count an entry twice");
+        assert_eq!(partial.count, Count(1), "a backup's copy would count an entry twice");
         assert_eq!(share(&Size, &mut all, 0), Count(0), "both copies are gone");
     }
 
@@ -339,12 +430,48 @@ mod tests {
             let mut all = partitions(4, ENTRIES);
             let mut merged = share(&operation, &mut all[..2], 5);
             merged.merge(over_the_hop(&share(&operation, &mut all[2..], 5)));
-            assert_eq!(merged, Count(4), "the expired entry goes but does not count");
+            assert_eq!(merged.count, Count(4), "the expired entry goes but does not count");
             assert_eq!(operation.map_event(&merged), Some((Registry::Entries, event, 4)));
             assert_eq!(share(&Size, &mut all, 0), Count(0));
-            assert_eq!(share(&operation, &mut all, 5), Count(0), "a second clear finds nothing");
+            assert_eq!(share(&operation, &mut all, 5).count, Count(0), "a second clear finds nothing");
             assert_eq!(operation.reply(&mut merged), Ok(Reply::Empty));
         }
+    }
+
+    #[test]
+    fn a_clear_takes_a_sequence_on_every_owned_partition_and_names_the_name_partitions() {
+        let mut metadata = InvalidationMetadata::default();
+        metadata.next_sequence(MAP, 4);
+        let name_uuid = metadata.uuid(4, fresh_uuid);
+        let taken = take_sequences(&mut metadata, MAP, &[2, 4], PartitionId(4));
+        let expected = ClearInvalidation { partition: PartitionId(4), partition_uuid: name_uuid, sequence: 2 };
+        assert_eq!(taken, Some(expected), "the clear's invalidation, under the partition's uuid");
+        assert_eq!((metadata.current_sequence(MAP, 2), metadata.current_sequence(MAP, 4)), (1, 2));
+        assert_eq!(metadata.current_sequence(MAP, 6), 0, "a partition not owned here is not touched");
+        assert_eq!(metadata.uuid(4, fresh_uuid), name_uuid, "a clear keeps the partition's uuid");
+        assert_eq!(take_sequences(&mut metadata, MAP, &[2], PartitionId(4)), None, "the name's partition is elsewhere");
+        assert_eq!(metadata.current_sequence(MAP, 2), 2);
+    }
+
+    #[test]
+    fn a_clears_partial_merges_and_crosses_the_member_hop() {
+        let invalidation =
+            ClearInvalidation { partition: PartitionId(7), partition_uuid: Uuid { most: 1, least: 2 }, sequence: 9 };
+        let mut merged = Cleared { count: Count(2), invalidation: None };
+        merged.merge(Cleared { count: Count(3), invalidation: Some(invalidation) });
+        merged.merge(Cleared::default());
+        assert_eq!(merged, Cleared { count: Count(5), invalidation: Some(invalidation) });
+        assert_eq!(over_the_hop(&merged), merged);
+        assert_eq!(over_the_hop(&Cleared::default()), Cleared::default());
+        let clear = Clear::new(EventKind::ClearAll);
+        assert_eq!(clear.clear_invalidation(&merged), Some(invalidation));
+        let nothing_cleared = Cleared { count: Count(0), invalidation: Some(invalidation) };
+        assert_eq!(
+            clear.map_event(&nothing_cleared),
+            Some((Registry::Entries, EventKind::ClearAll, 0)),
+            "near caches hear it"
+        );
+        assert_eq!(clear.map_event(&Cleared::default()), None, "no near cache, nothing cleared: no event");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use crate::engine::java_code::{refusal, JavaRole};
 use crate::engine::listeners::{EventKind, Listener, Registry};
 use crate::engine::map::aggregate_ops::{Aggregate, Project};
+use crate::engine::map::near_cache::FetchMetadata;
 use crate::engine::map::query::Predicate;
 use crate::engine::map::query_ops::{self, AddIndex, Query};
 use crate::engine::map::remove_all::RemoveAll;
@@ -12,7 +13,7 @@ use crate::engine::map::wide::{Clear, ContainsValue, Flush, IsEmpty, List, Size}
 use crate::engine::wide::objects::{add_listener, listener, remove_listener};
 use crate::engine::wide::{Classified, Listed};
 use crate::net::connection::ConnectionShared;
-use crate::route::row::{wide_row, Operation, S, W};
+use crate::route::row::{wide_row, Flags, Operation, S, W};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::Message;
 use std::sync::Arc;
@@ -135,6 +136,12 @@ pub(crate) static WIDE_ROWS: &[Operation] = &[
         let r = MapAddNearCacheInvalidationListener::decode(message)?;
         let listener = entry_listener(message, connection, (false, r.listener_flags, r.local_only));
         add_listener(Registry::Entries, r.name, Listener { invalidation: true, ..listener })
+    }),
+    // A near cache's repairing handler: the named member's metadata (near_cache.rs).
+    wide_row!(MapFetchNearCacheInvalidationMetadata, Flags::TARGETED, |message, _| {
+        let r = MapFetchNearCacheInvalidationMetadata::decode(message)?;
+        let Some(member) = r.uuid else { return Classified::null("uuid cannot be null") };
+        Classified::wide(FetchMetadata::new(&r.names, member), r.names.first().copied().unwrap_or_default())
     }),
     wide_row!(MapRemoveEntryListener, S, |message, _| {
         let r = MapRemoveEntryListener::decode(message)?;
