@@ -370,13 +370,12 @@ impl Reactor {
     fn on_cluster_state(&mut self, state: Arc<crate::cluster::replication::state::ClusterState>) {
         let table_changed = state.table.version != self.core.owner.replication.state.table.version;
         let before = &self.core.owner.replication.state;
-        let known = |peer: &ferrogrid_cluster::MemberId| before.links.contains_key(peer) && before.is_member(*peer);
         let joined: Vec<_> =
-            state.links.keys().filter(|peer| state.is_member(**peer) && !known(peer)).copied().collect();
+            state.links.keys().filter(|peer| state.is_peer(**peer) && !before.is_peer(**peer)).copied().collect();
         // As Hazelcast drops the registrations of a member it removes: no event of this cluster
         // reaches the other side of a split (the link may stay open through the cut).
         let left: Vec<_> = (before.links.iter())
-            .filter(|(peer, _)| before.is_member(**peer) && !state.is_member(**peer))
+            .filter(|(peer, _)| before.is_peer(**peer) && !state.is_member(**peer))
             .map(|(_, link)| link.clone())
             .collect();
         for link in &left {

@@ -336,7 +336,7 @@ impl PartitionOwner {
                 let member = match forward {
                     Forward::Relay { member, .. } | Forward::Wide { member, .. } => *member,
                 };
-                !state.links.contains_key(&member) || !state.is_member(member)
+                !state.is_peer(member)
             })
             .map(|(id, _)| *id)
             .collect();

@@ -49,6 +49,12 @@ impl ClusterState {
         self.members.iter().any(|member| member.id == id)
     }
 
+    /// Another member of this cluster with a link: what this member sends cluster data to. A
+    /// link alone is not enough: links to the other side of a split stay open through the cut.
+    pub fn is_peer(&self, id: MemberId) -> bool {
+        id != self.me && self.links.contains_key(&id) && self.is_member(id)
+    }
+
     /// The members' uuids, as clients know them.
     pub fn member_uuids(&self) -> Vec<ferrogrid_protocol::Uuid> {
         self.members.iter().map(|member| ferrogrid_protocol::Uuid::from_u128(member.id.0)).collect()
@@ -359,8 +365,7 @@ impl Replication {
     /// another cluster, after a split, carries membership messages only: changes sent to it
     /// while the network was cut would otherwise reach it when the network heals.)
     pub(crate) fn peers(&self) -> Vec<MemberId> {
-        let state = &self.state;
-        state.links.keys().copied().filter(|peer| *peer != state.me && state.is_member(*peer)).collect()
+        self.state.links.keys().copied().filter(|peer| self.state.is_peer(*peer)).collect()
     }
 
     /// Moves the replicated-map changes gathered since the last call into one message per
