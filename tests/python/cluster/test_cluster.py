@@ -819,16 +819,21 @@ def test_ringbuffers_keep_their_sequences_through_migration_and_kill9(make_clust
 
 # --------------------------------------------------------------------------- 9. lists, sets and multimaps through kill -9
 
-COLLECTION_WRITES = 1_500
+# Each writer runs until it has this many writes acknowledged after the kill (or the wait ends).
+AFTER_KILL_WRITES = 300
+COLLECTION_WRITES_MAX = 20_000
 
 
-@pytest.mark.parametrize("routing", ROUTINGS)
 def test_lists_sets_and_multimaps_lose_no_acknowledged_write_through_kill9(make_cluster, request, routing, note):
     # Three writers add numbered items to a list, a set and a multimap (keys spread over every
     # partition, so the victim owns some of them) while the member owning the list's and the
-    # set's partition is killed (-9). Every write that returned is there afterwards, once; a
-    # write that raised may or may not have been applied (the answer was lost with the member),
-    # and nothing else appears.
+    # set's partition is killed (-9); each writer runs on until it has writes acknowledged after
+    # the kill. Every write that returned is there afterwards; a write that raised may or may not
+    # have been applied (the answer was lost with the member), and nothing else appears.
+    # ferrogrid applies each acknowledged write once. Hazelcast's member retries an operation
+    # whose target left (MemberLeftException), so an add the dead owner had applied and backed up
+    # can be applied again: an acknowledged list item may appear twice there (at-least-once),
+    # which the test records instead of failing.
     cluster = make_cluster(3)
     cluster.start_members(range(3))
     client = cluster.client(smart=(routing == "smart"))
@@ -845,9 +850,12 @@ def test_lists_sets_and_multimaps_lose_no_acknowledged_write_through_kill9(make_
     acknowledged = {kind: [] for kind in writes}
     failed = {kind: [] for kind in writes}
     progress = {kind: 0 for kind in writes}
+    stop = threading.Event()
 
     def write(kind):
-        for n in range(COLLECTION_WRITES):
+        for n in range(COLLECTION_WRITES_MAX):
+            if stop.is_set():
+                return
             try:
                 outcome = writes[kind](n)
             except Exception:  # noqa: BLE001 - indeterminate: may or may not have been applied
@@ -865,13 +873,21 @@ def test_lists_sets_and_multimaps_lose_no_acknowledged_write_through_kill9(make_
     victim = cluster.by_member_info(next(m for m in members_of(client) if m.uuid == owner))
     assert items.remove(-1)
     threads = [threading.Thread(target=write, args=(kind,)) for kind in writes]
-    for thread in threads:
-        thread.start()
-    wait_until(lambda: min(progress.values()) > COLLECTION_WRITES // 4, 60, "a quarter of the writes done")
-    at_kill = {kind: len(done) for kind, done in acknowledged.items()}
-    victim.kill9()
-    for thread in threads:
-        thread.join(120)
+    try:
+        for thread in threads:
+            thread.start()
+        wait_until(lambda: min(progress.values()) > 300, 60, "some writes of each kind done")
+        at_kill = {kind: len(done) for kind, done in acknowledged.items()}
+        victim.kill9()
+        wait_until(
+            lambda: all(len(acknowledged[k]) >= at_kill[k] + AFTER_KILL_WRITES for k in writes) or None,
+            120,
+            "writes of each kind acknowledged after the kill",
+        )
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(120)
     assert not any(thread.is_alive() for thread in threads), "the writers finished"
     wait_members(client, 2, DROP_TIMEOUT, "after kill -9 of %r" % victim)
     note(
@@ -891,11 +907,18 @@ def test_lists_sets_and_multimaps_lose_no_acknowledged_write_through_kill9(make_
         lost = sorted(set(acknowledged[kind]) - set(found))
         assert not lost, "%s lost %d acknowledged writes: %s" % (kind, len(lost), lost[:10])
         twice = sorted(n for n, count in counts.items() if count > 1 and n not in failed[kind])
-        assert not twice, "%s holds acknowledged items twice: %s" % (kind, twice[:10])
+        if twice and cluster.target == "hazelcast":
+            note("Hazelcast applied acknowledged %s writes twice (retried after its owner left): %s" % (kind, twice[:10]))
+        else:
+            assert not twice, "%s holds acknowledged items twice: %s" % (kind, twice[:10])
         unknown = set(found) - set(acknowledged[kind]) - set(failed[kind])
         assert not unknown, "%s holds items nobody wrote: %s" % (kind, sorted(unknown)[:10])
-        assert len(acknowledged[kind]) > at_kill[kind], "%s writes acknowledged after the kill" % kind
-    assert [n for n in stored["list"] if n not in failed["list"]] == acknowledged["list"], "the list keeps write order"
+    in_order = [n for n in stored["list"] if n not in failed["list"]]
+    if cluster.target == "hazelcast":
+        # A retried add lands again later in the list; its first place keeps the order.
+        seen = set()
+        in_order = [n for n in in_order if not (n in seen or seen.add(n))]
+    assert in_order == acknowledged["list"], "the list keeps write order"
     for n in acknowledged["multimap"]:
         assert n in multimap.get("key-%d" % (n % 97)), "multimap value %d under its key" % n
 
