@@ -5,6 +5,8 @@
 //! (`service.rs`), and the service's rows (`rows.rs`). What a transaction does to a map's keys
 //! is the map's (`engine/map/txn.rs`, `engine/map/txn_wide.rs`).
 
+pub(crate) mod backup_log;
+pub(crate) mod durability;
 pub(crate) mod registry;
 pub(crate) mod rows;
 pub(crate) mod service;

@@ -98,6 +98,8 @@ impl Core {
             | peer::SCHEMAS_ACK
             | peer::PARTITION_LOST => self.member_metadata(from, ty, payload),
             peer::PN_COUNTER_STATE => self.route_counter_states(from, payload),
+            peer::TXN_LOG => self.member_txn_log(from, payload),
+            peer::TXN_LOG_ACK => self.member_txn_log_ack(connection, from, payload),
             peer::REPLICATED_CHANGES
             | peer::REPLICATED_SYNC
             | peer::REPLICATED_VERSIONS

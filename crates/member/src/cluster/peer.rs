@@ -219,6 +219,14 @@ pub const REPLICATED_SYNC_REQUEST: MessageType = MessageType(0x7F_000F);
 /// its own write (Hazelcast updates the caller's copy before it answers, too).
 pub const REPLICATED_REPLY: MessageType = MessageType(0x7F_0020);
 
+/// TWO_PHASE transaction logs for the receiver to hold for their coordinator, the sender
+/// (`transaction/backup_log.rs`: `Record`s); a committing one is acknowledged with TXN_LOG_ACK.
+pub const TXN_LOG: MessageType = MessageType(0x7F_0021);
+
+/// A committing transaction log held (or refused: the holder's table is full):
+/// `txn u128 | kept u8`.
+pub const TXN_LOG_ACK: MessageType = MessageType(0x7F_0022);
+
 /// What TOPIC carries: `name str | partition u16 | publisher u128 | publish time i64 |
 /// { message bytes }*` (the partition of the topic's name, which its events carry: the Java
 /// client orders the events of one partition id, and runs those of -1 in any order).

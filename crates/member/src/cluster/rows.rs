@@ -34,4 +34,6 @@ pub(crate) static ROWS: &[Operation] = &[
     member_row!(peer::REPLICATED_VERSIONS, "MemberReplicatedVersions"),
     member_row!(peer::REPLICATED_SYNC_REQUEST, "MemberReplicatedSyncRequest"),
     member_row!(peer::REPLICATED_REPLY, "MemberReplicatedReply"),
+    member_row!(peer::TXN_LOG, "MemberTxnLog"),
+    member_row!(peer::TXN_LOG_ACK, "MemberTxnLogAck"),
 ];

@@ -374,6 +374,8 @@ impl Reactor {
             state.links.keys().filter(|peer| state.is_peer(**peer) && !before.is_peer(**peer)).copied().collect();
         // As Hazelcast drops the registrations of a member it removes: no event of this cluster
         // reaches the other side of a split (the link may stay open through the cut).
+        let removed: Vec<_> =
+            before.members.iter().map(|member| member.id).filter(|member| !state.is_member(*member)).collect();
         let left: Vec<_> = (before.links.iter())
             .filter(|(peer, _)| before.is_peer(**peer) && !state.is_member(**peer))
             .map(|(_, link)| link.clone())
@@ -382,6 +384,7 @@ impl Reactor {
             self.core.owner.listeners.drop_link(link);
         }
         self.core.owner.apply_cluster_state(state);
+        self.core.txn_members_left(&removed);
         if self.core.index == 0 {
             self.core.relay_registrations_to(&joined);
             self.core.send_listing_to(&joined);

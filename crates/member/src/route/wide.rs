@@ -88,9 +88,31 @@ impl Core {
     }
 
     /// Runs a map-wide request on every reactor and, with `request` (the client's bytes), on
-    /// every other member too (their answers merge into the same job).
+    /// every other member too (their answers merge into the same job). `connection` is the
+    /// one being read: its requests read before this one go to their reactors first (a
+    /// map-wide request must not overtake the client's earlier writes: its puts, then size,
+    /// see the puts, as on Hazelcast's partition threads).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn fan_out_with(
+        &mut self,
+        connection: Option<&Arc<ConnectionShared>>,
+        correlation_id: i64,
+        response_type: MessageType,
+        name: Box<str>,
+        operation: WideRequest,
+        out: &mut Vec<u8>,
+        request: Option<&[u8]>,
+    ) {
+        if let Some(connection) = connection {
+            self.send_outgoing(connection);
+        }
+        self.start_fan_out(connection, correlation_id, response_type, name, operation, out, request);
+    }
+
+    /// [`Core::fan_out_with`] for a connection that may not be the one being read (a commit
+    /// resumed when its transaction's log holders answered): nothing of it is flushed first.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn start_fan_out(
         &mut self,
         connection: Option<&Arc<ConnectionShared>>,
         correlation_id: i64,
@@ -124,12 +146,6 @@ impl Core {
                     request,
                 );
             }
-        }
-        // The connection's requests read before this one go to their reactors first: a
-        // map-wide request must not overtake the client's earlier writes (its puts, then
-        // size, see the puts), as on Hazelcast's partition threads.
-        if let Some(connection) = connection {
-            self.send_outgoing(connection);
         }
         let origin = self.index;
         if let Some(connection) = connection {

@@ -10,8 +10,10 @@
 use crate::engine::request::{ErrorKind, OpError};
 use ahash::RandomState;
 use ferrogrid_protocol::Uuid;
+use crate::transaction::backup_log::Logs;
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Hazelcast's transaction types (`TransactionOptions.TransactionType` ids).
 pub(crate) const TWO_PHASE: i32 = 1;
@@ -87,8 +89,9 @@ impl Registry {
         self.open.len()
     }
 
-    /// Opens a transaction `id` for `connection`, checking the options and the bounds.
-    pub(crate) fn create(&mut self, id: Uuid, connection: u64, options: Options, now_ms: i64) -> Result<(), OpError> {
+    /// Opens a transaction `id` for `connection`, checking the options and the bounds. Ok: its
+    /// deadline.
+    pub(crate) fn create(&mut self, id: Uuid, connection: u64, options: Options, now_ms: i64) -> Result<i64, OpError> {
         let refuse = |text: String| Err(OpError::new(ErrorKind::IllegalArgument, text));
         if options.timeout_ms < 0 {
             return refuse("Timeout can not be negative!".into());
@@ -113,17 +116,18 @@ impl Registry {
             return Err(OpError::new(ErrorKind::Transaction, text));
         }
         let timeout_ms = if options.timeout_ms == 0 { self.bounds.default_timeout_ms } else { options.timeout_ms };
+        let deadline_ms = now_ms.saturating_add(timeout_ms);
         let open = Open {
             connection,
             thread_id: options.thread_id,
             transaction_type: options.transaction_type,
-            deadline_ms: now_ms.saturating_add(timeout_ms),
+            deadline_ms,
             log_entries: 0,
             timed_out: false,
         };
         assert!(self.open.insert(id, open).is_none(), "transaction ids are random uuids");
         *self.per_connection.entry(connection).or_default() += 1;
-        Ok(())
+        Ok(deadline_ms)
     }
 
     /// Admits a request of transaction `txn` from `connection`; a `write` (a key it locks)
@@ -198,13 +202,25 @@ impl Registry {
     }
 }
 
-/// The registry as the reactors share it.
+/// The registry and the backup logs as the reactors share them.
 #[derive(Debug)]
-pub(crate) struct Transactions(pub(crate) Mutex<Registry>);
+pub(crate) struct Transactions {
+    pub(crate) registry: Mutex<Registry>,
+    /// TWO_PHASE logs: this member's transactions' holders and commits waiting for them, and
+    /// the other members' transactions held here (`backup_log.rs`).
+    pub(crate) logs: Mutex<Logs>,
+    /// Commits whose fan-out answered, for the next sweep to purge their logs (pushed by
+    /// their `TxnEnd`'s reply).
+    pub(crate) finished: Arc<Mutex<Vec<Uuid>>>,
+}
 
 impl Transactions {
     pub(crate) fn new(limits: &ferrogrid_config::Limits) -> Transactions {
-        Transactions(Mutex::new(Registry::new(Bounds::of(limits))))
+        Transactions {
+            registry: Mutex::new(Registry::new(Bounds::of(limits))),
+            logs: Mutex::new(Logs::new(limits.max_transactions as usize)),
+            finished: Arc::default(),
+        }
     }
 }
 

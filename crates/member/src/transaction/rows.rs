@@ -28,7 +28,7 @@ pub(crate) static ROWS: &[Operation] = &[
         Commit,
         Some(|message, _| {
             let request = TransactionCommit::decode(message)?;
-            Classified::wide(TxnEnd { txn: request.transaction_id.unwrap_or_default(), commit: true }, "")
+            Classified::wide(TxnEnd { txn: request.transaction_id.unwrap_or_default(), commit: true, finished: None }, "")
         })
     ),
     service_row!(
@@ -36,7 +36,7 @@ pub(crate) static ROWS: &[Operation] = &[
         Rollback,
         Some(|message, _| {
             let request = TransactionRollback::decode(message)?;
-            Classified::wide(TxnEnd { txn: request.transaction_id.unwrap_or_default(), commit: false }, "")
+            Classified::wide(TxnEnd { txn: request.transaction_id.unwrap_or_default(), commit: false, finished: None }, "")
         })
     ),
 ];

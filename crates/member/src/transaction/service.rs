@@ -24,6 +24,7 @@ use crate::route::client::service::After;
 use crate::route::dispatch::{Core, Hop, Origin};
 use crate::route::operations::{Operation, TxnCall};
 use crate::route::wire;
+use crate::transaction::backup_log::State;
 use crate::transaction::registry::{Options, TWO_PHASE};
 use ferrogrid_protocol::codec::{TransactionCommit, TransactionCreate, TransactionRollback, UuidResponse};
 use ferrogrid_protocol::frame::{FRAME_HEADER_SIZE, TXN_BLOCKS_READS};
@@ -71,7 +72,7 @@ impl Core {
                 let now_ms = crate::clock::now_ms();
                 let write = row.is(crate::route::operations::Flags::WRITE);
                 let admitted =
-                    self.shared.transactions.0.lock().admit(txn.unwrap_or_default(), connection.id.0, write, now_ms);
+                    self.shared.transactions.registry.lock().admit(txn.unwrap_or_default(), connection.id.0, write, now_ms);
                 let blocks_reads = match admitted {
                     Ok(transaction_type) => transaction_type == TWO_PHASE,
                     Err(failure) => {
@@ -121,10 +122,13 @@ impl Core {
             thread_id: request.thread_id,
         };
         let txn = crate::route::client::service::random_uuid();
-        let created = self.shared.transactions.0.lock().create(txn, connection.id.0, options, crate::clock::now_ms());
+        let created = self.shared.transactions.registry.lock().create(txn, connection.id.0, options, crate::clock::now_ms());
         let id = message.correlation_id();
         match created {
-            Ok(()) => {
+            Ok(deadline_ms) => {
+                if options.transaction_type == TWO_PHASE && options.durability > 0 {
+                    self.txn_log_open(txn, options.durability as usize, deadline_ms);
+                }
                 UuidResponse { response: Some(txn) }.encode(out, TransactionCreate::RESPONSE, id, 0);
             }
             Err(failure) => wire::write_error(out, id, &failure),
@@ -143,11 +147,24 @@ impl Core {
         bytes: &[u8],
         out: &mut Vec<u8>,
     ) {
-        let ended = self.shared.transactions.0.lock().end(txn, connection.id.0, commit, crate::clock::now_ms());
+        let now_ms = crate::clock::now_ms();
+        let ended = self.shared.transactions.registry.lock().end(txn, connection.id.0, commit, now_ms);
+        let holders = if ended.is_ok() { self.shared.transactions.logs.lock().take_holders(txn) } else { None };
         match ended {
+            Ok(_) if commit && holders.is_some() => {
+                // TWO_PHASE: its holders learn it is committing before anything applies.
+                let holders = holders.expect("matched");
+                let deadline_ms = now_ms + self.owner.replication.backup_timeout_ms;
+                let waiting = (connection.clone(), correlation_id);
+                self.shared.transactions.logs.lock().wait(txn, waiting, bytes.to_vec(), holders.clone(), deadline_ms);
+                self.txn_log_send(&holders, txn, State::Committing, now_ms);
+            }
             Ok(_) => {
+                if let Some(holders) = holders {
+                    self.txn_log_send(&holders, txn, State::Purge, now_ms);
+                }
                 let response_type = if commit { TransactionCommit::RESPONSE } else { TransactionRollback::RESPONSE };
-                let operation = WideRequest::new(TxnEnd { txn, commit });
+                let operation = WideRequest::new(TxnEnd { txn, commit, finished: None });
                 self.fan_out_with(
                     Some(connection),
                     correlation_id,
@@ -169,28 +186,45 @@ impl Core {
     }
 
     /// Rolls transaction `txn` back on every partition of every member, answered to no one
-    /// (its deadline passed, or its client went).
+    /// (its deadline passed, or its client went), and purges its log from its holders.
     pub(crate) fn txn_roll_back(&mut self, txn: Uuid) {
+        let holders = self.shared.transactions.logs.lock().take_holders(txn);
+        if let Some(holders) = holders {
+            self.txn_log_send(&holders, txn, State::Purge, crate::clock::now_ms());
+        }
+        self.txn_end_unanswered(txn, false);
+    }
+
+    /// Ends transaction `txn` on every partition of every member, answered to no one: a
+    /// rollback, or a commit its coordinator began and left to this member (a log holder).
+    pub(crate) fn txn_end_unanswered(&mut self, txn: Uuid, commit: bool) {
         let mut request = Vec::new();
-        TransactionRollback { transaction_id: Some(txn), thread_id: 0 }.encode(&mut request, 0, -1, 0);
-        let operation = WideRequest::new(TxnEnd { txn, commit: false });
-        let response_type = TransactionRollback::RESPONSE;
+        let response_type = if commit {
+            TransactionCommit { transaction_id: Some(txn), thread_id: 0 }.encode(&mut request, 0, -1, 0);
+            TransactionCommit::RESPONSE
+        } else {
+            TransactionRollback { transaction_id: Some(txn), thread_id: 0 }.encode(&mut request, 0, -1, 0);
+            TransactionRollback::RESPONSE
+        };
+        let operation = WideRequest::new(TxnEnd { txn, commit, finished: None });
         let mut out = Vec::new();
         self.fan_out_with(None, 0, response_type, "".into(), operation, &mut out, Some(&request));
     }
 
     /// Rolls back the transactions whose deadline passed (any reactor's sweep; each is taken
-    /// once).
+    /// once), and tends the TWO_PHASE logs (`durability.rs`).
     pub(crate) fn txn_expire(&mut self) {
-        let expired = self.shared.transactions.0.lock().take_expired(crate::clock::now_ms());
+        let now_ms = crate::clock::now_ms();
+        let expired = self.shared.transactions.registry.lock().take_expired(now_ms);
         for (txn, _) in expired {
             self.txn_roll_back(txn);
         }
+        self.txn_logs_sweep(now_ms);
     }
 
     /// Rolls back the open transactions of a connection that closed.
     pub(crate) fn txn_connection_closed(&mut self, connection: crate::net::connection::ConnectionId) {
-        let open = self.shared.transactions.0.lock().take_connection(connection.0);
+        let open = self.shared.transactions.registry.lock().take_connection(connection.0);
         for txn in open {
             self.txn_roll_back(txn);
         }

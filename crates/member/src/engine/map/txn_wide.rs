@@ -22,6 +22,9 @@ use ferrogrid_protocol::{DecodeError, Message, PartitionId, Uuid};
 pub(crate) struct TxnEnd {
     pub(crate) txn: Uuid,
     pub(crate) commit: bool,
+    /// Where the coordinator of a logged commit learns that every member applied it (its
+    /// reply pushes `txn`; `transaction/backup_log.rs` then purges the holders' logs).
+    pub(crate) finished: Option<std::sync::Arc<parking_lot::Mutex<Vec<Uuid>>>>,
 }
 
 impl WideOperation for TxnEnd {
@@ -73,6 +76,9 @@ impl WideOperation for TxnEnd {
     }
 
     fn reply<'p>(&'p self, _: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        if let Some(finished) = &self.finished {
+            finished.lock().push(self.txn);
+        }
         Ok(Reply::Empty)
     }
 }
@@ -323,3 +329,4 @@ mod tests {
         assert!(read.reply(&mut empty).is_err(), "the first failure is the answer");
     }
 }
+
