@@ -32,8 +32,10 @@ import java.util.concurrent.atomic.LongAdder;
  * member), then each shape runs WARMUP_S unmeasured and SECONDS measured: transactions/s,
  * p50/p99/max of a whole transaction (context creation + begin .. commit returned) as the client
  * sees it, server CPU (user + system of SERVER_PID from /proc) and this JVM's CPU per
- * transaction over the measured window, and whether the member holds what was committed (map size =
- * distinct keys committed, queue size = offers committed: "check"). One JSON line per shape. A transaction that fails is
+ * transaction over the measured window, the cores every other process used meanwhile
+ * ("other_cores", from /proc/stat: the noise on a shared machine), and whether the member holds
+ * what was committed (map size = distinct keys committed, queue size = offers committed:
+ * "check"). One JSON line per shape. A transaction that fails is
  * rolled back, counted in "errors" and not timed; a shape whose threads do not finish within 30 s
  * of its end is reported "hung" and its threads are left behind (daemons).
  *
@@ -62,6 +64,20 @@ public final class JavaTxnBench {
             String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
             // Fields 14 and 15 of stat (utime, stime) are 11 and 12 after the name.
             return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / 100.0;
+        } catch (Exception error) {
+            return -1;
+        }
+    }
+
+    /** CPU seconds every process on the machine used (user, nice, system, irq, softirq, steal of /proc/stat), or -1. */
+    static double machineBusySeconds() {
+        try {
+            String[] fields = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long busy = 0;
+            for (int index : new int[] {1, 2, 3, 6, 7, 8}) {
+                busy += Long.parseLong(fields[index]);
+            }
+            return busy / 100.0;
         } catch (Exception error) {
             return -1;
         }
@@ -99,6 +115,7 @@ public final class JavaTxnBench {
     /** Per shape: each thread's committed map puts, and the committed queue offers, over every run of it. */
     static final java.util.Map<String, long[]> COMMITTED_PUTS = new java.util.concurrent.ConcurrentHashMap<>();
     static final LongAdder COMMITTED_OFFERS = new LongAdder();
+    static final java.util.Map<String, int[]> CURSORS = new java.util.concurrent.ConcurrentHashMap<>();
 
     static final TransactionOptions OPTIONS =
         new TransactionOptions().setTransactionType(TransactionOptions.TransactionType.TWO_PHASE).setDurability(1);
@@ -110,6 +127,9 @@ public final class JavaTxnBench {
         String queueName = "txn-queue";
         Samples[] samples = new Samples[threads];
         long[] committedPuts = COMMITTED_PUTS.computeIfAbsent(shape.name, name -> new long[threads]);
+        // Each thread's next key, carried from the unmeasured run of a shape to its measured one,
+        // so that a thread's committed puts cover min(puts, KEYS_PER_THREAD) distinct keys.
+        int[] cursors = CURSORS.computeIfAbsent(shape.name, name -> new int[threads]);
         LongAdder errors = new LongAdder();
         AtomicReference<String> firstError = new AtomicReference<>();
         long start = System.nanoTime();
@@ -122,13 +142,14 @@ public final class JavaTxnBench {
             workers[index] = new Thread(() -> {
                 String[] mine = keys[thread];
                 Samples out = samples[thread];
-                int next = 0;
+                int next = cursors[thread];
                 int offered = 0;
                 while (true) {
                     long began = System.nanoTime();
                     if (began >= end) {
                         break;
                     }
+                    int first = next;
                     TransactionContext context = client.newTransactionContext(OPTIONS);
                     try {
                         context.beginTransaction();
@@ -155,6 +176,7 @@ public final class JavaTxnBench {
                     } catch (Throwable error) {
                         errors.increment();
                         firstError.compareAndSet(null, error.toString());
+                        next = first; // nothing of it is written: the next one writes its keys
                         try {
                             context.rollbackTransaction();
                         } catch (Throwable ignored) {
@@ -162,6 +184,7 @@ public final class JavaTxnBench {
                         }
                     }
                 }
+                cursors[thread] = next;
             }, "txn-" + shape.name + "-" + index);
             workers[index].setDaemon(true);
             workers[index].start();
@@ -172,12 +195,15 @@ public final class JavaTxnBench {
         }
         double serverBefore = cpuSeconds(serverPid);
         double clientBefore = cpuSeconds("self");
+        double machineBefore = machineBusySeconds();
         sleep = (end - System.nanoTime()) / 1_000_000;
         if (sleep > 0) {
             Thread.sleep(sleep);
         }
         double server = cpuSeconds(serverPid) - serverBefore;
         double clientCpu = cpuSeconds("self") - clientBefore;
+        // Cores the rest of the machine used meanwhile (builds, tests of other work): the noise.
+        double otherCores = (machineBusySeconds() - machineBefore - server - clientCpu) / seconds;
         boolean hung = false;
         for (Thread worker : workers) {
             worker.join(Math.max(1, 30_000 - (System.nanoTime() - end) / 1_000_000));
@@ -203,24 +229,30 @@ public final class JavaTxnBench {
         // What the member holds: every committed put's key, every committed offer (the queue is
         // only offered to); "check" is false when it does not.
         boolean check = true;
+        String held = "";
         if (!hung) {
             long keysWritten = 0;
             for (long puts : committedPuts) {
                 keysWritten += Math.min(puts, KEYS_PER_THREAD);
             }
-            check = client.getMap(mapName).size() == keysWritten;
+            int mapSize = client.getMap(mapName).size();
+            check = mapSize == keysWritten;
+            held = "map " + mapSize + " of " + keysWritten;
+
             if (shape.offer) {
-                check &= client.getQueue(queueName).size() == COMMITTED_OFFERS.sum();
+                int queueSize = client.getQueue(queueName).size();
+                check &= queueSize == COMMITTED_OFFERS.sum();
+                held += ", queue " + queueSize + " of " + COMMITTED_OFFERS.sum();
             }
         }
         String error = firstError.get();
         return String.format(
             "{\"shape\": \"%s\", \"threads\": %d, \"transactions\": %d, \"seconds\": %.3f, \"tx_per_second\": %.1f, "
                 + "\"p50_us\": %.0f, \"p99_us\": %.0f, \"max_us\": %.0f, \"server_cpu_seconds\": %.2f, "
-                + "\"server_cpu_ms_per_tx\": %.4f, \"client_cpu_ms_per_tx\": %.4f, \"errors\": %d, \"hung\": %s, \"check\": %s, \"first_error\": %s}",
+                + "\"server_cpu_ms_per_tx\": %.4f, \"client_cpu_ms_per_tx\": %.4f, \"other_cores\": %.2f, \"errors\": %d, \"hung\": %s, \"check\": %s, \"held\": \"%s\", \"first_error\": %s}",
             shape.name, threads, total, seconds, total / seconds, p50, p99, max, server,
             total == 0 ? 0.0 : server * 1000 / total, total == 0 ? 0.0 : clientCpu * 1000 / total,
-            errors.sum(), hung, check, error == null ? "null" : "\"" + error.replace("\\", "\\\\").replace("\"", "'") + "\"");
+            Math.max(0, otherCores), errors.sum(), hung, check, held, error == null ? "null" : "\"" + error.replace("\\", "\\\\").replace("\"", "'") + "\"");
     }
 
     public static void main(String[] args) throws Exception {
