@@ -8,9 +8,9 @@
 //! per member, log entries (key writes and locks) per transaction, and the timeout.
 
 use crate::engine::request::{ErrorKind, OpError};
+use crate::transaction::backup_log::Logs;
 use ahash::RandomState;
 use ferrogrid_protocol::Uuid;
-use crate::transaction::backup_log::Logs;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::Arc;

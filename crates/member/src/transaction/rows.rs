@@ -28,7 +28,10 @@ pub(crate) static ROWS: &[Operation] = &[
         Commit,
         Some(|message, _| {
             let request = TransactionCommit::decode(message)?;
-            Classified::wide(TxnEnd { txn: request.transaction_id.unwrap_or_default(), commit: true, finished: None }, "")
+            Classified::wide(
+                TxnEnd { txn: request.transaction_id.unwrap_or_default(), commit: true, finished: None },
+                "",
+            )
         })
     ),
     service_row!(
@@ -36,7 +39,10 @@ pub(crate) static ROWS: &[Operation] = &[
         Rollback,
         Some(|message, _| {
             let request = TransactionRollback::decode(message)?;
-            Classified::wide(TxnEnd { txn: request.transaction_id.unwrap_or_default(), commit: false, finished: None }, "")
+            Classified::wide(
+                TxnEnd { txn: request.transaction_id.unwrap_or_default(), commit: false, finished: None },
+                "",
+            )
         })
     ),
 ];

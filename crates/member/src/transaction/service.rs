@@ -71,8 +71,12 @@ impl Core {
                 let txn: Option<Uuid> = fixed.read()?;
                 let now_ms = crate::clock::now_ms();
                 let write = row.is(crate::route::operations::Flags::WRITE);
-                let admitted =
-                    self.shared.transactions.registry.lock().admit(txn.unwrap_or_default(), connection.id.0, write, now_ms);
+                let admitted = self.shared.transactions.registry.lock().admit(
+                    txn.unwrap_or_default(),
+                    connection.id.0,
+                    write,
+                    now_ms,
+                );
                 let blocks_reads = match admitted {
                     Ok(transaction_type) => transaction_type == TWO_PHASE,
                     Err(failure) => {
@@ -122,7 +126,8 @@ impl Core {
             thread_id: request.thread_id,
         };
         let txn = crate::route::client::service::random_uuid();
-        let created = self.shared.transactions.registry.lock().create(txn, connection.id.0, options, crate::clock::now_ms());
+        let created =
+            self.shared.transactions.registry.lock().create(txn, connection.id.0, options, crate::clock::now_ms());
         let id = message.correlation_id();
         match created {
             Ok(deadline_ms) => {
