@@ -36,9 +36,11 @@ public final class JavaClientBench {
 
     /** User + system seconds of a process, or -1 without /proc. */
     static double cpuSeconds(long pid) {
-        if (pid <= 0) {
-            return -1;
-        }
+        return pid <= 0 ? -1 : cpuSeconds(Long.toString(pid));
+    }
+
+    /** User + system seconds of a process ("self" for this one), or -1 without /proc. */
+    static double cpuSeconds(String pid) {
         try {
             String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
             String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");

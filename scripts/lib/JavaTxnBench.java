@@ -49,25 +49,6 @@ public final class JavaTxnBench {
     private JavaTxnBench() {
     }
 
-    static String text(String prefix, int index, int length) {
-        StringBuilder builder = new StringBuilder(prefix).append(index);
-        while (builder.length() < length) {
-            builder.insert(prefix.length(), '0');
-        }
-        return builder.toString();
-    }
-
-    /** User + system seconds of a process ("self" for this one), or -1 without /proc. */
-    static double cpuSeconds(String pid) {
-        try {
-            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            // Fields 14 and 15 of stat (utime, stime) are 11 and 12 after the name.
-            return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / 100.0;
-        } catch (Exception error) {
-            return -1;
-        }
-    }
 
     /** CPU seconds every process on the machine used (user, nice, system, irq, softirq, steal of /proc/stat), or -1. */
     static double machineBusySeconds() {
@@ -193,15 +174,15 @@ public final class JavaTxnBench {
         if (sleep > 0) {
             Thread.sleep(sleep);
         }
-        double serverBefore = cpuSeconds(serverPid);
-        double clientBefore = cpuSeconds("self");
+        double serverBefore = JavaClientBench.cpuSeconds(serverPid);
+        double clientBefore = JavaClientBench.cpuSeconds("self");
         double machineBefore = machineBusySeconds();
         sleep = (end - System.nanoTime()) / 1_000_000;
         if (sleep > 0) {
             Thread.sleep(sleep);
         }
-        double server = cpuSeconds(serverPid) - serverBefore;
-        double clientCpu = cpuSeconds("self") - clientBefore;
+        double server = JavaClientBench.cpuSeconds(serverPid) - serverBefore;
+        double clientCpu = JavaClientBench.cpuSeconds("self") - clientBefore;
         // Cores the rest of the machine used meanwhile (builds, tests of other work): the noise.
         double otherCores = (machineBusySeconds() - machineBefore - server - clientCpu) / seconds;
         boolean hung = false;
@@ -282,12 +263,12 @@ public final class JavaTxnBench {
         String[][] keys = new String[threads][KEYS_PER_THREAD];
         for (int thread = 0; thread < threads; thread++) {
             for (int index = 0; index < KEYS_PER_THREAD; index++) {
-                keys[thread][index] = text("k" + thread + "-", index, 20);
+                keys[thread][index] = JavaClientBench.text("k" + thread + "-", index, 20);
             }
         }
         String[] values = new String[1_000];
         for (int index = 0; index < values.length; index++) {
-            values[index] = text("v", index, 100);
+            values[index] = JavaClientBench.text("v", index, 100);
         }
         if (jit > 0) {
             for (Shape shape : shapes) {
