@@ -40,7 +40,7 @@ import java.util.concurrent.atomic.LongAdder;
  * of its end is reported "hung" and its threads are left behind (daemons).
  *
  * <pre>
- *   java -cp hazelcast-5.6.0.jar:classes JavaTxnBench ADDRESS THREADS JIT_S WARMUP_S SECONDS SERVER_PID [SHAPE...]
+ *   java -cp hazelcast-5.6.0.jar:classes JavaTxnBench ADDRESS[,ADDRESS...] THREADS JIT_S WARMUP_S SECONDS PID[,PID...] [SHAPE...]
  * </pre>
  */
 public final class JavaTxnBench {
@@ -174,14 +174,14 @@ public final class JavaTxnBench {
         if (sleep > 0) {
             Thread.sleep(sleep);
         }
-        double serverBefore = JavaClientBench.cpuSeconds(serverPid);
+        double serverBefore = serverCpuSeconds(serverPid);
         double clientBefore = JavaClientBench.cpuSeconds("self");
         double machineBefore = machineBusySeconds();
         sleep = (end - System.nanoTime()) / 1_000_000;
         if (sleep > 0) {
             Thread.sleep(sleep);
         }
-        double server = JavaClientBench.cpuSeconds(serverPid) - serverBefore;
+        double server = serverCpuSeconds(serverPid) - serverBefore;
         double clientCpu = JavaClientBench.cpuSeconds("self") - clientBefore;
         // Cores the rest of the machine used meanwhile (builds, tests of other work): the noise.
         double otherCores = (machineBusySeconds() - machineBefore - server - clientCpu) / seconds;
@@ -236,6 +236,19 @@ public final class JavaTxnBench {
             Math.max(0, otherCores), errors.sum(), hung, check, held, error == null ? "null" : "\"" + error.replace("\\", "\\\\").replace("\"", "'") + "\"");
     }
 
+    /** User + system seconds of the members (comma-separated pids), or -1 if one is unknown. */
+    static double serverCpuSeconds(String pids) {
+        double total = 0;
+        for (String pid : pids.split(",")) {
+            double seconds = JavaClientBench.cpuSeconds(pid);
+            if (seconds < 0) {
+                return -1;
+            }
+            total += seconds;
+        }
+        return total;
+    }
+
     public static void main(String[] args) throws Exception {
         String address = args[0];
         int threads = Integer.parseInt(args[1]);
@@ -255,7 +268,7 @@ public final class JavaTxnBench {
 
         ClientConfig config = new ClientConfig();
         config.setClusterName("dev");
-        config.getNetworkConfig().addAddress(address);
+        config.getNetworkConfig().addAddress(address.split(","));
         config.setProperty("hazelcast.client.statistics.enabled", "false");
         // A request the member never answers fails after 20 s rather than the default 120 s.
         config.setProperty("hazelcast.client.invocation.timeout.seconds", "20");
