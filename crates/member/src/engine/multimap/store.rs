@@ -24,18 +24,24 @@ use ferrogrid_protocol::{Data, PartitionId, Uuid};
 use std::collections::HashMap;
 
 /// Record kinds: a key's whole collection, or its removal; a key's lock as the owner holds it
-/// ([`LockImage::write`]), or its release.
+/// ([`LockImage::write`]), or its release; a transaction's staged values of the key, or their
+/// end (commit or rollback).
 ///
 /// ```text
-/// VALUES  (1) key bytes | count u32 | value bytes *count
-/// REMOVED (2) key bytes
-/// LOCK    (3) key bytes | lock image
-/// UNLOCK  (4) key bytes
+/// VALUES   (1) key bytes | count u32 | value bytes *count
+/// REMOVED  (2) key bytes
+/// LOCK     (3) key bytes | lock image
+/// UNLOCK   (4) key bytes
+/// STAGE    (5) key bytes | txn u128 | client u128 | thread id i64 | blocks reads u8 (0, 1)
+///              | count u32 | value bytes *count
+/// UNSTAGE  (6) key bytes
 /// ```
 const VALUES: u8 = 1;
 const REMOVED: u8 = 2;
 const LOCK: u8 = 3;
 const UNLOCK: u8 = 4;
+const STAGE: u8 = 5;
+const UNSTAGE: u8 = 6;
 
 /// A key's values (a set's without duplicates).
 pub(crate) type Values = Vec<Box<[u8]>>;
@@ -52,8 +58,11 @@ pub struct MultiMapStore {
     /// Keys changed since the last `write_changes`.
     changed: Vec<Box<[u8]>>,
     /// Transactions' changes not yet committed: per key, the transaction holding its lock and
-    /// the key's values as it sees them (`txn.rs`).
+    /// the key's values as it sees them (`txn.rs`). Changed only through [`MultiMapStore::stage`]
+    /// and [`MultiMapStore::unstage`], which record the key for the backups.
     pub(crate) staged: HashMap<Box<[u8]>, StagedValues, RandomState>,
+    /// Keys staged or unstaged since the last `write_changes`.
+    staged_changed: Vec<Box<[u8]>>,
 }
 
 /// A transaction's view of one key of a multimap, until its end.
@@ -172,6 +181,7 @@ impl MultiMapStore {
             track_changes: false,
             changed: Vec::new(),
             staged: HashMap::default(),
+            staged_changed: Vec::new(),
         }
     }
 
@@ -189,6 +199,23 @@ impl MultiMapStore {
     /// holds it.
     pub(crate) fn blocks_read(&self, key: &[u8], client: Uuid) -> bool {
         self.staged.get(key).is_some_and(|staged| staged.blocks_reads && staged.owner.client != client)
+    }
+
+    /// Records transaction `staged.txn`'s view of `key` (replacing any earlier one).
+    pub(crate) fn stage(&mut self, key: &[u8], staged: StagedValues) {
+        self.staged.insert(key.into(), staged);
+        if self.track_changes {
+            self.staged_changed.push(key.into());
+        }
+    }
+
+    /// Removes and returns the staged view of `key` (its transaction's end).
+    pub(crate) fn unstage(&mut self, key: &[u8]) -> Option<StagedValues> {
+        let staged = self.staged.remove(key)?;
+        if self.track_changes {
+            self.staged_changed.push(key.into());
+        }
+        Some(staged)
     }
 
     /// Makes `values` the values of `key` (a transaction's commit): the values added and
@@ -446,6 +473,44 @@ fn put_values(out: &mut Vec<u8>, key: &[u8], values: &[Box<[u8]>]) {
     }
 }
 
+/// A key's STAGE record, or its UNSTAGE (None).
+fn put_staged(out: &mut Vec<u8>, key: &[u8], staged: Option<&StagedValues>) {
+    out.push(if staged.is_some() { STAGE } else { UNSTAGE });
+    put_bytes(out, key);
+    let Some(staged) = staged else { return };
+    out.extend_from_slice(&staged.txn.as_u128().to_le_bytes());
+    out.extend_from_slice(&staged.owner.client.as_u128().to_le_bytes());
+    out.extend_from_slice(&staged.owner.thread_id.to_le_bytes());
+    out.push(u8::from(staged.blocks_reads));
+    out.extend_from_slice(&(staged.values.len() as u32).to_le_bytes());
+    for value in &staged.values {
+        put_bytes(out, value);
+    }
+}
+
+/// Reads a key's values as [`put_values`] and [`put_staged`] write them: a count, bounded by
+/// what `body` can hold, and the values.
+fn read_values(reader: &mut Reader<'_>, body: &[u8]) -> Result<Values, Malformed> {
+    let count = reader.u32()? as usize;
+    let mut values = Vec::with_capacity(count.min(reader_bound(body)));
+    for _ in 0..count {
+        values.push(reader.bytes()?.into());
+    }
+    Ok(values)
+}
+
+/// Reads what [`put_staged`] wrote after the key of a STAGE record.
+fn read_staged(reader: &mut Reader<'_>, body: &[u8]) -> Result<StagedValues, Malformed> {
+    let txn = Uuid::from_u128(reader.u128()?);
+    let owner = LockOwner { client: Uuid::from_u128(reader.u128()?), thread_id: reader.i64()? };
+    let blocks_reads = match reader.u8()? {
+        0 => false,
+        1 => true,
+        _ => return Err(Malformed::Refused("a multimap's staged values' blocks-reads flag is neither 0 nor 1")),
+    };
+    Ok(StagedValues { txn, owner, blocks_reads, values: read_values(reader, body)? })
+}
+
 /// A key's LOCK record, or its UNLOCK (None).
 fn put_lock(out: &mut Vec<u8>, key: &[u8], image: Option<LockImage>) {
     out.push(if image.is_some() { LOCK } else { UNLOCK });
@@ -465,18 +530,20 @@ impl MultiMapStore {
             match kind {
                 LOCK => self.locks.apply(&key, Some(LockImage::read(&mut reader)?)),
                 UNLOCK if removals => self.locks.apply(&key, None),
+                STAGE => {
+                    self.staged.insert(key, read_staged(&mut reader, body)?);
+                }
+                UNSTAGE if removals => {
+                    self.staged.remove(&key);
+                }
                 VALUES => {
-                    let count = reader.u32()? as usize;
-                    let mut values = Vec::with_capacity(count.min(reader_bound(body)));
-                    for _ in 0..count {
-                        values.push(reader.bytes()?.into());
-                    }
+                    let values = read_values(&mut reader, body)?;
                     self.remove_entry(&key);
                     self.held_bytes += size_of(&key, &values);
                     self.entries.insert(key, values);
                 }
                 REMOVED if removals => self.remove_entry(&key),
-                REMOVED | UNLOCK => return Err(Malformed::Refused("a multimap snapshot holds a removal")),
+                REMOVED | UNLOCK | UNSTAGE => return Err(Malformed::Refused("a multimap snapshot holds a removal")),
                 other => return Err(Malformed::UnknownChange(other)),
             }
         }
@@ -513,6 +580,7 @@ impl PartitionObject for MultiMapStore {
         self.locks.set_track(track);
         if !track {
             self.changed.clear();
+            self.staged_changed.clear();
         }
     }
 
@@ -534,6 +602,15 @@ impl PartitionObject for MultiMapStore {
             }
         }
         self.locks.write_changed(|key, image| put_lock(body, key, image));
+        // After the values: a commit's values and its unstage reach the backup in this one
+        // body, so no backup keeps staged values whose commit it has.
+        let mut staged_changed = std::mem::take(&mut self.staged_changed);
+        staged_changed.sort_unstable();
+        staged_changed.dedup();
+        for key in staged_changed.drain(..) {
+            put_staged(body, &key, self.staged.get(&key));
+        }
+        self.staged_changed = staged_changed;
     }
 
     fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
@@ -546,6 +623,9 @@ impl PartitionObject for MultiMapStore {
         }
         for (key, image) in self.locks.images() {
             writer.entry(|out| put_lock(out, key, Some(image)));
+        }
+        for (key, staged) in &self.staged {
+            writer.entry(|out| put_staged(out, key, Some(staged)));
         }
     }
 
@@ -681,5 +761,59 @@ mod tests {
         for cut in 0..body.len() {
             let _ = MultiMapStore::new(MultiMapConfig::DEFAULT).apply_backup(&body[..cut]);
         }
+    }
+    #[test]
+    fn staged_values_go_to_backups_and_snapshots_until_their_transaction_ends() {
+        let (k, old, new) = (item("k"), item("old"), item("new"));
+        let txn = Uuid::from_u128(9);
+        let owner_of = LockOwner { client: Uuid::from_u128(5), thread_id: 3 };
+        let (mut owner, mut backup) =
+            (MultiMapStore::new(MultiMapConfig::DEFAULT), MultiMapStore::new(MultiMapConfig::DEFAULT));
+        owner.set_track_changes(true);
+        run(&mut owner, put(&k, &old));
+        assert!(owner.locks.acquire(&k, owner_of, 600_000, 0));
+        let values: Values = vec![old.clone().into(), new.clone().into()];
+        owner.stage(&k, StagedValues { txn, owner: owner_of, blocks_reads: true, values: values.clone() });
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        backup.apply_backup(&body).unwrap();
+        assert_eq!(backup.staged, owner.staged, "the transaction's view, its owner and flag");
+        assert!(backup.blocks_read(&k, Uuid::from_u128(6)));
+        for cut in 0..body.len() {
+            let _ = MultiMapStore::new(MultiMapConfig::DEFAULT).apply_backup(&body[..cut]);
+        }
+
+        let mut fresh = MultiMapStore::new(MultiMapConfig::DEFAULT);
+        let mut out = Vec::new();
+        let mut writer = SnapshotWriter::new(&mut out, 0, 1, 256);
+        writer.begin_object(ObjectKind::MultiMap, "mm");
+        owner.write_snapshot(&mut writer);
+        assert_eq!(writer.finish().1, 3, "the key's values, its lock and its staged values");
+        for chunk in crate::cluster::peer::tests::snapshot_chunks(&out) {
+            for object in crate::cluster::peer::read_snapshot(&chunk).unwrap().1 {
+                fresh.apply_snapshot(object.body).unwrap();
+            }
+        }
+        assert_eq!(fresh.staged, owner.staged, "a snapshot carries the staged values");
+
+        // The commit, as `TxnEnd` runs it: the values made the key's, unstaged, unlocked.
+        let staged = owner.unstage(&k).expect("staged");
+        owner.replace_values(&k, staged.values);
+        owner.locks.unlock(&k, owner_of).unwrap();
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        backup.apply_backup(&body).unwrap();
+        assert!(backup.staged.is_empty(), "a backup that got the commit keeps no staged values");
+        assert_eq!(backup.values(&k), &values[..]);
+        assert!(!backup.locks.is_locked(&k));
+        let mut unstage = Vec::new();
+        put_staged(&mut unstage, &k, None);
+        assert_eq!(fresh.apply_snapshot(&unstage), Err(Malformed::Refused("a multimap snapshot holds a removal")));
+        let mut bad_flag = Vec::new();
+        let bad = StagedValues { txn, owner: owner_of, blocks_reads: false, values: Vec::new() };
+        put_staged(&mut bad_flag, &k, Some(&bad));
+        let flag = bad_flag.len() - 5;
+        bad_flag[flag] = 7;
+        assert!(matches!(fresh.apply_backup(&bad_flag), Err(Malformed::Refused(_))));
     }
 }
