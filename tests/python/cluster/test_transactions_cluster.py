@@ -8,14 +8,17 @@ own writes on both members, nobody else sees them before the commit, the commit 
 key on both members, and a rollback none. Queues, lists and sets named so that both members own
 some: the transaction's operations run at each name's owner, the commit applies them on both
 members, and a take waits for an offer made through the other member.
+
+On three members: a map's or multimap's keys written in a transaction keep its writes when the
+owner of some of them, not the coordinator, is killed (-9) before the commit.
 """
 
 import threading
 
 import pytest
 
-from .cluster_harness import unique_map_name, wait_until
-from .test_cluster import FORM_TIMEOUT, wait_members
+from .cluster_harness import members_of, partition_owners, unique_map_name, wait_until
+from .test_cluster import DROP_TIMEOUT, FORM_TIMEOUT, wait_members
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -147,3 +150,84 @@ def test_queues_lists_and_sets_of_both_members_in_one_transaction(make_cluster, 
     thread.join(20)
     assert taken == ["v"] * QUEUES
     assert all(list(queue.iterator()) == ["v"] for queue in queues), "rolled back: each item is back"
+
+
+def _owner_port(client, key):
+    """The port of the member owning `key`'s partition as `client` sees it (None: not known)."""
+    service = client.partition_service
+    owner = service.get_partition_owner(service.get_partition_id(client._serialization_service.to_data(key)))
+    return next((m.address.port for m in members_of(client) if m.uuid == owner), None)
+
+
+@pytest.mark.parametrize("structure", ["map", "multimap"])
+def test_a_transaction_s_writes_survive_kill9_of_a_key_owner_that_does_not_coordinate(
+    make_cluster, request, structure
+):
+    """Three members; a TWO_PHASE transaction coordinated by member 0 (its client is unisocket
+    there) writes keys, some owned by member V (not member 0), which is then killed (-9). Once
+    two members remain and every partition has an owner again, the commit succeeds and every
+    key holds what the transaction wrote: the write staged at V lived on in V's backups."""
+    cluster = make_cluster(3)
+    cluster.start_members(range(3))
+    addresses = cluster.addresses
+    client = cluster.client([addresses[0]], smart=False)
+    observer = cluster.client(smart=True)
+    wait_members(client, 3, FORM_TIMEOUT)
+    wait_members(observer, 3, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    keys = ["k%d" % i for i in range(KEYS)]
+    plain = observer.get_map(name) if structure == "map" else observer.get_multi_map(name)
+    plain = plain.blocking()
+    plain.put("warm-up", "w")  # (a Hazelcast member assigns partitions on first use)
+    ports = wait_until(
+        lambda: (lambda owned: owned if None not in owned and len(set(owned)) == 3 else None)(
+            [_owner_port(observer, key) for key in keys]
+        ),
+        30,
+        "every key's owner known, on three members",
+    )
+    coordinator_port = cluster.by_port(int(addresses[0].rsplit(":", 1)[1])).port
+    victim_port = max(
+        (port for port in set(ports) if port != coordinator_port), key=lambda port: ports.count(port)
+    )
+    victim_keys = [key for key, port in zip(keys, ports) if port == victim_port]
+    assert victim_keys, "the victim owns some of the keys"
+
+    txn = client.new_transaction(timeout=120)  # TWO_PHASE, the client's default
+    txn.begin()
+    if structure == "map":
+        t = txn.get_map(name)
+        for key in keys:
+            t.put(key, "txn-" + key)
+        expected = {key: "txn-" + key for key in keys}
+    else:
+        t = txn.get_multi_map(name)
+        for key in keys:
+            assert t.put(key, "a-" + key) and t.put(key, "b-" + key)
+        expected = {key: ["a-" + key, "b-" + key] for key in keys}
+    assert all(plain.is_locked(key) for key in victim_keys), "the victim's keys are locked for the transaction"
+
+    victim = cluster.by_port(victim_port)
+    victim.kill9("owner of %d of the transaction's keys" % len(victim_keys))
+    survivors = wait_members(observer, 2, DROP_TIMEOUT, "after kill -9 of %r" % victim)
+    wait_members(client, 2, DROP_TIMEOUT, "the coordinator's client, after kill -9 of %r" % victim)
+    alive = {member.uuid for member in survivors}
+    wait_until(
+        lambda: set(partition_owners(observer)) <= alive,
+        FORM_TIMEOUT,
+        lambda: "partition owners %s, members %s" % (partition_owners(observer), alive),
+    )
+
+    txn.commit()
+    if structure == "map":
+        held = {key: plain.get(key) for key in keys}
+    else:
+        held = {key: sorted(plain.get(key)) for key in keys}
+    lost = {key: value for key, value in held.items() if value != expected[key]}
+    assert not lost, "%d of %d keys (%d owned by the killed member) lost the transaction's write: %s" % (
+        len(lost),
+        len(keys),
+        len(victim_keys),
+        sorted(lost.items())[:10],
+    )
+    assert not any(plain.is_locked(key) for key in keys), "the commit released every key"
