@@ -10,7 +10,8 @@ some: the transaction's operations run at each name's owner, the commit applies 
 members, and a take waits for an offer made through the other member.
 
 On three members: a map's or multimap's keys written in a transaction keep its writes when the
-owner of some of them, not the coordinator, is killed (-9) before the commit.
+owner of some of them, not the coordinator, is killed (-9) before the commit, or when a third
+member joins and some of their partitions move to it.
 """
 
 import threading
@@ -159,6 +160,53 @@ def _owner_port(client, key):
     return next((m.address.port for m in members_of(client) if m.uuid == owner), None)
 
 
+def _owner_ports(client, keys, members):
+    """The ports of the owners of `keys`, once every key's owner is known and they are
+    `members` members."""
+
+    def known():
+        ports = [_owner_port(client, key) for key in keys]
+        return ports if None not in ports and len(set(ports)) == members else None
+
+    return wait_until(known, 30, "every key's owner known, on %d members" % members)
+
+
+def _write_in_transaction(txn, structure, name, keys):
+    """Writes every key of map or multimap `name` in `txn`; what each key holds after the commit."""
+    if structure == "map":
+        t = txn.get_map(name)
+        for key in keys:
+            t.put(key, "txn-" + key)
+        return {key: "txn-" + key for key in keys}
+    t = txn.get_multi_map(name)
+    for key in keys:
+        assert t.put(key, "a-" + key) and t.put(key, "b-" + key)
+    return {key: ["a-" + key, "b-" + key] for key in keys}
+
+
+def _assert_committed(plain, structure, expected, moved, what):
+    """Every key holds what the transaction wrote and none is locked; `moved` keys changed owner
+    (named in the failure)."""
+    if structure == "map":
+        held = {key: plain.get(key) for key in expected}
+    else:
+        held = {key: sorted(plain.get(key)) for key in expected}
+    lost = {key: value for key, value in held.items() if value != expected[key]}
+    assert not lost, "%d of %d keys (%d %s) lost the transaction's write: %s" % (
+        len(lost),
+        len(expected),
+        len(moved),
+        what,
+        sorted(lost.items())[:10],
+    )
+    assert not any(plain.is_locked(key) for key in expected), "the commit released every key"
+
+
+def _plain(client, structure, name):
+    proxy = client.get_map(name) if structure == "map" else client.get_multi_map(name)
+    return proxy.blocking()
+
+
 @pytest.mark.parametrize("structure", ["map", "multimap"])
 def test_a_transaction_s_writes_survive_kill9_of_a_key_owner_that_does_not_coordinate(
     make_cluster, request, structure
@@ -176,35 +224,16 @@ def test_a_transaction_s_writes_survive_kill9_of_a_key_owner_that_does_not_coord
     wait_members(observer, 3, FORM_TIMEOUT)
     name = unique_map_name(request.node.name)
     keys = ["k%d" % i for i in range(KEYS)]
-    plain = observer.get_map(name) if structure == "map" else observer.get_multi_map(name)
-    plain = plain.blocking()
+    plain = _plain(observer, structure, name)
     plain.put("warm-up", "w")  # (a Hazelcast member assigns partitions on first use)
-    ports = wait_until(
-        lambda: (lambda owned: owned if None not in owned and len(set(owned)) == 3 else None)(
-            [_owner_port(observer, key) for key in keys]
-        ),
-        30,
-        "every key's owner known, on three members",
-    )
-    coordinator_port = cluster.by_port(int(addresses[0].rsplit(":", 1)[1])).port
-    victim_port = max(
-        (port for port in set(ports) if port != coordinator_port), key=lambda port: ports.count(port)
-    )
+    ports = _owner_ports(observer, keys, 3)
+    coordinator_port = cluster.members[0].port
+    victim_port = max((port for port in set(ports) if port != coordinator_port), key=ports.count)
     victim_keys = [key for key, port in zip(keys, ports) if port == victim_port]
-    assert victim_keys, "the victim owns some of the keys"
 
     txn = client.new_transaction(timeout=120)  # TWO_PHASE, the client's default
     txn.begin()
-    if structure == "map":
-        t = txn.get_map(name)
-        for key in keys:
-            t.put(key, "txn-" + key)
-        expected = {key: "txn-" + key for key in keys}
-    else:
-        t = txn.get_multi_map(name)
-        for key in keys:
-            assert t.put(key, "a-" + key) and t.put(key, "b-" + key)
-        expected = {key: ["a-" + key, "b-" + key] for key in keys}
+    expected = _write_in_transaction(txn, structure, name, keys)
     assert all(plain.is_locked(key) for key in victim_keys), "the victim's keys are locked for the transaction"
 
     victim = cluster.by_port(victim_port)
@@ -219,15 +248,37 @@ def test_a_transaction_s_writes_survive_kill9_of_a_key_owner_that_does_not_coord
     )
 
     txn.commit()
-    if structure == "map":
-        held = {key: plain.get(key) for key in keys}
-    else:
-        held = {key: sorted(plain.get(key)) for key in keys}
-    lost = {key: value for key, value in held.items() if value != expected[key]}
-    assert not lost, "%d of %d keys (%d owned by the killed member) lost the transaction's write: %s" % (
-        len(lost),
-        len(keys),
-        len(victim_keys),
-        sorted(lost.items())[:10],
-    )
-    assert not any(plain.is_locked(key) for key in keys), "the commit released every key"
+    _assert_committed(plain, structure, expected, victim_keys, "owned by the killed member")
+
+
+@pytest.mark.parametrize("structure", ["map", "multimap"])
+def test_a_transaction_s_writes_survive_the_migration_of_their_keys(make_cluster, request, structure):
+    """Two members; a TWO_PHASE transaction coordinated by member 0 writes keys of both, then a
+    third member joins and some of the keys' partitions move to it before the commit: the
+    commit succeeds and every key holds what the transaction wrote (the staged writes moved
+    with their partitions)."""
+    cluster = make_cluster(3)
+    cluster.start_members(range(2))
+    client = cluster.client([cluster.addresses[0]], smart=False)
+    observer = cluster.client(cluster.addresses[:2], smart=True)
+    wait_members(client, 2, FORM_TIMEOUT)
+    wait_members(observer, 2, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    keys = ["k%d" % i for i in range(KEYS)]
+    plain = _plain(observer, structure, name)
+    plain.put("warm-up", "w")  # (a Hazelcast member assigns partitions on first use)
+    _owner_ports(observer, keys, 2)
+
+    txn = client.new_transaction(timeout=120)  # TWO_PHASE, the client's default
+    txn.begin()
+    expected = _write_in_transaction(txn, structure, name, keys)
+
+    joiner = cluster.start(2, member_list=cluster.addresses)
+    joiner.wait_ready(FORM_TIMEOUT)
+    wait_members(observer, 3, FORM_TIMEOUT, "after %r joined" % joiner)
+    ports = _owner_ports(observer, keys, 3)
+    moved = [key for key, port in zip(keys, ports) if port == joiner.port]
+    assert all(plain.is_locked(key) for key in moved), "the moved keys are still locked for the transaction"
+
+    txn.commit()
+    _assert_committed(plain, structure, expected, moved, "moved to the joining member")
