@@ -8,14 +8,18 @@ own writes on both members, nobody else sees them before the commit, the commit 
 key on both members, and a rollback none. Queues, lists and sets named so that both members own
 some: the transaction's operations run at each name's owner, the commit applies them on both
 members, and a take waits for an offer made through the other member.
+
+On three members: a map's or multimap's keys written in a transaction keep its writes when the
+owner of some of them, not the coordinator, is killed (-9) before the commit, or when a third
+member joins and some of their partitions move to it.
 """
 
 import threading
 
 import pytest
 
-from .cluster_harness import unique_map_name, wait_until
-from .test_cluster import FORM_TIMEOUT, wait_members
+from .cluster_harness import members_of, partition_owners, unique_map_name, wait_until
+from .test_cluster import DROP_TIMEOUT, FORM_TIMEOUT, wait_members
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -147,3 +151,134 @@ def test_queues_lists_and_sets_of_both_members_in_one_transaction(make_cluster, 
     thread.join(20)
     assert taken == ["v"] * QUEUES
     assert all(list(queue.iterator()) == ["v"] for queue in queues), "rolled back: each item is back"
+
+
+def _owner_port(client, key):
+    """The port of the member owning `key`'s partition as `client` sees it (None: not known)."""
+    service = client.partition_service
+    owner = service.get_partition_owner(service.get_partition_id(client._serialization_service.to_data(key)))
+    return next((m.address.port for m in members_of(client) if m.uuid == owner), None)
+
+
+def _owner_ports(client, keys, members):
+    """The ports of the owners of `keys`, once every key's owner is known and they are
+    `members` members."""
+
+    def known():
+        ports = [_owner_port(client, key) for key in keys]
+        return ports if None not in ports and len(set(ports)) == members else None
+
+    return wait_until(known, 30, "every key's owner known, on %d members" % members)
+
+
+def _write_in_transaction(txn, structure, name, keys):
+    """Writes every key of map or multimap `name` in `txn`; what each key holds after the commit."""
+    if structure == "map":
+        t = txn.get_map(name)
+        for key in keys:
+            t.put(key, "txn-" + key)
+        return {key: "txn-" + key for key in keys}
+    t = txn.get_multi_map(name)
+    for key in keys:
+        assert t.put(key, "a-" + key) and t.put(key, "b-" + key)
+    return {key: ["a-" + key, "b-" + key] for key in keys}
+
+
+def _assert_committed(plain, structure, expected, moved, what):
+    """Every key holds what the transaction wrote and none is locked; `moved` keys changed owner
+    (named in the failure)."""
+    if structure == "map":
+        held = {key: plain.get(key) for key in expected}
+    else:
+        held = {key: sorted(plain.get(key)) for key in expected}
+    lost = {key: value for key, value in held.items() if value != expected[key]}
+    assert not lost, "%d of %d keys (%d %s) lost the transaction's write: %s" % (
+        len(lost),
+        len(expected),
+        len(moved),
+        what,
+        sorted(lost.items())[:10],
+    )
+    assert not any(plain.is_locked(key) for key in expected), "the commit released every key"
+
+
+def _plain(client, structure, name):
+    proxy = client.get_map(name) if structure == "map" else client.get_multi_map(name)
+    return proxy.blocking()
+
+
+@pytest.mark.parametrize("structure", ["map", "multimap"])
+def test_a_transaction_s_writes_survive_kill9_of_a_key_owner_that_does_not_coordinate(
+    make_cluster, request, structure
+):
+    """Three members; a TWO_PHASE transaction coordinated by member 0 (its client is unisocket
+    there) writes keys, some owned by member V (not member 0), which is then killed (-9). Once
+    two members remain and every partition has an owner again, the commit succeeds and every
+    key holds what the transaction wrote: the write staged at V lived on in V's backups."""
+    cluster = make_cluster(3)
+    cluster.start_members(range(3))
+    addresses = cluster.addresses
+    client = cluster.client([addresses[0]], smart=False)
+    observer = cluster.client(smart=True)
+    wait_members(client, 3, FORM_TIMEOUT)
+    wait_members(observer, 3, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    keys = ["k%d" % i for i in range(KEYS)]
+    plain = _plain(observer, structure, name)
+    plain.put("warm-up", "w")  # (a Hazelcast member assigns partitions on first use)
+    ports = _owner_ports(observer, keys, 3)
+    coordinator_port = cluster.members[0].port
+    victim_port = max((port for port in set(ports) if port != coordinator_port), key=ports.count)
+    victim_keys = [key for key, port in zip(keys, ports) if port == victim_port]
+
+    txn = client.new_transaction(timeout=120)  # TWO_PHASE, the client's default
+    txn.begin()
+    expected = _write_in_transaction(txn, structure, name, keys)
+    assert all(plain.is_locked(key) for key in victim_keys), "the victim's keys are locked for the transaction"
+
+    victim = cluster.by_port(victim_port)
+    victim.kill9("owner of %d of the transaction's keys" % len(victim_keys))
+    survivors = wait_members(observer, 2, DROP_TIMEOUT, "after kill -9 of %r" % victim)
+    wait_members(client, 2, DROP_TIMEOUT, "the coordinator's client, after kill -9 of %r" % victim)
+    alive = {member.uuid for member in survivors}
+    wait_until(
+        lambda: set(partition_owners(observer)) <= alive,
+        FORM_TIMEOUT,
+        lambda: "partition owners %s, members %s" % (partition_owners(observer), alive),
+    )
+
+    txn.commit()
+    _assert_committed(plain, structure, expected, victim_keys, "owned by the killed member")
+
+
+@pytest.mark.parametrize("structure", ["map", "multimap"])
+def test_a_transaction_s_writes_survive_the_migration_of_their_keys(make_cluster, request, structure):
+    """Two members; a TWO_PHASE transaction coordinated by member 0 writes keys of both, then a
+    third member joins and some of the keys' partitions move to it before the commit: the
+    commit succeeds and every key holds what the transaction wrote (the staged writes moved
+    with their partitions)."""
+    cluster = make_cluster(3)
+    cluster.start_members(range(2))
+    client = cluster.client([cluster.addresses[0]], smart=False)
+    observer = cluster.client(cluster.addresses[:2], smart=True)
+    wait_members(client, 2, FORM_TIMEOUT)
+    wait_members(observer, 2, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    keys = ["k%d" % i for i in range(KEYS)]
+    plain = _plain(observer, structure, name)
+    plain.put("warm-up", "w")  # (a Hazelcast member assigns partitions on first use)
+    _owner_ports(observer, keys, 2)
+
+    txn = client.new_transaction(timeout=120)  # TWO_PHASE, the client's default
+    txn.begin()
+    expected = _write_in_transaction(txn, structure, name, keys)
+
+    joiner = cluster.start(2, member_list=cluster.addresses)
+    joiner.wait_ready(FORM_TIMEOUT)
+    wait_members(observer, 3, FORM_TIMEOUT, "after %r joined" % joiner)
+    ports = _owner_ports(observer, keys, 3)
+    moved = [key for key, port in zip(keys, ports) if port == joiner.port]
+    assert all(plain.is_locked(key) for key in moved), "the moved keys are still locked for the transaction"
+
+    txn.commit()
+    _assert_committed(plain, structure, expected, moved, "moved to the joining member")

@@ -5,7 +5,12 @@
 //! the key's lock from its first write (or getForUpdate) to its end, so no other may stage it.
 //! Only the transaction itself sees its changes (it reads its own writes); everyone else reads
 //! the committed entries until the commit applies them.
+//!
+//! Staged changes are part of what the partition's backups and snapshots carry (`store.rs`):
+//! while the owner has backups, every key staged or unstaged (commit, rollback) is recorded,
+//! so a promoted backup or a migrated partition holds the transaction's changes with its lock.
 
+use crate::cluster::peer::{put_bytes, Malformed, Reader};
 use crate::engine::locks::LockOwner;
 use ahash::RandomState;
 use ferrogrid_protocol::Uuid;
@@ -36,13 +41,104 @@ pub struct StagedChange {
     pub change: Change,
 }
 
+const LOCKED: u8 = 0;
+const SET: u8 = 1;
+const REMOVED: u8 = 2;
+
+impl StagedChange {
+    /// Appends the change as backup and snapshot records carry it:
+    /// `txn u128 | client u128 | thread id i64 | blocks reads u8 (0, 1) | change u8` and, for
+    /// SET (1), `value bytes | ttl i64` (LOCKED 0 and REMOVED 2 carry nothing more).
+    pub fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.txn.as_u128().to_le_bytes());
+        out.extend_from_slice(&self.owner.client.as_u128().to_le_bytes());
+        out.extend_from_slice(&self.owner.thread_id.to_le_bytes());
+        out.push(u8::from(self.blocks_reads));
+        match &self.change {
+            Change::Locked => out.push(LOCKED),
+            Change::Set { value, ttl_ms } => {
+                out.push(SET);
+                put_bytes(out, value);
+                out.extend_from_slice(&ttl_ms.to_le_bytes());
+            }
+            Change::Removed => out.push(REMOVED),
+        }
+    }
+
+    /// Reads what [`StagedChange::write`] wrote.
+    pub fn read(reader: &mut Reader<'_>) -> Result<StagedChange, Malformed> {
+        let txn = Uuid::from_u128(reader.u128()?);
+        let owner = LockOwner { client: Uuid::from_u128(reader.u128()?), thread_id: reader.i64()? };
+        let blocks_reads = match reader.u8()? {
+            0 => false,
+            1 => true,
+            _ => return Err(Malformed::Refused("a staged change's blocks-reads flag is neither 0 nor 1")),
+        };
+        let change = match reader.u8()? {
+            LOCKED => Change::Locked,
+            SET => Change::Set { value: reader.bytes()?.into(), ttl_ms: reader.i64()? },
+            REMOVED => Change::Removed,
+            _ => return Err(Malformed::Refused("a staged change of an unknown kind")),
+        };
+        Ok(StagedChange { txn, owner, blocks_reads, change })
+    }
+}
+
 /// The staged changes of one map in one partition.
 #[derive(Debug, Default)]
 pub struct Staged {
     changes: HashMap<Box<[u8]>, StagedChange, RandomState>,
+    /// Keys staged or unstaged since the owner last sent backups (when `track` is set).
+    changed: Vec<Box<[u8]>>,
+    track: bool,
 }
 
 impl Staged {
+    fn note(&mut self, key: &[u8]) {
+        if self.track {
+            self.changed.push(key.into());
+        }
+    }
+
+    /// Starts or stops recording which keys are staged or unstaged (on while the owner has
+    /// backups).
+    pub fn set_track(&mut self, track: bool) {
+        self.track = track;
+        if !track {
+            self.changed.clear();
+        }
+    }
+
+    /// Calls `write` with each key staged or unstaged since the last call and its change as
+    /// it is now (None: unstaged), for a backup record.
+    pub fn write_changed(&mut self, mut write: impl FnMut(&[u8], Option<&StagedChange>)) {
+        let mut keys = std::mem::take(&mut self.changed);
+        keys.sort_unstable();
+        keys.dedup();
+        for key in keys.drain(..) {
+            write(&key, self.changes.get(&key));
+        }
+        self.changed = keys;
+    }
+
+    /// Every staged change (a snapshot).
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &StagedChange)> {
+        self.changes.iter().map(|(key, staged)| (&**key, staged))
+    }
+
+    /// Sets the change of `key` as a backup or snapshot carries it (None: unstaged). Nothing
+    /// is recorded.
+    pub fn apply(&mut self, key: &[u8], staged: Option<StagedChange>) {
+        match staged {
+            Some(staged) => {
+                self.changes.insert(key.into(), staged);
+            }
+            None => {
+                self.changes.remove(key);
+            }
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.changes.is_empty()
     }
@@ -56,6 +152,7 @@ impl Staged {
     /// transaction whose lock expired).
     pub fn stage(&mut self, key: &[u8], staged: StagedChange) {
         self.changes.insert(key.into(), staged);
+        self.note(key);
     }
 
     /// Whether a plain read by `client` of `key` waits: another client's TWO_PHASE transaction
@@ -73,6 +170,9 @@ impl Staged {
     pub fn take(&mut self, txn: Uuid) -> Vec<(Box<[u8]>, StagedChange)> {
         let keys: Vec<Box<[u8]>> =
             self.changes.iter().filter(|(_, staged)| staged.txn == txn).map(|(key, _)| key.clone()).collect();
+        for key in &keys {
+            self.note(key);
+        }
         keys.into_iter().filter_map(|key| self.changes.remove_entry(&key)).collect()
     }
 }

@@ -18,6 +18,7 @@
 use crate::clock::NEVER;
 use crate::cluster::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
 use crate::engine::locks::{LockImage, LockTable, Parked};
+use crate::engine::map::staged::StagedChange;
 use crate::engine::map::table::Table;
 use crate::engine::settings::{MapSettings, PartitionLimit, SettingsCache};
 use crate::engine::structures::ObjectKind;
@@ -461,6 +462,7 @@ impl PartitionObject for RecordStore {
     fn set_track_changes(&mut self, track: bool) {
         self.track_changes = track;
         self.locks.set_track(track);
+        self.staged.set_track(track);
         if !track {
             self.changed.clear();
         }
@@ -484,6 +486,12 @@ impl PartitionObject for RecordStore {
             Some(image) => put_lock(body, key, image),
             None => put_key(body, UNLOCK, key),
         });
+        // After the entries: a commit's applied value and its unstage reach the backup in
+        // this one body, so no backup keeps a change whose commit it has.
+        self.staged.write_changed(|key, staged| match staged {
+            Some(staged) => put_staged(body, key, staged),
+            None => put_key(body, UNSTAGE, key),
+        });
     }
 
     fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
@@ -496,6 +504,9 @@ impl PartitionObject for RecordStore {
         }
         for (key, image) in self.locks.images() {
             writer.entry(|out| put_lock(out, key, image));
+        }
+        for (key, staged) in self.staged.iter() {
+            writer.entry(|out| put_staged(out, key, staged));
         }
     }
 
@@ -539,7 +550,9 @@ impl RecordStore {
                     self.apply_remove(key);
                 }
                 MapChange::Unlock { key } if removals => self.locks.apply(key, None),
-                MapChange::Remove { .. } | MapChange::Unlock { .. } => {
+                MapChange::Stage { key, staged } => self.staged.apply(key, Some(staged)),
+                MapChange::Unstage { key } if removals => self.staged.apply(key, None),
+                MapChange::Remove { .. } | MapChange::Unlock { .. } | MapChange::Unstage { .. } => {
                     return Err(Malformed::Refused("a map snapshot holds a removal"));
                 }
             }
@@ -556,6 +569,8 @@ impl RecordStore {
 /// REMOVE (2) key bytes
 /// LOCK   (3) key bytes | client u128 | thread id i64 | count u32 | lease deadline i64
 /// UNLOCK (4) key bytes
+/// STAGE  (5) key bytes | a transaction's staged change (`StagedChange::write`)
+/// UNSTAGE (6) key bytes
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum MapChange<'a> {
@@ -575,12 +590,23 @@ enum MapChange<'a> {
     Unlock {
         key: &'a [u8],
     },
+    /// A transaction's change of the key, not yet committed.
+    Stage {
+        key: &'a [u8],
+        staged: StagedChange,
+    },
+    /// The key's staged change is gone (its transaction ended).
+    Unstage {
+        key: &'a [u8],
+    },
 }
 
 const PUT: u8 = 1;
 const REMOVE: u8 = 2;
 const LOCK: u8 = 3;
 const UNLOCK: u8 = 4;
+const STAGE: u8 = 5;
+const UNSTAGE: u8 = 6;
 
 fn put_key(out: &mut Vec<u8>, change: u8, key: &[u8]) {
     out.push(change);
@@ -601,6 +627,11 @@ fn put_lock(out: &mut Vec<u8>, key: &[u8], image: LockImage) {
     image.write(out);
 }
 
+fn put_staged(out: &mut Vec<u8>, key: &[u8], staged: &StagedChange) {
+    put_key(out, STAGE, key);
+    staged.write(out);
+}
+
 fn read_change<'a>(reader: &mut Reader<'a>) -> Result<MapChange<'a>, Malformed> {
     let change = reader.u8()?;
     let key = reader.bytes()?;
@@ -616,6 +647,8 @@ fn read_change<'a>(reader: &mut Reader<'a>) -> Result<MapChange<'a>, Malformed> 
         REMOVE => MapChange::Remove { key },
         LOCK => MapChange::Lock { key, image: LockImage::read(reader)? },
         UNLOCK => MapChange::Unlock { key },
+        STAGE => MapChange::Stage { key, staged: StagedChange::read(reader)? },
+        UNSTAGE => MapChange::Unstage { key },
         other => return Err(Malformed::UnknownChange(other)),
     })
 }

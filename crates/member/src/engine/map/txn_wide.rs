@@ -93,7 +93,7 @@ impl TxnEnd {
             let keys: Vec<Box<[u8]>> =
                 store.staged.iter().filter(|(_, staged)| staged.txn == self.txn).map(|(key, _)| key.clone()).collect();
             for key in keys {
-                let Some(staged) = store.staged.remove(&key) else { continue };
+                let Some(staged) = store.unstage(&key) else { continue };
                 ended = true;
                 if self.commit {
                     let (added, removed) = store.replace_values(&key, staged.values);

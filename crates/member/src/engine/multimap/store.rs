@@ -24,18 +24,24 @@ use ferrogrid_protocol::{Data, PartitionId, Uuid};
 use std::collections::HashMap;
 
 /// Record kinds: a key's whole collection, or its removal; a key's lock as the owner holds it
-/// ([`LockImage::write`]), or its release.
+/// ([`LockImage::write`]), or its release; a transaction's staged values of the key, or their
+/// end (commit or rollback).
 ///
 /// ```text
-/// VALUES  (1) key bytes | count u32 | value bytes *count
-/// REMOVED (2) key bytes
-/// LOCK    (3) key bytes | lock image
-/// UNLOCK  (4) key bytes
+/// VALUES   (1) key bytes | count u32 | value bytes *count
+/// REMOVED  (2) key bytes
+/// LOCK     (3) key bytes | lock image
+/// UNLOCK   (4) key bytes
+/// STAGE    (5) key bytes | txn u128 | client u128 | thread id i64 | blocks reads u8 (0, 1)
+///              | count u32 | value bytes *count
+/// UNSTAGE  (6) key bytes
 /// ```
 const VALUES: u8 = 1;
 const REMOVED: u8 = 2;
 const LOCK: u8 = 3;
 const UNLOCK: u8 = 4;
+const STAGE: u8 = 5;
+const UNSTAGE: u8 = 6;
 
 /// A key's values (a set's without duplicates).
 pub(crate) type Values = Vec<Box<[u8]>>;
@@ -52,8 +58,11 @@ pub struct MultiMapStore {
     /// Keys changed since the last `write_changes`.
     changed: Vec<Box<[u8]>>,
     /// Transactions' changes not yet committed: per key, the transaction holding its lock and
-    /// the key's values as it sees them (`txn.rs`).
+    /// the key's values as it sees them (`txn.rs`). Changed only through [`MultiMapStore::stage`]
+    /// and [`MultiMapStore::unstage`], which record the key for the backups.
     pub(crate) staged: HashMap<Box<[u8]>, StagedValues, RandomState>,
+    /// Keys staged or unstaged since the last `write_changes`.
+    staged_changed: Vec<Box<[u8]>>,
 }
 
 /// A transaction's view of one key of a multimap, until its end.
@@ -172,6 +181,7 @@ impl MultiMapStore {
             track_changes: false,
             changed: Vec::new(),
             staged: HashMap::default(),
+            staged_changed: Vec::new(),
         }
     }
 
@@ -189,6 +199,23 @@ impl MultiMapStore {
     /// holds it.
     pub(crate) fn blocks_read(&self, key: &[u8], client: Uuid) -> bool {
         self.staged.get(key).is_some_and(|staged| staged.blocks_reads && staged.owner.client != client)
+    }
+
+    /// Records transaction `staged.txn`'s view of `key` (replacing any earlier one).
+    pub(crate) fn stage(&mut self, key: &[u8], staged: StagedValues) {
+        self.staged.insert(key.into(), staged);
+        if self.track_changes {
+            self.staged_changed.push(key.into());
+        }
+    }
+
+    /// Removes and returns the staged view of `key` (its transaction's end).
+    pub(crate) fn unstage(&mut self, key: &[u8]) -> Option<StagedValues> {
+        let staged = self.staged.remove(key)?;
+        if self.track_changes {
+            self.staged_changed.push(key.into());
+        }
+        Some(staged)
     }
 
     /// Makes `values` the values of `key` (a transaction's commit): the values added and
@@ -446,6 +473,44 @@ fn put_values(out: &mut Vec<u8>, key: &[u8], values: &[Box<[u8]>]) {
     }
 }
 
+/// A key's STAGE record, or its UNSTAGE (None).
+fn put_staged(out: &mut Vec<u8>, key: &[u8], staged: Option<&StagedValues>) {
+    out.push(if staged.is_some() { STAGE } else { UNSTAGE });
+    put_bytes(out, key);
+    let Some(staged) = staged else { return };
+    out.extend_from_slice(&staged.txn.as_u128().to_le_bytes());
+    out.extend_from_slice(&staged.owner.client.as_u128().to_le_bytes());
+    out.extend_from_slice(&staged.owner.thread_id.to_le_bytes());
+    out.push(u8::from(staged.blocks_reads));
+    out.extend_from_slice(&(staged.values.len() as u32).to_le_bytes());
+    for value in &staged.values {
+        put_bytes(out, value);
+    }
+}
+
+/// Reads a key's values as [`put_values`] and [`put_staged`] write them: a count, bounded by
+/// what `body` can hold, and the values.
+fn read_values(reader: &mut Reader<'_>, body: &[u8]) -> Result<Values, Malformed> {
+    let count = reader.u32()? as usize;
+    let mut values = Vec::with_capacity(count.min(reader_bound(body)));
+    for _ in 0..count {
+        values.push(reader.bytes()?.into());
+    }
+    Ok(values)
+}
+
+/// Reads what [`put_staged`] wrote after the key of a STAGE record.
+fn read_staged(reader: &mut Reader<'_>, body: &[u8]) -> Result<StagedValues, Malformed> {
+    let txn = Uuid::from_u128(reader.u128()?);
+    let owner = LockOwner { client: Uuid::from_u128(reader.u128()?), thread_id: reader.i64()? };
+    let blocks_reads = match reader.u8()? {
+        0 => false,
+        1 => true,
+        _ => return Err(Malformed::Refused("a multimap's staged values' blocks-reads flag is neither 0 nor 1")),
+    };
+    Ok(StagedValues { txn, owner, blocks_reads, values: read_values(reader, body)? })
+}
+
 /// A key's LOCK record, or its UNLOCK (None).
 fn put_lock(out: &mut Vec<u8>, key: &[u8], image: Option<LockImage>) {
     out.push(if image.is_some() { LOCK } else { UNLOCK });
@@ -465,18 +530,20 @@ impl MultiMapStore {
             match kind {
                 LOCK => self.locks.apply(&key, Some(LockImage::read(&mut reader)?)),
                 UNLOCK if removals => self.locks.apply(&key, None),
+                STAGE => {
+                    self.staged.insert(key, read_staged(&mut reader, body)?);
+                }
+                UNSTAGE if removals => {
+                    self.staged.remove(&key);
+                }
                 VALUES => {
-                    let count = reader.u32()? as usize;
-                    let mut values = Vec::with_capacity(count.min(reader_bound(body)));
-                    for _ in 0..count {
-                        values.push(reader.bytes()?.into());
-                    }
+                    let values = read_values(&mut reader, body)?;
                     self.remove_entry(&key);
                     self.held_bytes += size_of(&key, &values);
                     self.entries.insert(key, values);
                 }
                 REMOVED if removals => self.remove_entry(&key),
-                REMOVED | UNLOCK => return Err(Malformed::Refused("a multimap snapshot holds a removal")),
+                REMOVED | UNLOCK | UNSTAGE => return Err(Malformed::Refused("a multimap snapshot holds a removal")),
                 other => return Err(Malformed::UnknownChange(other)),
             }
         }
@@ -513,6 +580,7 @@ impl PartitionObject for MultiMapStore {
         self.locks.set_track(track);
         if !track {
             self.changed.clear();
+            self.staged_changed.clear();
         }
     }
 
@@ -534,6 +602,15 @@ impl PartitionObject for MultiMapStore {
             }
         }
         self.locks.write_changed(|key, image| put_lock(body, key, image));
+        // After the values: a commit's values and its unstage reach the backup in this one
+        // body, so no backup keeps staged values whose commit it has.
+        let mut staged_changed = std::mem::take(&mut self.staged_changed);
+        staged_changed.sort_unstable();
+        staged_changed.dedup();
+        for key in staged_changed.drain(..) {
+            put_staged(body, &key, self.staged.get(&key));
+        }
+        self.staged_changed = staged_changed;
     }
 
     fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
@@ -546,6 +623,9 @@ impl PartitionObject for MultiMapStore {
         }
         for (key, image) in self.locks.images() {
             writer.entry(|out| put_lock(out, key, Some(image)));
+        }
+        for (key, staged) in &self.staged {
+            writer.entry(|out| put_staged(out, key, Some(staged)));
         }
     }
 
@@ -569,117 +649,4 @@ impl PartitionObject for MultiMapStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::request::string_data as item;
-    use std::borrow::Cow;
-
-    fn run(store: &mut MultiMapStore, op: MultiMapOp<'_>) -> String {
-        let (mut listeners, mut outbox) = (Listeners::default(), Outbox::default());
-        let (mut released, mut deadlines) = (Vec::new(), Vec::new());
-        let mut ctx = MultiMapContext {
-            name: "mm",
-            member: Uuid::default(),
-            source: Uuid::default(),
-            partition_id: PartitionId(0),
-            now_ms: 0,
-            listeners: &mut listeners,
-            outbox: &mut outbox,
-            released: &mut released,
-            deadlines: &mut deadlines,
-        };
-        let mut answer = String::new();
-        execute(store, &mut ctx, &op, &mut |reply| answer = format!("{reply:?}")).unwrap();
-        answer
-    }
-
-    fn put<'a>(key: &'a [u8], value: &'a [u8]) -> MultiMapOp<'a> {
-        MultiMapOp::Put { key: Cow::Borrowed(key), value: Cow::Borrowed(value), thread_id: 1 }
-    }
-
-    #[test]
-    fn set_values_are_ordered_as_java_s_hash_set_of_their_data() {
-        let string = |text: &str| {
-            let mut data = vec![0, 0, 0, 0];
-            data.extend_from_slice(&(-11i32).to_be_bytes());
-            data.extend_from_slice(&(text.len() as i32).to_be_bytes());
-            data.extend_from_slice(text.as_bytes());
-            data
-        };
-        let datas: Vec<Vec<u8>> = (0..13).map(|i| string(&format!("v{i}"))).collect();
-        let mut ordered: Vec<&[u8]> = datas.iter().map(|data| &data[..]).collect();
-        set_order(&mut ordered);
-        let names: Vec<String> = ordered.iter().map(|data| String::from_utf8_lossy(&data[12..]).into_owned()).collect();
-        // What a Hazelcast 5.6.0 member answers for get after these 13 puts, in this order.
-        let hazelcast = ["v10", "v4", "v8", "v7", "v2", "v6", "v1", "v5", "v9", "v12", "v0", "v3", "v11"];
-        assert_eq!(names, hazelcast);
-    }
-
-    #[test]
-    fn a_key_holds_a_set_or_a_list_of_values_and_backups_mirror_it() {
-        let (k, v1, v2) = (item("k"), item("v1"), item("v2"));
-        for (collection, duplicates) in [(ValueCollectionType::Set, false), (ValueCollectionType::List, true)] {
-            let config = MultiMapConfig { value_collection_type: collection, ..MultiMapConfig::DEFAULT };
-            let (mut owner, mut backup) = (MultiMapStore::new(config), MultiMapStore::new(config));
-            owner.set_track_changes(true);
-            assert_eq!(run(&mut owner, put(&k, &v1)), "Bool(true)");
-            assert_eq!(run(&mut owner, put(&k, &v1)), format!("Bool({duplicates})"));
-            assert_eq!(run(&mut owner, put(&k, &v2)), "Bool(true)");
-            let mut body = Vec::new();
-            owner.write_changes(&mut body);
-            backup.apply_backup(&body).unwrap();
-            backup.apply_backup(&body).unwrap();
-            assert_eq!(backup.entries, owner.entries);
-            assert_eq!(backup.held_bytes, owner.held_bytes);
-            let removed =
-                run(&mut owner, MultiMapOp::RemoveKey { key: Cow::Borrowed(&k), answer_values: true, thread_id: 1 });
-            assert!(removed.starts_with("Values(["), "{removed}");
-            let mut body = Vec::new();
-            owner.write_changes(&mut body);
-            backup.apply_backup(&body).unwrap();
-            assert!(backup.entries.is_empty() && backup.held_bytes == 0);
-            for cut in 0..body.len() {
-                let _ = MultiMapStore::new(config).apply_backup(&body[..cut]);
-            }
-        }
-    }
-
-    #[test]
-    fn key_locks_go_to_backups_and_snapshots() {
-        let (k, v) = (item("k"), item("v"));
-        let lock = MultiMapOp::Lock { key: Cow::Borrowed(&k), thread_id: 7, lease_ms: -1, try_timeout_ms: None };
-        let (mut owner, mut backup) =
-            (MultiMapStore::new(MultiMapConfig::DEFAULT), MultiMapStore::new(MultiMapConfig::DEFAULT));
-        owner.set_track_changes(true);
-        run(&mut owner, put(&k, &v));
-        assert_eq!(run(&mut owner, lock), "Empty");
-        let mut body = Vec::new();
-        owner.write_changes(&mut body);
-        backup.apply_backup(&body).unwrap();
-        assert_eq!(backup.locks.image(&k), owner.locks.image(&k));
-        assert!(backup.locks.image(&k).is_some_and(|image| image.owner.thread_id == 7));
-
-        let mut fresh = MultiMapStore::new(MultiMapConfig::DEFAULT);
-        let mut out = Vec::new();
-        let mut writer = SnapshotWriter::new(&mut out, 0, 1, 256);
-        writer.begin_object(ObjectKind::MultiMap, "mm");
-        owner.write_snapshot(&mut writer);
-        assert_eq!(writer.finish().1, 2, "the key's values and its lock");
-        for chunk in crate::cluster::peer::tests::snapshot_chunks(&out) {
-            for object in crate::cluster::peer::read_snapshot(&chunk).unwrap().1 {
-                fresh.apply_snapshot(object.body).unwrap();
-            }
-        }
-        assert_eq!(fresh.locks.image(&k), owner.locks.image(&k));
-        assert_eq!(fresh.entries, owner.entries);
-
-        run(&mut owner, MultiMapOp::Unlock { key: Cow::Borrowed(&k), thread_id: Some(7) });
-        let mut body = Vec::new();
-        owner.write_changes(&mut body);
-        backup.apply_backup(&body).unwrap();
-        assert!(!backup.locks.is_locked(&k));
-        for cut in 0..body.len() {
-            let _ = MultiMapStore::new(MultiMapConfig::DEFAULT).apply_backup(&body[..cut]);
-        }
-    }
-}
+mod tests;

@@ -76,7 +76,7 @@ pub(crate) fn execute(
         }
         MultiTxnOp::Get | MultiTxnOp::ValueCount => unreachable!("reads take no lock"),
     }
-    store.staged.insert(key.into(), StagedValues { txn, owner, blocks_reads, values });
+    store.stage(key, StagedValues { txn, owner, blocks_reads, values });
     Ok(MultiDone::Answered)
 }
 

@@ -196,3 +196,122 @@ fn a_snapshot_copies_records_and_locks_across_chunks() {
     put_key(&mut removal, REMOVE, b"key");
     assert!(matches!(replica.apply_snapshot(&removal), Err(Malformed::Refused(_))), "a snapshot holds no removals");
 }
+
+/// Every staged change of a store, sorted by key.
+fn staged_contents(store: &RecordStore) -> Vec<(Vec<u8>, StagedChange)> {
+    let mut staged: Vec<_> = store.staged.iter().map(|(key, staged)| (key.to_vec(), staged.clone())).collect();
+    staged.sort_by(|a, b| a.0.cmp(&b.0));
+    staged
+}
+
+const TXN: Uuid = Uuid { most: 4, least: 4 };
+
+/// Stages transaction TXN's changes on `owner` (of ALICE, TWO_PHASE): k1 set, k2 removed, k3
+/// only locked, each under its lock.
+fn stage_three(owner: &mut RecordStore) {
+    use crate::engine::map::staged::Change;
+    let changes = [
+        (&b"k1"[..], Change::Set { value: b"staged".to_vec().into(), ttl_ms: 9_000 }),
+        (b"k2", Change::Removed),
+        (b"k3", Change::Locked),
+    ];
+    for (key, change) in changes {
+        assert!(owner.locks.acquire(key, ALICE, 600_000, 20));
+        owner.staged.stage(key, StagedChange { txn: TXN, owner: ALICE, blocks_reads: true, change });
+    }
+}
+
+#[test]
+fn staged_changes_and_their_commit_reach_the_backup() {
+    let mut owner = store(MapConfig::DEFAULT);
+    owner.set_track_changes(true);
+    owner.put(b"k2", b"committed", 10, -1, -1);
+    stage_three(&mut owner);
+    let mut body = Vec::new();
+    owner.write_changes(&mut body);
+    let mut backup = store(MapConfig::DEFAULT);
+    backup.apply_backup(&body).unwrap();
+    assert_eq!(staged_contents(&backup), staged_contents(&owner), "every staged change, with its owner");
+    assert_eq!(staged_contents(&backup).len(), 3);
+    assert!(backup.staged.blocks_read(b"k1", Uuid::from_u128(77)), "a TWO_PHASE change blocks others' reads");
+    assert_eq!(contents(&backup), contents(&owner), "with the keys' locks");
+
+    // The commit, as `TxnEnd` runs it: applied, unstaged, unlocked, in one body.
+    for (key, staged) in owner.staged.take(TXN) {
+        match staged.change {
+            crate::engine::map::staged::Change::Set { value, ttl_ms } => {
+                owner.put(&key, &value, 30, ttl_ms, -1);
+            }
+            crate::engine::map::staged::Change::Removed => {
+                owner.remove(&key);
+            }
+            crate::engine::map::staged::Change::Locked => {}
+        }
+        owner.locks.unlock(&key, staged.owner).unwrap();
+    }
+    let mut body = Vec::new();
+    owner.write_changes(&mut body);
+    backup.apply_backup(&body).unwrap();
+    assert!(backup.staged.is_empty(), "a backup that got the commit keeps no staged change");
+    assert_eq!(contents(&backup), contents(&owner));
+    assert_eq!(backup.raw(b"k1").map(|entry| entry.value().to_vec()), Some(b"staged".to_vec()));
+    assert!(backup.raw(b"k2").is_none() && backup.locks.images().count() == 0);
+}
+
+#[test]
+fn a_rollback_unstages_on_the_backup_and_untracked_staging_is_not_sent() {
+    let mut owner = store(MapConfig::DEFAULT);
+    stage_three(&mut owner);
+    let mut body = Vec::new();
+    owner.write_changes(&mut body);
+    assert!(body.is_empty(), "nothing is recorded without backups");
+    owner.set_track_changes(true);
+    let mut backup = store(MapConfig::DEFAULT);
+    let mut out = Vec::new();
+    let mut writer = SnapshotWriter::new(&mut out, 0, 1, 256);
+    writer.begin_object(ObjectKind::Map, "m");
+    owner.write_snapshot(&mut writer);
+    assert_eq!(writer.finish().1, 6, "three locks and three staged changes");
+    for chunk in crate::cluster::peer::tests::snapshot_chunks(&out) {
+        for object in crate::cluster::peer::read_snapshot(&chunk).unwrap().1 {
+            backup.apply_snapshot(object.body).unwrap();
+        }
+    }
+    assert_eq!(staged_contents(&backup), staged_contents(&owner), "a snapshot carries every staged change");
+    assert_eq!(contents(&backup), contents(&owner));
+    owner.staged.take(TXN);
+    owner.write_changes(&mut body);
+    backup.apply_backup(&body).unwrap();
+    assert!(backup.staged.is_empty(), "the rollback's unstages");
+    let mut unstage = Vec::new();
+    put_key(&mut unstage, UNSTAGE, b"k1");
+    assert!(matches!(backup.apply_snapshot(&unstage), Err(Malformed::Refused(_))), "a snapshot holds no unstage");
+}
+
+#[test]
+fn a_cut_or_malformed_staged_change_is_refused() {
+    let set = crate::engine::map::staged::Change::Set { value: b"v".to_vec().into(), ttl_ms: -1 };
+    let mut body = Vec::new();
+    put_staged(&mut body, b"key", &StagedChange { txn: TXN, owner: ALICE, blocks_reads: true, change: set });
+    for cut in 1..body.len() {
+        assert!(store(MapConfig::DEFAULT).apply_backup(&body[..cut]).is_err(), "cut at {cut}");
+    }
+    let mut one = Vec::new();
+    let staged = StagedChange {
+        txn: TXN,
+        owner: ALICE,
+        blocks_reads: false,
+        change: crate::engine::map::staged::Change::Removed,
+    };
+    put_staged(&mut one, b"k", &staged);
+    let (flag, kind) = (one.len() - 2, one.len() - 1);
+    let mut bad_flag = one.clone();
+    bad_flag[flag] = 2;
+    assert!(matches!(store(MapConfig::DEFAULT).apply_backup(&bad_flag), Err(Malformed::Refused(_))));
+    let mut bad_kind = one.clone();
+    bad_kind[kind] = 3;
+    assert!(matches!(store(MapConfig::DEFAULT).apply_backup(&bad_kind), Err(Malformed::Refused(_))));
+    let mut backup = store(MapConfig::DEFAULT);
+    backup.apply_backup(&one).unwrap();
+    assert_eq!(backup.staged.of(TXN, b"k"), Some(&staged.change));
+}
