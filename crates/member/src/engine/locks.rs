@@ -165,6 +165,11 @@ impl LockTable {
         self.parked.drain().flat_map(|(_, queue)| queue).collect()
     }
 
+    /// Whether `owner` holds the lock on `key`.
+    pub fn held_by(&self, key: &[u8], owner: LockOwner) -> bool {
+        self.locks.get(key).is_some_and(|lock| lock.owner == owner)
+    }
+
     /// Whether `owner` may write `key`: it is unlocked or `owner` holds it.
     pub fn may_write(&self, key: &[u8], owner: LockOwner) -> bool {
         self.locks.get(key).is_none_or(|lock| lock.owner == owner)

@@ -89,7 +89,7 @@ pub fn execute(
     match &request.op {
         MapOp::Get { key } => {
             let op = KeyOp::new(partition, ctx, name, key)?;
-            if op.store.staged.blocks_read(key, op.ctx.source) {
+            if op.store.staged.blocks_read(key, op.ctx.source, &op.store.locks) {
                 return Ok(Done::Park { wait_ms: -1 });
             }
             op.store.touch(key, op.ctx.now_ms);
@@ -98,7 +98,7 @@ pub fn execute(
         }
         MapOp::ContainsKey { key } => {
             let op = KeyOp::new(partition, ctx, name, key)?;
-            if op.store.staged.blocks_read(key, op.ctx.source) {
+            if op.store.staged.blocks_read(key, op.ctx.source, &op.store.locks) {
                 return Ok(Done::Park { wait_ms: -1 });
             }
             // containsKey counts as an access (it keeps a max-idle entry alive), as in Hazelcast.
@@ -108,7 +108,7 @@ pub fn execute(
         }
         MapOp::GetEntryView { key } => {
             let op = KeyOp::new(partition, ctx, name, key)?;
-            if op.store.staged.blocks_read(key, op.ctx.source) {
+            if op.store.staged.blocks_read(key, op.ctx.source, &op.store.locks) {
                 return Ok(Done::Park { wait_ms: -1 });
             }
             entry_view(&op, key, reply)

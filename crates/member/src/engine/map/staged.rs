@@ -11,7 +11,7 @@
 //! so a promoted backup or a migrated partition holds the transaction's changes with its lock.
 
 use crate::cluster::peer::{put_bytes, Malformed, Reader};
-use crate::engine::locks::LockOwner;
+use crate::engine::locks::{LockOwner, LockTable};
 use ahash::RandomState;
 use ferrogrid_protocol::Uuid;
 use std::collections::HashMap;
@@ -156,9 +156,12 @@ impl Staged {
     }
 
     /// Whether a plain read by `client` of `key` waits: another client's TWO_PHASE transaction
-    /// holds it.
-    pub fn blocks_read(&self, key: &[u8], client: Uuid) -> bool {
-        self.changes.get(key).is_some_and(|staged| staged.blocks_reads && staged.owner.client != client)
+    /// staged it and still holds its lock in `locks` (a change whose lock's lease ran out, or
+    /// whose unstage a promoted backup never got, holds up no one).
+    pub fn blocks_read(&self, key: &[u8], client: Uuid, locks: &LockTable) -> bool {
+        self.changes.get(key).is_some_and(|staged| {
+            staged.blocks_reads && staged.owner.client != client && locks.held_by(key, staged.owner)
+        })
     }
 
     /// `txn`'s changes, in no particular order.
@@ -190,9 +193,12 @@ mod tests {
         staged.stage(b"a", change(one, false, Change::Set { value: b"x".to_vec().into(), ttl_ms: -1 }));
         staged.stage(b"b", change(two, true, Change::Removed));
         staged.stage(b"a", change(one, false, Change::Removed));
-        assert!(!staged.blocks_read(b"a", Uuid::from_u128(6)), "a ONE_PHASE transaction's key");
-        assert!(staged.blocks_read(b"b", Uuid::from_u128(6)), "a TWO_PHASE transaction's key");
-        assert!(!staged.blocks_read(b"b", owner.client), "its own client reads on");
+        let mut locks = LockTable::default();
+        assert!(!staged.blocks_read(b"b", Uuid::from_u128(6), &locks), "its lock is gone (a lease ran out)");
+        assert!(locks.acquire(b"a", owner, -1, 0) && locks.acquire(b"b", owner, -1, 0));
+        assert!(!staged.blocks_read(b"a", Uuid::from_u128(6), &locks), "a ONE_PHASE transaction's key");
+        assert!(staged.blocks_read(b"b", Uuid::from_u128(6), &locks), "a TWO_PHASE transaction's key");
+        assert!(!staged.blocks_read(b"b", owner.client, &locks), "its own client reads on");
         assert_eq!(staged.of(one, b"a"), Some(&Change::Removed), "a later change replaces the earlier");
         assert_eq!(staged.of(two, b"a"), None);
         assert_eq!(staged.changes_of(two).count(), 1);

@@ -188,7 +188,7 @@ mod tests {
         let store = partition.map("m").unwrap();
         assert_eq!(store.get(&key, 0).map(|entry| entry.value().to_vec()), Some(old.clone()), "not applied");
         assert!(!store.locks.may_write(&key, LockOwner { client: OTHER, thread_id: 1 }), "locked for others");
-        assert!(store.staged.blocks_read(&key, OTHER), "a TWO_PHASE transaction's key");
+        assert!(store.staged.blocks_read(&key, OTHER, &store.locks), "a TWO_PHASE transaction's key");
         assert_eq!(run(&mut partition, &mut settings, &key, TxnOp::Get).1, format!("Value(Some({new:?}))"));
         assert_eq!(run(&mut partition, &mut settings, &key, TxnOp::Delete).1, "Empty");
         assert_eq!(run(&mut partition, &mut settings, &key, TxnOp::ContainsKey).1, "Bool(false)");

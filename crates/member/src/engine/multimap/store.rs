@@ -196,9 +196,12 @@ impl MultiMapStore {
     }
 
     /// Whether a plain read by `client` of `key` waits: another client's TWO_PHASE transaction
-    /// holds it.
+    /// staged it and still holds its lock (staged values whose lock's lease ran out, or whose
+    /// unstage a promoted backup never got, hold up no one).
     pub(crate) fn blocks_read(&self, key: &[u8], client: Uuid) -> bool {
-        self.staged.get(key).is_some_and(|staged| staged.blocks_reads && staged.owner.client != client)
+        self.staged.get(key).is_some_and(|staged| {
+            staged.blocks_reads && staged.owner.client != client && self.locks.held_by(key, staged.owner)
+        })
     }
 
     /// Records transaction `staged.txn`'s view of `key` (replacing any earlier one).

@@ -233,7 +233,7 @@ fn staged_changes_and_their_commit_reach_the_backup() {
     backup.apply_backup(&body).unwrap();
     assert_eq!(staged_contents(&backup), staged_contents(&owner), "every staged change, with its owner");
     assert_eq!(staged_contents(&backup).len(), 3);
-    assert!(backup.staged.blocks_read(b"k1", Uuid::from_u128(77)), "a TWO_PHASE change blocks others' reads");
+    assert!(backup.staged.blocks_read(b"k1", Uuid::from_u128(77), &backup.locks), "a TWO_PHASE change blocks reads");
     assert_eq!(contents(&backup), contents(&owner), "with the keys' locks");
 
     // The commit, as `TxnEnd` runs it: applied, unstaged, unlocked, in one body.

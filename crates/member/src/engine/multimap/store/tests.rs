@@ -127,6 +127,10 @@ fn staged_values_go_to_backups_and_snapshots_until_their_transaction_ends() {
     backup.apply_backup(&body).unwrap();
     assert_eq!(backup.staged, owner.staged, "the transaction's view, its owner and flag");
     assert!(backup.blocks_read(&k, Uuid::from_u128(6)));
+    let mut lease_ran_out = MultiMapStore::new(MultiMapConfig::DEFAULT);
+    lease_ran_out.apply_backup(&body).unwrap();
+    lease_ran_out.locks.apply(&k, None);
+    assert!(!lease_ran_out.blocks_read(&k, Uuid::from_u128(6)), "staged values without their lock hold up no one");
     for cut in 0..body.len() {
         let _ = MultiMapStore::new(MultiMapConfig::DEFAULT).apply_backup(&body[..cut]);
     }
