@@ -385,7 +385,6 @@ impl Reactor {
         }
         self.core.owner.apply_cluster_state(state);
         self.core.txn_members_left(&removed);
-        self.core.txn_end_orphans();
         if self.core.index == 0 {
             self.core.relay_registrations_to(&joined);
             self.core.send_listing_to(&joined);

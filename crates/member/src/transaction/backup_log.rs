@@ -142,11 +142,6 @@ pub(crate) struct Logs {
     /// Commits under way: their holders, purged once the commit answered
     /// ([`Logs::finished`]).
     committing: HashMap<Uuid, Vec<MemberId>, RandomState>,
-    /// Transactions of coordinators that left, to end (txn, commit) once the partition table no
-    /// longer names one of `departed` as an owner: until the promotions are announced, the
-    /// replicas that hold a departed owner's share of them are backups, which an end skips.
-    orphans: Vec<(Uuid, bool)>,
-    departed: Vec<MemberId>,
 }
 
 impl Logs {
@@ -157,8 +152,6 @@ impl Logs {
             holders: HashMap::default(),
             pending: HashMap::default(),
             committing: HashMap::default(),
-            orphans: Vec::new(),
-            departed: Vec::new(),
         }
     }
 
@@ -188,27 +181,6 @@ impl Logs {
         let theirs: Vec<Uuid> =
             self.held.iter().filter(|(_, held)| left.contains(&held.coordinator)).map(|(txn, _)| *txn).collect();
         theirs.into_iter().filter_map(|txn| self.held.remove(&txn).map(|held| (txn, held.committing))).collect()
-    }
-
-    /// Takes the logs of the transactions coordinated by members that `left`, to end once
-    /// none of them owns a partition ([`Logs::take_orphans`]).
-    pub(crate) fn orphan_coordinated_by(&mut self, left: &[MemberId]) {
-        let coordinators: Vec<Uuid> = left.iter().map(|member| Uuid::from_u128(member.0)).collect();
-        let orphans = self.take_coordinated_by(&coordinators);
-        if !orphans.is_empty() {
-            self.orphans.extend(orphans);
-            self.departed.extend_from_slice(left);
-        }
-    }
-
-    /// The orphans to end now, if `owns_partitions` says no departed member owns a partition
-    /// any more (each is taken once).
-    pub(crate) fn take_orphans(&mut self, owns_partitions: impl Fn(&[MemberId]) -> bool) -> Vec<(Uuid, bool)> {
-        if self.orphans.is_empty() || owns_partitions(&self.departed) {
-            return Vec::new();
-        }
-        self.departed.clear();
-        std::mem::take(&mut self.orphans)
     }
 
     /// Drops logs kept past their time (a purge that never came).
@@ -356,16 +328,6 @@ mod tests {
         assert_eq!(logs.held.len(), 1, "kept until its time");
         logs.expire_held(1_001);
         assert!(logs.held.is_empty());
-    }
-
-    #[test]
-    fn a_departed_coordinator_s_transactions_wait_for_the_promotions() {
-        let mut logs = Logs::new(10);
-        logs.hold(&record(TXN, State::Committing));
-        logs.orphan_coordinated_by(&[MemberId(COORDINATOR.as_u128())]);
-        assert!(logs.take_orphans(|_| true).is_empty(), "it still owns partitions");
-        assert_eq!(logs.take_orphans(|departed| departed.contains(&MemberId(9))), [(TXN, true)]);
-        assert!(logs.take_orphans(|_| false).is_empty(), "taken once");
     }
 
     #[test]

@@ -123,42 +123,31 @@ impl Core {
     }
 
     /// Members that left the cluster: the transactions they coordinated and logged here are
-    /// ended as their logs say (committed or rolled back everywhere) once their partitions'
-    /// promotions are in the table, and this member's commits stop waiting for them.
+    /// ended as their logs say (committed or rolled back everywhere; the end also acts on
+    /// backup replicas, so it holds while the departed owners' promotions are announced), and
+    /// this member's commits stop waiting for them.
     pub(crate) fn txn_members_left(&mut self, left: &[MemberId]) {
         if left.is_empty() {
             return;
         }
-        let ready = {
+        let coordinators: Vec<Uuid> = left.iter().map(|member| Uuid::from_u128(member.0)).collect();
+        let (orphans, ready) = {
             let mut logs = self.shared.transactions.logs.lock();
-            logs.orphan_coordinated_by(left);
-            logs.members_left(left)
+            (logs.take_coordinated_by(&coordinators), logs.members_left(left))
         };
-        for pending in ready {
-            self.txn_commit_logged(pending);
-        }
-    }
-
-    /// Ends the transactions of coordinators that left once the partition table (as this
-    /// reactor has it) no longer names one of them as an owner (on every new table and every
-    /// sweep).
-    pub(crate) fn txn_end_orphans(&mut self) {
-        let table = &self.owner.replication.state.table;
-        let owns = |departed: &[MemberId]| {
-            (0..table.partition_count()).any(|partition| table.owner(partition).is_some_and(|o| departed.contains(&o)))
-        };
-        let orphans = self.shared.transactions.logs.lock().take_orphans(owns);
         for (txn, commit) in orphans {
             let what = if commit { "committed" } else { "rolled back" };
             info!(%txn, "a transaction whose coordinator left is {what} by its log holder");
             self.txn_end_unanswered(txn, commit);
+        }
+        for pending in ready {
+            self.txn_commit_logged(pending);
         }
     }
 
     /// The sweep's part: commits whose holders did not answer in time fail; the logs of
     /// commits that answered are purged; logs kept past their time are dropped.
     pub(crate) fn txn_logs_sweep(&mut self, now_ms: i64) {
-        self.txn_end_orphans();
         let finished = std::mem::take(&mut *self.shared.transactions.finished.lock());
         let (overdue, purges) = {
             let mut logs = self.shared.transactions.logs.lock();

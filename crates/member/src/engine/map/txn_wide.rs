@@ -35,11 +35,15 @@ impl WideOperation for TxnEnd {
 
     fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut ()) {}
 
+    /// On every replica, not only owned ones, for maps and multimaps: a backup that ends the
+    /// transaction itself (silently: the owner publishes the events) holds the same outcome
+    /// as the owner's records bring it, which then find nothing staged, and a backup promoted
+    /// before the end reached its owner (a departed coordinator's holder ending its
+    /// transactions while the promotions are being announced) does not keep the staged
+    /// change and its lock for ever.
     fn on_share(&self, _: &str, share: &mut ShareContext<'_>, _: &mut ()) {
         for local in 0..share.partitions.len() {
-            if !share.owned.get(local).copied().unwrap_or(false) {
-                continue;
-            }
+            let owned = share.owned.get(local).copied().unwrap_or(false);
             let partition_id = PartitionId(share.partition_id(local));
             let mut ended = false;
             for (name, store) in share.partitions[local].stores_mut::<kind::Map>() {
@@ -49,7 +53,7 @@ impl WideOperation for TxnEnd {
                 for (key, staged) in store.staged.take(self.txn) {
                     ended = true;
                     if self.commit {
-                        let event = apply(store, &key, &staged.change, share.now_ms);
+                        let event = apply(store, &key, &staged.change, share.now_ms).filter(|_| owned);
                         if let Some((kind, value, old)) = event {
                             let (value, old_value) = (value.as_deref(), old.as_deref());
                             let source = share.member;
@@ -66,7 +70,10 @@ impl WideOperation for TxnEnd {
                     }
                 }
             }
-            ended |= self.end_multimaps(share, local, partition_id);
+            ended |= self.end_multimaps(share, local, (partition_id, owned));
+            if !owned {
+                continue;
+            }
             ended |= crate::engine::queue::txn::end(share, local, self.txn, self.commit);
             ended |= crate::engine::collection::txn::end(share, local, self.txn, self.commit);
             if ended {
@@ -85,9 +92,9 @@ impl WideOperation for TxnEnd {
 
 impl TxnEnd {
     /// The transaction's end on the multimaps of partition `local`: each key it staged gets
-    /// the values it staged (commit, with ADDED and REMOVED events) and its lock released.
-    /// Whether it staged anything there.
-    fn end_multimaps(&self, share: &mut ShareContext<'_>, local: usize, partition_id: PartitionId) -> bool {
+    /// the values it staged (commit, with ADDED and REMOVED events if `owned`) and its lock
+    /// released. Whether it staged anything there.
+    fn end_multimaps(&self, share: &mut ShareContext<'_>, local: usize, (partition_id, owned): (PartitionId, bool)) -> bool {
         let mut ended = false;
         for (name, store) in share.partitions[local].stores_mut::<kind::MultiMap>() {
             let keys: Vec<Box<[u8]>> =
@@ -97,9 +104,9 @@ impl TxnEnd {
                 ended = true;
                 if self.commit {
                     let (added, removed) = store.replace_values(&key, staged.values);
-                    let events = added.iter().map(|value| (EventKind::Added, Some(&**value), None));
-                    let events = events.chain(removed.iter().map(|value| (EventKind::Removed, None, Some(&**value))));
-                    for (kind, value, old_value) in events {
+                    let added = added.iter().filter(|_| owned).map(|value| (EventKind::Added, Some(&**value), None));
+                    let removed = removed.iter().filter(|_| owned).map(|value| (EventKind::Removed, None, Some(&**value)));
+                    for (kind, value, old_value) in added.chain(removed) {
                         let (key, partition_id, source) = (Some(&*key), Some(partition_id), share.member);
                         let event = Event { kind, partition_id, key, value, old_value, affected_entries: 1, source };
                         share.listeners.publish_to(Registry::MultiMapEntries, share.outbox, share.member, name, event);
