@@ -33,6 +33,21 @@ def owners_of(client, keys):
     return {service.get_partition_owner(service.get_partition_id(to_data(key))) for key in keys}
 
 
+def names_on_both(client, prefix, count):
+    """`count` names (`prefix-i`) whose partitions are owned by both members: the first ones,
+    the last replaced if need be by the first further one the other member owns."""
+    names = ["%s-%d" % (prefix, i) for i in range(count)]
+    owners = owners_of(client, names)
+    i = count
+    while len(owners) < 2:
+        candidate = "%s-%d" % (prefix, i)
+        i += 1
+        if owners_of(client, [candidate]) - owners:
+            names[-1] = candidate
+            owners = owners_of(client, names)
+    return names
+
+
 def _two_members(make_cluster, coordinator):
     """Two members; the client that coordinates (smart, or unisocket on member 0 or 1) and a
     unisocket client on member 1."""
@@ -103,15 +118,15 @@ def test_queues_lists_and_sets_of_both_members_in_one_transaction(make_cluster, 
     member."""
     client, other = _two_members(make_cluster, coordinator)
     base = unique_map_name(request.node.name)
+    other.get_map(base).blocking().put("k", "v")  # (a Hazelcast member assigns partitions on first use)
+    wait_until(lambda: len(owners_of(other, ["k%d" % i for i in range(64)]) - {None}) == 2, 20, "partitions assigned")
     # A name per kind: Hazelcast 5.6 mixes up a queue and a list of one name in a transaction.
-    names = ["q-%s-%d" % (base, i) for i in range(QUEUES)]
-    lists_names = ["l-%s-%d" % (base, i) for i in range(QUEUES)]
-    sets_names = ["s-%s-%d" % (base, i) for i in range(QUEUES)]
+    names = names_on_both(other, "q-" + base, QUEUES)
+    lists_names = names_on_both(other, "l-" + base, QUEUES)
+    sets_names = names_on_both(other, "s-" + base, QUEUES)
     queues = [other.get_queue(name).blocking() for name in names]
     for queue in queues:
         queue.add_all(["a", "b"])
-    wait_until(lambda: len(owners_of(other, names) - {None}) == 2, 20, "the names are owned by both members")
-    assert len(owners_of(other, lists_names)) == 2 and len(owners_of(other, sets_names)) == 2
     lists = [other.get_list(name).blocking() for name in lists_names]
     sets = [other.get_set(name).blocking() for name in sets_names]
     for collection in lists + sets:

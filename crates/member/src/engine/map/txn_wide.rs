@@ -94,7 +94,12 @@ impl TxnEnd {
     /// The transaction's end on the multimaps of partition `local`: each key it staged gets
     /// the values it staged (commit, with ADDED and REMOVED events if `owned`) and its lock
     /// released. Whether it staged anything there.
-    fn end_multimaps(&self, share: &mut ShareContext<'_>, local: usize, (partition_id, owned): (PartitionId, bool)) -> bool {
+    fn end_multimaps(
+        &self,
+        share: &mut ShareContext<'_>,
+        local: usize,
+        (partition_id, owned): (PartitionId, bool),
+    ) -> bool {
         let mut ended = false;
         for (name, store) in share.partitions[local].stores_mut::<kind::MultiMap>() {
             let keys: Vec<Box<[u8]>> =
@@ -105,7 +110,8 @@ impl TxnEnd {
                 if self.commit {
                     let (added, removed) = store.replace_values(&key, staged.values);
                     let added = added.iter().filter(|_| owned).map(|value| (EventKind::Added, Some(&**value), None));
-                    let removed = removed.iter().filter(|_| owned).map(|value| (EventKind::Removed, None, Some(&**value)));
+                    let removed =
+                        removed.iter().filter(|_| owned).map(|value| (EventKind::Removed, None, Some(&**value)));
                     for (kind, value, old_value) in added.chain(removed) {
                         let (key, partition_id, source) = (Some(&*key), Some(partition_id), share.member);
                         let event = Event { kind, partition_id, key, value, old_value, affected_entries: 1, source };
