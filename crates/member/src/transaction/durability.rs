@@ -97,7 +97,15 @@ impl Core {
         let operation = WideRequest::new(TxnEnd { txn, commit: true, finished });
         let mut out = Vec::new();
         let response_type = TransactionCommit::RESPONSE;
-        self.start_fan_out(Some(&connection), correlation_id, response_type, "".into(), operation, &mut out, Some(&request));
+        self.start_fan_out(
+            Some(&connection),
+            correlation_id,
+            response_type,
+            "".into(),
+            operation,
+            &mut out,
+            Some(&request),
+        );
         if !out.is_empty() {
             connection.send(&out);
         }
@@ -154,4 +162,3 @@ impl Core {
         }
     }
 }
-

@@ -15,6 +15,7 @@
 //!   reactor of every member (the client's request goes to the others), answered once all
 //!   applied it. A deadline that passes (checked by every reactor's sweep) or the connection
 //!   closing rolls it back the same way, answered to no one.
+//! - *XA transactions* (`xa.rs`) are created, prepared and ended there, and ended the same way.
 
 use crate::engine::map::txn_wide::TxnEnd;
 use crate::engine::request::ErrorKind;
@@ -66,13 +67,19 @@ impl Core {
                 };
                 self.txn_end(connection, id, txn.unwrap_or_default(), commit, bytes, out);
             }
-            TxnCall::Key | TxnCall::Named | TxnCall::Wide => {
+            call if call.is_xa() => self.dispatch_xa(connection, call, &message, out)?,
+            // Key, Named, Wide.
+            _ => {
                 let mut fixed = message.fixed(REQUEST_HEADER_SIZE)?;
                 let txn: Option<Uuid> = fixed.read()?;
                 let now_ms = crate::clock::now_ms();
                 let write = row.is(crate::route::operations::Flags::WRITE);
-                let admitted =
-                    self.shared.transactions.registry.lock().admit(txn.unwrap_or_default(), connection.id.0, write, now_ms);
+                let admitted = self.shared.transactions.registry.lock().admit(
+                    txn.unwrap_or_default(),
+                    connection.id.0,
+                    write,
+                    now_ms,
+                );
                 let blocks_reads = match admitted {
                     Ok(transaction_type) => transaction_type == TWO_PHASE,
                     Err(failure) => {
@@ -122,7 +129,8 @@ impl Core {
             thread_id: request.thread_id,
         };
         let txn = crate::route::client::service::random_uuid();
-        let created = self.shared.transactions.registry.lock().create(txn, connection.id.0, options, crate::clock::now_ms());
+        let created =
+            self.shared.transactions.registry.lock().create(txn, connection.id.0, options, crate::clock::now_ms());
         let id = message.correlation_id();
         match created {
             Ok(deadline_ms) => {

@@ -329,4 +329,3 @@ mod tests {
         assert!(read.reply(&mut empty).is_err(), "the first failure is the answer");
     }
 }
-
