@@ -10,10 +10,12 @@ What a real Hazelcast 5.6.0 member does (and these tests hold):
   * collectTransactions lists the Xids of prepared transactions;
   * finalize (commit) of a prepared Xid from another connection commits it; its Xid is then no
     longer listed;
-  * finalize of an Xid prepared nowhere is answered as done.
+  * finalize of an Xid prepared nowhere is answered as done;
+  * a prepared transaction outlives the connection that created it (recovery finalizes it).
 """
 
 import struct
+import time
 import uuid
 
 import wire
@@ -99,4 +101,28 @@ def test_prepare_recover_and_finalize_from_another_connection(member):
         assert bytes(got.frames[1].content) == value, "committed by the other connection's finalize"
     finally:
         first.close()
+        second.close()
+
+
+def test_a_prepared_transaction_outlives_its_connection(member):
+    name = "xa-wire-" + uuid.uuid4().hex
+    global_id = uuid.uuid4().bytes
+    key, value = wire.string_data("k"), wire.string_data("v")
+    first = connect(member)
+    created = ok(call(first, XA_CREATE, struct.pack("<q", 60), xid_frames(global_id)), XA_CREATE)
+    txn = wire.decode_uuid(created.response_fixed(), 0)
+    put = wire.encode_uuid(txn) + struct.pack("<qq", 1, -1)
+    ok(call(first, TXN_MAP_PUT, put, [wire.string_frame(name), wire.frame(key), wire.frame(value)]), TXN_MAP_PUT)
+    ok(call(first, XA_PREPARE, wire.encode_uuid(txn)), XA_PREPARE)
+    first.close()
+    second = connect(member)
+    try:
+        time.sleep(0.5)  # the member notices the first connection closed
+        assert global_id in collected(second), "kept for recovery"
+        ok(call(second, XA_FINALIZE, b"\x01", xid_frames(global_id), partition_id=0), XA_FINALIZE)
+        corr = second.next_correlation_id()
+        second.send(wire.map_get_request(corr, name, key))
+        got = second.read_response(corr)
+        assert bytes(got.frames[1].content) == value, "committed by the recovery"
+    finally:
         second.close()
