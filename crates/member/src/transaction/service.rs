@@ -68,7 +68,6 @@ impl Core {
                 self.txn_end(connection, id, txn.unwrap_or_default(), commit, bytes, out);
             }
             call if call.is_xa() => self.dispatch_xa(connection, call, &message, out)?,
-            // Key, Named, Wide.
             _ => {
                 let mut fixed = message.fixed(REQUEST_HEADER_SIZE)?;
                 let txn: Option<Uuid> = fixed.read()?;
