@@ -22,6 +22,7 @@ import com.hazelcast.ringbuffer.OverflowPolicy;
 import com.hazelcast.ringbuffer.ReadResultSet;
 import com.hazelcast.ringbuffer.Ringbuffer;
 import com.hazelcast.topic.ITopic;
+import com.hazelcast.transaction.HazelcastXAResource;
 import com.hazelcast.transaction.TransactionContext;
 import com.hazelcast.transaction.TransactionalMap;
 import com.hazelcast.transaction.TransactionalQueue;
@@ -39,6 +40,9 @@ import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import javax.transaction.xa.XAException;
+import javax.transaction.xa.XAResource;
+import javax.transaction.xa.Xid;
 
 /**
  * Java client smoke test (client classes of hazelcast-5.6.0.jar).
@@ -132,6 +136,7 @@ public final class Smoke {
             cardinalityEstimator(client);
             dynamicConfig(client);
             transaction(client);
+            xa(client, cfg);
             rc = 0;
             System.out.println("java smoke: ok (" + checks + " checks)");
         } catch (Throwable t) {
@@ -176,6 +181,125 @@ public final class Smoke {
         rolledBack.rollbackTransaction();
         checkEq(Arrays.asList("second"), new ArrayList<>(queue), "rolled back: the item is back");
         checkEq(0, list.size(), "rolled back: nothing added");
+    }
+
+    /** A plain Xid: a format, a global transaction id and a branch qualifier. */
+    static final class SmokeXid implements Xid {
+        private final byte[] global;
+        private final byte[] branch;
+
+        SmokeXid(String global, int branch) {
+            this.global = global.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            this.branch = new byte[] {(byte) branch};
+        }
+
+        @Override
+        public int getFormatId() {
+            return 42;
+        }
+
+        @Override
+        public byte[] getGlobalTransactionId() {
+            return global.clone();
+        }
+
+        @Override
+        public byte[] getBranchQualifier() {
+            return branch.clone();
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Xid && sameXid(this, (Xid) other);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(global) * 31 + Arrays.hashCode(branch);
+        }
+    }
+
+    static boolean sameXid(Xid one, Xid other) {
+        return one.getFormatId() == other.getFormatId()
+                && Arrays.equals(one.getGlobalTransactionId(), other.getGlobalTransactionId())
+                && Arrays.equals(one.getBranchQualifier(), other.getBranchQualifier());
+    }
+
+    static boolean listed(Xid[] xids, Xid xid) {
+        return Arrays.stream(xids).anyMatch(listed -> sameXid(listed, xid));
+    }
+
+    /** A branch of `xid` that puts `key` through the XA resource's transactional map. */
+    static void xaPut(HazelcastXAResource xa, Xid xid, String mapName, String key) throws XAException {
+        xa.start(xid, XAResource.TMNOFLAGS);
+        TransactionalMap<String, String> txMap = xa.getTransactionContext().getMap(mapName);
+        checkEq(null, txMap.put(key, key + "-value"), "XA transactional put");
+        xa.end(xid, XAResource.TMSUCCESS);
+    }
+
+    /**
+     * XA through HazelcastXAResource: prepare and commit, rollback, one-phase commit, a prepared
+     * branch recovered and committed by a second client, and unknown Xids.
+     */
+    static void xa(HazelcastInstance client, ClientConfig cfg) throws XAException {
+        String suffix = UUID.randomUUID().toString();
+        IMap<String, String> map = client.getMap("java-smoke-xa-" + suffix);
+        HazelcastXAResource xa = client.getXAResource();
+
+        Xid twoPhase = new SmokeXid(suffix, 1);
+        xaPut(xa, twoPhase, map.getName(), "two-phase");
+        checkEq(null, map.get("two-phase"), "not visible before its commit");
+        checkEq(XAResource.XA_OK, xa.prepare(twoPhase), "XA prepare");
+        check(listed(xa.recover(XAResource.TMSTARTRSCAN | XAResource.TMENDRSCAN), twoPhase), "recover lists a prepared Xid");
+        xa.commit(twoPhase, false);
+        checkEq("two-phase-value", map.get("two-phase"), "prepared and committed: visible");
+        check(!listed(xa.recover(XAResource.TMSTARTRSCAN | XAResource.TMENDRSCAN), twoPhase), "committed: no longer listed");
+
+        Xid rolledBack = new SmokeXid(suffix, 2);
+        xaPut(xa, rolledBack, map.getName(), "rolled-back");
+        checkEq(XAResource.XA_OK, xa.prepare(rolledBack), "XA prepare");
+        xa.rollback(rolledBack);
+        checkEq(null, map.get("rolled-back"), "prepared and rolled back: not visible");
+
+        Xid onePhase = new SmokeXid(suffix, 3);
+        xaPut(xa, onePhase, map.getName(), "one-phase");
+        xa.commit(onePhase, true);
+        checkEq("one-phase-value", map.get("one-phase"), "one-phase commit: visible");
+
+        Xid recovered = new SmokeXid(suffix, 4);
+        xaPut(xa, recovered, map.getName(), "recovered");
+        checkEq(XAResource.XA_OK, xa.prepare(recovered), "XA prepare");
+        cfg.setInstanceName("java-smoke-recovery-" + suffix);
+        HazelcastInstance recovery = HazelcastClient.newHazelcastClient(cfg);
+        try {
+            HazelcastXAResource other = recovery.getXAResource();
+            Xid[] prepared = other.recover(XAResource.TMSTARTRSCAN | XAResource.TMENDRSCAN);
+            check(listed(prepared, recovered), "another client's recover lists the prepared Xid");
+            other.commit(recovered, false);
+            checkEq("recovered-value", map.get("recovered"), "committed by another client's XAResource");
+            check(!listed(other.recover(XAResource.TMSTARTRSCAN | XAResource.TMENDRSCAN), recovered), "recovered: no longer listed");
+            // An Xid no one prepared: Hazelcast's member answers its finalize as done.
+            other.commit(new SmokeXid(suffix, 98), false);
+            other.rollback(new SmokeXid(suffix, 98));
+        } finally {
+            recovery.shutdown();
+        }
+
+        Xid unknown = new SmokeXid(suffix, 99);
+        try {
+            xa.prepare(unknown);
+            check(false, "prepare of an unknown Xid refused");
+        } catch (XAException expected) {
+            check(true, "prepare of an unknown Xid refused");
+        }
+        try {
+            xa.commit(unknown, true);
+            check(false, "one-phase commit of an unknown Xid refused");
+        } catch (XAException expected) {
+            check(true, "one-phase commit of an unknown Xid refused");
+        }
+        map.put("after", "ok");
+        checkEq("ok", map.get("after"), "the connection still serves after the refusals");
     }
 
     static void queue(HazelcastInstance client) throws InterruptedException {

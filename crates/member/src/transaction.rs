@@ -2,7 +2,7 @@
 //! coordinates it. The open transactions and their bounds (`registry.rs`, shared by the
 //! member's reactors), the service that admits each transactional request and routes it, and
 //! ends transactions on commit, rollback, timeout and the client's disconnection
-//! (`service.rs`), and the service's rows (`rows.rs`). What a transaction does to a map's keys
+//! (`service.rs`), XA transactions (`xa.rs`), and the service's rows (`rows.rs`). What a transaction does to a map's keys
 //! is the map's (`engine/map/txn.rs`, `engine/map/txn_wide.rs`).
 
 pub(crate) mod backup_log;
@@ -10,3 +10,4 @@ pub(crate) mod durability;
 pub(crate) mod registry;
 pub(crate) mod rows;
 pub(crate) mod service;
+pub(crate) mod xa;

@@ -587,6 +587,25 @@ messages! {
     /// Answered with an `EmptyResponse`.
     Request TransactionRollback = 0x150300 { transaction_id: Option<Uuid>, thread_id: i64 }
 
+    // ----- XATransaction (service 0x14): create, prepare, commit and rollback are sent to the
+    // member the transaction was created on; finalize and clearRemote name the transaction by
+    // its Xid, from any connection (recovery) -----
+    /// Answered with an `EmptyResponse`.
+    Request XATransactionClearRemote<'a> = 0x140100 { ; var xid: Xid<'a> }
+    /// Answered with an `XidListResponse`: the Xids of prepared transactions.
+    Request XATransactionCollectTransactions = 0x140200 {}
+    Response XidListResponse<'a> { ; var response: Vec<Xid<'a>> }
+    /// Answered with an `EmptyResponse`.
+    Request XATransactionFinalize<'a> = 0x140300 { is_commit: bool; var xid: Xid<'a> }
+    /// Answered with an `EmptyResponse`.
+    Request XATransactionCommit = 0x140400 { transaction_id: Option<Uuid>, one_phase: bool }
+    /// Answered with a `UuidResponse`: the transaction's id. Timeout in seconds.
+    Request XATransactionCreate<'a> = 0x140500 { timeout: i64; var xid: Xid<'a> }
+    /// Answered with an `EmptyResponse`.
+    Request XATransactionPrepare = 0x140600 { transaction_id: Option<Uuid> }
+    /// Answered with an `EmptyResponse`.
+    Request XATransactionRollback = 0x140700 { transaction_id: Option<Uuid> }
+
     // ----- TransactionalMap (service 0x0E): sent to the transaction's member (partition id
     // -1); every request names the map, the transaction and its thread -----
     Request TransactionalMapContainsKey<'a> = 0x0E0100 { txn_id: Option<Uuid>, thread_id: i64; var name: &'a str, key: Data<'a> }

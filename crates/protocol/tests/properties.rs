@@ -945,6 +945,32 @@ proptest! {
     }
 
     #[test]
+    fn xa_transaction_messages_round_trip(
+        xids in vec((any::<i32>(), blob(), blob()), 1..4),
+        timeout in any::<i64>(),
+        is_commit in any::<bool>(),
+        txn in proptest::option::of(uuid()),
+        correlation_id in any::<i64>(),
+    ) {
+        let wire: Vec<Xid<'_>> = xids
+            .iter()
+            .map(|(format_id, global, branch)| Xid { format_id: *format_id, global_transaction_id: global, branch_qualifier: branch })
+            .collect();
+        let xid = wire[0];
+        let create = XATransactionCreate { timeout, xid };
+        assert_round_trip!(XATransactionCreate, create, XATransactionCreate::TYPE, correlation_id; correlation_id, -1, 0);
+        let finalize = XATransactionFinalize { is_commit, xid };
+        assert_round_trip!(XATransactionFinalize, finalize, XATransactionFinalize::TYPE, correlation_id; correlation_id, 7, 0);
+        let clear = XATransactionClearRemote { xid };
+        assert_round_trip!(XATransactionClearRemote, clear, XATransactionClearRemote::TYPE, correlation_id; correlation_id, 7, 0);
+        let commit = XATransactionCommit { transaction_id: txn, one_phase: is_commit };
+        assert_round_trip!(XATransactionCommit, commit, XATransactionCommit::TYPE, correlation_id; correlation_id, -1, 0);
+        let collected = XidListResponse { response: wire.clone() };
+        let response_type = XATransactionCollectTransactions::RESPONSE;
+        assert_round_trip!(XidListResponse, collected, response_type, correlation_id; response_type, correlation_id, 0);
+    }
+
+    #[test]
     fn authentication_response_round_trips(
         fixed in (any::<u8>(), proptest::option::of(uuid()), any::<i8>(), any::<i32>(),
             proptest::option::of(uuid()), any::<bool>(), trailing_pair::<i32, i32>()),

@@ -36,7 +36,8 @@ use ferrogrid_protocol::{DecodeError, Message, MessageType};
 /// objects, the topics, which store nothing (a reliable topic is its clients' reading of
 /// the ringbuffer `_hz_rb_<name>`), the PN counters, which every replica member holds outside
 /// the partitions (`engine/pn_counter/`), the flake id generators, whose state is per member
-/// (`engine/flake_id/`), in no partition, and the executors, which hold nothing.
+/// (`engine/flake_id/`), in no partition, the executors, which hold nothing, and the XA
+/// resource (its transactions are `transaction/xa.rs`'s).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Service {
     Object(ObjectKind),
@@ -48,6 +49,8 @@ pub(crate) enum Service {
     Executor,
     DurableExecutor,
     ScheduledExecutor,
+    /// `HazelcastXAResource`: a proxy only.
+    Xa,
 }
 
 impl Service {
@@ -61,6 +64,7 @@ impl Service {
             "hz:impl:executorService" => Some(Service::Executor),
             "hz:impl:durableExecutorService" => Some(Service::DurableExecutor),
             "hz:impl:scheduledExecutorService" => Some(Service::ScheduledExecutor),
+            "hz:impl:xaService" => Some(Service::Xa),
             _ => ObjectKind::ALL.iter().find(|kind| kind.service_name() == name).copied().map(Service::Object),
         }
     }
@@ -75,6 +79,7 @@ impl Service {
             Service::Executor => "hz:impl:executorService",
             Service::DurableExecutor => "hz:impl:durableExecutorService",
             Service::ScheduledExecutor => "hz:impl:scheduledExecutorService",
+            Service::Xa => "hz:impl:xaService",
         }
     }
 }

@@ -145,7 +145,8 @@ pub(crate) fn destroy(service: crate::cluster::peer::Service) -> WideRequest {
         | Service::FlakeIdGenerator
         | Service::Executor
         | Service::DurableExecutor
-        | Service::ScheduledExecutor => destroy_object(None, None),
+        | Service::ScheduledExecutor
+        | Service::Xa => destroy_object(None, None),
     }
 }
 

@@ -69,6 +69,23 @@ pub enum TxnCall {
     /// A transactional read over every partition (size, keySet, values, …): once admitted,
     /// run like a [`Route::EveryPartition`] request (its row has the classifier).
     Wide,
+    /// XA transactions (`transaction/xa.rs`): create, prepare, commit and rollback by the
+    /// transaction's id; finalize and clear by its Xid (from any connection); the Xids of
+    /// prepared transactions.
+    XaCreate,
+    XaPrepare,
+    XaCommit,
+    XaRollback,
+    XaFinalize,
+    XaClear,
+    XaCollect,
+}
+
+impl TxnCall {
+    pub fn is_xa(self) -> bool {
+        use TxnCall::*;
+        matches!(self, XaCreate | XaPrepare | XaCommit | XaRollback | XaFinalize | XaClear | XaCollect)
+    }
 }
 
 /// The client service's call that answers a [`Route::Connection`] row

@@ -6,6 +6,13 @@
 //! transaction stays listed, rolled back, until its client commits (TransactionTimedOut) or
 //! rolls it back, as Hazelcast's context does. Bounds: open transactions per connection and
 //! per member, log entries (key writes and locks) per transaction, and the timeout.
+//!
+//! An XA transaction (`XATransaction.create`) is one of them with its Xid. Once prepared it is
+//! also listed by its Xid and no longer belongs to its connection's life: a closed connection
+//! rolls back only the XA transactions it had not prepared. A prepared one stays (counted in
+//! `max-transactions`) until its client commits or rolls it back, or any connection finalizes
+//! or clears it by its Xid (recovery); its deadline still rolls its changes back, after which
+//! a commit of it fails.
 
 use crate::engine::request::{ErrorKind, OpError};
 use crate::transaction::backup_log::Logs;
@@ -18,6 +25,53 @@ use std::sync::Arc;
 /// Hazelcast's transaction types (`TransactionOptions.TransactionType` ids).
 pub(crate) const TWO_PHASE: i32 = 1;
 pub(crate) const ONE_PHASE: i32 = 2;
+
+/// The longest global transaction id and branch qualifier of an Xid
+/// (`javax.transaction.xa.Xid.MAXGTRIDSIZE`, `MAXBQUALSIZE`).
+pub(crate) const MAX_XID_PART: usize = 64;
+
+/// The connection of a prepared XA transaction whose client went: no connection's id.
+const NO_CONNECTION: u64 = u64::MAX;
+
+/// An XA transaction's id (`javax.transaction.xa.Xid`) as the registry keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct XaId {
+    pub(crate) format_id: i32,
+    pub(crate) global_transaction_id: Box<[u8]>,
+    pub(crate) branch_qualifier: Box<[u8]>,
+}
+
+impl XaId {
+    /// The Xid a request carries, its parts within [`MAX_XID_PART`] bytes.
+    pub(crate) fn of(xid: &ferrogrid_protocol::codec::Xid<'_>) -> Result<XaId, OpError> {
+        let longest = xid.global_transaction_id.len().max(xid.branch_qualifier.len());
+        if longest > MAX_XID_PART {
+            let text = format!("an Xid's global transaction id and branch qualifier are at most {MAX_XID_PART} bytes");
+            return Err(OpError::new(ErrorKind::IllegalArgument, text));
+        }
+        Ok(XaId {
+            format_id: xid.format_id,
+            global_transaction_id: xid.global_transaction_id.into(),
+            branch_qualifier: xid.branch_qualifier.into(),
+        })
+    }
+
+    pub(crate) fn wire(&self) -> ferrogrid_protocol::codec::Xid<'_> {
+        ferrogrid_protocol::codec::Xid {
+            format_id: self.format_id,
+            global_transaction_id: &self.global_transaction_id,
+            branch_qualifier: &self.branch_qualifier,
+        }
+    }
+}
+
+/// The transactions a finalize or clear took by their Xid.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Taken {
+    pub(crate) txns: Vec<Uuid>,
+    /// One of them passed its deadline (it was rolled back): a commit of them fails.
+    pub(crate) timed_out: bool,
+}
 
 /// The bounds the registry holds transactions to (from `ferrogrid.limits`).
 #[derive(Debug, Clone, Copy)]
@@ -61,6 +115,8 @@ struct Open {
     log_entries: u32,
     /// Rolled back when its deadline passed; waits for its client's commit or rollback.
     timed_out: bool,
+    /// An XA transaction's Xid, and whether it was prepared.
+    xa: Option<(XaId, bool)>,
 }
 
 /// The open transactions and their bounds.
@@ -69,6 +125,12 @@ pub(crate) struct Registry {
     bounds: Bounds,
     open: HashMap<Uuid, Open, RandomState>,
     per_connection: HashMap<u64, u32, RandomState>,
+    /// The prepared XA transactions by Xid (several branches may share one).
+    prepared: HashMap<XaId, Vec<Uuid>, RandomState>,
+}
+
+fn unknown_xa(txn: Uuid) -> OpError {
+    OpError::new(ErrorKind::Transaction, format!("No transaction context with given transactionId: {txn}"))
 }
 
 fn unknown(txn: Uuid) -> OpError {
@@ -81,7 +143,7 @@ fn timed_out() -> OpError {
 
 impl Registry {
     pub(crate) fn new(bounds: Bounds) -> Registry {
-        Registry { bounds, open: HashMap::default(), per_connection: HashMap::default() }
+        Registry { bounds, open: HashMap::default(), per_connection: HashMap::default(), prepared: HashMap::default() }
     }
 
     #[cfg(test)]
@@ -124,6 +186,7 @@ impl Registry {
             deadline_ms,
             log_entries: 0,
             timed_out: false,
+            xa: None,
         };
         assert!(self.open.insert(id, open).is_none(), "transaction ids are random uuids");
         *self.per_connection.entry(connection).or_default() += 1;
@@ -138,6 +201,9 @@ impl Registry {
         };
         if open.timed_out || now_ms > open.deadline_ms {
             return Err(timed_out());
+        }
+        if write && matches!(open.xa, Some((_, true))) {
+            return Err(OpError::new(ErrorKind::Transaction, "Transaction is not active!"));
         }
         if write {
             if open.log_entries >= self.bounds.log_entries {
@@ -157,6 +223,9 @@ impl Registry {
         let Some(open) = self.open.get(&txn).filter(|open| open.connection == connection) else {
             return Err(unknown(txn));
         };
+        if open.xa.is_some() {
+            return Err(OpError::new(ErrorKind::Transaction, "an XA transaction ends through its XA resource"));
+        }
         let late = open.timed_out || now_ms > open.deadline_ms;
         let thread_id = open.thread_id;
         self.remove(txn);
@@ -168,6 +237,13 @@ impl Registry {
 
     fn remove(&mut self, txn: Uuid) {
         let Some(open) = self.open.remove(&txn) else { return };
+        if let Some((xid, true)) = &open.xa {
+            let branches = self.prepared.get_mut(xid).expect("a prepared transaction is listed by its Xid");
+            branches.retain(|branch| *branch != txn);
+            if branches.is_empty() {
+                self.prepared.remove(xid);
+            }
+        }
         if let Some(count) = self.per_connection.get_mut(&open.connection) {
             *count -= 1;
             if *count == 0 {
@@ -195,11 +271,115 @@ impl Registry {
         if !self.per_connection.contains_key(&connection) {
             return Vec::new();
         }
-        let theirs: Vec<Uuid> =
-            self.open.iter().filter(|(_, open)| open.connection == connection).map(|(txn, _)| *txn).collect();
-        theirs.iter().for_each(|txn| self.remove(*txn));
+        let mut theirs = Vec::new();
+        for (txn, open) in &mut self.open {
+            if open.connection != connection {
+                continue;
+            }
+            if matches!(open.xa, Some((_, true))) {
+                // Prepared: kept for its transaction manager's recovery.
+                open.connection = NO_CONNECTION;
+            } else {
+                theirs.push(*txn);
+            }
+        }
+        self.per_connection.remove(&connection);
+        for txn in &theirs {
+            self.open.remove(txn);
+        }
         theirs
     }
+}
+
+/// XA transactions (`XATransaction.*`; `transaction/xa.rs` answers them).
+impl Registry {
+    /// Opens XA transaction `id` for `connection` with `xid`, as [`Registry::create`] (TWO_PHASE,
+    /// no backup log). Ok: its deadline.
+    pub(crate) fn create_xa(
+        &mut self,
+        id: Uuid,
+        xid: XaId,
+        connection: u64,
+        timeout_ms: i64,
+        now_ms: i64,
+    ) -> Result<i64, OpError> {
+        let options = Options { timeout_ms, durability: 0, transaction_type: TWO_PHASE, thread_id: 0 };
+        let deadline_ms = self.create(id, connection, options, now_ms)?;
+        self.open.get_mut(&id).expect("just created").xa = Some((xid, false));
+        Ok(deadline_ms)
+    }
+
+    /// The open XA transaction `txn` of `connection`.
+    fn xa_of(&mut self, txn: Uuid, connection: u64) -> Result<&mut Open, OpError> {
+        self.open.get_mut(&txn).filter(|open| open.connection == connection && open.xa.is_some()).ok_or(unknown_xa(txn))
+    }
+
+    /// Prepares XA transaction `txn` of `connection`: listed by its Xid from now on.
+    pub(crate) fn prepare(&mut self, txn: Uuid, connection: u64, now_ms: i64) -> Result<(), OpError> {
+        let open = self.xa_of(txn, connection)?;
+        if open.timed_out || now_ms > open.deadline_ms {
+            return Err(timed_out());
+        }
+        let Some((xid, prepared)) = open.xa.as_mut() else { unreachable!("xa_of checked it") };
+        if *prepared {
+            return Err(OpError::new(ErrorKind::Transaction, "Transaction is not active"));
+        }
+        *prepared = true;
+        let xid = xid.clone();
+        self.prepared.entry(xid).or_default().push(txn);
+        Ok(())
+    }
+
+    /// Ends XA transaction `txn` of `connection`: its rollback, its commit once prepared, or its
+    /// one-phase commit before. A commit in the wrong phase changes nothing; one past the
+    /// deadline ends it (the caller rolls it back).
+    pub(crate) fn end_xa(&mut self, txn: Uuid, connection: u64, end: XaEnd, now_ms: i64) -> Result<(), OpError> {
+        let open = self.xa_of(txn, connection)?;
+        let prepared = matches!(open.xa, Some((_, true)));
+        match end {
+            XaEnd::OnePhase if prepared => {
+                return Err(OpError::new(ErrorKind::Transaction, "Transaction is not active"))
+            }
+            XaEnd::TwoPhase if !prepared => {
+                return Err(OpError::new(ErrorKind::IllegalState, "Transaction is not prepared"))
+            }
+            _ => {}
+        }
+        let late = open.timed_out || now_ms > open.deadline_ms;
+        self.remove(txn);
+        if end != XaEnd::Rollback && late {
+            return Err(timed_out());
+        }
+        Ok(())
+    }
+
+    /// Takes the prepared transactions of `xid` (none: an Xid no one prepared here, or one
+    /// already ended).
+    pub(crate) fn take_xid(&mut self, xid: &XaId, now_ms: i64) -> Taken {
+        let txns = self.prepared.get(xid).cloned().unwrap_or_default();
+        let timed_out = txns.iter().any(|txn| {
+            let open = &self.open[txn];
+            open.timed_out || now_ms > open.deadline_ms
+        });
+        txns.iter().for_each(|txn| self.remove(*txn));
+        assert!(!self.prepared.contains_key(xid), "removing its branches unlists an Xid");
+        Taken { txns, timed_out }
+    }
+
+    /// The Xids of this member's prepared transactions.
+    pub(crate) fn prepared_xids(&self) -> Vec<XaId> {
+        self.prepared.keys().cloned().collect()
+    }
+}
+
+/// How an XA transaction ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum XaEnd {
+    Rollback,
+    /// A commit without a prepare (`onePhase`).
+    OnePhase,
+    /// The commit of a prepared transaction.
+    TwoPhase,
 }
 
 /// The registry and the backup logs as the reactors share them.
@@ -295,5 +475,76 @@ mod tests {
         registry.create(ID, 1, options(100), 0).unwrap();
         assert_eq!(kind(registry.end(ID, 1, true, 200)), ErrorKind::TransactionTimedOut);
         assert_eq!(registry.len(), 0, "a failed commit ends it");
+    }
+
+    fn xid(branch: u8) -> XaId {
+        XaId { format_id: 7, global_transaction_id: [1, 2].into(), branch_qualifier: [branch].into() }
+    }
+
+    #[test]
+    fn an_xa_transaction_commits_in_one_phase_or_once_prepared() {
+        let mut registry = registry();
+        registry.create_xa(ID, xid(1), 1, 0, 0).unwrap();
+        assert_eq!(kind(registry.end_xa(ID, 1, XaEnd::TwoPhase, 10)), ErrorKind::IllegalState, "not prepared");
+        assert_eq!(kind(registry.end(ID, 1, true, 10)), ErrorKind::Transaction, "not a plain transaction");
+        assert_eq!(kind(registry.prepare(ID, 2, 10)), ErrorKind::Transaction, "another connection's");
+        registry.end_xa(ID, 1, XaEnd::OnePhase, 10).unwrap();
+        assert_eq!(registry.len(), 0);
+        registry.create_xa(ID, xid(1), 1, 0, 0).unwrap();
+        registry.admit(ID, 1, true, 10).unwrap();
+        registry.prepare(ID, 1, 10).unwrap();
+        assert_eq!(kind(registry.prepare(ID, 1, 10)), ErrorKind::Transaction, "prepared twice");
+        assert_eq!(kind(registry.admit(ID, 1, true, 10)), ErrorKind::Transaction, "a write after the prepare");
+        assert_eq!(registry.prepared_xids(), [xid(1)]);
+        assert_eq!(kind(registry.end_xa(ID, 1, XaEnd::OnePhase, 10)), ErrorKind::Transaction, "prepared");
+        registry.end_xa(ID, 1, XaEnd::TwoPhase, 10).unwrap();
+        assert!(registry.prepared_xids().is_empty());
+        assert_eq!(registry.len(), 0);
+    }
+
+    #[test]
+    fn a_prepared_xa_transaction_outlives_its_connection_until_finalized() {
+        let mut registry = registry();
+        let (prepared, unprepared) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        registry.create_xa(prepared, xid(1), 1, 0, 0).unwrap();
+        registry.create_xa(unprepared, xid(2), 1, 0, 0).unwrap();
+        registry.prepare(prepared, 1, 10).unwrap();
+        assert_eq!(registry.take_connection(1), [unprepared], "only the unprepared one is rolled back");
+        assert_eq!(registry.prepared_xids(), [xid(1)]);
+        assert_eq!(
+            kind(registry.end_xa(prepared, 1, XaEnd::TwoPhase, 10)),
+            ErrorKind::Transaction,
+            "its connection went"
+        );
+        registry.create(Uuid::from_u128(3), 1, options(0), 0).unwrap();
+        registry.create(Uuid::from_u128(4), 1, options(0), 0).unwrap();
+        assert_eq!(registry.take_xid(&xid(2), 20), Taken { txns: vec![], timed_out: false }, "never prepared");
+        assert_eq!(registry.take_xid(&xid(1), 20), Taken { txns: vec![prepared], timed_out: false });
+        assert_eq!(registry.take_xid(&xid(1), 20), Taken { txns: vec![], timed_out: false }, "taken once");
+        assert_eq!(registry.len(), 2);
+    }
+
+    #[test]
+    fn a_prepared_xa_transaction_past_its_deadline_stays_listed_and_fails_its_commit() {
+        let mut registry = registry();
+        registry.create_xa(ID, xid(1), 1, 100, 0).unwrap();
+        registry.prepare(ID, 1, 50).unwrap();
+        assert_eq!(registry.take_expired(101), [(ID, 0)]);
+        assert_eq!(registry.prepared_xids(), [xid(1)], "listed until its transaction manager ends it");
+        assert_eq!(registry.take_xid(&xid(1), 102), Taken { txns: vec![ID], timed_out: true });
+        assert_eq!(registry.len(), 0);
+        registry.create_xa(ID, xid(1), 1, 100, 0).unwrap();
+        assert_eq!(kind(registry.prepare(ID, 1, 101)), ErrorKind::TransactionTimedOut);
+        assert_eq!(kind(registry.end_xa(ID, 1, XaEnd::OnePhase, 101)), ErrorKind::TransactionTimedOut);
+        assert_eq!(registry.len(), 0, "a failed commit ends it");
+    }
+
+    #[test]
+    fn xid_parts_are_bounded() {
+        let long = [0u8; MAX_XID_PART + 1];
+        let wire = ferrogrid_protocol::codec::Xid { format_id: 1, global_transaction_id: &long, branch_qualifier: &[] };
+        assert_eq!(kind(XaId::of(&wire)), ErrorKind::IllegalArgument);
+        let fits = ferrogrid_protocol::codec::Xid { global_transaction_id: &long[1..], ..wire };
+        assert_eq!(XaId::of(&fits).unwrap().wire(), fits);
     }
 }

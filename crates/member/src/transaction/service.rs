@@ -15,6 +15,7 @@
 //!   reactor of every member (the client's request goes to the others), answered once all
 //!   applied it. A deadline that passes (checked by every reactor's sweep) or the connection
 //!   closing rolls it back the same way, answered to no one.
+//! - *XA transactions* (`xa.rs`) are created, prepared and ended there, and ended the same way.
 
 use crate::engine::map::txn_wide::TxnEnd;
 use crate::engine::request::ErrorKind;
@@ -66,7 +67,8 @@ impl Core {
                 };
                 self.txn_end(connection, id, txn.unwrap_or_default(), commit, bytes, out);
             }
-            TxnCall::Key | TxnCall::Named | TxnCall::Wide => {
+            call if call.is_xa() => self.dispatch_xa(connection, call, &message, out)?,
+            _ => {
                 let mut fixed = message.fixed(REQUEST_HEADER_SIZE)?;
                 let txn: Option<Uuid> = fixed.read()?;
                 let now_ms = crate::clock::now_ms();

@@ -1,5 +1,5 @@
 //! Structures ("custom types") carried inside messages: addresses, members, the partition
-//! table, Compact schemas, paging anchors, index definitions and entry views.
+//! table, Compact schemas, paging anchors, index definitions, entry views and XA transaction ids.
 
 use crate::data::Data;
 use crate::frame::DecodeError;
@@ -464,5 +464,29 @@ impl<'a> VarField<'a> for EvictionConfigHolder<'a> {
         writer.begin().open_frame(0).fixed(&self.size);
         writer.frame(self.max_size_policy.as_bytes()).frame(self.eviction_policy.as_bytes());
         writer.null().null().end();
+    }
+}
+
+/// An XA transaction id (`javax.transaction.xa.Xid`): its format, global transaction id and
+/// branch qualifier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Xid<'a> {
+    pub format_id: i32,
+    pub global_transaction_id: &'a [u8],
+    pub branch_qualifier: &'a [u8],
+}
+
+impl<'a> VarField<'a> for Xid<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let format_id = FixedReader::new(reader.value_frame("xid format id")?).read::<i32>()?;
+        let global_transaction_id = reader.value_frame("xid global transaction id")?;
+        let branch_qualifier = reader.value_frame("xid branch qualifier")?;
+        reader.skip_to_end()?;
+        Ok(Xid { format_id, global_transaction_id, branch_qualifier })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.format_id);
+        writer.frame(self.global_transaction_id).frame(self.branch_qualifier).end();
     }
 }

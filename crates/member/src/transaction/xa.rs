@@ -1,0 +1,169 @@
+//! XA transactions (`XATransaction.*`, behind the Java client's `HazelcastXAResource`), on the
+//! reactor that read the request, as Hazelcast's `XAService` serves them.
+//!
+//! - *Create* opens a TWO_PHASE transaction with the client's Xid, answered with its id; the
+//!   client then uses it as any transaction (`service.rs` admits its operations).
+//! - *Prepare*, *commit* (one-phase, or of a prepared one) and *rollback* name it by its id and
+//!   come from the connection that created it, as Hazelcast's endpoint-bound context.
+//! - *Finalize* (commit or roll back) and *clearRemote* name a prepared transaction by its Xid
+//!   and may come from any connection: a transaction manager recovering after its client went.
+//!   An Xid prepared nowhere here is answered as done, as Hazelcast's client sees it (its
+//!   member's XAER_NOTA does not reach the client).
+//! - *CollectTransactions* answers the Xids prepared on this member.
+//!
+//! Ending one is the fan-out of `service.rs`'s commit or rollback, sent as the
+//! TransactionCommit / TransactionRollback request the other members classify.
+
+use crate::engine::map::txn_wide::TxnEnd;
+use crate::engine::request::{ErrorKind, OpError};
+use crate::engine::wide::WideRequest;
+use crate::net::connection::ConnectionShared;
+use crate::route::dispatch::Core;
+use crate::route::operations::TxnCall;
+use crate::route::wire;
+use crate::transaction::registry::{XaEnd, XaId};
+use ferrogrid_protocol::codec::{
+    EmptyResponse, TransactionCommit, TransactionRollback, UuidResponse, XATransactionClearRemote,
+    XATransactionCollectTransactions, XATransactionCommit, XATransactionCreate, XATransactionFinalize,
+    XATransactionPrepare, XATransactionRollback, XidListResponse,
+};
+use ferrogrid_protocol::types::MessageType;
+use ferrogrid_protocol::{DecodeError, Message, Uuid};
+use std::sync::Arc;
+
+impl Core {
+    /// A request of an XA transaction row (`rows.rs`), answered into `out` (or by the fan-out
+    /// that ends its transactions).
+    pub(crate) fn dispatch_xa(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        call: TxnCall,
+        message: &Message<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), DecodeError> {
+        let id = message.correlation_id();
+        let now_ms = crate::clock::now_ms();
+        let mine = connection.id.0;
+        let shared = self.shared.clone();
+        let transactions = &shared.transactions;
+        let answered = match call {
+            TxnCall::XaCreate => {
+                let request = XATransactionCreate::decode(message)?;
+                let txn = crate::route::client::service::random_uuid();
+                let timeout_ms = request.timeout.saturating_mul(1000);
+                XaId::of(&request.xid)
+                    .and_then(|xid| transactions.registry.lock().create_xa(txn, xid, mine, timeout_ms, now_ms))
+                    .map(|_| {
+                        UuidResponse { response: Some(txn) }.encode(out, XATransactionCreate::RESPONSE, id, 0);
+                    })
+            }
+            TxnCall::XaPrepare => {
+                let txn = XATransactionPrepare::decode(message)?.transaction_id.unwrap_or_default();
+                let prepared = transactions.registry.lock().prepare(txn, mine, now_ms);
+                prepared.map(|()| {
+                    EmptyResponse {}.encode(out, XATransactionPrepare::RESPONSE, id, 0);
+                })
+            }
+            TxnCall::XaCommit | TxnCall::XaRollback => self.xa_end_by_id(connection, call, message, now_ms, out)?,
+            TxnCall::XaFinalize => {
+                let request = XATransactionFinalize::decode(message)?;
+                self.xa_finalize(connection, id, &request, now_ms, out)
+            }
+            TxnCall::XaClear => {
+                let request = XATransactionClearRemote::decode(message)?;
+                XaId::of(&request.xid).map(|xid| {
+                    let taken = transactions.registry.lock().take_xid(&xid, now_ms);
+                    // Forgotten, and its key locks released with it.
+                    taken.txns.into_iter().for_each(|txn| self.txn_roll_back(txn));
+                    EmptyResponse {}.encode(out, XATransactionClearRemote::RESPONSE, id, 0);
+                })
+            }
+            TxnCall::XaCollect => {
+                let xids = transactions.registry.lock().prepared_xids();
+                let response = XidListResponse { response: xids.iter().map(XaId::wire).collect() };
+                response.encode(out, XATransactionCollectTransactions::RESPONSE, id, 0);
+                Ok(())
+            }
+            _ => unreachable!("dispatch_transaction passes XA calls only"),
+        };
+        if let Err(failure) = answered {
+            wire::write_error(out, id, &failure);
+        }
+        Ok(())
+    }
+
+    /// XATransaction.commit / rollback of the connection's transaction, by its id.
+    fn xa_end_by_id(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        call: TxnCall,
+        message: &Message<'_>,
+        now_ms: i64,
+        out: &mut Vec<u8>,
+    ) -> Result<Result<(), OpError>, DecodeError> {
+        let (txn, end, response_type) = if call == TxnCall::XaCommit {
+            let request = XATransactionCommit::decode(message)?;
+            let end = if request.one_phase { XaEnd::OnePhase } else { XaEnd::TwoPhase };
+            (request.transaction_id.unwrap_or_default(), end, XATransactionCommit::RESPONSE)
+        } else {
+            let txn = XATransactionRollback::decode(message)?.transaction_id.unwrap_or_default();
+            (txn, XaEnd::Rollback, XATransactionRollback::RESPONSE)
+        };
+        let ended = self.shared.transactions.registry.lock().end_xa(txn, connection.id.0, end, now_ms);
+        if matches!(&ended, Err(failure) if failure.kind == ErrorKind::TransactionTimedOut) {
+            // A commit too late: the transaction is rolled back instead.
+            self.txn_roll_back(txn);
+        }
+        let id = message.correlation_id();
+        Ok(ended.map(|()| self.xa_end(connection, id, response_type, &[txn], end != XaEnd::Rollback, out)))
+    }
+
+    /// XATransaction.finalize: the prepared transactions of an Xid committed or rolled back. A
+    /// commit of one past its deadline (rolled back then) fails.
+    fn xa_finalize(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        request: &XATransactionFinalize<'_>,
+        now_ms: i64,
+        out: &mut Vec<u8>,
+    ) -> Result<(), OpError> {
+        let xid = XaId::of(&request.xid)?;
+        let taken = self.shared.transactions.registry.lock().take_xid(&xid, now_ms);
+        if request.is_commit && taken.timed_out {
+            taken.txns.into_iter().for_each(|txn| self.txn_roll_back(txn));
+            return Err(OpError::new(ErrorKind::TransactionTimedOut, "Transaction is timed-out!"));
+        }
+        let response_type = XATransactionFinalize::RESPONSE;
+        self.xa_end(connection, correlation_id, response_type, &taken.txns, request.is_commit, out);
+        Ok(())
+    }
+
+    /// Ends `txns` on every partition of every member, answering the client when the last
+    /// one's fan-out completes (at once, for none).
+    fn xa_end(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        response_type: MessageType,
+        txns: &[Uuid],
+        commit: bool,
+        out: &mut Vec<u8>,
+    ) {
+        let Some((last, others)) = txns.split_last() else {
+            EmptyResponse {}.encode(out, response_type, correlation_id, 0);
+            return;
+        };
+        // Reactors run fan-outs in the order they arrive: the others end before the answer.
+        others.iter().for_each(|txn| self.txn_end_unanswered(*txn, commit));
+        let mut request = Vec::new();
+        if commit {
+            TransactionCommit { transaction_id: Some(*last), thread_id: 0 }.encode(&mut request, 0, -1, 0);
+        } else {
+            TransactionRollback { transaction_id: Some(*last), thread_id: 0 }.encode(&mut request, 0, -1, 0);
+        }
+        let operation = WideRequest::new(TxnEnd { txn: *last, commit, finished: None });
+        let name = "".into();
+        self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, Some(&request));
+    }
+}
