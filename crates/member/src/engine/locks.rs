@@ -61,9 +61,8 @@ struct LockState {
 pub struct LockTable {
     locks: HashMap<Box<[u8]>, LockState, RandomState>,
     parked: HashMap<Box<[u8]>, VecDeque<Parked>, RandomState>,
-    /// Keys whose lock changed since the owner last sent backups (when `track` is set).
-    changed: Vec<Box<[u8]>>,
-    track: bool,
+    /// Keys whose lock changed since the owner last sent backups.
+    changed: ChangedKeys,
 }
 
 /// A held lock as backups and snapshots carry it.
@@ -107,27 +106,22 @@ impl LockTable {
     }
 
     fn note(&mut self, key: &[u8]) {
-        if self.track {
-            self.changed.push(key.into());
-        }
+        self.changed.note(key);
     }
 
     /// Starts or stops recording which keys' locks change (on while the owner has backups).
     pub fn set_track(&mut self, track: bool) {
-        self.track = track;
-        if !track {
-            self.changed.clear();
-        }
+        self.changed.set_track(track);
     }
 
     /// Calls `write` with each key whose lock changed since the last call and its lock as it
     /// is now (None: released), for a backup record.
     pub fn write_changed(&mut self, mut write: impl FnMut(&[u8], Option<LockImage>)) {
-        let mut keys = std::mem::take(&mut self.changed);
-        for key in keys.drain(..) {
-            write(&key, self.image(&key));
+        let keys = self.changed.take();
+        for key in &keys {
+            write(key, self.image(key));
         }
-        self.changed = keys;
+        self.changed.restore(keys);
     }
 
     /// The lock on `key` as a backup must mirror it.
@@ -256,6 +250,45 @@ impl LockTable {
         let keys: Vec<Box<[u8]>> =
             self.locks.iter().filter(|(_, lock)| lock.owner.client == client).map(|(key, _)| key.clone()).collect();
         keys.into_iter().map(|key| (key.clone(), self.release(&key))).collect()
+    }
+}
+
+/// The keys an object changed since its owner last sent its backups, recorded only while the
+/// owner has backups (`set_track`); shared by the key locks and a map's staged changes.
+#[derive(Debug, Default)]
+pub struct ChangedKeys {
+    keys: Vec<Box<[u8]>>,
+    track: bool,
+}
+
+impl ChangedKeys {
+    pub fn note(&mut self, key: &[u8]) {
+        if self.track {
+            self.keys.push(key.into());
+        }
+    }
+
+    pub fn set_track(&mut self, track: bool) {
+        self.track = track;
+        if !track {
+            self.keys.clear();
+        }
+    }
+
+    /// The keys noted since the last call, each once; hand the vector back with
+    /// [`ChangedKeys::restore`] to keep its allocation.
+    pub fn take(&mut self) -> Vec<Box<[u8]>> {
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    pub fn restore(&mut self, mut keys: Vec<Box<[u8]>>) {
+        keys.clear();
+        if self.keys.is_empty() {
+            self.keys = keys;
+        }
     }
 }
 

@@ -11,7 +11,7 @@
 //! so a promoted backup or a migrated partition holds the transaction's changes with its lock.
 
 use crate::cluster::peer::{put_bytes, Malformed, Reader};
-use crate::engine::locks::{LockOwner, LockTable};
+use crate::engine::locks::{ChangedKeys, LockOwner, LockTable};
 use ahash::RandomState;
 use ferrogrid_protocol::Uuid;
 use std::collections::HashMap;
@@ -88,37 +88,29 @@ impl StagedChange {
 #[derive(Debug, Default)]
 pub struct Staged {
     changes: HashMap<Box<[u8]>, StagedChange, RandomState>,
-    /// Keys staged or unstaged since the owner last sent backups (when `track` is set).
-    changed: Vec<Box<[u8]>>,
-    track: bool,
+    /// Keys staged or unstaged since the owner last sent backups.
+    changed: ChangedKeys,
 }
 
 impl Staged {
     fn note(&mut self, key: &[u8]) {
-        if self.track {
-            self.changed.push(key.into());
-        }
+        self.changed.note(key);
     }
 
     /// Starts or stops recording which keys are staged or unstaged (on while the owner has
     /// backups).
     pub fn set_track(&mut self, track: bool) {
-        self.track = track;
-        if !track {
-            self.changed.clear();
-        }
+        self.changed.set_track(track);
     }
 
     /// Calls `write` with each key staged or unstaged since the last call and its change as
     /// it is now (None: unstaged), for a backup record.
     pub fn write_changed(&mut self, mut write: impl FnMut(&[u8], Option<&StagedChange>)) {
-        let mut keys = std::mem::take(&mut self.changed);
-        keys.sort_unstable();
-        keys.dedup();
-        for key in keys.drain(..) {
-            write(&key, self.changes.get(&key));
+        let keys = self.changed.take();
+        for key in &keys {
+            write(key, self.changes.get(key));
         }
-        self.changed = keys;
+        self.changed.restore(keys);
     }
 
     /// Every staged change (a snapshot).
