@@ -261,6 +261,7 @@ def test_a_transaction_s_writes_survive_kill9_of_a_key_owner_that_does_not_coord
         FORM_TIMEOUT,
         lambda: "partition owners %s, members %s" % (partition_owners(observer), alive),
     )
+    assert all(plain.is_locked(key) for key in victim_keys), "the keys' locks outlived their owner's kill -9"
 
     txn.commit()
     _assert_committed(plain, structure, expected, victim_keys, "owned by the killed member")
