@@ -100,6 +100,8 @@ impl Core {
             peer::PN_COUNTER_STATE => self.route_counter_states(from, payload),
             peer::TXN_LOG => self.member_txn_log(from, payload),
             peer::TXN_LOG_ACK => self.member_txn_log_ack(connection, from, payload),
+            peer::XA_PREPARED => self.member_xa_prepared(payload),
+            peer::XA_ENDED => self.member_xa_ended(payload),
             peer::REPLICATED_CHANGES
             | peer::REPLICATED_SYNC
             | peer::REPLICATED_VERSIONS

@@ -232,6 +232,15 @@ pub const TXN_LOG: MessageType = MessageType(0x7F_0021);
 /// `txn u128 | kept u8`.
 pub const TXN_LOG_ACK: MessageType = MessageType(0x7F_0022);
 
+/// An XA transaction the sender prepared, for every member to list and be able to finalize
+/// (`transaction/xa.rs`): `txn u128 | format id i32 | global transaction id bytes | branch
+/// qualifier bytes`.
+pub const XA_PREPARED: MessageType = MessageType(0x7F_0023);
+
+/// XA transactions ended (finalized, committed, rolled back or cleared) by the sender:
+/// `{ txn u128 }*`.
+pub const XA_ENDED: MessageType = MessageType(0x7F_0024);
+
 /// What TOPIC carries: `name str | partition u16 | publisher u128 | publish time i64 |
 /// { message bytes }*` (the partition of the topic's name, which its events carry: the Java
 /// client orders the events of one partition id, and runs those of -1 in any order).

@@ -36,4 +36,6 @@ pub(crate) static ROWS: &[Operation] = &[
     member_row!(peer::REPLICATED_REPLY, "MemberReplicatedReply"),
     member_row!(peer::TXN_LOG, "MemberTxnLog"),
     member_row!(peer::TXN_LOG_ACK, "MemberTxnLogAck"),
+    member_row!(peer::XA_PREPARED, "MemberXaPrepared"),
+    member_row!(peer::XA_ENDED, "MemberXaEnded"),
 ];

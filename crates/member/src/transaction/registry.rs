@@ -127,6 +127,9 @@ pub(crate) struct Registry {
     per_connection: HashMap<u64, u32, RandomState>,
     /// The prepared XA transactions by Xid (several branches may share one).
     prepared: HashMap<XaId, Vec<Uuid>, RandomState>,
+    /// The XA transactions other members prepared, as they announced them (`XA_PREPARED`):
+    /// any member lists them and may finalize them, as Hazelcast's are cluster-wide.
+    elsewhere: HashMap<Uuid, XaId, RandomState>,
 }
 
 fn unknown_xa(txn: Uuid) -> OpError {
@@ -143,7 +146,13 @@ fn timed_out() -> OpError {
 
 impl Registry {
     pub(crate) fn new(bounds: Bounds) -> Registry {
-        Registry { bounds, open: HashMap::default(), per_connection: HashMap::default(), prepared: HashMap::default() }
+        Registry {
+            bounds,
+            open: HashMap::default(),
+            per_connection: HashMap::default(),
+            prepared: HashMap::default(),
+            elsewhere: HashMap::default(),
+        }
     }
 
     #[cfg(test)]
@@ -353,22 +362,60 @@ impl Registry {
         Ok(())
     }
 
-    /// Takes the prepared transactions of `xid` (none: an Xid no one prepared here, or one
-    /// already ended).
+    /// Takes the prepared transactions of `xid`, this member's and those other members
+    /// announced (none: an Xid no one prepared, or one already ended).
     pub(crate) fn take_xid(&mut self, xid: &XaId, now_ms: i64) -> Taken {
-        let txns = self.prepared.get(xid).cloned().unwrap_or_default();
+        let mut txns = self.prepared.get(xid).cloned().unwrap_or_default();
         let timed_out = txns.iter().any(|txn| {
             let open = &self.open[txn];
             open.timed_out || now_ms > open.deadline_ms
         });
         txns.iter().for_each(|txn| self.remove(*txn));
         assert!(!self.prepared.contains_key(xid), "removing its branches unlists an Xid");
+        let theirs: Vec<Uuid> = self.elsewhere.iter().filter(|(_, of)| *of == xid).map(|(txn, _)| *txn).collect();
+        theirs.iter().for_each(|txn| {
+            self.elsewhere.remove(txn);
+        });
+        txns.extend(theirs);
         Taken { txns, timed_out }
     }
 
-    /// The Xids of this member's prepared transactions.
+    /// The Xids of the cluster's prepared transactions (this member's and those announced).
     pub(crate) fn prepared_xids(&self) -> Vec<XaId> {
-        self.prepared.keys().cloned().collect()
+        let mut xids: Vec<XaId> = self.prepared.keys().chain(self.elsewhere.values()).cloned().collect();
+        xids.sort_by(|a, b| {
+            (a.format_id, &a.global_transaction_id, &a.branch_qualifier).cmp(&(
+                b.format_id,
+                &b.global_transaction_id,
+                &b.branch_qualifier,
+            ))
+        });
+        xids.dedup();
+        xids
+    }
+
+    /// Another member prepared XA transaction `txn` of `xid`. False: this member holds
+    /// `max-transactions` of them already (not kept).
+    pub(crate) fn prepared_elsewhere(&mut self, txn: Uuid, xid: XaId) -> bool {
+        if self.elsewhere.len() >= self.bounds.per_member as usize && !self.elsewhere.contains_key(&txn) {
+            return false;
+        }
+        self.elsewhere.insert(txn, xid);
+        true
+    }
+
+    /// XA transaction `txn` ended on another member (its finalize, commit or rollback): no
+    /// longer listed here, whether announced or prepared here (another member finalized it).
+    pub(crate) fn ended_elsewhere(&mut self, txn: Uuid) {
+        self.elsewhere.remove(&txn);
+        if self.open.get(&txn).is_some_and(|open| matches!(open.xa, Some((_, true)))) {
+            self.remove(txn);
+        }
+    }
+
+    /// The Xid of this member's prepared XA transaction `txn`.
+    pub(crate) fn xid_of(&self, txn: Uuid) -> Option<XaId> {
+        self.open.get(&txn).and_then(|open| open.xa.as_ref()).map(|(xid, _)| xid.clone())
     }
 }
 
@@ -522,6 +569,27 @@ mod tests {
         assert_eq!(registry.take_xid(&xid(1), 20), Taken { txns: vec![prepared], timed_out: false });
         assert_eq!(registry.take_xid(&xid(1), 20), Taken { txns: vec![], timed_out: false }, "taken once");
         assert_eq!(registry.len(), 2);
+    }
+
+    #[test]
+    fn another_member_s_prepared_xa_transactions_are_listed_and_finalized_here() {
+        let mut registry = registry();
+        let (here, there) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        registry.create_xa(here, xid(1), 1, 0, 0).unwrap();
+        registry.prepare(here, 1, 10).unwrap();
+        assert!(registry.prepared_elsewhere(there, xid(1)));
+        assert!(registry.prepared_elsewhere(Uuid::from_u128(3), xid(2)));
+        assert_eq!(registry.prepared_xids(), [xid(1), xid(2)]);
+        let mut taken = registry.take_xid(&xid(1), 20).txns;
+        taken.sort_by_key(|txn| txn.as_u128());
+        assert_eq!(taken, [here, there], "both branches, wherever prepared");
+        registry.ended_elsewhere(Uuid::from_u128(3));
+        assert!(registry.prepared_xids().is_empty());
+        registry.create_xa(here, xid(3), 1, 0, 0).unwrap();
+        registry.prepare(here, 1, 10).unwrap();
+        registry.ended_elsewhere(here);
+        assert!(registry.prepared_xids().is_empty(), "finalized by another member");
+        assert_eq!(registry.len(), 0);
     }
 
     #[test]

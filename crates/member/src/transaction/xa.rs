@@ -14,6 +14,7 @@
 //! Ending one is the fan-out of `service.rs`'s commit or rollback, sent as the
 //! TransactionCommit / TransactionRollback request the other members classify.
 
+use crate::cluster::peer::{put_bytes, Malformed, Reader, XA_ENDED, XA_PREPARED};
 use crate::engine::map::txn_wide::TxnEnd;
 use crate::engine::request::{ErrorKind, OpError};
 use crate::engine::wide::WideRequest;
@@ -61,6 +62,7 @@ impl Core {
                 let txn = XATransactionPrepare::decode(message)?.transaction_id.unwrap_or_default();
                 let prepared = transactions.registry.lock().prepare(txn, mine, now_ms);
                 prepared.map(|()| {
+                    self.xa_announce_prepared(txn);
                     EmptyResponse {}.encode(out, XATransactionPrepare::RESPONSE, id, 0);
                 })
             }
@@ -73,6 +75,7 @@ impl Core {
                 let request = XATransactionClearRemote::decode(message)?;
                 XaId::of(&request.xid).map(|xid| {
                     let taken = transactions.registry.lock().take_xid(&xid, now_ms);
+                    self.xa_announce_ended(&taken.txns);
                     // Forgotten, and its key locks released with it.
                     taken.txns.into_iter().for_each(|txn| self.txn_roll_back(txn));
                     EmptyResponse {}.encode(out, XATransactionClearRemote::RESPONSE, id, 0);
@@ -110,6 +113,10 @@ impl Core {
             (txn, XaEnd::Rollback, XATransactionRollback::RESPONSE)
         };
         let ended = self.shared.transactions.registry.lock().end_xa(txn, connection.id.0, end, now_ms);
+        if !matches!(&ended, Err(failure) if failure.kind != ErrorKind::TransactionTimedOut) {
+            // It left the registry: the other members no longer list it.
+            self.xa_announce_ended(&[txn]);
+        }
         if matches!(&ended, Err(failure) if failure.kind == ErrorKind::TransactionTimedOut) {
             // A commit too late: the transaction is rolled back instead.
             self.txn_roll_back(txn);
@@ -130,6 +137,7 @@ impl Core {
     ) -> Result<(), OpError> {
         let xid = XaId::of(&request.xid)?;
         let taken = self.shared.transactions.registry.lock().take_xid(&xid, now_ms);
+        self.xa_announce_ended(&taken.txns);
         if request.is_commit && taken.timed_out {
             taken.txns.into_iter().for_each(|txn| self.txn_roll_back(txn));
             return Err(OpError::new(ErrorKind::TransactionTimedOut, "Transaction is timed-out!"));
@@ -165,5 +173,61 @@ impl Core {
         let operation = WideRequest::new(TxnEnd { txn: *last, commit, finished: None });
         let name = "".into();
         self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, Some(&request));
+    }
+
+    /// Tells the other members that XA transaction `txn` (prepared here) is prepared, so that
+    /// any of them lists it and may finalize it, also after this member is gone.
+    fn xa_announce_prepared(&mut self, txn: Uuid) {
+        let Some(xid) = self.shared.transactions.registry.lock().xid_of(txn) else { return };
+        let mut payload = Vec::new();
+        payload.extend_from_slice(&txn.as_u128().to_le_bytes());
+        payload.extend_from_slice(&xid.format_id.to_le_bytes());
+        put_bytes(&mut payload, &xid.global_transaction_id);
+        put_bytes(&mut payload, &xid.branch_qualifier);
+        let peers = self.owner.replication.peers();
+        self.write_to_peers(&peers, XA_PREPARED, &payload);
+    }
+
+    /// Tells the other members that XA transactions `txns` ended here.
+    fn xa_announce_ended(&mut self, txns: &[Uuid]) {
+        if txns.is_empty() {
+            return;
+        }
+        let payload: Vec<u8> = txns.iter().flat_map(|txn| txn.as_u128().to_le_bytes()).collect();
+        let peers = self.owner.replication.peers();
+        self.write_to_peers(&peers, XA_ENDED, &payload);
+    }
+
+    /// Another member's XA_PREPARED: listed here (or refused with a logged reason).
+    pub(crate) fn member_xa_prepared(&mut self, payload: &[u8]) {
+        let mut reader = Reader::new(payload);
+        let decoded = (|| {
+            let txn = Uuid::from_u128(reader.u128()?);
+            let format_id = reader.u32()? as i32;
+            let global_transaction_id = reader.bytes()?.into();
+            let branch_qualifier = reader.bytes()?.into();
+            reader.finish()?;
+            Ok::<_, Malformed>((txn, XaId { format_id, global_transaction_id, branch_qualifier }))
+        })();
+        match decoded {
+            Ok((txn, xid)) => {
+                if !self.shared.transactions.registry.lock().prepared_elsewhere(txn, xid) {
+                    tracing::warn!(%txn, "another member's prepared XA transaction not listed: max-transactions");
+                }
+            }
+            Err(error) => tracing::warn!(%error, "malformed XA_PREPARED: ignored"),
+        }
+    }
+
+    /// Another member's XA_ENDED: those transactions are no longer listed here.
+    pub(crate) fn member_xa_ended(&mut self, payload: &[u8]) {
+        if payload.len() % 16 != 0 {
+            return tracing::warn!(length = payload.len(), "malformed XA_ENDED: ignored");
+        }
+        let mut registry = self.shared.transactions.registry.lock();
+        for chunk in payload.chunks_exact(16) {
+            let txn = Uuid::from_u128(u128::from_le_bytes(chunk.try_into().expect("16 bytes")));
+            registry.ended_elsewhere(txn);
+        }
     }
 }
