@@ -221,7 +221,7 @@ impl Core {
 
     /// Another member's XA_ENDED: those transactions are no longer listed here.
     pub(crate) fn member_xa_ended(&mut self, payload: &[u8]) {
-        if payload.len() % 16 != 0 {
+        if !payload.len().is_multiple_of(16) {
             return tracing::warn!(length = payload.len(), "malformed XA_ENDED: ignored");
         }
         let mut registry = self.shared.transactions.registry.lock();
