@@ -224,7 +224,7 @@ def _plain(client, structure, name):
 
 @pytest.mark.parametrize("structure", ["map", "multimap"])
 def test_a_transaction_s_writes_survive_kill9_of_a_key_owner_that_does_not_coordinate(
-    make_cluster, request, structure
+    make_cluster, request, structure, note
 ):
     """Three members; a TWO_PHASE transaction coordinated by member 0 (its client is unisocket
     there) writes keys, some owned by member V (not member 0), which is then killed (-9). Once
@@ -261,7 +261,13 @@ def test_a_transaction_s_writes_survive_kill9_of_a_key_owner_that_does_not_coord
         FORM_TIMEOUT,
         lambda: "partition owners %s, members %s" % (partition_owners(observer), alive),
     )
-    assert all(plain.is_locked(key) for key in victim_keys), "the keys' locks outlived their owner's kill -9"
+    # ferrogrid keeps a transaction's key locks in the keys' backups; Hazelcast 5.6 shows the
+    # promoted keys unlocked (its transaction still commits them: it holds the values).
+    unlocked = [key for key in victim_keys if not plain.is_locked(key)]
+    if unlocked and cluster.target == "hazelcast":
+        note("Hazelcast: %d of the killed owner's %d keys unlocked after promotion" % (len(unlocked), len(victim_keys)))
+    else:
+        assert not unlocked, "the keys' locks outlived their owner's kill -9"
 
     txn.commit()
     _assert_committed(plain, structure, expected, victim_keys, "owned by the killed member")
