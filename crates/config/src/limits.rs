@@ -109,8 +109,9 @@ pub struct Limits {
     /// TransactionException. `ferrogrid.limits.max-transactions-per-connection`, default 64,
     /// nonzero, at most `max_transactions`.
     pub max_transactions_per_connection: u32,
-    /// Open transactions this member coordinates. `ferrogrid.limits.max-transactions`,
-    /// default 10 000, nonzero.
+    /// Open transactions this member coordinates; also, each apart, the TWO_PHASE logs it
+    /// holds for other members and the XA transactions other members prepared.
+    /// `ferrogrid.limits.max-transactions`, default 10 000, nonzero.
     pub max_transactions: u32,
     /// Transactional writes (and getForUpdate locks; a queue's offer, poll and take, a list's
     /// or set's add and remove) one transaction may log; one more is refused with
