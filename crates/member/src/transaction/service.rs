@@ -205,14 +205,7 @@ impl Core {
     /// Ends transaction `txn` on every partition of every member, answered to no one: a
     /// rollback, or a commit its coordinator began and left to this member (a log holder).
     pub(crate) fn txn_end_unanswered(&mut self, txn: Uuid, commit: bool) {
-        let mut request = Vec::new();
-        let response_type = if commit {
-            TransactionCommit { transaction_id: Some(txn), thread_id: 0 }.encode(&mut request, 0, -1, 0);
-            TransactionCommit::RESPONSE
-        } else {
-            TransactionRollback { transaction_id: Some(txn), thread_id: 0 }.encode(&mut request, 0, -1, 0);
-            TransactionRollback::RESPONSE
-        };
+        let (request, response_type) = end_request(txn, commit);
         let operation = WideRequest::new(TxnEnd { txn, commit, finished: None });
         let mut out = Vec::new();
         self.fan_out_with(None, 0, response_type, "".into(), operation, &mut out, Some(&request));
@@ -235,5 +228,18 @@ impl Core {
         for txn in open {
             self.txn_roll_back(txn);
         }
+    }
+}
+
+/// The TransactionCommit (or TransactionRollback) request a member writes to end transaction
+/// `txn` everywhere (the other members classify it into its `TxnEnd`), and its response type.
+pub(crate) fn end_request(txn: Uuid, commit: bool) -> (Vec<u8>, ferrogrid_protocol::MessageType) {
+    let mut request = Vec::new();
+    if commit {
+        TransactionCommit { transaction_id: Some(txn), thread_id: 0 }.encode(&mut request, 0, -1, 0);
+        (request, TransactionCommit::RESPONSE)
+    } else {
+        TransactionRollback { transaction_id: Some(txn), thread_id: 0 }.encode(&mut request, 0, -1, 0);
+        (request, TransactionRollback::RESPONSE)
     }
 }

@@ -7,9 +7,11 @@
 //!   come from the connection that created it, as Hazelcast's endpoint-bound context.
 //! - *Finalize* (commit or roll back) and *clearRemote* name a prepared transaction by its Xid
 //!   and may come from any connection: a transaction manager recovering after its client went.
-//!   An Xid prepared nowhere here is answered as done, as Hazelcast's client sees it (its
+//!   An Xid prepared nowhere is answered as done, as Hazelcast's client sees it (its
 //!   member's XAER_NOTA does not reach the client).
-//! - *CollectTransactions* answers the Xids prepared on this member.
+//! - *CollectTransactions* answers the cluster's prepared Xids: the member that prepares one
+//!   announces it to the others (`XA_PREPARED`), and the member that ends one says so
+//!   (`XA_ENDED`), so finalize and clearRemote work through any member.
 //!
 //! Ending one is the fan-out of `service.rs`'s commit or rollback, sent as the
 //! TransactionCommit / TransactionRollback request the other members classify.
@@ -24,9 +26,8 @@ use crate::route::operations::TxnCall;
 use crate::route::wire;
 use crate::transaction::registry::{XaEnd, XaId};
 use ferrogrid_protocol::codec::{
-    EmptyResponse, TransactionCommit, TransactionRollback, UuidResponse, XATransactionClearRemote,
-    XATransactionCollectTransactions, XATransactionCommit, XATransactionCreate, XATransactionFinalize,
-    XATransactionPrepare, XATransactionRollback, XidListResponse,
+    EmptyResponse, UuidResponse, XATransactionClearRemote, XATransactionCollectTransactions, XATransactionCommit,
+    XATransactionCreate, XATransactionFinalize, XATransactionPrepare, XATransactionRollback, XidListResponse,
 };
 use ferrogrid_protocol::types::MessageType;
 use ferrogrid_protocol::{DecodeError, Message, Uuid};
@@ -164,12 +165,7 @@ impl Core {
         };
         // Reactors run fan-outs in the order they arrive: the others end before the answer.
         others.iter().for_each(|txn| self.txn_end_unanswered(*txn, commit));
-        let mut request = Vec::new();
-        if commit {
-            TransactionCommit { transaction_id: Some(*last), thread_id: 0 }.encode(&mut request, 0, -1, 0);
-        } else {
-            TransactionRollback { transaction_id: Some(*last), thread_id: 0 }.encode(&mut request, 0, -1, 0);
-        }
+        let (request, _) = crate::transaction::service::end_request(*last, commit);
         let operation = WideRequest::new(TxnEnd { txn: *last, commit, finished: None });
         let name = "".into();
         self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, Some(&request));
