@@ -36,13 +36,21 @@ pub(super) struct Item {
 
 /// What one transaction holds of a queue (`txn.rs`): its offers, staged until its commit and
 /// seen by no one else, and the items its polls reserved: out of `items` (nobody else sees
-/// them), still counted in `held_bytes` and still in the backups until the commit removes them
-/// (rollback puts them back in their place, by id).
-#[derive(Debug, Default)]
+/// them) and still counted in `held_bytes` until the commit removes them (rollback puts them
+/// back in their place, by id). Backups and snapshots carry holds (STAGE, UNSTAGE, RESERVE,
+/// END and HELD records), so a promoted backup or a migrated queue holds the transaction's
+/// offers and reservations for its commit.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(super) struct TxnHold {
     pub(super) txn: Uuid,
-    pub(super) offers: Vec<Box<[u8]>>,
+    /// Its offers, each with an id of the queue's counter (so that a backup stages each once);
+    /// the commit appends them with new ids, behind every item.
+    pub(super) offers: Vec<Item>,
     pub(super) reserved: Vec<Item>,
+    /// A backup replica heard the transaction end (commit: true) before its owner's records
+    /// did: the end is applied when this replica runs an operation as the owner
+    /// ([`QueueStore::settle_ended`]), if the owner's END never came.
+    pub(super) ended: Option<bool>,
 }
 
 /// A request waiting for an item (poll, take, a transaction's peek) or for room (offer, put).
@@ -70,10 +78,42 @@ pub(crate) struct Waiter {
 pub(super) enum Change {
     Added(u64),
     Removed(u64),
+    /// Transaction `txn` staged the offer with this id, or took it back (its own poll).
+    Staged {
+        txn: Uuid,
+        id: u64,
+    },
+    Unstaged {
+        txn: Uuid,
+        id: u64,
+    },
+    /// Transaction `txn`'s poll reserved the item with this id.
+    Reserved {
+        txn: Uuid,
+        id: u64,
+    },
+    /// Transaction `txn` ended (its commit's removals and additions were recorded before).
+    Ended {
+        txn: Uuid,
+        commit: bool,
+    },
 }
 
+// The records backups and snapshots carry (`apply_records`):
+// ADD     (1) id u64 | value bytes
+// REMOVE  (2) id u64
+// STAGE   (3) id u64 | txn u128 | value bytes    an offer staged by the transaction
+// UNSTAGE (4) id u64 | txn u128                  the staged offer taken back
+// RESERVE (5) id u64 | txn u128                  the item moved from the items to the hold
+// END     (6) txn u128 | commit u8 (0, 1)        the hold dropped (rollback: its items back)
+// HELD    (7) id u64 | txn u128 | value bytes    snapshots only: an item the hold reserved
 const ADD: u8 = 1;
 const REMOVE: u8 = 2;
+const STAGE: u8 = 3;
+const UNSTAGE: u8 = 4;
+const RESERVE: u8 = 5;
+const END: u8 = 6;
+const HELD: u8 = 7;
 
 /// One queue in one partition.
 #[derive(Debug)]
@@ -113,7 +153,7 @@ impl std::fmt::Debug for QueueContext<'_> {
 }
 
 impl QueueContext<'_> {
-    fn publish(&mut self, kind: ItemEventKind, item: &[u8], _source: Uuid) {
+    pub(super) fn publish(&mut self, kind: ItemEventKind, item: &[u8], _source: Uuid) {
         if self.listeners.has_object_listeners(Registry::Items, self.name) {
             let origin = (self.member, self.name, self.partition_id);
             self.listeners.publish_item(self.outbox, Registry::Items, origin, kind, item);
@@ -221,8 +261,27 @@ impl QueueStore {
         }
     }
 
+    /// Stages transaction `txn`'s offer of `value`.
+    pub(super) fn stage_offer(&mut self, txn: Uuid, value: Box<[u8]>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.hold_mut(txn).offers.push(Item { id, value });
+        self.track(Change::Staged { txn, id });
+    }
+
+    /// Takes transaction `txn`'s first staged offer back (its poll on an empty queue).
+    pub(super) fn take_own_offer(&mut self, txn: Uuid) -> Option<Box<[u8]>> {
+        let hold = self.txns.iter_mut().find(|hold| hold.txn == txn)?;
+        if hold.offers.is_empty() {
+            return None;
+        }
+        let item = hold.offers.remove(0);
+        self.track(Change::Unstaged { txn, id: item.id });
+        Some(item.value)
+    }
+
     /// Transaction `txn`'s hold, made if it has none.
-    pub(super) fn hold_mut(&mut self, txn: Uuid) -> &mut TxnHold {
+    fn hold_mut(&mut self, txn: Uuid) -> &mut TxnHold {
         let index = match self.txns.iter().position(|hold| hold.txn == txn) {
             Some(index) => index,
             None => {
@@ -238,6 +297,7 @@ impl QueueStore {
     pub(super) fn reserve_front(&mut self, txn: Uuid) -> Option<Box<[u8]>> {
         let item = self.items.pop_front()?;
         let value = item.value.clone();
+        self.track(Change::Reserved { txn, id: item.id });
         self.hold_mut(txn).reserved.push(item);
         Some(value)
     }
@@ -317,7 +377,7 @@ impl QueueStore {
                 }
                 let value = offerer.item.expect("offerers carry their item");
                 match txn {
-                    Some(txn) => self.hold_mut(txn).offers.push(value),
+                    Some(txn) => self.stage_offer(txn, value),
                     None => {
                         ctx.publish(ItemEventKind::Added, &value, offerer.source);
                         self.push(value);
@@ -343,6 +403,8 @@ pub(crate) fn execute(
     reply: &mut dyn FnMut(Reply<'_>),
 ) -> Result<QueueDone, OpError> {
     queue.touch(now_ms);
+    let source = ctx.source;
+    queue.settle_ended().publish(|kind, value| ctx.publish(kind, value, source));
     let done = match op {
         QueueOp::Offer { value, timeout_ms, answers_bool } => {
             null_check(value)?;
@@ -464,41 +526,114 @@ fn listed(values: &[Blob<'_>], item: &[u8]) -> bool {
     values.iter().any(|value| **value == *item)
 }
 
-fn put_item(out: &mut Vec<u8>, item: &Item) {
-    out.push(ADD);
-    out.extend_from_slice(&item.id.to_le_bytes());
+/// A record naming an item by id (and its transaction, for a hold's records).
+fn put_id(out: &mut Vec<u8>, kind: u8, id: u64, txn: Option<Uuid>) {
+    out.push(kind);
+    out.extend_from_slice(&id.to_le_bytes());
+    if let Some(txn) = txn {
+        out.extend_from_slice(&txn.as_u128().to_le_bytes());
+    }
+}
+
+/// A record carrying an item (ADD; STAGE and HELD with their transaction).
+fn put_item(out: &mut Vec<u8>, kind: u8, item: &Item, txn: Option<Uuid>) {
+    put_id(out, kind, item.id, txn);
     put_bytes(out, &item.value);
 }
 
 impl QueueStore {
-    /// Applies ADD/REMOVE records (a backup; a snapshot holds ADDs only).
-    fn apply_records(&mut self, body: &[u8], removals: bool) -> Result<(), Malformed> {
+    /// Applies the records of `body` (a backup's changes; a snapshot holds no REMOVE, UNSTAGE,
+    /// RESERVE or END). Applying a body twice changes nothing more.
+    fn apply_records(&mut self, body: &[u8], snapshot: bool) -> Result<(), Malformed> {
         let mut reader = Reader::new(body);
         while !reader.is_empty() {
             let kind = reader.u8()?;
+            if snapshot && ![ADD, STAGE, HELD].contains(&kind) {
+                return Err(Malformed::Refused("a queue snapshot holds a change that is not an item"));
+            }
+            if kind == END {
+                let txn = Uuid::from_u128(reader.u128()?);
+                let commit = match reader.u8()? {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(Malformed::Refused("a queue transaction's end is neither 0 nor 1")),
+                };
+                self.end_hold(txn, commit);
+                continue;
+            }
             let id = reader.u64()?;
             match kind {
-                ADD => {
-                    let value: Box<[u8]> = reader.bytes()?.into();
-                    // Ids grow with every add, so the owner's order is the ids' order; an item
-                    // already here (a record applied twice) is not added again.
-                    if self.items.back().is_none_or(|last| last.id < id) {
-                        self.held_bytes += value.len();
-                        self.items.push_back(Item { id, value });
-                    }
-                    self.next_id = self.next_id.max(id + 1);
-                }
-                REMOVE if removals => {
+                ADD => self.apply_add(Item { id, value: reader.bytes()?.into() }),
+                REMOVE => {
                     if let Some(index) = self.items.iter().position(|item| item.id == id) {
                         let item = self.items.remove(index).expect("found");
                         self.held_bytes -= item.value.len();
                     }
                 }
-                REMOVE => return Err(Malformed::Refused("a queue snapshot holds a removal")),
+                STAGE | UNSTAGE | RESERVE | HELD => self.apply_hold_record(kind, id, &mut reader)?,
                 other => return Err(Malformed::UnknownChange(other)),
             }
         }
         Ok(())
+    }
+
+    fn apply_add(&mut self, item: Item) {
+        // Ids grow with every add, so the owner's order is the ids' order; an item already
+        // here (a record applied twice) is not added again.
+        self.next_id = self.next_id.max(item.id + 1);
+        if self.items.back().is_none_or(|last| last.id < item.id) {
+            self.held_bytes += item.value.len();
+            self.items.push_back(item);
+        }
+    }
+
+    /// STAGE, UNSTAGE, RESERVE and HELD: a record on transaction `txn`'s hold, once.
+    fn apply_hold_record(&mut self, kind: u8, id: u64, reader: &mut Reader<'_>) -> Result<(), Malformed> {
+        let txn = Uuid::from_u128(reader.u128()?);
+        self.next_id = self.next_id.max(id + 1);
+        let known = |hold: &TxnHold| hold.offers.iter().chain(&hold.reserved).any(|item| item.id == id);
+        match kind {
+            STAGE | HELD => {
+                let value: Box<[u8]> = reader.bytes()?.into();
+                if self.txns.iter().any(|hold| hold.txn == txn && known(hold)) {
+                    return Ok(());
+                }
+                if kind == HELD {
+                    self.held_bytes += value.len();
+                    self.hold_mut(txn).reserved.push(Item { id, value });
+                } else {
+                    self.hold_mut(txn).offers.push(Item { id, value });
+                }
+            }
+            UNSTAGE => {
+                if let Some(hold) = self.txns.iter_mut().find(|hold| hold.txn == txn) {
+                    hold.offers.retain(|offer| offer.id != id);
+                }
+            }
+            _ => {
+                if let Some(index) = self.items.iter().position(|item| item.id == id) {
+                    let item = self.items.remove(index).expect("found");
+                    self.hold_mut(txn).reserved.push(item);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops transaction `txn`'s hold: a commit's reserved items leave (its offers came as
+    /// items), a rollback's go back in their place. What the hold held, if it had one.
+    pub(super) fn end_hold(&mut self, txn: Uuid, commit: bool) -> Option<TxnHold> {
+        let index = self.txns.iter().position(|hold| hold.txn == txn)?;
+        let hold = self.txns.swap_remove(index);
+        for item in &hold.reserved {
+            if commit {
+                self.held_bytes -= item.value.len();
+            } else {
+                let place = self.items.partition_point(|held| held.id < item.id);
+                self.items.insert(place, item.clone());
+            }
+        }
+        Some(hold)
     }
 }
 
@@ -535,46 +670,59 @@ impl PartitionObject for QueueStore {
     }
 
     fn write_changes(&mut self, body: &mut Vec<u8>) {
-        for change in self.changed.drain(..) {
+        for change in std::mem::take(&mut self.changed) {
             match change {
                 Change::Added(id) => {
                     // An item added and removed before the backups heard of it: its removal
                     // follows, which finds nothing on the backup: harmless. Send the add only if
-                    // the item is still here (its value is needed).
-                    // Or reserved by a transaction since (the backups hold it until its commit).
+                    // the item is still here (its value is needed), or reserved since (its
+                    // RESERVE follows).
                     let reserved = self.txns.iter().flat_map(|hold| &hold.reserved);
                     if let Some(item) = self.items.iter().rev().chain(reserved).find(|item| item.id == id) {
-                        put_item(body, item);
+                        put_item(body, ADD, item, None);
                     }
                 }
-                Change::Removed(id) => {
-                    body.push(REMOVE);
-                    body.extend_from_slice(&id.to_le_bytes());
+                Change::Removed(id) => put_id(body, REMOVE, id, None),
+                Change::Staged { txn, id } => {
+                    // An offer staged and taken back (or committed) since: nothing to stage.
+                    let hold = self.txns.iter().find(|hold| hold.txn == txn);
+                    if let Some(offer) = hold.and_then(|hold| hold.offers.iter().find(|offer| offer.id == id)) {
+                        put_item(body, STAGE, offer, Some(txn));
+                    }
+                }
+                Change::Unstaged { txn, id } => put_id(body, UNSTAGE, id, Some(txn)),
+                Change::Reserved { txn, id } => put_id(body, RESERVE, id, Some(txn)),
+                Change::Ended { txn, commit } => {
+                    body.push(END);
+                    body.extend_from_slice(&txn.as_u128().to_le_bytes());
+                    body.push(u8::from(commit));
                 }
             }
         }
     }
 
     fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
-        self.apply_records(body, true)
+        self.apply_records(body, false)
     }
 
-    /// The items reserved by transactions too, in their place (staged offers are not sent).
+    /// The items, then each open transaction's hold: its reserved items (HELD) and its
+    /// staged offers (STAGE), so that the new replica holds them for the commit.
     fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
-        let mut reserved: Vec<&Item> = self.txns.iter().flat_map(|hold| &hold.reserved).collect();
-        reserved.sort_by_key(|item| item.id);
-        let mut reserved = reserved.into_iter().peekable();
         for item in &self.items {
-            while let Some(earlier) = reserved.next_if(|earlier| earlier.id < item.id) {
-                writer.entry(|out| put_item(out, earlier));
-            }
-            writer.entry(|out| put_item(out, item));
+            writer.entry(|out| put_item(out, ADD, item, None));
         }
-        reserved.for_each(|item| writer.entry(|out| put_item(out, item)));
+        for hold in &self.txns {
+            for item in &hold.reserved {
+                writer.entry(|out| put_item(out, HELD, item, Some(hold.txn)));
+            }
+            for offer in &hold.offers {
+                writer.entry(|out| put_item(out, STAGE, offer, Some(hold.txn)));
+            }
+        }
     }
 
     fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed> {
-        self.apply_records(body, false)
+        self.apply_records(body, true)
     }
 
     fn take_waiting(&mut self) -> Vec<WaiterId> {
@@ -744,7 +892,7 @@ pub(super) mod tests {
         let mut replica = QueueStore::new(QueueConfig::DEFAULT);
         let mut snapshot = Vec::new();
         for item in &owner.items {
-            put_item(&mut snapshot, item);
+            put_item(&mut snapshot, ADD, item, None);
         }
         replica.apply_snapshot(&snapshot).unwrap();
         assert_eq!(replica.items, owner.items);

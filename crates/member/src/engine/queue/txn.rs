@@ -13,8 +13,13 @@
 //! changes for the backups; a rollback puts the reserved items back in their place (by id) and
 //! drops the offers. Either way the transaction's waiting polls are answered null.
 //!
-//! The hold is not in the backups and does not migrate (as a map's staged changes); the
-//! reserved items are, as items, until the commit removes them.
+//! The hold is in the backups and migrates with the queue, as Hazelcast's reservations do
+//! (its TxnReserveOffer/TxnReservePoll backups): every offer staged or taken back, every
+//! reservation and the end are records for the backups (`store.rs`), and a snapshot carries
+//! each hold, so the commit finds the transaction's offers and reservations on whichever member
+//! owns the queue by then. The owner alone ends a hold (the commit appends its offers with new
+//! ids, which a backup could not choose alike); a backup replica that hears the end first marks
+//! it and ends it if it becomes the owner before the owner's END record reaches it.
 
 use crate::engine::listeners::{ItemEventKind, Registry};
 use crate::engine::queue::request::QueueTxnOp;
@@ -41,13 +46,15 @@ pub(crate) fn execute(
     reply: &mut dyn FnMut(Reply<'_>),
 ) -> Result<QueueDone, OpError> {
     queue.touch(now_ms);
+    let source = ctx.source;
+    queue.settle_ended().publish(|kind, value| ctx.publish(kind, value, source));
     let own = queue.txns.iter().find(|hold| hold.txn == txn);
     match op {
         QueueTxnOp::Offer { value, timeout_ms } => {
             null_check(value)?;
             let room = queue.room_beside_holds() > 0 && queue.room() > 0 && queue.offerers.is_empty();
             if room {
-                queue.hold_mut(txn).offers.push(value.as_ref().into());
+                queue.stage_offer(txn, value.as_ref().into());
             } else if *timeout_ms != 0 {
                 return Ok(QueueDone::Wait { deadline_ms: crate::clock::deadline_after(now_ms, *timeout_ms) });
             }
@@ -55,7 +62,7 @@ pub(crate) fn execute(
         }
         QueueTxnOp::Peek { timeout_ms } => {
             let first_offer = own.and_then(|hold| hold.offers.first());
-            let first = queue.items.front().map(|item| &*item.value).or(first_offer.map(|value| &**value));
+            let first = queue.items.front().or(first_offer).map(|item| &*item.value);
             if first.is_none() && *timeout_ms != 0 {
                 return Ok(QueueDone::Wait { deadline_ms: crate::clock::deadline_after(now_ms, *timeout_ms) });
             }
@@ -66,11 +73,7 @@ pub(crate) fn execute(
             reply(Reply::Int((queue.items.len() + offers).min(i32::MAX as usize) as i32));
         }
         QueueTxnOp::Poll { timeout_ms } => {
-            let own_offers = own.is_some_and(|hold| !hold.offers.is_empty());
-            if let Some(value) = queue.reserve_front(txn) {
-                reply(Reply::Value(Some(&value)));
-            } else if own_offers {
-                let value = queue.hold_mut(txn).offers.remove(0);
+            if let Some(value) = queue.reserve_front(txn).or_else(|| queue.take_own_offer(txn)) {
                 reply(Reply::Value(Some(&value)));
             } else if *timeout_ms == 0 {
                 reply(Reply::Value(None));
@@ -108,33 +111,47 @@ impl QueueStore {
             waiter.deadline_ms = i64::MIN;
             ended.held = true;
         }
-        let Some(index) = self.txns.iter().position(|hold| hold.txn == txn) else { return ended };
-        let hold = self.txns.swap_remove(index);
+        let Some(hold) = self.txns.iter().find(|hold| hold.txn == txn) else { return ended };
         ended.held = true;
-        for item in hold.reserved {
-            if commit {
-                self.held_bytes -= item.value.len();
+        if commit {
+            let (reserved, offers) = (hold.reserved.clone(), hold.offers.clone());
+            for item in reserved {
                 self.track(Change::Removed(item.id));
                 ended.removed.push(item.value);
-            } else {
-                let place = self.items.partition_point(|held| held.id < item.id);
-                self.items.insert(place, item);
+            }
+            for offer in offers {
+                self.push(offer.value.clone());
+                ended.added.push(offer.value);
             }
         }
-        if commit {
-            for value in hold.offers {
-                self.push(value.clone());
-                ended.added.push(value);
-            }
-        }
+        self.end_hold(txn, commit);
+        self.track(Change::Ended { txn, commit });
         ended
+    }
+
+    /// Ends the transactions a backup replica heard end before its owner's records came
+    /// (`TxnEnd` on a replica this member did not own then), now that it runs operations as
+    /// the owner. What they added and removed, for events.
+    pub(crate) fn settle_ended(&mut self) -> Ended {
+        let mut settled = Ended::default();
+        while let Some((txn, commit)) = self.txns.iter().find_map(|hold| Some((hold.txn, hold.ended?))) {
+            let ended = self.end_txn(txn, commit);
+            settled.added.extend(ended.added);
+            settled.removed.extend(ended.removed);
+            settled.held = true;
+        }
+        settled
     }
 }
 
 /// The end of transaction `txn` on the queues of partition `local` (its commit or rollback,
 /// `engine/map/txn_wide.rs`'s `TxnEnd`). Whether it held anything there: the caller then
 /// sends the partition's changes to the backups and answers its queues' waiters.
-pub(crate) fn end(share: &mut ShareContext<'_>, local: usize, txn: Uuid, commit: bool) -> bool {
+///
+/// On a replica this member does not own, the end is only marked on the hold: the owner's END
+/// record drops it; if this replica becomes the owner first (a promotion announced after the
+/// end arrived), its next operation ends it ([`QueueStore::settle_ended`]).
+pub(crate) fn end(share: &mut ShareContext<'_>, local: usize, txn: Uuid, commit: bool, owned: bool) -> bool {
     let partition_id = PartitionId(share.partition_id(local));
     let mut held = false;
     for (name, queue) in share.partitions[local].stores_mut::<kind::Queue>() {
@@ -142,18 +159,34 @@ pub(crate) fn end(share: &mut ShareContext<'_>, local: usize, txn: Uuid, commit:
         if queue.txns.is_empty() && !waiting {
             continue;
         }
-        let ended = queue.end_txn(txn, commit);
-        held |= ended.held;
-        if !share.listeners.has_object_listeners(Registry::Items, name) {
+        if !owned {
+            if let Some(hold) = queue.txns.iter_mut().find(|hold| hold.txn == txn) {
+                hold.ended = Some(commit);
+            }
             continue;
         }
-        let origin = (share.member, name, partition_id);
-        let events = ended.removed.iter().map(|value| (ItemEventKind::Removed, value));
-        for (kind, value) in events.chain(ended.added.iter().map(|value| (ItemEventKind::Added, value))) {
-            share.listeners.publish_item(share.outbox, Registry::Items, origin, kind, value);
+        let mut ended = queue.settle_ended();
+        let own = queue.end_txn(txn, commit);
+        ended.held |= own.held;
+        ended.added.extend(own.added);
+        ended.removed.extend(own.removed);
+        held |= ended.held;
+        if share.listeners.has_object_listeners(Registry::Items, name) {
+            let origin = (share.member, name, partition_id);
+            ended.publish(|kind, value| {
+                share.listeners.publish_item(share.outbox, Registry::Items, origin, kind, value)
+            });
         }
     }
     held
+}
+
+impl Ended {
+    /// Hands each item event of the end to `publish`: the removals, then the additions.
+    pub(crate) fn publish(&self, mut publish: impl FnMut(ItemEventKind, &[u8])) {
+        self.removed.iter().for_each(|value| publish(ItemEventKind::Removed, value));
+        self.added.iter().for_each(|value| publish(ItemEventKind::Added, value));
+    }
 }
 
 #[cfg(test)]
@@ -291,20 +324,73 @@ mod tests {
         assert_eq!(queue.items.len(), 1, "the ended transaction reserved nothing");
     }
 
+    /// Sends the owner's changes to the backup (twice: a record applied again changes
+    /// nothing) and checks that the backup holds what the owner holds.
+    fn mirror(owner: &mut QueueStore, backup: &mut QueueStore) {
+        use crate::partition::object::PartitionObject;
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        backup.apply_backup(&body).unwrap();
+        backup.apply_backup(&body).unwrap();
+        assert_same(owner, backup);
+    }
+
+    fn assert_same(owner: &QueueStore, replica: &QueueStore) {
+        assert_eq!(replica.items, owner.items);
+        let sorted = |queue: &QueueStore| {
+            let mut holds = queue.txns.clone();
+            holds.sort_by_key(|hold| hold.txn.as_u128());
+            holds
+        };
+        assert_eq!(sorted(replica), sorted(owner));
+        assert_eq!(replica.held_bytes, owner.held_bytes);
+    }
+
+    /// An owner whose transactions ONE and TWO hold offers and reservations of a, b, x, y, z.
+    fn owner_with_holds(harness: &mut Harness) -> (QueueStore, QueueStore) {
+        use crate::partition::object::PartitionObject;
+        let (a, b, x, y, z) = (item("a"), item("b"), item("x"), item("y"), item("z"));
+        let roomy = || QueueStore::new(QueueConfig { max_size: 10, ..QueueConfig::DEFAULT });
+        let (mut owner, mut backup) = (roomy(), roomy());
+        owner.set_track_changes(true);
+        owner.push(a.clone().into());
+        owner.push(b.clone().into());
+        mirror(&mut owner, &mut backup);
+        harness.run_txn(&mut owner, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        mirror(&mut owner, &mut backup);
+        harness.run_txn(&mut owner, TWO, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        harness.run_txn(&mut owner, ONE, offer(&x)).unwrap();
+        mirror(&mut owner, &mut backup);
+        harness.run_txn(&mut owner, ONE, offer(&y)).unwrap();
+        harness.run_txn(&mut owner, TWO, offer(&z)).unwrap();
+        mirror(&mut owner, &mut backup);
+        let own = harness.run_txn(&mut owner, TWO, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
+        assert_eq!(own, format!("Value(Some({z:?}))"), "its own offer, taken back");
+        mirror(&mut owner, &mut backup);
+        assert_eq!(owner.txns.len(), 2);
+        (owner, backup)
+    }
+
     #[test]
-    fn reserved_items_stay_in_snapshots_and_backups_until_the_commit() {
+    fn a_backup_holds_every_transaction_s_offers_and_reservations_through_its_end() {
+        let mut harness = Harness::new();
+        let (mut owner, mut backup) = owner_with_holds(&mut harness);
+        assert!(backup.items.is_empty() && backup.txns.iter().map(|hold| hold.reserved.len()).sum::<usize>() == 2);
+        owner.end_txn(ONE, true);
+        mirror(&mut owner, &mut backup);
+        owner.end_txn(TWO, false);
+        mirror(&mut owner, &mut backup);
+        assert_eq!(values(&backup), [&item("b")[..], &item("x")[..], &item("y")[..]]);
+        assert!(backup.txns.is_empty());
+    }
+
+    #[test]
+    fn a_snapshot_carries_the_holds_and_the_replica_commits_as_the_owner_does() {
         use crate::cluster::peer::SnapshotWriter;
         use crate::engine::structures::ObjectKind;
         use crate::partition::object::PartitionObject;
-        let (a, b, c) = (item("a"), item("b"), item("c"));
-        let mut owner = queue_of(&[&a, &b, &c]);
-        owner.set_track_changes(true);
         let mut harness = Harness::new();
-        harness.run_txn(&mut owner, ONE, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
-        harness.run_txn(&mut owner, TWO, QueueTxnOp::Poll { timeout_ms: 0 }).unwrap();
-        let mut body = Vec::new();
-        owner.write_changes(&mut body);
-        assert!(body.is_empty(), "a reservation is not a removal");
+        let (mut owner, _) = owner_with_holds(&mut harness);
         let mut out = Vec::new();
         let mut writer = SnapshotWriter::new(&mut out, 0, 1, 256);
         writer.begin_object(ObjectKind::Queue, "q");
@@ -316,11 +402,46 @@ mod tests {
                 replica.apply_snapshot(object.body).unwrap();
             }
         }
-        assert_eq!(values(&replica), [&a[..], &b[..], &c[..]], "every item, in order");
+        assert_same(&owner, &replica);
+        for queue in [&mut owner, &mut replica] {
+            queue.end_txn(ONE, true);
+            queue.end_txn(TWO, false);
+        }
+        assert_eq!(values(&replica), values(&owner));
+        assert_eq!(values(&owner), [&item("b")[..], &item("x")[..], &item("y")[..]]);
+    }
+
+    #[test]
+    fn a_replica_that_heard_the_end_before_its_owner_s_records_ends_it_as_the_owner() {
+        let mut harness = Harness::new();
+        let (mut owner, mut promoted) = owner_with_holds(&mut harness);
+        promoted.txns.iter_mut().for_each(|hold| hold.ended = Some(hold.txn == ONE));
+        let peeked = harness.run_txn(&mut promoted, TWO, QueueTxnOp::Size).unwrap();
+        assert_eq!(peeked, "Int(3)", "ended before it answers: b back, x and y in");
         owner.end_txn(ONE, true);
+        owner.end_txn(TWO, false);
+        assert_eq!(values(&promoted), values(&owner));
+        assert!(promoted.txns.is_empty());
+    }
+
+    #[test]
+    fn malformed_hold_records_are_refused() {
+        use crate::partition::object::PartitionObject;
+        let mut harness = Harness::new();
+        let (mut owner, mut backup) = owner_with_holds(&mut harness);
+        owner.end_txn(ONE, true);
+        let mut body = Vec::new();
         owner.write_changes(&mut body);
-        replica.apply_backup(&body).unwrap();
-        assert_eq!(values(&replica), [&b[..], &c[..]], "the commit removes it from the backups");
+        for cut in 0..body.len() {
+            let _ = queue_of(&[]).apply_backup(&body[..cut]);
+        }
+        let mut bad = body.clone();
+        *bad.last_mut().unwrap() = 2; // the body ends with the commit's END: its commit byte
+        assert!(queue_of(&[]).apply_backup(&bad).is_err(), "an end neither commit nor rollback");
+        let mut reserve = vec![5];
+        reserve.extend_from_slice(&[0; 8 + 16]);
+        assert!(backup.apply_snapshot(&reserve).is_err(), "a snapshot holds no reservation record");
+        assert!(backup.apply_backup(&reserve[..20]).is_err(), "truncated");
     }
 
     #[test]
