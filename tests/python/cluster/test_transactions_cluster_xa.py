@@ -6,6 +6,9 @@ killed; a connection to member 1 lists the prepared Xid (collectTransactions) an
 transaction at its Xid's partition, with a backup; ferrogrid announces it to every member, and
 its staged changes and locks are in the keys' backups. On the wire (the Python client has no
 XA), with the requests of tests/python/test_transactions_xa.py.
+
+A member that joins after the prepare lists the Xid too and finalizes it (Hazelcast's
+collectTransactions asks every member; ferrogrid's members tell a joiner what was prepared).
 """
 
 import os
@@ -48,6 +51,56 @@ def _connect(address):
     return conn
 
 
+def _prepare(address, name, keys):
+    """Through a connection to `address`: an XA transaction that puts `keys` of map `name` and
+    is prepared. Its Xid's global id."""
+    global_id = uuid.uuid4().bytes
+    conn = _connect(address)
+    try:
+        created = ok(call(conn, XA_CREATE, struct.pack("<q", 120), xid_frames(global_id)), XA_CREATE)
+        txn = wire.decode_uuid(created.response_fixed(), 0)
+        for key in keys:
+            put = wire.encode_uuid(txn) + struct.pack("<qq", 1, -1)
+            value = wire.string_data("xa-" + key)
+            frames = [wire.string_frame(name), wire.frame(wire.string_data(key)), wire.frame(value)]
+            ok(call(conn, TXN_MAP_PUT, put, frames), TXN_MAP_PUT)
+        ok(call(conn, XA_PREPARE, wire.encode_uuid(txn)), XA_PREPARE)
+    finally:
+        conn.close()
+    return global_id
+
+
+def test_a_member_that_joins_lists_and_finalizes_an_xa_transaction_prepared_before(make_cluster, request):
+    """Two members; an XA transaction prepared through member 0; a third member joins, and a
+    transaction manager connected to it lists the prepared Xid and commits it (finalize): every
+    key then holds its value, unlocked."""
+    cluster = make_cluster(3)
+    cluster.start_members(range(2))
+    observer = cluster.client(cluster.addresses[:2], smart=True)
+    wait_members(observer, 2, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    entries = observer.get_map(name).blocking()
+    entries.put("warm-up", "w")  # (a Hazelcast member assigns partitions on first use)
+    keys = ["k%d" % i for i in range(KEYS)]
+    first = _Address(cluster.addresses[0])
+    first.cluster_name = cluster.cluster_name
+    global_id = _prepare(first, name, keys)
+
+    joiner = cluster.start(2, member_list=cluster.addresses)
+    joiner.wait_ready(FORM_TIMEOUT)
+    wait_members(observer, 3, FORM_TIMEOUT, "after %r joined" % joiner)
+    third = _Address(cluster.addresses[2])
+    third.cluster_name = cluster.cluster_name
+    conn = _connect(third)
+    try:
+        wait_until(lambda: global_id in collected(conn), 10, "the joiner lists the prepared Xid")
+        ok(call(conn, XA_FINALIZE, b"\x01", xid_frames(global_id), partition_id=0), XA_FINALIZE)
+    finally:
+        conn.close()
+    assert {key: entries.get(key) for key in keys} == {key: "xa-" + key for key in keys}, "committed"
+    assert not [key for key in keys if entries.is_locked(key)], "the commit released every key"
+
+
 def test_a_prepared_xa_transaction_is_recovered_through_another_member_after_kill9(make_cluster, request, note):
     cluster = make_cluster(3)
     cluster.start_members(range(3))
@@ -60,23 +113,14 @@ def test_a_prepared_xa_transaction_is_recovered_through_another_member_after_kil
     for address in (first_address, second_address):
         address.cluster_name = cluster.cluster_name
 
-    global_id = uuid.uuid4().bytes
-    first = _connect(first_address)
-    created = ok(call(first, XA_CREATE, struct.pack("<q", 120), xid_frames(global_id)), XA_CREATE)
-    txn = wire.decode_uuid(created.response_fixed(), 0)
     keys = ["k%d" % i for i in range(KEYS)]
-    for key in keys:
-        put = wire.encode_uuid(txn) + struct.pack("<qq", 1, -1)
-        frames = [wire.string_frame(name), wire.frame(wire.string_data(key)), wire.frame(wire.string_data("xa-" + key))]
-        ok(call(first, TXN_MAP_PUT, put, frames), TXN_MAP_PUT)
-    ok(call(first, XA_PREPARE, wire.encode_uuid(txn)), XA_PREPARE)
+    global_id = _prepare(first_address, name, keys)
     assert all(entries.is_locked(key) for key in keys), "prepared: every key locked"
 
     victim = cluster.by_member_info(
         next(m for m in members_of(observer) if "%s:%d" % (m.address.host, m.address.port) == cluster.addresses[0])
     )
     victim.kill9("the XA transaction's coordinator")
-    first.close()
     survivors = wait_members(observer, 2, DROP_TIMEOUT, "after kill -9 of %r" % victim)
     alive = {member.uuid for member in survivors}
     service = observer.partition_service

@@ -392,6 +392,7 @@ impl Reactor {
             self.core.send_indexes_to(&joined);
             self.core.send_configs_to(&joined);
             self.core.send_mappings_to(&joined);
+            self.core.send_xa_prepared_to(&joined);
         }
         if table_changed {
             self.core.owner.log_replicas();

@@ -394,6 +394,13 @@ impl Registry {
         xids
     }
 
+    /// Every prepared XA transaction this member knows of, its own and those announced, with
+    /// its Xid (what a member that joins is told: `xa.rs`'s `send_xa_prepared_to`).
+    pub(crate) fn prepared_transactions(&self) -> Vec<(Uuid, XaId)> {
+        let own = self.prepared.iter().flat_map(|(xid, txns)| txns.iter().map(move |txn| (*txn, xid.clone())));
+        own.chain(self.elsewhere.iter().map(|(txn, xid)| (*txn, xid.clone()))).collect()
+    }
+
     /// Another member prepared XA transaction `txn` of `xid`. False: this member holds
     /// `max-transactions` of them already (not kept).
     pub(crate) fn prepared_elsewhere(&mut self, txn: Uuid, xid: XaId) -> bool {

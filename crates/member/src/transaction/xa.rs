@@ -175,13 +175,20 @@ impl Core {
     /// any of them lists it and may finalize it, also after this member is gone.
     fn xa_announce_prepared(&mut self, txn: Uuid) {
         let Some(xid) = self.shared.transactions.registry.lock().xid_of(txn) else { return };
-        let mut payload = Vec::new();
-        payload.extend_from_slice(&txn.as_u128().to_le_bytes());
-        payload.extend_from_slice(&xid.format_id.to_le_bytes());
-        put_bytes(&mut payload, &xid.global_transaction_id);
-        put_bytes(&mut payload, &xid.branch_qualifier);
         let peers = self.owner.replication.peers();
-        self.write_to_peers(&peers, XA_PREPARED, &payload);
+        self.write_to_peers(&peers, XA_PREPARED, &xa_prepared_payload(txn, &xid));
+    }
+
+    /// Tells members that have just joined every prepared XA transaction this member knows
+    /// (its own and those announced to it), so that they list them as the others do.
+    pub(crate) fn send_xa_prepared_to(&mut self, joined: &[ferrogrid_cluster::MemberId]) {
+        if joined.is_empty() {
+            return;
+        }
+        let prepared = self.shared.transactions.registry.lock().prepared_transactions();
+        for (txn, xid) in prepared {
+            self.write_to_peers(joined, XA_PREPARED, &xa_prepared_payload(txn, &xid));
+        }
     }
 
     /// Tells the other members that XA transactions `txns` ended here.
@@ -226,4 +233,14 @@ impl Core {
             registry.ended_elsewhere(txn);
         }
     }
+}
+
+/// XA_PREPARED: `txn u128 | format id i32 | global transaction id bytes | branch qualifier bytes`.
+fn xa_prepared_payload(txn: Uuid, xid: &XaId) -> Vec<u8> {
+    let mut payload = Vec::new();
+    payload.extend_from_slice(&txn.as_u128().to_le_bytes());
+    payload.extend_from_slice(&xid.format_id.to_le_bytes());
+    put_bytes(&mut payload, &xid.global_transaction_id);
+    put_bytes(&mut payload, &xid.branch_qualifier);
+    payload
 }
