@@ -194,6 +194,35 @@ def make_cluster(request):
         pytest.fail("a member panicked (logs in %s):\n%s" % (workdir, "\n".join(panics[:20])), pytrace=False)
 
 
+@pytest.fixture(scope="module")
+def shared_cluster(request):
+    """As make_cluster, for the tests of one module that can share their members (each with
+    names of its own): made once, stopped after the module's last test. A test that kills or
+    stops a member must not use it."""
+    made = []
+    workdir = cluster_harness.new_workdir(request.node.name)
+
+    def make(n_ports, cluster_name=None, hosts=None):
+        ports = cluster_harness.allocate_ports(n_ports)
+        name = cluster_name or "cluster-%d" % ports[0]
+        target = getattr(request.config, "_ferrogrid_target", "ferrogrid")
+        folder = workdir / ("ports-%d" % ports[0])
+        cluster = cluster_harness.Cluster(request.node.name, ports, name, folder, target, hosts)
+        made.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in made:
+        cluster.shutdown()
+    panics = [line for cluster in made for line in cluster.panics()]
+    if panics or os.environ.get("FERROGRID_KEEP_LOGS"):
+        print("member logs kept in %s" % workdir)
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if panics:
+        pytest.fail("a member panicked (logs in %s):\n%s" % (workdir, "\n".join(panics[:20])), pytrace=False)
+
+
 @pytest.fixture
 def note(request):
     """note(text): a line for the "cluster test notes" terminal section (and the junit xml)."""

@@ -51,25 +51,36 @@ def names_on_both(client, prefix, count):
     return names
 
 
-def _two_members(make_cluster, coordinator):
-    """Two members; the client that coordinates (smart, or unisocket on member 0 or 1) and a
-    unisocket client on member 1."""
-    cluster = make_cluster(2)
+@pytest.fixture(scope="module")
+def two_members(shared_cluster):
+    """Two members that the two-member tests share (each uses names of its own), and their
+    clients by coordinator, made on first use."""
+    cluster = shared_cluster(2)
     cluster.start_members(range(2))
+    return cluster, {}
+
+
+def _two_members(two_members, coordinator):
+    """The client that coordinates (smart, or unisocket on member 0 or 1) and a unisocket
+    client on member 1."""
+    cluster, clients = two_members
     addresses = cluster.addresses
-    if coordinator == "smart":
-        client = cluster.client(addresses, smart=True)
-    else:
-        client = cluster.client([addresses[int(coordinator[-1])]], smart=False)
-    other = cluster.client([addresses[1]], smart=False)
+    if coordinator not in clients:
+        if coordinator == "smart":
+            clients[coordinator] = cluster.client(addresses, smart=True)
+        else:
+            clients[coordinator] = cluster.client([addresses[int(coordinator[-1])]], smart=False)
+    if "other" not in clients:
+        clients["other"] = cluster.client([addresses[1]], smart=False)
+    client, other = clients[coordinator], clients["other"]
     wait_members(client, 2, FORM_TIMEOUT)
     wait_members(other, 2, FORM_TIMEOUT)
     return client, other
 
 
 @pytest.mark.parametrize("coordinator", ["smart", "unisocket-0", "unisocket-1"])
-def test_a_transaction_commits_keys_of_both_members(make_cluster, request, coordinator):
-    client, other = _two_members(make_cluster, coordinator)
+def test_a_transaction_commits_keys_of_both_members(two_members, request, coordinator):
+    client, other = _two_members(two_members, coordinator)
     name = unique_map_name(request.node.name)
     keys = ["k%d" % i for i in range(KEYS)]
     plain = other.get_map(name).blocking()
@@ -114,12 +125,12 @@ QUEUES = 8
 
 
 @pytest.mark.parametrize("coordinator", ["smart", "unisocket-0", "unisocket-1"])
-def test_queues_lists_and_sets_of_both_members_in_one_transaction(make_cluster, request, coordinator):
+def test_queues_lists_and_sets_of_both_members_in_one_transaction(two_members, request, coordinator):
     """A transaction's queue, list and set operations run at the owner of each name's
     partition, whichever member coordinates: offers and adds appear at the commit, polled and
     removed items are reserved until then, and a take waits for an offer made through the other
     member."""
-    client, other = _two_members(make_cluster, coordinator)
+    client, other = _two_members(two_members, coordinator)
     base = unique_map_name(request.node.name)
     other.get_map(base).blocking().put("k", "v")  # (a Hazelcast member assigns partitions on first use)
     wait_until(lambda: len(owners_of(other, ["k%d" % i for i in range(64)]) - {None}) == 2, 20, "partitions assigned")
