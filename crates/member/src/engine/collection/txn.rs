@@ -440,6 +440,59 @@ mod tests {
         }
     }
 
+    /// Random steps (seeded) on an owner whose backup gets its changes at random moments:
+    /// transactions' adds, removes and ends among plain adds (a list's at the front too) and
+    /// removes, over few values, so that items are reserved, added again and put back around
+    /// each other. A body of one operation (as the owner sends them) is applied twice; a body
+    /// of several once (`store/hold.rs` says why).
+    #[test]
+    fn a_backup_holds_what_the_owner_holds_through_random_steps() {
+        let items: Vec<Vec<u8>> = ["a", "b", "c"].iter().map(|text| item(text)).collect();
+        let txns = [ONE, TWO, Uuid { most: 3, least: 3 }];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |bound: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % bound
+        };
+        for round in 0..400 {
+            let set = round % 2 == 1;
+            let (mut owner, mut backup) = owner_and_backup(set, &items);
+            let mut operations = 0;
+            for _ in 0..40 {
+                let (txn, value) = (txns[next(3) as usize], &items[next(3) as usize][..]);
+                let mut answer = |_: Reply<'_>| {};
+                operations += 1;
+                match next(8) {
+                    0 | 1 => execute(&mut owner, txn, &add(value), &mut answer).expect("not refused"),
+                    2 | 3 => execute(&mut owner, txn, &remove(value), &mut answer).expect("not refused"),
+                    4 => drop(end_txn(&mut owner, txn, next(2) == 1)),
+                    5 => drop(owner.insert(value, (!set && next(2) == 1).then_some(0))),
+                    6 => step(&mut owner, Step::PlainRemove(value)),
+                    _ => operations -= 1,
+                }
+                if next(4) > 0 {
+                    mirror_batch(&mut owner, &mut backup, std::mem::take(&mut operations) <= 1);
+                }
+            }
+            txns.iter().for_each(|&txn| drop(end_txn(&mut owner, txn, next(2) == 1)));
+            mirror_batch(&mut owner, &mut backup, false);
+            assert!(owner.txns.is_empty() && backup.txns.is_empty());
+        }
+    }
+
+    /// [`mirror`], applying the body once unless `twice`.
+    fn mirror_batch(owner: &mut CollectionStore, backup: &mut CollectionStore, twice: bool) {
+        if twice {
+            return mirror(owner, backup);
+        }
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        backup.apply_backup(&body).expect("well formed");
+        assert_eq!(backup.image(), owner.image());
+    }
+
     fn sorted_values(store: &CollectionStore) -> Vec<Vec<u8>> {
         let mut values = values(store);
         values.sort();

@@ -16,8 +16,13 @@
 //! store's `next_id`, and one already held is not taken again; a set's RESERVE of a value
 //! already held takes the value out of the items again (a body may add it back before it, as
 //! the owner's did not); an END, or an UNSTAGE_ADD, of a hold no longer there finds nothing.
-//! (Why END does not put a rollback's items back itself: applied again, a reservation and its
-//! END would move the item a second time, after items the first pass had placed since.)
+//! (Why END does not put a rollback's items back itself: applied again, END would put them
+//! back a second time, after items the first pass had placed since.) A whole body applied
+//! twice leaves what applying it once does, but for one case: a body holding both a list
+//! item's RESERVE and the END of its rollback takes the item out again and puts it back
+//! where the owner put it then, possibly in front of items placed after it since. No body
+//! holds both: the owner writes one per operation (`cluster/replication/backups.rs`), and a
+//! reservation and its transaction's end are different operations.
 
 use super::{Change, CollectionStore, Items, Reserved, StagedAdd, TxnHold};
 use super::{END, HELD, RESERVE, STAGE_ADD, UNSTAGE_ADD};
