@@ -7,6 +7,13 @@
 //! set (no order, as in Hazelcast); its backups add and remove by value, which is idempotent
 //! as it is.
 //!
+//! The open transactions' holds (their staged adds and the items their removes reserved,
+//! `txn.rs`) are part of what the backups and snapshots carry (`store/hold.rs`), so a promoted
+//! backup or a migrated partition holds them and the commit that then reaches it applies them
+//! once. Invariants: `held_bytes` counts the items and the reserved items (not the staged
+//! adds); a list's ids are unique across its items, reserved items and staged adds; no hold is
+//! empty.
+//!
 //! Owned by the reactor that owns the partition; no locks.
 
 use crate::cluster::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
@@ -20,6 +27,8 @@ use crate::partition::object::PartitionObject;
 use ahash::RandomState;
 use ferrogrid_config::CollectionConfig;
 use ferrogrid_protocol::{Data, PartitionId, Uuid};
+
+mod hold;
 
 /// One item of a list: its id (for backups) and its serialized value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,17 +46,27 @@ enum Items {
 
 /// What one transaction holds of a list or set (`txn.rs`): its adds, staged until its commit
 /// and seen by no one else, and the items its removes reserved: out of `items` (nobody else
-/// sees them), still counted in `held_bytes` and still in the backups until the commit removes
-/// them; a rollback puts them back (a list's after the item it followed).
-#[derive(Debug, Default)]
+/// sees them) and still counted in `held_bytes` until the commit removes them; a rollback puts
+/// them back (a list's after the item it followed). The backups hold it too (`store/hold.rs`).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(super) struct TxnHold {
     pub(super) txn: Uuid,
-    pub(super) adds: Vec<Box<[u8]>>,
+    pub(super) adds: Vec<StagedAdd>,
     pub(super) reserved: Vec<Reserved>,
 }
 
+/// A transaction's add, staged until its commit. Its id (from `next_id`, which only needs to
+/// be unique) names it in the backups' records, so that applying one twice stages it once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct StagedAdd {
+    pub(super) id: u64,
+    pub(super) value: Box<[u8]>,
+}
+
 /// An item a transaction's remove reserved: a list's id and the id of the item it followed
-/// (0: none), or a set's value alone (ids 0).
+/// (0: none), or a set's value with an id of its own (from `next_id`; after 0), which names the
+/// reservation in the backups' records (a set's value may be reserved, added again and
+/// reserved again).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Reserved {
     id: u64,
@@ -55,7 +74,8 @@ pub(super) struct Reserved {
     pub(super) value: Box<[u8]>,
 }
 
-/// What a backup must do to mirror the owner (values are looked up when written).
+/// What a backup must do to mirror the owner (values are looked up when written, but a set
+/// reservation's: its value may be gone from the hold by then and back in the items).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Change {
     /// A list item inserted after the item `after` (0: at the front).
@@ -67,13 +87,64 @@ enum Change {
     RemovedId(u64),
     AddedValue(Box<[u8]>),
     RemovedValue(Box<[u8]>),
+    /// Transaction `txn` staged its add `id`.
+    StagedAdd {
+        txn: Uuid,
+        id: u64,
+    },
+    /// Transaction `txn` dropped its add `id` again (its remove of it).
+    UnstagedAdd {
+        txn: Uuid,
+        id: u64,
+    },
+    /// Transaction `txn` reserved the list item `id`, which followed `after`.
+    ReservedId {
+        txn: Uuid,
+        id: u64,
+        after: u64,
+    },
+    /// Transaction `txn` reserved the set's `value` (reservation `id`).
+    ReservedValue {
+        txn: Uuid,
+        id: u64,
+        value: Box<[u8]>,
+    },
+    /// Transaction `txn`'s hold ended (its commit or rollback).
+    Ended(Uuid),
 }
 
+/// The records of a list's or set's backup and snapshot bodies, one after another (a kind
+/// byte, then its fields, little-endian; bytes are a `u32` length and the bytes):
+///
+/// ```text
+/// INSERT       (1) id u64 | after u64 | value bytes        a list item, after item `after` (0: first)
+/// REPLACE      (2) id u64 | value bytes                    a list item's new value
+/// REMOVE_ID    (3) id u64                                  a list item removed
+/// ADD_VALUE    (4) value bytes                             a set item
+/// REMOVE_VALUE (5) value bytes                             a set item removed
+/// STAGE_ADD    (6) txn u128 | id u64 | value bytes         a transaction's staged add
+/// UNSTAGE_ADD  (7) txn u128 | id u64                       the add dropped again
+/// RESERVE      (8) list: txn u128 | id u64 | after u64     the item `id` moved into the hold
+///                  set:  txn u128 | id u64 | value bytes   the value moved into the hold
+/// END          (9) txn u128                                the hold's end
+/// HELD        (10) list: txn u128 | id u64 | after u64 | value bytes   a reserved item
+///                  set:  txn u128 | id u64 | value bytes
+/// ```
+///
+/// A snapshot holds INSERT or ADD_VALUE per item, then per hold a HELD per reserved item and a
+/// STAGE_ADD per add, in the owner's order; the kinds that take something away (3, 5, 7, 8, 9)
+/// are refused there. What each does to a backup, and why applying it twice is harmless, is
+/// in `store/hold.rs`.
 const INSERT: u8 = 1;
 const REPLACE: u8 = 2;
 const REMOVE_ID: u8 = 3;
 const ADD_VALUE: u8 = 4;
 const REMOVE_VALUE: u8 = 5;
+const STAGE_ADD: u8 = 6;
+const UNSTAGE_ADD: u8 = 7;
+const RESERVE: u8 = 8;
+const END: u8 = 9;
+const HELD: u8 = 10;
 
 /// One list or set in one partition.
 #[derive(Debug)]
@@ -197,50 +268,39 @@ impl CollectionStore {
         true
     }
 
-    /// Takes the first item equal to `value` out of sight for a transaction's remove, not yet
-    /// removed for the backups (nor from `held_bytes`).
-    pub(super) fn reserve(&mut self, value: &[u8]) -> Option<Reserved> {
-        match &mut self.items {
-            Items::List(items) => {
-                let index = items.iter().position(|item| *item.value == *value)?;
-                let after = index.checked_sub(1).map_or(0, |before| items[before].id);
-                let item = items.remove(index);
-                Some(Reserved { id: item.id, after, value: item.value })
-            }
-            Items::Set(items) => Some(Reserved { id: 0, after: 0, value: items.take(value)? }),
-        }
-    }
-
     /// Puts a reserved item back (a rollback): a list's after the item it followed (at the
-    /// front if it followed none, at the end if that item has gone since). A set's value added
-    /// again meanwhile is held once (and counted once).
-    pub(super) fn restore(&mut self, reserved: Reserved) {
+    /// front if it followed none, at the end if that item has gone since), recorded for the
+    /// backups as an insertion where it went. A set's value added again meanwhile is held once
+    /// (and counted once).
+    fn restore(&mut self, reserved: Reserved) {
         match &mut self.items {
             Items::List(items) => {
                 let place = match reserved.after {
                     0 => 0,
                     after => items.iter().position(|item| item.id == after).map_or(items.len(), |index| index + 1),
                 };
+                let after = place.checked_sub(1).map_or(0, |before| items[before].id);
                 items.insert(place, Item { id: reserved.id, value: reserved.value });
+                self.record(Change::Inserted { id: reserved.id, after });
             }
             Items::Set(items) => {
-                let length = reserved.value.len();
-                if !items.insert(reserved.value) {
-                    self.held_bytes -= length;
+                if items.contains(&reserved.value) {
+                    self.held_bytes -= reserved.value.len();
+                    return;
+                }
+                let added = self.track_changes.then(|| reserved.value.clone());
+                items.insert(reserved.value);
+                if let Some(value) = added {
+                    self.record(Change::AddedValue(value));
                 }
             }
         }
     }
 
-    /// Removes a reserved item for good (a commit), for the backups too (not a set's value
-    /// added again meanwhile: the backups hold it once, as the owner does).
+    /// Removes a reserved item for good (a commit). Nothing is recorded: the END record of
+    /// the hold's end removes it from the backups' holds.
     pub(super) fn remove_reserved(&mut self, reserved: &Reserved) {
         self.held_bytes -= reserved.value.len();
-        match &self.items {
-            Items::List(_) => self.record(Change::RemovedId(reserved.id)),
-            Items::Set(items) if items.contains(&reserved.value) => {}
-            Items::Set(_) => self.record(Change::RemovedValue(reserved.value.clone())),
-        }
     }
 
     /// Removes the list item at `index`; returns its value.
@@ -501,62 +561,89 @@ fn add_all(
 }
 
 impl CollectionStore {
-    /// Applies records (a backup; a snapshot holds insertions and additions only).
+    /// Applies records: a backup's (`removals`), or a snapshot's, which holds no record that
+    /// takes something away. Nothing is recorded as changed.
     fn apply_records(&mut self, body: &[u8], removals: bool) -> Result<(), Malformed> {
         let mut reader = Reader::new(body);
         while !reader.is_empty() {
             let kind = reader.u8()?;
-            match (kind, &mut self.items) {
-                (INSERT, Items::List(items)) => {
-                    let (id, after) = (reader.u64()?, reader.u64()?);
-                    let value: Box<[u8]> = reader.bytes()?.into();
-                    self.next_id = self.next_id.max(id + 1);
-                    if items.iter().any(|item| item.id == id) {
-                        continue;
-                    }
-                    let index = match after {
-                        0 => 0,
-                        after => items.iter().position(|item| item.id == after).map_or(items.len(), |at| at + 1),
-                    };
-                    self.held_bytes += value.len();
-                    items.insert(index, Item { id, value });
-                }
-                (REPLACE, Items::List(items)) => {
-                    let id = reader.u64()?;
-                    let value: Box<[u8]> = reader.bytes()?.into();
-                    if let Some(item) = items.iter_mut().find(|item| item.id == id) {
-                        self.held_bytes = self.held_bytes + value.len() - item.value.len();
-                        item.value = value;
-                    }
-                }
-                (REMOVE_ID, Items::List(items)) if removals => {
-                    let id = reader.u64()?;
-                    if let Some(index) = items.iter().position(|item| item.id == id) {
-                        self.held_bytes -= items.remove(index).value.len();
-                    }
-                }
-                (ADD_VALUE, Items::Set(items)) => {
-                    let value: Box<[u8]> = reader.bytes()?.into();
-                    let size = value.len();
-                    if items.insert(value) {
-                        self.held_bytes += size;
-                    }
-                }
-                (REMOVE_VALUE, Items::Set(items)) if removals => {
-                    if let Some(value) = items.take(reader.bytes()?) {
-                        self.held_bytes -= value.len();
-                    }
-                }
-                (REMOVE_ID | REMOVE_VALUE, _) if !removals => {
-                    return Err(Malformed::Refused("a collection snapshot holds a removal"));
-                }
-                (INSERT | REPLACE | REMOVE_ID | ADD_VALUE | REMOVE_VALUE, _) => {
-                    return Err(Malformed::Refused("a list record for a set, or a set record for a list"));
-                }
-                (other, _) => return Err(Malformed::UnknownChange(other)),
+            match kind {
+                INSERT..=REMOVE_VALUE => self.apply_item_record(kind, &mut reader, removals)?,
+                STAGE_ADD..=HELD => self.apply_hold_record(kind, &mut reader, removals)?,
+                other => return Err(Malformed::UnknownChange(other)),
             }
         }
         Ok(())
+    }
+
+    /// Applies one record of the items (INSERT to REMOVE_VALUE), whose kind `reader` has read.
+    fn apply_item_record(&mut self, kind: u8, reader: &mut Reader<'_>, removals: bool) -> Result<(), Malformed> {
+        match (kind, &mut self.items) {
+            (REMOVE_ID | REMOVE_VALUE, _) if !removals => {
+                return Err(Malformed::Refused("a collection snapshot holds a removal"));
+            }
+            (INSERT, Items::List(_)) => {
+                let (id, after) = (reader.u64()?, reader.u64()?);
+                self.apply_insert(id, after, reader.bytes()?);
+            }
+            (REPLACE, Items::List(items)) => {
+                let id = reader.u64()?;
+                let value: Box<[u8]> = reader.bytes()?.into();
+                // (A reserved item is not replaced: the owner's transaction hides it.)
+                if let Some(item) = items.iter_mut().find(|item| item.id == id) {
+                    self.held_bytes = self.held_bytes + value.len() - item.value.len();
+                    item.value = value;
+                }
+            }
+            (REMOVE_ID, Items::List(items)) => {
+                let id = reader.u64()?;
+                if let Some(index) = items.iter().position(|item| item.id == id) {
+                    self.held_bytes -= items.remove(index).value.len();
+                }
+            }
+            (ADD_VALUE, Items::Set(items)) => {
+                let value: Box<[u8]> = reader.bytes()?.into();
+                let size = value.len();
+                if items.insert(value) {
+                    self.held_bytes += size;
+                }
+            }
+            (REMOVE_VALUE, Items::Set(items)) => {
+                if let Some(value) = items.take(reader.bytes()?) {
+                    self.held_bytes -= value.len();
+                }
+            }
+            _ => return Err(Malformed::Refused("a list record for a set, or a set record for a list")),
+        }
+        Ok(())
+    }
+
+    /// Inserts list item `id` after item `after` (at the end if that has gone), unless it has
+    /// it already, among its items or reserved by a transaction (a record applied twice).
+    fn apply_insert(&mut self, id: u64, after: u64, value: &[u8]) {
+        self.next_id = self.next_id.max(id.saturating_add(1));
+        if self.reserved_id(id) {
+            return;
+        }
+        let Items::List(items) = &mut self.items else { unreachable!("checked a list") };
+        if items.iter().any(|item| item.id == id) {
+            return;
+        }
+        let index = match after {
+            0 => 0,
+            after => items.iter().position(|item| item.id == after).map_or(items.len(), |at| at + 1),
+        };
+        self.held_bytes += value.len();
+        items.insert(index, Item { id, value: value.into() });
+    }
+
+    /// The value of list item `id`, among the items or reserved by a transaction (an item
+    /// inserted and then reserved before the backups heard of it must still reach them).
+    fn value_of(&self, id: u64) -> Option<&[u8]> {
+        let Items::List(items) = &self.items else { return None };
+        let reserved = self.txns.iter().flat_map(|hold| &hold.reserved).find(|reserved| reserved.id == id);
+        let item = items.iter().find(|item| item.id == id);
+        item.map(|item| &*item.value).or(reserved.map(|reserved| &*reserved.value))
     }
 }
 
@@ -597,22 +684,21 @@ impl PartitionObject for CollectionStore {
         self.config.backup_count as usize
     }
 
+    /// In the order the changes happened: a backup replays the owner's steps, among them a
+    /// hold's (`store/hold.rs`), so an item is inserted before a transaction reserves it and a
+    /// reservation made before a commit or rollback that ends it.
     fn write_changes(&mut self, body: &mut Vec<u8>) {
         for change in std::mem::take(&mut self.changed) {
-            let value_of = |id: u64| match &self.items {
-                Items::List(items) => items.iter().find(|item| item.id == id).map(|item| &*item.value),
-                Items::Set(_) => None,
-            };
             match change {
                 // An item inserted and removed before the backups heard of it is skipped
                 // (its removal follows and finds nothing).
                 Change::Inserted { id, after } => {
-                    if let Some(value) = value_of(id) {
+                    if let Some(value) = self.value_of(id) {
                         put_insert(body, id, after, value);
                     }
                 }
                 Change::Replaced(id) => {
-                    if let Some(value) = value_of(id) {
+                    if let Some(value) = self.value_of(id) {
                         body.push(REPLACE);
                         body.extend_from_slice(&id.to_le_bytes());
                         put_bytes(body, value);
@@ -624,6 +710,7 @@ impl PartitionObject for CollectionStore {
                 }
                 Change::AddedValue(value) => put_value(body, ADD_VALUE, &value),
                 Change::RemovedValue(value) => put_value(body, REMOVE_VALUE, &value),
+                hold_change => self.write_hold_change(body, hold_change),
             }
         }
     }
@@ -632,25 +719,24 @@ impl PartitionObject for CollectionStore {
         self.apply_records(body, true)
     }
 
-    /// The items reserved by transactions too (a list's at its end), so that a new replica
-    /// holds them until a commit removes them.
+    /// The committed items (a list's in order), then the holds with their reserved items and
+    /// staged adds, so that a new replica or owner holds the open transactions as they are.
     fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
-        let reserved = self.txns.iter().flat_map(|hold| &hold.reserved);
         match &self.items {
             Items::List(items) => {
                 let mut after = 0;
-                let reserved = reserved.map(|reserved| (reserved.id, &reserved.value));
-                for (id, value) in items.iter().map(|item| (item.id, &item.value)).chain(reserved) {
-                    writer.entry(|out| put_insert(out, id, after, value));
-                    after = id;
+                for item in items {
+                    writer.entry(|out| put_insert(out, item.id, after, &item.value));
+                    after = item.id;
                 }
             }
             Items::Set(items) => {
-                for value in items.iter().chain(reserved.map(|reserved| &reserved.value)) {
+                for value in items {
                     writer.entry(|out| put_value(out, ADD_VALUE, value));
                 }
             }
         }
+        self.write_holds(writer);
     }
 
     fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed> {
@@ -659,99 +745,4 @@ impl PartitionObject for CollectionStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::request::string_data as item;
-    use std::borrow::Cow;
-
-    /// Runs `op`: its answer as text, or the error's kind.
-    fn run(store: &mut CollectionStore, op: CollectionOp<'_>) -> Result<String, ErrorKind> {
-        let (mut listeners, mut outbox) = (Listeners::default(), Outbox::default());
-        let mut ctx = CollectionContext {
-            name: "c",
-            member: Uuid::default(),
-            partition_id: PartitionId(0),
-            listeners: &mut listeners,
-            outbox: &mut outbox,
-        };
-        let mut answer = String::new();
-        execute(store, &mut ctx, &op, &mut |reply| answer = format!("{reply:?}")).map_err(|failure| failure.kind)?;
-        Ok(answer)
-    }
-
-    fn add(value: &[u8], index: Option<i32>) -> CollectionOp<'_> {
-        CollectionOp::Add { value: Cow::Borrowed(value), index }
-    }
-
-    fn mirror(store: &mut CollectionStore, backup: &mut CollectionStore) {
-        let mut body = Vec::new();
-        store.write_changes(&mut body);
-        backup.apply_backup(&body).unwrap();
-        backup.apply_backup(&body).unwrap();
-    }
-
-    #[test]
-    fn a_list_keeps_positions_and_a_backup_keeps_its_order() {
-        let bounded = CollectionConfig { max_size: 3, ..CollectionConfig::DEFAULT };
-        let (mut list, mut backup) = (CollectionStore::new(bounded, false), CollectionStore::new(bounded, false));
-        list.set_track_changes(true);
-        let (a, b, c, d) = (item("a"), item("b"), item("c"), item("d"));
-        assert_eq!(run(&mut list, add(&a, None)), Ok("Bool(true)".into()));
-        assert_eq!(run(&mut list, add(&b, Some(0))), Ok("Empty".into()));
-        assert_eq!(run(&mut list, add(&c, Some(1))), Ok("Empty".into()));
-        mirror(&mut list, &mut backup);
-        assert_eq!(run(&mut list, add(&d, None)), Ok("Bool(false)".into()), "full");
-        assert_eq!(run(&mut list, add(&d, Some(0))), Ok("Empty".into()), "full: nothing added, no error");
-        assert_eq!(list.len(), 3);
-        assert_eq!(run(&mut list, CollectionOp::Get { index: 3 }), Err(ErrorKind::IndexOutOfBounds));
-        let replaced = run(&mut list, CollectionOp::Replace { index: 2, value: Cow::Borrowed(&d) }).unwrap();
-        assert_eq!(replaced, format!("Value(Some({a:?}))"));
-        assert_eq!(run(&mut list, CollectionOp::RemoveAt { index: 0 }).unwrap(), format!("Value(Some({b:?}))"));
-        mirror(&mut list, &mut backup);
-        assert_eq!(backup.values(), list.values(), "c, d in order");
-        assert_eq!(backup.held_bytes, list.held_bytes);
-        let sub = run(&mut list, CollectionOp::Sub { from: 1, to: -1 }).unwrap();
-        assert_eq!(sub, format!("Values([{d:?}])"));
-        let whole = run(&mut list, CollectionOp::Sub { from: -1, to: -1 }).unwrap();
-        assert_eq!(whole, format!("Values([{c:?}, {d:?}])"));
-        assert_eq!(run(&mut list, CollectionOp::Sub { from: 2, to: 1 }), Err(ErrorKind::IllegalArgument));
-        assert_eq!(run(&mut list, CollectionOp::Sub { from: 0, to: 3 }), Err(ErrorKind::IndexOutOfBounds));
-        let mut snapshot = Vec::new();
-        let mut after = 0;
-        if let Items::List(items) = &list.items {
-            for item in items {
-                put_insert(&mut snapshot, item.id, after, &item.value);
-                after = item.id;
-            }
-        }
-        let mut replica = CollectionStore::new(bounded, false);
-        replica.apply_snapshot(&snapshot).unwrap();
-        assert_eq!(replica.values(), list.values());
-        assert!(replica.apply_snapshot(&[REMOVE_ID, 1, 0, 0, 0, 0, 0, 0, 0]).is_err());
-        for cut in 0..snapshot.len() {
-            let _ = CollectionStore::new(bounded, false).apply_backup(&snapshot[..cut]);
-        }
-    }
-
-    #[test]
-    fn a_set_holds_each_item_once() {
-        let (mut set, mut backup) = (
-            CollectionStore::new(CollectionConfig::DEFAULT, true),
-            CollectionStore::new(CollectionConfig::DEFAULT, true),
-        );
-        set.set_track_changes(true);
-        let values: Vec<Vec<u8>> = ["a", "b", "a"].iter().map(|text| item(text)).collect();
-        fn all(values: &[Vec<u8>]) -> Vec<Blob<'_>> {
-            values.iter().map(|value| Cow::Borrowed(&value[..])).collect()
-        }
-        assert_eq!(run(&mut set, CollectionOp::AddAll { values: all(&values), index: None }), Ok("Bool(true)".into()));
-        assert_eq!(set.len(), 2);
-        assert_eq!(run(&mut set, add(&values[0], None)), Ok("Bool(false)".into()), "a duplicate");
-        assert_eq!(run(&mut set, CollectionOp::Get { index: 0 }), Err(ErrorKind::IllegalArgument));
-        assert_eq!(run(&mut set, CollectionOp::RetainAll { values: all(&values[..1]) }), Ok("Bool(true)".into()));
-        mirror(&mut set, &mut backup);
-        assert_eq!(backup.values(), set.values());
-        assert_eq!(backup.held_bytes, set.held_bytes);
-        assert!(backup.apply_backup(&[INSERT, 1, 0, 0, 0, 0, 0, 0, 0]).is_err(), "a list record for a set");
-    }
-}
+mod tests;
