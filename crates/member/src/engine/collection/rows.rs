@@ -144,6 +144,7 @@ impl Execute for CollectionRequest<'_> {
         };
         let (listeners, outbox) = (&mut owner.listeners, &mut owner.outbox);
         let mut ctx = CollectionContext { name, member: owner.member, partition_id, listeners, outbox };
+        crate::engine::collection::txn::settle_ended(store, &mut ctx);
         let mut reply = call.replies(out);
         let answer: &mut dyn FnMut(crate::engine::request::Reply<'_>) = &mut |answer| reply.reply(answer);
         let done = match &request.op {

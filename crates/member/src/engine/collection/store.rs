@@ -53,6 +53,10 @@ pub(super) struct TxnHold {
     pub(super) txn: Uuid,
     pub(super) adds: Vec<StagedAdd>,
     pub(super) reserved: Vec<Reserved>,
+    /// A backup replica heard the transaction end (commit: true) before its owner's records
+    /// did: the end is applied when this replica runs an operation as the owner
+    /// (`txn.rs`'s `settle_ended`), if the owner's END never came.
+    pub(super) ended: Option<bool>,
 }
 
 /// A transaction's add, staged until its commit. Its id (from `next_id`, which only needs to
@@ -407,7 +411,7 @@ impl CollectionStore {
 }
 
 impl CollectionContext<'_> {
-    fn publish(&mut self, registry: Registry, kind: ItemEventKind, item: &[u8]) {
+    pub(super) fn publish(&mut self, registry: Registry, kind: ItemEventKind, item: &[u8]) {
         if self.listeners.has_object_listeners(registry, self.name) {
             let origin = (self.member, self.name, self.partition_id);
             self.listeners.publish_item(self.outbox, registry, origin, kind, item);

@@ -16,7 +16,7 @@
 //! the owner) applies them once.
 
 use crate::engine::collection::request::CollectionTxnOp;
-use crate::engine::collection::store::{CollectionStore, Reserved};
+use crate::engine::collection::store::{CollectionContext, CollectionStore, Reserved};
 use crate::engine::listeners::ItemEventKind;
 use crate::engine::request::{ErrorKind, OpError, Reply};
 use crate::engine::wide::ShareContext;
@@ -78,12 +78,38 @@ fn end_txn(store: &mut CollectionStore, txn: Uuid, commit: bool) -> Option<Ended
     Some((hold.reserved, added))
 }
 
+/// Ends the transactions a backup replica heard end before its owner's records came (`end`
+/// on a replica this member did not own then), now that it runs operations as the owner, with
+/// their events.
+pub(crate) fn settle_ended(store: &mut CollectionStore, ctx: &mut CollectionContext<'_>) {
+    while let Some((txn, commit)) = store.txns.iter().find_map(|hold| Some((hold.txn, hold.ended?))) {
+        let Some((removed, added)) = end_txn(store, txn, commit) else { return };
+        let registry = store.registry();
+        removed.iter().for_each(|reserved| ctx.publish(registry, ItemEventKind::Removed, &reserved.value));
+        added.iter().for_each(|value| ctx.publish(registry, ItemEventKind::Added, value));
+    }
+}
+
 /// The end of transaction `txn` on the lists and sets of partition `local` (its commit or
 /// rollback, `engine/map/txn_wide.rs`'s `TxnEnd`). Whether it held anything there: the caller
 /// then sends the partition's changes to the backups.
-pub(crate) fn end(share: &mut ShareContext<'_>, local: usize, txn: Uuid, commit: bool) -> bool {
+///
+/// On a replica this member does not own, the end is only marked on the hold: the owner's END
+/// record drops it; if this replica becomes the owner first (a promotion announced after the
+/// end arrived), its next operation ends it ([`settle_ended`]).
+pub(crate) fn end(share: &mut ShareContext<'_>, local: usize, txn: Uuid, commit: bool, owned: bool) -> bool {
     let partition_id = PartitionId(share.partition_id(local));
     let partition = &mut share.partitions[local];
+    if !owned {
+        let mark = |(_, store): (&str, &mut CollectionStore)| {
+            if let Some(hold) = store.txns.iter_mut().find(|hold| hold.txn == txn) {
+                hold.ended = Some(commit);
+            }
+        };
+        partition.stores_mut::<kind::List>().for_each(mark);
+        partition.stores_mut::<kind::Set>().for_each(mark);
+        return false;
+    }
     let mut ended = Vec::new();
     let lists = partition.stores_mut::<kind::List>().filter(|(_, store)| !store.txns.is_empty());
     for (name, store) in lists {
@@ -353,6 +379,39 @@ mod tests {
                 step(&mut owner, end);
                 step(&mut backup, end);
             }
+            assert_eq!(sorted_values(&backup), sorted_values(&owner), "set {set}, commit {commit}");
+            if !set {
+                assert_eq!(values(&backup), values(&owner), "in the same order");
+            }
+            assert_eq!(backup.held_bytes(), owner.held_bytes());
+            assert!(backup.txns.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_replica_that_heard_the_end_first_ends_it_when_it_runs_as_the_owner() {
+        use crate::engine::collection::store::CollectionContext;
+        let items = scenario_values();
+        for (set, commit) in (0..4).map(|bits| (bits & 1 == 1, bits & 2 == 2)) {
+            let steps = if set { set_steps(&items, commit) } else { list_steps(&items, commit) };
+            let (ops, ends) = steps.split_at(steps.len() - 2);
+            let (mut owner, mut backup) = owner_and_backup(set, &items);
+            ops.iter().for_each(|&next| step(&mut owner, next));
+            mirror(&mut owner, &mut backup);
+            // The ends reach the backup replica (marked) before the owner's records, then the
+            // owner dies and the backup, promoted, runs an operation.
+            for &end in ends {
+                step(&mut owner, end);
+                let Step::End(txn, commit) = end else { unreachable!("the scenarios end with ends") };
+                backup.txns.iter_mut().filter(|hold| hold.txn == txn).for_each(|hold| hold.ended = Some(commit));
+            }
+            backup.set_track_changes(true);
+            let (mut listeners, mut outbox) = (Default::default(), Default::default());
+            let partition_id = PartitionId(0);
+            let name = "c";
+            let listeners = &mut listeners;
+            let outbox = &mut outbox;
+            settle_ended(&mut backup, &mut CollectionContext { name, member: ONE, partition_id, listeners, outbox });
             assert_eq!(sorted_values(&backup), sorted_values(&owner), "set {set}, commit {commit}");
             if !set {
                 assert_eq!(values(&backup), values(&owner), "in the same order");

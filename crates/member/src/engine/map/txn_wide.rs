@@ -72,10 +72,7 @@ impl WideOperation for TxnEnd {
             }
             ended |= self.end_multimaps(share, local, (partition_id, owned));
             ended |= crate::engine::queue::txn::end(share, local, self.txn, self.commit, owned);
-            if !owned {
-                continue;
-            }
-            ended |= crate::engine::collection::txn::end(share, local, self.txn, self.commit);
+            ended |= crate::engine::collection::txn::end(share, local, self.txn, self.commit, owned);
             if ended {
                 share.touched.push(local);
             }
