@@ -163,14 +163,9 @@ def _kill_members_on_sigterm():
     cluster_harness.kill_all_live("end of session")
 
 
-@pytest.fixture
-def make_cluster(request):
-    """make_cluster(n_ports, cluster_name=None, hosts=None) -> cluster_harness.Cluster with
-    n_ports ports reserved for this test (and member i on hosts[i], 127.0.0.1 by default); no
-    process started yet. Everything is stopped after the test."""
-    made = []
-    workdir = cluster_harness.new_workdir(request.node.name)
-    request.node._ferrogrid_clusters = made
+def _cluster_maker(request, workdir, made):
+    """make(n_ports, cluster_name=None, hosts=None): a cluster_harness.Cluster with n_ports
+    ports reserved (member i on hosts[i], 127.0.0.1 by default), listed in `made`."""
 
     def make(n_ports, cluster_name=None, hosts=None):
         ports = cluster_harness.allocate_ports(n_ports)
@@ -181,17 +176,34 @@ def make_cluster(request):
         made.append(cluster)
         return cluster
 
-    yield make
+    return make
+
+
+def _stop_clusters(made, workdir, failed):
+    """Stops every cluster of `made`; keeps the member logs if `failed`, a member panicked or
+    FERROGRID_KEEP_LOGS is set, and fails on a panic."""
     for cluster in made:
         cluster.shutdown()
     panics = [line for cluster in made for line in cluster.panics()]
-    failed = any(getattr(getattr(request.node, "_rep_" + when, None), "failed", False) for when in ("setup", "call"))
     if failed or panics or os.environ.get("FERROGRID_KEEP_LOGS"):
         print("member logs kept in %s" % workdir)
     else:
         shutil.rmtree(workdir, ignore_errors=True)
     if panics:
         pytest.fail("a member panicked (logs in %s):\n%s" % (workdir, "\n".join(panics[:20])), pytrace=False)
+
+
+@pytest.fixture
+def make_cluster(request):
+    """make_cluster(n_ports, cluster_name=None, hosts=None) -> cluster_harness.Cluster with
+    n_ports ports reserved for this test (and member i on hosts[i], 127.0.0.1 by default); no
+    process started yet. Everything is stopped after the test."""
+    made = []
+    workdir = cluster_harness.new_workdir(request.node.name)
+    request.node._ferrogrid_clusters = made
+    yield _cluster_maker(request, workdir, made)
+    failed = any(getattr(getattr(request.node, "_rep_" + when, None), "failed", False) for when in ("setup", "call"))
+    _stop_clusters(made, workdir, failed)
 
 
 @pytest.fixture(scope="module")
@@ -201,26 +213,8 @@ def shared_cluster(request):
     stops a member must not use it."""
     made = []
     workdir = cluster_harness.new_workdir(request.node.name)
-
-    def make(n_ports, cluster_name=None, hosts=None):
-        ports = cluster_harness.allocate_ports(n_ports)
-        name = cluster_name or "cluster-%d" % ports[0]
-        target = getattr(request.config, "_ferrogrid_target", "ferrogrid")
-        folder = workdir / ("ports-%d" % ports[0])
-        cluster = cluster_harness.Cluster(request.node.name, ports, name, folder, target, hosts)
-        made.append(cluster)
-        return cluster
-
-    yield make
-    for cluster in made:
-        cluster.shutdown()
-    panics = [line for cluster in made for line in cluster.panics()]
-    if panics or os.environ.get("FERROGRID_KEEP_LOGS"):
-        print("member logs kept in %s" % workdir)
-    else:
-        shutil.rmtree(workdir, ignore_errors=True)
-    if panics:
-        pytest.fail("a member panicked (logs in %s):\n%s" % (workdir, "\n".join(panics[:20])), pytrace=False)
+    yield _cluster_maker(request, workdir, made)
+    _stop_clusters(made, workdir, False)
 
 
 @pytest.fixture

@@ -236,6 +236,21 @@ def _plain(client, structure, name):
     return proxy.blocking()
 
 
+def _kill_and_wait_for_promotion(cluster, observer, client, victim_port, what):
+    """Kills (-9) the member on `victim_port` and waits until both clients see two members
+    and every partition is owned by one of them."""
+    victim = cluster.by_port(victim_port)
+    victim.kill9(what)
+    survivors = wait_members(observer, 2, DROP_TIMEOUT, "after kill -9 of %r" % victim)
+    wait_members(client, 2, DROP_TIMEOUT, "the coordinator's client, after kill -9 of %r" % victim)
+    alive = {member.uuid for member in survivors}
+    wait_until(
+        lambda: set(partition_owners(observer)) <= alive,
+        FORM_TIMEOUT,
+        lambda: "partition owners %s, members %s" % (partition_owners(observer), alive),
+    )
+
+
 @pytest.mark.parametrize("structure", ["map", "multimap"])
 def test_a_transaction_s_writes_survive_kill9_of_a_key_owner_that_does_not_coordinate(
     make_cluster, request, structure, note
@@ -265,16 +280,8 @@ def test_a_transaction_s_writes_survive_kill9_of_a_key_owner_that_does_not_coord
     expected = _write_in_transaction(txn, structure, name, keys)
     assert all(plain.is_locked(key) for key in victim_keys), "the victim's keys are locked for the transaction"
 
-    victim = cluster.by_port(victim_port)
-    victim.kill9("owner of %d of the transaction's keys" % len(victim_keys))
-    survivors = wait_members(observer, 2, DROP_TIMEOUT, "after kill -9 of %r" % victim)
-    wait_members(client, 2, DROP_TIMEOUT, "the coordinator's client, after kill -9 of %r" % victim)
-    alive = {member.uuid for member in survivors}
-    wait_until(
-        lambda: set(partition_owners(observer)) <= alive,
-        FORM_TIMEOUT,
-        lambda: "partition owners %s, members %s" % (partition_owners(observer), alive),
-    )
+    what = "owner of %d of the transaction's keys" % len(victim_keys)
+    _kill_and_wait_for_promotion(cluster, observer, client, victim_port, what)
     # ferrogrid keeps a transaction's key locks in the keys' backups; Hazelcast 5.6 shows the
     # promoted keys unlocked (its transaction still commits them: it holds the values).
     unlocked = [key for key in victim_keys if not plain.is_locked(key)]
@@ -419,16 +426,8 @@ def test_a_transaction_s_queue_list_and_set_holds_survive_kill9_of_their_owner(m
     with _rolled_back_on_failure(txn):
         expected = _hold_in_transaction(txn, plains)
         assert not _not_held(plains, victims), "taken, and x unseen"
-        victim = cluster.by_port(victim_port)
-        victim.kill9("owner of %d of the transaction's collections" % len(victims))
-        survivors = wait_members(observer, 2, DROP_TIMEOUT, "after kill -9 of %r" % victim)
-        wait_members(client, 2, DROP_TIMEOUT, "the coordinator's client, after kill -9 of %r" % victim)
-        alive = {member.uuid for member in survivors}
-        wait_until(
-            lambda: set(partition_owners(observer)) <= alive,
-            FORM_TIMEOUT,
-            lambda: "partition owners %s, members %s" % (partition_owners(observer), alive),
-        )
+        what = "owner of %d of the transaction's collections" % len(victims)
+        _kill_and_wait_for_promotion(cluster, observer, client, victim_port, what)
         unheld = _not_held(plains, victims)
         # Hazelcast 5.6: the promoted backup of a list or set shows the removed item again and
         # the commit fails ("Transaction log cannot be found for committing 'add()' operation").

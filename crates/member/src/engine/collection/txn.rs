@@ -364,6 +364,17 @@ mod tests {
         }
     }
 
+    /// The promoted `backup` ended the transactions as `owner` did: same items (a list's in the
+    /// same order), same held bytes, no hold left.
+    fn assert_ended_as_owner(backup: &CollectionStore, owner: &CollectionStore, set: bool, commit: bool) {
+        assert_eq!(sorted_values(backup), sorted_values(owner), "set {set}, commit {commit}");
+        if !set {
+            assert_eq!(values(backup), values(owner), "in the same order");
+        }
+        assert_eq!(backup.held_bytes(), owner.held_bytes());
+        assert!(backup.txns.is_empty());
+    }
+
     #[test]
     fn a_promoted_backup_ends_the_transactions_as_its_owner_would_have() {
         let items = scenario_values();
@@ -379,12 +390,7 @@ mod tests {
                 step(&mut owner, end);
                 step(&mut backup, end);
             }
-            assert_eq!(sorted_values(&backup), sorted_values(&owner), "set {set}, commit {commit}");
-            if !set {
-                assert_eq!(values(&backup), values(&owner), "in the same order");
-            }
-            assert_eq!(backup.held_bytes(), owner.held_bytes());
-            assert!(backup.txns.is_empty());
+            assert_ended_as_owner(&backup, &owner, set, commit);
         }
     }
 
@@ -412,12 +418,7 @@ mod tests {
             let listeners = &mut listeners;
             let outbox = &mut outbox;
             settle_ended(&mut backup, &mut CollectionContext { name, member: ONE, partition_id, listeners, outbox });
-            assert_eq!(sorted_values(&backup), sorted_values(&owner), "set {set}, commit {commit}");
-            if !set {
-                assert_eq!(values(&backup), values(&owner), "in the same order");
-            }
-            assert_eq!(backup.held_bytes(), owner.held_bytes());
-            assert!(backup.txns.is_empty());
+            assert_ended_as_owner(&backup, &owner, set, commit);
         }
     }
 
