@@ -236,6 +236,18 @@ def _plain(client, structure, name):
     return proxy.blocking()
 
 
+def _of_three_members(make_cluster, running):
+    """A cluster of three ports with its first `running` members started; the client that
+    coordinates (unisocket on member 0) and a smart observer of the running members."""
+    cluster = make_cluster(3)
+    cluster.start_members(range(running))
+    client = cluster.client([cluster.addresses[0]], smart=False)
+    observer = cluster.client(cluster.addresses[:running], smart=True)
+    wait_members(client, running, FORM_TIMEOUT)
+    wait_members(observer, running, FORM_TIMEOUT)
+    return cluster, client, observer
+
+
 def _kill_and_wait_for_promotion(cluster, observer, client, victim_port, what):
     """Kills (-9) the member on `victim_port` and waits until both clients see two members
     and every partition is owned by one of them."""
@@ -259,13 +271,7 @@ def test_a_transaction_s_writes_survive_kill9_of_a_key_owner_that_does_not_coord
     there) writes keys, some owned by member V (not member 0), which is then killed (-9). Once
     two members remain and every partition has an owner again, the commit succeeds and every
     key holds what the transaction wrote: the write staged at V lived on in V's backups."""
-    cluster = make_cluster(3)
-    cluster.start_members(range(3))
-    addresses = cluster.addresses
-    client = cluster.client([addresses[0]], smart=False)
-    observer = cluster.client(smart=True)
-    wait_members(client, 3, FORM_TIMEOUT)
-    wait_members(observer, 3, FORM_TIMEOUT)
+    cluster, client, observer = _of_three_members(make_cluster, 3)
     name = unique_map_name(request.node.name)
     keys = ["k%d" % i for i in range(KEYS)]
     plain = _plain(observer, structure, name)
@@ -300,12 +306,7 @@ def test_a_transaction_s_writes_survive_the_migration_of_their_keys(make_cluster
     third member joins and some of the keys' partitions move to it before the commit: the
     commit succeeds and every key holds what the transaction wrote (the staged writes moved
     with their partitions)."""
-    cluster = make_cluster(3)
-    cluster.start_members(range(2))
-    client = cluster.client([cluster.addresses[0]], smart=False)
-    observer = cluster.client(cluster.addresses[:2], smart=True)
-    wait_members(client, 2, FORM_TIMEOUT)
-    wait_members(observer, 2, FORM_TIMEOUT)
+    cluster, client, observer = _of_three_members(make_cluster, 2)
     name = unique_map_name(request.node.name)
     keys = ["k%d" % i for i in range(KEYS)]
     plain = _plain(observer, structure, name)
@@ -408,12 +409,7 @@ def test_a_transaction_s_queue_list_and_set_holds_survive_kill9_of_their_owner(m
     some of them is killed (-9). The commit then applies on every one exactly once: the taken
     item gone, the new one in. The transaction's offers, adds and reservations lived on in V's
     backups; Hazelcast 5.6 keeps a queue's (its TxnReserve* backups) but not a list's or set's."""
-    cluster = make_cluster(3)
-    cluster.start_members(range(3))
-    client = cluster.client([cluster.addresses[0]], smart=False)
-    observer = cluster.client(smart=True)
-    wait_members(client, 3, FORM_TIMEOUT)
-    wait_members(observer, 3, FORM_TIMEOUT)
+    cluster, client, observer = _of_three_members(make_cluster, 3)
     observer.get_map("warm-up").blocking().put("k", "v")  # (a Hazelcast member assigns partitions on first use)
     plains = _collections_with_a_and_b(observer, unique_map_name(request.node.name))
     ports = _owner_ports(observer, [name for _, name in plains], 3)
@@ -452,12 +448,7 @@ def test_a_transaction_s_queue_list_and_set_holds_move_with_their_partitions(mak
     """Two members; a TWO_PHASE transaction coordinated by member 0 takes an item out of each
     of 24 queues, 24 lists and 24 sets and puts one in, then a third member joins and some of
     them move to it before the commit: the commit applies on every one exactly once."""
-    cluster = make_cluster(3)
-    cluster.start_members(range(2))
-    client = cluster.client([cluster.addresses[0]], smart=False)
-    observer = cluster.client(cluster.addresses[:2], smart=True)
-    wait_members(client, 2, FORM_TIMEOUT)
-    wait_members(observer, 2, FORM_TIMEOUT)
+    cluster, client, observer = _of_three_members(make_cluster, 2)
     observer.get_map("warm-up").blocking().put("k", "v")  # (a Hazelcast member assigns partitions on first use)
     plains = _collections_with_a_and_b(observer, unique_map_name(request.node.name))
     _owner_ports(observer, [name for _, name in plains], 2)
