@@ -58,9 +58,14 @@ def test_map_entries_expire_by_the_added_time_to_live(client, request):
     name = unique_name(request)
     added(client, dc.map_config(name, ttl=1))
     m = client.get_map(name).blocking()
+    put_at = time.monotonic()
     m.put_all({i: i for i in range(20)})
-    assert m.size() == 20
-    assert m.get_entry_view(0).ttl == 1000
+    view = m.get_entry_view(0)
+    if view is None:
+        # Only a slow machine gets here: the entry may be gone once its time-to-live is up.
+        assert time.monotonic() - put_at >= 1.0, "the entry vanished before its time-to-live"
+    else:
+        assert view.ttl == 1000
     deadline = time.monotonic() + 10
     while m.get(0) is not None and time.monotonic() < deadline:
         time.sleep(0.1)
