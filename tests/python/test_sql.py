@@ -801,6 +801,17 @@ def test_order_by_nulls_first_is_not_supported(sql_client, people):
     assert str(error) == "From line 1, column %d to line 1, column %d: NULLS LAST not supported" % (col, col + 18)
 
 
+def test_order_by_a_name_two_select_items_bear_is_ambiguous(sql_client, people):
+    statement = "SELECT __key, age, __key FROM %s ORDER BY __key" % people
+    error = sql_error(sql_client, statement)
+    col = len(statement) - len("__key") + 1
+    assert code(error) == SqlErrorCode.PARSING
+    assert str(error) == "From line 1, column %d to line 1, column %d: Column '__key' is ambiguous" % (col, col + 4)
+    # one select item of that name, or an ordinal, is not
+    assert keys(sql_client, "SELECT __key, age FROM %s ORDER BY __key LIMIT 2" % people) == [1, 2]
+    assert keys(sql_client, "SELECT __key, age, __key FROM %s ORDER BY 1 LIMIT 2" % people) == [1, 2]
+
+
 def test_limit_and_offset(sql_client, people):
     assert keys(sql_client, "SELECT __key FROM %s ORDER BY __key LIMIT 2" % people) == [1, 2]
     assert keys(sql_client, "SELECT __key FROM %s ORDER BY __key LIMIT 2 OFFSET 3" % people) == [4, 5]

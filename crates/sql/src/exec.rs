@@ -451,14 +451,14 @@ pub fn runtime_error(plan: &SelectPlan, error: SqlError, job: u64) -> SqlError {
         Some(source) => format!("Project(IMap[public.{}])#0", source.mapping.name),
         None => "Values#0".to_owned(),
     };
+    let cause = format!("com.hazelcast.sql.impl.QueryException: {}", error.message);
+    SqlError { message: format!("The Jet SQL job failed: {}", tasklet_failure(job, &vertex, &cause)), ..error }
+}
+
+/// How a Jet job tells that one of its processors (`vertex`) threw `cause`.
+pub fn tasklet_failure(job: u64, vertex: &str, cause: &str) -> String {
     let id = format!("{:04x}-{:04x}-{:04x}-0001", (job >> 48) & 0xffff, (job >> 32) & 0xffff, (job >> 16) & 0xffff);
-    SqlError {
-        message: format!(
-            "The Jet SQL job failed: Execution on a member failed: com.hazelcast.jet.JetException: Exception in ProcessorTasklet{{{id}/{vertex}}}: com.hazelcast.sql.impl.QueryException: {}",
-            error.message
-        ),
-        ..error
-    }
+    format!("Execution on a member failed: com.hazelcast.jet.JetException: Exception in ProcessorTasklet{{{id}/{vertex}}}: {cause}")
 }
 
 /// EXPLAIN's one line: how each source is read.

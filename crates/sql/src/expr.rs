@@ -194,15 +194,16 @@ impl Expr {
             Kind::Column(index) => row.get(*index).cloned().unwrap_or(Value::Null),
             Kind::Literal(value) | Kind::Parameter { value, .. } => value.clone(),
             Kind::Negate(operand) => negate(operand.eval(row)?, self.ty)?,
+            // As Hazelcast's binary expressions: a null left operand is the answer, and the
+            // right one is not computed (so it cannot fail).
             Kind::Arithmetic(op, left, right) => {
-                let (left, right) = (left.eval(row)?, right.eval(row)?);
-                if left.is_null() || right.is_null() {
-                    return Ok(Value::Null);
-                }
+                let Some(left) = non_null(left.eval(row)?) else { return Ok(Value::Null) };
+                let Some(right) = non_null(right.eval(row)?) else { return Ok(Value::Null) };
                 arithmetic(*op, &left, &right, self.ty)?
             }
             Kind::Compare(op, left, right) => {
-                let (left, right) = (left.eval(row)?, right.eval(row)?);
+                let Some(left) = non_null(left.eval(row)?) else { return Ok(Value::Null) };
+                let right = right.eval(row)?;
                 match compare(&left, &right)? {
                     None => Value::Null,
                     Some(ordering) => Value::Bool(op.holds(ordering)),
@@ -227,6 +228,15 @@ impl Expr {
             }
             Kind::Cast(operand) => cast(operand.eval(row)?, operand.ty, self.ty)?,
             Kind::Case { whens, otherwise } => return case(row, whens, otherwise.as_deref(), self.ty),
+            Kind::Call(Function::Mod, args) => {
+                // A binary expression in Hazelcast, as arithmetic: a null dividend is the answer.
+                let mut values = Vec::with_capacity(args.len());
+                for arg in args {
+                    let Some(value) = non_null(arg.eval(row)?) else { return Ok(Value::Null) };
+                    values.push(value);
+                }
+                functions::call(Function::Mod, values, args, self.ty)?
+            }
             Kind::Call(function, args) => {
                 let values = args.iter().map(|arg| arg.eval(row)).collect::<Result<Vec<_>>>()?;
                 functions::call(*function, values, args, self.ty)?
@@ -239,6 +249,10 @@ impl Expr {
     pub fn passes(&self, row: &[Value]) -> Result<bool> {
         Ok(truth(&self.eval(row)?) == Some(true))
     }
+}
+
+fn non_null(value: Value) -> Option<Value> {
+    (!value.is_null()).then_some(value)
 }
 
 /// AND: false if any item is false, else unknown (null) if any is unknown.
@@ -270,6 +284,10 @@ fn disjunction(row: &[Value], items: &[Expr]) -> Result<Value> {
 /// `operand [NOT] BETWEEN [SYMMETRIC] low AND high`.
 fn between(row: &[Value], operand: &Expr, low: &Expr, high: &Expr, negated: bool, symmetric: bool) -> Result<Value> {
     let value = operand.eval(row)?;
+    if value.is_null() {
+        // Hazelcast compares a null operand with neither bound: they are not computed.
+        return Ok(Value::Null);
+    }
     let (mut low, mut high) = (low.eval(row)?, high.eval(row)?);
     if symmetric && compare(&low, &high)? == Some(Ordering::Greater) {
         std::mem::swap(&mut low, &mut high);

@@ -13,6 +13,7 @@
 
 mod location;
 mod query;
+pub mod simplify;
 mod translate;
 mod typing;
 pub mod virtual_tables;

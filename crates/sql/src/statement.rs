@@ -204,7 +204,7 @@ fn update_statement(
     let sources = [source.clone()];
     let mut translator = Translator::new(&sources, parameters);
     let filter = match selection {
-        Some(selection) => Some(translator.expr(selection)?),
+        Some(selection) => Some(plan::simplify::filter(translator.expr(selection)?)),
         None => None,
     };
     let mut changes = Vec::new();
@@ -242,7 +242,7 @@ fn delete_statement(delete: &sqlparser::ast::Delete, catalog: &Catalog, paramete
     let sources = [source.clone()];
     let mut translator = Translator::new(&sources, parameters);
     let filter = match &delete.selection {
-        Some(selection) => Some(translator.expr(selection)?),
+        Some(selection) => Some(plan::simplify::filter(translator.expr(selection)?)),
         None => None,
     };
     Ok(Prepared::Change(Box::new(Change { source, filter, assignments: Vec::new(), delete: true })))

@@ -2,7 +2,8 @@
 //! what an UPDATE or DELETE does to one entry.
 
 use crate::catalog::{Format, Half, Mapping};
-use crate::error::{Result, SqlError};
+use crate::error::{Code, Result, SqlError};
+use crate::exec::tasklet_failure;
 use crate::expr::Expr;
 use crate::plan::Source;
 use crate::types;
@@ -180,21 +181,23 @@ pub fn apply(change: &Change, key: &[u8], value: &[u8], schemas: &dyn SchemaSour
     if !mapping.accepts(value, schemas) {
         return Ok(Action::Keep);
     }
+    let scanned = |error| failed(change, error, false);
     let mut row = Vec::with_capacity(mapping.columns.len());
     for index in 0..mapping.columns.len() {
-        row.push(mapping.read(index, key, value, schemas)?);
+        row.push(mapping.read(index, key, value, schemas).map_err(scanned)?);
     }
     if let Some(filter) = &change.filter {
-        if !filter.passes(&row)? {
+        if !filter.passes(&row).map_err(scanned)? {
             return Ok(Action::Keep);
         }
     }
     if change.delete {
         return Ok(Action::Remove);
     }
+    let updating = |error| failed(change, error, true);
     let mut updated = row.clone();
     for (index, expr) in &change.assignments {
-        updated[*index] = expr.eval(&row)?;
+        updated[*index] = expr.eval(&row).map_err(updating)?;
     }
     // A whole-value column assigned overrides the fields; fields assigned rebuild the value.
     let whole = mapping.columns.iter().position(|c| c.half == Half::Value && c.field.is_none());
@@ -206,6 +209,29 @@ pub fn apply(change: &Change, key: &[u8], value: &[u8], schemas: &dyn SchemaSour
             }
         }
     }
-    let (_, value) = encode(mapping, &updated)?;
+    let (_, value) = encode(mapping, &updated).map_err(updating)?;
     Ok(Action::Replace(value))
+}
+
+/// A run-time failure of an UPDATE or DELETE as Hazelcast 5.6 reports it: GENERIC, not a data
+/// error, thrown by the job's scan (`Project`) or, from an assignment, by the entry processor
+/// its `Update` processor sent (`updating`). A plan-time error is not one.
+fn failed(change: &Change, error: SqlError, updating: bool) -> SqlError {
+    if matches!(error.code, Code::Parsing | Code::ObjectNotFound) {
+        return error;
+    }
+    let table = &change.source.mapping.name;
+    let job = table
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3));
+    let cause = format!("com.hazelcast.sql.impl.QueryException: {}", error.message);
+    let text = if updating {
+        let cause = format!(
+            "com.hazelcast.jet.JetException: Async operation completed exceptionally: java.util.concurrent.ExecutionException: {cause}"
+        );
+        tasklet_failure(job, &format!("Update(IMap[public.{table}])#0"), &cause)
+    } else {
+        tasklet_failure(job, &format!("Project(IMap[public.{table}])#0"), &cause)
+    };
+    SqlError::generic(format!("com.hazelcast.jet.JetException: {text}"))
 }

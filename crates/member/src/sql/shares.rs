@@ -517,7 +517,11 @@ impl Write {
                     Ok(action) => actions.push((key.to_vec(), entry.value().to_vec(), action)),
                     Err(error) => {
                         if owned && partial.failure.is_none() {
-                            partial.failure = Some((wire::error_code::DATA_EXCEPTION, error.message));
+                            let code = match error.code {
+                                Code::DataException => wire::error_code::DATA_EXCEPTION,
+                                _ => wire::error_code::GENERIC,
+                            };
+                            partial.failure = Some((code, error.message));
                         }
                     }
                 }

@@ -135,7 +135,7 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
         Some(having) => Some(boolean(translator.expr(having)?, "HAVING")?),
         None => None,
     };
-    let order = order_keys(&mut translator, query, &projection)?;
+    let order = order_keys(&mut translator, query, &projection, &columns)?;
     let grouping = match translator.mode {
         Mode::Grouped { keys, calls } => {
             Some(Grouping { keys: keys.into_iter().map(|(_, expr)| expr).collect(), calls, having })
@@ -180,7 +180,7 @@ fn where_filter(row: &mut Translator, selection: Option<&ast::Expr>) -> Result<O
             if contains_aggregate(selection)? {
                 return Err(SqlError::parsing("Aggregate functions are not allowed in WHERE"));
             }
-            Ok(Some(boolean(row.expr(selection)?, "WHERE")?))
+            Ok(Some(super::simplify::filter(boolean(row.expr(selection)?, "WHERE")?)))
         }
         None => Ok(None),
     }
@@ -257,8 +257,14 @@ fn select_list(
     Ok((projection, columns))
 }
 
-/// The ORDER BY keys: ordinals of the select list or expressions.
-fn order_keys(translator: &mut Translator, query: &ast::Query, projection: &[Expr]) -> Result<Vec<OrderKey>> {
+/// The ORDER BY keys: ordinals of the select list or expressions. A name that two select items
+/// bear (`SELECT __key, __key ... ORDER BY __key`) is ambiguous, as Calcite finds it.
+fn order_keys(
+    translator: &mut Translator,
+    query: &ast::Query,
+    projection: &[Expr],
+    columns: &[ColumnMeta],
+) -> Result<Vec<OrderKey>> {
     let mut order = Vec::new();
     if let Some(order_by) = &query.order_by {
         let ast::OrderByKind::Expressions(items) = &order_by.kind else {
@@ -272,6 +278,10 @@ fn order_keys(translator: &mut Translator, query: &ast::Query, projection: &[Exp
                         return Err(SqlError::parsing(format!("Ordinal out of range: {ordinal}")));
                     }
                     projection[ordinal - 1].clone()
+                }
+                ast::Expr::Identifier(ident) if columns.iter().filter(|c| c.name == ident.value).count() > 1 => {
+                    let error = SqlError::parsing(format!("Column '{}' is ambiguous", ident.value));
+                    return Err(located(ident.span, error));
                 }
                 other => translator.expr(other)?,
             };
