@@ -8,8 +8,8 @@ member and reports every difference; `test_sql_fuzz.py` holds a member to the ou
 gave for one seed (`sql_fuzz_seed1.json`, written by `scripts/diff-queries --sql --record`).
 
 A case is deterministic in its seed (Python's `random.Random`). Statements whose answer depends
-on the order rows are met in (LIMIT without ORDER BY, a DML that writes one key twice) are not
-generated; rows are compared as sorted lists unless the statement orders them by the key.
+on the order rows are met in (LIMIT without ORDER BY, an order with ties) are not generated; rows
+are compared as sorted lists unless the statement orders them.
 """
 
 import decimal
@@ -63,8 +63,28 @@ def _number(rng, depth=0):
         return "MOD(%s, %s)" % (rng.choice(["age", "__key", "big"]), rng.choice(["3", "7", "-5"]))
     if roll < 0.92:
         return "COALESCE(%s, %s)" % (rng.choice(NUMERIC), rng.choice(["0", "-1", "age"]))
-    if roll < 0.96:
-        return "CAST(%s AS %s)" % (rng.choice(NUMERIC), rng.choice(["DOUBLE", "BIGINT", "INT", "DECIMAL"]))
+    if roll < 0.94:
+        return "CAST(%s AS %s)" % (
+            rng.choice(NUMERIC + ["name", "ok"]),
+            rng.choice(["DOUBLE", "BIGINT", "INT", "DECIMAL", "SMALLINT", "REAL", "TINYINT"]),
+        )
+    if roll < 0.97:
+        return rng.choice(
+            [
+                "ROUND(score, 1)",
+                "TRUNCATE(score, -1)",
+                "POWER(age, 2)",
+                "SQRT(age)",
+                "POSITION('a' IN name)",
+                "CHAR_LENGTH(name) * 2",
+                "CAST('12' AS INT) + age",
+                "1.25 * age",
+                "age / 0",
+                "score / 0",
+                "-big",
+                "ABS(big)",
+            ]
+        )
     return "CASE WHEN %s THEN %s ELSE %s END" % (condition(rng, 2), _number(rng, 2), _number(rng, 2))
 
 
@@ -104,8 +124,12 @@ def condition(rng, depth=0):
         if kind < 0.8:
             values = ", ".join(str(rng.randint(-5, 40)) for _ in range(rng.randint(1, 4)))
             return "%s %sIN (%s)" % (rng.choice(["age", "__key"]), rng.choice(["", "NOT "]), values)
-        if kind < 0.86:
+        if kind < 0.84:
             return "name %s '%s'" % (rng.choice(["=", "<>", "<", ">"]), rng.choice(NAMES))
+        if kind < 0.86:
+            return rng.choice(
+                ["name = 1", "age = '5'", "ok = 1", "name LIKE 'x!%%y' ESCAPE '!'", "score = age", "big IN (2, 3.5)"]
+            )
         if kind < 0.93:
             return rng.choice(["ok", "NOT ok", "ok IS TRUE", "ok IS NOT FALSE", "ok = TRUE"])
         return "%s IN ('ann', 'bob', 'zed')" % rng.choice(["name", "LOWER(name)"])
@@ -143,8 +167,10 @@ def select(rng, table):
     roll = rng.random()
     if roll < 0.45:
         items = [_number(rng) if rng.random() < 0.6 else _text(rng) for _ in range(rng.randint(1, 3))]
-        order = " ORDER BY __key" if rng.random() < 0.3 else ""
-        limit = " LIMIT %d" % rng.randint(0, 10) if order and rng.random() < 0.5 else ""
+        order = rng.choice(["", "", " ORDER BY __key", " ORDER BY __key DESC", " ORDER BY age, __key", " ORDER BY 2, 1"])
+        limit = ""
+        if order and rng.random() < 0.5:
+            limit = " LIMIT %d" % rng.randint(0, 10) + (" OFFSET %d" % rng.randint(0, 5) if rng.random() < 0.3 else "")
         return "SELECT __key, %s FROM %s%s%s%s" % (", ".join(items), table, _where(rng), order, limit)
     if roll < 0.65:
         aggregates = ", ".join(_aggregate(rng) for _ in range(rng.randint(1, 3)))
@@ -159,7 +185,7 @@ def select(rng, table):
 
 def dml(rng, table):
     roll = rng.random()
-    if roll < 0.4:
+    if roll < 0.35:
         column = rng.choice(["age", "score", "big", "name", "ok"])
         value = {
             "age": lambda: _number(rng, 1),
@@ -169,10 +195,21 @@ def dml(rng, table):
             "ok": lambda: condition(rng, 2),
         }[column]()
         return "UPDATE %s SET %s = %s%s" % (table, column, value, _where(rng))
-    if roll < 0.7:
+    if roll < 0.5:
+        where = rng.choice([" WHERE __key = %d" % rng.randint(0, ROWS + 2), " WHERE __key IN (1, 2, 70)", _where(rng)])
+        return "UPDATE %s SET %s = %s%s" % (table, rng.choice(["age", "name"]), rng.choice(["age + 1", "'z'", "NULL", "big"]), where)
+    if roll < 0.65:
         return "DELETE FROM %s%s" % (table, _where(rng))
+    if roll < 0.72:
+        return "DELETE FROM %s WHERE __key = %d" % (table, rng.randint(0, ROWS + 2))
     verb = "INSERT" if rng.random() < 0.7 else "SINK"
+    if rng.random() < 0.15:
+        # Only rows the statement cannot write (Hazelcast's scan may meet the rows it inserts).
+        where = " WHERE __key < 100" + (" AND (%s)" % condition(rng) if rng.random() < 0.8 else "")
+        return "%s INTO %s (__key, name, age) SELECT __key + 100, name, age FROM %s%s" % (verb, table, table, where)
     keys = rng.sample(range(ROWS - 5, ROWS + 10), rng.randint(1, 3))
+    if rng.random() < 0.1:
+        keys = keys + keys[:1]
     values = ", ".join(
         "(%d, %s, %s, %s)" % (key, rng.choice(["'new'", "NULL", "'Ali'"]), rng.choice(["1", "NULL", "-7"]), rng.choice(["2.5", "NULL"]))
         for key in keys
@@ -213,7 +250,7 @@ def outcome(client, table, kind, template):
         if kind == "dml":
             _, after = _query(client, "SELECT %s FROM %s ORDER BY __key" % (ALL, table))
             return "updated %r; table %r" % (rows, after)
-        if "ORDER BY __key" not in statement:
+        if "ORDER BY" not in statement:
             rows = sorted(rows)
         return "types %r rows %r" % (types, rows)
     except Exception as error:  # noqa: BLE001 - the error's code is the outcome

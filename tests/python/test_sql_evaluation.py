@@ -9,6 +9,10 @@
     `>=`) selects the rows where x is not null, asking only whether its columns are null;
   * a failure while an UPDATE or DELETE runs is a GENERIC error (-1), not a DATA_EXCEPTION as in
     a SELECT: the job's processor or its entry processor threw it;
+  * NOT is pushed down, and an AND with `x IS NULL` and a term null wherever x is selects
+    nothing; a CASE whose branches are equal is its branch; a literal LIMIT 0 reads no row;
+  * ROUND of a DOUBLE rounds its exact binary value; a JSON number reads as the double nearest
+    it; a SINK whose VALUES repeat a key fails (GENERIC) and writes none of them;
   * ORDER BY a name two select items bear is ambiguous (`test_sql.py`);
   * and seed 1 of the random statements answers as Hazelcast answered it
     (`sql_fuzz_seed1.json`: a digest of the column types and rows, the update count and table
@@ -83,6 +87,35 @@ def test_a_term_compared_with_itself_is_decided_before_any_row_is_read(client, t
     assert keys(client, select + "score * big >= score * big") == [1, 3]
     # under NOT the comparison is still unknown where score is null
     assert keys(client, select + "NOT (score < score)") == [1, 3]
+
+
+def test_what_the_planner_decides_before_reading_a_row(client, table):
+    select = "SELECT __key FROM %s WHERE " % table
+    # NOT pushed down, then an AND with `age IS NULL` and a term null wherever age is: no row
+    assert keys(client, select + "big * big > 0 AND NOT (age IS NOT NULL OR score > age)") == []
+    assert error_code(client, select + "big * big > 0 AND NOT (age IS NOT NULL OR score > 1)") == DATA_EXCEPTION
+    assert keys(client, select + "(__key * age) > score / 0 AND age IS NULL") == []
+    assert error_code(client, select + "score / 0 > 1 AND age IS NULL") == DATA_EXCEPTION
+    # a CASE whose branches are all the same is that branch
+    rows = client.sql.execute("SELECT __key, CASE WHEN age / 0 > 1 THEN age ELSE age END FROM %s" % table).result()
+    assert sorted((r.get_object_with_index(0), r.get_object_with_index(1)) for r in rows) == [(1, 3), (2, None), (3, 5)]
+    # LIMIT 0 reads nothing
+    assert keys(client, "SELECT __key, score / 0 FROM %s LIMIT 0" % table) == []
+
+
+def test_round_and_json_doubles_are_exact(client, table):
+    client.sql.execute("UPDATE %s SET score = 41.05 WHERE __key = 1" % table).result()
+    client.sql.execute("UPDATE %s SET score = CAST(12.38 AS DOUBLE) * %d WHERE __key = 3" % (table, -934791323090)).result()
+    rows = client.sql.execute("SELECT __key, score, ROUND(score, 1) FROM %s WHERE __key <> 2" % table).result()
+    got = sorted(tuple(r.get_object_with_index(i) for i in range(3)) for r in rows)
+    # 41.05 is 41.0499999... in binary: half up gives 41.0; the product reads back as written
+    assert got == [(1, 41.05, 41.0), (3, 12.38 * -934791323090, -11572716579854.2)]
+
+
+def test_a_sink_that_writes_one_key_twice_fails_and_writes_nothing(client, table):
+    statement = "SINK INTO %s (__key, age) VALUES (7, 1), (8, 2), (7, 3)" % table
+    assert error_code(client, statement) == GENERIC
+    assert keys(client, "SELECT __key FROM %s" % table) == [1, 2, 3]
 
 
 def test_a_failure_while_an_update_or_delete_runs_is_generic(client, table):

@@ -223,7 +223,7 @@ fn update_statement(
         let source = format!("EXPR${}", changes.len());
         let value = assignable(value, column.ty, &name, &source)
             .map_err(|error| plan::located(assignment.value.span(), error))?;
-        changes.push((index, value));
+        changes.push((index, plan::simplify::value(value)));
     }
     Ok(Prepared::Change(Box::new(Change { source, filter, assignments: changes, delete: false })))
 }
@@ -259,6 +259,18 @@ impl ferrogrid_query::compact::SchemaSource for NoSchemas {
     fn schema(&self, _id: i64) -> Option<std::sync::Arc<ferrogrid_query::schema::Schema>> {
         None
     }
+}
+
+/// A row's key as Hazelcast prints it in an error: the whole key, or its fields.
+fn key_text(mapping: &Mapping, row: &[Value]) -> String {
+    let fields: Vec<String> = (mapping.columns.iter().zip(row))
+        .filter(|(column, _)| column.half == Half::Key)
+        .map(|(column, value)| match &column.field {
+            None => crate::types::to_text(value),
+            Some(_) => format!("{}={}", column.name, crate::types::to_text(value)),
+        })
+        .collect();
+    fields.join(", ")
 }
 
 /// `SINK INTO` is `INSERT INTO` that overwrites: parsed as INSERT.
@@ -694,6 +706,7 @@ fn insert_statement(
         return insert_select(source, name, &mapping, targets, sink, catalog, parameters);
     };
     let mut entries = Vec::with_capacity(values.rows.len());
+    let mut keys = std::collections::HashSet::new();
     let mut translator = Translator::new(&[], parameters);
     for row in &values.rows {
         if row.len() != targets.len() {
@@ -715,7 +728,12 @@ fn insert_statement(
                 .map_err(|error| plan::located(where_, error))?;
             full[*target] = crate::exec::constant(&expr)?;
         }
-        entries.push(crate::write::encode(&mapping, &full)?);
+        let entry = crate::write::encode(&mapping, &full)?;
+        if sink && !keys.insert(entry.0.clone()) {
+            // Hazelcast collects a SINK's rows into a map by key before writing any.
+            return Err(SqlError::generic(format!("Duplicate key {}", key_text(&mapping, &full))));
+        }
+        entries.push(entry);
     }
     let schemas = mapping.compact_schemas().unwrap_or_default();
     Ok(Prepared::Insert { map: mapping.map.clone(), entries, overwrite: sink, schemas })

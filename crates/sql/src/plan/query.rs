@@ -143,6 +143,14 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
         Mode::Row => None,
     };
     let (offset, limit) = limits(query, parameters)?;
+    // `LIMIT 0` written as a literal: Hazelcast's planner (PruneEmptyRules) reads no row, so no
+    // row's expression is computed (nor can fail).
+    let literal_limit =
+        matches!(&query.limit_clause, Some(ast::LimitClause::LimitOffset { limit: Some(ast::Expr::Value(_)), .. }));
+    let filter = match limit {
+        Some(0) if literal_limit => Some(Expr::literal(Value::Bool(false), SqlType::Boolean)),
+        _ => filter,
+    };
     let mut plan = SelectPlan {
         union: None,
         sources,
@@ -244,13 +252,13 @@ fn select_list(
                     _ => format!("EXPR${index}"),
                 };
                 columns.push(meta(&name, &translated));
-                projection.push(translated);
+                projection.push(super::simplify::value(translated));
             }
             ast::SelectItem::ExprWithAlias { expr, alias } => {
                 let translated = translator.expr(expr)?;
                 columns.push(meta(&alias.value, &translated));
                 translator.aliases.push((alias.value.clone(), translated.clone()));
-                projection.push(translated);
+                projection.push(super::simplify::value(translated));
             }
         }
     }

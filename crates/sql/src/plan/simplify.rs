@@ -9,6 +9,12 @@
 //!   of them is).
 //! - AND with a false operand is false, OR with a true one true; true operands of AND and
 //!   false ones of OR are dropped; NOT of a constant is folded.
+//! - A CASE whose every branch is the same expression is that expression (its conditions are
+//!   not computed).
+//! - NOT is pushed through AND and OR and into comparisons and IS [NOT] NULL; nested ANDs are
+//!   flattened; an AND with `x IS NULL` among its operands is false where unknown is false if
+//!   another operand is null wherever x is (`age IS NULL AND age * k > score / 0`: the division
+//!   is never computed).
 //! - At the top of a WHERE (and through its ANDs and ORs) unknown counts as false, as a row
 //!   whose condition is unknown is not selected.
 
@@ -21,21 +27,67 @@ pub fn filter(expr: Expr) -> Expr {
     simplify(expr, true)
 }
 
+/// Any other expression (a select item, an assigned value), simplified.
+pub fn value(expr: Expr) -> Expr {
+    simplify(expr, false)
+}
+
 /// `expr` simplified; `unknown_is_false` where an unknown result selects nothing.
 fn simplify(expr: Expr, unknown_is_false: bool) -> Expr {
     let ty = expr.ty;
     match expr.kind {
-        Kind::And(operands) => and(operands.into_iter().map(|o| simplify(o, unknown_is_false)).collect(), ty),
-        Kind::Or(operands) => or(operands.into_iter().map(|o| simplify(o, unknown_is_false)).collect(), ty),
-        Kind::Not(operand) => match simplify(*operand, false).kind {
-            Kind::Literal(Value::Bool(value)) => boolean(!value),
-            other => Expr::new(Kind::Not(Box::new(Expr::new(other, ty))), ty),
-        },
-        Kind::Compare(op, left, right) if left == right && deterministic(&left) => {
-            simplify(reflexive(op, *left), unknown_is_false)
+        Kind::And(operands) => {
+            and(operands.into_iter().map(|o| simplify(o, unknown_is_false)).collect(), ty, unknown_is_false)
         }
+        Kind::Or(operands) => or(operands.into_iter().map(|o| simplify(o, unknown_is_false)).collect(), ty),
+        Kind::Not(operand) => match negated(*operand) {
+            Ok(pushed) => simplify(pushed, unknown_is_false),
+            Err(operand) => match simplify(operand, false).kind {
+                Kind::Literal(Value::Bool(value)) => boolean(!value),
+                other => Expr::new(Kind::Not(Box::new(Expr::new(other, ty))), ty),
+            },
+        },
         Kind::Literal(Value::Null) if unknown_is_false && ty == SqlType::Boolean => boolean(false),
-        kind => Expr::new(kind, ty),
+        mut kind => {
+            for child in children(&mut kind) {
+                let taken = std::mem::replace(child, boolean(false));
+                *child = simplify(taken, false);
+            }
+            match kind {
+                Kind::Compare(op, left, right) if left == right && deterministic(&left) => {
+                    simplify(reflexive(op, *left), unknown_is_false)
+                }
+                Kind::Case { whens, otherwise: Some(otherwise) }
+                    if otherwise.ty == ty
+                        && whens.iter().all(|(when, then)| *then == *otherwise && deterministic(when)) =>
+                {
+                    *otherwise
+                }
+                kind => Expr::new(kind, ty),
+            }
+        }
+    }
+}
+
+/// The operands of an expression other than AND, OR and NOT.
+fn children(kind: &mut Kind) -> Vec<&mut Expr> {
+    match kind {
+        Kind::Column(_) | Kind::Literal(_) | Kind::Parameter { .. } => Vec::new(),
+        Kind::Negate(e) | Kind::Not(e) | Kind::IsNull(e, _) | Kind::IsBool(e, ..) | Kind::Cast(e) => vec![&mut **e],
+        Kind::Arithmetic(_, l, r) | Kind::Compare(_, l, r) => vec![&mut **l, &mut **r],
+        Kind::And(list) | Kind::Or(list) | Kind::Call(_, list) => list.iter_mut().collect(),
+        Kind::Between { operand, low, high, .. } => vec![&mut **operand, &mut **low, &mut **high],
+        Kind::In { operand, list, .. } => std::iter::once(&mut **operand).chain(list.iter_mut()).collect(),
+        Kind::Like { operand, pattern, escape, .. } => {
+            let mut all = vec![&mut **operand, &mut **pattern];
+            all.extend(escape.as_deref_mut());
+            all
+        }
+        Kind::Case { whens, otherwise } => {
+            let mut all: Vec<&mut Expr> = whens.iter_mut().flat_map(|(w, t)| [w, t]).collect();
+            all.extend(otherwise.as_deref_mut());
+            all
+        }
     }
 }
 
@@ -50,15 +102,78 @@ fn constant(expr: &Expr) -> Option<bool> {
     }
 }
 
-fn and(operands: Vec<Expr>, ty: SqlType) -> Expr {
+/// NOT pushed into its operand where that is exact: through AND and OR (De Morgan), into a
+/// comparison (its inverse), IS [NOT] NULL and another NOT; the operand back where it is not.
+fn negated(operand: Expr) -> Result<Expr, Expr> {
+    let not = |e: Expr| Expr::new(Kind::Not(Box::new(e)), SqlType::Boolean);
+    let ty = operand.ty;
+    Ok(match operand.kind {
+        Kind::Not(inner) => *inner,
+        Kind::And(list) => Expr::new(Kind::Or(list.into_iter().map(not).collect()), ty),
+        Kind::Or(list) => Expr::new(Kind::And(list.into_iter().map(not).collect()), ty),
+        Kind::IsNull(inner, negated) => Expr::new(Kind::IsNull(inner, !negated), ty),
+        Kind::Compare(op, left, right) => Expr::new(Kind::Compare(inverse(op), left, right), ty),
+        kind => return Err(Expr::new(kind, ty)),
+    })
+}
+
+fn inverse(op: Comparison) -> Comparison {
+    match op {
+        Comparison::Equal => Comparison::NotEqual,
+        Comparison::NotEqual => Comparison::Equal,
+        Comparison::Less => Comparison::GreaterOrEqual,
+        Comparison::LessOrEqual => Comparison::Greater,
+        Comparison::Greater => Comparison::LessOrEqual,
+        Comparison::GreaterOrEqual => Comparison::Less,
+    }
+}
+
+/// AND of simplified operands (nested ANDs flattened). Where unknown is false, an operand
+/// `x IS NULL` makes false every other operand that is null wherever x is (a comparison or
+/// arithmetic over x), and so the whole AND.
+fn and(operands: Vec<Expr>, ty: SqlType, unknown_is_false: bool) -> Expr {
+    let operands: Vec<Expr> = operands
+        .into_iter()
+        .flat_map(|o| match o.kind {
+            Kind::And(list) => list,
+            kind => vec![Expr::new(kind, o.ty)],
+        })
+        .collect();
     if operands.iter().any(|o| constant(o) == Some(false)) {
         return boolean(false);
+    }
+    if unknown_is_false {
+        let nulls: Vec<&Expr> = operands
+            .iter()
+            .filter_map(|o| match &o.kind {
+                Kind::IsNull(inner, false) if deterministic(inner) => Some(&**inner),
+                _ => None,
+            })
+            .collect();
+        if !nulls.is_empty() && operands.iter().any(|o| null_where_null(o, &nulls)) {
+            return boolean(false);
+        }
     }
     let mut kept: Vec<Expr> = operands.into_iter().filter(|o| constant(o) != Some(true)).collect();
     match kept.len() {
         0 => boolean(true),
         1 => kept.remove(0),
         _ => Expr::new(Kind::And(kept), ty),
+    }
+}
+
+/// Whether `expr` is null wherever one of `nulls` is (Calcite's `Strong`, for the operators
+/// that are null when an operand is).
+fn null_where_null(expr: &Expr, nulls: &[&Expr]) -> bool {
+    if nulls.contains(&expr) {
+        return true;
+    }
+    match &expr.kind {
+        Kind::Compare(_, left, right) | Kind::Arithmetic(_, left, right) => {
+            null_where_null(left, nulls) || null_where_null(right, nulls)
+        }
+        Kind::Negate(operand) | Kind::Cast(operand) => null_where_null(operand, nulls),
+        _ => false,
     }
 }
 
@@ -171,10 +286,7 @@ mod tests {
         let big = column(0, SqlType::BigInt);
         let condition =
             compare(Comparison::Equal, product(big.clone(), big.clone()), product(big.clone(), big.clone()));
-        let not_null = Expr::new(
-            Kind::Not(Box::new(Expr::new(Kind::IsNull(Box::new(big), false), SqlType::Boolean))),
-            SqlType::Boolean,
-        );
+        let not_null = Expr::new(Kind::IsNull(Box::new(big), true), SqlType::Boolean);
         let expected =
             Expr::new(Kind::Or(vec![Expr::literal(Value::Null, SqlType::Boolean), not_null.clone()]), SqlType::Boolean);
         assert_eq!(simplify(condition.clone(), false), expected);
@@ -190,12 +302,32 @@ mod tests {
     }
 
     #[test]
-    fn under_not_unknown_stays_unknown() {
+    fn not_is_pushed_into_a_comparison_with_itself() {
+        // NOT (score > score) is score <= score: true where score is not null
         let score = column(1, SqlType::Double);
         let never = compare(Comparison::Greater, score.clone(), score.clone());
         let condition = Expr::new(Kind::Not(Box::new(never)), SqlType::Boolean);
-        let simplified = filter(condition);
-        let Kind::Not(inner) = simplified.kind else { panic!("{simplified:?}") };
-        assert!(matches!(inner.kind, Kind::And(ref list) if list.len() == 2), "{inner:?}");
+        assert_eq!(filter(condition), Expr::new(Kind::IsNull(Box::new(score), true), SqlType::Boolean));
+    }
+
+    #[test]
+    fn an_operand_null_wherever_a_null_tested_one_is_makes_the_and_false() {
+        let (age, score) = (column(2, SqlType::Integer), column(1, SqlType::Double));
+        let is_null = Expr::new(Kind::IsNull(Box::new(age.clone()), false), SqlType::Boolean);
+        let divided = Expr::new(
+            Kind::Arithmetic(
+                Arithmetic::Divide,
+                Box::new(score.clone()),
+                Box::new(Expr::literal(Value::Int(0), SqlType::Integer)),
+            ),
+            SqlType::Double,
+        );
+        let strong = compare(Comparison::Greater, product(age.clone(), age.clone()), divided.clone());
+        let and = |list| Expr::new(Kind::And(list), SqlType::Boolean);
+        assert_eq!(filter(and(vec![strong, is_null.clone()])), boolean(false));
+        // an operand that can be known where age is null does not
+        let weak = compare(Comparison::Greater, divided, Expr::literal(Value::Int(1), SqlType::Integer));
+        let kept = and(vec![weak, is_null]);
+        assert_eq!(filter(kept.clone()), kept);
     }
 }
