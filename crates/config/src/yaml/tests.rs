@@ -555,3 +555,15 @@ fn network_and_an_enabled_advanced_network_are_refused_together() {
     let error = MemberConfig::from_yaml_str(bad_port).unwrap_err().to_string();
     assert!(error.contains("client-server-socket-endpoint-config.port"), "{error}");
 }
+
+#[test]
+fn event_journal_is_read_from_yaml_and_xml_and_bounded() {
+    let text = "hazelcast: {map: {journal-*: {event-journal: {enabled: true, capacity: 542, time-to-live-seconds: 9}}}}";
+    let loaded = load(text);
+    let journal = loaded.config.maps.for_map("journal-1").event_journal;
+    assert_eq!(journal, crate::EventJournalConfig { enabled: true, capacity: 542, time_to_live_seconds: 9 });
+    assert!(loaded.unsupported_keys.is_empty(), "{:?}", loaded.unsupported_keys);
+    assert!(!crate::MapConfig::DEFAULT.event_journal.enabled);
+    let zero = "hazelcast: {map: {m: {event-journal: {enabled: true, capacity: 0}}}}";
+    assert_eq!(invalid_key(zero), "hazelcast.map.m.event-journal.capacity");
+}

@@ -207,6 +207,8 @@ fn map(r: &DynamicConfigAddMapConfig<'_>) -> Result<Applied, OpError> {
         per_entry_stats_enabled: r.per_entry_stats_enabled,
         indexes: indexes.collect(),
         merge_policy: merge_policy(r.merge_policy, r.merge_batch_size)?,
+        // The codec's eventJournalConfig follows fields this decoder skips (in `rest`).
+        event_journal: ferrogrid_config::EventJournalConfig::DEFAULT,
     };
     checked(r.name, "map", config).map(Applied::Map)
 }
