@@ -281,6 +281,15 @@ messages! {
     Response MapFetchWithQueryResponse<'a> {
         ; var results: Vec<Option<Data<'a>>>, iteration_pointers: Packed<(i32, i32)>
     }
+    /// The event journal's first and last sequence in the partition of the request.
+    Request MapEventJournalSubscribe<'a> = 0x014100 { ; var name: &'a str }
+    Response MapEventJournalSubscribeResponse { oldest_sequence: i64, newest_sequence: i64 }
+    /// Events of the partition's journal from `start_sequence`, at least `min_size` (waiting
+    /// for them) and at most `max_size`; answered as readMany (`RingbufferReadManyResponse`).
+    Request MapEventJournalRead<'a> = 0x014200 {
+        start_sequence: i64, min_size: i32, max_size: i32;
+        var name: &'a str, predicate: Option<Data<'a>>, projection: Option<Data<'a>>
+    }
     /// removeAll(predicate): answered with an `EmptyResponse`.
     Request MapRemoveAll<'a> = 0x013E00 { ; var name: &'a str, predicate: Data<'a> }
     /// Entry processors (Java code): decoded to be refused as Hazelcast refuses a class it lacks.

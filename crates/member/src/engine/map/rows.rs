@@ -163,8 +163,10 @@ impl Execute for MapRequest<'_> {
         if let Err(failure) = outcome {
             wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
-        if owner.partitions[local].tracks_changes() {
-            owner.replicate(partition_id, call, out, start, Vec::new());
+        let mut others = Vec::new();
+        crate::engine::map::journal::serve_readers(owner, local, &request.name, &mut others);
+        if owner.partitions[local].tracks_changes() || !others.is_empty() {
+            owner.replicate(partition_id, call, out, start, others);
         }
         owner.after_key_request(partition_id, ObjectKind::Map);
     }
