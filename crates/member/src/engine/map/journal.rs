@@ -10,7 +10,7 @@
 //! Backups never append events themselves.
 //!
 //! Events are kept as Hazelcast serializes them for a reader: its
-//! `DeserializingEventJournalMapEvent`, an IdentifiedDataSerializable (map factory −10, class
+//! `DeserializingEventJournalMapEvent`, an IdentifiedDataSerializable (factory −4, class
 //! [`EVENT_CLASS_ID`]) of the event type, key, new value and old value. What Hazelcast's map
 //! writes to its journal: ADDED, UPDATED, REMOVED, and EVICTED for an eviction or an expiry.
 //!
@@ -32,8 +32,8 @@ use crate::route::wire;
 use ferrogrid_protocol::codec::*;
 use std::borrow::Cow;
 
-/// Hazelcast's map `DataSerializerHook` factory id.
-const MAP_FACTORY_ID: i32 = -10;
+/// The factory id Hazelcast 5.6 writes for a journal event (seen on the wire).
+const EVENT_FACTORY_ID: i32 = -4;
 /// `MapDataSerializerHook.EVENT_JOURNAL_DESERIALIZING_MAP_EVENT` in Hazelcast 5.x.
 pub const EVENT_CLASS_ID: i32 = 132;
 /// The IdentifiedDataSerializable serialization type id.
@@ -148,7 +148,7 @@ pub(crate) fn event_data(event_type: i32, key: &[u8], new_value: Option<&[u8]>, 
     out.extend_from_slice(&0i32.to_be_bytes());
     out.extend_from_slice(&IDENTIFIED_TYPE_ID.to_be_bytes());
     out.push(1);
-    out.extend_from_slice(&MAP_FACTORY_ID.to_be_bytes());
+    out.extend_from_slice(&EVENT_FACTORY_ID.to_be_bytes());
     out.extend_from_slice(&EVENT_CLASS_ID.to_be_bytes());
     out.extend_from_slice(&event_type.to_be_bytes());
     for data in [Some(key), new_value, old_value] {
@@ -211,7 +211,7 @@ mod tests {
         assert_eq!(data.type_id(), Some(IDENTIFIED_TYPE_ID));
         let payload = data.payload();
         assert_eq!(payload[0], 1, "identified");
-        assert_eq!(&payload[1..5], &MAP_FACTORY_ID.to_be_bytes());
+        assert_eq!(&payload[1..5], &EVENT_FACTORY_ID.to_be_bytes());
         assert_eq!(&payload[5..9], &EVENT_CLASS_ID.to_be_bytes());
         assert_eq!(&payload[9..13], &4i32.to_be_bytes());
         assert_eq!(&payload[13..18], b"\0\0\0\x01k");
