@@ -220,4 +220,47 @@ mod tests {
         assert_eq!(journal_type(EventKind::Expired), Some(8), "an expiry is journaled as an eviction");
         assert_eq!(journal_type(EventKind::ClearAll), None);
     }
+
+    fn journaled(capacity: u32) -> RecordStore {
+        let event_journal = ferrogrid_config::EventJournalConfig { enabled: true, capacity, time_to_live_seconds: 0 };
+        let config = ferrogrid_config::MapConfig { event_journal, ..ferrogrid_config::MapConfig::DEFAULT };
+        let mut settings = crate::engine::settings::MapSettings::resolve(&config, 271, 1);
+        settings.journal.as_mut().expect("enabled").1 = 1 << 20;
+        RecordStore::new(std::sync::Arc::new(settings))
+    }
+
+    fn sequences(store: &RecordStore) -> (i64, i64) {
+        store.journal.as_ref().expect("a journal").sequences()
+    }
+
+    #[test]
+    fn backups_and_snapshots_carry_the_journal_with_its_sequences() {
+        use crate::partition::object::PartitionObject;
+        let mut owner = journaled(2710);
+        owner.set_track_changes(true);
+        for index in 0..15u8 {
+            owner.journal_event(EventKind::Added, &[index], Some(b"v"), None, 0);
+        }
+        owner.journal_event(EventKind::Merged, b"k", Some(b"v"), None, 0);
+        assert_eq!(sequences(&owner), (5, 14), "10 events a partition; a merge is not journaled");
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        let mut backup = journaled(2710);
+        backup.apply_backup(&body).expect("a valid body");
+        assert_eq!(sequences(&backup), (5, 14), "the backup has the same sequences");
+        let mut out = Vec::new();
+        let mut writer = crate::cluster::peer::SnapshotWriter::new(&mut out, 0, 1, 1 << 16);
+        writer.begin_object(crate::engine::structures::ObjectKind::Map, "m");
+        owner.write_snapshot(&mut writer);
+        writer.finish();
+        let mut replica = journaled(2710);
+        for chunk in crate::cluster::peer::tests::snapshot_chunks(&out) {
+            for object in crate::cluster::peer::read_snapshot(&chunk).expect("a snapshot").1 {
+                replica.apply_snapshot(object.body).expect("a valid snapshot");
+            }
+        }
+        assert_eq!(sequences(&replica), (5, 14), "a migrated journal keeps its sequences");
+        let plain = RecordStore::new(std::sync::Arc::default());
+        assert!(plain.journal.is_none(), "no journal unless enabled");
+    }
 }
