@@ -59,7 +59,8 @@ pub struct EventJournalConfig {
 }
 
 impl EventJournalConfig {
-    pub const DEFAULT: EventJournalConfig = EventJournalConfig { enabled: false, capacity: 10_000, time_to_live_seconds: 0 };
+    pub const DEFAULT: EventJournalConfig =
+        EventJournalConfig { enabled: false, capacity: 10_000, time_to_live_seconds: 0 };
 
     /// Checks the bounds documented on [`MapConfig::event_journal`].
     fn validate(&self, key: &str) -> Result<(), ConfigError> {

@@ -558,7 +558,8 @@ fn network_and_an_enabled_advanced_network_are_refused_together() {
 
 #[test]
 fn event_journal_is_read_from_yaml_and_xml_and_bounded() {
-    let text = "hazelcast: {map: {journal-*: {event-journal: {enabled: true, capacity: 542, time-to-live-seconds: 9}}}}";
+    let text =
+        "hazelcast: {map: {journal-*: {event-journal: {enabled: true, capacity: 542, time-to-live-seconds: 9}}}}";
     let loaded = load(text);
     let journal = loaded.config.maps.for_map("journal-1").event_journal;
     assert_eq!(journal, crate::EventJournalConfig { enabled: true, capacity: 542, time_to_live_seconds: 9 });

@@ -62,7 +62,12 @@ pub enum JournalOp {
     Subscribe,
     /// A read from `sequence` of `min..=max` events; `java`: the predicate or projection the
     /// client sent (Java code the member would run), refused.
-    Read { sequence: i64, min: i32, max: i32, java: Option<(Box<[u8]>, JavaRole)> },
+    Read {
+        sequence: i64,
+        min: i32,
+        max: i32,
+        java: Option<(Box<[u8]>, JavaRole)>,
+    },
 }
 
 fn journal(name: &str, op: JournalOp) -> JournalRequest<'_> {
