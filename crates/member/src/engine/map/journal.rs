@@ -27,9 +27,8 @@ use crate::engine::ringbuffer::request::RingbufferOp;
 use crate::engine::ringbuffer::store::{self as ringbuffer, RingDone, RingbufferStore};
 use crate::partition::objects::kind;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
-use crate::route::row::{row, Operation, S};
 use crate::route::wire;
-use ferrogrid_protocol::codec::*;
+use ferrogrid_protocol::codec::MapEventJournalRead;
 use std::borrow::Cow;
 
 /// The factory id Hazelcast 5.6 writes for a journal event (seen on the wire).
@@ -38,17 +37,6 @@ const EVENT_FACTORY_ID: i32 = -4;
 pub const EVENT_CLASS_ID: i32 = 132;
 /// The IdentifiedDataSerializable serialization type id.
 const IDENTIFIED_TYPE_ID: i32 = -2;
-
-/// The journal's rows, in the partition the client picked (any of the map's partitions).
-pub(crate) static ROWS: &[Operation] = &[
-    row!(MapEventJournalSubscribe, Partition, S, |r| journal(r.name, JournalOp::Subscribe)),
-    row!(MapEventJournalRead, Partition, S, |r| {
-        let code = r.predicate.map(|p| (p, JavaRole::JournalPredicate));
-        let code = code.or(r.projection.map(|p| (p, JavaRole::JournalProjection)));
-        let (sequence, min, max) = (r.start_sequence, r.min_size, r.max_size);
-        journal(r.name, JournalOp::Read { sequence, min, max, java: code.map(|(data, role)| (data.0.into(), role)) })
-    }),
-];
 
 /// A request on a map's journal in one partition.
 #[derive(Debug, Clone)]
@@ -70,8 +58,17 @@ pub enum JournalOp {
     },
 }
 
-fn journal(name: &str, op: JournalOp) -> JournalRequest<'_> {
+/// The request of a journal row (`rows.rs`): subscribe, or a read.
+pub(crate) fn journal(name: &str, op: JournalOp) -> JournalRequest<'_> {
     JournalRequest { name: Cow::Borrowed(name), op }
+}
+
+/// A read from `sequence` of `min..=max` events; a predicate or projection is refused.
+pub(crate) fn read<'a>(r: &MapEventJournalRead<'a>) -> JournalRequest<'a> {
+    let code = r.predicate.map(|p| (p, JavaRole::JournalPredicate));
+    let code = code.or(r.projection.map(|p| (p, JavaRole::JournalProjection)));
+    let java = code.map(|(data, role)| (Box::from(data.0), role));
+    journal(r.name, JournalOp::Read { sequence: r.start_sequence, min: r.min_size, max: r.max_size, java })
 }
 
 /// Hazelcast's error for a map without an enabled journal; a read names the map's namespace.
@@ -93,6 +90,7 @@ impl Execute for JournalRequest<'_> {
         let max_waiters = owner.settings.max_parked_per_key();
         let now_ms = owner.now_ms;
         let (store, waiters) = owner.partitions[call.local].store_mut::<kind::Map>(&self.name, &mut owner.settings);
+        store.op_counts[call.counter_slot] += 1;
         let mut others = Vec::new();
         let mut answering = waiters.answering(&mut others);
         let mut reply = call.replies(out);

@@ -31,7 +31,7 @@ pub(crate) use crate::engine::map::entry::{Entry, Meta};
 
 /// How many key operations a map counts per partition: the map's key rows of the operation
 /// table (`rows.rs`; the table checks the two agree).
-pub const KEY_OPERATION_COUNT: usize = 30;
+pub const KEY_OPERATION_COUNT: usize = 32;
 
 /// Entries examined per eviction.
 const EVICTION_SAMPLE: usize = 15;
