@@ -215,3 +215,25 @@ def test_concurrent_writers_get_consecutive_sequences(client, journal_map):
         thread.join()
     answer = read(client, name, partition_of("k"), 0, 0, 100).result()
     assert list(answer["item_seqs"]) == list(range(8)), "8 events, each with its own sequence"
+
+
+def test_an_expiry_is_journaled_as_an_eviction(client, journal_map):
+    name, m = journal_map
+    touched, swept = "k", same_partition_key("k", "s")
+    partition = partition_of(touched)
+    m.put(touched, "v", ttl=1)
+    m.put(swept, "w", ttl=1)
+    time.sleep(1.5)
+    assert m.get(touched) is None
+
+    def both_expired():
+        answer = read(client, name, partition, 0, 0, 100).result()
+        return answer if answer["read_count"] == 4 else None
+
+    # The untouched entry goes with the member's expiry sweep.
+    answer = wait_until(both_expired, timeout=30, message="both expiries journaled")
+    journaled = events(client, answer)
+    assert journaled[:2] == [(ADDED, touched, "v", None), (ADDED, swept, "w", None)]
+    assert sorted(journaled[2:], key=lambda event: event[1]) == sorted(
+        [(EVICTED, touched, None, "v"), (EVICTED, swept, None, "w")], key=lambda event: event[1]
+    )

@@ -25,7 +25,8 @@ use crate::engine::map::store::RecordStore;
 use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
 use crate::engine::ringbuffer::request::RingbufferOp;
 use crate::engine::ringbuffer::store::{self as ringbuffer, RingDone, RingbufferStore};
-use crate::partition::objects::kind;
+use crate::partition::object::RemovedEntry;
+use crate::partition::objects::{kind, Kind, Object};
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::wire;
 use ferrogrid_protocol::codec::MapEventJournalRead;
@@ -180,6 +181,15 @@ impl RecordStore {
     ) {
         let (Some(ring), Some(event_type)) = (self.journal.as_deref_mut(), journal_type(kind)) else { return };
         ring.append(event_data(event_type, key, new_value, old_value), now_ms);
+    }
+}
+
+/// Journals the entries the expiry sweep removed from a map's partition this member owns
+/// (its backups receive the events with the partition's next backup body).
+pub(crate) fn journal_expired(object: &mut Object, expired: &[RemovedEntry], now_ms: i64) {
+    let Some(store) = <kind::Map as Kind>::store_mut(object) else { return };
+    for entry in expired {
+        store.journal_event(EventKind::Expired, entry.key(), None, Some(entry.value()), now_ms);
     }
 }
 
