@@ -445,7 +445,7 @@ hazelcast:
     join: {tcp-ip: {}, multicast: {}, auto-detection: {}}
   lite-member: {}
   advanced-network: {enabled: false}
-  map: {m: {eviction: {}, indexes: []}}
+  map: {m: {eviction: {}, indexes: [], event-journal: {}}}
   queue: {q: {}}
   list: {l: {}}
   set: {s: {}}
