@@ -88,6 +88,11 @@ fn not_enabled(name: &str, op: &JournalOp) -> OpError {
 impl Execute for JournalRequest<'_> {
     fn execute(&self, owner: &mut PartitionOwner, call: &Call<'_>, out: &mut Vec<u8>) {
         let start = out.len();
+        if owner.settings.get(&self.name).journal.is_none() {
+            // Refused before the map's store would be made in the partition for it.
+            wire::replace_with_error(out, start, call.correlation_id, &not_enabled(&self.name, &self.op));
+            return owner.hold_behind_writes(call.partition_id, call.connection, out, start);
+        }
         let max_waiters = owner.settings.max_parked_per_key();
         let now_ms = owner.now_ms;
         let (store, waiters) = owner.partitions[call.local].store_mut::<kind::Map>(&self.name, &mut owner.settings);
