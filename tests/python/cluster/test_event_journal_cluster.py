@@ -1,4 +1,5 @@
-"""The map event journal survives kill -9 of its partition's owner (see conftest.py).
+"""The map event journal survives kill -9 of its partition's owner and moves with its partition
+when members join (see conftest.py).
 
 Three members; maps named `journal-*` keep 10 events a partition with one backup
 (cluster_harness.py). Events are written to keys of one partition owned by member 1 or 2 (not
@@ -67,3 +68,44 @@ def test_the_journal_keeps_its_events_and_sequences_after_kill9_of_the_owner(mak
 
 def _partition(client, key):
     return client.partition_service.get_partition_id(client._serialization_service.to_data(key))
+
+
+def test_the_journal_moves_with_its_partition_when_members_join(make_cluster, request, note):
+    cluster = make_cluster(3)
+    cluster.start_members([0])
+    client = cluster.client(cluster.addresses, smart=True)
+    wait_members(client, 1, FORM_TIMEOUT)
+    name = "journal-" + unique_map_name(request.node.name)
+    m = client.get_map(name).blocking()
+    keys = ["k%d" % i for i in range(40)]
+    for k in keys:
+        m.put(k, "v")
+    partitions = sorted({_partition(client, k) for k in keys})
+    before = {p: read(client, name, p, 0, 0, 100).result() for p in partitions}
+    cluster.start_members([1, 2])
+    wait_members(client, 3, FORM_TIMEOUT)
+    owners = wait_until(
+        lambda: _balanced(partition_owners(client)),
+        FORM_TIMEOUT,
+        "partitions spread over 3 members",
+    )
+    moved = 0
+    for p in partitions:
+        after = wait_until(lambda p=p: _read_settled(client, name, p), 30, "partition %d readable" % p)
+        assert list(after["item_seqs"]) == list(before[p]["item_seqs"]), "partition %d" % p
+        assert events(client, after) == events(client, before[p])
+        moved += _owner_port(client, p) != cluster.members[0].port
+    assert moved > 0, "some partition moved (owners %s)" % owners
+    note("%d of %d journals moved with their partitions, same events and sequences" % (moved, len(partitions)))
+
+
+def _read_settled(client, name, partition_id):
+    try:
+        return read(client, name, partition_id, 0, 0, 100).result()
+    except Exception:  # noqa: BLE001 - a partition in flight answers "retry" until it lands
+        return None
+
+
+def _balanced(owners):
+    """The owner counts once 3 members own at least 80 partitions each (migrations done)."""
+    return owners if len(owners) == 3 and None not in owners and min(owners.values()) >= 80 else None
