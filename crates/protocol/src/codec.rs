@@ -544,7 +544,9 @@ messages! {
         var name: &'a str, eviction: Option<EvictionConfigHolder<'a>>, cache_deserialized_values: &'a str,
             merge_policy: &'a str, in_memory_format: &'a str, listeners: Opaque<'a>, partition_lost_listeners: Opaque<'a>,
             split_brain_protection: Opaque<'a>, map_store: Opaque<'a>, near_cache: Opaque<'a>, wan_replication: Opaque<'a>,
-            indexes: Option<Vec<IndexConfig<'a>>>, rest: Rest<'a>
+            indexes: Option<Vec<IndexConfig<'a>>>, attributes: Opaque<'a>, query_caches: Opaque<'a>,
+            partitioning_strategy_class_name: Opaque<'a>, partitioning_strategy: Opaque<'a>, hot_restart: Opaque<'a>,
+            event_journal: Option<EventJournalConfigHolder>, rest: Rest<'a>
     }
     Request DynamicConfigAddReliableTopicConfig<'a> = 0x1B0D00 { ; var name: &'a str, rest: Rest<'a> }
     Request DynamicConfigAddCacheConfig<'a> = 0x1B0E00 { ; var name: &'a str, rest: Rest<'a> }
