@@ -237,3 +237,17 @@ def test_an_expiry_is_journaled_as_an_eviction(client, journal_map):
     assert sorted(journaled[2:], key=lambda event: event[1]) == sorted(
         [(EVICTED, touched, None, "v"), (EVICTED, swept, None, "w")], key=lambda event: event[1]
     )
+
+
+def test_a_journal_added_by_dynamic_configuration_records_events(client, request):
+    import dynamic_config
+
+    name = unique_name(request, prefix="dynjournal")
+    dynamic_config.add(client, dynamic_config.map_config(name, event_journal=(True, 2710, 0))).result()
+    m = client.get_map(name).blocking()
+    try:
+        m.put("k", "v")
+        answer = read(client, name, partition_of("k"), 0, 1, 10).result()
+        assert events(client, answer) == [(ADDED, "k", "v", None)]
+    finally:
+        m.destroy()
