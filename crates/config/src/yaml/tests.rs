@@ -557,14 +557,14 @@ fn network_and_an_enabled_advanced_network_are_refused_together() {
 }
 
 #[test]
-fn event_journal_is_read_from_yaml_and_xml_and_bounded() {
+fn event_journal_is_read_and_bounded() {
     let text =
         "hazelcast: {map: {journal-*: {event-journal: {enabled: true, capacity: 542, time-to-live-seconds: 9}}}}";
     let loaded = load(text);
     let journal = loaded.config.maps.for_map("journal-1").event_journal;
     assert_eq!(journal, crate::EventJournalConfig { enabled: true, capacity: 542, time_to_live_seconds: 9 });
     assert!(loaded.unsupported_keys.is_empty(), "{:?}", loaded.unsupported_keys);
-    assert!(!crate::MapConfig::DEFAULT.event_journal.enabled);
+    assert!(!loaded.config.maps.for_map("other").event_journal.enabled, "off by default");
     let zero = "hazelcast: {map: {m: {event-journal: {enabled: true, capacity: 0}}}}";
     assert_eq!(invalid_key(zero), "hazelcast.map.m.event-journal.capacity");
 }
