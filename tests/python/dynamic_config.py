@@ -68,9 +68,17 @@ def eviction(size=2147483647, max_size_policy="PER_NODE", eviction_policy="NONE"
 
 
 def map_config(
-    name, backup_count=1, async_backup_count=0, ttl=0, max_idle=0, evict=None, per_entry_stats=False, statistics=True
+    name,
+    backup_count=1,
+    async_backup_count=0,
+    ttl=0,
+    max_idle=0,
+    evict=None,
+    per_entry_stats=False,
+    statistics=True,
+    event_journal=None,
 ):
-    """DynamicConfig.addMapConfig (0x1B0C00)."""
+    """DynamicConfig.addMapConfig (0x1B0C00); `event_journal`: (enabled, capacity, ttl seconds)."""
     fixed = [
         ("int", backup_count),
         ("int", async_backup_count),
@@ -87,7 +95,11 @@ def map_config(
     disk_tier = structure([("bool", False)], [text("default-tiered-store-device")])
     tiered = structure([("bool", False)], [memory_tier, disk_tier])
     fields = [text(name), evict if evict is not None else eviction(), text("INDEX_ONLY"), text(MERGE_POLICY)]
-    fields += [text("BINARY")] + [None] * 14 + [persistence, tiered, None, None]
+    journal = None
+    if event_journal is not None:
+        enabled, capacity, journal_ttl = event_journal
+        journal = structure([("bool", enabled), ("int", capacity), ("int", journal_ttl)])
+    fields += [text("BINARY")] + [None] * 12 + [journal, None] + [persistence, tiered, None, None]
     return request(0x1B0C00, fixed, fields)
 
 

@@ -46,8 +46,8 @@ pub use flake_id::{FlakeIdGeneratorConfig, FlakeIdGeneratorConfigs, MAX_PREFETCH
 pub use limits::{Limits, MAX_FRAME_BYTES, MIN_FRAME_BYTES, MIN_UNAUTHENTICATED_MESSAGE_BYTES};
 pub use locate::{locate, ConfigOrigin, Environment, CONFIG_PROPERTY, CONFIG_VARIABLE, WORKING_DIRECTORY_FILES};
 pub use map::{
-    EvictionConfig, EvictionPolicy, MapConfig, MapConfigs, MapIndexConfig, MaxSizePolicy, NamedConfigs,
-    DEFAULT_MAP_NAME, MAX_BACKUP_COUNT, MAX_EXPIRY_SECONDS,
+    EventJournalConfig, EvictionConfig, EvictionPolicy, MapConfig, MapConfigs, MapIndexConfig, MaxSizePolicy,
+    NamedConfigs, DEFAULT_MAP_NAME, MAX_BACKUP_COUNT, MAX_EXPIRY_SECONDS,
 };
 pub use merge_policy::{MergePolicy, MergePolicyConfig, MergingEntry, MAX_MERGE_BATCH_SIZE};
 pub use network::{Endpoint, NetworkConfig, PublicAddress, DEFAULT_CLIENT_PORT};

@@ -43,6 +43,38 @@ pub struct MapConfig {
     /// (`merge-policy`: `class-name`, Hazelcast's short or full name, default
     /// PutIfAbsentMergePolicy; `batch-size`, default 100, in `1..=MAX_MERGE_BATCH_SIZE`).
     pub merge_policy: MergePolicyConfig,
+    /// The map's event journal (`event-journal`: `enabled`, default false; `capacity`, default
+    /// 10,000 events for the whole map, split evenly over the partitions as Hazelcast splits it,
+    /// in `1..=2147483647`; `time-to-live-seconds`, default 0 = until overwritten, in
+    /// `0..=2147483647`).
+    pub event_journal: EventJournalConfig,
+}
+
+/// `hazelcast.map.<name>.event-journal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventJournalConfig {
+    pub enabled: bool,
+    pub capacity: u32,
+    pub time_to_live_seconds: u32,
+}
+
+impl EventJournalConfig {
+    pub const DEFAULT: EventJournalConfig =
+        EventJournalConfig { enabled: false, capacity: 10_000, time_to_live_seconds: 0 };
+
+    /// Checks the bounds documented on [`MapConfig::event_journal`].
+    fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        let max = i32::MAX as u32;
+        if self.capacity == 0 || self.capacity > max {
+            let message = format!("expected 1..={max}, got {}", self.capacity);
+            return Err(invalid(format!("{key}.event-journal.capacity"), message));
+        }
+        if self.time_to_live_seconds > max {
+            let message = format!("expected 0..={max}, got {}", self.time_to_live_seconds);
+            return Err(invalid(format!("{key}.event-journal.time-to-live-seconds"), message));
+        }
+        Ok(())
+    }
 }
 
 /// One index of `hazelcast.map.<name>.indexes`.
@@ -111,6 +143,7 @@ impl MapConfig {
         per_entry_stats_enabled: false,
         indexes: Vec::new(),
         merge_policy: MergePolicyConfig::DEFAULT,
+        event_journal: EventJournalConfig::DEFAULT,
     };
 
     /// Checks every bound documented on the fields; `key` is the entry's dotted path.
@@ -123,6 +156,7 @@ impl MapConfig {
         }
         check_backup_counts(key, self.backup_count, self.async_backup_count)?;
         self.merge_policy.validate(key)?;
+        self.event_journal.validate(key)?;
         if self.eviction.size == 0 || self.eviction.size > i32::MAX as u32 {
             let message = format!("expected 1..={}, got {}", i32::MAX, self.eviction.size);
             return Err(invalid(format!("{key}.eviction.size"), message));

@@ -281,6 +281,15 @@ messages! {
     Response MapFetchWithQueryResponse<'a> {
         ; var results: Vec<Option<Data<'a>>>, iteration_pointers: Packed<(i32, i32)>
     }
+    /// The event journal's first and last sequence in the partition of the request.
+    Request MapEventJournalSubscribe<'a> = 0x014100 { ; var name: &'a str }
+    Response MapEventJournalSubscribeResponse { oldest_sequence: i64, newest_sequence: i64 }
+    /// Events of the partition's journal from `start_sequence`, at least `min_size` (waiting
+    /// for them) and at most `max_size`; answered as readMany (`RingbufferReadManyResponse`).
+    Request MapEventJournalRead<'a> = 0x014200 {
+        start_sequence: i64, min_size: i32, max_size: i32;
+        var name: &'a str, predicate: Option<Data<'a>>, projection: Option<Data<'a>>
+    }
     /// removeAll(predicate): answered with an `EmptyResponse`.
     Request MapRemoveAll<'a> = 0x013E00 { ; var name: &'a str, predicate: Data<'a> }
     /// Entry processors (Java code): decoded to be refused as Hazelcast refuses a class it lacks.
@@ -535,7 +544,9 @@ messages! {
         var name: &'a str, eviction: Option<EvictionConfigHolder<'a>>, cache_deserialized_values: &'a str,
             merge_policy: &'a str, in_memory_format: &'a str, listeners: Opaque<'a>, partition_lost_listeners: Opaque<'a>,
             split_brain_protection: Opaque<'a>, map_store: Opaque<'a>, near_cache: Opaque<'a>, wan_replication: Opaque<'a>,
-            indexes: Option<Vec<IndexConfig<'a>>>, rest: Rest<'a>
+            indexes: Option<Vec<IndexConfig<'a>>>, attributes: Opaque<'a>, query_caches: Opaque<'a>,
+            partitioning_strategy_class_name: Opaque<'a>, partitioning_strategy: Opaque<'a>, hot_restart: Opaque<'a>,
+            event_journal: Option<EventJournalConfigHolder>, rest: Rest<'a>
     }
     Request DynamicConfigAddReliableTopicConfig<'a> = 0x1B0D00 { ; var name: &'a str, rest: Rest<'a> }
     Request DynamicConfigAddCacheConfig<'a> = 0x1B0E00 { ; var name: &'a str, rest: Rest<'a> }

@@ -94,6 +94,11 @@ COMMON_STRUCTURES = """\
   map:
     default:
       backup-count: 1
+    # test_event_journal_cluster.py: a journal of 10 events in each of the 271 partitions
+    journal-*:
+      event-journal:
+        enabled: true
+        capacity: 2710
     # test_partition_lost_listeners_*: a map whose data goes with its owner
     nobackup-*:
       backup-count: 0

@@ -579,3 +579,13 @@ fn merge_policies_a_structure_cannot_merge_by_are_refused_as_hazelcast_refuses_t
     let hits_xml = r#"<cardinality-estimator name="e"><merge-policy>LatestUpdateMergePolicy</merge-policy></cardinality-estimator>"#;
     assert_eq!(same_error(hits, hits_xml), "hazelcast.cardinality-estimator.e.merge-policy.class-name");
 }
+
+#[test]
+fn event_journal_reads_as_in_yaml() {
+    let yaml =
+        "hazelcast: {map: {journal-*: {event-journal: {enabled: true, capacity: 542, time-to-live-seconds: 9}}}}";
+    let xml = r#"<map name="journal-*"><event-journal enabled="true"><capacity>542</capacity>
+        <time-to-live-seconds>9</time-to-live-seconds></event-journal></map>"#;
+    let loaded = same(yaml, xml);
+    assert!(loaded.config.maps.for_map("journal-1").event_journal.enabled);
+}

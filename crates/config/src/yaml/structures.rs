@@ -72,6 +72,11 @@ fn read_maps(mut maps: Section, config: &mut MemberConfig) -> Result<()> {
             eviction.set("eviction-policy", &mut map.eviction.eviction_policy, eviction_policy)?;
         }
         read_merge_policy(&mut section, &mut map.merge_policy)?;
+        if let Some(mut journal) = section.section("event-journal")? {
+            journal.set("enabled", &mut map.event_journal.enabled, boolean)?;
+            journal.set("capacity", &mut map.event_journal.capacity, unsigned)?;
+            journal.set("time-to-live-seconds", &mut map.event_journal.time_to_live_seconds, unsigned)?;
+        }
         refer(&mut section, ProtectedStructure::Map, &name, config)?;
         config.maps.insert(name, map);
     }

@@ -445,7 +445,7 @@ hazelcast:
     join: {tcp-ip: {}, multicast: {}, auto-detection: {}}
   lite-member: {}
   advanced-network: {enabled: false}
-  map: {m: {eviction: {}, indexes: []}}
+  map: {m: {eviction: {}, indexes: [], event-journal: {}}}
   queue: {q: {}}
   list: {l: {}}
   set: {s: {}}
@@ -554,4 +554,17 @@ fn network_and_an_enabled_advanced_network_are_refused_together() {
     let bad_port = "hazelcast: {advanced-network: {enabled: true, client-server-socket-endpoint-config: {port: 0}}}";
     let error = MemberConfig::from_yaml_str(bad_port).unwrap_err().to_string();
     assert!(error.contains("client-server-socket-endpoint-config.port"), "{error}");
+}
+
+#[test]
+fn event_journal_is_read_and_bounded() {
+    let text =
+        "hazelcast: {map: {journal-*: {event-journal: {enabled: true, capacity: 542, time-to-live-seconds: 9}}}}";
+    let loaded = load(text);
+    let journal = loaded.config.maps.for_map("journal-1").event_journal;
+    assert_eq!(journal, crate::EventJournalConfig { enabled: true, capacity: 542, time_to_live_seconds: 9 });
+    assert!(loaded.unsupported_keys.is_empty(), "{:?}", loaded.unsupported_keys);
+    assert!(!loaded.config.maps.for_map("other").event_journal.enabled, "off by default");
+    let zero = "hazelcast: {map: {m: {event-journal: {enabled: true, capacity: 0}}}}";
+    assert_eq!(invalid_key(zero), "hazelcast.map.m.event-journal.capacity");
 }

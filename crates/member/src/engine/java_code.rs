@@ -29,6 +29,10 @@ pub(crate) enum JavaRole {
     EntryProcessor,
     /// A durable or scheduled executor's task, cast to `Callable`.
     Callable,
+    /// A map event journal read's predicate (`java.util.function.Predicate`).
+    JournalPredicate,
+    /// A map event journal read's projection (`java.util.function.Function`).
+    JournalProjection,
 }
 
 /// Portable objects a member has no factory for deserialize as this generic record.
@@ -102,6 +106,8 @@ fn not_the_role(class: &str, jdk: bool, role: JavaRole) -> OpError {
         JavaRole::Task => return OpError::new(ErrorKind::IllegalArgument, class),
         JavaRole::EntryProcessor => (ENTRY_PROCESSOR, false),
         JavaRole::Callable => ("java.util.concurrent.Callable", true),
+        JavaRole::JournalPredicate => ("java.util.function.Predicate", true),
+        JavaRole::JournalProjection => ("java.util.function.Function", true),
     };
     let modules = if jdk == target_jdk {
         format!("{class} and {target} are in {}", module_of(jdk))

@@ -9,6 +9,7 @@ pub(crate) mod aggregate_ops;
 pub(crate) mod entry;
 pub(crate) mod index;
 pub(crate) mod iteration;
+pub(crate) mod journal;
 pub(crate) mod merge;
 pub(crate) mod near_cache;
 pub(crate) mod ops;

@@ -33,6 +33,11 @@ pub enum Reply<'a> {
     Long(i64),
     /// A list of values (or of keys).
     Values(Vec<&'a [u8]>),
+    /// A map event journal's oldest and newest sequence in one partition.
+    Sequences {
+        oldest: i64,
+        newest: i64,
+    },
     /// A ringbuffer's readMany: the items with their sequences, and where the next read starts.
     ReadMany {
         items: Vec<(i64, &'a [u8])>,

@@ -34,6 +34,10 @@ pub struct MapSettings {
     pub indexes: IndexSetup,
     /// How its entries merge into another cluster after a split brain.
     pub merge_policy: ferrogrid_config::MergePolicyConfig,
+    /// Its event journal in each partition, if enabled: a ringbuffer of the configured
+    /// capacity divided by the partition count (at least 1), with the map's backups; and the
+    /// most bytes of events one read answers with (half of `max-message-bytes`).
+    pub journal: Option<(ferrogrid_config::RingbufferConfig, usize)>,
 }
 
 /// A map's index definitions and the schemas its indexes read values with.
@@ -72,6 +76,7 @@ impl MapSettings {
             async_backup_count: config.async_backup_count as usize,
             indexes: IndexSetup::default(),
             merge_policy: config.merge_policy,
+            journal: journal_of(config, partition_count),
         }
     }
 
@@ -83,6 +88,23 @@ impl MapSettings {
             ms => ms,
         }
     }
+}
+
+/// The ringbuffer a map's event journal is in each of `partition_count` partitions, as
+/// Hazelcast sizes it; the read limit is set by [`SettingsCache::get`].
+fn journal_of(config: &MapConfig, partition_count: u16) -> Option<(ferrogrid_config::RingbufferConfig, usize)> {
+    let journal = &config.event_journal;
+    if !journal.enabled {
+        return None;
+    }
+    let ring = ferrogrid_config::RingbufferConfig {
+        capacity: (journal.capacity / u32::from(partition_count.max(1))).max(1),
+        time_to_live_seconds: journal.time_to_live_seconds,
+        backup_count: config.backup_count,
+        async_backup_count: config.async_backup_count,
+        ..ferrogrid_config::RingbufferConfig::DEFAULT
+    };
+    Some((ring, usize::MAX))
 }
 
 impl Default for MapSettings {
@@ -216,6 +238,9 @@ impl SettingsCache {
             }
         }
         settings.indexes = IndexSetup { schemas: self.indexes.1.clone(), definitions };
+        if let Some((_, read_limit_bytes)) = &mut settings.journal {
+            *read_limit_bytes = self.max_message_bytes() / 2;
+        }
         let settings = Arc::new(settings);
         self.cache.insert(map.into(), settings.clone());
         settings

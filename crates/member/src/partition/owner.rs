@@ -545,12 +545,15 @@ impl PartitionOwner {
             self.sweep_cursor = (self.sweep_cursor + 1) % self.partitions.len().max(1);
             let partition_id = PartitionId((self.reactor_index + self.sweep_cursor * self.reactor_count) as u16);
             budget -= self.sweep_replicated(self.sweep_cursor, budget);
+            let owned = self.replication.owned.get(self.sweep_cursor).copied().unwrap_or(false);
             let partition = &mut self.partitions[self.sweep_cursor];
             for (kind, name, object) in partition.objects_mut().filter(|(kind, _, _)| !kind.is_everywhere()) {
-                let object = object.as_object_mut();
-                let examined_budget = budget.min(object.entry_count());
-                let expired = object.sweep_expired(self.now_ms, examined_budget);
+                let examined_budget = budget.min(object.as_object_mut().entry_count());
+                let expired = object.as_object_mut().sweep_expired(self.now_ms, examined_budget);
                 budget -= examined_budget;
+                if owned {
+                    crate::engine::map::journal::journal_expired(object, &expired, self.now_ms);
+                }
                 // Entry listeners are map listeners.
                 if kind != ObjectKind::Map || !self.listeners.has(name) {
                     continue;

@@ -74,6 +74,10 @@ impl Replies for HazelcastReply<'_> {
             Reply::Long(response) => {
                 LongResponse { response }.encode(out, ty, id, BACKUP_ACKS);
             }
+            Reply::Sequences { oldest, newest } => {
+                let response = MapEventJournalSubscribeResponse { oldest_sequence: oldest, newest_sequence: newest };
+                response.encode(out, ty, id, BACKUP_ACKS);
+            }
             Reply::ReadMany { items, next_sequence } => {
                 let sequences = items.iter().map(|(sequence, _)| *sequence).collect();
                 RingbufferReadManyResponse {

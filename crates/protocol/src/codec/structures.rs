@@ -467,6 +467,32 @@ impl<'a> VarField<'a> for EvictionConfigHolder<'a> {
     }
 }
 
+/// A map's event journal settings in a dynamic configuration (`EventJournalConfig`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventJournalConfigHolder {
+    pub enabled: bool,
+    pub capacity: i32,
+    pub time_to_live_seconds: i32,
+}
+
+impl VarField<'_> for EventJournalConfigHolder {
+    fn read(reader: &mut MessageReader<'_>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("event journal config")?);
+        let config = EventJournalConfigHolder {
+            enabled: fixed.read()?,
+            capacity: fixed.read()?,
+            time_to_live_seconds: fixed.read()?,
+        };
+        reader.skip_to_end()?;
+        Ok(config)
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.enabled).fixed(&self.capacity).fixed(&self.time_to_live_seconds);
+        writer.end();
+    }
+}
+
 /// An XA transaction id (`javax.transaction.xa.Xid`): its format, global transaction id and
 /// branch qualifier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -207,6 +207,13 @@ fn map(r: &DynamicConfigAddMapConfig<'_>) -> Result<Applied, OpError> {
         per_entry_stats_enabled: r.per_entry_stats_enabled,
         indexes: indexes.collect(),
         merge_policy: merge_policy(r.merge_policy, r.merge_batch_size)?,
+        event_journal: r.event_journal.map_or(ferrogrid_config::EventJournalConfig::DEFAULT, |journal| {
+            ferrogrid_config::EventJournalConfig {
+                enabled: journal.enabled,
+                capacity: journal.capacity.max(0) as u32,
+                time_to_live_seconds: journal.time_to_live_seconds.max(0) as u32,
+            }
+        }),
     };
     checked(r.name, "map", config).map(Applied::Map)
 }
@@ -478,6 +485,12 @@ mod tests {
             near_cache: Opaque(&null),
             wan_replication: Opaque(&null),
             indexes: None,
+            attributes: Opaque(&null),
+            query_caches: Opaque(&null),
+            partitioning_strategy_class_name: Opaque(&null),
+            partitioning_strategy: Opaque(&null),
+            hot_restart: Opaque(&null),
+            event_journal: Some(EventJournalConfigHolder { enabled: true, capacity: 542, time_to_live_seconds: 3 }),
             rest: Rest(&[]),
         };
         let mut out = Vec::new();
@@ -496,6 +509,8 @@ mod tests {
         assert_eq!(definition.name, "orders");
         let Applied::Map(config) = definition.applied else { panic!("a map config: {definition:?}") };
         assert_eq!((config.backup_count, config.time_to_live_seconds, config.max_idle_seconds), (2, 5, 7));
+        let journal = ferrogrid_config::EventJournalConfig { enabled: true, capacity: 542, time_to_live_seconds: 3 };
+        assert_eq!(config.event_journal, journal);
         assert!(config.per_entry_stats_enabled);
         let expected = EvictionConfig {
             size: i32::MAX as u32,

@@ -170,6 +170,7 @@ impl<'p, 'c, 'x> KeyOp<'p, 'c, 'x> {
         store.op_counts[ctx.counter_slot] += 1;
         let op = KeyOp { store, ctx, name };
         if let Some(expired) = op.store.expire_if_due(key, op.ctx.now_ms) {
+            op.store.journal_event(EventKind::Expired, key, None, Some(expired.value()), op.ctx.now_ms);
             op.ctx.publish(name, EventKind::Expired, key, None, Some(expired.value()));
         }
         Ok(op)
@@ -189,12 +190,20 @@ impl<'p, 'c, 'x> KeyOp<'p, 'c, 'x> {
     /// value, as Hazelcast publishes it. Returns the previous entry.
     fn write(&mut self, key: &[u8], value: &[u8], (ttl_ms, max_idle_ms): (i64, i64), blind: bool) -> Option<Entry> {
         let previous = self.store.put(key, value, self.ctx.now_ms, ttl_ms, max_idle_ms);
+        let now_ms = self.ctx.now_ms;
         match &previous {
-            Some(_) if blind => self.ctx.publish(self.name, EventKind::Added, key, Some(value), None),
-            Some(old) => self.ctx.publish(self.name, EventKind::Updated, key, Some(value), Some(old.value())),
+            Some(old) => {
+                // The journal has the old value even where the event has none (putAll).
+                self.store.journal_event(EventKind::Updated, key, Some(value), Some(old.value()), now_ms);
+                let (kind, published_old) =
+                    if blind { (EventKind::Added, None) } else { (EventKind::Updated, Some(old.value())) };
+                self.ctx.publish(self.name, kind, key, Some(value), published_old);
+            }
             None => {
+                self.store.journal_event(EventKind::Added, key, Some(value), None, now_ms);
                 self.ctx.publish(self.name, EventKind::Added, key, Some(value), None);
                 for evicted in self.store.evict_to_limit(key) {
+                    self.store.journal_event(EventKind::Evicted, evicted.key(), None, Some(evicted.value()), now_ms);
                     self.ctx.publish(self.name, EventKind::Evicted, evicted.key(), None, Some(evicted.value()));
                 }
             }
@@ -206,6 +215,7 @@ impl<'p, 'c, 'x> KeyOp<'p, 'c, 'x> {
     /// `without_old` (Hazelcast's delete does not read it); returns the old entry.
     fn take(&mut self, key: &[u8], kind: EventKind, without_old: bool) -> Option<Entry> {
         let old = self.store.remove(key)?;
+        self.store.journal_event(kind, key, None, Some(old.value()), self.ctx.now_ms);
         let published_old = if without_old { None } else { Some(old.value()) };
         self.ctx.publish(self.name, kind, key, None, published_old);
         Some(old)

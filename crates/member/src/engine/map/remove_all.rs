@@ -94,6 +94,9 @@ impl WideOperation for RemoveAll {
             }
             if is_owned {
                 for (key, old) in &matched {
+                    store.journal_event(EventKind::Removed, key, None, Some(old), now_ms);
+                }
+                for (key, old) in &matched {
                     publish_removed(share, map, partition_id, key, old);
                 }
             }

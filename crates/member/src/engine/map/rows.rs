@@ -4,6 +4,7 @@
 
 use crate::engine::locks::Waiting;
 use crate::engine::map::iteration::{Fetch, Fetched};
+use crate::engine::map::journal;
 use crate::engine::map::ops::{self as map_ops, Done, OpContext};
 use crate::engine::map::query::Predicate;
 use crate::engine::map::request::*;
@@ -92,6 +93,9 @@ pub(crate) static KEY_ROWS: &[Operation] = &[
         let query = Fetched::Query { predicate: Predicate::new(Some(r.predicate.0)), projection: r.projection.0 };
         Fetch::new(r.name, &r.iteration_pointers.0, r.batch, query)
     }),
+    // The event journal of the partition the client names (journal.rs).
+    row!(MapEventJournalSubscribe, Partition, S, |r| journal::journal(r.name, journal::JournalOp::Subscribe)),
+    row!(MapEventJournalRead, Partition, S, |r| journal::read(&r)),
 ];
 
 /// A request on the map `name`.
@@ -163,8 +167,10 @@ impl Execute for MapRequest<'_> {
         if let Err(failure) = outcome {
             wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
-        if owner.partitions[local].tracks_changes() {
-            owner.replicate(partition_id, call, out, start, Vec::new());
+        let mut others = Vec::new();
+        crate::engine::map::journal::serve_readers(owner, local, &request.name, &mut others);
+        if owner.partitions[local].tracks_changes() || !others.is_empty() {
+            owner.replicate(partition_id, call, out, start, others);
         }
         owner.after_key_request(partition_id, ObjectKind::Map);
     }

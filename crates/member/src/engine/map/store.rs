@@ -31,7 +31,7 @@ pub(crate) use crate::engine::map::entry::{Entry, Meta};
 
 /// How many key operations a map counts per partition: the map's key rows of the operation
 /// table (`rows.rs`; the table checks the two agree).
-pub const KEY_OPERATION_COUNT: usize = 30;
+pub const KEY_OPERATION_COUNT: usize = 32;
 
 /// Entries examined per eviction.
 const EVICTION_SAMPLE: usize = 15;
@@ -65,6 +65,9 @@ pub struct RecordStore {
     pub track_changes: bool,
     /// The map's indexes in this partition (`index.rs`): told of every change below.
     indexes: Option<Box<crate::engine::map::index::Indexes>>,
+    /// The map's event journal in this partition, if enabled (`journal.rs`): its events
+    /// reach the backups in this store's bodies.
+    pub journal: Option<Box<crate::engine::ringbuffer::store::RingbufferStore>>,
 }
 
 impl RecordStore {
@@ -86,6 +89,9 @@ impl RecordStore {
                     settings.indexes.schemas.clone(),
                     &settings.indexes.definitions,
                 ))
+            }),
+            journal: settings.journal.map(|(config, read_limit_bytes)| {
+                Box::new(crate::engine::ringbuffer::store::RingbufferStore::journal(config, read_limit_bytes))
             }),
             settings,
         }
@@ -463,6 +469,9 @@ impl PartitionObject for RecordStore {
         self.track_changes = track;
         self.locks.set_track(track);
         self.staged.set_track(track);
+        if let Some(journal) = self.journal.as_deref_mut() {
+            journal.set_track_changes(track);
+        }
         if !track {
             self.changed.clear();
         }
@@ -492,6 +501,13 @@ impl PartitionObject for RecordStore {
             Some(staged) => put_staged(body, key, staged),
             None => put_key(body, UNSTAGE, key),
         });
+        if let Some(journal) = self.journal.as_deref_mut() {
+            let mut events = Vec::new();
+            journal.write_changes(&mut events);
+            if !events.is_empty() {
+                put_key(body, JOURNAL, &events);
+            }
+        }
     }
 
     fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
@@ -507,6 +523,11 @@ impl PartitionObject for RecordStore {
         }
         for (key, staged) in self.staged.iter() {
             writer.entry(|out| put_staged(out, key, staged));
+        }
+        if let Some(journal) = self.journal.as_deref() {
+            let mut events = Vec::new();
+            journal.write_whole(&mut events);
+            writer.entry(|out| put_key(out, JOURNAL, &events));
         }
     }
 
@@ -525,7 +546,11 @@ impl PartitionObject for RecordStore {
     }
 
     fn take_waiting(&mut self) -> Vec<crate::engine::request::WaiterId> {
-        self.locks.take_all_parked().into_iter().map(|parked| parked.id).collect()
+        let mut waiting: Vec<_> = self.locks.take_all_parked().into_iter().map(|parked| parked.id).collect();
+        if let Some(journal) = self.journal.as_deref_mut() {
+            waiting.extend(journal.take_waiting());
+        }
+        waiting
     }
 
     fn locks_mut(&mut self) -> Option<&mut crate::engine::locks::LockTable> {
@@ -552,6 +577,10 @@ impl RecordStore {
                 MapChange::Unlock { key } if removals => self.locks.apply(key, None),
                 MapChange::Stage { key, staged } => self.staged.apply(key, Some(staged)),
                 MapChange::Unstage { key } if removals => self.staged.apply(key, None),
+                MapChange::Journal { events } => match self.journal.as_deref_mut() {
+                    Some(journal) => journal.apply_backup(events)?,
+                    None => return Err(Malformed::Refused("journal events of a map without a journal")),
+                },
                 MapChange::Remove { .. } | MapChange::Unlock { .. } | MapChange::Unstage { .. } => {
                     return Err(Malformed::Refused("a map snapshot holds a removal"));
                 }
@@ -571,6 +600,7 @@ impl RecordStore {
 /// UNLOCK (4) key bytes
 /// STAGE  (5) key bytes | a transaction's staged change (`StagedChange::write`)
 /// UNSTAGE (6) key bytes
+/// JOURNAL (7) the event journal's records (`ringbuffer/store.rs`) as one run of bytes
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum MapChange<'a> {
@@ -599,6 +629,10 @@ enum MapChange<'a> {
     Unstage {
         key: &'a [u8],
     },
+    /// Events the owner appended to the map's journal (a snapshot: the whole journal).
+    Journal {
+        events: &'a [u8],
+    },
 }
 
 const PUT: u8 = 1;
@@ -607,6 +641,7 @@ const LOCK: u8 = 3;
 const UNLOCK: u8 = 4;
 const STAGE: u8 = 5;
 const UNSTAGE: u8 = 6;
+const JOURNAL: u8 = 7;
 
 fn put_key(out: &mut Vec<u8>, change: u8, key: &[u8]) {
     out.push(change);
@@ -649,6 +684,7 @@ fn read_change<'a>(reader: &mut Reader<'a>) -> Result<MapChange<'a>, Malformed> 
         UNLOCK => MapChange::Unlock { key },
         STAGE => MapChange::Stage { key, staged: StagedChange::read(reader)? },
         UNSTAGE => MapChange::Unstage { key },
+        JOURNAL => MapChange::Journal { events: key },
         other => return Err(Malformed::UnknownChange(other)),
     })
 }

@@ -56,6 +56,7 @@ impl WideOperation for TxnEnd {
                         let event = apply(store, &key, &staged.change, share.now_ms).filter(|_| owned);
                         if let Some((kind, value, old)) = event {
                             let (value, old_value) = (value.as_deref(), old.as_deref());
+                            store.journal_event(kind, &key, value, old_value, share.now_ms);
                             let source = share.member;
                             let key = Some(&*key);
                             let partition_id = Some(partition_id);

@@ -123,6 +123,37 @@ impl RingbufferStore {
         }
     }
 
+    /// A map's event journal in one partition (`engine/map/journal.rs`): a ringbuffer that
+    /// exists from the map's first use, so reads never wait for it to be created.
+    pub(crate) fn journal(config: RingbufferConfig, read_limit_bytes: usize) -> RingbufferStore {
+        RingbufferStore { used: true, ..RingbufferStore::new(config, read_limit_bytes) }
+    }
+
+    /// Adds one journal event (recorded for the backups); returns its sequence.
+    pub(crate) fn append(&mut self, value: Box<[u8]>, now_ms: i64) -> i64 {
+        self.push(value, now_ms)
+    }
+
+    /// (oldest, newest) sequence: `head` and `tail` (`head == tail + 1` when empty).
+    pub(crate) fn sequences(&self) -> (i64, i64) {
+        (self.head, self.tail())
+    }
+
+    /// Whether reads wait for items.
+    pub(crate) fn has_readers(&self) -> bool {
+        !self.readers.is_empty()
+    }
+
+    /// Its whole state as one body [`PartitionObject::apply_snapshot`] reads (a journal
+    /// travels inside its map's snapshot).
+    pub(crate) fn write_whole(&self, out: &mut Vec<u8>) {
+        out.push(HEAD);
+        out.extend_from_slice(&self.head.to_le_bytes());
+        for (offset, item) in self.items.iter().enumerate() {
+            put_item(out, self.head + offset as i64, item);
+        }
+    }
+
     /// What a split-brain merge sends of it (`engine/container_merge.rs`): its head sequence
     /// and items; None if only reads have used it (in Hazelcast it would not exist).
     pub(crate) fn merging(&self) -> Option<(i64, Vec<Box<[u8]>>)> {
