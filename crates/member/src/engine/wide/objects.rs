@@ -1,5 +1,6 @@
 //! Fan-out operations every kind of object shares: listener registration and removal (every
-//! reactor applies them), dropping a departed client's relayed registrations, and destroy.
+//! reactor applies them), dropping a departed client's relayed registrations, destroy, and a
+//! fixed answer (a request about something the object never has).
 
 use super::{Classified, Found, Partitions, WideOperation, WideRequest};
 use crate::engine::listeners::{Listener, Listeners, Registry};
@@ -9,6 +10,49 @@ use crate::net::connection::ConnectionShared;
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::{DecodeError, Message, Uuid};
 use std::sync::Arc;
+
+/// A request whose answer is the same on every member and needs no state: about work that never
+/// ran (an executor's task) or a thing the object never has (a map's interceptor).
+#[derive(Debug)]
+pub(crate) struct Answered(Answer);
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Answer {
+    False,
+    Null,
+    Nothing,
+}
+
+impl WideOperation for Answered {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) {}
+
+    fn on_partition(
+        &self,
+        _name: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut (),
+    ) {
+    }
+
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(match self.0 {
+            Answer::False => Reply::Bool(false),
+            Answer::Null => Reply::Value(None),
+            Answer::Nothing => Reply::Empty,
+        })
+    }
+}
+
+/// `answer`, for a request about the object `name` (empty: a request that names none).
+pub(crate) fn answered(answer: Answer, name: &str) -> Result<Classified, DecodeError> {
+    Classified::wide(Answered(answer), name)
+}
 
 /// Map.addEntryListener (and the key and near-cache variants) and IQueue.addItemListener: the
 /// registration on every reactor of this member, so it is in force everywhere before the
