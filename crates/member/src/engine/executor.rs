@@ -21,8 +21,10 @@
 //!   StaleTaskException (no task has the name), or a RejectedExecutionException where the
 //!   scheduler was shut down.
 //!
-//! Invariant: [`Shutdowns`] only grows, by one entry per (service, name) shut down, as
-//! Hazelcast's own set of shut-down executors (destroying the proxy does not clear it here).
+//! Invariant: [`Shutdowns`] holds one entry per (service, name) shut down and not destroyed
+//! since, as Hazelcast's own sets of shut-down executors (destroying the proxy clears it).
+
+pub(crate) mod shutdowns;
 
 use crate::engine::java_code::{refusal, JavaRole};
 use crate::engine::request::{ErrorKind, OpError, Reply};
@@ -32,7 +34,7 @@ use crate::partition::objects::PartitionStore;
 use crate::route::row::{wide_row, Flags, Operation, S};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::{DecodeError, Uuid};
-use std::collections::HashSet;
+pub(crate) use shutdowns::ExecutorKind;
 
 /// No executor keeps anything in a partition: the step over one is empty.
 macro_rules! nothing_per_partition {
@@ -49,30 +51,11 @@ macro_rules! nothing_per_partition {
     };
 }
 
-/// Which executor service a name belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Service {
-    Plain,
-    Durable,
-    Scheduled,
-}
-
-/// The executors shut down: one copy per reactor, touched only by that reactor's shares (as
-/// its listener registrations are).
-#[derive(Debug, Default)]
-pub struct Shutdowns(HashSet<(Service, Box<str>)>);
-
-impl Shutdowns {
-    fn contains(&self, service: Service, name: &str) -> bool {
-        self.0.contains(&(service, Box::from(name)))
-    }
-}
-
 /// shutdown: recorded on every reactor of every member (of the one member named, for a
 /// scheduled executor); answers nothing.
 #[derive(Debug)]
 struct Shutdown {
-    service: Service,
+    service: ExecutorKind,
     member: Option<Uuid>,
 }
 
@@ -91,7 +74,29 @@ impl WideOperation for Shutdown {
     fn empty(&self) {}
 
     fn on_share(&self, name: &str, share: &mut ShareContext<'_>, _partial: &mut ()) {
-        share.executors.0.insert((self.service, name.into()));
+        share.executors.insert(self.service, name);
+    }
+
+    nothing_per_partition!(());
+
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
+    }
+}
+
+/// Destroy of an executor's proxy: every reactor of every member forgets its shutdown, as
+/// Hazelcast's executor services do.
+#[derive(Debug)]
+pub(crate) struct Forget(pub(crate) ExecutorKind);
+
+impl WideOperation for Forget {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+
+    fn empty(&self) {}
+
+    fn on_share(&self, name: &str, share: &mut ShareContext<'_>, _partial: &mut ()) {
+        share.executors.remove(self.0, name);
     }
 
     nothing_per_partition!(());
@@ -114,7 +119,7 @@ enum Asked {
 /// recorded the executor's shutdown decides the answer.
 #[derive(Debug)]
 struct FromState {
-    service: Service,
+    service: ExecutorKind,
     asked: Asked,
     member: Option<Uuid>,
 }
@@ -153,17 +158,22 @@ impl WideOperation for FromState {
     }
 }
 
-fn shutdown(service: Service, member: Option<Uuid>, name: &str) -> Result<Classified, DecodeError> {
+fn shutdown(service: ExecutorKind, member: Option<Uuid>, name: &str) -> Result<Classified, DecodeError> {
     Classified::wide(Shutdown { service, member }, name)
 }
 
-fn from_state(service: Service, asked: Asked, member: Option<Uuid>, name: &str) -> Result<Classified, DecodeError> {
+fn from_state(
+    service: ExecutorKind,
+    asked: Asked,
+    member: Option<Uuid>,
+    name: &str,
+) -> Result<Classified, DecodeError> {
     Classified::wide(FromState { service, asked, member }, name)
 }
 
 /// A scheduled task's request on its partition's owner (`member` None) or on a member.
 fn scheduled_task(scheduler: &str, task: &str, member: Option<Uuid>) -> Result<Classified, DecodeError> {
-    from_state(Service::Scheduled, Asked::Task(Some(task.into())), member, scheduler)
+    from_state(ExecutorKind::Scheduled, Asked::Task(Some(task.into())), member, scheduler)
 }
 
 /// A durable executor's result slot: sequence 0 holds a null result, any other is stale.
@@ -215,10 +225,10 @@ pub(crate) static ROWS: &[Operation] = &[
         Ok(Classified::Refused(refusal(r.callable.0, JavaRole::Task)))
     }),
     wide_row!(ExecutorServiceShutdown, S, |message, _| {
-        shutdown(Service::Plain, None, ExecutorServiceShutdown::decode(message)?.name)
+        shutdown(ExecutorKind::Plain, None, ExecutorServiceShutdown::decode(message)?.name)
     }),
     wide_row!(ExecutorServiceIsShutdown, S, |message, _| {
-        from_state(Service::Plain, Asked::IsShutdown, None, ExecutorServiceIsShutdown::decode(message)?.name)
+        from_state(ExecutorKind::Plain, Asked::IsShutdown, None, ExecutorServiceIsShutdown::decode(message)?.name)
     }),
     wide_row!(ExecutorServiceCancelOnPartition, Flags::NONE, |message, _| {
         ExecutorServiceCancelOnPartition::decode(message)?;
@@ -233,10 +243,10 @@ pub(crate) static ROWS: &[Operation] = &[
         Ok(Classified::Refused(refusal(r.callable.0, JavaRole::Callable)))
     }),
     wide_row!(DurableExecutorShutdown, S, |message, _| {
-        shutdown(Service::Durable, None, DurableExecutorShutdown::decode(message)?.name)
+        shutdown(ExecutorKind::Durable, None, DurableExecutorShutdown::decode(message)?.name)
     }),
     wide_row!(DurableExecutorIsShutdown, S, |message, _| {
-        from_state(Service::Durable, Asked::IsShutdown, None, DurableExecutorIsShutdown::decode(message)?.name)
+        from_state(ExecutorKind::Durable, Asked::IsShutdown, None, DurableExecutorIsShutdown::decode(message)?.name)
     }),
     wide_row!(DurableExecutorRetrieveResult, S, |message, _| {
         let r = DurableExecutorRetrieveResult::decode(message)?;
@@ -260,10 +270,10 @@ pub(crate) static ROWS: &[Operation] = &[
     }),
     wide_row!(ScheduledExecutorShutdown, ON_MEMBER, |message, _| {
         let r = ScheduledExecutorShutdown::decode(message)?;
-        shutdown(Service::Scheduled, r.member_uuid, r.scheduler_name)
+        shutdown(ExecutorKind::Scheduled, r.member_uuid, r.scheduler_name)
     }),
     wide_row!(ScheduledExecutorGetAllScheduledFutures, S, |message, _| {
         let r = ScheduledExecutorGetAllScheduledFutures::decode(message)?;
-        from_state(Service::Scheduled, Asked::Task(None), None, r.scheduler_name)
+        from_state(ExecutorKind::Scheduled, Asked::Task(None), None, r.scheduler_name)
     }),
 ];

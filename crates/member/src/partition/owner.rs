@@ -165,7 +165,7 @@ pub struct PartitionOwner {
     /// This member's replicas of the PN counters whose name's partition is this reactor's.
     pub pn_counters: crate::engine::pn_counter::state::PnCounters,
     /// The executors shut down (this reactor's copy; every reactor records each shutdown).
-    pub executors: crate::engine::executor::Shutdowns,
+    pub executors: crate::engine::executor::shutdowns::Shutdowns,
     /// The map entries this member owned when its cluster merged into another, until they are
     /// merged into that cluster (`cluster/merge.rs`).
     pub(crate) merging: crate::engine::map::merge::Merging,

@@ -134,6 +134,7 @@ impl FanOut {
 /// Destroy of an object of `service`: its data and listeners dropped everywhere.
 pub(crate) fn destroy(service: crate::cluster::peer::Service) -> WideRequest {
     use crate::cluster::peer::Service;
+    use crate::engine::executor::{ExecutorKind, Forget};
     use crate::engine::listeners::Registry;
     use crate::engine::wide::objects::{destroy_object, DestroyPnCounter};
     match service {
@@ -141,12 +142,11 @@ pub(crate) fn destroy(service: crate::cluster::peer::Service) -> WideRequest {
         Service::Topic => destroy_object(None, Some(Registry::Messages)),
         Service::PnCounter => WideRequest::new(DestroyPnCounter),
         // (A generator's state is dropped by `Shared::forget_object` on each member.)
-        Service::ReliableTopic
-        | Service::FlakeIdGenerator
-        | Service::Executor
-        | Service::DurableExecutor
-        | Service::ScheduledExecutor
-        | Service::Xa => destroy_object(None, None),
+        // An executor's shutdown is forgotten (`engine/executor.rs`).
+        Service::Executor => WideRequest::new(Forget(ExecutorKind::Plain)),
+        Service::DurableExecutor => WideRequest::new(Forget(ExecutorKind::Durable)),
+        Service::ScheduledExecutor => WideRequest::new(Forget(ExecutorKind::Scheduled)),
+        Service::ReliableTopic | Service::FlakeIdGenerator | Service::Xa => destroy_object(None, None),
     }
 }
 
@@ -287,7 +287,7 @@ mod tests {
         listeners: Listeners,
         outbox: Outbox,
         counters: PnCounters,
-        executors: crate::engine::executor::Shutdowns,
+        executors: crate::engine::executor::shutdowns::Shutdowns,
         replicated: crate::engine::replicated_map::store::Shares,
         settings: crate::engine::settings::SettingsCache,
         schemas: Arc<crate::engine::schemas::Schemas>,
