@@ -134,18 +134,18 @@ impl FanOut {
 /// Destroy of an object of `service`: its data and listeners dropped everywhere.
 pub(crate) fn destroy(service: crate::cluster::peer::Service) -> WideRequest {
     use crate::cluster::peer::Service;
-    use crate::engine::executor::{ExecutorKind, Forget};
+    use crate::engine::executor::shutdowns::ExecutorKind;
     use crate::engine::listeners::Registry;
-    use crate::engine::wide::objects::{destroy_object, DestroyPnCounter};
+    use crate::engine::wide::objects::{destroy_object, DestroyPnCounter, ForgetShutdown};
     match service {
         Service::Object(kind) => destroy_object_of(kind),
         Service::Topic => destroy_object(None, Some(Registry::Messages)),
         Service::PnCounter => WideRequest::new(DestroyPnCounter),
+        // An executor's shutdown is forgotten, as Hazelcast's services forget it.
+        Service::Executor => WideRequest::new(ForgetShutdown(ExecutorKind::Plain)),
+        Service::DurableExecutor => WideRequest::new(ForgetShutdown(ExecutorKind::Durable)),
+        Service::ScheduledExecutor => WideRequest::new(ForgetShutdown(ExecutorKind::Scheduled)),
         // (A generator's state is dropped by `Shared::forget_object` on each member.)
-        // An executor's shutdown is forgotten (`engine/executor.rs`).
-        Service::Executor => WideRequest::new(Forget(ExecutorKind::Plain)),
-        Service::DurableExecutor => WideRequest::new(Forget(ExecutorKind::Durable)),
-        Service::ScheduledExecutor => WideRequest::new(Forget(ExecutorKind::Scheduled)),
         Service::ReliableTopic | Service::FlakeIdGenerator | Service::Xa => destroy_object(None, None),
     }
 }

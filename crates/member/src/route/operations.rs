@@ -34,8 +34,8 @@ macro_rules! sections {
             (engine::topic::rows::ROWS, None),
             (engine::pn_counter::rows::ROWS, Some(ProtectedStructure::PnCounter)),
             (engine::flake_id::rows::ROWS, None),
-            (engine::executor::ROWS, None),
-            (engine::executor::SCHEDULED_TASK_ROWS, None),
+            (engine::executor::rows::ROWS, None),
+            (engine::executor::rows::SCHEDULED_TASK_ROWS, None),
             (engine::dynamic_config::rows::ROWS, None),
             (crate::sql::rows::ROWS, None),
             (crate::route::client::rows::ROWS, None),
@@ -51,8 +51,8 @@ macro_rules! sections {
             engine::topic::rows::ROWS,
             engine::pn_counter::rows::ROWS,
             engine::flake_id::rows::ROWS,
-            engine::executor::ROWS,
-            engine::executor::SCHEDULED_TASK_ROWS,
+            engine::executor::rows::ROWS,
+            engine::executor::rows::SCHEDULED_TASK_ROWS,
         ];
     };
 }

@@ -1,5 +1,5 @@
 //! The executors shut down, per reactor: what the executors' shutdown records and their
-//! isShutdown and scheduled task requests read (`executor.rs`). Kept apart from the rows so the
+//! isShutdown and scheduled task requests read (`executor/rows.rs`). Kept apart from the rows so the
 //! fan-out's share context (`wide.rs`) can hold it without importing them.
 
 use std::collections::HashSet;

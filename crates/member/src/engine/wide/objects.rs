@@ -1,8 +1,10 @@
 //! Fan-out operations every kind of object shares: listener registration and removal (every
-//! reactor applies them), dropping a departed client's relayed registrations, destroy, and a
+//! reactor applies them), dropping a departed client's relayed registrations, destroy (an
+//! executor's: forgetting its shutdown), and a
 //! fixed answer (a request about something the object never has).
 
 use super::{Classified, Found, Partitions, WideOperation, WideRequest};
+use crate::engine::executor::shutdowns::ExecutorKind;
 use crate::engine::listeners::{Listener, Listeners, Registry};
 use crate::engine::request::{ErrorKind, OpError, Reply};
 use crate::engine::structures::ObjectKind;
@@ -212,6 +214,36 @@ impl WideOperation for DestroyObject {
                 connection.send(&answer);
             }
         }
+    }
+
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
+    }
+}
+
+/// Destroy of an executor's proxy: every reactor of every member forgets its shutdown, as
+/// Hazelcast's executor services do.
+#[derive(Debug)]
+pub(crate) struct ForgetShutdown(pub(crate) ExecutorKind);
+
+impl WideOperation for ForgetShutdown {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+
+    fn empty(&self) {}
+
+    fn on_share(&self, name: &str, share: &mut super::ShareContext<'_>, _partial: &mut ()) {
+        share.executors.remove(self.0, name);
+    }
+
+    fn on_partition(
+        &self,
+        _name: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut (),
+    ) {
     }
 
     fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
