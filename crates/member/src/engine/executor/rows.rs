@@ -21,8 +21,10 @@
 //!   StaleTaskException (no task has the name), or a RejectedExecutionException where the
 //!   scheduler was shut down.
 //!
-//! Invariant: [`Shutdowns`] holds one entry per (service, name) shut down and not destroyed
-//! since, as Hazelcast's own sets of shut-down executors (destroying the proxy clears it).
+//! Invariant: each reactor's `shutdowns::Shutdowns` holds one entry per (service, name) shut
+//! down and not destroyed since, as Hazelcast's own sets of shut-down executors (destroying the
+//! proxy clears it: `wide/objects.rs`'s `ForgetShutdown`). Checked against a Hazelcast 5.6.0
+//! member by `tests/python/test_executors.py`.
 
 use crate::engine::executor::shutdowns::ExecutorKind;
 use crate::engine::java_code::{refusal, JavaRole};
