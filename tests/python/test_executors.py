@@ -5,7 +5,8 @@ against ferrogrid and a real Hazelcast member, with smart and unisocket routing;
 built by hand (the Python client has no durable or scheduled executor proxy).
 
 What the member answers (and these tests hold):
-  * ExecutorService: isShutdown is false until shutdown (of that name only), then true;
+  * ExecutorService: isShutdown is false until shutdown (of that name only), then true (on the
+    member that received the shutdown: cluster/test_executors_cluster.py);
     cancelOnPartition and cancelOnMember of a uuid no task has: false; a submit after the
     shutdown is still refused for its task first (IllegalArgumentException naming its class);
   * DurableExecutor: the same shutdown and isShutdown; retrieveResult and

@@ -8,8 +8,9 @@
 //!   task's serialized form (`java_code.rs`), before and after a shutdown alike (the member
 //!   reads the task before it looks at its executor's state);
 //! * shutdown and isShutdown (plain and durable): a shutdown is recorded on every reactor of
-//!   every member (Hazelcast sends it to every member), and isShutdown answers from the
-//!   member asked; a member that joins later does not learn it, as in Hazelcast;
+//!   the member that receives it, and only there (a Hazelcast member shuts down its own
+//!   executor: a client that wants the cluster's shut down asks each member), and isShutdown
+//!   answers from the member asked;
 //! * the plain executor's cancelOnPartition and cancelOnMember: false (no task has the uuid);
 //! * the durable executor's retrieveResult, disposeResult and retrieveAndDisposeResult: its
 //!   ring of results starts with every slot holding sequence 0, so sequence 0 reads a null
@@ -51,8 +52,8 @@ macro_rules! nothing_per_partition {
     };
 }
 
-/// shutdown: recorded on every reactor of every member (of the one member named, for a
-/// scheduled executor); answers nothing.
+/// shutdown: recorded on every reactor of the member that receives it (of the one member
+/// named, for a scheduled executor); answers nothing.
 #[derive(Debug)]
 struct Shutdown {
     service: ExecutorKind,
@@ -62,10 +63,8 @@ struct Shutdown {
 impl WideOperation for Shutdown {
     type Partial = ();
     const PARTITIONS: Partitions = Partitions::None;
-
-    fn cluster_wide(&self) -> bool {
-        self.member.is_none()
-    }
+    /// A Hazelcast member shuts down its own executor only.
+    const CLUSTER_WIDE: bool = false;
 
     fn target(&self) -> Option<Uuid> {
         self.member
