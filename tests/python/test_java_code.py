@@ -19,6 +19,9 @@ What a Hazelcast member without the class answers (and these tests hold):
   * a custom serializer's type id the member lacks: "There is no suitable de-serializer for
     type <id>";
   * the connection stays usable and the map untouched.
+
+The executors' other requests, and the map's interceptors, replaceAll and loading, are in
+test_executors.py.
 """
 
 import pytest

@@ -303,6 +303,12 @@ messages! {
     Request MapPutTransientWithMaxIdle<'a> = 0x014500 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapPutIfAbsentWithMaxIdle<'a> = 0x014600 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
     Request MapSetWithMaxIdle<'a> = 0x014700 { thread_id: i64, ttl: i64, max_idle: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }
+    /// An interceptor and replaceAll's function are Java code, refused likewise; loading needs a MapStore.
+    Request MapAddInterceptor<'a> = 0x011400 { ; var name: &'a str, interceptor: Data<'a> }
+    Request MapRemoveInterceptor<'a> = 0x011500 { ; var name: &'a str, id: &'a str }
+    Request MapReplaceAll<'a> = 0x014800 { ; var name: &'a str, function: Data<'a> }
+    Request MapLoadAll<'a> = 0x012000 { replace_existing_values: bool; var name: &'a str }
+    Request MapLoadGivenKeys<'a> = 0x012100 { replace_existing_values: bool; var name: &'a str, keys: Vec<Data<'a>> }
 
     // ----- ExecutorService (0x08): tasks are Java code, refused as Hazelcast refuses a class it lacks -----
     Request ExecutorServiceSubmitToPartition<'a> = 0x080500 { uuid: Option<Uuid>; var name: &'a str, callable: Data<'a> }
@@ -310,8 +316,21 @@ messages! {
         uuid: Option<Uuid>, member_uuid: Option<Uuid>; var name: &'a str, callable: Data<'a>
     }
 
-    // ----- DurableExecutor (0x18) and ScheduledExecutor (0x1A): their submits, refused likewise -----
+    Request ExecutorServiceShutdown<'a> = 0x080100 { ; var name: &'a str }
+    Request ExecutorServiceIsShutdown<'a> = 0x080200 { ; var name: &'a str }
+    Request ExecutorServiceCancelOnPartition = 0x080300 { uuid: Option<Uuid>, interrupt: bool }
+    Request ExecutorServiceCancelOnMember = 0x080400 { uuid: Option<Uuid>, member_uuid: Option<Uuid>, interrupt: bool }
+
+    // ----- DurableExecutor (0x18) and ScheduledExecutor (0x1A): their submits, refused likewise;
+    // their results and tasks, of which there are none -----
+    Request DurableExecutorShutdown<'a> = 0x180100 { ; var name: &'a str }
+    Request DurableExecutorIsShutdown<'a> = 0x180200 { ; var name: &'a str }
     Request DurableExecutorSubmitToPartition<'a> = 0x180300 { ; var name: &'a str, callable: Data<'a> }
+    Request DurableExecutorRetrieveResult<'a> = 0x180400 { sequence: i32; var name: &'a str }
+    Request DurableExecutorDisposeResult<'a> = 0x180500 { sequence: i32; var name: &'a str }
+    Request DurableExecutorRetrieveAndDisposeResult<'a> = 0x180600 { sequence: i32; var name: &'a str }
+    Request ScheduledExecutorShutdown<'a> = 0x1A0100 { member_uuid: Option<Uuid>; var scheduler_name: &'a str }
+    Request ScheduledExecutorGetAllScheduledFutures<'a> = 0x1A0400 { ; var scheduler_name: &'a str }
     Request ScheduledExecutorSubmitToPartition<'a> = 0x1A0200 {
         task_type: i8, initial_delay_in_millis: i64, period_in_millis: i64, auto_disposable: bool;
         var scheduler_name: &'a str, task_name: &'a str, task: Data<'a>
@@ -320,6 +339,21 @@ messages! {
         member_uuid: Option<Uuid>, task_type: i8, initial_delay_in_millis: i64, period_in_millis: i64, auto_disposable: bool;
         var scheduler_name: &'a str, task_name: &'a str, task: Data<'a>
     }
+    /// A task of a scheduler, on its partition's owner or on a member.
+    Request ScheduledExecutorGetStatsFromPartition<'a> = 0x1A0500 { ; var scheduler_name: &'a str, task_name: &'a str }
+    Request ScheduledExecutorGetStatsFromMember<'a> = 0x1A0600 { member_uuid: Option<Uuid>; var scheduler_name: &'a str, task_name: &'a str }
+    Request ScheduledExecutorGetDelayFromPartition<'a> = 0x1A0700 { ; var scheduler_name: &'a str, task_name: &'a str }
+    Request ScheduledExecutorGetDelayFromMember<'a> = 0x1A0800 { member_uuid: Option<Uuid>; var scheduler_name: &'a str, task_name: &'a str }
+    Request ScheduledExecutorCancelFromPartition<'a> = 0x1A0900 { may_interrupt_if_running: bool; var scheduler_name: &'a str, task_name: &'a str }
+    Request ScheduledExecutorCancelFromMember<'a> = 0x1A0A00 { member_uuid: Option<Uuid>, may_interrupt_if_running: bool; var scheduler_name: &'a str, task_name: &'a str }
+    Request ScheduledExecutorIsCancelledFromPartition<'a> = 0x1A0B00 { ; var scheduler_name: &'a str, task_name: &'a str }
+    Request ScheduledExecutorIsCancelledFromMember<'a> = 0x1A0C00 { member_uuid: Option<Uuid>; var scheduler_name: &'a str, task_name: &'a str }
+    Request ScheduledExecutorIsDoneFromPartition<'a> = 0x1A0D00 { ; var scheduler_name: &'a str, task_name: &'a str }
+    Request ScheduledExecutorIsDoneFromMember<'a> = 0x1A0E00 { member_uuid: Option<Uuid>; var scheduler_name: &'a str, task_name: &'a str }
+    Request ScheduledExecutorGetResultFromPartition<'a> = 0x1A0F00 { ; var scheduler_name: &'a str, task_name: &'a str }
+    Request ScheduledExecutorGetResultFromMember<'a> = 0x1A1000 { member_uuid: Option<Uuid>; var scheduler_name: &'a str, task_name: &'a str }
+    Request ScheduledExecutorDisposeFromPartition<'a> = 0x1A1100 { ; var scheduler_name: &'a str, task_name: &'a str }
+    Request ScheduledExecutorDisposeFromMember<'a> = 0x1A1200 { member_uuid: Option<Uuid>; var scheduler_name: &'a str, task_name: &'a str }
 
     // ----- ReplicatedMap (service 0x0D): key writes go to the key's partition owner, reads
     // are answered from the copy of the member asked -----

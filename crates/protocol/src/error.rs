@@ -31,6 +31,7 @@ error_codes! {
     ILLEGAL_ARGUMENT = 23, "java.lang.IllegalArgumentException";
     ILLEGAL_MONITOR_STATE = 26, "java.lang.IllegalMonitorStateException";
     ILLEGAL_STATE = 27, "java.lang.IllegalStateException";
+    REJECTED_EXECUTION = 44, "java.util.concurrent.RejectedExecutionException";
     INVALID_CONFIGURATION = 32, "com.hazelcast.config.InvalidConfigurationException";
     INDEX_OUT_OF_BOUNDS = 29, "java.lang.IndexOutOfBoundsException";
     MEMBER_LEFT = 33, "com.hazelcast.core.MemberLeftException";
@@ -50,6 +51,8 @@ error_codes! {
     WRONG_TARGET = 62, "com.hazelcast.spi.exception.WrongTargetException";
     NO_DATA_MEMBER = 67, "com.hazelcast.partition.NoDataMemberInClusterException";
     STACK_OVERFLOW = 73, "java.lang.StackOverflowError";
+    STALE_TASK_ID = 76, "com.hazelcast.durableexecutor.StaleTaskIdException";
+    STALE_TASK = 78, "com.hazelcast.scheduledexecutor.StaleTaskException";
     TARGET_NOT_REPLICA = 82, "com.hazelcast.crdt.TargetNotReplicaException";
     CONSISTENCY_LOST = 84, "com.hazelcast.core.ConsistencyLostException";
 }

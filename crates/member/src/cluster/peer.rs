@@ -45,7 +45,7 @@ pub(crate) enum Service {
     ReliableTopic,
     PnCounter,
     FlakeIdGenerator,
-    /// The executors (plain, durable, scheduled): proxies only (`engine/executor.rs`).
+    /// The executors (plain, durable, scheduled): proxies, and the shutdowns each reactor records (`engine/executor/`).
     Executor,
     DurableExecutor,
     ScheduledExecutor,

@@ -10,8 +10,10 @@
 //! | a Java built-in (String, Integer, …) | `IllegalArgumentException: java.lang.String` | `ClassCastException: class java.lang.String cannot be cast to …` |
 //! | a custom serializer's type id | `HazelcastSerializationException: There is no suitable de-serializer for type <id>. …` | the same |
 //!
-//! A durable or scheduled executor's task is cast to `Callable`: a ClassCastException as for an
-//! entry processor, with the JDK's module named for `java.util.concurrent.Callable`.
+//! A durable or scheduled executor's task is cast to `Callable`, a map's interceptor
+//! (Map.addInterceptor) to `com.hazelcast.map.MapInterceptor` and Map.replaceAll's function to
+//! `java.util.function.BiFunction`: a ClassCastException as for an entry processor, naming the
+//! JDK's module for the JDK's interfaces.
 //!
 //! (Checked against a Hazelcast 5.6.0 member by `tests/python/test_java_code.py`.) Any other
 //! serialized form (Java serialization, Compact, JSON) gets a HazelcastSerializationException
@@ -33,6 +35,10 @@ pub(crate) enum JavaRole {
     JournalPredicate,
     /// A map event journal read's projection (`java.util.function.Function`).
     JournalProjection,
+    /// A map's `MapInterceptor`.
+    Interceptor,
+    /// Map.replaceAll's function, cast to `java.util.function.BiFunction`.
+    BiFunction,
 }
 
 /// Portable objects a member has no factory for deserialize as this generic record.
@@ -108,6 +114,8 @@ fn not_the_role(class: &str, jdk: bool, role: JavaRole) -> OpError {
         JavaRole::Callable => ("java.util.concurrent.Callable", true),
         JavaRole::JournalPredicate => ("java.util.function.Predicate", true),
         JavaRole::JournalProjection => ("java.util.function.Function", true),
+        JavaRole::Interceptor => ("com.hazelcast.map.MapInterceptor", false),
+        JavaRole::BiFunction => ("java.util.function.BiFunction", true),
     };
     let modules = if jdk == target_jdk {
         format!("{class} and {target} are in {}", module_of(jdk))
@@ -131,7 +139,9 @@ mod tests {
     #[test]
     fn each_serialized_form_gets_hazelcasts_error() {
         let identified = data(-2, &[1, 0, 0, 0, 66, 0, 0, 0, 1]);
-        for role in [JavaRole::Task, JavaRole::EntryProcessor, JavaRole::Callable] {
+        let roles =
+            [JavaRole::Task, JavaRole::EntryProcessor, JavaRole::Callable, JavaRole::Interceptor, JavaRole::BiFunction];
+        for role in roles {
             let failure = refusal(&identified, role);
             assert_eq!(failure.kind, ErrorKind::Serialization);
             assert_eq!(failure.message, "No DataSerializerFactory registered for namespace: 66");
@@ -156,6 +166,12 @@ mod tests {
         let callable = refusal(&data(-1, &[0; 8]), JavaRole::Callable).message;
         let apart = "is in unnamed module of loader 'app'; java.util.concurrent.Callable is in module java.base of loader 'bootstrap')";
         assert!(callable.ends_with(apart), "{callable}");
+        let interceptor = refusal(&string, JavaRole::Interceptor).message;
+        assert!(interceptor.ends_with("com.hazelcast.map.MapInterceptor is in unnamed module of loader 'app')"));
+        let function = refusal(&string, JavaRole::BiFunction).message;
+        assert!(function.ends_with(
+            "(java.lang.String and java.util.function.BiFunction are in module java.base of loader 'bootstrap')"
+        ));
         assert_eq!(refusal(b"xy", JavaRole::Task).kind, ErrorKind::Serialization, "not Data at all");
     }
 }

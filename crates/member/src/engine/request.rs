@@ -186,6 +186,12 @@ pub enum ErrorKind {
     /// A transaction used or committed after its timeout, or that waited too long for a key's
     /// lock.
     TransactionTimedOut,
+    /// A durable executor's result slot that holds another sequence than the one asked for.
+    StaleTaskId,
+    /// A scheduled executor's task that does not exist (never scheduled, or disposed).
+    StaleTask,
+    /// An executor asked for work after its shutdown.
+    RejectedExecution,
 }
 
 /// A request that is well-formed but cannot be served.

@@ -173,6 +173,8 @@ pub struct ShareContext<'a> {
     pub owned: &'a [bool],
     /// The reactor's PN counter replicas.
     pub counters: &'a mut PnCounters,
+    /// The executors shut down, as this reactor's copy records them.
+    pub executors: &'a mut crate::engine::executor::shutdowns::Shutdowns,
     /// The reactor's replicated-map versions and outgoing changes.
     pub replicated: &'a mut crate::engine::replicated_map::store::Shares,
     /// Settings of objects a share creates.

@@ -164,6 +164,8 @@ pub struct PartitionOwner {
     pub topic_counts: std::collections::HashMap<Box<str>, (u64, u64), ahash::RandomState>,
     /// This member's replicas of the PN counters whose name's partition is this reactor's.
     pub pn_counters: crate::engine::pn_counter::state::PnCounters,
+    /// The executors shut down (this reactor's copy; every reactor records each shutdown).
+    pub executors: crate::engine::executor::shutdowns::Shutdowns,
     /// The map entries this member owned when its cluster merged into another, until they are
     /// merged into that cluster (`cluster/merge.rs`).
     pub(crate) merging: crate::engine::map::merge::Merging,
@@ -223,6 +225,7 @@ impl PartitionOwner {
             tenant_latency,
             topic_counts: std::collections::HashMap::default(),
             pn_counters: crate::engine::pn_counter::state::PnCounters::default(),
+            executors: Default::default(),
             merging: crate::engine::map::merge::Merging::default(),
         }
     }
@@ -408,6 +411,7 @@ impl PartitionOwner {
             member: self.member,
             owned: &self.replication.owned,
             counters: &mut self.pn_counters,
+            executors: &mut self.executors,
             replicated: &mut self.replication.replicated,
             settings: &mut self.settings,
             schemas: &self.schemas,

@@ -134,19 +134,19 @@ impl FanOut {
 /// Destroy of an object of `service`: its data and listeners dropped everywhere.
 pub(crate) fn destroy(service: crate::cluster::peer::Service) -> WideRequest {
     use crate::cluster::peer::Service;
+    use crate::engine::executor::shutdowns::ExecutorKind;
     use crate::engine::listeners::Registry;
-    use crate::engine::wide::objects::{destroy_object, DestroyPnCounter};
+    use crate::engine::wide::objects::{destroy_object, DestroyPnCounter, ForgetShutdown};
     match service {
         Service::Object(kind) => destroy_object_of(kind),
         Service::Topic => destroy_object(None, Some(Registry::Messages)),
         Service::PnCounter => WideRequest::new(DestroyPnCounter),
+        // An executor's shutdown is forgotten, as Hazelcast's services forget it.
+        Service::Executor => WideRequest::new(ForgetShutdown(ExecutorKind::Plain)),
+        Service::DurableExecutor => WideRequest::new(ForgetShutdown(ExecutorKind::Durable)),
+        Service::ScheduledExecutor => WideRequest::new(ForgetShutdown(ExecutorKind::Scheduled)),
         // (A generator's state is dropped by `Shared::forget_object` on each member.)
-        Service::ReliableTopic
-        | Service::FlakeIdGenerator
-        | Service::Executor
-        | Service::DurableExecutor
-        | Service::ScheduledExecutor
-        | Service::Xa => destroy_object(None, None),
+        Service::ReliableTopic | Service::FlakeIdGenerator | Service::Xa => destroy_object(None, None),
     }
 }
 
@@ -287,6 +287,7 @@ mod tests {
         listeners: Listeners,
         outbox: Outbox,
         counters: PnCounters,
+        executors: crate::engine::executor::shutdowns::Shutdowns,
         replicated: crate::engine::replicated_map::store::Shares,
         settings: crate::engine::settings::SettingsCache,
         schemas: Arc<crate::engine::schemas::Schemas>,
@@ -305,6 +306,7 @@ mod tests {
                 listeners: Listeners::default(),
                 outbox: Outbox::default(),
                 counters: PnCounters::default(),
+                executors: Default::default(),
                 replicated,
                 settings,
                 schemas: Default::default(),
@@ -322,6 +324,7 @@ mod tests {
                 member: Uuid { most: 1, least: 1 },
                 owned: &self.owned,
                 counters: &mut self.counters,
+                executors: &mut self.executors,
                 replicated: &mut self.replicated,
                 settings: &mut self.settings,
                 schemas: &self.schemas,

@@ -34,7 +34,8 @@ macro_rules! sections {
             (engine::topic::rows::ROWS, None),
             (engine::pn_counter::rows::ROWS, Some(ProtectedStructure::PnCounter)),
             (engine::flake_id::rows::ROWS, None),
-            (engine::executor::ROWS, None),
+            (engine::executor::rows::ROWS, None),
+            (engine::executor::rows::SCHEDULED_TASK_ROWS, None),
             (engine::dynamic_config::rows::ROWS, None),
             (crate::sql::rows::ROWS, None),
             (crate::route::client::rows::ROWS, None),
@@ -50,7 +51,8 @@ macro_rules! sections {
             engine::topic::rows::ROWS,
             engine::pn_counter::rows::ROWS,
             engine::flake_id::rows::ROWS,
-            engine::executor::ROWS,
+            engine::executor::rows::ROWS,
+            engine::executor::rows::SCHEDULED_TASK_ROWS,
         ];
     };
 }
@@ -236,14 +238,20 @@ mod tests {
         assert!(row(ClientPing::TYPE).is_some_and(|row| !row.is(Flags::SCOPED)));
         // Every row of every structure (engine/structures.rs) and object service names its
         // object first: a tenant's namespace scopes it. The one exception names a list of maps
-        // (a near cache's metadata fetch), which no namespace prefix scopes.
+        // (a near cache's metadata fetch), which no namespace prefix scopes; the plain
+        // executor's cancels name no object at all.
         let unscoped: Vec<&str> = OBJECT_ROWS
             .iter()
             .flat_map(|rows| rows.iter())
             .filter(|row| !row.is(Flags::SCOPED))
             .map(|row| row.name)
             .collect();
-        assert_eq!(unscoped, ["MapFetchNearCacheInvalidationMetadata"]);
+        let expected = [
+            "MapFetchNearCacheInvalidationMetadata",
+            "ExecutorServiceCancelOnPartition",
+            "ExecutorServiceCancelOnMember",
+        ];
+        assert_eq!(unscoped, expected);
         assert!(row(MapFetchNearCacheInvalidationMetadata::TYPE).is_some_and(|row| row.is(Flags::TARGETED)));
     }
 

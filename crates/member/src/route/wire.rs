@@ -214,6 +214,9 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::InvalidConfiguration => error::INVALID_CONFIGURATION,
         ErrorKind::Transaction => error::TRANSACTION,
         ErrorKind::TransactionTimedOut => error::TRANSACTION_TIMED_OUT,
+        ErrorKind::StaleTaskId => error::STALE_TASK_ID,
+        ErrorKind::StaleTask => error::STALE_TASK,
+        ErrorKind::RejectedExecution => error::REJECTED_EXECUTION,
         // Not in the protocol's table: sent as Hazelcast sends them, code 0 with the class name.
         ErrorKind::NumberFormat => ErrorCode { code: 0, class_name: "java.lang.NumberFormatException" },
         ErrorKind::PatternSyntax => ErrorCode { code: 0, class_name: "java.util.regex.PatternSyntaxException" },
@@ -239,9 +242,11 @@ pub fn replace_with_error(out: &mut Vec<u8>, start: usize, correlation_id: i64, 
     write_error(out, correlation_id, failure);
 }
 
-/// Appends the Error response for `failure`.
+/// Appends the Error response for `failure`. An empty message is sent as null, as Java sends
+/// an exception that has none (a NullPointerException the JDK throws).
 pub fn write_error(out: &mut Vec<u8>, correlation_id: i64, failure: &OpError) {
-    let holder = ErrorHolder { code: error_code(failure.kind), message: Some(&failure.message) };
+    let message = (!failure.message.is_empty()).then_some(failure.message.as_str());
+    let holder = ErrorHolder { code: error_code(failure.kind), message };
     write_error_response(out, correlation_id, &[holder]);
 }
 

@@ -10,7 +10,8 @@ use crate::engine::map::query::Predicate;
 use crate::engine::map::query_ops::{self, AddIndex, Query};
 use crate::engine::map::remove_all::RemoveAll;
 use crate::engine::map::wide::{Clear, ContainsValue, Flush, IsEmpty, List, Size};
-use crate::engine::wide::objects::{add_listener, listener, remove_listener};
+use crate::engine::request::{ErrorKind, OpError};
+use crate::engine::wide::objects::{add_listener, answered, listener, remove_listener, Answer};
 use crate::engine::wide::{Classified, Listed};
 use crate::net::connection::ConnectionShared;
 use crate::route::row::{wide_row, Flags, Operation, S, W};
@@ -80,6 +81,31 @@ pub(crate) static WIDE_ROWS: &[Operation] = &[
     wide_row!(MapExecuteOnKeys, W.with(S), |message, _| {
         let r = MapExecuteOnKeys::decode(message)?;
         Ok(Classified::Refused(refusal(r.entry_processor.0, JavaRole::EntryProcessor)))
+    }),
+    // An interceptor and replaceAll's function are Java code too; no map has an interceptor.
+    wide_row!(MapAddInterceptor, W.with(S), |message, _| {
+        Ok(Classified::Refused(refusal(MapAddInterceptor::decode(message)?.interceptor.0, JavaRole::Interceptor)))
+    }),
+    wide_row!(MapRemoveInterceptor, W.with(S), |message, _| {
+        answered(Answer::False, MapRemoveInterceptor::decode(message)?.name)
+    }),
+    wide_row!(MapReplaceAll, W.with(S), |message, _| {
+        Ok(Classified::Refused(refusal(MapReplaceAll::decode(message)?.function.0, JavaRole::BiFunction)))
+    }),
+    // No map has a MapStore: loading all is refused; loading given keys fails as Hazelcast's
+    // record store does when it has no loader to wait for (a NullPointerException with no
+    // message), unless there is no key to load.
+    wide_row!(MapLoadAll, W.with(S), |message, _| {
+        MapLoadAll::decode(message)?;
+        let text = "First you should configure a map store";
+        Ok(Classified::Refused(OpError::new(ErrorKind::IllegalArgument, text)))
+    }),
+    wide_row!(MapLoadGivenKeys, W.with(S), |message, _| {
+        let r = MapLoadGivenKeys::decode(message)?;
+        if r.keys.is_empty() {
+            return answered(Answer::Nothing, r.name);
+        }
+        Ok(Classified::Refused(OpError::new(ErrorKind::NullArgument, "")))
     }),
     wide_row!(MapAddIndex, W.with(S), |message, _| AddIndex::classify(message)),
     // Aggregations and projections (aggregate_ops.rs).

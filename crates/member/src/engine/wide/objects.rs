@@ -1,7 +1,10 @@
 //! Fan-out operations every kind of object shares: listener registration and removal (every
-//! reactor applies them), dropping a departed client's relayed registrations, and destroy.
+//! reactor applies them), dropping a departed client's relayed registrations, destroy (an
+//! executor's: forgetting its shutdown), and a
+//! fixed answer (a request about something the object never has).
 
 use super::{Classified, Found, Partitions, WideOperation, WideRequest};
+use crate::engine::executor::shutdowns::ExecutorKind;
 use crate::engine::listeners::{Listener, Listeners, Registry};
 use crate::engine::request::{ErrorKind, OpError, Reply};
 use crate::engine::structures::ObjectKind;
@@ -9,6 +12,49 @@ use crate::net::connection::ConnectionShared;
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::{DecodeError, Message, Uuid};
 use std::sync::Arc;
+
+/// A request whose answer is the same on every member and needs no state: about work that never
+/// ran (an executor's task) or a thing the object never has (a map's interceptor).
+#[derive(Debug)]
+pub(crate) struct Answered(Answer);
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Answer {
+    False,
+    Null,
+    Nothing,
+}
+
+impl WideOperation for Answered {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) {}
+
+    fn on_partition(
+        &self,
+        _name: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut (),
+    ) {
+    }
+
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(match self.0 {
+            Answer::False => Reply::Bool(false),
+            Answer::Null => Reply::Value(None),
+            Answer::Nothing => Reply::Empty,
+        })
+    }
+}
+
+/// `answer`, for a request about the object `name` (empty: a request that names none).
+pub(crate) fn answered(answer: Answer, name: &str) -> Result<Classified, DecodeError> {
+    Classified::wide(Answered(answer), name)
+}
 
 /// Map.addEntryListener (and the key and near-cache variants) and IQueue.addItemListener: the
 /// registration on every reactor of this member, so it is in force everywhere before the
@@ -168,6 +214,36 @@ impl WideOperation for DestroyObject {
                 connection.send(&answer);
             }
         }
+    }
+
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
+    }
+}
+
+/// Destroy of an executor's proxy: every reactor of every member forgets its shutdown, as
+/// Hazelcast's executor services do.
+#[derive(Debug)]
+pub(crate) struct ForgetShutdown(pub(crate) ExecutorKind);
+
+impl WideOperation for ForgetShutdown {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::None;
+
+    fn empty(&self) {}
+
+    fn on_share(&self, name: &str, share: &mut super::ShareContext<'_>, _partial: &mut ()) {
+        share.executors.remove(self.0, name);
+    }
+
+    fn on_partition(
+        &self,
+        _name: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut (),
+    ) {
     }
 
     fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
