@@ -68,6 +68,21 @@ impl Execute for ReplicatedMapRequest<'_> {
                 let store = owner.partitions[local].store::<kind::ReplicatedMap>(name);
                 reply.reply(Reply::Bool(store.is_some_and(|store| store.get(key, now_ms).is_some())));
             }
+            ReplicatedMapOp::FetchEntryViews { cursor, new_iteration, batch } => {
+                let store = owner.partitions[local].store_mut::<kind::ReplicatedMap>(name, &mut owner.settings).0;
+                match store.fetch_views(*cursor, *new_iteration, *batch, now_ms) {
+                    Some((cursor, page)) => {
+                        let views = page.iter().map(|view| view.encoded()).collect();
+                        reply.reply(Reply::EntryViews { cursor, views });
+                    }
+                    None => {
+                        let message =
+                            format!("There is no iteration with cursor id {cursor} on member {}.", owner.member);
+                        let failure = OpError::new(ErrorKind::IllegalState, message);
+                        return wire::write_error(reply.out, call.correlation_id, &failure);
+                    }
+                }
+            }
             ReplicatedMapOp::Put { key, value, ttl_ms } => {
                 let mut checked = null_check(key, "key").and_then(|()| null_check(value, "value"));
                 if *ttl_ms < 0 {
