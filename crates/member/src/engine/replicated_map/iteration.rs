@@ -37,7 +37,7 @@ pub(crate) struct RecordMeta {
     pub(crate) ttl_ms: i64,
 }
 
-/// An entry's view, owned (kept as a page to answer again).
+/// An entry's view, owned (kept as a page to answer again; an entry putAllWithMetadata brings).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct OwnedView {
     pub(crate) key: Box<[u8]>,

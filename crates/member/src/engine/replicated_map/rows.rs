@@ -2,7 +2,7 @@
 
 use crate::engine::listeners::{Listener, Registry};
 use crate::engine::map::query::Predicate;
-use crate::engine::replicated_map::iteration::RecordMeta;
+use crate::engine::replicated_map::iteration::{OwnedView, RecordMeta};
 use crate::engine::replicated_map::request::{ReplicatedMapOp as Op, ReplicatedMapRequest};
 use crate::engine::replicated_map::wide::{
     EndEntryViewIteration, ReplicatedClear, ReplicatedContainsValue, ReplicatedList, ReplicatedPutAll,
@@ -65,7 +65,7 @@ pub(crate) static ROWS: &[Operation] = &[
                     last_update_time_ms: view.last_update_time,
                     ttl_ms: view.ttl,
                 };
-                (view.key.0.into(), view.value.0.into(), meta)
+                OwnedView { key: view.key.0.into(), value: view.value.0.into(), meta }
             })
             .collect();
         let partition = u16::try_from(r.partition_id).unwrap_or(u16::MAX);

@@ -7,7 +7,7 @@
 //! (`rows.rs`) decode them.
 
 use crate::engine::listeners::{EventKind, Registry};
-use crate::engine::replicated_map::iteration::RecordMeta;
+use crate::engine::replicated_map::iteration::OwnedView;
 use crate::engine::replicated_map::store::{publish, put_change, put_kind, EntryChange};
 use crate::engine::request::{OpError, Reply};
 use crate::engine::wide::{Count, Found, Items, Listed, Partitions, ShareContext, WideOperation};
@@ -217,7 +217,7 @@ impl WideOperation for ReplicatedPutAll {
 #[derive(Debug)]
 pub(crate) struct ReplicatedPutAllWithMetadata {
     pub partition: u16,
-    pub entries: Vec<(Box<[u8]>, Box<[u8]>, RecordMeta)>,
+    pub entries: Vec<OwnedView>,
 }
 
 impl WideOperation for ReplicatedPutAllWithMetadata {
@@ -233,7 +233,7 @@ impl WideOperation for ReplicatedPutAllWithMetadata {
         };
         let (count, now_ms) = (share.replicated.partition_count, share.now_ms);
         let mut changes = Vec::new();
-        for (key, value, meta) in &self.entries {
+        for OwnedView { key, value, meta } in &self.entries {
             if partition_for(Data(key), count).0 as usize != partition {
                 continue;
             }
