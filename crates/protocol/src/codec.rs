@@ -309,6 +309,8 @@ messages! {
     Request MapReplaceAll<'a> = 0x014800 { ; var name: &'a str, function: Data<'a> }
     Request MapLoadAll<'a> = 0x012000 { replace_existing_values: bool; var name: &'a str }
     Request MapLoadGivenKeys<'a> = 0x012100 { replace_existing_values: bool; var name: &'a str, keys: Vec<Data<'a>> }
+    /// A partition's entries with their metadata, merged as Hazelcast's PassThroughMergePolicy does.
+    Request MapPutAllWithMetadata<'a> = 0x014900 { ; var name: &'a str, entries: Vec<EntryView<'a>> }
 
     // ----- ExecutorService (0x08): tasks are Java code, refused as Hazelcast refuses a class it lacks -----
     Request ExecutorServiceSubmitToPartition<'a> = 0x080500 { uuid: Option<Uuid>; var name: &'a str, callable: Data<'a> }
@@ -378,6 +380,18 @@ messages! {
     Request ReplicatedMapKeySet<'a> = 0x0D0F00 { ; var name: &'a str }
     Request ReplicatedMapValues<'a> = 0x0D1000 { ; var name: &'a str }
     Request ReplicatedMapEntrySet<'a> = 0x0D1100 { ; var name: &'a str }
+    /// A near cache's listener: entry events (0x0D1202) as an entry listener's; `include_value`
+    /// is not read (Hazelcast sends values regardless).
+    Request ReplicatedMapAddNearCacheEntryListener<'a> = 0x0D1200 { include_value: bool, local_only: bool; var name: &'a str }
+    Request ReplicatedMapPutAllWithMetadata<'a> = 0x0D1300 {
+        partition_id: i32; var name: &'a str, entries: Vec<ReplicatedEntryView<'a>>
+    }
+    /// One page of a partition's entry views, by cursor (a new iteration's id is its first cursor).
+    Request ReplicatedMapFetchEntryViews<'a> = 0x0D1400 {
+        cursor_id: Option<Uuid>, new_iteration: bool, partition_id: i32, batch_size: i32; var name: &'a str
+    }
+    Response EntryViewsPage<'a> { cursor_id: Option<Uuid>; var entry_views: Vec<ReplicatedEntryView<'a>> }
+    Request ReplicatedMapEndEntryViewIteration<'a> = 0x0D1500 { cursor_id: Option<Uuid>; var name: &'a str }
 
     // ----- MultiMap (service 2): key requests go to the partition of the key -----
     Request MultiMapPut<'a> = 0x020100 { thread_id: i64; var name: &'a str, key: Data<'a>, value: Data<'a> }

@@ -1,6 +1,7 @@
 """Replicated maps on several members (see conftest.py for the harness): every member holds a
 full copy, a new member receives one, a promoted owner carries on from its copy, an entry
-listener hears each change once whatever the routing, and a ttl ends an entry on every member.
+listener hears each change once whatever the routing, a ttl ends an entry on every member, and
+entries put with their metadata reach every member.
 Each passes against 3-4 ferrogrid members and against 3-4 Hazelcast 5.6.0 members."""
 
 import threading
@@ -197,3 +198,26 @@ def test_a_unisocket_client_reads_its_own_writes_on_its_member(make_cluster, req
                 if rm.contains_key(key):
                     stale.append(("remove", key))
     assert stale == [], "%d stale reads after the client's own write, e.g. %s" % (len(stale), stale[:5])
+
+
+def test_entries_put_with_metadata_reach_every_member(make_cluster, request):
+    """ReplicatedMap.putAllWithMetadata (built as in test_with_metadata.py): the owner of the
+    request's partition puts the entries and sends them to every member, as its puts."""
+    from test_with_metadata import holder, rm_put_all_with_metadata
+
+    cluster = make_cluster(3)
+    cluster.start_members(range(3), member_list=cluster.addresses)
+    writer = cluster.client(cluster.addresses, smart=True)
+    wait_members(writer, 3, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    writer.get_replicated_map(name).blocking().put("created", 0)
+    expected = {"k%d" % i: "v%d" % i for i in range(60)}
+    by_partition = {}
+    for key, value in expected.items():
+        by_partition.setdefault(writer._partition_service.get_partition_id(key), []).append((key, value))
+    for partition_id, entries in by_partition.items():
+        holders = [holder(writer, key, value, ttl=0) for key, value in entries]
+        rm_put_all_with_metadata(writer, name, partition_id, holders)
+    expected["created"] = 0
+    for proc in cluster.running():
+        wait_copy(copy_of(cluster, proc, name)[1], expected, "copy of %r" % proc)

@@ -4,7 +4,8 @@
 //! transaction's key operations, staged in `staged.rs` until its end; `txn_wide.rs`: its
 //! commit, rollback and reads over every partition), a split-brain merge's entries arriving
 //! through each map's merge policy (`merge.rs`), and the near-cache invalidation metadata a
-//! client's repairing handler fetches (`near_cache.rs`).
+//! client's repairing handler fetches (`near_cache.rs`); entries put with their metadata
+//! (`with_metadata.rs`).
 pub(crate) mod aggregate_ops;
 pub(crate) mod entry;
 pub(crate) mod index;
@@ -26,3 +27,4 @@ pub(crate) mod txn_rows;
 pub(crate) mod txn_wide;
 pub(crate) mod wide;
 pub(crate) mod wide_rows;
+pub(crate) mod with_metadata;

@@ -8,7 +8,7 @@
 //! sink, or the [`OpError`]. Keys and values stay the serialized bytes the client sent (keys
 //! compare by their bytes, as in Hazelcast).
 
-use ferrogrid_protocol::codec::EntryView;
+use ferrogrid_protocol::codec::{EntryView, ReplicatedEntryView};
 use ferrogrid_protocol::Uuid;
 use ferrogrid_query::Value;
 use ferrogrid_sql::plan::ColumnMeta;
@@ -28,6 +28,11 @@ pub enum Reply<'a> {
     /// delete's answer (whether something was removed).
     Deleted(bool),
     EntryView(Option<EntryView<'a>>),
+    /// A page of a replicated map's entry views and the cursor of the next page.
+    EntryViews {
+        cursor: Uuid,
+        views: Vec<ReplicatedEntryView<'a>>,
+    },
     Entries(Vec<(&'a [u8], &'a [u8])>),
     Int(i32),
     Long(i64),

@@ -68,6 +68,9 @@ impl Replies for HazelcastReply<'_> {
                 let max_idle = view.as_ref().map_or(0, |view| view.max_idle);
                 EntryViewResponse { max_idle, response: view }.encode(out, ty, id, BACKUP_ACKS);
             }
+            Reply::EntryViews { cursor, views } => {
+                EntryViewsPage { cursor_id: Some(cursor), entry_views: views }.encode(out, ty, id, BACKUP_ACKS);
+            }
             Reply::Int(response) => {
                 IntResponse { response }.encode(out, ty, id, BACKUP_ACKS);
             }

@@ -405,6 +405,39 @@ impl<'a> VarField<'a> for EntryView<'a> {
     }
 }
 
+/// A replicated map entry with its metadata (`ReplicatedMapEntryViewHolder`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicatedEntryView<'a> {
+    pub key: Data<'a>,
+    pub value: Data<'a>,
+    pub creation_time: i64,
+    pub hits: i64,
+    pub last_access_time: i64,
+    pub last_update_time: i64,
+    pub ttl: i64,
+}
+
+impl<'a> VarField<'a> for ReplicatedEntryView<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("replicated entry view")?);
+        let mut next = || fixed.read::<i64>();
+        let (creation_time, hits, last_access_time, last_update_time, ttl) =
+            (next()?, next()?, next()?, next()?, next()?);
+        let key = Data::read(reader)?;
+        let value = Data::read(reader)?;
+        reader.skip_to_end()?;
+        Ok(ReplicatedEntryView { key, value, creation_time, hits, last_access_time, last_update_time, ttl })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0);
+        for field in [self.creation_time, self.hits, self.last_access_time, self.last_update_time, self.ttl] {
+            writer.fixed(&field);
+        }
+        writer.var(&self.key).var(&self.value).end();
+    }
+}
+
 /// One field's frames as they came, not interpreted: a NULL frame, a value frame or a whole
 /// structure (a configuration's part the member keeps only to compare definitions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

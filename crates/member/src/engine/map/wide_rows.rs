@@ -10,11 +10,12 @@ use crate::engine::map::query::Predicate;
 use crate::engine::map::query_ops::{self, AddIndex, Query};
 use crate::engine::map::remove_all::RemoveAll;
 use crate::engine::map::wide::{Clear, ContainsValue, Flush, IsEmpty, List, Size};
+use crate::engine::map::with_metadata::{EntryWithMetadata, PutAllWithMetadata};
 use crate::engine::request::{ErrorKind, OpError};
 use crate::engine::wide::objects::{add_listener, answered, listener, remove_listener, Answer};
 use crate::engine::wide::{Classified, Listed};
 use crate::net::connection::ConnectionShared;
-use crate::route::row::{wide_row, Flags, Operation, S, W};
+use crate::route::row::{wide_row, Flags, Operation, A, S, W};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::Message;
 use std::sync::Arc;
@@ -29,6 +30,13 @@ pub(crate) static WIDE_ROWS: &[Operation] = &[
             return Classified::null("Null value is not allowed!");
         }
         Classified::wide(ContainsValue::new(r.value.0), r.name)
+    }),
+    // The request's partition's owner puts its entries (with_metadata.rs).
+    wide_row!(MapPutAllWithMetadata, W.with(A).with(S), |message, _| {
+        let r = MapPutAllWithMetadata::decode(message)?;
+        let partition = u16::try_from(message.partition_id()).unwrap_or(u16::MAX);
+        let entries = r.entries.iter().map(EntryWithMetadata::from_view).collect();
+        Classified::wide(PutAllWithMetadata { partition, entries }, r.name)
     }),
     wide_row!(MapClear, W.with(S), |message, _| Classified::named(Clear::new(EventKind::ClearAll), message)),
     wide_row!(MapKeySet, S, |message, _| Classified::named(List(Listed::Keys), message)),

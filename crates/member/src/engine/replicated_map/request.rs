@@ -2,6 +2,7 @@
 //! them (`rows.rs`), the engine runs them.
 
 use crate::engine::request::Blob;
+use ferrogrid_protocol::Uuid;
 use std::borrow::Cow;
 
 /// One replicated map key request: a write runs on the owner of the key's partition, a read
@@ -31,6 +32,12 @@ pub enum ReplicatedMapOp<'a> {
     },
     ContainsKey {
         key: Blob<'a>,
+    },
+    /// A page of the partition's entry views (`iteration.rs`).
+    FetchEntryViews {
+        cursor: Uuid,
+        new_iteration: bool,
+        batch: usize,
     },
 }
 

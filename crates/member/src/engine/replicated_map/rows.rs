@@ -2,9 +2,11 @@
 
 use crate::engine::listeners::{Listener, Registry};
 use crate::engine::map::query::Predicate;
+use crate::engine::replicated_map::iteration::{OwnedView, RecordMeta};
 use crate::engine::replicated_map::request::{ReplicatedMapOp as Op, ReplicatedMapRequest};
 use crate::engine::replicated_map::wide::{
-    ReplicatedClear, ReplicatedContainsValue, ReplicatedList, ReplicatedPutAll, ReplicatedSize,
+    EndEntryViewIteration, ReplicatedClear, ReplicatedContainsValue, ReplicatedList, ReplicatedPutAll,
+    ReplicatedPutAllWithMetadata, ReplicatedSize,
 };
 use crate::engine::structures::ObjectKind;
 use crate::engine::wide::objects::destroy_object;
@@ -15,7 +17,7 @@ use crate::net::connection::ConnectionShared;
 use crate::route::row::{row, wide_row, Operation, A, S, W};
 use crate::route::wire::blob;
 use ferrogrid_protocol::codec::*;
-use ferrogrid_protocol::Message;
+use ferrogrid_protocol::{Message, Uuid};
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -49,6 +51,36 @@ pub(crate) static ROWS: &[Operation] = &[
         let entries = r.entries.iter().map(|(key, value)| (key.0.into(), value.0.into())).collect();
         Classified::wide(ReplicatedPutAll { entries }, r.name)
     }),
+    // Entries with their metadata, on the owner of the request's partition.
+    wide_row!(ReplicatedMapPutAllWithMetadata, W.with(A).with(S), |message, _| {
+        let r = ReplicatedMapPutAllWithMetadata::decode(message)?;
+        let entries = r
+            .entries
+            .iter()
+            .map(|view| {
+                let meta = RecordMeta {
+                    creation_time_ms: view.creation_time,
+                    hits: view.hits,
+                    last_access_time_ms: view.last_access_time,
+                    last_update_time_ms: view.last_update_time,
+                    ttl_ms: view.ttl,
+                };
+                OwnedView { key: view.key.0.into(), value: view.value.0.into(), meta }
+            })
+            .collect();
+        let partition = u16::try_from(r.partition_id).unwrap_or(u16::MAX);
+        Classified::wide(ReplicatedPutAllWithMetadata { partition, entries }, r.name)
+    }),
+    // Iteration over entry views by cursor (iteration.rs), on the partition's owner.
+    row!(ReplicatedMapFetchEntryViews, Partition, S, |r| {
+        let cursor = r.cursor_id.unwrap_or(Uuid { most: 0, least: 0 });
+        let batch = usize::try_from(r.batch_size).unwrap_or(0);
+        replicated_map(r.name, Op::FetchEntryViews { cursor, new_iteration: r.new_iteration, batch })
+    }),
+    wide_row!(ReplicatedMapEndEntryViewIteration, S, |message, _| {
+        let r = ReplicatedMapEndEntryViewIteration::decode(message)?;
+        Classified::wide(EndEntryViewIteration(r.cursor_id), r.name)
+    }),
     wide_row!(ReplicatedMapClear, W.with(S), |message, _| Classified::named(ReplicatedClear, message)),
     wide_row!(ReplicatedMapAddEntryListener, S, |message, connection| {
         let r = ReplicatedMapAddEntryListener::decode(message)?;
@@ -78,6 +110,13 @@ pub(crate) static ROWS: &[Operation] = &[
         let (key, local_only) = (Some(r.key.0.into()), r.local_only);
         let predicate = Some(Arc::new(Predicate::new(Some(r.predicate.0))));
         let listener = Listener { key, local_only, predicate, ..entry_listener(message, connection) };
+        add_listener(Registry::ReplicatedEntries, r.name, listener)
+    }),
+    // A near cache's listener: an entry listener's events (values included whatever
+    // includeValue says), as Hazelcast's ReplicatedMapAddNearCacheListenerMessageTask sends them.
+    wide_row!(ReplicatedMapAddNearCacheEntryListener, S, |message, connection| {
+        let r = ReplicatedMapAddNearCacheEntryListener::decode(message)?;
+        let listener = Listener { local_only: r.local_only, ..entry_listener(message, connection) };
         add_listener(Registry::ReplicatedEntries, r.name, listener)
     }),
     wide_row!(ReplicatedMapRemoveEntryListener, S, |message, _| {

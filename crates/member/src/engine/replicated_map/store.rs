@@ -31,6 +31,7 @@
 use crate::clock::NEVER;
 use crate::cluster::peer::{put_bytes, put_str, Malformed, Reader, SnapshotWriter};
 use crate::engine::listeners::{Event, EventKind, Listeners, Registry};
+use crate::engine::replicated_map::iteration::{Iterations, OwnedView, Page, RecordMeta};
 use crate::engine::settings::SettingsCache;
 use crate::engine::structures::ObjectKind;
 use crate::net::outbox::Outbox;
@@ -48,11 +49,13 @@ const CLEAR: u8 = 3;
 /// A key and its value, owned (an expired entry, a putAll's entry).
 pub(crate) type OwnedEntry = (Box<[u8]>, Box<[u8]>);
 
-/// One entry: its value and when it expires (`NEVER`: no ttl).
+/// One entry: its value, when it expires (`NEVER`: no ttl), and the metadata its entry view
+/// reports (`iteration.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Record {
     value: Box<[u8]>,
     expires_at_ms: i64,
+    meta: RecordMeta,
 }
 
 impl Record {
@@ -69,6 +72,8 @@ pub struct ReplicatedMapStore {
     /// Entries with a ttl (the sweep skips a store without any).
     expiring: usize,
     pub(crate) config: ReplicatedMapConfig,
+    /// The entry-view iterations started on this copy (`fetchEntryViews`).
+    pub(crate) iterations: Iterations,
 }
 
 /// When a write with `ttl_ms` at `now_ms` expires: 0 is never (Hazelcast's "no ttl").
@@ -82,7 +87,13 @@ pub(crate) fn expiry_of(now_ms: i64, ttl_ms: i64) -> i64 {
 
 impl ReplicatedMapStore {
     pub(crate) fn new(config: ReplicatedMapConfig) -> ReplicatedMapStore {
-        ReplicatedMapStore { entries: Default::default(), held_bytes: 0, expiring: 0, config }
+        ReplicatedMapStore {
+            entries: Default::default(),
+            held_bytes: 0,
+            expiring: 0,
+            config,
+            iterations: Iterations::default(),
+        }
     }
 
     /// The live value of `key`.
@@ -90,9 +101,42 @@ impl ReplicatedMapStore {
         self.entries.get(key).filter(|record| record.is_live(now_ms)).map(|record| &*record.value)
     }
 
-    /// Sets `key`; returns the live value it replaced (an expired one counts as absent).
+    /// Sets `key`; returns the live value it replaced (an expired one counts as absent). The
+    /// entry keeps the creation time and hits of the one it replaces.
     pub(crate) fn put(&mut self, key: &[u8], value: &[u8], expires_at_ms: i64, now_ms: i64) -> Option<Box<[u8]>> {
-        let record = Record { value: value.into(), expires_at_ms };
+        let ttl_ms = if expires_at_ms == NEVER { 0 } else { expires_at_ms.saturating_sub(now_ms) };
+        let held = self.entries.get(key).filter(|record| record.is_live(now_ms)).map(|record| record.meta);
+        let meta = RecordMeta {
+            creation_time_ms: held.map_or(now_ms, |meta| meta.creation_time_ms),
+            hits: held.map_or(0, |meta| meta.hits),
+            last_access_time_ms: now_ms,
+            last_update_time_ms: now_ms,
+            ttl_ms,
+        };
+        self.put_record(key, value, expires_at_ms, meta, now_ms)
+    }
+
+    /// Sets `key` with the metadata it came with (`putAllWithMetadata`, as Hazelcast's
+    /// `putRecord`): its ttl counts from now; returns the live value it replaced.
+    pub(crate) fn put_with_metadata(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        meta: RecordMeta,
+        now_ms: i64,
+    ) -> Option<Box<[u8]>> {
+        self.put_record(key, value, expiry_of(now_ms, meta.ttl_ms), meta, now_ms)
+    }
+
+    fn put_record(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        expires_at_ms: i64,
+        meta: RecordMeta,
+        now_ms: i64,
+    ) -> Option<Box<[u8]>> {
+        let record = Record { value: value.into(), expires_at_ms, meta };
         self.held_bytes += key.len() + value.len();
         self.expiring += usize::from(expires_at_ms != NEVER);
         let old = self.entries.insert(key.into(), record)?;
@@ -133,6 +177,29 @@ impl ReplicatedMapStore {
             .iter()
             .filter(move |(_, record)| record.is_live(now_ms))
             .map(|(key, record)| (&**key, &*record.value))
+    }
+
+    /// A page of entry views after `cursor` (`iteration.rs`), starting iteration `cursor` first
+    /// if `new_iteration`; None for a cursor of no iteration. Reading an entry into a page
+    /// counts as an access (a hit, the access time), as Hazelcast's iteration reads each record.
+    pub(crate) fn fetch_views(
+        &mut self,
+        cursor: Uuid,
+        new_iteration: bool,
+        batch: usize,
+        now_ms: i64,
+    ) -> Option<Page<'_>> {
+        let ReplicatedMapStore { entries, iterations, .. } = self;
+        if new_iteration {
+            let live = entries.iter().filter(|(_, record)| record.is_live(now_ms));
+            iterations.start(cursor, || live.map(|(key, _)| key.clone()).collect(), now_ms);
+        }
+        iterations.fetch(cursor, batch, now_ms, |key| {
+            let record = entries.get_mut(key).filter(|record| record.is_live(now_ms))?;
+            record.meta.hits = record.meta.hits.saturating_add(1);
+            record.meta.last_access_time_ms = now_ms;
+            Some(OwnedView { key: key.into(), value: record.value.clone(), meta: record.meta })
+        })
     }
 
     /// Removes expired entries, examining at most `budget`; returns them (key, value) for

@@ -38,6 +38,29 @@ fn member_uuid(member: MemberId) -> Uuid {
     Uuid::from_u128(member.0)
 }
 
+/// A page of entry views of the copy of partition `local` (`iteration.rs`), or
+/// IllegalStateException for a cursor of no iteration, as Hazelcast answers it.
+fn fetch_views(
+    owner: &mut PartitionOwner,
+    call: &Call<'_>,
+    out: &mut Vec<u8>,
+    (name, local): (&str, usize),
+    (cursor, new_iteration, batch): (Uuid, bool, usize),
+) {
+    let (now_ms, member) = (owner.now_ms, owner.member);
+    let store = owner.partitions[local].store_mut::<kind::ReplicatedMap>(name, &mut owner.settings).0;
+    match store.fetch_views(cursor, new_iteration, batch, now_ms) {
+        Some((next, page)) => {
+            let views = page.iter().map(|view| view.encoded()).collect();
+            call.replies(out).reply(Reply::EntryViews { cursor: next, views });
+        }
+        None => {
+            let message = format!("There is no iteration with cursor id {cursor} on member {member}.");
+            wire::write_error(out, call.correlation_id, &OpError::new(ErrorKind::IllegalState, message));
+        }
+    }
+}
+
 /// A replicated map key request: a write on this member as the partition's owner (its
 /// change numbered and sent to every other member), a read on this member's copy.
 impl Execute for ReplicatedMapRequest<'_> {
@@ -67,6 +90,9 @@ impl Execute for ReplicatedMapRequest<'_> {
             ReplicatedMapOp::ContainsKey { key } => {
                 let store = owner.partitions[local].store::<kind::ReplicatedMap>(name);
                 reply.reply(Reply::Bool(store.is_some_and(|store| store.get(key, now_ms).is_some())));
+            }
+            ReplicatedMapOp::FetchEntryViews { cursor, new_iteration, batch } => {
+                return fetch_views(owner, call, reply.out, (name, local), (*cursor, *new_iteration, *batch));
             }
             ReplicatedMapOp::Put { key, value, ttl_ms } => {
                 let mut checked = null_check(key, "key").and_then(|()| null_check(value, "value"));

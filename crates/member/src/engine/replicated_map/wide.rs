@@ -7,14 +7,15 @@
 //! (`rows.rs`) decode them.
 
 use crate::engine::listeners::{EventKind, Registry};
-use crate::engine::replicated_map::store::{publish, put_kind, EntryChange};
+use crate::engine::replicated_map::iteration::OwnedView;
+use crate::engine::replicated_map::store::{publish, put_change, put_kind, EntryChange};
 use crate::engine::request::{OpError, Reply};
 use crate::engine::wide::{Count, Found, Items, Listed, Partitions, ShareContext, WideOperation};
 use crate::partition::objects::kind;
 use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::data::partition_for;
 use ferrogrid_protocol::message::write_frame;
-use ferrogrid_protocol::Data;
+use ferrogrid_protocol::{Data, Uuid};
 
 /// ReplicatedMap.size and isEmpty: the live entries of this member's copy.
 #[derive(Debug)]
@@ -203,6 +204,81 @@ impl WideOperation for ReplicatedPutAll {
         _partial: &mut (),
     ) {
         unreachable!("on_share does a replicated putAll's work")
+    }
+
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
+    }
+}
+
+/// ReplicatedMap.putAllWithMetadata: the owner of `partition` puts its entries there (keys of
+/// another partition are ignored) with the metadata they came with, as Hazelcast's `putRecord`
+/// does, then publishes and sends each as an owner's put.
+#[derive(Debug)]
+pub(crate) struct ReplicatedPutAllWithMetadata {
+    pub partition: u16,
+    pub entries: Vec<OwnedView>,
+}
+
+impl WideOperation for ReplicatedPutAllWithMetadata {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::Owned;
+
+    fn empty(&self) {}
+
+    fn on_share(&self, name: &str, share: &mut ShareContext<'_>, _partial: &mut ()) {
+        let partition = usize::from(self.partition);
+        let Some(local) = written(share).into_iter().find(|local| share.replicated.global(*local) == partition) else {
+            return;
+        };
+        let (count, now_ms) = (share.replicated.partition_count, share.now_ms);
+        let mut changes = Vec::new();
+        for OwnedView { key, value, meta } in &self.entries {
+            if partition_for(Data(key), count).0 as usize != partition {
+                continue;
+            }
+            let store = share.partitions[local].store_mut::<kind::ReplicatedMap>(name, share.settings).0;
+            let old = store.put_with_metadata(key, value, *meta, now_ms);
+            put_change(
+                &mut changes,
+                name,
+                key,
+                value,
+                crate::engine::replicated_map::store::expiry_of(now_ms, meta.ttl_ms),
+            );
+            let kind = put_kind(old.as_deref());
+            let change = EntryChange { name, partition, kind, key, value: Some(value), old_value: old.as_deref() };
+            publish(share.listeners, share.outbox, (share.member, false), &change);
+        }
+        share.replicated.send(partition, &changes);
+    }
+
+    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut ()) {
+        unreachable!("on_share does a replicated putAllWithMetadata's work")
+    }
+
+    fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
+        Ok(Reply::Empty)
+    }
+}
+
+/// ReplicatedMap.endEntryViewIteration: the member asked drops the iteration (on whichever
+/// partition's copy it runs); an unknown one is ignored, as in Hazelcast.
+#[derive(Debug)]
+pub(crate) struct EndEntryViewIteration(pub Option<Uuid>);
+
+impl WideOperation for EndEntryViewIteration {
+    type Partial = ();
+    const PARTITIONS: Partitions = Partitions::Every;
+    const CLUSTER_WIDE: bool = false;
+
+    fn empty(&self) {}
+
+    fn on_partition(&self, name: &str, partition: &mut PartitionStore, _: bool, _: i64, _: &mut ()) {
+        let (Some(id), Some(store)) = (self.0, partition.existing_store_mut::<kind::ReplicatedMap>(name)) else {
+            return;
+        };
+        store.iterations.end(id);
     }
 
     fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
