@@ -48,6 +48,18 @@ fn write_metadata(
     response.encode(out, ty, id, BACKUP_ACKS);
 }
 
+/// A ringbuffer's or an event journal's items with their sequences (readMany's layout).
+fn write_read_many(out: &mut Vec<u8>, (ty, id): (MessageType, i64), items: Vec<(i64, &[u8])>, next_seq: i64) {
+    let sequences = items.iter().map(|(sequence, _)| *sequence).collect();
+    RingbufferReadManyResponse {
+        read_count: items.len() as i32,
+        next_seq,
+        items: items.into_iter().map(|(_, item)| Data(item)).collect(),
+        item_seqs: Some(Packed(sequences)),
+    }
+    .encode(out, ty, id, BACKUP_ACKS);
+}
+
 impl Replies for HazelcastReply<'_> {
     fn reply(&mut self, reply: Reply<'_>) {
         let (out, ty, id) = (&mut *self.out, self.response_type, self.correlation_id);
@@ -81,16 +93,7 @@ impl Replies for HazelcastReply<'_> {
                 let response = MapEventJournalSubscribeResponse { oldest_sequence: oldest, newest_sequence: newest };
                 response.encode(out, ty, id, BACKUP_ACKS);
             }
-            Reply::ReadMany { items, next_sequence } => {
-                let sequences = items.iter().map(|(sequence, _)| *sequence).collect();
-                RingbufferReadManyResponse {
-                    read_count: items.len() as i32,
-                    next_seq: next_sequence,
-                    items: items.into_iter().map(|(_, item)| Data(item)).collect(),
-                    item_seqs: Some(Packed(sequences)),
-                }
-                .encode(out, ty, id, BACKUP_ACKS);
-            }
+            Reply::ReadMany { items, next_sequence } => write_read_many(out, (ty, id), items, next_sequence),
             Reply::Values(values) => {
                 DataListResponse { response: values.into_iter().map(Data).collect() }.encode(out, ty, id, BACKUP_ACKS);
             }
