@@ -106,15 +106,17 @@ pub(crate) trait WideOperation: fmt::Debug + Send + Sync + 'static {
     /// One partition's step: read the map's entries there (or change them), adding to
     /// `partial`. `owned`: this member owns the partition (always, unless `PARTITIONS` is
     /// `Replicas` or `Every`; a change counts only what it did to owned partitions, as a
-    /// backup's copy would count twice). Entries expired at `now_ms` are invisible.
+    /// backup's copy would count twice). Entries expired at `now_ms` are invisible. None by
+    /// default: for an operation that touches no partition, or does its share in `on_share`.
     fn on_partition(
         &self,
-        map: &str,
-        partition: &mut PartitionStore,
-        owned: bool,
-        now_ms: i64,
-        partial: &mut Self::Partial,
-    );
+        _map: &str,
+        _partition: &mut PartitionStore,
+        _owned: bool,
+        _now_ms: i64,
+        _partial: &mut Self::Partial,
+    ) {
+    }
 
     /// This reactor's share: by default [`WideOperation::on_partition`] over each partition
     /// that [`WideOperation::PARTITIONS`] names. An operation that needs more of the reactor

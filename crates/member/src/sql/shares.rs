@@ -150,8 +150,6 @@ impl WideOperation for Ddl {
 
     fn empty(&self) {}
 
-    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut ()) {}
-
     fn reply<'p>(&'p self, _: &'p mut ()) -> Result<Reply<'p>, OpError> {
         Ok(Reply::Statement(Statement::UpdateCount(0)))
     }
@@ -294,8 +292,6 @@ impl WideOperation for Scan {
     fn empty(&self) -> Scanned {
         Scanned::default()
     }
-
-    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Scanned) {}
 
     fn on_share(&self, _map: &str, share: &mut ShareContext<'_>, partial: &mut Scanned) {
         let plan = &self.plan;
@@ -557,8 +553,6 @@ impl WideOperation for Write {
     fn empty(&self) -> Written {
         Written::default()
     }
-
-    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Written) {}
 
     fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Written) {
         match &self.work {

@@ -32,25 +32,9 @@ use crate::engine::java_code::{refusal, JavaRole};
 use crate::engine::request::{ErrorKind, OpError, Reply};
 use crate::engine::wide::objects::{answered, Answer};
 use crate::engine::wide::{Classified, Found, Partitions, ShareContext, WideOperation};
-use crate::partition::objects::PartitionStore;
 use crate::route::row::{wide_row, Flags, Operation, S};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::{DecodeError, Uuid};
-
-/// No executor keeps anything in a partition: the step over one is empty.
-macro_rules! nothing_per_partition {
-    ($partial:ty) => {
-        fn on_partition(
-            &self,
-            _name: &str,
-            _partition: &mut PartitionStore,
-            _owned: bool,
-            _now_ms: i64,
-            _partial: &mut $partial,
-        ) {
-        }
-    };
-}
 
 /// shutdown: recorded on every reactor of the member that receives it (of the one member
 /// named, for a scheduled executor); answers nothing.
@@ -75,8 +59,6 @@ impl WideOperation for Shutdown {
     fn on_share(&self, name: &str, share: &mut ShareContext<'_>, _partial: &mut ()) {
         share.executors.insert(self.service, name);
     }
-
-    nothing_per_partition!(());
 
     fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
         Ok(Reply::Empty)
@@ -117,8 +99,6 @@ impl WideOperation for FromState {
     fn on_share(&self, name: &str, share: &mut ShareContext<'_>, partial: &mut Found) {
         partial.0 |= share.executors.contains(self.service, name);
     }
-
-    nothing_per_partition!(Found);
 
     fn reply<'p>(&'p self, partial: &'p mut Found) -> Result<Reply<'p>, OpError> {
         let shut_down = partial.0;

@@ -10,7 +10,6 @@ use crate::engine::map::entry::Meta;
 use crate::engine::map::store::RecordStore;
 use crate::engine::request::{OpError, Reply};
 use crate::engine::wide::{Partitions, ShareContext, WideOperation};
-use crate::partition::objects::PartitionStore;
 use ferrogrid_config::{MergePolicy, MergingEntry};
 use ferrogrid_protocol::message::{MessageWriter, REQUEST_HEADER_SIZE};
 use ferrogrid_protocol::{DecodeError, Message, MessageType, PartitionId};
@@ -156,8 +155,6 @@ impl WideOperation for MergeWrite {
     const PARTITIONS: Partitions = Partitions::Owned;
 
     fn empty(&self) {}
-
-    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut ()) {}
 
     fn on_share(&self, map: &str, share: &mut ShareContext<'_>, _: &mut ()) {
         let settings = share.settings.get(map);

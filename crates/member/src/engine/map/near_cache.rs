@@ -8,7 +8,6 @@
 use crate::engine::listeners::{fresh_uuid, Listeners};
 use crate::engine::request::{OpError, Reply};
 use crate::engine::wide::{Partial, Partitions, ShareContext, WideOperation};
-use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::message::{MessageWriter, Packed, VarField};
 use ferrogrid_protocol::{DecodeError, Message, Uuid};
 
@@ -93,16 +92,6 @@ impl WideOperation for FetchMetadata {
 
     fn empty(&self) -> Metadata {
         Metadata::default()
-    }
-
-    fn on_partition(
-        &self,
-        _map: &str,
-        _partition: &mut PartitionStore,
-        _owned: bool,
-        _now_ms: i64,
-        _partial: &mut Metadata,
-    ) {
     }
 
     fn on_share(&self, _map: &str, share: &mut ShareContext<'_>, partial: &mut Metadata) {

@@ -11,7 +11,7 @@ use crate::engine::map::staged::Change;
 use crate::engine::map::store::RecordStore;
 use crate::engine::request::{OpError, Reply};
 use crate::engine::wide::{Partial, Partitions, ShareContext, WideOperation};
-use crate::partition::objects::{kind, PartitionStore};
+use crate::partition::objects::kind;
 use crate::route::wire;
 use ferrogrid_protocol::message::{write_frame, MessageReader, MessageWriter, RESPONSE_HEADER_SIZE};
 use ferrogrid_protocol::{DecodeError, Message, PartitionId, Uuid};
@@ -32,8 +32,6 @@ impl WideOperation for TxnEnd {
     const PARTITIONS: Partitions = Partitions::Owned;
 
     fn empty(&self) {}
-
-    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut ()) {}
 
     /// On every replica, not only owned ones, for maps and multimaps: a backup that ends the
     /// transaction itself (silently: the owner publishes the events) holds the same outcome
@@ -256,8 +254,6 @@ impl WideOperation for TxnRead {
     fn empty(&self) -> Viewed {
         Viewed::default()
     }
-
-    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut Viewed) {}
 
     fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Viewed) {
         let filter = match self.predicate.as_ref().map(|p| p.compiled(share.schemas, share.partition_count)) {

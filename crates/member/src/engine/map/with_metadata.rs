@@ -22,7 +22,6 @@ use crate::engine::listeners::{Event, EventKind};
 use crate::engine::map::entry::Meta;
 use crate::engine::request::{OpError, Reply};
 use crate::engine::wide::{Partitions, ShareContext, WideOperation};
-use crate::partition::objects::PartitionStore;
 use ferrogrid_protocol::codec::EntryView;
 use ferrogrid_protocol::PartitionId;
 
@@ -101,8 +100,6 @@ impl WideOperation for PutAllWithMetadata {
     const PARTITIONS: Partitions = Partitions::Owned;
 
     fn empty(&self) {}
-
-    fn on_partition(&self, _: &str, _: &mut PartitionStore, _: bool, _: i64, _: &mut ()) {}
 
     fn on_share(&self, map: &str, share: &mut ShareContext<'_>, _: &mut ()) {
         let settings = share.settings.get(map);

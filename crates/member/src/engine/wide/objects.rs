@@ -161,16 +161,6 @@ impl WideOperation for RemoveListener {
         partial.0 |= listeners.remove_from(self.registry, map, self.id);
     }
 
-    fn on_partition(
-        &self,
-        _map: &str,
-        _partition: &mut PartitionStore,
-        _owned: bool,
-        _now_ms: i64,
-        _partial: &mut Found,
-    ) {
-    }
-
     fn reply<'p>(&'p self, partial: &'p mut Found) -> Result<Reply<'p>, OpError> {
         Ok(Reply::Bool(partial.0))
     }
