@@ -259,9 +259,6 @@ impl WideOperation for Flush {
 
     fn empty(&self) {}
 
-    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
-    }
-
     fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
         Ok(Reply::Empty)
     }

@@ -32,16 +32,6 @@ impl WideOperation for Answered {
 
     fn empty(&self) {}
 
-    fn on_partition(
-        &self,
-        _name: &str,
-        _partition: &mut PartitionStore,
-        _owned: bool,
-        _now_ms: i64,
-        _partial: &mut (),
-    ) {
-    }
-
     fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
         Ok(match self.0 {
             Answer::False => Reply::Bool(false),
@@ -94,9 +84,6 @@ impl WideOperation for AddListener {
         listeners.add_to(self.registry, map, (*self.listener).clone());
     }
 
-    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
-    }
-
     fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
         Ok(Reply::Registration(self.listener.id))
     }
@@ -119,9 +106,6 @@ impl WideOperation for DropRelayed {
 
     fn on_reactor(&self, _map: &str, listeners: &mut Listeners, _partial: &mut ()) {
         listeners.drop_relayed(&self.link, self.relay_id);
-    }
-
-    fn on_partition(&self, _map: &str, _partition: &mut PartitionStore, _owned: bool, _now_ms: i64, _partial: &mut ()) {
     }
 
     fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
@@ -226,16 +210,6 @@ impl WideOperation for ForgetShutdown {
         share.executors.remove(self.0, name);
     }
 
-    fn on_partition(
-        &self,
-        _name: &str,
-        _partition: &mut PartitionStore,
-        _owned: bool,
-        _now_ms: i64,
-        _partial: &mut (),
-    ) {
-    }
-
     fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
         Ok(Reply::Empty)
     }
@@ -254,16 +228,6 @@ impl WideOperation for DestroyPnCounter {
 
     fn on_counters(&self, name: &str, counters: &mut crate::engine::pn_counter::state::PnCounters, _partial: &mut ()) {
         counters.remove(name);
-    }
-
-    fn on_partition(
-        &self,
-        _name: &str,
-        _partition: &mut PartitionStore,
-        _owned: bool,
-        _now_ms: i64,
-        _partial: &mut (),
-    ) {
     }
 
     fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
