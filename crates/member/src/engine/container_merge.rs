@@ -203,8 +203,8 @@ impl WideOperation for ContainerMergeWrite {
             return;
         }
         let Some(store) = share.partitions.get_mut(local) else { return };
-        if merge_into(store, share.settings, &self.container, share.now_ms) && !share.touched.contains(&local) {
-            share.touched.push(local);
+        if merge_into(store, share.settings, &self.container, share.now_ms) {
+            share.touch(local);
         }
     }
 

@@ -198,6 +198,13 @@ pub struct ShareContext<'a> {
 }
 
 impl ShareContext<'_> {
+    /// Records that `partitions[local]` changed (once), for the reactor to back it up after.
+    pub fn touch(&mut self, local: usize) {
+        if !self.touched.contains(&local) {
+            self.touched.push(local);
+        }
+    }
+
     /// The map's partition id of `partitions[local]`.
     pub fn partition_id(&self, local: usize) -> u16 {
         (self.reactor.0 + local * self.reactor.1) as u16

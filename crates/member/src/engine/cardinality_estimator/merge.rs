@@ -47,7 +47,7 @@ impl WideOperation for EstimatorMergeWrite {
             let Some(local) = owned_local(share, name) else { continue };
             let store = share.partitions[local].store_mut::<kind::CardinalityEstimator>(name, share.settings).0;
             match store.merge_state(self.batch.policy, &record.value) {
-                Ok(true) if !share.touched.contains(&local) => share.touched.push(local),
+                Ok(true) => share.touch(local),
                 Ok(_) => {}
                 Err(error) => warn!(%error, estimator = name, "a malformed merging estimator: skipped"),
             }

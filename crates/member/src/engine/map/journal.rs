@@ -24,6 +24,7 @@ use crate::engine::listeners::EventKind;
 use crate::engine::map::store::RecordStore;
 use crate::engine::request::{ErrorKind, OpError, Replies, Reply};
 use crate::engine::ringbuffer::request::RingbufferOp;
+use crate::engine::ringbuffer::rows::park_or_answered;
 use crate::engine::ringbuffer::store::{self as ringbuffer, RingDone, RingbufferStore};
 use crate::partition::object::RemovedEntry;
 use crate::partition::objects::{kind, Kind, Object};
@@ -102,13 +103,10 @@ impl Execute for JournalRequest<'_> {
         let mut reply = call.replies(out);
         let outcome = match store.journal.as_deref_mut() {
             None => Err(not_enabled(&self.name, &self.op)),
-            Some(ring) => match run(ring, &self.op, now_ms, &mut |answer| reply.reply(answer)) {
-                Ok(RingDone::Wait(pending)) => {
-                    answering.park(call.reply_to(), |id, waiters| ring.wait(id, pending, max_waiters, waiters))
-                }
-                Ok(RingDone::Answered) => Ok(()),
-                Err(failure) => Err(failure),
-            },
+            Some(ring) => {
+                let done = run(ring, &self.op, now_ms, &mut |answer| reply.reply(answer));
+                park_or_answered(done, ring, &mut answering, call, max_waiters)
+            }
         };
         if let Err(failure) = outcome {
             wire::replace_with_error(out, start, call.correlation_id, &failure);

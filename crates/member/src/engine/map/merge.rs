@@ -150,6 +150,31 @@ pub(crate) struct MergeWrite {
     pub(crate) batch: MergeEntries,
 }
 
+/// The MERGED event of an entry merged into `map` (its value after, and before), to the map's
+/// listeners if it has any.
+pub(crate) fn publish_merged(
+    share: &mut ShareContext<'_>,
+    map: &str,
+    partition_id: u16,
+    key: &[u8],
+    value: &[u8],
+    old_value: Option<&[u8]>,
+) {
+    if !share.listeners.has(map) {
+        return;
+    }
+    let event = Event {
+        kind: EventKind::Merged,
+        partition_id: Some(PartitionId(partition_id)),
+        key: Some(key),
+        value: Some(value),
+        old_value,
+        affected_entries: 1,
+        source: share.member,
+    };
+    share.listeners.publish(share.outbox, share.member, map, event);
+}
+
 impl WideOperation for MergeWrite {
     type Partial = ();
     const PARTITIONS: Partitions = Partitions::Owned;
@@ -166,25 +191,14 @@ impl WideOperation for MergeWrite {
             let Some(partition) = share.partitions.get_mut(local) else { continue };
             let store = partition.map_mut(map, || settings.clone());
             let Some(merged) = merge_one(store, self.batch.policy, record, share.now_ms) else { continue };
-            if matches!(merged, Merged::Won { .. }) && !share.touched.contains(&local) {
-                share.touched.push(local);
+            if matches!(merged, Merged::Won { .. }) {
+                share.touch(local);
             }
-            if share.listeners.has(map) {
-                let (value, old_value) = match &merged {
-                    Merged::Kept(held) => (&held[..], Some(&held[..])),
-                    Merged::Won { old } => (&record.value[..], old.as_deref()),
-                };
-                let event = Event {
-                    kind: EventKind::Merged,
-                    partition_id: Some(PartitionId(partition_id)),
-                    key: Some(&record.key),
-                    value: Some(value),
-                    old_value,
-                    affected_entries: 1,
-                    source: share.member,
-                };
-                share.listeners.publish(share.outbox, share.member, map, event);
-            }
+            let (value, old_value) = match &merged {
+                Merged::Kept(held) => (&held[..], Some(&held[..])),
+                Merged::Won { old } => (&record.value[..], old.as_deref()),
+            };
+            publish_merged(share, map, partition_id, &record.key, value, old_value);
         }
     }
 

@@ -18,12 +18,11 @@
 //! view's expiration by a later last-access time.
 
 use crate::clock::NEVER;
-use crate::engine::listeners::{Event, EventKind};
 use crate::engine::map::entry::Meta;
+use crate::engine::map::merge::publish_merged;
 use crate::engine::request::{OpError, Reply};
 use crate::engine::wide::{Partitions, ShareContext, WideOperation};
 use ferrogrid_protocol::codec::EntryView;
-use ferrogrid_protocol::PartitionId;
 
 /// One entry of the request, owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,21 +112,9 @@ impl WideOperation for PutAllWithMetadata {
             let held = store.get(&entry.key, share.now_ms).map(|held| (held.meta(), held.value().to_vec()));
             let meta = entry.meta(held.as_ref().map(|(meta, _)| meta));
             store.merge_in(&entry.key, &entry.value, &meta);
-            if !share.touched.contains(&local) {
-                share.touched.push(local);
-            }
-            if share.listeners.has(map) {
-                let event = Event {
-                    kind: EventKind::Merged,
-                    partition_id: Some(PartitionId(partition_id)),
-                    key: Some(&entry.key),
-                    value: Some(&entry.value),
-                    old_value: held.as_ref().map(|(_, value)| &value[..]),
-                    affected_entries: 1,
-                    source: share.member,
-                };
-                share.listeners.publish(share.outbox, share.member, map, event);
-            }
+            share.touch(local);
+            let old_value = held.as_ref().map(|(_, value)| &value[..]);
+            publish_merged(share, map, partition_id, &entry.key, &entry.value, old_value);
         }
     }
 

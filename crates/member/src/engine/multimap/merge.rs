@@ -87,8 +87,8 @@ impl WideOperation for MultiMapMergeWrite {
                 }
             };
             let store = share.partitions[local].store_mut::<kind::MultiMap>(name, share.settings).0;
-            if merge_key(store, self.batch.policy, &record.key, values) && !share.touched.contains(&local) {
-                share.touched.push(local);
+            if merge_key(store, self.batch.policy, &record.key, values) {
+                share.touch(local);
             }
         }
     }

@@ -2,13 +2,15 @@
 
 use crate::engine::ringbuffer::request::{RingbufferOp as Op, RingbufferRequest};
 
+use crate::engine::request::OpError;
 use crate::engine::request::Replies;
-use crate::engine::ringbuffer::store::{self as ringbuffer, RingDone};
+use crate::engine::ringbuffer::store::{self as ringbuffer, RingDone, RingbufferStore};
 use crate::engine::structures::ObjectKind;
 use crate::engine::wide::objects::destroy_object;
 use crate::engine::wide::WideRequest;
 use crate::partition::objects::kind;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
+use crate::partition::waiters::Answering;
 use crate::route::row::{row, Operation, A, S, W};
 use crate::route::wire;
 use crate::route::wire::{blob, list};
@@ -16,6 +18,23 @@ use ferrogrid_protocol::codec::*;
 use std::borrow::Cow;
 
 /// In the partition of the ringbuffer's name.
+/// A read of `ring` (a ringbuffer's or a map's event journal) that [`ringbuffer::execute`]
+/// answered, or that waits for items: parked for `call`, at most `max_waiters` on the ring.
+pub(crate) fn park_or_answered(
+    done: Result<RingDone, OpError>,
+    ring: &mut RingbufferStore,
+    answering: &mut Answering<'_>,
+    call: &Call<'_>,
+    max_waiters: usize,
+) -> Result<(), OpError> {
+    match done? {
+        RingDone::Wait(pending) => {
+            answering.park(call.reply_to(), |id, waiters| ring.wait(id, pending, max_waiters, waiters))
+        }
+        RingDone::Answered => Ok(()),
+    }
+}
+
 pub(crate) static ROWS: &[Operation] = &[
     row!(RingbufferAdd, Partition, W.with(A).with(S), |r| {
         ringbuffer(r.name, Op::Add { values: vec![blob(r.value)], overflow_policy: r.overflow_policy })
@@ -57,13 +76,8 @@ impl Execute for RingbufferRequest<'_> {
         let mut others = Vec::new();
         let mut answering = waiters.answering(&mut others);
         let mut reply = call.replies(out);
-        let outcome = match ringbuffer::execute(ring, &request.op, owner.now_ms, &mut |answer| reply.reply(answer)) {
-            Ok(RingDone::Wait(pending)) => {
-                answering.park(call.reply_to(), |id, waiters| ring.wait(id, pending, max_waiters, waiters))
-            }
-            Ok(RingDone::Answered) => Ok(()),
-            Err(failure) => Err(failure),
-        };
+        let done = ringbuffer::execute(ring, &request.op, owner.now_ms, &mut |answer| reply.reply(answer));
+        let outcome = park_or_answered(done, ring, &mut answering, call, max_waiters);
         if let Err(failure) = outcome {
             wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
