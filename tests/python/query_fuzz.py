@@ -201,6 +201,23 @@ def digest(text):
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
+def assert_as_recorded(results, recorded, what):
+    """Fails listing every (description, outcome) of `results` that differs from `recorded`
+    (a `--record` file of scripts/diff-queries: the description and digest per case)."""
+    differing = [
+        "%s -> %s" % (text, outcome[:200])
+        for (text, outcome), (recorded_text, expected) in zip(results, recorded["outcomes"])
+        if text != recorded_text or digest(outcome) != expected
+    ]
+    assert len(results) == len(recorded["outcomes"]) == recorded["cases"]
+    assert not differing, "%d of %d %s differ from Hazelcast's answers:\n%s" % (
+        len(differing),
+        len(results),
+        what,
+        "\n".join(differing[:20]),
+    )
+
+
 def run(client, seed, count, prefix="fuzz"):
     """[(description, outcome)] of every case of `seed`; the maps are destroyed after."""
     maps = load(client, seed, prefix)

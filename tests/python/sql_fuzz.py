@@ -13,12 +13,12 @@ are compared as sorted lists unless the statement orders them.
 """
 
 import decimal
-import hashlib
 import json
 import random
 import re
 
 from hazelcast.core import HazelcastJsonValue
+from query_fuzz import digest  # noqa: F401 - the digest scripts/diff-queries records with
 
 ROWS = 60
 NAMES = ["ann", "bob", "Cem", "dora", "eve", "Ali", "ali", "zed", "a_b", "x%y", " pad "]
@@ -255,10 +255,6 @@ def outcome(client, table, kind, template):
         return "types %r rows %r" % (types, rows)
     except Exception as error:  # noqa: BLE001 - the error's code is the outcome
         return "error %s %s" % (type(error).__name__, getattr(error, "_code", ""))  # the SQL error code
-
-
-def digest(text):
-    return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
 def run(client, seed, count, prefix="sqlfuzz"):
