@@ -11,7 +11,10 @@
     a SELECT: the job's processor or its entry processor threw it;
   * NOT is pushed down, and an AND with `x IS NULL` and a term null wherever x is selects
     nothing; a CASE whose branches are equal is its branch; a literal LIMIT 0 reads no row;
-  * ROUND of a DOUBLE rounds its exact binary value; a JSON number reads as the double nearest
+  * NOT of a boolean column is null wherever the column is (so `ok IS NULL AND NOT ok` selects
+    nothing, computing nothing else);
+  * ROUND of a DOUBLE rounds its exact binary value, and a DOUBLE column cast to DECIMAL is that
+    value (a literal keeps its decimal text); a JSON number reads as the double nearest
     it; a SINK whose VALUES repeat a key fails (GENERIC) and writes none of them;
   * ORDER BY a name two select items bear is ambiguous (`test_sql.py`);
   * and seed 1 of the random statements answers as Hazelcast answered it
@@ -41,7 +44,7 @@ BIG = 10**12  # squared, more than a BIGINT holds; more than an INT holds
 def table(client, request):
     name = re.sub(r"\W", "_", unique_name(request, "sqleval"))
     client.sql.execute(
-        "CREATE MAPPING %s (__key INT, big BIGINT, score DOUBLE, age INT) "
+        "CREATE MAPPING %s (__key INT, big BIGINT, score DOUBLE, age INT, ok BOOLEAN) "
         "TYPE IMap OPTIONS ('keyFormat'='int', 'valueFormat'='json-flat')" % name
     ).result()
     m = client.get_map(name).blocking()
@@ -97,6 +100,9 @@ def test_what_the_planner_decides_before_reading_a_row(client, table):
     assert error_code(client, select + "big * big > 0 AND NOT (age IS NOT NULL OR score > 1)") == DATA_EXCEPTION
     assert keys(client, select + "(__key * age) > score / 0 AND age IS NULL") == []
     assert error_code(client, select + "score / 0 > 1 AND age IS NULL") == DATA_EXCEPTION
+    # NOT of a column is null wherever the column is (ok is missing in every row)
+    assert keys(client, select + "score / 0 > 1 AND ok IS NULL AND NOT ok") == []
+    assert error_code(client, select + "score / 0 > 1 AND ok IS NULL AND NOT (age > 1)") == DATA_EXCEPTION
     # a CASE whose branches are all the same is that branch
     rows = client.sql.execute("SELECT __key, CASE WHEN age / 0 > 1 THEN age ELSE age END FROM %s" % table).result()
     assert sorted((r.get_object_with_index(0), r.get_object_with_index(1)) for r in rows) == [(1, 3), (2, None), (3, 5)]
@@ -111,6 +117,15 @@ def test_round_and_json_doubles_are_exact(client, table):
     got = sorted(tuple(r.get_object_with_index(i) for i in range(3)) for r in rows)
     # 41.05 is 41.0499999... in binary: half up gives 41.0; the product reads back as written
     assert got == [(1, 41.05, 41.0), (3, 12.38 * -934791323090, -11572716579854.2)]
+
+
+def test_a_double_cast_to_decimal_is_its_exact_binary_value(client, table):
+    client.sql.execute("UPDATE %s SET score = 24.49 WHERE __key = 1" % table).result()
+    rows = client.sql.execute("SELECT CAST(score AS DECIMAL), CAST(0.1E0 AS DECIMAL) FROM %s WHERE __key = 1" % table)
+    [(column, literal)] = [(r.get_object_with_index(0), r.get_object_with_index(1)) for r in rows.result()]
+    # a column's double converts as `new BigDecimal(double)`; a literal keeps its decimal text
+    assert str(column) == "24.489999999999998436805981327779591083526611328125"
+    assert str(literal) == "0.1"
 
 
 def test_a_sink_that_writes_one_key_twice_fails_and_writes_nothing(client, table):

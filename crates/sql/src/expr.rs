@@ -431,6 +431,14 @@ fn cast(value: Value, from: SqlType, to: SqlType) -> Result<Value> {
             SqlError::data(format!("Numeric overflow while converting {} to {}", from.name(), to.name()))
         });
     }
+    if to == SqlType::Decimal {
+        // Hazelcast's converters: `new BigDecimal(double)`, the binary value exactly
+        match value {
+            Value::Double(v) if v.is_finite() => return Ok(Value::BigDecimal(types::exact_decimal(v))),
+            Value::Float(v) if v.is_finite() => return Ok(Value::BigDecimal(types::exact_decimal(v as f64))),
+            _ => {}
+        }
+    }
     if from == SqlType::Boolean && to.is_numeric() || from.is_numeric() && to == SqlType::Boolean {
         return Err(SqlError::parsing(format!(
             "CAST function cannot convert value of type {} to type {}",

@@ -7,6 +7,7 @@ mod temporal;
 use crate::error::{Result, SqlError};
 use ferrogrid_query::number::BigDecimal;
 use ferrogrid_query::Value;
+use num_bigint::BigInt;
 
 /// A column's or an expression's type; `id()` is `SqlColumnType` on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -265,6 +266,31 @@ pub fn to_decimal(value: &Value) -> Option<BigDecimal> {
         _ => return None,
     };
     BigDecimal::parse(&text)
+}
+
+/// A finite double's exact value in decimal (its binary mantissa times a power of two), as
+/// Java's `new BigDecimal(double)`.
+pub fn exact_decimal(v: f64) -> BigDecimal {
+    let bits = v.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    let (mut mantissa, mut exponent) =
+        if biased == 0 { (fraction, -1074) } else { (fraction | (1 << 52), biased - 1075) };
+    if mantissa == 0 {
+        return BigDecimal::new(BigInt::from(0), 0);
+    }
+    let zeros = mantissa.trailing_zeros();
+    mantissa >>= zeros;
+    exponent += zeros as i32;
+    let mut unscaled = BigInt::from(mantissa);
+    let scale = if exponent >= 0 {
+        unscaled <<= exponent as usize;
+        0
+    } else {
+        unscaled *= BigInt::from(5).pow(exponent.unsigned_abs());
+        -exponent
+    };
+    BigDecimal::new(if v < 0.0 { -unscaled } else { unscaled }, scale)
 }
 
 /// A double as Java's `Double.toString` writes it (Hazelcast's VARCHAR of a DOUBLE).

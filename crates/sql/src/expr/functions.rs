@@ -457,30 +457,6 @@ fn round_with(value: &Value, ty: SqlType, f: fn(f64) -> f64, ceil: bool) -> Resu
     }
 }
 
-/// A finite double's exact value in decimal (its binary mantissa times a power of two).
-fn exact_decimal(v: f64) -> BigDecimal {
-    let bits = v.to_bits();
-    let biased = ((bits >> 52) & 0x7ff) as i32;
-    let fraction = bits & ((1 << 52) - 1);
-    let (mut mantissa, mut exponent) =
-        if biased == 0 { (fraction, -1074) } else { (fraction | (1 << 52), biased - 1075) };
-    if mantissa == 0 {
-        return BigDecimal::new(BigInt::from(0), 0);
-    }
-    let zeros = mantissa.trailing_zeros();
-    mantissa >>= zeros;
-    exponent += zeros as i32;
-    let mut unscaled = BigInt::from(mantissa);
-    let scale = if exponent >= 0 {
-        unscaled <<= exponent as usize;
-        0
-    } else {
-        unscaled *= BigInt::from(5).pow(exponent.unsigned_abs());
-        -exponent
-    };
-    BigDecimal::new(if v < 0.0 { -unscaled } else { unscaled }, scale)
-}
-
 fn round_places(value: &Value, ty: SqlType, places: i32, round: bool) -> Result<Value> {
     match value {
         // As Hazelcast: the double's exact binary value (`new BigDecimal(double)`) rounded half
@@ -490,7 +466,7 @@ fn round_places(value: &Value, ty: SqlType, places: i32, round: bool) -> Result<
             if !v.is_finite() {
                 return super::to_type(Value::Double(v), ty);
             }
-            let done = round_places(&Value::BigDecimal(exact_decimal(v)), SqlType::Decimal, places, round)?;
+            let done = round_places(&Value::BigDecimal(types::exact_decimal(v)), SqlType::Decimal, places, round)?;
             super::to_type(Value::Double(types::to_double(&done).unwrap_or(v)), ty)
         }
         Value::BigDecimal(v) => {

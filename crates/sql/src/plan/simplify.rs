@@ -172,7 +172,7 @@ fn null_where_null(expr: &Expr, nulls: &[&Expr]) -> bool {
         Kind::Compare(_, left, right) | Kind::Arithmetic(_, left, right) => {
             null_where_null(left, nulls) || null_where_null(right, nulls)
         }
-        Kind::Negate(operand) | Kind::Cast(operand) => null_where_null(operand, nulls),
+        Kind::Negate(operand) | Kind::Cast(operand) | Kind::Not(operand) => null_where_null(operand, nulls),
         _ => false,
     }
 }

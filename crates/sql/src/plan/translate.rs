@@ -313,6 +313,10 @@ impl<'a> Translator<'a> {
                 if ty == SqlType::Varchar {
                     return Ok(Expr::literal(Value::String(calcite_double(*double)), ty));
                 }
+                if ty == SqlType::Decimal {
+                    // Calcite keeps an approximate literal's decimal text: 0.1E0 is 0.1
+                    return Ok(Expr::literal(crate::types::convert(value.clone(), ty)?, ty));
+                }
                 if ty.is_integer() {
                     // Hazelcast parses the literal's text as an integer
                     let text = crate::types::format_java_double(*double);
