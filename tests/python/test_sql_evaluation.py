@@ -11,6 +11,12 @@
     a SELECT: the job's processor or its entry processor threw it;
   * NOT is pushed down, and an AND with `x IS NULL` and a term null wherever x is selects
     nothing; a CASE whose branches are equal is its branch; a literal LIMIT 0 reads no row;
+  * in an AND, `x IS NOT NULL` is computed after the other operands (or not at all where one of
+    them needs x), and NOTs that cannot be pushed (`NOT (x LIKE p)`) last; `x IS NULL OR x IS NOT NULL`
+    is true; an AND of comparisons of a column with literals that no value meets is false;
+  * a key lookup (`WHERE __key = k` alone) fails with the bare error (GENERIC); with more
+    conditions Hazelcast scans, and fails as a scan does;
+  * a NaN or infinite DOUBLE written to a JSON value fails the statement (GENERIC);
   * NOT of a boolean column is null wherever the column is (so `ok IS NULL AND NOT ok` selects
     nothing, computing nothing else);
   * ROUND of a DOUBLE rounds its exact binary value, and a DOUBLE column cast to DECIMAL is that
@@ -117,6 +123,38 @@ def test_round_and_json_doubles_are_exact(client, table):
     got = sorted(tuple(r.get_object_with_index(i) for i in range(3)) for r in rows)
     # 41.05 is 41.0499999... in binary: half up gives 41.0; the product reads back as written
     assert got == [(1, 41.05, 41.0), (3, 12.38 * -934791323090, -11572716579854.2)]
+
+
+def test_the_order_the_planner_gives_an_and(client, table):
+    select = "SELECT __key FROM %s WHERE " % table
+    # `age IS NOT NULL` goes after the other operands: row 2's product is computed and fails
+    assert error_code(client, select + "__key <> 1 AND age IS NOT NULL AND big * big > 0") == DATA_EXCEPTION
+    assert keys(client, select + "__key <> 1 AND age IS NOT NULL AND big > 0") == [3]
+    # a NOT that cannot be pushed goes last: row 1's product is computed and fails; NOT LIKE
+    # is an operator of its own and stays first
+    not_like = "__key <> 2 AND NOT (CAST(age AS VARCHAR) LIKE '3%') AND big * big > 0"
+    assert error_code(client, select + not_like) == DATA_EXCEPTION
+    assert keys(client, select + not_like.replace("NOT (CAST(age AS VARCHAR) LIKE '3%')", "CAST(age AS VARCHAR) NOT LIKE '3%'")) == [3]
+    # comparisons of a column with literals that no value meets: false before any row is read
+    assert keys(client, select + "age > 5 AND age < 3 AND score / 0 > 1") == []
+    assert keys(client, select + "score / 0 > 1 AND age IN (1, 2) AND age >= 3") == []
+    assert keys(client, select + "age >= 5 AND 5 >= age AND age <> 5 AND score / 0 > 1") == []
+    # bounds that some value meets decide nothing: row 1 (age 3) computes the division
+    assert error_code(client, select + "age > 2 AND age < 4 AND score / 0 > 1") == DATA_EXCEPTION
+    # `x IS NULL OR x IS NOT NULL` is true before any row is read
+    assert keys(client, select + "age IS NULL OR big * big > 0 OR age IS NOT NULL") == [1, 2, 3]
+
+
+def test_a_key_lookup_fails_as_a_lookup_only_when_the_key_is_the_whole_condition(client, table):
+    assert error_code(client, "SELECT big * big FROM %s WHERE __key = 1" % table) == GENERIC
+    assert error_code(client, "SELECT __key FROM %s WHERE __key = 1 AND big * big > 0" % table) == DATA_EXCEPTION
+
+
+def test_a_double_that_json_cannot_hold_fails_the_write(client, table):
+    assert error_code(client, "UPDATE %s SET score = SQRT(-1.0) WHERE __key = 3" % table) == GENERIC
+    assert error_code(client, "INSERT INTO %s (__key, score) VALUES (9, SQRT(-1.0))" % table) == GENERIC
+    rows = client.sql.execute("SELECT __key, score FROM %s" % table).result()
+    assert sorted((r.get_object_with_index(0), r.get_object_with_index(1)) for r in rows) == [(1, 1.5), (2, None), (3, 2.0)]
 
 
 def test_a_double_cast_to_decimal_is_its_exact_binary_value(client, table):

@@ -435,15 +435,19 @@ fn aggregate_result(call: &AggregateCall, state: State) -> Result<Value> {
     })
 }
 
-/// A run-time failure as Hazelcast reports it: from a single-key plan (a point lookup) as the
-/// bare `QueryException` (GENERIC), from any other plan as a failed Jet job whose processor
-/// threw it (data errors keep DATA_EXCEPTION). `job` names the job in the text.
+/// A run-time failure as Hazelcast reports it: from a single-key plan (a point lookup whose
+/// WHERE is the key's equality alone) as the bare `QueryException` (GENERIC), from any other
+/// plan as a failed Jet job whose processor threw it (data errors keep DATA_EXCEPTION). `job`
+/// names the job in the text.
 pub fn runtime_error(plan: &SelectPlan, error: SqlError, job: u64) -> SqlError {
     use crate::error::Code;
     if matches!(error.code, Code::Parsing | Code::ObjectNotFound) {
         return error;
     }
-    let single_key = plan.sources.len() == 1 && plan.sources[0].keys.as_ref().is_some_and(|keys| keys.len() == 1);
+    // Hazelcast plans a key lookup for `WHERE __key = k` alone; with more conditions it scans
+    let key_alone = !matches!(plan.filter.as_ref().map(|f| &f.kind), Some(crate::expr::Kind::And(_)));
+    let single_key =
+        key_alone && plan.sources.len() == 1 && plan.sources[0].keys.as_ref().is_some_and(|keys| keys.len() == 1);
     if single_key {
         return SqlError::generic(format!("com.hazelcast.sql.impl.QueryException: {}", error.message));
     }

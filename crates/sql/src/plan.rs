@@ -13,6 +13,7 @@
 
 mod location;
 mod query;
+mod ranges;
 pub mod simplify;
 mod translate;
 mod typing;

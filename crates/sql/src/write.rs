@@ -77,6 +77,12 @@ fn json_flat(mapping: &Mapping, half: Half, whole: Option<usize>, row: &[Value])
         if column.half != half {
             continue;
         }
+        if matches!(row[index], Value::Double(v) if !v.is_finite())
+            || matches!(row[index], Value::Float(v) if !v.is_finite())
+        {
+            // Jackson's refusal, which fails the statement (GENERIC) in Hazelcast
+            return Err(SqlError::generic("Infinite and NaN values not permitted in JSON"));
+        }
         let name = serde_json::Value::String(field.clone()).to_string();
         fields.push(format!("{name}:{}", types::json_of(&row[index])));
     }

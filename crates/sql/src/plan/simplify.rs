@@ -16,7 +16,12 @@
 //!   another operand is null wherever x is (`age IS NULL AND age * k > score / 0`: the division
 //!   is never computed).
 //! - At the top of a WHERE (and through its ANDs and ORs) unknown counts as false, as a row
-//!   whose condition is unknown is not selected.
+//!   whose condition is unknown is not selected; there `x IS NOT NULL` goes after the other
+//!   operands of its AND, or is left out where another operand is null wherever x is.
+//! - The NOTs that could not be pushed (NOT of a column, `NOT (x LIKE p)`) go last in their AND (the
+//!   order of evaluation decides which failure a row meets first); `x IS NULL OR x IS NOT
+//!   NULL` is true; an AND whose comparisons of a column with literals (and IN lists) allow
+//!   no value is false (`plan/ranges.rs`).
 
 use crate::expr::{Comparison, Expr, Function, Kind};
 use crate::types::SqlType;
@@ -142,6 +147,9 @@ fn and(operands: Vec<Expr>, ty: SqlType, unknown_is_false: bool) -> Expr {
     if operands.iter().any(|o| constant(o) == Some(false)) {
         return boolean(false);
     }
+    if unknown_is_false && super::ranges::contradictory(&operands) {
+        return boolean(false);
+    }
     if unknown_is_false {
         let nulls: Vec<&Expr> = operands
             .iter()
@@ -154,12 +162,36 @@ fn and(operands: Vec<Expr>, ty: SqlType, unknown_is_false: bool) -> Expr {
             return boolean(false);
         }
     }
-    let mut kept: Vec<Expr> = operands.into_iter().filter(|o| constant(o) != Some(true)).collect();
+    let kept: Vec<Expr> = operands.into_iter().filter(|o| constant(o) != Some(true)).collect();
+    let mut kept = nots_last(if unknown_is_false { not_null_last(kept) } else { kept });
     match kept.len() {
         0 => boolean(true),
         1 => kept.remove(0),
         _ => Expr::new(Kind::And(kept), ty),
     }
+}
+
+/// Where unknown is false, Calcite moves `x IS NOT NULL` after the other operands of an AND,
+/// and leaves it out where another operand is null wherever x is (`x > 0` needs x not null).
+fn not_null_last(operands: Vec<Expr>) -> Vec<Expr> {
+    let (tests, mut rest): (Vec<Expr>, Vec<Expr>) =
+        operands.into_iter().partition(|o| matches!(o.kind, Kind::IsNull(_, true)));
+    for test in tests {
+        let Kind::IsNull(inner, _) = &test.kind else { continue };
+        if !rest.iter().any(|o| null_where_null(o, &[&**inner])) {
+            rest.push(test);
+        }
+    }
+    rest
+}
+
+/// The NOTs left after pushing (NOT of a column, `NOT (x LIKE p)`) go last in an AND, as
+/// Calcite adds its "not terms" back after the others (`x NOT LIKE p` is an operator of its
+/// own and stays in place).
+fn nots_last(operands: Vec<Expr>) -> Vec<Expr> {
+    let (nots, mut rest): (Vec<Expr>, Vec<Expr>) = operands.into_iter().partition(|o| matches!(o.kind, Kind::Not(_)));
+    rest.extend(nots);
+    rest
 }
 
 /// Whether `expr` is null wherever one of `nulls` is (Calcite's `Strong`, for the operators
@@ -179,6 +211,16 @@ fn null_where_null(expr: &Expr, nulls: &[&Expr]) -> bool {
 
 fn or(operands: Vec<Expr>, ty: SqlType) -> Expr {
     if operands.iter().any(|o| constant(o) == Some(true)) {
+        return boolean(true);
+    }
+    // `x IS NULL OR x IS NOT NULL` is true on every row
+    let tested = |negated: bool| {
+        operands.iter().filter_map(move |o| match &o.kind {
+            Kind::IsNull(inner, n) if *n == negated && deterministic(inner) => Some(&**inner),
+            _ => None,
+        })
+    };
+    if tested(false).any(|null| tested(true).any(|not_null| null == not_null)) {
         return boolean(true);
     }
     let mut kept: Vec<Expr> = operands.into_iter().filter(|o| constant(o) != Some(false)).collect();
