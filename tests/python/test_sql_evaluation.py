@@ -10,10 +10,12 @@
   * a failure while an UPDATE or DELETE runs is a GENERIC error (-1), not a DATA_EXCEPTION as in
     a SELECT: the job's processor or its entry processor threw it;
   * NOT is pushed down, and an AND with `x IS NULL` and a term null wherever x is selects
-    nothing; a CASE whose branches are equal is its branch; a literal LIMIT 0 reads no row;
-  * in an AND, `x IS NOT NULL` is computed after the other operands (or not at all where one of
-    them needs x), and NOTs that cannot be pushed (`NOT (x LIKE p)`) last; `x IS NULL OR x IS NOT NULL`
-    is true; an AND of comparisons of a column with literals that no value meets is false;
+    nothing; a CASE whose branches are equal is its branch; a literal LIMIT 0 reads no row
+    (with an OFFSET it filters them but computes no select item);
+  * in an AND, `x IS NOT NULL` is computed after the other operands (or not at all where one
+    of them needs x), and NOTs that cannot be pushed (`NOT (x LIKE p)`) last; `x IS NULL OR
+    x IS NOT NULL` is true; an AND of comparisons of a column with literals that no value
+    meets is false;
   * a key lookup (`WHERE __key = k` alone) fails with the bare error (GENERIC); with more
     conditions Hazelcast scans, and fails as a scan does;
   * a NaN or infinite DOUBLE written to a JSON value fails the statement (GENERIC);
@@ -114,6 +116,9 @@ def test_what_the_planner_decides_before_reading_a_row(client, table):
     assert sorted((r.get_object_with_index(0), r.get_object_with_index(1)) for r in rows) == [(1, 3), (2, None), (3, 5)]
     # LIMIT 0 reads nothing
     assert keys(client, "SELECT __key, score / 0 FROM %s LIMIT 0" % table) == []
+    # ... unless an OFFSET is written, even OFFSET 0: the rows are filtered, not projected
+    assert error_code(client, "SELECT __key FROM %s WHERE score / 0 > 1 LIMIT 0 OFFSET 0" % table) == DATA_EXCEPTION
+    assert keys(client, "SELECT __key, score / 0 FROM %s LIMIT 0 OFFSET 0" % table) == []
 
 
 def test_round_and_json_doubles_are_exact(client, table):

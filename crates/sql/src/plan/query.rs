@@ -143,14 +143,6 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
         Mode::Row => None,
     };
     let (offset, limit) = limits(query, parameters)?;
-    // `LIMIT 0` written as a literal: Hazelcast's planner (PruneEmptyRules) reads no row, so no
-    // row's expression is computed (nor can fail).
-    let literal_limit =
-        matches!(&query.limit_clause, Some(ast::LimitClause::LimitOffset { limit: Some(ast::Expr::Value(_)), .. }));
-    let filter = match limit {
-        Some(0) if literal_limit => Some(Expr::literal(Value::Bool(false), SqlType::Boolean)),
-        _ => filter,
-    };
     let mut plan = SelectPlan {
         union: None,
         sources,
@@ -164,8 +156,29 @@ pub fn select(query: &ast::Query, catalog: &Catalog, parameters: &Parameters) ->
         offset,
         limit,
     };
+    limit_zero(&mut plan, query);
     point_lookup(&mut plan)?;
     Ok(plan)
+}
+
+/// A literal `LIMIT 0` as Hazelcast plans it: without OFFSET (even `OFFSET 0`) its planner
+/// (PruneEmptyRules) reads no row, so nothing is computed (nor can fail); with one the rows are
+/// still filtered, but no select item is computed (the projection sits above the limit).
+fn limit_zero(plan: &mut SelectPlan, query: &ast::Query) {
+    let Some(ast::LimitClause::LimitOffset { limit: Some(ast::Expr::Value(_)), offset, .. }) = &query.limit_clause
+    else {
+        return;
+    };
+    if plan.limit != Some(0) {
+        return;
+    }
+    if offset.is_none() {
+        plan.filter = Some(Expr::literal(Value::Bool(false), SqlType::Boolean));
+    } else if plan.grouping.is_none() {
+        for item in &mut plan.projection {
+            *item = Expr::literal(Value::Null, item.ty);
+        }
+    }
 }
 
 /// The ON condition of each join, translated over the row of every source.
