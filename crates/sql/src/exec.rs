@@ -92,38 +92,12 @@ fn used_columns(plan: &SelectPlan) -> Vec<bool> {
 }
 
 fn mark(expr: &Expr, used: &mut [bool]) {
-    use crate::expr::Kind;
-    match &expr.kind {
-        Kind::Column(index) => {
-            if let Some(slot) = used.get_mut(*index) {
-                *slot = true;
-            }
-        }
-        Kind::Literal(_) | Kind::Parameter { .. } => {}
-        Kind::Negate(e) | Kind::Not(e) | Kind::IsNull(e, _) | Kind::IsBool(e, _, _) | Kind::Cast(e) => mark(e, used),
-        Kind::Arithmetic(_, l, r) | Kind::Compare(_, l, r) => {
-            mark(l, used);
-            mark(r, used);
-        }
-        Kind::And(items) | Kind::Or(items) | Kind::Call(_, items) => items.iter().for_each(|e| mark(e, used)),
-        Kind::Between { operand, low, high, .. } => [operand, low, high].iter().for_each(|e| mark(e, used)),
-        Kind::In { operand, list, .. } => {
-            mark(operand, used);
-            list.iter().for_each(|e| mark(e, used));
-        }
-        Kind::Like { operand, pattern, escape, .. } => {
-            mark(operand, used);
-            mark(pattern, used);
-            escape.iter().for_each(|e| mark(e, used));
-        }
-        Kind::Case { whens, otherwise } => {
-            for (condition, result) in whens {
-                mark(condition, used);
-                mark(result, used);
-            }
-            otherwise.iter().for_each(|e| mark(e, used));
+    if let crate::expr::Kind::Column(index) = expr.kind {
+        if let Some(slot) = used.get_mut(index) {
+            *slot = true;
         }
     }
+    expr.operands().into_iter().for_each(|e| mark(e, used));
 }
 
 /// Joins the sources' rows left to right (nested loops; an equality between the new source's

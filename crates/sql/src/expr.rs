@@ -180,6 +180,24 @@ impl Expr {
         Expr { kind: Kind::Column(index), ty }
     }
 
+    /// The expressions this one is computed from, in order.
+    pub fn operands(&self) -> Vec<&Expr> {
+        match &self.kind {
+            Kind::Column(_) | Kind::Literal(_) | Kind::Parameter { .. } => Vec::new(),
+            Kind::Negate(e) | Kind::Not(e) | Kind::IsNull(e, _) | Kind::IsBool(e, ..) | Kind::Cast(e) => vec![e],
+            Kind::Arithmetic(_, l, r) | Kind::Compare(_, l, r) => vec![l, r],
+            Kind::And(list) | Kind::Or(list) | Kind::Call(_, list) => list.iter().collect(),
+            Kind::Between { operand, low, high, .. } => vec![operand, low, high],
+            Kind::In { operand, list, .. } => std::iter::once(&**operand).chain(list).collect(),
+            Kind::Like { operand, pattern, escape, .. } => {
+                [&**operand, &**pattern].into_iter().chain(escape.as_deref()).collect()
+            }
+            Kind::Case { whens, otherwise } => {
+                whens.iter().flat_map(|(w, t)| [w, t]).chain(otherwise.as_deref()).collect()
+            }
+        }
+    }
+
     /// The value of a constant expression (no columns), or None.
     pub fn constant(&self) -> Option<&Value> {
         match &self.kind {

@@ -277,20 +277,7 @@ fn null_tests(expr: Expr, tests: &mut Vec<Expr>) {
 
 /// No RAND in it (every other expression gives the same value for the same row).
 fn deterministic(expr: &Expr) -> bool {
-    let children: Vec<&Expr> = match &expr.kind {
-        Kind::Call(Function::Rand, _) => return false,
-        Kind::Column(_) | Kind::Literal(_) | Kind::Parameter { .. } => return true,
-        Kind::Negate(e) | Kind::Not(e) | Kind::IsNull(e, _) | Kind::IsBool(e, ..) | Kind::Cast(e) => vec![e],
-        Kind::Arithmetic(_, l, r) | Kind::Compare(_, l, r) => vec![l, r],
-        Kind::And(list) | Kind::Or(list) | Kind::Call(_, list) => list.iter().collect(),
-        Kind::Between { operand, low, high, .. } => vec![operand, low, high],
-        Kind::In { operand, list, .. } => std::iter::once(&**operand).chain(list).collect(),
-        Kind::Like { operand, pattern, escape, .. } => {
-            std::iter::once(&**operand).chain(std::iter::once(&**pattern)).chain(escape.as_deref()).collect()
-        }
-        Kind::Case { whens, otherwise } => whens.iter().flat_map(|(w, t)| [w, t]).chain(otherwise.as_deref()).collect(),
-    };
-    children.into_iter().all(deterministic)
+    !matches!(expr.kind, Kind::Call(Function::Rand, _)) && expr.operands().into_iter().all(deterministic)
 }
 
 #[cfg(test)]
