@@ -29,6 +29,38 @@ fn too_many(max_rows: usize) -> SqlError {
     ))
 }
 
+/// Reads a source's rows from its entries: only the columns the statement uses (the others
+/// stay null), each through a path parsed once.
+struct RowReader<'a> {
+    mapping: &'a crate::catalog::Mapping,
+    reads: Vec<(usize, Option<ferrogrid_query::path::Path>)>,
+}
+
+impl<'a> RowReader<'a> {
+    fn new(source: &'a crate::plan::Source, used: &[bool]) -> Result<RowReader<'a>> {
+        let mapping = &source.mapping;
+        let mut reads = Vec::new();
+        for index in 0..mapping.columns.len() {
+            if used.get(source.offset + index).copied().unwrap_or(true) {
+                reads.push((index, mapping.path(index)?));
+            }
+        }
+        Ok(RowReader { mapping, reads })
+    }
+
+    /// The entry's row, or None for an entry of another Compact type or Portable class.
+    fn read(&self, key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> Result<Option<Vec<Value>>> {
+        if !self.mapping.accepts(value, schemas) {
+            return Ok(None);
+        }
+        let mut row = vec![Value::Null; self.mapping.columns.len()];
+        for (index, path) in &self.reads {
+            row[*index] = self.mapping.read_at(*index, path.as_ref(), key, value, schemas)?;
+        }
+        Ok(Some(row))
+    }
+}
+
 /// Reads every source's rows: one row per accepted entry, every column of the mapping.
 fn read_rows(
     plan: &SelectPlan,
@@ -40,32 +72,45 @@ fn read_rows(
     let mut tables = Vec::with_capacity(plan.sources.len());
     for (source, entries) in plan.sources.iter().zip(inputs) {
         let entries = source.inline.as_ref().unwrap_or(entries);
-        let mapping = &source.mapping;
         if entries.len() > max_rows {
             return Err(too_many(max_rows));
         }
-        // Only the columns the statement uses are read (the others stay null), each through a
-        // path parsed once.
-        let mut reads = Vec::new();
-        for index in 0..mapping.columns.len() {
-            if used.get(source.offset + index).copied().unwrap_or(true) {
-                reads.push((index, mapping.path(index)?));
-            }
-        }
+        let reader = RowReader::new(source, &used)?;
         let mut rows = Vec::with_capacity(entries.len());
         for (key, value) in entries {
-            if !mapping.accepts(value, schemas) {
-                continue;
-            }
-            let mut row = vec![Value::Null; mapping.columns.len()];
-            for (index, path) in &reads {
-                row[*index] = mapping.read_at(*index, path.as_ref(), key, value, schemas)?;
-            }
-            rows.push(row);
+            rows.extend(reader.read(key, value, schemas)?);
         }
         tables.push(rows);
     }
     Ok(tables)
+}
+
+/// One source without joins, read entry by entry: each row is filtered as it is read and, in
+/// a grouped statement, folded into its group, so only the rows that pass (or the groups) are
+/// held, never the whole map.
+fn scan(plan: &SelectPlan, entries: &Entries, schemas: &dyn SchemaSource, max_rows: usize) -> Result<Vec<Vec<Value>>> {
+    let source = &plan.sources[0];
+    let entries = source.inline.as_ref().unwrap_or(entries);
+    let reader = RowReader::new(source, &used_columns(plan))?;
+    let mut groups = plan.grouping.as_ref().map(|grouping| Groups::new(grouping, max_rows));
+    let mut rows = Vec::new();
+    for (key, value) in entries {
+        let Some(row) = reader.read(key, value, schemas)? else { continue };
+        if let Some(filter) = &plan.filter {
+            if !filter.passes(&row)? {
+                continue;
+            }
+        }
+        match &mut groups {
+            Some(groups) => groups.add(&row)?,
+            None if rows.len() >= max_rows => return Err(too_many(max_rows)),
+            None => rows.push(row),
+        }
+    }
+    match groups {
+        Some(groups) => groups.finish(),
+        None => Ok(rows),
+    }
 }
 
 /// Which columns of the joined row (every source's, in order) the plan reads.
@@ -159,6 +204,10 @@ pub fn run(plan: &SelectPlan, inputs: &[Entries], schemas: &dyn SchemaSource, ma
         }
         return finish(plan, rows);
     }
+    if plan.sources.len() == 1 && plan.joins.is_empty() {
+        let rows = scan(plan, &inputs[0], schemas, max_rows)?;
+        return finish(plan, rows);
+    }
     let tables = read_rows(plan, inputs, schemas, max_rows)?;
     let mut rows = join(plan, tables, max_rows)?;
     if let Some(filter) = &plan.filter {
@@ -171,7 +220,11 @@ pub fn run(plan: &SelectPlan, inputs: &[Entries], schemas: &dyn SchemaSource, ma
         rows = kept;
     }
     if let Some(grouping) = &plan.grouping {
-        rows = group(grouping, rows, max_rows)?;
+        let mut groups = Groups::new(grouping, max_rows);
+        for row in &rows {
+            groups.add(row)?;
+        }
+        rows = groups.finish()?;
     }
     finish(plan, rows)
 }
@@ -300,9 +353,23 @@ struct Group {
     distinct: Vec<HashSet<Vec<String>>>,
 }
 
-fn group(grouping: &crate::plan::Grouping, rows: Vec<Vec<Value>>, max_rows: usize) -> Result<Vec<Vec<Value>>> {
-    let new_states = || -> Vec<State> {
-        grouping
+/// The groups of a grouped statement, folded row by row: each group's keys and its
+/// aggregates' running states, found by a hash of the keys (numbers by value, as
+/// `row_key`) without building a key per row.
+struct Groups<'p> {
+    grouping: &'p crate::plan::Grouping,
+    groups: Vec<Group>,
+    index: HashMap<u64, Vec<usize>>,
+    max_rows: usize,
+}
+
+impl<'p> Groups<'p> {
+    fn new(grouping: &'p crate::plan::Grouping, max_rows: usize) -> Groups<'p> {
+        Groups { grouping, groups: Vec::new(), index: HashMap::new(), max_rows }
+    }
+
+    fn new_states(&self) -> Vec<State> {
+        self.grouping
             .calls
             .iter()
             .map(|call| match call.function {
@@ -312,45 +379,108 @@ fn group(grouping: &crate::plan::Grouping, rows: Vec<Vec<Value>>, max_rows: usiz
                 AggregateFunction::Min | AggregateFunction::Max => State::Extreme(None),
             })
             .collect()
-    };
-    let mut groups: Vec<Group> = Vec::new();
-    let mut index: HashMap<Vec<String>, usize> = HashMap::new();
-    for row in &rows {
-        let keys = grouping.keys.iter().map(|k| k.eval(row)).collect::<Result<Vec<_>>>()?;
-        let id = row_key(&keys);
-        let slot = match index.get(&id) {
-            Some(slot) => *slot,
+    }
+
+    fn add(&mut self, row: &[Value]) -> Result<()> {
+        let keys = self.grouping.keys.iter().map(|k| k.eval(row)).collect::<Result<Vec<_>>>()?;
+        let hash = key_hash(&keys);
+        let found = self.index.get(&hash).and_then(|slots| {
+            slots.iter().copied().find(|&slot| {
+                let group = &self.groups[slot].keys;
+                group.len() == keys.len() && group.iter().zip(&keys).all(|(a, b)| same_key(a, b))
+            })
+        });
+        let slot = match found {
+            Some(slot) => slot,
             None => {
-                if groups.len() >= max_rows {
-                    return Err(too_many(max_rows));
+                if self.groups.len() >= self.max_rows {
+                    return Err(too_many(self.max_rows));
                 }
-                index.insert(id, groups.len());
-                groups.push(Group { keys, states: new_states(), distinct: vec![HashSet::new(); grouping.calls.len()] });
-                groups.len() - 1
+                let distinct = vec![HashSet::new(); self.grouping.calls.len()];
+                self.groups.push(Group { keys, states: self.new_states(), distinct });
+                self.index.entry(hash).or_default().push(self.groups.len() - 1);
+                self.groups.len() - 1
             }
         };
-        let group = &mut groups[slot];
-        for (call_index, call) in grouping.calls.iter().enumerate() {
+        let group = &mut self.groups[slot];
+        for (call_index, call) in self.grouping.calls.iter().enumerate() {
             accumulate(call, &mut group.states[call_index], &mut group.distinct[call_index], row)?;
         }
+        Ok(())
     }
-    if groups.is_empty() && grouping.keys.is_empty() {
-        groups.push(Group { keys: Vec::new(), states: new_states(), distinct: Vec::new() });
-    }
-    let mut out = Vec::with_capacity(groups.len());
-    for group in groups {
-        let mut row = group.keys;
-        for (call, state) in grouping.calls.iter().zip(group.states) {
-            row.push(aggregate_result(call, state)?);
+
+    /// The grouped rows (keys, then aggregates) that pass HAVING; one row of aggregates over
+    /// nothing when the statement has no GROUP BY and no row came.
+    fn finish(mut self) -> Result<Vec<Vec<Value>>> {
+        if self.groups.is_empty() && self.grouping.keys.is_empty() {
+            self.groups.push(Group { keys: Vec::new(), states: self.new_states(), distinct: Vec::new() });
         }
-        if let Some(having) = &grouping.having {
-            if !having.passes(&row)? {
-                continue;
+        let mut out = Vec::with_capacity(self.groups.len());
+        for group in self.groups {
+            let mut row = group.keys;
+            for (call, state) in self.grouping.calls.iter().zip(group.states) {
+                row.push(aggregate_result(call, state)?);
             }
+            if let Some(having) = &self.grouping.having {
+                if !having.passes(&row)? {
+                    continue;
+                }
+            }
+            out.push(row);
         }
-        out.push(row);
+        Ok(out)
     }
-    Ok(out)
+}
+
+/// A group key's value as `row_key` tells values apart: integers by value, floating point by
+/// bits (NaN as one), decimals without trailing zeros, text by its characters.
+enum KeyPart<'a> {
+    Null,
+    Integer(i128),
+    Float(u64),
+    Text(&'a str),
+    Other(String),
+}
+
+fn key_part(value: &Value) -> KeyPart<'_> {
+    match value {
+        Value::Null => KeyPart::Null,
+        Value::Byte(_) | Value::Short(_) | Value::Int(_) | Value::Long(_) => {
+            KeyPart::Integer(types::to_integer(value).unwrap_or(0))
+        }
+        Value::Float(_) | Value::Double(_) => {
+            let v = types::to_double(value).unwrap_or(0.0);
+            KeyPart::Float(if v.is_nan() { f64::NAN.to_bits() } else { v.to_bits() })
+        }
+        Value::String(text) => KeyPart::Text(text),
+        other => KeyPart::Other(row_key(std::slice::from_ref(other)).remove(0)),
+    }
+}
+
+fn same_key(a: &Value, b: &Value) -> bool {
+    match (key_part(a), key_part(b)) {
+        (KeyPart::Null, KeyPart::Null) => true,
+        (KeyPart::Integer(x), KeyPart::Integer(y)) => x == y,
+        (KeyPart::Float(x), KeyPart::Float(y)) => x == y,
+        (KeyPart::Text(x), KeyPart::Text(y)) => x == y,
+        (KeyPart::Other(x), KeyPart::Other(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn key_hash(keys: &[Value]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for key in keys {
+        match key_part(key) {
+            KeyPart::Null => 0u8.hash(&mut hasher),
+            KeyPart::Integer(v) => (1u8, v).hash(&mut hasher),
+            KeyPart::Float(v) => (2u8, v).hash(&mut hasher),
+            KeyPart::Text(v) => (3u8, v).hash(&mut hasher),
+            KeyPart::Other(v) => (4u8, v).hash(&mut hasher),
+        }
+    }
+    hasher.finish()
 }
 
 fn accumulate(call: &AggregateCall, state: &mut State, seen: &mut HashSet<Vec<String>>, row: &[Value]) -> Result<()> {
