@@ -380,18 +380,19 @@ impl Mapping {
     /// of another Compact type or Portable class).
     pub fn accepts(&self, value: &[u8], schemas: &dyn SchemaSource) -> bool {
         match &self.value {
-            Format::Compact(type_name) => compact_type_name(value, schemas).is_none_or(|name| &name == type_name),
+            Format::Compact(type_name) => {
+                compact_schema(value, schemas).is_none_or(|schema| &schema.type_name == type_name)
+            }
             _ => true,
         }
     }
 }
 
-fn compact_type_name(value: &[u8], schemas: &dyn SchemaSource) -> Option<String> {
+fn compact_schema(value: &[u8], schemas: &dyn SchemaSource) -> Option<std::sync::Arc<ferrogrid_query::schema::Schema>> {
     if ferrogrid_query::data::type_id(value).ok()? != ferrogrid_query::compact::TYPE_ID {
         return None;
     }
-    let id = i64::from_be_bytes(value.get(8..16)?.try_into().ok()?);
-    schemas.schema(id).map(|schema| schema.type_name.clone())
+    schemas.schema(i64::from_be_bytes(value.get(8..16)?.try_into().ok()?))
 }
 
 /// A read value as a column's type: numbers widen, anything else must already be of it.

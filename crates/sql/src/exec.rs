@@ -61,6 +61,31 @@ impl<'a> RowReader<'a> {
     }
 }
 
+/// The schema source a scan reads through: the last schema looked up is kept, so the rows of
+/// a map of one Compact type find their schema without the member's registry (a lock and a
+/// hash lookup) for every field of every row.
+struct LastSchema<'a> {
+    inner: &'a dyn SchemaSource,
+    last: std::cell::RefCell<Option<std::sync::Arc<ferrogrid_query::schema::Schema>>>,
+}
+
+impl<'a> LastSchema<'a> {
+    fn new(inner: &'a dyn SchemaSource) -> LastSchema<'a> {
+        LastSchema { inner, last: std::cell::RefCell::new(None) }
+    }
+}
+
+impl SchemaSource for LastSchema<'_> {
+    fn schema(&self, id: i64) -> Option<std::sync::Arc<ferrogrid_query::schema::Schema>> {
+        if let Some(last) = self.last.borrow().as_ref().filter(|last| last.id() == id) {
+            return Some(last.clone());
+        }
+        let found = self.inner.schema(id);
+        self.last.replace(found.clone());
+        found
+    }
+}
+
 /// Reads every source's rows: one row per accepted entry, every column of the mapping.
 fn read_rows(
     plan: &SelectPlan,
@@ -69,6 +94,7 @@ fn read_rows(
     max_rows: usize,
 ) -> Result<Vec<Vec<Vec<Value>>>> {
     let used = used_columns(plan);
+    let schemas = &LastSchema::new(schemas);
     let mut tables = Vec::with_capacity(plan.sources.len());
     for (source, entries) in plan.sources.iter().zip(inputs) {
         let entries = source.inline.as_ref().unwrap_or(entries);
@@ -92,6 +118,7 @@ fn scan(plan: &SelectPlan, entries: &Entries, schemas: &dyn SchemaSource, max_ro
     let source = &plan.sources[0];
     let entries = source.inline.as_ref().unwrap_or(entries);
     let reader = RowReader::new(source, &used_columns(plan))?;
+    let schemas = &LastSchema::new(schemas);
     let mut groups = plan.grouping.as_ref().map(|grouping| Groups::new(grouping, max_rows));
     let mut rows = Vec::new();
     for (key, value) in entries {
