@@ -17,7 +17,10 @@ What a real Hazelcast 5.6.0 member answers (and these tests hold):
     (cache_codec.py; the member refuses a holder without hot-restart config with a
     NullPointerException) creates the cache: GetConfig finds it; Put answers null, or the old
     value with get=true; Get, ContainsKey, Remove with a wrong current value (false) and without
-    one (true) answer as JCache says; after Destroy, a Get fails with CacheNotExistsException.
+    one (true) answer as JCache says; after Destroy, a Get fails with CacheNotExistsException;
+  * PutIfAbsent answers a boolean; Replace answers a serialized Boolean (Data), false for a
+    wrong old value and for an absent key; GetAndRemove answers the value, then null; Size
+    counts every partition's entries; Clear empties the cache.
 
 ferrogrid does not serve the Cache service yet (issue 30 item 4): the module is marked
 hazelcast_only until it does; drop the marker with the first Cache request ferrogrid serves.
@@ -44,6 +47,11 @@ GET = 0x130D00
 PUT = 0x131300
 CONTAINS_KEY = 0x130500
 REMOVE = 0x131600
+CLEAR = 0x130200
+GET_AND_REMOVE = 0x130A00
+PUT_IF_ABSENT = 0x131200
+REPLACE = 0x131700
+SIZE = 0x131800
 
 
 def _data(client, value):
@@ -130,3 +138,32 @@ def test_a_created_cache_serves_its_data_operations(client, cache_name):
     assert destroyed.get_message_type() == DESTROY + 1
     with pytest.raises(HazelcastError, match="CacheNotExistsException"):
         _on_key(client, GET, name, "k", (), [None])
+
+
+def test_a_created_cache_answers_conditional_writes_and_its_size(client, cache_name):
+    name = PREFIX + cache_name
+    _invoke(client, create_config(cache_name))
+    assert _int(_invoke(client, request(SIZE, (), [text(name)]))) == 0
+    completion = [("int", -1)]
+    absent = _on_key(client, PUT_IF_ABSENT, name, "k", completion, [_data(client, "v1"), None])
+    assert _boolean(absent) is True
+    present = _on_key(client, PUT_IF_ABSENT, name, "k", completion, [_data(client, "v2"), None])
+    assert _boolean(present) is False, "putIfAbsent of a present key"
+    wrong_old = _on_key(client, REPLACE, name, "k", completion, [_data(client, "x"), _data(client, "v3"), None])
+    assert _decode_data(client, wrong_old) is False, "replace with a wrong old value"
+    right_old = _on_key(client, REPLACE, name, "k", completion, [_data(client, "v1"), _data(client, "v3"), None])
+    assert _decode_data(client, right_old) is True
+    unconditional = _on_key(client, REPLACE, name, "absent", completion, [None, _data(client, "v"), None])
+    assert _decode_data(client, unconditional) is False, "replace of an absent key"
+    assert _decode_data(client, _on_key(client, GET_AND_REMOVE, name, "k", completion)) == "v3"
+    assert _decode_data(client, _on_key(client, GET_AND_REMOVE, name, "k", completion)) is None
+    for i in range(50):
+        _on_key(client, PUT, name, "s%d" % i, [("bool", False), ("int", -1)], [_data(client, i), None])
+    assert _int(_invoke(client, request(SIZE, (), [text(name)]))) == 50
+    _invoke(client, request(CLEAR, (), [text(name)]))
+    assert _int(_invoke(client, request(SIZE, (), [text(name)]))) == 0
+    _invoke(client, request(DESTROY, (), [text(name)]))
+
+
+def _int(answer):
+    return struct.unpack_from("<i", answer.start_frame.buf, RESPONSE_HEADER_SIZE)[0]
