@@ -48,6 +48,9 @@ CLUSTER_NAME = "dev"
 DEFAULT_HAZELCAST_JAR = (
     pathlib.Path.home() / ".m2/repository/com/hazelcast/hazelcast/5.6.0/hazelcast-5.6.0.jar"
 )
+DEFAULT_CACHE_API_JAR = (
+    pathlib.Path.home() / ".m2/repository/javax/cache/cache-api/1.1.1/cache-api-1.1.1.jar"
+)
 DEFAULT_HAZELCAST_SQL_JAR = (
     pathlib.Path.home() / ".m2/repository/com/hazelcast/hazelcast-sql/5.6.0/hazelcast-sql-5.6.0.jar"
 )
@@ -70,12 +73,21 @@ def hazelcast_sql_jar():
     return pathlib.Path(os.environ.get("HAZELCAST_SQL_JAR", str(DEFAULT_HAZELCAST_SQL_JAR)))
 
 
+def cache_api_jar():
+    """The JCache API jar (`mvn -q dependency:get -Dartifact=javax.cache:cache-api:1.1.1`)."""
+    return pathlib.Path(os.environ.get("CACHE_API_JAR", str(DEFAULT_CACHE_API_JAR)))
+
+
 def hazelcast_classpath():
     """The core jar, and the SQL jar if it exists (without it, SQL statements fail with
-    'Cannot execute SQL query because "hazelcast-sql" module is not on the classpath')."""
+    'Cannot execute SQL query because "hazelcast-sql" module is not on the classpath'), and
+    the JCache API jar if it exists (without it, the member serves no Cache request: its
+    cache service starts only with javax.cache on the class path)."""
     jars = [hazelcast_jar()]
     if hazelcast_sql_jar().exists():
         jars.append(hazelcast_sql_jar())
+    if cache_api_jar().exists():
+        jars.append(cache_api_jar())
     return os.pathsep.join(str(j) for j in jars)
 
 

@@ -1,0 +1,230 @@
+import com.hazelcast.cache.HazelcastCachingProvider;
+import com.hazelcast.client.HazelcastClient;
+import com.hazelcast.client.config.ClientConfig;
+import com.hazelcast.core.HazelcastInstance;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import javax.cache.Cache;
+import javax.cache.CacheManager;
+import javax.cache.Caching;
+import javax.cache.configuration.FactoryBuilder;
+import javax.cache.configuration.MutableCacheEntryListenerConfiguration;
+import javax.cache.configuration.MutableConfiguration;
+import javax.cache.event.CacheEntryCreatedListener;
+import javax.cache.event.CacheEntryEvent;
+import javax.cache.event.CacheEntryRemovedListener;
+import javax.cache.event.CacheEntryUpdatedListener;
+import javax.cache.event.EventType;
+import javax.cache.expiry.CreatedExpiryPolicy;
+import javax.cache.expiry.Duration;
+import javax.cache.processor.EntryProcessor;
+import javax.cache.processor.EntryProcessorException;
+import javax.cache.processor.MutableEntry;
+import javax.cache.spi.CachingProvider;
+
+/**
+ * The Java client's real JCache (javax.cache through HazelcastClientCachingProvider) against a
+ * member: `java -cp out:hazelcast.jar:cache-api.jar JCache HOST:PORT`; exits 0 when every answer
+ * is Hazelcast 5.6's, 1 on the first wrong one. Cluster name: -Djcache.clusterName (dev).
+ */
+public final class JCache {
+    private static final long HARD_TIMEOUT_MS = 120_000;
+    /** Events of the listener, in the order the client delivered them. */
+    static final BlockingQueue<String> EVENTS = new LinkedBlockingQueue<>();
+    private static int checks;
+
+    private JCache() {
+    }
+
+    static void checkEq(Object expected, Object actual, String what) {
+        checks++;
+        if (!Objects.equals(expected, actual)) {
+            throw new AssertionError("check failed: " + what + ": expected <" + expected + "> but was <" + actual + ">");
+        }
+    }
+
+    /** Records "TYPE key old->new" for every event it hears. */
+    public static final class Recorder implements CacheEntryCreatedListener<String, String>,
+            CacheEntryUpdatedListener<String, String>, CacheEntryRemovedListener<String, String>, Serializable {
+        private static final long serialVersionUID = 1L;
+
+        private static void record(Iterable<CacheEntryEvent<? extends String, ? extends String>> events) {
+            for (CacheEntryEvent<? extends String, ? extends String> e : events) {
+                String old = e.isOldValueAvailable() ? e.getOldValue() : "-";
+                String value = e.getEventType() == EventType.REMOVED ? "-" : e.getValue();
+                EVENTS.add(e.getEventType() + " " + e.getKey() + " " + old + "->" + value);
+            }
+        }
+
+        @Override
+        public void onCreated(Iterable<CacheEntryEvent<? extends String, ? extends String>> events) {
+            record(events);
+        }
+
+        @Override
+        public void onUpdated(Iterable<CacheEntryEvent<? extends String, ? extends String>> events) {
+            record(events);
+        }
+
+        @Override
+        public void onRemoved(Iterable<CacheEntryEvent<? extends String, ? extends String>> events) {
+            record(events);
+        }
+    }
+
+    static String nextEvent() throws InterruptedException {
+        String event = EVENTS.poll(10, TimeUnit.SECONDS);
+        return event == null ? "<no event in 10 s>" : event;
+    }
+
+    static void operations(Cache<String, String> cache) {
+        checkEq(null, cache.get("a"), "get of an absent key");
+        cache.put("a", "1");
+        checkEq("1", cache.get("a"), "get after put");
+        checkEq(true, cache.putIfAbsent("b", "2"), "putIfAbsent of an absent key");
+        checkEq(false, cache.putIfAbsent("b", "3"), "putIfAbsent of a present key");
+        checkEq("1", cache.getAndPut("a", "4"), "getAndPut answers the old value");
+        checkEq(false, cache.replace("a", "1", "5"), "replace with a wrong old value");
+        checkEq(true, cache.replace("a", "4", "5"), "replace with the right old value");
+        checkEq("5", cache.getAndReplace("a", "6"), "getAndReplace");
+        checkEq(false, cache.replace("zz", "x"), "replace of an absent key");
+        checkEq(true, cache.containsKey("b"), "containsKey of a present key");
+        checkEq(false, cache.remove("b", "3"), "remove with a wrong value");
+        checkEq("2", cache.getAndRemove("b"), "getAndRemove");
+        checkEq(false, cache.remove("b"), "remove of an absent key");
+        Map<String, String> many = new HashMap<>();
+        for (int i = 0; i < 300; i++) {
+            many.put("k" + i, "v" + i);
+        }
+        cache.putAll(many);
+        Set<String> some = new HashSet<>(List.of("k1", "k299", "absent"));
+        checkEq(Map.of("k1", "v1", "k299", "v299"), cache.getAll(some), "getAll");
+        Map<String, String> seen = new HashMap<>();
+        for (Cache.Entry<String, String> e : cache) {
+            seen.put(e.getKey(), e.getValue());
+        }
+        many.put("a", "6");
+        checkEq(many, seen, "iteration answers every entry once");
+        cache.removeAll(Set.of("k1", "k2"));
+        checkEq(false, cache.containsKey("k1"), "removeAll(keys)");
+        cache.removeAll();
+        checkEq(false, cache.iterator().hasNext(), "removeAll() leaves the cache empty");
+    }
+
+    static void listener(Cache<String, String> cache) throws InterruptedException {
+        MutableCacheEntryListenerConfiguration<String, String> config = new MutableCacheEntryListenerConfiguration<>(
+                FactoryBuilder.factoryOf(new Recorder()), null, true, true);
+        cache.registerCacheEntryListener(config);
+        cache.put("e", "1");
+        cache.put("e", "2");
+        cache.remove("e");
+        checkEq("CREATED e -->1", nextEvent(), "CREATED event");
+        checkEq("UPDATED e 1->2", nextEvent(), "UPDATED event with the old value");
+        checkEq("REMOVED e 2->-", nextEvent(), "REMOVED event with the old value");
+        cache.deregisterCacheEntryListener(config);
+        cache.put("f", "1");
+        checkEq(null, EVENTS.poll(2, TimeUnit.SECONDS), "no event after deregistration");
+    }
+
+    static void expiry(CacheManager manager, String name) throws InterruptedException {
+        MutableConfiguration<String, String> config = new MutableConfiguration<String, String>()
+                .setTypes(String.class, String.class)
+                .setExpiryPolicyFactory(CreatedExpiryPolicy.factoryOf(new Duration(TimeUnit.SECONDS, 1)));
+        Cache<String, String> cache = manager.createCache(name, config);
+        cache.put("x", "1");
+        checkEq("1", cache.get("x"), "get before expiry");
+        Thread.sleep(2_500);
+        checkEq(null, cache.get("x"), "get after the created duration");
+        manager.destroyCache(name);
+    }
+
+    /** An entry processor whose class only the client has: the member cannot run it. */
+    public static final class Exclaim implements EntryProcessor<String, String, String>, Serializable {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public String process(MutableEntry<String, String> entry, Object... arguments) {
+            return entry.getValue() + "!";
+        }
+    }
+
+    static void invoke(Cache<String, String> cache) {
+        cache.put("p", "1");
+        try {
+            cache.invoke("p", new Exclaim());
+            throw new AssertionError("an entry processor the member has no class of must fail");
+        } catch (EntryProcessorException expected) {
+            checkEq(true, String.valueOf(expected).contains("JCache$Exclaim"), "the failure names the class: " + expected);
+        }
+        checkEq("1", cache.get("p"), "the entry is unchanged");
+    }
+
+    static void run(HazelcastInstance client) throws InterruptedException {
+        CachingProvider provider = Caching.getCachingProvider("com.hazelcast.client.cache.HazelcastClientCachingProvider");
+        CacheManager manager = provider.getCacheManager(null, null, HazelcastCachingProvider.propertiesByInstanceItself(client));
+        String name = "jcache-" + UUID.randomUUID();
+        Cache<String, String> cache = manager.createCache(name, new MutableConfiguration<String, String>().setTypes(String.class, String.class));
+        checkEq(cache, manager.getCache(name, String.class, String.class), "getCache answers the created cache");
+        operations(cache);
+        listener(cache);
+        invoke(cache);
+        List<String> names = new ArrayList<>();
+        manager.getCacheNames().forEach(names::add);
+        checkEq(true, names.contains(name), "getCacheNames lists the cache");
+        manager.destroyCache(name);
+        checkEq(null, manager.getCache(name, String.class, String.class), "a destroyed cache is gone");
+        expiry(manager, name + "-expiry");
+    }
+
+    public static void main(String[] args) {
+        String address = args.length > 0 ? args[0] : System.getenv("FERROGRID_ADDRESS");
+        if (address == null || !(address.startsWith("127.") || address.startsWith("localhost:"))) {
+            System.err.println("usage: java JCache 127.0.0.1:PORT");
+            System.exit(2);
+        }
+        Thread watchdog = new Thread(() -> {
+            try {
+                Thread.sleep(HARD_TIMEOUT_MS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            System.err.println("java jcache: FAILED: timed out after " + HARD_TIMEOUT_MS / 1000 + " s");
+            Runtime.getRuntime().halt(1);
+        }, "jcache-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
+        int rc = 1;
+        HazelcastInstance client = null;
+        try {
+            ClientConfig cfg = new ClientConfig();
+            cfg.setClusterName(System.getProperty("jcache.clusterName", "dev"));
+            cfg.getNetworkConfig().addAddress(address);
+            cfg.getConnectionStrategyConfig().getConnectionRetryConfig().setClusterConnectTimeoutMillis(30_000);
+            cfg.setProperty("hazelcast.logging.type", "none");
+            client = HazelcastClient.newHazelcastClient(cfg);
+            run(client);
+            rc = 0;
+            System.out.println("java jcache: ok (" + checks + " checks)");
+        } catch (Throwable t) {
+            System.err.println("java jcache: FAILED after " + checks + " checks:");
+            t.printStackTrace();
+        } finally {
+            if (client != null) {
+                client.shutdown();
+            }
+        }
+        System.exit(rc);
+    }
+}

@@ -1,0 +1,66 @@
+"""Cache.CreateConfig's CacheConfigHolder as the Java client 5.6 encodes it (ClientCacheHelper):
+fixed fields in one frame in declaration order, then one frame, NULL frame or structure per
+variable-size field, in declaration order (Custom.yaml's CacheConfigHolder).
+
+The expiry policy factory is Data the client serializes with Java serialization (type -100):
+ETERNAL below is what the 5.6.0 jar's serialization service makes of
+`EternalExpiryPolicy.factoryOf()` (a javax.cache FactoryBuilder.SingletonFactory), the default
+of a `MutableConfiguration`.
+"""
+
+from dynamic_config import NULL, _frame, request, structure, text
+
+CREATE_CONFIG = 0x130600
+ETERNAL = bytes.fromhex(
+    "00000000ffffff9caced0005737200396a617661782e63616368652e636f6e66696775726174696f6e2e466163746f72794275696c6465722453696e676c65746f6e466163746f72790000002edeb815420200014c0008696e7374616e63657400124c6a6176612f6c616e672f4f626a6563743b7870737200266a617661782e63616368652e6578706972792e457465726e616c457870697279506f6c6963790000002edeb815230200007870"
+)
+
+
+def eviction(size=10000, max_size_policy="ENTRY_COUNT", eviction_policy="LRU"):
+    """A cache's EvictionConfigHolder (a cache's default: 10000 entries, ENTRY_COUNT, LRU)."""
+    return structure([("int", size)], [text(max_size_policy), text(eviction_policy), None, None])
+
+
+def cache_config(name, manager_prefix="/hz/", expiry_factory=ETERNAL, statistics=False, backup_count=1):
+    """A CacheConfigHolder of a MutableConfiguration<Object, Object> under the default manager."""
+    fixed = [
+        ("int", backup_count),
+        ("int", 0),  # asyncBackupCount
+        ("bool", False),  # readThrough
+        ("bool", False),  # writeThrough
+        ("bool", True),  # storeByValue
+        ("bool", False),  # managementEnabled
+        ("bool", statistics),
+        ("bool", False),  # disablePerEntryInvalidationEvents
+    ]
+    fields = [
+        text(name),
+        text(manager_prefix),
+        None,  # uriString
+        text("BINARY"),
+        eviction(),
+        None,  # wanReplicationRef
+        text("java.lang.Object"),
+        text("java.lang.Object"),
+        None,  # cacheLoaderFactory
+        None,  # cacheWriterFactory
+        _frame(expiry_factory),
+        structure([("bool", False), ("bool", False)]),  # hotRestartConfig: the member needs one
+        structure([("bool", False), ("int", 10000), ("int", 0)]),  # eventJournalConfig
+        None,  # splitBrainProtectionName
+        None,  # listenerConfigurations
+        structure([("int", 100)], [text("com.hazelcast.spi.merge.PutIfAbsentMergePolicy")]),
+        None,  # cachePartitionLostListenerConfigs
+        structure([("bool", False), ("int", 10), ("bool", False)]),  # merkleTreeConfig
+        structure([("bool", False), ("bool", False)]),  # dataPersistenceConfig
+        None,  # userCodeNamespace
+    ]
+    return structure(fixed, fields)
+
+
+def create_config(name, **settings):
+    """Cache.CreateConfig(createAlsoOnOthers=true) of the cache `name` (the simple name)."""
+    return request(CREATE_CONFIG, [("bool", True)], [cache_config(name, **settings)])
+
+
+__all__ = ["CREATE_CONFIG", "ETERNAL", "NULL", "cache_config", "create_config", "eviction"]
