@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Analytics queries against ferrogrid and Hazelcast 5.6, same driver, same run (driver of
+scripts/bench-analytics; issue 35's table).
+
+One member at a time (tests/python/member.py), one official Python client (smart routing, one
+thread). ENTRIES Compact `Trade` values (symbol of 10, qty int32 1..1000, price float64
+1..1000, seeded) loaded with put_all in chunks of 1,000; then per query WARMUP untimed runs and
+RUNS timed ones, sequential. Reports the median and p90 wall time per query and target and
+Hazelcast's median / the target's (above 1: faster than Hazelcast). The answers of every target
+are checked against each other.
+
+Targets: `ferrogrid` (FERROGRID_BIN or target/release/ferrogrid), `ferrogrid:PATH` (another
+binary, for a same-run A/B), `hazelcast`.
+"""
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "python"))
+sys.path.insert(0, str(ROOT / "scripts" / "lib"))
+
+import hazelcast  # noqa: E402
+from hazelcast import predicate as p  # noqa: E402
+from hazelcast.aggregator import int_sum  # noqa: E402
+
+import member as member_mod  # noqa: E402
+from sql_bench import SYMBOLS, TRADES_MAPPING, Trade, TradeSerializer  # noqa: E402
+
+QUERIES = [
+    ("SQL GROUP BY symbol: COUNT, SUM(qty), AVG(price)",
+     lambda c, m: sorted(tuple(r.get_object_with_index(i) for i in range(4)) for r in c.sql.execute(
+         "SELECT symbol, COUNT(*), SUM(qty), AVG(price) FROM trades GROUP BY symbol").result())),
+    ("SQL COUNT(*) WHERE price > ? AND qty < ?",
+     lambda c, m: [r.get_object_with_index(0) for r in c.sql.execute(
+         "SELECT COUNT(*) FROM trades WHERE price > ? AND qty < ?", 500.0, 100).result()]),
+    ("map.aggregate(int_sum(qty), greater(price, 500.0))",
+     lambda c, m: m.aggregate(int_sum("qty"), p.greater("price", 500.0))),
+    ("map.values(between(price, 100, 110) and less(qty, 100))",
+     lambda c, m: sorted((t.symbol, t.qty, t.price) for t in m.values(
+         p.and_(p.between("price", 100.0, 110.0), p.less("qty", 100))))),
+]
+
+
+def summary(answer):
+    if isinstance(answer, list) and answer and isinstance(answer[0], tuple):
+        return [tuple(round(float(x), 6) if isinstance(x, float) or hasattr(x, "as_tuple") else x for x in row)
+                for row in answer]
+    return answer
+
+
+DEFAULT_BIN = os.environ.get("FERROGRID_BIN")
+
+
+def run_target(spec, args):
+    target, _, binary = spec.partition(":")
+    os.environ.pop("FERROGRID_BIN", None)
+    if binary or DEFAULT_BIN:
+        os.environ["FERROGRID_BIN"] = binary or DEFAULT_BIN
+    with member_mod.Member(target) as member:
+        client = hazelcast.HazelcastClient(cluster_members=[member.address], cluster_name=member_mod.CLUSTER_NAME,
+                                           compact_serializers=[TradeSerializer()])
+        try:
+            client.sql.execute(TRADES_MAPPING).result()
+            trades = client.get_map("trades").blocking()
+            rng = random.Random(args.seed)
+            for start in range(0, args.entries, 1000):
+                trades.put_all({k: Trade(rng.choice(SYMBOLS), rng.randint(1, 1000), rng.uniform(1, 1000))
+                                for k in range(start, min(start + 1000, args.entries))})
+            results = {}
+            for name, query in QUERIES:
+                for _ in range(args.warmup):
+                    answer = query(client, trades)
+                times = []
+                for _ in range(args.runs):
+                    start = time.perf_counter()
+                    answer = query(client, trades)
+                    times.append((time.perf_counter() - start) * 1000)
+                times.sort()
+                results[name] = (statistics.median(times), times[int(len(times) * 0.9) - 1 if len(times) > 1 else 0],
+                                 summary(answer))
+                print("%-24s %-55s median %8.1f ms" % (spec, name, results[name][0]), file=sys.stderr)
+            return results
+        finally:
+            client.shutdown()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--targets", default=os.environ.get("BENCH_TARGETS", "ferrogrid,hazelcast,ferrogrid"))
+    parser.add_argument("--entries", type=int, default=int(os.environ.get("BENCH_ENTRIES", "200000")))
+    parser.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", "10")))
+    parser.add_argument("--warmup", type=int, default=int(os.environ.get("BENCH_WARMUP", "3")))
+    parser.add_argument("--seed", type=int, default=35)
+    args = parser.parse_args()
+    targets = args.targets.split(",")
+    measured = [(t, run_target(t, args)) for t in targets]
+    reference = next((r for t, r in measured if t == "hazelcast"), None)
+    first = measured[0][1]
+    for name, _ in QUERIES:
+        answers = {t: r[name][2] for t, r in measured}
+        if any(a != first[name][2] for a in answers.values()):
+            print("answers differ for %s: %r" % (name, answers), file=sys.stderr)
+    print("| target | query | median ms | p90 ms | Hazelcast median / this |")
+    print("|---|---|---|---|---|")
+    for target, results in measured:
+        for name, _ in QUERIES:
+            median, p90, _ = results[name]
+            ratio = "%.2f×" % (reference[name][0] / median) if reference else ""
+            print("| %s | %s | %.1f | %.1f | %s |" % (target, name, median, p90, ratio))
+
+
+if __name__ == "__main__":
+    main()
