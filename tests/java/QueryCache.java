@@ -93,7 +93,7 @@ public final class QueryCache {
         }
         map.put(101, 500);
         check("batched events arrive", waitFor(() -> cache.keySet().equals(set(100, 101))));
-        // Not checked here: with coalesce true, a key's later event (101 leaving the predicate)
+        // Not checked: with coalesce true, a key's later event (101 leaving the predicate)
         // never reaches Hazelcast 5.6's cache once an earlier event of that key was published.
         cache.destroy();
     }

@@ -6,6 +6,7 @@ ferrogrid does not serve the ContinuousQuery service yet (issue 30, item 5), so 
 against Hazelcast only: it records the behaviour the member side has to reproduce.
 """
 
+import time
 import uuid
 
 import pytest
@@ -121,3 +122,17 @@ def test_destroy_stops_the_events(client, map_name, filled):
     filled.put(0, 101)
     sentinel.wait_events(1)
     assert events.events() == []
+
+
+def test_coalesce_drops_a_keys_event_once_an_earlier_one_was_published(client, map_name, filled):
+    _, coalesced, _ = subscribe(client, map_name, batch_size=4, delay_seconds=1, coalesce=True)
+    _, plain, _ = subscribe(client, map_name, batch_size=4, delay_seconds=1, coalesce=False)
+    filled.put(100, 500)
+    coalesced.wait_events(1)
+    plain.wait_events(1)
+    filled.put(100, 1)  # leaves the predicate's set
+    got = plain.wait_events(2)  # a batch that is not full goes out at the next scan (about 5 s)
+    assert [(e[0], e[1], e[4]) for e in got] == [(1, ADDED, 500), (2, REMOVED, 1)]
+    assert [m[0] for m in plain.messages] == [SINGLE_EVENT, SINGLE_EVENT], "a batch of one is a single event"
+    time.sleep(1)  # both accumulators are read by the same scan
+    assert [(e[0], e[1], e[4]) for e in coalesced.events()] == [(1, ADDED, 500)]
