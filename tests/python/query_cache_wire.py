@@ -1,5 +1,8 @@
 """Query-cache (ContinuousQuery, service 22) requests built as the Java client encodes them."""
-import struct, threading, time, uuid as uuidlib
+import struct
+import threading
+import time
+
 from hazelcast.invocation import Invocation
 from hazelcast.protocol.builtin import CodecUtil, DataCodec, EntryListCodec, ListMultiFrameCodec, StringCodec, FixSizedTypesCodec
 from hazelcast.protocol.client_message import RESPONSE_HEADER_SIZE, EVENT_HEADER_SIZE, OutboundMessage
