@@ -1,0 +1,138 @@
+"""ContinuousQuery (the member side of the Java client's `IMap.getQueryCache`), built by hand as the
+Java client's codecs encode it (`query_cache_wire.py`; the Python client has no query cache), and
+held to what a Hazelcast 5.6 member answers and publishes.
+
+ferrogrid does not serve the ContinuousQuery service yet (issue 30, item 5), so the module runs
+against Hazelcast only: it records the behaviour the member side has to reproduce.
+"""
+
+import time
+import uuid
+
+import pytest
+from hazelcast.errors import IllegalArgumentError
+from hazelcast.predicate import greater_or_equal
+
+from query_cache_wire import (SINGLE_EVENT, BATCH_EVENT, add_listener, destroy_cache, made_publishable,
+                              publisher_create, set_read_cursor)
+
+pytestmark = pytest.mark.hazelcast_only
+
+ADDED, REMOVED, UPDATED, EVICTED, CLEAR_ALL = 1, 2, 4, 8, 64
+
+
+def partition_of(client, key):
+    return client._partition_service.get_partition_id(client._serialization_service.to_data(key))
+
+
+@pytest.fixture
+def filled(client, map_name):
+    m = client.get_map(map_name).blocking()
+    for i in range(5):
+        m.put(i, i * 10)
+    return m
+
+
+def subscribe(client, map_name, include_value=True, **config):
+    cache = str(uuid.uuid4())
+    events, _ = add_listener(client, cache)
+    initial = publisher_create(client, map_name, cache, greater_or_equal("this", 20), include_value, **config)
+    assert made_publishable(client, map_name, cache) is True
+    return cache, events, initial
+
+
+def test_initial_result_entries_or_keys(client, map_name, filled):
+    _, _, entries = subscribe(client, map_name, include_value=True)
+    assert entries == {2: 20, 3: 30, 4: 40}
+    _, _, keys = subscribe(client, map_name, include_value=False)
+    assert keys == [2, 3, 4]
+
+
+def test_mutations_become_cache_events_filtered_by_the_predicate(client, map_name, filled):
+    _, events, _ = subscribe(client, map_name)
+    filled.put(0, 100)  # enters the predicate's set: ADDED
+    filled.put(3, 5)  # leaves it: REMOVED, carrying the new value
+    filled.put(4, 41)  # stays in it: UPDATED
+    filled.put(1, 15)  # out before and after: nothing
+    filled.remove(2)  # REMOVED without a value
+    filled.evict(4)  # EVICTED, the partition's second event
+    got = events.wait_events(5)
+    p = {k: partition_of(client, k) for k in range(5)}
+    assert got == [(1, ADDED, p[0], 0, 100, map_name), (1, REMOVED, p[3], 3, 5, map_name),
+                   (1, UPDATED, p[4], 4, 41, map_name), (1, REMOVED, p[2], 2, None, map_name),
+                   (2, EVICTED, p[4], 4, None, map_name)]
+    assert {m[0] for m in events.messages} == {SINGLE_EVENT}, "batch size 1: one single event each"
+
+
+def test_without_value_events_carry_keys_only(client, map_name, filled):
+    _, events, _ = subscribe(client, map_name, include_value=False)
+    filled.put(0, 100)
+    assert events.wait_events(1) == [(1, ADDED, partition_of(client, 0), 0, None, map_name)]
+
+
+def test_clear_is_one_clear_all_per_partition(client, map_name, filled):
+    _, events, _ = subscribe(client, map_name)
+    filled.clear()
+    got = events.wait_events(271)
+    assert {(e[0], e[1], e[3], e[4]) for e in got} == {(1, CLEAR_ALL, None, None)}
+    assert sorted(e[2] for e in got) == list(range(271))
+
+
+def test_batches_wait_for_the_batch_size_or_the_delay(client, map_name, filled):
+    _, events, _ = subscribe(client, map_name, batch_size=3, delay_seconds=1)
+    key = 1000
+    same = [k for k in range(key, key + 5000) if partition_of(client, k) == partition_of(client, key)][:4]
+    for k in same:
+        filled.put(k, 50)
+    got = events.wait_events(4)
+    batches = [m for m in events.messages if m[0] == BATCH_EVENT]
+    assert batches and all(m[1] == partition_of(client, key) for m in batches)
+    assert [(e[0], e[1], e[3]) for e in got] == [(i + 1, ADDED, k) for i, k in enumerate(same)]
+
+
+def test_coalesce_keeps_the_last_event_of_a_key_in_a_batch(client, map_name, filled):
+    _, events, _ = subscribe(client, map_name, batch_size=100, delay_seconds=1, coalesce=True)
+    filled.put(7, 70)
+    filled.put(7, 71)
+    filled.put(7, 72)
+    got = events.wait_events(1)
+    assert [(e[1], e[3], e[4]) for e in got] == [(UPDATED, 7, 72)]
+    assert got[0][0] == 1, "Hazelcast's coalesced event carries the partition's first sequence"
+
+
+def test_set_read_cursor_answers_whether_the_sequence_is_buffered(client, map_name, filled):
+    cache, events, _ = subscribe(client, map_name)
+    filled.put(0, 100)
+    events.wait_events(1)
+    pid = partition_of(client, 0)
+    assert set_read_cursor(client, map_name, cache, pid, 1) is True
+    assert set_read_cursor(client, map_name, cache, pid, 2) is False
+    assert set_read_cursor(client, map_name, cache, pid, 99) is False
+    with pytest.raises(IllegalArgumentError, match="sequence is 0 but must be > 0"):
+        set_read_cursor(client, map_name, cache, pid, 0)
+
+
+def test_destroy_stops_the_events(client, map_name, filled):
+    cache, events, _ = subscribe(client, map_name)
+    assert destroy_cache(client, map_name, cache) is True
+    assert destroy_cache(client, map_name, cache) is True, "destroying twice answers true again"
+    filled.put(0, 100)
+    filled.put(9, 99)
+    sentinel_cache, sentinel, _ = subscribe(client, map_name)
+    filled.put(0, 101)
+    sentinel.wait_events(1)
+    assert events.events() == []
+
+
+def test_coalesce_drops_a_keys_event_once_an_earlier_one_was_published(client, map_name, filled):
+    _, coalesced, _ = subscribe(client, map_name, batch_size=4, delay_seconds=1, coalesce=True)
+    _, plain, _ = subscribe(client, map_name, batch_size=4, delay_seconds=1, coalesce=False)
+    filled.put(100, 500)
+    coalesced.wait_events(1)
+    plain.wait_events(1)
+    filled.put(100, 1)  # leaves the predicate's set
+    got = plain.wait_events(2)  # a batch that is not full goes out at the next scan (about 5 s)
+    assert [(e[0], e[1], e[4]) for e in got] == [(1, ADDED, 500), (2, REMOVED, 1)]
+    assert [m[0] for m in plain.messages] == [SINGLE_EVENT, SINGLE_EVENT], "a batch of one is a single event"
+    time.sleep(1)  # both accumulators are read by the same scan
+    assert [(e[0], e[1], e[4]) for e in coalesced.events()] == [(1, ADDED, 500)]
