@@ -189,30 +189,12 @@ public final class JCache {
     }
 
     public static void main(String[] args) {
-        String address = args.length > 0 ? args[0] : System.getenv("FERROGRID_ADDRESS");
-        if (address == null || !(address.startsWith("127.") || address.startsWith("localhost:"))) {
-            System.err.println("usage: java JCache 127.0.0.1:PORT");
-            System.exit(2);
-        }
-        Thread watchdog = new Thread(() -> {
-            try {
-                Thread.sleep(HARD_TIMEOUT_MS);
-            } catch (InterruptedException e) {
-                return;
-            }
-            System.err.println("java jcache: FAILED: timed out after " + HARD_TIMEOUT_MS / 1000 + " s");
-            Runtime.getRuntime().halt(1);
-        }, "jcache-watchdog");
-        watchdog.setDaemon(true);
-        watchdog.start();
+        String address = Harness.address(args, "JCache");
+        Harness.watchdog("java jcache", HARD_TIMEOUT_MS);
         int rc = 1;
         HazelcastInstance client = null;
         try {
-            ClientConfig cfg = new ClientConfig();
-            cfg.setClusterName(System.getProperty("jcache.clusterName", "dev"));
-            cfg.getNetworkConfig().addAddress(address);
-            cfg.getConnectionStrategyConfig().getConnectionRetryConfig().setClusterConnectTimeoutMillis(30_000);
-            cfg.setProperty("hazelcast.logging.type", "none");
+            ClientConfig cfg = Harness.clientConfig(address, System.getProperty("jcache.clusterName", "dev"));
             client = HazelcastClient.newHazelcastClient(cfg);
             run(client);
             rc = 0;

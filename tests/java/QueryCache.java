@@ -30,8 +30,9 @@ public final class QueryCache {
     }
 
     public static void main(String[] args) {
-        ClientConfig config = new ClientConfig();
-        config.getNetworkConfig().addAddress(args[0]);
+        String address = Harness.address(args, "QueryCache");
+        Harness.watchdog("query cache", 120_000);
+        ClientConfig config = Harness.clientConfig(address, "dev");
         QueryCacheConfig batched = new QueryCacheConfig("batched").setBatchSize(4).setDelaySeconds(1)
                 .setCoalesce(true).setPopulate(false).setIncludeValue(false)
                 .setPredicateConfig(new com.hazelcast.config.PredicateConfig(Predicates.sql("this >= 20")));

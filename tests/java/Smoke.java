@@ -89,38 +89,13 @@ public final class Smoke {
     }
 
     public static void main(String[] args) {
-        String address = args.length > 0 ? args[0] : System.getenv("FERROGRID_ADDRESS");
-        if (address == null || address.isEmpty()) {
-            System.err.println("usage: java Smoke HOST:PORT");
-            System.exit(2);
-        }
-        String host = address.substring(0, address.lastIndexOf(':'));
-        if (!(host.startsWith("127.") || host.equals("localhost"))) {
-            System.err.println("refusing non-loopback address " + address);
-            System.exit(2);
-        }
-
-        Thread watchdog = new Thread(() -> {
-            try {
-                Thread.sleep(HARD_TIMEOUT_MS);
-            } catch (InterruptedException e) {
-                return;
-            }
-            System.err.println("java smoke: FAILED: timed out after " + HARD_TIMEOUT_MS / 1000 + " s");
-            Runtime.getRuntime().halt(1);
-        }, "smoke-watchdog");
-        watchdog.setDaemon(true);
-        watchdog.start();
-
+        String address = Harness.address(args, "Smoke");
+        Harness.watchdog("java smoke", HARD_TIMEOUT_MS);
         int rc = 1;
         HazelcastInstance client = null;
         try {
-            ClientConfig cfg = new ClientConfig();
-            cfg.setClusterName(System.getProperty("smoke.clusterName", "dev"));
+            ClientConfig cfg = Harness.clientConfig(address, System.getProperty("smoke.clusterName", "dev"));
             cfg.setInstanceName("java-smoke-" + UUID.randomUUID());
-            cfg.getNetworkConfig().addAddress(address);
-            cfg.getConnectionStrategyConfig().getConnectionRetryConfig().setClusterConnectTimeoutMillis(30_000);
-            cfg.setProperty("hazelcast.logging.type", "none");
             client = HazelcastClient.newHazelcastClient(cfg);
             if (Boolean.getBoolean("smoke.clientEndpoints")) {
                 clientEndpoints(client);

@@ -152,8 +152,8 @@ def test_the_java_client_uses_the_client_endpoint(make_cluster, tmp_path):
     javac, jar = shutil.which("javac"), single_member.hazelcast_jar()
     if javac is None or not jar.exists():
         pytest.skip("needs javac and the Hazelcast jar (%s)" % jar)
-    source = cluster_harness.HERE.parent.parent / "java" / "Smoke.java"
-    subprocess.run([javac, "-cp", str(jar), "-d", str(tmp_path), str(source)], check=True, timeout=120)
+    sources = [cluster_harness.HERE.parent.parent / "java" / name for name in ("Harness.java", "Smoke.java")]
+    subprocess.run([javac, "-cp", str(jar), "-d", str(tmp_path), *map(str, sources)], check=True, timeout=120)
     cluster = make_cluster(4, cluster_name="dev")
     members = start_advanced(cluster)
     command = ["java", "-Xmx256m", "-Dsmoke.clientEndpoints=true", "-cp", "%s:%s" % (tmp_path, jar), "Smoke"]
