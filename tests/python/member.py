@@ -4,7 +4,7 @@
 Targets:
   ferrogrid  - <repo>/target/release/ferrogrid member --port P --cluster-name dev
                --config <generated hazelcast.yaml>  (override the binary with FERROGRID_BIN)
-  hazelcast  - a real Hazelcast 5.6.0 member from the jar (HAZELCAST_JAR, default
+  hazelcast  - a real Hazelcast 5.6.0 member (HAZELCAST_VERSION=5.4.0 for another version) from the jar (HAZELCAST_JAR, default
                ~/.m2/repository/com/hazelcast/hazelcast/5.6.0/hazelcast-5.6.0.jar) plus its
                SQL engine (HAZELCAST_SQL_JAR, default .../hazelcast-sql/5.6.0/hazelcast-sql-5.6.0.jar,
                left out of the class path if missing), java -Xmx512m ... HazelcastMemberStarter
@@ -45,14 +45,16 @@ REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 TARGETS = ("ferrogrid", "hazelcast")
 HOST = "127.0.0.1"
 CLUSTER_NAME = "dev"
-DEFAULT_HAZELCAST_JAR = (
-    pathlib.Path.home() / ".m2/repository/com/hazelcast/hazelcast/5.6.0/hazelcast-5.6.0.jar"
-)
+# HAZELCAST_VERSION picks the reference member's version (default 5.6.0); 5.4.0 is the last open
+# version with the CP Subsystem (test_cp.py runs against it: HAZELCAST_VERSION=5.4.0).
+HAZELCAST_VERSION = os.environ.get("HAZELCAST_VERSION", "5.6.0")
+M2 = pathlib.Path.home() / ".m2/repository/com/hazelcast"
+DEFAULT_HAZELCAST_JAR = M2 / "hazelcast" / HAZELCAST_VERSION / ("hazelcast-%s.jar" % HAZELCAST_VERSION)
 DEFAULT_CACHE_API_JAR = (
     pathlib.Path.home() / ".m2/repository/javax/cache/cache-api/1.1.1/cache-api-1.1.1.jar"
 )
 DEFAULT_HAZELCAST_SQL_JAR = (
-    pathlib.Path.home() / ".m2/repository/com/hazelcast/hazelcast-sql/5.6.0/hazelcast-sql-5.6.0.jar"
+    M2 / "hazelcast-sql" / HAZELCAST_VERSION / ("hazelcast-sql-%s.jar" % HAZELCAST_VERSION)
 )
 
 
