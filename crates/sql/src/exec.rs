@@ -324,18 +324,17 @@ fn finish(plan: &SelectPlan, rows: Vec<Vec<Value>>) -> Result<ResultSet> {
     Ok(ResultSet { columns: plan.columns.clone(), rows })
 }
 
-/// A hashable identity of a row (for DISTINCT and grouping): numbers by value.
+/// A hashable identity of a row (for DISTINCT and COUNT(DISTINCT ...)): each value's
+/// [`KeyPart`], the identity grouping uses too.
 fn row_key(values: &[Value]) -> Vec<String> {
     values
         .iter()
-        .map(|value| match value {
-            Value::Null => "\0null".to_owned(),
-            Value::Byte(_) | Value::Short(_) | Value::Int(_) | Value::Long(_) => {
-                format!("i{}", types::to_integer(value).unwrap_or(0))
-            }
-            Value::BigDecimal(d) => format!("d{}", strip(d)),
-            Value::Float(_) | Value::Double(_) => format!("f{:?}", types::to_double(value).unwrap_or(0.0)),
-            other => format!("{other:?}"),
+        .map(|value| match key_part(value) {
+            KeyPart::Null => "\0null".to_owned(),
+            KeyPart::Integer(v) => format!("i{v}"),
+            KeyPart::Float(bits) => format!("f{bits:x}"),
+            KeyPart::Text(text) => format!("s{text}"),
+            KeyPart::Other(text) => text,
         })
         .collect()
 }
@@ -459,8 +458,9 @@ impl<'p> Groups<'p> {
     }
 }
 
-/// A group key's value as `row_key` tells values apart: integers by value, floating point by
-/// bits (NaN as one), decimals without trailing zeros, text by its characters.
+/// A value as grouping and DISTINCT tell values apart: integers by value, floating point by
+/// bits (NaN as one), text by its characters, decimals without trailing zeros (`d…`) and
+/// anything else by its debug form (a capitalized variant name), so no two kinds meet.
 enum KeyPart<'a> {
     Null,
     Integer(i128),
@@ -480,7 +480,8 @@ fn key_part(value: &Value) -> KeyPart<'_> {
             KeyPart::Float(if v.is_nan() { f64::NAN.to_bits() } else { v.to_bits() })
         }
         Value::String(text) => KeyPart::Text(text),
-        other => KeyPart::Other(row_key(std::slice::from_ref(other)).remove(0)),
+        Value::BigDecimal(d) => KeyPart::Other(format!("d{}", strip(d))),
+        other => KeyPart::Other(format!("{other:?}")),
     }
 }
 
