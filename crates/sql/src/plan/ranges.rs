@@ -58,6 +58,8 @@ fn constraint(expr: &Expr) -> Option<(usize, Constraint<'_>)> {
     }
 }
 
+/// A literal's value; not a parameter's (`Expr::constant`): Hazelcast plans a statement before
+/// its parameters are bound, so a parameter decides nothing here.
 fn literal(expr: &Expr) -> Option<&Value> {
     match &expr.kind {
         Kind::Literal(value) if !value.is_null() => Some(value),

@@ -18,10 +18,10 @@
 //! - At the top of a WHERE (and through its ANDs and ORs) unknown counts as false, as a row
 //!   whose condition is unknown is not selected; there `x IS NOT NULL` goes after the other
 //!   operands of its AND, or is left out where another operand is null wherever x is.
-//! - The NOTs that could not be pushed (NOT of a column, `NOT (x LIKE p)`) go last in their AND (the
-//!   order of evaluation decides which failure a row meets first); `x IS NULL OR x IS NOT
-//!   NULL` is true; an AND whose comparisons of a column with literals (and IN lists) allow
-//!   no value is false (`plan/ranges.rs`).
+//! - The NOTs that could not be pushed (NOT of a column, `NOT (x LIKE p)`) go last in their
+//!   AND (the order of evaluation decides which failure a row meets first); `x IS NULL OR x
+//!   IS NOT NULL` is true; an AND whose comparisons of a column with literals (and IN lists)
+//!   allow no value is false (`plan/ranges.rs`).
 
 use crate::expr::{Comparison, Expr, Function, Kind};
 use crate::types::SqlType;
