@@ -30,7 +30,7 @@ from hazelcast import predicate as p  # noqa: E402
 from hazelcast.aggregator import int_sum  # noqa: E402
 
 import member as member_mod  # noqa: E402
-from sql_bench import SYMBOLS, TRADES_MAPPING, Trade, TradeSerializer  # noqa: E402
+from sql_bench import LOAD_CHUNK, SYMBOLS, TRADES_MAPPING, Trade, TradeSerializer, percentile  # noqa: E402
 
 QUERIES = [
     ("SQL GROUP BY symbol: COUNT, SUM(qty), AVG(price)",
@@ -69,9 +69,9 @@ def run_target(spec, args):
             client.sql.execute(TRADES_MAPPING).result()
             trades = client.get_map("trades").blocking()
             rng = random.Random(args.seed)
-            for start in range(0, args.entries, 1000):
+            for start in range(0, args.entries, LOAD_CHUNK):
                 trades.put_all({k: Trade(rng.choice(SYMBOLS), rng.randint(1, 1000), rng.uniform(1, 1000))
-                                for k in range(start, min(start + 1000, args.entries))})
+                                for k in range(start, min(start + LOAD_CHUNK, args.entries))})
             results = {}
             for name, query in QUERIES:
                 for _ in range(args.warmup):
@@ -81,9 +81,7 @@ def run_target(spec, args):
                     start = time.perf_counter()
                     answer = query(client, trades)
                     times.append((time.perf_counter() - start) * 1000)
-                times.sort()
-                results[name] = (statistics.median(times), times[int(len(times) * 0.9) - 1 if len(times) > 1 else 0],
-                                 summary(answer))
+                results[name] = (statistics.median(times), percentile(times, 90), summary(answer))
                 print("%-24s %-55s median %8.1f ms" % (spec, name, results[name][0]), file=sys.stderr)
             return results
         finally:
