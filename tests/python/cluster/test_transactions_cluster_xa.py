@@ -9,6 +9,10 @@ XA), with the requests of tests/python/test_transactions_xa.py.
 
 A member that joins after the prepare lists the Xid too and finalizes it (Hazelcast's
 collectTransactions asks every member; ferrogrid's members tell a joiner what was prepared).
+
+A prepare's answer means every member lists the Xid: a recover through another member right
+after it finds it (Hazelcast: its collect asks every member; ferrogrid: the prepare waits for
+every other member's acknowledgement).
 """
 
 import os
@@ -51,11 +55,12 @@ def _connect(address):
     return conn
 
 
-def _prepare(address, name, keys):
-    """Through a connection to `address`: an XA transaction that puts `keys` of map `name` and
-    is prepared. Its Xid's global id."""
+def _prepare(address, name, keys, conn=None):
+    """Through a connection to `address` (or `conn`, left open): an XA transaction that puts
+    `keys` of map `name` and is prepared. Its Xid's global id."""
     global_id = uuid.uuid4().bytes
-    conn = _connect(address)
+    own = conn is None
+    conn = _connect(address) if own else conn
     try:
         created = ok(call(conn, XA_CREATE, struct.pack("<q", 120), xid_frames(global_id)), XA_CREATE)
         txn = wire.decode_uuid(created.response_fixed(), 0)
@@ -66,8 +71,35 @@ def _prepare(address, name, keys):
             ok(call(conn, TXN_MAP_PUT, put, frames), TXN_MAP_PUT)
         ok(call(conn, XA_PREPARE, wire.encode_uuid(txn)), XA_PREPARE)
     finally:
-        conn.close()
+        if own:
+            conn.close()
     return global_id
+
+
+def test_a_prepared_xid_is_listed_by_every_member_when_the_prepare_answers(make_cluster, request):
+    """Two members; 40 times: an XA transaction prepared through member 0, then at once a
+    recover (collectTransactions) through member 1 lists it, and a rollback through member 1
+    (finalize) ends it."""
+    cluster = make_cluster(2)
+    cluster.start_members(range(2))
+    observer = cluster.client(smart=True)
+    wait_members(observer, 2, FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    observer.get_map(name).blocking().put("warm-up", "w")
+    first, second = (_Address(address) for address in cluster.addresses[:2])
+    first.cluster_name = second.cluster_name = cluster.cluster_name
+    preparing, recovering = _connect(first), _connect(second)
+    try:
+        missed = []
+        for round_ in range(40):
+            global_id = _prepare(first, name, ["k%d" % round_], conn=preparing)
+            if global_id not in collected(recovering):
+                missed.append(round_)
+            ok(call(recovering, XA_FINALIZE, b"\x00", xid_frames(global_id), partition_id=0), XA_FINALIZE)
+    finally:
+        preparing.close()
+        recovering.close()
+    assert not missed, "rounds whose prepared Xid another member did not list at once: %s" % missed
 
 
 def test_a_member_that_joins_lists_and_finalizes_an_xa_transaction_prepared_before(make_cluster, request):

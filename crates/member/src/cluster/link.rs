@@ -99,8 +99,9 @@ impl Core {
             | peer::PARTITION_LOST => self.member_metadata(from, ty, payload),
             peer::PN_COUNTER_STATE => self.route_counter_states(from, payload),
             peer::TXN_LOG => self.member_txn_log(from, payload),
-            peer::TXN_LOG_ACK => self.member_txn_log_ack(connection, from, payload),
-            peer::XA_PREPARED => self.member_xa_prepared(payload),
+            peer::TXN_LOG_ACK => self.member_txn_log_ack(connection, from, payload, false),
+            peer::XA_PREPARED_ACK => self.member_txn_log_ack(connection, from, payload, true),
+            peer::XA_PREPARED => self.member_xa_prepared(from, payload),
             peer::XA_ENDED => self.member_xa_ended(payload),
             peer::REPLICATED_CHANGES
             | peer::REPLICATED_SYNC

@@ -241,6 +241,10 @@ pub const XA_PREPARED: MessageType = MessageType(0x7F_0023);
 /// `{ txn u128 }*`.
 pub const XA_ENDED: MessageType = MessageType(0x7F_0024);
 
+/// An XA_PREPARED listed (or refused: the receiver's table is full), for the preparing
+/// member to answer its client: `txn u128 | kept u8`.
+pub const XA_PREPARED_ACK: MessageType = MessageType(0x7F_0025);
+
 /// What TOPIC carries: `name str | partition u16 | publisher u128 | publish time i64 |
 /// { message bytes }*` (the partition of the topic's name, which its events carry: the Java
 /// client orders the events of one partition id, and runs those of -1 in any order).

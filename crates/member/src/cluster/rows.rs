@@ -38,4 +38,5 @@ pub(crate) static ROWS: &[Operation] = &[
     member_row!(peer::TXN_LOG_ACK, "MemberTxnLogAck"),
     member_row!(peer::XA_PREPARED, "MemberXaPrepared"),
     member_row!(peer::XA_ENDED, "MemberXaEnded"),
+    member_row!(peer::XA_PREPARED_ACK, "MemberXaPreparedAck"),
 ];

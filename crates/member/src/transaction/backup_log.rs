@@ -104,14 +104,18 @@ struct Held {
     keep_until_ms: i64,
 }
 
-/// A client's commit waiting for its transaction's holders.
+/// A client's commit waiting for its transaction's holders, or its XA prepare waiting for
+/// every other member to list the prepared transaction (`xa.rs`).
 #[derive(Debug)]
 pub(crate) struct PendingCommit {
     pub(crate) txn: Uuid,
     pub(crate) connection: Arc<ConnectionShared>,
     pub(crate) correlation_id: i64,
-    /// The client's TransactionCommit, sent to the other members as the commit's fan-out.
+    /// The client's TransactionCommit, sent to the other members as the commit's fan-out
+    /// (empty for a prepare).
     pub(crate) request: Vec<u8>,
+    /// An XA prepare (acknowledged by XA_PREPARED_ACK), not a commit (by TXN_LOG_ACK).
+    pub(crate) prepare: bool,
     pub(crate) holders: Vec<MemberId>,
     /// The holders that have not acknowledged yet.
     waiting: Vec<MemberId>,
@@ -200,7 +204,8 @@ impl Logs {
         self.holders.remove(&txn).filter(|holders| !holders.is_empty())
     }
 
-    /// Holds a commit until its holders acknowledged its log, or `deadline_ms`.
+    /// Holds a commit until its holders acknowledged its log, or `deadline_ms`; with an empty
+    /// `request`, an XA prepare until `holders` (every other member) listed it.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn wait(
         &mut self,
@@ -211,13 +216,18 @@ impl Logs {
         deadline_ms: i64,
     ) {
         let waiting = holders.clone();
-        let pending = PendingCommit { txn, connection, correlation_id, request, holders, waiting, deadline_ms };
+        let prepare = request.is_empty();
+        let pending =
+            PendingCommit { txn, connection, correlation_id, request, prepare, holders, waiting, deadline_ms };
         self.pending.insert(txn, pending);
     }
 
-    /// A holder's acknowledgement of `txn`'s committing log.
-    pub(crate) fn acked(&mut self, txn: Uuid, member: MemberId, kept: bool) -> Acked {
-        let Some(pending) = self.pending.get_mut(&txn) else { return Acked::Waiting };
+    /// A member's acknowledgement of `txn`'s committing log (`prepare` false) or of its XA
+    /// prepare (true).
+    pub(crate) fn acked(&mut self, txn: Uuid, member: MemberId, kept: bool, prepare: bool) -> Acked {
+        let Some(pending) = self.pending.get_mut(&txn).filter(|pending| pending.prepare == prepare) else {
+            return Acked::Waiting;
+        };
         if !kept {
             let pending = self.pending.remove(&txn).expect("found above");
             return Acked::Refused(pending, member);
@@ -338,19 +348,34 @@ mod tests {
         logs.open(TXN, vec![one, two]);
         let holders = logs.take_holders(TXN).unwrap();
         logs.wait(TXN, (connection.clone(), 5), vec![1], holders, 100);
-        assert!(matches!(logs.acked(TXN, one, true), Acked::Waiting));
-        assert!(matches!(logs.acked(TXN, one, true), Acked::Waiting), "the same holder twice");
+        assert!(matches!(logs.acked(TXN, one, true, false), Acked::Waiting));
+        assert!(matches!(logs.acked(TXN, one, true, false), Acked::Waiting), "the same holder twice");
+        assert!(matches!(logs.acked(TXN, two, true, true), Acked::Waiting), "a prepare's ack: not this commit's");
         assert!(logs.overdue(100).is_empty());
         let complete = logs.members_left(&[two]);
         assert_eq!(complete.len(), 1, "the holder that left is not waited for");
         assert_eq!(complete[0].holders, [one]);
         logs.wait(TXN, (connection.clone(), 6), vec![1], vec![one, two], 100);
-        assert!(matches!(logs.acked(TXN, two, false), Acked::Refused(_, member) if member == two));
-        logs.wait(TXN, (connection, 7), vec![1], vec![one], 100);
+        assert!(matches!(logs.acked(TXN, two, false, false), Acked::Refused(_, member) if member == two));
+        logs.wait(TXN, (connection.clone(), 7), vec![1], vec![one], 100);
         assert_eq!(logs.overdue(101).len(), 1);
         assert!(logs.take_holders(Uuid::from_u128(3)).is_none());
         logs.committing(TXN, vec![one]);
         assert_eq!(logs.finished(vec![TXN, Uuid::from_u128(3)]), [(TXN, vec![one])]);
+    }
+
+    #[test]
+    fn an_xa_prepare_waits_for_every_other_member_to_list_it() {
+        let (connection, _client) = crate::route::fanout::testing::loopback();
+        let (one, two) = (MemberId(1), MemberId(2));
+        let mut logs = Logs::new(10);
+        logs.wait(TXN, (connection, 5), Vec::new(), vec![one, two], 100);
+        assert!(matches!(logs.acked(TXN, one, true, false), Acked::Waiting), "a commit's ack: not this prepare's");
+        assert!(matches!(logs.acked(TXN, one, true, true), Acked::Waiting));
+        match logs.acked(TXN, two, true, true) {
+            Acked::Complete(pending) => assert!(pending.prepare && pending.correlation_id == 5),
+            other => panic!("expected the prepare complete, got {other:?}"),
+        }
     }
 
     #[test]

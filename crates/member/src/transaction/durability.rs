@@ -14,7 +14,7 @@ use crate::transaction::backup_log::{
     choose_holders, decode_ack, encode_ack, Acked, PendingCommit, Record, State, KEEP_AFTER_DEADLINE_MS,
 };
 use ferrogrid_cluster::MemberId;
-use ferrogrid_protocol::codec::TransactionCommit;
+use ferrogrid_protocol::codec::{EmptyResponse, TransactionCommit, XATransactionPrepare};
 use ferrogrid_protocol::Uuid;
 use std::sync::Arc;
 use tracing::{info, warn};
@@ -65,13 +65,21 @@ impl Core {
         }
     }
 
-    /// A holder's TXN_LOG_ACK, read from `link`: the commit goes on once every holder has it.
-    pub(crate) fn member_txn_log_ack(&mut self, link: &Arc<ConnectionShared>, from: MemberId, payload: &[u8]) {
+    /// A holder's TXN_LOG_ACK (`prepare` false), or a member's XA_PREPARED_ACK (true), read
+    /// from `link`: the commit goes on, or the prepare is answered, once every member waited
+    /// for has it.
+    pub(crate) fn member_txn_log_ack(
+        &mut self,
+        link: &Arc<ConnectionShared>,
+        from: MemberId,
+        payload: &[u8],
+        prepare: bool,
+    ) {
         let (txn, kept) = match decode_ack(payload) {
             Ok(ack) => ack,
-            Err(error) => return warn!(%error, "malformed transaction log acknowledgement: ignored"),
+            Err(error) => return warn!(%error, prepare, "malformed transaction log acknowledgement: ignored"),
         };
-        let acked = self.shared.transactions.logs.lock().acked(txn, from, kept);
+        let acked = self.shared.transactions.logs.lock().acked(txn, from, kept, prepare);
         match acked {
             Acked::Waiting => {}
             Acked::Complete(pending) => {
@@ -87,8 +95,14 @@ impl Core {
     }
 
     /// Applies a commit whose holders all have its log on every partition of every member,
-    /// answering its client once all did.
+    /// answering its client once all did; answers a prepare every other member lists.
     fn txn_commit_logged(&mut self, pending: PendingCommit) {
+        if pending.prepare {
+            let mut out = Vec::new();
+            EmptyResponse {}.encode(&mut out, XATransactionPrepare::RESPONSE, pending.correlation_id, 0);
+            pending.connection.send(&out);
+            return;
+        }
         let PendingCommit { txn, connection, correlation_id, request, holders, .. } = pending;
         let finished = Some(self.shared.transactions.finished.clone());
         if !holders.is_empty() {
@@ -112,8 +126,17 @@ impl Core {
     }
 
     /// A commit whose log could not be kept: rolled back, and its client told why
-    /// (TransactionException, as Hazelcast's failed log replication).
+    /// (TransactionException, as Hazelcast's failed log replication). A prepare not listed
+    /// everywhere fails the same way; its transaction stays prepared here, for the client's
+    /// rollback.
     fn txn_commit_failed(&mut self, pending: PendingCommit, text: String) {
+        if pending.prepare {
+            warn!(txn = %pending.txn, reason = %text, "an XA prepare failed");
+            let mut out = Vec::new();
+            wire::write_error(&mut out, pending.correlation_id, &OpError::new(ErrorKind::Transaction, text));
+            pending.connection.send(&out);
+            return;
+        }
         warn!(txn = %pending.txn, reason = %text, "a TWO_PHASE commit rolled back");
         self.txn_log_send(&pending.holders, pending.txn, State::Purge, crate::clock::now_ms());
         self.txn_end_unanswered(pending.txn, false);

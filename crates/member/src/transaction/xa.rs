@@ -10,13 +10,14 @@
 //!   An Xid prepared nowhere is answered as done, as Hazelcast's client sees it (its
 //!   member's XAER_NOTA does not reach the client).
 //! - *CollectTransactions* answers the cluster's prepared Xids: the member that prepares one
-//!   announces it to the others (`XA_PREPARED`), and the member that ends one says so
-//!   (`XA_ENDED`), so finalize and clearRemote work through any member.
+//!   announces it to the others (`XA_PREPARED`) and answers the prepare once each listed it
+//!   (`XA_PREPARED_ACK`), and the member that ends one says so (`XA_ENDED`), so recover,
+//!   finalize and clearRemote work through any member as soon as the prepare is answered.
 //!
 //! Ending one is the fan-out of `service.rs`'s commit or rollback, sent as the
 //! TransactionCommit / TransactionRollback request the other members classify.
 
-use crate::cluster::peer::{put_bytes, Malformed, Reader, XA_ENDED, XA_PREPARED};
+use crate::cluster::peer::{put_bytes, Malformed, Reader, XA_ENDED, XA_PREPARED, XA_PREPARED_ACK};
 use crate::engine::map::txn_wide::TxnEnd;
 use crate::engine::request::{ErrorKind, OpError};
 use crate::engine::wide::WideRequest;
@@ -24,6 +25,7 @@ use crate::net::connection::ConnectionShared;
 use crate::route::dispatch::Core;
 use crate::route::operations::TxnCall;
 use crate::route::wire;
+use crate::transaction::backup_log::encode_ack;
 use crate::transaction::registry::{XaEnd, XaId};
 use ferrogrid_protocol::codec::{
     EmptyResponse, UuidResponse, XATransactionClearRemote, XATransactionCollectTransactions, XATransactionCommit,
@@ -63,8 +65,9 @@ impl Core {
                 let txn = XATransactionPrepare::decode(message)?.transaction_id.unwrap_or_default();
                 let prepared = transactions.registry.lock().prepare(txn, mine, now_ms);
                 prepared.map(|()| {
-                    self.xa_announce_prepared(txn);
-                    EmptyResponse {}.encode(out, XATransactionPrepare::RESPONSE, id, 0);
+                    if !self.xa_announce_prepared(connection, id, txn, now_ms) {
+                        EmptyResponse {}.encode(out, XATransactionPrepare::RESPONSE, id, 0);
+                    }
                 })
             }
             TxnCall::XaCommit | TxnCall::XaRollback => self.xa_end_by_id(connection, call, message, now_ms, out)?,
@@ -172,11 +175,21 @@ impl Core {
     }
 
     /// Tells the other members that XA transaction `txn` (prepared here) is prepared, so that
-    /// any of them lists it and may finalize it, also after this member is gone.
-    fn xa_announce_prepared(&mut self, txn: Uuid) {
-        let Some(xid) = self.shared.transactions.registry.lock().xid_of(txn) else { return };
+    /// any of them lists it and may finalize it, also after this member is gone. True: the
+    /// prepare is answered once they all acknowledged it (`durability.rs`), as Hazelcast's
+    /// prepare waits for its transaction log's backups; a recover through any member then
+    /// lists it.
+    fn xa_announce_prepared(&mut self, connection: &Arc<ConnectionShared>, id: i64, txn: Uuid, now_ms: i64) -> bool {
+        let Some(xid) = self.shared.transactions.registry.lock().xid_of(txn) else { return false };
         let peers = self.owner.replication.peers();
+        if peers.is_empty() {
+            return false;
+        }
+        let deadline_ms = now_ms + self.owner.replication.backup_timeout_ms;
+        let waiting = (connection.clone(), id);
+        self.shared.transactions.logs.lock().wait(txn, waiting, Vec::new(), peers.clone(), deadline_ms);
         self.write_to_peers(&peers, XA_PREPARED, &xa_prepared_payload(txn, &xid));
+        true
     }
 
     /// Tells members that have just joined every prepared XA transaction this member knows
@@ -201,8 +214,9 @@ impl Core {
         self.write_to_peers(&peers, XA_ENDED, &payload);
     }
 
-    /// Another member's XA_PREPARED: listed here (or refused with a logged reason).
-    pub(crate) fn member_xa_prepared(&mut self, payload: &[u8]) {
+    /// Member `from`'s XA_PREPARED: listed here (or refused with a logged reason), and
+    /// acknowledged either way (XA_PREPARED_ACK).
+    pub(crate) fn member_xa_prepared(&mut self, from: ferrogrid_cluster::MemberId, payload: &[u8]) {
         let mut reader = Reader::new(payload);
         let decoded = (|| {
             let txn = Uuid::from_u128(reader.u128()?);
@@ -214,9 +228,13 @@ impl Core {
         })();
         match decoded {
             Ok((txn, xid)) => {
-                if !self.shared.transactions.registry.lock().prepared_elsewhere(txn, xid) {
+                let kept = self.shared.transactions.registry.lock().prepared_elsewhere(txn, xid);
+                if !kept {
                     tracing::warn!(%txn, "another member's prepared XA transaction not listed: max-transactions");
                 }
+                let mut ack = Vec::new();
+                encode_ack(txn, kept, &mut ack);
+                crate::cluster::peer::write(self.owner.replication.message_for(from), XA_PREPARED_ACK, 0, &ack);
             }
             Err(error) => tracing::warn!(%error, "malformed XA_PREPARED: ignored"),
         }
