@@ -1,4 +1,5 @@
 import com.hazelcast.client.config.ClientConfig;
+import com.hazelcast.client.config.RoutingMode;
 
 /**
  * What the Java test programs share: the member's address (loopback only), a watchdog that
@@ -38,13 +39,19 @@ final class Harness {
         watchdog.start();
     }
 
-    /** A client of `address` in the cluster `clusterName`, without logging. */
+    /**
+     * A client of `address` in the cluster `clusterName`, without logging; a unisocket client
+     * (one member, which forwards) with -Dharness.unisocket=true.
+     */
     static ClientConfig clientConfig(String address, String clusterName) {
         ClientConfig cfg = new ClientConfig();
         cfg.setClusterName(clusterName);
         cfg.getNetworkConfig().addAddress(address);
         cfg.getConnectionStrategyConfig().getConnectionRetryConfig().setClusterConnectTimeoutMillis(30_000);
         cfg.setProperty("hazelcast.logging.type", "none");
+        if (Boolean.getBoolean("harness.unisocket")) {
+            cfg.getNetworkConfig().getClusterRoutingConfig().setRoutingMode(RoutingMode.SINGLE_MEMBER);
+        }
         return cfg;
     }
 }

@@ -106,8 +106,11 @@ class CacheEvents:
 
 
 def add_listener(client, cache):
+    """The cache's listener, local-only for a smart client (registered with every member, each
+    sending its own partitions' events), as the Java client's listener service asks."""
     events = CacheEvents(client)
-    buf = request(ADD_LISTENER, [("bool", False)], [text(cache)])
+    smart = getattr(client._config, "smart_routing", True)
+    buf = request(ADD_LISTENER, [("bool", bool(smart))], [text(cache)])
     reg = client._listener_service.register_listener(
         OutboundMessage(buf, False),
         lambda m: FixSizedTypesCodec.decode_uuid(m.next_frame().buf, RESPONSE_HEADER_SIZE),

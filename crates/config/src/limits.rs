@@ -118,6 +118,14 @@ pub struct Limits {
     /// TransactionException. `ferrogrid.limits.max-transaction-log-entries`,
     /// default 10 000, nonzero.
     pub max_transaction_log_entries: u32,
+    /// Query caches (`IMap.getQueryCache`) this member publishes events for, every map
+    /// together; another publisherCreate is refused with an error.
+    /// `ferrogrid.limits.max-query-caches`, default 1 000, nonzero.
+    pub max_query_caches: u32,
+    /// Events a query cache's publisher keeps per partition (its `buffer-size`, for
+    /// setReadCursor and for events not yet sent): a cache's larger buffer size is cut to it.
+    /// `ferrogrid.limits.query-cache-buffer-events`, default 65 536, nonzero.
+    pub query_cache_buffer_events: u32,
     /// Timeout of a transaction created without one (Hazelcast's default: 2 minutes).
     /// `ferrogrid.limits.transaction-default-timeout-millis`, default 120 000, nonzero, at most
     /// `transaction_max_timeout_millis`.
@@ -156,6 +164,8 @@ impl Default for Limits {
             max_transactions_per_connection: 64,
             max_transactions: 10_000,
             max_transaction_log_entries: 10_000,
+            max_query_caches: 1_000,
+            query_cache_buffer_events: 65_536,
             transaction_default_timeout_millis: 120_000,
             transaction_max_timeout_millis: 600_000,
         }
@@ -207,6 +217,8 @@ impl Limits {
             ("max-transactions-per-connection", self.max_transactions_per_connection),
             ("max-transactions", self.max_transactions),
             ("max-transaction-log-entries", self.max_transaction_log_entries),
+            ("max-query-caches", self.max_query_caches),
+            ("query-cache-buffer-events", self.query_cache_buffer_events),
             ("transaction-default-timeout-millis", self.transaction_default_timeout_millis),
             ("transaction-max-timeout-millis", self.transaction_max_timeout_millis),
         ];
@@ -259,7 +271,7 @@ mod tests {
     #[test]
     fn each_bound_rejects_zero_under_its_own_key() {
         type Field = fn(&mut Limits) -> &mut u32;
-        let fields: [(&str, Field); 14] = [
+        let fields: [(&str, Field); 16] = [
             ("requests-per-turn", |limits| &mut limits.requests_per_turn),
             ("reads-per-turn", |limits| &mut limits.reads_per_turn),
             ("max-parked-per-key", |limits| &mut limits.max_parked_per_key),
@@ -273,6 +285,8 @@ mod tests {
             ("max-dynamic-configs", |limits| &mut limits.max_dynamic_configs),
             ("max-transactions", |limits| &mut limits.max_transactions),
             ("max-transaction-log-entries", |limits| &mut limits.max_transaction_log_entries),
+            ("max-query-caches", |limits| &mut limits.max_query_caches),
+            ("query-cache-buffer-events", |limits| &mut limits.query_cache_buffer_events),
             ("transaction-max-timeout-millis", |limits| &mut limits.transaction_max_timeout_millis),
         ];
         for (name, field) in fields {

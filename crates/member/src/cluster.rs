@@ -10,6 +10,7 @@ pub(crate) mod link;
 pub(crate) mod merge;
 pub(crate) mod outgoing;
 pub(crate) mod peer;
+pub(crate) mod query_caches;
 pub(crate) mod relays;
 pub(crate) mod replication;
 pub(crate) mod rows;

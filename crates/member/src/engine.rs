@@ -9,6 +9,7 @@ pub(crate) mod cardinality_estimator;
 pub(crate) mod collection;
 pub(crate) mod container_merge;
 pub(crate) mod dynamic_config;
+pub(crate) mod entry_event;
 pub(crate) mod executor;
 pub(crate) mod flake_id;
 pub(crate) mod invalidation;

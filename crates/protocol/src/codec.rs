@@ -524,6 +524,26 @@ messages! {
     /// Answered with a `LongResponse`: the estimate.
     Request CardinalityEstimatorEstimate<'a> = 0x190200 { ; var name: &'a str }
 
+    // ----- ContinuousQuery (service 0x16): the member side of the Java client's query caches.
+    // Create, publishable and destroy go to any member (applied on every member); the listener
+    // is registered as a map listener under the cache's name; setReadCursor goes to a partition -----
+    Request ContinuousQueryPublisherCreateWithValue<'a> = 0x160100 {
+        batch_size: i32, buffer_size: i32, delay_seconds: i64, populate: bool, coalesce: bool;
+        var map_name: &'a str, cache_name: &'a str, predicate: Data<'a>
+    }
+    Request ContinuousQueryPublisherCreate<'a> = 0x160200 {
+        batch_size: i32, buffer_size: i32, delay_seconds: i64, populate: bool, coalesce: bool;
+        var map_name: &'a str, cache_name: &'a str, predicate: Data<'a>
+    }
+    Request ContinuousQueryMadePublishable<'a> = 0x160300 { ; var map_name: &'a str, cache_name: &'a str }
+    Request ContinuousQueryAddListener<'a> = 0x160400 { local_only: bool; var listener_name: &'a str }
+    Event QueryCacheSingleEvent<'a> = 0x160402 { ; var data: QueryCacheEventData<'a> }
+    Event QueryCacheBatchEvent<'a> = 0x160403 {
+        partition_id: i32; var events: Vec<QueryCacheEventData<'a>>, source: &'a str
+    }
+    Request ContinuousQuerySetReadCursor<'a> = 0x160500 { sequence: i64; var map_name: &'a str, cache_name: &'a str }
+    Request ContinuousQueryDestroyCache<'a> = 0x160600 { ; var map_name: &'a str, cache_name: &'a str }
+
     // ----- PN counter (service 0x1D): sent to the member the request names as its target
     // replica (partition id -1); the replica timestamps are the vector clock the client observed -----
     Request PnCounterGet<'a> = 0x1D0100 {

@@ -971,6 +971,44 @@ proptest! {
     }
 
     #[test]
+    fn query_cache_messages_round_trip(
+        events in vec((proptest::option::of(blob()), proptest::option::of(blob()), any::<i64>(), any::<i32>()), 1..4),
+        (map, cache) in (text(), text()),
+        predicate in blob(),
+        fixed in (any::<i32>(), any::<i32>(), any::<i64>(), any::<bool>(), any::<bool>()),
+        partition_id in any::<i32>(),
+        correlation_id in any::<i64>(),
+    ) {
+        let (batch_size, buffer_size, delay_seconds, populate, coalesce) = fixed;
+        let wire: Vec<QueryCacheEventData<'_>> = events
+            .iter()
+            .map(|(key, value, sequence, event_type)| QueryCacheEventData {
+                key: key.as_deref().map(Data),
+                value: value.as_deref().map(Data),
+                sequence: *sequence,
+                event_type: *event_type,
+                partition_id,
+                map_name: &map,
+            })
+            .collect();
+        let predicate = Data(&predicate);
+        let create = ContinuousQueryPublisherCreateWithValue {
+            batch_size, buffer_size, delay_seconds, populate, coalesce, map_name: &map, cache_name: &cache, predicate,
+        };
+        assert_round_trip!(ContinuousQueryPublisherCreateWithValue, create, ContinuousQueryPublisherCreateWithValue::TYPE, correlation_id; correlation_id, -1, 0);
+        let keys = ContinuousQueryPublisherCreate {
+            batch_size, buffer_size, delay_seconds, populate, coalesce, map_name: &map, cache_name: &cache, predicate,
+        };
+        assert_round_trip!(ContinuousQueryPublisherCreate, keys, ContinuousQueryPublisherCreate::TYPE, correlation_id; correlation_id, -1, 0);
+        let cursor = ContinuousQuerySetReadCursor { sequence: delay_seconds, map_name: &map, cache_name: &cache };
+        assert_round_trip!(ContinuousQuerySetReadCursor, cursor, ContinuousQuerySetReadCursor::TYPE, correlation_id; correlation_id, partition_id, 0);
+        let single = QueryCacheSingleEvent { data: wire[0].clone() };
+        assert_round_trip!(QueryCacheSingleEvent, single, QueryCacheSingleEvent::TYPE, correlation_id; correlation_id, partition_id);
+        let batch = QueryCacheBatchEvent { partition_id, events: wire.clone(), source: &cache };
+        assert_round_trip!(QueryCacheBatchEvent, batch, QueryCacheBatchEvent::TYPE, correlation_id; correlation_id, partition_id);
+    }
+
+    #[test]
     fn authentication_response_round_trips(
         fixed in (any::<u8>(), proptest::option::of(uuid()), any::<i8>(), any::<i32>(),
             proptest::option::of(uuid()), any::<bool>(), trailing_pair::<i32, i32>()),

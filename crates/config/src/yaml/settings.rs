@@ -333,6 +333,8 @@ pub(super) fn read_limits(mut section: Section, config: &mut MemberConfig) -> Re
         ("max-transactions-per-connection", &mut limits.max_transactions_per_connection),
         ("max-transactions", &mut limits.max_transactions),
         ("max-transaction-log-entries", &mut limits.max_transaction_log_entries),
+        ("max-query-caches", &mut limits.max_query_caches),
+        ("query-cache-buffer-events", &mut limits.query_cache_buffer_events),
         ("transaction-default-timeout-millis", &mut limits.transaction_default_timeout_millis),
         ("transaction-max-timeout-millis", &mut limits.transaction_max_timeout_millis),
     ];

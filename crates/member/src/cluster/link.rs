@@ -103,6 +103,7 @@ impl Core {
             peer::XA_PREPARED_ACK => self.member_txn_log_ack(connection, from, payload, true),
             peer::XA_PREPARED => self.member_xa_prepared(from, payload),
             peer::XA_ENDED => self.member_xa_ended(payload),
+            peer::QUERY_CACHES => self.member_query_caches(payload),
             peer::REPLICATED_CHANGES
             | peer::REPLICATED_SYNC
             | peer::REPLICATED_VERSIONS

@@ -245,6 +245,10 @@ pub const XA_ENDED: MessageType = MessageType(0x7F_0024);
 /// member to answer its client: `txn u128 | kept u8`.
 pub const XA_PREPARED_ACK: MessageType = MessageType(0x7F_0025);
 
+/// The query caches' publishers the sender holds, for a member that joined to publish their
+/// events too (`cluster/query_caches.rs`): `{ publishable u8 | publisherCreate bytes }*`.
+pub const QUERY_CACHES: MessageType = MessageType(0x7F_0026);
+
 /// What TOPIC carries: `name str | partition u16 | publisher u128 | publish time i64 |
 /// { message bytes }*` (the partition of the topic's name, which its events carry: the Java
 /// client orders the events of one partition id, and runs those of -1 in any order).

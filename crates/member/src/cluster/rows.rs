@@ -39,4 +39,5 @@ pub(crate) static ROWS: &[Operation] = &[
     member_row!(peer::XA_PREPARED, "MemberXaPrepared"),
     member_row!(peer::XA_ENDED, "MemberXaEnded"),
     member_row!(peer::XA_PREPARED_ACK, "MemberXaPreparedAck"),
+    member_row!(peer::QUERY_CACHES, "MemberQueryCaches"),
 ];

@@ -14,7 +14,9 @@
 //! reactor keeps the sequences and partition uuids of its partitions (`invalidation.rs`).
 
 use crate::cluster::peer::TopicRelay;
+pub use crate::engine::entry_event::{Event, EventKind};
 use crate::engine::invalidation::InvalidationMetadata;
+use crate::engine::map::query_cache::QueryCaches;
 use crate::net::connection::ConnectionShared;
 use crate::net::outbox::Outbox;
 use crate::obs::probes::Counter;
@@ -26,23 +28,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::warn;
 
+mod query_caches;
+
 /// Shortest time between two warnings about dropped events from one reactor.
 const DROP_WARNING_INTERVAL: Duration = Duration::from_secs(1);
-
-/// Entry event types (the `eventType` field and the bits of `listenerFlags`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(i32)]
-pub enum EventKind {
-    Added = 1,
-    Removed = 2,
-    Updated = 4,
-    Evicted = 8,
-    Expired = 16,
-    EvictAll = 32,
-    ClearAll = 64,
-    /// An entry a split-brain merge put in place.
-    Merged = 128,
-}
 
 /// One registration on one connection.
 #[derive(Debug, Clone)]
@@ -66,20 +55,6 @@ pub struct Listener {
     /// value for ADDED and UPDATED, the old one for REMOVED, EVICTED and EXPIRED, as Hazelcast's
     /// `QueryEventFilter` tests them.
     pub predicate: Option<Arc<crate::engine::map::query::Predicate>>,
-}
-
-/// What one event says; values are sent only to listeners that asked for them.
-#[derive(Debug, Clone, Copy)]
-pub struct Event<'a> {
-    pub kind: EventKind,
-    /// None for an event of no one partition (a map-wide clear or eviction).
-    pub partition_id: Option<PartitionId>,
-    pub key: Option<&'a [u8]>,
-    pub value: Option<&'a [u8]>,
-    pub old_value: Option<&'a [u8]>,
-    pub affected_entries: i32,
-    /// Who caused it (the writing client, or this member for expiry and eviction).
-    pub source: Uuid,
 }
 
 /// What the invalidation of a whole map (a clear) names: the map name's partition, that
@@ -156,6 +131,9 @@ pub struct Listeners {
     bound: EventBound,
     /// The cluster's Compact schemas and partition count, for predicates of listeners.
     pub(crate) schemas: (Arc<crate::engine::schemas::Schemas>, u16),
+    /// The query caches' publishers of this reactor's partitions (`map/query_cache.rs`); their
+    /// events go to the registrations under each cache's name in `maps`.
+    pub(crate) query_caches: QueryCaches,
 }
 
 /// Unbounded registrations for unit tests of the code that publishes through them.
@@ -211,6 +189,7 @@ impl Listeners {
             metadata: InvalidationMetadata::default(),
             bound,
             schemas,
+            query_caches: QueryCaches::default(),
         }
     }
 
@@ -287,9 +266,13 @@ impl Listeners {
         }
     }
 
-    /// Drops every registration of the object `name` in `registry` (destroy).
+    /// Drops every registration of the object `name` in `registry` (destroy); a map's query
+    /// caches too.
     pub fn drop_all_of(&mut self, registry: Registry, name: &str) {
         self.registrations(registry).remove(name);
+        if registry == Registry::Entries {
+            self.query_caches.drop_map(name);
+        }
     }
 
     /// Whether any listener in `registry` (an object registry) could receive an event of `name`.
@@ -356,9 +339,10 @@ impl Listeners {
         self.add_to(Registry::Entries, map, listener);
     }
 
-    /// Whether any registration could receive an event of `map` (cheap pre-check).
+    /// Whether any registration or query cache could receive an event of `map` (cheap
+    /// pre-check).
     pub fn has(&self, map: &str) -> bool {
-        !self.maps.is_empty() && self.maps.contains_key(map)
+        (!self.maps.is_empty() && self.maps.contains_key(map)) || self.query_caches.has(map)
     }
 
     /// Whether a near cache listens to `map`'s invalidations here (Hazelcast's
@@ -418,6 +402,9 @@ impl Listeners {
         map: &str,
         (event, clear): (Event<'_>, Option<ClearInvalidation>),
     ) {
+        if registry == Registry::Entries && event.partition_id.is_some() && self.query_caches.has(map) {
+            self.publish_to_caches(outbox, map, &event);
+        }
         let registrations = match registry {
             Registry::Entries => &mut self.maps,
             other => &mut self.objects[other as usize - 1],

@@ -5,7 +5,8 @@
 //! commit, rollback and reads over every partition), a split-brain merge's entries arriving
 //! through each map's merge policy (`merge.rs`), and the near-cache invalidation metadata a
 //! client's repairing handler fetches (`near_cache.rs`); entries put with their metadata
-//! (`with_metadata.rs`).
+//! (`with_metadata.rs`); the publishers of query caches (`query_cache.rs`, their rows
+//! `query_cache_rows.rs`).
 pub(crate) mod aggregate_ops;
 pub(crate) mod entry;
 pub(crate) mod index;
@@ -15,6 +16,8 @@ pub(crate) mod merge;
 pub(crate) mod near_cache;
 pub(crate) mod ops;
 pub(crate) mod query;
+pub(crate) mod query_cache;
+pub(crate) mod query_cache_rows;
 pub(crate) mod query_ops;
 pub(crate) mod remove_all;
 pub(crate) mod request;

@@ -206,6 +206,13 @@ impl SettingsCache {
         self.dynamic.queue(name)
     }
 
+    /// Query caches a member publishes, and events a publisher keeps per partition
+    /// (`max-query-caches`, `query-cache-buffer-events`).
+    pub fn query_cache_limits(&self) -> (usize, usize) {
+        let limits = &self.config.limits;
+        (limits.max_query_caches as usize, limits.query_cache_buffer_events as usize)
+    }
+
     pub fn max_message_bytes(&self) -> usize {
         self.config.limits.max_message_bytes as usize
     }

@@ -25,7 +25,7 @@ macro_rules! with_structures {
     ($expand:path) => {
         $expand! {
             Map = 1, "hz:impl:mapService", "map", Replicas:
-                map::store::RecordStore, [map::rows::KEY_ROWS, map::wide_rows::WIDE_ROWS, map::txn_rows::ROWS], map::wide::destroy;
+                map::store::RecordStore, [map::rows::KEY_ROWS, map::wide_rows::WIDE_ROWS, map::txn_rows::ROWS, map::query_cache_rows::ROWS], map::wide::destroy;
             Queue = 2, "hz:impl:queueService", "queue", Replicas:
                 queue::store::QueueStore, [queue::rows::ROWS], queue::rows::destroy;
             Ringbuffer = 3, "hz:impl:ringbufferService", "ringbuffer", Replicas:

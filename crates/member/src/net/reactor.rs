@@ -136,6 +136,7 @@ impl Reactor {
             if self.last_expiry_sweep.elapsed() >= EXPIRY_SWEEP_INTERVAL {
                 self.last_expiry_sweep = Instant::now();
                 self.core.owner.sweep_expired();
+                self.core.owner.flush_query_caches();
                 self.core.owner.check_pending();
                 self.core.owner.exchange_counters();
                 for (kind, name) in self.core.owner.idle_objects() {
@@ -393,6 +394,7 @@ impl Reactor {
             self.core.send_configs_to(&joined);
             self.core.send_mappings_to(&joined);
             self.core.send_xa_prepared_to(&joined);
+            self.core.send_query_caches_to(&joined);
         }
         if table_changed {
             self.core.owner.log_replicas();

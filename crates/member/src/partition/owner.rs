@@ -538,6 +538,11 @@ impl PartitionOwner {
         idle
     }
 
+    /// Sends the query caches' events that are due (`map/query_cache.rs`).
+    pub fn flush_query_caches(&mut self) {
+        self.listeners.flush_query_caches(&mut self.outbox, crate::clock::now_ms());
+    }
+
     /// Removes a bounded number of expired entries (round-robin over partitions) and
     /// publishes EXPIRED events for maps' entries.
     pub fn sweep_expired(&mut self) {

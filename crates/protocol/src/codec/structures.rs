@@ -438,6 +438,37 @@ impl<'a> VarField<'a> for ReplicatedEntryView<'a> {
     }
 }
 
+/// One event of a query cache (`QueryCacheEventData`): the key (none for CLEAR_ALL), the new
+/// value (none without values, or for a removal), the partition's sequence of the event, its
+/// entry event type, its partition and its map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryCacheEventData<'a> {
+    pub key: Option<Data<'a>>,
+    pub value: Option<Data<'a>>,
+    pub sequence: i64,
+    pub event_type: i32,
+    pub partition_id: i32,
+    pub map_name: &'a str,
+}
+
+impl<'a> VarField<'a> for QueryCacheEventData<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("query cache event")?);
+        let (sequence, event_type, partition_id) = (fixed.read::<i64>()?, fixed.read::<i32>()?, fixed.read::<i32>()?);
+        let key = Option::<Data>::read(reader)?;
+        let value = Option::<Data>::read(reader)?;
+        let map_name = <&str>::read(reader)?;
+        reader.skip_to_end()?;
+        Ok(QueryCacheEventData { key, value, sequence, event_type, partition_id, map_name })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0);
+        writer.fixed(&self.sequence).fixed(&self.event_type).fixed(&self.partition_id);
+        writer.var(&self.key).var(&self.value).var(&self.map_name).end();
+    }
+}
+
 /// One field's frames as they came, not interpreted: a NULL frame, a value frame or a whole
 /// structure (a configuration's part the member keeps only to compare definitions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -505,6 +505,10 @@ impl PartitionOwner {
             // Taken over or given up: near caches must see the partition's sequences start over
             // (`engine/invalidation.rs`).
             self.listeners.metadata.forget_partition(partition as u16);
+            // And query caches their events' (`engine/map/query_cache.rs`).
+            let owner_died = now == Some(0) && old_owner.is_some_and(|owner| !state.is_member(owner));
+            let moved = (was == Some(0), owner_died);
+            self.listeners.query_caches_partition_moved(&mut self.outbox, partition as u16, moved);
         }
         self.replicated_table_change(partition, (was, now), before);
         // The old owner hands its data to a new owner that held no replica; requests waiting

@@ -204,6 +204,18 @@ pub(crate) struct Found {
     hits: Vec<Hit>,
 }
 
+impl Found {
+    /// Fails the request with `failure` (unless a share failed it first).
+    pub(crate) fn fail(&mut self, failure: OpError) {
+        self.coverage.failure.get_or_insert(failure);
+    }
+
+    /// The failure a share met, if any.
+    pub(crate) fn failure(&self) -> Option<&OpError> {
+        self.coverage.failure.as_ref()
+    }
+}
+
 impl Partial for Found {
     fn merge(&mut self, other: Found) {
         let twice = self.coverage.merge(other.coverage);

@@ -164,6 +164,7 @@ impl WideOperation for Clear {
             let owned = share.owned.get(index).copied().unwrap_or(true);
             self.on_partition(map, partition, owned, share.now_ms, partial);
         }
+        share.listeners.publish_map_wide_to_caches(share.outbox, map, self.event, &owned);
         if share.listeners.has_invalidation_listener(map) {
             let name_partition = ferrogrid_protocol::data::partition_for_string(map, share.partition_count);
             let metadata = &mut share.listeners.metadata;
