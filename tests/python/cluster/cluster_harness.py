@@ -332,6 +332,7 @@ class MemberProcess:
         extra_yaml="",
         host=HOST,
         extra_properties="",
+        extra_ferrogrid_yaml="",
     ):
         self.target = target
         # YAML lines (indented for the `hazelcast:` section) this member adds to the shared
@@ -339,6 +340,8 @@ class MemberProcess:
         # lines it adds to the `properties:` section (e.g. `    hazelcast.x: 1\n`).
         self.extra_yaml = extra_yaml
         self.extra_properties = extra_properties
+        # Lines (indented for the `ferrogrid:` section) a ferrogrid member adds: its own bounds.
+        self.extra_ferrogrid_yaml = extra_ferrogrid_yaml
         self.index = index
         self.port = port
         self.host = host
@@ -374,7 +377,7 @@ class MemberProcess:
         cmd += ["--cluster-name", self.cluster_name]
         for addr in self.member_list:
             cmd += ["--member", addr]
-        own = self.extra_yaml or self.extra_properties
+        own = self.extra_yaml or self.extra_properties or self.extra_ferrogrid_yaml
         cmd += ["--config", str(self.own_config(MEMBER_CONFIG) if own else self.config_path)]
         return cmd
 
@@ -382,6 +385,7 @@ class MemberProcess:
         """Writes `text` with this member's extra YAML into its working directory."""
         config = self.workdir / "hazelcast.yaml"
         text = text.replace("  properties:\n", "  properties:\n" + self.extra_properties, 1)
+        text = text.replace("\nferrogrid:\n", "\nferrogrid:\n" + self.extra_ferrogrid_yaml, 1)
         config.write_text(text.replace("hazelcast:\n", "hazelcast:\n" + self.extra_yaml, 1))
         return config
 
@@ -542,10 +546,13 @@ class Cluster:
 
     # ---- members
 
-    def start(self, index, cluster_name=None, member_list=None, extra_yaml="", extra_properties=""):
+    def start(
+        self, index, cluster_name=None, member_list=None, extra_yaml="", extra_properties="", extra_ferrogrid_yaml=""
+    ):
         """Starts member `index` (on ports[index]) without waiting. `member_list` defaults to
         every port of the cluster (its own address included); `extra_yaml` (lines of the
-        `hazelcast:` section) and `extra_properties` (lines of its `properties:`) are added to
+        `hazelcast:` section), `extra_properties` (lines of its `properties:`) and
+        `extra_ferrogrid_yaml` (lines of the `ferrogrid:` section, ferrogrid only) are added to
         this member's configuration."""
         proc = MemberProcess(
             index,
@@ -558,6 +565,7 @@ class Cluster:
             extra_yaml,
             self.hosts[index],
             extra_properties,
+            extra_ferrogrid_yaml,
         )
         self.members.append(proc)
         return proc.start()

@@ -106,3 +106,27 @@ def test_a_caches_events_go_on_in_sequence_when_a_member_joins(make_cluster, req
     wait_until(all_applied, 30, lambda: "applied %d of %d, out of sequence: %s" % (
         len(_applied(events.events())[0]), len(expected), _applied(events.events())[1][:10]))
     assert _applied(events.events())[1] == [], "no event out of sequence"
+
+
+def test_a_disconnected_clients_query_cache_is_dropped(make_cluster, request):
+    """ferrogrid, one member that publishes at most one query cache
+    (`ferrogrid.limits.max-query-caches: 1`): a second cache is refused while the first's client
+    is connected, and created once that client has gone (its publisher dropped with its
+    listener, as Hazelcast drops a disconnected client's query caches)."""
+    cluster = make_cluster(1)
+    if cluster.target != "ferrogrid":
+        pytest.skip("the bound is ferrogrid's")
+    member = cluster.start(0, extra_ferrogrid_yaml="  limits:\n    max-query-caches: 1\n")
+    member.wait_ready(FORM_TIMEOUT)
+    name = unique_map_name(request.node.name)
+    first, second = cluster.client(smart=True), cluster.client(smart=True)
+    add_listener(first, "first")
+    assert publisher_create(first, name, "first", greater_or_equal("this", 0), True) == {}
+    add_listener(second, "second")
+    with pytest.raises(Exception, match="max-query-caches"):
+        publisher_create(second, name, "second", greater_or_equal("this", 0), True)
+    first.shutdown()
+    wait_until(
+        lambda: "query caches dropped" in member.log_text(), 10, "the first client's cache is not dropped"
+    )
+    assert publisher_create(second, name, "second", greater_or_equal("this", 0), True) == {}

@@ -214,6 +214,9 @@ impl Listeners {
             Some(held) => *held = listener,
             None => listeners.push(listener),
         }
+        if registry == Registry::Entries && self.query_caches.count() > 0 {
+            self.query_caches.listened(name);
+        }
     }
 
     /// Removes a registration; true if this reactor had it.
@@ -244,6 +247,7 @@ impl Listeners {
         self.drop_where(|listener| {
             Arc::ptr_eq(&listener.connection, connection) && listener.correlation_id == correlation_id
         });
+        self.drop_unlistened_caches();
     }
 
     /// Drops, in every registry, the registrations another member relayed over `link` (that
@@ -252,9 +256,11 @@ impl Listeners {
         self.drop_where(|listener| Arc::ptr_eq(&listener.connection, link));
     }
 
-    /// Drops, in every registry, the registrations of connections that have closed.
+    /// Drops, in every registry, the registrations of connections that have closed, and the
+    /// query caches left without a listener.
     pub fn drop_closed(&mut self) {
         self.drop_where(|listener| listener.connection.is_closed());
+        self.drop_unlistened_caches();
     }
 
     fn drop_where(&mut self, matches: impl Fn(&Listener) -> bool) {

@@ -4,10 +4,36 @@
 
 use super::{EventKind, Listeners};
 use crate::engine::entry_event::Event;
-use crate::engine::map::query_cache::{self, Outgoing};
+use crate::engine::map::query_cache::{self, Outgoing, Spec};
+use crate::engine::request::OpError;
 use crate::net::outbox::Outbox;
+use std::sync::Arc;
 
 impl Listeners {
+    /// Creates cache `spec.cache`'s publisher (`QueryCaches::create`), noting whether its
+    /// listener is registered here already (the Java client registers it first).
+    pub(crate) fn create_query_cache(
+        &mut self,
+        map: &str,
+        spec: Arc<Spec>,
+        (bound, keep): (usize, bool),
+    ) -> Result<(), OpError> {
+        let listened = self.maps.contains_key(&*spec.cache);
+        self.query_caches.create(map, spec, (bound, keep, listened))
+    }
+
+    /// Drops the publishers whose listeners all went (after `drop_closed`), logging how many.
+    pub(super) fn drop_unlistened_caches(&mut self) {
+        if self.query_caches.count() == 0 {
+            return;
+        }
+        let maps = &self.maps;
+        let dropped = self.query_caches.drop_unlistened(|cache| maps.contains_key(cache));
+        if dropped > 0 {
+            tracing::info!(dropped, "query caches dropped: their clients' connections closed");
+        }
+    }
+
     /// Takes the entry event `event` of `map` (of one partition) into the map's caches, and
     /// sends what is due.
     pub(super) fn publish_to_caches(&mut self, outbox: &mut Outbox, map: &str, event: &Event<'_>) {

@@ -19,7 +19,8 @@
 //!   event after its batch went out is a new event.
 //! - The events go to the connections registered under the cache's name
 //!   (`ContinuousQuery.addListener`, kept among the map listeners with no event types, so no
-//!   map event reaches them; `Map.removeEntryListener` with the cache's name removes it).
+//!   map event reaches them; `Map.removeEntryListener` with the cache's name removes it). A
+//!   publisher whose listeners are all gone (their connections closed) is dropped.
 //!
 //! Bounds: `max-query-caches` publishers per member, `query-cache-buffer-events` events per
 //! partition of a publisher (a cache's larger buffer size is cut to it); events for a connection
@@ -159,6 +160,9 @@ struct Publisher {
     /// Events go out only once the client read the initial contents (`madePublishable`).
     publishable: bool,
     partitions: HashMap<u16, PartitionEvents, RandomState>,
+    /// The cache's listener has been registered here: once none is left (its client's
+    /// connection closed), the publisher goes too.
+    listened: bool,
 }
 
 /// Events of one cache's partition to send: the cache's spec, the partition and its events.
@@ -185,7 +189,12 @@ impl QueryCaches {
     /// client that lost it, starts over), or with `keep`, only if there is none (another
     /// member's, sent when a member joined: the one here goes on). Refused past `bound`
     /// publishers.
-    pub(crate) fn create(&mut self, map: &str, spec: Arc<Spec>, (bound, keep): (usize, bool)) -> Result<(), OpError> {
+    pub(crate) fn create(
+        &mut self,
+        map: &str,
+        spec: Arc<Spec>,
+        (bound, keep, listened): (usize, bool, bool),
+    ) -> Result<(), OpError> {
         if keep && self.find(map, &spec.cache).is_some() {
             return Ok(());
         }
@@ -200,7 +209,7 @@ impl QueryCaches {
         // A cache without initial contents is publishable at once (Hazelcast's, too: the client
         // sends no madePublishable then).
         let publishable = !spec.populate;
-        let publisher = Publisher { spec, publishable, partitions: HashMap::default() };
+        let publisher = Publisher { spec, publishable, partitions: HashMap::default(), listened };
         self.maps.entry(map.into()).or_default().push(publisher);
         Ok(())
     }
@@ -239,6 +248,25 @@ impl QueryCaches {
             }
         }
         ended
+    }
+
+    /// A listener of cache `cache` was registered here.
+    pub(crate) fn listened(&mut self, cache: &str) {
+        for publisher in self.maps.values_mut().flatten().filter(|publisher| &*publisher.spec.cache == cache) {
+            publisher.listened = true;
+        }
+    }
+
+    /// Drops the publishers whose listeners were all dropped (`listening` says whether a cache
+    /// has one here): their clients' connections closed, as Hazelcast drops a disconnected
+    /// client's query caches. Returns how many went.
+    pub(crate) fn drop_unlistened(&mut self, listening: impl Fn(&str) -> bool) -> usize {
+        let before = self.count();
+        for publishers in self.maps.values_mut() {
+            publishers.retain(|publisher| !publisher.listened || listening(&publisher.spec.cache));
+        }
+        self.maps.retain(|_, publishers| !publishers.is_empty());
+        before - self.count()
     }
 
     /// Drops every cache of `map` (the map was destroyed).

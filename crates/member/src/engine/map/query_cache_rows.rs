@@ -121,7 +121,7 @@ impl WideOperation for PublisherCreate {
             let bounds = (buffer_bound, &*self.request);
             Arc::new(Spec::new(names, &self.predicate, include_value, self.asked.sizes, flags, bounds))
         });
-        if let Err(failure) = share.listeners.query_caches.create(map, spec.clone(), (bound, self.install.is_some())) {
+        if let Err(failure) = share.listeners.create_query_cache(map, spec.clone(), (bound, self.install.is_some())) {
             if self.install.is_some() {
                 tracing::warn!(map = %crate::tenants::display(map), reason = %failure.message, "another member's query cache not published here");
             }

@@ -36,7 +36,7 @@ fn coalescing_keeps_a_keys_last_unsent_event_under_its_first_sequence() {
 #[test]
 fn the_buffer_keeps_the_last_events_and_set_read_cursor_sends_them_again() {
     let mut caches = QueryCaches::default();
-    caches.create("m", Arc::new(spec(1, 2, false)), (10, false)).unwrap();
+    caches.create("m", Arc::new(spec(1, 2, false)), (10, false, false)).unwrap();
     for value in [b"1", b"2", b"3"] {
         caches.find("m", "c").unwrap().partitions.entry(7).or_default().push(
             (EventKind::Added, Some(b"k"), Some(value)),
@@ -56,7 +56,7 @@ fn the_buffer_keeps_the_last_events_and_set_read_cursor_sends_them_again() {
     caches.destroy("m", "c");
     assert!(!caches.has("m") && !caches.made_publishable("m", "c"));
     let unpopulated = Spec { populate: false, ..spec(1, 2, false) };
-    caches.create("m", Arc::new(unpopulated), (10, false)).unwrap();
+    caches.create("m", Arc::new(unpopulated), (10, false, false)).unwrap();
     let event = Event {
         kind: EventKind::Added,
         partition_id: Some(ferrogrid_protocol::PartitionId(3)),
@@ -75,20 +75,20 @@ fn the_buffer_keeps_the_last_events_and_set_read_cursor_sends_them_again() {
 #[test]
 fn publishers_are_bounded() {
     let mut caches = QueryCaches::default();
-    caches.create("m", Arc::new(spec(1, 1, false)), (1, false)).unwrap();
-    caches.create("m", Arc::new(spec(1, 1, false)), (1, false)).expect("the same cache again replaces it");
+    caches.create("m", Arc::new(spec(1, 1, false)), (1, false, false)).unwrap();
+    caches.create("m", Arc::new(spec(1, 1, false)), (1, false, false)).expect("the same cache again replaces it");
     caches.made_publishable("m", "c");
-    caches.create("m", Arc::new(spec(1, 1, false)), (1, true)).expect("kept");
+    caches.create("m", Arc::new(spec(1, 1, false)), (1, true, false)).expect("kept");
     assert!(caches.find("m", "c").unwrap().publishable, "another member's copy keeps the one here");
     let other = Spec { cache: "d".into(), ..spec(1, 1, false) };
-    assert!(caches.create("m", Arc::new(other), (1, false)).is_err());
+    assert!(caches.create("m", Arc::new(other), (1, false, false)).is_err());
     assert_eq!(caches.count(), 1);
 }
 
 #[test]
 fn a_partition_that_changes_hands_starts_over() {
     let mut caches = QueryCaches::default();
-    caches.create("m", Arc::new(spec(1, 4, false)), (10, false)).unwrap();
+    caches.create("m", Arc::new(spec(1, 4, false)), (10, false, false)).unwrap();
     let publisher = caches.find("m", "c").unwrap();
     publisher.partitions.entry(3).or_default().push((EventKind::Added, Some(b"k"), None), &spec(1, 4, false), 0);
     assert!(caches.partition_moved(3, true, false).is_empty(), "not publishable: the client counts nothing yet");
@@ -103,4 +103,17 @@ fn a_partition_that_changes_hands_starts_over() {
     assert!(caches.find("m", "c").unwrap().partitions.is_empty(), "its events start over");
     assert_eq!(caches.partition_moved(5, false, true).len(), 1, "took over from an owner that died");
     assert_eq!(caches.published().len(), 1);
+}
+
+#[test]
+fn a_publisher_goes_once_its_listeners_are_gone() {
+    let mut caches = QueryCaches::default();
+    caches.create("m", Arc::new(spec(1, 1, false)), (10, false, false)).unwrap();
+    assert_eq!(caches.drop_unlistened(|_| false), 0, "never listened to here (a joiner before the client came)");
+    caches.listened("c");
+    assert_eq!(caches.drop_unlistened(|cache| cache == "c"), 0, "still listened to");
+    assert_eq!(caches.drop_unlistened(|_| false), 1, "its client's connection closed");
+    assert!(!caches.has("m"));
+    caches.create("m", Arc::new(spec(1, 1, false)), (10, false, true)).unwrap();
+    assert_eq!(caches.drop_unlistened(|_| false), 1, "created after its listener");
 }
