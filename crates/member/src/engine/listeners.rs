@@ -505,16 +505,7 @@ fn passes(
     };
     let Some(key) = event.key else { return true }; // map-wide events (CLEAR_ALL, EVICT_ALL) pass
     let Some(value) = tested else { return false };
-    match predicate.compiled(&schemas.0, schemas.1) {
-        Ok(compiled) => compiled.filter.matches(key, value, &*schemas.0).unwrap_or_else(|error| {
-            tracing::debug!(%error, "an entry event's entry could not be tested against a listener's predicate");
-            false
-        }),
-        Err(failure) => {
-            tracing::debug!(message = %failure.message, "a listener's predicate cannot be compiled");
-            false
-        }
-    }
+    predicate.admits((key, value), (&schemas.0, schemas.1), "a listener")
 }
 
 #[cfg(test)]

@@ -59,6 +59,27 @@ impl Predicate {
         Predicate { data: data.map(Into::into), partition_keys: keys, compiled: OnceLock::new() }
     }
 
+    /// Whether one entry passes the predicate, for a listener or a query cache (`what`, named
+    /// in the debug log): a predicate that cannot be compiled, or an entry it cannot be tested
+    /// on, passes nothing.
+    pub(crate) fn admits(
+        &self,
+        (key, value): (&[u8], &[u8]),
+        (schemas, partition_count): (&Schemas, u16),
+        what: &str,
+    ) -> bool {
+        match self.compiled(schemas, partition_count) {
+            Ok(compiled) => compiled.filter.matches(key, value, schemas).unwrap_or_else(|error| {
+                tracing::debug!(%error, "an entry could not be tested against {what}'s predicate");
+                false
+            }),
+            Err(failure) => {
+                tracing::debug!(message = %failure.message, "{what}'s predicate cannot be compiled");
+                false
+            }
+        }
+    }
+
     /// The compiled predicate (compiled here on the first call, with the member's `schemas`
     /// and the cluster's `partition_count`).
     pub(crate) fn compiled(&self, schemas: &Schemas, partition_count: u16) -> &Result<Compiled, OpError> {

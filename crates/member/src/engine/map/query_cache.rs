@@ -88,6 +88,11 @@ impl Spec {
             request: request.into(),
         }
     }
+
+    /// The map's name as the client knows it (a tenant's map without its namespace).
+    fn client_map(&self) -> &str {
+        crate::tenants::split(&self.map).map_or(&self.map, |(_, map)| map)
+    }
 }
 
 /// One event of a cache.
@@ -376,7 +381,9 @@ fn cache_event<'e>(
     key: &[u8],
     schemas: &(Arc<Schemas>, u16),
 ) -> Option<(EventKind, Option<&'e [u8]>)> {
-    let passes = |value: Option<&[u8]>| value.is_some_and(|value| matches(spec, key, value, schemas));
+    let passes = |value: Option<&[u8]>| {
+        value.is_some_and(|value| spec.predicate.admits((key, value), (&schemas.0, schemas.1), "a query cache"))
+    };
     match event.kind {
         EventKind::Added => passes(event.value).then_some((EventKind::Added, event.value)),
         EventKind::Updated | EventKind::Merged => match (passes(event.old_value), passes(event.value)) {
@@ -392,27 +399,11 @@ fn cache_event<'e>(
     }
 }
 
-/// Whether the entry passes the cache's predicate (an entry it cannot be tested on does not).
-fn matches(spec: &Spec, key: &[u8], value: &[u8], schemas: &(Arc<Schemas>, u16)) -> bool {
-    match spec.predicate.compiled(&schemas.0, schemas.1) {
-        Ok(compiled) => compiled.filter.matches(key, value, &*schemas.0).unwrap_or_else(|error| {
-            tracing::debug!(%error, cache = %spec.cache, "an entry could not be tested against a query cache's predicate");
-            false
-        }),
-        Err(failure) => {
-            tracing::debug!(message = %failure.message, cache = %spec.cache, "a query cache's predicate cannot be compiled");
-            false
-        }
-    }
-}
-
 /// Appends `events` of `partition` (one batch) for the registration `correlation_id`: one
 /// `QueryCacheSingleEvent`, or a `QueryCacheBatchEvent` for more.
 pub(crate) fn encode(out: &mut Vec<u8>, correlation_id: i64, spec: &Spec, partition: u16, events: &[CacheEvent]) {
     let partition_id = i32::from(partition);
-    // The name the client knows (a tenant's map without its namespace).
-    let map_name = crate::tenants::split(&spec.map).map_or(&*spec.map, |(_, map)| map);
-    let data = |event| event_data(event, partition_id, map_name);
+    let data = |event| event_data(event, partition_id, spec.client_map());
     if let [event] = events {
         QueryCacheSingleEvent { data: data(event) }.encode(out, correlation_id, partition_id);
     } else {
@@ -425,7 +416,7 @@ pub(crate) fn encode(out: &mut Vec<u8>, correlation_id: i64, spec: &Spec, partit
 /// that partition's events again) for the registration `correlation_id`.
 pub(crate) fn encode_end(out: &mut Vec<u8>, correlation_id: i64, spec: &Spec, partition: u16) {
     let partition_id = i32::from(partition);
-    let map_name = crate::tenants::split(&spec.map).map_or(&*spec.map, |(_, map)| map);
+    let map_name = spec.client_map();
     let data = QueryCacheEventData { key: None, value: None, sequence: -1, event_type: 0, partition_id, map_name };
     QueryCacheSingleEvent { data }.encode(out, correlation_id, partition_id);
 }
