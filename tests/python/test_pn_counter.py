@@ -126,23 +126,40 @@ def test_values_wrap_around_as_java_longs(counter):
     assert counter.subtract_and_get(6) == LONG_MAX
 
 
+def answered_within(future, seconds):
+    answered = threading.Event()
+    future.add_done_callback(lambda _: answered.set())
+    return answered.wait(seconds)
+
+
+# Hazelcast's PNCounterImpl recurses between addAndGet and subtractAndGet for Long.MIN_VALUE,
+# taking its state write lock at every level. Where the StackOverflowError strikes depends on the
+# JIT's frames; when it strikes inside a lock() that already counted the hold, nothing unlocks it,
+# and the counter answers nobody again (seen in CI: a get after the error waited 60 s).
+# ferrogrid must answer every call and stay usable.
+WEDGED = "Hazelcast's PN counter kept its state lock after the StackOverflowError (a known hazard)"
+
+
 def test_adding_long_min_value_fails_with_a_stack_overflow_and_changes_nothing(counter, target):
     counter.add_and_get(7)
     clock = observed_clock(counter)
     with pytest.raises(HazelcastError) as raised:
         counter.add_and_get(LONG_MIN)
     assert "java.lang.StackOverflowError" in server_error_line(raised.value)
-    # A real member once left this second one unanswered (a CI run waited 60 s): where its
-    # StackOverflowError strikes depends on the JIT's frames. ferrogrid must answer it.
     future = counter._wrapped.get_and_add(LONG_MIN)
-    answered = threading.Event()
-    future.add_done_callback(lambda _: answered.set())
-    if answered.wait(10):
+    if answered_within(future, 10):
         with pytest.raises(HazelcastError):
             future.result()
+    elif target == "hazelcast":
+        pytest.xfail(WEDGED)
     else:
-        assert target == "hazelcast", "no answer to getAndAdd(Long.MIN_VALUE) within 10 s"
-    assert counter.get() == 7
+        pytest.fail("no answer to getAndAdd(Long.MIN_VALUE) within 10 s")
+    value = counter._wrapped.get()
+    if not answered_within(value, 10):
+        if target == "hazelcast":
+            pytest.xfail(WEDGED)
+        pytest.fail("no answer to get() after Long.MIN_VALUE within 10 s")
+    assert value.result() == 7
     assert observed_clock(counter) == clock
     assert counter.subtract_and_get(LONG_MAX) == 7 - LONG_MAX, "Long.MAX_VALUE is an ordinary delta"
 
