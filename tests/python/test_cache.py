@@ -22,8 +22,8 @@ What a real Hazelcast 5.6.0 member answers (and these tests hold):
     wrong old value and for an absent key; GetAndRemove answers the value, then null; Size
     counts every partition's entries; Clear empties the cache.
 
-ferrogrid does not serve the Cache service yet (issue 30 item 4): the module is marked
-hazelcast_only until it does; drop the marker with the first Cache request ferrogrid serves.
+Every test runs against both products (ferrogrid serves the Cache service:
+`crates/member/src/engine/cache/`).
 """
 
 import struct
@@ -37,8 +37,6 @@ from hazelcast.protocol.client_message import RESPONSE_HEADER_SIZE, OutboundMess
 from cache_codec import CREATE_CONFIG, create_config
 from conftest import unique_name
 from dynamic_config import _frame, request, text
-
-pytestmark = pytest.mark.hazelcast_only
 
 PREFIX = "/hz/"
 DESTROY = 0x130700

@@ -81,6 +81,8 @@ pub enum ProtectedStructure {
     Ringbuffer,
     CardinalityEstimator,
     PnCounter,
+    /// JCache caches (no `cache` section is read yet: none is guarded).
+    Cache,
 }
 
 impl ProtectedStructure {
@@ -96,6 +98,7 @@ impl ProtectedStructure {
             ProtectedStructure::Ringbuffer => "ringbuffer",
             ProtectedStructure::CardinalityEstimator => "cardinality-estimator",
             ProtectedStructure::PnCounter => "pn-counter",
+            ProtectedStructure::Cache => "cache",
         }
     }
 }

@@ -5,6 +5,7 @@
 //! them. Shared by several structures: replies and errors (`request.rs`), entry listeners, key
 //! locks, per-object settings and Compact schemas.
 
+pub(crate) mod cache;
 pub(crate) mod cardinality_estimator;
 pub(crate) mod collection;
 pub(crate) mod container_merge;

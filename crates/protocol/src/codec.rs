@@ -129,6 +129,14 @@ macro_rules! messages {
 // ---------------------------------------------------------------------------------------
 // The table.
 
+mod cache;
+pub use cache::*;
+
+/// The name of a request or event type declared here or in the Cache service's table.
+pub fn any_message_name(message_type: MessageType) -> Option<&'static str> {
+    message_name(message_type).or_else(|| cache::message_name(message_type))
+}
+
 messages! {
     // ----- Client service (0x00) -----
     /// First message on every connection.

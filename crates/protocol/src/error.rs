@@ -23,6 +23,7 @@ macro_rules! error_codes {
 
 error_codes! {
     AUTHENTICATION = 3, "com.hazelcast.client.AuthenticationException";
+    CACHE_NOT_EXISTS = 6, "com.hazelcast.cache.CacheNotExistsException";
     CLASS_CAST = 10, "java.lang.ClassCastException";
     DISTRIBUTED_OBJECT_DESTROYED = 14, "com.hazelcast.spi.exception.DistributedObjectDestroyedException";
     HAZELCAST = 18, "com.hazelcast.core.HazelcastException";

@@ -971,6 +971,28 @@ proptest! {
     }
 
     #[test]
+    fn cache_events_and_a_config_holder_round_trip(
+        events in vec((proptest::option::of(blob()), proptest::option::of(blob()), proptest::option::of(blob()), any::<bool>()), 1..4),
+        name in text(),
+        (event_type, completion_id, partition_id) in (any::<i32>(), any::<i32>(), any::<i32>()),
+        correlation_id in any::<i64>(),
+    ) {
+        let keys: Vec<CacheEventData<'_>> = events
+            .iter()
+            .map(|(key, value, old_value, old_value_available)| CacheEventData {
+                name: &name,
+                event_type,
+                key: key.as_deref().map(Data),
+                value: value.as_deref().map(Data),
+                old_value: old_value.as_deref().map(Data),
+                old_value_available: *old_value_available,
+            })
+            .collect();
+        let event = CacheEvent { event_type, completion_id, keys };
+        assert_round_trip!(CacheEvent, event, CacheEvent::TYPE, correlation_id; correlation_id, partition_id);
+    }
+
+    #[test]
     fn query_cache_messages_round_trip(
         events in vec((proptest::option::of(blob()), proptest::option::of(blob()), any::<i64>(), any::<i32>()), 1..4),
         (map, cache) in (text(), text()),
@@ -1350,10 +1372,10 @@ proptest! {
 /// The codec list the property tests and fuzz targets use is the whole `messages!` table.
 #[test]
 fn every_codec_in_the_table_is_exercised() {
-    let source = include_str!("../src/codec.rs");
-    let (_, table) = source.split_once("\nmessages! {").expect("codec.rs invokes messages!");
-    let mut declared: Vec<&str> = table
-        .lines()
+    let mut declared: Vec<&str> = [include_str!("../src/codec.rs"), include_str!("../src/codec/cache.rs")]
+        .into_iter()
+        .map(|source| source.split_once("\nmessages! {").expect("the file invokes messages!").1)
+        .flat_map(str::lines)
         .filter_map(|line| {
             let mut words = line.split_whitespace();
             let kind = words.next()?;

@@ -28,6 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::warn;
 
+pub(crate) mod caches;
 mod query_caches;
 
 /// Shortest time between two warnings about dropped events from one reactor.
@@ -157,9 +158,12 @@ pub enum Registry {
     /// Entry listeners of replicated maps: each member publishes the changes it applies to
     /// its own registrations ([`Listeners::publish_replicated`]).
     ReplicatedEntries,
+    /// Entry listeners of JCache caches (`Cache.AddEntryListener`): events of a key go to
+    /// the registrations on the member that owns it ([`Listeners::publish_cache`]).
+    CacheEntries,
 }
 
-const OBJECT_REGISTRIES: usize = 6;
+const OBJECT_REGISTRIES: usize = 7;
 
 impl Registry {
     const OBJECTS: [Registry; OBJECT_REGISTRIES] = [
@@ -169,6 +173,7 @@ impl Registry {
         Registry::Messages,
         Registry::MultiMapEntries,
         Registry::ReplicatedEntries,
+        Registry::CacheEntries,
     ];
 }
 

@@ -76,6 +76,8 @@ pub enum Reply<'a> {
     },
     /// A listener's registration id.
     Registration(Uuid),
+    /// A structure's frames as a client sent them (a cache's configuration), or null.
+    Structure(Option<&'a [u8]>),
     /// A PN counter's value, the vector clock of the replica that answers (each replica's id
     /// and timestamp), and how many replicas the counter is configured with.
     Counter {
@@ -197,6 +199,8 @@ pub enum ErrorKind {
     StaleTask,
     /// An executor asked for work after its shutdown.
     RejectedExecution,
+    /// A JCache cache that was never created, or was destroyed.
+    CacheNotExists,
 }
 
 /// A request that is well-formed but cannot be served.

@@ -40,6 +40,8 @@ macro_rules! with_structures {
                 replicated_map::store::ReplicatedMapStore, [replicated_map::rows::ROWS], replicated_map::rows::destroy;
             CardinalityEstimator = 8, "hz:impl:cardinalityEstimatorService", "cardinalityestimator", Replicas:
                 cardinality_estimator::store::CardinalityEstimatorStore, [cardinality_estimator::rows::ROWS], cardinality_estimator::rows::destroy;
+            Cache = 9, "hz:impl:cacheService", "cache", Replicas:
+                cache::store::CacheStore, [cache::rows::ROWS], cache::rows::destroy;
         }
     };
 }

@@ -306,7 +306,7 @@ fn cluster_probes(probes: &mut Vec<Probe>, shared: &Shared) {
 
 /// "Map.Get" for a known map request type, else its hex id.
 fn operation_name(ty: ferrogrid_protocol::MessageType) -> String {
-    ferrogrid_protocol::codec::message_name(ty).map_or_else(|| ty.describe(), str::to_owned)
+    ferrogrid_protocol::codec::any_message_name(ty).map_or_else(|| ty.describe(), str::to_owned)
 }
 
 /// Appends a snapshot every collection period until shutdown, rolling the file over to

@@ -313,6 +313,7 @@ impl PartitionOwner {
                 Registry::ReplicatedEntries if self.settings.replicated_map(name).statistics_enabled => "replicatedmap",
                 Registry::ReplicatedEntries => continue,
                 Registry::Messages => "topic",
+                Registry::CacheEntries => "cache",
                 Registry::Entries => continue,
             };
             objects.entry((label, name.to_owned())).or_default().listeners += count as u64;

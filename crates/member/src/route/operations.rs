@@ -248,6 +248,7 @@ mod tests {
             .collect();
         let expected = [
             "MapFetchNearCacheInvalidationMetadata",
+            "CacheCreateConfig",
             "ExecutorServiceCancelOnPartition",
             "ExecutorServiceCancelOnMember",
         ];

@@ -27,6 +27,7 @@ pub(crate) const fn structure(kind: ObjectKind) -> ProtectedStructure {
         ObjectKind::MultiMap => ProtectedStructure::MultiMap,
         ObjectKind::ReplicatedMap => ProtectedStructure::ReplicatedMap,
         ObjectKind::CardinalityEstimator => ProtectedStructure::CardinalityEstimator,
+        ObjectKind::Cache => ProtectedStructure::Cache,
         #[cfg(test)]
         ObjectKind::Probe => ProtectedStructure::Map,
     }

@@ -112,6 +112,7 @@ impl Replies for HazelcastReply<'_> {
             Reply::Registration(registration) => {
                 UuidResponse { response: Some(registration) }.encode(out, ty, id, BACKUP_ACKS);
             }
+            Reply::Structure(frames) => write_structure(out, ty, id, frames),
             Reply::Counter { value, clock, replica_count } => {
                 let response = PnCounterResponse { value, replica_count, replica_timestamps: Packed(clock) };
                 response.encode(out, ty, id, BACKUP_ACKS);
@@ -194,6 +195,16 @@ pub fn encode_outcome(reply_to: &ReplyTo, outcome: Result<Reply<'_>, OpError>) -
     (reply_to.connection.clone(), out)
 }
 
+/// A response whose one field is a structure's frames as they came, or null.
+fn write_structure(out: &mut Vec<u8>, ty: MessageType, id: i64, frames: Option<&[u8]>) {
+    let mut writer = MessageWriter::response(out, ty, id, BACKUP_ACKS);
+    match frames {
+        Some(frames) => writer.append_frames(frames),
+        None => writer.null(),
+    };
+    writer.finish();
+}
+
 /// The Hazelcast error code (and so the exception clients raise) of each kind of failure.
 pub fn error_code(kind: ErrorKind) -> ErrorCode {
     match kind {
@@ -223,6 +234,7 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::StaleTaskId => error::STALE_TASK_ID,
         ErrorKind::StaleTask => error::STALE_TASK,
         ErrorKind::RejectedExecution => error::REJECTED_EXECUTION,
+        ErrorKind::CacheNotExists => error::CACHE_NOT_EXISTS,
         // Not in the protocol's table: sent as Hazelcast sends them, code 0 with the class name.
         ErrorKind::NumberFormat => ErrorCode { code: 0, class_name: "java.lang.NumberFormatException" },
         ErrorKind::PatternSyntax => ErrorCode { code: 0, class_name: "java.util.regex.PatternSyntaxException" },

@@ -469,6 +469,97 @@ impl<'a> VarField<'a> for QueryCacheEventData<'a> {
     }
 }
 
+/// One entry event of a cache (`CacheEventData`): the cache's name, the event type, the key,
+/// the new and old values (none where the event has none) and whether the old value is there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheEventData<'a> {
+    pub name: &'a str,
+    pub event_type: i32,
+    pub key: Option<Data<'a>>,
+    pub value: Option<Data<'a>>,
+    pub old_value: Option<Data<'a>>,
+    pub old_value_available: bool,
+}
+
+impl<'a> VarField<'a> for CacheEventData<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("cache event")?);
+        let (event_type, old_value_available) = (fixed.read::<i32>()?, fixed.read::<bool>()?);
+        let name = <&str>::read(reader)?;
+        let key = Option::<Data>::read(reader)?;
+        let value = Option::<Data>::read(reader)?;
+        let old_value = Option::<Data>::read(reader)?;
+        reader.skip_to_end()?;
+        Ok(CacheEventData { name, event_type, key, value, old_value, old_value_available })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.begin().open_frame(0).fixed(&self.event_type).fixed(&self.old_value_available);
+        writer.var(&self.name).var(&self.key).var(&self.value).var(&self.old_value).end();
+    }
+}
+
+/// A cache's configuration (`CacheConfigHolder`) as a client sends it: the fields the member
+/// applies, and the whole structure's frames (`frames`), which getConfig answers as they came.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheConfigHolder<'a> {
+    /// The structure's frames, its BEGIN and END frames included.
+    pub frames: &'a [u8],
+    pub name: &'a str,
+    pub manager_prefix: Option<&'a str>,
+    pub backup_count: i32,
+    pub async_backup_count: i32,
+    pub statistics_enabled: bool,
+    pub in_memory_format: &'a str,
+    pub eviction: EvictionConfigHolder<'a>,
+    pub key_class_name: &'a str,
+    pub value_class_name: &'a str,
+    pub expiry_policy_factory: Data<'a>,
+}
+
+impl<'a> VarField<'a> for CacheConfigHolder<'a> {
+    fn read(reader: &mut MessageReader<'a>) -> Result<Self, DecodeError> {
+        let start = reader.remaining();
+        reader.begin()?;
+        let mut fixed = FixedReader::new(reader.value_frame("cache config")?);
+        let (backup_count, async_backup_count) = (fixed.read::<i32>()?, fixed.read::<i32>()?);
+        // readThrough, writeThrough, storeByValue, managementEnabled, then statisticsEnabled.
+        for _ in 0..4 {
+            fixed.read::<bool>()?;
+        }
+        let statistics_enabled = fixed.read::<bool>()?;
+        let name = <&str>::read(reader)?;
+        let manager_prefix = Option::<&str>::read(reader)?;
+        let _uri = Option::<&str>::read(reader)?;
+        let in_memory_format = <&str>::read(reader)?;
+        let eviction = EvictionConfigHolder::read(reader)?;
+        let _wan_replication_ref = Opaque::read(reader)?;
+        let key_class_name = <&str>::read(reader)?;
+        let value_class_name = <&str>::read(reader)?;
+        let _loader = Option::<Data>::read(reader)?;
+        let _writer = Option::<Data>::read(reader)?;
+        let expiry_policy_factory = Data::read(reader)?;
+        reader.skip_to_end()?;
+        let frames = &start[..start.len() - reader.remaining().len()];
+        Ok(CacheConfigHolder {
+            frames,
+            name,
+            manager_prefix,
+            backup_count,
+            async_backup_count,
+            statistics_enabled,
+            in_memory_format,
+            eviction,
+            key_class_name,
+            value_class_name,
+            expiry_policy_factory,
+        })
+    }
+    fn write(&self, writer: &mut MessageWriter<'_>) {
+        writer.append_frames(self.frames);
+    }
+}
+
 /// One field's frames as they came, not interpreted: a NULL frame, a value frame or a whole
 /// structure (a configuration's part the member keeps only to compare definitions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

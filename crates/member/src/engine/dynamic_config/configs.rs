@@ -95,6 +95,8 @@ struct Entries {
 #[derive(Debug)]
 pub struct DynamicConfigs {
     config: Arc<MemberConfig>,
+    /// The JCache caches that exist (created by clients, not by DynamicConfig requests).
+    pub(crate) caches: crate::engine::cache::configs::CacheConfigs,
     entries: RwLock<Entries>,
     /// How many definitions are kept (read without the lock: none means no lookup).
     count: AtomicUsize,
@@ -102,7 +104,7 @@ pub struct DynamicConfigs {
 
 impl DynamicConfigs {
     pub fn new(config: Arc<MemberConfig>) -> DynamicConfigs {
-        DynamicConfigs { config, entries: RwLock::default(), count: AtomicUsize::new(0) }
+        DynamicConfigs { config, caches: Default::default(), entries: RwLock::default(), count: AtomicUsize::new(0) }
     }
 
     /// The static configuration.
@@ -187,7 +189,9 @@ impl DynamicConfigs {
 
     /// Every request kept, for a member that joins.
     pub(crate) fn requests(&self) -> Vec<Box<[u8]>> {
-        self.entries.read().definitions.values().map(|definition| definition.request.clone()).collect()
+        let definitions =
+            self.entries.read().definitions.values().map(|definition| definition.request.clone()).collect();
+        [definitions, self.caches.requests()].concat()
     }
 
     /// The settings of the object `name` of a kind: the static entry for its name or a

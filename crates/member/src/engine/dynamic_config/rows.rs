@@ -370,6 +370,15 @@ pub(crate) fn merge(configs: &DynamicConfigs, payload: &[u8]) -> Result<(), crat
         let bytes = reader.bytes()?;
         let definition =
             Message::parse(bytes).map_err(|_| crate::cluster::peer::Malformed::Refused("a dynamic configuration"))?;
+        if definition.message_type() == ferrogrid_protocol::codec::CacheCreateConfig::TYPE {
+            let limit = configs.config().limits.max_dynamic_configs as usize;
+            let created = crate::engine::cache::configs::CacheDef::from_request(bytes)
+                .and_then(|def| configs.caches.create(std::sync::Arc::new(def), limit));
+            if let Err(refusal) = created {
+                warn!(reason = %refusal.message, "a cache another member holds: not created");
+            }
+            continue;
+        }
         match definition_of(&definition) {
             Some(Ok(definition)) => {
                 if let Err(refusal) = configs.add(definition) {

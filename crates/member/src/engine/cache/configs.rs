@@ -1,0 +1,99 @@
+//! The caches that exist: a cache exists once a client created its configuration
+//! (`Cache.CreateConfig`, which the Java client's `CacheManager.createCache` sends) and until it
+//! is destroyed. Every member keeps them ([`CacheConfigs`], shared by its reactors, in the
+//! member's `DynamicConfigs`); a member that joins is sent each cache's CreateConfig request
+//! with the dynamic configurations (`peer::CONFIGS`).
+//!
+//! Bound: at most `ferrogrid.limits.max-dynamic-configs` caches.
+
+use crate::engine::cache::expiry::{self, ExpiryPolicy};
+use crate::engine::request::{ErrorKind, OpError};
+use ferrogrid_protocol::codec::{CacheConfigHolder, CacheCreateConfig};
+use ferrogrid_protocol::Message;
+use parking_lot::RwLock;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Hazelcast's limit on a structure's backups.
+const MAX_BACKUPS: i32 = 6;
+
+/// One cache's configuration.
+#[derive(Debug)]
+pub(crate) struct CacheDef {
+    /// Its name with its manager's prefix (what requests name).
+    pub name: String,
+    /// The CacheConfigHolder's frames, as getConfig answers them.
+    pub holder: Box<[u8]>,
+    /// The CreateConfig request (what a joining member is sent).
+    pub request: Box<[u8]>,
+    pub expiry: ExpiryPolicy,
+    /// Synchronous and asynchronous backups.
+    pub backups: (u8, u8),
+}
+
+impl CacheDef {
+    /// The definition a CreateConfig request makes, or why it is refused.
+    pub(crate) fn from_request(request: &[u8]) -> Result<CacheDef, OpError> {
+        let malformed =
+            |error: ferrogrid_protocol::DecodeError| OpError::new(ErrorKind::IllegalArgument, error.to_string());
+        let message = Message::parse(request).map_err(malformed)?;
+        let create = CacheCreateConfig::decode(&message).map_err(malformed)?;
+        CacheDef::from_holder(&create.config, request)
+    }
+
+    fn from_holder(holder: &CacheConfigHolder<'_>, request: &[u8]) -> Result<CacheDef, OpError> {
+        let (sync, backup_async) = (holder.backup_count, holder.async_backup_count);
+        if !(0..=MAX_BACKUPS).contains(&sync)
+            || !(0..=MAX_BACKUPS).contains(&backup_async)
+            || sync + backup_async > MAX_BACKUPS
+        {
+            let text = format!("the backup counts of a cache ({sync} and {backup_async}) must be 0 to {MAX_BACKUPS}, and {MAX_BACKUPS} together at most");
+            return Err(OpError::new(ErrorKind::IllegalArgument, text));
+        }
+        Ok(CacheDef {
+            name: format!("{}{}", holder.manager_prefix.unwrap_or(""), holder.name),
+            holder: holder.frames.into(),
+            request: request.into(),
+            expiry: expiry::from_factory(holder.expiry_policy_factory.0)?,
+            backups: (sync as u8, backup_async as u8),
+        })
+    }
+}
+
+/// The member's caches, by name (with prefix).
+#[derive(Debug, Default)]
+pub struct CacheConfigs {
+    caches: RwLock<BTreeMap<String, Arc<CacheDef>>>,
+}
+
+impl CacheConfigs {
+    /// The cache `name` (None: never created, or destroyed).
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<CacheDef>> {
+        self.caches.read().get(name).cloned()
+    }
+
+    /// Adds `def` unless its cache exists; answers the configuration that was there (None: it
+    /// is added), or a refusal past `limit` caches.
+    pub(crate) fn create(&self, def: Arc<CacheDef>, limit: usize) -> Result<Option<Arc<CacheDef>>, OpError> {
+        let mut caches = self.caches.write();
+        if let Some(existing) = caches.get(&def.name) {
+            return Ok(Some(existing.clone()));
+        }
+        if caches.len() >= limit {
+            let text = format!("{limit} caches exist already (ferrogrid.limits.max-dynamic-configs)");
+            return Err(OpError::new(ErrorKind::Refused, text));
+        }
+        caches.insert(def.name.clone(), def);
+        Ok(None)
+    }
+
+    /// Forgets the cache `name`; true if it existed.
+    pub(crate) fn remove(&self, name: &str) -> bool {
+        self.caches.write().remove(name).is_some()
+    }
+
+    /// Every cache's CreateConfig request, for a member that joins.
+    pub(crate) fn requests(&self) -> Vec<Box<[u8]>> {
+        self.caches.read().values().map(|def| def.request.clone()).collect()
+    }
+}

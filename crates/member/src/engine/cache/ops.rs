@@ -1,0 +1,242 @@
+//! The engine of JCache's key requests, on one partition's store: what each answers and which
+//! events it makes, with ICache's semantics (`javax.cache.Cache` as Hazelcast 5.6 serves it):
+//!
+//! - an entry's expiry time comes from the policy's creation duration when it is created (a
+//!   zero duration: the entry is not stored), its update duration when its value changes and
+//!   its access duration when it is read (none: unchanged); the operation's own policy, if it
+//!   has one, stands for the cache's;
+//! - replace answers a serialized Boolean (Data), as Hazelcast's does; remove, putIfAbsent a
+//!   boolean; put with `answer_old` (getAndPut) the old value.
+
+use crate::engine::cache::expiry::ExpiryPolicy;
+use crate::engine::cache::request::CacheOp;
+use crate::engine::cache::store::CacheStore;
+use crate::engine::listeners::caches::CacheEventKind;
+use crate::engine::request::{ErrorKind, OpError};
+
+/// A serialized `java.lang.Boolean` (partition hash 0, type −4, one byte).
+fn boolean_data(value: bool) -> Vec<u8> {
+    vec![0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFC, u8::from(value)]
+}
+
+/// What a key request answers.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Answer {
+    Empty,
+    Bool(bool),
+    Value(Option<Vec<u8>>),
+    /// A batch of keys (and values): the next index, the pairs.
+    Batch {
+        next: i32,
+        keys: Vec<Vec<u8>>,
+        values: Option<Vec<Vec<u8>>>,
+    },
+}
+
+/// One event a request made.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Made {
+    pub kind: CacheEventKind,
+    pub key: Vec<u8>,
+    pub value: Option<Vec<u8>>,
+    pub old_value: Option<Vec<u8>>,
+}
+
+/// One request's context: the time, the policy in force, whether events are wanted.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Context {
+    pub now_ms: i64,
+    pub policy: ExpiryPolicy,
+    pub events: bool,
+}
+
+struct Run<'s> {
+    store: &'s mut CacheStore,
+    cx: Context,
+    made: Vec<Made>,
+}
+
+impl Run<'_> {
+    fn event(&mut self, kind: CacheEventKind, key: &[u8], value: Option<&[u8]>, old_value: Option<&[u8]>) {
+        if self.cx.events {
+            let (value, old_value) = (value.map(<[u8]>::to_vec), old_value.map(<[u8]>::to_vec));
+            self.made.push(Made { kind, key: key.to_vec(), value, old_value });
+        }
+    }
+
+    /// The live value of `key`, its access recorded (the policy's access duration).
+    fn read(&mut self, key: &[u8]) -> Option<Vec<u8>> {
+        let (now, access) = (self.cx.now_ms, self.cx.policy.access);
+        let value = self.store.get(key, now)?.value.to_vec();
+        if let Some(lifetime) = access {
+            self.store.set_expiry(key, lifetime.from(now));
+        }
+        Some(value)
+    }
+
+    /// Writes `key`: created or updated; answers the old value.
+    fn write(&mut self, key: &[u8], value: &[u8]) -> Option<Vec<u8>> {
+        let now = self.cx.now_ms;
+        let old = self.store.get(key, now).map(|record| (record.value.to_vec(), record.expires_ms));
+        match &old {
+            Some((old_value, expires_ms)) => {
+                let expires = self.cx.policy.update.map_or(*expires_ms, |lifetime| lifetime.from(now));
+                self.store.put(key, value, expires);
+                self.event(CacheEventKind::Updated, key, Some(value), Some(old_value));
+            }
+            None => {
+                let expires = self.cx.policy.creation.from(now);
+                if expires > now {
+                    self.store.put(key, value, expires);
+                    self.event(CacheEventKind::Created, key, Some(value), None);
+                }
+            }
+        }
+        old.map(|(value, _)| value)
+    }
+
+    fn remove(&mut self, key: &[u8]) -> Option<Vec<u8>> {
+        let old = self.store.get(key, self.cx.now_ms).map(|record| record.value.to_vec())?;
+        self.store.remove(key);
+        self.event(CacheEventKind::Removed, key, Some(&old), Some(&old));
+        Some(old)
+    }
+}
+
+/// Runs `op` on `store`; answers what the client gets and the events made.
+pub(crate) fn execute(store: &mut CacheStore, cx: Context, op: &CacheOp<'_>) -> Result<(Answer, Vec<Made>), OpError> {
+    let mut run = Run { store, cx, made: Vec::new() };
+    let answer = match op {
+        CacheOp::Get { key } => Answer::Value(run.read(key)),
+        CacheOp::ContainsKey { key } => Answer::Bool(run.store.get(key, cx.now_ms).is_some()),
+        CacheOp::Put { key, value, answer_old } => {
+            let old = run.write(key, value);
+            Answer::Value(old.filter(|_| *answer_old))
+        }
+        CacheOp::PutIfAbsent { key, value } => {
+            let absent = run.store.get(key, cx.now_ms).is_none();
+            if absent {
+                run.write(key, value);
+            }
+            Answer::Bool(absent)
+        }
+        CacheOp::Replace { key, old, value, answer_old } => replace(&mut run, key, old.as_deref(), value, *answer_old),
+        CacheOp::Remove { key, current, answer_old } => {
+            let present = run.store.get(key, cx.now_ms).map(|record| record.value.to_vec());
+            let matches = match (&present, current) {
+                (Some(present), Some(current)) => **present == **current,
+                (present, _) => present.is_some(),
+            };
+            let removed = if matches { run.remove(key) } else { None };
+            if *answer_old {
+                Answer::Value(removed)
+            } else {
+                Answer::Bool(removed.is_some())
+            }
+        }
+        CacheOp::PutAll { entries } => {
+            for (key, value) in entries {
+                run.write(key, value);
+            }
+            Answer::Empty
+        }
+        CacheOp::EntryProcessor { processor } => return Err(entry_processor_refusal(processor)),
+        CacheOp::Iterate { index, batch, entries } => {
+            let batch = usize::try_from(*batch).unwrap_or(0);
+            let (pairs, next) = run.store.batch(index.unwrap_or(i32::MAX), batch, cx.now_ms);
+            let keys = pairs.iter().map(|(key, _)| key.to_vec()).collect();
+            let values = entries.then(|| pairs.iter().map(|(_, value)| value.to_vec()).collect());
+            Answer::Batch { next, keys, values }
+        }
+    };
+    Ok((answer, run.made))
+}
+
+/// replace(key, value), replace(key, old, value) (a serialized Boolean) and getAndReplace
+/// (`answer_old`: the old value, or null).
+fn replace(run: &mut Run<'_>, key: &[u8], old: Option<&[u8]>, value: &[u8], answer_old: bool) -> Answer {
+    let present = run.store.get(key, run.cx.now_ms).map(|record| record.value.to_vec());
+    let matches = match (&present, old) {
+        (Some(present), Some(old)) => **present == *old,
+        (present, _) => present.is_some(),
+    };
+    let replaced = if matches { run.write(key, value) } else { None };
+    if answer_old {
+        Answer::Value(replaced)
+    } else {
+        Answer::Value(Some(boolean_data(replaced.is_some())))
+    }
+}
+
+/// What Hazelcast's member answers an entry processor it has no class of: the class it could
+/// not load, named.
+fn entry_processor_refusal(processor: &[u8]) -> OpError {
+    let data = ferrogrid_protocol::Data(processor);
+    let class = (data.type_id() == Some(crate::engine::cache::java_serial::JAVA_SERIALIZATION))
+        .then(|| crate::engine::cache::java_serial::top_class(data.payload()))
+        .flatten();
+    match class {
+        Some(class) => OpError::new(ErrorKind::Serialization, format!("java.lang.ClassNotFoundException: {class}")),
+        None => crate::engine::java_code::refusal(processor, crate::engine::java_code::JavaRole::EntryProcessor),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::cache::expiry::Lifetime;
+    use std::borrow::Cow;
+
+    fn cx(now_ms: i64, policy: ExpiryPolicy) -> Context {
+        Context { now_ms, policy, events: true }
+    }
+
+    fn run(store: &mut CacheStore, cx: Context, op: CacheOp<'_>) -> (Answer, Vec<Made>) {
+        execute(store, cx, &op).unwrap()
+    }
+
+    fn put<'a>(key: &'a [u8], value: &'a [u8]) -> CacheOp<'a> {
+        CacheOp::Put { key: Cow::Borrowed(key), value: Cow::Borrowed(value), answer_old: true }
+    }
+
+    #[test]
+    fn writes_answer_and_make_events_as_jcache_says() {
+        let (mut store, eternal) = (CacheStore::new(1), cx(0, ExpiryPolicy::ETERNAL));
+        let (answer, made) = run(&mut store, eternal, put(b"k", b"1"));
+        assert_eq!((answer, made[0].kind), (Answer::Value(None), CacheEventKind::Created));
+        let (answer, made) = run(&mut store, eternal, put(b"k", b"2"));
+        assert_eq!(answer, Answer::Value(Some(b"1".to_vec())));
+        assert_eq!((made[0].kind, made[0].old_value.as_deref()), (CacheEventKind::Updated, Some(&b"1"[..])));
+        let wrong = CacheOp::Replace {
+            key: Cow::Borrowed(b"k"),
+            old: Some(Cow::Borrowed(b"x")),
+            value: Cow::Borrowed(b"3"),
+            answer_old: false,
+        };
+        let (answer, made) = run(&mut store, eternal, wrong);
+        assert_eq!((answer, made.len()), (Answer::Value(Some(boolean_data(false))), 0));
+        let remove = CacheOp::Remove { key: Cow::Borrowed(b"k"), current: None, answer_old: true };
+        let (answer, made) = run(&mut store, eternal, remove.clone());
+        assert_eq!((answer, made[0].kind), (Answer::Value(Some(b"2".to_vec())), CacheEventKind::Removed));
+        assert_eq!(run(&mut store, eternal, remove), (Answer::Value(None), Vec::new()));
+    }
+
+    #[test]
+    fn the_policy_sets_expiry_on_creation_access_and_update() {
+        let touched = ExpiryPolicy { creation: Lifetime::Millis(10), access: Some(Lifetime::Millis(10)), update: None };
+        let mut store = CacheStore::new(1);
+        run(&mut store, cx(0, touched), put(b"k", b"1"));
+        let get = || CacheOp::Get { key: Cow::Borrowed(b"k") };
+        assert_eq!(run(&mut store, cx(9, touched), get()).0, Answer::Value(Some(b"1".to_vec())));
+        assert_eq!(
+            run(&mut store, cx(18, touched), get()).0,
+            Answer::Value(Some(b"1".to_vec())),
+            "the access moved it to 19"
+        );
+        assert_eq!(run(&mut store, cx(27, touched), get()).0, Answer::Value(Some(b"1".to_vec())));
+        assert_eq!(run(&mut store, cx(37, touched), get()).0, Answer::Value(None), "accessed at 27: gone at 37");
+        let zero = ExpiryPolicy { creation: Lifetime::Millis(0), access: None, update: None };
+        let (_, made) = run(&mut store, cx(40, zero), put(b"z", b"1"));
+        assert!(made.is_empty() && store.size(40) == 0, "a zero creation duration stores nothing");
+    }
+}

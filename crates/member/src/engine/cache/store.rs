@@ -1,0 +1,319 @@
+//! One JCache cache's entries in one partition: key → value and its expiry time, with
+//! synchronous backups and migration through [`PartitionObject`]. An entry whose expiry time
+//! has come is invisible, and goes on the next access or expiry sweep.
+//!
+//! Change records, each carrying the resulting state of one key, so applying one twice, or
+//! after a snapshot (whose entries are `PUT` records), is harmless:
+//!
+//! | record | body |
+//! |---|---|
+//! | `PUT` | key, value (`u32` length each), expiry time (`i64`, `i64::MAX` never) |
+//! | `REMOVE` | key |
+//! | `CLEAR` | nothing: every entry goes |
+//!
+//! Owned by the reactor that owns the partition; no locks.
+
+use crate::cluster::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
+use crate::engine::map::iteration::position;
+use crate::engine::settings::SettingsCache;
+use crate::engine::structures::ObjectKind;
+use crate::partition::object::{PartitionObject, RemovedEntry};
+use ahash::RandomState;
+use std::collections::{HashMap, HashSet};
+
+/// A key and its value, owned.
+pub(crate) type Owned = (Box<[u8]>, Box<[u8]>);
+/// A batch of the iteration: keys and values.
+pub(crate) type Batch<'s> = Vec<(&'s [u8], &'s [u8])>;
+
+const PUT: u8 = 1;
+const REMOVE: u8 = 2;
+const CLEAR: u8 = 3;
+
+/// One entry: its value and when it expires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Record {
+    pub value: Box<[u8]>,
+    pub expires_ms: i64,
+}
+
+/// One cache in one partition.
+#[derive(Debug)]
+pub struct CacheStore {
+    entries: HashMap<Box<[u8]>, Record, RandomState>,
+    held_bytes: usize,
+    sync_backups: usize,
+    track_changes: bool,
+    changed: HashSet<Box<[u8]>, RandomState>,
+    cleared: bool,
+}
+
+impl CacheStore {
+    pub(crate) fn new(sync_backups: usize) -> CacheStore {
+        CacheStore {
+            entries: HashMap::default(),
+            held_bytes: 0,
+            sync_backups,
+            track_changes: false,
+            changed: HashSet::default(),
+            cleared: false,
+        }
+    }
+
+    fn changed(&mut self, key: &[u8]) {
+        if self.track_changes && !self.changed.contains(key) {
+            self.changed.insert(key.into());
+        }
+    }
+
+    /// The live entry of `key` at `now_ms`; an expired one is removed (and None).
+    pub(crate) fn get(&mut self, key: &[u8], now_ms: i64) -> Option<&mut Record> {
+        if self.entries.get(key).is_some_and(|record| record.expires_ms <= now_ms) {
+            self.remove(key);
+            return None;
+        }
+        self.entries.get_mut(key)
+    }
+
+    /// Sets `key`'s expiry time (it is live).
+    pub(crate) fn set_expiry(&mut self, key: &[u8], expires_ms: i64) {
+        if let Some(record) = self.entries.get_mut(key) {
+            if record.expires_ms != expires_ms {
+                record.expires_ms = expires_ms;
+                self.changed(key);
+            }
+        }
+    }
+
+    /// Puts `key`; answers the old record.
+    pub(crate) fn put(&mut self, key: &[u8], value: &[u8], expires_ms: i64) -> Option<Record> {
+        let record = Record { value: value.into(), expires_ms };
+        self.held_bytes += key.len() + value.len();
+        let old = self.entries.insert(key.into(), record);
+        if let Some(old) = &old {
+            self.held_bytes -= key.len() + old.value.len();
+        }
+        self.changed(key);
+        old
+    }
+
+    pub(crate) fn remove(&mut self, key: &[u8]) -> Option<Record> {
+        let old = self.entries.remove(key)?;
+        self.held_bytes -= key.len() + old.value.len();
+        self.changed(key);
+        Some(old)
+    }
+
+    /// Removes every entry; answers the live ones removed (key, value).
+    pub(crate) fn clear(&mut self, now_ms: i64) -> Vec<Owned> {
+        let removed = std::mem::take(&mut self.entries)
+            .into_iter()
+            .filter(|(_, record)| record.expires_ms > now_ms)
+            .map(|(key, record)| (key, record.value))
+            .collect();
+        self.held_bytes = 0;
+        if self.track_changes {
+            self.changed.clear();
+            self.cleared = true;
+        }
+        removed
+    }
+
+    /// Removes the live entries of `keys`; answers them (key, value).
+    pub(crate) fn remove_keys(&mut self, keys: &[Box<[u8]>], now_ms: i64) -> Vec<Owned> {
+        let mut removed = Vec::new();
+        for key in keys {
+            if self.get(key, now_ms).is_some() {
+                let record = self.remove(key).expect("live");
+                removed.push((key.clone(), record.value));
+            }
+        }
+        removed
+    }
+
+    /// Live entries at `now_ms`.
+    pub(crate) fn live(&self, now_ms: i64) -> impl Iterator<Item = (&[u8], &Record)> {
+        self.entries.iter().filter(move |(_, record)| record.expires_ms > now_ms).map(|(key, record)| (&**key, record))
+    }
+
+    pub(crate) fn size(&self, now_ms: i64) -> usize {
+        self.live(now_ms).count()
+    }
+
+    /// One batch of the iteration (`engine/map/iteration.rs`'s order): the live entries with
+    /// the highest positions below `index`, at least `batch` of them unless fewer are left
+    /// (entries sharing the last position go together); and the next index (−1: done).
+    pub(crate) fn batch(&self, index: i32, batch: usize, now_ms: i64) -> (Batch<'_>, i32) {
+        let mut below: Vec<(i32, &[u8], &[u8])> = self
+            .live(now_ms)
+            .map(|(key, record)| (position(key), key, &*record.value))
+            .filter(|(at, _, _)| *at < index)
+            .collect();
+        below.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        let mut end = batch.max(1).min(below.len());
+        while end < below.len() && below[end].0 == below[end - 1].0 {
+            end += 1;
+        }
+        let next = if end == below.len() { -1 } else { below[end - 1].0 };
+        (below[..end].iter().map(|(_, key, value)| (*key, *value)).collect(), next)
+    }
+
+    fn apply_records(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        let mut reader = Reader::new(body);
+        while !reader.is_empty() {
+            match reader.u8()? {
+                PUT => {
+                    let (key, value, expires_ms) = (reader.bytes()?, reader.bytes()?, reader.i64()?);
+                    self.put(key, value, expires_ms);
+                }
+                REMOVE => {
+                    self.remove(reader.bytes()?);
+                }
+                CLEAR => {
+                    self.clear(i64::MIN);
+                }
+                other => return Err(Malformed::UnknownChange(other)),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn put_record(out: &mut Vec<u8>, key: &[u8], record: &Record) {
+    out.push(PUT);
+    put_bytes(out, key);
+    put_bytes(out, &record.value);
+    out.extend_from_slice(&record.expires_ms.to_le_bytes());
+}
+
+impl PartitionObject for CacheStore {
+    fn create(_kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Self {
+        let sync_backups = settings.dynamic.caches.get(name).map_or(1, |cache| usize::from(cache.backups.0));
+        CacheStore::new(sync_backups)
+    }
+
+    fn entry_count(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn held_bytes(&self) -> usize {
+        self.held_bytes
+    }
+
+    fn set_track_changes(&mut self, track: bool) {
+        self.track_changes = track;
+        self.changed.clear();
+        self.cleared = false;
+    }
+
+    fn sync_backup_count(&self) -> usize {
+        self.sync_backups
+    }
+
+    fn write_changes(&mut self, body: &mut Vec<u8>) {
+        if std::mem::take(&mut self.cleared) {
+            body.push(CLEAR);
+        }
+        for key in std::mem::take(&mut self.changed) {
+            match self.entries.get(&key) {
+                Some(record) => put_record(body, &key, record),
+                None => {
+                    body.push(REMOVE);
+                    put_bytes(body, &key);
+                }
+            }
+        }
+    }
+
+    fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_records(body)
+    }
+
+    fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
+        for (key, record) in &self.entries {
+            writer.entry(|out| put_record(out, key, record));
+        }
+    }
+
+    fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed> {
+        self.apply_records(body)
+    }
+
+    /// Expired entries go (no EXPIRED events are sent to cache listeners yet).
+    fn sweep_expired(&mut self, now_ms: i64, budget: usize) -> Vec<RemovedEntry> {
+        let expired: Vec<Box<[u8]>> = self
+            .entries
+            .iter()
+            .take(budget)
+            .filter(|(_, record)| record.expires_ms <= now_ms)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in expired {
+            self.remove(&key);
+        }
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_and_snapshots_rebuild_the_same_entries() {
+        let mut owner = CacheStore::new(1);
+        owner.set_track_changes(true);
+        owner.put(b"a", b"1", i64::MAX);
+        owner.put(b"b", b"2", 500);
+        owner.put(b"c", b"3", i64::MAX);
+        owner.remove(b"c");
+        let mut body = Vec::new();
+        owner.write_changes(&mut body);
+        let mut backup = CacheStore::new(1);
+        backup.apply_backup(&body).unwrap();
+        backup.apply_backup(&body).unwrap();
+        assert_eq!(backup.entries, owner.entries);
+        assert_eq!(backup.held_bytes, owner.held_bytes);
+        owner.clear(0);
+        owner.put(b"d", b"4", i64::MAX);
+        body.clear();
+        owner.write_changes(&mut body);
+        backup.apply_backup(&body).unwrap();
+        assert_eq!(backup.entries, owner.entries);
+        for end in 0..body.len() {
+            let mut copy = CacheStore::new(1);
+            let _ = copy.apply_backup(&body[..end]);
+        }
+    }
+
+    #[test]
+    fn expired_entries_are_invisible_and_go() {
+        let mut store = CacheStore::new(1);
+        store.put(b"a", b"1", 100);
+        store.put(b"b", b"2", i64::MAX);
+        assert_eq!(store.size(99), 2);
+        assert_eq!(store.size(100), 1);
+        assert!(store.get(b"a", 100).is_none());
+        assert_eq!(store.entry_count(), 1, "read after its time, the entry went");
+        store.put(b"c", b"3", 5);
+        store.sweep_expired(10, 100);
+        assert_eq!(store.entry_count(), 1);
+    }
+
+    #[test]
+    fn a_batched_iteration_returns_every_entry_once() {
+        let mut store = CacheStore::new(1);
+        for i in 0..100u32 {
+            store.put(&i.to_le_bytes(), b"v", i64::MAX);
+        }
+        let (mut index, mut seen) = (i32::MAX, Vec::new());
+        while index >= 0 {
+            let (batch, next) = store.batch(index, 7, 0);
+            seen.extend(batch.iter().map(|(key, _)| key.to_vec()));
+            index = next;
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 100);
+    }
+}

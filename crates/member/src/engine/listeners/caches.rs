@@ -1,0 +1,67 @@
+//! Events of JCache caches (`Registry::CacheEntries`): each key operation sends each of the
+//! cache's registrations here one `Cache` event, its change (CREATED, UPDATED, REMOVED, with the
+//! key and values) or, when it changed nothing, COMPLETED, both carrying the operation's
+//! completion id: a Java client with synchronous listeners waits for one event per listener
+//! before it answers the caller (`ClientCacheProxySyncListenerCompleter`).
+
+use super::{Listeners, Registry};
+use crate::net::outbox::Outbox;
+use ferrogrid_protocol::codec::{CacheEvent, CacheEventData};
+use ferrogrid_protocol::{Data, PartitionId};
+
+/// JCache's event types (`CacheEventType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum CacheEventKind {
+    Created = 1,
+    Updated = 2,
+    Removed = 3,
+    Completed = 7,
+}
+
+/// One change of one key.
+#[derive(Debug, Clone, Copy)]
+pub struct CacheChange<'a> {
+    pub kind: CacheEventKind,
+    pub key: &'a [u8],
+    pub value: Option<&'a [u8]>,
+    pub old_value: Option<&'a [u8]>,
+}
+
+impl Listeners {
+    /// Whether the cache `name` has registrations here.
+    pub fn has_cache_listeners(&self, name: &str) -> bool {
+        self.has_object_listeners(Registry::CacheEntries, name)
+    }
+
+    /// Sends every registration of the cache `name` the event of `change` with `completion_id`
+    /// (−1: none), past the event bound dropped and counted like entry events.
+    pub fn publish_cache(
+        &mut self,
+        outbox: &mut Outbox,
+        (name, partition): (&str, Option<PartitionId>),
+        change: CacheChange<'_>,
+        completion_id: i32,
+    ) {
+        let registrations = &mut self.objects[Registry::CacheEntries as usize - 1];
+        let Some(listeners) = registrations.get_mut(name) else { return };
+        listeners.retain(|listener| !listener.connection.is_closed());
+        let partition_id = partition.map_or(-1, |partition| i32::from(partition.0));
+        let data = CacheEventData {
+            name,
+            event_type: change.kind as i32,
+            key: (!change.key.is_empty()).then_some(Data(change.key)),
+            value: change.value.map(Data),
+            old_value: change.old_value.map(Data),
+            old_value_available: change.old_value.is_some(),
+        };
+        for listener in listeners.iter() {
+            let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
+                self.bound.drop_event(listener, name);
+                continue;
+            };
+            let event = CacheEvent { event_type: change.kind as i32, completion_id, keys: vec![data.clone()] };
+            event.encode(out, listener.correlation_id, partition_id);
+        }
+    }
+}
