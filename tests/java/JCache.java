@@ -24,6 +24,7 @@ import javax.cache.configuration.MutableCacheEntryListenerConfiguration;
 import javax.cache.configuration.MutableConfiguration;
 import javax.cache.event.CacheEntryCreatedListener;
 import javax.cache.event.CacheEntryEvent;
+import javax.cache.event.CacheEntryExpiredListener;
 import javax.cache.event.CacheEntryRemovedListener;
 import javax.cache.event.CacheEntryUpdatedListener;
 import javax.cache.event.EventType;
@@ -57,7 +58,8 @@ public final class JCache {
 
     /** Records "TYPE key old->new" for every event it hears. */
     public static final class Recorder implements CacheEntryCreatedListener<String, String>,
-            CacheEntryUpdatedListener<String, String>, CacheEntryRemovedListener<String, String>, Serializable {
+            CacheEntryUpdatedListener<String, String>, CacheEntryRemovedListener<String, String>,
+            CacheEntryExpiredListener<String, String>, Serializable {
         private static final long serialVersionUID = 1L;
 
         private static void record(Iterable<CacheEntryEvent<? extends String, ? extends String>> events) {
@@ -80,6 +82,11 @@ public final class JCache {
 
         @Override
         public void onRemoved(Iterable<CacheEntryEvent<? extends String, ? extends String>> events) {
+            record(events);
+        }
+
+        @Override
+        public void onExpired(Iterable<CacheEntryEvent<? extends String, ? extends String>> events) {
             record(events);
         }
     }
@@ -143,10 +150,14 @@ public final class JCache {
                 .setTypes(String.class, String.class)
                 .setExpiryPolicyFactory(CreatedExpiryPolicy.factoryOf(new Duration(TimeUnit.SECONDS, 1)));
         Cache<String, String> cache = manager.createCache(name, config);
+        cache.registerCacheEntryListener(new MutableCacheEntryListenerConfiguration<>(
+                FactoryBuilder.factoryOf(new Recorder()), null, true, false));
         cache.put("x", "1");
         checkEq("1", cache.get("x"), "get before expiry");
+        checkEq("CREATED x -->1", nextEvent(), "CREATED event of the expiring entry");
         Thread.sleep(2_500);
         checkEq(null, cache.get("x"), "get after the created duration");
+        checkEq("EXPIRED x 1->1", nextEvent(), "EXPIRED event with the value");
         manager.destroyCache(name);
     }
 

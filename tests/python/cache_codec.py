@@ -16,6 +16,34 @@ ETERNAL = bytes.fromhex(
 )
 
 
+# `new TouchedExpiryPolicy(new Duration(MILLISECONDS, 1500))` as `ObjectOutputStream` writes it
+# (javax.cache 1.1.1): a policy an operation carries, serialized by the client as Java
+# serialization (type -100).
+TOUCHED_1500_MS_STREAM = bytes.fromhex(
+    "aced0005737200266a617661782e63616368652e6578706972792e546f7563686564457870697279506f6c69637900"
+    "00002edebaf90f0200014c000e6578706972794475726174696f6e74001d4c6a617661782f63616368652f65787069"
+    "72792f4475726174696f6e3b78707372001b6a617661782e63616368652e6578706972792e4475726174696f6e0000"
+    "002edeb814820200024a000e6475726174696f6e416d6f756e744c000874696d65556e697474001f4c6a6176612f75"
+    "74696c2f636f6e63757272656e742f54696d65556e69743b787000000000000005dc7e72001d6a6176612e7574696c"
+    "2e636f6e63757272656e742e54696d65556e697400000000000000001200007872000e6a6176612e6c616e672e456e"
+    "756d0000000000000000120000787074000c4d494c4c495345434f4e4453"
+)
+
+
+def java_serialized(stream):
+    """A Java-serialized object as Data: partition hash 0, type -100, the stream."""
+    return bytes.fromhex("00000000ffffff9c") + stream
+
+
+TOUCHED_1500_MS = java_serialized(TOUCHED_1500_MS_STREAM)
+# The same policy renamed to a class no member has (the name keeps its length).
+UNKNOWN_POLICY_CLASS = "com.example.cache.ThirtyEightCharPolic"
+UNKNOWN_POLICY = java_serialized(
+    TOUCHED_1500_MS_STREAM.replace(b"javax.cache.expiry.TouchedExpiryPolicy", UNKNOWN_POLICY_CLASS.encode())
+)
+assert len(UNKNOWN_POLICY) == len(TOUCHED_1500_MS)
+
+
 def eviction(size=10000, max_size_policy="ENTRY_COUNT", eviction_policy="LRU"):
     """A cache's EvictionConfigHolder (a cache's default: 10000 entries, ENTRY_COUNT, LRU)."""
     return structure([("int", size)], [text(max_size_policy), text(eviction_policy), None, None])
@@ -63,4 +91,15 @@ def create_config(name, **settings):
     return request(CREATE_CONFIG, [("bool", True)], [cache_config(name, **settings)])
 
 
-__all__ = ["CREATE_CONFIG", "ETERNAL", "NULL", "cache_config", "create_config", "eviction"]
+__all__ = [
+    "CREATE_CONFIG",
+    "ETERNAL",
+    "NULL",
+    "TOUCHED_1500_MS",
+    "UNKNOWN_POLICY",
+    "UNKNOWN_POLICY_CLASS",
+    "cache_config",
+    "create_config",
+    "eviction",
+    "java_serialized",
+]

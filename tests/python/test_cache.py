@@ -27,6 +27,7 @@ Every test runs against both products (ferrogrid serves the Cache service:
 """
 
 import struct
+import time
 
 import pytest
 from hazelcast.errors import HazelcastError
@@ -34,9 +35,9 @@ from hazelcast.invocation import Invocation
 from hazelcast.protocol.builtin import CodecUtil, DataCodec
 from hazelcast.protocol.client_message import RESPONSE_HEADER_SIZE, OutboundMessage
 
-from cache_codec import CREATE_CONFIG, create_config
+from cache_codec import CREATE_CONFIG, TOUCHED_1500_MS, UNKNOWN_POLICY, UNKNOWN_POLICY_CLASS, create_config
 from conftest import unique_name
-from dynamic_config import _frame, request, text
+from dynamic_config import _frame, request, structure, text
 
 PREFIX = "/hz/"
 DESTROY = 0x130700
@@ -165,3 +166,43 @@ def test_a_created_cache_answers_conditional_writes_and_its_size(client, cache_n
 
 def _int(answer):
     return struct.unpack_from("<i", answer.start_frame.buf, RESPONSE_HEADER_SIZE)[0]
+
+
+SET_EXPIRY_POLICY = 0x132100
+
+
+def _set_expiry_policy(client, name, key, policy):
+    buf = request(SET_EXPIRY_POLICY, (), [text(name), structure(fields=[_data(client, key)]), _frame(policy)])
+    return _boolean(_invoke(client, buf, _key_partition(client, key)))
+
+
+def test_an_operations_policy_and_an_entrys_own_govern_its_expiry(client, cache_name):
+    """A put's TouchedExpiryPolicy (1.5 s from each access) and setExpiryPolicy's (the entry's own
+    from then on) expire their entries; an entry under the cache's eternal policy stays."""
+    name = PREFIX + cache_name
+    _invoke(client, create_config(cache_name))
+    put = [("bool", False), ("int", -1)]
+    _on_key(client, PUT, name, "short", put, [_data(client, "v"), _frame(TOUCHED_1500_MS)])
+    for key in ("own", "eternal"):
+        _on_key(client, PUT, name, key, put, [_data(client, "v"), None])
+    assert _set_expiry_policy(client, name, "own", TOUCHED_1500_MS) is True
+    assert _set_expiry_policy(client, name, "absent", TOUCHED_1500_MS) is False, "no such entry"
+    assert _decode_data(client, _on_key(client, GET, name, "short", (), [None])) == "v"
+    time.sleep(2.5)
+    for key in ("short", "own"):
+        assert _decode_data(client, _on_key(client, GET, name, key, (), [None])) is None, key
+    assert _decode_data(client, _on_key(client, GET, name, "eternal", (), [None])) == "v"
+    _invoke(client, request(DESTROY, (), [text(name)]))
+
+
+def test_a_policy_of_a_class_the_member_lacks_fails_naming_it(client, cache_name):
+    name = PREFIX + cache_name
+    _invoke(client, create_config(cache_name))
+    put = [("bool", False), ("int", -1)]
+    with pytest.raises(HazelcastError) as raised:
+        _on_key(client, PUT, name, "k", put, [_data(client, "v"), _frame(UNKNOWN_POLICY)])
+    assert "ClassNotFoundException" in str(raised.value) and UNKNOWN_POLICY_CLASS in str(raised.value)
+    assert _decode_data(client, _on_key(client, GET, name, "k", (), [None])) is None, "nothing was put"
+    with pytest.raises(HazelcastError, match="ClassNotFoundException"):
+        _invoke(client, create_config(cache_name + "-unknown", expiry_factory=UNKNOWN_POLICY))
+    _invoke(client, request(DESTROY, (), [text(name)]))

@@ -564,6 +564,9 @@ impl PartitionOwner {
                 if owned {
                     crate::engine::map::journal::journal_expired(object, &expired, self.now_ms);
                 }
+                if kind == ObjectKind::Cache && owned {
+                    self.listeners.publish_cache_expired(&mut self.outbox, (name, partition_id), &expired);
+                }
                 // Entry listeners are map listeners.
                 if kind != ObjectKind::Map || !self.listeners.has(name) {
                     continue;

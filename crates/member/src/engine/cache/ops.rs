@@ -3,14 +3,15 @@
 //!
 //! - an entry's expiry time comes from the policy's creation duration when it is created (a
 //!   zero duration: the entry is not stored), its update duration when its value changes and
-//!   its access duration when it is read (none: unchanged); the operation's own policy, if it
-//!   has one, stands for the cache's;
+//!   its access duration when it is read (none: unchanged); the policy is the operation's own
+//!   if it has one, else the entry's own (`setExpiryPolicy`), else the cache's;
+//! - an entry found expired goes, with an EXPIRED event;
 //! - replace answers a serialized Boolean (Data), as Hazelcast's does; remove, putIfAbsent a
 //!   boolean; put with `answer_old` (getAndPut) the old value.
 
 use crate::engine::cache::expiry::ExpiryPolicy;
 use crate::engine::cache::request::CacheOp;
-use crate::engine::cache::store::CacheStore;
+use crate::engine::cache::store::{CacheStore, Record};
 use crate::engine::listeners::caches::CacheEventKind;
 use crate::engine::request::{ErrorKind, OpError};
 
@@ -42,11 +43,13 @@ pub(crate) struct Made {
     pub old_value: Option<Vec<u8>>,
 }
 
-/// One request's context: the time, the policy in force, whether events are wanted.
+/// One request's context: the time, the operation's and the cache's policies, whether events
+/// are wanted.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Context {
     pub now_ms: i64,
-    pub policy: ExpiryPolicy,
+    pub operation_policy: Option<ExpiryPolicy>,
+    pub cache_policy: ExpiryPolicy,
     pub events: bool,
 }
 
@@ -64,39 +67,56 @@ impl Run<'_> {
         }
     }
 
+    /// The live entry of `key`: one found expired goes, with its EXPIRED event.
+    fn live(&mut self, key: &[u8]) -> Option<&mut Record> {
+        if let Some(value) = self.store.take_expired(key, self.cx.now_ms) {
+            self.event(CacheEventKind::Expired, key, Some(&value), None);
+        }
+        self.store.get(key, self.cx.now_ms)
+    }
+
+    /// The policy for the entry `record` (the operation's, else its own, else the cache's).
+    fn policy(&self, record: &Record) -> ExpiryPolicy {
+        self.cx.operation_policy.or(record.policy).unwrap_or(self.cx.cache_policy)
+    }
+
     /// The live value of `key`, its access recorded (the policy's access duration).
     fn read(&mut self, key: &[u8]) -> Option<Vec<u8>> {
-        let (now, access) = (self.cx.now_ms, self.cx.policy.access);
-        let value = self.store.get(key, now)?.value.to_vec();
-        if let Some(lifetime) = access {
+        let now = self.cx.now_ms;
+        let record = self.live(key)?.clone();
+        if let Some(lifetime) = self.policy(&record).access {
             self.store.set_expiry(key, lifetime.from(now));
         }
-        Some(value)
+        Some(record.value.into_vec())
+    }
+
+    fn value(&mut self, key: &[u8]) -> Option<Vec<u8>> {
+        self.live(key).map(|record| record.value.to_vec())
     }
 
     /// Writes `key`: created or updated; answers the old value.
     fn write(&mut self, key: &[u8], value: &[u8]) -> Option<Vec<u8>> {
         let now = self.cx.now_ms;
-        let old = self.store.get(key, now).map(|record| (record.value.to_vec(), record.expires_ms));
+        let old = self.live(key).cloned();
         match &old {
-            Some((old_value, expires_ms)) => {
-                let expires = self.cx.policy.update.map_or(*expires_ms, |lifetime| lifetime.from(now));
+            Some(record) => {
+                let expires = self.policy(record).update.map_or(record.expires_ms, |lifetime| lifetime.from(now));
                 self.store.put(key, value, expires);
-                self.event(CacheEventKind::Updated, key, Some(value), Some(old_value));
+                self.event(CacheEventKind::Updated, key, Some(value), Some(&record.value));
             }
             None => {
-                let expires = self.cx.policy.creation.from(now);
+                let expires = self.cx.operation_policy.unwrap_or(self.cx.cache_policy).creation.from(now);
                 if expires > now {
                     self.store.put(key, value, expires);
                     self.event(CacheEventKind::Created, key, Some(value), None);
                 }
             }
         }
-        old.map(|(value, _)| value)
+        old.map(|record| record.value.into_vec())
     }
 
     fn remove(&mut self, key: &[u8]) -> Option<Vec<u8>> {
-        let old = self.store.get(key, self.cx.now_ms).map(|record| record.value.to_vec())?;
+        let old = self.value(key)?;
         self.store.remove(key);
         self.event(CacheEventKind::Removed, key, Some(&old), Some(&old));
         Some(old)
@@ -108,13 +128,13 @@ pub(crate) fn execute(store: &mut CacheStore, cx: Context, op: &CacheOp<'_>) -> 
     let mut run = Run { store, cx, made: Vec::new() };
     let answer = match op {
         CacheOp::Get { key } => Answer::Value(run.read(key)),
-        CacheOp::ContainsKey { key } => Answer::Bool(run.store.get(key, cx.now_ms).is_some()),
+        CacheOp::ContainsKey { key } => Answer::Bool(run.live(key).is_some()),
         CacheOp::Put { key, value, answer_old } => {
             let old = run.write(key, value);
             Answer::Value(old.filter(|_| *answer_old))
         }
         CacheOp::PutIfAbsent { key, value } => {
-            let absent = run.store.get(key, cx.now_ms).is_none();
+            let absent = run.live(key).is_none();
             if absent {
                 run.write(key, value);
             }
@@ -122,7 +142,7 @@ pub(crate) fn execute(store: &mut CacheStore, cx: Context, op: &CacheOp<'_>) -> 
         }
         CacheOp::Replace { key, old, value, answer_old } => replace(&mut run, key, old.as_deref(), value, *answer_old),
         CacheOp::Remove { key, current, answer_old } => {
-            let present = run.store.get(key, cx.now_ms).map(|record| record.value.to_vec());
+            let present = run.value(key);
             let matches = match (&present, current) {
                 (Some(present), Some(current)) => **present == **current,
                 (present, _) => present.is_some(),
@@ -141,6 +161,19 @@ pub(crate) fn execute(store: &mut CacheStore, cx: Context, op: &CacheOp<'_>) -> 
             Answer::Empty
         }
         CacheOp::EntryProcessor { processor } => return Err(entry_processor_refusal(processor)),
+        CacheOp::SetExpiryPolicy { keys } => {
+            let policy =
+                cx.operation_policy.ok_or_else(|| OpError::new(ErrorKind::NullArgument, "expiryPolicy is null"))?;
+            let mut any = false;
+            for key in keys {
+                let Some(expires_ms) = run.live(key).map(|record| record.expires_ms) else { continue };
+                run.store.set_policy(key, policy);
+                let expires = policy.update.map_or(expires_ms, |lifetime| lifetime.from(cx.now_ms));
+                run.store.set_expiry(key, expires);
+                any = true;
+            }
+            Answer::Bool(any)
+        }
         CacheOp::Iterate { index, batch, entries } => {
             let batch = usize::try_from(*batch).unwrap_or(0);
             let (pairs, next) = run.store.batch(index.unwrap_or(i32::MAX), batch, cx.now_ms);
@@ -155,7 +188,7 @@ pub(crate) fn execute(store: &mut CacheStore, cx: Context, op: &CacheOp<'_>) -> 
 /// replace(key, value), replace(key, old, value) (a serialized Boolean) and getAndReplace
 /// (`answer_old`: the old value, or null).
 fn replace(run: &mut Run<'_>, key: &[u8], old: Option<&[u8]>, value: &[u8], answer_old: bool) -> Answer {
-    let present = run.store.get(key, run.cx.now_ms).map(|record| record.value.to_vec());
+    let present = run.value(key);
     let matches = match (&present, old) {
         (Some(present), Some(old)) => **present == *old,
         (present, _) => present.is_some(),
@@ -188,7 +221,7 @@ mod tests {
     use std::borrow::Cow;
 
     fn cx(now_ms: i64, policy: ExpiryPolicy) -> Context {
-        Context { now_ms, policy, events: true }
+        Context { now_ms, operation_policy: None, cache_policy: policy, events: true }
     }
 
     fn run(store: &mut CacheStore, cx: Context, op: CacheOp<'_>) -> (Answer, Vec<Made>) {
@@ -238,5 +271,24 @@ mod tests {
         let zero = ExpiryPolicy { creation: Lifetime::Millis(0), access: None, update: None };
         let (_, made) = run(&mut store, cx(40, zero), put(b"z", b"1"));
         assert!(made.is_empty() && store.size(40) == 0, "a zero creation duration stores nothing");
+    }
+
+    #[test]
+    fn an_entrys_own_policy_stands_for_the_caches_and_expiry_is_an_event() {
+        let (mut store, eternal) = (CacheStore::new(1), cx(0, ExpiryPolicy::ETERNAL));
+        run(&mut store, eternal, put(b"k", b"1"));
+        let modified =
+            ExpiryPolicy { creation: Lifetime::Millis(10), access: None, update: Some(Lifetime::Millis(10)) };
+        let set =
+            |keys: Vec<&'static [u8]>| CacheOp::SetExpiryPolicy { keys: keys.into_iter().map(Cow::Borrowed).collect() };
+        let own = Context { operation_policy: Some(modified), ..cx(100, ExpiryPolicy::ETERNAL) };
+        assert_eq!(run(&mut store, own, set(vec![b"absent"])).0, Answer::Bool(false));
+        assert_eq!(run(&mut store, own, set(vec![b"k", b"absent"])).0, Answer::Bool(true));
+        assert_eq!(store.size(109), 1, "expires at 110");
+        run(&mut store, cx(105, ExpiryPolicy::ETERNAL), put(b"k", b"2"));
+        assert_eq!(store.size(114), 1, "the entry's own policy: the update moved it to 115");
+        let (answer, made) = run(&mut store, cx(115, ExpiryPolicy::ETERNAL), CacheOp::Get { key: Cow::Borrowed(b"k") });
+        assert_eq!(answer, Answer::Value(None));
+        assert_eq!((made[0].kind, made[0].value.as_deref()), (CacheEventKind::Expired, Some(&b"2"[..])));
     }
 }

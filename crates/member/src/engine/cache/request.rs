@@ -57,6 +57,10 @@ pub enum CacheOp<'a> {
     EntryProcessor {
         processor: Cow<'a, [u8]>,
     },
+    /// setExpiryPolicy: the request's policy becomes these keys' own.
+    SetExpiryPolicy {
+        keys: Vec<Cow<'a, [u8]>>,
+    },
     /// One batch of a partition's keys, or of its entries (`entries`).
     Iterate {
         index: Option<i32>,

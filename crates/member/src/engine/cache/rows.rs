@@ -64,6 +64,11 @@ pub(crate) static ROWS: &[Operation] = &[
         let index = r.iteration_pointers.0.last().map(|pointer| pointer.0);
         cache(r.name, Op::Iterate { index, batch: r.batch, entries: true }, -1, None)
     }),
+    // The client sends each partition's keys to the partition.
+    row!(CacheSetExpiryPolicy, Partition, W.with(S), |r| {
+        let keys = r.keys.into_iter().map(blob).collect();
+        cache(r.name, Op::SetExpiryPolicy { keys }, -1, Some(r.expiry_policy))
+    }),
     wide_row!(CacheSize, S, |message, _| over(CacheSize::decode(message)?.name, Work::Size)),
     wide_row!(CacheClear, W.with(S), |message, _| over(CacheClear::decode(message)?.name, Work::Clear)),
     wide_row!(CacheRemoveAll, W.with(S), |message, _| {
@@ -162,9 +167,9 @@ fn run(
 ) -> Result<(Answer, Vec<ops::Made>), OpError> {
     let name = &*request.name;
     let def = owner.settings.dynamic.caches.get(name).ok_or_else(|| not_exists(name))?;
-    let policy = expiry::from_operation(request.expiry.as_deref())?.unwrap_or(def.expiry);
+    let operation_policy = expiry::from_operation(request.expiry.as_deref())?;
     let events = owner.listeners.has_cache_listeners(name);
-    let cx = Context { now_ms: owner.now_ms, policy, events };
+    let cx = Context { now_ms: owner.now_ms, operation_policy, cache_policy: def.expiry, events };
     let (store, _) = owner.partitions[call.local].store_mut::<kind::Cache>(name, &mut owner.settings);
     ops::execute(store, cx, &request.op)
 }
@@ -192,7 +197,7 @@ impl Op<'_> {
             | Op::PutIfAbsent { key, .. }
             | Op::Replace { key, .. }
             | Op::Remove { key, .. } => Some(key),
-            Op::PutAll { .. } | Op::EntryProcessor { .. } | Op::Iterate { .. } => None,
+            Op::PutAll { .. } | Op::EntryProcessor { .. } | Op::Iterate { .. } | Op::SetExpiryPolicy { .. } => None,
         }
     }
 }

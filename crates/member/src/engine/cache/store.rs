@@ -7,13 +7,15 @@
 //!
 //! | record | body |
 //! |---|---|
-//! | `PUT` | key, value (`u32` length each), expiry time (`i64`, `i64::MAX` never) |
+//! | `PUT` | key, value (`u32` length each), expiry time (`i64`, `i64::MAX` never), the entry's own expiry policy (`u8` 0, or 1 and its creation, access and update lifetimes: `i64` each, −1 eternal, −2 none) |
 //! | `REMOVE` | key |
 //! | `CLEAR` | nothing: every entry goes |
 //!
 //! Owned by the reactor that owns the partition; no locks.
 
 use crate::cluster::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
+use crate::engine::cache::expiry::{ExpiryPolicy, Lifetime};
+use crate::engine::map::entry::{Entry, Meta};
 use crate::engine::map::iteration::position;
 use crate::engine::settings::SettingsCache;
 use crate::engine::structures::ObjectKind;
@@ -30,11 +32,13 @@ const PUT: u8 = 1;
 const REMOVE: u8 = 2;
 const CLEAR: u8 = 3;
 
-/// One entry: its value and when it expires.
+/// One entry: its value, when it expires, and its own expiry policy (`setExpiryPolicy`), which
+/// stands for the cache's in later operations on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Record {
     pub value: Box<[u8]>,
     pub expires_ms: i64,
+    pub policy: Option<ExpiryPolicy>,
 }
 
 /// One cache in one partition.
@@ -68,11 +72,24 @@ impl CacheStore {
 
     /// The live entry of `key` at `now_ms`; an expired one is removed (and None).
     pub(crate) fn get(&mut self, key: &[u8], now_ms: i64) -> Option<&mut Record> {
-        if self.entries.get(key).is_some_and(|record| record.expires_ms <= now_ms) {
-            self.remove(key);
-            return None;
-        }
+        self.take_expired(key, now_ms);
         self.entries.get_mut(key)
+    }
+
+    /// Removes `key`'s entry if it has expired at `now_ms`; answers its value if so.
+    pub(crate) fn take_expired(&mut self, key: &[u8], now_ms: i64) -> Option<Box<[u8]>> {
+        if self.entries.get(key).is_some_and(|record| record.expires_ms <= now_ms) {
+            return self.remove(key).map(|record| record.value);
+        }
+        None
+    }
+
+    /// Gives the live entry of `key` its own expiry policy.
+    pub(crate) fn set_policy(&mut self, key: &[u8], policy: ExpiryPolicy) {
+        if let Some(record) = self.entries.get_mut(key) {
+            record.policy = Some(policy);
+            self.changed(key);
+        }
     }
 
     /// Sets `key`'s expiry time (it is live).
@@ -85,9 +102,14 @@ impl CacheStore {
         }
     }
 
-    /// Puts `key`; answers the old record.
+    /// Puts `key` (keeping its own expiry policy); answers the old record.
     pub(crate) fn put(&mut self, key: &[u8], value: &[u8], expires_ms: i64) -> Option<Record> {
-        let record = Record { value: value.into(), expires_ms };
+        let policy = self.entries.get(key).and_then(|record| record.policy);
+        self.put_record(key, Record { value: value.into(), expires_ms, policy })
+    }
+
+    fn put_record(&mut self, key: &[u8], record: Record) -> Option<Record> {
+        let value = &record.value;
         self.held_bytes += key.len() + value.len();
         let old = self.entries.insert(key.into(), record);
         if let Some(old) = &old {
@@ -164,7 +186,8 @@ impl CacheStore {
             match reader.u8()? {
                 PUT => {
                     let (key, value, expires_ms) = (reader.bytes()?, reader.bytes()?, reader.i64()?);
-                    self.put(key, value, expires_ms);
+                    let policy = read_policy(&mut reader)?;
+                    self.put_record(key, Record { value: value.into(), expires_ms, policy });
                 }
                 REMOVE => {
                     self.remove(reader.bytes()?);
@@ -179,11 +202,39 @@ impl CacheStore {
     }
 }
 
-fn put_record(out: &mut Vec<u8>, key: &[u8], record: &Record) {
+fn write_record(out: &mut Vec<u8>, key: &[u8], record: &Record) {
     out.push(PUT);
     put_bytes(out, key);
     put_bytes(out, &record.value);
     out.extend_from_slice(&record.expires_ms.to_le_bytes());
+    let Some(policy) = record.policy else { return out.push(0) };
+    out.push(1);
+    let code = |lifetime: Option<Lifetime>| match lifetime {
+        None => -2i64,
+        Some(Lifetime::Eternal) => -1,
+        Some(Lifetime::Millis(ms)) => ms,
+    };
+    for lifetime in [Some(policy.creation), policy.access, policy.update] {
+        out.extend_from_slice(&code(lifetime).to_le_bytes());
+    }
+}
+
+fn read_policy(reader: &mut Reader<'_>) -> Result<Option<ExpiryPolicy>, Malformed> {
+    match reader.u8()? {
+        0 => return Ok(None),
+        1 => {}
+        _ => return Err(Malformed::Refused("a cache entry's policy flag is neither 0 nor 1")),
+    }
+    let mut lifetime = || -> Result<Option<Lifetime>, Malformed> {
+        Ok(match reader.i64()? {
+            -2 => None,
+            -1 => Some(Lifetime::Eternal),
+            ms if ms >= 0 => Some(Lifetime::Millis(ms)),
+            _ => return Err(Malformed::Refused("a cache entry's lifetime below -2")),
+        })
+    };
+    let creation = lifetime()?.ok_or(Malformed::Refused("a cache entry's policy without a creation lifetime"))?;
+    Ok(Some(ExpiryPolicy { creation, access: lifetime()?, update: lifetime()? }))
 }
 
 impl PartitionObject for CacheStore {
@@ -216,7 +267,7 @@ impl PartitionObject for CacheStore {
         }
         for key in std::mem::take(&mut self.changed) {
             match self.entries.get(&key) {
-                Some(record) => put_record(body, &key, record),
+                Some(record) => write_record(body, &key, record),
                 None => {
                     body.push(REMOVE);
                     put_bytes(body, &key);
@@ -231,7 +282,7 @@ impl PartitionObject for CacheStore {
 
     fn write_snapshot(&self, writer: &mut SnapshotWriter<'_>) {
         for (key, record) in &self.entries {
-            writer.entry(|out| put_record(out, key, record));
+            writer.entry(|out| write_record(out, key, record));
         }
     }
 
@@ -239,7 +290,7 @@ impl PartitionObject for CacheStore {
         self.apply_records(body)
     }
 
-    /// Expired entries go (no EXPIRED events are sent to cache listeners yet).
+    /// Expired entries go; answered for EXPIRED events (the owner sends them).
     fn sweep_expired(&mut self, now_ms: i64, budget: usize) -> Vec<RemovedEntry> {
         let expired: Vec<Box<[u8]>> = self
             .entries
@@ -248,10 +299,8 @@ impl PartitionObject for CacheStore {
             .filter(|(_, record)| record.expires_ms <= now_ms)
             .map(|(key, _)| key.clone())
             .collect();
-        for key in expired {
-            self.remove(&key);
-        }
-        Vec::new()
+        let removed = expired.into_iter().filter_map(|key| self.remove(&key).map(|record| (key, record.value)));
+        removed.map(|(key, value)| Entry::new(&key, &value, &Meta::plain(0), false)).collect()
     }
 }
 
@@ -265,6 +314,8 @@ mod tests {
         owner.set_track_changes(true);
         owner.put(b"a", b"1", i64::MAX);
         owner.put(b"b", b"2", 500);
+        let touched = ExpiryPolicy { creation: Lifetime::Millis(5), access: Some(Lifetime::Eternal), update: None };
+        owner.set_policy(b"b", touched);
         owner.put(b"c", b"3", i64::MAX);
         owner.remove(b"c");
         let mut body = Vec::new();
@@ -296,7 +347,8 @@ mod tests {
         assert!(store.get(b"a", 100).is_none());
         assert_eq!(store.entry_count(), 1, "read after its time, the entry went");
         store.put(b"c", b"3", 5);
-        store.sweep_expired(10, 100);
+        let swept = store.sweep_expired(10, 100);
+        assert_eq!((swept.len(), swept[0].key(), swept[0].value()), (1, &b"c"[..], &b"3"[..]));
         assert_eq!(store.entry_count(), 1);
     }
 

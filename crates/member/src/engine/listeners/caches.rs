@@ -16,6 +16,7 @@ pub enum CacheEventKind {
     Created = 1,
     Updated = 2,
     Removed = 3,
+    Expired = 4,
     Completed = 7,
 }
 
@@ -62,6 +63,27 @@ impl Listeners {
             };
             let event = CacheEvent { event_type: change.kind as i32, completion_id, keys: vec![data.clone()] };
             event.encode(out, listener.correlation_id, partition_id);
+        }
+    }
+
+    /// EXPIRED events of what the expiry sweep removed from the cache `name`.
+    pub fn publish_cache_expired(
+        &mut self,
+        outbox: &mut Outbox,
+        (name, partition): (&str, PartitionId),
+        expired: &[crate::partition::object::RemovedEntry],
+    ) {
+        if expired.is_empty() || !self.has_cache_listeners(name) {
+            return;
+        }
+        for entry in expired {
+            let change = CacheChange {
+                kind: CacheEventKind::Expired,
+                key: entry.key(),
+                value: Some(entry.value()),
+                old_value: None,
+            };
+            self.publish_cache(outbox, (name, Some(partition)), change, -1);
         }
     }
 }
