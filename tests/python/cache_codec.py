@@ -44,18 +44,43 @@ UNKNOWN_POLICY = java_serialized(
 assert len(UNKNOWN_POLICY) == len(TOUCHED_1500_MS)
 
 
+# `FactoryBuilder.factoryOf("com.example.MissingLoader")`: a loader factory naming a class no
+# member has.
+MISSING_LOADER_CLASS = "com.example.MissingLoader"
+MISSING_LOADER_FACTORY = java_serialized(
+    bytes.fromhex(
+        "aced0005737200356a617661782e63616368652e636f6e66696775726174696f6e2e466163746f72794275696c6465"
+        "7224436c617373466163746f72790000002edeb8153a0200014c0009636c6173734e616d657400124c6a6176612f6c"
+        "616e672f537472696e673b7870740019636f6d2e6578616d706c652e4d697373696e674c6f61646572"
+    )
+)
+
+MISSING_WRITER_CLASS = "com.example.MissingWriter"
+MISSING_WRITER_FACTORY = MISSING_LOADER_FACTORY.replace(MISSING_LOADER_CLASS.encode(), MISSING_WRITER_CLASS.encode())
+
+
 def eviction(size=10000, max_size_policy="ENTRY_COUNT", eviction_policy="LRU"):
     """A cache's EvictionConfigHolder (a cache's default: 10000 entries, ENTRY_COUNT, LRU)."""
     return structure([("int", size)], [text(max_size_policy), text(eviction_policy), None, None])
 
 
-def cache_config(name, manager_prefix="/hz/", expiry_factory=ETERNAL, statistics=False, backup_count=1):
+def cache_config(
+    name,
+    manager_prefix="/hz/",
+    expiry_factory=ETERNAL,
+    statistics=False,
+    backup_count=1,
+    loader=None,
+    read_through=False,
+    writer=None,
+    write_through=False,
+):
     """A CacheConfigHolder of a MutableConfiguration<Object, Object> under the default manager."""
     fixed = [
         ("int", backup_count),
         ("int", 0),  # asyncBackupCount
-        ("bool", False),  # readThrough
-        ("bool", False),  # writeThrough
+        ("bool", read_through),
+        ("bool", write_through),
         ("bool", True),  # storeByValue
         ("bool", False),  # managementEnabled
         ("bool", statistics),
@@ -70,8 +95,8 @@ def cache_config(name, manager_prefix="/hz/", expiry_factory=ETERNAL, statistics
         None,  # wanReplicationRef
         text("java.lang.Object"),
         text("java.lang.Object"),
-        None,  # cacheLoaderFactory
-        None,  # cacheWriterFactory
+        None if loader is None else _frame(loader),  # cacheLoaderFactory
+        None if writer is None else _frame(writer),  # cacheWriterFactory
         _frame(expiry_factory),
         structure([("bool", False), ("bool", False)]),  # hotRestartConfig: the member needs one
         structure([("bool", False), ("int", 10000), ("int", 0)]),  # eventJournalConfig
@@ -94,6 +119,10 @@ def create_config(name, **settings):
 __all__ = [
     "CREATE_CONFIG",
     "ETERNAL",
+    "MISSING_LOADER_CLASS",
+    "MISSING_LOADER_FACTORY",
+    "MISSING_WRITER_CLASS",
+    "MISSING_WRITER_FACTORY",
     "NULL",
     "TOUCHED_1500_MS",
     "UNKNOWN_POLICY",

@@ -35,7 +35,15 @@ from hazelcast.invocation import Invocation
 from hazelcast.protocol.builtin import CodecUtil, DataCodec
 from hazelcast.protocol.client_message import RESPONSE_HEADER_SIZE, OutboundMessage
 
-from cache_codec import CREATE_CONFIG, TOUCHED_1500_MS, UNKNOWN_POLICY, UNKNOWN_POLICY_CLASS, create_config
+from cache_codec import (
+    CREATE_CONFIG,
+    MISSING_LOADER_FACTORY,
+    MISSING_WRITER_FACTORY,
+    TOUCHED_1500_MS,
+    UNKNOWN_POLICY,
+    UNKNOWN_POLICY_CLASS,
+    create_config,
+)
 from conftest import unique_name
 from dynamic_config import _frame, request, structure, text
 
@@ -51,6 +59,7 @@ GET_AND_REMOVE = 0x130A00
 PUT_IF_ABSENT = 0x131200
 REPLACE = 0x131700
 SIZE = 0x131800
+LOAD_ALL = 0x131000
 
 
 def _data(client, value):
@@ -92,6 +101,20 @@ def test_a_data_operation_on_a_cache_never_created_fails_naming_it(client, cache
         _invoke(client, buf, _key_partition(client, "k"))
     assert "CacheNotExistsException" in str(raised.value)
     assert name in str(raised.value)
+
+
+def test_a_request_over_the_partitions_on_a_cache_never_created_fails_naming_it(client, cache_name):
+    name = PREFIX + cache_name
+    requests = [
+        request(SIZE, (), [text(name)]),
+        request(CLEAR, (), [text(name)]),
+        request(LOAD_ALL, [("bool", True)], [text(name), structure(fields=[_data(client, "k")])]),
+    ]
+    for buf in requests:
+        with pytest.raises(HazelcastError) as raised:
+            _invoke(client, buf)
+        text_of = str(raised.value)
+        assert "CacheNotExistsException: Cache config for cache %s has not been created yet!" % name in text_of
 
 
 def test_destroying_a_cache_never_created_succeeds(client, cache_name):
@@ -206,3 +229,42 @@ def test_a_policy_of_a_class_the_member_lacks_fails_naming_it(client, cache_name
     with pytest.raises(HazelcastError, match="ClassNotFoundException"):
         _invoke(client, create_config(cache_name + "-unknown", expiry_factory=UNKNOWN_POLICY))
     _invoke(client, request(DESTROY, (), [text(name)]))
+
+
+def _load_all(client, name, key):
+    return _invoke(client, request(LOAD_ALL, [("bool", True)], [text(name), structure(fields=[_data(client, key)])]))
+
+
+def test_a_cache_whose_loader_and_writer_the_member_lacks_fails_only_what_needs_them(client, cache_name):
+    """A configuration may name a CacheLoader and a CacheWriter the member has no class of (Java
+    code): accepted; a get that misses needs the loader when read-through (CacheLoaderException),
+    loadAll always; a write or a remove needs the writer when write-through (CacheWriterException)."""
+    put = [("bool", False), ("int", -1)]
+    plain = cache_name + "-plain"
+    _invoke(client, create_config(plain))
+    _load_all(client, PREFIX + plain, "absent")  # no loader: nothing to load
+    _invoke(client, create_config(cache_name, loader=MISSING_LOADER_FACTORY))
+    name = PREFIX + cache_name
+    _on_key(client, PUT, name, "k", put, [_data(client, "v"), None])
+    assert _decode_data(client, _on_key(client, GET, name, "absent", (), [None])) is None, "not read-through"
+    with pytest.raises(HazelcastError, match="CacheLoaderException: Exception in CacheLoader during loadAll"):
+        _load_all(client, name, "absent")
+    through = cache_name + "-read-through"
+    _invoke(client, create_config(through, loader=MISSING_LOADER_FACTORY, read_through=True))
+    _on_key(client, PUT, PREFIX + through, "k", put, [_data(client, "v"), None])
+    assert _decode_data(client, _on_key(client, GET, PREFIX + through, "k", (), [None])) == "v"
+    with pytest.raises(HazelcastError, match="CacheLoaderException: Exception in CacheLoader during load"):
+        _on_key(client, GET, PREFIX + through, "absent", (), [None])
+    writing = cache_name + "-write-through"
+    _invoke(client, create_config(writing, writer=MISSING_WRITER_FACTORY, write_through=True))
+    with pytest.raises(HazelcastError, match="CacheWriterException: Exception in CacheWriter during write"):
+        _on_key(client, PUT, PREFIX + writing, "k", put, [_data(client, "v"), None])
+    with pytest.raises(HazelcastError, match="CacheWriterException: Exception in CacheWriter during delete"):
+        _on_key(client, REMOVE, PREFIX + writing, "k", [("int", -1)], [None])
+    assert _decode_data(client, _on_key(client, GET, PREFIX + writing, "k", (), [None])) is None
+    quiet = cache_name + "-writer"
+    _invoke(client, create_config(quiet, writer=MISSING_WRITER_FACTORY))
+    _on_key(client, PUT, PREFIX + quiet, "k", put, [_data(client, "v"), None])
+    for each in (plain, cache_name, through, writing, quiet):
+        _invoke(client, request(DESTROY, (), [text(PREFIX + each)]))
+

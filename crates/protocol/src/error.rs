@@ -23,7 +23,9 @@ macro_rules! error_codes {
 
 error_codes! {
     AUTHENTICATION = 3, "com.hazelcast.client.AuthenticationException";
+    CACHE_LOADER = 5, "javax.cache.integration.CacheLoaderException";
     CACHE_NOT_EXISTS = 6, "com.hazelcast.cache.CacheNotExistsException";
+    CACHE_WRITER = 7, "javax.cache.integration.CacheWriterException";
     CLASS_CAST = 10, "java.lang.ClassCastException";
     DISTRIBUTED_OBJECT_DESTROYED = 14, "com.hazelcast.spi.exception.DistributedObjectDestroyedException";
     HAZELCAST = 18, "com.hazelcast.core.HazelcastException";

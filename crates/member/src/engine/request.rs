@@ -201,6 +201,10 @@ pub enum ErrorKind {
     RejectedExecution,
     /// A JCache cache that was never created, or was destroyed.
     CacheNotExists,
+    /// A cache's loader (Java code, which ferrogrid does not run) was needed.
+    CacheLoader,
+    /// A cache's writer (Java code) was needed.
+    CacheWriter,
 }
 
 /// A request that is well-formed but cannot be served.

@@ -235,6 +235,8 @@ pub fn error_code(kind: ErrorKind) -> ErrorCode {
         ErrorKind::StaleTask => error::STALE_TASK,
         ErrorKind::RejectedExecution => error::REJECTED_EXECUTION,
         ErrorKind::CacheNotExists => error::CACHE_NOT_EXISTS,
+        ErrorKind::CacheLoader => error::CACHE_LOADER,
+        ErrorKind::CacheWriter => error::CACHE_WRITER,
         // Not in the protocol's table: sent as Hazelcast sends them, code 0 with the class name.
         ErrorKind::NumberFormat => ErrorCode { code: 0, class_name: "java.lang.NumberFormatException" },
         ErrorKind::PatternSyntax => ErrorCode { code: 0, class_name: "java.util.regex.PatternSyntaxException" },

@@ -37,6 +37,8 @@ messages! {
     Request CacheListenerRegistration<'a> = 0x130F00 {
         should_register: bool, uuid: Option<Uuid>; var name: &'a str, listener_config: Data<'a>
     }
+    /// loadAll: answered with an `EmptyResponse`.
+    Request CacheLoadAll<'a> = 0x131000 { replace_existing_values: bool; var name: &'a str, keys: Vec<Data<'a>> }
     Request CacheManagementConfig<'a> = 0x131100 { is_stat: bool, enabled: bool, uuid: Option<Uuid>; var name: &'a str }
     Request CachePutIfAbsent<'a> = 0x131200 {
         completion_id: i32; var name: &'a str, key: Data<'a>, value: Data<'a>, expiry_policy: Option<Data<'a>>

@@ -509,11 +509,16 @@ pub struct CacheConfigHolder<'a> {
     pub manager_prefix: Option<&'a str>,
     pub backup_count: i32,
     pub async_backup_count: i32,
+    pub read_through: bool,
+    pub write_through: bool,
     pub statistics_enabled: bool,
     pub in_memory_format: &'a str,
     pub eviction: EvictionConfigHolder<'a>,
     pub key_class_name: &'a str,
     pub value_class_name: &'a str,
+    /// Factories of a `CacheLoader` and a `CacheWriter` (Java code), if configured.
+    pub loader_factory: Option<Data<'a>>,
+    pub writer_factory: Option<Data<'a>>,
     pub expiry_policy_factory: Data<'a>,
 }
 
@@ -523,11 +528,9 @@ impl<'a> VarField<'a> for CacheConfigHolder<'a> {
         reader.begin()?;
         let mut fixed = FixedReader::new(reader.value_frame("cache config")?);
         let (backup_count, async_backup_count) = (fixed.read::<i32>()?, fixed.read::<i32>()?);
-        // readThrough, writeThrough, storeByValue, managementEnabled, then statisticsEnabled.
-        for _ in 0..4 {
-            fixed.read::<bool>()?;
-        }
-        let statistics_enabled = fixed.read::<bool>()?;
+        let (read_through, write_through) = (fixed.read::<bool>()?, fixed.read::<bool>()?);
+        // storeByValue, managementEnabled, then statisticsEnabled.
+        let statistics_enabled = (fixed.read::<bool>()?, fixed.read::<bool>()?, fixed.read::<bool>()?).2;
         let name = <&str>::read(reader)?;
         let manager_prefix = Option::<&str>::read(reader)?;
         let _uri = Option::<&str>::read(reader)?;
@@ -536,8 +539,8 @@ impl<'a> VarField<'a> for CacheConfigHolder<'a> {
         let _wan_replication_ref = Opaque::read(reader)?;
         let key_class_name = <&str>::read(reader)?;
         let value_class_name = <&str>::read(reader)?;
-        let _loader = Option::<Data>::read(reader)?;
-        let _writer = Option::<Data>::read(reader)?;
+        let loader_factory = Option::<Data>::read(reader)?;
+        let writer_factory = Option::<Data>::read(reader)?;
         let expiry_policy_factory = Data::read(reader)?;
         reader.skip_to_end()?;
         let frames = &start[..start.len() - reader.remaining().len()];
@@ -547,11 +550,15 @@ impl<'a> VarField<'a> for CacheConfigHolder<'a> {
             manager_prefix,
             backup_count,
             async_backup_count,
+            read_through,
+            write_through,
             statistics_enabled,
             in_memory_format,
             eviction,
             key_class_name,
             value_class_name,
+            loader_factory,
+            writer_factory,
             expiry_policy_factory,
         })
     }

@@ -172,6 +172,7 @@ macro_rules! for_every_codec {
             CacheGet,
             CacheIterate,
             CacheListenerRegistration,
+            CacheLoadAll,
             CacheManagementConfig,
             CachePutIfAbsent,
             CachePut,

@@ -4,6 +4,10 @@
 //! member's `DynamicConfigs`); a member that joins is sent each cache's CreateConfig request
 //! with the dynamic configurations (`peer::CONFIGS`).
 //!
+//! A configuration may name a `CacheLoader` and a `CacheWriter` (factories of Java code, which
+//! ferrogrid does not run): it is accepted, as a Hazelcast member without their classes accepts
+//! it, and what needs them fails as there (`ops.rs`).
+//!
 //! Bound: at most `ferrogrid.limits.max-dynamic-configs` caches.
 
 use crate::engine::cache::expiry::{self, ExpiryPolicy};
@@ -29,6 +33,22 @@ pub(crate) struct CacheDef {
     pub expiry: ExpiryPolicy,
     /// Synchronous and asynchronous backups.
     pub backups: (u8, u8),
+    /// A `CacheLoader` is configured, and read-through.
+    pub loader: (bool, bool),
+    /// A `CacheWriter` is configured, and write-through.
+    pub writer: (bool, bool),
+}
+
+impl CacheDef {
+    /// A get of an absent key needs the loader (Java code ferrogrid does not run).
+    pub(crate) fn loads_on_miss(&self) -> bool {
+        self.loader == (true, true)
+    }
+
+    /// A write needs the writer (Java code ferrogrid does not run).
+    pub(crate) fn writes_through(&self) -> bool {
+        self.writer == (true, true)
+    }
 }
 
 impl CacheDef {
@@ -56,6 +76,8 @@ impl CacheDef {
             request: request.into(),
             expiry: expiry::from_factory(holder.expiry_policy_factory.0)?,
             backups: (sync as u8, backup_async as u8),
+            loader: (holder.loader_factory.is_some(), holder.read_through),
+            writer: (holder.writer_factory.is_some(), holder.write_through),
         })
     }
 }

@@ -6,6 +6,9 @@
 //!   its access duration when it is read (none: unchanged); the policy is the operation's own
 //!   if it has one, else the entry's own (`setExpiryPolicy`), else the cache's;
 //! - an entry found expired goes, with an EXPIRED event;
+//! - a cache whose configuration names a loader (read-through) or a writer (write-through)
+//!   fails what would need them as a Hazelcast member without their classes does: a get that
+//!   misses with CacheLoaderException, a write or a remove with CacheWriterException;
 //! - replace answers a serialized Boolean (Data), as Hazelcast's does; remove, putIfAbsent a
 //!   boolean; put with `answer_old` (getAndPut) the old value.
 
@@ -51,6 +54,13 @@ pub(crate) struct Context {
     pub operation_policy: Option<ExpiryPolicy>,
     pub cache_policy: ExpiryPolicy,
     pub events: bool,
+    /// A miss needs the cache's loader; a write or remove its writer.
+    pub loads_on_miss: bool,
+    pub writes_through: bool,
+}
+
+fn writer_failure(during: &str) -> OpError {
+    OpError::new(ErrorKind::CacheWriter, format!("Exception in CacheWriter during {during}"))
 }
 
 struct Run<'s> {
@@ -125,9 +135,17 @@ impl Run<'_> {
 
 /// Runs `op` on `store`; answers what the client gets and the events made.
 pub(crate) fn execute(store: &mut CacheStore, cx: Context, op: &CacheOp<'_>) -> Result<(Answer, Vec<Made>), OpError> {
+    if let Some(failure) = writer_needed(cx, op) {
+        return Err(failure);
+    }
     let mut run = Run { store, cx, made: Vec::new() };
     let answer = match op {
-        CacheOp::Get { key } => Answer::Value(run.read(key)),
+        CacheOp::Get { key } => match run.read(key) {
+            None if cx.loads_on_miss => {
+                return Err(OpError::new(ErrorKind::CacheLoader, "Exception in CacheLoader during load"))
+            }
+            value => Answer::Value(value),
+        },
         CacheOp::ContainsKey { key } => Answer::Bool(run.live(key).is_some()),
         CacheOp::Put { key, value, answer_old } => {
             let old = run.write(key, value);
@@ -161,19 +179,7 @@ pub(crate) fn execute(store: &mut CacheStore, cx: Context, op: &CacheOp<'_>) -> 
             Answer::Empty
         }
         CacheOp::EntryProcessor { processor } => return Err(entry_processor_refusal(processor)),
-        CacheOp::SetExpiryPolicy { keys } => {
-            let policy =
-                cx.operation_policy.ok_or_else(|| OpError::new(ErrorKind::NullArgument, "expiryPolicy is null"))?;
-            let mut any = false;
-            for key in keys {
-                let Some(expires_ms) = run.live(key).map(|record| record.expires_ms) else { continue };
-                run.store.set_policy(key, policy);
-                let expires = policy.update.map_or(expires_ms, |lifetime| lifetime.from(cx.now_ms));
-                run.store.set_expiry(key, expires);
-                any = true;
-            }
-            Answer::Bool(any)
-        }
+        CacheOp::SetExpiryPolicy { keys } => set_expiry_policy(&mut run, keys)?,
         CacheOp::Iterate { index, batch, entries } => {
             let batch = usize::try_from(*batch).unwrap_or(0);
             let (pairs, next) = run.store.batch(index.unwrap_or(i32::MAX), batch, cx.now_ms);
@@ -183,6 +189,36 @@ pub(crate) fn execute(store: &mut CacheStore, cx: Context, op: &CacheOp<'_>) -> 
         }
     };
     Ok((answer, run.made))
+}
+
+/// The failure of a write or remove that needs the cache's writer (write-through).
+fn writer_needed(cx: Context, op: &CacheOp<'_>) -> Option<OpError> {
+    if !cx.writes_through {
+        return None;
+    }
+    match op {
+        CacheOp::Put { .. } | CacheOp::PutIfAbsent { .. } | CacheOp::Replace { .. } | CacheOp::PutAll { .. } => {
+            Some(writer_failure("write"))
+        }
+        CacheOp::Remove { .. } => Some(writer_failure("delete")),
+        _ => None,
+    }
+}
+
+/// setExpiryPolicy: the request's policy becomes each live key's own, its update lifetime
+/// applied now; answers whether any key was live.
+fn set_expiry_policy(run: &mut Run<'_>, keys: &[std::borrow::Cow<'_, [u8]>]) -> Result<Answer, OpError> {
+    let now = run.cx.now_ms;
+    let policy =
+        run.cx.operation_policy.ok_or_else(|| OpError::new(ErrorKind::NullArgument, "expiryPolicy is null"))?;
+    let mut any = false;
+    for key in keys {
+        let Some(expires_ms) = run.live(key).map(|record| record.expires_ms) else { continue };
+        run.store.set_policy(key, policy);
+        run.store.set_expiry(key, policy.update.map_or(expires_ms, |lifetime| lifetime.from(now)));
+        any = true;
+    }
+    Ok(Answer::Bool(any))
 }
 
 /// replace(key, value), replace(key, old, value) (a serialized Boolean) and getAndReplace
@@ -221,7 +257,14 @@ mod tests {
     use std::borrow::Cow;
 
     fn cx(now_ms: i64, policy: ExpiryPolicy) -> Context {
-        Context { now_ms, operation_policy: None, cache_policy: policy, events: true }
+        Context {
+            now_ms,
+            operation_policy: None,
+            cache_policy: policy,
+            events: true,
+            loads_on_miss: false,
+            writes_through: false,
+        }
     }
 
     fn run(store: &mut CacheStore, cx: Context, op: CacheOp<'_>) -> (Answer, Vec<Made>) {

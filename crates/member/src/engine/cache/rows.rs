@@ -107,7 +107,9 @@ pub(crate) static ROWS: &[Operation] = &[
         remove_listener(Registry::CacheEntries, r.name, r.registration_id)
     }),
     // A listener's configuration (Java code) the client registers itself, and statistics or
-    // management switches: accepted, nothing to keep.
+    // management switches: accepted, nothing to keep. loadAll: nothing to load without a
+    // loader; with one (Java code), the failure a member without its class answers.
+    wide_row!(CacheLoadAll, S, |message, _| over(CacheLoadAll::decode(message)?.name, Work::LoadAll)),
     wide_row!(CacheListenerRegistration, S, |message, _| answered(
         Fixed::Nothing,
         CacheListenerRegistration::decode(message)?.name
@@ -169,7 +171,15 @@ fn run(
     let def = owner.settings.dynamic.caches.get(name).ok_or_else(|| not_exists(name))?;
     let operation_policy = expiry::from_operation(request.expiry.as_deref())?;
     let events = owner.listeners.has_cache_listeners(name);
-    let cx = Context { now_ms: owner.now_ms, operation_policy, cache_policy: def.expiry, events };
+    let (loads_on_miss, writes_through) = (def.loads_on_miss(), def.writes_through());
+    let cx = Context {
+        now_ms: owner.now_ms,
+        operation_policy,
+        cache_policy: def.expiry,
+        events,
+        loads_on_miss,
+        writes_through,
+    };
     let (store, _) = owner.partitions[call.local].store_mut::<kind::Cache>(name, &mut owner.settings);
     ops::execute(store, cx, &request.op)
 }

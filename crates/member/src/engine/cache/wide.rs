@@ -13,9 +13,15 @@ use ferrogrid_protocol::message::{write_frame, MessageWriter, RESPONSE_HEADER_SI
 use ferrogrid_protocol::{DecodeError, Message, PartitionId};
 use std::sync::Arc;
 
-/// The error of a request on the cache `name`, which does not exist.
+/// The error of a key request on the cache `name`, which does not exist.
 pub(crate) fn not_exists(name: &str) -> OpError {
     let text = format!("Cache {} is already destroyed or not created yet", crate::tenants::display(name));
+    OpError::new(ErrorKind::CacheNotExists, text)
+}
+
+/// The error of a request over the partitions on the cache `name`, which does not exist.
+fn config_not_created(name: &str) -> OpError {
+    let text = format!("Cache config for cache {} has not been created yet!", crate::tenants::display(name));
     OpError::new(ErrorKind::CacheNotExists, text)
 }
 
@@ -151,6 +157,9 @@ pub(crate) enum Work {
     GetAll {
         keys: Vec<Box<[u8]>>,
     },
+    /// loadAll: nothing to load without a loader; with one (Java code), the failure a
+    /// Hazelcast member without the loader's class answers.
+    LoadAll,
 }
 
 /// Size, clear, removeAll and getAll of the cache `name`.
@@ -195,8 +204,12 @@ impl WideOperation for OverPartitions {
     }
 
     fn on_share(&self, name: &str, share: &mut ShareContext<'_>, partial: &mut Gathered) {
-        if share.settings.dynamic.caches.get(name).is_none() {
+        let Some(def) = share.settings.dynamic.caches.get(name) else {
             partial.missing = true;
+            return;
+        };
+        if let Work::LoadAll = self.work {
+            partial.count = partial.count.max(u64::from(def.loader.0));
             return;
         }
         let (count, reactor) = (share.reactor.1, share.reactor.0);
@@ -246,12 +259,15 @@ impl WideOperation for OverPartitions {
 
     fn reply<'p>(&'p self, partial: &'p mut Gathered) -> Result<Reply<'p>, OpError> {
         if partial.missing {
-            return Err(not_exists(&self.name));
+            return Err(config_not_created(&self.name));
         }
         Ok(match self.work {
             Work::Size => Reply::Int(partial.count.min(i32::MAX as u64) as i32),
             Work::GetAll { .. } => partial.items.list(),
-            Work::Clear | Work::RemoveAll { .. } => Reply::Empty,
+            Work::LoadAll if partial.count > 0 => {
+                return Err(OpError::new(ErrorKind::CacheLoader, "Exception in CacheLoader during loadAll"))
+            }
+            Work::Clear | Work::RemoveAll { .. } | Work::LoadAll => Reply::Empty,
         })
     }
 }
