@@ -74,6 +74,7 @@ def cache_config(
     read_through=False,
     writer=None,
     write_through=False,
+    eviction_holder=None,
 ):
     """A CacheConfigHolder of a MutableConfiguration<Object, Object> under the default manager."""
     fixed = [
@@ -91,7 +92,7 @@ def cache_config(
         text(manager_prefix),
         None,  # uriString
         text("BINARY"),
-        eviction(),
+        eviction() if eviction_holder is None else eviction_holder,
         None,  # wanReplicationRef
         text("java.lang.Object"),
         text("java.lang.Object"),

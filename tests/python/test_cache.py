@@ -43,6 +43,7 @@ from cache_codec import (
     UNKNOWN_POLICY,
     UNKNOWN_POLICY_CLASS,
     create_config,
+    eviction,
 )
 from conftest import unique_name
 from dynamic_config import _frame, request, structure, text
@@ -268,3 +269,22 @@ def test_a_cache_whose_loader_and_writer_the_member_lacks_fails_only_what_needs_
     for each in (plain, cache_name, through, writing, quiet):
         _invoke(client, request(DESTROY, (), [text(PREFIX + each)]))
 
+
+
+def test_a_full_cache_evicts_to_its_share_per_partition(client, cache_name):
+    """ENTRY_COUNT 1000 over 271 partitions: each partition keeps 13 entries at most (Hazelcast's
+    balanced share, 3.7, plus 5 standard deviations); the size is each partition's keys, capped."""
+    name = PREFIX + cache_name
+    _invoke(client, create_config(cache_name, eviction_holder=eviction(size=1000)))
+    keys = ["k%d" % i for i in range(4000)]
+    put = [("bool", False), ("int", -1)]
+    for key in keys:
+        _on_key(client, PUT, name, key, put, [_data(client, "v"), None])
+    per_partition = {}
+    for key in keys:
+        partition = _key_partition(client, key)
+        per_partition[partition] = per_partition.get(partition, 0) + 1
+    expected = sum(min(count, 13) for count in per_partition.values())
+    assert _int(_invoke(client, request(SIZE, (), [text(name)]))) == expected
+    assert _decode_data(client, _on_key(client, GET, name, keys[-1], (), [None])) == "v", "the last put stays"
+    _invoke(client, request(DESTROY, (), [text(name)]))

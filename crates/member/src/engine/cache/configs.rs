@@ -12,7 +12,7 @@
 
 use crate::engine::cache::expiry::{self, ExpiryPolicy};
 use crate::engine::request::{ErrorKind, OpError};
-use ferrogrid_protocol::codec::{CacheConfigHolder, CacheCreateConfig};
+use ferrogrid_protocol::codec::{CacheConfigHolder, CacheCreateConfig, EvictionConfigHolder};
 use ferrogrid_protocol::Message;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
@@ -37,9 +37,25 @@ pub(crate) struct CacheDef {
     pub loader: (bool, bool),
     /// A `CacheWriter` is configured, and write-through.
     pub writer: (bool, bool),
+    /// The eviction's entry count for the whole cache and its policy (None: no eviction).
+    pub eviction: Option<(usize, Evict)>,
 }
 
 impl CacheDef {
+    /// The entries a partition keeps at most and the eviction policy, for `partitions`
+    /// partitions (Hazelcast's `EntryCountCacheEvictionChecker`: the balanced share plus a
+    /// margin of 5 standard deviations up to 4,000 entries, 3 up to 1,000,000, none beyond).
+    pub(crate) fn eviction(&self, partitions: u16) -> Option<(usize, Evict)> {
+        let (size, evict) = self.eviction?;
+        let balanced = size as f64 / f64::from(partitions.max(1));
+        let margin = match size {
+            0..=4_000 => 5.0,
+            4_001..=1_000_000 => 3.0,
+            _ => 0.0,
+        };
+        Some(((balanced.sqrt() * margin + balanced) as usize, evict))
+    }
+
     /// A get of an absent key needs the loader (Java code ferrogrid does not run).
     pub(crate) fn loads_on_miss(&self) -> bool {
         self.loader == (true, true)
@@ -76,10 +92,42 @@ impl CacheDef {
             request: request.into(),
             expiry: expiry::from_factory(holder.expiry_policy_factory.0)?,
             backups: (sync as u8, backup_async as u8),
+            eviction: eviction(&holder.eviction)?,
             loader: (holder.loader_factory.is_some(), holder.read_through),
             writer: (holder.writer_factory.is_some(), holder.write_through),
         })
     }
+}
+
+/// Which entry an eviction chooses among its sample (a cache's `eviction-policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Evict {
+    /// The least recently used.
+    Lru,
+    /// The least frequently used.
+    Lfu,
+    /// Any.
+    Random,
+}
+
+/// A cache's eviction as configured: ENTRY_COUNT with LRU, LFU or RANDOM (NONE: no eviction);
+/// the native-memory policies are refused, as on a Hazelcast member without native memory.
+fn eviction(holder: &EvictionConfigHolder<'_>) -> Result<Option<(usize, Evict)>, OpError> {
+    let evict = match holder.eviction_policy {
+        "NONE" => return Ok(None),
+        "LRU" => Evict::Lru,
+        "LFU" => Evict::Lfu,
+        "RANDOM" => Evict::Random,
+        other => return Err(OpError::new(ErrorKind::IllegalArgument, format!("unknown eviction policy {other}"))),
+    };
+    if holder.max_size_policy != "ENTRY_COUNT" {
+        let text = format!(
+            "Invalid max-size policy ({}) for BINARY in-memory format: only ENTRY_COUNT is served",
+            holder.max_size_policy
+        );
+        return Err(OpError::new(ErrorKind::InvalidConfiguration, text));
+    }
+    Ok(Some((usize::try_from(holder.size).unwrap_or(0), evict)))
 }
 
 /// The member's caches, by name (with prefix).

@@ -12,6 +12,7 @@
 //! - replace answers a serialized Boolean (Data), as Hazelcast's does; remove, putIfAbsent a
 //!   boolean; put with `answer_old` (getAndPut) the old value.
 
+use crate::engine::cache::configs::Evict;
 use crate::engine::cache::expiry::ExpiryPolicy;
 use crate::engine::cache::request::CacheOp;
 use crate::engine::cache::store::{CacheStore, Record};
@@ -57,6 +58,8 @@ pub(crate) struct Context {
     /// A miss needs the cache's loader; a write or remove its writer.
     pub loads_on_miss: bool,
     pub writes_through: bool,
+    /// The partition's share of the cache's max size, and the eviction policy (None: none).
+    pub eviction: Option<(usize, Evict)>,
 }
 
 fn writer_failure(during: &str) -> OpError {
@@ -97,6 +100,7 @@ impl Run<'_> {
         if let Some(lifetime) = self.policy(&record).access {
             self.store.set_expiry(key, lifetime.from(now));
         }
+        self.store.touch(key, now);
         Some(record.value.into_vec())
     }
 
@@ -111,13 +115,16 @@ impl Run<'_> {
         match &old {
             Some(record) => {
                 let expires = self.policy(record).update.map_or(record.expires_ms, |lifetime| lifetime.from(now));
-                self.store.put(key, value, expires);
+                self.store.put(key, value, expires, now);
                 self.event(CacheEventKind::Updated, key, Some(value), Some(&record.value));
             }
             None => {
                 let expires = self.cx.operation_policy.unwrap_or(self.cx.cache_policy).creation.from(now);
                 if expires > now {
-                    self.store.put(key, value, expires);
+                    if let Some((max, evict)) = self.cx.eviction {
+                        self.store.evict_for_new(max, evict);
+                    }
+                    self.store.put(key, value, expires, now);
                     self.event(CacheEventKind::Created, key, Some(value), None);
                 }
             }
@@ -264,6 +271,7 @@ mod tests {
             events: true,
             loads_on_miss: false,
             writes_through: false,
+            eviction: None,
         }
     }
 

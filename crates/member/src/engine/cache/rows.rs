@@ -172,6 +172,7 @@ fn run(
     let operation_policy = expiry::from_operation(request.expiry.as_deref())?;
     let events = owner.listeners.has_cache_listeners(name);
     let (loads_on_miss, writes_through) = (def.loads_on_miss(), def.writes_through());
+    let eviction = def.eviction(owner.replication.state.table.partition_count() as u16);
     let cx = Context {
         now_ms: owner.now_ms,
         operation_policy,
@@ -179,6 +180,7 @@ fn run(
         events,
         loads_on_miss,
         writes_through,
+        eviction,
     };
     let (store, _) = owner.partitions[call.local].store_mut::<kind::Cache>(name, &mut owner.settings);
     ops::execute(store, cx, &request.op)

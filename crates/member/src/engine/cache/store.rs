@@ -14,6 +14,7 @@
 //! Owned by the reactor that owns the partition; no locks.
 
 use crate::cluster::peer::{put_bytes, Malformed, Reader, SnapshotWriter};
+use crate::engine::cache::configs::Evict;
 use crate::engine::cache::expiry::{ExpiryPolicy, Lifetime};
 use crate::engine::map::entry::{Entry, Meta};
 use crate::engine::map::iteration::position;
@@ -28,6 +29,9 @@ pub(crate) type Owned = (Box<[u8]>, Box<[u8]>);
 /// A batch of the iteration: keys and values.
 pub(crate) type Batch<'s> = Vec<(&'s [u8], &'s [u8])>;
 
+/// Entries an eviction samples, as Hazelcast's eviction does.
+const EVICTION_SAMPLE: usize = 15;
+
 const PUT: u8 = 1;
 const REMOVE: u8 = 2;
 const CLEAR: u8 = 3;
@@ -39,6 +43,9 @@ pub(crate) struct Record {
     pub value: Box<[u8]>,
     pub expires_ms: i64,
     pub policy: Option<ExpiryPolicy>,
+    /// Last access or write, and reads (for eviction; not replicated: a backup starts them over).
+    pub used_ms: i64,
+    pub hits: u32,
 }
 
 /// One cache in one partition.
@@ -102,10 +109,35 @@ impl CacheStore {
         }
     }
 
-    /// Puts `key` (keeping its own expiry policy); answers the old record.
-    pub(crate) fn put(&mut self, key: &[u8], value: &[u8], expires_ms: i64) -> Option<Record> {
-        let policy = self.entries.get(key).and_then(|record| record.policy);
-        self.put_record(key, Record { value: value.into(), expires_ms, policy })
+    /// Puts `key` (keeping its own expiry policy and its use) at `now_ms`; answers the old
+    /// record.
+    pub(crate) fn put(&mut self, key: &[u8], value: &[u8], expires_ms: i64, now_ms: i64) -> Option<Record> {
+        let (policy, hits) = self.entries.get(key).map_or((None, 0), |record| (record.policy, record.hits));
+        self.put_record(key, Record { value: value.into(), expires_ms, policy, used_ms: now_ms, hits })
+    }
+
+    /// Records a read of `key` at `now_ms`.
+    pub(crate) fn touch(&mut self, key: &[u8], now_ms: i64) {
+        if let Some(record) = self.entries.get_mut(key) {
+            record.used_ms = now_ms;
+            record.hits = record.hits.saturating_add(1);
+        }
+    }
+
+    /// Makes room for a new entry when `max` entries are held (Hazelcast's check, before each
+    /// new entry): removes one chosen by `evict` among a sample; answers whether one went.
+    pub(crate) fn evict_for_new(&mut self, max: usize, evict: Evict) -> bool {
+        if self.entries.len() < max {
+            return false;
+        }
+        let sample = self.entries.iter().take(EVICTION_SAMPLE);
+        let chosen = match evict {
+            Evict::Lru => sample.min_by_key(|(_, record)| record.used_ms),
+            Evict::Lfu => sample.min_by_key(|(_, record)| (record.hits, record.used_ms)),
+            Evict::Random => sample.into_iter().next(),
+        };
+        let Some(key) = chosen.map(|(key, _)| key.clone()) else { return false };
+        self.remove(&key).is_some()
     }
 
     fn put_record(&mut self, key: &[u8], record: Record) -> Option<Record> {
@@ -187,7 +219,7 @@ impl CacheStore {
                 PUT => {
                     let (key, value, expires_ms) = (reader.bytes()?, reader.bytes()?, reader.i64()?);
                     let policy = read_policy(&mut reader)?;
-                    self.put_record(key, Record { value: value.into(), expires_ms, policy });
+                    self.put_record(key, Record { value: value.into(), expires_ms, policy, used_ms: 0, hits: 0 });
                 }
                 REMOVE => {
                     self.remove(reader.bytes()?);
@@ -312,25 +344,34 @@ mod tests {
     fn changes_and_snapshots_rebuild_the_same_entries() {
         let mut owner = CacheStore::new(1);
         owner.set_track_changes(true);
-        owner.put(b"a", b"1", i64::MAX);
-        owner.put(b"b", b"2", 500);
+        owner.put(b"a", b"1", i64::MAX, 0);
+        owner.put(b"b", b"2", 500, 0);
         let touched = ExpiryPolicy { creation: Lifetime::Millis(5), access: Some(Lifetime::Eternal), update: None };
         owner.set_policy(b"b", touched);
-        owner.put(b"c", b"3", i64::MAX);
+        owner.put(b"c", b"3", i64::MAX, 0);
         owner.remove(b"c");
         let mut body = Vec::new();
         owner.write_changes(&mut body);
         let mut backup = CacheStore::new(1);
         backup.apply_backup(&body).unwrap();
         backup.apply_backup(&body).unwrap();
-        assert_eq!(backup.entries, owner.entries);
+        let plain = |store: &CacheStore| {
+            let mut entries: Vec<_> = store
+                .entries
+                .iter()
+                .map(|(key, record)| (key.clone(), record.value.clone(), record.expires_ms, record.policy))
+                .collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            entries
+        };
+        assert_eq!(plain(&backup), plain(&owner));
         assert_eq!(backup.held_bytes, owner.held_bytes);
         owner.clear(0);
-        owner.put(b"d", b"4", i64::MAX);
+        owner.put(b"d", b"4", i64::MAX, 0);
         body.clear();
         owner.write_changes(&mut body);
         backup.apply_backup(&body).unwrap();
-        assert_eq!(backup.entries, owner.entries);
+        assert_eq!(plain(&backup), plain(&owner));
         for end in 0..body.len() {
             let mut copy = CacheStore::new(1);
             let _ = copy.apply_backup(&body[..end]);
@@ -340,13 +381,13 @@ mod tests {
     #[test]
     fn expired_entries_are_invisible_and_go() {
         let mut store = CacheStore::new(1);
-        store.put(b"a", b"1", 100);
-        store.put(b"b", b"2", i64::MAX);
+        store.put(b"a", b"1", 100, 0);
+        store.put(b"b", b"2", i64::MAX, 0);
         assert_eq!(store.size(99), 2);
         assert_eq!(store.size(100), 1);
         assert!(store.get(b"a", 100).is_none());
         assert_eq!(store.entry_count(), 1, "read after its time, the entry went");
-        store.put(b"c", b"3", 5);
+        store.put(b"c", b"3", 5, 0);
         let swept = store.sweep_expired(10, 100);
         assert_eq!((swept.len(), swept[0].key(), swept[0].value()), (1, &b"c"[..], &b"3"[..]));
         assert_eq!(store.entry_count(), 1);
@@ -356,7 +397,7 @@ mod tests {
     fn a_batched_iteration_returns_every_entry_once() {
         let mut store = CacheStore::new(1);
         for i in 0..100u32 {
-            store.put(&i.to_le_bytes(), b"v", i64::MAX);
+            store.put(&i.to_le_bytes(), b"v", i64::MAX, 0);
         }
         let (mut index, mut seen) = (i32::MAX, Vec::new());
         while index >= 0 {
@@ -367,5 +408,23 @@ mod tests {
         seen.sort();
         seen.dedup();
         assert_eq!(seen.len(), 100);
+    }
+
+    #[test]
+    fn a_full_partition_evicts_the_least_recently_used_of_its_sample() {
+        let mut store = CacheStore::new(1);
+        for i in 0..10u8 {
+            store.put(&[i], b"v", i64::MAX, i64::from(i));
+        }
+        store.touch(&[0], 100);
+        assert!(!store.evict_for_new(11, Evict::Lru), "room left");
+        assert!(store.evict_for_new(10, Evict::Lru));
+        assert_eq!(store.entry_count(), 9);
+        assert!(store.get(&[1], 0).is_none(), "entry 1 was used least recently");
+        assert!(store.get(&[0], 0).is_some(), "entry 0 was read last");
+        store.touch(&[2], 101);
+        store.touch(&[2], 102);
+        assert!(store.evict_for_new(9, Evict::Lfu));
+        assert!(store.get(&[2], 0).is_some(), "read twice");
     }
 }
