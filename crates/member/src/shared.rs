@@ -308,9 +308,16 @@ impl Shared {
     /// members died).
     pub fn partitions_lost_here(&self, losses: &[crate::cluster::events::PartitionLoss]) {
         let limit = self.config.limits.listener_event_queue_bytes as usize;
-        let backups = |map: &str| {
-            let config = self.config.maps.for_map(map);
-            i32::from(config.backup_count) + i32::from(config.async_backup_count)
+        let backups = |topic, name: &str| match topic {
+            // Hazelcast's cache listeners name the cache as its user did (no manager prefix);
+            // no such cache, no event.
+            crate::cluster::events::Topic::CachePartitionLost => {
+                self.dynamic_configs.caches.backups_of_simple_name(name).unwrap_or(i32::MAX)
+            }
+            _ => {
+                let config = self.config.maps.for_map(name);
+                i32::from(config.backup_count) + i32::from(config.async_backup_count)
+            }
         };
         self.cluster_listeners.publish_losses(losses, self.view.member_uuid, limit, backups);
     }

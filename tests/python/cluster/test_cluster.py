@@ -7,6 +7,10 @@ import threading
 import time
 
 import pytest
+from hazelcast.invocation import Invocation
+from hazelcast.protocol.client_message import OutboundMessage
+
+from cache_codec import create_config
 
 from . import cluster_harness
 from .cluster_harness import (
@@ -1190,11 +1194,16 @@ class PartitionLostCodec:
     """Client.AddPartitionLostListener (0x000600), its PartitionLost event (0x000602) and
     Client.RemovePartitionLostListener (0x000700); with a map name, Map.AddPartitionLostListener
     (0x011B00), its MapPartitionLost event (0x011B02) and Map.RemovePartitionLostListener
-    (0x011C00). The Python client has none of these; the Java client's
-    PartitionService.addPartitionLostListener and IMap.addPartitionLostListener send them."""
+    (0x011C00); with a cache's name (`cache=True`: the name its user gave, without its manager's
+    prefix, as the Java client sends it), Cache.AddPartitionLostListener
+    (0x131900), its CachePartitionLost event (0x131902) and Cache.RemovePartitionLostListener
+    (0x131A00). The Python client has none of these; the Java client's
+    PartitionService.addPartitionLostListener, IMap.addPartitionLostListener and
+    ICache.addPartitionLostListener send them."""
 
-    def __init__(self, map_name=None):
+    def __init__(self, map_name=None, cache=False):
         self.map_name = map_name
+        self.add_type, self.remove_type = (0x131900, 0x131A00) if cache else (0x011B00, 0x011C00)
 
     def encode_add(self, local_only):
         from hazelcast.protocol.builtin import FixSizedTypesCodec, StringCodec
@@ -1204,7 +1213,7 @@ class PartitionLostCodec:
             buf = create_initial_buffer(REQUEST_HEADER_SIZE + 1, 0x000600, True)
             FixSizedTypesCodec.encode_boolean(buf, REQUEST_HEADER_SIZE, local_only)
             return OutboundMessage(buf, False)
-        buf = create_initial_buffer(REQUEST_HEADER_SIZE + 1, 0x011B00)
+        buf = create_initial_buffer(REQUEST_HEADER_SIZE + 1, self.add_type)
         FixSizedTypesCodec.encode_boolean(buf, REQUEST_HEADER_SIZE, local_only)
         StringCodec.encode(buf, self.map_name, True)
         return OutboundMessage(buf, False)
@@ -1224,7 +1233,7 @@ class PartitionLostCodec:
             buf = create_initial_buffer(REQUEST_HEADER_SIZE + 17, 0x000700, True)
             FixSizedTypesCodec.encode_uuid(buf, REQUEST_HEADER_SIZE, registration_id)
             return OutboundMessage(buf, True)
-        buf = create_initial_buffer(REQUEST_HEADER_SIZE + 17, 0x011C00)
+        buf = create_initial_buffer(REQUEST_HEADER_SIZE + 17, self.remove_type)
         FixSizedTypesCodec.encode_uuid(buf, REQUEST_HEADER_SIZE, registration_id)
         StringCodec.encode(buf, self.map_name, True)
         return OutboundMessage(buf, True)
@@ -1240,13 +1249,15 @@ class PartitionLostCodec:
         if msg.get_message_type() == 0x000602:
             lost_backup_count = FixSizedTypesCodec.decode_int(buf, EVENT_HEADER_SIZE + 4)
             on_event(partition, lost_backup_count, FixSizedTypesCodec.decode_uuid(buf, EVENT_HEADER_SIZE + 8))
-        elif msg.get_message_type() == 0x011B02:
+        elif msg.get_message_type() in (0x011B02, 0x131902):
             on_event(partition, None, FixSizedTypesCodec.decode_uuid(buf, EVENT_HEADER_SIZE + 4))
 
 
 def add_partition_lost_listener(client, on_event, map_name=None):
-    """Registers as the Java client does: local-only on every member for a smart client."""
-    codec = PartitionLostCodec(map_name)
+    """Registers as the Java client does: local-only on every member for a smart client. A name
+    starting "cache:" is a JCache cache's (the rest)."""
+    cache = map_name is not None and map_name.startswith("cache:")
+    codec = PartitionLostCodec(map_name[len("cache:") :] if cache else map_name, cache)
     return client._listener_service.register_listener(
         codec.encode_add(client._config.smart_routing),
         codec.decode_add,
@@ -1266,7 +1277,8 @@ def test_partition_lost_listeners_hear_each_promotion_once(make_cluster, request
     # A smart client's listener (local-only on every member) and unisocket listeners on each
     # survivor each hear every such partition once, and nothing for the partitions the dead
     # member only backed up. A map's partition-lost listener hears those partitions only if the
-    # map had no backup (nobackup-*: backup-count 0); a map with one backup lost nothing.
+    # map had no backup (nobackup-*: backup-count 0); a map with one backup lost nothing. So do
+    # a JCache cache's (created with 0 backups, and with 1).
     cluster = make_cluster(3)
     cluster.start_members(range(3))
     probe = cluster.client(smart=True)
@@ -1293,6 +1305,11 @@ def test_partition_lost_listeners_hear_each_promotion_once(make_cluster, request
     registrations = []
     base = unique_map_name(request.node.name)
     maps = {"nobackup-%s" % base: expected, base: []}
+    for backups, cache in ((0, "nobackup-cache-%s" % base), (1, "cache-%s" % base)):
+        created = Invocation(OutboundMessage(create_config(cache, backup_count=backups), False), response_handler=lambda m: m)
+        probe._invocation_service.invoke(created)
+        created.future.result()
+        maps["cache:" + cache] = expected if backups == 0 else []
     for label, client in listeners:
         wait_members(client, 3, FORM_TIMEOUT)
         for map_name in [None] + sorted(maps):

@@ -23,7 +23,9 @@
 
 use crate::cluster::peer::{put_str, Malformed, Reader};
 use crate::net::connection::ConnectionShared;
-use ferrogrid_protocol::codec::{DistributedObjectEvent, MapPartitionLostEvent, PartitionLostEvent};
+use ferrogrid_protocol::codec::{
+    CachePartitionLostEvent, DistributedObjectEvent, MapPartitionLostEvent, PartitionLostEvent,
+};
 use ferrogrid_protocol::Uuid;
 use std::sync::Arc;
 use tracing::warn;
@@ -94,6 +96,9 @@ pub enum Topic {
     /// One map's lost partitions (`IMap.addPartitionLostListener`): as in Hazelcast, a loss
     /// counts for a map whose backups (sync and async) were all lost with its owner.
     MapPartitionLost,
+    /// One JCache cache's lost partitions (`ICache.addPartitionLostListener`, which names the
+    /// cache without its manager's prefix), as a map's.
+    CachePartitionLost,
 }
 
 /// A partition whose owner died, as members pass it on: `origin` (the promoted member, or the
@@ -133,7 +138,8 @@ impl PartitionLoss {
 struct Registration {
     id: Uuid,
     topic: Topic,
-    /// The map of a `MapPartitionLost` registration (scoped: a tenant's has its prefix).
+    /// The map of a `MapPartitionLost` registration, the cache of a `CachePartitionLost` one
+    /// (scoped: a tenant's has its prefix).
     map: Option<Box<str>>,
     connection: Arc<ConnectionShared>,
     /// The registration request's: every event carries it.
@@ -208,19 +214,38 @@ impl ClusterListeners {
     /// Tells this member (`me`) 's partition-lost listeners of `losses`: local-only ones only
     /// of the losses `me` is the origin of. Each event carries its partition id (clients keep
     /// one partition's events in order).
-    /// A map's listeners hear the losses at least as deep as the map's backups (`backups`).
-    pub fn publish_losses(&self, losses: &[PartitionLoss], me: Uuid, limit: usize, backups: impl Fn(&str) -> i32) {
+    /// A map's or a cache's listeners hear the losses at least as deep as its backups
+    /// (`backups(topic, name)`).
+    pub fn publish_losses(
+        &self,
+        losses: &[PartitionLoss],
+        me: Uuid,
+        limit: usize,
+        backups: impl Fn(Topic, &str) -> i32,
+    ) {
         for loss in losses {
-            self.deliver(Topic::MapPartitionLost, limit, |listener, frame| {
-                let map = listener.map.as_deref().unwrap_or("");
-                if (listener.local_only && loss.origin != me) || backups(map) > loss.lost_backup_count {
-                    return false;
-                }
-                let payload =
-                    MapPartitionLostEvent { partition_id: i32::from(loss.partition), uuid: Some(loss.origin) };
-                payload.encode(frame, listener.correlation_id, i32::from(loss.partition));
-                true
-            });
+            for topic in [Topic::MapPartitionLost, Topic::CachePartitionLost] {
+                self.deliver(topic, limit, |listener, frame| {
+                    let name = listener.map.as_deref().unwrap_or("");
+                    if (listener.local_only && loss.origin != me) || backups(topic, name) > loss.lost_backup_count {
+                        return false;
+                    }
+                    let (partition_id, uuid) = (i32::from(loss.partition), Some(loss.origin));
+                    match topic {
+                        Topic::CachePartitionLost => CachePartitionLostEvent { partition_id, uuid }.encode(
+                            frame,
+                            listener.correlation_id,
+                            partition_id,
+                        ),
+                        _ => MapPartitionLostEvent { partition_id, uuid }.encode(
+                            frame,
+                            listener.correlation_id,
+                            partition_id,
+                        ),
+                    };
+                    true
+                });
+            }
             self.deliver(Topic::PartitionLost, limit, |listener, frame| {
                 if listener.local_only && loss.origin != me {
                     return false;

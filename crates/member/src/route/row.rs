@@ -112,6 +112,8 @@ pub enum ClientCall {
     RemovePartitionLostListener,
     AddMapPartitionLostListener,
     RemoveMapPartitionLostListener,
+    AddCachePartitionLostListener,
+    RemoveCachePartitionLostListener,
     /// A Compact schema, answered once every member holds it.
     SendSchema,
     /// Every Compact schema of a client that connected to the cluster anew.

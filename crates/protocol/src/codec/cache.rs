@@ -56,6 +56,12 @@ messages! {
         var name: &'a str, key: Data<'a>, old_value: Option<Data<'a>>, new_value: Data<'a>, expiry_policy: Option<Data<'a>>
     }
     Request CacheSize<'a> = 0x131800 { ; var name: &'a str }
+    /// Answered by the member the client asks (a `UuidResponse`), as other partition-lost
+    /// listeners are.
+    Request CacheAddPartitionLostListener<'a> = 0x131900 { local_only: bool; var name: &'a str }
+    /// A partition of the cache lost with all its backups: its id and the member that says so.
+    Event CachePartitionLostEvent = 0x131902 { partition_id: i32, uuid: Option<Uuid> }
+    Request CacheRemovePartitionLostListener<'a> = 0x131A00 { registration_id: Option<Uuid>; var name: &'a str }
     Request CachePutAll<'a> = 0x131B00 {
         completion_id: i32; var name: &'a str, entries: Vec<(Data<'a>, Data<'a>)>, expiry_policy: Option<Data<'a>>
     }

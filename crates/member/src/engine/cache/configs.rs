@@ -26,6 +26,8 @@ const MAX_BACKUPS: i32 = 6;
 pub(crate) struct CacheDef {
     /// Its name with its manager's prefix (what requests name).
     pub name: String,
+    /// Its name as the user gave it (what partition-lost listeners name).
+    pub simple_name: String,
     /// The CacheConfigHolder's frames, as getConfig answers them.
     pub holder: Box<[u8]>,
     /// The CreateConfig request (what a joining member is sent).
@@ -88,6 +90,7 @@ impl CacheDef {
         }
         Ok(CacheDef {
             name: format!("{}{}", holder.manager_prefix.unwrap_or(""), holder.name),
+            simple_name: holder.name.to_owned(),
             holder: holder.frames.into(),
             request: request.into(),
             expiry: expiry::from_factory(holder.expiry_policy_factory.0)?,
@@ -160,6 +163,14 @@ impl CacheConfigs {
     /// Forgets the cache `name`; true if it existed.
     pub(crate) fn remove(&self, name: &str) -> bool {
         self.caches.write().remove(name).is_some()
+    }
+
+    /// The backups (sync and async together) of the caches named `simple_name` by their user
+    /// (under any manager), the fewest; None if there is no such cache.
+    pub(crate) fn backups_of_simple_name(&self, simple_name: &str) -> Option<i32> {
+        let caches = self.caches.read();
+        let named = caches.values().filter(|def| def.simple_name == simple_name);
+        named.map(|def| i32::from(def.backups.0) + i32::from(def.backups.1)).min()
     }
 
     /// Every cache's CreateConfig request, for a member that joins.

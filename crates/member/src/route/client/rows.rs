@@ -28,6 +28,8 @@ pub(crate) static ROWS: &[Operation] = &[
     row!(ClientFetchSchema, Connection(Call::FetchSchema), Flags::NONE),
     row!(ClientSendAllSchemas, Connection(Call::SendAllSchemas), Flags::NONE),
     row!(MapRemovePartitionLostListener, Connection(Call::RemoveMapPartitionLostListener), S),
+    row!(CacheAddPartitionLostListener, Connection(Call::AddCachePartitionLostListener), S),
+    row!(CacheRemovePartitionLostListener, Connection(Call::RemoveCachePartitionLostListener), S),
     // Management center's promotion of a lite member (what Cluster.promoteLocalLiteMember does).
     row!(McPromoteLiteMember, Connection(Call::PromoteLiteMember), Flags::NONE),
 ];

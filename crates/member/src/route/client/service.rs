@@ -187,7 +187,9 @@ pub fn handle(
         | ClientCall::AddPartitionLostListener
         | ClientCall::RemovePartitionLostListener
         | ClientCall::AddMapPartitionLostListener
-        | ClientCall::RemoveMapPartitionLostListener => {
+        | ClientCall::RemoveMapPartitionLostListener
+        | ClientCall::AddCachePartitionLostListener
+        | ClientCall::RemoveCachePartitionLostListener => {
             return proxies(shared, call, connection, message, out, tenant);
         }
         ClientCall::DestroyProxy => return destroy_proxy(shared, message, out),
@@ -298,6 +300,14 @@ fn listener_request(
         ClientCall::RemoveMapPartitionLostListener => {
             let request = MapRemovePartitionLostListener::decode(message)?;
             (Topic::MapPartitionLost, Some(request.name.to_owned()), Err(request.registration_id))
+        }
+        ClientCall::AddCachePartitionLostListener => {
+            let request = CacheAddPartitionLostListener::decode(message)?;
+            (Topic::CachePartitionLost, Some(request.name.to_owned()), Ok(request.local_only))
+        }
+        ClientCall::RemoveCachePartitionLostListener => {
+            let request = CacheRemovePartitionLostListener::decode(message)?;
+            (Topic::CachePartitionLost, Some(request.name.to_owned()), Err(request.registration_id))
         }
         other => unreachable!("{other:?} is not a listener request"),
     };
