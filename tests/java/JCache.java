@@ -1,6 +1,8 @@
 import com.hazelcast.cache.HazelcastCachingProvider;
 import com.hazelcast.client.HazelcastClient;
+import com.hazelcast.cache.ICache;
 import com.hazelcast.client.config.ClientConfig;
+import com.hazelcast.config.NearCacheConfig;
 import com.hazelcast.core.HazelcastInstance;
 
 import java.io.Serializable;
@@ -182,15 +184,52 @@ public final class JCache {
         checkEq("1", cache.get("p"), "the entry is unchanged");
     }
 
-    static void run(HazelcastInstance client) throws InterruptedException {
+    /**
+     * A second client with a near cache on the cache reads a key (now held in its near cache);
+     * the first client changes it: the member's invalidation reaches the near cache, and the
+     * second client reads the new value.
+     */
+    static void nearCache(Cache<String, String> cache, String name, String address) throws InterruptedException {
+        ClientConfig cfg = Harness.clientConfig(address, System.getProperty("jcache.clusterName", "dev"));
+        cfg.addNearCacheConfig(new NearCacheConfig(name).setInvalidateOnChange(true));
+        HazelcastInstance reader = HazelcastClient.newHazelcastClient(cfg);
+        try {
+            ICache<String, String> near = reader.getCacheManager().getCache(name);
+            checkEq(true, near.getClass().getSimpleName().contains("NearCached"), "the reader's cache has a near cache: " + near.getClass());
+            cache.put("n", "1");
+            checkEq("1", near.get("n"), "the reader's first get");
+            checkEq("1", near.get("n"), "the reader's second get (from its near cache)");
+            cache.put("n", "2");
+            long deadline = System.currentTimeMillis() + 10_000;
+            String seen = near.get("n");
+            while (!"2".equals(seen) && System.currentTimeMillis() < deadline) {
+                Thread.sleep(50);
+                seen = near.get("n");
+            }
+            checkEq("2", seen, "the near cache was invalidated by the change");
+            cache.clear();
+            deadline = System.currentTimeMillis() + 10_000;
+            seen = near.get("n");
+            while (seen != null && System.currentTimeMillis() < deadline) {
+                Thread.sleep(50);
+                seen = near.get("n");
+            }
+            checkEq(null, seen, "the near cache was invalidated by the clear");
+        } finally {
+            reader.shutdown();
+        }
+    }
+
+    static void run(HazelcastInstance client, String address) throws InterruptedException {
         CachingProvider provider = Caching.getCachingProvider("com.hazelcast.client.cache.HazelcastClientCachingProvider");
         CacheManager manager = provider.getCacheManager(null, null, HazelcastCachingProvider.propertiesByInstanceItself(client));
-        String name = "jcache-" + UUID.randomUUID();
+        String name = "jcache-nc-" + UUID.randomUUID();
         Cache<String, String> cache = manager.createCache(name, new MutableConfiguration<String, String>().setTypes(String.class, String.class));
         checkEq(cache, manager.getCache(name, String.class, String.class), "getCache answers the created cache");
         operations(cache);
         listener(cache);
         invoke(cache);
+        nearCache(cache, name, address);
         List<String> names = new ArrayList<>();
         manager.getCacheNames().forEach(names::add);
         checkEq(true, names.contains(name), "getCacheNames lists the cache");
@@ -207,7 +246,7 @@ public final class JCache {
         try {
             ClientConfig cfg = Harness.clientConfig(address, System.getProperty("jcache.clusterName", "dev"));
             client = HazelcastClient.newHazelcastClient(cfg);
-            run(client);
+            run(client, address);
             rc = 0;
             System.out.println("java jcache: ok (" + checks + " checks)");
         } catch (Throwable t) {

@@ -565,7 +565,7 @@ impl PartitionOwner {
                     crate::engine::map::journal::journal_expired(object, &expired, self.now_ms);
                 }
                 if kind == ObjectKind::Cache && owned {
-                    self.listeners.publish_cache_expired(&mut self.outbox, (name, partition_id), &expired);
+                    self.listeners.publish_cache_expired(&mut self.outbox, (self.member, name, partition_id), &expired);
                 }
                 // Entry listeners are map listeners.
                 if kind != ObjectKind::Map || !self.listeners.has(name) {

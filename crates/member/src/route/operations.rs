@@ -237,9 +237,10 @@ mod tests {
         assert!(row(ClientDestroyProxy::TYPE).is_some_and(|row| row.is(Flags::SCOPED)));
         assert!(row(ClientPing::TYPE).is_some_and(|row| !row.is(Flags::SCOPED)));
         // Every row of every structure (engine/structures.rs) and object service names its
-        // object first: a tenant's namespace scopes it. The one exception names a list of maps
-        // (a near cache's metadata fetch), which no namespace prefix scopes; the plain
-        // executor's cancels name no object at all.
+        // object first: a tenant's namespace scopes it. The exceptions name a list of maps or
+        // caches (a near cache's metadata fetch), which no namespace prefix scopes, or name the
+        // object inside a structure (a cache's configuration); the plain executor's cancels
+        // name no object at all.
         let unscoped: Vec<&str> = OBJECT_ROWS
             .iter()
             .flat_map(|rows| rows.iter())
@@ -249,6 +250,7 @@ mod tests {
         let expected = [
             "MapFetchNearCacheInvalidationMetadata",
             "CacheCreateConfig",
+            "CacheFetchNearCacheInvalidationMetadata",
             "ExecutorServiceCancelOnPartition",
             "ExecutorServiceCancelOnMember",
         ];

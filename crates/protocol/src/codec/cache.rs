@@ -48,6 +48,7 @@ messages! {
         var name: &'a str, key: Data<'a>, value: Data<'a>, expiry_policy: Option<Data<'a>>
     }
     Request CacheRemoveEntryListener<'a> = 0x131400 { registration_id: Option<Uuid>; var name: &'a str }
+    Request CacheRemoveInvalidationListener<'a> = 0x131500 { registration_id: Option<Uuid>; var name: &'a str }
     Request CacheRemove<'a> = 0x131600 {
         completion_id: i32; var name: &'a str, key: Data<'a>, current_value: Option<Data<'a>>
     }
@@ -65,6 +66,15 @@ messages! {
     Request CachePutAll<'a> = 0x131B00 {
         completion_id: i32; var name: &'a str, entries: Vec<(Data<'a>, Data<'a>)>, expiry_policy: Option<Data<'a>>
     }
+    /// A near cache's invalidation listener: one CacheInvalidation event per changed key (null
+    /// key: every key), with the partition's uuid and sequence.
+    Request CacheAddNearCacheInvalidationListener<'a> = 0x131D00 { local_only: bool; var name: &'a str }
+    Event CacheInvalidationEvent<'a> = 0x131D02 {
+        source_uuid: Option<Uuid>, partition_uuid: Option<Uuid>, sequence: i64; var name: &'a str, key: Option<Data<'a>>
+    }
+    /// A near cache's repairing handler: answered as the map's (a
+    /// `MapFetchNearCacheInvalidationMetadataResponse`).
+    Request CacheFetchNearCacheInvalidationMetadata<'a> = 0x131E00 { uuid: Option<Uuid>; var names: Vec<&'a str> }
     /// One batch of a partition's entries (answered with a `MapFetchEntriesResponse`).
     Request CacheIterateEntries<'a> = 0x131C00 {
         batch: i32; var name: &'a str, iteration_pointers: Packed<(i32, i32)>

@@ -121,8 +121,10 @@ impl Run<'_> {
             None => {
                 let expires = self.cx.operation_policy.unwrap_or(self.cx.cache_policy).creation.from(now);
                 if expires > now {
-                    if let Some((max, evict)) = self.cx.eviction {
-                        self.store.evict_for_new(max, evict);
+                    if let Some(evicted) =
+                        self.cx.eviction.and_then(|(max, evict)| self.store.evict_for_new(max, evict))
+                    {
+                        self.event(CacheEventKind::Invalidated, &evicted, None, None);
                     }
                     self.store.put(key, value, expires, now);
                     self.event(CacheEventKind::Created, key, Some(value), None);

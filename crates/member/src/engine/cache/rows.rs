@@ -8,13 +8,14 @@ use crate::engine::cache::request::{CacheOp as Op, CacheRequest};
 use crate::engine::cache::wide::{not_exists, CreateConfig, Destroy, GetConfig, OverPartitions, Work};
 use crate::engine::listeners::caches::{CacheChange, CacheEventKind};
 use crate::engine::listeners::{Listener, Registry};
+use crate::engine::map::near_cache::FetchMetadata;
 use crate::engine::request::{OpError, Replies, Reply};
 use crate::engine::structures::ObjectKind;
 use crate::engine::wide::objects::{add_listener, answered, listener, remove_listener, Answer as Fixed};
 use crate::engine::wide::{Classified, WideRequest};
 use crate::partition::objects::kind;
 use crate::partition::owner::{Call, Execute, PartitionOwner};
-use crate::route::row::{row, wide_row, Operation, A, S, W};
+use crate::route::row::{row, wide_row, Flags, Operation, A, S, W};
 use crate::route::wire::{self, blob};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::Data;
@@ -106,6 +107,22 @@ pub(crate) static ROWS: &[Operation] = &[
         let r = CacheRemoveEntryListener::decode(message)?;
         remove_listener(Registry::CacheEntries, r.name, r.registration_id)
     }),
+    // Near caches: invalidation listeners among the cache's registrations
+    // (`listeners/caches.rs`), and the map's repairing metadata under the cache's name.
+    wide_row!(CacheAddNearCacheInvalidationListener, S, |message, connection| {
+        let r = CacheAddNearCacheInvalidationListener::decode(message)?;
+        let listener = Listener { local_only: r.local_only, invalidation: true, ..listener(message, connection) };
+        add_listener(Registry::CacheEntries, r.name, listener)
+    }),
+    wide_row!(CacheRemoveInvalidationListener, S, |message, _| {
+        let r = CacheRemoveInvalidationListener::decode(message)?;
+        remove_listener(Registry::CacheEntries, r.name, r.registration_id)
+    }),
+    wide_row!(CacheFetchNearCacheInvalidationMetadata, Flags::TARGETED, |message, _| {
+        let r = CacheFetchNearCacheInvalidationMetadata::decode(message)?;
+        let Some(member) = r.uuid else { return Classified::null("uuid cannot be null") };
+        Classified::wide(FetchMetadata::new(&r.names, member), r.names.first().copied().unwrap_or_default())
+    }),
     // A listener's configuration (Java code) the client registers itself, and statistics or
     // management switches: accepted, nothing to keep. loadAll: nothing to load without a
     // loader; with one (Java code), the failure a member without its class answers.
@@ -150,12 +167,22 @@ impl Execute for CacheRequest<'_> {
         for event in &made {
             let (value, old_value) = (event.value.as_deref(), event.old_value.as_deref());
             let change = CacheChange { kind: event.kind, key: &event.key, value, old_value };
-            owner.listeners.publish_cache(&mut owner.outbox, (name, partition), change, self.completion_id);
+            owner.listeners.publish_cache(
+                &mut owner.outbox,
+                (owner.member, name, partition),
+                change,
+                self.completion_id,
+            );
         }
         if made.is_empty() && self.completion_id != -1 && owner.listeners.has_cache_listeners(name) {
             let key = self.op.key().unwrap_or(&[]);
             let change = CacheChange { kind: CacheEventKind::Completed, key, value: None, old_value: None };
-            owner.listeners.publish_cache(&mut owner.outbox, (name, partition), change, self.completion_id);
+            owner.listeners.publish_cache(
+                &mut owner.outbox,
+                (owner.member, name, partition),
+                change,
+                self.completion_id,
+            );
         }
         owner.replicate(call.partition_id, call, out, start, Vec::new());
         owner.after_key_request(call.partition_id, ObjectKind::Cache);

@@ -125,10 +125,10 @@ impl CacheStore {
     }
 
     /// Makes room for a new entry when `max` entries are held (Hazelcast's check, before each
-    /// new entry): removes one chosen by `evict` among a sample; answers whether one went.
-    pub(crate) fn evict_for_new(&mut self, max: usize, evict: Evict) -> bool {
+    /// new entry): removes one chosen by `evict` among a sample; answers its key.
+    pub(crate) fn evict_for_new(&mut self, max: usize, evict: Evict) -> Option<Box<[u8]>> {
         if self.entries.len() < max {
-            return false;
+            return None;
         }
         let sample = self.entries.iter().take(EVICTION_SAMPLE);
         let chosen = match evict {
@@ -136,8 +136,8 @@ impl CacheStore {
             Evict::Lfu => sample.min_by_key(|(_, record)| (record.hits, record.used_ms)),
             Evict::Random => sample.into_iter().next(),
         };
-        let Some(key) = chosen.map(|(key, _)| key.clone()) else { return false };
-        self.remove(&key).is_some()
+        let key = chosen.map(|(key, _)| key.clone())?;
+        self.remove(&key).map(|_| key)
     }
 
     fn put_record(&mut self, key: &[u8], record: Record) -> Option<Record> {
@@ -417,14 +417,14 @@ mod tests {
             store.put(&[i], b"v", i64::MAX, i64::from(i));
         }
         store.touch(&[0], 100);
-        assert!(!store.evict_for_new(11, Evict::Lru), "room left");
-        assert!(store.evict_for_new(10, Evict::Lru));
+        assert!(store.evict_for_new(11, Evict::Lru).is_none(), "room left");
+        assert_eq!(store.evict_for_new(10, Evict::Lru).as_deref(), Some(&[1u8][..]));
         assert_eq!(store.entry_count(), 9);
         assert!(store.get(&[1], 0).is_none(), "entry 1 was used least recently");
         assert!(store.get(&[0], 0).is_some(), "entry 0 was read last");
         store.touch(&[2], 101);
         store.touch(&[2], 102);
-        assert!(store.evict_for_new(9, Evict::Lfu));
+        assert!(store.evict_for_new(9, Evict::Lfu).is_some());
         assert!(store.get(&[2], 0).is_some(), "read twice");
     }
 }

@@ -218,7 +218,7 @@ impl WideOperation for OverPartitions {
             let partition_id = PartitionId((reactor + local * count) as u16);
             let Some(store) = partition.existing_store_mut::<kind::Cache>(name) else {
                 if let (true, Work::RemoveAll { completion_id, .. }) = (owned, &self.work) {
-                    completed(share.listeners, share.outbox, name, partition_id, *completion_id);
+                    completed(share.listeners, share.outbox, (share.member, name, partition_id), *completion_id);
                 }
                 continue;
             };
@@ -233,7 +233,19 @@ impl WideOperation for OverPartitions {
                         }
                     }
                 }
-                Work::Clear => drop(store.clear(now)),
+                Work::Clear => {
+                    store.clear(now);
+                    if owned && share.listeners.has_cache_listeners(name) {
+                        let change =
+                            CacheChange { kind: CacheEventKind::Invalidated, key: &[], value: None, old_value: None };
+                        share.listeners.publish_cache(
+                            share.outbox,
+                            (share.member, name, Some(partition_id)),
+                            change,
+                            -1,
+                        );
+                    }
+                }
                 Work::RemoveAll { keys, completion_id } => {
                     let removed = match keys {
                         None => store.clear(now),
@@ -247,9 +259,14 @@ impl WideOperation for OverPartitions {
                                 value: Some(value),
                                 old_value: Some(value),
                             };
-                            share.listeners.publish_cache(share.outbox, (name, Some(partition_id)), change, -1);
+                            share.listeners.publish_cache(
+                                share.outbox,
+                                (share.member, name, Some(partition_id)),
+                                change,
+                                -1,
+                            );
                         }
-                        completed(share.listeners, share.outbox, name, partition_id, *completion_id);
+                        completed(share.listeners, share.outbox, (share.member, name, partition_id), *completion_id);
                     }
                 }
                 _ => {}
@@ -276,12 +293,11 @@ impl WideOperation for OverPartitions {
 fn completed(
     listeners: &mut crate::engine::listeners::Listeners,
     outbox: &mut crate::net::outbox::Outbox,
-    name: &str,
-    partition: PartitionId,
+    (member, name, partition): (ferrogrid_protocol::Uuid, &str, PartitionId),
     completion_id: i32,
 ) {
     if completion_id != -1 && listeners.has_cache_listeners(name) {
         let change = CacheChange { kind: CacheEventKind::Completed, key: &[], value: None, old_value: None };
-        listeners.publish_cache(outbox, (name, Some(partition)), change, completion_id);
+        listeners.publish_cache(outbox, (member, name, Some(partition)), change, completion_id);
     }
 }

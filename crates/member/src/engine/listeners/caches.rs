@@ -2,12 +2,16 @@
 //! cache's registrations here one `Cache` event, its change (CREATED, UPDATED, REMOVED, with the
 //! key and values) or, when it changed nothing, COMPLETED, both carrying the operation's
 //! completion id: a Java client with synchronous listeners waits for one event per listener
-//! before it answers the caller (`ClientCacheProxySyncListenerCompleter`).
+//! before it answers the caller (`ClientCacheProxySyncListenerCompleter`). A near cache's
+//! invalidation listener (a registration with `invalidation` set) hears a CacheInvalidation of
+//! every change, eviction and clear instead, with the partition's uuid and sequence (the
+//! metadata maps' invalidations use, under the cache's name), which its repairing handler
+//! checks.
 
 use super::{Listeners, Registry};
 use crate::net::outbox::Outbox;
-use ferrogrid_protocol::codec::{CacheEvent, CacheEventData};
-use ferrogrid_protocol::{Data, PartitionId};
+use ferrogrid_protocol::codec::{CacheEvent, CacheEventData, CacheInvalidationEvent};
+use ferrogrid_protocol::{Data, PartitionId, Uuid};
 
 /// JCache's event types (`CacheEventType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +21,9 @@ pub enum CacheEventKind {
     Updated = 2,
     Removed = 3,
     Expired = 4,
+    /// An entry evicted, or every entry cleared (no key): near caches are told, entry listeners
+    /// are not (JCache has no such event).
+    Invalidated = 6,
     Completed = 7,
 }
 
@@ -40,7 +47,7 @@ impl Listeners {
     pub fn publish_cache(
         &mut self,
         outbox: &mut Outbox,
-        (name, partition): (&str, Option<PartitionId>),
+        (member, name, partition): (Uuid, &str, Option<PartitionId>),
         change: CacheChange<'_>,
         completion_id: i32,
     ) {
@@ -56,11 +63,37 @@ impl Listeners {
             old_value: change.old_value.map(Data),
             old_value_available: change.old_value.is_some(),
         };
+        let mut invalidation = None;
         for listener in listeners.iter() {
+            // COMPLETED only to entry listeners, INVALIDATED only to near caches.
+            let wanted = match listener.invalidation {
+                true => change.kind != CacheEventKind::Completed,
+                false => change.kind != CacheEventKind::Invalidated,
+            };
+            if !wanted {
+                continue;
+            }
             let Some(out) = outbox.event_buffer(&listener.connection, self.bound.limit_bytes) else {
                 self.bound.drop_event(listener, name);
                 continue;
             };
+            if listener.invalidation {
+                // One sequence per change, taken once whoever listens.
+                let (partition_uuid, sequence) = *invalidation.get_or_insert_with(|| match partition {
+                    Some(partition) => {
+                        let sequence = self.metadata.next_sequence(name, partition.0);
+                        (Some(self.metadata.uuid(partition.0, super::fresh_uuid)), sequence)
+                    }
+                    None => (None, 0),
+                });
+                let (source_uuid, key) = (Some(member), data.key);
+                CacheInvalidationEvent { source_uuid, partition_uuid, sequence, name, key }.encode(
+                    out,
+                    listener.correlation_id,
+                    partition_id,
+                );
+                continue;
+            }
             let event = CacheEvent { event_type: change.kind as i32, completion_id, keys: vec![data.clone()] };
             event.encode(out, listener.correlation_id, partition_id);
         }
@@ -70,7 +103,7 @@ impl Listeners {
     pub fn publish_cache_expired(
         &mut self,
         outbox: &mut Outbox,
-        (name, partition): (&str, PartitionId),
+        (member, name, partition): (Uuid, &str, PartitionId),
         expired: &[crate::partition::object::RemovedEntry],
     ) {
         if expired.is_empty() || !self.has_cache_listeners(name) {
@@ -83,7 +116,7 @@ impl Listeners {
                 value: Some(entry.value()),
                 old_value: None,
             };
-            self.publish_cache(outbox, (name, Some(partition)), change, -1);
+            self.publish_cache(outbox, (member, name, Some(partition)), change, -1);
         }
     }
 }
