@@ -30,10 +30,10 @@ def test_an_unsupported_map_request_is_refused_with_the_message_type_named(clien
 
 
 def test_other_data_structures_are_refused_at_proxy_creation(client, map_name):
-    request = client_create_proxy_codec.encode_request("c", "hz:impl:cacheService")
+    request = client_create_proxy_codec.encode_request("c", "hz:raft:atomicLongService")
     invocation = Invocation(request, partition_id=-1, response_handler=lambda message: message)
     client._invocation_service.invoke(invocation)
     with pytest.raises(HazelcastError) as raised:
         invocation.future.result()
-    assert "hz:impl:cacheService" in str(raised.value)
+    assert "hz:raft:atomicLongService" in str(raised.value)
     assert client.get_map(map_name).blocking().put("a", "b") is None

@@ -418,7 +418,8 @@ fn check_service(name: &str, service_name: &str) -> Result<(), String> {
     if Service::from_name(service_name).is_none() {
         return Err(format!(
             "ferrogrid does not support the service {service_name} (object {name}); only maps, multimaps, \
-             queues, lists, sets, ringbuffers, topics, reliable topics, PN counters and flake id generators"
+             queues, lists, sets, ringbuffers, replicated maps, topics, reliable topics, PN counters, flake id \
+             generators, cardinality estimators, executors and JCache caches"
         ));
     }
     Ok(())
