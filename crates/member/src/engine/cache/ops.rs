@@ -16,7 +16,7 @@ use crate::engine::cache::configs::Evict;
 use crate::engine::cache::expiry::ExpiryPolicy;
 use crate::engine::cache::request::CacheOp;
 use crate::engine::cache::store::{CacheStore, Record};
-use crate::engine::listeners::caches::CacheEventKind;
+use crate::engine::listeners::caches::{CacheChange, CacheEventKind};
 use crate::engine::request::{ErrorKind, OpError};
 
 /// A serialized `java.lang.Boolean` (partition hash 0, type −4, one byte).
@@ -45,6 +45,14 @@ pub(crate) struct Made {
     pub key: Vec<u8>,
     pub value: Option<Vec<u8>>,
     pub old_value: Option<Vec<u8>>,
+}
+
+impl Made {
+    /// The event as listeners are sent it.
+    pub(crate) fn change(&self) -> CacheChange<'_> {
+        let (value, old_value) = (self.value.as_deref(), self.old_value.as_deref());
+        CacheChange { kind: self.kind, key: &self.key, value, old_value }
+    }
 }
 
 /// One request's context: the time, the operation's and the cache's policies, whether events

@@ -86,15 +86,12 @@ pub(crate) static ROWS: &[Operation] = &[
         over(r.name, Work::GetAll { keys: r.keys.into_iter().map(|key| key.0.into()).collect() })
     }),
     // The name is inside the configuration (no tenant namespace scopes a cache).
-    wide_row!(CacheCreateConfig, W, |message, _| {
-        let r = CacheCreateConfig::decode(message)?;
-        match CacheDef::from_request(message.bytes()) {
-            Ok(def) => Classified::wide(
-                CreateConfig(Arc::new(def)),
-                &format!("{}{}", r.config.manager_prefix.unwrap_or(""), r.config.name),
-            ),
-            Err(refusal) => Ok(Classified::Refused(refusal)),
+    wide_row!(CacheCreateConfig, W, |message, _| match CacheDef::from_request(message.bytes()) {
+        Ok(def) => {
+            let name = def.name.clone();
+            Classified::wide(CreateConfig(Arc::new(def)), &name)
         }
+        Err(refusal) => Ok(Classified::Refused(refusal)),
     }),
     wide_row!(CacheGetConfig, S, |message, _| Classified::named(GetConfig, message)),
     wide_row!(CacheDestroy, W.with(S), |message, _| Classified::named(Destroy, message)),
@@ -163,26 +160,14 @@ impl Execute for CacheRequest<'_> {
                 Vec::new()
             }
         };
-        let partition = Some(call.partition_id);
-        for event in &made {
-            let (value, old_value) = (event.value.as_deref(), event.old_value.as_deref());
-            let change = CacheChange { kind: event.kind, key: &event.key, value, old_value };
-            owner.listeners.publish_cache(
-                &mut owner.outbox,
-                (owner.member, name, partition),
-                change,
-                self.completion_id,
-            );
-        }
-        if made.is_empty() && self.completion_id != -1 && owner.listeners.has_cache_listeners(name) {
+        let mut changes: Vec<CacheChange<'_>> = made.iter().map(ops::Made::change).collect();
+        if changes.is_empty() && self.completion_id != -1 && owner.listeners.has_cache_listeners(name) {
             let key = self.op.key().unwrap_or(&[]);
-            let change = CacheChange { kind: CacheEventKind::Completed, key, value: None, old_value: None };
-            owner.listeners.publish_cache(
-                &mut owner.outbox,
-                (owner.member, name, partition),
-                change,
-                self.completion_id,
-            );
+            changes.push(CacheChange { kind: CacheEventKind::Completed, key, value: None, old_value: None });
+        }
+        for change in changes {
+            let to = (owner.member, name, call.partition_id);
+            owner.listeners.publish_cache(&mut owner.outbox, to, change, self.completion_id);
         }
         owner.replicate(call.partition_id, call, out, start, Vec::new());
         owner.after_key_request(call.partition_id, ObjectKind::Cache);

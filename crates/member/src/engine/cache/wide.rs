@@ -238,12 +238,7 @@ impl WideOperation for OverPartitions {
                     if owned && share.listeners.has_cache_listeners(name) {
                         let change =
                             CacheChange { kind: CacheEventKind::Invalidated, key: &[], value: None, old_value: None };
-                        share.listeners.publish_cache(
-                            share.outbox,
-                            (share.member, name, Some(partition_id)),
-                            change,
-                            -1,
-                        );
+                        share.listeners.publish_cache(share.outbox, (share.member, name, partition_id), change, -1);
                     }
                 }
                 Work::RemoveAll { keys, completion_id } => {
@@ -259,12 +254,7 @@ impl WideOperation for OverPartitions {
                                 value: Some(value),
                                 old_value: Some(value),
                             };
-                            share.listeners.publish_cache(
-                                share.outbox,
-                                (share.member, name, Some(partition_id)),
-                                change,
-                                -1,
-                            );
+                            share.listeners.publish_cache(share.outbox, (share.member, name, partition_id), change, -1);
                         }
                         completed(share.listeners, share.outbox, (share.member, name, partition_id), *completion_id);
                     }
@@ -298,6 +288,6 @@ fn completed(
 ) {
     if completion_id != -1 && listeners.has_cache_listeners(name) {
         let change = CacheChange { kind: CacheEventKind::Completed, key: &[], value: None, old_value: None };
-        listeners.publish_cache(outbox, (member, name, Some(partition)), change, completion_id);
+        listeners.publish_cache(outbox, (member, name, partition), change, completion_id);
     }
 }

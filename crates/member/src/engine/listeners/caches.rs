@@ -47,14 +47,14 @@ impl Listeners {
     pub fn publish_cache(
         &mut self,
         outbox: &mut Outbox,
-        (member, name, partition): (Uuid, &str, Option<PartitionId>),
+        (member, name, partition): (Uuid, &str, PartitionId),
         change: CacheChange<'_>,
         completion_id: i32,
     ) {
         let registrations = &mut self.objects[Registry::CacheEntries as usize - 1];
         let Some(listeners) = registrations.get_mut(name) else { return };
         listeners.retain(|listener| !listener.connection.is_closed());
-        let partition_id = partition.map_or(-1, |partition| i32::from(partition.0));
+        let partition_id = i32::from(partition.0);
         let data = CacheEventData {
             name,
             event_type: change.kind as i32,
@@ -79,12 +79,9 @@ impl Listeners {
             };
             if listener.invalidation {
                 // One sequence per change, taken once whoever listens.
-                let (partition_uuid, sequence) = *invalidation.get_or_insert_with(|| match partition {
-                    Some(partition) => {
-                        let sequence = self.metadata.next_sequence(name, partition.0);
-                        (Some(self.metadata.uuid(partition.0, super::fresh_uuid)), sequence)
-                    }
-                    None => (None, 0),
+                let (partition_uuid, sequence) = *invalidation.get_or_insert_with(|| {
+                    let sequence = self.metadata.next_sequence(name, partition.0);
+                    (Some(self.metadata.uuid(partition.0, super::fresh_uuid)), sequence)
                 });
                 let (source_uuid, key) = (Some(member), data.key);
                 CacheInvalidationEvent { source_uuid, partition_uuid, sequence, name, key }.encode(
@@ -116,7 +113,7 @@ impl Listeners {
                 value: Some(entry.value()),
                 old_value: None,
             };
-            self.publish_cache(outbox, (member, name, Some(partition)), change, -1);
+            self.publish_cache(outbox, (member, name, partition), change, -1);
         }
     }
 }
