@@ -1,9 +1,14 @@
+import com.hazelcast.cache.EventJournalCacheEvent;
 import com.hazelcast.cache.HazelcastCachingProvider;
 import com.hazelcast.client.HazelcastClient;
 import com.hazelcast.cache.ICache;
 import com.hazelcast.client.config.ClientConfig;
+import com.hazelcast.config.CacheConfig;
 import com.hazelcast.config.NearCacheConfig;
 import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.internal.journal.EventJournalInitialSubscriberState;
+import com.hazelcast.internal.journal.EventJournalReader;
+import com.hazelcast.ringbuffer.ReadResultSet;
 
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -15,6 +20,8 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -220,7 +227,51 @@ public final class JCache {
         }
     }
 
-    static void run(HazelcastInstance client, String address) throws InterruptedException {
+    /** "TYPE key old->new" of each journal event read. */
+    static List<String> described(ReadResultSet<EventJournalCacheEvent<String, String>> events) {
+        List<String> seen = new ArrayList<>();
+        for (EventJournalCacheEvent<String, String> e : events) {
+            seen.add(e.getType() + " " + e.getKey() + " " + e.getOldValue() + "->" + e.getNewValue());
+        }
+        return seen;
+    }
+
+    /**
+     * A cache configured with an event journal (Hazelcast's CacheConfig), read through the
+     * client's EventJournalReader: each change with its sequence, and a read that waits for an
+     * event.
+     */
+    @SuppressWarnings("unchecked")
+    static void journal(CacheManager manager, String name, HazelcastInstance client)
+            throws InterruptedException, ExecutionException {
+        CacheConfig<String, String> config = new CacheConfig<>();
+        config.setTypes(String.class, String.class);
+        config.getEventJournalConfig().setEnabled(true).setCapacity(271 * 10);
+        Cache<String, String> cache = manager.createCache(name, config);
+        EventJournalReader<EventJournalCacheEvent<String, String>> reader =
+                (EventJournalReader<EventJournalCacheEvent<String, String>>) cache.unwrap(ICache.class);
+        int partition = client.getPartitionService().getPartition("j").getPartitionId();
+        cache.put("j", "1");
+        cache.put("j", "2");
+        cache.remove("j");
+        EventJournalInitialSubscriberState state = reader.subscribeToEventJournal(partition).toCompletableFuture().get();
+        checkEq(List.of(0L, 2L), List.of(state.getOldestSequence(), state.getNewestSequence()), "the journal's sequences");
+        ReadResultSet<EventJournalCacheEvent<String, String>> events = reader
+                .<EventJournalCacheEvent<String, String>>readFromEventJournal(0, 3, 10, partition, null, null)
+                .toCompletableFuture().get();
+        checkEq(List.of("CREATED j null->1", "UPDATED j 1->2", "REMOVED j 2->null"), described(events), "the journal's events");
+        checkEq(2L, events.getSequence(2), "the last event's sequence");
+        CompletableFuture<ReadResultSet<EventJournalCacheEvent<String, String>>> waiting = reader
+                .<EventJournalCacheEvent<String, String>>readFromEventJournal(3, 1, 10, partition, null, null)
+                .toCompletableFuture();
+        Thread.sleep(200);
+        checkEq(false, waiting.isDone(), "a read of the next event waits for it");
+        cache.put("j", "3");
+        checkEq(List.of("CREATED j null->3"), described(waiting.get()), "the waiting read gets the next event");
+        manager.destroyCache(name);
+    }
+
+    static void run(HazelcastInstance client, String address) throws InterruptedException, ExecutionException {
         CachingProvider provider = Caching.getCachingProvider("com.hazelcast.client.cache.HazelcastClientCachingProvider");
         CacheManager manager = provider.getCacheManager(null, null, HazelcastCachingProvider.propertiesByInstanceItself(client));
         String name = "jcache-nc-" + UUID.randomUUID();
@@ -236,6 +287,7 @@ public final class JCache {
         manager.destroyCache(name);
         checkEq(null, manager.getCache(name, String.class, String.class), "a destroyed cache is gone");
         expiry(manager, name + "-expiry");
+        journal(manager, name + "-journal", client);
     }
 
     public static void main(String[] args) {

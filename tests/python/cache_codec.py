@@ -75,8 +75,11 @@ def cache_config(
     writer=None,
     write_through=False,
     eviction_holder=None,
+    journal=None,
 ):
-    """A CacheConfigHolder of a MutableConfiguration<Object, Object> under the default manager."""
+    """A CacheConfigHolder of a MutableConfiguration<Object, Object> under the default manager;
+    `journal`: (capacity, time to live seconds) of an enabled event journal."""
+    enabled, capacity, ttl = (False, 10000, 0) if journal is None else (True, *journal)
     fixed = [
         ("int", backup_count),
         ("int", 0),  # asyncBackupCount
@@ -100,7 +103,7 @@ def cache_config(
         None if writer is None else _frame(writer),  # cacheWriterFactory
         _frame(expiry_factory),
         structure([("bool", False), ("bool", False)]),  # hotRestartConfig: the member needs one
-        structure([("bool", False), ("int", 10000), ("int", 0)]),  # eventJournalConfig
+        structure([("bool", enabled), ("int", capacity), ("int", ttl)]),  # eventJournalConfig
         None,  # splitBrainProtectionName
         None,  # listenerConfigurations
         structure([("int", 100)], [text("com.hazelcast.spi.merge.PutIfAbsentMergePolicy")]),

@@ -50,16 +50,17 @@ def _decode_sequences(message):
     return oldest, newest
 
 
-def subscribe(client, name, partition_id):
-    """(oldest, newest) sequence of the map's journal in the partition; a future."""
-    buf = create_initial_buffer(REQUEST_HEADER_SIZE, SUBSCRIBE)
+def subscribe(client, name, partition_id, message_type=SUBSCRIBE):
+    """(oldest, newest) sequence of the map's journal in the partition (of a cache's, with the
+    cache's message type); a future."""
+    buf = create_initial_buffer(REQUEST_HEADER_SIZE, message_type)
     StringCodec.encode(buf, name, True)
     return _invoke(client, buf, partition_id, _decode_sequences)
 
 
-def read(client, name, partition_id, start, min_size, max_size, predicate=None, projection=None):
+def read(client, name, partition_id, start, min_size, max_size, predicate=None, projection=None, message_type=READ):
     """A future of the read's answer: read_count, items (Data), item_seqs, next_seq."""
-    buf = create_initial_buffer(REQUEST_HEADER_SIZE + 16, READ)
+    buf = create_initial_buffer(REQUEST_HEADER_SIZE + 16, message_type)
     FixSizedTypesCodec.encode_long(buf, REQUEST_HEADER_SIZE, start)
     FixSizedTypesCodec.encode_int(buf, REQUEST_HEADER_SIZE + 8, min_size)
     FixSizedTypesCodec.encode_int(buf, REQUEST_HEADER_SIZE + 12, max_size)
@@ -77,14 +78,15 @@ def _read_data(payload, offset, to_object):
     return to_object(Data(bytes(payload[offset : offset + length]))), offset + length
 
 
-def decode_event(client, item):
-    """(event type, key, new value, old value) of one journal item."""
+def decode_event(client, item, ids=(EVENT_FACTORY_ID, EVENT_CLASS_ID)):
+    """(event type, key, new value, old value) of one journal item (a map's, or with a cache's
+    factory and class `ids` a cache's)."""
     raw = bytes(item.buffer)
     assert struct.unpack_from(">i", raw, 4)[0] == -2, "IdentifiedDataSerializable"
     payload = raw[8:]
     assert payload[0] & 1 == 1
     factory, class_id, event_type = struct.unpack_from(">iii", payload, 1)
-    assert (factory, class_id) == (EVENT_FACTORY_ID, EVENT_CLASS_ID)
+    assert (factory, class_id) == ids
     to_object = client._serialization_service.to_object
     offset = 13
     key, offset = _read_data(payload, offset, to_object)
@@ -94,8 +96,8 @@ def decode_event(client, item):
     return event_type, key, new_value, old_value
 
 
-def events(client, answer):
-    return [decode_event(client, item) for item in answer["items"]]
+def events(client, answer, ids=(EVENT_FACTORY_ID, EVENT_CLASS_ID)):
+    return [decode_event(client, item, ids) for item in answer["items"]]
 
 
 @pytest.fixture

@@ -1,14 +1,17 @@
 """JCache on several members (see conftest.py for running): the Java client's JCache program
 (`tests/java/JCache.java`) against three members, smart and unisocket; and a cache's entries
 through a member joining (it must know the cache: its configuration reaches joiners) and a
-kill -9 (its backups take over), requests built by hand as in `test_cache.py`."""
+kill -9 (its backups take over), with its event journal (same events, same sequences), requests
+built by hand as in `test_cache.py`."""
 
 import shutil
 import subprocess
 
 import pytest
 
-from test_cache import GET, PREFIX, PUT, SIZE, _decode_data, _int, _invoke, _on_key
+from test_cache import GET, PREFIX, PUT, SIZE, _decode_data, _int, _invoke, _key_partition, _on_key
+from test_cache_journal import CACHE_EVENT, READ as JOURNAL_READ
+from test_event_journal import events, read
 from cache_codec import create_config
 from dynamic_config import _frame, request, text
 from member import cache_api_jar
@@ -53,10 +56,20 @@ def test_the_java_clients_jcache_on_three_members(make_cluster, compiled, routin
     assert result.returncode == 0 and "java jcache: ok" in result.stdout, result.stdout + result.stderr
 
 
-def _all_there(client, name):
+def _journals(client, name):
+    """Each partition's journal events with their sequences (partitions holding a key)."""
+    partitions = sorted({_key_partition(client, "k%d" % i) for i in range(ENTRIES)})
+    answers = {p: read(client, name, p, 0, 0, 100, message_type=JOURNAL_READ).result() for p in partitions}
+    return {p: (list(a["item_seqs"]), events(client, a, CACHE_EVENT)) for p, a in answers.items()}
+
+
+def _all_there(client, name, journals=None):
+    """Every entry is there, and (when given) every partition's journal as it was."""
     values = [_decode_data(client, _on_key(client, GET, name, "k%d" % i, (), [None])) for i in range(ENTRIES)]
     assert values == ["v%d" % i for i in range(ENTRIES)]
     assert _int(_invoke(client, request(SIZE, (), [text(name)]))) == ENTRIES
+    if journals is not None:
+        assert _journals(client, name) == journals, "the journals keep their events and sequences"
 
 
 def test_a_caches_entries_survive_a_join_and_a_kill9(make_cluster, request):
@@ -67,19 +80,22 @@ def test_a_caches_entries_survive_a_join_and_a_kill9(make_cluster, request):
     wait_members(client, 2, FORM_TIMEOUT)
     simple = unique_map_name(request.node.name)
     name = PREFIX + simple
-    _invoke(client, create_config(simple, backup_count=1))
+    _invoke(client, create_config(simple, backup_count=1, journal=(271 * 10, 0)))
     put = [("bool", False), ("int", -1)]
     for i in range(ENTRIES):
         value = _frame(bytes(client._serialization_service.to_data("v%d" % i).buffer))
         _on_key(client, PUT, name, "k%d" % i, put, [value, None])
     _all_there(client, name)
+    journals = _journals(client, name)
+    assert sum(len(events) for _, events in journals.values()) == ENTRIES, "one CREATED per entry"
     members = join_member(cluster, client, 2)
-    # The joiner owns partitions now: its answers need the cache's configuration.
-    _all_there(client, name)
+    # The joiner owns partitions now: its answers need the cache's configuration, and the
+    # journals moved with their partitions.
+    _all_there(client, name, journals)
     partition = client.partition_service.get_partition_id(client._serialization_service.to_data("k0"))
     owner = client.partition_service.get_partition_owner(partition)
     victim = cluster.by_member_info(next(member for member in members if member.uuid == owner))
     victim.kill9()
     wait_members(client, 2, DROP_TIMEOUT, "after kill -9 of %r" % victim)
-    _all_there(client, name)
+    _all_there(client, name, journals)
 

@@ -213,6 +213,10 @@ impl SettingsCache {
         (limits.max_query_caches as usize, limits.query_cache_buffer_events as usize)
     }
 
+    pub fn partition_count(&self) -> u16 {
+        self.partition_count
+    }
+
     pub fn max_message_bytes(&self) -> usize {
         self.config.limits.max_message_bytes as usize
     }

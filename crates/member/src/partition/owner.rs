@@ -565,6 +565,7 @@ impl PartitionOwner {
                     crate::engine::map::journal::journal_expired(object, &expired, self.now_ms);
                 }
                 if kind == ObjectKind::Cache && owned {
+                    crate::engine::cache::journal::journal_expired(object, &expired, self.now_ms);
                     self.listeners.publish_cache_expired(&mut self.outbox, (self.member, name, partition_id), &expired);
                 }
                 // Entry listeners are map listeners.

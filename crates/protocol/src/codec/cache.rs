@@ -80,4 +80,12 @@ messages! {
         batch: i32; var name: &'a str, iteration_pointers: Packed<(i32, i32)>
     }
     Request CacheSetExpiryPolicy<'a> = 0x132100 { ; var name: &'a str, keys: Vec<Data<'a>>, expiry_policy: Data<'a> }
+    /// The cache's event journal in the partition of the request: its first and last sequence
+    /// (answered as the map's, a `MapEventJournalSubscribeResponse`).
+    Request CacheEventJournalSubscribe<'a> = 0x131F00 { ; var name: &'a str }
+    /// Events of the partition's journal (answered as readMany, a `RingbufferReadManyResponse`).
+    Request CacheEventJournalRead<'a> = 0x132000 {
+        start_sequence: i64, min_size: i32, max_size: i32;
+        var name: &'a str, predicate: Option<Data<'a>>, projection: Option<Data<'a>>
+    }
 }

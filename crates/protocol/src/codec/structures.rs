@@ -520,6 +520,8 @@ pub struct CacheConfigHolder<'a> {
     pub loader_factory: Option<Data<'a>>,
     pub writer_factory: Option<Data<'a>>,
     pub expiry_policy_factory: Data<'a>,
+    /// The cache's event journal, if configured.
+    pub event_journal: Option<EventJournalConfigHolder>,
 }
 
 impl<'a> VarField<'a> for CacheConfigHolder<'a> {
@@ -542,6 +544,8 @@ impl<'a> VarField<'a> for CacheConfigHolder<'a> {
         let loader_factory = Option::<Data>::read(reader)?;
         let writer_factory = Option::<Data>::read(reader)?;
         let expiry_policy_factory = Data::read(reader)?;
+        let _hot_restart = Opaque::read(reader)?;
+        let event_journal = Option::<EventJournalConfigHolder>::read(reader)?;
         reader.skip_to_end()?;
         let frames = &start[..start.len() - reader.remaining().len()];
         Ok(CacheConfigHolder {
@@ -560,6 +564,7 @@ impl<'a> VarField<'a> for CacheConfigHolder<'a> {
             loader_factory,
             writer_factory,
             expiry_policy_factory,
+            event_journal,
         })
     }
     fn write(&self, writer: &mut MessageWriter<'_>) {

@@ -156,6 +156,8 @@ macro_rules! for_every_codec {
             CardinalityEstimatorAdd,
             CardinalityEstimatorEstimate,
             CacheAddEntryListener,
+            CacheEventJournalSubscribe,
+            CacheEventJournalRead,
             CacheEvent,
             CacheClear,
             CacheRemoveAllKeys,

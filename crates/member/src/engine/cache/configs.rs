@@ -18,6 +18,12 @@ use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// The error of a key request on the cache `name`, which does not exist.
+pub(crate) fn not_exists(name: &str) -> OpError {
+    let text = format!("Cache {} is already destroyed or not created yet", crate::tenants::display(name));
+    OpError::new(ErrorKind::CacheNotExists, text)
+}
+
 /// Hazelcast's limit on a structure's backups.
 const MAX_BACKUPS: i32 = 6;
 
@@ -41,6 +47,8 @@ pub(crate) struct CacheDef {
     pub writer: (bool, bool),
     /// The eviction's entry count for the whole cache and its policy (None: no eviction).
     pub eviction: Option<(usize, Evict)>,
+    /// Its event journal, if enabled (`journal.rs`).
+    pub journal: Option<ferrogrid_config::EventJournalConfig>,
 }
 
 impl CacheDef {
@@ -98,8 +106,27 @@ impl CacheDef {
             eviction: eviction(&holder.eviction)?,
             loader: (holder.loader_factory.is_some(), holder.read_through),
             writer: (holder.writer_factory.is_some(), holder.write_through),
+            journal: journal(holder.event_journal)?,
         })
     }
+}
+
+/// A cache's event journal as configured, if enabled (Hazelcast's bounds: a positive capacity
+/// for the whole cache, a time to live of 0 (none) or more seconds).
+fn journal(
+    holder: Option<ferrogrid_protocol::codec::EventJournalConfigHolder>,
+) -> Result<Option<ferrogrid_config::EventJournalConfig>, OpError> {
+    let Some(holder) = holder.filter(|holder| holder.enabled) else { return Ok(None) };
+    let (Ok(capacity @ 1..), Ok(time_to_live_seconds)) =
+        (u32::try_from(holder.capacity), u32::try_from(holder.time_to_live_seconds))
+    else {
+        let text = format!(
+            "a cache's event journal needs a positive capacity and a time to live of 0 or more seconds (got {} and {})",
+            holder.capacity, holder.time_to_live_seconds
+        );
+        return Err(OpError::new(ErrorKind::IllegalArgument, text));
+    };
+    Ok(Some(ferrogrid_config::EventJournalConfig { enabled: true, capacity, time_to_live_seconds }))
 }
 
 /// Which entry an eviction chooses among its sample (a cache's `eviction-policy`).

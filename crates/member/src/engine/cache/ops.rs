@@ -14,6 +14,7 @@
 
 use crate::engine::cache::configs::Evict;
 use crate::engine::cache::expiry::ExpiryPolicy;
+use crate::engine::cache::journal::Journaled;
 use crate::engine::cache::request::CacheOp;
 use crate::engine::cache::store::{CacheStore, Record};
 use crate::engine::listeners::caches::{CacheChange, CacheEventKind};
@@ -91,6 +92,8 @@ impl Run<'_> {
     /// The live entry of `key`: one found expired goes, with its EXPIRED event.
     fn live(&mut self, key: &[u8]) -> Option<&mut Record> {
         if let Some(value) = self.store.take_expired(key, self.cx.now_ms) {
+            // Hazelcast 5.6 journals an expiry as a removal.
+            self.store.journal_event(Journaled::Removed, key, (None, Some(&value)), self.cx.now_ms);
             self.event(CacheEventKind::Expired, key, Some(&value), None);
         }
         self.store.get(key, self.cx.now_ms)
@@ -124,17 +127,20 @@ impl Run<'_> {
             Some(record) => {
                 let expires = self.policy(record).update.map_or(record.expires_ms, |lifetime| lifetime.from(now));
                 self.store.put(key, value, expires, now);
+                self.store.journal_event(Journaled::Updated, key, (Some(value), Some(&record.value)), now);
                 self.event(CacheEventKind::Updated, key, Some(value), Some(&record.value));
             }
             None => {
                 let expires = self.cx.operation_policy.unwrap_or(self.cx.cache_policy).creation.from(now);
                 if expires > now {
-                    if let Some(evicted) =
+                    if let Some((evicted, old)) =
                         self.cx.eviction.and_then(|(max, evict)| self.store.evict_for_new(max, evict))
                     {
+                        self.store.journal_event(Journaled::Evicted, &evicted, (None, Some(&old)), now);
                         self.event(CacheEventKind::Invalidated, &evicted, None, None);
                     }
                     self.store.put(key, value, expires, now);
+                    self.store.journal_event(Journaled::Created, key, (Some(value), None), now);
                     self.event(CacheEventKind::Created, key, Some(value), None);
                 }
             }
@@ -145,6 +151,7 @@ impl Run<'_> {
     fn remove(&mut self, key: &[u8]) -> Option<Vec<u8>> {
         let old = self.value(key)?;
         self.store.remove(key);
+        self.store.journal_event(Journaled::Removed, key, (None, Some(&old)), self.cx.now_ms);
         self.event(CacheEventKind::Removed, key, Some(&old), Some(&old));
         Some(old)
     }

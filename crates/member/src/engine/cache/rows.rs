@@ -1,13 +1,16 @@
 //! JCache's rows of the operation table, each with its decoder or classifier: key requests in
 //! the partition of the key (putAll: of its entries), the rest over every member (`wide.rs`).
 
+use crate::engine::cache::configs::not_exists;
 use crate::engine::cache::configs::CacheDef;
 use crate::engine::cache::expiry;
+use crate::engine::cache::journal::CacheJournalRequest;
 use crate::engine::cache::ops::{self, Answer, Context};
 use crate::engine::cache::request::{CacheOp as Op, CacheRequest};
-use crate::engine::cache::wide::{not_exists, CreateConfig, Destroy, GetConfig, OverPartitions, Work};
+use crate::engine::cache::wide::{CreateConfig, Destroy, GetConfig, OverPartitions, Work};
 use crate::engine::listeners::caches::{CacheChange, CacheEventKind};
 use crate::engine::listeners::{Listener, Registry};
+use crate::engine::map::journal::JournalOp;
 use crate::engine::map::near_cache::FetchMetadata;
 use crate::engine::request::{OpError, Replies, Reply};
 use crate::engine::structures::ObjectKind;
@@ -69,6 +72,12 @@ pub(crate) static ROWS: &[Operation] = &[
     row!(CacheSetExpiryPolicy, Partition, W.with(S), |r| {
         let keys = r.keys.into_iter().map(blob).collect();
         cache(r.name, Op::SetExpiryPolicy { keys }, -1, Some(r.expiry_policy))
+    }),
+    // The event journal of the partition the client names (journal.rs).
+    row!(CacheEventJournalSubscribe, Partition, S, |r| journal(r.name, JournalOp::Subscribe)),
+    row!(CacheEventJournalRead, Partition, S, |r| {
+        let read = (r.start_sequence, r.min_size, r.max_size);
+        journal(r.name, crate::engine::map::journal::read_op(read, r.predicate, r.projection))
     }),
     wide_row!(CacheSize, S, |message, _| over(CacheSize::decode(message)?.name, Work::Size)),
     wide_row!(CacheClear, W.with(S), |message, _| over(CacheClear::decode(message)?.name, Work::Clear)),
@@ -139,6 +148,10 @@ fn cache<'a>(name: &'a str, op: Op<'a>, completion_id: i32, expiry: Option<Data<
     CacheRequest { name: Cow::Borrowed(name), op, completion_id, expiry: expiry.map(blob) }
 }
 
+fn journal(name: &str, op: JournalOp) -> CacheJournalRequest<'_> {
+    CacheJournalRequest { name: Cow::Borrowed(name), op }
+}
+
 fn over(name: &str, work: Work) -> Result<Classified, ferrogrid_protocol::DecodeError> {
     Classified::wide(OverPartitions { name: name.into(), work }, name)
 }
@@ -169,7 +182,9 @@ impl Execute for CacheRequest<'_> {
             let to = (owner.member, name, call.partition_id);
             owner.listeners.publish_cache(&mut owner.outbox, to, change, self.completion_id);
         }
-        owner.replicate(call.partition_id, call, out, start, Vec::new());
+        let mut others = Vec::new();
+        crate::engine::cache::journal::serve_readers(owner, call.local, name, &mut others);
+        owner.replicate(call.partition_id, call, out, start, others);
         owner.after_key_request(call.partition_id, ObjectKind::Cache);
     }
 }

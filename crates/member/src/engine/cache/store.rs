@@ -10,6 +10,7 @@
 //! | `PUT` | key, value (`u32` length each), expiry time (`i64`, `i64::MAX` never), the entry's own expiry policy (`u8` 0, or 1 and its creation, access and update lifetimes: `i64` each, −1 eternal, −2 none) |
 //! | `REMOVE` | key |
 //! | `CLEAR` | nothing: every entry goes |
+//! | `JOURNAL` | the event journal's records (`ringbuffer/store.rs`) as one run of bytes (`u32` length): the events the owner appended, or (in a snapshot) the whole journal |
 //!
 //! Owned by the reactor that owns the partition; no locks.
 
@@ -18,6 +19,7 @@ use crate::engine::cache::configs::Evict;
 use crate::engine::cache::expiry::{ExpiryPolicy, Lifetime};
 use crate::engine::map::entry::{Entry, Meta};
 use crate::engine::map::iteration::position;
+use crate::engine::ringbuffer::store::RingbufferStore;
 use crate::engine::settings::SettingsCache;
 use crate::engine::structures::ObjectKind;
 use crate::partition::object::{PartitionObject, RemovedEntry};
@@ -35,6 +37,7 @@ const EVICTION_SAMPLE: usize = 15;
 const PUT: u8 = 1;
 const REMOVE: u8 = 2;
 const CLEAR: u8 = 3;
+const JOURNAL: u8 = 4;
 
 /// One entry: its value, when it expires, and its own expiry policy (`setExpiryPolicy`), which
 /// stands for the cache's in later operations on it.
@@ -57,6 +60,9 @@ pub struct CacheStore {
     track_changes: bool,
     changed: HashSet<Box<[u8]>, RandomState>,
     cleared: bool,
+    /// The cache's event journal in this partition, if enabled (`journal.rs`): its events,
+    /// appended by the owner, travel to the backups in the JOURNAL record.
+    pub journal: Option<Box<RingbufferStore>>,
 }
 
 impl CacheStore {
@@ -68,6 +74,7 @@ impl CacheStore {
             track_changes: false,
             changed: HashSet::default(),
             cleared: false,
+            journal: None,
         }
     }
 
@@ -125,8 +132,8 @@ impl CacheStore {
     }
 
     /// Makes room for a new entry when `max` entries are held (Hazelcast's check, before each
-    /// new entry): removes one chosen by `evict` among a sample; answers its key.
-    pub(crate) fn evict_for_new(&mut self, max: usize, evict: Evict) -> Option<Box<[u8]>> {
+    /// new entry): removes one chosen by `evict` among a sample; answers it.
+    pub(crate) fn evict_for_new(&mut self, max: usize, evict: Evict) -> Option<Owned> {
         if self.entries.len() < max {
             return None;
         }
@@ -137,7 +144,7 @@ impl CacheStore {
             Evict::Random => sample.into_iter().next(),
         };
         let key = chosen.map(|(key, _)| key.clone())?;
-        self.remove(&key).map(|_| key)
+        self.remove(&key).map(|record| (key, record.value))
     }
 
     fn put_record(&mut self, key: &[u8], record: Record) -> Option<Record> {
@@ -227,6 +234,10 @@ impl CacheStore {
                 CLEAR => {
                     self.clear(i64::MIN);
                 }
+                JOURNAL => match self.journal.as_deref_mut() {
+                    Some(journal) => journal.apply_backup(reader.bytes()?)?,
+                    None => return Err(Malformed::Refused("journal events of a cache without a journal")),
+                },
                 other => return Err(Malformed::UnknownChange(other)),
             }
         }
@@ -271,8 +282,20 @@ fn read_policy(reader: &mut Reader<'_>) -> Result<Option<ExpiryPolicy>, Malforme
 
 impl PartitionObject for CacheStore {
     fn create(_kind: ObjectKind, name: &str, settings: &mut SettingsCache) -> Self {
-        let sync_backups = settings.dynamic.caches.get(name).map_or(1, |cache| usize::from(cache.backups.0));
-        CacheStore::new(sync_backups)
+        let Some(def) = settings.dynamic.caches.get(name) else { return CacheStore::new(1) };
+        let mut store = CacheStore::new(usize::from(def.backups.0));
+        store.journal = def.journal.map(|journal| {
+            let partitions = u32::from(settings.partition_count().max(1));
+            let ring = ferrogrid_config::RingbufferConfig {
+                capacity: (journal.capacity / partitions).max(1),
+                time_to_live_seconds: journal.time_to_live_seconds,
+                backup_count: def.backups.0,
+                async_backup_count: def.backups.1,
+                ..ferrogrid_config::RingbufferConfig::DEFAULT
+            };
+            Box::new(RingbufferStore::journal(ring, settings.max_message_bytes() / 2))
+        });
+        store
     }
 
     fn entry_count(&self) -> usize {
@@ -287,6 +310,9 @@ impl PartitionObject for CacheStore {
         self.track_changes = track;
         self.changed.clear();
         self.cleared = false;
+        if let Some(journal) = self.journal.as_deref_mut() {
+            journal.set_track_changes(track);
+        }
     }
 
     fn sync_backup_count(&self) -> usize {
@@ -306,6 +332,14 @@ impl PartitionObject for CacheStore {
                 }
             }
         }
+        if let Some(journal) = self.journal.as_deref_mut() {
+            let mut events = Vec::new();
+            journal.write_changes(&mut events);
+            if !events.is_empty() {
+                body.push(JOURNAL);
+                put_bytes(body, &events);
+            }
+        }
     }
 
     fn apply_backup(&mut self, body: &[u8]) -> Result<(), Malformed> {
@@ -316,10 +350,22 @@ impl PartitionObject for CacheStore {
         for (key, record) in &self.entries {
             writer.entry(|out| write_record(out, key, record));
         }
+        if let Some(journal) = self.journal.as_deref() {
+            let mut events = Vec::new();
+            journal.write_whole(&mut events);
+            writer.entry(|out| {
+                out.push(JOURNAL);
+                put_bytes(out, &events);
+            });
+        }
     }
 
     fn apply_snapshot(&mut self, body: &[u8]) -> Result<(), Malformed> {
         self.apply_records(body)
+    }
+
+    fn take_waiting(&mut self) -> Vec<crate::engine::request::WaiterId> {
+        self.journal.as_deref_mut().map(RingbufferStore::take_waiting).unwrap_or_default()
     }
 
     /// Expired entries go; answered for EXPIRED events (the owner sends them).
@@ -418,7 +464,7 @@ mod tests {
         }
         store.touch(&[0], 100);
         assert!(store.evict_for_new(11, Evict::Lru).is_none(), "room left");
-        assert_eq!(store.evict_for_new(10, Evict::Lru).as_deref(), Some(&[1u8][..]));
+        assert_eq!(store.evict_for_new(10, Evict::Lru).map(|(key, _)| key).as_deref(), Some(&[1u8][..]));
         assert_eq!(store.entry_count(), 9);
         assert!(store.get(&[1], 0).is_none(), "entry 1 was used least recently");
         assert!(store.get(&[0], 0).is_some(), "entry 0 was read last");

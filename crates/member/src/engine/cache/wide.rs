@@ -3,6 +3,7 @@
 //! on a cache that does not exist fails with CacheNotExistsException, as Hazelcast's does.
 
 use crate::engine::cache::configs::CacheDef;
+use crate::engine::cache::journal::Journaled;
 use crate::engine::listeners::caches::{CacheChange, CacheEventKind};
 use crate::engine::listeners::Registry;
 use crate::engine::request::{ErrorKind, OpError, Reply};
@@ -12,12 +13,6 @@ use crate::partition::objects::kind;
 use ferrogrid_protocol::message::{write_frame, MessageWriter, RESPONSE_HEADER_SIZE};
 use ferrogrid_protocol::{DecodeError, Message, PartitionId};
 use std::sync::Arc;
-
-/// The error of a key request on the cache `name`, which does not exist.
-pub(crate) fn not_exists(name: &str) -> OpError {
-    let text = format!("Cache {} is already destroyed or not created yet", crate::tenants::display(name));
-    OpError::new(ErrorKind::CacheNotExists, text)
-}
 
 /// The error of a request over the partitions on the cache `name`, which does not exist.
 fn config_not_created(name: &str) -> OpError {
@@ -235,6 +230,7 @@ impl WideOperation for OverPartitions {
                 }
                 Work::Clear => {
                     store.clear(now);
+                    store.restart_journal(now);
                     if owned && share.listeners.has_cache_listeners(name) {
                         let change =
                             CacheChange { kind: CacheEventKind::Invalidated, key: &[], value: None, old_value: None };
@@ -247,6 +243,9 @@ impl WideOperation for OverPartitions {
                         Some(keys) => store.remove_keys(keys, now),
                     };
                     if owned {
+                        for (key, value) in &removed {
+                            store.journal_event(Journaled::Removed, key, (None, Some(value)), now);
+                        }
                         for (key, value) in &removed {
                             let change = CacheChange {
                                 kind: CacheEventKind::Removed,

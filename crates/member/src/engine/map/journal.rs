@@ -31,12 +31,19 @@ use crate::partition::objects::{kind, Kind, Object};
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::wire;
 use ferrogrid_protocol::codec::MapEventJournalRead;
+use ferrogrid_protocol::Data;
 use std::borrow::Cow;
 
-/// The factory id Hazelcast 5.6 writes for a journal event (seen on the wire).
-const EVENT_FACTORY_ID: i32 = -4;
-/// `MapDataSerializerHook.EVENT_JOURNAL_DESERIALIZING_MAP_EVENT` in Hazelcast 5.x.
-pub const EVENT_CLASS_ID: i32 = 132;
+/// A journal event's IdentifiedDataSerializable factory and class ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EventIds {
+    pub factory: i32,
+    pub class: i32,
+}
+
+/// A map's journal event: `MapDataSerializerHook`'s factory and its
+/// `EVENT_JOURNAL_DESERIALIZING_MAP_EVENT` in Hazelcast 5.6 (seen on the wire).
+pub(crate) const MAP_EVENT: EventIds = EventIds { factory: -4, class: 132 };
 /// The IdentifiedDataSerializable serialization type id.
 const IDENTIFIED_TYPE_ID: i32 = -2;
 
@@ -67,10 +74,20 @@ pub(crate) fn journal(name: &str, op: JournalOp) -> JournalRequest<'_> {
 
 /// A read from `sequence` of `min..=max` events; a predicate or projection is refused.
 pub(crate) fn read<'a>(r: &MapEventJournalRead<'a>) -> JournalRequest<'a> {
-    let code = r.predicate.map(|p| (p, JavaRole::JournalPredicate));
-    let code = code.or(r.projection.map(|p| (p, JavaRole::JournalProjection)));
+    journal(r.name, read_op((r.start_sequence, r.min_size, r.max_size), r.predicate, r.projection))
+}
+
+/// A journal read (a map's or a cache's) from `sequence` of `min..=max` events, with the
+/// predicate or projection the client sent, if any (refused when run).
+pub(crate) fn read_op(
+    (sequence, min, max): (i64, i32, i32),
+    predicate: Option<Data<'_>>,
+    projection: Option<Data<'_>>,
+) -> JournalOp {
+    let code = predicate.map(|p| (p, JavaRole::JournalPredicate));
+    let code = code.or(projection.map(|p| (p, JavaRole::JournalProjection)));
     let java = code.map(|(data, role)| (Box::from(data.0), role));
-    journal(r.name, JournalOp::Read { sequence: r.start_sequence, min: r.min_size, max: r.max_size, java })
+    JournalOp::Read { sequence, min, max, java }
 }
 
 /// Hazelcast's error for a map without an enabled journal; a read names the map's namespace.
@@ -115,9 +132,9 @@ impl Execute for JournalRequest<'_> {
     }
 }
 
-/// Runs a journal request on the partition's journal `ring` at `now_ms` (events past their
-/// time to live are gone first, as Hazelcast cleans up before both).
-fn run(
+/// Runs a journal request (a map's or a cache's) on the partition's journal `ring` at
+/// `now_ms` (events past their time to live are gone first, as Hazelcast cleans up before both).
+pub(crate) fn run(
     ring: &mut RingbufferStore,
     op: &JournalOp,
     now_ms: i64,
@@ -149,14 +166,20 @@ fn journal_type(kind: EventKind) -> Option<i32> {
 }
 
 /// A journal event as Hazelcast serializes it for readers (big-endian, as Hazelcast's data).
-pub(crate) fn event_data(event_type: i32, key: &[u8], new_value: Option<&[u8]>, old_value: Option<&[u8]>) -> Box<[u8]> {
+pub(crate) fn event_data(
+    ids: EventIds,
+    event_type: i32,
+    key: &[u8],
+    new_value: Option<&[u8]>,
+    old_value: Option<&[u8]>,
+) -> Box<[u8]> {
     let length = |bytes: Option<&[u8]>| bytes.map_or(0, <[u8]>::len);
     let mut out = Vec::with_capacity(33 + key.len() + length(new_value) + length(old_value));
     out.extend_from_slice(&0i32.to_be_bytes());
     out.extend_from_slice(&IDENTIFIED_TYPE_ID.to_be_bytes());
     out.push(1);
-    out.extend_from_slice(&EVENT_FACTORY_ID.to_be_bytes());
-    out.extend_from_slice(&EVENT_CLASS_ID.to_be_bytes());
+    out.extend_from_slice(&ids.factory.to_be_bytes());
+    out.extend_from_slice(&ids.class.to_be_bytes());
     out.extend_from_slice(&event_type.to_be_bytes());
     for data in [Some(key), new_value, old_value] {
         match data {
@@ -183,7 +206,7 @@ impl RecordStore {
         now_ms: i64,
     ) {
         let (Some(ring), Some(event_type)) = (self.journal.as_deref_mut(), journal_type(kind)) else { return };
-        ring.append(event_data(event_type, key, new_value, old_value), now_ms);
+        ring.append(event_data(MAP_EVENT, event_type, key, new_value, old_value), now_ms);
     }
 }
 
@@ -218,17 +241,16 @@ pub(crate) fn serve_readers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ferrogrid_protocol::Data;
 
     #[test]
     fn an_event_is_hazelcasts_identified_data() {
-        let data = event_data(4, b"k", Some(b"new"), None);
+        let data = event_data(MAP_EVENT, 4, b"k", Some(b"new"), None);
         let data = Data(&data);
         assert_eq!(data.type_id(), Some(IDENTIFIED_TYPE_ID));
         let payload = data.payload();
         assert_eq!(payload[0], 1, "identified");
-        assert_eq!(&payload[1..5], &EVENT_FACTORY_ID.to_be_bytes());
-        assert_eq!(&payload[5..9], &EVENT_CLASS_ID.to_be_bytes());
+        assert_eq!(&payload[1..5], &(-4i32).to_be_bytes());
+        assert_eq!(&payload[5..9], &132i32.to_be_bytes());
         assert_eq!(&payload[9..13], &4i32.to_be_bytes());
         assert_eq!(&payload[13..18], b"\0\0\0\x01k");
         assert_eq!(&payload[18..25], b"\0\0\0\x03new");
