@@ -15,7 +15,9 @@
   * in an AND, `x IS NOT NULL` is computed after the other operands (or not at all where one
     of them needs x), and NOTs that cannot be pushed (`NOT (x LIKE p)`) last; `x IS NULL OR
     x IS NOT NULL` is true; an AND of comparisons of a column with literals that no value
-    meets is false;
+    meets is false; `f(a, b) IS NULL` for arithmetic or a comparison f is `a IS NULL OR b IS
+    NULL` (f is not computed; an operand cast to the result's type is), and an OR of three operands or more
+    computes its `x IS NULL` ones first (a binary OR keeps its order);
   * a key lookup (`WHERE __key = k` alone) fails with the bare error (GENERIC); with more
     conditions Hazelcast scans, and fails as a scan does;
   * a NaN or infinite DOUBLE written to a JSON value fails the statement (GENERIC);
@@ -148,6 +150,22 @@ def test_the_order_the_planner_gives_an_and(client, table):
     assert error_code(client, select + "age > 2 AND age < 4 AND score / 0 > 1") == DATA_EXCEPTION
     # `x IS NULL OR x IS NOT NULL` is true before any row is read
     assert keys(client, select + "age IS NULL OR big * big > 0 OR age IS NOT NULL") == [1, 2, 3]
+
+
+def test_a_null_test_of_arithmetic_and_the_or_a_not_becomes(client, table):
+    select = "SELECT __key FROM %s WHERE " % table
+    # `f(a, b) IS [NOT] NULL` asks whether a or b is null: the product is never computed
+    assert keys(client, select + "(big * big) IS NULL") == []
+    assert keys(client, select + "(age + big * big) IS NOT NULL") == [1, 3]
+    # ... except through a cast: the DOUBLE sum casts the product, which is computed and fails
+    assert error_code(client, select + "(score + big * big) IS NOT NULL") == DATA_EXCEPTION
+    # an OR of three operands or more computes its `x IS NULL` ones first: row 2 (age null) is
+    # selected before its product is computed, whether the OR is written or a NOT made it...
+    assert keys(client, select + "__key = 2 AND (big * big >= 0 OR __key = 9 OR age IS NULL)") == [2]
+    assert keys(client, select + "__key = 2 AND NOT (big * big < 0 AND __key <> 9 AND age IS NOT NULL)") == [2]
+    # ... but a binary OR keeps its order
+    assert error_code(client, select + "__key = 2 AND (big * big >= 0 OR age IS NULL)") == DATA_EXCEPTION
+    assert error_code(client, select + "__key = 2 AND NOT (big * big < 0 AND age IS NOT NULL)") == DATA_EXCEPTION
 
 
 def test_a_key_lookup_fails_as_a_lookup_only_when_the_key_is_the_whole_condition(client, table):

@@ -20,7 +20,10 @@
 //!   operands of its AND, or is left out where another operand is null wherever x is.
 //! - The NOTs that could not be pushed (NOT of a column, `NOT (x LIKE p)`) go last in their
 //!   AND (the order of evaluation decides which failure a row meets first); `x IS NULL OR x
-//!   IS NOT NULL` is true; an AND whose comparisons of a column with literals (and IN lists)
+//!   IS NOT NULL` is true; the `x IS NULL` operands of an OR of three operands or more go
+//!   first (a binary OR keeps its order); `f(a, b) IS NULL` is
+//!   `a IS NULL OR b IS NULL` for an `f` null exactly when an operand is (arithmetic,
+//!   comparisons: `f` is never computed), and IS NOT NULL likewise; an AND whose comparisons of a column with literals (and IN lists)
 //!   allow no value is false (`plan/ranges.rs`).
 
 use crate::expr::{Comparison, Expr, Function, Kind};
@@ -62,6 +65,7 @@ fn simplify(expr: Expr, unknown_is_false: bool) -> Expr {
                 Kind::Compare(op, left, right) if left == right && deterministic(&left) => {
                     simplify(reflexive(op, *left), unknown_is_false)
                 }
+                Kind::IsNull(operand, negated) => null_test(*operand, negated),
                 Kind::Case { whens, otherwise: Some(otherwise) }
                     if otherwise.ty == ty
                         && whens.iter().all(|(when, then)| *then == *otherwise && deterministic(when)) =>
@@ -209,7 +213,17 @@ fn null_where_null(expr: &Expr, nulls: &[&Expr]) -> bool {
     }
 }
 
+/// OR of simplified operands (nested ORs flattened). Of three operands or more, the `x IS
+/// NULL` ones go first, as Calcite moves them to the head of an OR; a binary OR keeps its
+/// order (Hazelcast's plan keeps it: its digest does not tell the two orders apart).
 fn or(operands: Vec<Expr>, ty: SqlType) -> Expr {
+    let operands: Vec<Expr> = operands
+        .into_iter()
+        .flat_map(|o| match o.kind {
+            Kind::Or(list) => list,
+            kind => vec![Expr::new(kind, o.ty)],
+        })
+        .collect();
     if operands.iter().any(|o| constant(o) == Some(true)) {
         return boolean(true);
     }
@@ -224,6 +238,12 @@ fn or(operands: Vec<Expr>, ty: SqlType) -> Expr {
         return boolean(true);
     }
     let mut kept: Vec<Expr> = operands.into_iter().filter(|o| constant(o) != Some(false)).collect();
+    if kept.len() >= 3 {
+        let (mut first, rest): (Vec<Expr>, Vec<Expr>) =
+            kept.into_iter().partition(|o| matches!(o.kind, Kind::IsNull(_, false)));
+        first.extend(rest);
+        kept = first;
+    }
     match kept.len() {
         0 => boolean(false),
         1 => kept.remove(0),
@@ -272,6 +292,58 @@ fn null_tests(expr: Expr, tests: &mut Vec<Expr>) {
                 tests.push(test);
             }
         }
+    }
+}
+
+/// `operand IS [NOT] NULL` as Calcite's `RexSimplify` rewrites it: a literal's is folded; for
+/// an operator that is null exactly when one of its operands is (its `Strong` policy ANY:
+/// arithmetic but `%`, negation, comparisons, LIKE, CEIL and FLOOR) `f(a, b) IS NULL` is
+/// `a IS NULL OR b IS NULL` and `f(a, b) IS NOT NULL` is `a IS NOT NULL AND b IS NOT NULL`,
+/// recursively, so `f` is never computed (`(big * big) IS NULL` cannot overflow). A CAST is
+/// left as it is, as Calcite leaves it.
+fn null_test(operand: Expr, negated: bool) -> Expr {
+    if let Kind::Literal(value) = &operand.kind {
+        return boolean(value.is_null() != negated);
+    }
+    let ty = operand.ty;
+    let Some(operands) = strong_operands(operand.kind.clone()) else {
+        return Expr::new(Kind::IsNull(Box::new(operand), negated), SqlType::Boolean);
+    };
+    let mut tests: Vec<Expr> = Vec::new();
+    for (operand, arithmetic) in operands {
+        // An arithmetic operand of another type than the result is cast (implicitly, in
+        // Hazelcast's plan), and a CAST is tested as it is: computed.
+        let test = if arithmetic && operand.ty != ty {
+            Expr::new(Kind::IsNull(Box::new(operand), negated), SqlType::Boolean)
+        } else {
+            null_test(operand, negated)
+        };
+        if !tests.contains(&test) {
+            tests.push(test);
+        }
+    }
+    if negated {
+        and(tests, SqlType::Boolean, false)
+    } else {
+        or(tests, SqlType::Boolean)
+    }
+}
+
+/// The operands of an operator whose result is null exactly when one of them is, each with
+/// whether it is an arithmetic operand (None for the other operators).
+fn strong_operands(kind: Kind) -> Option<Vec<(Expr, bool)>> {
+    let plain = |operands: Vec<Expr>| Some(operands.into_iter().map(|o| (o, false)).collect());
+    match kind {
+        Kind::Arithmetic(op, left, right) if op != crate::expr::Arithmetic::Remainder => {
+            Some(vec![(*left, true), (*right, true)])
+        }
+        Kind::Compare(_, left, right) => plain(vec![*left, *right]),
+        Kind::Negate(operand) => plain(vec![*operand]),
+        Kind::Like { operand, pattern, escape, .. } => {
+            plain([Some(*operand), Some(*pattern), escape.map(|e| *e)].into_iter().flatten().collect())
+        }
+        Kind::Call(Function::Ceil | Function::Floor, operands) => plain(operands),
+        _ => None,
     }
 }
 
@@ -358,5 +430,40 @@ mod tests {
         let weak = compare(Comparison::Greater, divided, Expr::literal(Value::Int(1), SqlType::Integer));
         let kept = and(vec![weak, is_null]);
         assert_eq!(filter(kept.clone()), kept);
+    }
+    #[test]
+    fn a_null_test_of_arithmetic_tests_its_operands_but_not_through_a_cast() {
+        let (big, score) = (column(0, SqlType::BigInt), column(1, SqlType::Double));
+        let null_test = |operand: Expr, negated| Expr::new(Kind::IsNull(Box::new(operand), negated), SqlType::Boolean);
+        // (big * big) IS NULL: big IS NULL, once
+        assert_eq!(filter(null_test(product(big.clone(), big.clone()), false)), null_test(big.clone(), false));
+        // (score + big * big) IS NOT NULL: the product is of another type than the sum (cast)
+        let sum = Expr::new(
+            Kind::Arithmetic(Arithmetic::Add, Box::new(score.clone()), Box::new(product(big.clone(), big.clone()))),
+            SqlType::Double,
+        );
+        let expected = Expr::new(
+            Kind::And(vec![null_test(score, true), null_test(product(big.clone(), big), true)]),
+            SqlType::Boolean,
+        );
+        assert_eq!(filter(null_test(sum, true)), expected);
+        assert_eq!(filter(null_test(Expr::literal(Value::Int(1), SqlType::Integer), false)), boolean(false));
+    }
+
+    #[test]
+    fn an_or_of_three_operands_tests_nulls_first_and_a_binary_one_keeps_its_order() {
+        let (big, age) = (column(0, SqlType::BigInt), column(2, SqlType::Integer));
+        let zero = Expr::literal(Value::Long(0), SqlType::BigInt);
+        let overflow = compare(Comparison::Greater, product(big.clone(), big.clone()), zero.clone());
+        let other = compare(Comparison::Less, big, zero);
+        let is_null = Expr::new(Kind::IsNull(Box::new(age), false), SqlType::Boolean);
+        let or = |list| Expr::new(Kind::Or(list), SqlType::Boolean);
+        let binary = or(vec![overflow.clone(), is_null.clone()]);
+        assert_eq!(filter(binary.clone()), binary);
+        let three = or(vec![overflow.clone(), other.clone(), is_null.clone()]);
+        assert_eq!(filter(three), or(vec![is_null.clone(), overflow.clone(), other.clone()]));
+        // nested ORs are flattened first
+        let nested = or(vec![overflow.clone(), or(vec![other.clone(), is_null.clone()])]);
+        assert_eq!(filter(nested), or(vec![is_null, overflow, other]));
     }
 }
