@@ -1,3 +1,4 @@
+import com.hazelcast.cache.CacheStatistics;
 import com.hazelcast.cache.EventJournalCacheEvent;
 import com.hazelcast.cache.HazelcastCachingProvider;
 import com.hazelcast.client.HazelcastClient;
@@ -271,6 +272,30 @@ public final class JCache {
         manager.destroyCache(name);
     }
 
+    /**
+     * A cache with statistics enabled: the client's ICache counts what it sent and what came
+     * back (Hazelcast's client keeps them; the member is told of the switch by
+     * CacheManager.enableStatistics).
+     */
+    static void statistics(CacheManager manager, String name) {
+        MutableConfiguration<String, String> config = new MutableConfiguration<String, String>()
+                .setTypes(String.class, String.class).setStatisticsEnabled(true);
+        Cache<String, String> cache = manager.createCache(name, config);
+        cache.put("s", "1");
+        cache.put("t", "2");
+        cache.get("s");
+        cache.get("absent");
+        cache.remove("s");
+        cache.getAndRemove("absent");
+        CacheStatistics stats = cache.unwrap(ICache.class).getLocalCacheStatistics();
+        List<Long> counted = List.of(stats.getCachePuts(), stats.getCacheHits(), stats.getCacheMisses(), stats.getCacheRemovals());
+        checkEq(List.of(2L, 1L, 2L, 1L), counted, "puts, hits, misses and removals the client counted");
+        manager.enableStatistics(name, false);
+        manager.enableManagement(name, true);
+        checkEq("2", cache.get("t"), "the cache serves on after the switches");
+        manager.destroyCache(name);
+    }
+
     static void run(HazelcastInstance client, String address) throws InterruptedException, ExecutionException {
         CachingProvider provider = Caching.getCachingProvider("com.hazelcast.client.cache.HazelcastClientCachingProvider");
         CacheManager manager = provider.getCacheManager(null, null, HazelcastCachingProvider.propertiesByInstanceItself(client));
@@ -288,6 +313,7 @@ public final class JCache {
         checkEq(null, manager.getCache(name, String.class, String.class), "a destroyed cache is gone");
         expiry(manager, name + "-expiry");
         journal(manager, name + "-journal", client);
+        statistics(manager, name + "-statistics");
     }
 
     public static void main(String[] args) {
