@@ -165,3 +165,21 @@ def test_the_journal_of_a_cache_never_created_is_refused(client, request):
     name = PREFIX + unique_name(request, "cache")
     with pytest.raises(HazelcastError, match="CacheNotExistsException"):
         _subscribe(client, name, 0)
+
+
+def test_a_parked_read_is_answered_by_a_remove_all_and_by_the_expiry_sweep(client, journal_cache):
+    """Events appended outside a key request (removeAll runs over every partition; the expiry
+    sweep on a timer) answer the reads waiting for them."""
+    name, _ = journal_cache
+    partition = _key_partition(client, "k")
+    _put(client, name, "k", "v")
+    pending = _read(client, name, partition, 1, 1, 10)
+    time.sleep(0.3)
+    assert not pending.done(), "no event after the first yet"
+    _invoke(client, message(REMOVE_ALL, [("int", -1)], [text(name)]))
+    wait_until(pending.done, timeout=10, message="the read answered by removeAll")
+    assert _events(client, pending.result()) == [(REMOVED, "k", None, "v")]
+    _put(client, name, "k", "w", _frame(TOUCHED_1500_MS))
+    pending = _read(client, name, partition, 3, 1, 10)
+    wait_until(pending.done, timeout=20, message="the read answered by the expiry sweep")
+    assert _events(client, pending.result()) == [(REMOVED, "k", None, "w")]

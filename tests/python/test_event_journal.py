@@ -13,6 +13,7 @@ import threading
 import time
 
 import pytest
+from hazelcast.predicate import sql as sql_predicate
 from hazelcast.errors import ClassCastError, UnsupportedOperationError
 from hazelcast.invocation import Invocation
 from hazelcast.protocol.builtin import CodecUtil, DataCodec, FixSizedTypesCodec, StringCodec
@@ -167,6 +168,20 @@ def test_a_read_waits_for_its_minimum(client, journal_map):
     answer = pending.result()
     assert list(answer["item_seqs"]) == [1, 2]
     assert [event[0] for event in events(client, answer)] == [ADDED, REMOVED]
+
+
+def test_a_read_is_answered_by_remove_all_with_a_predicate(client, journal_map):
+    """removeAll(predicate) runs over every partition, outside a key request: its removals
+    answer the journal reads waiting for them."""
+    name, m = journal_map
+    partition = partition_of("k")
+    m.put("k", "first")
+    pending = read(client, name, partition, 1, 1, 10)
+    time.sleep(0.3)
+    assert not pending.done(), "no event after sequence 0 yet"
+    m.remove_all(sql_predicate("this = 'first'"))
+    wait_until(pending.done, message="the read answered by removeAll")
+    assert events(client, pending.result()) == [(REMOVED, "k", None, "first")]
 
 
 def test_put_all_evict_and_replace_are_journaled(client, journal_map):

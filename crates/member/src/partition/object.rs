@@ -68,6 +68,11 @@ pub(crate) trait PartitionObject {
     /// to `released`, to be re-run in order. Kinds nothing is held in keep this default.
     fn release_client(&mut self, _client: Uuid, _released: &mut Vec<Parked>) {}
 
+    /// Answers the reads parked in the object's event journal (maps' and caches') that events
+    /// appended outside a request (a fan-out share, the expiry sweep) made possible. Kinds
+    /// without a journal keep this default.
+    fn serve_journal_readers(&mut self, _waiters: &mut dyn crate::engine::request::Waiters) {}
+
     /// Takes the ids of every request waiting here (on a key lock, for an item or room): the
     /// partition moved away and they are answered "retry", or the object is destroyed. Kinds
     /// whose requests never wait keep this default.

@@ -220,6 +220,15 @@ impl PartitionStore {
         self.track_changes
     }
 
+    /// Answers the journal reads (maps' and caches') that events appended outside a request
+    /// made possible; the answers go to `others`.
+    pub(crate) fn serve_journal_readers(&mut self, others: &mut Vec<crate::partition::waiters::OtherAnswer>) {
+        let mut answering = self.waiters.answering(others);
+        for object in self.objects.values_mut() {
+            object.as_object_mut().serve_journal_readers(&mut answering);
+        }
+    }
+
     /// Drops every object of the partition's replicas (this member no longer holds a replica
     /// of the partition, or a snapshot replaces it); objects every member holds (replicated
     /// maps) stay.

@@ -433,6 +433,10 @@ impl PartitionOwner {
                 self.partitions[local].stores_mut::<kind::Queue>().map(|(name, _)| name.into()).collect();
             queues.iter().for_each(|name| self.check_queue(partition, name));
             self.send_changes(partition);
+            // A removeAll may have journaled events a parked journal read waits for.
+            let mut others = Vec::new();
+            self.partitions[local].serve_journal_readers(&mut others);
+            self.send_others(others);
         }
         self.rerun_released();
         answer
@@ -557,15 +561,18 @@ impl PartitionOwner {
             budget -= self.sweep_replicated(self.sweep_cursor, budget);
             let owned = self.replication.owned.get(self.sweep_cursor).copied().unwrap_or(false);
             let partition = &mut self.partitions[self.sweep_cursor];
+            let mut journaled = false;
             for (kind, name, object) in partition.objects_mut().filter(|(kind, _, _)| !kind.is_everywhere()) {
                 let examined_budget = budget.min(object.as_object_mut().entry_count());
                 let expired = object.as_object_mut().sweep_expired(self.now_ms, examined_budget);
                 budget -= examined_budget;
-                if owned {
+                if owned && !expired.is_empty() {
+                    // Each only journals its own kind's.
                     crate::engine::map::journal::journal_expired(object, &expired, self.now_ms);
+                    crate::engine::cache::journal::journal_expired(object, &expired, self.now_ms);
+                    journaled = true;
                 }
                 if kind == ObjectKind::Cache && owned {
-                    crate::engine::cache::journal::journal_expired(object, &expired, self.now_ms);
                     self.listeners.publish_cache_expired(&mut self.outbox, (self.member, name, partition_id), &expired);
                 }
                 // Entry listeners are map listeners.
@@ -584,6 +591,12 @@ impl PartitionOwner {
                     };
                     self.listeners.publish(&mut self.outbox, self.member, name, event);
                 }
+            }
+            if journaled {
+                // Journal reads parked for these events are answered now.
+                let mut others = Vec::new();
+                self.partitions[self.sweep_cursor].serve_journal_readers(&mut others);
+                self.send_others(others);
             }
         }
     }

@@ -368,6 +368,12 @@ impl PartitionObject for CacheStore {
         self.journal.as_deref_mut().map(RingbufferStore::take_waiting).unwrap_or_default()
     }
 
+    fn serve_journal_readers(&mut self, waiters: &mut dyn crate::engine::request::Waiters) {
+        if let Some(journal) = self.journal.as_deref_mut().filter(|journal| journal.has_readers()) {
+            journal.serve_waiters(waiters);
+        }
+    }
+
     /// Expired entries go; answered for EXPIRED events (the owner sends them).
     fn sweep_expired(&mut self, now_ms: i64, budget: usize) -> Vec<RemovedEntry> {
         let expired: Vec<Box<[u8]>> = self

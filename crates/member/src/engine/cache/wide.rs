@@ -246,6 +246,10 @@ impl WideOperation for OverPartitions {
                         for (key, value) in &removed {
                             store.journal_event(Journaled::Removed, key, (None, Some(value)), now);
                         }
+                        // Backed up, and parked journal reads answered, after the share.
+                        if !share.touched.contains(&local) {
+                            share.touched.push(local);
+                        }
                         for (key, value) in &removed {
                             let change = CacheChange {
                                 kind: CacheEventKind::Removed,

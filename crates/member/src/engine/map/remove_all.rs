@@ -96,6 +96,10 @@ impl WideOperation for RemoveAll {
                 for (key, old) in &matched {
                     store.journal_event(EventKind::Removed, key, None, Some(old), now_ms);
                 }
+                // Backed up, and parked journal reads answered, after the share.
+                if !matched.is_empty() && !share.touched.contains(&local) {
+                    share.touched.push(local);
+                }
                 for (key, old) in &matched {
                     publish_removed(share, map, partition_id, key, old);
                 }

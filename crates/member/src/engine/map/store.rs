@@ -557,6 +557,12 @@ impl PartitionObject for RecordStore {
         Some(&mut self.locks)
     }
 
+    fn serve_journal_readers(&mut self, waiters: &mut dyn crate::engine::request::Waiters) {
+        if let Some(journal) = self.journal.as_deref_mut().filter(|journal| journal.has_readers()) {
+            journal.serve_waiters(waiters);
+        }
+    }
+
     fn in_object_figures(&self) -> bool {
         false
     }
