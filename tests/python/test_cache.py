@@ -32,7 +32,7 @@ import time
 import pytest
 from hazelcast.errors import HazelcastError
 from hazelcast.invocation import Invocation
-from hazelcast.protocol.builtin import CodecUtil, DataCodec
+from hazelcast.protocol.builtin import CodecUtil, DataCodec, EntryListCodec
 from hazelcast.protocol.client_message import RESPONSE_HEADER_SIZE, OutboundMessage
 
 from cache_codec import (
@@ -61,6 +61,7 @@ PUT_IF_ABSENT = 0x131200
 REPLACE = 0x131700
 SIZE = 0x131800
 LOAD_ALL = 0x131000
+GET_ALL = 0x130900
 
 
 def _data(client, value):
@@ -216,6 +217,30 @@ def test_an_operations_policy_and_an_entrys_own_govern_its_expiry(client, cache_
     for key in ("short", "own"):
         assert _decode_data(client, _on_key(client, GET, name, key, (), [None])) is None, key
     assert _decode_data(client, _on_key(client, GET, name, "eternal", (), [None])) == "v"
+    _invoke(client, request(DESTROY, (), [text(name)]))
+
+
+def _get_all(client, name, keys, policy=None):
+    keys = structure(fields=[_data(client, key) for key in keys])
+    answer = _invoke(client, request(GET_ALL, (), [text(name), keys, None if policy is None else _frame(policy)]))
+    answer.next_frame()  # the initial frame
+    pairs = EntryListCodec.decode(answer, DataCodec.decode, DataCodec.decode)
+    to_object = client._serialization_service.to_object
+    return {to_object(key): to_object(value) for key, value in pairs}
+
+
+def test_get_all_reads_are_accesses(client, cache_name):
+    """getAll with a TouchedExpiryPolicy (1.5 s from each access) gives the entries it reads
+    that access duration, as get does; an entry it does not read stays."""
+    name = PREFIX + cache_name
+    _invoke(client, create_config(cache_name))
+    put = [("bool", False), ("int", -1)]
+    for key in ("a", "b", "untouched"):
+        _on_key(client, PUT, name, key, put, [_data(client, "v-" + key), None])
+    assert _get_all(client, name, ["a", "b", "absent"], TOUCHED_1500_MS) == {"a": "v-a", "b": "v-b"}
+    assert _get_all(client, name, ["a"]) == {"a": "v-a"}, "without a policy: the cache's (eternal)"
+    time.sleep(2.5)
+    assert _get_all(client, name, ["a", "b", "untouched"]) == {"untouched": "v-untouched"}
     _invoke(client, request(DESTROY, (), [text(name)]))
 
 

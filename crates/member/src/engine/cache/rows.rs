@@ -92,7 +92,11 @@ pub(crate) static ROWS: &[Operation] = &[
     }),
     wide_row!(CacheGetAll, S, |message, _| {
         let r = CacheGetAll::decode(message)?;
-        over(r.name, Work::GetAll { keys: r.keys.into_iter().map(|key| key.0.into()).collect() })
+        let policy = match expiry::from_operation(r.expiry_policy.map(|data| data.0)) {
+            Ok(policy) => policy,
+            Err(refusal) => return Ok(Classified::Refused(refusal)),
+        };
+        over(r.name, Work::GetAll { keys: r.keys.into_iter().map(|key| key.0.into()).collect(), policy })
     }),
     // The name is inside the configuration (no tenant namespace scopes a cache).
     wide_row!(CacheCreateConfig, W, |message, _| match CacheDef::from_request(message.bytes()) {

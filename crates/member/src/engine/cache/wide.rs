@@ -3,7 +3,9 @@
 //! on a cache that does not exist fails with CacheNotExistsException, as Hazelcast's does.
 
 use crate::engine::cache::configs::CacheDef;
+use crate::engine::cache::expiry::ExpiryPolicy;
 use crate::engine::cache::journal::Journaled;
+use crate::engine::cache::store::{CacheStore, Owned};
 use crate::engine::listeners::caches::{CacheChange, CacheEventKind};
 use crate::engine::listeners::Registry;
 use crate::engine::request::{ErrorKind, OpError, Reply};
@@ -148,9 +150,11 @@ pub(crate) enum Work {
         keys: Option<Vec<Box<[u8]>>>,
         completion_id: i32,
     },
-    /// getAll: the live entries of these keys.
+    /// getAll: the live entries of these keys, each read an access (the operation's policy,
+    /// else the entry's own, else the cache's, gives its access duration).
     GetAll {
         keys: Vec<Box<[u8]>>,
+        policy: Option<ExpiryPolicy>,
     },
     /// loadAll: nothing to load without a loader; with one (Java code), the failure a
     /// Hazelcast member without the loader's class answers.
@@ -220,13 +224,16 @@ impl WideOperation for OverPartitions {
             let now = share.now_ms;
             match &self.work {
                 Work::Size if owned => partial.count += store.size(now) as u64,
-                Work::GetAll { keys } if owned => {
-                    for key in keys {
-                        if let Some(record) = store.get(key, now) {
-                            write_frame(&mut partial.items.0, 0, key);
-                            write_frame(&mut partial.items.0, 0, &record.value);
-                        }
+                Work::GetAll { keys, policy } if owned => {
+                    let before = partial.items.0.len();
+                    let expired = get_all(store, keys, (*policy, def.expiry), now, &mut partial.items.0);
+                    for (key, value) in &expired {
+                        let change =
+                            CacheChange { kind: CacheEventKind::Expired, key, value: Some(value), old_value: None };
+                        share.listeners.publish_cache(share.outbox, (share.member, name, partition_id), change, -1);
                     }
+                    // Accesses moved expiry times: the backups are told after the share.
+                    touch(share.touched, local, partial.items.0.len() > before || !expired.is_empty());
                 }
                 Work::Clear => {
                     store.clear(now);
@@ -247,9 +254,7 @@ impl WideOperation for OverPartitions {
                             store.journal_event(Journaled::Removed, key, (None, Some(value)), now);
                         }
                         // Backed up, and parked journal reads answered, after the share.
-                        if !share.touched.contains(&local) {
-                            share.touched.push(local);
-                        }
+                        touch(share.touched, local, true);
                         for (key, value) in &removed {
                             let change = CacheChange {
                                 kind: CacheEventKind::Removed,
@@ -279,6 +284,42 @@ impl WideOperation for OverPartitions {
             }
             Work::Clear | Work::RemoveAll { .. } | Work::LoadAll => Reply::Empty,
         })
+    }
+}
+
+/// One partition's share of a getAll: the live entries of `keys` (key and value frames into
+/// `items`), each read an access (the operation's policy, else the entry's own, else the
+/// cache's: `policies`); answers the entries found expired (gone, journaled as removals).
+fn get_all(
+    store: &mut CacheStore,
+    keys: &[Box<[u8]>],
+    (operation, cache): (Option<ExpiryPolicy>, ExpiryPolicy),
+    now: i64,
+    items: &mut Vec<u8>,
+) -> Vec<Owned> {
+    let mut expired = Vec::new();
+    for key in keys {
+        if let Some(value) = store.take_expired(key, now) {
+            store.journal_event(Journaled::Removed, key, (None, Some(&value)), now);
+            expired.push((key.clone(), value));
+            continue;
+        }
+        let Some(record) = store.get(key, now) else { continue };
+        write_frame(items, 0, key);
+        write_frame(items, 0, &record.value);
+        if let Some(lifetime) = operation.or(record.policy).unwrap_or(cache).access {
+            store.set_expiry(key, lifetime.from(now));
+        }
+        store.touch(key, now);
+    }
+    expired
+}
+
+/// Records that local partition `local` changed (when `changed`), once: the reactor backs it
+/// up after the share ([`ShareContext::touch`], for a share that holds a partition's store).
+fn touch(touched: &mut Vec<usize>, local: usize, changed: bool) {
+    if changed && !touched.contains(&local) {
+        touched.push(local);
     }
 }
 
