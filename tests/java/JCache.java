@@ -1,6 +1,7 @@
 import com.hazelcast.cache.CacheStatistics;
 import com.hazelcast.cache.EventJournalCacheEvent;
 import com.hazelcast.cache.HazelcastCachingProvider;
+import com.hazelcast.cache.HazelcastExpiryPolicy;
 import com.hazelcast.client.HazelcastClient;
 import com.hazelcast.cache.ICache;
 import com.hazelcast.client.config.ClientConfig;
@@ -171,6 +172,27 @@ public final class JCache {
         manager.destroyCache(name);
     }
 
+    /**
+     * Hazelcast's own HazelcastExpiryPolicy: a cache's (its factory, Java-serialized) expires
+     * an entry after 1.5 s; an operation's (IdentifiedDataSerializable) of a minute stands for
+     * the cache's.
+     */
+    @SuppressWarnings("unchecked")
+    static void hazelcastPolicy(CacheManager manager, String name) throws InterruptedException {
+        MutableConfiguration<String, String> config = new MutableConfiguration<String, String>()
+                .setTypes(String.class, String.class)
+                .setExpiryPolicyFactory(FactoryBuilder.factoryOf(new HazelcastExpiryPolicy(1500, 1500, 1500, TimeUnit.MILLISECONDS)));
+        Cache<String, String> cache = manager.createCache(name, config);
+        ICache<String, String> icache = cache.unwrap(ICache.class);
+        cache.put("cache's", "1");
+        icache.put("own", "1", new HazelcastExpiryPolicy(1, 1, 1, TimeUnit.MINUTES));
+        checkEq("1", cache.get("cache's"), "get before the cache's policy expires it");
+        Thread.sleep(2_500);
+        checkEq(null, cache.get("cache's"), "the cache's HazelcastExpiryPolicy expired the entry");
+        checkEq("1", cache.get("own"), "the operation's HazelcastExpiryPolicy stands for the cache's");
+        manager.destroyCache(name);
+    }
+
     /** An entry processor whose class only the client has: the member cannot run it. */
     public static final class Exclaim implements EntryProcessor<String, String, String>, Serializable {
         private static final long serialVersionUID = 1L;
@@ -312,6 +334,7 @@ public final class JCache {
         manager.destroyCache(name);
         checkEq(null, manager.getCache(name, String.class, String.class), "a destroyed cache is gone");
         expiry(manager, name + "-expiry");
+        hazelcastPolicy(manager, name + "-hazelcast-policy");
         journal(manager, name + "-journal", client);
         statistics(manager, name + "-statistics");
     }

@@ -14,6 +14,10 @@
 //! `SingletonFactory` holding the policy, or a `ClassFactory` naming one of these classes. Any
 //! other class is one the member would have to load: refused with the
 //! `ClassNotFoundException` a Hazelcast member without the class answers.
+//!
+//! Hazelcast's own `HazelcastExpiryPolicy` (a creation, an access and an update duration) is
+//! read too: an operation's as Hazelcast serializes it (IdentifiedDataSerializable, factory
+//! −13, class 21: each duration's amount and `TimeUnit` ordinal), a factory's Java-serialized.
 
 use crate::engine::cache::java_serial::{self, Value, JAVA_SERIALIZATION};
 use crate::engine::request::{ErrorKind, OpError};
@@ -74,7 +78,46 @@ pub(crate) fn from_factory(data: &[u8]) -> Result<ExpiryPolicy, OpError> {
 
 /// The policy an operation carries (None: the cache's).
 pub(crate) fn from_operation(data: Option<&[u8]>) -> Result<Option<ExpiryPolicy>, OpError> {
-    data.map(|data| policy(&java_value(data)?)).transpose()
+    data.map(|data| match Data(data).type_id() {
+        Some(IDENTIFIED) => hazelcast_policy(Data(data).payload()),
+        _ => policy(&java_value(data)?),
+    })
+    .transpose()
+}
+
+/// The IdentifiedDataSerializable serialization type id.
+const IDENTIFIED: i32 = -2;
+/// `HazelcastExpiryPolicy`'s factory (`CacheDataSerializerHook`) and class ids in 5.6.
+const HAZELCAST_POLICY: (i32, i32) = (-13, 21);
+/// `TimeUnit`'s constants by ordinal.
+const TIME_UNITS: [&str; 7] = ["NANOSECONDS", "MICROSECONDS", "MILLISECONDS", "SECONDS", "MINUTES", "HOURS", "DAYS"];
+
+/// A `HazelcastExpiryPolicy` as Hazelcast serializes it: a flags byte, factory and class ids,
+/// then per duration its amount (`i64`; −1: none) and its unit's ordinal (`i32`).
+fn hazelcast_policy(payload: &[u8]) -> Result<ExpiryPolicy, OpError> {
+    let short = || refused("a truncated HazelcastExpiryPolicy".into());
+    let int = |at: usize| -> Result<i32, OpError> {
+        Ok(i32::from_be_bytes(payload.get(at..at + 4).ok_or_else(short)?.try_into().expect("4 bytes")))
+    };
+    let ids = (int(1)?, int(5)?);
+    if payload.first().is_none_or(|flags| flags & 1 == 0) || ids != HAZELCAST_POLICY {
+        let text = format!("an IdentifiedDataSerializable expiry policy of factory {} and class {}", ids.0, ids.1);
+        return Err(refused(text));
+    }
+    let mut at = 9;
+    let mut duration = || -> Result<Option<Lifetime>, OpError> {
+        let amount = i64::from_be_bytes(payload.get(at..at + 8).ok_or_else(short)?.try_into().expect("8 bytes"));
+        at += 8;
+        if amount < 0 {
+            return Ok(None);
+        }
+        let unit = usize::try_from(int(at)?).ok().and_then(|ordinal| TIME_UNITS.get(ordinal));
+        at += 4;
+        let unit = unit.ok_or_else(|| refused("a TimeUnit ordinal beyond DAYS".into()))?;
+        Ok(Some(millis(amount, unit)?))
+    };
+    let (creation, access, update) = (duration()?, duration()?, duration()?);
+    Ok(ExpiryPolicy { creation: creation.unwrap_or(Lifetime::Eternal), access, update })
 }
 
 fn java_value(data: &[u8]) -> Result<Value, OpError> {
@@ -94,6 +137,11 @@ fn policy(value: &Value) -> Result<ExpiryPolicy, OpError> {
     let class = value.class().unwrap_or("");
     if class == "javax.cache.expiry.EternalExpiryPolicy" {
         return Ok(ExpiryPolicy::ETERNAL);
+    }
+    if class == "com.hazelcast.cache.HazelcastExpiryPolicy" {
+        let duration = |name| value.field(name).filter(|field| **field != Value::Null).map(lifetime).transpose();
+        let creation = duration("create")?.unwrap_or(Lifetime::Eternal);
+        return Ok(ExpiryPolicy { creation, access: duration("access")?, update: duration("update")? });
     }
     let (access, update) = match class {
         "javax.cache.expiry.CreatedExpiryPolicy" => (false, false),
@@ -117,7 +165,12 @@ fn lifetime(duration: &Value) -> Result<Lifetime, OpError> {
         Some(Value::Enum { constant, .. }) => constant.clone(),
         Some(_) => return Err(refused("a Duration whose unit is not a TimeUnit".into())),
     };
-    let per_unit_ns: i64 = match &*unit {
+    millis(*amount, &unit)
+}
+
+/// `amount` of `unit` in milliseconds, as `TimeUnit.toMillis` (saturating, truncating).
+fn millis(amount: i64, unit: &str) -> Result<Lifetime, OpError> {
+    let per_unit_ns: i64 = match unit {
         "NANOSECONDS" => 1,
         "MICROSECONDS" => 1_000,
         "MILLISECONDS" => 1_000_000,
@@ -127,8 +180,7 @@ fn lifetime(duration: &Value) -> Result<Lifetime, OpError> {
         "DAYS" => 86_400_000_000_000,
         other => return Err(refused(format!("the TimeUnit {other}"))),
     };
-    // TimeUnit.toMillis: saturating, truncating.
-    let ms = (i128::from(*amount) * i128::from(per_unit_ns) / 1_000_000).clamp(0, i128::from(i64::MAX)) as i64;
+    let ms = (i128::from(amount) * i128::from(per_unit_ns) / 1_000_000).clamp(0, i128::from(i64::MAX)) as i64;
     Ok(Lifetime::Millis(ms))
 }
 
@@ -162,6 +214,23 @@ mod tests {
         let eternal = Some(Lifetime::Eternal);
         assert_eq!(modified, ExpiryPolicy { creation: Lifetime::Eternal, access: None, update: eternal });
         assert_eq!(from_operation(None).unwrap(), None);
+    }
+
+    #[test]
+    fn hazelcasts_own_policy_reads_as_its_three_durations() {
+        // `new HazelcastExpiryPolicy(1500, 1500, 1500, MILLISECONDS)` as the 5.6.0 jar serializes it
+        let stream = "00000000fffffffe01fffffff30000001500000000000005dc0000000200000000000005dc0000000200000000000005dc00000002";
+        let bytes: Vec<u8> =
+            (0..stream.len()).step_by(2).map(|i| u8::from_str_radix(&stream[i..i + 2], 16).unwrap()).collect();
+        let lifetime = Some(Lifetime::Millis(1500));
+        let expected = ExpiryPolicy { creation: Lifetime::Millis(1500), access: lifetime, update: lifetime };
+        assert_eq!(from_operation(Some(&bytes)).unwrap(), Some(expected));
+        for end in 8..bytes.len() {
+            assert!(from_operation(Some(&bytes[..end])).is_err(), "truncated at {end}");
+        }
+        let mut other = bytes.clone();
+        other[16] = 22;
+        assert!(from_operation(Some(&other)).unwrap_err().message.contains("class 22"));
     }
 
     #[test]
