@@ -220,6 +220,18 @@ impl PartitionStore {
         self.track_changes
     }
 
+    /// Answers the reads parked in the journal of object `name` of `kind` (a map's or a
+    /// cache's) that its new events made possible; the answers go to `others`.
+    pub(crate) fn serve_journal_of(
+        &mut self,
+        kind: ObjectKind,
+        name: &str,
+        others: &mut Vec<crate::partition::waiters::OtherAnswer>,
+    ) {
+        let Some(object) = self.objects.get_mut(&ObjectRef { kind, name }) else { return };
+        object.as_object_mut().serve_journal_readers(&mut self.waiters.answering(others));
+    }
+
     /// Answers the journal reads (maps' and caches') that events appended outside a request
     /// made possible; the answers go to `others`.
     pub(crate) fn serve_journal_readers(&mut self, others: &mut Vec<crate::partition::waiters::OtherAnswer>) {

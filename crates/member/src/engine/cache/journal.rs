@@ -21,13 +21,11 @@ use crate::engine::cache::store::CacheStore;
 use crate::engine::map::journal::{event_data, run, EventIds, JournalOp};
 use crate::engine::request::{ErrorKind, OpError, Replies};
 use crate::engine::ringbuffer::rows::park_or_answered;
-use crate::net::connection::ConnectionShared;
 use crate::partition::object::RemovedEntry;
 use crate::partition::objects::{kind, Kind, Object};
 use crate::partition::owner::{Call, Execute, PartitionOwner};
 use crate::route::wire;
 use std::borrow::Cow;
-use std::sync::Arc;
 
 /// A cache's journal event: `CacheDataSerializerHook`'s factory and its
 /// `EVENT_JOURNAL_DESERIALIZING_CACHE_EVENT` in Hazelcast 5.6.
@@ -127,26 +125,6 @@ pub(crate) fn journal_expired(object: &mut Object, expired: &[RemovedEntry], now
     let Some(store) = <kind::Cache as Kind>::store_mut(object) else { return };
     for entry in expired {
         store.journal_event(Journaled::Removed, entry.key(), (None, Some(entry.value())), now_ms);
-    }
-}
-
-/// Answers the journal reads a write to cache `name` in local partition `local` made possible;
-/// the answers for other connections go to `others` (sent once the write's backups are).
-pub(crate) fn serve_readers(
-    owner: &mut PartitionOwner,
-    local: usize,
-    name: &str,
-    others: &mut Vec<(Arc<ConnectionShared>, Vec<u8>)>,
-) {
-    let partition = &mut owner.partitions[local];
-    let waiting = partition.existing_store_mut::<kind::Cache>(name).and_then(|store| store.journal.as_deref());
-    if !waiting.is_some_and(|journal| journal.has_readers()) {
-        return;
-    }
-    let (store, waiters) = partition.store_mut::<kind::Cache>(name, &mut owner.settings);
-    let mut answering = waiters.answering(others);
-    if let Some(ring) = store.journal.as_deref_mut() {
-        ring.serve_waiters(&mut answering);
     }
 }
 

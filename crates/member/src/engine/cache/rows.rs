@@ -187,7 +187,7 @@ impl Execute for CacheRequest<'_> {
             owner.listeners.publish_cache(&mut owner.outbox, to, change, self.completion_id);
         }
         let mut others = Vec::new();
-        crate::engine::cache::journal::serve_readers(owner, call.local, name, &mut others);
+        owner.partitions[call.local].serve_journal_of(ObjectKind::Cache, name, &mut others);
         owner.replicate(call.partition_id, call, out, start, others);
         owner.after_key_request(call.partition_id, ObjectKind::Cache);
     }

@@ -219,25 +219,6 @@ pub(crate) fn journal_expired(object: &mut Object, expired: &[RemovedEntry], now
     }
 }
 
-/// Answers the journal reads a write to map `name` in local partition `local` made possible;
-/// the answers for other connections go to `others` (sent once the write's backups are).
-pub(crate) fn serve_readers(
-    owner: &mut PartitionOwner,
-    local: usize,
-    name: &str,
-    others: &mut Vec<(std::sync::Arc<crate::net::connection::ConnectionShared>, Vec<u8>)>,
-) {
-    let partition = &mut owner.partitions[local];
-    if !partition.existing_mut(name).is_some_and(|store| store.journal.as_ref().is_some_and(|j| j.has_readers())) {
-        return;
-    }
-    let (store, waiters) = partition.store_mut::<kind::Map>(name, &mut owner.settings);
-    let mut answering = waiters.answering(others);
-    if let Some(ring) = store.journal.as_deref_mut() {
-        ring.serve_waiters(&mut answering);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

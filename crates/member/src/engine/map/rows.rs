@@ -168,7 +168,8 @@ impl Execute for MapRequest<'_> {
             wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
         let mut others = Vec::new();
-        crate::engine::map::journal::serve_readers(owner, local, &request.name, &mut others);
+        // The journal reads the write made possible are answered with it.
+        owner.partitions[local].serve_journal_of(ObjectKind::Map, &request.name, &mut others);
         if owner.partitions[local].tracks_changes() || !others.is_empty() {
             owner.replicate(partition_id, call, out, start, others);
         }
