@@ -18,9 +18,8 @@
 
 use crate::engine::cache::configs::not_exists;
 use crate::engine::cache::store::CacheStore;
-use crate::engine::map::journal::{event_data, run, EventIds, JournalOp};
-use crate::engine::request::{ErrorKind, OpError, Replies};
-use crate::engine::ringbuffer::rows::park_or_answered;
+use crate::engine::map::journal::{event_data, run_parking, EventIds, JournalOp};
+use crate::engine::request::{ErrorKind, OpError};
 use crate::partition::object::RemovedEntry;
 use crate::partition::objects::{kind, Kind, Object};
 use crate::partition::owner::{Call, Execute, PartitionOwner};
@@ -78,16 +77,8 @@ impl Execute for CacheJournalRequest<'_> {
         let max_waiters = owner.settings.max_parked_per_key();
         let now_ms = owner.now_ms;
         let (store, waiters) = owner.partitions[call.local].store_mut::<kind::Cache>(&self.name, &mut owner.settings);
-        let mut others = Vec::new();
-        let mut answering = waiters.answering(&mut others);
-        let mut reply = call.replies(out);
-        let outcome = match store.journal.as_deref_mut() {
-            None => Err(not_enabled(&self.name, &self.op)),
-            Some(ring) => {
-                let done = run(ring, &self.op, now_ms, &mut |answer| reply.reply(answer));
-                park_or_answered(done, ring, &mut answering, call, max_waiters)
-            }
-        };
+        let journal = store.journal.as_deref_mut().ok_or_else(|| not_enabled(&self.name, &self.op));
+        let outcome = journal.and_then(|ring| run_parking(ring, waiters, &self.op, call, out, (now_ms, max_waiters)));
         if let Err(failure) = outcome {
             wire::replace_with_error(out, start, call.correlation_id, &failure);
         }

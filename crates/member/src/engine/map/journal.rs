@@ -115,21 +115,32 @@ impl Execute for JournalRequest<'_> {
         let now_ms = owner.now_ms;
         let (store, waiters) = owner.partitions[call.local].store_mut::<kind::Map>(&self.name, &mut owner.settings);
         store.op_counts[call.counter_slot] += 1;
-        let mut others = Vec::new();
-        let mut answering = waiters.answering(&mut others);
-        let mut reply = call.replies(out);
-        let outcome = match store.journal.as_deref_mut() {
-            None => Err(not_enabled(&self.name, &self.op)),
-            Some(ring) => {
-                let done = run(ring, &self.op, now_ms, &mut |answer| reply.reply(answer));
-                park_or_answered(done, ring, &mut answering, call, max_waiters)
-            }
-        };
+        let journal = store.journal.as_deref_mut().ok_or_else(|| not_enabled(&self.name, &self.op));
+        let outcome = journal.and_then(|ring| run_parking(ring, waiters, &self.op, call, out, (now_ms, max_waiters)));
         if let Err(failure) = outcome {
             wire::replace_with_error(out, start, call.correlation_id, &failure);
         }
         owner.hold_behind_writes(call.partition_id, call.connection, out, start);
     }
+}
+
+/// Runs a journal request (a map's or a cache's) on `ring`, its answer written to `out`; a
+/// read that must wait parks in the journal, registered in the partition's `waiters` (at
+/// most `max_waiters`).
+pub(crate) fn run_parking(
+    ring: &mut RingbufferStore,
+    waiters: &mut crate::partition::waiters::WaiterTable,
+    op: &JournalOp,
+    call: &Call<'_>,
+    out: &mut Vec<u8>,
+    (now_ms, max_waiters): (i64, usize),
+) -> Result<(), OpError> {
+    // A waiting read answers nobody else now: nothing goes to other connections.
+    let mut others = Vec::new();
+    let mut answering = waiters.answering(&mut others);
+    let mut reply = call.replies(out);
+    let done = run(ring, op, now_ms, &mut |answer| reply.reply(answer));
+    park_or_answered(done, ring, &mut answering, call, max_waiters)
 }
 
 /// Runs a journal request (a map's or a cache's) on the partition's journal `ring` at
