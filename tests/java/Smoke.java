@@ -6,6 +6,7 @@ import com.hazelcast.cluster.Member;
 import com.hazelcast.instance.EndpointQualifier;
 import com.hazelcast.config.InvalidConfigurationException;
 import com.hazelcast.config.MapConfig;
+import com.hazelcast.config.NearCacheConfig;
 import com.hazelcast.config.QueueConfig;
 import com.hazelcast.core.DistributedObject;
 import com.hazelcast.core.EntryView;
@@ -88,6 +89,45 @@ public final class Smoke {
         }
     }
 
+    /**
+     * A second client with a near cache on a map: the Java client's repairing handler fetches
+     * the members' invalidation metadata (partition uuids and sequences) when it starts, then
+     * checks each invalidation's. It reads a key (the second read from its near cache); the
+     * first client changes the key, then clears the map: the second reads each change.
+     */
+    static void nearCache(HazelcastInstance client, String address) throws InterruptedException {
+        String name = "smoke-near-" + UUID.randomUUID();
+        ClientConfig cfg = Harness.clientConfig(address, System.getProperty("smoke.clusterName", "dev"));
+        cfg.addNearCacheConfig(new NearCacheConfig(name).setInvalidateOnChange(true));
+        HazelcastInstance second = HazelcastClient.newHazelcastClient(cfg);
+        try {
+            IMap<String, String> writer = client.getMap(name);
+            IMap<String, String> near = second.getMap(name);
+            writer.put("n", "1");
+            checkEq("1", near.get("n"), "near-cached map: the first get");
+            checkEq("1", near.get("n"), "near-cached map: the second get");
+            checkEq(true, near.getClass().getSimpleName().contains("NearCached"), "the second client's map has a near cache: " + near.getClass());
+            writer.put("n", "2");
+            checkEq("2", awaitValue(near, "n", "2"), "the near cache was invalidated by the change");
+            writer.clear();
+            checkEq(null, awaitValue(near, "n", null), "the near cache was invalidated by the clear");
+            writer.destroy();
+        } finally {
+            second.shutdown();
+        }
+    }
+
+    /** The value of `key` once it is `expected`, or what it is after 10 s. */
+    static String awaitValue(IMap<String, String> map, String key, String expected) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + 10_000;
+        String seen = map.get(key);
+        while (!Objects.equals(expected, seen) && System.currentTimeMillis() < deadline) {
+            Thread.sleep(50);
+            seen = map.get(key);
+        }
+        return seen;
+    }
+
     public static void main(String[] args) {
         String address = Harness.address(args, "Smoke");
         Harness.watchdog("java smoke", HARD_TIMEOUT_MS);
@@ -112,6 +152,7 @@ public final class Smoke {
             dynamicConfig(client);
             transaction(client);
             xa(client, cfg);
+            nearCache(client, address);
             rc = 0;
             System.out.println("java smoke: ok (" + checks + " checks)");
         } catch (Throwable t) {
