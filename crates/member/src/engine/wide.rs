@@ -197,12 +197,18 @@ pub struct ShareContext<'a> {
     pub touched: &'a mut Vec<usize>,
 }
 
+/// Records in `touched` that local partition `local` changed, once ([`ShareContext::touch`],
+/// for a share that holds one of `partitions`' stores while it records the change).
+pub fn touch(touched: &mut Vec<usize>, local: usize) {
+    if !touched.contains(&local) {
+        touched.push(local);
+    }
+}
+
 impl ShareContext<'_> {
     /// Records that `partitions[local]` changed (once), for the reactor to back it up after.
     pub fn touch(&mut self, local: usize) {
-        if !self.touched.contains(&local) {
-            self.touched.push(local);
-        }
+        touch(self.touched, local);
     }
 
     /// The map's partition id of `partitions[local]`.

@@ -567,9 +567,13 @@ impl PartitionOwner {
                 let expired = object.as_object_mut().sweep_expired(self.now_ms, examined_budget);
                 budget -= examined_budget;
                 if owned && !expired.is_empty() {
-                    // Each only journals its own kind's.
-                    crate::engine::map::journal::journal_expired(object, &expired, self.now_ms);
-                    crate::engine::cache::journal::journal_expired(object, &expired, self.now_ms);
+                    match kind {
+                        ObjectKind::Map => crate::engine::map::journal::journal_expired(object, &expired, self.now_ms),
+                        ObjectKind::Cache => {
+                            crate::engine::cache::journal::journal_expired(object, &expired, self.now_ms)
+                        }
+                        _ => {}
+                    }
                     journaled = true;
                 }
                 if kind == ObjectKind::Cache && owned {

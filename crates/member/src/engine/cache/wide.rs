@@ -5,12 +5,14 @@
 use crate::engine::cache::configs::CacheDef;
 use crate::engine::cache::expiry::ExpiryPolicy;
 use crate::engine::cache::journal::Journaled;
-use crate::engine::cache::store::{CacheStore, Owned};
+use crate::engine::cache::store::CacheStore;
 use crate::engine::listeners::caches::{CacheChange, CacheEventKind};
 use crate::engine::listeners::Registry;
+use crate::engine::map::entry::Meta;
 use crate::engine::request::{ErrorKind, OpError, Reply};
 use crate::engine::structures::ObjectKind;
-use crate::engine::wide::{Items, Partial, Partitions, ShareContext, WideOperation};
+use crate::engine::wide::{touch, Items, Partial, Partitions, ShareContext, WideOperation};
+use crate::partition::object::RemovedEntry;
 use crate::partition::objects::kind;
 use ferrogrid_protocol::message::{write_frame, MessageWriter, RESPONSE_HEADER_SIZE};
 use ferrogrid_protocol::{DecodeError, Message, PartitionId};
@@ -227,13 +229,11 @@ impl WideOperation for OverPartitions {
                 Work::GetAll { keys, policy } if owned => {
                     let before = partial.items.0.len();
                     let expired = get_all(store, keys, (*policy, def.expiry), now, &mut partial.items.0);
-                    for (key, value) in &expired {
-                        let change =
-                            CacheChange { kind: CacheEventKind::Expired, key, value: Some(value), old_value: None };
-                        share.listeners.publish_cache(share.outbox, (share.member, name, partition_id), change, -1);
-                    }
+                    share.listeners.publish_cache_expired(share.outbox, (share.member, name, partition_id), &expired);
                     // Accesses moved expiry times: the backups are told after the share.
-                    touch(share.touched, local, partial.items.0.len() > before || !expired.is_empty());
+                    if partial.items.0.len() > before || !expired.is_empty() {
+                        touch(share.touched, local);
+                    }
                 }
                 Work::Clear => {
                     store.clear(now);
@@ -254,7 +254,7 @@ impl WideOperation for OverPartitions {
                             store.journal_event(Journaled::Removed, key, (None, Some(value)), now);
                         }
                         // Backed up, and parked journal reads answered, after the share.
-                        touch(share.touched, local, true);
+                        touch(share.touched, local);
                         for (key, value) in &removed {
                             let change = CacheChange {
                                 kind: CacheEventKind::Removed,
@@ -296,12 +296,12 @@ fn get_all(
     (operation, cache): (Option<ExpiryPolicy>, ExpiryPolicy),
     now: i64,
     items: &mut Vec<u8>,
-) -> Vec<Owned> {
+) -> Vec<RemovedEntry> {
     let mut expired = Vec::new();
     for key in keys {
         if let Some(value) = store.take_expired(key, now) {
             store.journal_event(Journaled::Removed, key, (None, Some(&value)), now);
-            expired.push((key.clone(), value));
+            expired.push(RemovedEntry::new(key, &value, &Meta::plain(0), false));
             continue;
         }
         let Some(record) = store.get(key, now) else { continue };
@@ -313,14 +313,6 @@ fn get_all(
         store.touch(key, now);
     }
     expired
-}
-
-/// Records that local partition `local` changed (when `changed`), once: the reactor backs it
-/// up after the share ([`ShareContext::touch`], for a share that holds a partition's store).
-fn touch(touched: &mut Vec<usize>, local: usize, changed: bool) {
-    if changed && !touched.contains(&local) {
-        touched.push(local);
-    }
 }
 
 /// The COMPLETED event of a partition's share of a removeAll.

@@ -97,8 +97,8 @@ impl WideOperation for RemoveAll {
                     store.journal_event(EventKind::Removed, key, None, Some(old), now_ms);
                 }
                 // Backed up, and parked journal reads answered, after the share.
-                if !matched.is_empty() && !share.touched.contains(&local) {
-                    share.touched.push(local);
+                if !matched.is_empty() {
+                    crate::engine::wide::touch(share.touched, local);
                 }
                 for (key, old) in &matched {
                     publish_removed(share, map, partition_id, key, old);
