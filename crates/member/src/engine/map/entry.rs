@@ -193,6 +193,24 @@ impl Entry {
         }
     }
 
+    /// Asks the CPU to bring the entry's first two cache lines (its header, key and the
+    /// start of its value) in: a scan calls it a few entries ahead of the one it reads, so
+    /// their loads from memory overlap instead of stalling one after another. A hint only.
+    #[inline]
+    pub fn prefetch(&self) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let at = self.header.as_ptr().cast::<i8>();
+            // SAFETY: a prefetch never faults nor changes memory; `at` is this entry's live
+            // allocation, and the second line is only hinted, never read.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(at);
+                _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(64));
+            }
+        }
+    }
+
     /// Whether the entry keeps all its metadata.
     pub fn is_rich(&self) -> bool {
         self.first_word() & RICH != 0
