@@ -154,6 +154,9 @@ impl Core {
         for target in (0..count).filter(|target| *target != origin) {
             self.handoff.hand_off(target, Task::FanOut(job.clone()));
         }
+        // The other reactors start their shares now, while this one runs its own (woken at
+        // the end of the read batch, they would start only after it).
+        self.handoff.wake_targets();
         if let (Some(response), Some(connection)) =
             (self.owner.run_share(&job, crate::engine::wide::Share::Here), connection)
         {
