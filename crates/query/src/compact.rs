@@ -188,9 +188,21 @@ impl fmt::Debug for CompactRecord<'_> {
 impl<'a> CompactRecord<'a> {
     /// The record whose schema id starts `bytes`; it may use all of `bytes` but need not.
     pub fn parse(bytes: &'a [u8], schemas: &'a dyn SchemaSource) -> Result<CompactRecord<'a>, ReadError> {
+        let schema_id = Input::new(bytes, 0).i64()?;
+        let schema = schemas.schema(schema_id).ok_or(ReadError::SchemaNotFound { schema_id })?;
+        CompactRecord::parse_with(bytes, schema, schemas)
+    }
+
+    /// [`CompactRecord::parse`] with the record's schema already at hand (a scan that met
+    /// the schema id before); `schema` must be the one of the id that starts `bytes`.
+    pub fn parse_with(
+        bytes: &'a [u8],
+        schema: Arc<Schema>,
+        schemas: &'a dyn SchemaSource,
+    ) -> Result<CompactRecord<'a>, ReadError> {
         let mut input = Input::new(bytes, 0);
         let schema_id = input.i64()?;
-        let schema = schemas.schema(schema_id).ok_or(ReadError::SchemaNotFound { schema_id })?;
+        debug_assert_eq!(schema_id, schema.id());
         let fixed_length = schema.fixed_length() as usize;
         let (table, length) = if schema.variable_count() == 0 {
             input.bytes(fixed_length)?;
@@ -241,6 +253,12 @@ impl<'a> CompactRecord<'a> {
         let Some((kind, place)) = self.place(name)? else {
             return Ok(None);
         };
+        self.field_at(kind, place).map(Some)
+    }
+
+    /// The value of the field of `kind` at `place` (from [`Schema::place`] of this record's
+    /// schema, looked up once for many records of it).
+    pub fn field_at(&self, kind: i32, place: Place) -> Result<Value, ReadError> {
         let mut input = self.input();
         let value = match place {
             Place::Fixed { offset } => {
@@ -262,7 +280,7 @@ impl<'a> CompactRecord<'a> {
                 }
             },
         };
-        Ok(Some(value))
+        Ok(value)
     }
 
     /// One value of a scalar kind at the input's position.

@@ -376,6 +376,39 @@ impl Mapping {
         coerce_read(raw, column)
     }
 
+    /// The field column `index` reads from the top level of a Compact value (its path
+    /// from [`Mapping::path`] is that field's name alone), so a scan can read it at the
+    /// field's place in the schema; None for any other read.
+    pub fn compact_field<'p>(&self, index: usize, path: Option<&'p Path>) -> Option<&'p str> {
+        let (Format::Compact(_), Half::Value, Some(path)) = (&self.value, self.columns[index].half, path) else {
+            return None;
+        };
+        match path.steps() {
+            [ferrogrid_query::path::Step::Field(name)] if path.root() == ferrogrid_query::path::Root::Value => {
+                Some(name.as_str())
+            }
+            _ => None,
+        }
+    }
+
+    /// Reads column `index` (a [`Mapping::compact_field`]) from the value's Compact record,
+    /// its field's kind and place found in the record's schema (None: the schema has no such
+    /// field, so null): as [`Mapping::read_at`] reads it.
+    pub fn read_compact_at(
+        &self,
+        index: usize,
+        record: &ferrogrid_query::compact::CompactRecord<'_>,
+        place: Option<(i32, ferrogrid_query::schema::Place)>,
+    ) -> Result<Value> {
+        let raw = match place {
+            None => Value::Null,
+            Some((kind, place)) => record
+                .field_at(kind, place)
+                .map_err(|error| SqlError::data(format!("Failed to extract map entry value: {error}")))?,
+        };
+        coerce_read(raw, &self.columns[index])
+    }
+
     /// Whether the entry's value is of this mapping's value format (Hazelcast skips entries
     /// of another Compact type or Portable class).
     pub fn accepts(&self, value: &[u8], schemas: &dyn SchemaSource) -> bool {

@@ -27,6 +27,14 @@ impl Code {
             Code::DataException => 2000,
         }
     }
+
+    /// The code of a number on the wire (an unknown one is [`Code::Generic`]).
+    pub fn from_value(value: i32) -> Code {
+        [Code::Timeout, Code::PartitionDistribution, Code::Parsing, Code::ObjectNotFound, Code::DataException]
+            .into_iter()
+            .find(|code| code.value() == value)
+            .unwrap_or(Code::Generic)
+    }
 }
 
 /// A statement's failure.

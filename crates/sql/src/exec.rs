@@ -4,17 +4,19 @@
 //! Invariant: at most `max_rows` rows are held at any step; more is an error naming the bound
 //! (the member's `sql.max-rows-per-query`), never an unbounded allocation.
 
+mod groups;
+pub mod parts;
+
 pub use crate::catalog::Entries;
 use crate::error::{Result, SqlError};
-use crate::expr::{self, compare, Expr};
-use crate::plan::{AggregateCall, AggregateFunction, ColumnMeta, JoinKind, SelectPlan};
-use crate::types::{self, SqlType};
+use crate::expr::{compare, Expr};
+use crate::plan::{ColumnMeta, JoinKind, SelectPlan};
 use ferrogrid_query::compact::SchemaSource;
-use ferrogrid_query::number::BigDecimal;
 use ferrogrid_query::Value;
-use num_bigint::BigInt;
+use groups::{row_key, Groups};
+pub use parts::{run_parts, Part, PartScanner};
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// A query's result: its columns and rows.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -30,10 +32,22 @@ fn too_many(max_rows: usize) -> SqlError {
 }
 
 /// Reads a source's rows from its entries: only the columns the statement uses (the others
-/// stay null), each through a path parsed once.
+/// stay null), each through a path parsed once; the fields of a Compact value's top level at
+/// their places in the last schema met, looked up once per schema rather than per row.
 struct RowReader<'a> {
     mapping: &'a crate::catalog::Mapping,
     reads: Vec<(usize, Option<ferrogrid_query::path::Path>)>,
+    /// Per read, the Compact field it reads from the value's top level (None: another read).
+    fields: Vec<Option<String>>,
+    resolved: std::cell::RefCell<Option<Resolved>>,
+}
+
+/// The last Compact schema a [`RowReader`] met: the mapping's verdict on its type and, per
+/// read, its field's kind and place (None: not such a read; Some(None): no such field).
+struct Resolved {
+    schema: std::sync::Arc<ferrogrid_query::schema::Schema>,
+    accepted: bool,
+    places: Vec<Option<Option<(i32, ferrogrid_query::schema::Place)>>>,
 }
 
 impl<'a> RowReader<'a> {
@@ -45,19 +59,92 @@ impl<'a> RowReader<'a> {
                 reads.push((index, mapping.path(index)?));
             }
         }
-        Ok(RowReader { mapping, reads })
+        let fields = reads.iter().map(|(index, path)| mapping.compact_field(*index, path.as_ref()).map(str::to_owned));
+        let fields = fields.collect();
+        Ok(RowReader { mapping, reads, fields, resolved: std::cell::RefCell::new(None) })
     }
 
     /// The entry's row, or None for an entry of another Compact type or Portable class.
     fn read(&self, key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> Result<Option<Vec<Value>>> {
-        if !self.mapping.accepts(value, schemas) {
-            return Ok(None);
+        let mut row = Vec::new();
+        Ok(self.read_into(key, value, schemas, &mut row)?.then_some(row))
+    }
+
+    /// The entry's row into `row` (its earlier values replaced); false for an entry of another
+    /// Compact type or Portable class.
+    fn read_into(&self, key: &[u8], value: &[u8], schemas: &dyn SchemaSource, row: &mut Vec<Value>) -> Result<bool> {
+        if let Some(read) = self.read_compact(key, value, schemas, row) {
+            return read;
         }
-        let mut row = vec![Value::Null; self.mapping.columns.len()];
+        if !self.mapping.accepts(value, schemas) {
+            return Ok(false);
+        }
+        row.clear();
+        row.resize(self.mapping.columns.len(), Value::Null);
         for (index, path) in &self.reads {
             row[*index] = self.mapping.read_at(*index, path.as_ref(), key, value, schemas)?;
         }
-        Ok(Some(row))
+        Ok(true)
+    }
+
+    /// [`RowReader::read_into`] for a Compact value whose schema is known and whose record
+    /// parses; None (read it the general way) otherwise.
+    fn read_compact(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        schemas: &dyn SchemaSource,
+        row: &mut Vec<Value>,
+    ) -> Option<Result<bool>> {
+        use ferrogrid_query::compact::{CompactRecord, TYPE_ID};
+        if self.fields.iter().all(Option::is_none) || value.get(4..8)? != TYPE_ID.to_be_bytes() {
+            return None;
+        }
+        let id = i64::from_be_bytes(value.get(8..16)?.try_into().ok()?);
+        let mut resolved = self.resolved.borrow_mut();
+        if resolved.as_ref().is_none_or(|r| r.schema.id() != id) {
+            *resolved = Some(self.resolve(schemas.schema(id)?, value, schemas)?);
+        }
+        let resolved = resolved.as_ref()?;
+        if !resolved.accepted {
+            return Some(Ok(false));
+        }
+        let record = CompactRecord::parse_with(&value[8..], resolved.schema.clone(), schemas).ok()?;
+        if row.len() != self.mapping.columns.len() {
+            // (the reads write the same columns every row: the others stay null)
+            row.clear();
+            row.resize(self.mapping.columns.len(), Value::Null);
+        }
+        for ((index, path), place) in self.reads.iter().zip(&resolved.places) {
+            let read = match place {
+                Some(place) => self.mapping.read_compact_at(*index, &record, *place),
+                None => self.mapping.read_at(*index, path.as_ref(), key, value, schemas),
+            };
+            match read {
+                Ok(read) => row[*index] = read,
+                Err(error) => return Some(Err(error)),
+            }
+        }
+        Some(Ok(true))
+    }
+
+    /// The places of the reads' fields in `schema` (a private copy of it, so that the
+    /// reactors scanning at once do not share its count); None when a place cannot be known.
+    fn resolve(
+        &self,
+        schema: std::sync::Arc<ferrogrid_query::schema::Schema>,
+        value: &[u8],
+        schemas: &dyn SchemaSource,
+    ) -> Option<Resolved> {
+        let schema = std::sync::Arc::new((*schema).clone());
+        let mut places = Vec::with_capacity(self.fields.len());
+        for field in &self.fields {
+            places.push(match field {
+                Some(name) => Some(schema.place(name).ok()?.map(|(field, place)| (field.kind, place))),
+                None => None,
+            });
+        }
+        Some(Resolved { accepted: self.mapping.accepts(value, schemas), schema, places })
     }
 }
 
@@ -322,249 +409,6 @@ fn finish(plan: &SelectPlan, rows: Vec<Vec<Value>>) -> Result<ResultSet> {
         .map(|(values, _)| values)
         .collect();
     Ok(ResultSet { columns: plan.columns.clone(), rows })
-}
-
-/// A hashable identity of a row (for DISTINCT and COUNT(DISTINCT ...)): each value's
-/// [`KeyPart`], the identity grouping uses too.
-fn row_key(values: &[Value]) -> Vec<String> {
-    values
-        .iter()
-        .map(|value| match key_part(value) {
-            KeyPart::Null => "\0null".to_owned(),
-            KeyPart::Integer(v) => format!("i{v}"),
-            KeyPart::Float(bits) => format!("f{bits:x}"),
-            KeyPart::Text(text) => format!("s{text}"),
-            KeyPart::Other(text) => text,
-        })
-        .collect()
-}
-
-fn strip(decimal: &BigDecimal) -> String {
-    let text = decimal.to_string();
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        text
-    }
-}
-
-/// One aggregate's running state.
-#[derive(Debug, Clone)]
-enum State {
-    Count(i64),
-    Sum(Option<Value>),
-    Avg { sum: Option<Value>, count: i64 },
-    Extreme(Option<Value>),
-}
-
-fn add(sum: Option<Value>, value: &Value, ty: SqlType) -> Result<Value> {
-    let Some(sum) = sum else {
-        return expr::to_type(value.clone(), ty);
-    };
-    expr::arithmetic(expr::Arithmetic::Add, &sum, value, ty).map_err(|error| {
-        if error.message.contains("overflow") {
-            SqlError::data(format!(
-                "{} overflow in 'SUM' function (consider adding an explicit CAST to DECIMAL)",
-                ty.name()
-            ))
-        } else {
-            error
-        }
-    })
-}
-
-struct Group {
-    keys: Vec<Value>,
-    states: Vec<State>,
-    distinct: Vec<HashSet<Vec<String>>>,
-}
-
-/// The groups of a grouped statement, folded row by row: each group's keys and its
-/// aggregates' running states, found by a hash of the keys (numbers by value, as
-/// `row_key`) without building a key per row.
-struct Groups<'p> {
-    grouping: &'p crate::plan::Grouping,
-    groups: Vec<Group>,
-    index: HashMap<u64, Vec<usize>>,
-    max_rows: usize,
-}
-
-impl<'p> Groups<'p> {
-    fn new(grouping: &'p crate::plan::Grouping, max_rows: usize) -> Groups<'p> {
-        Groups { grouping, groups: Vec::new(), index: HashMap::new(), max_rows }
-    }
-
-    fn new_states(&self) -> Vec<State> {
-        self.grouping
-            .calls
-            .iter()
-            .map(|call| match call.function {
-                AggregateFunction::CountAll | AggregateFunction::Count => State::Count(0),
-                AggregateFunction::Sum => State::Sum(None),
-                AggregateFunction::Avg => State::Avg { sum: None, count: 0 },
-                AggregateFunction::Min | AggregateFunction::Max => State::Extreme(None),
-            })
-            .collect()
-    }
-
-    fn add(&mut self, row: &[Value]) -> Result<()> {
-        let keys = self.grouping.keys.iter().map(|k| k.eval(row)).collect::<Result<Vec<_>>>()?;
-        let hash = key_hash(&keys);
-        let found = self.index.get(&hash).and_then(|slots| {
-            slots.iter().copied().find(|&slot| {
-                let group = &self.groups[slot].keys;
-                group.len() == keys.len() && group.iter().zip(&keys).all(|(a, b)| same_key(a, b))
-            })
-        });
-        let slot = match found {
-            Some(slot) => slot,
-            None => {
-                if self.groups.len() >= self.max_rows {
-                    return Err(too_many(self.max_rows));
-                }
-                let distinct = vec![HashSet::new(); self.grouping.calls.len()];
-                self.groups.push(Group { keys, states: self.new_states(), distinct });
-                self.index.entry(hash).or_default().push(self.groups.len() - 1);
-                self.groups.len() - 1
-            }
-        };
-        let group = &mut self.groups[slot];
-        for (call_index, call) in self.grouping.calls.iter().enumerate() {
-            accumulate(call, &mut group.states[call_index], &mut group.distinct[call_index], row)?;
-        }
-        Ok(())
-    }
-
-    /// The grouped rows (keys, then aggregates) that pass HAVING; one row of aggregates over
-    /// nothing when the statement has no GROUP BY and no row came.
-    fn finish(mut self) -> Result<Vec<Vec<Value>>> {
-        if self.groups.is_empty() && self.grouping.keys.is_empty() {
-            self.groups.push(Group { keys: Vec::new(), states: self.new_states(), distinct: Vec::new() });
-        }
-        let mut out = Vec::with_capacity(self.groups.len());
-        for group in self.groups {
-            let mut row = group.keys;
-            for (call, state) in self.grouping.calls.iter().zip(group.states) {
-                row.push(aggregate_result(call, state)?);
-            }
-            if let Some(having) = &self.grouping.having {
-                if !having.passes(&row)? {
-                    continue;
-                }
-            }
-            out.push(row);
-        }
-        Ok(out)
-    }
-}
-
-/// A value as grouping and DISTINCT tell values apart: integers by value, floating point by
-/// bits (NaN as one), text by its characters, decimals without trailing zeros (`d…`) and
-/// anything else by its debug form (a capitalized variant name), so no two kinds meet.
-enum KeyPart<'a> {
-    Null,
-    Integer(i128),
-    Float(u64),
-    Text(&'a str),
-    Other(String),
-}
-
-fn key_part(value: &Value) -> KeyPart<'_> {
-    match value {
-        Value::Null => KeyPart::Null,
-        Value::Byte(_) | Value::Short(_) | Value::Int(_) | Value::Long(_) => {
-            KeyPart::Integer(types::to_integer(value).unwrap_or(0))
-        }
-        Value::Float(_) | Value::Double(_) => {
-            let v = types::to_double(value).unwrap_or(0.0);
-            KeyPart::Float(if v.is_nan() { f64::NAN.to_bits() } else { v.to_bits() })
-        }
-        Value::String(text) => KeyPart::Text(text),
-        Value::BigDecimal(d) => KeyPart::Other(format!("d{}", strip(d))),
-        other => KeyPart::Other(format!("{other:?}")),
-    }
-}
-
-fn same_key(a: &Value, b: &Value) -> bool {
-    match (key_part(a), key_part(b)) {
-        (KeyPart::Null, KeyPart::Null) => true,
-        (KeyPart::Integer(x), KeyPart::Integer(y)) => x == y,
-        (KeyPart::Float(x), KeyPart::Float(y)) => x == y,
-        (KeyPart::Text(x), KeyPart::Text(y)) => x == y,
-        (KeyPart::Other(x), KeyPart::Other(y)) => x == y,
-        _ => false,
-    }
-}
-
-fn key_hash(keys: &[Value]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    for key in keys {
-        match key_part(key) {
-            KeyPart::Null => 0u8.hash(&mut hasher),
-            KeyPart::Integer(v) => (1u8, v).hash(&mut hasher),
-            KeyPart::Float(v) => (2u8, v).hash(&mut hasher),
-            KeyPart::Text(v) => (3u8, v).hash(&mut hasher),
-            KeyPart::Other(v) => (4u8, v).hash(&mut hasher),
-        }
-    }
-    hasher.finish()
-}
-
-fn accumulate(call: &AggregateCall, state: &mut State, seen: &mut HashSet<Vec<String>>, row: &[Value]) -> Result<()> {
-    let value = match &call.argument {
-        Some(argument) => argument.eval(row)?,
-        None => Value::Bool(true),
-    };
-    if value.is_null() {
-        return Ok(());
-    }
-    if call.distinct && !seen.insert(row_key(std::slice::from_ref(&value))) {
-        return Ok(());
-    }
-    match state {
-        State::Count(count) => *count += 1,
-        State::Sum(sum) => *sum = Some(add(sum.take(), &value, call.ty)?),
-        State::Avg { sum, count } => {
-            let ty = if call.ty == SqlType::Decimal { SqlType::Decimal } else { call.ty };
-            *sum = Some(add(sum.take(), &value, ty)?);
-            *count += 1;
-        }
-        State::Extreme(current) => {
-            let replace = match current {
-                None => true,
-                Some(current) => {
-                    let ordering = compare(&value, current)?.unwrap_or(Ordering::Equal);
-                    if call.function == AggregateFunction::Min {
-                        ordering == Ordering::Less
-                    } else {
-                        ordering == Ordering::Greater
-                    }
-                }
-            };
-            if replace {
-                *current = Some(value);
-            }
-        }
-    }
-    Ok(())
-}
-
-fn aggregate_result(call: &AggregateCall, state: State) -> Result<Value> {
-    Ok(match state {
-        State::Count(count) => Value::Long(count),
-        State::Sum(sum) => sum.unwrap_or(Value::Null),
-        State::Avg { sum: None, .. } => Value::Null,
-        State::Avg { sum: Some(sum), count } => match call.ty {
-            SqlType::Decimal => {
-                let sum = types::to_decimal(&sum).ok_or_else(|| SqlError::data("AVG of a non-number"))?;
-                Value::BigDecimal(expr::divide_decimal(&sum, &BigDecimal::new(BigInt::from(count), 0), 76))
-            }
-            SqlType::Real => Value::Float((types::to_double(&sum).unwrap_or(0.0) / count as f64) as f32),
-            _ => Value::Double(types::to_double(&sum).unwrap_or(0.0) / count as f64),
-        },
-        State::Extreme(value) => value.unwrap_or(Value::Null),
-    })
 }
 
 /// A run-time failure as Hazelcast reports it: from a single-key plan (a point lookup whose

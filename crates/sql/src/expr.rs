@@ -215,13 +215,22 @@ impl Expr {
             // As Hazelcast's binary expressions: a null left operand is the answer, and the
             // right one is not computed (so it cannot fail).
             Kind::Arithmetic(op, left, right) => {
-                let Some(left) = non_null(left.eval(row)?) else { return Ok(Value::Null) };
-                let Some(right) = non_null(right.eval(row)?) else { return Ok(Value::Null) };
+                let left = left.operand(row)?;
+                if left.is_null() {
+                    return Ok(Value::Null);
+                }
+                let right = right.operand(row)?;
+                if right.is_null() {
+                    return Ok(Value::Null);
+                }
                 arithmetic(*op, &left, &right, self.ty)?
             }
             Kind::Compare(op, left, right) => {
-                let Some(left) = non_null(left.eval(row)?) else { return Ok(Value::Null) };
-                let right = right.eval(row)?;
+                let left = left.operand(row)?;
+                if left.is_null() {
+                    return Ok(Value::Null);
+                }
+                let right = right.operand(row)?;
                 match compare(&left, &right)? {
                     None => Value::Null,
                     Some(ordering) => Value::Bool(op.holds(ordering)),
@@ -233,7 +242,7 @@ impl Expr {
                 Some(value) => Value::Bool(!value),
                 None => Value::Null,
             },
-            Kind::IsNull(operand, negated) => Value::Bool(operand.eval(row)?.is_null() != *negated),
+            Kind::IsNull(operand, negated) => Value::Bool(operand.operand(row)?.is_null() != *negated),
             Kind::IsBool(operand, wanted, negated) => {
                 Value::Bool((truth(&operand.eval(row)?) == Some(*wanted)) != *negated)
             }
@@ -261,6 +270,16 @@ impl Expr {
             }
         };
         Ok(value)
+    }
+
+    /// The value over `row`, borrowed where it is a column or a constant (no copy).
+    fn operand<'r>(&'r self, row: &'r [Value]) -> Result<std::borrow::Cow<'r, Value>> {
+        static NULL: Value = Value::Null;
+        Ok(match &self.kind {
+            Kind::Column(index) => std::borrow::Cow::Borrowed(row.get(*index).unwrap_or(&NULL)),
+            Kind::Literal(value) | Kind::Parameter { value, .. } => std::borrow::Cow::Borrowed(value),
+            _ => std::borrow::Cow::Owned(self.eval(row)?),
+        })
     }
 
     /// Whether `row` passes this condition (unknown does not).
@@ -301,12 +320,12 @@ fn disjunction(row: &[Value], items: &[Expr]) -> Result<Value> {
 
 /// `operand [NOT] BETWEEN [SYMMETRIC] low AND high`.
 fn between(row: &[Value], operand: &Expr, low: &Expr, high: &Expr, negated: bool, symmetric: bool) -> Result<Value> {
-    let value = operand.eval(row)?;
+    let value = operand.operand(row)?;
     if value.is_null() {
         // Hazelcast compares a null operand with neither bound: they are not computed.
         return Ok(Value::Null);
     }
-    let (mut low, mut high) = (low.eval(row)?, high.eval(row)?);
+    let (mut low, mut high) = (low.operand(row)?, high.operand(row)?);
     if symmetric && compare(&low, &high)? == Some(Ordering::Greater) {
         std::mem::swap(&mut low, &mut high);
     }

@@ -4,6 +4,7 @@ unisocket client gets the same answers through any one member."""
 
 import threading
 import time
+from decimal import Decimal
 
 import pytest
 from hazelcast.sql import HazelcastSqlError
@@ -23,6 +24,36 @@ def rows_of(client, sql, *params):
 
 def update(client, sql, *params):
     return client.sql.execute(sql, *params).result().update_count()
+
+
+def check_aggregates_where_the_data_is(client, quoted):
+    """Grouped and filtered statements over every member's partitions (each member folds its
+    own rows; the coordinator merges): the answers a single pass over the rows gives."""
+    group_of = {g: range(g, ROWS, 10) for g in range(10)}
+    expected = [[g, len(keys), sum(2 * i for i in keys), Decimal(sum(2 * i for i in keys)) / len(keys),
+                 min("n%d" % i for i in keys), max("n%d" % i for i in keys), min(2 * i for i in keys)]
+                for g, keys in group_of.items()]
+    got = rows_of(client, "SELECT grp, COUNT(*), SUM(amount), AVG(amount), MIN(name), MAX(name), MIN(amount) "
+                          "FROM %s GROUP BY grp ORDER BY grp" % quoted)
+    assert got == expected
+    # a DISTINCT aggregate: the shares send their passing rows instead of their groups
+    got = rows_of(client, "SELECT grp, COUNT(DISTINCT amount / 1000) FROM %s GROUP BY grp ORDER BY grp" % quoted)
+    assert got == [[g, len({(2 * i) // 1000 for i in keys})] for g, keys in group_of.items()]
+    picked = [2 * i for i in range(ROWS) if i % 10 < 3 and 2 * i > 100]
+    got = rows_of(client, "SELECT COUNT(*), SUM(amount), MIN(amount), MAX(amount) FROM %s "
+                          "WHERE grp < 3 AND amount > 100" % quoted)
+    assert got == [[len(picked), sum(picked), min(picked), max(picked)]]
+    assert rows_of(client, "SELECT COUNT(*), SUM(amount) FROM %s WHERE grp > 100" % quoted) == [[0, None]]
+    got = rows_of(client, "SELECT grp, COUNT(*) FROM %s WHERE grp > 100 GROUP BY grp" % quoted)
+    assert got == []
+    got = rows_of(client, "SELECT __key FROM %s WHERE amount BETWEEN 1000 AND 1100 ORDER BY __key" % quoted)
+    assert got == [[i] for i in range(500, 551)]
+    limited = rows_of(client, "SELECT __key FROM %s LIMIT 5" % quoted)
+    assert len(limited) == 5 and len({r[0] for r in limited}) == 5
+    # a row that fails on any member fails the statement
+    with pytest.raises(HazelcastSqlError) as info:
+        rows_of(client, "SELECT __key FROM %s WHERE amount / (grp - grp) > 0" % quoted)
+    assert info.value._code == 2000 and "Division by zero" in str(info.value), str(info.value)
 
 
 @pytest.mark.parametrize("routing", ("smart", "unisocket"))
@@ -52,6 +83,7 @@ def test_sql_on_three_members_and_a_joiner(make_cluster, request, routing):
     assert groups == [[g, ROWS // 10, sum(i * 2 for i in range(g, ROWS, 10))] for g in range(10)]
     assert rows_of(client, "SELECT name FROM %s WHERE __key = ?" % quoted, 1234) == [["n1234"]]
     assert rows_of(client, "SELECT __key FROM %s ORDER BY amount DESC LIMIT 3" % quoted) == [[2999], [2998], [2997]]
+    check_aggregates_where_the_data_is(client, quoted)
 
     # DML, then the map API
     assert update(client, "UPDATE %s SET name = 'x' WHERE grp = 3" % quoted) == 0

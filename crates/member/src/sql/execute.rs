@@ -95,6 +95,7 @@ impl Core {
             plan,
             respond: Some(respond),
             schemas: self.shared.schemas.clone(),
+            max_rows: self.shared.config.limits.max_sql_rows_per_query as usize,
             connection: Some(connection.clone()),
             correlation_id,
         };
@@ -337,7 +338,17 @@ impl Core {
     fn sql_member_scan(&self, plan: Box<SelectPlan>) -> (Box<str>, WideRequest) {
         let name = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
         let schemas = self.shared.schemas.clone();
-        let scan = Scan { local: false, plan, respond: None, then: None, schemas, connection: None, correlation_id: 0 };
+        let max_rows = self.shared.config.limits.max_sql_rows_per_query as usize;
+        let scan = Scan {
+            local: false,
+            plan,
+            respond: None,
+            then: None,
+            schemas,
+            max_rows,
+            connection: None,
+            correlation_id: 0,
+        };
         (name, WideRequest::new(scan))
     }
 

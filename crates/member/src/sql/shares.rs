@@ -3,6 +3,7 @@
 //! mapping DDL's [`Ddl`], and the [`Sample`] an unmapped map's suggested mapping comes from.
 
 use crate::engine::listeners::{Event, EventKind};
+use crate::engine::map::store::RecordStore;
 use crate::engine::request::{OpError, Reply, Statement};
 use crate::engine::schemas::Schemas;
 use crate::engine::wide::{Partial, Partitions, ShareContext, WideOperation};
@@ -14,6 +15,7 @@ use ferrogrid_protocol::message::{MessageReader, MessageWriter, RESPONSE_HEADER_
 use ferrogrid_protocol::sql::{self as wire};
 use ferrogrid_protocol::{Data, DecodeError, Message, MessageType, Uuid};
 use ferrogrid_query::SchemaSource;
+use ferrogrid_sql::exec::parts::{self, Part, PartScanner};
 use ferrogrid_sql::exec::Entries;
 use ferrogrid_sql::plan::SelectPlan;
 use ferrogrid_sql::write::Action;
@@ -169,52 +171,38 @@ pub(crate) struct Scan {
     /// An `INSERT ... SELECT`: the rows become writes instead of an answer.
     pub(crate) then: Option<(Box<ferrogrid_sql::InsertSelect>, Arc<crate::shared::Shared>)>,
     pub(crate) schemas: Arc<Schemas>,
+    /// A share's bound on the rows (or groups) of a partition: `max-sql-rows-per-query`.
+    pub(crate) max_rows: usize,
     pub(crate) connection: Option<Arc<ConnectionShared>>,
     /// The client's request (an `INSERT ... SELECT`'s writes answer it).
     pub(crate) correlation_id: i64,
 }
 
-/// What the scan's shares found: per partition covered, the entries of each source there. A
-/// partition two shares covered (it moved while the scan ran) counts once: the first share's.
+/// What the scan's shares found: per partition covered, its [`Part`] (the entries of each
+/// source there, the entries that passed the WHERE, or their groups). A partition two shares
+/// covered (it moved while the scan ran) counts once: the first share's.
 #[derive(Debug, Default)]
 pub(crate) struct Scanned {
-    pub(crate) parts: std::collections::BTreeMap<u16, Vec<Entries>>,
+    pub(crate) parts: std::collections::BTreeMap<u16, Part>,
     pub(crate) partition_count: u16,
-}
-
-impl Scanned {
-    /// Every source's entries, partitions in order.
-    fn into_sources(self, sources: usize) -> Vec<Entries> {
-        let mut all = vec![Vec::new(); sources];
-        for (_, parts) in self.parts {
-            for (mine, entries) in all.iter_mut().zip(parts) {
-                mine.extend(entries);
-            }
-        }
-        all
-    }
 }
 
 impl Partial for Scanned {
     fn merge(&mut self, other: Scanned) {
-        for (partition, entries) in other.parts {
-            self.parts.entry(partition).or_insert(entries);
+        for (partition, part) in other.parts {
+            self.parts.entry(partition).or_insert(part);
         }
         self.partition_count = self.partition_count.max(other.partition_count);
     }
 
     fn write_to(&self, writer: &mut MessageWriter<'_>) {
         writer.fixed(&(self.parts.len() as i32)).fixed(&(self.partition_count as i32));
-        for (partition, sources) in &self.parts {
+        let mut bytes = Vec::new();
+        for (partition, part) in &self.parts {
             writer.frame(&partition.to_be_bytes());
-            writer.frame(&(sources.len() as u32).to_be_bytes());
-            for entries in sources {
-                writer.begin();
-                for (key, value) in entries {
-                    writer.frame(key).frame(value);
-                }
-                writer.end();
-            }
+            bytes.clear();
+            part.encode(&mut bytes);
+            writer.frame(&bytes);
         }
     }
 
@@ -223,28 +211,19 @@ impl Partial for Scanned {
         let (count, partition_count): (i32, i32) = (fixed.read()?, fixed.read()?);
         let mut reader: MessageReader<'_> = message.reader();
         let mut parts = std::collections::BTreeMap::new();
-        let number = |bytes: &[u8]| -> Result<u32, DecodeError> {
-            Ok(match bytes.len() {
-                2 => u16::from_be_bytes([bytes[0], bytes[1]]) as u32,
-                4 => u32::from_be_bytes(bytes.try_into().expect("4 bytes")),
-                _ => return Err(DecodeError::InvalidValue("a scanned partition's numbers")),
-            })
-        };
+        // (groups hold SQL scalars only: no Compact record to read with a schema)
+        let no_schemas = std::collections::HashMap::<i64, Arc<ferrogrid_query::schema::Schema>>::new();
         for _ in 0..count.clamp(0, u16::MAX as i32) {
-            let partition = number(reader.value_frame("a scanned partition")?)? as u16;
-            let sources = number(reader.value_frame("a scanned source count")?)?.min(64);
-            let mut all = Vec::new();
-            for _ in 0..sources {
-                reader.begin()?;
-                let mut entries = Vec::new();
-                while !reader.at_end()? {
-                    let key = reader.value_frame("a scanned key")?.to_vec();
-                    let value = reader.value_frame("a scanned value")?.to_vec();
-                    entries.push((key, value));
-                }
-                all.push(entries);
-            }
-            parts.insert(partition, all);
+            let partition = match reader.value_frame("a scanned partition")? {
+                [high, low] => u16::from_be_bytes([*high, *low]),
+                _ => return Err(DecodeError::InvalidValue("a scanned partition's number")),
+            };
+            let bytes = reader.value_frame("a scanned partition's part")?;
+            let part = Part::decode(bytes, &no_schemas).map_err(|why| {
+                tracing::warn!(partition, %why, "a member sent a scan's part this member cannot read");
+                DecodeError::InvalidValue("a scanned partition's part")
+            })?;
+            parts.insert(partition, part);
         }
         Ok(Scanned { parts, partition_count: partition_count.clamp(0, u16::MAX as i32) as u16 })
     }
@@ -260,15 +239,21 @@ impl Scan {
             .map(|source| source.keys.as_ref().map(|keys| keys.iter().map(partition_of).collect()))
             .collect()
     }
+
+    /// One partition's part for a single-source plan: its entries (those of the point
+    /// lookup's keys, or all) read, filtered and, when grouped, folded where they are.
+    fn scan_partition(&self, scanner: &PartScanner<'_>, store: Option<&RecordStore>, now_ms: i64) -> Part {
+        let Some(store) = store else { return scanner.scan(std::iter::empty()) };
+        match self.plan.sources[0].keys.as_deref() {
+            Some(keys) => scanner
+                .scan(keys.iter().filter_map(|key| store.get(key, now_ms).map(|entry| (&key[..], entry.value())))),
+            None => scanner.scan(store.iter(now_ms).map(|(key, entry)| (key, entry.value()))),
+        }
+    }
 }
 
 /// A source's live entries in one partition's store of its map: those of `keys`, or all.
-fn read_source(
-    keys: Option<&[Vec<u8>]>,
-    store: &crate::engine::map::store::RecordStore,
-    now_ms: i64,
-    found: &mut Vec<(Vec<u8>, Vec<u8>)>,
-) {
+fn read_source(keys: Option<&[Vec<u8>]>, store: &RecordStore, now_ms: i64, found: &mut Vec<(Vec<u8>, Vec<u8>)>) {
     match keys {
         Some(keys) => {
             for key in keys {
@@ -299,6 +284,10 @@ impl WideOperation for Scan {
         let wanted = self.wanted_partitions(share.partition_count);
         let scans_all =
             plan.sources.iter().zip(&wanted).any(|(source, wanted)| source.inline.is_none() && wanted.is_none());
+        let scanner = match parts::mode(plan) {
+            parts::Mode::Sources => None,
+            _ => Some(PartScanner::new(plan, &*self.schemas, self.max_rows)),
+        };
         for local in 0..share.partitions.len() {
             if !share.owned.get(local).copied().unwrap_or(true) {
                 continue;
@@ -308,16 +297,26 @@ impl WideOperation for Scan {
             if !scans_all && !wanted.iter().any(|w| w.as_ref().is_some_and(|w| w.contains(&partition_id))) {
                 continue;
             }
-            let mut found = vec![Vec::new(); plan.sources.len()];
-            for (index, source) in plan.sources.iter().enumerate() {
-                if source.inline.is_some() || !wanted_here(&wanted[index]) {
-                    continue;
+            let part = match &scanner {
+                Some(Ok(scanner)) => {
+                    let store = share.partitions[local].map(&plan.sources[0].mapping.map);
+                    self.scan_partition(scanner, store, share.now_ms)
                 }
-                if let Some(store) = share.partitions[local].map(&source.mapping.map) {
-                    read_source(source.keys.as_deref(), store, share.now_ms, &mut found[index]);
+                Some(Err(error)) => Part::Failed(error.clone()),
+                None => {
+                    let mut found = vec![Vec::new(); plan.sources.len()];
+                    for (index, source) in plan.sources.iter().enumerate() {
+                        if source.inline.is_some() || !wanted_here(&wanted[index]) {
+                            continue;
+                        }
+                        if let Some(store) = share.partitions[local].map(&source.mapping.map) {
+                            read_source(source.keys.as_deref(), store, share.now_ms, &mut found[index]);
+                        }
+                    }
+                    Part::Sources(found)
                 }
-            }
-            partial.parts.insert(partition_id, found);
+            };
+            partial.parts.insert(partition_id, part);
         }
     }
 
@@ -333,9 +332,9 @@ impl WideOperation for Scan {
                 ),
             ));
         }
-        let sources = std::mem::take(partial).into_sources(plan.sources.len());
+        let parts = std::mem::take(&mut partial.parts).into_values();
         let schemas: &dyn SchemaSource = &*self.schemas;
-        match ferrogrid_sql::exec::run(plan, &sources, schemas, respond.max_rows) {
+        match ferrogrid_sql::exec::run_parts(plan, parts, schemas, respond.max_rows) {
             Ok(result) => match (&self.then, &self.connection) {
                 (Some((insert, shared)), Some(connection)) => match insert.entries(result.rows) {
                     Ok(entries) => self.write_selected(connection, insert, shared, entries).or_else(failed),

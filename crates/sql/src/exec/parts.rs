@@ -1,0 +1,401 @@
+//! A statement's scan split over the shares that hold its partitions: each share reads its
+//! own partitions' entries where they are (on the reactor that owns them, on the member that
+//! holds them) and sends the coordinator a [`Part`] per partition: for one source without
+//! joins, only the entries whose rows passed the WHERE, or the groups those rows folded into;
+//! for anything else (joins, UNIONs, sources the statement supplies), the entries themselves.
+//! The coordinator runs the rest ([`run_parts`]) over the parts in partition order, so the
+//! rows and groups come out as a single scan of the partitions in order would give them.
+//!
+//! Invariants: a part holds at most `max_rows` rows or groups (more fails it with the bound's
+//! error); a part's first failure ends its partition's scan, and the statement fails with the
+//! failure of the lowest partition that had one. Groups travel only when every key and
+//! aggregate is of a type whose values cross the wire unchanged and no aggregate is DISTINCT;
+//! otherwise the passing entries do.
+
+use super::groups::{Group, Groups, State, Table};
+use super::{finish, run, too_many, used_columns, LastSchema, ResultSet, RowReader};
+use crate::catalog::Entries;
+use crate::error::{Code, Result, SqlError};
+use crate::plan::{Grouping, SelectPlan};
+use crate::types::SqlType;
+use ferrogrid_query::compact::SchemaSource;
+use ferrogrid_query::Value;
+
+/// What a share sends for each of its partitions.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    /// Every source's live entries, unread (a statement with joins, a UNION, a source it
+    /// supplies itself).
+    Sources(Vec<Entries>),
+    /// The entries whose rows passed the WHERE, in the partition's order.
+    Filtered(Entries),
+    /// The groups the rows that passed the WHERE folded into.
+    Grouped(Table),
+    /// The first failure reading, filtering or folding the partition's rows.
+    Failed(SqlError),
+}
+
+/// How the shares of a plan's scan read their partitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Sources,
+    Filtered,
+    Grouped,
+}
+
+/// How the shares of `plan`'s scan read their partitions.
+pub fn mode(plan: &SelectPlan) -> Mode {
+    let single = plan.union.is_none()
+        && plan.joins.is_empty()
+        && plan.sources.len() == 1
+        && plan.sources.iter().all(|s| s.inline.is_none());
+    match &plan.grouping {
+        _ if !single => Mode::Sources,
+        Some(grouping) if groups_travel(grouping) => Mode::Grouped,
+        _ => Mode::Filtered,
+    }
+}
+
+/// Whether a share's groups can be sent and merged: no DISTINCT aggregate, and every key and
+/// aggregate of a type whose values the wire carries unchanged.
+fn groups_travel(grouping: &Grouping) -> bool {
+    let travels = |ty: SqlType| !matches!(ty, SqlType::Object | SqlType::Json);
+    grouping.calls.iter().all(|call| !call.distinct && travels(call.ty))
+        && grouping.keys.iter().all(|key| travels(key.ty))
+        && grouping.calls.iter().filter_map(|call| call.argument.as_ref()).all(|argument| travels(argument.ty))
+}
+
+/// Reads one share's partitions of a single-source plan (see [`mode`]).
+pub struct PartScanner<'p> {
+    plan: &'p SelectPlan,
+    reader: RowReader<'p>,
+    schemas: LastSchema<'p>,
+    mode: Mode,
+    max_rows: usize,
+    /// Rows a partition need not read past: a LIMIT (and its OFFSET) without WHERE, ORDER
+    /// BY, DISTINCT or grouping needs no more from any one partition. (With a WHERE every row
+    /// is still tested, as on Hazelcast, whose failing row fails the statement whatever its
+    /// LIMIT.)
+    cap: usize,
+}
+
+impl std::fmt::Debug for PartScanner<'_> {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        out.debug_struct("PartScanner").field("mode", &self.mode).field("cap", &self.cap).finish()
+    }
+}
+
+impl<'p> PartScanner<'p> {
+    /// A scanner for `plan`'s shares; an error when its columns cannot be read at all.
+    pub fn new(plan: &'p SelectPlan, schemas: &'p dyn SchemaSource, max_rows: usize) -> Result<PartScanner<'p>> {
+        let mode = mode(plan);
+        let source = plan.sources.first().ok_or_else(|| SqlError::generic("internal error: a scan without source"))?;
+        let reader = RowReader::new(source, &used_columns(plan))?;
+        let unordered = plan.order.is_empty() && !plan.distinct && plan.grouping.is_none() && plan.filter.is_none();
+        let cap = match plan.limit {
+            Some(limit) if unordered => limit.saturating_add(plan.offset),
+            _ => usize::MAX,
+        };
+        Ok(PartScanner { plan, reader, schemas: LastSchema::new(schemas), mode, max_rows, cap })
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// One partition's part, from its live entries (a point lookup's, or all).
+    pub fn scan<'e>(&self, entries: impl Iterator<Item = (&'e [u8], &'e [u8])>) -> Part {
+        match self.mode {
+            Mode::Grouped => {
+                let Some(grouping) = &self.plan.grouping else { return Part::Grouped(Table::default()) };
+                let mut groups = Groups::new(grouping, self.max_rows);
+                match self.each_passing(entries, |row, _, _| groups.add(row)) {
+                    Ok(()) => Part::Grouped(groups.into_table()),
+                    Err(error) => Part::Failed(error),
+                }
+            }
+            _ => {
+                let mut passed = Vec::new();
+                let outcome = self.each_passing(entries, |_, key, value| {
+                    if passed.len() >= self.max_rows {
+                        return Err(too_many(self.max_rows));
+                    }
+                    passed.push((key.to_vec(), value.to_vec()));
+                    Ok(())
+                });
+                match outcome {
+                    Ok(()) => Part::Filtered(passed),
+                    Err(error) => Part::Failed(error),
+                }
+            }
+        }
+    }
+
+    /// Calls `found` with each row that passes the WHERE (and its entry), up to the cap.
+    fn each_passing<'e>(
+        &self,
+        entries: impl Iterator<Item = (&'e [u8], &'e [u8])>,
+        mut found: impl FnMut(&[Value], &[u8], &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let mut row = Vec::new();
+        let mut count = 0;
+        for (key, value) in entries {
+            if count >= self.cap {
+                break;
+            }
+            if !self.reader.read_into(key, value, &self.schemas, &mut row)? {
+                continue;
+            }
+            if let Some(filter) = &self.plan.filter {
+                if !filter.passes(&row)? {
+                    continue;
+                }
+            }
+            found(&row, key, value)?;
+            count += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `plan` over its shares' parts, in partition order.
+pub fn run_parts(
+    plan: &SelectPlan,
+    parts: impl IntoIterator<Item = Part>,
+    schemas: &dyn SchemaSource,
+    max_rows: usize,
+) -> Result<ResultSet> {
+    let mut sources: Option<Vec<Entries>> = None;
+    let mut groups = plan.grouping.as_ref().map(|grouping| Groups::new(grouping, max_rows));
+    let mut rows = Vec::new();
+    let schemas = &LastSchema::new(schemas);
+    let reader = match plan.sources.first() {
+        Some(source) if mode(plan) != Mode::Sources => Some(RowReader::new(source, &used_columns(plan))?),
+        _ => None,
+    };
+    for part in parts {
+        match (part, &reader) {
+            (Part::Failed(error), _) => return Err(error),
+            (Part::Sources(found), _) => {
+                let all = sources.get_or_insert_with(|| vec![Vec::new(); found.len()]);
+                for (mine, entries) in all.iter_mut().zip(found) {
+                    mine.extend(entries);
+                }
+            }
+            (Part::Filtered(entries), Some(reader)) => {
+                for (key, value) in &entries {
+                    let mut row = Vec::new();
+                    if !reader.read_into(key, value, schemas, &mut row)? {
+                        continue;
+                    }
+                    match &mut groups {
+                        Some(groups) => groups.add(&row)?,
+                        None if rows.len() >= max_rows => return Err(too_many(max_rows)),
+                        None => rows.push(row),
+                    }
+                }
+            }
+            (Part::Grouped(table), _) => match &mut groups {
+                Some(groups) => groups.merge(table)?,
+                None => return Err(SqlError::generic("internal error: groups for a statement without GROUP BY")),
+            },
+            (Part::Filtered(_), None) => return Err(SqlError::generic("internal error: rows for a joined scan")),
+        }
+    }
+    if mode(plan) == Mode::Sources {
+        let sources = sources.unwrap_or_else(|| vec![Vec::new(); plan.sources.len()]);
+        return run(plan, &sources, schemas, max_rows);
+    }
+    let rows = match groups {
+        Some(groups) => groups.finish()?,
+        None => rows,
+    };
+    finish(plan, rows)
+}
+
+// ------------------------------------------------------------------------------------------
+// A part as bytes (a share on another member sends its parts to the coordinator).
+
+const SOURCES: u8 = 0;
+const FILTERED: u8 = 1;
+const GROUPED: u8 = 2;
+const FAILED: u8 = 3;
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+    out.extend_from_slice(bytes);
+}
+
+fn put_entries(out: &mut Vec<u8>, entries: &Entries) {
+    out.extend_from_slice(&(entries.len() as u32).to_be_bytes());
+    for (key, value) in entries {
+        put_bytes(out, key);
+        put_bytes(out, value);
+    }
+}
+
+fn put_value(out: &mut Vec<u8>, value: Option<&Value>) -> std::result::Result<(), String> {
+    match value {
+        None => out.push(0),
+        Some(value) => {
+            out.push(1);
+            ferrogrid_query::write::write_object(out, value, 0).map_err(|error| error.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+fn put_groups(out: &mut Vec<u8>, table: &Table) -> std::result::Result<(), String> {
+    out.extend_from_slice(&(table.groups.len() as u32).to_be_bytes());
+    for group in &table.groups {
+        out.extend_from_slice(&(group.keys.len() as u32).to_be_bytes());
+        for key in &group.keys {
+            put_value(out, Some(key))?;
+        }
+        out.extend_from_slice(&(group.states.len() as u32).to_be_bytes());
+        for state in &group.states {
+            let (tag, count, value) = match state {
+                State::Count(count) => (0u8, *count, None),
+                State::Sum(sum) => (1, 0, sum.as_ref()),
+                State::Avg { sum, count } => (2, *count, sum.as_ref()),
+                State::Extreme(value) => (3, 0, value.as_ref()),
+            };
+            out.push(tag);
+            out.extend_from_slice(&count.to_be_bytes());
+            put_value(out, value)?;
+        }
+    }
+    Ok(())
+}
+
+impl Part {
+    /// Appends the part's bytes ([`Part::decode`] reads them back). A group whose values
+    /// cannot be written is sent as the failure it is.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        match self {
+            Part::Sources(sources) => {
+                out.push(SOURCES);
+                out.extend_from_slice(&(sources.len() as u32).to_be_bytes());
+                sources.iter().for_each(|entries| put_entries(out, entries));
+            }
+            Part::Filtered(entries) => {
+                out.push(FILTERED);
+                put_entries(out, entries);
+            }
+            Part::Grouped(table) => {
+                out.push(GROUPED);
+                if let Err(why) = put_groups(out, table) {
+                    out.truncate(start);
+                    let error = SqlError::generic(format!("internal error: a share's groups cannot be sent: {why}"));
+                    Part::Failed(error).encode(out);
+                }
+            }
+            Part::Failed(error) => {
+                out.push(FAILED);
+                out.extend_from_slice(&error.code.value().to_be_bytes());
+                put_bytes(out, error.message.as_bytes());
+                put_bytes(out, error.suggestion.as_deref().unwrap_or("").as_bytes());
+            }
+        }
+    }
+
+    /// A part from [`Part::encode`]'s bytes; an error naming what is malformed.
+    pub fn decode(bytes: &[u8], schemas: &dyn SchemaSource) -> std::result::Result<Part, String> {
+        let mut input = Bytes { bytes, at: 0 };
+        let part = match input.u8()? {
+            SOURCES => {
+                let count = input.u32()?.min(64);
+                Part::Sources((0..count).map(|_| input.entries()).collect::<std::result::Result<_, _>>()?)
+            }
+            FILTERED => Part::Filtered(input.entries()?),
+            GROUPED => Part::Grouped(input.groups(schemas)?),
+            FAILED => {
+                let code = Code::from_value(input.u32()? as i32);
+                let message = String::from_utf8_lossy(input.bytes()?).into_owned();
+                let suggestion = String::from_utf8_lossy(input.bytes()?).into_owned();
+                Part::Failed(SqlError { code, message, suggestion: (!suggestion.is_empty()).then_some(suggestion) })
+            }
+            tag => return Err(format!("unknown part kind {tag}")),
+        };
+        match input.at == bytes.len() {
+            true => Ok(part),
+            false => Err("bytes after the part".to_owned()),
+        }
+    }
+}
+
+/// A reader over a part's bytes: every read checks that the bytes are there.
+struct Bytes<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Bytes<'a> {
+    fn take(&mut self, count: usize) -> std::result::Result<&'a [u8], String> {
+        let end = self.at.checked_add(count).filter(|end| *end <= self.bytes.len());
+        let end = end.ok_or_else(|| "a part shorter than it says".to_owned())?;
+        let taken = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(taken)
+    }
+
+    fn u8(&mut self) -> std::result::Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u32(&mut self) -> std::result::Result<u32, String> {
+        Ok(u32::from_be_bytes(self.take(4)?.try_into().map_err(|_| "a short number")?))
+    }
+
+    fn i64(&mut self) -> std::result::Result<i64, String> {
+        Ok(i64::from_be_bytes(self.take(8)?.try_into().map_err(|_| "a short number")?))
+    }
+
+    fn bytes(&mut self) -> std::result::Result<&'a [u8], String> {
+        let length = self.u32()? as usize;
+        self.take(length)
+    }
+
+    fn entries(&mut self) -> std::result::Result<Entries, String> {
+        let count = self.u32()? as usize;
+        let mut entries = Vec::with_capacity(count.min(self.bytes.len() / 8));
+        for _ in 0..count {
+            entries.push((self.bytes()?.to_vec(), self.bytes()?.to_vec()));
+        }
+        Ok(entries)
+    }
+
+    fn value(&mut self, schemas: &dyn SchemaSource) -> std::result::Result<Option<Value>, String> {
+        if self.u8()? == 0 {
+            return Ok(None);
+        }
+        let (value, end) =
+            ferrogrid_query::data::read_object(self.bytes, self.at, schemas).map_err(|error| error.to_string())?;
+        self.at = end;
+        Ok(Some(value))
+    }
+
+    fn groups(&mut self, schemas: &dyn SchemaSource) -> std::result::Result<Table, String> {
+        let count = self.u32()? as usize;
+        let mut groups = Vec::with_capacity(count.min(self.bytes.len() / 8));
+        for _ in 0..count {
+            let keys = (0..self.u32()?)
+                .map(|_| Ok(self.value(schemas)?.unwrap_or(Value::Null)))
+                .collect::<std::result::Result<Vec<_>, String>>()?;
+            let mut states = Vec::new();
+            for _ in 0..self.u32()? {
+                let (tag, count, value) = (self.u8()?, self.i64()?, self.value(schemas)?);
+                states.push(match tag {
+                    0 => State::Count(count),
+                    1 => State::Sum(value),
+                    2 => State::Avg { sum: value, count },
+                    3 => State::Extreme(value),
+                    _ => return Err(format!("unknown aggregate state {tag}")),
+                });
+            }
+            groups.push(Group::new(keys, states));
+        }
+        Ok(Table::of(groups))
+    }
+}
