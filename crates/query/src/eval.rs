@@ -148,8 +148,9 @@ impl From<ReadError> for EvalError {
     }
 }
 
-/// A compiled predicate.
-#[derive(Debug)]
+/// A compiled predicate. A clone remembers, from then on, what its leaves meet on its own
+/// (each reactor scanning at once tests with its own clone, never waiting on another's).
+#[derive(Debug, Clone)]
 pub struct Filter {
     root: Node,
     partition_keys: Option<Vec<Vec<u8>>>,
@@ -211,7 +212,7 @@ fn data_blob(key: &Literal) -> Vec<u8> {
     blob
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Node {
     Constant(bool),
     And(Vec<Node>),
@@ -385,7 +386,7 @@ fn comparable(value: &Value) -> bool {
 }
 
 /// What a leaf checks of one attribute value.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Test {
     /// EQUAL (`negated`: NOT EQUAL); `value` as sent, the converted one is in the state.
     Equal {
@@ -420,7 +421,7 @@ enum PatternKind {
 }
 
 /// What Hazelcast's predicate objects remember between entries.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct State {
     /// The first non-null attribute value met: its type is what values are converted to.
     witness: Option<Value>,
@@ -436,6 +437,18 @@ struct Leaf {
     path: Path,
     test: Test,
     state: Mutex<State>,
+}
+
+impl Clone for Leaf {
+    fn clone(&self) -> Leaf {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        Leaf {
+            attribute: self.attribute.clone(),
+            path: self.path.clone(),
+            test: self.test.clone(),
+            state: Mutex::new(state),
+        }
+    }
 }
 
 fn like(kind: PatternKind, pattern: &Option<String>) -> Test {

@@ -9,6 +9,13 @@ use crate::value::Value;
 /// A record a path can walk: Compact and Portable records.
 pub(crate) trait Record: Sized {
     fn has_field(&self, name: &str) -> bool;
+    /// The field's value, None when there is no such field (one lookup for both).
+    fn present_leaf(&self, name: &str) -> Result<Option<Value>, ReadError> {
+        if !self.has_field(name) {
+            return Ok(None);
+        }
+        self.leaf(name).map(Some)
+    }
     /// The field's value, null when there is no such field.
     fn leaf(&self, name: &str) -> Result<Value, ReadError>;
     fn item(&self, name: &str, index: usize) -> Result<Value, ReadError>;
@@ -43,8 +50,8 @@ pub(crate) fn walk<R: Record>(root: R, path: &Path) -> Result<Extracted, ReadErr
 
 /// [`walk`], and whether the result's leading null marks a null or empty target.
 pub(crate) fn walk_marked<R: Record>(root: R, path: &Path) -> Result<(Extracted, bool), ReadError> {
-    if root.has_field(path.attribute()) {
-        return root.leaf(path.attribute()).map(|value| (Extracted::Single(value), false));
+    if let Some(value) = root.present_leaf(path.attribute())? {
+        return Ok((Extracted::Single(value), false));
     }
     let tokens = tokens(path.steps())?;
     let Some(((last, last_selector), inner)) = tokens.split_last() else {
@@ -99,6 +106,10 @@ impl Record for CompactRecord<'_> {
 
     fn leaf(&self, name: &str) -> Result<Value, ReadError> {
         Ok(self.field(name)?.unwrap_or(Value::Null))
+    }
+
+    fn present_leaf(&self, name: &str) -> Result<Option<Value>, ReadError> {
+        self.field(name)
     }
 
     fn item(&self, name: &str, index: usize) -> Result<Value, ReadError> {

@@ -108,6 +108,10 @@ impl Schema {
     }
 
     fn position(&self, name: &str) -> Option<usize> {
+        // (a few fields: comparing lengths first skips most byte comparisons)
+        if self.fields.len() <= 8 {
+            return self.fields.iter().position(|field| field.name == name);
+        }
         self.fields.binary_search_by(|field| field.name.as_str().cmp(name)).ok()
     }
 

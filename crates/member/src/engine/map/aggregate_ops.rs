@@ -40,15 +40,16 @@ impl<T> Decoded<T> {
 
 /// The decoded aggregator (or projection) and the compiled predicate of a share, or None with
 /// the failure recorded in `coverage`.
-fn ready<'p, T>(
+fn ready<T>(
     decoded: Result<Arc<T>, OpError>,
-    predicate: &'p Predicate,
+    predicate: &Predicate,
     share: &ShareContext<'_>,
     coverage: &mut Coverage,
-) -> Option<(Arc<T>, &'p crate::engine::map::query::Compiled)> {
+) -> Option<(Arc<T>, crate::engine::map::query::Compiled)> {
     let compiled = predicate.compiled(share.schemas, share.partition_count);
     match (decoded, compiled) {
-        (Ok(decoded), Ok(compiled)) => Some((decoded, compiled)),
+        // (the share's own copy: its leaves remember what they met without waiting on others)
+        (Ok(decoded), Ok(compiled)) => Some((decoded, compiled.clone())),
         (Err(failure), _) => {
             coverage.failure = Some(failure);
             None
@@ -166,7 +167,7 @@ impl WideOperation for Aggregate {
     fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Reduced) {
         self.schemas.get_or_init(|| share.schemas.clone());
         let decoded = self.aggregator.get(share, Aggregate::decode);
-        let Some((aggregator, compiled)) = ready(decoded, &self.predicate, share, &mut partial.coverage) else {
+        let Some((aggregator, ref compiled)) = ready(decoded, &self.predicate, share, &mut partial.coverage) else {
             return;
         };
         let shared = share.schemas.clone();
@@ -259,7 +260,7 @@ impl WideOperation for Project {
         let decoded = self.projection.get(share, |data, _| {
             ferrogrid_query::aggregation::decode_projection(data).map_err(|e| not_readable("projection", e))
         });
-        let Some((projection, compiled)) = ready(decoded, &self.predicate, share, &mut partial.coverage) else {
+        let Some((projection, ref compiled)) = ready(decoded, &self.predicate, share, &mut partial.coverage) else {
             return;
         };
         let shared = share.schemas.clone();

@@ -31,7 +31,7 @@ pub(crate) const QUERY_FAILURES: [ErrorKind; 14] = [
 
 /// A predicate compiled once per member (the first share to run compiles it with the member's
 /// schemas) and the partitions it restricts the query to (a partition predicate's).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Compiled {
     pub(crate) filter: Filter,
     pub(crate) partitions: Option<BTreeSet<u16>>,
@@ -149,21 +149,31 @@ pub(crate) fn exec_failure(error: ferrogrid_query::exec::ExecError) -> OpError {
 pub(crate) struct ShareSchemas<'a> {
     shared: &'a Schemas,
     local: std::cell::RefCell<std::collections::HashMap<i64, std::sync::Arc<ferrogrid_query::schema::Schema>>>,
+    /// The last one asked for (a map's values are mostly of one schema): no hashing per row.
+    last: std::cell::RefCell<Option<std::sync::Arc<ferrogrid_query::schema::Schema>>>,
 }
 
 impl<'a> ShareSchemas<'a> {
     pub(crate) fn new(shared: &'a Schemas) -> ShareSchemas<'a> {
-        ShareSchemas { shared, local: Default::default() }
+        ShareSchemas { shared, local: Default::default(), last: Default::default() }
     }
 }
 
 impl ferrogrid_query::SchemaSource for ShareSchemas<'_> {
     fn schema(&self, id: i64) -> Option<std::sync::Arc<ferrogrid_query::schema::Schema>> {
-        if let Some(schema) = self.local.borrow().get(&id) {
-            return Some(schema.clone());
+        if let Some(last) = self.last.borrow().as_ref().filter(|last| last.id() == id) {
+            return Some(last.clone());
         }
-        let copy = std::sync::Arc::new((*self.shared.get(id)?).clone());
-        self.local.borrow_mut().insert(id, copy.clone());
-        Some(copy)
+        let found = self.local.borrow().get(&id).cloned();
+        let schema = match found {
+            Some(schema) => schema,
+            None => {
+                let copy = std::sync::Arc::new((*self.shared.get(id)?).clone());
+                self.local.borrow_mut().insert(id, copy.clone());
+                copy
+            }
+        };
+        self.last.replace(Some(schema.clone()));
+        Some(schema)
     }
 }

@@ -61,8 +61,9 @@ impl WideOperation for RemoveAll {
     }
 
     fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Swept) {
-        let compiled = match self.predicate.compiled(share.schemas, share.partition_count) {
-            Ok(compiled) => compiled,
+        // (the share's own copy: its leaves remember what they met without waiting on others)
+        let compiled = &match self.predicate.compiled(share.schemas, share.partition_count) {
+            Ok(compiled) => compiled.clone(),
             Err(failure) => {
                 partial.0.failure = Some(failure.clone());
                 return;
