@@ -762,6 +762,53 @@ def test_where(sql_client, people, where, expected):
     assert keys(sql_client, "SELECT __key FROM %s WHERE %s ORDER BY __key" % (people, where)) == expected
 
 
+def test_where_over_indexed_attributes_answers_as_a_scan(sql_client, names):
+    """A map with a sorted index on `score` and a hash index on `tag`: equality, IN, ranges
+    (either side, BETWEEN) and their conjunctions with other terms find the rows a scan finds,
+    including entries whose attribute an index cannot key (text where numbers are, nulls)."""
+    from hazelcast.config import IndexType
+
+    name = names()
+    m = sql_client.get_map(name).blocking()
+    m.add_index(attributes=["score"], index_type=IndexType.SORTED)
+    m.add_index(attributes=["tag"], index_type=IndexType.HASH)
+    docs = {i: {"score": (i * 7) % 100, "tag": "t%d" % (i % 5)} for i in range(300)}
+    docs[300] = {"score": None, "tag": None}
+    m.put_all({k: HazelcastJsonValue(json.dumps(v)) for k, v in docs.items()})
+    ddl = ("CREATE MAPPING %s (__key INT, score INT, tag VARCHAR) TYPE IMap "
+           "OPTIONS ('keyFormat'='int', 'valueFormat'='json-flat')" % name)
+    assert update(sql_client, ddl) == 0
+
+    def expect(test):
+        return sorted(k for k, v in docs.items() if k < 300 and test(v["score"], v["tag"]))
+
+    cases = [
+        ("score = 21", lambda s, t: s == 21),
+        ("21 = score", lambda s, t: s == 21),
+        ("score IN (3, 10, 99)", lambda s, t: s in (3, 10, 99)),
+        ("score > 90", lambda s, t: s > 90),
+        ("10 >= score", lambda s, t: s <= 10),
+        ("score BETWEEN 40 AND 44", lambda s, t: 40 <= s <= 44),
+        ("score < 50 AND tag = 't2'", lambda s, t: s < 50 and t == "t2"),
+        ("tag = 't4' AND __key > 250", lambda s, t: t == "t4"),
+        ("tag IN ('t1', 't3') AND score >= 95", lambda s, t: t in ("t1", "t3") and s >= 95),
+        ("score = 21 OR tag = 't0'", lambda s, t: s == 21 or t == "t0"),
+    ]
+    for where, test in cases:
+        got = sorted(keys(sql_client, "SELECT __key FROM %s WHERE %s AND __key < 300" % (name, where)))
+        wanted = expect(test) if "__key >" not in where else [k for k in expect(test) if k > 250]
+        assert got == wanted, where
+    got = query(sql_client, "SELECT tag, COUNT(*), SUM(score) FROM %s WHERE score BETWEEN 10 AND 19 AND __key < 300 "
+                            "GROUP BY tag ORDER BY tag" % name)[1]
+    picked = [v for k, v in docs.items() if k < 300 and 10 <= v["score"] <= 19]
+    assert got == [[t, sum(1 for v in picked if v["tag"] == t), sum(v["score"] for v in picked if v["tag"] == t)]
+                   for t in sorted({v["tag"] for v in picked})]
+    # an index keeps up with a change
+    m.put(7, HazelcastJsonValue(json.dumps({"score": 21, "tag": "t9"})))
+    docs[7] = {"score": 21, "tag": "t9"}
+    assert sorted(keys(sql_client, "SELECT __key FROM %s WHERE score = 21" % name)) == expect(lambda s, t: s == 21)
+
+
 def test_order_by_puts_nulls_first_ascending_and_last_descending(sql_client, people):
     assert query(sql_client, "SELECT __key, age FROM %s ORDER BY age" % people)[1] == [
         [4, None],

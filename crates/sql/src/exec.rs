@@ -5,6 +5,7 @@
 //! (the member's `sql.max-rows-per-query`), never an unbounded allocation.
 
 mod groups;
+pub mod hints;
 pub mod parts;
 
 pub use crate::catalog::Entries;

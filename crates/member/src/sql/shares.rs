@@ -3,6 +3,7 @@
 //! mapping DDL's [`Ddl`], and the [`Sample`] an unmapped map's suggested mapping comes from.
 
 use crate::engine::listeners::{Event, EventKind};
+use crate::engine::map::index::Lookup;
 use crate::engine::map::store::RecordStore;
 use crate::engine::request::{OpError, Reply, Statement};
 use crate::engine::schemas::Schemas;
@@ -241,14 +242,48 @@ impl Scan {
     }
 
     /// One partition's part for a single-source plan: its entries (those of the point
-    /// lookup's keys, or all) read, filtered and, when grouped, folded where they are.
-    fn scan_partition(&self, scanner: &PartScanner<'_>, store: Option<&RecordStore>, now_ms: i64) -> Part {
+    /// lookup's keys, those an index narrows the WHERE to, or all) read, filtered and, when
+    /// grouped, folded where they are.
+    fn scan_partition(
+        &self,
+        (scanner, lookups): (&PartScanner<'_>, &[Lookup]),
+        store: Option<&RecordStore>,
+        now_ms: i64,
+    ) -> Part {
         let Some(store) = store else { return scanner.scan(std::iter::empty()) };
-        match self.plan.sources[0].keys.as_deref() {
-            Some(keys) => scanner
-                .scan(keys.iter().filter_map(|key| store.get(key, now_ms).map(|entry| (&key[..], entry.value())))),
+        fn live<'a>(store: &'a RecordStore, key: &'a [u8], now_ms: i64) -> Option<(&'a [u8], &'a [u8])> {
+            store.get(key, now_ms).map(|entry| (key, entry.value()))
+        }
+        if let Some(keys) = self.plan.sources[0].keys.as_deref() {
+            return scanner.scan(keys.iter().filter_map(|key| live(store, key, now_ms)));
+        }
+        match (!lookups.is_empty()).then(|| store.index_candidates(lookups)).flatten() {
+            Some(candidates) => scanner.scan(candidates.into_iter().filter_map(|key| live(store, key, now_ms))),
             None => scanner.scan(store.iter(now_ms).map(|(key, entry)| (key, entry.value()))),
         }
+    }
+
+    /// What the partitions' indexes look up for the plan's WHERE (worked out per share).
+    fn lookups(&self) -> Vec<Lookup> {
+        use ferrogrid_query::eval::IndexTerm;
+        use ferrogrid_sql::exec::hints::HintTerm;
+        let hints = ferrogrid_sql::exec::hints::index_hints(&self.plan);
+        let terms: Vec<IndexTerm<'_>> = hints
+            .iter()
+            .map(|hint| {
+                let attribute = hint.attribute.as_str();
+                match &hint.term {
+                    HintTerm::Equal(value) => IndexTerm::Equal { attribute, value },
+                    HintTerm::In(values) => IndexTerm::In { attribute, values },
+                    HintTerm::Range { from, to } => IndexTerm::Range {
+                        attribute,
+                        from: from.as_ref().map(|(value, inclusive)| (value, *inclusive)),
+                        to: to.as_ref().map(|(value, inclusive)| (value, *inclusive)),
+                    },
+                }
+            })
+            .collect();
+        crate::engine::map::index::plan(&terms)
     }
 }
 
@@ -288,6 +323,7 @@ impl WideOperation for Scan {
             parts::Mode::Sources => None,
             _ => Some(PartScanner::new(plan, &*self.schemas, self.max_rows)),
         };
+        let lookups = if scanner.is_some() { self.lookups() } else { Vec::new() };
         for local in 0..share.partitions.len() {
             if !share.owned.get(local).copied().unwrap_or(true) {
                 continue;
@@ -300,7 +336,7 @@ impl WideOperation for Scan {
             let part = match &scanner {
                 Some(Ok(scanner)) => {
                     let store = share.partitions[local].map(&plan.sources[0].mapping.map);
-                    self.scan_partition(scanner, store, share.now_ms)
+                    self.scan_partition((scanner, &lookups), store, share.now_ms)
                 }
                 Some(Err(error)) => Part::Failed(error.clone()),
                 None => {
