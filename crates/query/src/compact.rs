@@ -119,6 +119,38 @@ fn offset_width(data_length: usize) -> usize {
     }
 }
 
+/// The value of a fixed-size field of `kind` (BOOLEAN's `Place::Bit` excluded) at `offset`
+/// in the data section of `record` (schema id then record, of `schema`), read straight from
+/// its bytes: a scan that resolved the field's place once reads it without parsing the
+/// record. None when the record is too short for its fixed section or `kind` is not such a
+/// kind (then read it through [`CompactRecord`], which says what is wrong).
+pub fn fixed_scalar(record: &[u8], schema: &Schema, kind: i32, offset: u32) -> Option<Value> {
+    let fixed_length = schema.fixed_length() as usize;
+    let data_start = if schema.variable_count() == 0 {
+        8
+    } else {
+        let data_length = i32::from_be_bytes(record.get(8..12)?.try_into().ok()?);
+        if data_length < 0 || (data_length as usize) < fixed_length || 12 + data_length as usize > record.len() {
+            return None;
+        }
+        12
+    };
+    if data_start + fixed_length > record.len() {
+        return None;
+    }
+    let at = data_start + offset as usize;
+    let bytes = |count: usize| record.get(at..at + count);
+    Some(match kind {
+        kind::INT8 => Value::Byte(i8::from_be_bytes(bytes(1)?.try_into().ok()?)),
+        kind::INT16 => Value::Short(i16::from_be_bytes(bytes(2)?.try_into().ok()?)),
+        kind::INT32 => Value::Int(i32::from_be_bytes(bytes(4)?.try_into().ok()?)),
+        kind::INT64 => Value::Long(i64::from_be_bytes(bytes(8)?.try_into().ok()?)),
+        kind::FLOAT32 => Value::Float(f32::from_be_bytes(bytes(4)?.try_into().ok()?)),
+        kind::FLOAT64 => Value::Double(f64::from_be_bytes(bytes(8)?.try_into().ok()?)),
+        _ => return None,
+    })
+}
+
 /// A section with an offset table: a record's data section or an array's items.
 #[derive(Debug, Clone, Copy)]
 struct Table {

@@ -49,6 +49,24 @@ struct Resolved {
     schema: std::sync::Arc<ferrogrid_query::schema::Schema>,
     accepted: bool,
     places: Vec<Option<Option<(i32, ferrogrid_query::schema::Place)>>>,
+    /// Per read, the offset of a fixed-size field whose kind is its column's type exactly:
+    /// read straight from the bytes (no record parsed, nothing to convert).
+    direct: Vec<Option<(i32, u32)>>,
+}
+
+/// The SQL type a fixed-size Compact kind reads as (None: not one `fixed_scalar` reads).
+fn fixed_type(kind: i32) -> Option<crate::types::SqlType> {
+    use crate::types::SqlType;
+    use ferrogrid_query::compact::kind;
+    Some(match kind {
+        kind::INT8 => SqlType::TinyInt,
+        kind::INT16 => SqlType::SmallInt,
+        kind::INT32 => SqlType::Integer,
+        kind::INT64 => SqlType::BigInt,
+        kind::FLOAT32 => SqlType::Real,
+        kind::FLOAT64 => SqlType::Double,
+        _ => return None,
+    })
 }
 
 impl<'a> RowReader<'a> {
@@ -116,10 +134,14 @@ impl<'a> RowReader<'a> {
             row.clear();
             row.resize(self.mapping.columns.len(), Value::Null);
         }
-        for ((index, path), place) in self.reads.iter().zip(&resolved.places) {
-            let read = match place {
-                Some(place) => self.mapping.read_compact_at(*index, &record, *place),
-                None => self.mapping.read_at(*index, path.as_ref(), key, value, schemas),
+        for (((index, path), place), direct) in self.reads.iter().zip(&resolved.places).zip(&resolved.direct) {
+            let fixed = direct.and_then(|(kind, offset)| {
+                ferrogrid_query::compact::fixed_scalar(&value[8..], &resolved.schema, kind, offset)
+            });
+            let read = match (fixed, place) {
+                (Some(fixed), _) => Ok(fixed),
+                (None, Some(place)) => self.mapping.read_compact_at(*index, &record, *place),
+                (None, None) => self.mapping.read_at(*index, path.as_ref(), key, value, schemas),
             };
             match read {
                 Ok(read) => row[*index] = read,
@@ -145,7 +167,20 @@ impl<'a> RowReader<'a> {
                 None => None,
             });
         }
-        Some(Resolved { accepted: self.mapping.accepts(value, schemas), schema, places })
+        let direct = self
+            .reads
+            .iter()
+            .zip(&places)
+            .map(|((index, _), place)| match place {
+                Some(Some((kind, ferrogrid_query::schema::Place::Fixed { offset })))
+                    if fixed_type(*kind) == Some(self.mapping.columns[*index].ty) =>
+                {
+                    Some((*kind, *offset))
+                }
+                _ => None,
+            })
+            .collect();
+        Some(Resolved { accepted: self.mapping.accepts(value, schemas), schema, places, direct })
     }
 }
 

@@ -273,7 +273,7 @@ impl Expr {
     }
 
     /// The value over `row`, borrowed where it is a column or a constant (no copy).
-    fn operand<'r>(&'r self, row: &'r [Value]) -> Result<std::borrow::Cow<'r, Value>> {
+    pub(crate) fn operand<'r>(&'r self, row: &'r [Value]) -> Result<std::borrow::Cow<'r, Value>> {
         static NULL: Value = Value::Null;
         Ok(match &self.kind {
             Kind::Column(index) => std::borrow::Cow::Borrowed(row.get(*index).unwrap_or(&NULL)),

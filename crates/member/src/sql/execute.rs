@@ -7,9 +7,11 @@
 //! - Mapping DDL changes this member's catalog, then goes to every other member as a WIDE
 //!   request (the client's bytes), which applies it there: the client is answered once every
 //!   member has the mapping. A joining member is sent the catalog as DDL texts.
-//! - A SELECT is a cluster-wide [`Scan`] of the entries of its sources' maps (only the
-//!   partitions of a point lookup's keys). The share that completes the scan runs the query
-//!   ([`ferrogrid_sql::exec::run`]), answers the first page and keeps the rest as a cursor.
+//! - A SELECT is a cluster-wide [`Scan`] of its sources' maps (only the partitions of a point
+//!   lookup's keys): each share reads, filters and groups its partitions where they are
+//!   ([`ferrogrid_sql::exec::PartScanner`]). The share that completes the scan merges the
+//!   parts and runs the rest ([`ferrogrid_sql::exec::run_parts`]), answers the first page and
+//!   keeps the rest as a cursor.
 //! - INSERT/SINK, UPDATE and DELETE are [`Write`]s run on every replica held (as clear is):
 //!   each member changes each copy it holds, owned copies publish the entry events.
 //!

@@ -53,16 +53,29 @@ fn add(sum: Option<Value>, value: &Value, ty: SqlType) -> Result<Value> {
     let Some(sum) = sum else {
         return expr::to_type(value.clone(), ty);
     };
+    // (the commonest sums without the general arithmetic's conversions: the same results)
+    match (&sum, value, ty) {
+        (Value::Double(sum), Value::Double(value), SqlType::Double) => return Ok(Value::Double(sum + value)),
+        (Value::Long(sum), Value::Long(_) | Value::Int(_) | Value::Short(_) | Value::Byte(_), SqlType::BigInt) => {
+            let value = types::to_integer(value).and_then(|value| i64::try_from(value).ok());
+            return match value.and_then(|value| sum.checked_add(value)) {
+                Some(total) => Ok(Value::Long(total)),
+                None => Err(sum_overflow(ty)),
+            };
+        }
+        _ => {}
+    }
     expr::arithmetic(expr::Arithmetic::Add, &sum, value, ty).map_err(|error| {
         if error.message.contains("overflow") {
-            SqlError::data(format!(
-                "{} overflow in 'SUM' function (consider adding an explicit CAST to DECIMAL)",
-                ty.name()
-            ))
+            sum_overflow(ty)
         } else {
             error
         }
     })
+}
+
+fn sum_overflow(ty: SqlType) -> SqlError {
+    SqlError::data(format!("{} overflow in 'SUM' function (consider adding an explicit CAST to DECIMAL)", ty.name()))
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -77,15 +90,41 @@ pub(crate) struct Group {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Table {
     pub(crate) groups: Vec<Group>,
-    index: HashMap<u64, Vec<usize>>,
+    index: HashMap<u64, Vec<usize>, Unhashed>,
+}
+
+/// The index's keys are [`key_hash`]es already.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Unhashed;
+
+impl std::hash::BuildHasher for Unhashed {
+    type Hasher = UnhashedHasher;
+    fn build_hasher(&self) -> UnhashedHasher {
+        UnhashedHasher(0)
+    }
+}
+
+#[derive(Debug, Default)]
+struct UnhashedHasher(u64);
+
+impl std::hash::Hasher for UnhashedHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = bytes.iter().fold(self.0, |hash, byte| hash.rotate_left(8) ^ u64::from(*byte));
+    }
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
+    }
 }
 
 impl Table {
-    fn find(&self, hash: u64, keys: &[Value]) -> Option<usize> {
+    fn find<K: std::borrow::Borrow<Value>>(&self, hash: u64, keys: &[K]) -> Option<usize> {
         self.index.get(&hash).and_then(|slots| {
             slots.iter().copied().find(|&slot| {
                 let group = &self.groups[slot].keys;
-                group.len() == keys.len() && group.iter().zip(keys).all(|(a, b)| same_key(a, b))
+                group.len() == keys.len() && group.iter().zip(keys).all(|(a, b)| same_key(a, b.borrow()))
             })
         })
     }
@@ -142,12 +181,13 @@ impl<'p> Groups<'p> {
             .collect()
     }
 
-    /// The slot of the group of `keys`, a new one if none has them yet.
-    fn slot(&mut self, keys: Vec<Value>) -> Result<usize> {
+    /// The slot of the group of `keys`, a new one (with the keys copied) if none has them yet.
+    fn slot<K: std::borrow::Borrow<Value>>(&mut self, keys: Vec<K>, copy: impl Fn(K) -> Value) -> Result<usize> {
         let hash = key_hash(&keys);
         if let Some(slot) = self.table.find(hash, &keys) {
             return Ok(slot);
         }
+        let keys: Vec<Value> = keys.into_iter().map(copy).collect();
         if self.table.groups.len() >= self.max_rows {
             return Err(super::too_many(self.max_rows));
         }
@@ -158,8 +198,9 @@ impl<'p> Groups<'p> {
     }
 
     pub(crate) fn add(&mut self, row: &[Value]) -> Result<()> {
-        let keys = self.grouping.keys.iter().map(|k| k.eval(row)).collect::<Result<Vec<_>>>()?;
-        let slot = self.slot(keys)?;
+        // (keys borrowed from the row where they are columns: copied only for a new group)
+        let keys = self.grouping.keys.iter().map(|k| k.operand(row)).collect::<Result<Vec<_>>>()?;
+        let slot = self.slot(keys, std::borrow::Cow::into_owned)?;
         let group = &mut self.table.groups[slot];
         for (call_index, call) in self.grouping.calls.iter().enumerate() {
             accumulate(call, &mut group.states[call_index], &mut group.distinct[call_index], row)?;
@@ -172,7 +213,7 @@ impl<'p> Groups<'p> {
     /// statements without DISTINCT aggregates (a share cannot merge what it counted once).
     pub(crate) fn merge(&mut self, other: Table) -> Result<()> {
         for group in other.groups {
-            let slot = self.slot(group.keys)?;
+            let slot = self.slot(group.keys, |key| key)?;
             let mine = &mut self.table.groups[slot];
             for ((call, state), other) in self.grouping.calls.iter().zip(&mut mine.states).zip(group.states) {
                 merge_state(call, state, other)?;
@@ -248,11 +289,13 @@ fn same_key(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn key_hash(keys: &[Value]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+/// The hash of a group's keys (by their [`KeyPart`]s), with a key drawn once per process.
+fn key_hash<K: std::borrow::Borrow<Value>>(keys: &[K]) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    static STATE: std::sync::OnceLock<ahash::RandomState> = std::sync::OnceLock::new();
+    let mut hasher = STATE.get_or_init(ahash::RandomState::new).build_hasher();
     for key in keys {
-        match key_part(key) {
+        match key_part(key.borrow()) {
             KeyPart::Null => 0u8.hash(&mut hasher),
             KeyPart::Integer(v) => (1u8, v).hash(&mut hasher),
             KeyPart::Float(v) => (2u8, v).hash(&mut hasher),
@@ -265,13 +308,13 @@ fn key_hash(keys: &[Value]) -> u64 {
 
 fn accumulate(call: &AggregateCall, state: &mut State, seen: &mut HashSet<Vec<String>>, row: &[Value]) -> Result<()> {
     let value = match &call.argument {
-        Some(argument) => argument.eval(row)?,
-        None => Value::Bool(true),
+        Some(argument) => argument.operand(row)?,
+        None => std::borrow::Cow::Owned(Value::Bool(true)),
     };
     if value.is_null() {
         return Ok(());
     }
-    if call.distinct && !seen.insert(row_key(std::slice::from_ref(&value))) {
+    if call.distinct && !seen.insert(row_key(std::slice::from_ref(&*value))) {
         return Ok(());
     }
     match state {
@@ -288,7 +331,7 @@ fn accumulate(call: &AggregateCall, state: &mut State, seen: &mut HashSet<Vec<St
 }
 
 /// MIN or MAX: `value` replaces `current` when it is smaller (larger).
-fn extreme(call: &AggregateCall, current: &mut Option<Value>, value: Value) -> Result<()> {
+fn extreme(call: &AggregateCall, current: &mut Option<Value>, value: std::borrow::Cow<'_, Value>) -> Result<()> {
     let replace = match current {
         None => true,
         Some(current) => {
@@ -301,7 +344,7 @@ fn extreme(call: &AggregateCall, current: &mut Option<Value>, value: Value) -> R
         }
     };
     if replace {
-        *current = Some(value);
+        *current = Some(value.into_owned());
     }
     Ok(())
 }
@@ -315,7 +358,9 @@ fn merge_state(call: &AggregateCall, state: &mut State, other: State) -> Result<
             *sum = Some(add(sum.take(), &more, call.ty)?);
             *count += more_count;
         }
-        (State::Extreme(current), State::Extreme(Some(value))) => extreme(call, current, value)?,
+        (State::Extreme(current), State::Extreme(Some(value))) => {
+            extreme(call, current, std::borrow::Cow::Owned(value))?
+        }
         (State::Sum(_) | State::Avg { .. } | State::Extreme(_), State::Sum(None) | State::Avg { sum: None, .. })
         | (State::Extreme(_), State::Extreme(None)) => {}
         _ => return Err(SqlError::generic("internal error: a share's aggregate state of another kind")),
