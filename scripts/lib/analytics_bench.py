@@ -5,7 +5,8 @@ scripts/bench-analytics; issue 35's table).
 One member at a time (tests/python/member.py), one official Python client (smart routing, one
 thread). ENTRIES Compact `Trade` values (symbol of 10, qty int32 1..1000, price float64
 1..1000, seeded) loaded with put_all in chunks of 1,000; then per query WARMUP untimed runs and
-RUNS timed ones, sequential. Reports the median and p90 wall time per query and target and
+RUNS timed ones, sequential: the four of QUERIES on the map without indexes, then the four of
+INDEXED once a SORTED index on price and a HASH index on qty are added. Reports the median and p90 wall time per query and target and
 Hazelcast's median / the target's (above 1: faster than Hazelcast). The answers of every target
 are checked against each other.
 
@@ -27,7 +28,8 @@ sys.path.insert(0, str(ROOT / "scripts" / "lib"))
 
 import hazelcast  # noqa: E402
 from hazelcast import predicate as p  # noqa: E402
-from hazelcast.aggregator import int_sum  # noqa: E402
+from hazelcast.aggregator import count, int_sum  # noqa: E402
+from hazelcast.config import IndexType  # noqa: E402
 
 import member as member_mod  # noqa: E402
 from sql_bench import LOAD_CHUNK, SYMBOLS, TRADES_MAPPING, Trade, TradeSerializer, percentile  # noqa: E402
@@ -47,6 +49,22 @@ QUERIES = [
 ]
 
 
+# Run after the queries above, once the map has a SORTED index on price and a HASH index on
+# qty (both products use them for SQL and for predicates).
+INDEXED = [
+    ("SQL indexed equality: COUNT(*), SUM(price) WHERE qty = ?",
+     lambda c, m: [tuple(r.get_object_with_index(i) for i in range(2)) for r in c.sql.execute(
+         "SELECT COUNT(*), SUM(price) FROM trades WHERE qty = ?", 500).result()]),
+    ("SQL indexed range: COUNT(*), SUM(qty) WHERE price BETWEEN ? AND ?",
+     lambda c, m: [tuple(r.get_object_with_index(i) for i in range(2)) for r in c.sql.execute(
+         "SELECT COUNT(*), SUM(qty) FROM trades WHERE price BETWEEN ? AND ?", 100.0, 102.0).result()]),
+    ("map.aggregate(count(), equal(qty, 500)) (indexed)",
+     lambda c, m: m.aggregate(count(), p.equal("qty", 500))),
+    ("map.key_set(between(price, 100, 102)) (indexed)",
+     lambda c, m: sorted(m.key_set(p.between("price", 100.0, 102.0)))),
+]
+
+
 def summary(answer):
     if isinstance(answer, list) and answer and isinstance(answer[0], tuple):
         return [tuple(round(float(x), 6) if isinstance(x, float) or hasattr(x, "as_tuple") else x for x in row)
@@ -63,7 +81,10 @@ def run_target(spec, args):
     if binary or DEFAULT_BIN:
         os.environ["FERROGRID_BIN"] = binary or DEFAULT_BIN
     with member_mod.Member(target) as member:
+        # (a long heartbeat timeout: Hazelcast building an index over 1,000,000 entries does not
+        # answer heartbeats for longer than the default 60 s)
         client = hazelcast.HazelcastClient(cluster_members=[member.address], cluster_name=member_mod.CLUSTER_NAME,
+                                           heartbeat_timeout=600, invocation_timeout=600,
                                            compact_serializers=[TradeSerializer()])
         try:
             client.sql.execute(TRADES_MAPPING).result()
@@ -73,7 +94,10 @@ def run_target(spec, args):
                 trades.put_all({k: Trade(rng.choice(SYMBOLS), rng.randint(1, 1000), rng.uniform(1, 1000))
                                 for k in range(start, min(start + LOAD_CHUNK, args.entries))})
             results = {}
-            for name, query in QUERIES:
+            for name, query in QUERIES + INDEXED:
+                if name == INDEXED[0][0]:
+                    trades.add_index(attributes=["price"], index_type=IndexType.SORTED)
+                    trades.add_index(attributes=["qty"], index_type=IndexType.HASH)
                 for _ in range(args.warmup):
                     answer = query(client, trades)
                 times = []
@@ -100,14 +124,14 @@ def main():
     measured = [(t, run_target(t, args)) for t in targets]
     reference = next((r for t, r in measured if t == "hazelcast"), None)
     first = measured[0][1]
-    for name, _ in QUERIES:
+    for name, _ in QUERIES + INDEXED:
         answers = {t: r[name][2] for t, r in measured}
         if any(a != first[name][2] for a in answers.values()):
             print("answers differ for %s: %r" % (name, answers), file=sys.stderr)
     print("| target | query | median ms | p90 ms | Hazelcast median / this |")
     print("|---|---|---|---|---|")
     for target, results in measured:
-        for name, _ in QUERIES:
+        for name, _ in QUERIES + INDEXED:
             median, p90, _ = results[name]
             ratio = "%.2f×" % (reference[name][0] / median) if reference else ""
             print("| %s | %s | %.1f | %.1f | %s |" % (target, name, median, p90, ratio))
