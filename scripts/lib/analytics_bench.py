@@ -60,6 +60,8 @@ INDEXED = [
          "SELECT COUNT(*), SUM(qty) FROM trades WHERE price BETWEEN ? AND ?", 100.0, 102.0).result()]),
     ("map.aggregate(count(), equal(qty, 500)) (indexed)",
      lambda c, m: m.aggregate(count(), p.equal("qty", 500))),
+    ("map.aggregate(int_sum(qty), between(price, 100, 102)) (indexed)",
+     lambda c, m: m.aggregate(int_sum("qty"), p.between("price", 100.0, 102.0))),
     ("map.key_set(between(price, 100, 102)) (indexed)",
      lambda c, m: sorted(m.key_set(p.between("price", 100.0, 102.0)))),
 ]
