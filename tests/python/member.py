@@ -7,7 +7,7 @@ Targets:
   hazelcast  - a real Hazelcast 5.6.0 member (HAZELCAST_VERSION=5.4.0 for another version) from the jar (HAZELCAST_JAR, default
                ~/.m2/repository/com/hazelcast/hazelcast/5.6.0/hazelcast-5.6.0.jar) plus its
                SQL engine (HAZELCAST_SQL_JAR, default .../hazelcast-sql/5.6.0/hazelcast-sql-5.6.0.jar,
-               left out of the class path if missing), java -Xmx512m ... HazelcastMemberStarter
+               left out of the class path if missing), java -Xmx512m (HAZELCAST_HEAP) ... HazelcastMemberStarter
                with the generated hazelcast.yaml
 
 Both targets get the same generated hazelcast.yaml: member-config.yaml (next to this file:
@@ -226,7 +226,7 @@ class Member:
         config = self.config_file()
         return [
             os.environ.get("JAVA", "java"),
-            "-Xmx512m",
+            "-Xmx%s" % os.environ.get("HAZELCAST_HEAP", "512m"),
             "-Dhazelcast.phone.home.enabled=false",
             "-Dhazelcast.config=%s" % config,
             "-cp",
