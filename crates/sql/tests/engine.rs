@@ -3,21 +3,12 @@
 
 use ferrogrid_query::write::write_data;
 use ferrogrid_query::Value;
-use ferrogrid_sql::catalog::Samples;
 use ferrogrid_sql::exec::run;
-use ferrogrid_sql::{prepare, Catalog, Code, Prepared, SqlType};
-use std::collections::HashMap;
+use ferrogrid_sql::{prepare, Catalog, Code, Prepared};
 
-struct NoSamples;
-impl Samples for NoSamples {
-    fn portable_fields(&self, _factory: i32, _class: i32, _version: i32) -> Option<Vec<(String, SqlType)>> {
-        None
-    }
-}
+mod common;
 
-fn schemas() -> HashMap<i64, ferrogrid_query::schema::Schema> {
-    HashMap::new()
-}
+use common::{schemas, NoSamples};
 
 fn catalog_with(ddl: &[&str]) -> Catalog {
     let mut catalog = Catalog::default();

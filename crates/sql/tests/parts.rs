@@ -5,23 +5,14 @@
 
 use ferrogrid_query::write::write_data;
 use ferrogrid_query::Value;
-use ferrogrid_sql::catalog::Samples;
 use ferrogrid_sql::exec::parts::{mode, Mode, Part, PartScanner};
 use ferrogrid_sql::exec::{run, run_parts};
 use ferrogrid_sql::plan::SelectPlan;
-use ferrogrid_sql::{prepare, Catalog, Prepared, SqlType};
-use std::collections::HashMap;
+use ferrogrid_sql::{prepare, Catalog, Prepared};
 
-struct NoSamples;
-impl Samples for NoSamples {
-    fn portable_fields(&self, _factory: i32, _class: i32, _version: i32) -> Option<Vec<(String, SqlType)>> {
-        None
-    }
-}
+mod common;
 
-fn schemas() -> HashMap<i64, ferrogrid_query::schema::Schema> {
-    HashMap::new()
-}
+use common::{schemas, NoSamples};
 
 fn catalog() -> Catalog {
     let ddl =
