@@ -809,6 +809,20 @@ def test_where_over_indexed_attributes_answers_as_a_scan(sql_client, names):
     assert sorted(keys(sql_client, "SELECT __key FROM %s WHERE score = 21" % name)) == expect(lambda s, t: s == 21)
 
 
+def test_a_statement_past_its_timeout_fails(sql_client, names):
+    """`timeoutMillis`: a statement still running when it passes fails as Hazelcast cancels its
+    job; one that answers in time answers."""
+    name = names()
+    sql_client.get_map(name).blocking().put_all({i: i for i in range(2000)})
+    ddl = "CREATE MAPPING %s (__key INT, this INT) TYPE IMap OPTIONS ('keyFormat'='int', 'valueFormat'='int')"
+    assert update(sql_client, ddl % name) == 0
+    assert query(sql_client, "SELECT COUNT(*) FROM %s" % name, timeout=30)[1] == [[2000]]
+    # 4,000,000 pairs compared one by one: longer than 0.2 s on both products
+    slow = "SELECT COUNT(*) FROM %s a JOIN %s b ON a.this + b.this = 7" % (name, name)
+    error = sql_error(sql_client, slow, timeout=0.2)
+    assert error._code == SqlErrorCode.GENERIC and "CANCEL_FORCEFUL" in str(error), error
+
+
 def test_order_by_puts_nulls_first_ascending_and_last_descending(sql_client, people):
     assert query(sql_client, "SELECT __key, age FROM %s ORDER BY age" % people)[1] == [
         [4, None],

@@ -295,9 +295,30 @@ fn mark(expr: &Expr, used: &mut [bool]) {
     expr.operands().into_iter().for_each(|e| mark(e, used));
 }
 
-/// Joins the sources' rows left to right (nested loops; an equality between the new source's
-/// column and earlier columns is a hash join).
-fn join(plan: &SelectPlan, mut tables: Vec<Vec<Vec<Value>>>, max_rows: usize) -> Result<Vec<Vec<Value>>> {
+/// When a statement must have answered (its `timeoutMillis`); None: no limit.
+pub type Deadline = Option<std::time::Instant>;
+
+/// A statement past its deadline, as Hazelcast 5.6 fails it (the Jet job it cancels).
+pub fn timed_out() -> SqlError {
+    SqlError::generic("The Jet SQL job failed: CANCEL_FORCEFUL")
+}
+
+/// The timeout's failure once `deadline` has passed.
+pub fn check(deadline: Deadline) -> Result<()> {
+    match deadline {
+        Some(deadline) if std::time::Instant::now() >= deadline => Err(timed_out()),
+        _ => Ok(()),
+    }
+}
+
+/// Joins the sources' rows left to right (nested loops), checking the deadline at each row
+/// of the left side.
+fn join(
+    plan: &SelectPlan,
+    mut tables: Vec<Vec<Vec<Value>>>,
+    max_rows: usize,
+    deadline: Deadline,
+) -> Result<Vec<Vec<Value>>> {
     if tables.is_empty() {
         return Ok(vec![Vec::new()]);
     }
@@ -307,6 +328,7 @@ fn join(plan: &SelectPlan, mut tables: Vec<Vec<Vec<Value>>>, max_rows: usize) ->
         let width = plan.sources[index + 1].mapping.columns.len();
         let mut joined = Vec::new();
         for left in &rows {
+            check(deadline)?;
             let mut matched = false;
             for candidate in &right {
                 let mut row = left.clone();
@@ -336,6 +358,17 @@ fn join(plan: &SelectPlan, mut tables: Vec<Vec<Vec<Value>>>, max_rows: usize) ->
 
 /// Runs `plan` over its sources' entries (one `Entries` per source, in order).
 pub fn run(plan: &SelectPlan, inputs: &[Entries], schemas: &dyn SchemaSource, max_rows: usize) -> Result<ResultSet> {
+    run_within(plan, inputs, schemas, max_rows, None)
+}
+
+/// [`run`], failing with [`timed_out`] once `deadline` has passed.
+pub fn run_within(
+    plan: &SelectPlan,
+    inputs: &[Entries],
+    schemas: &dyn SchemaSource,
+    max_rows: usize,
+    deadline: Deadline,
+) -> Result<ResultSet> {
     if inputs.len() != plan.sources.len() && plan.sources.iter().any(|s| s.inline.is_none()) {
         return Err(SqlError::generic("internal error: wrong number of scans for the plan"));
     }
@@ -346,7 +379,7 @@ pub fn run(plan: &SelectPlan, inputs: &[Entries], schemas: &dyn SchemaSource, ma
         let mut at = 0;
         for branch in &union.branches {
             let count = branch.sources.len();
-            rows.extend(run(branch, &inputs[at..at + count], schemas, max_rows)?.rows);
+            rows.extend(run_within(branch, &inputs[at..at + count], schemas, max_rows, deadline)?.rows);
             at += count;
             if rows.len() > max_rows {
                 return Err(too_many(max_rows));
@@ -359,7 +392,7 @@ pub fn run(plan: &SelectPlan, inputs: &[Entries], schemas: &dyn SchemaSource, ma
         return finish(plan, rows);
     }
     let tables = read_rows(plan, inputs, schemas, max_rows)?;
-    let mut rows = join(plan, tables, max_rows)?;
+    let mut rows = join(plan, tables, max_rows, deadline)?;
     if let Some(filter) = &plan.filter {
         let mut kept = Vec::with_capacity(rows.len());
         for row in rows {
@@ -453,7 +486,8 @@ fn finish(plan: &SelectPlan, rows: Vec<Vec<Value>>) -> Result<ResultSet> {
 /// names the job in the text.
 pub fn runtime_error(plan: &SelectPlan, error: SqlError, job: u64) -> SqlError {
     use crate::error::Code;
-    if matches!(error.code, Code::Parsing | Code::ObjectNotFound) {
+    if matches!(error.code, Code::Parsing | Code::ObjectNotFound) || error.message.starts_with("The Jet SQL job failed")
+    {
         return error;
     }
     // Hazelcast plans a key lookup for `WHERE __key = k` alone; with more conditions it scans

@@ -61,7 +61,7 @@ fn in_parts(plan: &SelectPlan, all: &[(Vec<u8>, Vec<u8>)], cut: usize) -> Result
         part.encode(&mut bytes);
         Part::decode(&bytes, &schemas).unwrap()
     });
-    run_parts(plan, parts.collect::<Vec<_>>(), &schemas, 1_000).map(|r| r.rows).map_err(|e| e.message)
+    run_parts(plan, parts.collect::<Vec<_>>(), &schemas, 1_000, None).map(|r| r.rows).map_err(|e| e.message)
 }
 
 const STATEMENTS: &[(&str, Mode)] = &[
@@ -120,7 +120,7 @@ fn joined_sources_travel_whole() {
     let plan = plan(STATEMENTS[13].0);
     let parts = all.chunks(50).map(|chunk| Part::Sources(vec![chunk.to_vec(), chunk.to_vec()]));
     let whole = run(&plan, &[all.clone(), all.clone()], &schemas(), 100_000).unwrap();
-    assert_eq!(run_parts(&plan, parts.collect::<Vec<_>>(), &schemas(), 100_000).unwrap(), whole);
+    assert_eq!(run_parts(&plan, parts.collect::<Vec<_>>(), &schemas(), 100_000, None).unwrap(), whole);
 }
 
 #[test]
@@ -152,4 +152,19 @@ fn malformed_part_bytes_are_an_error_not_a_panic() {
     longer.push(0);
     assert!(Part::decode(&longer, &schemas).is_err());
     assert!(Part::decode(&[9], &schemas).is_err());
+}
+
+#[test]
+fn a_statement_past_its_deadline_fails_as_hazelcast_cancels_it() {
+    let all = entries();
+    let passed = Some(std::time::Instant::now() - std::time::Duration::from_millis(1));
+    for text in [STATEMENTS[0].0, STATEMENTS[13].0] {
+        let plan = plan(text);
+        let parts = vec![Part::Sources(vec![all.clone(), all.clone()])];
+        let parts = if mode(&plan) == Mode::Sources { parts } else { vec![Part::Filtered(all.clone())] };
+        let error = run_parts(&plan, parts, &schemas(), 100_000, passed).unwrap_err();
+        assert_eq!(error.message, "The Jet SQL job failed: CANCEL_FORCEFUL", "{text}");
+        let job = ferrogrid_sql::exec::runtime_error(&plan, error, 1);
+        assert_eq!(job.message, "The Jet SQL job failed: CANCEL_FORCEFUL", "not wrapped again: {text}");
+    }
 }

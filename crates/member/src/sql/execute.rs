@@ -30,6 +30,7 @@ use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::sql::{self as wire};
 use ferrogrid_protocol::{Data, DecodeError, Message};
 use ferrogrid_query::Value;
+use ferrogrid_sql::exec::Deadline;
 use ferrogrid_sql::plan::SelectPlan;
 use ferrogrid_sql::{Code, Prepared, SqlError};
 use std::sync::Arc;
@@ -45,6 +46,13 @@ fn parameters(request: &SqlExecute<'_>, schemas: &Schemas) -> Result<Vec<Value>,
                 .map_err(|error| SqlError::data(format!("Cannot read a query parameter: {error}"))),
         })
         .collect()
+}
+
+/// When a statement must have answered: its `timeoutMillis` from now (0 or less: never, as
+/// Hazelcast's default statement timeout is none).
+fn deadline_of(request: &SqlExecute<'_>) -> Deadline {
+    let millis = u64::try_from(request.timeout_millis).ok().filter(|millis| *millis > 0)?;
+    std::time::Instant::now().checked_add(std::time::Duration::from_millis(millis))
 }
 
 fn prepare(core: &Core, request: &SqlExecute<'_>) -> Result<Prepared, SqlError> {
@@ -77,6 +85,7 @@ impl Core {
         scan: ScanParts,
     ) {
         let (plan, respond, then) = scan;
+        let deadline = respond.deadline;
         let name: Box<str> = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
         // A point lookup whose keys' partitions are all here reads nothing of other members.
         let count = self.shared.view.partition_count;
@@ -95,6 +104,7 @@ impl Core {
             local,
             then,
             plan,
+            deadline,
             respond: Some(respond),
             schemas: self.shared.schemas.clone(),
             max_rows: self.shared.config.limits.max_sql_rows_per_query as usize,
@@ -169,6 +179,7 @@ impl Core {
             max_rows: limits.max_sql_rows_per_query as usize,
             max_cursors: limits.max_sql_cursors_per_connection as usize,
             member,
+            deadline: deadline_of(&request),
         };
         if let Err(error) = self.sql_run(connection, correlation_id, bytes, out, prepared, respond) {
             error_response(out, correlation_id, member, &error);
@@ -289,8 +300,8 @@ impl Core {
             }
             Prepared::Rows(_) => ("".into(), WideRequest::new(Ddl)),
             // (an INSERT ... SELECT's share here is its query's: the rows come back as SQL_WRITE)
-            Prepared::Select(plan) => self.sql_member_scan(plan),
-            Prepared::InsertSelect(insert) => self.sql_member_scan(Box::new(insert.plan)),
+            Prepared::Select(plan) => self.sql_member_scan(plan, deadline_of(&request)),
+            Prepared::InsertSelect(insert) => self.sql_member_scan(Box::new(insert.plan), deadline_of(&request)),
             Prepared::Insert { map, entries, overwrite, .. } => {
                 (map.into(), WideRequest::new(self.sql_write(Work::Insert { entries, overwrite })))
             }
@@ -337,20 +348,12 @@ impl Core {
     }
 
     /// This member's share of another member's scan (the map it names, and the operation).
-    fn sql_member_scan(&self, plan: Box<SelectPlan>) -> (Box<str>, WideRequest) {
+    fn sql_member_scan(&self, plan: Box<SelectPlan>, deadline: Deadline) -> (Box<str>, WideRequest) {
         let name = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
         let schemas = self.shared.schemas.clone();
         let max_rows = self.shared.config.limits.max_sql_rows_per_query as usize;
-        let scan = Scan {
-            local: false,
-            plan,
-            respond: None,
-            then: None,
-            schemas,
-            max_rows,
-            connection: None,
-            correlation_id: 0,
-        };
+        let (respond, then, connection, correlation_id) = (None, None, None, 0);
+        let scan = Scan { local: false, plan, deadline, respond, then, schemas, max_rows, connection, correlation_id };
         (name, WideRequest::new(scan))
     }
 

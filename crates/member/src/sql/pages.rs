@@ -209,4 +209,6 @@ pub(crate) struct Respond {
     pub(crate) max_rows: usize,
     pub(crate) max_cursors: usize,
     pub(crate) member: Uuid,
+    /// When the statement must have answered (`timeoutMillis`).
+    pub(crate) deadline: ferrogrid_sql::exec::Deadline,
 }

@@ -168,6 +168,8 @@ pub(crate) struct Scan {
     /// Every partition it reads is this member's: no other member is asked.
     pub(crate) local: bool,
     pub(crate) plan: Box<SelectPlan>,
+    /// When the statement must have answered: partitions not read by then fail it.
+    pub(crate) deadline: ferrogrid_sql::exec::Deadline,
     pub(crate) respond: Option<Respond>,
     /// An `INSERT ... SELECT`: the rows become writes instead of an answer.
     pub(crate) then: Option<(Box<ferrogrid_sql::InsertSelect>, Arc<crate::shared::Shared>)>,
@@ -334,6 +336,9 @@ impl WideOperation for Scan {
                 continue;
             }
             let part = match &scanner {
+                _ if ferrogrid_sql::exec::check(self.deadline).is_err() => {
+                    Part::Failed(ferrogrid_sql::exec::timed_out())
+                }
                 Some(Ok(scanner)) => {
                     let store = share.partitions[local].map(&plan.sources[0].mapping.map);
                     self.scan_partition((scanner, &lookups), store, share.now_ms)
@@ -370,7 +375,7 @@ impl WideOperation for Scan {
         }
         let parts = std::mem::take(&mut partial.parts).into_values();
         let schemas: &dyn SchemaSource = &*self.schemas;
-        match ferrogrid_sql::exec::run_parts(plan, parts, schemas, respond.max_rows) {
+        match ferrogrid_sql::exec::run_parts(plan, parts, schemas, respond.max_rows, self.deadline) {
             Ok(result) => match (&self.then, &self.connection) {
                 (Some((insert, shared)), Some(connection)) => match insert.entries(result.rows) {
                     Ok(entries) => self.write_selected(connection, insert, shared, entries).or_else(failed),

@@ -13,7 +13,7 @@
 //! otherwise the passing entries do.
 
 use super::groups::{Group, Groups, State, Table};
-use super::{finish, run, too_many, used_columns, LastSchema, ResultSet, RowReader};
+use super::{finish, too_many, used_columns, LastSchema, ResultSet, RowReader};
 use crate::catalog::Entries;
 use crate::error::{Code, Result, SqlError};
 use crate::plan::{Grouping, SelectPlan};
@@ -158,12 +158,14 @@ impl<'p> PartScanner<'p> {
     }
 }
 
-/// Runs `plan` over its shares' parts, in partition order.
+/// Runs `plan` over its shares' parts, in partition order; [`super::timed_out`] once
+/// `deadline` has passed.
 pub fn run_parts(
     plan: &SelectPlan,
     parts: impl IntoIterator<Item = Part>,
     schemas: &dyn SchemaSource,
     max_rows: usize,
+    deadline: super::Deadline,
 ) -> Result<ResultSet> {
     let mut sources: Option<Vec<Entries>> = None;
     let mut groups = plan.grouping.as_ref().map(|grouping| Groups::new(grouping, max_rows));
@@ -174,6 +176,7 @@ pub fn run_parts(
         _ => None,
     };
     for part in parts {
+        super::check(deadline)?;
         match (part, &reader) {
             (Part::Failed(error), _) => return Err(error),
             (Part::Sources(found), _) => {
@@ -204,7 +207,7 @@ pub fn run_parts(
     }
     if mode(plan) == Mode::Sources {
         let sources = sources.unwrap_or_else(|| vec![Vec::new(); plan.sources.len()]);
-        return run(plan, &sources, schemas, max_rows);
+        return super::run_within(plan, &sources, schemas, max_rows, deadline);
     }
     let rows = match groups {
         Some(groups) => groups.finish()?,
