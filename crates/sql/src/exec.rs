@@ -242,8 +242,7 @@ fn scan(plan: &SelectPlan, entries: &Entries, schemas: &dyn SchemaSource, max_ro
     let entries = source.inline.as_ref().unwrap_or(entries);
     let reader = RowReader::new(source, &used_columns(plan))?;
     let schemas = &LastSchema::new(schemas);
-    let mut groups = plan.grouping.as_ref().map(|grouping| Groups::new(grouping, max_rows));
-    let mut rows = Vec::new();
+    let mut fold = Fold::new(plan, max_rows);
     for (key, value) in entries {
         let Some(row) = reader.read(key, value, schemas)? else { continue };
         if let Some(filter) = &plan.filter {
@@ -251,15 +250,42 @@ fn scan(plan: &SelectPlan, entries: &Entries, schemas: &dyn SchemaSource, max_ro
                 continue;
             }
         }
-        match &mut groups {
-            Some(groups) => groups.add(&row)?,
-            None if rows.len() >= max_rows => return Err(too_many(max_rows)),
-            None => rows.push(row),
+        fold.add(row)?;
+    }
+    fold.finish()
+}
+
+/// What a scan keeps of the rows that pass: the rows themselves (at most `max_rows`), or,
+/// in a grouped statement, the groups they fold into.
+struct Fold<'p> {
+    groups: Option<Groups<'p>>,
+    rows: Vec<Vec<Value>>,
+    max_rows: usize,
+}
+
+impl<'p> Fold<'p> {
+    fn new(plan: &'p SelectPlan, max_rows: usize) -> Fold<'p> {
+        let groups = plan.grouping.as_ref().map(|grouping| Groups::new(grouping, max_rows));
+        Fold { groups, rows: Vec::new(), max_rows }
+    }
+
+    fn add(&mut self, row: Vec<Value>) -> Result<()> {
+        match &mut self.groups {
+            Some(groups) => groups.add(&row),
+            None if self.rows.len() >= self.max_rows => Err(too_many(self.max_rows)),
+            None => {
+                self.rows.push(row);
+                Ok(())
+            }
         }
     }
-    match groups {
-        Some(groups) => groups.finish(),
-        None => Ok(rows),
+
+    /// The rows, or the grouped rows that pass HAVING.
+    fn finish(self) -> Result<Vec<Vec<Value>>> {
+        match self.groups {
+            Some(groups) => groups.finish(),
+            None => Ok(self.rows),
+        }
     }
 }
 

@@ -13,7 +13,7 @@
 //! otherwise the passing entries do.
 
 use super::groups::{Group, Groups, State, Table};
-use super::{finish, too_many, used_columns, LastSchema, ResultSet, RowReader};
+use super::{finish, too_many, used_columns, Fold, LastSchema, ResultSet, RowReader};
 use crate::catalog::Entries;
 use crate::error::{Code, Result, SqlError};
 use crate::plan::{Grouping, SelectPlan};
@@ -168,8 +168,7 @@ pub fn run_parts(
     deadline: super::Deadline,
 ) -> Result<ResultSet> {
     let mut sources: Option<Vec<Entries>> = None;
-    let mut groups = plan.grouping.as_ref().map(|grouping| Groups::new(grouping, max_rows));
-    let mut rows = Vec::new();
+    let mut fold = Fold::new(plan, max_rows);
     let schemas = &LastSchema::new(schemas);
     let reader = match plan.sources.first() {
         Some(source) if mode(plan) != Mode::Sources => Some(RowReader::new(source, &used_columns(plan))?),
@@ -188,17 +187,12 @@ pub fn run_parts(
             (Part::Filtered(entries), Some(reader)) => {
                 for (key, value) in &entries {
                     let mut row = Vec::new();
-                    if !reader.read_into(key, value, schemas, &mut row)? {
-                        continue;
-                    }
-                    match &mut groups {
-                        Some(groups) => groups.add(&row)?,
-                        None if rows.len() >= max_rows => return Err(too_many(max_rows)),
-                        None => rows.push(row),
+                    if reader.read_into(key, value, schemas, &mut row)? {
+                        fold.add(row)?;
                     }
                 }
             }
-            (Part::Grouped(table), _) => match &mut groups {
+            (Part::Grouped(table), _) => match &mut fold.groups {
                 Some(groups) => groups.merge(table)?,
                 None => return Err(SqlError::generic("internal error: groups for a statement without GROUP BY")),
             },
@@ -209,11 +203,7 @@ pub fn run_parts(
         let sources = sources.unwrap_or_else(|| vec![Vec::new(); plan.sources.len()]);
         return super::run_within(plan, &sources, schemas, max_rows, deadline);
     }
-    let rows = match groups {
-        Some(groups) => groups.finish()?,
-        None => rows,
-    };
-    finish(plan, rows)
+    finish(plan, fold.finish()?)
 }
 
 // ------------------------------------------------------------------------------------------
