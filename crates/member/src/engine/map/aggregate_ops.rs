@@ -46,16 +46,15 @@ fn ready<T>(
     share: &ShareContext<'_>,
     coverage: &mut Coverage,
 ) -> Option<(Arc<T>, crate::engine::map::query::Compiled)> {
-    let compiled = predicate.compiled(share.schemas, share.partition_count);
+    let compiled = predicate.for_share(share.schemas, share.partition_count);
     match (decoded, compiled) {
-        // (the share's own copy: its leaves remember what they met without waiting on others)
-        (Ok(decoded), Ok(compiled)) => Some((decoded, compiled.clone())),
+        (Ok(decoded), Ok(compiled)) => Some((decoded, compiled)),
         (Err(failure), _) => {
             coverage.failure = Some(failure);
             None
         }
         (_, Err(failure)) => {
-            coverage.failure = Some(failure.clone());
+            coverage.failure = Some(failure);
             None
         }
     }

@@ -80,6 +80,12 @@ impl Predicate {
         }
     }
 
+    /// A share's own copy of the compiled predicate (or its failure): its leaves remember what
+    /// they meet without waiting on the other reactors' shares.
+    pub(crate) fn for_share(&self, schemas: &Schemas, partition_count: u16) -> Result<Compiled, OpError> {
+        self.compiled(schemas, partition_count).clone()
+    }
+
     /// The compiled predicate (compiled here on the first call, with the member's `schemas`
     /// and the cluster's `partition_count`).
     pub(crate) fn compiled(&self, schemas: &Schemas, partition_count: u16) -> &Result<Compiled, OpError> {

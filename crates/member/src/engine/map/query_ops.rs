@@ -457,11 +457,10 @@ impl WideOperation for Query {
 
     fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Found) {
         self.schemas.get_or_init(|| share.schemas.clone());
-        // (the share's own copy: its leaves remember what they met without waiting on others)
-        let compiled = &match self.predicate.compiled(share.schemas, share.partition_count) {
-            Ok(compiled) => compiled.clone(),
+        let compiled = &match self.predicate.for_share(share.schemas, share.partition_count) {
+            Ok(compiled) => compiled,
             Err(failure) => {
-                partial.coverage.failure = Some(failure.clone());
+                partial.coverage.failure = Some(failure);
                 return;
             }
         };

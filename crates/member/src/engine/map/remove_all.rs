@@ -61,11 +61,10 @@ impl WideOperation for RemoveAll {
     }
 
     fn on_share(&self, map: &str, share: &mut ShareContext<'_>, partial: &mut Swept) {
-        // (the share's own copy: its leaves remember what they met without waiting on others)
-        let compiled = &match self.predicate.compiled(share.schemas, share.partition_count) {
-            Ok(compiled) => compiled.clone(),
+        let compiled = &match self.predicate.for_share(share.schemas, share.partition_count) {
+            Ok(compiled) => compiled,
             Err(failure) => {
-                partial.0.failure = Some(failure.clone());
+                partial.0.failure = Some(failure);
                 return;
             }
         };
