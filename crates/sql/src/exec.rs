@@ -54,21 +54,6 @@ struct Resolved {
     direct: Vec<Option<(i32, u32)>>,
 }
 
-/// The SQL type a fixed-size Compact kind reads as (None: not one `fixed_scalar` reads).
-fn fixed_type(kind: i32) -> Option<crate::types::SqlType> {
-    use crate::types::SqlType;
-    use ferrogrid_query::compact::kind;
-    Some(match kind {
-        kind::INT8 => SqlType::TinyInt,
-        kind::INT16 => SqlType::SmallInt,
-        kind::INT32 => SqlType::Integer,
-        kind::INT64 => SqlType::BigInt,
-        kind::FLOAT32 => SqlType::Real,
-        kind::FLOAT64 => SqlType::Double,
-        _ => return None,
-    })
-}
-
 impl<'a> RowReader<'a> {
     fn new(source: &'a crate::plan::Source, used: &[bool]) -> Result<RowReader<'a>> {
         let mapping = &source.mapping;
@@ -172,8 +157,9 @@ impl<'a> RowReader<'a> {
             .iter()
             .zip(&places)
             .map(|((index, _), place)| match place {
+                // (only fixed-size numbers have a fixed place: booleans are bits)
                 Some(Some((kind, ferrogrid_query::schema::Place::Fixed { offset })))
-                    if fixed_type(*kind) == Some(self.mapping.columns[*index].ty) =>
+                    if crate::catalog::compact_field_type(*kind) == Some(self.mapping.columns[*index].ty) =>
                 {
                     Some((*kind, *offset))
                 }
