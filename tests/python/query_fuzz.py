@@ -16,6 +16,7 @@ import random
 
 from hazelcast import aggregator as agg
 from hazelcast import predicate as p
+from hazelcast.config import IndexType
 from hazelcast.core import HazelcastJsonValue
 from hazelcast.serialization.api import CompactReader, CompactSerializer, CompactWriter
 
@@ -172,13 +173,23 @@ def cases(seed, count):
     return made
 
 
-def load(client, seed, prefix):
-    """Fills the two maps of `seed`; returns {"json": map, "compact": map}."""
+def load(client, seed, prefix, indexed=False):
+    """Fills the two maps of `seed`; returns {"json": map, "compact": map}. `indexed`: each map
+    has a SORTED and a HASH index on every attribute its predicates name (added half before the
+    entries, half after: an index both built from entries and filed by puts)."""
     rng = random.Random(seed)
     maps = {"json": client.get_map("%s-json-%d" % (prefix, seed)).blocking()}
     maps["compact"] = client.get_map("%s-compact-%d" % (prefix, seed)).blocking()
+    indexes = [(kind, attribute, index_type)
+               for kind, attributes in (("json", JSON_ATTRIBUTES), ("compact", COMPACT_ATTRIBUTES))
+               for attribute in attributes for index_type in (IndexType.SORTED, IndexType.HASH)]
+    half = len(indexes) // 2
+    for kind, attribute, index_type in indexes[:half] if indexed else []:
+        maps[kind].add_index(attributes=[attribute], index_type=index_type)
     maps["json"].put_all(json_entries(rng))
     maps["compact"].put_all(compact_entries(rng))
+    for kind, attribute, index_type in indexes[half:] if indexed else []:
+        maps[kind].add_index(attributes=[attribute], index_type=index_type)
     return maps
 
 
@@ -218,9 +229,10 @@ def assert_as_recorded(results, recorded, what):
     )
 
 
-def run(client, seed, count, prefix="fuzz"):
-    """[(description, outcome)] of every case of `seed`; the maps are destroyed after."""
-    maps = load(client, seed, prefix)
+def run(client, seed, count, prefix="fuzz", indexed=False):
+    """[(description, outcome)] of every case of `seed` (over indexed maps if `indexed`); the
+    maps are destroyed after."""
+    maps = load(client, seed, prefix, indexed)
     try:
         return [(text, outcome(maps, kind, query)) for kind, text, query in cases(seed, count)]
     finally:

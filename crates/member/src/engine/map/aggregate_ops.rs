@@ -64,6 +64,17 @@ fn not_readable(what: &str, error: impl std::fmt::Display) -> OpError {
     OpError::new(ErrorKind::IllegalArgument, format!("cannot read the {what}: {error}"))
 }
 
+/// The accumulator every partition starts from, and whether a partition nothing matched in
+/// may be left out: when combining that start with itself leaves it as it was (a client's
+/// zero sums, null extremes, no values), combining it into a total that already holds it (or
+/// into the start the total is) changes nothing.
+fn prototype(aggregator: &Aggregator) -> (Accumulator, bool) {
+    let prototype = Accumulator::new(aggregator);
+    let mut twice = prototype.clone();
+    let skippable = twice.combine(prototype.clone()).is_ok() && twice == prototype;
+    (prototype, skippable)
+}
+
 /// One partition's accumulator, or its encoded form after a member hop (decoded again when the
 /// origin combines: only the origin needs the aggregator to read it).
 #[derive(Debug, Default)]
@@ -172,14 +183,19 @@ impl WideOperation for Aggregate {
         let shared = share.schemas.clone();
         let (now_ms, schemas) = (share.now_ms, crate::engine::map::query::ShareSchemas::new(&shared));
         let mut partitions = BTreeMap::new();
+        let (prototype, skippable) = prototype(&aggregator);
         partial.coverage.visit_owned(share, compiled, |partition, store| {
-            let mut accumulator = Accumulator::new(&aggregator);
+            let mut accumulator = prototype.clone();
+            let mut matched = false;
             if let Some(store) = store.map(map) {
                 for_each_match(store, compiled, (now_ms, &schemas), |key, value| {
+                    matched = true;
                     accumulator.accumulate(key, value, &schemas).map_err(exec_failure)
                 })?;
             }
-            partitions.insert(partition, accumulator);
+            if matched || !skippable {
+                partitions.insert(partition, accumulator);
+            }
             Ok(())
         });
         partial.partitions = partitions;

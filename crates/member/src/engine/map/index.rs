@@ -105,17 +105,23 @@ impl Eq for IndexKey {}
 impl Ord for IndexKey {
     fn cmp(&self, other: &IndexKey) -> std::cmp::Ordering {
         use IndexKey::*;
-        let rank = |key: &IndexKey| match key {
-            Null => 0,
-            Bool(_) => 1,
-            Number(_) => 2,
-            Text(_) => 3,
-        };
         match (self, other) {
             (Bool(a), Bool(b)) => a.cmp(b),
             (Number(a), Number(b)) => a.total_cmp(b),
             (Text(a), Text(b)) => ferrogrid_query::value::java_string_order(a, b),
-            _ => rank(self).cmp(&rank(other)),
+            _ => self.kind().cmp(&other.kind()),
+        }
+    }
+}
+
+impl IndexKey {
+    /// Its kind, in the order kinds sort.
+    fn kind(&self) -> usize {
+        match self {
+            IndexKey::Null => 0,
+            IndexKey::Bool(_) => 1,
+            IndexKey::Number(_) => 2,
+            IndexKey::Text(_) => 3,
         }
     }
 }
@@ -174,6 +180,67 @@ fn lookup_keys(value: &Value) -> Option<Vec<IndexKey>> {
     Some(keys)
 }
 
+impl std::hash::Hash for IndexKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.kind().hash(state);
+        match self {
+            IndexKey::Null => {}
+            IndexKey::Bool(flag) => flag.hash(state),
+            // (never NaN, and -0.0 is filed as 0.0: equal keys have equal bits)
+            IndexKey::Number(number) => number.to_bits().hash(state),
+            IndexKey::Text(text) => text.hash(state),
+        }
+    }
+}
+
+/// The entries of an index by key: in order for a SORTED index (ranges, and equality), hashed
+/// for a HASH one (equality only: one probe, as Hazelcast's hash index).
+#[derive(Debug)]
+enum Keyed {
+    Sorted(BTreeMap<IndexKey, HashSet<Box<[u8]>>>),
+    Hashed(HashMap<IndexKey, HashSet<Box<[u8]>>>),
+}
+
+impl Keyed {
+    /// Files `key` under `index_key` (`new_key` is called when `index_key` had no entry).
+    fn file(&mut self, index_key: &IndexKey, key: &[u8], new_key: impl FnOnce()) {
+        let set = match self {
+            Keyed::Sorted(by_value) => by_value.entry(index_key.clone()).or_insert_with(|| {
+                new_key();
+                HashSet::new()
+            }),
+            Keyed::Hashed(by_value) => by_value.entry(index_key.clone()).or_insert_with(|| {
+                new_key();
+                HashSet::new()
+            }),
+        };
+        set.insert(key.into());
+    }
+
+    /// Takes `key` off `index_key`; true if that left `index_key` without entries (it goes).
+    fn unfile(&mut self, index_key: &IndexKey, key: &[u8]) -> bool {
+        let emptied = match self {
+            Keyed::Sorted(by_value) => by_value.get_mut(index_key).map(|set| set.remove(key) && set.is_empty()),
+            Keyed::Hashed(by_value) => by_value.get_mut(index_key).map(|set| set.remove(key) && set.is_empty()),
+        };
+        if emptied != Some(true) {
+            return false;
+        }
+        match self {
+            Keyed::Sorted(by_value) => by_value.remove(index_key),
+            Keyed::Hashed(by_value) => by_value.remove(index_key),
+        };
+        true
+    }
+
+    fn get(&self, index_key: &IndexKey) -> Option<&HashSet<Box<[u8]>>> {
+        match self {
+            Keyed::Sorted(by_value) => by_value.get(index_key),
+            Keyed::Hashed(by_value) => by_value.get(index_key),
+        }
+    }
+}
+
 /// One index of one map in one partition.
 #[derive(Debug)]
 struct Index {
@@ -181,11 +248,15 @@ struct Index {
     /// The attribute of a single-attribute index (None: a composite index, kept for its
     /// definition only: the planner does not use it).
     path: Option<Path>,
-    by_value: BTreeMap<IndexKey, HashSet<Box<[u8]>>>,
+    by_value: Keyed,
     /// The keys each entry is filed under (to take it out again).
     filed: HashMap<Box<[u8]>, Vec<IndexKey>>,
     /// Entries whose attribute could not be keyed: every lookup includes them.
     unkeyed: HashSet<Box<[u8]>>,
+    /// How many keys of `by_value` are of each kind ([`IndexKey::kind`]): a lookup skips the
+    /// keys of a kind the index has none of (a number is also looked up as its text and as a
+    /// boolean, which an index of numbers never holds).
+    kinds: [usize; 4],
 }
 
 impl Index {
@@ -194,7 +265,9 @@ impl Index {
             [attribute] => Path::parse(attribute).ok(),
             _ => None,
         };
-        Index { definition, path, by_value: BTreeMap::new(), filed: HashMap::new(), unkeyed: HashSet::new() }
+        let by_value = if definition.sorted { Keyed::Sorted(BTreeMap::new()) } else { Keyed::Hashed(HashMap::new()) };
+        let (filed, unkeyed) = (HashMap::new(), HashSet::new());
+        Index { definition, path, by_value, filed, unkeyed, kinds: [0; 4] }
     }
 
     fn insert(&mut self, key: &[u8], value: &[u8], schemas: &Schemas) {
@@ -209,7 +282,8 @@ impl Index {
         match keyed {
             Some(keys) if !values.is_empty() => {
                 for index_key in &keys {
-                    self.by_value.entry(index_key.clone()).or_default().insert(key.into());
+                    let kinds = &mut self.kinds;
+                    self.by_value.file(index_key, key, || kinds[index_key.kind()] += 1);
                 }
                 self.filed.insert(key.into(), keys);
             }
@@ -222,31 +296,46 @@ impl Index {
     fn remove(&mut self, key: &[u8]) {
         self.unkeyed.remove(key);
         for index_key in self.filed.remove(key).into_iter().flatten() {
-            if let Some(keys) = self.by_value.get_mut(&index_key) {
-                keys.remove(key);
-                if keys.is_empty() {
-                    self.by_value.remove(&index_key);
-                }
+            if self.by_value.unfile(&index_key, key) {
+                self.kinds[index_key.kind()] -= 1;
             }
         }
     }
 
-    /// The entries `lookup` may match (None: this index cannot narrow it).
-    fn candidates<'a>(&'a self, lookup: &Lookup) -> Option<HashSet<&'a [u8]>> {
-        let mut found: HashSet<&'a [u8]> = self.unkeyed.iter().map(|key| &**key).collect();
-        let mut add = |keys: &'a HashSet<Box<[u8]>>| found.extend(keys.iter().map(|key| &**key));
+    /// The entries `lookup` may match, each once (None: this index cannot narrow it).
+    fn candidates<'a>(&'a self, lookup: &Lookup) -> Option<Vec<&'a [u8]>> {
+        let mut found: Vec<&'a [u8]> = self.unkeyed.iter().map(|key| &**key).collect();
+        let mut sets = usize::from(!found.is_empty());
+        let mut add = |keys: &'a HashSet<Box<[u8]>>| {
+            sets += 1;
+            found.extend(keys.iter().map(|key| &**key));
+        };
         match &lookup.keys {
             LookupKeys::Exact(keys) => {
-                for index_key in keys {
+                for index_key in keys.iter().filter(|key| self.kinds[key.kind()] > 0) {
                     self.by_value.get(index_key).into_iter().for_each(&mut add);
                 }
             }
-            LookupKeys::Ranges(ranges) if self.definition.sorted => {
+            LookupKeys::Ranges(ranges) => {
+                let Keyed::Sorted(by_value) = &self.by_value else { return None };
                 for (low, high) in ranges {
-                    self.by_value.range((low.clone(), high.clone())).for_each(|(_, keys)| add(keys));
+                    let kind = match (low, high) {
+                        (Bound::Included(key) | Bound::Excluded(key), _) => Some(key.kind()),
+                        (Bound::Unbounded, Bound::Included(key) | Bound::Excluded(key)) => Some(key.kind()),
+                        (Bound::Unbounded, Bound::Unbounded) => None,
+                    };
+                    if kind.is_some_and(|kind| self.kinds[kind] == 0) {
+                        continue; // (each range stays within its bounds' kind)
+                    }
+                    by_value.range((low.clone(), high.clone())).for_each(|(_, keys)| add(keys));
                 }
             }
-            LookupKeys::Ranges(_) => return None,
+        }
+        // One set holds each entry once; an entry filed under several keys (an `[any]`
+        // attribute) may be in several.
+        if sets > 1 {
+            found.sort_unstable();
+            found.dedup();
         }
         Some(found)
     }
@@ -374,9 +463,13 @@ impl Indexes {
     /// Every entry is gone.
     pub fn clear(&mut self) {
         for index in &mut self.indexes {
-            index.by_value.clear();
+            match &mut index.by_value {
+                Keyed::Sorted(by_value) => by_value.clear(),
+                Keyed::Hashed(by_value) => by_value.clear(),
+            }
             index.filed.clear();
             index.unkeyed.clear();
+            index.kinds = [0; 4];
         }
     }
 
@@ -389,13 +482,17 @@ impl Indexes {
         attribute: &str,
         plan: &[Lookup],
     ) -> Option<impl Iterator<Item = (&'a IndexKey, &'a HashSet<Box<[u8]>>)> + 'a> {
-        let index = self.indexes.iter().find(|index| {
-            index.definition.sorted
-                && index.path.is_some()
-                && index.definition.attributes.first().is_some_and(|a| canonical(a) == canonical(attribute))
+        let (index, by_value) = self.indexes.iter().find_map(|index| match &index.by_value {
+            Keyed::Sorted(by_value)
+                if index.path.is_some()
+                    && index.definition.attributes.first().is_some_and(|a| canonical(a) == canonical(attribute)) =>
+            {
+                Some((index, by_value))
+            }
+            _ => None,
         })?;
         let texts = |key: Option<(&IndexKey, _)>| key.is_none_or(|(key, _)| matches!(key, IndexKey::Text(_)));
-        if !index.unkeyed.is_empty() || !texts(index.by_value.first_key_value()) {
+        if !index.unkeyed.is_empty() || !texts(by_value.first_key_value()) {
             return None; // (the last key sorts after the first: text is the last kind)
         }
         let low =
@@ -408,12 +505,12 @@ impl Indexes {
                     LookupKeys::Exact(_) => None,
                 }
             });
-        Some(index.by_value.range((low.map_or(Bound::Unbounded, Bound::Included), Bound::Unbounded)))
+        Some(by_value.range((low.map_or(Bound::Unbounded, Bound::Included), Bound::Unbounded)))
     }
 
     /// The keys of the entries a query may match, from the first of its `plan`'s lookups an
     /// index here narrows; None when none does (the query scans).
-    pub fn candidates(&self, plan: &[Lookup]) -> Option<HashSet<&[u8]>> {
+    pub fn candidates(&self, plan: &[Lookup]) -> Option<Vec<&[u8]>> {
         plan.iter().find_map(|lookup| {
             let mut on_attribute = self.indexes.iter().filter(|index| {
                 index.path.is_some()

@@ -110,10 +110,7 @@ impl RecordStore {
 
     /// The keys of the entries a query with lookups `plan` may match (None: no index
     /// applies; scan).
-    pub fn index_candidates(
-        &self,
-        plan: &[crate::engine::map::index::Lookup],
-    ) -> Option<std::collections::HashSet<&[u8]>> {
+    pub fn index_candidates(&self, plan: &[crate::engine::map::index::Lookup]) -> Option<Vec<&[u8]>> {
         self.indexes.as_ref()?.candidates(plan)
     }
 
