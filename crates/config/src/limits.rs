@@ -63,6 +63,12 @@ pub struct Limits {
     /// grouped); a statement that needs more fails with a data error naming this bound.
     /// `ferrogrid.limits.max-sql-rows-per-query`, default 1 000 000, nonzero.
     pub max_sql_rows_per_query: u32,
+    /// Bytes of entries (keys and values) one SQL statement may hold on its coordinating
+    /// member while it runs (the entries whose rows passed its WHERE, or every entry of a
+    /// joined source); a statement that needs more fails with a data error naming this bound.
+    /// With `max-sql-rows-per-query`, what bounds a running query's memory.
+    /// `ferrogrid.limits.max-sql-bytes-per-query`, default 512 MiB, nonzero.
+    pub max_sql_bytes_per_query: u32,
     /// Open SQL cursors (queries with rows not yet fetched) one client connection may hold;
     /// another query fails until one is closed or read to its end.
     /// `ferrogrid.limits.max-sql-cursors-per-connection`, default 1 024, nonzero.
@@ -152,6 +158,7 @@ impl Default for Limits {
             reads_per_turn: 16,
             max_parked_per_key: 4096,
             max_sql_rows_per_query: 1_000_000,
+            max_sql_bytes_per_query: 512 * MEBIBYTE,
             max_sql_cursors_per_connection: 1024,
             expiry_sweep_entries: 2_000,
             snapshot_chunk_bytes: 512 * 1024,
@@ -205,6 +212,7 @@ impl Limits {
             ("reads-per-turn", self.reads_per_turn),
             ("max-parked-per-key", self.max_parked_per_key),
             ("max-sql-rows-per-query", self.max_sql_rows_per_query),
+            ("max-sql-bytes-per-query", self.max_sql_bytes_per_query),
             ("max-sql-cursors-per-connection", self.max_sql_cursors_per_connection),
             ("expiry-sweep-entries", self.expiry_sweep_entries),
             ("snapshot-chunk-bytes", self.snapshot_chunk_bytes),

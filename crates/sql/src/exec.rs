@@ -11,7 +11,7 @@ pub mod parts;
 pub use crate::catalog::Entries;
 use crate::error::{Result, SqlError};
 use crate::expr::{compare, Expr};
-use crate::plan::{ColumnMeta, JoinKind, SelectPlan};
+use crate::plan::{ColumnMeta, JoinKind, OrderKey, SelectPlan};
 use ferrogrid_query::compact::SchemaSource;
 use ferrogrid_query::Value;
 use groups::{row_key, Groups};
@@ -28,8 +28,71 @@ pub struct ResultSet {
 
 fn too_many(max_rows: usize) -> SqlError {
     SqlError::data(format!(
-        "The query holds more than {max_rows} rows on the coordinating member (sql.max-rows-per-query); add a WHERE or LIMIT"
+        "The query holds more than {max_rows} rows on the coordinating member (ferrogrid.limits.max-sql-rows-per-query); add a WHERE or LIMIT"
     ))
+}
+
+fn too_large(max_bytes: usize) -> SqlError {
+    SqlError::data(format!(
+        "The query holds more than {max_bytes} bytes of entries on the coordinating member (ferrogrid.limits.max-sql-bytes-per-query); add a WHERE or LIMIT"
+    ))
+}
+
+/// What one statement may hold on the member that runs it: rows (`max-sql-rows-per-query`)
+/// and bytes of the entries its rows are read from (`max-sql-bytes-per-query`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    pub rows: usize,
+    pub bytes: usize,
+}
+
+/// What a statement holds so far (the entries its parts carry), against its [`Bounds`]:
+/// shared by the shares of one member (each reactor adds what it keeps).
+#[derive(Debug)]
+pub struct Held {
+    bounds: Bounds,
+    rows: std::sync::atomic::AtomicUsize,
+    bytes: std::sync::atomic::AtomicUsize,
+}
+
+/// What one entry held as a part costs beyond its key and value bytes: its two buffers.
+pub const HELD_PER_ENTRY: usize = 2 * std::mem::size_of::<Vec<u8>>() + 16;
+
+impl Held {
+    pub fn new(bounds: Bounds) -> Held {
+        Held { bounds, rows: 0.into(), bytes: 0.into() }
+    }
+
+    /// Counts `rows` more rows of `bytes` more bytes; the bound's error once either is past.
+    pub fn add(&self, rows: usize, bytes: usize) -> Result<()> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let rows = self.rows.fetch_add(rows, Relaxed).saturating_add(rows);
+        let bytes = self.bytes.fetch_add(bytes, Relaxed).saturating_add(bytes);
+        if rows > self.bounds.rows {
+            return Err(too_many(self.bounds.rows));
+        }
+        if bytes > self.bounds.bytes {
+            return Err(too_large(self.bounds.bytes));
+        }
+        Ok(())
+    }
+
+    pub fn bounds(&self) -> Bounds {
+        self.bounds
+    }
+
+    /// Gives back `rows` rows of `bytes` bytes counted before (no longer held).
+    pub fn release(&self, rows: usize, bytes: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.rows.fetch_sub(rows, Relaxed);
+        self.bytes.fetch_sub(bytes, Relaxed);
+    }
+
+    /// Whether what it counted went past a bound.
+    pub fn over(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.rows.load(Relaxed) > self.bounds.rows || self.bytes.load(Relaxed) > self.bounds.bytes
+    }
 }
 
 /// Reads a source's rows from its entries: only the columns the statement uses (the others
@@ -427,10 +490,11 @@ pub fn run_within(
 /// Projection, DISTINCT, ORDER BY and OFFSET/LIMIT over the rows that passed.
 fn finish(plan: &SelectPlan, rows: Vec<Vec<Value>>) -> Result<ResultSet> {
     // project, keeping the order keys beside each row
+    // (each row goes once projected: the memory it frees takes the next projected row)
     let mut projected: Vec<(Vec<Value>, Vec<Value>)> = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let values = plan.projection.iter().map(|e| e.eval(row)).collect::<Result<Vec<_>>>()?;
-        let keys = plan.order.iter().map(|k| k.expr.eval(row)).collect::<Result<Vec<_>>>()?;
+    for row in rows {
+        let values = plan.projection.iter().map(|e| e.eval(&row)).collect::<Result<Vec<_>>>()?;
+        let keys = plan.order.iter().map(|k| k.expr.eval(&row)).collect::<Result<Vec<_>>>()?;
         projected.push((values, keys));
     }
     if plan.distinct {
@@ -439,46 +503,7 @@ fn finish(plan: &SelectPlan, rows: Vec<Vec<Value>>) -> Result<ResultSet> {
     }
     if !plan.order.is_empty() {
         let mut failure = None;
-        projected.sort_by(|(_, a), (_, b)| {
-            for (index, key) in plan.order.iter().enumerate() {
-                let ordering = match (a[index].is_null(), b[index].is_null()) {
-                    (true, true) => Ordering::Equal,
-                    (true, false) => {
-                        if key.nulls_first {
-                            Ordering::Less
-                        } else {
-                            Ordering::Greater
-                        }
-                    }
-                    (false, true) => {
-                        if key.nulls_first {
-                            Ordering::Greater
-                        } else {
-                            Ordering::Less
-                        }
-                    }
-                    (false, false) => {
-                        let ordering = match compare(&a[index], &b[index]) {
-                            Ok(Some(ordering)) => ordering,
-                            Ok(None) => Ordering::Equal,
-                            Err(error) => {
-                                failure.get_or_insert(error);
-                                Ordering::Equal
-                            }
-                        };
-                        if key.descending {
-                            ordering.reverse()
-                        } else {
-                            ordering
-                        }
-                    }
-                };
-                if ordering != Ordering::Equal {
-                    return ordering;
-                }
-            }
-            Ordering::Equal
-        });
+        projected.sort_by(|(_, a), (_, b)| order_cmp(&plan.order, a, b, &mut failure));
         if let Some(error) = failure {
             return Err(error);
         }
@@ -490,6 +515,40 @@ fn finish(plan: &SelectPlan, rows: Vec<Vec<Value>>) -> Result<ResultSet> {
         .map(|(values, _)| values)
         .collect();
     Ok(ResultSet { columns: plan.columns.clone(), rows })
+}
+
+/// How two rows' ORDER BY keys (`a`, `b`: the keys' values, in `order`'s order) sort: nulls
+/// first or last as each key says, descending keys reversed. A pair that cannot be compared
+/// sorts as equal and leaves its error in `failure`.
+pub(crate) fn order_cmp(order: &[OrderKey], a: &[Value], b: &[Value], failure: &mut Option<SqlError>) -> Ordering {
+    for (index, key) in order.iter().enumerate() {
+        let ordering = match (a[index].is_null(), b[index].is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) if key.nulls_first => Ordering::Less,
+            (true, false) => Ordering::Greater,
+            (false, true) if key.nulls_first => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => {
+                let ordering = match compare(&a[index], &b[index]) {
+                    Ok(Some(ordering)) => ordering,
+                    Ok(None) => Ordering::Equal,
+                    Err(error) => {
+                        failure.get_or_insert(error);
+                        Ordering::Equal
+                    }
+                };
+                if key.descending {
+                    ordering.reverse()
+                } else {
+                    ordering
+                }
+            }
+        };
+        if ordering != Ordering::Equal {
+            return ordering;
+        }
+    }
+    Ordering::Equal
 }
 
 /// A run-time failure as Hazelcast reports it: from a single-key plan (a point lookup whose

@@ -285,7 +285,7 @@ fn a_query_holding_more_rows_than_its_bound_fails() {
     let (catalog, data) = nums();
     let Prepared::Select(plan) = prepare("SELECT * FROM nums", vec![], &catalog, &NoSamples).unwrap() else { panic!() };
     let error = run(&plan, &data, &schemas(), 5).unwrap_err();
-    assert!(error.message.contains("max-rows-per-query"), "{}", error.message);
+    assert!(error.message.contains("max-sql-rows-per-query"), "{}", error.message);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 use ferrogrid_query::write::write_data;
 use ferrogrid_query::Value;
 use ferrogrid_sql::exec::parts::{mode, Mode, Part, PartScanner};
-use ferrogrid_sql::exec::{run, run_parts};
+use ferrogrid_sql::exec::{run, run_parts, Bounds, Held};
 use ferrogrid_sql::plan::SelectPlan;
 use ferrogrid_sql::{prepare, Catalog, Prepared};
 
@@ -54,7 +54,8 @@ fn plan(text: &str) -> Box<SelectPlan> {
 /// The statement over parts of `cut` entries each, every part through its bytes.
 fn in_parts(plan: &SelectPlan, all: &[(Vec<u8>, Vec<u8>)], cut: usize) -> Result<Vec<Vec<Value>>, String> {
     let schemas = schemas();
-    let scanner = PartScanner::new(plan, &schemas, 1_000).map_err(|e| e.message)?;
+    let held = held(1_000);
+    let scanner = PartScanner::new(plan, &schemas, &held).map_err(|e| e.message)?;
     let parts = all.chunks(cut).map(|chunk| {
         let part = scanner.scan(chunk.iter().map(|(k, v)| (&k[..], &v[..])));
         let mut bytes = Vec::new();
@@ -80,6 +81,13 @@ const STATEMENTS: &[(&str, Mode)] = &[
     ("SELECT __key FROM t LIMIT 5", Mode::Filtered),
     ("SELECT a.__key FROM t a JOIN t b ON a.__key = b.amount", Mode::Sources),
     ("SELECT __key FROM t WHERE grp = 1 UNION ALL SELECT __key FROM t WHERE grp = 2", Mode::Sources),
+    // ORDER BY with LIMIT: each part sends its best rows only (ties, nulls, offsets, errors)
+    ("SELECT __key, grp FROM t ORDER BY grp LIMIT 20", Mode::Filtered),
+    ("SELECT __key, name FROM t ORDER BY name DESC, grp LIMIT 15 OFFSET 5", Mode::Filtered),
+    ("SELECT __key, cost FROM t WHERE ok ORDER BY cost LIMIT 9", Mode::Filtered),
+    ("SELECT __key, amount / (grp - 3) FROM t ORDER BY price LIMIT 3", Mode::Filtered),
+    ("SELECT __key FROM t ORDER BY grp, amount DESC LIMIT 0", Mode::Filtered),
+    ("SELECT __key FROM t ORDER BY amount LIMIT 400", Mode::Filtered),
 ];
 
 /// Equal, but for the last bits of DOUBLE sums (partial sums add in another order).
@@ -129,7 +137,8 @@ fn a_part_bounds_its_rows_and_groups() {
     let schemas = schemas();
     for text in ["SELECT __key FROM t", "SELECT __key, COUNT(*) FROM t GROUP BY __key"] {
         let plan = plan(text);
-        let scanner = PartScanner::new(&plan, &schemas, 10).unwrap();
+        let held = held(10);
+        let scanner = PartScanner::new(&plan, &schemas, &held).unwrap();
         match scanner.scan(all.iter().map(|(k, v)| (&k[..], &v[..]))) {
             Part::Failed(error) => assert!(error.message.contains("more than 10 rows"), "{}", error.message),
             other => panic!("{text}: {other:?}"),
@@ -137,11 +146,54 @@ fn a_part_bounds_its_rows_and_groups() {
     }
 }
 
+/// A member's count of what a statement holds: `rows` at most, and bytes enough for any
+/// test's entries.
+fn held(rows: usize) -> Held {
+    Held::new(Bounds { rows, bytes: usize::MAX })
+}
+
+#[test]
+fn a_share_bounds_the_rows_and_bytes_of_all_its_parts() {
+    let all = entries();
+    let schemas = schemas();
+    let plan = plan("SELECT __key FROM t");
+    let halves: Vec<&[(Vec<u8>, Vec<u8>)]> = vec![&all[..all.len() / 2], &all[all.len() / 2..]];
+    let scan = |scanner: &PartScanner<'_>, half: &[(Vec<u8>, Vec<u8>)]| {
+        scanner.scan(half.iter().map(|(k, v)| (&k[..], &v[..])))
+    };
+    // each half fits the bound; both do not: the second partition's part fails
+    let rows = all.len() * 3 / 4;
+    let by_rows = held(rows);
+    let scanner = PartScanner::new(&plan, &schemas, &by_rows).unwrap();
+    assert!(matches!(scan(&scanner, halves[0]), Part::Filtered(_)));
+    match scan(&scanner, halves[1]) {
+        Part::Failed(error) => assert!(error.message.contains(&format!("more than {rows} rows")), "{}", error.message),
+        other => panic!("{other:?}"),
+    }
+    let unbounded = held(usize::MAX);
+    let first = scan(&PartScanner::new(&plan, &schemas, &unbounded).unwrap(), halves[0]);
+    let (_, bytes) = first.weight();
+    let by_bytes = Held::new(Bounds { rows: usize::MAX, bytes: bytes + 1 });
+    let scanner = PartScanner::new(&plan, &schemas, &by_bytes).unwrap();
+    assert_eq!(scan(&scanner, halves[0]), first, "a part within the bound is whole");
+    match scan(&scanner, halves[1]) {
+        Part::Failed(error) => {
+            assert!(error.message.contains("max-sql-bytes-per-query"), "{}", error.message);
+            assert_eq!(error.code, ferrogrid_sql::Code::DataException);
+        }
+        other => panic!("{other:?}"),
+    }
+    let bounded = Held::new(Bounds { rows: 10, bytes: 100 });
+    assert!(bounded.add(10, 100).is_ok() && !bounded.over(), "a statement holds up to its bounds");
+    assert!(bounded.add(0, 1).is_err() && bounded.over());
+}
+
 #[test]
 fn malformed_part_bytes_are_an_error_not_a_panic() {
     let schemas = schemas();
     let plan = plan(STATEMENTS[0].0);
-    let scanner = PartScanner::new(&plan, &schemas, 1_000).unwrap();
+    let held = held(1_000);
+    let scanner = PartScanner::new(&plan, &schemas, &held).unwrap();
     let all = entries();
     let mut bytes = Vec::new();
     scanner.scan(all.iter().map(|(k, v)| (&k[..], &v[..]))).encode(&mut bytes);

@@ -321,6 +321,7 @@ pub(super) fn read_limits(mut section: Section, config: &mut MemberConfig) -> Re
         ("reads-per-turn", &mut limits.reads_per_turn),
         ("max-parked-per-key", &mut limits.max_parked_per_key),
         ("max-sql-rows-per-query", &mut limits.max_sql_rows_per_query),
+        ("max-sql-bytes-per-query", &mut limits.max_sql_bytes_per_query),
         ("max-sql-cursors-per-connection", &mut limits.max_sql_cursors_per_connection),
         ("expiry-sweep-entries", &mut limits.expiry_sweep_entries),
         ("crdt-replication-batch", &mut limits.crdt_replication_batch),

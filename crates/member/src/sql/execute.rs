@@ -16,8 +16,9 @@
 //!   each member changes each copy it holds, owned copies publish the entry events.
 //!
 //! Invariants: a connection holds at most `max-sql-cursors-per-connection` cursors, a query at
-//! most `max-sql-rows-per-query` rows; cursors go when read to their end, closed, or when
-//! their connection closes.
+//! most `max-sql-rows-per-query` rows read from at most `max-sql-bytes-per-query` bytes of
+//! entries (on the coordinator, and on each share); cursors go when read to their end, closed,
+//! or when their connection closes.
 
 use crate::engine::schemas::Schemas;
 use crate::engine::wide::WideRequest;
@@ -53,6 +54,12 @@ fn parameters(request: &SqlExecute<'_>, schemas: &Schemas) -> Result<Vec<Value>,
 fn deadline_of(request: &SqlExecute<'_>) -> Deadline {
     let millis = u64::try_from(request.timeout_millis).ok().filter(|millis| *millis > 0)?;
     std::time::Instant::now().checked_add(std::time::Duration::from_millis(millis))
+}
+
+/// What a statement may hold on a member (`max-sql-rows-per-query`, `max-sql-bytes-per-query`).
+fn bounds(limits: &ferrogrid_config::Limits) -> ferrogrid_sql::exec::Bounds {
+    let (rows, bytes) = (limits.max_sql_rows_per_query, limits.max_sql_bytes_per_query);
+    ferrogrid_sql::exec::Bounds { rows: rows as usize, bytes: bytes as usize }
 }
 
 fn prepare(core: &Core, request: &SqlExecute<'_>) -> Result<Prepared, SqlError> {
@@ -107,7 +114,8 @@ impl Core {
             deadline,
             respond: Some(respond),
             schemas: self.shared.schemas.clone(),
-            max_rows: self.shared.config.limits.max_sql_rows_per_query as usize,
+            bounds: bounds(&self.shared.config.limits),
+            held: ferrogrid_sql::exec::Held::new(bounds(&self.shared.config.limits)),
             connection: Some(connection.clone()),
             correlation_id,
         };
@@ -351,9 +359,11 @@ impl Core {
     fn sql_member_scan(&self, plan: Box<SelectPlan>, deadline: Deadline) -> (Box<str>, WideRequest) {
         let name = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
         let schemas = self.shared.schemas.clone();
-        let max_rows = self.shared.config.limits.max_sql_rows_per_query as usize;
+        let bounds = bounds(&self.shared.config.limits);
         let (respond, then, connection, correlation_id) = (None, None, None, 0);
-        let scan = Scan { local: false, plan, deadline, respond, then, schemas, max_rows, connection, correlation_id };
+        let held = ferrogrid_sql::exec::Held::new(bounds);
+        let scan =
+            Scan { local: false, plan, deadline, respond, then, schemas, bounds, held, connection, correlation_id };
         (name, WideRequest::new(scan))
     }
 

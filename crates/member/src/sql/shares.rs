@@ -174,8 +174,11 @@ pub(crate) struct Scan {
     /// An `INSERT ... SELECT`: the rows become writes instead of an answer.
     pub(crate) then: Option<(Box<ferrogrid_sql::InsertSelect>, Arc<crate::shared::Shared>)>,
     pub(crate) schemas: Arc<Schemas>,
-    /// A share's bound on the rows (or groups) of a partition: `max-sql-rows-per-query`.
-    pub(crate) max_rows: usize,
+    /// What the statement may hold: `max-sql-rows-per-query` rows (or groups of a
+    /// partition) and `max-sql-bytes-per-query` bytes of entries.
+    pub(crate) bounds: ferrogrid_sql::exec::Bounds,
+    /// What this member's shares keep of it, against `bounds` (every reactor's count).
+    pub(crate) held: ferrogrid_sql::exec::Held,
     pub(crate) connection: Option<Arc<ConnectionShared>>,
     /// The client's request (an `INSERT ... SELECT`'s writes answer it).
     pub(crate) correlation_id: i64,
@@ -184,16 +187,54 @@ pub(crate) struct Scan {
 /// What the scan's shares found: per partition covered, its [`Part`] (the entries of each
 /// source there, the entries that passed the WHERE, or their groups). A partition two shares
 /// covered (it moved while the scan ran) counts once: the first share's.
+///
+/// Invariant: the parts hold at most the statement's bounds of entries and their bytes
+/// (`held`): once more arrive, every part becomes the bound's failure and their entries go.
 #[derive(Debug, Default)]
 pub(crate) struct Scanned {
     pub(crate) parts: std::collections::BTreeMap<u16, Part>,
     pub(crate) partition_count: u16,
+    /// What the parts hold (None: a partial read from another member, counted where merged).
+    held: Option<ferrogrid_sql::exec::Held>,
+    /// The bound the parts went past: every part is this failure, and so is any that comes.
+    over: Option<SqlError>,
+}
+
+impl Scanned {
+    fn new(bounds: ferrogrid_sql::exec::Bounds) -> Scanned {
+        Scanned { held: Some(ferrogrid_sql::exec::Held::new(bounds)), ..Scanned::default() }
+    }
+
+    /// Keeps a partition's part (unless a share kept that partition's already), within the
+    /// statement's bounds.
+    fn keep(&mut self, partition: u16, part: Part) {
+        if self.parts.contains_key(&partition) {
+            return;
+        }
+        let (rows, bytes) = part.weight();
+        if let Some(Err(error)) = self.held.as_mut().map(|held| held.add(rows, bytes)) {
+            self.go_over(error);
+        }
+        let part = match &self.over {
+            Some(error) => Part::Failed(error.clone()),
+            None => part,
+        };
+        self.parts.insert(partition, part);
+    }
+
+    /// The statement cannot hold what its parts carry: every part kept and to come is `error`.
+    fn go_over(&mut self, error: SqlError) {
+        for kept in self.parts.values_mut() {
+            *kept = Part::Failed(error.clone());
+        }
+        self.over = Some(error);
+    }
 }
 
 impl Partial for Scanned {
     fn merge(&mut self, other: Scanned) {
         for (partition, part) in other.parts {
-            self.parts.entry(partition).or_insert(part);
+            self.keep(partition, part);
         }
         self.partition_count = self.partition_count.max(other.partition_count);
     }
@@ -228,7 +269,7 @@ impl Partial for Scanned {
             })?;
             parts.insert(partition, part);
         }
-        Ok(Scanned { parts, partition_count: partition_count.clamp(0, u16::MAX as i32) as u16 })
+        Ok(Scanned { parts, partition_count: partition_count.clamp(0, u16::MAX as i32) as u16, held: None, over: None })
     }
 }
 
@@ -312,7 +353,7 @@ impl WideOperation for Scan {
     }
 
     fn empty(&self) -> Scanned {
-        Scanned::default()
+        Scanned::new(self.bounds)
     }
 
     fn on_share(&self, _map: &str, share: &mut ShareContext<'_>, partial: &mut Scanned) {
@@ -323,7 +364,7 @@ impl WideOperation for Scan {
             plan.sources.iter().zip(&wanted).any(|(source, wanted)| source.inline.is_none() && wanted.is_none());
         let scanner = match parts::mode(plan) {
             parts::Mode::Sources => None,
-            _ => Some(PartScanner::new(plan, &*self.schemas, self.max_rows)),
+            _ => Some(PartScanner::new(plan, &*self.schemas, &self.held)),
         };
         let lookups = if scanner.is_some() { self.lookups() } else { Vec::new() };
         for local in 0..share.partitions.len() {
@@ -336,6 +377,8 @@ impl WideOperation for Scan {
                 continue;
             }
             let part = match &scanner {
+                // (past the bounds: the partition is not read, its part is the failure)
+                _ if partial.over.is_some() => Part::Filtered(Vec::new()),
                 _ if ferrogrid_sql::exec::check(self.deadline).is_err() => {
                     Part::Failed(ferrogrid_sql::exec::timed_out())
                 }
@@ -357,7 +400,19 @@ impl WideOperation for Scan {
                     Part::Sources(found)
                 }
             };
-            partial.parts.insert(partition_id, part);
+            // This member's shares hold more than the statement may: it fails.
+            let over = match (&scanner, &part) {
+                (Some(Ok(scanner)), Part::Failed(error)) if scanner.over() => Some(error.clone()),
+                (None, Part::Sources(_)) => {
+                    let (rows, bytes) = part.weight();
+                    self.held.add(rows, bytes).err()
+                }
+                _ => None,
+            };
+            if let Some(error) = over.filter(|_| partial.over.is_none()) {
+                partial.go_over(error);
+            }
+            partial.keep(partition_id, part);
         }
     }
 

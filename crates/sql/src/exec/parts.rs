@@ -6,14 +6,15 @@
 //! The coordinator runs the rest ([`run_parts`]) over the parts in partition order, so the
 //! rows and groups come out as a single scan of the partitions in order would give them.
 //!
-//! Invariants: a part holds at most `max_rows` rows or groups (more fails it with the bound's
+//! Invariants: the parts of one share hold at most the statement's bounds of rows and entry
+//! bytes, a part at most `max_rows` groups (more fails it with the bound's
 //! error); a part's first failure ends its partition's scan, and the statement fails with the
 //! failure of the lowest partition that had one. Groups travel only when every key and
 //! aggregate is of a type whose values cross the wire unchanged and no aggregate is DISTINCT;
 //! otherwise the passing entries do.
 
 use super::groups::{Group, Groups, State, Table};
-use super::{finish, too_many, used_columns, Fold, LastSchema, ResultSet, RowReader};
+use super::{finish, order_cmp, used_columns, Fold, Held, LastSchema, ResultSet, RowReader, HELD_PER_ENTRY};
 use crate::catalog::Entries;
 use crate::error::{Code, Result, SqlError};
 use crate::plan::{Grouping, SelectPlan};
@@ -33,6 +34,23 @@ pub enum Part {
     Grouped(Table),
     /// The first failure reading, filtering or folding the partition's rows.
     Failed(SqlError),
+}
+
+impl Part {
+    /// The entries it carries: how many, and the bytes they take ([`HELD_PER_ENTRY`] each
+    /// beyond their keys and values).
+    pub fn weight(&self) -> (usize, usize) {
+        let weigh = |entries: &Entries| {
+            entries.iter().map(|(key, value)| key.len() + value.len() + HELD_PER_ENTRY).sum::<usize>()
+        };
+        match self {
+            Part::Filtered(entries) => (entries.len(), weigh(entries)),
+            Part::Sources(sources) => {
+                sources.iter().fold((0, 0), |(rows, bytes), entries| (rows + entries.len(), bytes + weigh(entries)))
+            }
+            Part::Grouped(_) | Part::Failed(_) => (0, 0),
+        }
+    }
 }
 
 /// How the shares of a plan's scan read their partitions.
@@ -72,6 +90,12 @@ pub struct PartScanner<'p> {
     schemas: LastSchema<'p>,
     mode: Mode,
     max_rows: usize,
+    /// The passing entries of every partition this member's shares read, against the
+    /// statement's bounds: a share stops as soon as the statement could not hold them.
+    held: &'p Held,
+    /// An ORDER BY with a LIMIT: each partition sends only its best OFFSET + LIMIT rows (see
+    /// [`PartScanner::scan_top`]).
+    top: Option<usize>,
     /// Rows a partition need not read past: a LIMIT (and its OFFSET) without WHERE, ORDER
     /// BY, DISTINCT or grouping needs no more from any one partition. (With a WHERE every row
     /// is still tested, as on Hazelcast, whose failing row fails the statement whatever its
@@ -86,8 +110,8 @@ impl std::fmt::Debug for PartScanner<'_> {
 }
 
 impl<'p> PartScanner<'p> {
-    /// A scanner for `plan`'s shares; an error when its columns cannot be read at all.
-    pub fn new(plan: &'p SelectPlan, schemas: &'p dyn SchemaSource, max_rows: usize) -> Result<PartScanner<'p>> {
+    /// A scanner for one share of `plan`'s scan; an error when its columns cannot be read at all.
+    pub fn new(plan: &'p SelectPlan, schemas: &'p dyn SchemaSource, held: &'p Held) -> Result<PartScanner<'p>> {
         let mode = mode(plan);
         let source = plan.sources.first().ok_or_else(|| SqlError::generic("internal error: a scan without source"))?;
         let reader = RowReader::new(source, &used_columns(plan))?;
@@ -96,15 +120,26 @@ impl<'p> PartScanner<'p> {
             Some(limit) if unordered => limit.saturating_add(plan.offset),
             _ => usize::MAX,
         };
-        Ok(PartScanner { plan, reader, schemas: LastSchema::new(schemas), mode, max_rows, cap })
+        let max_rows = held.bounds().rows;
+        let top = top(plan, mode, max_rows);
+        Ok(PartScanner { plan, reader, schemas: LastSchema::new(schemas), mode, max_rows, held, top, cap })
     }
 
     pub fn mode(&self) -> Mode {
         self.mode
     }
 
+    /// Whether the partitions it read went past the statement's bounds (the part that did is
+    /// the bound's failure; the statement cannot hold this share's parts).
+    pub fn over(&self) -> bool {
+        self.held.over()
+    }
+
     /// One partition's part, from its live entries (a point lookup's, or all).
     pub fn scan<'e>(&self, entries: impl Iterator<Item = (&'e [u8], &'e [u8])>) -> Part {
+        if let Some(k) = self.top {
+            return self.scan_top(k, entries);
+        }
         match self.mode {
             Mode::Grouped => {
                 let Some(grouping) = &self.plan.grouping else { return Part::Grouped(Table::default()) };
@@ -117,9 +152,7 @@ impl<'p> PartScanner<'p> {
             _ => {
                 let mut passed = Vec::new();
                 let outcome = self.each_passing(entries, |_, key, value| {
-                    if passed.len() >= self.max_rows {
-                        return Err(too_many(self.max_rows));
-                    }
+                    self.held.add(1, key.len() + value.len() + HELD_PER_ENTRY)?;
                     passed.push((key.to_vec(), value.to_vec()));
                     Ok(())
                 });
@@ -128,6 +161,57 @@ impl<'p> PartScanner<'p> {
                     Err(error) => Part::Failed(error),
                 }
             }
+        }
+    }
+
+    /// The part of an ORDER BY with a LIMIT: the partition's best `k` passing rows by the
+    /// order (of equal keys, the first read), in the order they were read. Every row the
+    /// coordinator's sort would place within OFFSET + LIMIT is one of its partition's best
+    /// `k`, and the kept rows keep their order, so the (stable) sort over the parts gives
+    /// the same rows. Every passing row's projection and keys are still evaluated: their
+    /// errors fail the statement as when every row travelled.
+    fn scan_top<'e>(&self, k: usize, entries: impl Iterator<Item = (&'e [u8], &'e [u8])>) -> Part {
+        let order = &self.plan.order;
+        let mut kept: Vec<Ranked> = Vec::new();
+        let (mut failure, mut read, mut worst) = (None, 0, None::<Vec<Value>>);
+        let outcome = self.each_passing(entries, |row, key, value| {
+            for expr in &self.plan.projection {
+                expr.eval(row)?;
+            }
+            let keys = order.iter().map(|key| key.expr.eval(row)).collect::<Result<Vec<_>>>()?;
+            read += 1;
+            let better = |worst: &Vec<Value>, failure: &mut _| order_cmp(order, &keys, worst, failure).is_lt();
+            if k == 0 || worst.as_ref().is_some_and(|worst| !better(worst, &mut failure)) {
+                return Ok(());
+            }
+            self.held.add(1, key.len() + value.len() + HELD_PER_ENTRY)?;
+            kept.push((keys, read, key.to_vec(), value.to_vec()));
+            if kept.len() >= 2 * k {
+                self.cut(&mut kept, k, &mut failure);
+                worst = kept.last().map(|(keys, ..)| keys.clone());
+            }
+            Ok(())
+        });
+        self.cut(&mut kept, k, &mut failure);
+        match (outcome, failure) {
+            (Err(error), _) | (Ok(()), Some(error)) => Part::Failed(error),
+            (Ok(()), None) => {
+                kept.sort_unstable_by_key(|(_, read, ..)| *read);
+                Part::Filtered(kept.into_iter().map(|(_, _, key, value)| (key, value)).collect())
+            }
+        }
+    }
+
+    /// Keeps the best `k` of `kept` (sorted by the order, then by when read) and gives back
+    /// what the others held.
+    fn cut(&self, kept: &mut Vec<Ranked>, k: usize, failure: &mut Option<SqlError>) {
+        let order = &self.plan.order;
+        kept.sort_by(|a, b| order_cmp(order, &a.0, &b.0, failure).then(a.1.cmp(&b.1)));
+        if kept.len() > k {
+            let bytes: usize =
+                kept[k..].iter().map(|(_, _, key, value)| key.len() + value.len() + HELD_PER_ENTRY).sum();
+            self.held.release(kept.len() - k, bytes);
+            kept.truncate(k);
         }
     }
 
@@ -156,6 +240,21 @@ impl<'p> PartScanner<'p> {
         }
         Ok(())
     }
+}
+
+/// A row an ORDER BY with a LIMIT may send: its order keys, when it was read (its rank among
+/// equal keys), its entry.
+type Ranked = (Vec<Value>, usize, Vec<u8>, Vec<u8>);
+
+/// How many rows each partition of an ORDER BY with a LIMIT sends (None: every passing row):
+/// OFFSET + LIMIT, when the rows are neither grouped nor DISTINCT, every order key is of a
+/// type whose values always compare, and that many fit the statement's bound on rows.
+fn top(plan: &SelectPlan, mode: Mode, max_rows: usize) -> Option<usize> {
+    let comparable =
+        plan.order.iter().all(|key| !matches!(key.expr.ty, SqlType::Object | SqlType::Json | SqlType::Null));
+    let plain = mode == Mode::Filtered && !plan.distinct && plan.grouping.is_none() && !plan.order.is_empty();
+    let limit = plan.limit.filter(|_| plain && comparable)?;
+    Some(limit.saturating_add(plan.offset)).filter(|k| *k <= max_rows)
 }
 
 /// Runs `plan` over its shares' parts, in partition order; [`super::timed_out`] once

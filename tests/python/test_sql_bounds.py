@@ -1,0 +1,103 @@
+"""What a running SQL query may hold on the member that runs it (ferrogrid's own bounds;
+Hazelcast streams its results and has none): `ferrogrid.limits.max-sql-rows-per-query` rows
+and `max-sql-bytes-per-query` bytes of the entries its rows are read from. A statement that
+needs more fails with a data error naming the bound, and the member goes on serving: the same
+map answers the next query, the next get.
+"""
+
+import os
+
+import hazelcast
+import pytest
+from hazelcast.core import HazelcastJsonValue
+from hazelcast.sql import HazelcastSqlError
+
+from member import Member, free_port
+
+pytestmark = pytest.mark.ferrogrid_only
+
+CLUSTER = "sql-bounds"
+ENTRIES = 1000
+# An item is held as ~180 bytes (~120 of key and value, 64 for its two buffers): 1,000 are
+# past the bytes bound (at ~330 rows, before the rows bound); 100 fit. A `small` entry (two
+# integers) is held as ~80 bytes: 600 fit the bytes bound, and are past the rows bound.
+MAX_BYTES = 60_000
+MAX_ROWS = 500
+SMALL = 600
+
+
+@pytest.fixture(scope="module")
+def bounded(target, tmp_path_factory):
+    if os.environ.get("FERROGRID_ADDRESS"):
+        pytest.skip("FERROGRID_ADDRESS given: not starting members")
+    workdir = tmp_path_factory.mktemp("sql-bounds")
+    port = free_port()
+    config = workdir / "bounds.yaml"
+    config.write_text(
+        f"""hazelcast:
+  cluster-name: {CLUSTER}
+  network:
+    port: {{port: {port}, auto-increment: false}}
+    join: {{multicast: {{enabled: false}}}}
+ferrogrid:
+  metrics: {{file: ''}}
+  limits: {{max-sql-bytes-per-query: {MAX_BYTES}, max-sql-rows-per-query: {MAX_ROWS}}}
+"""
+    )
+    member = Member(target, port=port, cluster_name=CLUSTER, config=config, workdir=workdir)
+    member.start()
+    client = hazelcast.HazelcastClient(cluster_members=[member.address], cluster_name=CLUSTER)
+    items = client.get_map("items").blocking()
+    items.put_all(
+        {i: HazelcastJsonValue('{"n": %d, "tag": "t%d", "pad": "%s"}' % (i, i % 7, "x" * 80)) for i in range(ENTRIES)}
+    )
+    client.sql.execute(
+        "CREATE MAPPING items (__key INT, n INT, tag VARCHAR, pad VARCHAR) TYPE IMap "
+        "OPTIONS ('keyFormat'='int', 'valueFormat'='json-flat')"
+    ).result()
+    client.get_map("small").blocking().put_all({i: i for i in range(SMALL)})
+    client.sql.execute(
+        "CREATE MAPPING small TYPE IMap OPTIONS ('keyFormat'='int', 'valueFormat'='int')"
+    ).result()
+    yield client, items
+    client.shutdown()
+    member.stop()
+
+
+def rows(client, statement, *params):
+    return [tuple(row.get_object_with_index(i) for i in range(len(row))) for row in client.sql.execute(statement, *params).result()]
+
+
+def test_a_query_within_the_bounds_answers(bounded):
+    client, _ = bounded
+    assert len(rows(client, "SELECT __key, pad FROM items WHERE n < 100")) == 100
+    # groups carry no entries: every row is read, none is held
+    assert sorted(rows(client, "SELECT tag, COUNT(*) FROM items GROUP BY tag")) == [
+        ("t%d" % t, len(range(t, ENTRIES, 7))) for t in range(7)
+    ]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SELECT * FROM items",
+        "SELECT __key FROM items WHERE n >= 0 ORDER BY n",
+        "SELECT a.__key FROM items a JOIN items b ON a.n = b.n",
+    ],
+)
+def test_a_query_past_the_bytes_bound_fails_and_the_member_serves_on(bounded, statement):
+    client, items = bounded
+    with pytest.raises(HazelcastSqlError) as raised:
+        rows(client, statement)
+    assert "max-sql-bytes-per-query" in str(raised.value), raised.value
+    assert "add a WHERE or LIMIT" in str(raised.value)
+    assert items.get(7).loads()["n"] == 7
+    assert len(rows(client, "SELECT __key FROM items WHERE n < 10")) == 10
+
+
+def test_a_query_past_the_rows_bound_fails_naming_it(bounded):
+    client, _ = bounded
+    with pytest.raises(HazelcastSqlError) as raised:
+        rows(client, "SELECT * FROM small")
+    assert "max-sql-rows-per-query" in str(raised.value), raised.value
+    assert len(rows(client, "SELECT * FROM small WHERE this < ?", MAX_ROWS)) == MAX_ROWS
