@@ -38,6 +38,7 @@ import uuid
 from decimal import Decimal
 
 import pytest
+from hazelcast.config import IndexType
 from hazelcast.core import HazelcastJsonValue
 from hazelcast.serialization.api import CompactReader, CompactSerializer, CompactWriter, Portable
 from hazelcast.sql import HazelcastSqlError, SqlColumnType as T, SqlExpectedResultType
@@ -766,7 +767,6 @@ def test_where_over_indexed_attributes_answers_as_a_scan(sql_client, names):
     """A map with a sorted index on `score` and a hash index on `tag`: equality, IN, ranges
     (either side, BETWEEN) and their conjunctions with other terms find the rows a scan finds,
     including entries whose attribute an index cannot key (text where numbers are, nulls)."""
-    from hazelcast.config import IndexType
 
     name = names()
     m = sql_client.get_map(name).blocking()
@@ -1415,6 +1415,40 @@ def test_explain(sql_client, people):
     cols, rows = query(sql_client, "EXPLAIN SELECT * FROM %s" % people)
     assert cols == [("rel", T.VARCHAR)]
     assert len(rows) == 1 and people in rows[0][0]
+
+
+def test_explain_shows_where_a_query_reads_and_aggregates(sql_client, names):
+    """EXPLAIN's steps, one row each, indented by depth: every entry read, an index read, the
+    key looked up; a GROUP BY accumulated where the data is and combined (Hazelcast's step
+    names; the attributes differ)."""
+    name = names()
+    trades = sql_client.get_map(name).blocking()
+    trades.put_all({i: HazelcastJsonValue({"symbol": "S%d" % (i % 3), "qty": i, "price": float(i)}) for i in range(100)})
+    trades.add_index(attributes=["qty"], index_type=IndexType.HASH)
+    trades.add_index(attributes=["price"], index_type=IndexType.SORTED)
+    ddl = ("CREATE MAPPING %s (__key INT, symbol VARCHAR, qty INT, price DOUBLE) TYPE IMap "
+           "OPTIONS ('keyFormat'='int', 'valueFormat'='json-flat')")
+    assert update(sql_client, ddl % name) == 0
+
+    def steps(statement):
+        rows = query(sql_client, "EXPLAIN " + statement % name)[1]
+        return [(len(rel) - len(rel.lstrip(" ")), rel.strip().split("(")[0]) for [rel] in rows]
+
+    assert steps("SELECT * FROM %s") == [(0, "FullScanPhysicalRel")]
+    assert steps("SELECT symbol, COUNT(*), SUM(qty) FROM %s GROUP BY symbol") == [
+        (0, "AggregateCombineByKeyPhysicalRel"),
+        (2, "AggregateAccumulateByKeyPhysicalRel"),
+        (4, "FullScanPhysicalRel"),
+    ]
+    assert steps("SELECT COUNT(*) FROM %s WHERE qty = 5") == [
+        (0, "AggregateCombinePhysicalRel"),
+        (2, "AggregateAccumulatePhysicalRel"),
+        (4, "IndexScanMapPhysicalRel"),
+    ]
+    assert steps("SELECT __key FROM %s WHERE price BETWEEN 1 AND 5") == [(0, "IndexScanMapPhysicalRel")]
+    assert steps("SELECT __key FROM %s WHERE __key = 3") == [(0, "SelectByKeyMapPhysicalRel")]
+    index = query(sql_client, "EXPLAIN SELECT COUNT(*) FROM %s WHERE qty = 5" % name)[1][2][0]
+    assert "index=[%s_hash_qty]" % name in index, index
 
 
 # --------------------------------------------------------------------------- DML

@@ -4,6 +4,7 @@
 //! Invariant: at most `max_rows` rows are held at any step; more is an error naming the bound
 //! (the member's `sql.max-rows-per-query`), never an unbounded allocation.
 
+pub mod explain;
 mod groups;
 pub mod hints;
 pub mod parts;
@@ -580,23 +581,6 @@ pub fn runtime_error(plan: &SelectPlan, error: SqlError, job: u64) -> SqlError {
 pub fn tasklet_failure(job: u64, vertex: &str, cause: &str) -> String {
     let id = format!("{:04x}-{:04x}-{:04x}-0001", (job >> 48) & 0xffff, (job >> 32) & 0xffff, (job >> 16) & 0xffff);
     format!("Execution on a member failed: com.hazelcast.jet.JetException: Exception in ProcessorTasklet{{{id}/{vertex}}}: {cause}")
-}
-
-/// EXPLAIN's one line: how each source is read.
-pub fn explain(plan: &SelectPlan) -> String {
-    let mut parts = Vec::new();
-    for source in &plan.sources {
-        let projects: Vec<String> = (0..source.mapping.visible().count()).map(|i| format!("${i}")).collect();
-        let table = format!("[[hazelcast, public, {}[projects=[{}]]]]", source.mapping.name, projects.join(", "));
-        parts.push(match &source.keys {
-            Some(_) => format!("IMapIndexScanOrKeyLookupRel(table={table})"),
-            None => format!("FullScanPhysicalRel(table={table}, discriminator=[0])"),
-        });
-    }
-    if parts.is_empty() {
-        return "ValuesPhysicalRel".to_owned();
-    }
-    parts.join(", ")
 }
 
 /// Evaluates a constant expression (VALUES rows, SELECT without FROM).

@@ -29,6 +29,9 @@ pub enum Prepared {
     Rows(ResultSet),
     /// A query over maps.
     Select(Box<SelectPlan>),
+    /// EXPLAIN of a query: its steps as rows ([`crate::exec::explain::explain`]), answered by
+    /// the member, which knows the maps' indexes.
+    Explain(Box<SelectPlan>),
     /// INSERT / SINK: entries to write, and the Compact schemas their records use (which the
     /// member must know before anyone reads them).
     Insert {
@@ -182,10 +185,7 @@ fn plan_parsed(parsed: &Parsed, parameters: Vec<Value>, catalog: &Catalog) -> Re
             let S::Query(query) = statement.as_ref() else {
                 return Err(SqlError::parsing("EXPLAIN of a query only"));
             };
-            let plan = plan::select(query, catalog, &parameters)?;
-            let rel = crate::exec::explain(&plan);
-            let columns = vec![ColumnMeta { name: "rel".into(), ty: SqlType::Varchar, nullable: true }];
-            Ok(Prepared::Rows(ResultSet { columns, rows: vec![vec![Value::String(rel)]] }))
+            Ok(Prepared::Explain(Box::new(plan::select(query, catalog, &parameters)?)))
         }
         S::ShowTables { .. } => Err(SqlError::parsing("SHOW TABLES is not supported; use SHOW MAPPINGS")),
         other => Err(SqlError::parsing(format!("Unsupported SQL statement: {}", first_words(&other.to_string())))),

@@ -71,7 +71,7 @@ fn prepare(core: &Core, request: &SqlExecute<'_>) -> Result<Prepared, SqlError> 
 }
 
 fn check_expected(prepared: &Prepared, expected: i8) -> Result<(), SqlError> {
-    let rows = matches!(prepared, Prepared::Rows(_) | Prepared::Select(_));
+    let rows = matches!(prepared, Prepared::Rows(_) | Prepared::Select(_) | Prepared::Explain(_));
     match expected {
         wire::EXPECTED_RESULT_ROWS if !rows => Err(SqlError::generic("The statement doesn't produce rows")),
         wire::EXPECTED_RESULT_UPDATE_COUNT if rows => {
@@ -208,6 +208,10 @@ impl Core {
     ) -> Result<(), SqlError> {
         match prepared {
             Prepared::Rows(result) => answer_rows(&respond, Some(connection), result, out, correlation_id),
+            Prepared::Explain(plan) => {
+                let result = self.sql_explain(&plan);
+                answer_rows(&respond, Some(connection), result, out, correlation_id)
+            }
             ddl @ (Prepared::CreateMapping { .. } | Prepared::DropMapping { .. }) => {
                 apply_ddl(&respond.service, &ddl)?;
                 self.sql_fan_out(connection, correlation_id, bytes, out, "".into(), WideRequest::new(Ddl));
@@ -306,7 +310,7 @@ impl Core {
                 let _ = apply_ddl(&self.shared.sql, &ddl);
                 ("".into(), WideRequest::new(Ddl))
             }
-            Prepared::Rows(_) => ("".into(), WideRequest::new(Ddl)),
+            Prepared::Rows(_) | Prepared::Explain(_) => ("".into(), WideRequest::new(Ddl)),
             // (an INSERT ... SELECT's share here is its query's: the rows come back as SQL_WRITE)
             Prepared::Select(plan) => self.sql_member_scan(plan, deadline_of(&request)),
             Prepared::InsertSelect(insert) => self.sql_member_scan(Box::new(insert.plan), deadline_of(&request)),
@@ -365,6 +369,19 @@ impl Core {
         let scan =
             Scan { local: false, plan, deadline, respond, then, schemas, bounds, held, connection, correlation_id };
         (name, WideRequest::new(scan))
+    }
+
+    /// EXPLAIN's rows: the plan's steps, with the index this member's maps would use.
+    fn sql_explain(&self, plan: &SelectPlan) -> ferrogrid_sql::exec::ResultSet {
+        use ferrogrid_sql::exec::explain::{explain, IndexInfo};
+        let indexes = |map: &str| {
+            let definitions = self.shared.indexes.of(map).into_iter();
+            definitions.map(|d| IndexInfo { sorted: d.sorted, attributes: d.attributes }).collect()
+        };
+        let rows = explain(plan, &indexes).into_iter().map(|step| vec![Value::String(step)]).collect();
+        let column =
+            ferrogrid_sql::plan::ColumnMeta { name: "rel".into(), ty: ferrogrid_sql::SqlType::Varchar, nullable: true };
+        ferrogrid_sql::exec::ResultSet { columns: vec![column], rows }
     }
 
     /// A write fan-out's operation on this member.

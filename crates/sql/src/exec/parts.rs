@@ -246,6 +246,12 @@ impl<'p> PartScanner<'p> {
 /// equal keys), its entry.
 type Ranked = (Vec<Value>, usize, Vec<u8>, Vec<u8>);
 
+/// How many rows each partition of `plan` sends when it is an ORDER BY with a LIMIT, under the
+/// default bound on rows (EXPLAIN's `perPartition`).
+pub fn top_of(plan: &SelectPlan) -> Option<usize> {
+    top(plan, mode(plan), usize::MAX)
+}
+
 /// How many rows each partition of an ORDER BY with a LIMIT sends (None: every passing row):
 /// OFFSET + LIMIT, when the rows are neither grouped nor DISTINCT, every order key is of a
 /// type whose values always compare, and that many fit the statement's bound on rows.
