@@ -6,8 +6,10 @@ One member at a time (tests/python/member.py), one official Python client (smart
 thread). ENTRIES Compact `Trade` values (symbol of 10, qty int32 1..1000, price float64
 1..1000, seeded) loaded with put_all in chunks of 1,000; then per query WARMUP untimed runs and
 RUNS timed ones, sequential: the four of QUERIES on the map without indexes, then the four of
-INDEXED once a SORTED index on price and a HASH index on qty are added. Reports the median and p90 wall time per query and target and
-Hazelcast's median / the target's (above 1: faster than Hazelcast). The answers of every target
+INDEXED once a SORTED index on price and a HASH index on qty are added. Reports the median and p90 wall time per query and target (at least RUNS runs, and as many more as
+fill MIN_SECONDS) and Hazelcast's median / the target's (above 1: faster than Hazelcast), and the member process's
+CPU time (user and system, every thread, from /proc) per query over the timed runs, with
+Hazelcast's over the target's. The answers of every target
 are checked against each other.
 
 Targets: `ferrogrid` (FERROGRID_BIN or target/release/ferrogrid), `ferrogrid:PATH` (another
@@ -77,6 +79,12 @@ def summary(answer):
 DEFAULT_BIN = os.environ.get("FERROGRID_BIN")
 
 
+def server_cpu(pid):
+    """The member process's CPU seconds so far (user and system, every thread)."""
+    fields = pathlib.Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_target(spec, args):
     target, _, binary = spec.partition(":")
     os.environ.pop("FERROGRID_BIN", None)
@@ -102,12 +110,15 @@ def run_target(spec, args):
                     trades.add_index(attributes=["qty"], index_type=IndexType.HASH)
                 for _ in range(args.warmup):
                     answer = query(client, trades)
+                # at least RUNS runs and MIN_SECONDS of them (the CPU clock ticks every 10 ms)
                 times = []
-                for _ in range(args.runs):
+                cpu_before, began = server_cpu(member.proc.pid), time.perf_counter()
+                while len(times) < args.runs or time.perf_counter() - began < args.min_seconds:
                     start = time.perf_counter()
                     answer = query(client, trades)
                     times.append((time.perf_counter() - start) * 1000)
-                results[name] = (statistics.median(times), percentile(times, 90), summary(answer))
+                cpu = (server_cpu(member.proc.pid) - cpu_before) * 1000 / len(times)
+                results[name] = (statistics.median(times), percentile(times, 90), summary(answer), cpu)
                 print("%-24s %-55s median %8.1f ms" % (spec, name, results[name][0]), file=sys.stderr)
             return results
         finally:
@@ -120,6 +131,7 @@ def main():
     parser.add_argument("--entries", type=int, default=int(os.environ.get("BENCH_ENTRIES", "200000")))
     parser.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", "10")))
     parser.add_argument("--warmup", type=int, default=int(os.environ.get("BENCH_WARMUP", "3")))
+    parser.add_argument("--min-seconds", type=float, default=float(os.environ.get("BENCH_MIN_SECONDS", "2")))
     parser.add_argument("--seed", type=int, default=35)
     args = parser.parse_args()
     targets = args.targets.split(",")
@@ -130,13 +142,14 @@ def main():
         answers = {t: r[name][2] for t, r in measured}
         if any(a != first[name][2] for a in answers.values()):
             print("answers differ for %s: %r" % (name, answers), file=sys.stderr)
-    print("| target | query | median ms | p90 ms | Hazelcast median / this |")
-    print("|---|---|---|---|---|")
+    print("| target | query | median ms | p90 ms | Hazelcast median / this | server CPU ms per query | Hazelcast's / this |")
+    print("|---|---|---|---|---|---|---|")
     for target, results in measured:
         for name, _ in QUERIES + INDEXED:
-            median, p90, _ = results[name]
+            median, p90, _, cpu = results[name]
             ratio = "%.2f×" % (reference[name][0] / median) if reference else ""
-            print("| %s | %s | %.1f | %.1f | %s |" % (target, name, median, p90, ratio))
+            cpu_ratio = "%.2f×" % (reference[name][3] / cpu) if reference and cpu > 0 else ""
+            print("| %s | %s | %.1f | %.1f | %s | %.2f | %s |" % (target, name, median, p90, ratio, cpu, cpu_ratio))
 
 
 if __name__ == "__main__":
