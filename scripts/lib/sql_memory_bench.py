@@ -107,7 +107,7 @@ def main():
     print("| query | rows | peak above the resident set | bytes per row |")
     print("|---|---|---|---|")
     for name, peak, rows, _ in results:
-        per_row = "%.0f" % (peak / rows) if rows > 1 else ""
+        per_row = "%.0f" % (peak / rows) if rows >= 1000 else ""
         print("| %s | %d | %.1f MiB | %s |" % (name, rows, peak / 2**20, per_row))
     for name, peak, rows, error in bounded:
         outcome = "fails: ...%s" % error[-110:] if error else "%d rows" % rows
