@@ -18,7 +18,6 @@ binary, for a same-run A/B), `hazelcast`.
 
 import argparse
 import os
-import random
 import statistics
 import sys
 import time
@@ -34,7 +33,7 @@ from hazelcast.aggregator import count, int_sum  # noqa: E402
 from hazelcast.config import IndexType  # noqa: E402
 
 import member as member_mod  # noqa: E402
-from sql_bench import LOAD_CHUNK, SYMBOLS, TRADES_MAPPING, Trade, TradeSerializer, percentile  # noqa: E402
+from sql_bench import TRADES_MAPPING, TradeSerializer, cpu_seconds, load_trades, percentile  # noqa: E402
 
 QUERIES = [
     ("SQL GROUP BY symbol: COUNT, SUM(qty), AVG(price)",
@@ -79,12 +78,6 @@ def summary(answer):
 DEFAULT_BIN = os.environ.get("FERROGRID_BIN")
 
 
-def server_cpu(pid):
-    """The member process's CPU seconds so far (user and system, every thread)."""
-    fields = pathlib.Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def run_target(spec, args):
     target, _, binary = spec.partition(":")
     os.environ.pop("FERROGRID_BIN", None)
@@ -99,10 +92,7 @@ def run_target(spec, args):
         try:
             client.sql.execute(TRADES_MAPPING).result()
             trades = client.get_map("trades").blocking()
-            rng = random.Random(args.seed)
-            for start in range(0, args.entries, LOAD_CHUNK):
-                trades.put_all({k: Trade(rng.choice(SYMBOLS), rng.randint(1, 1000), rng.uniform(1, 1000))
-                                for k in range(start, min(start + LOAD_CHUNK, args.entries))})
+            load_trades(trades, args.entries, args.seed)
             results = {}
             for name, query in QUERIES + INDEXED:
                 if name == INDEXED[0][0]:
@@ -112,12 +102,12 @@ def run_target(spec, args):
                     answer = query(client, trades)
                 # at least RUNS runs and MIN_SECONDS of them (the CPU clock ticks every 10 ms)
                 times = []
-                cpu_before, began = server_cpu(member.proc.pid), time.perf_counter()
+                cpu_before, began = cpu_seconds(member.proc.pid), time.perf_counter()
                 while len(times) < args.runs or time.perf_counter() - began < args.min_seconds:
                     start = time.perf_counter()
                     answer = query(client, trades)
                     times.append((time.perf_counter() - start) * 1000)
-                cpu = (server_cpu(member.proc.pid) - cpu_before) * 1000 / len(times)
+                cpu = (cpu_seconds(member.proc.pid) - cpu_before) * 1000 / len(times)
                 results[name] = (statistics.median(times), percentile(times, 90), summary(answer), cpu)
                 print("%-24s %-55s median %8.1f ms" % (spec, name, results[name][0]), file=sys.stderr)
             return results

@@ -89,6 +89,15 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def load_trades(trades, entries, seed):
+    """Fills `trades` with `entries` seeded Compact trades (symbol of SYMBOLS, qty 1..1000, price
+    1..1000), put_all in chunks of LOAD_CHUNK (the analytics and memory benchmarks' data)."""
+    rng = random.Random(seed)
+    for start in range(0, entries, LOAD_CHUNK):
+        trades.put_all({k: Trade(rng.choice(SYMBOLS), rng.randint(1, 1000), rng.uniform(1, 1000))
+                        for k in range(start, min(start + LOAD_CHUNK, entries))})
+
+
 def machine_ticks():
     """(busy, steal) clock ticks of the whole machine from /proc/stat (busy excludes idle,
     iowait and steal)."""

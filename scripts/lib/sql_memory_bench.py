@@ -15,9 +15,7 @@ so its resident set does not show one query's memory.
 """
 
 import argparse
-import os
 import pathlib
-import random
 import sys
 import time
 
@@ -28,7 +26,7 @@ sys.path.insert(0, str(ROOT / "scripts" / "lib"))
 import hazelcast  # noqa: E402
 
 import member as member_mod  # noqa: E402
-from sql_bench import LOAD_CHUNK, SYMBOLS, TRADES_MAPPING, Trade, TradeSerializer  # noqa: E402
+from sql_bench import TRADES_MAPPING, TradeSerializer, load_trades  # noqa: E402
 
 QUERIES = [
     ("SELECT * FROM trades (every row)", "SELECT * FROM trades"),
@@ -72,10 +70,7 @@ def run(args, config_extra, queries):
         try:
             client.sql.execute(TRADES_MAPPING).result()
             trades = client.get_map("trades").blocking()
-            rng = random.Random(args.seed)
-            for start in range(0, args.entries, LOAD_CHUNK):
-                trades.put_all({k: Trade(rng.choice(SYMBOLS), rng.randint(1, 1000), rng.uniform(1, 1000))
-                                for k in range(start, min(start + LOAD_CHUNK, args.entries))})
+            load_trades(trades, args.entries, args.seed)
             pid = member.proc.pid
             loaded = status(pid, "VmRSS")
             results = []
