@@ -113,8 +113,11 @@ fn written(share: &ShareContext<'_>) -> Vec<usize> {
 }
 
 /// ReplicatedMap.clear: every member clears the partitions it owns, as their owner (each
-/// clear is a change sent to every other member); the member asked publishes one CLEAR_ALL
-/// to its listeners, counting the entries removed everywhere.
+/// clear is a change sent to every other member), and its copies of the others' partitions
+/// (silently: the owner's change, when it comes, clears them again), so that once the clear
+/// is answered no member's copy holds an entry put before it (Hazelcast's clear is
+/// synchronous on every member); the member asked publishes one CLEAR_ALL to its listeners,
+/// counting the entries removed everywhere.
 #[derive(Debug)]
 pub(crate) struct ReplicatedClear;
 
@@ -134,6 +137,14 @@ impl WideOperation for ReplicatedClear {
             crate::engine::replicated_map::store::clear_change(&mut changes, name);
             let partition = share.replicated.global(local);
             share.replicated.send(partition, &changes);
+        }
+        for local in 0..share.partitions.len() {
+            let copy = !share.owned.get(local).copied().unwrap_or(false) && share.replicated.writable(local);
+            if let Some(store) =
+                share.partitions[local].existing_store_mut::<kind::ReplicatedMap>(name).filter(|_| copy)
+            {
+                store.clear(share.now_ms);
+            }
         }
     }
 
