@@ -12,7 +12,7 @@ import pytest
 from hazelcast.core import HazelcastJsonValue
 from hazelcast.sql import HazelcastSqlError
 
-from member import Member, free_port
+from member import Member, free_port, hazelcast_yaml
 
 pytestmark = pytest.mark.ferrogrid_only
 
@@ -33,17 +33,8 @@ def bounded(target, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("sql-bounds")
     port = free_port()
     config = workdir / "bounds.yaml"
-    config.write_text(
-        f"""hazelcast:
-  cluster-name: {CLUSTER}
-  network:
-    port: {{port: {port}, auto-increment: false}}
-    join: {{multicast: {{enabled: false}}}}
-ferrogrid:
-  metrics: {{file: ''}}
-  limits: {{max-sql-bytes-per-query: {MAX_BYTES}, max-sql-rows-per-query: {MAX_ROWS}}}
-"""
-    )
+    limits = f"ferrogrid:\n  limits: {{max-sql-bytes-per-query: {MAX_BYTES}, max-sql-rows-per-query: {MAX_ROWS}}}\n"
+    config.write_text(hazelcast_yaml(port, CLUSTER) + limits)
     member = Member(target, port=port, cluster_name=CLUSTER, config=config, workdir=workdir)
     member.start()
     client = hazelcast.HazelcastClient(cluster_members=[member.address], cluster_name=CLUSTER)

@@ -57,7 +57,12 @@ pub struct Held {
 }
 
 /// What one entry held as a part costs beyond its key and value bytes: its two buffers.
-pub const HELD_PER_ENTRY: usize = 2 * std::mem::size_of::<Vec<u8>>() + 16;
+const HELD_PER_ENTRY: usize = 2 * std::mem::size_of::<Vec<u8>>() + 16;
+
+/// The bytes an entry takes once held as a part: its key, its value and [`HELD_PER_ENTRY`].
+pub fn held_bytes(key: &[u8], value: &[u8]) -> usize {
+    key.len() + value.len() + HELD_PER_ENTRY
+}
 
 impl Held {
     pub fn new(bounds: Bounds) -> Held {

@@ -114,7 +114,6 @@ impl Core {
             deadline,
             respond: Some(respond),
             schemas: self.shared.schemas.clone(),
-            bounds: bounds(&self.shared.config.limits),
             held: ferrogrid_sql::exec::Held::new(bounds(&self.shared.config.limits)),
             connection: Some(connection.clone()),
             correlation_id,
@@ -363,11 +362,9 @@ impl Core {
     fn sql_member_scan(&self, plan: Box<SelectPlan>, deadline: Deadline) -> (Box<str>, WideRequest) {
         let name = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
         let schemas = self.shared.schemas.clone();
-        let bounds = bounds(&self.shared.config.limits);
         let (respond, then, connection, correlation_id) = (None, None, None, 0);
-        let held = ferrogrid_sql::exec::Held::new(bounds);
-        let scan =
-            Scan { local: false, plan, deadline, respond, then, schemas, bounds, held, connection, correlation_id };
+        let held = ferrogrid_sql::exec::Held::new(bounds(&self.shared.config.limits));
+        let scan = Scan { local: false, plan, deadline, respond, then, schemas, held, connection, correlation_id };
         (name, WideRequest::new(scan))
     }
 

@@ -174,10 +174,9 @@ pub(crate) struct Scan {
     /// An `INSERT ... SELECT`: the rows become writes instead of an answer.
     pub(crate) then: Option<(Box<ferrogrid_sql::InsertSelect>, Arc<crate::shared::Shared>)>,
     pub(crate) schemas: Arc<Schemas>,
-    /// What the statement may hold: `max-sql-rows-per-query` rows (or groups of a
-    /// partition) and `max-sql-bytes-per-query` bytes of entries.
-    pub(crate) bounds: ferrogrid_sql::exec::Bounds,
-    /// What this member's shares keep of it, against `bounds` (every reactor's count).
+    /// What this member's shares keep of it (every reactor's count), against what the
+    /// statement may hold: `max-sql-rows-per-query` rows (or groups of a partition) and
+    /// `max-sql-bytes-per-query` bytes of entries.
     pub(crate) held: ferrogrid_sql::exec::Held,
     pub(crate) connection: Option<Arc<ConnectionShared>>,
     /// The client's request (an `INSERT ... SELECT`'s writes answer it).
@@ -353,7 +352,7 @@ impl WideOperation for Scan {
     }
 
     fn empty(&self) -> Scanned {
-        Scanned::new(self.bounds)
+        Scanned::new(self.held.bounds())
     }
 
     fn on_share(&self, _map: &str, share: &mut ShareContext<'_>, partial: &mut Scanned) {

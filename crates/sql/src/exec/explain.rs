@@ -9,7 +9,6 @@
 use super::hints::{index_hints, HintTerm};
 use super::parts::{mode, Mode};
 use crate::plan::{AggregateFunction, SelectPlan, Source};
-
 use ferrogrid_query::Value;
 
 /// An index of a map, as the member has it: SORTED or HASH, on its attributes.
@@ -100,15 +99,12 @@ fn operand(expr: &crate::expr::Expr) -> String {
 /// The steps reading a plan's sources (a join over them), depths relative to the first.
 fn scans(plan: &SelectPlan, indexes: &dyn Fn(&str) -> Vec<IndexInfo>, parts: Mode) -> Vec<(usize, String)> {
     let mut steps = Vec::new();
-    let joined = plan.sources.len() > 1;
-    if joined {
-        for (i, join) in plan.joins.iter().enumerate() {
-            let kind = match join.kind {
-                crate::plan::JoinKind::Inner => "inner",
-                crate::plan::JoinKind::Left => "left",
-            };
-            steps.push((i, format!("JoinNestedLoopPhysicalRel(joinType=[{kind}])")));
-        }
+    for (i, join) in plan.joins.iter().enumerate() {
+        let kind = match join.kind {
+            crate::plan::JoinKind::Inner => "inner",
+            crate::plan::JoinKind::Left => "left",
+        };
+        steps.push((i, format!("JoinNestedLoopPhysicalRel(joinType=[{kind}])")));
     }
     let depth = plan.joins.len();
     for source in &plan.sources {
@@ -129,8 +125,8 @@ fn scan(plan: &SelectPlan, source: &Source, indexes: &dyn Fn(&str) -> Vec<IndexI
         Mode::Filtered => "filtered",
         Mode::Sources => "entries",
     };
-    if source.inline.is_some() {
-        return format!("ValuesPhysicalRel(rows=[{}])", source.inline.as_ref().map_or(0, Vec::len));
+    if let Some(inline) = &source.inline {
+        return format!("ValuesPhysicalRel(rows=[{}])", inline.len());
     }
     if let Some(keys) = &source.keys {
         return format!("SelectByKeyMapPhysicalRel({}, keys=[{}], parts=[{carried}])", table(source), keys.len());

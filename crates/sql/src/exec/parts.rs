@@ -14,7 +14,7 @@
 //! otherwise the passing entries do.
 
 use super::groups::{Group, Groups, State, Table};
-use super::{finish, order_cmp, used_columns, Fold, Held, LastSchema, ResultSet, RowReader, HELD_PER_ENTRY};
+use super::{finish, held_bytes, order_cmp, used_columns, Fold, Held, LastSchema, ResultSet, RowReader};
 use crate::catalog::Entries;
 use crate::error::{Code, Result, SqlError};
 use crate::plan::{Grouping, SelectPlan};
@@ -37,12 +37,9 @@ pub enum Part {
 }
 
 impl Part {
-    /// The entries it carries: how many, and the bytes they take ([`HELD_PER_ENTRY`] each
-    /// beyond their keys and values).
+    /// The entries it carries: how many, and the bytes they take ([`held_bytes`]).
     pub fn weight(&self) -> (usize, usize) {
-        let weigh = |entries: &Entries| {
-            entries.iter().map(|(key, value)| key.len() + value.len() + HELD_PER_ENTRY).sum::<usize>()
-        };
+        let weigh = |entries: &Entries| entries.iter().map(|(key, value)| held_bytes(key, value)).sum::<usize>();
         match self {
             Part::Filtered(entries) => (entries.len(), weigh(entries)),
             Part::Sources(sources) => {
@@ -89,7 +86,6 @@ pub struct PartScanner<'p> {
     reader: RowReader<'p>,
     schemas: LastSchema<'p>,
     mode: Mode,
-    max_rows: usize,
     /// The passing entries of every partition this member's shares read, against the
     /// statement's bounds: a share stops as soon as the statement could not hold them.
     held: &'p Held,
@@ -120,9 +116,8 @@ impl<'p> PartScanner<'p> {
             Some(limit) if unordered => limit.saturating_add(plan.offset),
             _ => usize::MAX,
         };
-        let max_rows = held.bounds().rows;
-        let top = top(plan, mode, max_rows);
-        Ok(PartScanner { plan, reader, schemas: LastSchema::new(schemas), mode, max_rows, held, top, cap })
+        let top = top(plan, mode, held.bounds().rows);
+        Ok(PartScanner { plan, reader, schemas: LastSchema::new(schemas), mode, held, top, cap })
     }
 
     pub fn mode(&self) -> Mode {
@@ -143,7 +138,7 @@ impl<'p> PartScanner<'p> {
         match self.mode {
             Mode::Grouped => {
                 let Some(grouping) = &self.plan.grouping else { return Part::Grouped(Table::default()) };
-                let mut groups = Groups::new(grouping, self.max_rows);
+                let mut groups = Groups::new(grouping, self.held.bounds().rows);
                 match self.each_passing(entries, |row, _, _| groups.add(row)) {
                     Ok(()) => Part::Grouped(groups.into_table()),
                     Err(error) => Part::Failed(error),
@@ -152,7 +147,7 @@ impl<'p> PartScanner<'p> {
             _ => {
                 let mut passed = Vec::new();
                 let outcome = self.each_passing(entries, |_, key, value| {
-                    self.held.add(1, key.len() + value.len() + HELD_PER_ENTRY)?;
+                    self.held.add(1, held_bytes(key, value))?;
                     passed.push((key.to_vec(), value.to_vec()));
                     Ok(())
                 });
@@ -184,7 +179,7 @@ impl<'p> PartScanner<'p> {
             if k == 0 || worst.as_ref().is_some_and(|worst| !better(worst, &mut failure)) {
                 return Ok(());
             }
-            self.held.add(1, key.len() + value.len() + HELD_PER_ENTRY)?;
+            self.held.add(1, held_bytes(key, value))?;
             kept.push((keys, read, key.to_vec(), value.to_vec()));
             if kept.len() >= 2 * k {
                 self.cut(&mut kept, k, &mut failure);
@@ -208,8 +203,7 @@ impl<'p> PartScanner<'p> {
         let order = &self.plan.order;
         kept.sort_by(|a, b| order_cmp(order, &a.0, &b.0, failure).then(a.1.cmp(&b.1)));
         if kept.len() > k {
-            let bytes: usize =
-                kept[k..].iter().map(|(_, _, key, value)| key.len() + value.len() + HELD_PER_ENTRY).sum();
+            let bytes: usize = kept[k..].iter().map(|(_, _, key, value)| held_bytes(key, value)).sum();
             self.held.release(kept.len() - k, bytes);
             kept.truncate(k);
         }
