@@ -81,32 +81,37 @@ struct Extraction {
 }
 
 impl Extraction {
-    fn whole(blob: &[u8], schemas: &dyn SchemaSource) -> Result<Extraction, ExecError> {
+    /// A whole blob; its inline form only if `inline` (writing it is most of the cost).
+    fn whole(blob: &[u8], schemas: &dyn SchemaSource, inline: bool) -> Result<Extraction, ExecError> {
         let value = read_value(blob, schemas)?;
         let array_type = ArrayType::from_type_id(data::type_id(blob)?);
-        let inline = Some(write::inline_of_data(blob, schemas).unwrap_or_default()).filter(|inline| !inline.is_empty());
+        let inline = inline
+            .then(|| Some(write::inline_of_data(blob, schemas).unwrap_or_default()).filter(|inline| !inline.is_empty()))
+            .flatten();
         let items = vec![value];
         Ok(Extraction { items, marked: false, multi: false, json_internal: false, inline, array_type })
     }
 }
 
+/// What `path` (None: the value) gives for an entry; with a whole blob's inline form if
+/// `inline`.
 fn extract_items(
     path: Option<&Path>,
-    key: &[u8],
-    value: &[u8],
+    (key, value): (&[u8], &[u8]),
     schemas: &dyn SchemaSource,
+    inline: bool,
 ) -> Result<Extraction, ExecError> {
     let Some(path) = path else {
-        return Extraction::whole(value, schemas);
+        return Extraction::whole(value, schemas, inline);
     };
     if path.steps().is_empty() {
         let blob = if path.root() == Root::Key { key } else { value };
         if data::type_id(blob)? == JSON {
-            let mut extraction = Extraction::whole(blob, schemas)?;
+            let mut extraction = Extraction::whole(blob, schemas, inline)?;
             extraction.json_internal = true;
             return Ok(extraction);
         }
-        return Extraction::whole(blob, schemas);
+        return Extraction::whole(blob, schemas, inline);
     }
     let (extracted, marked) = extract_marked(key, value, path, schemas)?;
     let (items, multi) = match extracted {
@@ -235,7 +240,7 @@ fn whole_blob(blob: &[u8], schemas: &dyn SchemaSource) -> Result<Option<Vec<u8>>
 
 /// One attribute's value as an inline object (type id 0 for null).
 fn projected_inline(path: &Path, key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> Result<Vec<u8>, ExecError> {
-    let extraction = extract_items(Some(path), key, value, schemas)?;
+    let extraction = extract_items(Some(path), (key, value), schemas, true)?;
     if extraction.json_internal {
         return Err(ExecError::Unsupported("Hazelcast's internal JSON value (Java-serialized)".into()));
     }

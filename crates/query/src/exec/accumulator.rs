@@ -235,7 +235,8 @@ impl Accumulator {
         if let State::Invalid(error) = &self.state {
             return Err(error.clone());
         }
-        let extraction = extract_items(self.attribute.as_ref(), key, value, schemas)?;
+        let inline = matches!(self.state, State::Distinct(_));
+        let extraction = extract_items(self.attribute.as_ref(), (key, value), schemas, inline)?;
         if extraction.json_internal {
             return self.accumulate_json_internal();
         }
@@ -250,9 +251,7 @@ impl Accumulator {
         }
         let inline = if values.len() == 1 { extraction.inline } else { None };
         let entry = Taken { values, inline, array_type: extraction.array_type, key, value, schemas };
-        let next = self.state.with(entry)?;
-        self.state = next;
-        Ok(())
+        self.state.take(entry)
     }
 
     /// Hazelcast's internal JSON value (`this` of a JSON document): only counted.
@@ -282,6 +281,11 @@ impl Accumulator {
         if other.class_id != self.class_id {
             let message = format!("aggregator {} cannot be combined with aggregator {}", other.class_id, self.class_id);
             return Err(ExecError::ClassCast(message));
+        }
+        if let (State::Distinct(set), State::Distinct(other)) = (&mut self.state, &other.state) {
+            // Combining sets cannot fail: in place (a copy per combine grows with the set).
+            set.put_all(other);
+            return Ok(());
         }
         let next = self.state.combined(other.state)?;
         self.state = next;
@@ -334,21 +338,40 @@ struct Taken<'e> {
     schemas: &'e dyn SchemaSource,
 }
 
+/// The distinct set's entries for the values `taken` holds.
+fn distinct_items(taken: &Taken<'_>) -> Result<Vec<Distinct>, ExecError> {
+    let mut items = Vec::with_capacity(taken.values.len());
+    for value in &taken.values {
+        let inline = match &taken.inline {
+            Some(inline) => inline.clone(),
+            None => write::canonical_inline(&inline_of(value, taken.array_type)?, taken.schemas)?,
+        };
+        items.push(distinct_of(value, inline)?);
+    }
+    Ok(items)
+}
+
 impl State {
+    /// Takes `taken` (`accumulateExtracted` for each value); on an error the state is as it
+    /// was. A distinct set is changed in place once every value is ready (a copy per entry
+    /// made a distinct aggregation quadratic).
+    fn take(&mut self, taken: Taken<'_>) -> Result<(), ExecError> {
+        if let State::Distinct(set) = self {
+            for item in distinct_items(&taken)? {
+                set.put(item);
+            }
+            return Ok(());
+        }
+        *self = self.with(taken)?;
+        Ok(())
+    }
+
     /// The state after `taken` (`accumulateExtracted` for each value), or the first error.
     fn with(&self, taken: Taken<'_>) -> Result<State, ExecError> {
         let mut next = self.clone();
         match &mut next {
             State::Count(count) => *count = count.wrapping_add(taken.values.len() as i64),
-            State::Distinct(set) => {
-                for value in &taken.values {
-                    let inline = match &taken.inline {
-                        Some(inline) => inline.clone(),
-                        None => write::canonical_inline(&inline_of(value, taken.array_type)?, taken.schemas)?,
-                    };
-                    set.put(distinct_of(value, inline)?);
-                }
-            }
+            State::Distinct(set) => distinct_items(&taken)?.into_iter().for_each(|item| set.put(item)),
             State::LongSum { takes, sum, count } => {
                 for value in &taken.values {
                     let add = match takes {
@@ -636,7 +659,7 @@ fn decode_state(fresh: &State, input: &mut Input<'_>) -> Result<State, ReadError
                 let inline = read_required(input)?;
                 entries.push(Distinct { canonical, hash, inline });
             }
-            State::Distinct(DistinctSet { entries, capacity, threshold })
+            State::Distinct(DistinctSet::decoded(entries, capacity, threshold))
         }
         State::LongSum { takes, count, .. } => {
             State::LongSum { takes: *takes, sum: input.i64()?, count: read_count(input, count)? }

@@ -26,24 +26,44 @@ pub(super) struct DistinctSet {
     pub(super) entries: Vec<Distinct>,
     pub(super) capacity: u32,
     pub(super) threshold: u32,
+    /// Where each entry with a canonical form is in `entries`, by that form (a put finds its
+    /// equal in one lookup, not by walking every entry).
+    positions: std::collections::HashMap<Vec<u8>, usize>,
 }
 
 pub(super) const MAX_CAPACITY: u32 = 1 << 30;
 
 impl DistinctSet {
+    /// A set as another member sent it (its entries already distinct, in its order).
+    pub(super) fn decoded(entries: Vec<Distinct>, capacity: u32, threshold: u32) -> DistinctSet {
+        let mut set =
+            DistinctSet { entries: Vec::with_capacity(entries.len()), capacity, threshold, ..DistinctSet::default() };
+        for entry in entries {
+            set.append(entry);
+        }
+        set
+    }
+
     pub(super) fn put(&mut self, entry: Distinct) {
-        let equal = |other: &Distinct| !entry.canonical.is_empty() && other.canonical == entry.canonical;
-        if let Some(existing) = self.entries.iter_mut().find(|other| equal(other)) {
-            existing.inline = entry.inline;
+        if let Some(&at) = self.positions.get(&entry.canonical) {
+            self.entries[at].inline = entry.inline;
             return;
         }
         if self.capacity == 0 {
             self.capacity = if self.threshold > 0 { self.threshold } else { 16 };
         }
-        self.entries.push(entry);
+        self.append(entry);
         if self.entries.len() as u64 > u64::from(self.capacity) * 3 / 4 && self.capacity < MAX_CAPACITY {
             self.capacity *= 2;
         }
+    }
+
+    /// Adds `entry` as a new one (a value equal only to itself has no canonical form to find).
+    fn append(&mut self, entry: Distinct) {
+        if !entry.canonical.is_empty() {
+            self.positions.insert(entry.canonical.clone(), self.entries.len());
+        }
+        self.entries.push(entry);
     }
 
     /// `HashMap.putAll` (what `combine` does): presizes an unallocated table, then puts.
