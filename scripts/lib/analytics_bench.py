@@ -5,8 +5,9 @@ scripts/bench-analytics; issue 35's table).
 One member at a time (tests/python/member.py), one official Python client (smart routing, one
 thread). ENTRIES Compact `Trade` values (symbol of 10, qty int32 1..1000, price float64
 1..1000, seeded) loaded with put_all in chunks of 1,000; then per query WARMUP untimed runs and
-RUNS timed ones, sequential: the four of QUERIES on the map without indexes, then the four of
-INDEXED once a SORTED index on price and a HASH index on qty are added. Reports the median and p90 wall time per query and target (at least RUNS runs, and as many more as
+RUNS timed ones, sequential: the four of QUERIES on the map without indexes, then the five of
+INDEXED once a SORTED index on price and a HASH index on qty are added, then the two JOINS
+(`--only TEXT` runs the queries whose names contain TEXT). Reports the median and p90 wall time per query and target (at least RUNS runs, and as many more as
 fill MIN_SECONDS) and Hazelcast's median / the target's (above 1: faster than Hazelcast), and the member process's
 CPU time (user and system, every thread, from /proc) per query over the timed runs, with
 Hazelcast's over the target's. The answers of every target
@@ -33,7 +34,8 @@ from hazelcast.aggregator import count, int_sum  # noqa: E402
 from hazelcast.config import IndexType  # noqa: E402
 
 import member as member_mod  # noqa: E402
-from sql_bench import TRADES_MAPPING, TradeSerializer, cpu_seconds, load_trades, percentile  # noqa: E402
+from hazelcast.core import HazelcastJsonValue  # noqa: E402
+from sql_bench import SYMBOLS, TRADES_MAPPING, TradeSerializer, cpu_seconds, load_trades, percentile  # noqa: E402
 
 QUERIES = [
     ("SQL GROUP BY symbol: COUNT, SUM(qty), AVG(price)",
@@ -68,6 +70,30 @@ INDEXED = [
 ]
 
 
+# Run last: joins of the trades with a dimension map (`symbols`: each symbol's sector, JSON)
+# and with themselves, narrowed by WHERE terms on each side.
+SYMBOLS_MAPPING = (
+    "CREATE MAPPING symbols (__key VARCHAR, sector VARCHAR) TYPE IMap "
+    "OPTIONS ('keyFormat'='varchar', 'valueFormat'='json-flat')"
+)
+JOINS = [
+    ("SQL JOIN symbols ON symbol = __key GROUP BY sector: COUNT, SUM(qty)",
+     lambda c, m: sorted(tuple(r.get_object_with_index(i) for i in range(3)) for r in c.sql.execute(
+         "SELECT s.sector, COUNT(*), SUM(t.qty) FROM trades t JOIN symbols s ON t.symbol = s.__key "
+         "GROUP BY s.sector").result())),
+    ("SQL self-JOIN ON a.qty = b.qty WHERE a.price < ? AND b.price < ?: COUNT(*)",
+     lambda c, m: [r.get_object_with_index(0) for r in c.sql.execute(
+         "SELECT COUNT(*) FROM trades a JOIN trades b ON a.qty = b.qty WHERE a.price < ? AND b.price < ?",
+         5.0, 5.0).result()]),
+]
+
+
+def load_symbols(client):
+    client.sql.execute(SYMBOLS_MAPPING).result()
+    symbols = client.get_map("symbols").blocking()
+    symbols.put_all({s: HazelcastJsonValue({"sector": "S%d" % (i % 3)}) for i, s in enumerate(SYMBOLS)})
+
+
 def summary(answer):
     if isinstance(answer, list) and answer and isinstance(answer[0], tuple):
         return [tuple(round(float(x), 6) if isinstance(x, float) or hasattr(x, "as_tuple") else x for x in row)
@@ -93,8 +119,9 @@ def run_target(spec, args):
             client.sql.execute(TRADES_MAPPING).result()
             trades = client.get_map("trades").blocking()
             load_trades(trades, args.entries, args.seed)
+            load_symbols(client)
             results = {}
-            for name, query in QUERIES + INDEXED:
+            for name, query in selected(args):
                 if name == INDEXED[0][0]:
                     trades.add_index(attributes=["price"], index_type=IndexType.SORTED)
                     trades.add_index(attributes=["qty"], index_type=IndexType.HASH)
@@ -115,6 +142,11 @@ def run_target(spec, args):
             client.shutdown()
 
 
+def selected(args):
+    """The queries to run (those whose names contain --only, when given), in order."""
+    return [(name, query) for name, query in QUERIES + INDEXED + JOINS if args.only in name]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--targets", default=os.environ.get("BENCH_TARGETS", "ferrogrid,hazelcast,ferrogrid"))
@@ -123,19 +155,20 @@ def main():
     parser.add_argument("--warmup", type=int, default=int(os.environ.get("BENCH_WARMUP", "3")))
     parser.add_argument("--min-seconds", type=float, default=float(os.environ.get("BENCH_MIN_SECONDS", "2")))
     parser.add_argument("--seed", type=int, default=35)
+    parser.add_argument("--only", default="", help="run only the queries whose names contain this")
     args = parser.parse_args()
     targets = args.targets.split(",")
     measured = [(t, run_target(t, args)) for t in targets]
     reference = next((r for t, r in measured if t == "hazelcast"), None)
     first = measured[0][1]
-    for name, _ in QUERIES + INDEXED:
+    for name, _ in selected(args):
         answers = {t: r[name][2] for t, r in measured}
         if any(a != first[name][2] for a in answers.values()):
             print("answers differ for %s: %r" % (name, answers), file=sys.stderr)
     print("| target | query | median ms | p90 ms | Hazelcast median / this | server CPU ms per query | Hazelcast's / this |")
     print("|---|---|---|---|---|---|---|")
     for target, results in measured:
-        for name, _ in QUERIES + INDEXED:
+        for name, _ in selected(args):
             median, p90, _, cpu = results[name]
             ratio = "%.2f×" % (reference[name][0] / median) if reference else ""
             cpu_ratio = "%.2f×" % (reference[name][3] / cpu) if reference and cpu > 0 else ""

@@ -1360,6 +1360,45 @@ def test_left_join_and_group_by_over_a_join(sql_client, people, names):
     assert query(sql_client, "SELECT COUNT(*) FROM %s CROSS JOIN %s" % (people, dept))[1] == [[18]]
 
 
+def test_an_equi_join_with_where_terms_on_each_side(sql_client, names):
+    """Joins on equal columns (a hash join in ferrogrid) with WHERE terms on one side or the
+    other (which filter that side before the join where that is the same), an anti-join by a
+    LEFT join's missing right side, and a join on text grouped: the rows a nested loop over
+    every pair gives (computed here)."""
+    a, b = names("a_"), names("b_")
+    for name in (a, b):
+        ddl = ("CREATE MAPPING %s (__key INT, k INT, v INT, s VARCHAR) TYPE IMap "
+               "OPTIONS ('keyFormat'='int', 'valueFormat'='json-flat')")
+        assert update(sql_client, ddl % name) == 0
+    rows_a = {i: {"k": i % 50, "v": i, "s": "s%d" % (i % 7)} for i in range(1000)}
+    rows_b = {j: {"k": j % 70 if j % 13 else None, "v": 1000 - j, "s": "s%d" % (j % 5)} for j in range(1000)}
+    sql_client.get_map(a).blocking().put_all({i: HazelcastJsonValue(json.dumps(r)) for i, r in rows_a.items()})
+    sql_client.get_map(b).blocking().put_all({j: HazelcastJsonValue(json.dumps(r)) for j, r in rows_b.items()})
+
+    sql = ("SELECT x.__key, y.__key FROM %s x JOIN %s y ON x.k = y.k WHERE x.v < 100 AND y.v <= 100 "
+           "ORDER BY x.__key, y.__key" % (a, b))
+    expected = sorted([i, j] for i, x in rows_a.items() for j, y in rows_b.items()
+                      if x["k"] == y["k"] and x["v"] < 100 and y["v"] <= 100)
+    assert expected and query(sql_client, sql)[1] == expected
+
+    sql = ("SELECT x.__key FROM %s x LEFT JOIN %s y ON x.k = y.k AND y.v > 950 "
+           "WHERE y.__key IS NULL AND x.v < 300 ORDER BY x.__key" % (a, b))
+    matched = {y["k"] for y in rows_b.values() if y["v"] > 950 and y["k"] is not None}
+    expected = [i for i, x in sorted(rows_a.items()) if x["v"] < 300 and x["k"] not in matched]
+    assert expected and keys(sql_client, sql) == expected
+
+    sql = ("SELECT x.s, COUNT(*), SUM(y.v) FROM %s x JOIN %s y ON y.s = x.s AND x.k = y.k "
+           "WHERE x.v >= 500 GROUP BY x.s ORDER BY x.s" % (a, b))
+    groups = {}
+    for x in rows_a.values():
+        for y in rows_b.values():
+            if x["s"] == y["s"] and x["k"] == y["k"] and x["v"] >= 500:
+                count, total = groups.get(x["s"], (0, 0))
+                groups[x["s"]] = (count + 1, total + y["v"])
+    expected = [[s, count, total] for s, (count, total) in sorted(groups.items())]
+    assert expected and query(sql_client, sql)[1] == expected
+
+
 def test_union(sql_client, people, names):
     dept = create_departments(sql_client, names("dept_"))
     cols, rows = query(sql_client, "SELECT CAST(__key AS VARCHAR) FROM %s UNION SELECT __key FROM %s" % (people, dept))

@@ -7,16 +7,18 @@
 pub mod explain;
 mod groups;
 pub mod hints;
+mod join;
 pub mod parts;
 
 pub use crate::catalog::Entries;
 use crate::error::{Result, SqlError};
 use crate::expr::{compare, Expr};
-use crate::plan::{ColumnMeta, JoinKind, OrderKey, SelectPlan};
+use crate::plan::{ColumnMeta, OrderKey, SelectPlan};
 use ferrogrid_query::compact::SchemaSource;
 use ferrogrid_query::Value;
 use groups::{row_key, Groups};
 pub use parts::{run_parts, Part, PartScanner};
+
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
@@ -264,7 +266,8 @@ impl SchemaSource for LastSchema<'_> {
     }
 }
 
-/// Reads every source's rows: one row per accepted entry, every column of the mapping.
+/// Reads every source's rows: one row per accepted entry that passes the source's share of
+/// WHERE (`pushed_filters`), every column of the mapping.
 fn read_rows(
     plan: &SelectPlan,
     inputs: &[Entries],
@@ -272,21 +275,89 @@ fn read_rows(
     max_rows: usize,
 ) -> Result<Vec<Vec<Vec<Value>>>> {
     let used = used_columns(plan);
+    let filters = pushed_filters(plan);
     let schemas = &LastSchema::new(schemas);
     let mut tables = Vec::with_capacity(plan.sources.len());
     for (source, entries) in plan.sources.iter().zip(inputs) {
         let entries = source.inline.as_ref().unwrap_or(entries);
-        if entries.len() > max_rows {
-            return Err(too_many(max_rows));
-        }
         let reader = RowReader::new(source, &used)?;
-        let mut rows = Vec::with_capacity(entries.len());
+        let filter = &filters[tables.len()];
+        let mut rows = Vec::new();
         for (key, value) in entries {
-            rows.extend(reader.read(key, value, schemas)?);
+            let Some(row) = reader.read(key, value, schemas)? else { continue };
+            if filter.iter().try_fold(true, |passes, term| Ok::<_, SqlError>(passes && term.passes(&row)?))? {
+                if rows.len() >= max_rows {
+                    return Err(too_many(max_rows));
+                }
+                rows.push(row);
+            }
         }
         tables.push(rows);
     }
     Ok(tables)
+}
+
+/// One source's share of WHERE (`pushed_filters`) where its entries are: a partition keeps
+/// from its entries only those the coordinator would keep (an entry whose row cannot be read
+/// or whose terms fail is kept: the coordinator then fails the statement as it would have).
+pub struct SourceFilter<'p> {
+    reader: RowReader<'p>,
+    terms: Vec<Expr>,
+}
+
+impl std::fmt::Debug for SourceFilter<'_> {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        out.debug_struct("SourceFilter").field("terms", &self.terms).finish()
+    }
+}
+
+impl<'p> SourceFilter<'p> {
+    /// Per source of `plan`, its filter; None where it has no terms of its own.
+    pub fn of(plan: &'p SelectPlan) -> Vec<Option<SourceFilter<'p>>> {
+        let used = used_columns(plan);
+        let filters = pushed_filters(plan).into_iter().zip(&plan.sources);
+        filters
+            .map(|(terms, source)| {
+                let reader = RowReader::new(source, &used).ok()?;
+                (!terms.is_empty()).then_some(SourceFilter { reader, terms })
+            })
+            .collect()
+    }
+
+    /// Whether the coordinator may keep the entry.
+    pub fn keeps(&self, key: &[u8], value: &[u8], schemas: &dyn SchemaSource) -> bool {
+        match self.reader.read(key, value, schemas) {
+            Ok(Some(row)) => self.terms.iter().all(|term| term.passes(&row).unwrap_or(true)),
+            Ok(None) => false,
+            Err(_) => true,
+        }
+    }
+}
+
+/// Per source, the conjuncts of WHERE that read only its columns (rebased to its rows) where
+/// filtering its rows before the join is the same as filtering the joined rows: the first
+/// source and those joined with an inner join (every joined row holds one of their rows; a
+/// LEFT join's right side may be nulls instead, which such a term could pass). WHERE is still
+/// evaluated over the joined rows: this only keeps rows that cannot pass out of the join.
+fn pushed_filters(plan: &SelectPlan) -> Vec<Vec<Expr>> {
+    let conjuncts: Vec<&Expr> = match plan.filter.as_ref().map(|filter| &filter.kind) {
+        None => Vec::new(),
+        Some(crate::expr::Kind::And(items)) => items.iter().collect(),
+        Some(_) => plan.filter.iter().collect(),
+    };
+    let mut filters = Vec::with_capacity(plan.sources.len());
+    for (index, source) in plan.sources.iter().enumerate() {
+        let inner =
+            index == 0 || plan.joins.get(index - 1).is_some_and(|join| join.kind == crate::plan::JoinKind::Inner);
+        let range = source.offset..source.offset + source.mapping.columns.len();
+        let own = |term: &Expr| {
+            let columns = term.columns();
+            !columns.is_empty() && columns.iter().all(|column| range.contains(column))
+        };
+        let terms = conjuncts.iter().filter(|term| own(term)).map(|term| term.rebased(source.offset));
+        filters.push(if inner { terms.collect() } else { Vec::new() });
+    }
+    filters
 }
 
 /// One source without joins, read entry by entry: each row is filtered as it is read and, in
@@ -392,51 +463,6 @@ pub fn check(deadline: Deadline) -> Result<()> {
     }
 }
 
-/// Joins the sources' rows left to right (nested loops), checking the deadline at each row
-/// of the left side.
-fn join(
-    plan: &SelectPlan,
-    mut tables: Vec<Vec<Vec<Value>>>,
-    max_rows: usize,
-    deadline: Deadline,
-) -> Result<Vec<Vec<Value>>> {
-    if tables.is_empty() {
-        return Ok(vec![Vec::new()]);
-    }
-    let mut rows = std::mem::take(&mut tables[0]);
-    for (index, join) in plan.joins.iter().enumerate() {
-        let right = std::mem::take(&mut tables[index + 1]);
-        let width = plan.sources[index + 1].mapping.columns.len();
-        let mut joined = Vec::new();
-        for left in &rows {
-            check(deadline)?;
-            let mut matched = false;
-            for candidate in &right {
-                let mut row = left.clone();
-                row.extend(candidate.iter().cloned());
-                let passes = match &join.on {
-                    Some(on) => on.passes(&row)?,
-                    None => true,
-                };
-                if passes {
-                    matched = true;
-                    if joined.len() >= max_rows {
-                        return Err(too_many(max_rows));
-                    }
-                    joined.push(row);
-                }
-            }
-            if !matched && join.kind == JoinKind::Left {
-                let mut row = left.clone();
-                row.extend(std::iter::repeat_n(Value::Null, width));
-                joined.push(row);
-            }
-        }
-        rows = joined;
-    }
-    Ok(rows)
-}
-
 /// Runs `plan` over its sources' entries (one `Entries` per source, in order).
 pub fn run(plan: &SelectPlan, inputs: &[Entries], schemas: &dyn SchemaSource, max_rows: usize) -> Result<ResultSet> {
     run_within(plan, inputs, schemas, max_rows, None)
@@ -473,7 +499,7 @@ pub fn run_within(
         return finish(plan, rows);
     }
     let tables = read_rows(plan, inputs, schemas, max_rows)?;
-    let mut rows = join(plan, tables, max_rows, deadline)?;
+    let mut rows = join::join(plan, tables, max_rows, deadline)?;
     if let Some(filter) = &plan.filter {
         let mut kept = Vec::with_capacity(rows.len());
         for row in rows {

@@ -198,6 +198,51 @@ impl Expr {
         }
     }
 
+    /// [`Expr::operands`], to change.
+    fn operands_mut(&mut self) -> Vec<&mut Expr> {
+        match &mut self.kind {
+            Kind::Column(_) | Kind::Literal(_) | Kind::Parameter { .. } => Vec::new(),
+            Kind::Negate(e) | Kind::Not(e) | Kind::IsNull(e, _) | Kind::IsBool(e, ..) | Kind::Cast(e) => vec![e],
+            Kind::Arithmetic(_, l, r) | Kind::Compare(_, l, r) => vec![l, r],
+            Kind::And(list) | Kind::Or(list) | Kind::Call(_, list) => list.iter_mut().collect(),
+            Kind::Between { operand, low, high, .. } => vec![operand, low, high],
+            Kind::In { operand, list, .. } => std::iter::once(&mut **operand).chain(list).collect(),
+            Kind::Like { operand, pattern, escape, .. } => {
+                [&mut **operand, &mut **pattern].into_iter().chain(escape.as_deref_mut()).collect()
+            }
+            Kind::Case { whens, otherwise } => {
+                whens.iter_mut().flat_map(|(w, t)| [w, t]).chain(otherwise.as_deref_mut()).collect()
+            }
+        }
+    }
+
+    /// The columns it reads, each at most once, in no particular order.
+    pub fn columns(&self) -> Vec<usize> {
+        let mut columns = Vec::new();
+        let mut pending = vec![self];
+        while let Some(expr) = pending.pop() {
+            match expr.kind {
+                Kind::Column(index) if !columns.contains(&index) => columns.push(index),
+                _ => pending.extend(expr.operands()),
+            }
+        }
+        columns
+    }
+
+    /// The same expression over rows whose first column is this one's column `by` (every
+    /// column it reads is at `by` or after).
+    pub fn rebased(&self, by: usize) -> Expr {
+        let mut rebased = self.clone();
+        let mut pending = vec![&mut rebased];
+        while let Some(expr) = pending.pop() {
+            if let Kind::Column(index) = &mut expr.kind {
+                *index -= by;
+            }
+            pending.extend(expr.operands_mut());
+        }
+        rebased
+    }
+
     /// The value of a constant expression (no columns), or None.
     pub fn constant(&self) -> Option<&Value> {
         match &self.kind {

@@ -18,6 +18,7 @@ use ferrogrid_protocol::{Data, DecodeError, Message, MessageType, Uuid};
 use ferrogrid_query::SchemaSource;
 use ferrogrid_sql::exec::parts::{self, Part, PartScanner};
 use ferrogrid_sql::exec::Entries;
+use ferrogrid_sql::exec::SourceFilter;
 use ferrogrid_sql::plan::SelectPlan;
 use ferrogrid_sql::write::Action;
 use ferrogrid_sql::{Change, Code, SqlError};
@@ -329,17 +330,27 @@ impl Scan {
     }
 }
 
-/// A source's live entries in one partition's store of its map: those of `keys`, or all.
-fn read_source(keys: Option<&[Vec<u8>]>, store: &RecordStore, now_ms: i64, found: &mut Vec<(Vec<u8>, Vec<u8>)>) {
+/// A source's live entries in one partition's store of its map (those of `keys`, or all)
+/// that its share of WHERE keeps, if it has one (`SourceFilter`).
+fn read_source(
+    (keys, filter): (Option<&[Vec<u8>]>, Option<&SourceFilter<'_>>),
+    (store, now_ms, schemas): (&RecordStore, i64, &dyn SchemaSource),
+    found: &mut Vec<(Vec<u8>, Vec<u8>)>,
+) {
+    let mut take = |key: &[u8], value: &[u8]| {
+        if filter.is_none_or(|filter| filter.keeps(key, value, schemas)) {
+            found.push((key.to_vec(), value.to_vec()));
+        }
+    };
     match keys {
         Some(keys) => {
             for key in keys {
                 if let Some(entry) = store.get(key, now_ms) {
-                    found.push((key.clone(), entry.value().to_vec()));
+                    take(key, entry.value());
                 }
             }
         }
-        None => found.extend(store.iter(now_ms).map(|(key, entry)| (key.to_vec(), entry.value().to_vec()))),
+        None => store.iter(now_ms).for_each(|(key, entry)| take(key, entry.value())),
     }
 }
 
@@ -366,6 +377,7 @@ impl WideOperation for Scan {
             _ => Some(PartScanner::new(plan, &*self.schemas, &self.held)),
         };
         let lookups = if scanner.is_some() { self.lookups() } else { Vec::new() };
+        let filters = if scanner.is_none() { SourceFilter::of(plan) } else { Vec::new() };
         for local in 0..share.partitions.len() {
             if !share.owned.get(local).copied().unwrap_or(true) {
                 continue;
@@ -393,7 +405,9 @@ impl WideOperation for Scan {
                             continue;
                         }
                         if let Some(store) = share.partitions[local].map(&source.mapping.map) {
-                            read_source(source.keys.as_deref(), store, share.now_ms, &mut found[index]);
+                            let filter = filters.get(index).and_then(Option::as_ref);
+                            let at = (store, share.now_ms, &*self.schemas as &dyn SchemaSource);
+                            read_source((source.keys.as_deref(), filter), at, &mut found[index]);
                         }
                     }
                     Part::Sources(found)

@@ -104,7 +104,16 @@ fn scans(plan: &SelectPlan, indexes: &dyn Fn(&str) -> Vec<IndexInfo>, parts: Mod
             crate::plan::JoinKind::Inner => "inner",
             crate::plan::JoinKind::Left => "left",
         };
-        steps.push((i, format!("JoinNestedLoopPhysicalRel(joinType=[{kind}])")));
+        let left_width: usize = plan.sources[..=i].iter().map(|source| source.mapping.columns.len()).sum();
+        let keys = join.on.as_ref().map(|on| super::join::equalities(on, left_width)).unwrap_or_default();
+        let text = if keys.is_empty() {
+            format!("JoinNestedLoopPhysicalRel(joinType=[{kind}])")
+        } else {
+            // (the right side's columns numbered as in the joined row)
+            let keys: Vec<String> = keys.iter().map(|key| format!("${} = ${}", key.left, key.right + left_width)).collect();
+            format!("JoinHashPhysicalRel(joinType=[{kind}], keys=[{}])", keys.join(", "))
+        };
+        steps.push((i, text));
     }
     let depth = plan.joins.len();
     for source in &plan.sources {
