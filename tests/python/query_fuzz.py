@@ -175,21 +175,28 @@ def cases(seed, count):
 
 def load(client, seed, prefix, indexed=False):
     """Fills the two maps of `seed`; returns {"json": map, "compact": map}. `indexed`: each map
-    has a SORTED and a HASH index on every attribute its predicates name (added half before the
-    entries, half after: an index both built from entries and filed by puts)."""
+    has a SORTED and a HASH index on every attribute its predicates name and composite ones on
+    pairs of them (added half before the entries, half after: an index both built from entries
+    and filed by puts)."""
     rng = random.Random(seed)
     maps = {"json": client.get_map("%s-json-%d" % (prefix, seed)).blocking()}
     maps["compact"] = client.get_map("%s-compact-%d" % (prefix, seed)).blocking()
-    indexes = [(kind, attribute, index_type)
+    indexes = [(kind, [attribute], index_type)
                for kind, attributes in (("json", JSON_ATTRIBUTES), ("compact", COMPACT_ATTRIBUTES))
                for attribute in attributes for index_type in (IndexType.SORTED, IndexType.HASH)]
+    # composite indexes on each pair of neighbouring attributes (no `[any]`: a composite index
+    # cannot have one), used by an AND of equalities on both
+    for kind, attributes in (("json", JSON_ATTRIBUTES), ("compact", COMPACT_ATTRIBUTES)):
+        plain = [attribute for attribute in attributes if "[any]" not in attribute]
+        indexes += [(kind, list(pair), index_type) for pair in zip(plain, plain[1:])
+                    for index_type in (IndexType.HASH, IndexType.SORTED)]
     half = len(indexes) // 2
-    for kind, attribute, index_type in indexes[:half] if indexed else []:
-        maps[kind].add_index(attributes=[attribute], index_type=index_type)
+    for kind, attributes, index_type in indexes[:half] if indexed else []:
+        maps[kind].add_index(attributes=attributes, index_type=index_type)
     maps["json"].put_all(json_entries(rng))
     maps["compact"].put_all(compact_entries(rng))
-    for kind, attribute, index_type in indexes[half:] if indexed else []:
-        maps[kind].add_index(attributes=[attribute], index_type=index_type)
+    for kind, attributes, index_type in indexes[half:] if indexed else []:
+        maps[kind].add_index(attributes=attributes, index_type=index_type)
     return maps
 
 

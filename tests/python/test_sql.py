@@ -38,6 +38,7 @@ import uuid
 from decimal import Decimal
 
 import pytest
+from hazelcast import predicate as p
 from hazelcast.config import IndexType
 from hazelcast.core import HazelcastJsonValue
 from hazelcast.serialization.api import CompactReader, CompactSerializer, CompactWriter, Portable
@@ -1488,6 +1489,45 @@ def test_explain_shows_where_a_query_reads_and_aggregates(sql_client, names):
     assert steps("SELECT __key FROM %s WHERE __key = 3") == [(0, "SelectByKeyMapPhysicalRel")]
     index = query(sql_client, "EXPLAIN SELECT COUNT(*) FROM %s WHERE qty = 5" % name)[1][2][0]
     assert "index=[%s_hash_qty]" % name in index, index
+
+
+def test_composite_indexes_serve_equalities_on_all_or_the_first_attributes(sql_client, names):
+    """A HASH composite index serves an equality (or IN) on each of its attributes, a SORTED one
+    on its first ones too (Hazelcast's use of them, shown by EXPLAIN); predicates and SQL
+    answer what a scan does."""
+    name = names()
+    emp = sql_client.get_map(name).blocking()
+    docs = {i: {"dept": i % 4, "level": i % 5} for i in range(100)}
+    emp.put_all({i: HazelcastJsonValue(json.dumps(doc)) for i, doc in docs.items()})
+    emp.add_index(attributes=["dept", "level"], index_type=IndexType.HASH)
+    emp.add_index(attributes=["level", "dept"], index_type=IndexType.SORTED)
+    docs[200] = {"dept": 1, "level": 3}  # filed by a put once the indexes exist
+    emp.put(200, HazelcastJsonValue(json.dumps(docs[200])))
+    ddl = ("CREATE MAPPING %s (__key INT, dept INT, level INT) TYPE IMap "
+           "OPTIONS ('keyFormat'='int', 'valueFormat'='json-flat')")
+    assert update(sql_client, ddl % name) == 0
+
+    def expect(test):
+        return sorted(k for k, doc in docs.items() if test(doc["dept"], doc["level"]))
+
+    both = p.and_(p.equal("dept", 1), p.equal("level", 3))
+    assert sorted(emp.key_set(both)) == expect(lambda d, l: d == 1 and l == 3)
+    assert sorted(emp.key_set(p.and_(p.in_("dept", 0, 2), p.equal("level", 4)))) == expect(
+        lambda d, l: d in (0, 2) and l == 4)
+    assert sorted(emp.key_set(p.equal("level", 2))) == expect(lambda d, l: l == 2)
+    assert sorted(emp.key_set(p.equal("dept", 2))) == expect(lambda d, l: d == 2)
+
+    def used(where):
+        [[step]] = query(sql_client, "EXPLAIN SELECT __key FROM %s WHERE %s" % (name, where))[1]
+        index = re.search(r"index=\[([^\]]*)\]", step)
+        return step.split("(")[0], index and index.group(1)
+
+    assert used("dept = 1 AND level = 3") == ("IndexScanMapPhysicalRel", "%s_hash_dept_level" % name)
+    assert used("level = 3") == ("IndexScanMapPhysicalRel", "%s_sorted_level_dept" % name)
+    assert used("dept = 1") == ("FullScanPhysicalRel", None)
+    assert sorted(keys(sql_client, "SELECT __key FROM %s WHERE dept = 1 AND level = 3" % name)) == expect(
+        lambda d, l: d == 1 and l == 3)
+    assert sorted(keys(sql_client, "SELECT __key FROM %s WHERE level = 0" % name)) == expect(lambda d, l: l == 0)
 
 
 # --------------------------------------------------------------------------- DML

@@ -110,7 +110,8 @@ fn scans(plan: &SelectPlan, indexes: &dyn Fn(&str) -> Vec<IndexInfo>, parts: Mod
             format!("JoinNestedLoopPhysicalRel(joinType=[{kind}])")
         } else {
             // (the right side's columns numbered as in the joined row)
-            let keys: Vec<String> = keys.iter().map(|key| format!("${} = ${}", key.left, key.right + left_width)).collect();
+            let keys: Vec<String> =
+                keys.iter().map(|key| format!("${} = ${}", key.left, key.right + left_width)).collect();
             format!("JoinHashPhysicalRel(joinType=[{kind}], keys=[{}])", keys.join(", "))
         };
         steps.push((i, text));
@@ -144,27 +145,59 @@ fn scan(plan: &SelectPlan, source: &Source, indexes: &dyn Fn(&str) -> Vec<IndexI
     let canonical = |attribute: &str| attribute.strip_prefix("this.").unwrap_or(attribute).to_owned();
     let mut hints = index_hints(plan);
     hints.sort_by_key(|hint| matches!(hint.term, HintTerm::Range { .. }));
-    let used = hints.iter().find_map(|hint| {
-        let ranged = matches!(hint.term, HintTerm::Range { .. });
-        let index = defined.iter().find(|index| {
-            index.attributes.len() == 1
-                && canonical(&index.attributes[0]) == canonical(&hint.attribute)
-                && (index.sorted || !ranged)
-        })?;
-        Some((index, hint))
-    });
+    let single = || {
+        hints.iter().find_map(|hint| {
+            let ranged = matches!(hint.term, HintTerm::Range { .. });
+            let index = defined.iter().find(|index| {
+                index.attributes.len() == 1
+                    && canonical(&index.attributes[0]) == canonical(&hint.attribute)
+                    && (index.sorted || !ranged)
+            })?;
+            Some((index, vec![hint]))
+        })
+    };
+    // the member's order (`index::Indexes::candidates`): a composite index whose every
+    // attribute is compared for equality, one on a single attribute, a sorted composite one
+    // whose first attributes are
+    let used = composite(&defined, &hints, false).or_else(single).or_else(|| composite(&defined, &hints, true));
     match used {
-        Some((index, hint)) => {
+        Some((index, terms)) => {
             let kind = if index.sorted { "sorted" } else { "hash" };
-            let name = format!("{}_{kind}_{}", source.mapping.map, canonical(&index.attributes[0]));
+            let attributes: Vec<String> = index.attributes.iter().map(|a| canonical(a)).collect();
+            let name = format!("{}_{kind}_{}", source.mapping.map, attributes.join("_"));
+            let terms: Vec<String> = terms.iter().map(|hint| term(&hint.attribute, &hint.term)).collect();
+            let expression = if terms.len() == 1 { terms[0].clone() } else { format!("AND({})", terms.join(", ")) };
             format!(
-                "IndexScanMapPhysicalRel({}, index=[{name}], indexExp=[{}], parts=[{carried}])",
-                table(source),
-                term(&hint.attribute, &hint.term)
+                "IndexScanMapPhysicalRel({}, index=[{name}], indexExp=[{expression}], parts=[{carried}])",
+                table(source)
             )
         }
         None => format!("FullScanPhysicalRel({}, discriminator=[0], parts=[{carried}])", table(source)),
     }
+}
+
+/// A composite index the hints' equalities (and INs) serve: on every attribute, or (`prefix`,
+/// a sorted index) on its first ones; with the hints it uses, in its attributes' order.
+fn composite<'a>(
+    defined: &'a [IndexInfo],
+    hints: &'a [super::hints::IndexHint],
+    prefix: bool,
+) -> Option<(&'a IndexInfo, Vec<&'a super::hints::IndexHint>)> {
+    let canonical = |attribute: &str| attribute.strip_prefix("this.").unwrap_or(attribute).to_owned();
+    defined.iter().filter(|index| index.attributes.len() > 1).find_map(|index| {
+        let mut used = Vec::new();
+        for attribute in &index.attributes {
+            let equal = hints.iter().find(|hint| {
+                canonical(&hint.attribute) == canonical(attribute) && !matches!(hint.term, HintTerm::Range { .. })
+            });
+            match equal {
+                Some(hint) => used.push(hint),
+                None => break,
+            }
+        }
+        let whole = used.len() == index.attributes.len();
+        (whole || prefix && index.sorted && !used.is_empty()).then_some((index, used))
+    })
 }
 
 fn term(attribute: &str, term: &HintTerm) -> String {

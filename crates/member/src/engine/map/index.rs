@@ -7,9 +7,11 @@
 //! An index only narrows the entries a query evaluates: the planner (`candidates`) returns a
 //! superset of the entries a term can match, and every candidate is still tested with the
 //! whole predicate. So an index keys values coarsely (every number as an `f64`, strings,
-//! booleans, null), keeps the entries whose attribute it cannot key (other types, unreadable
-//! values) in a set every lookup includes, and answers nothing it is unsure of (a term on a
-//! composite index, a range on a hash index): the query then scans.
+//! booleans, null; a composite index the tuple of its attributes' keys), keeps the entries
+//! whose attribute it cannot key (other types, unreadable values, several values of an
+//! attribute in a composite index) in a set every lookup includes, and answers nothing it is
+//! unsure of (a range on a hash index, a composite index without an equality on its first
+//! attribute): the query then scans.
 //!
 //! Bounds: an index holds one key per indexed value of each entry it holds (an `[any]`
 //! attribute: one per item), so at most the store's entries × their items.
@@ -98,6 +100,8 @@ pub enum IndexKey {
     Bool(bool),
     Number(f64),
     Text(String),
+    /// A composite index's key: one key per attribute, in the index's order.
+    Tuple(Vec<IndexKey>),
 }
 
 impl Eq for IndexKey {}
@@ -109,6 +113,7 @@ impl Ord for IndexKey {
             (Bool(a), Bool(b)) => a.cmp(b),
             (Number(a), Number(b)) => a.total_cmp(b),
             (Text(a), Text(b)) => ferrogrid_query::value::java_string_order(a, b),
+            (Tuple(a), Tuple(b)) => a.cmp(b),
             _ => self.kind().cmp(&other.kind()),
         }
     }
@@ -122,6 +127,7 @@ impl IndexKey {
             IndexKey::Bool(_) => 1,
             IndexKey::Number(_) => 2,
             IndexKey::Text(_) => 3,
+            IndexKey::Tuple(_) => 4,
         }
     }
 }
@@ -189,6 +195,7 @@ impl std::hash::Hash for IndexKey {
             // (never NaN, and -0.0 is filed as 0.0: equal keys have equal bits)
             IndexKey::Number(number) => number.to_bits().hash(state),
             IndexKey::Text(text) => text.hash(state),
+            IndexKey::Tuple(keys) => keys.hash(state),
         }
     }
 }
@@ -245,9 +252,9 @@ impl Keyed {
 #[derive(Debug)]
 struct Index {
     definition: IndexDefinition,
-    /// The attribute of a single-attribute index (None: a composite index, kept for its
-    /// definition only: the planner does not use it).
-    path: Option<Path>,
+    /// Its attributes (one for most; a composite index's several, its keys then tuples);
+    /// empty when one does not parse (the index then files nothing and is never used).
+    paths: Vec<Path>,
     by_value: Keyed,
     /// The keys each entry is filed under (to take it out again).
     filed: HashMap<Box<[u8]>, Vec<IndexKey>>,
@@ -256,31 +263,53 @@ struct Index {
     /// How many keys of `by_value` are of each kind ([`IndexKey::kind`]): a lookup skips the
     /// keys of a kind the index has none of (a number is also looked up as its text and as a
     /// boolean, which an index of numbers never holds).
-    kinds: [usize; 4],
+    kinds: [usize; 5],
 }
 
 impl Index {
     fn new(definition: IndexDefinition) -> Index {
-        let path = match definition.attributes.as_slice() {
-            [attribute] => Path::parse(attribute).ok(),
-            _ => None,
-        };
+        let paths = definition.attributes.iter().map(|attribute| Path::parse(attribute).ok());
+        let paths = paths.collect::<Option<Vec<Path>>>().unwrap_or_default();
         let by_value = if definition.sorted { Keyed::Sorted(BTreeMap::new()) } else { Keyed::Hashed(HashMap::new()) };
         let (filed, unkeyed) = (HashMap::new(), HashSet::new());
-        Index { definition, path, by_value, filed, unkeyed, kinds: [0; 4] }
+        Index { definition, paths, by_value, filed, unkeyed, kinds: [0; 5] }
     }
 
-    fn insert(&mut self, key: &[u8], value: &[u8], schemas: &Schemas) {
-        self.remove(key);
-        let Some(path) = &self.path else { return };
-        let values = match ferrogrid_query::extract(key, value, path, schemas) {
+    /// Whether it is an index on `attribute` alone.
+    fn single_on(&self, attribute: &str) -> bool {
+        self.paths.len() == 1 && canonical(&self.definition.attributes[0]) == canonical(attribute)
+    }
+
+    /// The keys the entry is filed under (None: it cannot be keyed; every lookup includes it).
+    fn keys_of(&self, key: &[u8], value: &[u8], schemas: &Schemas) -> Option<Vec<IndexKey>> {
+        let extracted = |path| match ferrogrid_query::extract(key, value, path, schemas) {
             Ok(Extracted::Single(value)) => vec![value],
             Ok(Extracted::Multi(values)) => values,
             Err(_) => Vec::new(),
         };
-        let keyed: Option<Vec<IndexKey>> = values.iter().map(file_key).collect();
+        if let [path] = self.paths.as_slice() {
+            let values = extracted(path);
+            return values.iter().map(file_key).collect::<Option<Vec<_>>>().filter(|_| !values.is_empty());
+        }
+        // a composite key: one single value per attribute (an `[any]` one is not keyed)
+        let mut tuple = Vec::with_capacity(self.paths.len());
+        for path in &self.paths {
+            match extracted(path).as_slice() {
+                [value] => tuple.push(file_key(value)?),
+                _ => return None,
+            }
+        }
+        Some(vec![IndexKey::Tuple(tuple)])
+    }
+
+    fn insert(&mut self, key: &[u8], value: &[u8], schemas: &Schemas) {
+        self.remove(key);
+        if self.paths.is_empty() {
+            return;
+        }
+        let keyed = self.keys_of(key, value, schemas);
         match keyed {
-            Some(keys) if !values.is_empty() => {
+            Some(keys) => {
                 for index_key in &keys {
                     let kinds = &mut self.kinds;
                     self.by_value.file(index_key, key, || kinds[index_key.kind()] += 1);
@@ -469,7 +498,7 @@ impl Indexes {
             }
             index.filed.clear();
             index.unkeyed.clear();
-            index.kinds = [0; 4];
+            index.kinds = [0; 5];
         }
     }
 
@@ -483,12 +512,7 @@ impl Indexes {
         plan: &[Lookup],
     ) -> Option<impl Iterator<Item = (&'a IndexKey, &'a HashSet<Box<[u8]>>)> + 'a> {
         let (index, by_value) = self.indexes.iter().find_map(|index| match &index.by_value {
-            Keyed::Sorted(by_value)
-                if index.path.is_some()
-                    && index.definition.attributes.first().is_some_and(|a| canonical(a) == canonical(attribute)) =>
-            {
-                Some((index, by_value))
-            }
+            Keyed::Sorted(by_value) if index.single_on(attribute) => Some((index, by_value)),
             _ => None,
         })?;
         let texts = |key: Option<(&IndexKey, _)>| key.is_none_or(|(key, _)| matches!(key, IndexKey::Text(_)));
@@ -508,17 +532,65 @@ impl Indexes {
         Some(by_value.range((low.map_or(Bound::Unbounded, Bound::Included), Bound::Unbounded)))
     }
 
-    /// The keys of the entries a query may match, from the first of its `plan`'s lookups an
-    /// index here narrows; None when none does (the query scans).
+    /// The keys of the entries a query may match: from a composite index whose every
+    /// attribute the query compares for equality, else from the first of its `plan`'s lookups
+    /// an index on one attribute narrows, else from a sorted composite index whose first
+    /// attributes the query compares for equality; None when none does (the query scans).
     pub fn candidates(&self, plan: &[Lookup]) -> Option<Vec<&[u8]>> {
-        plan.iter().find_map(|lookup| {
-            let mut on_attribute = self.indexes.iter().filter(|index| {
-                index.path.is_some()
-                    && index.definition.attributes.first().is_some_and(|a| canonical(a) == lookup.attribute)
-            });
-            on_attribute.find_map(|index| index.candidates(lookup))
-        })
+        let composite = |prefix| {
+            let mut composites = self.indexes.iter().filter(|index| index.paths.len() > 1);
+            composites.find_map(|index| index.candidates(&composite_lookup(index, plan, prefix)?))
+        };
+        let single = || {
+            plan.iter().find_map(|lookup| {
+                let mut on_attribute = self.indexes.iter().filter(|index| index.single_on(&lookup.attribute));
+                on_attribute.find_map(|index| index.candidates(lookup))
+            })
+        };
+        composite(false).or_else(single).or_else(|| composite(true))
     }
+}
+
+/// The most keys a composite lookup probes (each attribute's equal or IN values, and the keys
+/// each may be filed under, multiply): past it the composite index is not used.
+const MOST_COMPOSITE_KEYS: usize = 256;
+
+/// The lookup of `index` (composite) for `plan`: every tuple of the keys its attributes'
+/// equality or IN lookups may be filed under when it has one for each attribute; for a sorted
+/// index, the ranges of tuples that start with such a tuple of its first attributes (as
+/// Hazelcast uses a sorted composite index for a prefix); None when neither applies.
+fn composite_lookup(index: &Index, plan: &[Lookup], prefix: bool) -> Option<Lookup> {
+    let mut tuples: Vec<Vec<IndexKey>> = vec![Vec::new()];
+    let mut complete = true;
+    for attribute in &index.definition.attributes {
+        let keys = plan.iter().find_map(|lookup| match &lookup.keys {
+            LookupKeys::Exact(keys) if lookup.attribute == canonical(attribute) => Some(keys),
+            _ => None,
+        });
+        let Some(keys) = keys.filter(|keys| tuples.len() * keys.len() <= MOST_COMPOSITE_KEYS) else {
+            complete = false;
+            break;
+        };
+        tuples = tuples
+            .into_iter()
+            .flat_map(|tuple| keys.iter().map(move |key| [tuple.as_slice(), std::slice::from_ref(key)].concat()))
+            .collect();
+    }
+    let attribute = index.definition.attributes.join(",");
+    if complete {
+        let keys = tuples.into_iter().map(IndexKey::Tuple).collect();
+        return Some(Lookup { attribute, keys: LookupKeys::Exact(keys) });
+    }
+    if !prefix || !index.definition.sorted || tuples.first().is_none_or(Vec::is_empty) {
+        return None;
+    }
+    // Every tuple that starts with `tuple` sorts from it (shorter first) to below the same
+    // tuple followed by a tuple (the last kind; no component is one).
+    let ranges = tuples.into_iter().map(|tuple| {
+        let above = [tuple.as_slice(), &[IndexKey::Tuple(Vec::new())]].concat();
+        (Bound::Included(IndexKey::Tuple(tuple)), Bound::Excluded(IndexKey::Tuple(above)))
+    });
+    Some(Lookup { attribute, keys: LookupKeys::Ranges(ranges.collect()) })
 }
 
 /// An attribute name as indexes and predicates compare them (`this.a` is `a`).
@@ -585,6 +657,47 @@ mod tests {
             ..MapSettings::default()
         }));
         assert_eq!(candidates(&added_later, &between), Some(0), "a store created later builds the map's indexes");
+    }
+
+    #[test]
+    fn a_composite_index_narrows_equality_on_all_its_attributes() {
+        let json = |text: String| ferrogrid_query::write::write_data(&Value::Json(text)).unwrap();
+        let mut store = RecordStore::new(Arc::new(MapSettings::default()));
+        for key in 0..120 {
+            let value = match key {
+                // an array (several values): not keyed, every lookup includes it; a missing
+                // attribute is keyed as null
+                118 => r#"{"dept": [1, 2], "level": 3}"#.to_owned(),
+                119 => r#"{"level": 3}"#.to_owned(),
+                _ => format!(r#"{{"dept": {}, "level": {}}}"#, key % 4, key % 5),
+            };
+            store.put(&int_data(key), &json(value), 0, -1, -1);
+        }
+        let equal =
+            |attribute: &str, value| Predicate::Equal { attribute: attribute.into(), value: int_operand(value) };
+        let both = Predicate::And(vec![equal("level", 3), equal("dept", 1)]);
+        let either = Predicate::In { attribute: "dept".into(), values: vec![int_operand(1), int_operand(2)] };
+        let both_in = Predicate::And(vec![equal("level", 3), either]);
+        let composite = IndexDefinition { sorted: false, attributes: vec!["dept".into(), "level".into()] };
+        assert!(store.add_index(composite, &Arc::default()));
+        assert_eq!(candidates(&store, &both), Some(6 + 1), "keys 13, 33, …, 113 (dept 1, level 3), and the unkeyed");
+        assert_eq!(candidates(&store, &both_in), Some(6 + 5 + 1), "dept 1 or 2, level 3");
+        assert_eq!(candidates(&store, &equal("dept", 1)), None, "one attribute of two: the query scans");
+        store.put(&int_data(13), &json(r#"{"dept": 1, "level": 4}"#.to_owned()), 0, -1, -1);
+        assert_eq!(candidates(&store, &both), Some(5 + 1), "an update moves the entry");
+        let sorted = IndexDefinition { sorted: true, attributes: vec!["dept".into(), "level".into()] };
+        let mut sorted_store = RecordStore::new(Arc::new(MapSettings::default()));
+        assert!(sorted_store.add_index(sorted, &Arc::default()));
+        sorted_store.put(&int_data(1), &json(r#"{"dept": 1, "level": 3}"#.to_owned()), 0, -1, -1);
+        assert_eq!(candidates(&sorted_store, &both), Some(1), "a sorted composite index answers equality too");
+        for (dept, level) in [(1, 4), (2, 3), (0, 3)] {
+            let value = format!(r#"{{"dept": {dept}, "level": {level}}}"#);
+            sorted_store.put(&int_data(dept * 10 + level), &json(value), 0, -1, -1);
+        }
+        assert_eq!(candidates(&sorted_store, &equal("dept", 1)), Some(2), "its first attribute: a prefix of its keys");
+        let either = Predicate::In { attribute: "dept".into(), values: vec![int_operand(0), int_operand(2)] };
+        assert_eq!(candidates(&sorted_store, &either), Some(2));
+        assert_eq!(candidates(&sorted_store, &equal("level", 3)), None, "not its first attribute: a scan");
     }
 
     #[test]
