@@ -6,8 +6,8 @@ One member at a time (tests/python/member.py), one official Python client (smart
 thread). ENTRIES Compact `Trade` values (symbol of 10, qty int32 1..1000, price float64
 1..1000, seeded) loaded with put_all in chunks of 1,000; then per query WARMUP untimed runs and
 RUNS timed ones, sequential: the four of QUERIES on the map without indexes, then the five of
-INDEXED once a SORTED index on price and a HASH index on qty are added, then the two JOINS
-(`--only TEXT` runs the queries whose names contain TEXT). Reports the median and p90 wall time per query and target (at least RUNS runs, and as many more as
+INDEXED once a SORTED index on price and a HASH index on qty are added, then the three of JOINS
+(two joins and a LIMIT; `--only TEXT` runs the queries whose names contain TEXT). Reports the median and p90 wall time per query and target (at least RUNS runs, and as many more as
 fill MIN_SECONDS) and Hazelcast's median / the target's (above 1: faster than Hazelcast), and the member process's
 CPU time (user and system, every thread, from /proc) per query over the timed runs, with
 Hazelcast's over the target's. The answers of every target
@@ -71,7 +71,7 @@ INDEXED = [
 
 
 # Run last: joins of the trades with a dimension map (`symbols`: each symbol's sector, JSON)
-# and with themselves, narrowed by WHERE terms on each side.
+# and with themselves, narrowed by WHERE terms on each side; a LIMIT without ORDER BY.
 SYMBOLS_MAPPING = (
     "CREATE MAPPING symbols (__key VARCHAR, sector VARCHAR) TYPE IMap "
     "OPTIONS ('keyFormat'='varchar', 'valueFormat'='json-flat')"
@@ -85,6 +85,8 @@ JOINS = [
      lambda c, m: [r.get_object_with_index(0) for r in c.sql.execute(
          "SELECT COUNT(*) FROM trades a JOIN trades b ON a.qty = b.qty WHERE a.price < ? AND b.price < ?",
          5.0, 5.0).result()]),
+    ("SQL SELECT * WHERE qty > ? LIMIT 10 (no ORDER BY)",
+     lambda c, m: len([r for r in c.sql.execute("SELECT * FROM trades WHERE qty > ? LIMIT 10", 10).result()])),
 ]
 
 

@@ -824,6 +824,21 @@ def test_a_statement_past_its_timeout_fails(sql_client, names):
     assert error._code == SqlErrorCode.GENERIC and "CANCEL_FORCEFUL" in str(error), error
 
 
+def test_a_limit_stops_reading_before_a_row_whose_where_fails(sql_client, names):
+    """A LIMIT without ORDER BY stops reading once it has its rows: the row whose WHERE divides
+    by zero (n = 500, one of 20,000) is not reached by LIMIT 5; without the LIMIT it is, and
+    the statement fails (ferrogrid read every row and failed both before)."""
+    name = names()
+    sql_client.get_map(name).blocking().put_all({i: HazelcastJsonValue({"n": i}) for i in range(20000)})
+    ddl = "CREATE MAPPING %s (__key INT, n INT) TYPE IMap OPTIONS ('keyFormat'='int', 'valueFormat'='json-flat')"
+    assert update(sql_client, ddl % name) == 0
+    where = "SELECT __key FROM %s WHERE 1 / (n - 500) >= 0" % name
+    assert len(keys(sql_client, where + " LIMIT 5")) == 5
+    with pytest.raises(HazelcastSqlError) as raised:
+        keys(sql_client, where)  # (Hazelcast fails it once the row is read: every page is fetched)
+    assert code(raised.value) == SqlErrorCode.DATA_EXCEPTION
+
+
 def test_order_by_puts_nulls_first_ascending_and_last_descending(sql_client, people):
     assert query(sql_client, "SELECT __key, age FROM %s ORDER BY age" % people)[1] == [
         [4, None],

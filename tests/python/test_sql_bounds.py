@@ -86,6 +86,19 @@ def test_a_query_past_the_bytes_bound_fails_and_the_member_serves_on(bounded, st
     assert len(rows(client, "SELECT __key FROM items WHERE n < 10")) == 10
 
 
+def test_a_limit_without_order_reads_only_as_many_rows_as_it_needs(bounded):
+    """A LIMIT (with or without a WHERE; no ORDER BY) over more than the bounds hold answers:
+    each partition sends at most OFFSET + LIMIT passing rows, and a reactor that holds that
+    many reads no further partitions (past the bytes bound when every passing row travelled)."""
+    client, _ = bounded
+    assert len(rows(client, "SELECT * FROM items WHERE n >= 0 LIMIT 20")) == 20
+    assert len(rows(client, "SELECT * FROM items WHERE tag <> 't3' LIMIT 5 OFFSET 30")) == 5
+    found = rows(client, "SELECT __key, n FROM items WHERE n % 100 = 7 LIMIT 3")
+    assert len(found) == 3 and all(n % 100 == 7 and key == n for key, n in found)
+    # nothing past the limit: every passing row, all of them
+    assert sorted(rows(client, "SELECT n FROM items WHERE n % 250 = 1 LIMIT 10")) == [(1,), (251,), (501,), (751,)]
+
+
 def test_a_query_past_the_rows_bound_fails_naming_it(bounded):
     client, _ = bounded
     with pytest.raises(HazelcastSqlError) as raised:

@@ -377,6 +377,10 @@ impl WideOperation for Scan {
             _ => Some(PartScanner::new(plan, &*self.schemas, &self.held)),
         };
         let lookups = if scanner.is_some() { self.lookups() } else { Vec::new() };
+        // (a LIMIT without ORDER BY: the rows this share's parts hold so far, against the
+        // rows the statement needs; past it the later partitions are not read)
+        let enough = scanner.as_ref().and_then(|scanner| scanner.as_ref().ok()?.enough());
+        let mut passed = 0usize;
         let filters = if scanner.is_none() { SourceFilter::of(plan) } else { Vec::new() };
         for local in 0..share.partitions.len() {
             if !share.owned.get(local).copied().unwrap_or(true) {
@@ -390,6 +394,7 @@ impl WideOperation for Scan {
             let part = match &scanner {
                 // (past the bounds: the partition is not read, its part is the failure)
                 _ if partial.over.is_some() => Part::Filtered(Vec::new()),
+                _ if enough.is_some_and(|enough| passed >= enough) => Part::Filtered(Vec::new()),
                 _ if ferrogrid_sql::exec::check(self.deadline).is_err() => {
                     Part::Failed(ferrogrid_sql::exec::timed_out())
                 }
@@ -424,6 +429,9 @@ impl WideOperation for Scan {
             };
             if let Some(error) = over.filter(|_| partial.over.is_none()) {
                 partial.go_over(error);
+            }
+            if let Part::Filtered(rows) = &part {
+                passed = passed.saturating_add(rows.len());
             }
             partial.keep(partition_id, part);
         }

@@ -111,9 +111,11 @@ impl<'p> PartScanner<'p> {
         let mode = mode(plan);
         let source = plan.sources.first().ok_or_else(|| SqlError::generic("internal error: a scan without source"))?;
         let reader = RowReader::new(source, &used_columns(plan))?;
-        let unordered = plan.order.is_empty() && !plan.distinct && plan.grouping.is_none() && plan.filter.is_none();
-        let cap = match plan.limit {
-            Some(limit) if unordered => limit.saturating_add(plan.offset),
+        // (with a WHERE, LIMIT 0 still evaluates it on every row: Hazelcast fails such a
+        // statement when the WHERE fails on a row)
+        let unordered = plan.order.is_empty() && !plan.distinct && plan.grouping.is_none();
+        let cap = match plan.limit.map(|limit| limit.saturating_add(plan.offset)) {
+            Some(cap) if unordered && (cap > 0 || plan.filter.is_none()) => cap,
             _ => usize::MAX,
         };
         let top = top(plan, mode, held.bounds().rows);
@@ -122,6 +124,15 @@ impl<'p> PartScanner<'p> {
 
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    /// How many passing rows a LIMIT without ORDER BY, DISTINCT or grouping needs (OFFSET +
+    /// LIMIT; None: every passing row). Each partition sends at most that many, and a share
+    /// that holds that many from its partitions read in order may send the rest empty: the
+    /// coordinator takes the first rows in partition order, and every partition before the
+    /// last one a share read was read whole by its share, so those rows are all there.
+    pub fn enough(&self) -> Option<usize> {
+        (self.cap != usize::MAX && self.top.is_none()).then_some(self.cap)
     }
 
     /// Whether the partitions it read went past the statement's bounds (the part that did is
