@@ -7,7 +7,8 @@ thread). ENTRIES Compact `Trade` values (symbol of 10, qty int32 1..1000, price 
 1..1000, seeded) loaded with put_all in chunks of 1,000; then per query WARMUP untimed runs and
 RUNS timed ones, sequential: the four of QUERIES on the map without indexes, then the five of
 INDEXED once a SORTED index on price and a HASH index on qty are added, then the three of JOINS
-(two joins and a LIMIT; `--only TEXT` runs the queries whose names contain TEXT). Reports the median and p90 wall time per query and target (at least RUNS runs, and as many more as
+(two joins and a LIMIT; `--only TEXT` runs the queries whose names contain TEXT, `--skip
+TEXT` those that do not). Reports the median and p90 wall time per query and target (at least RUNS runs, and as many more as
 fill MIN_SECONDS) and Hazelcast's median / the target's (above 1: faster than Hazelcast), and the member process's
 CPU time (user and system, every thread, from /proc) per query over the timed runs, with
 Hazelcast's over the target's. The answers of every target
@@ -145,8 +146,9 @@ def run_target(spec, args):
 
 
 def selected(args):
-    """The queries to run (those whose names contain --only, when given), in order."""
-    return [(name, query) for name, query in QUERIES + INDEXED + JOINS if args.only in name]
+    """The queries to run (those whose names contain --only and not --skip, when given), in order."""
+    return [(name, query) for name, query in QUERIES + INDEXED + JOINS
+            if args.only in name and not (args.skip and args.skip in name)]
 
 
 def main():
@@ -158,6 +160,7 @@ def main():
     parser.add_argument("--min-seconds", type=float, default=float(os.environ.get("BENCH_MIN_SECONDS", "2")))
     parser.add_argument("--seed", type=int, default=35)
     parser.add_argument("--only", default="", help="run only the queries whose names contain this")
+    parser.add_argument("--skip", default="", help="skip the queries whose names contain this")
     args = parser.parse_args()
     targets = args.targets.split(",")
     measured = [(t, run_target(t, args)) for t in targets]
