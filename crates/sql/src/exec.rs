@@ -340,11 +340,7 @@ impl<'p> SourceFilter<'p> {
 /// LEFT join's right side may be nulls instead, which such a term could pass). WHERE is still
 /// evaluated over the joined rows: this only keeps rows that cannot pass out of the join.
 fn pushed_filters(plan: &SelectPlan) -> Vec<Vec<Expr>> {
-    let conjuncts: Vec<&Expr> = match plan.filter.as_ref().map(|filter| &filter.kind) {
-        None => Vec::new(),
-        Some(crate::expr::Kind::And(items)) => items.iter().collect(),
-        Some(_) => plan.filter.iter().collect(),
-    };
+    let conjuncts = plan.filter.as_ref().map(Expr::conjuncts).unwrap_or_default();
     let mut filters = Vec::with_capacity(plan.sources.len());
     for (index, source) in plan.sources.iter().enumerate() {
         let inner =

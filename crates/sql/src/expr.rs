@@ -198,6 +198,14 @@ impl Expr {
         }
     }
 
+    /// The items of its top-level AND, or itself.
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        match &self.kind {
+            Kind::And(items) => items.iter().collect(),
+            _ => vec![self],
+        }
+    }
+
     /// [`Expr::operands`], to change.
     fn operands_mut(&mut self) -> Vec<&mut Expr> {
         match &mut self.kind {

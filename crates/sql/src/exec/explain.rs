@@ -142,7 +142,6 @@ fn scan(plan: &SelectPlan, source: &Source, indexes: &dyn Fn(&str) -> Vec<IndexI
         return format!("SelectByKeyMapPhysicalRel({}, keys=[{}], parts=[{carried}])", table(source), keys.len());
     }
     let defined = indexes(&source.mapping.map);
-    let canonical = |attribute: &str| attribute.strip_prefix("this.").unwrap_or(attribute).to_owned();
     let mut hints = index_hints(plan);
     hints.sort_by_key(|hint| matches!(hint.term, HintTerm::Range { .. }));
     let single = || {
@@ -183,7 +182,6 @@ fn composite<'a>(
     hints: &'a [super::hints::IndexHint],
     prefix: bool,
 ) -> Option<(&'a IndexInfo, Vec<&'a super::hints::IndexHint>)> {
-    let canonical = |attribute: &str| attribute.strip_prefix("this.").unwrap_or(attribute).to_owned();
     defined.iter().filter(|index| index.attributes.len() > 1).find_map(|index| {
         let mut used = Vec::new();
         for attribute in &index.attributes {
@@ -198,6 +196,11 @@ fn composite<'a>(
         let whole = used.len() == index.attributes.len();
         (whole || prefix && index.sorted && !used.is_empty()).then_some((index, used))
     })
+}
+
+/// An attribute as indexes name it (`this.a` is `a`).
+fn canonical(attribute: &str) -> String {
+    attribute.strip_prefix("this.").unwrap_or(attribute).to_owned()
 }
 
 fn term(attribute: &str, term: &HintTerm) -> String {

@@ -47,11 +47,7 @@ pub fn index_hints(plan: &SelectPlan) -> Vec<IndexHint> {
             Some(_) => None,
         }
     };
-    let items = match &filter.kind {
-        Kind::And(items) => items.iter().collect(),
-        _ => vec![filter],
-    };
-    items.into_iter().filter_map(|item| hint(item, &attribute)).collect()
+    filter.conjuncts().into_iter().filter_map(|item| hint(item, &attribute)).collect()
 }
 
 fn constant(expr: &Expr) -> Option<&Value> {

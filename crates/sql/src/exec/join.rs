@@ -57,21 +57,16 @@ struct Sides<'r> {
 fn join_two(sides: Sides<'_>, join: &Join, max_rows: usize, deadline: Deadline) -> Result<Vec<Row>> {
     let keys = join.on.as_ref().map(|on| equalities(on, sides.left_width)).unwrap_or_default();
     let table = Buckets::build(sides.right, &keys);
-    let every: Vec<usize> = if table.is_none() { (0..sides.right.len()).collect() } else { Vec::new() };
     let mut joined = Vec::new();
     for left in sides.left {
         check(deadline)?;
-        let fallback: Vec<usize>;
-        let candidates = match table.as_ref().map(|table| table.candidates(left, &keys)) {
-            Some(Some(listed)) => listed,
-            Some(None) => {
-                fallback = (0..sides.right.len()).collect();
-                &fallback[..]
-            }
-            None => &every[..],
+        // the rows the table lists, or (no table, or a key it cannot describe) every row
+        let (listed, every) = match table.as_ref().and_then(|table| table.candidates(left, &keys)) {
+            Some(listed) => (listed, 0..0),
+            None => (&[][..], 0..sides.right.len()),
         };
         let mut matched = false;
-        for &at in candidates {
+        for at in listed.iter().copied().chain(every) {
             let mut row = left.clone();
             row.extend(sides.right[at].iter().cloned());
             if join.on.as_ref().map_or(Ok(true), |on| on.passes(&row))? {
@@ -108,12 +103,8 @@ pub(super) struct Equality {
 /// The conjuncts of `on` that equal a left column (below `left_width`) to a right column of
 /// the same exactly comparable type.
 pub(super) fn equalities(on: &Expr, left_width: usize) -> Vec<Equality> {
-    let conjuncts = match &on.kind {
-        Kind::And(items) => items.iter().collect(),
-        _ => vec![on],
-    };
     let mut keys = Vec::new();
-    for conjunct in conjuncts {
+    for conjunct in on.conjuncts() {
         let Kind::Compare(Comparison::Equal, a, b) = &conjunct.kind else { continue };
         let (Kind::Column(x), Kind::Column(y)) = (&a.kind, &b.kind) else { continue };
         if a.ty != b.ty || !exact(a.ty) {

@@ -456,11 +456,7 @@ fn point_lookup(plan: &mut SelectPlan) -> Result<()> {
     let source = &plan.sources[0];
     let Some((key_index, _)) = source.mapping.column("__key") else { return Ok(()) };
     let crate::catalog::Format::Primitive(key_type) = source.mapping.key else { return Ok(()) };
-    let conjuncts: Vec<&Expr> = match &filter.kind {
-        Kind::And(items) => items.iter().collect(),
-        _ => vec![filter],
-    };
-    for conjunct in conjuncts {
+    for conjunct in filter.conjuncts() {
         let Kind::Compare(Comparison::Equal, l, r) = &conjunct.kind else { continue };
         let constant = match (&l.kind, &r.kind) {
             (Kind::Column(i), Kind::Literal(v) | Kind::Parameter { value: v, .. })
