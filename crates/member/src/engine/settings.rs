@@ -40,11 +40,14 @@ pub struct MapSettings {
     pub journal: Option<(ferrogrid_config::RingbufferConfig, usize)>,
 }
 
-/// A map's index definitions and the schemas its indexes read values with.
+/// A map's index definitions, the schemas its indexes read values with, and the reactor's
+/// indexes of the map its stores file in once placed in a partition (None: settings made
+/// outside a reactor).
 #[derive(Debug, Clone, Default)]
 pub struct IndexSetup {
     pub schemas: Arc<crate::engine::schemas::Schemas>,
     pub definitions: Vec<crate::engine::map::index::IndexDefinition>,
+    pub shared: Option<crate::engine::map::index::Shared>,
 }
 
 impl PartialEq for IndexSetup {
@@ -127,17 +130,32 @@ pub struct SettingsCache {
     config: Arc<MemberConfig>,
     partition_count: u16,
     cache: HashMap<Box<str>, Arc<MapSettings>, RandomState>,
+    /// This reactor's indexes of each map (`index.rs`): kept while settings are forgotten and
+    /// made again, so every store of a map files in the same ones.
+    shared_indexes: HashMap<Box<str>, crate::engine::map::index::Shared, RandomState>,
 }
 
 impl SettingsCache {
     pub fn new(config: Arc<MemberConfig>, partition_count: u16) -> SettingsCache {
         let dynamic = Arc::new(crate::engine::dynamic_config::configs::DynamicConfigs::new(config.clone()));
-        SettingsCache { dynamic, config, partition_count, cache: HashMap::default(), indexes: Default::default() }
+        let (cache, shared_indexes) = (HashMap::default(), HashMap::default());
+        SettingsCache { dynamic, config, partition_count, cache, indexes: Default::default(), shared_indexes }
     }
 
     /// Forgets `map`'s settings (its indexes changed: stores created from now on build them).
     pub fn forget(&mut self, map: &str) {
         self.cache.remove(map);
+    }
+
+    /// This reactor's indexes of `map`, if a store of it was made here.
+    pub fn shared_indexes(&self, map: &str) -> Option<crate::engine::map::index::Shared> {
+        self.shared_indexes.get(map).cloned()
+    }
+
+    /// Forgets `map`'s indexes on this reactor (the map was destroyed, its stores dropped): a
+    /// map of the name made later starts without them.
+    pub fn drop_indexes(&mut self, map: &str) {
+        self.shared_indexes.remove(map);
     }
 
     /// A query's bounds: the most results (`hazelcast.query.result.size.limit`; unlimited when
@@ -248,7 +266,10 @@ impl SettingsCache {
                 definitions.push(added);
             }
         }
-        settings.indexes = IndexSetup { schemas: self.indexes.1.clone(), definitions };
+        let shared = self.shared_indexes.entry(map.into()).or_insert_with(|| {
+            Arc::new(parking_lot::Mutex::new(crate::engine::map::index::Indexes::new(self.indexes.1.clone(), &[])))
+        });
+        settings.indexes = IndexSetup { schemas: self.indexes.1.clone(), definitions, shared: Some(shared.clone()) };
         if let Some((_, read_limit_bytes)) = &mut settings.journal {
             *read_limit_bytes = self.max_message_bytes() / 2;
         }

@@ -37,6 +37,10 @@ pub(crate) trait PartitionObject {
     /// backups). Stopping forgets what was recorded.
     fn set_track_changes(&mut self, track: bool);
 
+    /// The object was placed in slot `slot` of its reactor's partitions (the reactor's
+    /// per-object state, as a map's indexes, can hold it from now on).
+    fn place(&mut self, _slot: u32) {}
+
     /// Backups that must acknowledge a change before the operation is answered (from the
     /// kind's configuration); replicas past them get the changes asynchronously.
     fn sync_backup_count(&self) -> usize;

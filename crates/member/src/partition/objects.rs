@@ -158,6 +158,8 @@ pub struct PartitionStore {
     objects: hashbrown::HashMap<ObjectKey, Object, RandomState>,
     /// Whether this member owns the partition and has backups to send changes to.
     track_changes: bool,
+    /// Its place in its reactor's partitions (None: a partition outside a reactor).
+    slot: Option<u32>,
     /// Where the requests waiting in this partition's objects are answered.
     pub(crate) waiters: WaiterTable,
 }
@@ -181,11 +183,14 @@ impl PartitionStore {
         name: &str,
         create: impl FnOnce() -> Object,
     ) -> (&mut Object, &mut WaiterTable) {
-        let track = self.track_changes;
+        let (track, slot) = (self.track_changes, self.slot);
         let object = self.objects.entry_ref(&ObjectRef { kind, name }).or_insert_with(|| {
             let mut object = create();
             assert_eq!(object.kind(), kind, "an object is filed under its own kind");
             object.as_object_mut().set_track_changes(track);
+            if let Some(slot) = slot {
+                object.as_object_mut().place(slot);
+            }
             object
         });
         (object, &mut self.waiters)
@@ -250,9 +255,11 @@ impl PartitionStore {
         self.waiters.clear();
     }
 
-    /// A partition whose waiter table holds at most `capacity_waiters` waiters.
-    pub(crate) fn with_waiter_capacity(capacity_waiters: usize) -> PartitionStore {
-        PartitionStore { waiters: WaiterTable::new(capacity_waiters), ..PartitionStore::default() }
+    /// The partition in slot `slot` of its reactor's partitions, whose waiter table holds at
+    /// most `capacity_waiters` waiters.
+    pub(crate) fn in_slot(slot: usize, capacity_waiters: usize) -> PartitionStore {
+        let slot = Some(u32::try_from(slot).expect("fewer partitions than u32::MAX"));
+        PartitionStore { waiters: WaiterTable::new(capacity_waiters), slot, ..PartitionStore::default() }
     }
 
     /// Takes every request waiting in `object` (one of this partition's, or one just dropped

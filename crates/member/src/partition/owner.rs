@@ -205,7 +205,7 @@ impl PartitionOwner {
                 config.table_backup_count(),
                 config.limits.snapshot_chunk_bytes as usize,
             ),
-            partitions: (0..owned).map(|_| PartitionStore::with_waiter_capacity(capacity_waiters)).collect(),
+            partitions: (0..owned).map(|slot| PartitionStore::in_slot(slot, capacity_waiters)).collect(),
             reactor_index,
             reactor_count,
             member,

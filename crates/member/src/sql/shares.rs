@@ -290,7 +290,7 @@ impl Scan {
     fn scan_partition(
         &self,
         (scanner, lookups): (&PartScanner<'_>, &[Lookup]),
-        store: Option<&RecordStore>,
+        (store, candidates): (Option<&RecordStore>, crate::engine::map::query::Candidates<'_, '_>),
         now_ms: i64,
     ) -> Part {
         let Some(store) = store else { return scanner.scan(std::iter::empty()) };
@@ -300,10 +300,37 @@ impl Scan {
         if let Some(keys) = self.plan.sources[0].keys.as_deref() {
             return scanner.scan(keys.iter().filter_map(|key| live(store, key, now_ms)));
         }
+        if let Some(candidates) = candidates {
+            return scanner.scan(candidates.iter().filter_map(|(_, key)| live(store, key, now_ms)));
+        }
         match (!lookups.is_empty()).then(|| store.index_candidates(lookups)).flatten() {
             Some(candidates) => scanner.scan(candidates.into_iter().filter_map(|key| live(store, key, now_ms))),
             None => scanner.scan(store.iter(now_ms).map(|(key, entry)| (key, entry.value()))),
         }
+    }
+
+    /// One partition's part for a plan that joins (or lists several sources): each source's
+    /// entries there that its share of WHERE keeps.
+    fn read_sources(
+        &self,
+        (partition, partition_id): (&PartitionStore, u16),
+        wanted: &[Option<Vec<u16>>],
+        filters: &[Option<SourceFilter<'_>>],
+        now_ms: i64,
+    ) -> Part {
+        let wanted_here = |w: &Option<Vec<u16>>| w.as_ref().is_none_or(|w| w.contains(&partition_id));
+        let mut found = vec![Vec::new(); self.plan.sources.len()];
+        for (index, source) in self.plan.sources.iter().enumerate() {
+            if source.inline.is_some() || !wanted_here(&wanted[index]) {
+                continue;
+            }
+            if let Some(store) = partition.map(&source.mapping.map) {
+                let filter = filters.get(index).and_then(Option::as_ref);
+                let at = (store, now_ms, &*self.schemas as &dyn SchemaSource);
+                read_source((source.keys.as_deref(), filter), at, &mut found[index]);
+            }
+        }
+        Part::Sources(found)
     }
 
     /// What the partitions' indexes look up for the plan's WHERE (worked out per share).
@@ -382,12 +409,17 @@ impl WideOperation for Scan {
         let enough = scanner.as_ref().and_then(|scanner| scanner.as_ref().ok()?.enough());
         let mut passed = 0usize;
         let filters = if scanner.is_none() { SourceFilter::of(plan) } else { Vec::new() };
+        // (the reactor's indexes of the scanned map: one lookup for all its partitions)
+        let map = plan.sources.first().map_or("", |source| &*source.mapping.map);
+        let indexes =
+            crate::engine::map::query::reactor_indexes((share.partitions, share.settings), map, !lookups.is_empty());
+        let indexes = indexes.as_ref().map(|indexes| indexes.lock());
+        let narrowed = indexes.as_ref().and_then(|indexes| crate::engine::map::query::Narrowed::new(indexes, &lookups));
         for local in 0..share.partitions.len() {
             if !share.owned.get(local).copied().unwrap_or(true) {
                 continue;
             }
             let partition_id = share.partition_id(local);
-            let wanted_here = |w: &Option<Vec<u16>>| w.as_ref().is_none_or(|w| w.contains(&partition_id));
             if !scans_all && !wanted.iter().any(|w| w.as_ref().is_some_and(|w| w.contains(&partition_id))) {
                 continue;
             }
@@ -399,24 +431,15 @@ impl WideOperation for Scan {
                     Part::Failed(ferrogrid_sql::exec::timed_out())
                 }
                 Some(Ok(scanner)) => {
-                    let store = share.partitions[local].map(&plan.sources[0].mapping.map);
-                    self.scan_partition((scanner, &lookups), store, share.now_ms)
+                    let candidates = narrowed.as_ref().map(|narrowed| narrowed.of(local));
+                    let store = match candidates {
+                        Some([]) => None,
+                        _ => share.partitions[local].map(map),
+                    };
+                    self.scan_partition((scanner, &lookups), (store, candidates), share.now_ms)
                 }
                 Some(Err(error)) => Part::Failed(error.clone()),
-                None => {
-                    let mut found = vec![Vec::new(); plan.sources.len()];
-                    for (index, source) in plan.sources.iter().enumerate() {
-                        if source.inline.is_some() || !wanted_here(&wanted[index]) {
-                            continue;
-                        }
-                        if let Some(store) = share.partitions[local].map(&source.mapping.map) {
-                            let filter = filters.get(index).and_then(Option::as_ref);
-                            let at = (store, share.now_ms, &*self.schemas as &dyn SchemaSource);
-                            read_source((source.keys.as_deref(), filter), at, &mut found[index]);
-                        }
-                    }
-                    Part::Sources(found)
-                }
+                None => self.read_sources((&share.partitions[local], partition_id), &wanted, &filters, share.now_ms),
             };
             // This member's shares hold more than the statement may: it fails.
             let over = match (&scanner, &part) {

@@ -184,11 +184,14 @@ impl WideOperation for Aggregate {
         let (now_ms, schemas) = (share.now_ms, crate::engine::map::query::ShareSchemas::new(&shared));
         let mut partitions = BTreeMap::new();
         let (prototype, skippable) = prototype(&aggregator);
-        partial.coverage.visit_owned(share, compiled, |partition, store| {
+        partial.coverage.visit_owned((share, map), compiled, |partition, store, candidates| {
+            if skippable && candidates.is_some_and(<[_]>::is_empty) {
+                return Ok(());
+            }
             let mut accumulator = prototype.clone();
             let mut matched = false;
             if let Some(store) = store.map(map) {
-                for_each_match(store, compiled, (now_ms, &schemas), |key, value| {
+                for_each_match((store, candidates), compiled, (now_ms, &schemas), |key, value| {
                     matched = true;
                     accumulator.accumulate(key, value, &schemas).map_err(exec_failure)
                 })?;
@@ -281,9 +284,12 @@ impl WideOperation for Project {
         let shared = share.schemas.clone();
         let (now_ms, schemas) = (share.now_ms, crate::engine::map::query::ShareSchemas::new(&shared));
         let mut items = Vec::new();
-        partial.coverage.visit_owned(share, compiled, |partition, store| {
+        partial.coverage.visit_owned((share, map), compiled, |partition, store, candidates| {
+            if candidates.is_some_and(<[_]>::is_empty) {
+                return Ok(());
+            }
             let Some(store) = store.map(map) else { return Ok(()) };
-            for_each_match(store, compiled, (now_ms, &schemas), |key, value| {
+            for_each_match((store, candidates), compiled, (now_ms, &schemas), |key, value| {
                 let item = ferrogrid_query::exec::project(&projection, key, value, &schemas);
                 items.push((partition, item.map_err(exec_failure)?));
                 Ok(())

@@ -1,8 +1,20 @@
 //! Indexes of a map's entries by an attribute of their values (`Map.addIndex`), one set per
-//! map per partition replica, kept in the partition's record store (`store.rs`) and changed
-//! with it: every put, backup, snapshot, removal, eviction, expiry and clear goes through the
-//! store, which tells its indexes; a store created later (a partition's first entry, a replica
-//! a migration or promotion brings) is given the map's index definitions (`Registry`).
+//! map per reactor: as Hazelcast keeps one index per member (not per partition), every
+//! partition replica of the map a reactor holds files its entries in the reactor's
+//! [`Shared`] indexes (`SettingsCache::shared_indexes`), each entry with its [`Owner`]: the
+//! store that filed it and that store's slot (its partition's place among the reactor's
+//! partitions). A lookup is one probe per reactor, not one per partition; a query then reads
+//! the candidates of the partitions it covers from their stores (`query_ops::Narrowed`).
+//!
+//! The record store (`store.rs`) tells the indexes of every change: every put, backup,
+//! snapshot, removal, eviction, expiry and clear goes through it; a store placed in a
+//! partition (a partition's first entry, a replica a migration or promotion brings) attaches
+//! to the reactor's indexes and files its entries, and a dropped one takes its entries out.
+//! An index serves a lookup only once every attached store has filed into it (`complete`): a
+//! definition that reaches a reactor whose stores predate it (another member's index, on
+//! joining) is filled in by the next query (`RecordStore::file_missing`); until then queries
+//! scan. A store outside a reactor's partitions (tests, a store being built) keeps private
+//! indexes of its own.
 //!
 //! An index only narrows the entries a query evaluates: the planner (`candidates`) returns a
 //! superset of the entries a term can match, and every candidate is still tested with the
@@ -21,7 +33,32 @@ use ferrogrid_query::eval::IndexTerm;
 use ferrogrid_query::{Extracted, Path, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+
+/// The indexes of one map on one reactor, shared by the reactor's stores of the map (only the
+/// reactor's thread locks it: the lock is never contended, and it is never held while a
+/// store changes).
+pub type Shared = Arc<parking_lot::Mutex<Indexes>>;
+
+/// Who filed an entry: the filing store's slot (its partition's place in the reactor's
+/// partitions; [`PRIVATE_SLOT`] for a store outside them) in the low 32 bits, a serial that
+/// tells that store from an earlier one of the same slot in the high ones.
+pub type Owner = u64;
+
+/// The slot of a store outside a reactor's partitions.
+pub const PRIVATE_SLOT: u32 = u32::MAX;
+
+/// A new owner for a store in `slot`.
+pub fn new_owner(slot: u32) -> Owner {
+    static SERIAL: AtomicU32 = AtomicU32::new(0);
+    (u64::from(SERIAL.fetch_add(1, Ordering::Relaxed)) << 32) | u64::from(slot)
+}
+
+/// The slot of an owner.
+pub fn slot_of(owner: Owner) -> u32 {
+    owner as u32
+}
 
 /// An index's definition: its type and attributes (Hazelcast's `IndexConfig`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,35 +237,43 @@ impl std::hash::Hash for IndexKey {
     }
 }
 
+/// The entries filed under one index key, each with its owner.
+pub type Filed = HashMap<Box<[u8]>, Owner>;
+
 /// The entries of an index by key: in order for a SORTED index (ranges, and equality), hashed
 /// for a HASH one (equality only: one probe, as Hazelcast's hash index).
 #[derive(Debug)]
 enum Keyed {
-    Sorted(BTreeMap<IndexKey, HashSet<Box<[u8]>>>),
-    Hashed(HashMap<IndexKey, HashSet<Box<[u8]>>>),
+    Sorted(BTreeMap<IndexKey, Filed>),
+    Hashed(HashMap<IndexKey, Filed>),
 }
 
 impl Keyed {
-    /// Files `key` under `index_key` (`new_key` is called when `index_key` had no entry).
-    fn file(&mut self, index_key: &IndexKey, key: &[u8], new_key: impl FnOnce()) {
+    /// Files `key` of `owner` under `index_key` (`new_key` is called when `index_key` had no
+    /// entry).
+    fn file(&mut self, index_key: &IndexKey, (key, owner): (&[u8], Owner), new_key: impl FnOnce()) {
         let set = match self {
             Keyed::Sorted(by_value) => by_value.entry(index_key.clone()).or_insert_with(|| {
                 new_key();
-                HashSet::new()
+                HashMap::new()
             }),
             Keyed::Hashed(by_value) => by_value.entry(index_key.clone()).or_insert_with(|| {
                 new_key();
-                HashSet::new()
+                HashMap::new()
             }),
         };
-        set.insert(key.into());
+        set.insert(key.into(), owner);
     }
 
     /// Takes `key` off `index_key`; true if that left `index_key` without entries (it goes).
     fn unfile(&mut self, index_key: &IndexKey, key: &[u8]) -> bool {
         let emptied = match self {
-            Keyed::Sorted(by_value) => by_value.get_mut(index_key).map(|set| set.remove(key) && set.is_empty()),
-            Keyed::Hashed(by_value) => by_value.get_mut(index_key).map(|set| set.remove(key) && set.is_empty()),
+            Keyed::Sorted(by_value) => {
+                by_value.get_mut(index_key).map(|set| set.remove(key).is_some() && set.is_empty())
+            }
+            Keyed::Hashed(by_value) => {
+                by_value.get_mut(index_key).map(|set| set.remove(key).is_some() && set.is_empty())
+            }
         };
         if emptied != Some(true) {
             return false;
@@ -240,7 +285,7 @@ impl Keyed {
         true
     }
 
-    fn get(&self, index_key: &IndexKey) -> Option<&HashSet<Box<[u8]>>> {
+    fn get(&self, index_key: &IndexKey) -> Option<&Filed> {
         match self {
             Keyed::Sorted(by_value) => by_value.get(index_key),
             Keyed::Hashed(by_value) => by_value.get(index_key),
@@ -248,7 +293,7 @@ impl Keyed {
     }
 }
 
-/// One index of one map in one partition.
+/// One index of one map on one reactor.
 #[derive(Debug)]
 struct Index {
     definition: IndexDefinition,
@@ -256,10 +301,13 @@ struct Index {
     /// empty when one does not parse (the index then files nothing and is never used).
     paths: Vec<Path>,
     by_value: Keyed,
-    /// The keys each entry is filed under (to take it out again).
-    filed: HashMap<Box<[u8]>, Vec<IndexKey>>,
+    /// Each entry's owner and the keys it is filed under (to take it out again).
+    filed: HashMap<Box<[u8]>, (Owner, Vec<IndexKey>)>,
     /// Entries whose attribute could not be keyed: every lookup includes them.
-    unkeyed: HashSet<Box<[u8]>>,
+    unkeyed: Filed,
+    /// The attached stores that filed their entries here: the index serves lookups when that
+    /// is every attached store (`Indexes::attached`).
+    filed_by: HashSet<Owner>,
     /// How many keys of `by_value` are of each kind ([`IndexKey::kind`]): a lookup skips the
     /// keys of a kind the index has none of (a number is also looked up as its text and as a
     /// boolean, which an index of numbers never holds).
@@ -271,8 +319,8 @@ impl Index {
         let paths = definition.attributes.iter().map(|attribute| Path::parse(attribute).ok());
         let paths = paths.collect::<Option<Vec<Path>>>().unwrap_or_default();
         let by_value = if definition.sorted { Keyed::Sorted(BTreeMap::new()) } else { Keyed::Hashed(HashMap::new()) };
-        let (filed, unkeyed) = (HashMap::new(), HashSet::new());
-        Index { definition, paths, by_value, filed, unkeyed, kinds: [0; 5] }
+        let (filed, unkeyed, filed_by) = (HashMap::new(), HashMap::new(), HashSet::new());
+        Index { definition, paths, by_value, filed, unkeyed, filed_by, kinds: [0; 5] }
     }
 
     /// Whether it is an index on `attribute` alone.
@@ -302,8 +350,10 @@ impl Index {
         Some(vec![IndexKey::Tuple(tuple)])
     }
 
-    fn insert(&mut self, key: &[u8], value: &[u8], schemas: &Schemas) {
-        self.remove(key);
+    /// Files `key` of `owner`, now `value` (wherever the key was filed before, it is not any
+    /// more: a key is in one partition, so in one store of the map on a reactor).
+    fn insert(&mut self, (key, value): (&[u8], &[u8]), owner: Owner, schemas: &Schemas) {
+        self.remove(key, None);
         if self.paths.is_empty() {
             return;
         }
@@ -312,32 +362,40 @@ impl Index {
             Some(keys) => {
                 for index_key in &keys {
                     let kinds = &mut self.kinds;
-                    self.by_value.file(index_key, key, || kinds[index_key.kind()] += 1);
+                    self.by_value.file(index_key, (key, owner), || kinds[index_key.kind()] += 1);
                 }
-                self.filed.insert(key.into(), keys);
+                self.filed.insert(key.into(), (owner, keys));
             }
             _ => {
-                self.unkeyed.insert(key.into());
+                self.unkeyed.insert(key.into(), owner);
             }
         }
     }
 
-    fn remove(&mut self, key: &[u8]) {
-        self.unkeyed.remove(key);
-        for index_key in self.filed.remove(key).into_iter().flatten() {
+    /// Takes `key` out if `owner` filed it (any owner: None).
+    fn remove(&mut self, key: &[u8], owner: Option<Owner>) {
+        let mine = |filer: Owner| owner.is_none_or(|owner| owner == filer);
+        if self.unkeyed.get(key).is_some_and(|filer| mine(*filer)) {
+            self.unkeyed.remove(key);
+        }
+        if !self.filed.get(key).is_some_and(|(filer, _)| mine(*filer)) {
+            return;
+        }
+        for index_key in self.filed.remove(key).into_iter().flat_map(|(_, keys)| keys) {
             if self.by_value.unfile(&index_key, key) {
                 self.kinds[index_key.kind()] -= 1;
             }
         }
     }
 
-    /// The entries `lookup` may match, each once (None: this index cannot narrow it).
-    fn candidates<'a>(&'a self, lookup: &Lookup) -> Option<Vec<&'a [u8]>> {
-        let mut found: Vec<&'a [u8]> = self.unkeyed.iter().map(|key| &**key).collect();
+    /// The entries `lookup` may match, each once, with their owners (None: this index cannot
+    /// narrow it).
+    fn candidates<'a>(&'a self, lookup: &Lookup) -> Option<Vec<(&'a [u8], Owner)>> {
+        let mut found: Vec<(&'a [u8], Owner)> = self.unkeyed.iter().map(|(key, owner)| (&**key, *owner)).collect();
         let mut sets = usize::from(!found.is_empty());
-        let mut add = |keys: &'a HashSet<Box<[u8]>>| {
+        let mut add = |keys: &'a Filed| {
             sets += 1;
-            found.extend(keys.iter().map(|key| &**key));
+            found.extend(keys.iter().map(|(key, owner)| (&**key, *owner)));
         };
         match &lookup.keys {
             LookupKeys::Exact(keys) => {
@@ -446,59 +504,83 @@ fn ranges(from: Option<(&Value, bool)>, to: Option<(&Value, bool)>) -> Option<Ve
     Some(ranges)
 }
 
-/// The indexes of one map in one partition.
+/// The indexes of one map on one reactor ([`Shared`]), or of one store outside a reactor's
+/// partitions.
 #[derive(Debug)]
 pub struct Indexes {
     schemas: Arc<Schemas>,
     indexes: Vec<Index>,
+    /// The stores that file here (each files every change of its entries).
+    attached: HashSet<Owner>,
 }
 
 impl Indexes {
     pub fn new(schemas: Arc<Schemas>, definitions: &[IndexDefinition]) -> Indexes {
-        Indexes { schemas, indexes: definitions.iter().cloned().map(Index::new).collect() }
+        let indexes = definitions.iter().cloned().map(Index::new).collect();
+        Indexes { schemas, indexes, attached: HashSet::new() }
     }
 
-    /// Adds an index and files `entries` in it; false if it existed.
-    pub fn add<'a>(
-        &mut self,
-        definition: IndexDefinition,
-        entries: impl Iterator<Item = (&'a [u8], &'a [u8])>,
-    ) -> bool {
-        if self.indexes.iter().any(|index| index.definition == definition) {
+    /// Adds an empty index (its entries come by [`Indexes::file_missing`]); false if it
+    /// existed.
+    pub fn ensure(&mut self, definition: &IndexDefinition) -> bool {
+        if self.indexes.iter().any(|index| index.definition == *definition) {
             return false;
         }
-        let mut index = Index::new(definition);
-        for (key, value) in entries {
-            index.insert(key, value, &self.schemas);
-        }
-        self.indexes.push(index);
+        self.indexes.push(Index::new(definition.clone()));
         true
     }
 
-    /// The entry under `key` is now `value`.
-    pub fn insert(&mut self, key: &[u8], value: &[u8]) {
+    /// A store (`owner`) files here from now on; its entries go in by `file_missing`.
+    pub fn attach(&mut self, owner: Owner) {
+        self.attached.insert(owner);
+    }
+
+    /// A store (`owner`) is gone with its entries (`keys`).
+    pub fn detach<'a>(&mut self, owner: Owner, keys: impl Iterator<Item = &'a [u8]>) {
+        for key in keys {
+            self.remove(key, owner);
+        }
+        self.attached.remove(&owner);
         for index in &mut self.indexes {
-            index.insert(key, value, &self.schemas);
+            index.filed_by.remove(&owner);
         }
     }
 
-    /// The entry under `key` is gone.
-    pub fn remove(&mut self, key: &[u8]) {
-        for index in &mut self.indexes {
-            index.remove(key);
-        }
+    /// Whether every index holds the entries of every attached store.
+    pub fn complete(&self) -> bool {
+        self.indexes.iter().all(|index| index.filed_by.len() == self.attached.len())
     }
 
-    /// Every entry is gone.
-    pub fn clear(&mut self) {
-        for index in &mut self.indexes {
-            match &mut index.by_value {
-                Keyed::Sorted(by_value) => by_value.clear(),
-                Keyed::Hashed(by_value) => by_value.clear(),
+    /// Whether `owner` has entries to file: an index it has not filed into.
+    pub fn missing(&self, owner: Owner) -> bool {
+        self.indexes.iter().any(|index| !index.filed_by.contains(&owner))
+    }
+
+    /// Files the entries of `owner` (attached) in every index it has not filed into yet.
+    pub fn file_missing<'a, I: Iterator<Item = (&'a [u8], &'a [u8])>>(
+        &mut self,
+        owner: Owner,
+        entries: impl Fn() -> I,
+    ) {
+        for index in self.indexes.iter_mut().filter(|index| !index.filed_by.contains(&owner)) {
+            for entry in entries() {
+                index.insert(entry, owner, &self.schemas);
             }
-            index.filed.clear();
-            index.unkeyed.clear();
-            index.kinds = [0; 5];
+            index.filed_by.insert(owner);
+        }
+    }
+
+    /// The entry under `key`, of `owner`, is now `value`.
+    pub fn insert(&mut self, key: &[u8], value: &[u8], owner: Owner) {
+        for index in &mut self.indexes {
+            index.insert((key, value), owner, &self.schemas);
+        }
+    }
+
+    /// The entry under `key`, of `owner`, is gone.
+    pub fn remove(&mut self, key: &[u8], owner: Owner) {
+        for index in &mut self.indexes {
+            index.remove(key, Some(owner));
         }
     }
 
@@ -510,8 +592,8 @@ impl Indexes {
         &'a self,
         attribute: &str,
         plan: &[Lookup],
-    ) -> Option<impl Iterator<Item = (&'a IndexKey, &'a HashSet<Box<[u8]>>)> + 'a> {
-        let (index, by_value) = self.indexes.iter().find_map(|index| match &index.by_value {
+    ) -> Option<impl Iterator<Item = (&'a IndexKey, &'a Filed)> + 'a> {
+        let (index, by_value) = self.usable().find_map(|index| match &index.by_value {
             Keyed::Sorted(by_value) if index.single_on(attribute) => Some((index, by_value)),
             _ => None,
         })?;
@@ -536,18 +618,23 @@ impl Indexes {
     /// attribute the query compares for equality, else from the first of its `plan`'s lookups
     /// an index on one attribute narrows, else from a sorted composite index whose first
     /// attributes the query compares for equality; None when none does (the query scans).
-    pub fn candidates(&self, plan: &[Lookup]) -> Option<Vec<&[u8]>> {
+    pub fn candidates(&self, plan: &[Lookup]) -> Option<Vec<(&[u8], Owner)>> {
         let composite = |prefix| {
-            let mut composites = self.indexes.iter().filter(|index| index.paths.len() > 1);
+            let mut composites = self.usable().filter(|index| index.paths.len() > 1);
             composites.find_map(|index| index.candidates(&composite_lookup(index, plan, prefix)?))
         };
         let single = || {
             plan.iter().find_map(|lookup| {
-                let mut on_attribute = self.indexes.iter().filter(|index| index.single_on(&lookup.attribute));
+                let mut on_attribute = self.usable().filter(|index| index.single_on(&lookup.attribute));
                 on_attribute.find_map(|index| index.candidates(lookup))
             })
         };
         composite(false).or_else(single).or_else(|| composite(true))
+    }
+
+    /// The indexes that hold every attached store's entries.
+    fn usable(&self) -> impl Iterator<Item = &Index> {
+        self.indexes.iter().filter(|index| index.filed_by.len() == self.attached.len())
     }
 }
 
@@ -599,138 +686,4 @@ fn canonical(attribute: &str) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::map::store::RecordStore;
-    use crate::engine::settings::MapSettings;
-    use ferrogrid_query::eval::Filter;
-    use ferrogrid_query::predicate::{Literal, Operand, Predicate};
-
-    /// An `Integer` as clients serialize it (a whole Data blob).
-    fn int_data(value: i32) -> Vec<u8> {
-        let mut data = vec![0, 0, 0, 0];
-        data.extend_from_slice(&(-7i32).to_be_bytes());
-        data.extend_from_slice(&value.to_be_bytes());
-        data
-    }
-
-    fn int_operand(value: i32) -> Operand {
-        Operand::Object(Literal { bytes: int_data(value)[4..].to_vec(), offset: 0 })
-    }
-
-    fn candidates(store: &RecordStore, predicate: &Predicate) -> Option<usize> {
-        let filter = Filter::compile(predicate, &Schemas::default()).unwrap();
-        store.index_candidates(&plan(&filter.index_terms())).map(|keys| keys.len())
-    }
-
-    #[test]
-    fn an_index_narrows_queries_and_follows_every_change_of_the_store() {
-        let mut store = RecordStore::new(Arc::new(MapSettings::default()));
-        for key in 0..100 {
-            store.put(&int_data(key), &int_data(key % 10), 0, -1, -1);
-        }
-        let equal = Predicate::Equal { attribute: "this".into(), value: int_operand(3) };
-        let between = Predicate::Between { attribute: "this".into(), from: int_operand(2), to: int_operand(3) };
-        let text = Predicate::Equal { attribute: "this".into(), value: Operand::Text("3".into()) };
-        assert_eq!(candidates(&store, &equal), None, "no index yet: the query scans");
-        let hash = IndexDefinition { sorted: false, attributes: vec!["this".into()] };
-        assert!(store.add_index(hash.clone(), &Arc::default()));
-        assert!(!store.add_index(hash, &Arc::default()), "an index is added once");
-        assert_eq!(candidates(&store, &equal), Some(10), "the entries whose value is 3, filed before the index came");
-        assert_eq!(candidates(&store, &text), Some(10), "text is looked up as the number it spells");
-        assert_eq!(candidates(&store, &between), None, "a hash index does not narrow ranges");
-        let sorted = IndexDefinition { sorted: true, attributes: vec!["this".into()] };
-        assert!(store.add_index(sorted, &Arc::default()));
-        assert_eq!(candidates(&store, &between), Some(20));
-        store.put(&int_data(3), &int_data(4), 0, -1, -1);
-        store.remove(&int_data(13));
-        assert_eq!(candidates(&store, &equal), Some(8), "an update and a removal leave the value 3");
-        store.apply(&int_data(200), &int_data(3), &crate::engine::map::entry::Meta::plain(0));
-        assert_eq!(candidates(&store, &equal), Some(9), "a backup's record is filed too");
-        store.clear(0);
-        assert_eq!(candidates(&store, &equal), Some(0));
-        let added_later = RecordStore::new(Arc::new(MapSettings {
-            indexes: crate::engine::settings::IndexSetup {
-                schemas: Arc::default(),
-                definitions: vec![IndexDefinition { sorted: true, attributes: vec!["this".into()] }],
-            },
-            ..MapSettings::default()
-        }));
-        assert_eq!(candidates(&added_later, &between), Some(0), "a store created later builds the map's indexes");
-    }
-
-    #[test]
-    fn a_composite_index_narrows_equality_on_all_its_attributes() {
-        let json = |text: String| ferrogrid_query::write::write_data(&Value::Json(text)).unwrap();
-        let mut store = RecordStore::new(Arc::new(MapSettings::default()));
-        for key in 0..120 {
-            let value = match key {
-                // an array (several values): not keyed, every lookup includes it; a missing
-                // attribute is keyed as null
-                118 => r#"{"dept": [1, 2], "level": 3}"#.to_owned(),
-                119 => r#"{"level": 3}"#.to_owned(),
-                _ => format!(r#"{{"dept": {}, "level": {}}}"#, key % 4, key % 5),
-            };
-            store.put(&int_data(key), &json(value), 0, -1, -1);
-        }
-        let equal =
-            |attribute: &str, value| Predicate::Equal { attribute: attribute.into(), value: int_operand(value) };
-        let both = Predicate::And(vec![equal("level", 3), equal("dept", 1)]);
-        let either = Predicate::In { attribute: "dept".into(), values: vec![int_operand(1), int_operand(2)] };
-        let both_in = Predicate::And(vec![equal("level", 3), either]);
-        let composite = IndexDefinition { sorted: false, attributes: vec!["dept".into(), "level".into()] };
-        assert!(store.add_index(composite, &Arc::default()));
-        assert_eq!(candidates(&store, &both), Some(6 + 1), "keys 13, 33, …, 113 (dept 1, level 3), and the unkeyed");
-        assert_eq!(candidates(&store, &both_in), Some(6 + 5 + 1), "dept 1 or 2, level 3");
-        assert_eq!(candidates(&store, &equal("dept", 1)), None, "one attribute of two: the query scans");
-        store.put(&int_data(13), &json(r#"{"dept": 1, "level": 4}"#.to_owned()), 0, -1, -1);
-        assert_eq!(candidates(&store, &both), Some(5 + 1), "an update moves the entry");
-        let sorted = IndexDefinition { sorted: true, attributes: vec!["dept".into(), "level".into()] };
-        let mut sorted_store = RecordStore::new(Arc::new(MapSettings::default()));
-        assert!(sorted_store.add_index(sorted, &Arc::default()));
-        sorted_store.put(&int_data(1), &json(r#"{"dept": 1, "level": 3}"#.to_owned()), 0, -1, -1);
-        assert_eq!(candidates(&sorted_store, &both), Some(1), "a sorted composite index answers equality too");
-        for (dept, level) in [(1, 4), (2, 3), (0, 3)] {
-            let value = format!(r#"{{"dept": {dept}, "level": {level}}}"#);
-            sorted_store.put(&int_data(dept * 10 + level), &json(value), 0, -1, -1);
-        }
-        assert_eq!(candidates(&sorted_store, &equal("dept", 1)), Some(2), "its first attribute: a prefix of its keys");
-        let either = Predicate::In { attribute: "dept".into(), values: vec![int_operand(0), int_operand(2)] };
-        assert_eq!(candidates(&sorted_store, &either), Some(2));
-        assert_eq!(candidates(&sorted_store, &equal("level", 3)), None, "not its first attribute: a scan");
-    }
-
-    #[test]
-    fn a_configured_index_is_built_by_every_store_of_the_map() {
-        let mut config = ferrogrid_config::MemberConfig::default();
-        let index = ferrogrid_config::MapIndexConfig { sorted: true, attributes: vec!["this".into()] };
-        let map = ferrogrid_config::MapConfig { indexes: vec![index], ..ferrogrid_config::MapConfig::DEFAULT };
-        config.maps.insert("indexed", map);
-        let mut settings = crate::engine::settings::SettingsCache::new(Arc::new(config), 271);
-        let mut store = RecordStore::new(settings.get("indexed"));
-        store.put(&int_data(1), &int_data(3), 0, -1, -1);
-        let between = Predicate::Between { attribute: "this".into(), from: int_operand(2), to: int_operand(3) };
-        assert_eq!(candidates(&store, &between), Some(1));
-        assert_eq!(candidates(&RecordStore::new(settings.get("other")), &between), None, "other maps have none");
-    }
-
-    #[test]
-    fn definitions_survive_the_member_hop_and_a_truncation_is_refused() {
-        let registry = Registry::default();
-        let sorted = IndexDefinition { sorted: true, attributes: vec!["age".into()] };
-        let composite = IndexDefinition { sorted: false, attributes: vec!["dept".into(), "active".into()] };
-        assert!(registry.add("employees", sorted.clone()) && registry.add("employees", composite.clone()));
-        assert!(!registry.add("employees", sorted.clone()), "a definition is kept once");
-        let mut bytes = Vec::new();
-        registry.encode(&mut bytes);
-        let joiner = Registry::default();
-        assert_eq!(joiner.merge(&bytes).unwrap(), vec!["employees".to_owned(), "employees".to_owned()]);
-        assert_eq!(joiner.of("employees"), vec![sorted, composite]);
-        for cut in 1..bytes.len() {
-            let merged = Registry::default().merge(&bytes[..cut]);
-            assert!(merged.is_err() || merged.unwrap().len() == 1, "cut at {cut}");
-        }
-        joiner.forget("employees");
-        assert!(joiner.of("employees").is_empty());
-    }
-}
+mod tests;

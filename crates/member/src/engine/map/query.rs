@@ -183,3 +183,61 @@ impl ferrogrid_query::SchemaSource for ShareSchemas<'_> {
         Some(schema)
     }
 }
+
+/// What a reactor's indexes of a map gave a query's lookups: the candidate keys of every
+/// partition the reactor holds, by slot (a partition's place among the reactor's partitions),
+/// from one lookup (`index.rs`); a partition's share of them is [`Narrowed::of`].
+#[derive(Debug)]
+pub(crate) struct Narrowed<'g> {
+    /// (slot, key), in slot order.
+    keys: Vec<(u32, &'g [u8])>,
+}
+
+/// The candidates of one partition: None when the reactor's indexes do not narrow the query
+/// (the partition is read whole, or narrowed by its store's own indexes).
+pub(crate) type Candidates<'n, 'g> = Option<&'n [(u32, &'g [u8])]>;
+
+impl<'g> Narrowed<'g> {
+    /// The candidates `indexes` give `plan` (None: no index of them serves it).
+    pub(crate) fn new(
+        indexes: &'g crate::engine::map::index::Indexes,
+        plan: &[crate::engine::map::index::Lookup],
+    ) -> Option<Narrowed<'g>> {
+        let found = indexes.candidates(plan)?;
+        let mut keys: Vec<(u32, &[u8])> =
+            found.into_iter().map(|(key, owner)| (crate::engine::map::index::slot_of(owner), key)).collect();
+        keys.sort_unstable_by_key(|(slot, _)| *slot);
+        Some(Narrowed { keys })
+    }
+
+    /// Every candidate, (slot, key) in slot order.
+    pub(crate) fn all(&self) -> &[(u32, &'g [u8])] {
+        &self.keys
+    }
+
+    /// The candidates of the partition in `slot`.
+    pub(crate) fn of(&self, slot: usize) -> &[(u32, &'g [u8])] {
+        let start = self.keys.partition_point(|(at, _)| (*at as usize) < slot);
+        let end = start + self.keys[start..].partition_point(|(at, _)| *at as usize == slot);
+        &self.keys[start..end]
+    }
+}
+
+/// This reactor's indexes of `map` for a query that `needs` them (None: it has none, or the
+/// query has nothing to look up). An index some store of the map has not filed into yet (one
+/// that came after the store: another member's, on joining) is filled in first, so that it
+/// serves.
+pub(crate) fn reactor_indexes(
+    (partitions, settings): (&[crate::partition::objects::PartitionStore], &crate::engine::settings::SettingsCache),
+    map: &str,
+    needs: bool,
+) -> Option<crate::engine::map::index::Shared> {
+    if !needs {
+        return None;
+    }
+    let shared = settings.shared_indexes(map)?;
+    if !shared.lock().complete() {
+        partitions.iter().filter_map(|partition| partition.map(map)).for_each(|store| store.file_missing());
+    }
+    Some(shared)
+}

@@ -16,7 +16,7 @@
 //! Bounds: a query holds at most `hazelcast.query.result.size.limit` results (answered with
 //! `QueryResultSizeExceededException` beyond it) and an answer is at most `max-message-bytes`.
 
-use crate::engine::map::query::{failure, Compiled, Predicate, QUERY_FAILURES};
+use crate::engine::map::query::{failure, reactor_indexes, Candidates, Compiled, Narrowed, Predicate, QUERY_FAILURES};
 use crate::engine::request::{ErrorKind, OpError, PageItems, Reply};
 use crate::engine::wide::{Classified, Listed, Partial, Partitions, ShareContext, WideOperation, WideRequest};
 use crate::partition::objects::PartitionStore;
@@ -24,7 +24,7 @@ use ferrogrid_protocol::codec::PagingPredicateHolder;
 use ferrogrid_protocol::message::MessageWriter;
 use ferrogrid_protocol::{DecodeError, Message};
 use ferrogrid_query::predicate::IterationType;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
 /// The partitions a share covered, and the first failure of any share.
@@ -94,16 +94,23 @@ impl Coverage {
         Ok(())
     }
 
-    /// Runs `visit` over every owned partition the query covers, recording each; stops at the
-    /// first failure.
+    /// Runs `visit` over every owned partition the query covers, recording each, with the
+    /// partition's candidates from the reactor's indexes of `map` when they narrow the query
+    /// (one lookup for all of them); stops at the first failure. (`visit` must not change the
+    /// map's entries: the indexes are locked meanwhile.)
     pub(crate) fn visit_owned(
         &mut self,
-        share: &mut ShareContext<'_>,
+        (share, map): (&mut ShareContext<'_>, &str),
         compiled: &Compiled,
-        mut visit: impl FnMut(u16, &mut PartitionStore) -> Result<(), OpError>,
+        mut visit: impl FnMut(u16, &mut PartitionStore, Candidates<'_, '_>) -> Result<(), OpError>,
     ) {
-        for local in self.cover_owned(share, compiled) {
-            if let Err(failure) = visit(share.partition_id(local), &mut share.partitions[local]) {
+        let locals = self.cover_owned(share, compiled);
+        let shared = reactor_indexes((share.partitions, share.settings), map, !compiled.plan.is_empty());
+        let indexes = shared.as_ref().map(|shared| shared.lock());
+        let narrowed = indexes.as_ref().and_then(|indexes| Narrowed::new(indexes, &compiled.plan));
+        for local in locals {
+            let candidates = narrowed.as_ref().map(|narrowed| narrowed.of(local));
+            if let Err(failure) = visit(share.partition_id(local), &mut share.partitions[local], candidates) {
                 self.failure = Some(failure);
                 return;
             }
@@ -331,9 +338,10 @@ impl Query {
     }
 
     /// A page in the order of a sorted index (the key's for KEY and ENTRY iteration, the
-    /// value's for VALUE): the share's partitions' index groups merged in order, read until the
-    /// page has what it can need past the anchor. None (the share scans) unless every partition
-    /// of the share has such an index that gives Java's order (`Indexes::ordered`).
+    /// value's for VALUE): the reactor's index of the map read in order (`Indexes::ordered`),
+    /// each entry of a partition the query covers tested, until the page has what it can need
+    /// past the anchor. None (the share scans) unless the reactor has such an index that gives
+    /// Java's order.
     fn walk_ordered(
         &self,
         paging: &Paging,
@@ -344,43 +352,32 @@ impl Query {
         coverage: &mut Coverage,
     ) -> Option<Result<Vec<Hit>, OpError>> {
         use ferrogrid_query::order::SortKey;
-        use std::cmp::Reverse;
         let attribute = if paging.iteration == IterationType::Value { "this" } else { "__key" };
-        let stores: Vec<(u16, Option<&crate::engine::map::store::RecordStore>)> = (0..share.partitions.len())
-            .map(|local| (share.partition_id(local), share.partitions[local].map(map)))
-            .collect();
-        let mut groups = Vec::new();
-        for (partition, store) in stores.iter().filter_map(|(partition, store)| Some((*partition, (*store)?))) {
-            groups.push((partition, store, store.index_ordered(attribute, &compiled.plan)?));
-        }
-        let locals = coverage.cover_owned(share, compiled);
-        let wanted: HashSet<u16> = locals.iter().map(|local| share.partition_id(*local)).collect();
-        groups.retain(|(partition, _, _)| wanted.contains(partition));
+        let shared = reactor_indexes((share.partitions, share.settings), map, true)?;
+        let indexes = shared.lock();
+        let ordered = indexes.ordered(attribute, &compiled.plan)?;
+        let mut covered = vec![false; share.partitions.len()];
+        coverage.cover_owned(share, compiled).into_iter().for_each(|local| covered[local] = true);
         let anchor =
             paging.nearest_anchor().map(|(_, key, value)| SortKey::of(paging.iteration, (key, value), schemas));
         let anchor = match anchor.transpose() {
             Ok(anchor) => anchor,
             Err(error) => return Some(Err(crate::engine::map::query::exec_failure(error))),
         };
-        let mut heap = std::collections::BinaryHeap::new();
-        let mut current = Vec::with_capacity(groups.len());
-        for (slot, (_, _, ordered)) in groups.iter_mut().enumerate() {
-            let next = ordered.next();
-            if let Some((index_key, _)) = next {
-                heap.push(Reverse((index_key, slot)));
-            }
-            current.push(next.map(|(_, keys)| keys));
-        }
-        let (needed, mut counted, mut last) = (paging.most_needed(), 0usize, None);
+        let (needed, mut counted) = (paging.most_needed(), 0usize);
         let mut hits = Vec::new();
-        while let Some(Reverse((index_key, slot))) = heap.pop() {
-            if counted >= needed && last != Some(index_key) {
-                break; // the group before was the last the page can need
+        for (_, keys) in ordered {
+            if counted >= needed {
+                break; // the group before (entries of one value) was the last the page can need
             }
-            last = Some(index_key);
-            let (partition, store, ordered) = &mut groups[slot];
-            for key in current[slot].into_iter().flatten() {
-                match page_hit(paging, anchor.as_ref(), compiled, (*partition, store, key), (now_ms, schemas)) {
+            for (key, owner) in keys {
+                let slot = crate::engine::map::index::slot_of(*owner) as usize;
+                if !covered.get(slot).copied().unwrap_or(false) {
+                    continue;
+                }
+                let Some(store) = share.partitions[slot].map(map) else { continue };
+                let at = (share.partition_id(slot), store, &**key);
+                match page_hit(paging, anchor.as_ref(), compiled, at, (now_ms, schemas)) {
                     Ok(Some((hit, past_anchor))) => {
                         counted += usize::from(past_anchor);
                         hits.push(hit);
@@ -389,11 +386,6 @@ impl Query {
                     Err(failure) => return Some(Err(failure)),
                 }
             }
-            let next = ordered.next();
-            if let Some((index_key, _)) = next {
-                heap.push(Reverse((index_key, slot)));
-            }
-            current[slot] = next.map(|(_, keys)| keys);
         }
         Some(Ok(hits))
     }
@@ -403,14 +395,17 @@ impl Query {
         &self,
         compiled: &Compiled,
         map: &str,
-        partition: (u16, &PartitionStore),
+        partition: (u16, &PartitionStore, Candidates<'_, '_>),
         share_now: (i64, &dyn ferrogrid_query::SchemaSource),
         hits: &mut Vec<Hit>,
     ) -> Result<(), OpError> {
         let (now_ms, schemas) = share_now;
+        if partition.2.is_some_and(<[_]>::is_empty) {
+            return Ok(());
+        }
         let Some(store) = partition.1.map(map) else { return Ok(()) };
         let keep_values = self.paging.is_some() || self.listed != Listed::Keys;
-        for_each_match(store, compiled, (now_ms, schemas), |key, value| {
+        for_each_match((store, partition.2), compiled, (now_ms, schemas), |key, value| {
             let value = if keep_values { value.into() } else { Box::default() };
             hits.push(Hit { partition: partition.0, key: key.into(), value });
             Ok(())
@@ -477,8 +472,8 @@ impl WideOperation for Query {
             }
         }
         let mut hits = Vec::new();
-        partial.coverage.visit_owned(share, compiled, |partition, store| {
-            self.search(compiled, map, (partition, store), (now_ms, &schemas), &mut hits)?;
+        partial.coverage.visit_owned((share, map), compiled, |partition, store, candidates| {
+            self.search(compiled, map, (partition, store, candidates), (now_ms, &schemas), &mut hits)?;
             match &self.paging {
                 // What cannot be on the page is dropped as it comes (bounded memory).
                 Some(paging) if hits.len() > PAGE_CANDIDATES_KEPT.max(paging.most_needed().saturating_mul(2)) => {
@@ -515,23 +510,28 @@ impl WideOperation for Query {
     }
 }
 
-/// Calls `found` with each live entry of `store` that passes the predicate: the entries an
-/// index narrows the predicate to (`index.rs`), or else every entry.
+/// Calls `found` with each live entry of `store` that passes the predicate: the entries the
+/// reactor's indexes narrowed it to (`candidates`), or those the store's own indexes narrow
+/// it to (`index.rs`), or else every entry.
 pub(crate) fn for_each_match(
-    store: &crate::engine::map::store::RecordStore,
+    (store, candidates): (&crate::engine::map::store::RecordStore, Candidates<'_, '_>),
     compiled: &Compiled,
     (now_ms, schemas): (i64, &dyn ferrogrid_query::SchemaSource),
     mut found: impl FnMut(&[u8], &[u8]) -> Result<(), OpError>,
 ) -> Result<(), OpError> {
     let filter = &compiled.filter;
-    if let Some(candidates) = (!compiled.plan.is_empty()).then(|| store.index_candidates(&compiled.plan)).flatten() {
-        for key in candidates {
-            let Some(entry) = store.get(key, now_ms) else { continue };
-            if filter.matches(key, entry.value(), schemas).map_err(failure)? {
-                found(key, entry.value())?;
-            }
+    let mut check = |key: &[u8]| -> Result<(), OpError> {
+        let Some(entry) = store.get(key, now_ms) else { return Ok(()) };
+        if filter.matches(key, entry.value(), schemas).map_err(failure)? {
+            found(key, entry.value())?;
         }
-        return Ok(());
+        Ok(())
+    };
+    if let Some(candidates) = candidates {
+        return candidates.iter().try_for_each(|(_, key)| check(key));
+    }
+    if let Some(candidates) = (!compiled.plan.is_empty()).then(|| store.index_candidates(&compiled.plan)).flatten() {
+        return candidates.into_iter().try_for_each(check);
     }
     for (key, entry) in store.iter(now_ms) {
         if filter.matches(key, entry.value(), schemas).map_err(failure)? {

@@ -10,6 +10,7 @@
 //! `PartitionMigrating`, which clients retry (removing again what passes is harmless).
 
 use crate::engine::listeners::{Event, EventKind};
+use crate::engine::map::query::{reactor_indexes, Narrowed};
 use crate::engine::map::query::{Predicate, ShareSchemas};
 use crate::engine::map::query_ops::{for_each_match, Coverage};
 use crate::engine::request::{OpError, Reply};
@@ -71,14 +72,30 @@ impl WideOperation for RemoveAll {
         let owned = partial.0.cover_owned(share, compiled);
         let shared = share.schemas.clone();
         let (now_ms, schemas) = (share.now_ms, ShareSchemas::new(&shared));
+        // The candidates the reactor's indexes give, copied out (the indexes change below).
+        let narrowed: Option<Vec<(u32, Box<[u8]>)>> = {
+            let indexes = reactor_indexes((share.partitions, share.settings), map, !compiled.plan.is_empty());
+            let indexes = indexes.as_ref().map(|indexes| indexes.lock());
+            let narrowed = indexes.as_ref().and_then(|indexes| Narrowed::new(indexes, &compiled.plan));
+            narrowed.map(|narrowed| narrowed.all().iter().map(|(slot, key)| (*slot, Box::from(*key))).collect())
+        };
         for local in 0..share.partitions.len() {
             let partition_id = share.partition_id(local);
             if compiled.partitions.as_ref().is_some_and(|wanted| !wanted.contains(&partition_id)) {
                 continue;
             }
+            let candidates: Option<Vec<(u32, &[u8])>> = narrowed.as_ref().map(|all| {
+                let slot = |(at, _): &(u32, Box<[u8]>)| *at as usize;
+                let start = all.partition_point(|candidate| slot(candidate) < local);
+                let end = start + all[start..].partition_point(|candidate| slot(candidate) == local);
+                all[start..end].iter().map(|(at, key)| (*at, &**key)).collect()
+            });
+            if candidates.as_ref().is_some_and(Vec::is_empty) {
+                continue;
+            }
             let Some(store) = share.partitions[local].existing_mut(map) else { continue };
             let mut matched = Vec::new();
-            let found = for_each_match(store, compiled, (now_ms, &schemas), |key, value| {
+            let found = for_each_match((store, candidates.as_deref()), compiled, (now_ms, &schemas), |key, value| {
                 matched.push((Box::<[u8]>::from(key), Box::<[u8]>::from(value)));
                 Ok(())
             });

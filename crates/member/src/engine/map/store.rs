@@ -63,8 +63,9 @@ pub struct RecordStore {
     pub changed: Vec<Box<[u8]>>,
     /// Whether changes are recorded (the partition has backups).
     pub track_changes: bool,
-    /// The map's indexes in this partition (`index.rs`): told of every change below.
-    indexes: Option<Box<crate::engine::map::index::Indexes>>,
+    /// The map's indexes (`index.rs`) this store files its entries in: told of every change
+    /// below.
+    indexes: Option<Indexing>,
     /// The map's event journal in this partition, if enabled (`journal.rs`): its events
     /// reach the backups in this store's bodies.
     pub journal: Option<Box<crate::engine::ringbuffer::store::RingbufferStore>>,
@@ -84,12 +85,8 @@ impl RecordStore {
             op_counts: [0; KEY_OPERATION_COUNT],
             changed: Vec::new(),
             track_changes: false,
-            indexes: (!settings.indexes.definitions.is_empty()).then(|| {
-                Box::new(crate::engine::map::index::Indexes::new(
-                    settings.indexes.schemas.clone(),
-                    &settings.indexes.definitions,
-                ))
-            }),
+            indexes: (!settings.indexes.definitions.is_empty())
+                .then(|| Indexing::private(&settings.indexes.schemas, &settings.indexes.definitions)),
             journal: settings.journal.map(|(config, read_limit_bytes)| {
                 Box::new(crate::engine::ringbuffer::store::RingbufferStore::journal(config, read_limit_bytes))
             }),
@@ -97,43 +94,71 @@ impl RecordStore {
         }
     }
 
-    /// Adds an index (`Map.addIndex`) and files every entry in it; false if it existed.
+    /// Adds an index (`Map.addIndex`) and files every entry in it; false if it existed (in the
+    /// reactor's indexes the store files in: another store of the map added it).
     pub fn add_index(
         &mut self,
         definition: crate::engine::map::index::IndexDefinition,
         schemas: &std::sync::Arc<crate::engine::schemas::Schemas>,
     ) -> bool {
-        let indexes =
-            self.indexes.get_or_insert_with(|| Box::new(crate::engine::map::index::Indexes::new(schemas.clone(), &[])));
-        indexes.add(definition, self.entries.iter().map(|entry| (entry.key(), entry.value())))
+        let indexing = self.indexes.get_or_insert_with(|| Indexing::private(schemas, &[]));
+        let entries = || self.entries.iter().map(|entry| (entry.key(), entry.value()));
+        indexing.with(|indexes, owner| {
+            let added = indexes.ensure(&definition);
+            indexes.file_missing(owner, entries);
+            added
+        })
     }
 
-    /// The keys of the entries a query with lookups `plan` may match (None: no index
-    /// applies; scan).
+    /// The store is placed in slot `slot` of its reactor's partitions: it files its entries in
+    /// the reactor's indexes of the map (its settings': `SettingsCache::get`) from now on,
+    /// with the map's configured and added indexes there.
+    pub fn place(&mut self, slot: u32) {
+        let Some(shared) = self.settings.indexes.shared.clone() else { return };
+        let keys = self.entries.iter().map(|entry| entry.key());
+        if let Some(Indexing::Shared { shared, owner }) = &self.indexes {
+            shared.lock().detach(*owner, keys);
+        }
+        let owner = crate::engine::map::index::new_owner(slot);
+        {
+            let mut indexes = shared.lock();
+            indexes.attach(owner);
+            for definition in &self.settings.indexes.definitions {
+                indexes.ensure(definition);
+            }
+            indexes.file_missing(owner, || self.entries.iter().map(|entry| (entry.key(), entry.value())));
+        }
+        self.indexes = Some(Indexing::Shared { shared, owner });
+    }
+
+    /// Files the entries in every index of the reactor's indexes they are not in yet (an index
+    /// that came after the store attached without it): `Indexes::complete` after every
+    /// store of the map did.
+    pub fn file_missing(&self) {
+        if let Some(Indexing::Shared { shared, owner }) = &self.indexes {
+            let mut indexes = shared.lock();
+            if indexes.missing(*owner) {
+                indexes.file_missing(*owner, || self.entries.iter().map(|entry| (entry.key(), entry.value())));
+            }
+        }
+    }
+
+    /// The keys of the entries a query with lookups `plan` may match, from the store's
+    /// private indexes (None: no index applies, or the store files in its reactor's: scan).
     pub fn index_candidates(&self, plan: &[crate::engine::map::index::Lookup]) -> Option<Vec<&[u8]>> {
-        self.indexes.as_ref()?.candidates(plan)
-    }
-
-    /// The entries in the order of a sorted index on `attribute` (`Indexes::ordered`).
-    pub fn index_ordered<'a>(
-        &'a self,
-        attribute: &str,
-        plan: &[crate::engine::map::index::Lookup],
-    ) -> Option<
-        impl Iterator<Item = (&'a crate::engine::map::index::IndexKey, &'a std::collections::HashSet<Box<[u8]>>)> + 'a,
-    > {
-        self.indexes.as_ref()?.ordered(attribute, plan)
+        let Some(Indexing::Private(indexes)) = &self.indexes else { return None };
+        Some(indexes.candidates(plan)?.into_iter().map(|(key, _)| key).collect())
     }
 
     fn index_insert(&mut self, key: &[u8], value: &[u8]) {
-        if let Some(indexes) = &mut self.indexes {
-            indexes.insert(key, value);
+        if let Some(indexing) = &mut self.indexes {
+            indexing.with(|indexes, owner| indexes.insert(key, value, owner));
         }
     }
 
     fn index_remove(&mut self, key: &[u8]) {
-        if let Some(indexes) = &mut self.indexes {
-            indexes.remove(key);
+        if let Some(indexing) = &mut self.indexes {
+            indexing.with(|indexes, owner| indexes.remove(key, owner));
         }
     }
 
@@ -328,25 +353,22 @@ impl RecordStore {
         let locks = &self.locks;
         let mut removed_live = 0;
         let mut removed_bytes = 0;
-        let mut kept: Vec<Box<[u8]>> = Vec::new();
+        let indexed = self.indexes.is_some();
+        let mut removed: Vec<Box<[u8]>> = Vec::new();
         self.entries.retain(|entry| {
             if locks.is_locked(entry.key()) {
-                kept.push(entry.key().into());
                 return true;
             }
             removed_live += usize::from(!entry.is_expired(now_ms));
             removed_bytes += entry.held_bytes();
+            if indexed {
+                removed.push(entry.key().into());
+            }
             false
         });
         self.held_bytes -= removed_bytes;
-        if let Some(indexes) = &mut self.indexes {
-            // The locked entries that stay are filed again.
-            indexes.clear();
-            for key in kept {
-                if let Some(entry) = self.entries.get(&key) {
-                    indexes.insert(entry.key(), entry.value());
-                }
-            }
+        if let Some(indexing) = &mut self.indexes {
+            indexing.with(|indexes, owner| removed.iter().for_each(|key| indexes.remove(key, owner)));
         }
         self.sweep_cursor = 0;
         removed_live
@@ -447,6 +469,46 @@ impl RecordStore {
     }
 }
 
+/// The indexes a store files its entries in: its own (a store outside a reactor's
+/// partitions), or its reactor's of the map, as `owner`.
+#[derive(Debug)]
+enum Indexing {
+    Private(Box<crate::engine::map::index::Indexes>),
+    Shared { shared: crate::engine::map::index::Shared, owner: crate::engine::map::index::Owner },
+}
+
+impl Indexing {
+    fn private(
+        schemas: &Arc<crate::engine::schemas::Schemas>,
+        definitions: &[crate::engine::map::index::IndexDefinition],
+    ) -> Indexing {
+        let mut indexes = crate::engine::map::index::Indexes::new(schemas.clone(), definitions);
+        indexes.attach(Self::PRIVATE_OWNER);
+        indexes.file_missing(Self::PRIVATE_OWNER, std::iter::empty);
+        Indexing::Private(Box::new(indexes))
+    }
+
+    const PRIVATE_OWNER: crate::engine::map::index::Owner = crate::engine::map::index::PRIVATE_SLOT as u64;
+
+    /// Runs `change` on the indexes, as the store's owner in them.
+    fn with<R>(&mut self, change: impl FnOnce(&mut crate::engine::map::index::Indexes, u64) -> R) -> R {
+        match self {
+            Indexing::Private(indexes) => change(indexes, Self::PRIVATE_OWNER),
+            Indexing::Shared { shared, owner } => change(&mut shared.lock(), *owner),
+        }
+    }
+}
+
+impl Drop for RecordStore {
+    /// A store that goes (migrated away, dropped with its map, replaced by a snapshot) takes
+    /// its entries out of its reactor's indexes.
+    fn drop(&mut self) {
+        if let Some(Indexing::Shared { shared, owner }) = &self.indexes {
+            shared.lock().detach(*owner, self.entries.iter().map(|entry| entry.key()));
+        }
+    }
+}
+
 /// A map in a partition as replication and migration see it. Backup and snapshot bodies are
 /// runs of [`MapChange`]s, each carrying a key's whole resulting record or lock.
 impl PartitionObject for RecordStore {
@@ -460,6 +522,10 @@ impl PartitionObject for RecordStore {
 
     fn held_bytes(&self) -> usize {
         self.held_bytes
+    }
+
+    fn place(&mut self, slot: u32) {
+        RecordStore::place(self, slot);
     }
 
     fn set_track_changes(&mut self, track: bool) {

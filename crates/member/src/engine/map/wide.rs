@@ -292,6 +292,7 @@ impl WideOperation for Destroy {
         for partition in share.partitions.iter_mut() {
             partition.drop_map(map);
         }
+        share.settings.drop_indexes(map);
     }
 
     fn reply<'p>(&'p self, _partial: &'p mut ()) -> Result<Reply<'p>, OpError> {
