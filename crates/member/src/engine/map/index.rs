@@ -18,8 +18,9 @@
 //!
 //! An index only narrows the entries a query evaluates: the planner (`candidates`) returns a
 //! superset of the entries a term can match, and every candidate is still tested with the
-//! whole predicate. So an index keys values coarsely (every number as an `f64`, strings,
-//! booleans, null; a composite index the tuple of its attributes' keys), keeps the entries
+//! whole predicate. So an index keys numbers (exactly, by value: a long and a double that are
+//! equal are one key), strings, booleans and null (a composite index the tuple of its
+//! attributes' keys), keeps the entries
 //! whose attribute it cannot key (other types, unreadable values, several values of an
 //! attribute in a composite index) in a set every lookup includes, and answers nothing it is
 //! unsure of (a range on a hash index, a composite index without an equality on its first
@@ -129,13 +130,19 @@ impl Registry {
     }
 }
 
-/// A value as an index keys it: coarse (see the module docs), totally ordered; texts in Java's
-/// order (`String.compareTo`), so that a sorted index of strings lists them as Java sorts them.
+/// A value as an index keys it, totally ordered: numbers exactly by their value whatever their
+/// type (a whole number as a `Whole`, every long exactly, any other as a `Fraction`, so that
+/// equal numbers are one key); texts in Java's order (`String.compareTo`), so that a sorted
+/// index of strings lists them as Java sorts them.
 #[derive(Debug, Clone, PartialEq)]
 pub enum IndexKey {
     Null,
     Bool(bool),
-    Number(f64),
+    /// A whole number within a long's range (made by [`number_key`] only).
+    Whole(i64),
+    /// Any other number: not whole, or beyond a long's range; never NaN (made by
+    /// [`number_key`] only).
+    Fraction(f64),
     Text(String),
     /// A composite index's key: one key per attribute, in the index's order.
     Tuple(Vec<IndexKey>),
@@ -148,7 +155,10 @@ impl Ord for IndexKey {
         use IndexKey::*;
         match (self, other) {
             (Bool(a), Bool(b)) => a.cmp(b),
-            (Number(a), Number(b)) => a.total_cmp(b),
+            (Whole(a), Whole(b)) => a.cmp(b),
+            (Fraction(a), Fraction(b)) => a.total_cmp(b),
+            (Whole(a), Fraction(b)) => whole_against(*a, *b),
+            (Fraction(a), Whole(b)) => whole_against(*b, *a).reverse(),
             (Text(a), Text(b)) => ferrogrid_query::value::java_string_order(a, b),
             (Tuple(a), Tuple(b)) => a.cmp(b),
             _ => self.kind().cmp(&other.kind()),
@@ -162,10 +172,35 @@ impl IndexKey {
         match self {
             IndexKey::Null => 0,
             IndexKey::Bool(_) => 1,
-            IndexKey::Number(_) => 2,
+            IndexKey::Whole(_) | IndexKey::Fraction(_) => 2,
             IndexKey::Text(_) => 3,
             IndexKey::Tuple(_) => 4,
         }
+    }
+}
+
+/// A whole number against any other, exactly (no rounding of either to the other's type).
+fn whole_against(whole: i64, other: f64) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    const TWO_TO_63: f64 = 9_223_372_036_854_775_808.0;
+    if other >= TWO_TO_63 {
+        return Ordering::Less;
+    }
+    if other < -TWO_TO_63 {
+        return Ordering::Greater;
+    }
+    let truncated = other.trunc();
+    whole.cmp(&(truncated as i64)).then_with(|| truncated.total_cmp(&other))
+}
+
+/// A number's key: `Whole` if it is a whole number a long holds, else `Fraction` (-0.0 and
+/// 0.0 are one key; the predicate tells them apart where Java does).
+fn number_key(number: f64) -> IndexKey {
+    const TWO_TO_63: f64 = 9_223_372_036_854_775_808.0;
+    if number.fract() == 0.0 && (-TWO_TO_63..TWO_TO_63).contains(&number) {
+        IndexKey::Whole(number as i64)
+    } else {
+        IndexKey::Fraction(number)
     }
 }
 
@@ -181,22 +216,30 @@ fn file_key(value: &Value) -> Option<IndexKey> {
         Value::Null => IndexKey::Null,
         Value::Bool(flag) => IndexKey::Bool(*flag),
         Value::String(text) => IndexKey::Text(text.clone()),
-        other => IndexKey::Number(number_of(other)?),
+        other => number_of(other)?,
     })
 }
 
-fn number_of(value: &Value) -> Option<f64> {
-    let number = match value {
-        Value::Byte(n) => f64::from(*n),
-        Value::Short(n) => f64::from(*n),
-        Value::Int(n) => f64::from(*n),
-        Value::Long(n) => *n as f64,
-        Value::Float(n) => f64::from(*n),
-        Value::Double(n) if !n.is_nan() => *n,
+/// A number's key (None: not a number the index keys: NaN, big decimals and integers).
+fn number_of(value: &Value) -> Option<IndexKey> {
+    Some(match value {
+        Value::Byte(n) => IndexKey::Whole(i64::from(*n)),
+        Value::Short(n) => IndexKey::Whole(i64::from(*n)),
+        Value::Int(n) => IndexKey::Whole(i64::from(*n)),
+        Value::Long(n) => IndexKey::Whole(*n),
+        Value::Float(n) if !n.is_nan() => number_key(f64::from(*n)),
+        Value::Double(n) if !n.is_nan() => number_key(*n),
         _ => return None,
-    };
-    // -0.0 and 0.0 are one key (the predicate tells them apart where Java does).
-    Some(if number == 0.0 { 0.0 } else { number })
+    })
+}
+
+/// The number a text spells, as Java parses a long or else a double (None: none).
+fn parsed_number(text: &str) -> Option<IndexKey> {
+    let text = text.trim();
+    match text.parse::<i64>() {
+        Ok(whole) => Some(IndexKey::Whole(whole)),
+        Err(_) => text.parse::<f64>().ok().filter(|n| !n.is_nan()).map(number_key),
+    }
 }
 
 /// Every key a comparison value may match an attribute under: its own kind, and the kinds
@@ -206,9 +249,7 @@ fn lookup_keys(value: &Value) -> Option<Vec<IndexKey>> {
     let mut keys = vec![file_key(value)?];
     match value {
         Value::String(text) => {
-            if let Ok(parsed) = text.trim().parse::<f64>() {
-                keys.push(IndexKey::Number(if parsed == 0.0 { 0.0 } else { parsed }));
-            }
+            keys.extend(parsed_number(text));
             if text.eq_ignore_ascii_case("true") || text.eq_ignore_ascii_case("false") {
                 keys.push(IndexKey::Bool(text.eq_ignore_ascii_case("true")));
             }
@@ -217,7 +258,7 @@ fn lookup_keys(value: &Value) -> Option<Vec<IndexKey>> {
         Value::Bool(flag) => keys.push(IndexKey::Text(flag.to_string())),
         number => {
             keys.extend(number.java_string().ok().map(IndexKey::Text));
-            keys.push(IndexKey::Bool(number_of(number).is_some_and(|n| n != 0.0)));
+            keys.push(IndexKey::Bool(number_of(number).is_some_and(|n| n != IndexKey::Whole(0))));
         }
     }
     Some(keys)
@@ -229,8 +270,9 @@ impl std::hash::Hash for IndexKey {
         match self {
             IndexKey::Null => {}
             IndexKey::Bool(flag) => flag.hash(state),
-            // (never NaN, and -0.0 is filed as 0.0: equal keys have equal bits)
-            IndexKey::Number(number) => number.to_bits().hash(state),
+            // (a number has one key: `number_key`; a fraction is never NaN nor -0.0)
+            IndexKey::Whole(number) => number.hash(state),
+            IndexKey::Fraction(number) => number.to_bits().hash(state),
             IndexKey::Text(text) => text.hash(state),
             IndexKey::Tuple(keys) => keys.hash(state),
         }
@@ -478,17 +520,17 @@ fn ranges(from: Option<(&Value, bool)>, to: Option<(&Value, bool)>) -> Option<Ve
         (None, None) => return None,
     };
     let floor = |kind: &IndexKey| match kind {
-        IndexKey::Number(_) => IndexKey::Number(f64::NEG_INFINITY),
+        IndexKey::Whole(_) | IndexKey::Fraction(_) => IndexKey::Fraction(f64::NEG_INFINITY),
         IndexKey::Text(_) => IndexKey::Text(String::new()),
         other => other.clone(),
     };
     let ceiling = |kind: &IndexKey| match kind {
-        IndexKey::Number(_) => Bound::Included(IndexKey::Number(f64::INFINITY)),
+        IndexKey::Whole(_) | IndexKey::Fraction(_) => Bound::Included(IndexKey::Fraction(f64::INFINITY)),
         // Every text sorts below the next kind; there is none after text.
         IndexKey::Text(_) => Bound::Unbounded,
         other => Bound::Included(other.clone()),
     };
-    let same_kind = |a: &IndexKey, b: &IndexKey| std::mem::discriminant(a) == std::mem::discriminant(b);
+    let same_kind = |a: &IndexKey, b: &IndexKey| a.kind() == b.kind();
     let mut ranges = Vec::new();
     for kind in &kinds {
         let low = lows.iter().flatten().find(|key| same_kind(key, kind)).cloned().unwrap_or_else(|| floor(kind));

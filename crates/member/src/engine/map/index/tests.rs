@@ -199,3 +199,44 @@ fn definitions_survive_the_member_hop_and_a_truncation_is_refused() {
     joiner.forget("employees");
     assert!(joiner.of("employees").is_empty());
 }
+
+/// A `Long` as clients serialize it.
+fn long_data(value: i64) -> Vec<u8> {
+    let mut data = vec![0, 0, 0, 0];
+    data.extend_from_slice(&(-8i32).to_be_bytes());
+    data.extend_from_slice(&value.to_be_bytes());
+    data
+}
+
+#[test]
+fn numbers_are_keyed_exactly_whatever_their_type() {
+    let mut store = RecordStore::new(Arc::new(MapSettings::default()));
+    assert!(store.add_index(IndexDefinition { sorted: true, attributes: vec!["this".into()] }, &Arc::default()));
+    // longs a double cannot tell apart (2^53 + 1, + 2, + 3), flake-id sized
+    let base = 1i64 << 53;
+    for (key, value) in [(1, base), (2, base + 1), (3, base + 2), (4, base + 3), (5, i64::MAX)] {
+        store.put(&int_data(key), &long_data(value), 0, -1, -1);
+    }
+    let long = |value: i64| Operand::Object(Literal { bytes: long_data(value)[4..].to_vec(), offset: 0 });
+    let equal = |value| Predicate::Equal { attribute: "this".into(), value: long(value) };
+    assert_eq!(candidates(&store, &equal(base + 1)), Some(1), "one long of four that round to one double");
+    assert_eq!(candidates(&store, &equal(i64::MAX)), Some(1));
+    let between = Predicate::Between { attribute: "this".into(), from: long(base + 1), to: long(base + 2) };
+    assert_eq!(candidates(&store, &between), Some(2));
+    // a whole double is the long it equals; a fraction sorts between its neighbours
+    store.put(&int_data(6), &int_data(7), 0, -1, -1);
+    let double = |value: f64| {
+        let mut bytes = (-10i32).to_be_bytes().to_vec();
+        bytes.extend_from_slice(&value.to_bits().to_be_bytes());
+        Operand::Object(Literal { bytes, offset: 0 })
+    };
+    let as_double = Predicate::Equal { attribute: "this".into(), value: double(7.0) };
+    assert_eq!(candidates(&store, &as_double), Some(1), "7.0 finds the int 7");
+    let around = Predicate::Between { attribute: "this".into(), from: double(6.5), to: double(7.5) };
+    assert_eq!(candidates(&store, &around), Some(1));
+    let above = Predicate::Between { attribute: "this".into(), from: double(7.5), to: double(1e300) };
+    assert_eq!(candidates(&store, &above), Some(5), "every long above 7.5, i64::MAX too");
+    assert_eq!(IndexKey::Whole(i64::MAX).cmp(&number_key(9.3e18)), std::cmp::Ordering::Less);
+    assert_eq!(IndexKey::Whole(-3).cmp(&number_key(-2.5)), std::cmp::Ordering::Less);
+    assert_eq!(number_key(-0.0), IndexKey::Whole(0));
+}
