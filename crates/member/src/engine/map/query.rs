@@ -191,6 +191,8 @@ impl ferrogrid_query::SchemaSource for ShareSchemas<'_> {
 pub(crate) struct Narrowed<'g> {
     /// (slot, key), in slot order.
     keys: Vec<(u32, &'g [u8])>,
+    /// Where each slot's candidates start in `keys` (and, last, their count).
+    starts: Vec<usize>,
 }
 
 /// The candidates of one partition: None when the reactor's indexes do not narrow the query
@@ -198,16 +200,31 @@ pub(crate) struct Narrowed<'g> {
 pub(crate) type Candidates<'n, 'g> = Option<&'n [(u32, &'g [u8])]>;
 
 impl<'g> Narrowed<'g> {
-    /// The candidates `indexes` give `plan` (None: no index of them serves it).
+    /// The candidates `indexes` give `plan` (None: no index of them serves it), placed by slot
+    /// in one pass (no sort: a broad range's candidates are many, the slots few).
     pub(crate) fn new(
         indexes: &'g crate::engine::map::index::Indexes,
         plan: &[crate::engine::map::index::Lookup],
     ) -> Option<Narrowed<'g>> {
-        let found = indexes.candidates(plan)?;
-        let mut keys: Vec<(u32, &[u8])> =
-            found.into_iter().map(|(key, owner)| (crate::engine::map::index::slot_of(owner), key)).collect();
-        keys.sort_unstable_by_key(|(slot, _)| *slot);
-        Some(Narrowed { keys })
+        use crate::engine::map::index::{slot_of, PRIVATE_SLOT};
+        let mut found = indexes.candidates(plan)?;
+        found.retain(|(_, owner)| slot_of(*owner) != PRIVATE_SLOT); // (none: only placed stores attach)
+        let slots = found.iter().map(|(_, owner)| slot_of(*owner) as usize + 1).max().unwrap_or(0);
+        let mut starts = vec![0usize; slots + 1];
+        for (_, owner) in &found {
+            starts[slot_of(*owner) as usize + 1] += 1;
+        }
+        for slot in 1..starts.len() {
+            starts[slot] += starts[slot - 1];
+        }
+        let mut next = starts.clone();
+        let mut keys: Vec<(u32, &[u8])> = vec![(0, &[]); found.len()];
+        for (key, owner) in found {
+            let slot = slot_of(owner);
+            keys[next[slot as usize]] = (slot, key);
+            next[slot as usize] += 1;
+        }
+        Some(Narrowed { keys, starts })
     }
 
     /// Every candidate, (slot, key) in slot order.
@@ -217,9 +234,10 @@ impl<'g> Narrowed<'g> {
 
     /// The candidates of the partition in `slot`.
     pub(crate) fn of(&self, slot: usize) -> &[(u32, &'g [u8])] {
-        let start = self.keys.partition_point(|(at, _)| (*at as usize) < slot);
-        let end = start + self.keys[start..].partition_point(|(at, _)| *at as usize == slot);
-        &self.keys[start..end]
+        match (self.starts.get(slot), self.starts.get(slot + 1)) {
+            (Some(start), Some(end)) => &self.keys[*start..*end],
+            _ => &[],
+        }
     }
 }
 
