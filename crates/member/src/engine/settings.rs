@@ -266,9 +266,10 @@ impl SettingsCache {
                 definitions.push(added);
             }
         }
-        let shared = self.shared_indexes.entry(map.into()).or_insert_with(|| {
-            Arc::new(parking_lot::Mutex::new(crate::engine::map::index::Indexes::new(self.indexes.1.clone(), &[])))
-        });
+        let shared = self
+            .shared_indexes
+            .entry(map.into())
+            .or_insert_with(|| crate::engine::map::index::ReactorIndexes::new(self.indexes.1.clone()));
         settings.indexes = IndexSetup { schemas: self.indexes.1.clone(), definitions, shared: Some(shared.clone()) };
         if let Some((_, read_limit_bytes)) = &mut settings.journal {
             *read_limit_bytes = self.max_message_bytes() / 2;

@@ -37,10 +37,58 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-/// The indexes of one map on one reactor, shared by the reactor's stores of the map (only the
-/// reactor's thread locks it: the lock is never contended, and it is never held while a
-/// store changes).
-pub type Shared = Arc<parking_lot::Mutex<Indexes>>;
+/// The indexes of one map on one reactor, shared by the reactor's stores of the map.
+pub type Shared = Arc<ReactorIndexes>;
+
+/// [`Indexes`] behind a lock only the reactor's thread takes (never contended, never held
+/// while a store changes), and whether there is any index: until there is, a store's writes
+/// do not take the lock.
+#[derive(Debug)]
+pub struct ReactorIndexes {
+    indexes: parking_lot::Mutex<Indexes>,
+    any: std::sync::atomic::AtomicBool,
+}
+
+impl ReactorIndexes {
+    pub fn new(schemas: Arc<Schemas>) -> Shared {
+        let indexes = parking_lot::Mutex::new(Indexes::new(schemas, &[]));
+        Arc::new(ReactorIndexes { indexes, any: Default::default() })
+    }
+
+    pub fn lock(&self) -> Locked<'_> {
+        Locked { indexes: self.indexes.lock(), any: &self.any }
+    }
+
+    /// Whether the map has any index on this reactor (a store's change then goes in).
+    pub fn any(&self) -> bool {
+        self.any.load(Ordering::Relaxed)
+    }
+}
+
+/// The locked indexes; unlocking records whether there is any.
+pub struct Locked<'a> {
+    indexes: parking_lot::MutexGuard<'a, Indexes>,
+    any: &'a std::sync::atomic::AtomicBool,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = Indexes;
+    fn deref(&self) -> &Indexes {
+        &self.indexes
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut Indexes {
+        &mut self.indexes
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.any.store(!self.indexes.indexes.is_empty(), Ordering::Relaxed);
+    }
+}
 
 /// Who filed an entry: the filing store's slot (its partition's place in the reactor's
 /// partitions; [`PRIVATE_SLOT`] for a store outside them) in the low 32 bits, a serial that

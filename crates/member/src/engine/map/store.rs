@@ -151,13 +151,13 @@ impl RecordStore {
     }
 
     fn index_insert(&mut self, key: &[u8], value: &[u8]) {
-        if let Some(indexing) = &mut self.indexes {
+        if let Some(indexing) = self.indexes.as_mut().filter(|indexing| indexing.any()) {
             indexing.with(|indexes, owner| indexes.insert(key, value, owner));
         }
     }
 
     fn index_remove(&mut self, key: &[u8]) {
-        if let Some(indexing) = &mut self.indexes {
+        if let Some(indexing) = self.indexes.as_mut().filter(|indexing| indexing.any()) {
             indexing.with(|indexes, owner| indexes.remove(key, owner));
         }
     }
@@ -353,7 +353,7 @@ impl RecordStore {
         let locks = &self.locks;
         let mut removed_live = 0;
         let mut removed_bytes = 0;
-        let indexed = self.indexes.is_some();
+        let indexed = self.indexes.as_ref().is_some_and(Indexing::any);
         let mut removed: Vec<Box<[u8]>> = Vec::new();
         self.entries.retain(|entry| {
             if locks.is_locked(entry.key()) {
@@ -367,7 +367,7 @@ impl RecordStore {
             false
         });
         self.held_bytes -= removed_bytes;
-        if let Some(indexing) = &mut self.indexes {
+        if let Some(indexing) = self.indexes.as_mut().filter(|_| indexed) {
             indexing.with(|indexes, owner| removed.iter().for_each(|key| indexes.remove(key, owner)));
         }
         self.sweep_cursor = 0;
@@ -490,6 +490,14 @@ impl Indexing {
 
     const PRIVATE_OWNER: crate::engine::map::index::Owner = crate::engine::map::index::PRIVATE_SLOT as u64;
 
+    /// Whether there is any index to tell of a change.
+    fn any(&self) -> bool {
+        match self {
+            Indexing::Private(_) => true,
+            Indexing::Shared { shared, .. } => shared.any(),
+        }
+    }
+
     /// Runs `change` on the indexes, as the store's owner in them.
     fn with<R>(&mut self, change: impl FnOnce(&mut crate::engine::map::index::Indexes, u64) -> R) -> R {
         match self {
@@ -504,7 +512,8 @@ impl Drop for RecordStore {
     /// its entries out of its reactor's indexes.
     fn drop(&mut self) {
         if let Some(Indexing::Shared { shared, owner }) = &self.indexes {
-            shared.lock().detach(*owner, self.entries.iter().map(|entry| entry.key()));
+            let any = shared.any(); // (no index: no entry to take out, only the store)
+            shared.lock().detach(*owner, self.entries.iter().map(|entry| entry.key()).take_while(|_| any));
         }
     }
 }

@@ -70,7 +70,7 @@ fn reactor_candidates(shared: &Shared, predicate: &Predicate) -> Option<Vec<(u32
 
 #[test]
 fn a_reactor_keeps_one_index_of_a_map_for_all_its_partitions() {
-    let shared: Shared = Arc::new(parking_lot::Mutex::new(Indexes::new(Arc::default(), &[])));
+    let shared: Shared = ReactorIndexes::new(Arc::default());
     let hash = IndexDefinition { sorted: false, attributes: vec!["this".into()] };
     let settings = Arc::new(MapSettings {
         indexes: crate::engine::settings::IndexSetup {
