@@ -227,11 +227,6 @@ impl<'g> Narrowed<'g> {
         Some(Narrowed { keys, starts })
     }
 
-    /// Every candidate, (slot, key) in slot order.
-    pub(crate) fn all(&self) -> &[(u32, &'g [u8])] {
-        &self.keys
-    }
-
     /// The candidates of the partition in `slot`.
     pub(crate) fn of(&self, slot: usize) -> &[(u32, &'g [u8])] {
         match (self.starts.get(slot), self.starts.get(slot + 1)) {

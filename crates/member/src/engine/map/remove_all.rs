@@ -72,24 +72,24 @@ impl WideOperation for RemoveAll {
         let owned = partial.0.cover_owned(share, compiled);
         let shared = share.schemas.clone();
         let (now_ms, schemas) = (share.now_ms, ShareSchemas::new(&shared));
-        // The candidates the reactor's indexes give, copied out (the indexes change below).
-        let narrowed: Option<Vec<(u32, Box<[u8]>)>> = {
+        // Each partition's candidates from the reactor's indexes, copied out (the indexes
+        // change below).
+        let narrowed: Option<Vec<Vec<Box<[u8]>>>> = {
             let indexes = reactor_indexes((share.partitions, share.settings), map, !compiled.plan.is_empty());
             let indexes = indexes.as_ref().map(|indexes| indexes.lock());
             let narrowed = indexes.as_ref().and_then(|indexes| Narrowed::new(indexes, &compiled.plan));
-            narrowed.map(|narrowed| narrowed.all().iter().map(|(slot, key)| (*slot, Box::from(*key))).collect())
+            narrowed.map(|narrowed| {
+                let owned = |local| narrowed.of(local).iter().map(|(_, key)| Box::from(*key)).collect();
+                (0..share.partitions.len()).map(owned).collect()
+            })
         };
         for local in 0..share.partitions.len() {
             let partition_id = share.partition_id(local);
             if compiled.partitions.as_ref().is_some_and(|wanted| !wanted.contains(&partition_id)) {
                 continue;
             }
-            let candidates: Option<Vec<(u32, &[u8])>> = narrowed.as_ref().map(|all| {
-                let slot = |(at, _): &(u32, Box<[u8]>)| *at as usize;
-                let start = all.partition_point(|candidate| slot(candidate) < local);
-                let end = start + all[start..].partition_point(|candidate| slot(candidate) == local);
-                all[start..end].iter().map(|(at, key)| (*at, &**key)).collect()
-            });
+            let candidates: Option<Vec<(u32, &[u8])>> =
+                narrowed.as_ref().map(|all| all[local].iter().map(|key| (local as u32, &**key)).collect());
             if candidates.as_ref().is_some_and(Vec::is_empty) {
                 continue;
             }
