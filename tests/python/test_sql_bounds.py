@@ -1,8 +1,10 @@
 """What a running SQL query may hold on the member that runs it (ferrogrid's own bounds;
-Hazelcast streams its results and has none): `ferrogrid.limits.max-sql-rows-per-query` rows
-and `max-sql-bytes-per-query` bytes of the entries its rows are read from. A statement that
-needs more fails with a data error naming the bound, and the member goes on serving: the same
-map answers the next query, the next get.
+Hazelcast has none): `ferrogrid.limits.max-sql-rows-per-query` rows and
+`max-sql-bytes-per-query` bytes of the entries its rows are read from. A statement that needs
+more at once (sorted, joined) fails with a data error naming the bound, and the member goes on
+serving: the same map answers the next query, the next get. An unordered scan is streamed (a
+round of partitions per page fetched, each within half the bounds): it answers every row,
+however many the bounds would not hold at once.
 """
 
 import os
@@ -71,7 +73,7 @@ def test_a_query_within_the_bounds_answers(bounded):
 @pytest.mark.parametrize(
     "statement",
     [
-        "SELECT * FROM items",
+        "SELECT __key, pad FROM items ORDER BY pad",
         "SELECT __key FROM items WHERE n >= 0 ORDER BY n",
         "SELECT a.__key FROM items a JOIN items b ON a.n = b.n",
     ],
@@ -102,6 +104,21 @@ def test_a_limit_without_order_reads_only_as_many_rows_as_it_needs(bounded):
 def test_a_query_past_the_rows_bound_fails_naming_it(bounded):
     client, _ = bounded
     with pytest.raises(HazelcastSqlError) as raised:
-        rows(client, "SELECT * FROM small")
+        rows(client, "SELECT * FROM small ORDER BY this")
     assert "max-sql-rows-per-query" in str(raised.value), raised.value
     assert len(rows(client, "SELECT * FROM small WHERE this < ?", MAX_ROWS)) == MAX_ROWS
+
+
+@pytest.mark.parametrize("page", [10, 4096])
+def test_an_unordered_scan_past_the_bounds_is_streamed_within_them(bounded, page):
+    """Every row of a scan whose rows the bounds would not hold at once (1,000 items past the
+    bytes bound, 600 small ones past the rows bound): each round holds at most half of each."""
+    client, _ = bounded
+
+    def keys(statement):
+        with client.sql.execute(statement, cursor_buffer_size=page).result() as result:
+            return sorted(row[0] for row in result)
+
+    assert keys("SELECT * FROM items") == list(range(ENTRIES))
+    assert keys("SELECT __key, pad FROM items WHERE n % 2 = 0") == list(range(0, ENTRIES, 2))
+    assert keys("SELECT * FROM small") == list(range(SMALL))

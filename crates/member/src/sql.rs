@@ -3,6 +3,8 @@
 
 pub(crate) mod execute;
 pub(crate) mod pages;
+pub(crate) mod round;
 pub(crate) mod rows;
 pub(crate) mod service;
 pub(crate) mod shares;
+pub(crate) mod stream;

@@ -17,7 +17,7 @@ use crate::plan::{ColumnMeta, OrderKey, SelectPlan};
 use ferrogrid_query::compact::SchemaSource;
 use ferrogrid_query::Value;
 use groups::{row_key, Groups};
-pub use parts::{run_parts, Part, PartScanner};
+pub use parts::{run_parts, run_round, streams, Part, PartScanner};
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -87,6 +87,16 @@ impl Held {
 
     pub fn bounds(&self) -> Bounds {
         self.bounds
+    }
+
+    /// The rows counted and not given back.
+    pub fn rows(&self) -> usize {
+        self.rows.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The bytes counted and not given back.
+    pub fn bytes(&self) -> usize {
+        self.bytes.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Gives back `rows` rows of `bytes` bytes counted before (no longer held).
@@ -517,6 +527,15 @@ pub fn run_within(
 
 /// Projection, DISTINCT, ORDER BY and OFFSET/LIMIT over the rows that passed.
 fn finish(plan: &SelectPlan, rows: Vec<Vec<Value>>) -> Result<ResultSet> {
+    finish_within(plan, rows, (plan.offset, plan.limit))
+}
+
+/// [`finish`] with OFFSET/LIMIT given (a streamed query's round leaves them to its cursor).
+fn finish_within(
+    plan: &SelectPlan,
+    rows: Vec<Vec<Value>>,
+    (offset, limit): (usize, Option<usize>),
+) -> Result<ResultSet> {
     // project, keeping the order keys beside each row
     // (each row goes once projected: the memory it frees takes the next projected row)
     let mut projected: Vec<(Vec<Value>, Vec<Value>)> = Vec::with_capacity(rows.len());
@@ -536,12 +555,8 @@ fn finish(plan: &SelectPlan, rows: Vec<Vec<Value>>) -> Result<ResultSet> {
             return Err(error);
         }
     }
-    let rows: Vec<Vec<Value>> = projected
-        .into_iter()
-        .skip(plan.offset)
-        .take(plan.limit.unwrap_or(usize::MAX))
-        .map(|(values, _)| values)
-        .collect();
+    let rows: Vec<Vec<Value>> =
+        projected.into_iter().skip(offset).take(limit.unwrap_or(usize::MAX)).map(|(values, _)| values).collect();
     Ok(ResultSet { columns: plan.columns.clone(), rows })
 }
 

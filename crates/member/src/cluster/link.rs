@@ -430,7 +430,10 @@ impl Core {
             return Ok(());
         }
         if route == Some(Route::Sql(SqlCall::Execute)) {
-            return self.sql_member_share(connection, correlation_id, &inner, out);
+            return self.sql_member_share(connection, correlation_id, &inner, None, out);
+        }
+        if inner.message_type() == crate::sql::round::SQL_ROUND {
+            return self.sql_member_round(connection, correlation_id, &inner, out);
         }
         match operations::classify(&inner, connection)? {
             Classified::Wide(operation, name) => {

@@ -113,6 +113,8 @@ pub enum Statement {
     /// A query's columns and its first page of rows (`last`: no page follows; the rest wait in
     /// a cursor for the client's fetches).
     Rows { columns: Vec<ColumnMeta>, rows: Vec<Vec<Value>>, last: bool },
+    /// A later page of a query's rows (Sql.Fetch's answer).
+    Page { columns: Vec<ColumnMeta>, rows: Vec<Vec<Value>>, last: bool },
     /// What a DML or DDL statement answers when it succeeds.
     UpdateCount(i64),
     /// The statement's error, from `member` (the member that ran it): a result the client

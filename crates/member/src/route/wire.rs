@@ -122,7 +122,7 @@ impl Replies for HazelcastReply<'_> {
                 SchemaReplicatedResponse { replicated_members }.encode(out, ty, id, BACKUP_ACKS);
             }
             Reply::InvalidationMetadata { sequences, uuids } => write_metadata(out, (ty, id), sequences, uuids),
-            Reply::Statement(statement) => crate::sql::pages::write_statement(out, id, &statement),
+            Reply::Statement(statement) => crate::sql::pages::write_statement(out, ty, id, &statement),
             Reply::NoAnswer => {}
         }
     }

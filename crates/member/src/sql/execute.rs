@@ -24,7 +24,8 @@ use crate::engine::schemas::Schemas;
 use crate::engine::wide::WideRequest;
 use crate::net::connection::ConnectionShared;
 use crate::route::dispatch::Core;
-use crate::sql::pages::{answer_rows, error_response, page, wire_error, Respond};
+use crate::sql::pages::{answer_rows, error_response, Respond};
+use crate::sql::round::{Resume, Round};
 use crate::sql::service::{apply_ddl, FollowUp};
 use crate::sql::shares::{decode_write, encode_write, Ddl, Sample, Scan, ScanParts, Work, Write};
 use ferrogrid_protocol::codec::*;
@@ -54,12 +55,6 @@ fn parameters(request: &SqlExecute<'_>, schemas: &Schemas) -> Result<Vec<Value>,
 fn deadline_of(request: &SqlExecute<'_>) -> Deadline {
     let millis = u64::try_from(request.timeout_millis).ok().filter(|millis| *millis > 0)?;
     std::time::Instant::now().checked_add(std::time::Duration::from_millis(millis))
-}
-
-/// What a statement may hold on a member (`max-sql-rows-per-query`, `max-sql-bytes-per-query`).
-fn bounds(limits: &ferrogrid_config::Limits) -> ferrogrid_sql::exec::Bounds {
-    let (rows, bytes) = (limits.max_sql_rows_per_query, limits.max_sql_bytes_per_query);
-    ferrogrid_sql::exec::Bounds { rows: rows as usize, bytes: bytes as usize }
 }
 
 fn prepare(core: &Core, request: &SqlExecute<'_>) -> Result<Prepared, SqlError> {
@@ -107,17 +102,14 @@ impl Core {
                 matches!(self.owner.replication.route(p), crate::cluster::replication::state::Route::Here { .. })
             })
         });
-        let scan = Scan {
-            local,
-            then,
-            plan,
-            deadline,
-            respond: Some(respond),
-            schemas: self.shared.schemas.clone(),
-            held: ferrogrid_sql::exec::Held::new(bounds(&self.shared.config.limits)),
-            connection: Some(connection.clone()),
-            correlation_id,
-        };
+        let mut scan = Scan::new(plan, deadline, &self.shared);
+        if ferrogrid_sql::exec::streams(&scan.plan) && then.is_none() {
+            let members = self.owner.replication.state.members.len();
+            scan.round = Some(Round::first(respond.page_size, members));
+            scan.resume = Some(Resume::Open { request: bytes.to_vec() });
+        }
+        (scan.local, scan.then, scan.respond) = (local, then, Some(respond));
+        (scan.connection, scan.correlation_id) = (Some(connection.clone()), correlation_id);
         let response_type = SqlExecute::TYPE.response();
         self.fan_out_with(
             Some(connection),
@@ -153,6 +145,25 @@ impl Core {
         Ok(())
     }
 
+    /// Where a statement's result goes: `page_size` rows to a page, within the limits.
+    pub(crate) fn sql_respond(
+        &self,
+        query_id: ferrogrid_protocol::sql::SqlQueryId,
+        page_size: usize,
+        deadline: Deadline,
+    ) -> Respond {
+        let limits = &self.shared.config.limits;
+        Respond {
+            service: self.shared.sql.clone(),
+            query_id,
+            page_size,
+            max_rows: limits.max_sql_rows_per_query as usize,
+            max_cursors: limits.max_sql_cursors_per_connection as usize,
+            member: self.shared.view.member_uuid,
+            deadline,
+        }
+    }
+
     /// Sql.Execute from a client.
     pub(crate) fn sql_execute(
         &mut self,
@@ -178,16 +189,8 @@ impl Core {
             error_response(out, correlation_id, member, &error);
             return Ok(());
         }
-        let limits = &self.shared.config.limits;
-        let respond = Respond {
-            service: self.shared.sql.clone(),
-            query_id: request.query_id,
-            page_size: request.cursor_buffer_size.max(1) as usize,
-            max_rows: limits.max_sql_rows_per_query as usize,
-            max_cursors: limits.max_sql_cursors_per_connection as usize,
-            member,
-            deadline: deadline_of(&request),
-        };
+        let page_size = request.cursor_buffer_size.max(1) as usize;
+        let respond = self.sql_respond(request.query_id, page_size, deadline_of(&request));
         if let Err(error) = self.sql_run(connection, correlation_id, bytes, out, prepared, respond) {
             error_response(out, correlation_id, member, &error);
         }
@@ -272,16 +275,19 @@ impl Core {
         self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, Some(bytes));
     }
     /// Another member's share of a client's Sql.Execute (its WIDE request): DDL applied here,
-    /// scans and writes run on this member's partitions.
+    /// scans and writes run on this member's partitions (`only`: the partitions of a streamed
+    /// query's later round, see `stream.rs`).
     pub(crate) fn sql_member_share(
         &mut self,
         link: &Arc<ConnectionShared>,
         correlation_id: i64,
         inner: &Message<'_>,
+        only: Option<Vec<bool>>,
         out: &mut Vec<u8>,
     ) -> Result<(), DecodeError> {
         let request = SqlExecute::decode(inner)?;
-        let response_type = SqlExecute::TYPE.response();
+        // (a later round answers the coordinator's fetch)
+        let response_type = if only.is_some() { SqlFetch::TYPE.response() } else { SqlExecute::TYPE.response() };
         let member = self.shared.view.member_uuid;
         let prepared = match prepare(self, &request) {
             Ok(prepared) => prepared,
@@ -311,8 +317,14 @@ impl Core {
             }
             Prepared::Rows(_) | Prepared::Explain(_) => ("".into(), WideRequest::new(Ddl)),
             // (an INSERT ... SELECT's share here is its query's: the rows come back as SQL_WRITE)
-            Prepared::Select(plan) => self.sql_member_scan(plan, deadline_of(&request)),
-            Prepared::InsertSelect(insert) => self.sql_member_scan(Box::new(insert.plan), deadline_of(&request)),
+            Prepared::Select(plan) => {
+                let budget = request.cursor_buffer_size.max(1) as usize;
+                let members = self.owner.replication.state.members.len();
+                let round =
+                    ferrogrid_sql::exec::streams(&plan).then(|| Round { only, ..Round::first(budget, members) });
+                self.sql_member_scan(plan, deadline_of(&request), round)
+            }
+            Prepared::InsertSelect(insert) => self.sql_member_scan(Box::new(insert.plan), deadline_of(&request), None),
             Prepared::Insert { map, entries, overwrite, .. } => {
                 (map.into(), WideRequest::new(self.sql_write(Work::Insert { entries, overwrite })))
             }
@@ -359,12 +371,15 @@ impl Core {
     }
 
     /// This member's share of another member's scan (the map it names, and the operation).
-    fn sql_member_scan(&self, plan: Box<SelectPlan>, deadline: Deadline) -> (Box<str>, WideRequest) {
+    fn sql_member_scan(
+        &self,
+        plan: Box<SelectPlan>,
+        deadline: Deadline,
+        round: Option<Round>,
+    ) -> (Box<str>, WideRequest) {
         let name = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
-        let schemas = self.shared.schemas.clone();
-        let (respond, then, connection, correlation_id) = (None, None, None, 0);
-        let held = ferrogrid_sql::exec::Held::new(bounds(&self.shared.config.limits));
-        let scan = Scan { local: false, plan, deadline, respond, then, schemas, held, connection, correlation_id };
+        let mut scan = Scan::new(plan, deadline, &self.shared);
+        scan.round = round;
         (name, WideRequest::new(scan))
     }
 
@@ -386,44 +401,6 @@ impl Core {
         Write { work, schemas: self.shared.schemas.clone(), member: self.shared.view.member_uuid }
     }
 
-    /// Sql.Fetch: the next page of a cursor.
-    pub(crate) fn sql_fetch(
-        &self,
-        connection: &Arc<ConnectionShared>,
-        message: &Message<'_>,
-        out: &mut Vec<u8>,
-    ) -> Result<(), DecodeError> {
-        let request = SqlFetch::decode(message)?;
-        let correlation_id = message.correlation_id();
-        let mut cursors = self.shared.sql.cursors.lock();
-        let key = (connection.id, request.query_id);
-        let Some(cursor) = cursors.get_mut(&key) else {
-            drop(cursors);
-            let member = self.shared.view.member_uuid;
-            let error =
-                SqlError::generic("Query cursor not found (closed, read to its end, or never opened on this member)");
-            let error = wire_error(&error, member);
-            SqlFetchResponse { row_page: None, error: Some(error) }.encode(
-                out,
-                SqlFetch::TYPE.response(),
-                correlation_id,
-                0,
-            );
-            return Ok(());
-        };
-        let next = page(&cursor.columns, &mut cursor.rows, request.cursor_buffer_size.max(1) as usize);
-        if next.last {
-            cursors.remove(&key);
-        }
-        drop(cursors);
-        SqlFetchResponse { row_page: Some(next), error: None }.encode(
-            out,
-            SqlFetch::TYPE.response(),
-            correlation_id,
-            0,
-        );
-        Ok(())
-    }
     /// Sql.Close: drops a cursor (closing one already gone is not an error).
     pub(crate) fn sql_close(
         &self,

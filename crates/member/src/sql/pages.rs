@@ -8,7 +8,7 @@ use crate::net::connection::ConnectionShared;
 use crate::sql::service::{Cursor, SqlService};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::sql::{self as wire, SqlColumn, SqlColumnMetadata, SqlColumnType, SqlPage, SqlQueryId};
-use ferrogrid_protocol::Uuid;
+use ferrogrid_protocol::{MessageType, Uuid};
 use ferrogrid_query::Value;
 use ferrogrid_sql::exec::ResultSet;
 use ferrogrid_sql::plan::ColumnMeta;
@@ -61,12 +61,6 @@ pub(crate) fn update_count_response(out: &mut Vec<u8>, correlation_id: i64, coun
 
 pub(crate) fn column_type(ty: SqlType) -> SqlColumnType {
     SqlColumnType::from_id(ty.id()).expect("every SQL type has a column type id")
-}
-
-/// Takes up to `count` rows off `rows` as a columnar page.
-pub(crate) fn page(columns: &[ColumnMeta], rows: &mut VecDeque<Vec<Value>>, count: usize) -> SqlPage {
-    let taken: Vec<Vec<Value>> = rows.drain(..count.min(rows.len())).collect();
-    columnar(columns, &taken, rows.is_empty())
 }
 
 /// `rows` as a columnar page (`last`: no page follows).
@@ -146,7 +140,7 @@ pub(crate) fn answer_rows(
     correlation_id: i64,
 ) {
     if let Some(statement) = first_page(respond, connection, result) {
-        write_statement(out, correlation_id, &statement);
+        write_statement(out, SqlExecute::TYPE.response(), correlation_id, &statement);
     }
 }
 
@@ -158,11 +152,20 @@ pub(crate) fn first_page(
     connection: Option<&Arc<ConnectionShared>>,
     result: ResultSet,
 ) -> Option<Statement> {
+    open_cursor(respond, connection, (result.columns, result.rows.into()), None)
+}
+
+/// [`first_page`] of a query's `rows` so far, and `more` of a streamed query.
+pub(crate) fn open_cursor(
+    respond: &Respond,
+    connection: Option<&Arc<ConnectionShared>>,
+    (columns, rows): (Vec<ColumnMeta>, VecDeque<Vec<Value>>),
+    more: Option<Box<crate::sql::round::More>>,
+) -> Option<Statement> {
     let Respond { service, query_id, page_size, max_cursors, member, .. } = respond;
     let (query_id, page_size, max_cursors, member) = (*query_id, *page_size, *max_cursors, *member);
-    let mut rows: VecDeque<Vec<Value>> = result.rows.into();
-    let first: Vec<Vec<Value>> = rows.drain(..page_size.max(1).min(rows.len())).collect();
-    let last = rows.is_empty();
+    let mut cursor = Cursor { columns, rows, more };
+    let (first, last) = cursor.take(page_size.max(1));
     if !last {
         let connection = connection?;
         let mut cursors = service.cursors.lock();
@@ -173,15 +176,29 @@ pub(crate) fn first_page(
             ));
             return Some(Statement::Failed { error, member });
         }
-        cursors.insert((connection.id, query_id), Cursor { columns: result.columns.clone(), rows });
+        let columns = cursor.columns.clone();
+        cursors.insert((connection.id, query_id), cursor);
+        return Some(Statement::Rows { columns, rows: first, last });
     }
-    Some(Statement::Rows { columns: result.columns, rows: first, last })
+    Some(Statement::Rows { columns: cursor.columns, rows: first, last })
 }
 
-/// Appends the SqlExecute response carrying a statement's result.
-pub(crate) fn write_statement(out: &mut Vec<u8>, correlation_id: i64, statement: &Statement) {
+/// Appends the response carrying a statement's result: Sql.Fetch's (`ty`) for a later page
+/// or its failure, Sql.Execute's otherwise.
+pub(crate) fn write_statement(out: &mut Vec<u8>, ty: MessageType, correlation_id: i64, statement: &Statement) {
+    if ty == SqlFetch::TYPE.response() {
+        let (row_page, error) = match statement {
+            Statement::Page { columns, rows, last } | Statement::Rows { columns, rows, last } => {
+                (Some(columnar(columns, rows, *last)), None)
+            }
+            Statement::Failed { error, member } => (None, Some(wire_error(error, *member))),
+            Statement::UpdateCount(_) => (None, None),
+        };
+        SqlFetchResponse { row_page, error }.encode(out, ty, correlation_id, 0);
+        return;
+    }
     let (columns, rows, last) = match statement {
-        Statement::Rows { columns, rows, last } => (columns, rows, *last),
+        Statement::Rows { columns, rows, last } | Statement::Page { columns, rows, last } => (columns, rows, *last),
         Statement::UpdateCount(count) => return update_count_response(out, correlation_id, *count),
         Statement::Failed { error, member } => return error_response(out, correlation_id, *member, error),
     };

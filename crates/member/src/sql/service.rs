@@ -27,6 +27,16 @@ pub(crate) struct FollowUp {
 pub(crate) struct Cursor {
     pub(crate) columns: Vec<ColumnMeta>,
     pub(crate) rows: VecDeque<Vec<Value>>,
+    /// A streamed query's partitions not read yet (None: every row is in `rows`).
+    pub(crate) more: Option<Box<crate::sql::round::More>>,
+}
+
+impl Cursor {
+    /// Up to `count` rows off the front, and whether they are the query's last.
+    pub(crate) fn take(&mut self, count: usize) -> (Vec<Vec<Value>>, bool) {
+        let taken: Vec<Vec<Value>> = self.rows.drain(..count.min(self.rows.len())).collect();
+        (taken, self.rows.is_empty() && self.more.is_none())
+    }
 }
 
 /// The member's SQL state: the catalog and the open cursors.

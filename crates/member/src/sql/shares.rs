@@ -182,6 +182,40 @@ pub(crate) struct Scan {
     pub(crate) connection: Option<Arc<ConnectionShared>>,
     /// The client's request (an `INSERT ... SELECT`'s writes answer it).
     pub(crate) correlation_id: i64,
+    /// A streamed query's round (see `stream.rs`): the partitions it reads, and the rows a
+    /// member reads before it leaves the rest unread (None: every partition, whole).
+    pub(crate) round: Option<crate::sql::round::Round>,
+    /// On the coordinator, what a round's rows become.
+    pub(crate) resume: Option<crate::sql::round::Resume>,
+}
+
+/// What a statement may hold on a member (`max-sql-rows-per-query`, `max-sql-bytes-per-query`).
+fn bounds(limits: &ferrogrid_config::Limits) -> ferrogrid_sql::exec::Bounds {
+    let (rows, bytes) = (limits.max_sql_rows_per_query, limits.max_sql_bytes_per_query);
+    ferrogrid_sql::exec::Bounds { rows: rows as usize, bytes: bytes as usize }
+}
+
+impl Scan {
+    /// A scan of `plan` that answers no one (a share for another member) until told.
+    pub(crate) fn new(
+        plan: Box<SelectPlan>,
+        deadline: ferrogrid_sql::exec::Deadline,
+        shared: &crate::shared::Shared,
+    ) -> Scan {
+        Scan {
+            local: false,
+            plan,
+            deadline,
+            respond: None,
+            then: None,
+            schemas: shared.schemas.clone(),
+            held: ferrogrid_sql::exec::Held::new(bounds(&shared.config.limits)),
+            connection: None,
+            correlation_id: 0,
+            round: None,
+            resume: None,
+        }
+    }
 }
 
 /// What the scan's shares found: per partition covered, its [`Part`] (the entries of each
@@ -194,6 +228,8 @@ pub(crate) struct Scan {
 pub(crate) struct Scanned {
     pub(crate) parts: std::collections::BTreeMap<u16, Part>,
     pub(crate) partition_count: u16,
+    /// The partitions of a streamed query's round that a member left to the next round.
+    pub(crate) unread: Vec<u16>,
     /// What the parts hold (None: a partial read from another member, counted where merged).
     held: Option<ferrogrid_sql::exec::Held>,
     /// The bound the parts went past: every part is this failure, and so is any that comes.
@@ -236,6 +272,7 @@ impl Partial for Scanned {
         for (partition, part) in other.parts {
             self.keep(partition, part);
         }
+        self.unread.extend(other.unread);
         self.partition_count = self.partition_count.max(other.partition_count);
     }
 
@@ -248,6 +285,8 @@ impl Partial for Scanned {
             part.encode(&mut bytes);
             writer.frame(&bytes);
         }
+        let unread: Vec<u8> = self.unread.iter().flat_map(|p| p.to_be_bytes()).collect();
+        writer.frame(&unread);
     }
 
     fn read_from(message: &Message<'_>) -> Result<Scanned, DecodeError> {
@@ -269,7 +308,10 @@ impl Partial for Scanned {
             })?;
             parts.insert(partition, part);
         }
-        Ok(Scanned { parts, partition_count: partition_count.clamp(0, u16::MAX as i32) as u16, held: None, over: None })
+        let unread = reader.value_frame("a scan's unread partitions")?;
+        let unread = unread.chunks_exact(2).map(|pair| u16::from_be_bytes([pair[0], pair[1]])).collect();
+        let partition_count = partition_count.clamp(0, u16::MAX as i32) as u16;
+        Ok(Scanned { parts, partition_count, unread, held: None, over: None })
     }
 }
 
@@ -420,6 +462,9 @@ impl WideOperation for Scan {
                 continue;
             }
             let partition_id = share.partition_id(local);
+            if self.round_skips(partition_id, &mut partial.unread) {
+                continue;
+            }
             if !scans_all && !wanted.iter().any(|w| w.as_ref().is_some_and(|w| w.contains(&partition_id))) {
                 continue;
             }
@@ -462,6 +507,9 @@ impl WideOperation for Scan {
 
     fn reply<'p>(&'p self, partial: &'p mut Scanned) -> Result<Reply<'p>, OpError> {
         let (plan, Some(respond)) = (&self.plan, &self.respond) else { return Ok(Reply::NoAnswer) };
+        if let Some(resume) = &self.resume {
+            return self.stream_reply(resume, respond, partial);
+        }
         let failed = |error| Ok(Reply::Statement(Statement::Failed { error, member: respond.member }));
         if let Some(missing) = uncovered(plan, partial) {
             // A partition moved between members while the scan ran and no share read it.

@@ -14,7 +14,7 @@
 //! otherwise the passing entries do.
 
 use super::groups::{Group, Groups, State, Table};
-use super::{finish, held_bytes, order_cmp, used_columns, Fold, Held, LastSchema, ResultSet, RowReader};
+use super::{finish_within, held_bytes, order_cmp, used_columns, Fold, Held, LastSchema, ResultSet, RowReader};
 use crate::catalog::Entries;
 use crate::error::{Code, Result, SqlError};
 use crate::plan::{Grouping, SelectPlan};
@@ -277,6 +277,40 @@ pub fn run_parts(
     max_rows: usize,
     deadline: super::Deadline,
 ) -> Result<ResultSet> {
+    run_parts_within(plan, parts, schemas, (max_rows, deadline), (plan.offset, plan.limit))
+}
+
+/// [`run_parts`] for one round of a streamed query ([`streams`]): every row of its parts,
+/// OFFSET and LIMIT left to the cursor, which counts them over the rounds.
+pub fn run_round(
+    plan: &SelectPlan,
+    parts: impl IntoIterator<Item = Part>,
+    schemas: &dyn SchemaSource,
+    max_rows: usize,
+    deadline: super::Deadline,
+) -> Result<ResultSet> {
+    run_parts_within(plan, parts, schemas, (max_rows, deadline), (0, None))
+}
+
+/// Whether `plan`'s rows can be answered as the client fetches them, some partitions at a
+/// time: the rows of one source that pass, in no order, neither grouped nor DISTINCT, and not
+/// a point lookup (whose few partitions are read at once). Any other plan needs every
+/// partition's rows before its first is known.
+pub fn streams(plan: &SelectPlan) -> bool {
+    mode(plan) == Mode::Filtered
+        && plan.grouping.is_none()
+        && plan.order.is_empty()
+        && !plan.distinct
+        && plan.sources.first().is_some_and(|source| source.keys.is_none())
+}
+
+fn run_parts_within(
+    plan: &SelectPlan,
+    parts: impl IntoIterator<Item = Part>,
+    schemas: &dyn SchemaSource,
+    (max_rows, deadline): (usize, super::Deadline),
+    window: (usize, Option<usize>),
+) -> Result<ResultSet> {
     let mut sources: Option<Vec<Entries>> = None;
     let mut fold = Fold::new(plan, max_rows);
     let schemas = &LastSchema::new(schemas);
@@ -313,7 +347,7 @@ pub fn run_parts(
         let sources = sources.unwrap_or_else(|| vec![Vec::new(); plan.sources.len()]);
         return super::run_within(plan, &sources, schemas, max_rows, deadline);
     }
-    finish(plan, fold.finish()?)
+    finish_within(plan, fold.finish()?, window)
 }
 
 // ------------------------------------------------------------------------------------------

@@ -1,0 +1,244 @@
+//! Streamed queries: a SELECT whose rows need no other partition's to be known
+//! ([`ferrogrid_sql::exec::streams`]: one source, no ORDER BY, grouping or DISTINCT) is read a
+//! round of partitions at a time, as the client fetches, instead of all at once.
+//!
+//! - Sql.Execute starts the first round over every partition. Each member reads its
+//!   partitions until it holds `budget` passing rows (the page size the client asked for) or
+//!   half of what the statement may hold on it (`max-sql-rows-per-query`,
+//!   `max-sql-bytes-per-query`), then leaves the rest unread and says which: those
+//!   partitions are the next round's.
+//! - The coordinator answers the first page and keeps the rest of the round's rows, with the
+//!   partitions not read, in the connection's cursor ([`More`]).
+//! - Sql.Fetch answers from the rows held while a page's worth remains; otherwise it starts
+//!   the next round (an internal [`SQL_ROUND`](crate::sql::round::SQL_ROUND) request to the other members: the partitions
+//!   and the client's Sql.Execute) and its answer is that round's first page.
+//! - OFFSET and LIMIT are counted by the cursor over the rounds; once LIMIT is met, or no
+//!   partition is left unread, no round follows.
+//!
+//! Invariants: a cursor holds at most one round's rows (each member's `budget`, or half its
+//! bounds, plus the rest of the partition that reached it) beside what the client has not
+//! fetched of the last; a
+//! closed cursor starts no round, and the round running when it closed answers its fetch with
+//! an error; at most one round of a cursor runs at a time.
+
+use crate::engine::request::{OpError, Reply, Statement};
+use crate::engine::wide::WideRequest;
+use crate::net::connection::ConnectionShared;
+use crate::route::dispatch::Core;
+use crate::sql::pages::{open_cursor, wire_error, Respond};
+use crate::sql::round::{decode_round, More, Resume, Round};
+use crate::sql::shares::{Scan, Scanned};
+use ferrogrid_protocol::codec::*;
+use ferrogrid_protocol::{DecodeError, Message};
+use ferrogrid_sql::plan::SelectPlan;
+use ferrogrid_sql::{Code, SqlError};
+use std::sync::Arc;
+
+/// The statement's error as this member's answer.
+fn failed(respond: &Respond, error: SqlError) -> Result<Reply<'static>, OpError> {
+    Ok(Reply::Statement(Statement::Failed { error, member: respond.member }))
+}
+
+impl Scan {
+    /// The coordinator's answer to a streamed query's round: its rows go to the client's
+    /// first page and a new cursor, or to the cursor and its next page.
+    pub(crate) fn stream_reply(
+        &self,
+        resume: &Resume,
+        respond: &Respond,
+        partial: &mut Scanned,
+    ) -> Result<Reply<'static>, OpError> {
+        let key = self.connection.as_ref().map(|connection| (connection.id, respond.query_id));
+        let result = self.round_rows(partial);
+        let (result, unread) = match result {
+            Ok(found) => found,
+            Err(error) => {
+                if let Some(key) = key {
+                    respond.service.cursors.lock().remove(&key);
+                }
+                return failed(respond, error);
+            }
+        };
+        match resume {
+            Resume::Open { request } => {
+                let plan = &self.plan;
+                let (skip, left) = (plan.offset, plan.limit);
+                let (deadline, busy) = (self.deadline, false);
+                let mut more =
+                    More { request: request.clone(), plan: plan.clone(), unread, skip, left, deadline, busy };
+                let rows = more.window(result.rows);
+                let more = more.goes_on().then(|| Box::new(more));
+                let statement = open_cursor(respond, self.connection.as_ref(), (result.columns, rows), more);
+                Ok(statement.map_or(Reply::NoAnswer, Reply::Statement))
+            }
+            Resume::Fetch => {
+                let Some(key) = key else { return Ok(Reply::NoAnswer) };
+                let mut cursors = respond.service.cursors.lock();
+                let Some(cursor) = cursors.get_mut(&key) else {
+                    return failed(respond, SqlError::generic("The query was closed while its rows were read"));
+                };
+                if let Some(mut more) = cursor.more.take() {
+                    let rows = more.window(result.rows);
+                    cursor.rows.extend(rows);
+                    more.unread = unread;
+                    more.busy = false;
+                    cursor.more = more.goes_on().then_some(more);
+                }
+                let (rows, last) = cursor.take(respond.page_size);
+                let columns = cursor.columns.clone();
+                if last {
+                    cursors.remove(&key);
+                }
+                Ok(Reply::Statement(Statement::Page { columns, rows, last }))
+            }
+        }
+    }
+
+    /// A round's rows (OFFSET and LIMIT not applied) and the partitions it left unread; the
+    /// statement's error, or the distribution's when a partition of the round was neither
+    /// read nor left unread (it moved while the round ran).
+    fn round_rows(&self, partial: &mut Scanned) -> Result<(ferrogrid_sql::exec::ResultSet, Vec<u16>), SqlError> {
+        let round =
+            self.round.as_ref().ok_or_else(|| SqlError::generic("internal error: a round without partitions"))?;
+        let mut unread: Vec<u16> =
+            std::mem::take(&mut partial.unread).into_iter().filter(|p| !partial.parts.contains_key(p)).collect();
+        unread.sort_unstable();
+        unread.dedup();
+        let missing = (0..partial.partition_count)
+            .find(|p| round.reads(*p) && !partial.parts.contains_key(p) && unread.binary_search(p).is_err());
+        if let Some(missing) = missing {
+            return Err(SqlError::new(
+                Code::PartitionDistribution,
+                format!(
+                    "Partition distribution has changed while the query ran (partition {missing} was not read); retry"
+                ),
+            ));
+        }
+        let parts = std::mem::take(&mut partial.parts).into_values();
+        let respond = self.respond.as_ref().ok_or_else(|| SqlError::generic("internal error: a round unanswered"))?;
+        let schemas: &dyn ferrogrid_query::SchemaSource = &*self.schemas;
+        match ferrogrid_sql::exec::run_round(&self.plan, parts, schemas, respond.max_rows, self.deadline) {
+            Ok(result) => Ok((result, unread)),
+            Err(error) => {
+                let job = respond.query_id.local_id_low as u64;
+                Err(ferrogrid_sql::exec::runtime_error(&self.plan, error, job))
+            }
+        }
+    }
+}
+
+impl Core {
+    /// Sql.Fetch: the next page of a cursor, from the rows it holds, or from the next round of
+    /// its query when fewer than a page remain and partitions are left unread.
+    pub(crate) fn sql_fetch(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        message: &Message<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), DecodeError> {
+        let request = SqlFetch::decode(message)?;
+        let correlation_id = message.correlation_id();
+        let page_size = request.cursor_buffer_size.max(1) as usize;
+        let key = (connection.id, request.query_id);
+        let member = self.shared.view.member_uuid;
+        let service = self.shared.sql.clone();
+        let mut cursors = service.cursors.lock();
+        let Some(cursor) = cursors.get_mut(&key) else {
+            drop(cursors);
+            let error =
+                SqlError::generic("Query cursor not found (closed, read to its end, or never opened on this member)");
+            return fetch_failed(out, correlation_id, member, &error);
+        };
+        if cursor.rows.len() < page_size {
+            if let Some(more) = cursor.more.as_mut() {
+                if more.busy {
+                    drop(cursors);
+                    let error = SqlError::generic("The query's previous fetch is still running");
+                    return fetch_failed(out, correlation_id, member, &error);
+                }
+                more.busy = true;
+                let members = self.owner.replication.state.members.len();
+                let started = (more.plan.clone(), more.round(page_size, members), more.round_request(), more.deadline);
+                drop(cursors);
+                let respond = self.sql_respond(request.query_id, page_size, started.3);
+                self.sql_round(connection, correlation_id, out, started, respond);
+                return Ok(());
+            }
+        }
+        let (rows, last) = cursor.take(page_size);
+        let columns = cursor.columns.clone();
+        if last {
+            cursors.remove(&key);
+        }
+        drop(cursors);
+        crate::sql::pages::write_statement(
+            out,
+            SqlFetch::TYPE.response(),
+            correlation_id,
+            &Statement::Page { columns, rows, last },
+        );
+        Ok(())
+    }
+
+    /// Starts a later round of a streamed query: a fan-out over the partitions left unread,
+    /// answered as Sql.Fetch.
+    fn sql_round(
+        &mut self,
+        connection: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        out: &mut Vec<u8>,
+        (plan, round, request, deadline): (Box<SelectPlan>, Round, Vec<u8>, ferrogrid_sql::exec::Deadline),
+        respond: Respond,
+    ) {
+        let name: Box<str> = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
+        let mut scan = Scan::new(plan, deadline, &self.shared);
+        (scan.respond, scan.connection, scan.correlation_id) =
+            (Some(respond), Some(connection.clone()), correlation_id);
+        (scan.round, scan.resume) = (Some(round), Some(Resume::Fetch));
+        let response_type = SqlFetch::TYPE.response();
+        let operation = WideRequest::new(scan);
+        self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, Some(&request));
+    }
+
+    /// Another member's later round of a streamed query ([`SQL_ROUND`](crate::sql::round::SQL_ROUND)): this member's share.
+    pub(crate) fn sql_member_round(
+        &mut self,
+        link: &Arc<ConnectionShared>,
+        correlation_id: i64,
+        inner: &Message<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), DecodeError> {
+        let (only, request) = decode_round(inner)?;
+        let execute = Message::parse(&request)?;
+        self.sql_member_share(link, correlation_id, &execute, Some(only), out)
+    }
+}
+
+/// Sql.Fetch's answer that the statement failed.
+fn fetch_failed(
+    out: &mut Vec<u8>,
+    correlation_id: i64,
+    member: ferrogrid_protocol::Uuid,
+    error: &SqlError,
+) -> Result<(), DecodeError> {
+    let error = wire_error(error, member);
+    SqlFetchResponse { row_page: None, error: Some(error) }.encode(out, SqlFetch::TYPE.response(), correlation_id, 0);
+    Ok(())
+}
+
+impl Scan {
+    /// Whether this member's share of a streamed query's round skips a partition: it is not
+    /// the round's, or the member holds its share of the round already (then it is left
+    /// unread, to the next round).
+    pub(crate) fn round_skips(&self, partition: u16, unread: &mut Vec<u16>) -> bool {
+        let Some(round) = &self.round else { return false };
+        if !round.reads(partition) {
+            return true;
+        }
+        if round.full(&self.held) {
+            unread.push(partition);
+            return true;
+        }
+        false
+    }
+}
