@@ -88,3 +88,19 @@ def test_a_row_that_fails_in_a_later_page_fails_the_fetch(streamed):
         fetched(client, "SELECT __key, 100 / __key FROM %s" % name, page=10)
     assert re.search("Division by zero", str(raised.value)), raised.value
     assert fetched(client, "SELECT __key, this FROM %s WHERE __key = 5" % name, page=10) == [(5, "v5")]
+
+
+@pytest.mark.ferrogrid_only
+def test_explain_says_which_scans_are_streamed(streamed):
+    """ferrogrid's EXPLAIN names the scans read a round of partitions per page fetched (its own
+    attribute: Hazelcast's plans stream every scan and say nothing of it)."""
+    client, name = streamed
+
+    def plan(statement):
+        return [row[0] for row in client.sql.execute("EXPLAIN " + statement % name).result()]
+
+    assert "streamed=[rounds as fetched]" in plan("SELECT __key FROM %s WHERE __key > 5")[-1]
+    assert "streamed=[rounds as fetched]" in plan("SELECT * FROM %s LIMIT 10")[-1]
+    for whole in ("SELECT __key FROM %s ORDER BY __key", "SELECT COUNT(*) FROM %s",
+                  "SELECT DISTINCT this FROM %s", "SELECT this FROM %s WHERE __key = 3"):
+        assert not any("streamed" in step for step in plan(whole)), (whole, plan(whole))

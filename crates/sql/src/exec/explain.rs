@@ -135,6 +135,8 @@ fn scan(plan: &SelectPlan, source: &Source, indexes: &dyn Fn(&str) -> Vec<IndexI
         Mode::Filtered => "filtered",
         Mode::Sources => "entries",
     };
+    // (an unordered scan is read a round of partitions per page the client fetches)
+    let streamed = if super::parts::streams(plan) { ", streamed=[rounds as fetched]" } else { "" };
     if let Some(inline) = &source.inline {
         return format!("ValuesPhysicalRel(rows=[{}])", inline.len());
     }
@@ -167,11 +169,11 @@ fn scan(plan: &SelectPlan, source: &Source, indexes: &dyn Fn(&str) -> Vec<IndexI
             let terms: Vec<String> = terms.iter().map(|hint| term(&hint.attribute, &hint.term)).collect();
             let expression = if terms.len() == 1 { terms[0].clone() } else { format!("AND({})", terms.join(", ")) };
             format!(
-                "IndexScanMapPhysicalRel({}, index=[{name}], indexExp=[{expression}], parts=[{carried}])",
+                "IndexScanMapPhysicalRel({}, index=[{name}], indexExp=[{expression}], parts=[{carried}]{streamed})",
                 table(source)
             )
         }
-        None => format!("FullScanPhysicalRel({}, discriminator=[0], parts=[{carried}])", table(source)),
+        None => format!("FullScanPhysicalRel({}, discriminator=[0], parts=[{carried}]{streamed})", table(source)),
     }
 }
 
