@@ -50,6 +50,10 @@ QUERIES = [
     ("map.values(between(price, 100, 110) and less(qty, 100))",
      lambda c, m: sorted((t.symbol, t.qty, t.price) for t in m.values(
          p.and_(p.between("price", 100.0, 110.0), p.less("qty", 100))))),
+    # every passing row fetched, page by page (ferrogrid streams it: a round per page or so)
+    ("SQL SELECT __key, price WHERE qty < ? (10%, every row fetched)",
+     lambda c, m: sorted((r.get_object_with_index(0), r.get_object_with_index(1)) for r in c.sql.execute(
+         "SELECT __key, price FROM trades WHERE qty < ?", 100).result())),
 ]
 
 
