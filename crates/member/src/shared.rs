@@ -43,6 +43,8 @@ pub enum Task {
     Cluster(Arc<crate::cluster::replication::state::ClusterState>),
     /// The writes of an `INSERT ... SELECT` whose query has run: fan them out (`sql/shares.rs`).
     SqlWrite(Box<crate::sql::service::FollowUp>),
+    /// A streamed query's next round, the last having had no row to answer (`sql/stream.rs`).
+    SqlRound(Box<crate::sql::service::NextRound>),
     /// Member traffic for this reactor's partitions or forwarded requests, read by another
     /// reactor from a member link.
     Member { from: ferrogrid_cluster::MemberId, work: MemberWork },

@@ -50,6 +50,11 @@ def check_aggregates_where_the_data_is(client, quoted):
     assert got == [[i] for i in range(500, 551)]
     limited = rows_of(client, "SELECT __key FROM %s LIMIT 5" % quoted)
     assert len(limited) == 5 and len({r[0] for r in limited}) == 5
+    # an OFFSET past the first pages' rows (ferrogrid streams: rounds whose rows it skips on
+    # every member, then the page), and every row fetched in pages of 256 from three members
+    skipped = rows_of(client, "SELECT __key FROM %s LIMIT 100 OFFSET %d" % (quoted, ROWS - 150))
+    assert len(skipped) == 100 and len({r[0] for r in skipped}) == 100
+    assert len(rows_of(client, "SELECT __key FROM %s OFFSET %d" % (quoted, ROWS - 7))) == 7
     # a row that fails on any member fails the statement
     with pytest.raises(HazelcastSqlError) as info:
         rows_of(client, "SELECT __key FROM %s WHERE amount / (grp - grp) > 0" % quoted)

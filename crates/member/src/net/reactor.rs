@@ -348,6 +348,7 @@ impl Reactor {
                 }
                 Task::ReleaseClient(client) => self.core.owner.release_client(client),
                 Task::SqlWrite(follow_up) => self.core.sql_follow_up(*follow_up),
+                Task::SqlRound(next) => self.core.sql_next_round(*next),
                 Task::MigrateBusiest { to, gap } => self.migrate_busiest(to, gap),
                 Task::Vacate { to } => self.vacate(to),
                 Task::AdoptConnection(connection) => self.adopt(*connection),

@@ -107,6 +107,7 @@ impl Core {
             let members = self.owner.replication.state.members.len();
             scan.round = Some(Round::first(respond.page_size, members));
             scan.resume = Some(Resume::Open { request: bytes.to_vec() });
+            scan.shared = Some(self.shared.clone());
         }
         (scan.local, scan.then, scan.respond) = (local, then, Some(respond));
         (scan.connection, scan.correlation_id) = (Some(connection.clone()), correlation_id);
@@ -275,19 +276,21 @@ impl Core {
         self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, Some(bytes));
     }
     /// Another member's share of a client's Sql.Execute (its WIDE request): DDL applied here,
-    /// scans and writes run on this member's partitions (`only`: the partitions of a streamed
-    /// query's later round, see `stream.rs`).
+    /// scans and writes run on this member's partitions (`later`: the partitions of a streamed
+    /// query's later round, and whether it answers the first page; see `stream.rs`).
     pub(crate) fn sql_member_share(
         &mut self,
         link: &Arc<ConnectionShared>,
         correlation_id: i64,
         inner: &Message<'_>,
-        only: Option<Vec<bool>>,
+        later: Option<(Vec<bool>, bool)>,
         out: &mut Vec<u8>,
     ) -> Result<(), DecodeError> {
         let request = SqlExecute::decode(inner)?;
-        // (a later round answers the coordinator's fetch)
-        let response_type = if only.is_some() { SqlFetch::TYPE.response() } else { SqlExecute::TYPE.response() };
+        // (a later round answers the coordinator's fetch, unless it answers the first page)
+        let fetch = later.as_ref().is_some_and(|(_, first)| !first);
+        let response_type = if fetch { SqlFetch::TYPE.response() } else { SqlExecute::TYPE.response() };
+        let only = later.map(|(only, _)| only);
         let member = self.shared.view.member_uuid;
         let prepared = match prepare(self, &request) {
             Ok(prepared) => prepared,

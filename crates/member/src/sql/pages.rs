@@ -13,7 +13,6 @@ use ferrogrid_query::Value;
 use ferrogrid_sql::exec::ResultSet;
 use ferrogrid_sql::plan::ColumnMeta;
 use ferrogrid_sql::{Code, SqlError, SqlType};
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// A statement's error as the wire carries it, from `member`.
@@ -152,35 +151,29 @@ pub(crate) fn first_page(
     connection: Option<&Arc<ConnectionShared>>,
     result: ResultSet,
 ) -> Option<Statement> {
-    open_cursor(respond, connection, (result.columns, result.rows.into()), None)
-}
-
-/// [`first_page`] of a query's `rows` so far, and `more` of a streamed query.
-pub(crate) fn open_cursor(
-    respond: &Respond,
-    connection: Option<&Arc<ConnectionShared>>,
-    (columns, rows): (Vec<ColumnMeta>, VecDeque<Vec<Value>>),
-    more: Option<Box<crate::sql::round::More>>,
-) -> Option<Statement> {
     let Respond { service, query_id, page_size, max_cursors, member, .. } = respond;
     let (query_id, page_size, max_cursors, member) = (*query_id, *page_size, *max_cursors, *member);
-    let mut cursor = Cursor { columns, rows, more };
+    let mut cursor = Cursor { columns: result.columns, rows: result.rows.into(), more: None };
     let (first, last) = cursor.take(page_size.max(1));
-    if !last {
-        let connection = connection?;
-        let mut cursors = service.cursors.lock();
-        let held = cursors.keys().filter(|(owner, _)| *owner == connection.id).count();
-        if held >= max_cursors {
-            let error = SqlError::generic(format!(
-                "This connection already has {held} open SQL cursors (max-sql-cursors-per-connection); close or read some first"
-            ));
-            return Some(Statement::Failed { error, member });
-        }
-        let columns = cursor.columns.clone();
-        cursors.insert((connection.id, query_id), cursor);
-        return Some(Statement::Rows { columns, rows: first, last });
+    if last {
+        return Some(Statement::Rows { columns: cursor.columns, rows: first, last });
     }
-    Some(Statement::Rows { columns: cursor.columns, rows: first, last })
+    let connection = connection?;
+    let mut cursors = service.cursors.lock();
+    let held = cursors.keys().filter(|(owner, _)| *owner == connection.id).count();
+    if held >= max_cursors {
+        return Some(Statement::Failed { error: too_many_cursors(held), member });
+    }
+    let columns = cursor.columns.clone();
+    cursors.insert((connection.id, query_id), cursor);
+    Some(Statement::Rows { columns, rows: first, last })
+}
+
+/// The failure of a query past `max-sql-cursors-per-connection` (`held` open already).
+pub(crate) fn too_many_cursors(held: usize) -> SqlError {
+    SqlError::generic(format!(
+        "This connection already has {held} open SQL cursors (max-sql-cursors-per-connection); close or read some first"
+    ))
 }
 
 /// Appends the response carrying a statement's result: Sql.Fetch's (`ty`) for a later page

@@ -40,7 +40,9 @@ impl Round {
     pub(crate) fn full(&self, held: &ferrogrid_sql::exec::Held) -> bool {
         let bounds = held.bounds();
         let share = 2 * self.members;
-        held.rows() >= self.budget.min(bounds.rows / share) || held.bytes() >= bounds.bytes / share
+        // (never full before it holds a row: every round reads something on every member)
+        let (rows, bytes) = (self.budget.min(bounds.rows / share).max(1), (bounds.bytes / share).max(1));
+        held.rows() >= rows || held.bytes() >= bytes
     }
 }
 
@@ -49,8 +51,9 @@ impl Round {
 pub(crate) enum Resume {
     /// The first round (Sql.Execute's): answer the first page, keep the rest in a new cursor.
     Open { request: Vec<u8> },
-    /// A later round (Sql.Fetch's): add to the cursor, answer its next page.
-    Fetch,
+    /// A later round: add to the cursor, answer its next page (`first`: the first page, to
+    /// Sql.Execute, when the rounds before had no row to answer).
+    Fetch { first: bool },
 }
 
 /// The rest of a streamed query, in its cursor: what the next round needs.
@@ -87,12 +90,13 @@ impl More {
         !self.unread.is_empty() && self.left != Some(0)
     }
 
-    /// The next round's request to the other members: its partitions, the client's request.
-    pub(crate) fn round_request(&self) -> Vec<u8> {
+    /// The next round's request to the other members: its partitions, the client's request,
+    /// and whether it answers the first page (the response type the members answer with).
+    pub(crate) fn round_request(&self, first: bool) -> Vec<u8> {
         let mut out = Vec::new();
         let mut writer = MessageWriter::request(&mut out, SQL_ROUND, 0, -1, 0);
         let partitions: Vec<u8> = self.unread.iter().flat_map(|p| p.to_be_bytes()).collect();
-        writer.frame(&partitions).frame(&self.request);
+        writer.frame(&partitions).frame(&self.request).frame(&[u8::from(first)]);
         writer.finish();
         out
     }
@@ -106,8 +110,9 @@ impl More {
     }
 }
 
-/// An [`SQL_ROUND`] request: the round's partitions and the client's Sql.Execute.
-pub(crate) fn decode_round(message: &Message<'_>) -> Result<(Vec<bool>, Vec<u8>), DecodeError> {
+/// An [`SQL_ROUND`] request: the round's partitions, the client's Sql.Execute, and whether the
+/// round answers the first page.
+pub(crate) fn decode_round(message: &Message<'_>) -> Result<(Vec<bool>, Vec<u8>, bool), DecodeError> {
     let mut reader = message.reader();
     let partitions = reader.value_frame("a round's partitions")?;
     if partitions.len() % 2 != 0 {
@@ -122,7 +127,8 @@ pub(crate) fn decode_round(message: &Message<'_>) -> Result<(Vec<bool>, Vec<u8>)
         only[partition] = true;
     }
     let request = reader.value_frame("a round's statement")?.to_vec();
-    Ok((only, request))
+    let first = reader.value_frame("a round's page")? == [1];
+    Ok((only, request, first))
 }
 
 #[cfg(test)]
@@ -147,11 +153,12 @@ mod tests {
             deadline: None,
             busy: false,
         };
-        let bytes = more.round_request();
+        let bytes = more.round_request(true);
         let message = Message::parse(&bytes).unwrap();
         assert_eq!(message.message_type(), SQL_ROUND);
-        let (only, request) = decode_round(&message).unwrap();
-        assert_eq!(request, vec![1, 2, 3]);
+        let (only, request, first) = decode_round(&message).unwrap();
+        assert_eq!((request, first), (vec![1, 2, 3], true));
+        assert!(!decode_round(&Message::parse(&more.round_request(false)).unwrap()).unwrap().2);
         let read: Vec<usize> = only.iter().enumerate().filter(|(_, r)| **r).map(|(p, _)| p).collect();
         assert_eq!(read, vec![3, 270]);
         let round = more.round(0, 0);
@@ -166,6 +173,11 @@ mod tests {
         held.add(1, 0).unwrap();
         assert!(round.full(&held));
         assert!(Round::first(1000, 3).full(&held));
+        // bounds smaller than the members' shares: a member still reads until it holds a row
+        let tiny = ferrogrid_sql::exec::Held::new(ferrogrid_sql::exec::Bounds { rows: 1, bytes: 1 });
+        assert!(!Round::first(10, 3).full(&tiny));
+        tiny.add(1, 1).unwrap();
+        assert!(Round::first(10, 3).full(&tiny));
         let round = Round::first(1000, 1);
         assert!(!round.full(&held));
         held.add(0, 2990).unwrap();

@@ -22,6 +22,18 @@ pub(crate) struct FollowUp {
     pub(crate) overwrite: bool,
 }
 
+/// A streamed query's round that found no row to answer (its rows were all skipped by OFFSET):
+/// handed to a reactor (`Task::SqlRound`), which starts the next round for the same request.
+#[derive(Debug)]
+pub(crate) struct NextRound {
+    pub(crate) connection: std::sync::Arc<crate::net::connection::ConnectionShared>,
+    pub(crate) correlation_id: i64,
+    pub(crate) query_id: SqlQueryId,
+    pub(crate) page_size: usize,
+    /// The request waiting is Sql.Execute (its first page), not Sql.Fetch.
+    pub(crate) first: bool,
+}
+
 /// Rows not yet fetched of one query.
 #[derive(Debug)]
 pub(crate) struct Cursor {

@@ -187,6 +187,9 @@ pub(crate) struct Scan {
     pub(crate) round: Option<crate::sql::round::Round>,
     /// On the coordinator, what a round's rows become.
     pub(crate) resume: Option<crate::sql::round::Resume>,
+    /// On the coordinator of a streamed query: where a round with no row to answer hands the
+    /// next round to (a reactor).
+    pub(crate) shared: Option<Arc<crate::shared::Shared>>,
 }
 
 /// What a statement may hold on a member (`max-sql-rows-per-query`, `max-sql-bytes-per-query`).
@@ -214,6 +217,7 @@ impl Scan {
             correlation_id: 0,
             round: None,
             resume: None,
+            shared: None,
         }
     }
 }

@@ -25,14 +25,20 @@ use crate::engine::request::{OpError, Reply, Statement};
 use crate::engine::wide::WideRequest;
 use crate::net::connection::ConnectionShared;
 use crate::route::dispatch::Core;
-use crate::sql::pages::{open_cursor, wire_error, Respond};
+use crate::sql::pages::{too_many_cursors, wire_error, Respond};
 use crate::sql::round::{decode_round, More, Resume, Round};
+use crate::sql::service::{Cursor, NextRound};
 use crate::sql::shares::{Scan, Scanned};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::{DecodeError, Message};
 use ferrogrid_sql::plan::SelectPlan;
 use ferrogrid_sql::{Code, SqlError};
+use std::collections::VecDeque;
 use std::sync::Arc;
+
+/// A round to start: its plan, what each member reads, the request to the other members, the
+/// statement's deadline.
+type Started = (Box<SelectPlan>, Round, Vec<u8>, ferrogrid_sql::exec::Deadline);
 
 /// The statement's error as this member's answer.
 fn failed(respond: &Respond, error: SqlError) -> Result<Reply<'static>, OpError> {
@@ -40,56 +46,96 @@ fn failed(respond: &Respond, error: SqlError) -> Result<Reply<'static>, OpError>
 }
 
 impl Scan {
-    /// The coordinator's answer to a streamed query's round: its rows go to the client's
-    /// first page and a new cursor, or to the cursor and its next page.
+    /// The coordinator's answer to a streamed query's round: its rows go to the cursor (a new
+    /// one for the first round) and the client's next page comes from it: the first page to
+    /// Sql.Execute, or the next to Sql.Fetch. A round whose rows OFFSET skipped, with
+    /// partitions left, answers nothing: the next round does (an empty page that is not the
+    /// last ends the Java client's iteration).
     pub(crate) fn stream_reply(
         &self,
         resume: &Resume,
         respond: &Respond,
         partial: &mut Scanned,
     ) -> Result<Reply<'static>, OpError> {
-        let key = self.connection.as_ref().map(|connection| (connection.id, respond.query_id));
-        let result = self.round_rows(partial);
-        let (result, unread) = match result {
+        let Some(connection) = &self.connection else { return Ok(Reply::NoAnswer) };
+        let key = (connection.id, respond.query_id);
+        let (result, unread) = match self.round_rows(partial) {
             Ok(found) => found,
             Err(error) => {
-                if let Some(key) = key {
-                    respond.service.cursors.lock().remove(&key);
-                }
+                respond.service.cursors.lock().remove(&key);
                 return failed(respond, error);
             }
         };
-        match resume {
+        let mut cursors = respond.service.cursors.lock();
+        let first = match resume {
             Resume::Open { request } => {
+                let held = cursors.keys().filter(|(owner, _)| *owner == connection.id).count();
+                if held >= respond.max_cursors {
+                    return failed(respond, too_many_cursors(held));
+                }
                 let plan = &self.plan;
-                let (skip, left) = (plan.offset, plan.limit);
-                let (deadline, busy) = (self.deadline, false);
-                let mut more =
-                    More { request: request.clone(), plan: plan.clone(), unread, skip, left, deadline, busy };
-                let rows = more.window(result.rows);
-                let more = more.goes_on().then(|| Box::new(more));
-                let statement = open_cursor(respond, self.connection.as_ref(), (result.columns, rows), more);
-                Ok(statement.map_or(Reply::NoAnswer, Reply::Statement))
-            }
-            Resume::Fetch => {
-                let Some(key) = key else { return Ok(Reply::NoAnswer) };
-                let mut cursors = respond.service.cursors.lock();
-                let Some(cursor) = cursors.get_mut(&key) else {
-                    return failed(respond, SqlError::generic("The query was closed while its rows were read"));
+                let (skip, left, deadline) = (plan.offset, plan.limit, self.deadline);
+                let more = More {
+                    request: request.clone(),
+                    plan: plan.clone(),
+                    unread: Vec::new(),
+                    skip,
+                    left,
+                    deadline,
+                    busy: true,
                 };
-                if let Some(mut more) = cursor.more.take() {
-                    let rows = more.window(result.rows);
-                    cursor.rows.extend(rows);
-                    more.unread = unread;
-                    more.busy = false;
-                    cursor.more = more.goes_on().then_some(more);
-                }
-                let (rows, last) = cursor.take(respond.page_size);
-                let columns = cursor.columns.clone();
-                if last {
-                    cursors.remove(&key);
-                }
-                Ok(Reply::Statement(Statement::Page { columns, rows, last }))
+                let cursor =
+                    Cursor { columns: result.columns.clone(), rows: VecDeque::new(), more: Some(Box::new(more)) };
+                cursors.insert(key, cursor);
+                true
+            }
+            Resume::Fetch { first } => *first,
+        };
+        let Some(cursor) = cursors.get_mut(&key) else {
+            return failed(respond, SqlError::generic("The query was closed while its rows were read"));
+        };
+        if let Some(mut more) = cursor.more.take() {
+            cursor.rows.extend(more.window(result.rows));
+            (more.unread, more.busy) = (unread, false);
+            cursor.more = more.goes_on().then_some(more);
+        }
+        if let (true, Some(more)) = (cursor.rows.is_empty(), cursor.more.as_mut()) {
+            more.busy = true;
+            drop(cursors);
+            return self.next_round(respond, first);
+        }
+        let (rows, last) = cursor.take(respond.page_size);
+        let columns = cursor.columns.clone();
+        if last {
+            cursors.remove(&key);
+        }
+        Ok(Reply::Statement(match first {
+            true => Statement::Rows { columns, rows, last },
+            false => Statement::Page { columns, rows, last },
+        }))
+    }
+
+    /// Hands the next round of a round that had no row to answer to a reactor, which starts it
+    /// for the same request; this round answers nothing.
+    fn next_round(&self, respond: &Respond, first: bool) -> Result<Reply<'static>, OpError> {
+        let (Some(connection), Some(shared)) = (&self.connection, &self.shared) else { return Ok(Reply::NoAnswer) };
+        let next = NextRound {
+            connection: connection.clone(),
+            correlation_id: self.correlation_id,
+            query_id: respond.query_id,
+            page_size: respond.page_size,
+            first,
+        };
+        let reactor = &shared.reactors[0];
+        match reactor.try_push(crate::shared::Task::SqlRound(Box::new(next))) {
+            Ok(()) => {
+                reactor.wake();
+                Ok(Reply::NoAnswer)
+            }
+            Err(_) => {
+                respond.service.cursors.lock().remove(&(connection.id, respond.query_id));
+                let busy = "The member is too busy to read the query's next rows (its reactor's queue is full); retry";
+                failed(respond, SqlError::generic(busy))
             }
         }
     }
@@ -157,11 +203,10 @@ impl Core {
                     return fetch_failed(out, correlation_id, member, &error);
                 }
                 more.busy = true;
-                let members = self.owner.replication.state.members.len();
-                let started = (more.plan.clone(), more.round(page_size, members), more.round_request(), more.deadline);
+                let started = self.started(more, page_size, false);
                 drop(cursors);
                 let respond = self.sql_respond(request.query_id, page_size, started.3);
-                self.sql_round(connection, correlation_id, out, started, respond);
+                self.sql_round(connection, correlation_id, out, started, respond, false);
                 return Ok(());
             }
         }
@@ -180,22 +225,54 @@ impl Core {
         Ok(())
     }
 
+    /// What the next round of `more` needs: its plan, what each member reads, the request to
+    /// the other members, the deadline.
+    fn started(&self, more: &More, page_size: usize, first: bool) -> Started {
+        let members = self.owner.replication.state.members.len();
+        (more.plan.clone(), more.round(page_size, members), more.round_request(first), more.deadline)
+    }
+
+    /// A streamed query's next round, the last having had no row to answer (`Task::SqlRound`).
+    pub(crate) fn sql_next_round(&mut self, next: NextRound) {
+        let NextRound { connection, correlation_id, query_id, page_size, first } = next;
+        let mut out = Vec::new();
+        let cursors = self.shared.sql.cursors.lock();
+        match cursors.get(&(connection.id, query_id)).and_then(|cursor| cursor.more.as_deref()) {
+            Some(more) => {
+                let started = self.started(more, page_size, first);
+                drop(cursors);
+                let respond = self.sql_respond(query_id, page_size, started.3);
+                self.sql_round(&connection, correlation_id, &mut out, started, respond, first);
+            }
+            None => {
+                drop(cursors);
+                let (member, error) = (self.shared.view.member_uuid, SqlError::generic("The query was closed"));
+                let statement = Statement::Failed { error, member };
+                let ty = if first { SqlExecute::TYPE.response() } else { SqlFetch::TYPE.response() };
+                crate::sql::pages::write_statement(&mut out, ty, correlation_id, &statement);
+            }
+        }
+        connection.send(&out);
+    }
+
     /// Starts a later round of a streamed query: a fan-out over the partitions left unread,
-    /// answered as Sql.Fetch.
+    /// answered as Sql.Fetch (as Sql.Execute when it answers the first page).
     fn sql_round(
         &mut self,
         connection: &Arc<ConnectionShared>,
         correlation_id: i64,
         out: &mut Vec<u8>,
-        (plan, round, request, deadline): (Box<SelectPlan>, Round, Vec<u8>, ferrogrid_sql::exec::Deadline),
+        (plan, round, request, deadline): Started,
         respond: Respond,
+        first: bool,
     ) {
         let name: Box<str> = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
         let mut scan = Scan::new(plan, deadline, &self.shared);
         (scan.respond, scan.connection, scan.correlation_id) =
             (Some(respond), Some(connection.clone()), correlation_id);
-        (scan.round, scan.resume) = (Some(round), Some(Resume::Fetch));
-        let response_type = SqlFetch::TYPE.response();
+        (scan.round, scan.resume) = (Some(round), Some(Resume::Fetch { first }));
+        scan.shared = Some(self.shared.clone());
+        let response_type = if first { SqlExecute::TYPE.response() } else { SqlFetch::TYPE.response() };
         let operation = WideRequest::new(scan);
         self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, Some(&request));
     }
@@ -208,9 +285,9 @@ impl Core {
         inner: &Message<'_>,
         out: &mut Vec<u8>,
     ) -> Result<(), DecodeError> {
-        let (only, request) = decode_round(inner)?;
+        let (only, request, first) = decode_round(inner)?;
         let execute = Message::parse(&request)?;
-        self.sql_member_share(link, correlation_id, &execute, Some(only), out)
+        self.sql_member_share(link, correlation_id, &execute, Some((only, first)), out)
     }
 }
 
