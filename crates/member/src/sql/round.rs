@@ -54,6 +54,9 @@ pub(crate) enum Resume {
     /// A later round: add to the cursor, answer its next page (`first`: the first page, to
     /// Sql.Execute, when the rounds before had no row to answer).
     Fetch { first: bool },
+    /// A round read ahead, while the client decodes the last page: add to the cursor, answer
+    /// the request that came for a page meanwhile, if one did ([`More::waiting`]).
+    Ahead,
 }
 
 /// The rest of a streamed query, in its cursor: what the next round needs.
@@ -70,6 +73,21 @@ pub(crate) struct More {
     pub(crate) deadline: ferrogrid_sql::exec::Deadline,
     /// A round of the cursor is running.
     pub(crate) busy: bool,
+    /// A request for a page that came while a round read ahead: answered with its rows.
+    pub(crate) waiting: Option<Waiting>,
+    /// A round read ahead failed with no request waiting: the next fetch past the rows held
+    /// answers it.
+    pub(crate) failure: Option<ferrogrid_sql::SqlError>,
+}
+
+/// A request waiting for a round's rows.
+#[derive(Debug)]
+pub(crate) struct Waiting {
+    pub(crate) connection: std::sync::Arc<crate::net::connection::ConnectionShared>,
+    pub(crate) correlation_id: i64,
+    pub(crate) page_size: usize,
+    /// Sql.Execute's first page (else Sql.Fetch's).
+    pub(crate) first: bool,
 }
 
 impl More {
@@ -90,13 +108,13 @@ impl More {
         !self.unread.is_empty() && self.left != Some(0)
     }
 
-    /// The next round's request to the other members: its partitions, the client's request,
-    /// and whether it answers the first page (the response type the members answer with).
-    pub(crate) fn round_request(&self, first: bool) -> Vec<u8> {
+    /// The next round's request to the other members: its partitions and the client's request
+    /// (a later page: [`with_page`] marks the first).
+    pub(crate) fn round_request(&self) -> Vec<u8> {
         let mut out = Vec::new();
         let mut writer = MessageWriter::request(&mut out, SQL_ROUND, 0, -1, 0);
         let partitions: Vec<u8> = self.unread.iter().flat_map(|p| p.to_be_bytes()).collect();
-        writer.frame(&partitions).frame(&self.request).frame(&[u8::from(first)]);
+        writer.frame(&partitions).frame(&self.request).frame(&[0]);
         writer.finish();
         out
     }
@@ -108,6 +126,16 @@ impl More {
         }
         Round { only: Some(only), ..Round::first(budget, members) }
     }
+}
+
+/// An [`SQL_ROUND`] request marked as answering the first page (the response type the members
+/// answer with), or not; its last frame is that one byte.
+pub(crate) fn with_page(request: &[u8], first: bool) -> Vec<u8> {
+    let mut request = request.to_vec();
+    if let Some(flag) = request.last_mut() {
+        *flag = u8::from(first);
+    }
+    request
 }
 
 /// An [`SQL_ROUND`] request: the round's partitions, the client's Sql.Execute, and whether the
@@ -152,13 +180,15 @@ mod tests {
             left: None,
             deadline: None,
             busy: false,
+            waiting: None,
+            failure: None,
         };
-        let bytes = more.round_request(true);
+        let bytes = with_page(&more.round_request(), true);
         let message = Message::parse(&bytes).unwrap();
         assert_eq!(message.message_type(), SQL_ROUND);
         let (only, request, first) = decode_round(&message).unwrap();
         assert_eq!((request, first), (vec![1, 2, 3], true));
-        assert!(!decode_round(&Message::parse(&more.round_request(false)).unwrap()).unwrap().2);
+        assert!(!decode_round(&Message::parse(&more.round_request()).unwrap()).unwrap().2);
         let read: Vec<usize> = only.iter().enumerate().filter(|(_, r)| **r).map(|(p, _)| p).collect();
         assert_eq!(read, vec![3, 270]);
         let round = more.round(0, 0);

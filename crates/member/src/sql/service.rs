@@ -22,8 +22,9 @@ pub(crate) struct FollowUp {
     pub(crate) overwrite: bool,
 }
 
-/// A streamed query's round that found no row to answer (its rows were all skipped by OFFSET):
-/// handed to a reactor (`Task::SqlRound`), which starts the next round for the same request.
+/// A streamed query's next round, started by a reactor (`Task::SqlRound`): for the same
+/// request when a round found no row to answer it (OFFSET skipped them all), or `ahead` of the
+/// client's next fetch.
 #[derive(Debug)]
 pub(crate) struct NextRound {
     pub(crate) connection: std::sync::Arc<crate::net::connection::ConnectionShared>,
@@ -32,6 +33,8 @@ pub(crate) struct NextRound {
     pub(crate) page_size: usize,
     /// The request waiting is Sql.Execute (its first page), not Sql.Fetch.
     pub(crate) first: bool,
+    /// No request waits: the round reads ahead.
+    pub(crate) ahead: bool,
 }
 
 /// Rows not yet fetched of one query.

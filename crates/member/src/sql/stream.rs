@@ -4,29 +4,36 @@
 //!
 //! - Sql.Execute starts the first round over every partition. Each member reads its
 //!   partitions until it holds `budget` passing rows (the page size the client asked for) or
-//!   half of what the statement may hold on it (`max-sql-rows-per-query`,
+//!   its share of half of what the statement may hold (`max-sql-rows-per-query`,
 //!   `max-sql-bytes-per-query`), then leaves the rest unread and says which: those
 //!   partitions are the next round's.
 //! - The coordinator answers the first page and keeps the rest of the round's rows, with the
-//!   partitions not read, in the connection's cursor ([`More`]).
-//! - Sql.Fetch answers from the rows held while a page's worth remains; otherwise it starts
-//!   the next round (an internal [`SQL_ROUND`](crate::sql::round::SQL_ROUND) request to the other members: the partitions
-//!   and the client's Sql.Execute) and its answer is that round's first page.
+//!   partitions not read, in the connection's cursor ([`More`]). When less than a page is
+//!   left it reads the next round *ahead* (a reactor starts it: `Task::SqlRound`), while the
+//!   client decodes the page it got.
+//! - Sql.Fetch answers from the rows held while a page's worth remains (or the round ahead
+//!   failed: its error). Otherwise it waits for the round ahead ([`More::waiting`], answered
+//!   with its rows), or starts the next round and is answered with its first page. A round is
+//!   an internal [`SQL_ROUND`](crate::sql::round::SQL_ROUND) request to the other members (the
+//!   partitions and the client's Sql.Execute).
+//! - A round whose rows OFFSET skipped answers no empty page (an empty page that is not the
+//!   last ends the Java client's iteration): the next round answers the same request.
 //! - OFFSET and LIMIT are counted by the cursor over the rounds; once LIMIT is met, or no
 //!   partition is left unread, no round follows.
 //!
-//! Invariants: a cursor holds at most one round's rows (each member's `budget`, or half its
-//! bounds, plus the rest of the partition that reached it) beside what the client has not
-//! fetched of the last; a
-//! closed cursor starts no round, and the round running when it closed answers its fetch with
-//! an error; at most one round of a cursor runs at a time.
+//! Invariants: at most one round of a cursor runs at a time (`More::busy`); a cursor holds at
+//! most one round's rows (each member's `budget`, or its share of half the bounds, plus the
+//! rest of the partition that reached it) beside less than a page of the last; a closed
+//! cursor starts no round, and a round running when it closed adds to no cursor; every
+//! request is answered once: by its round, by the round it waited for, or with the error of
+//! the round that failed.
 
 use crate::engine::request::{OpError, Reply, Statement};
 use crate::engine::wide::WideRequest;
 use crate::net::connection::ConnectionShared;
 use crate::route::dispatch::Core;
 use crate::sql::pages::{too_many_cursors, wire_error, Respond};
-use crate::sql::round::{decode_round, More, Resume, Round};
+use crate::sql::round::{decode_round, More, Resume, Round, Waiting};
 use crate::sql::service::{Cursor, NextRound};
 use crate::sql::shares::{Scan, Scanned};
 use ferrogrid_protocol::codec::*;
@@ -61,6 +68,10 @@ impl Scan {
         let key = (connection.id, respond.query_id);
         let (result, unread) = match self.round_rows(partial) {
             Ok(found) => found,
+            Err(error) if matches!(resume, Resume::Ahead) => {
+                ahead_failed(respond, key, error);
+                return Ok(Reply::NoAnswer);
+            }
             Err(error) => {
                 respond.service.cursors.lock().remove(&key);
                 return failed(respond, error);
@@ -73,23 +84,14 @@ impl Scan {
                 if held >= respond.max_cursors {
                     return failed(respond, too_many_cursors(held));
                 }
-                let plan = &self.plan;
-                let (skip, left, deadline) = (plan.offset, plan.limit, self.deadline);
-                let more = More {
-                    request: request.clone(),
-                    plan: plan.clone(),
-                    unread: Vec::new(),
-                    skip,
-                    left,
-                    deadline,
-                    busy: true,
-                };
-                let cursor =
-                    Cursor { columns: result.columns.clone(), rows: VecDeque::new(), more: Some(Box::new(more)) };
-                cursors.insert(key, cursor);
+                cursors.insert(key, self.new_cursor(request, result.columns.clone()));
                 true
             }
             Resume::Fetch { first } => *first,
+            Resume::Ahead => {
+                drop(cursors);
+                return Ok(self.ahead_reply(respond, (result.rows, unread)));
+            }
         };
         let Some(cursor) = cursors.get_mut(&key) else {
             return failed(respond, SqlError::generic("The query was closed while its rows were read"));
@@ -106,8 +108,13 @@ impl Scan {
         }
         let (rows, last) = cursor.take(respond.page_size);
         let columns = cursor.columns.clone();
+        let ahead = !last && reads_ahead(cursor, respond.page_size);
         if last {
             cursors.remove(&key);
+        }
+        drop(cursors);
+        if ahead {
+            self.hand_round(respond, false, true);
         }
         Ok(Reply::Statement(match first {
             true => Statement::Rows { columns, rows, last },
@@ -115,27 +122,105 @@ impl Scan {
         }))
     }
 
+    /// The cursor of a streamed query's first round, before its rows join it.
+    fn new_cursor(&self, request: &[u8], columns: Vec<ferrogrid_sql::plan::ColumnMeta>) -> Cursor {
+        let plan = &self.plan;
+        let more = More {
+            request: request.to_vec(),
+            plan: plan.clone(),
+            unread: Vec::new(),
+            skip: plan.offset,
+            left: plan.limit,
+            deadline: self.deadline,
+            busy: true,
+            waiting: None,
+            failure: None,
+        };
+        Cursor { columns, rows: VecDeque::new(), more: Some(Box::new(more)) }
+    }
+
+    /// A round read ahead: its rows join the cursor's; the request that came meanwhile, if
+    /// any, is answered (unless the round had no row for it: the next round will), and the
+    /// next round is read ahead when less than a page is left.
+    fn ahead_reply(
+        &self,
+        respond: &Respond,
+        (rows, unread): (Vec<Vec<ferrogrid_query::Value>>, Vec<u16>),
+    ) -> Reply<'static> {
+        let Some(connection) = &self.connection else { return Reply::NoAnswer };
+        let key = (connection.id, respond.query_id);
+        let mut cursors = respond.service.cursors.lock();
+        let Some(cursor) = cursors.get_mut(&key) else { return Reply::NoAnswer };
+        let mut waiting = None;
+        if let Some(mut more) = cursor.more.take() {
+            cursor.rows.extend(more.window(rows));
+            (more.unread, more.busy, waiting) = (unread, false, more.waiting.take());
+            cursor.more = more.goes_on().then_some(more);
+        }
+        let mut answer = None;
+        if let Some(waiting) = waiting {
+            match cursor.more.as_mut() {
+                Some(more) if cursor.rows.is_empty() => more.waiting = Some(waiting),
+                _ => {
+                    let (rows, last) = cursor.take(waiting.page_size);
+                    let columns = cursor.columns.clone();
+                    let statement = match waiting.first {
+                        true => Statement::Rows { columns, rows, last },
+                        false => Statement::Page { columns, rows, last },
+                    };
+                    answer = Some((waiting, statement));
+                }
+            }
+        }
+        let page_size = answer.as_ref().map_or(respond.page_size, |(waiting, _)| waiting.page_size);
+        let ahead = reads_ahead(cursor, page_size);
+        // (read to its end by the waiting request; else the next fetch answers the last page)
+        if answer.is_some() && cursor.rows.is_empty() && cursor.more.is_none() {
+            cursors.remove(&key);
+        }
+        drop(cursors);
+        if let Some((waiting, statement)) = answer {
+            send_page(&waiting, &statement);
+        }
+        if ahead {
+            self.hand_round(respond, false, true);
+        }
+        Reply::NoAnswer
+    }
+
     /// Hands the next round of a round that had no row to answer to a reactor, which starts it
     /// for the same request; this round answers nothing.
     fn next_round(&self, respond: &Respond, first: bool) -> Result<Reply<'static>, OpError> {
-        let (Some(connection), Some(shared)) = (&self.connection, &self.shared) else { return Ok(Reply::NoAnswer) };
+        match self.hand_round(respond, first, false) {
+            true => Ok(Reply::NoAnswer),
+            false => {
+                let busy = "The member is too busy to read the query's next rows (its reactor's queue is full); retry";
+                failed(respond, SqlError::generic(busy))
+            }
+        }
+    }
+
+    /// Hands a reactor the next round (for this round's request, or `ahead` of the next);
+    /// false when its queue has no room (the cursor goes).
+    fn hand_round(&self, respond: &Respond, first: bool, ahead: bool) -> bool {
+        let (Some(connection), Some(shared)) = (&self.connection, &self.shared) else { return false };
         let next = NextRound {
             connection: connection.clone(),
             correlation_id: self.correlation_id,
             query_id: respond.query_id,
             page_size: respond.page_size,
             first,
+            ahead,
         };
         let reactor = &shared.reactors[0];
         match reactor.try_push(crate::shared::Task::SqlRound(Box::new(next))) {
             Ok(()) => {
                 reactor.wake();
-                Ok(Reply::NoAnswer)
+                true
             }
             Err(_) => {
                 respond.service.cursors.lock().remove(&(connection.id, respond.query_id));
-                let busy = "The member is too busy to read the query's next rows (its reactor's queue is full); retry";
-                failed(respond, SqlError::generic(busy))
+                false
             }
         }
     }
@@ -195,23 +280,36 @@ impl Core {
                 SqlError::generic("Query cursor not found (closed, read to its end, or never opened on this member)");
             return fetch_failed(out, correlation_id, member, &error);
         };
-        if cursor.rows.len() < page_size {
-            if let Some(more) = cursor.more.as_mut() {
-                if more.busy {
+        if let Some(error) = cursor.more.as_mut().filter(|_| cursor.rows.is_empty()).and_then(|m| m.failure.take()) {
+            cursors.remove(&key);
+            drop(cursors);
+            return fetch_failed(out, correlation_id, member, &error);
+        }
+        let broken = cursor.more.as_ref().is_some_and(|more| more.failure.is_some());
+        if let (true, false, Some(more)) = (cursor.rows.len() < page_size, broken, cursor.more.as_mut()) {
+            if more.busy {
+                // (a round reads ahead: this fetch is answered with its rows)
+                if more.waiting.is_some() {
                     drop(cursors);
                     let error = SqlError::generic("The query's previous fetch is still running");
                     return fetch_failed(out, correlation_id, member, &error);
                 }
-                more.busy = true;
-                let started = self.started(more, page_size, false);
-                drop(cursors);
-                let respond = self.sql_respond(request.query_id, page_size, started.3);
-                self.sql_round(connection, correlation_id, out, started, respond, false);
+                let first = false;
+                more.waiting = Some(Waiting { connection: connection.clone(), correlation_id, page_size, first });
                 return Ok(());
             }
+            more.busy = true;
+            let started = self.started(more, page_size);
+            drop(cursors);
+            let respond = self.sql_respond(request.query_id, page_size, started.3);
+            self.sql_round(connection, (correlation_id, out), started, respond, Resume::Fetch { first: false });
+            return Ok(());
         }
         let (rows, last) = cursor.take(page_size);
         let columns = cursor.columns.clone();
+        let ahead = (!last && reads_ahead(cursor, page_size))
+            .then(|| cursor.more.as_deref().map(|more| self.started(more, page_size)))
+            .flatten();
         if last {
             cursors.remove(&key);
         }
@@ -222,28 +320,34 @@ impl Core {
             correlation_id,
             &Statement::Page { columns, rows, last },
         );
+        if let Some(started) = ahead {
+            let respond = self.sql_respond(request.query_id, page_size, started.3);
+            self.sql_round(connection, (0, &mut Vec::new()), started, respond, Resume::Ahead);
+        }
         Ok(())
     }
 
     /// What the next round of `more` needs: its plan, what each member reads, the request to
     /// the other members, the deadline.
-    fn started(&self, more: &More, page_size: usize, first: bool) -> Started {
+    fn started(&self, more: &More, page_size: usize) -> Started {
         let members = self.owner.replication.state.members.len();
-        (more.plan.clone(), more.round(page_size, members), more.round_request(first), more.deadline)
+        (more.plan.clone(), more.round(page_size, members), more.round_request(), more.deadline)
     }
 
-    /// A streamed query's next round, the last having had no row to answer (`Task::SqlRound`).
+    /// A streamed query's next round (`Task::SqlRound`), for a request, or ahead of one.
     pub(crate) fn sql_next_round(&mut self, next: NextRound) {
-        let NextRound { connection, correlation_id, query_id, page_size, first } = next;
+        let NextRound { connection, correlation_id, query_id, page_size, first, ahead } = next;
         let mut out = Vec::new();
         let cursors = self.shared.sql.cursors.lock();
         match cursors.get(&(connection.id, query_id)).and_then(|cursor| cursor.more.as_deref()) {
             Some(more) => {
-                let started = self.started(more, page_size, first);
+                let started = self.started(more, page_size);
                 drop(cursors);
                 let respond = self.sql_respond(query_id, page_size, started.3);
-                self.sql_round(&connection, correlation_id, &mut out, started, respond, first);
+                let resume = if ahead { Resume::Ahead } else { Resume::Fetch { first } };
+                self.sql_round(&connection, (correlation_id, &mut out), started, respond, resume);
             }
+            None if ahead => {}
             None => {
                 drop(cursors);
                 let (member, error) = (self.shared.view.member_uuid, SqlError::generic("The query was closed"));
@@ -252,29 +356,38 @@ impl Core {
                 crate::sql::pages::write_statement(&mut out, ty, correlation_id, &statement);
             }
         }
-        connection.send(&out);
+        if !out.is_empty() {
+            connection.send(&out);
+        }
     }
 
     /// Starts a later round of a streamed query: a fan-out over the partitions left unread,
-    /// answered as Sql.Fetch (as Sql.Execute when it answers the first page).
+    /// answered as Sql.Fetch (as Sql.Execute when it answers the first page; not at all when
+    /// it reads ahead, whose rows go to the cursor).
     fn sql_round(
         &mut self,
         connection: &Arc<ConnectionShared>,
-        correlation_id: i64,
-        out: &mut Vec<u8>,
+        (correlation_id, out): (i64, &mut Vec<u8>),
         (plan, round, request, deadline): Started,
         respond: Respond,
-        first: bool,
+        resume: Resume,
     ) {
         let name: Box<str> = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
         let mut scan = Scan::new(plan, deadline, &self.shared);
         (scan.respond, scan.connection, scan.correlation_id) =
             (Some(respond), Some(connection.clone()), correlation_id);
-        (scan.round, scan.resume) = (Some(round), Some(Resume::Fetch { first }));
-        scan.shared = Some(self.shared.clone());
+        // (the members answer a later round as Sql.Fetch; a round that answers the first
+        // page merges their answers as Sql.Execute's)
+        let (answered, first) = match resume {
+            Resume::Ahead => (None, false),
+            Resume::Fetch { first } => (Some(connection), first),
+            Resume::Open { .. } => (Some(connection), true),
+        };
+        (scan.round, scan.resume, scan.shared) = (Some(round), Some(resume), Some(self.shared.clone()));
         let response_type = if first { SqlExecute::TYPE.response() } else { SqlFetch::TYPE.response() };
         let operation = WideRequest::new(scan);
-        self.fan_out_with(Some(connection), correlation_id, response_type, name, operation, out, Some(&request));
+        let request = crate::sql::round::with_page(&request, first);
+        self.fan_out_with(answered, correlation_id, response_type, name, operation, out, Some(&request));
     }
 
     /// Another member's later round of a streamed query ([`SQL_ROUND`](crate::sql::round::SQL_ROUND)): this member's share.
@@ -289,6 +402,45 @@ impl Core {
         let execute = Message::parse(&request)?;
         self.sql_member_share(link, correlation_id, &execute, Some((only, first)), out)
     }
+}
+
+/// Whether the cursor should read its next round now: less than a page is left, partitions
+/// are, and no round runs (the cursor is marked as running one).
+fn reads_ahead(cursor: &mut Cursor, page_size: usize) -> bool {
+    match cursor.more.as_mut() {
+        Some(more) if !more.busy && more.failure.is_none() && cursor.rows.len() < page_size => {
+            more.busy = true;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// A round read ahead failed: the request waiting for it gets the failure (and the cursor
+/// goes), or else the cursor keeps it for the fetch past its rows.
+fn ahead_failed(
+    respond: &Respond,
+    key: (crate::net::connection::ConnectionId, ferrogrid_protocol::sql::SqlQueryId),
+    error: SqlError,
+) {
+    let mut cursors = respond.service.cursors.lock();
+    let Some(more) = cursors.get_mut(&key).and_then(|cursor| cursor.more.as_mut()) else { return };
+    match more.waiting.take() {
+        Some(waiting) => {
+            cursors.remove(&key);
+            drop(cursors);
+            send_page(&waiting, &Statement::Failed { error, member: respond.member });
+        }
+        None => (more.failure, more.busy) = (Some(error), false),
+    }
+}
+
+/// A page for a request that waited for a round: sent on its connection.
+fn send_page(waiting: &Waiting, statement: &Statement) {
+    let ty = if waiting.first { SqlExecute::TYPE.response() } else { SqlFetch::TYPE.response() };
+    let mut out = Vec::new();
+    crate::sql::pages::write_statement(&mut out, ty, waiting.correlation_id, statement);
+    waiting.connection.send(&out);
 }
 
 /// Sql.Fetch's answer that the statement failed.
