@@ -156,7 +156,9 @@ public final class Smoke {
             transaction(client);
             xa(client, cfg);
             nearCache(client, address);
-            sqlPages(client);
+            if (Boolean.parseBoolean(System.getProperty("smoke.sql", "true"))) {
+                sqlPages(client);
+            }
             rc = 0;
             System.out.println("java smoke: ok (" + checks + " checks)");
         } catch (Throwable t) {
