@@ -47,6 +47,11 @@ use std::sync::Arc;
 /// statement's deadline.
 type Started = (Box<SelectPlan>, Round, Vec<u8>, ferrogrid_sql::exec::Deadline);
 
+/// A round the reactor's queue had no room for.
+fn too_busy() -> SqlError {
+    SqlError::generic("The member is too busy to read the query's next rows (its reactor's queue is full); retry")
+}
+
 /// The statement's error as this member's answer.
 fn failed(respond: &Respond, error: SqlError) -> Result<Reply<'static>, OpError> {
     Ok(Reply::Statement(Statement::Failed { error, member: respond.member }))
@@ -193,10 +198,7 @@ impl Scan {
     fn next_round(&self, respond: &Respond, first: bool) -> Result<Reply<'static>, OpError> {
         match self.hand_round(respond, first, false) {
             true => Ok(Reply::NoAnswer),
-            false => {
-                let busy = "The member is too busy to read the query's next rows (its reactor's queue is full); retry";
-                failed(respond, SqlError::generic(busy))
-            }
+            false => failed(respond, too_busy()),
         }
     }
 
@@ -219,7 +221,11 @@ impl Scan {
                 true
             }
             Err(_) => {
-                respond.service.cursors.lock().remove(&(connection.id, respond.query_id));
+                // (the cursor goes; a request waiting for its rows gets the failure)
+                let cursor = respond.service.cursors.lock().remove(&(connection.id, respond.query_id));
+                if let Some(waiting) = cursor.and_then(|cursor| cursor.more?.waiting) {
+                    send_page(&waiting, &Statement::Failed { error: too_busy(), member: respond.member });
+                }
                 false
             }
         }
