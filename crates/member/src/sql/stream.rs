@@ -32,7 +32,7 @@ use crate::engine::request::{OpError, Reply, Statement};
 use crate::engine::wide::WideRequest;
 use crate::net::connection::ConnectionShared;
 use crate::route::dispatch::Core;
-use crate::sql::pages::{too_many_cursors, wire_error, Respond};
+use crate::sql::pages::{too_many_cursors, Respond};
 use crate::sql::round::{decode_round, More, Resume, Round, Waiting};
 use crate::sql::service::{Cursor, NextRound};
 use crate::sql::shares::{Scan, Scanned};
@@ -111,8 +111,7 @@ impl Scan {
             drop(cursors);
             return self.next_round(respond, first);
         }
-        let (rows, last) = cursor.take(respond.page_size);
-        let columns = cursor.columns.clone();
+        let (statement, last) = next_page(cursor, respond.page_size, first);
         let ahead = !last && reads_ahead(cursor, respond.page_size);
         if last {
             cursors.remove(&key);
@@ -121,10 +120,7 @@ impl Scan {
         if ahead {
             self.hand_round(respond, false, true);
         }
-        Ok(Reply::Statement(match first {
-            true => Statement::Rows { columns, rows, last },
-            false => Statement::Page { columns, rows, last },
-        }))
+        Ok(Reply::Statement(statement))
     }
 
     /// The cursor of a streamed query's first round, before its rows join it.
@@ -166,25 +162,17 @@ impl Scan {
         if let Some(waiting) = waiting {
             match cursor.more.as_mut() {
                 Some(more) if cursor.rows.is_empty() => more.waiting = Some(waiting),
-                _ => {
-                    let (rows, last) = cursor.take(waiting.page_size);
-                    let columns = cursor.columns.clone();
-                    let statement = match waiting.first {
-                        true => Statement::Rows { columns, rows, last },
-                        false => Statement::Page { columns, rows, last },
-                    };
-                    answer = Some((waiting, statement));
-                }
+                _ => answer = Some((next_page(cursor, waiting.page_size, waiting.first).0, waiting)),
             }
         }
-        let page_size = answer.as_ref().map_or(respond.page_size, |(waiting, _)| waiting.page_size);
+        let page_size = answer.as_ref().map_or(respond.page_size, |(_, waiting)| waiting.page_size);
         let ahead = reads_ahead(cursor, page_size);
         // (read to its end by the waiting request; else the next fetch answers the last page)
         if answer.is_some() && cursor.rows.is_empty() && cursor.more.is_none() {
             cursors.remove(&key);
         }
         drop(cursors);
-        if let Some((waiting, statement)) = answer {
+        if let Some((statement, waiting)) = answer {
             send_page(&waiting, &statement);
         }
         if ahead {
@@ -311,8 +299,7 @@ impl Core {
             self.sql_round(connection, (correlation_id, out), started, respond, Resume::Fetch { first: false });
             return Ok(());
         }
-        let (rows, last) = cursor.take(page_size);
-        let columns = cursor.columns.clone();
+        let (statement, last) = next_page(cursor, page_size, false);
         let ahead = (!last && reads_ahead(cursor, page_size))
             .then(|| cursor.more.as_deref().map(|more| self.started(more, page_size)))
             .flatten();
@@ -320,12 +307,7 @@ impl Core {
             cursors.remove(&key);
         }
         drop(cursors);
-        crate::sql::pages::write_statement(
-            out,
-            SqlFetch::TYPE.response(),
-            correlation_id,
-            &Statement::Page { columns, rows, last },
-        );
+        crate::sql::pages::write_statement(out, answer_type(false), correlation_id, &statement);
         if let Some(started) = ahead {
             let respond = self.sql_respond(request.query_id, page_size, started.3);
             self.sql_round(connection, (0, &mut Vec::new()), started, respond, Resume::Ahead);
@@ -358,8 +340,7 @@ impl Core {
                 drop(cursors);
                 let (member, error) = (self.shared.view.member_uuid, SqlError::generic("The query was closed"));
                 let statement = Statement::Failed { error, member };
-                let ty = if first { SqlExecute::TYPE.response() } else { SqlFetch::TYPE.response() };
-                crate::sql::pages::write_statement(&mut out, ty, correlation_id, &statement);
+                crate::sql::pages::write_statement(&mut out, answer_type(first), correlation_id, &statement);
             }
         }
         if !out.is_empty() {
@@ -390,7 +371,7 @@ impl Core {
             Resume::Open { .. } => (Some(connection), true),
         };
         (scan.round, scan.resume, scan.shared) = (Some(round), Some(resume), Some(self.shared.clone()));
-        let response_type = if first { SqlExecute::TYPE.response() } else { SqlFetch::TYPE.response() };
+        let response_type = answer_type(first);
         let operation = WideRequest::new(scan);
         let request = crate::sql::round::with_page(&request, first);
         self.fan_out_with(answered, correlation_id, response_type, name, operation, out, Some(&request));
@@ -443,9 +424,8 @@ fn ahead_failed(
 
 /// A page for a request that waited for a round: sent on its connection.
 fn send_page(waiting: &Waiting, statement: &Statement) {
-    let ty = if waiting.first { SqlExecute::TYPE.response() } else { SqlFetch::TYPE.response() };
     let mut out = Vec::new();
-    crate::sql::pages::write_statement(&mut out, ty, waiting.correlation_id, statement);
+    crate::sql::pages::write_statement(&mut out, answer_type(waiting.first), waiting.correlation_id, statement);
     waiting.connection.send(&out);
 }
 
@@ -456,9 +436,30 @@ fn fetch_failed(
     member: ferrogrid_protocol::Uuid,
     error: &SqlError,
 ) -> Result<(), DecodeError> {
-    let error = wire_error(error, member);
-    SqlFetchResponse { row_page: None, error: Some(error) }.encode(out, SqlFetch::TYPE.response(), correlation_id, 0);
+    let statement = Statement::Failed { error: error.clone(), member };
+    crate::sql::pages::write_statement(out, answer_type(false), correlation_id, &statement);
     Ok(())
+}
+
+/// The response a round's page answers: Sql.Execute's for the first page, else Sql.Fetch's.
+fn answer_type(first: bool) -> ferrogrid_protocol::MessageType {
+    if first {
+        SqlExecute::TYPE.response()
+    } else {
+        SqlFetch::TYPE.response()
+    }
+}
+
+/// The cursor's next page of up to `page_size` rows, as the first page or a later one, and
+/// whether it is the last.
+fn next_page(cursor: &mut Cursor, page_size: usize, first: bool) -> (Statement, bool) {
+    let (rows, last) = cursor.take(page_size);
+    let columns = cursor.columns.clone();
+    let statement = match first {
+        true => Statement::Rows { columns, rows, last },
+        false => Statement::Page { columns, rows, last },
+    };
+    (statement, last)
 }
 
 impl Scan {
