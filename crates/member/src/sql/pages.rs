@@ -160,20 +160,28 @@ pub(crate) fn first_page(
     }
     let connection = connection?;
     let mut cursors = service.cursors.lock();
-    let held = cursors.keys().filter(|(owner, _)| *owner == connection.id).count();
-    if held >= max_cursors {
-        return Some(Statement::Failed { error: too_many_cursors(held), member });
+    if let Err(error) = cursor_room(&cursors, connection.id, max_cursors) {
+        return Some(Statement::Failed { error, member });
     }
     let columns = cursor.columns.clone();
     cursors.insert((connection.id, query_id), cursor);
     Some(Statement::Rows { columns, rows: first, last })
 }
 
-/// The failure of a query past `max-sql-cursors-per-connection` (`held` open already).
-pub(crate) fn too_many_cursors(held: usize) -> SqlError {
-    SqlError::generic(format!(
+/// Whether `connection` may open one more cursor (`max-sql-cursors-per-connection`); the
+/// failure when it may not.
+pub(crate) fn cursor_room(
+    cursors: &std::collections::HashMap<(crate::net::connection::ConnectionId, SqlQueryId), Cursor>,
+    connection: crate::net::connection::ConnectionId,
+    max_cursors: usize,
+) -> Result<(), SqlError> {
+    let held = cursors.keys().filter(|(owner, _)| *owner == connection).count();
+    if held < max_cursors {
+        return Ok(());
+    }
+    Err(SqlError::generic(format!(
         "This connection already has {held} open SQL cursors (max-sql-cursors-per-connection); close or read some first"
-    ))
+    )))
 }
 
 /// Appends the response carrying a statement's result: Sql.Fetch's (`ty`) for a later page

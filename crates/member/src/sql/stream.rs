@@ -32,7 +32,7 @@ use crate::engine::request::{OpError, Reply, Statement};
 use crate::engine::wide::WideRequest;
 use crate::net::connection::ConnectionShared;
 use crate::route::dispatch::Core;
-use crate::sql::pages::{too_many_cursors, Respond};
+use crate::sql::pages::{cursor_room, Respond};
 use crate::sql::round::{decode_round, More, Resume, Round, Waiting};
 use crate::sql::service::{Cursor, NextRound};
 use crate::sql::shares::{Scan, Scanned};
@@ -85,9 +85,8 @@ impl Scan {
         let mut cursors = respond.service.cursors.lock();
         let first = match resume {
             Resume::Open { request } => {
-                let held = cursors.keys().filter(|(owner, _)| *owner == connection.id).count();
-                if held >= respond.max_cursors {
-                    return failed(respond, too_many_cursors(held));
+                if let Err(error) = cursor_room(&cursors, connection.id, respond.max_cursors) {
+                    return failed(respond, error);
                 }
                 cursors.insert(key, self.new_cursor(request, result.columns.clone()));
                 true
