@@ -102,10 +102,13 @@ def test_a_prepared_xid_is_listed_by_every_member_when_the_prepare_answers(make_
     assert not missed, "rounds whose prepared Xid another member did not list at once: %s" % missed
 
 
-def test_a_member_that_joins_lists_and_finalizes_an_xa_transaction_prepared_before(make_cluster, request):
+def test_a_member_that_joins_lists_and_finalizes_an_xa_transaction_prepared_before(make_cluster, request, note):
     """Two members; an XA transaction prepared through member 0; a third member joins, and a
     transaction manager connected to it lists the prepared Xid and commits it (finalize): every
-    key then holds its value, unlocked."""
+    key then holds its value, unlocked. (Hazelcast, while partitions migrate to the joiner, once
+    in CI answered the finalize without committing: its finalize reached a member that did not
+    hold the transaction, which it answers as success. That is noted, as the kill -9 test
+    below notes its partial commits; ferrogrid must commit.)"""
     cluster = make_cluster(3)
     cluster.start_members(range(2))
     observer = cluster.client(cluster.addresses[:2], smart=True)
@@ -129,8 +132,17 @@ def test_a_member_that_joins_lists_and_finalizes_an_xa_transaction_prepared_befo
         ok(call(conn, XA_FINALIZE, b"\x01", xid_frames(global_id), partition_id=0), XA_FINALIZE)
     finally:
         conn.close()
-    assert {key: entries.get(key) for key in keys} == {key: "xa-" + key for key in keys}, "committed"
-    assert not [key for key in keys if entries.is_locked(key)], "the commit released every key"
+    values = {key: entries.get(key) for key in keys}
+    locked = [key for key in keys if entries.is_locked(key)]
+    committed = [key for key in keys if values[key] == "xa-" + key]
+    if cluster.target == "hazelcast" and len(committed) < KEYS:
+        note(
+            "Hazelcast listed the prepared Xid on the joiner and answered its finalize, but committed %d of %d keys"
+            " (%d locked)" % (len(committed), KEYS, len(locked))
+        )
+        return
+    assert values == {key: "xa-" + key for key in keys}, "committed"
+    assert not locked, "the commit released every key"
 
 
 def test_a_prepared_xa_transaction_is_recovered_through_another_member_after_kill9(make_cluster, request, note):
