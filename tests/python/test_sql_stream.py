@@ -104,3 +104,40 @@ def test_explain_says_which_scans_are_streamed(streamed):
     for whole in ("SELECT __key FROM %s ORDER BY __key", "SELECT COUNT(*) FROM %s",
                   "SELECT DISTINCT this FROM %s", "SELECT this FROM %s WHERE __key = 3"):
         assert not any("streamed" in step for step in plan(whole)), (whole, plan(whole))
+
+
+@pytest.mark.parametrize("order", ["", " ORDER BY __key"], ids=["streamed", "held"])
+def test_a_statement_closed_before_its_answer_keeps_no_cursor(streamed, order):
+    """Sql.Execute and Sql.Close sent back to back on one connection (as a client that closes
+    a result at once, or whose context is cancelled, sends them), 20 times: a fetch of each
+    closed query then fails (its rows are not kept: on ferrogrid they were, counting against
+    the connection's cursors until it closed), and the next query answers."""
+    from hazelcast.invocation import Invocation
+    from hazelcast.protocol.codec import sql_close_codec, sql_execute_codec, sql_fetch_codec
+    from hazelcast.sql import SqlExpectedResultType, _SqlQueryId
+
+    client, name = streamed
+    sql = client._internal_sql_service
+    connection = sql._get_query_connection()
+    to_object = client._serialization_service.to_object
+
+    def invoke(request, decode=None):
+        invocation = Invocation(request, connection=connection, response_handler=decode or (lambda m: m))
+        client._invocation_service.invoke(invocation)
+        return invocation.future
+
+    statement = "SELECT __key FROM %s%s" % (name, order)
+    for _ in range(20):
+        query_id = _SqlQueryId.from_uuid(connection.remote_uuid)
+        execute = sql_execute_codec.encode_request(
+            statement, [], -1, 10, None, SqlExpectedResultType.ROWS, query_id, False
+        )
+        answered = invoke(execute, lambda m: sql_execute_codec.decode_response(m, to_object))
+        closed = invoke(sql_close_codec.encode_request(query_id))
+        closed.result()
+        answered.result()  # (an answer of any kind: the first page, or that it was cancelled)
+        fetch = sql_fetch_codec.encode_request(query_id, 10)
+        page = invoke(fetch, lambda m: sql_fetch_codec.decode_response(m, to_object)).result()
+        assert page["error"] is not None and page["row_page"] is None, "a closed query's rows are gone"
+    got = fetched(client, "SELECT __key, this FROM %s WHERE __key < ?" % name, 3, page=2)
+    assert sorted(got) == [(i, "v%d" % i) for i in range(3)]

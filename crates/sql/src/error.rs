@@ -4,6 +4,8 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Code {
     Generic,
+    /// The client closed the statement (Sql.Close) while it ran.
+    CancelledByUser,
     Timeout,
     /// Partitions moved while a statement ran and it could not read all it needed.
     PartitionDistribution,
@@ -20,6 +22,7 @@ impl Code {
     pub fn value(self) -> i32 {
         match self {
             Code::Generic => -1,
+            Code::CancelledByUser => 1003,
             Code::Timeout => 1004,
             Code::PartitionDistribution => 1005,
             Code::Parsing => 1008,
@@ -30,10 +33,17 @@ impl Code {
 
     /// The code of a number on the wire (an unknown one is [`Code::Generic`]).
     pub fn from_value(value: i32) -> Code {
-        [Code::Timeout, Code::PartitionDistribution, Code::Parsing, Code::ObjectNotFound, Code::DataException]
-            .into_iter()
-            .find(|code| code.value() == value)
-            .unwrap_or(Code::Generic)
+        [
+            Code::CancelledByUser,
+            Code::Timeout,
+            Code::PartitionDistribution,
+            Code::Parsing,
+            Code::ObjectNotFound,
+            Code::DataException,
+        ]
+        .into_iter()
+        .find(|code| code.value() == value)
+        .unwrap_or(Code::Generic)
     }
 }
 

@@ -453,25 +453,57 @@ fn mark(expr: &Expr, used: &mut [bool]) {
     expr.operands().into_iter().for_each(|e| mark(e, used));
 }
 
-/// When a statement must have answered (its `timeoutMillis`); None: no limit.
-pub type Deadline = Option<std::time::Instant>;
+/// When a statement must have answered (its `timeoutMillis`; none: no limit), and whether its
+/// client closed it (Sql.Close) while it ran: every place that checks the time checks that
+/// too, so a closed statement stops at the next partition, join row or group.
+#[derive(Debug, Clone, Default)]
+pub struct Deadline {
+    at: Option<std::time::Instant>,
+    closed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl Deadline {
+    /// A deadline at `at` (None: none), not closable.
+    pub fn at(at: Option<std::time::Instant>) -> Deadline {
+        Deadline { at, closed: None }
+    }
+
+    /// The same deadline, closed once `closed` is set.
+    pub fn closed_by(self, closed: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Deadline {
+        Deadline { closed: Some(closed), ..self }
+    }
+
+    /// The client closed the statement.
+    pub fn is_closed(&self) -> bool {
+        self.closed.as_ref().is_some_and(|closed| closed.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+/// A statement its client closed while it ran, as Hazelcast's client reports it.
+pub fn cancelled() -> SqlError {
+    SqlError::new(crate::Code::CancelledByUser, "Query was cancelled by the user")
+}
 
 /// A statement past its deadline, as Hazelcast 5.6 fails it (the Jet job it cancels).
 pub fn timed_out() -> SqlError {
     SqlError::generic("The Jet SQL job failed: CANCEL_FORCEFUL")
 }
 
-/// The timeout's failure once `deadline` has passed.
-pub fn check(deadline: Deadline) -> Result<()> {
-    match deadline {
-        Some(deadline) if std::time::Instant::now() >= deadline => Err(timed_out()),
+/// The statement's failure once it was closed ([`cancelled`]) or `deadline` has passed
+/// ([`timed_out`]).
+pub fn check(deadline: &Deadline) -> Result<()> {
+    if deadline.is_closed() {
+        return Err(cancelled());
+    }
+    match deadline.at {
+        Some(at) if std::time::Instant::now() >= at => Err(timed_out()),
         _ => Ok(()),
     }
 }
 
 /// Runs `plan` over its sources' entries (one `Entries` per source, in order).
 pub fn run(plan: &SelectPlan, inputs: &[Entries], schemas: &dyn SchemaSource, max_rows: usize) -> Result<ResultSet> {
-    run_within(plan, inputs, schemas, max_rows, None)
+    run_within(plan, inputs, schemas, max_rows, &Deadline::default())
 }
 
 /// [`run`], failing with [`timed_out`] once `deadline` has passed.
@@ -480,7 +512,7 @@ pub fn run_within(
     inputs: &[Entries],
     schemas: &dyn SchemaSource,
     max_rows: usize,
-    deadline: Deadline,
+    deadline: &Deadline,
 ) -> Result<ResultSet> {
     if inputs.len() != plan.sources.len() && plan.sources.iter().any(|s| s.inline.is_none()) {
         return Err(SqlError::generic("internal error: wrong number of scans for the plan"));

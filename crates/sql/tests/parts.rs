@@ -6,9 +6,9 @@
 use ferrogrid_query::write::write_data;
 use ferrogrid_query::Value;
 use ferrogrid_sql::exec::parts::{mode, Mode, Part, PartScanner};
-use ferrogrid_sql::exec::{run, run_parts, Bounds, Held};
+use ferrogrid_sql::exec::{run, run_parts, Bounds, Deadline, Held};
 use ferrogrid_sql::plan::SelectPlan;
-use ferrogrid_sql::{prepare, Catalog, Prepared};
+use ferrogrid_sql::{prepare, Catalog, Code, Prepared};
 
 mod common;
 
@@ -62,7 +62,9 @@ fn in_parts(plan: &SelectPlan, all: &[(Vec<u8>, Vec<u8>)], cut: usize) -> Result
         part.encode(&mut bytes);
         Part::decode(&bytes, &schemas).unwrap()
     });
-    run_parts(plan, parts.collect::<Vec<_>>(), &schemas, 1_000, None).map(|r| r.rows).map_err(|e| e.message)
+    run_parts(plan, parts.collect::<Vec<_>>(), &schemas, 1_000, &Deadline::default())
+        .map(|r| r.rows)
+        .map_err(|e| e.message)
 }
 
 const STATEMENTS: &[(&str, Mode)] = &[
@@ -128,7 +130,7 @@ fn joined_sources_travel_whole() {
     let plan = plan(STATEMENTS[13].0);
     let parts = all.chunks(50).map(|chunk| Part::Sources(vec![chunk.to_vec(), chunk.to_vec()]));
     let whole = run(&plan, &[all.clone(), all.clone()], &schemas(), 100_000).unwrap();
-    assert_eq!(run_parts(&plan, parts.collect::<Vec<_>>(), &schemas(), 100_000, None).unwrap(), whole);
+    assert_eq!(run_parts(&plan, parts.collect::<Vec<_>>(), &schemas(), 100_000, &Deadline::default()).unwrap(), whole);
 }
 
 #[test]
@@ -209,14 +211,33 @@ fn malformed_part_bytes_are_an_error_not_a_panic() {
 #[test]
 fn a_statement_past_its_deadline_fails_as_hazelcast_cancels_it() {
     let all = entries();
-    let passed = Some(std::time::Instant::now() - std::time::Duration::from_millis(1));
+    let passed = Deadline::at(Some(std::time::Instant::now() - std::time::Duration::from_millis(1)));
     for text in [STATEMENTS[0].0, STATEMENTS[13].0] {
         let plan = plan(text);
         let parts = vec![Part::Sources(vec![all.clone(), all.clone()])];
         let parts = if mode(&plan) == Mode::Sources { parts } else { vec![Part::Filtered(all.clone())] };
-        let error = run_parts(&plan, parts, &schemas(), 100_000, passed).unwrap_err();
+        let error = run_parts(&plan, parts, &schemas(), 100_000, &passed).unwrap_err();
         assert_eq!(error.message, "The Jet SQL job failed: CANCEL_FORCEFUL", "{text}");
         let job = ferrogrid_sql::exec::runtime_error(&plan, error, 1);
         assert_eq!(job.message, "The Jet SQL job failed: CANCEL_FORCEFUL", "not wrapped again: {text}");
+    }
+}
+
+#[test]
+fn a_statement_its_client_closed_stops_with_the_cancellation_not_the_timeout() {
+    let all = entries();
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let far = Some(std::time::Instant::now() + std::time::Duration::from_secs(3_600));
+    let open = Deadline::at(far).closed_by(flag.clone());
+    assert!(ferrogrid_sql::exec::check(&open).is_ok() && !open.is_closed());
+    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(open.is_closed(), "a clone sees the close too: {:?}", open.clone());
+    for text in [STATEMENTS[0].0, STATEMENTS[13].0] {
+        let plan = plan(text);
+        let parts = vec![Part::Sources(vec![all.clone(), all.clone()])];
+        let parts = if mode(&plan) == Mode::Sources { parts } else { vec![Part::Filtered(all.clone())] };
+        let error = run_parts(&plan, parts, &schemas(), 100_000, &open).unwrap_err();
+        assert_eq!((error.code, &*error.message), (Code::CancelledByUser, "Query was cancelled by the user"), "{text}");
+        assert_eq!(Code::from_value(Code::CancelledByUser.value()), Code::CancelledByUser);
     }
 }

@@ -104,6 +104,7 @@ impl Core {
             peer::XA_PREPARED => self.member_xa_prepared(from, payload),
             peer::XA_ENDED => self.member_xa_ended(payload),
             peer::QUERY_CACHES => self.member_query_caches(payload),
+            peer::SQL_CLOSED => self.member_sql_closed(payload),
             peer::REPLICATED_CHANGES
             | peer::REPLICATED_SYNC
             | peer::REPLICATED_VERSIONS

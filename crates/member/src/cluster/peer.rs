@@ -249,6 +249,11 @@ pub const XA_PREPARED_ACK: MessageType = MessageType(0x7F_0025);
 /// events too (`cluster/query_caches.rs`): `{ publishable u8 | publisherCreate bytes }*`.
 pub const QUERY_CACHES: MessageType = MessageType(0x7F_0026);
 
+/// An SQL statement its client closed through the sender (Sql.Close), for the receiver's
+/// shares of it to stop (`sql/service.rs`): the query id, `member high i64 | member low i64 |
+/// local high i64 | local low i64` (little-endian).
+pub const SQL_CLOSED: MessageType = MessageType(0x7F_0027);
+
 /// What TOPIC carries: `name str | partition u16 | publisher u128 | publish time i64 |
 /// { message bytes }*` (the partition of the topic's name, which its events carry: the Java
 /// client orders the events of one partition id, and runs those of -1 in any order).

@@ -40,4 +40,5 @@ pub(crate) static ROWS: &[Operation] = &[
     member_row!(peer::XA_ENDED, "MemberXaEnded"),
     member_row!(peer::XA_PREPARED_ACK, "MemberXaPreparedAck"),
     member_row!(peer::QUERY_CACHES, "MemberQueryCaches"),
+    member_row!(peer::SQL_CLOSED, "MemberSqlClosed"),
 ];

@@ -26,7 +26,7 @@ use crate::net::connection::ConnectionShared;
 use crate::route::dispatch::Core;
 use crate::sql::pages::{answer_rows, error_response, Respond};
 use crate::sql::round::{Resume, Round};
-use crate::sql::service::{apply_ddl, FollowUp};
+use crate::sql::service::{apply_ddl, decode_closed, encode_closed, FollowUp, SqlService};
 use crate::sql::shares::{decode_write, encode_write, Ddl, Sample, Scan, ScanParts, Work, Write};
 use ferrogrid_protocol::codec::*;
 use ferrogrid_protocol::sql::{self as wire};
@@ -51,10 +51,12 @@ fn parameters(request: &SqlExecute<'_>, schemas: &Schemas) -> Result<Vec<Value>,
 }
 
 /// When a statement must have answered: its `timeoutMillis` from now (0 or less: never, as
-/// Hazelcast's default statement timeout is none).
-fn deadline_of(request: &SqlExecute<'_>) -> Deadline {
-    let millis = u64::try_from(request.timeout_millis).ok().filter(|millis| *millis > 0)?;
-    std::time::Instant::now().checked_add(std::time::Duration::from_millis(millis))
+/// Hazelcast's default statement timeout is none); closed when its client closes it (the
+/// statement is entered in this member's running ones under its query id).
+fn deadline_of(service: &SqlService, request: &SqlExecute<'_>) -> Deadline {
+    let millis = u64::try_from(request.timeout_millis).ok().filter(|millis| *millis > 0);
+    let at = millis.and_then(|millis| std::time::Instant::now().checked_add(std::time::Duration::from_millis(millis)));
+    Deadline::at(at).closed_by(service.running.lock().start(request.query_id))
 }
 
 fn prepare(core: &Core, request: &SqlExecute<'_>) -> Result<Prepared, SqlError> {
@@ -87,7 +89,7 @@ impl Core {
         scan: ScanParts,
     ) {
         let (plan, respond, then) = scan;
-        let deadline = respond.deadline;
+        let deadline = respond.deadline.clone();
         let name: Box<str> = plan.sources.first().map_or(String::new(), |s| s.mapping.map.clone()).into();
         // A point lookup whose keys' partitions are all here reads nothing of other members.
         let count = self.shared.view.partition_count;
@@ -191,7 +193,7 @@ impl Core {
             return Ok(());
         }
         let page_size = request.cursor_buffer_size.max(1) as usize;
-        let respond = self.sql_respond(request.query_id, page_size, deadline_of(&request));
+        let respond = self.sql_respond(request.query_id, page_size, deadline_of(&self.shared.sql, &request));
         if let Err(error) = self.sql_run(connection, correlation_id, bytes, out, prepared, respond) {
             error_response(out, correlation_id, member, &error);
         }
@@ -325,9 +327,11 @@ impl Core {
                 let members = self.owner.replication.state.members.len();
                 let round =
                     ferrogrid_sql::exec::streams(&plan).then(|| Round { only, ..Round::first(budget, members) });
-                self.sql_member_scan(plan, deadline_of(&request), round)
+                self.sql_member_scan(plan, deadline_of(&self.shared.sql, &request), round)
             }
-            Prepared::InsertSelect(insert) => self.sql_member_scan(Box::new(insert.plan), deadline_of(&request), None),
+            Prepared::InsertSelect(insert) => {
+                self.sql_member_scan(Box::new(insert.plan), deadline_of(&self.shared.sql, &request), None)
+            }
             Prepared::Insert { map, entries, overwrite, .. } => {
                 (map.into(), WideRequest::new(self.sql_write(Work::Insert { entries, overwrite })))
             }
@@ -404,17 +408,34 @@ impl Core {
         Write { work, schemas: self.shared.schemas.clone(), member: self.shared.view.member_uuid }
     }
 
-    /// Sql.Close: drops a cursor (closing one already gone is not an error).
+    /// Sql.Close: drops a cursor (closing one already gone is not an error) and stops the
+    /// statement if it still runs: here at its next check (a partition, a joined row), and
+    /// on the other members, told by SQL_CLOSED.
     pub(crate) fn sql_close(
-        &self,
+        &mut self,
         connection: &Arc<ConnectionShared>,
         message: &Message<'_>,
         out: &mut Vec<u8>,
     ) -> Result<(), DecodeError> {
         let request = SqlClose::decode(message)?;
+        let running = self.shared.sql.running.lock().close(request.query_id);
         self.shared.sql.cursors.lock().remove(&(connection.id, request.query_id));
+        if running {
+            let peers = self.owner.replication.peers();
+            self.write_to_peers(&peers, crate::cluster::peer::SQL_CLOSED, &encode_closed(request.query_id));
+        }
         EmptyResponse {}.encode(out, SqlClose::TYPE.response(), message.correlation_id(), 0);
         Ok(())
+    }
+
+    /// Another member's SQL_CLOSED: this member's shares of that statement stop.
+    pub(crate) fn member_sql_closed(&mut self, payload: &[u8]) {
+        match decode_closed(payload) {
+            Some(id) => {
+                self.shared.sql.running.lock().close(id);
+            }
+            None => tracing::warn!(length = payload.len(), "malformed SQL_CLOSED: ignored"),
+        }
     }
     /// Sql.MappingDdl: the DDL of a mapping of that name, if there is one.
     pub(crate) fn sql_mapping_ddl(&self, message: &Message<'_>, out: &mut Vec<u8>) -> Result<(), DecodeError> {

@@ -19,6 +19,7 @@ use std::sync::Arc;
 pub(crate) fn wire_error(error: &SqlError, member: Uuid) -> wire::SqlError<'_> {
     let code = match error.code {
         Code::Generic => wire::error_code::GENERIC,
+        Code::CancelledByUser => wire::error_code::CANCELLED_BY_USER,
         Code::Timeout => wire::error_code::TIMEOUT,
         Code::PartitionDistribution => wire::error_code::PARTITION_DISTRIBUTION,
         Code::Parsing => wire::error_code::PARSING,
@@ -145,7 +146,8 @@ pub(crate) fn answer_rows(
 
 /// A query's result as its answer: the first page, the rest kept in a cursor of the
 /// connection's for its fetches (refused beyond its cursors' bound). None: rows remain and
-/// there is no connection to keep them for.
+/// there is no connection to keep them for. A statement its client closed while it ran keeps
+/// no cursor: it answers [`cancelled`](ferrogrid_sql::exec::cancelled).
 pub(crate) fn first_page(
     respond: &Respond,
     connection: Option<&Arc<ConnectionShared>>,
@@ -153,6 +155,9 @@ pub(crate) fn first_page(
 ) -> Option<Statement> {
     let Respond { service, query_id, page_size, max_cursors, member, .. } = respond;
     let (query_id, page_size, max_cursors, member) = (*query_id, *page_size, *max_cursors, *member);
+    if respond.deadline.is_closed() {
+        return Some(Statement::Failed { error: ferrogrid_sql::exec::cancelled(), member });
+    }
     let mut cursor = Cursor { columns: result.columns, rows: result.rows.into(), more: None };
     let (first, last) = cursor.take(page_size.max(1));
     if last {

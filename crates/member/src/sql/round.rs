@@ -178,7 +178,7 @@ mod tests {
             unread: vec![3, 270],
             skip: 0,
             left: None,
-            deadline: None,
+            deadline: ferrogrid_sql::exec::Deadline::default(),
             busy: false,
             waiting: None,
             failure: None,

@@ -10,12 +10,14 @@ use ferrogrid_sql::plan::ColumnMeta;
 use ferrogrid_sql::{Catalog, Prepared, SqlError, SqlType};
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 
 /// The writes of an `INSERT ... SELECT`, once its query has run: handed to a reactor
 /// (`Task::SqlWrite`), which fans them out as a write of its own.
 #[derive(Debug)]
 pub(crate) struct FollowUp {
-    pub(crate) connection: std::sync::Arc<crate::net::connection::ConnectionShared>,
+    pub(crate) connection: Arc<crate::net::connection::ConnectionShared>,
     pub(crate) correlation_id: i64,
     pub(crate) map: String,
     pub(crate) entries: Vec<(Vec<u8>, Vec<u8>)>,
@@ -27,7 +29,7 @@ pub(crate) struct FollowUp {
 /// client's next fetch.
 #[derive(Debug)]
 pub(crate) struct NextRound {
-    pub(crate) connection: std::sync::Arc<crate::net::connection::ConnectionShared>,
+    pub(crate) connection: Arc<crate::net::connection::ConnectionShared>,
     pub(crate) correlation_id: i64,
     pub(crate) query_id: SqlQueryId,
     pub(crate) page_size: usize,
@@ -65,6 +67,50 @@ pub(crate) struct SqlService {
     /// unmapped map's suggestion), as Hazelcast's member learns them: (factory, class,
     /// version) → fields in definition order. At most [`MAX_PORTABLE_CLASSES`].
     pub(crate) portable: RwLock<HashMap<ferrogrid_sql::catalog::PortableClass, Vec<(String, SqlType)>>>,
+    /// The statements running on this member, by query id: what Sql.Close (or another
+    /// member's `SQL_CLOSED`) sets to stop them.
+    pub(crate) running: Mutex<Running>,
+}
+
+/// The close flags of the statements running on a member. A flag is held by the statement's
+/// work (its scan, its cursor's later rounds) and only referred to here, so an entry dies
+/// with the work and no path has to remember to remove it.
+///
+/// Invariant: at most twice the statements alive when last swept, plus [`RUNNING_SWEEP`],
+/// entries: a start past that sweeps the dead ones.
+#[derive(Debug, Default)]
+pub(crate) struct Running {
+    flags: HashMap<SqlQueryId, Weak<AtomicBool>>,
+    sweep_at: usize,
+}
+
+/// Entries [`Running`] holds before it first sweeps the dead ones.
+const RUNNING_SWEEP: usize = 64;
+
+impl Running {
+    /// The close flag of a statement starting under `id` (a later start under the same id,
+    /// another member's round of it, replaces the entry).
+    pub(crate) fn start(&mut self, id: SqlQueryId) -> Arc<AtomicBool> {
+        let flag = Arc::new(AtomicBool::new(false));
+        if self.flags.len() >= self.sweep_at {
+            self.flags.retain(|_, flag| flag.strong_count() > 0);
+            self.sweep_at = self.flags.len() * 2 + RUNNING_SWEEP;
+        }
+        self.flags.insert(id, Arc::downgrade(&flag));
+        flag
+    }
+
+    /// Closes the statement running under `id`: whether one was.
+    pub(crate) fn close(&mut self, id: SqlQueryId) -> bool {
+        let Some(flag) = self.flags.remove(&id).and_then(|flag| flag.upgrade()) else { return false };
+        flag.store(true, Ordering::Relaxed);
+        true
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.flags.len()
+    }
 }
 
 /// How many Portable class definitions the SQL service keeps.
@@ -149,6 +195,26 @@ pub(crate) fn decode_catalog(mut payload: &[u8]) -> Option<Vec<String>> {
     Some(texts)
 }
 
+/// SQL_CLOSED's payload: the query id.
+pub(crate) fn encode_closed(id: SqlQueryId) -> Vec<u8> {
+    [id.member_id_high, id.member_id_low, id.local_id_high, id.local_id_low]
+        .iter()
+        .flat_map(|part| part.to_le_bytes())
+        .collect()
+}
+
+/// What [`encode_closed`] wrote (None: malformed).
+pub(crate) fn decode_closed(payload: &[u8]) -> Option<SqlQueryId> {
+    let parts: [u8; 32] = payload.try_into().ok()?;
+    let part = |at: usize| i64::from_le_bytes(parts[at..at + 8].try_into().expect("8 bytes"));
+    Some(SqlQueryId {
+        member_id_high: part(0),
+        member_id_low: part(8),
+        local_id_high: part(16),
+        local_id_low: part(24),
+    })
+}
+
 /// Applies the DDL texts another member sent (a joining member's catalog).
 pub(crate) fn apply_catalog(service: &SqlService, texts: &[String]) {
     for text in texts {
@@ -180,6 +246,28 @@ mod tests {
         assert_eq!(decode_catalog(&[0xff, 0xff, 0xff, 0xff, 0, 0]), None);
         assert_eq!(decode_catalog(&[0, 0, 0, 1, 0, 0, 0, 2, 0xc3, 0x28]), None);
         // not UTF-8
+    }
+
+    #[test]
+    fn a_closed_statement_is_told_and_the_dead_ones_are_swept() {
+        let id = |n: i64| SqlQueryId { member_id_high: 1, member_id_low: 2, local_id_high: 3, local_id_low: n };
+        let mut running = Running::default();
+        let flag = running.start(id(0));
+        assert!(running.close(id(0)), "a statement running is closed");
+        assert!(flag.load(Ordering::Relaxed));
+        assert!(!running.close(id(0)), "closed once");
+        drop(running.start(id(1)));
+        assert!(!running.close(id(1)), "a statement whose work ended is not running");
+        let alive: Vec<_> = (0..10).map(|n| running.start(id(100 + n))).collect();
+        for n in 0..10_000 {
+            drop(running.start(id(1_000 + n)));
+        }
+        assert!(running.len() <= 2 * alive.len() + RUNNING_SWEEP + 1, "swept: {}", running.len());
+        assert!(running.close(id(105)), "the live ones stay");
+        let closed = id(-7);
+        assert_eq!(decode_closed(&encode_closed(closed)), Some(closed));
+        assert_eq!(decode_closed(&encode_closed(closed)[..31]), None);
+        assert_eq!(decode_closed(&[0; 33]), None);
     }
 
     #[test]

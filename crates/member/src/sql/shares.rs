@@ -472,13 +472,13 @@ impl WideOperation for Scan {
             if !scans_all && !wanted.iter().any(|w| w.as_ref().is_some_and(|w| w.contains(&partition_id))) {
                 continue;
             }
+            // (closed by its client, or past its timeout: its part is that failure)
+            let stopped = ferrogrid_sql::exec::check(&self.deadline).err();
             let part = match &scanner {
                 // (past the bounds: the partition is not read, its part is the failure)
                 _ if partial.over.is_some() => Part::Filtered(Vec::new()),
                 _ if enough.is_some_and(|enough| passed >= enough) => Part::Filtered(Vec::new()),
-                _ if ferrogrid_sql::exec::check(self.deadline).is_err() => {
-                    Part::Failed(ferrogrid_sql::exec::timed_out())
-                }
+                _ if stopped.is_some() => Part::Failed(stopped.unwrap_or_else(ferrogrid_sql::exec::timed_out)),
                 Some(Ok(scanner)) => {
                     let candidates = narrowed.as_ref().map(|narrowed| narrowed.of(local));
                     let store = match candidates {
@@ -526,7 +526,7 @@ impl WideOperation for Scan {
         }
         let parts = std::mem::take(&mut partial.parts).into_values();
         let schemas: &dyn SchemaSource = &*self.schemas;
-        match ferrogrid_sql::exec::run_parts(plan, parts, schemas, respond.max_rows, self.deadline) {
+        match ferrogrid_sql::exec::run_parts(plan, parts, schemas, respond.max_rows, &self.deadline) {
             Ok(result) => match (&self.then, &self.connection) {
                 (Some((insert, shared)), Some(connection)) => match insert.entries(result.rows) {
                     Ok(entries) => self.write_selected(connection, insert, shared, entries).or_else(failed),

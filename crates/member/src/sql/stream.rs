@@ -85,6 +85,9 @@ impl Scan {
         let mut cursors = respond.service.cursors.lock();
         let first = match resume {
             Resume::Open { request } => {
+                if respond.deadline.is_closed() {
+                    return failed(respond, ferrogrid_sql::exec::cancelled());
+                }
                 if let Err(error) = cursor_room(&cursors, connection.id, respond.max_cursors) {
                     return failed(respond, error);
                 }
@@ -131,7 +134,7 @@ impl Scan {
             unread: Vec::new(),
             skip: plan.offset,
             left: plan.limit,
-            deadline: self.deadline,
+            deadline: self.deadline.clone(),
             busy: true,
             waiting: None,
             failure: None,
@@ -241,7 +244,7 @@ impl Scan {
         let parts = std::mem::take(&mut partial.parts).into_values();
         let respond = self.respond.as_ref().ok_or_else(|| SqlError::generic("internal error: a round unanswered"))?;
         let schemas: &dyn ferrogrid_query::SchemaSource = &*self.schemas;
-        match ferrogrid_sql::exec::run_round(&self.plan, parts, schemas, respond.max_rows, self.deadline) {
+        match ferrogrid_sql::exec::run_round(&self.plan, parts, schemas, respond.max_rows, &self.deadline) {
             Ok(result) => Ok((result, unread)),
             Err(error) => {
                 let job = respond.query_id.local_id_low as u64;
@@ -294,7 +297,7 @@ impl Core {
             more.busy = true;
             let started = self.started(more, page_size);
             drop(cursors);
-            let respond = self.sql_respond(request.query_id, page_size, started.3);
+            let respond = self.sql_respond(request.query_id, page_size, started.3.clone());
             self.sql_round(connection, (correlation_id, out), started, respond, Resume::Fetch { first: false });
             return Ok(());
         }
@@ -308,7 +311,7 @@ impl Core {
         drop(cursors);
         crate::sql::pages::write_statement(out, answer_type(false), correlation_id, &statement);
         if let Some(started) = ahead {
-            let respond = self.sql_respond(request.query_id, page_size, started.3);
+            let respond = self.sql_respond(request.query_id, page_size, started.3.clone());
             self.sql_round(connection, (0, &mut Vec::new()), started, respond, Resume::Ahead);
         }
         Ok(())
@@ -318,7 +321,7 @@ impl Core {
     /// the other members, the deadline.
     fn started(&self, more: &More, page_size: usize) -> Started {
         let members = self.owner.replication.state.members.len();
-        (more.plan.clone(), more.round(page_size, members), more.round_request(), more.deadline)
+        (more.plan.clone(), more.round(page_size, members), more.round_request(), more.deadline.clone())
     }
 
     /// A streamed query's next round (`Task::SqlRound`), for a request, or ahead of one.
@@ -330,7 +333,7 @@ impl Core {
             Some(more) => {
                 let started = self.started(more, page_size);
                 drop(cursors);
-                let respond = self.sql_respond(query_id, page_size, started.3);
+                let respond = self.sql_respond(query_id, page_size, started.3.clone());
                 let resume = if ahead { Resume::Ahead } else { Resume::Fetch { first } };
                 self.sql_round(&connection, (correlation_id, &mut out), started, respond, resume);
             }

@@ -28,7 +28,7 @@ pub(super) fn join(
     plan: &SelectPlan,
     mut tables: Vec<Vec<Row>>,
     max_rows: usize,
-    deadline: Deadline,
+    deadline: &Deadline,
 ) -> Result<Vec<Row>> {
     if tables.is_empty() {
         return Ok(vec![Vec::new()]);
@@ -54,7 +54,7 @@ struct Sides<'r> {
     right_width: usize,
 }
 
-fn join_two(sides: Sides<'_>, join: &Join, max_rows: usize, deadline: Deadline) -> Result<Vec<Row>> {
+fn join_two(sides: Sides<'_>, join: &Join, max_rows: usize, deadline: &Deadline) -> Result<Vec<Row>> {
     let keys = join.on.as_ref().map(|on| equalities(on, sides.left_width)).unwrap_or_default();
     let table = Buckets::build(sides.right, &keys);
     let mut joined = Vec::new();

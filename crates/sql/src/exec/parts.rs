@@ -275,7 +275,7 @@ pub fn run_parts(
     parts: impl IntoIterator<Item = Part>,
     schemas: &dyn SchemaSource,
     max_rows: usize,
-    deadline: super::Deadline,
+    deadline: &super::Deadline,
 ) -> Result<ResultSet> {
     run_parts_within(plan, parts, schemas, (max_rows, deadline), (plan.offset, plan.limit))
 }
@@ -287,7 +287,7 @@ pub fn run_round(
     parts: impl IntoIterator<Item = Part>,
     schemas: &dyn SchemaSource,
     max_rows: usize,
-    deadline: super::Deadline,
+    deadline: &super::Deadline,
 ) -> Result<ResultSet> {
     run_parts_within(plan, parts, schemas, (max_rows, deadline), (0, None))
 }
@@ -308,7 +308,7 @@ fn run_parts_within(
     plan: &SelectPlan,
     parts: impl IntoIterator<Item = Part>,
     schemas: &dyn SchemaSource,
-    (max_rows, deadline): (usize, super::Deadline),
+    (max_rows, deadline): (usize, &super::Deadline),
     window: (usize, Option<usize>),
 ) -> Result<ResultSet> {
     let mut sources: Option<Vec<Entries>> = None;
