@@ -14,6 +14,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use tracing::{error, info, warn};
 
+/// The member allocates from mimalloc, not glibc's malloc: a query's or a fan-out's buffers are
+/// allocated on one reactor and freed on another, which glibc pays for with arena locks and
+/// consolidation (BENCHMARKS.md, "The allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser, Debug)]
 #[command(name = "ferrogrid", version, about = "An in-memory data grid that speaks the Hazelcast client protocol")]
 struct Cli {
