@@ -15,6 +15,7 @@ pub(crate) mod journal;
 pub(crate) mod merge;
 pub(crate) mod near_cache;
 pub(crate) mod ops;
+pub(crate) mod partition_set;
 pub(crate) mod query;
 pub(crate) mod query_cache;
 pub(crate) mod query_cache_rows;

@@ -88,8 +88,8 @@ pub(crate) struct Reduced {
 impl Partial for Reduced {
     fn merge(&mut self, other: Reduced) {
         let twice = self.coverage.merge(other.coverage);
-        self.partitions.extend(other.partitions.into_iter().filter(|(partition, _)| !twice.contains(partition)));
-        self.encoded.extend(other.encoded.into_iter().filter(|(partition, _)| !twice.contains(partition)));
+        self.partitions.extend(other.partitions.into_iter().filter(|(partition, _)| !twice.contains(*partition)));
+        self.encoded.extend(other.encoded.into_iter().filter(|(partition, _)| !twice.contains(*partition)));
     }
 
     fn write_to(&self, writer: &mut MessageWriter<'_>) {
@@ -219,7 +219,7 @@ pub(crate) struct Projected {
 impl Partial for Projected {
     fn merge(&mut self, other: Projected) {
         let twice = self.coverage.merge(other.coverage);
-        self.items.extend(other.items.into_iter().filter(|(partition, _)| !twice.contains(partition)));
+        self.items.extend(other.items.into_iter().filter(|(partition, _)| !twice.contains(*partition)));
     }
 
     fn write_to(&self, writer: &mut MessageWriter<'_>) {

@@ -16,6 +16,7 @@
 //! Bounds: a query holds at most `hazelcast.query.result.size.limit` results (answered with
 //! `QueryResultSizeExceededException` beyond it) and an answer is at most `max-message-bytes`.
 
+use super::partition_set::PartitionSet;
 use crate::engine::map::query::{failure, reactor_indexes, Candidates, Compiled, Narrowed, Predicate, QUERY_FAILURES};
 use crate::engine::request::{ErrorKind, OpError, PageItems, Reply};
 use crate::engine::wide::{Classified, Listed, Partial, Partitions, ShareContext, WideOperation, WideRequest};
@@ -30,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 /// The partitions a share covered, and the first failure of any share.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Coverage {
-    pub(crate) covered: BTreeSet<u16>,
+    pub(crate) covered: PartitionSet,
     pub(crate) failure: Option<OpError>,
     /// The partitions the query is restricted to (None: all of them).
     pub(crate) expected: Option<BTreeSet<u16>>,
@@ -43,9 +44,9 @@ pub(crate) struct Coverage {
 impl Coverage {
     /// Merges another share's coverage; returns the partitions both covered (the other share's
     /// results for them are dropped).
-    pub(crate) fn merge(&mut self, other: Coverage) -> BTreeSet<u16> {
-        let twice: BTreeSet<u16> = other.covered.intersection(&self.covered).copied().collect();
-        self.covered.extend(other.covered);
+    pub(crate) fn merge(&mut self, other: Coverage) -> PartitionSet {
+        let twice = other.covered.intersection(&self.covered);
+        self.covered.union_with(&other.covered);
         if self.failure.is_none() {
             self.failure = other.failure;
         }
@@ -84,8 +85,8 @@ impl Coverage {
             return Err(failure.clone());
         }
         let missing = match &self.expected {
-            Some(expected) => expected.difference(&self.covered).count(),
-            None => (0..self.partition_count).filter(|partition| !self.covered.contains(partition)).count(),
+            Some(expected) => expected.iter().filter(|partition| !self.covered.contains(**partition)).count(),
+            None => (0..self.partition_count).filter(|partition| !self.covered.contains(*partition)).count(),
         };
         if missing > 0 {
             let text = format!("{missing} partition(s) moved while the query ran; retry");
@@ -142,7 +143,7 @@ impl Coverage {
     pub(crate) fn write_to(&self, writer: &mut MessageWriter<'_>) {
         let mut bytes = Vec::with_capacity(self.covered.len() * 2 + 8);
         bytes.extend_from_slice(&self.partition_count.to_le_bytes());
-        for partition in &self.covered {
+        for partition in self.covered.iter() {
             bytes.extend_from_slice(&partition.to_le_bytes());
         }
         writer.frame(&bytes);
@@ -167,14 +168,15 @@ impl Coverage {
 
     pub(crate) fn read_from(reader: &mut ferrogrid_protocol::MessageReader<'_>) -> Result<Coverage, DecodeError> {
         let covered = reader.value_frame("query coverage")?;
-        let partitions = |bytes: &[u8]| -> BTreeSet<u16> {
-            bytes.chunks_exact(2).map(|pair| u16::from_le_bytes([pair[0], pair[1]])).collect()
-        };
+        fn partitions(bytes: &[u8]) -> impl Iterator<Item = u16> + '_ {
+            bytes.chunks_exact(2).map(|pair| u16::from_le_bytes([pair[0], pair[1]]))
+        }
         if covered.len() < 2 || covered.len() % 2 != 0 {
             return Err(DecodeError::UnexpectedFrame("query coverage"));
         }
         let partition_count = u16::from_le_bytes([covered[0], covered[1]]);
-        let expected = if reader.next_is_null() { None } else { Some(partitions(reader.value_frame("expected")?)) };
+        let expected =
+            if reader.next_is_null() { None } else { Some(partitions(reader.value_frame("expected")?).collect()) };
         let failure = if reader.next_is_null() {
             None
         } else {
@@ -185,7 +187,7 @@ impl Coverage {
             let kind = crate::route::wire::error_kind(&QUERY_FAILURES, i32::from_le_bytes(code), class_name);
             Some(OpError::new(kind, message))
         };
-        Ok(Coverage { covered: partitions(&covered[2..]), failure, expected, partition_count, limits: None })
+        Ok(Coverage { covered: partitions(&covered[2..]).collect(), failure, expected, partition_count, limits: None })
     }
 }
 
@@ -226,7 +228,7 @@ impl Found {
 impl Partial for Found {
     fn merge(&mut self, other: Found) {
         let twice = self.coverage.merge(other.coverage);
-        self.hits.extend(other.hits.into_iter().filter(|hit| !twice.contains(&hit.partition)));
+        self.hits.extend(other.hits.into_iter().filter(|hit| !twice.contains(hit.partition)));
     }
 
     fn write_to(&self, writer: &mut MessageWriter<'_>) {
