@@ -472,14 +472,13 @@ impl WideOperation for Scan {
             if !scans_all && !wanted.iter().any(|w| w.as_ref().is_some_and(|w| w.contains(&partition_id))) {
                 continue;
             }
-            // (closed by its client, or past its timeout: its part is that failure)
-            let stopped = ferrogrid_sql::exec::check(&self.deadline).err();
-            let part = match &scanner {
+            let part = match (&scanner, ferrogrid_sql::exec::check(&self.deadline)) {
                 // (past the bounds: the partition is not read, its part is the failure)
                 _ if partial.over.is_some() => Part::Filtered(Vec::new()),
                 _ if enough.is_some_and(|enough| passed >= enough) => Part::Filtered(Vec::new()),
-                _ if stopped.is_some() => Part::Failed(stopped.unwrap_or_else(ferrogrid_sql::exec::timed_out)),
-                Some(Ok(scanner)) => {
+                // (closed by its client, or past its timeout: its part is that failure)
+                (_, Err(stopped)) => Part::Failed(stopped),
+                (Some(Ok(scanner)), Ok(())) => {
                     let candidates = narrowed.as_ref().map(|narrowed| narrowed.of(local));
                     let store = match candidates {
                         Some([]) => None,
@@ -487,8 +486,10 @@ impl WideOperation for Scan {
                     };
                     self.scan_partition((scanner, &lookups), (store, candidates), share.now_ms)
                 }
-                Some(Err(error)) => Part::Failed(error.clone()),
-                None => self.read_sources((&share.partitions[local], partition_id), &wanted, &filters, share.now_ms),
+                (Some(Err(error)), Ok(())) => Part::Failed(error.clone()),
+                (None, Ok(())) => {
+                    self.read_sources((&share.partitions[local], partition_id), &wanted, &filters, share.now_ms)
+                }
             };
             // This member's shares hold more than the statement may: it fails.
             let over = match (&scanner, &part) {
