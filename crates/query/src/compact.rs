@@ -120,13 +120,19 @@ fn offset_width(data_length: usize) -> usize {
 }
 
 /// The value of a fixed-size field of `kind` (BOOLEAN's `Place::Bit` excluded) at `offset`
-/// in the data section of `record` (schema id then record, of `schema`), read straight from
+/// in the data section of `record` (schema id then record, of a schema with these fixed
+/// length and variable-size field count), read straight from
 /// its bytes: a scan that resolved the field's place once reads it without parsing the
 /// record. None when the record is too short for its fixed section or `kind` is not such a
 /// kind (then read it through [`CompactRecord`], which says what is wrong).
-pub fn fixed_scalar(record: &[u8], schema: &Schema, kind: i32, offset: u32) -> Option<Value> {
-    let fixed_length = schema.fixed_length() as usize;
-    let data_start = if schema.variable_count() == 0 {
+pub fn fixed_scalar(
+    record: &[u8],
+    kind: i32,
+    offset: u32,
+    (fixed_length, variable_count): (u32, u32),
+) -> Option<Value> {
+    let fixed_length = fixed_length as usize;
+    let data_start = if variable_count == 0 {
         8
     } else {
         let data_length = i32::from_be_bytes(record.get(8..12)?.try_into().ok()?);
@@ -149,6 +155,85 @@ pub fn fixed_scalar(record: &[u8], schema: &Schema, kind: i32, offset: u32) -> O
         kind::FLOAT64 => Value::Double(f64::from_be_bytes(bytes(8)?.try_into().ok()?)),
         _ => return None,
     })
+}
+
+/// Where a fixed-size number field (not a boolean: those are bits) sits in the records of one
+/// schema: worked out once, so that a scan reads the field of each record straight from its
+/// bytes, without looking the schema up or parsing the record ([`DirectRead`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedField {
+    schema_id: i64,
+    kind: i32,
+    offset: u32,
+    fixed_length: u32,
+    variable_count: u32,
+}
+
+impl FixedField {
+    /// Field `name` of `schema`, when it is such a field.
+    pub fn resolve(schema: &Schema, name: &str) -> Option<FixedField> {
+        let (field, place) = schema.place(name).ok()??;
+        let Place::Fixed { offset } = place else { return None };
+        let fixed_kinds = [kind::INT8, kind::INT16, kind::INT32, kind::INT64, kind::FLOAT32, kind::FLOAT64];
+        fixed_kinds.contains(&field.kind).then_some(FixedField {
+            schema_id: schema.id(),
+            kind: field.kind,
+            offset,
+            fixed_length: schema.fixed_length(),
+            variable_count: schema.variable_count(),
+        })
+    }
+
+    /// The field's value in `record` (schema id then record) when the record is of this
+    /// field's schema and passes the checks [`CompactRecord::parse_with`] makes of its
+    /// lengths; None otherwise (read it through [`CompactRecord`], which says what is wrong).
+    pub fn read(&self, record: &[u8]) -> Option<Value> {
+        if i64::from_be_bytes(record.get(..8)?.try_into().ok()?) != self.schema_id {
+            return None;
+        }
+        if self.variable_count > 0 {
+            let data_length = i32::from_be_bytes(record.get(8..12)?.try_into().ok()?);
+            let data_length = usize::try_from(data_length).ok()?;
+            let end = (self.variable_count as usize)
+                .checked_mul(offset_width(data_length))
+                .and_then(|table| table.checked_add(12 + data_length))?;
+            if end > record.len() || self.fixed_length as usize > data_length {
+                return None;
+            }
+        }
+        fixed_scalar(record, self.kind, self.offset, (self.fixed_length, self.variable_count))
+    }
+}
+
+/// How a scan reads one top-level field of Compact records: straight from the bytes
+/// ([`FixedField`]) when the first record met names a fixed-size number by it, for the
+/// records of that schema; None from [`DirectRead::read`] otherwise (read the general way).
+/// Each scan keeps its own (a clone starts from what it was resolved to).
+#[derive(Debug, Clone, Default)]
+pub struct DirectRead {
+    field: std::sync::OnceLock<Option<FixedField>>,
+}
+
+/// A cache, not a value: any two are equal (what holds one compares by its other fields).
+impl PartialEq for DirectRead {
+    fn eq(&self, _: &DirectRead) -> bool {
+        true
+    }
+}
+
+impl DirectRead {
+    /// Field `name` of `record` (schema id then record), resolved with `schemas` at the first
+    /// record whose schema is known.
+    pub fn read(&self, record: &[u8], name: &str, schemas: &dyn SchemaSource) -> Option<Value> {
+        let field = match self.field.get() {
+            Some(field) => field.as_ref()?,
+            None => {
+                let schema = schemas.schema(i64::from_be_bytes(record.get(..8)?.try_into().ok()?))?;
+                self.field.get_or_init(|| FixedField::resolve(&schema, name)).as_ref()?
+            }
+        };
+        field.read(record)
+    }
 }
 
 /// A section with an offset table: a record's data section or an array's items.

@@ -62,10 +62,10 @@ mod java_classes;
 pub mod java_regex;
 mod like;
 
-use crate::compact::{CompactRecord, SchemaSource, TYPE_ID as COMPACT};
+use crate::compact::{CompactRecord, DirectRead, SchemaSource, TYPE_ID as COMPACT};
 use crate::data::{self, read_object, JSON, PORTABLE};
 use crate::error::{QueryError, ReadError};
-use crate::path::{extract, Extracted, Path, Root, Step};
+use crate::path::{extract, extract_direct, Extracted, Path, Root, Step};
 use crate::predicate::{Literal, Operand, Predicate};
 use crate::value::Value;
 use regex::Regex;
@@ -353,7 +353,13 @@ impl Compiler<'_> {
             _ => Value::Null,
         };
         let state = Mutex::new(State { witness: None, value, in_values: None });
-        Ok(Leaf { path: attribute_path(attribute)?, attribute: attribute.clone(), test, state })
+        Ok(Leaf {
+            path: attribute_path(attribute)?,
+            attribute: attribute.clone(),
+            test,
+            state,
+            direct: DirectRead::default(),
+        })
     }
 
     /// A comparison value: a client's object (which Hazelcast casts to `Comparable`) or SQL text.
@@ -437,6 +443,8 @@ struct Leaf {
     path: Path,
     test: Test,
     state: Mutex<State>,
+    /// A top-level number field of Compact values read straight from their bytes.
+    direct: DirectRead,
 }
 
 impl Clone for Leaf {
@@ -447,6 +455,7 @@ impl Clone for Leaf {
             path: self.path.clone(),
             test: self.test.clone(),
             state: Mutex::new(state),
+            direct: self.direct.clone(),
         }
     }
 }
@@ -490,7 +499,10 @@ impl Leaf {
 
     /// `AbstractPredicate.apply` (NOT EQUAL: its negation).
     fn matches(&self, entry: &Entry<'_>) -> Result<bool, EvalError> {
-        let extracted = extract(entry.key, entry.value, &self.path, entry.schemas)?;
+        let extracted = match extract_direct(&self.direct, (entry.key, entry.value), &self.path, entry.schemas) {
+            Some(value) => Extracted::Single(value),
+            None => extract(entry.key, entry.value, &self.path, entry.schemas)?,
+        };
         let found = match extracted {
             Extracted::Multi(values) => self.any(&values)?,
             Extracted::Single(value) => self.single(value, entry)?,

@@ -16,7 +16,7 @@
 //!   like a string's `length`, exist there; none do here); an attribute of null is null.
 
 pub use crate::attribute::{Extracted, Path, Root, Step};
-use crate::compact::{CompactRecord, SchemaSource, TYPE_ID as COMPACT};
+use crate::compact::{CompactRecord, DirectRead, SchemaSource, TYPE_ID as COMPACT};
 use crate::data::{self, HEADER_SIZE, JSON, NULL, PORTABLE};
 use crate::error::ReadError;
 use crate::input::Input;
@@ -51,6 +51,29 @@ pub fn extract_marked(
         }
         _ => extract_unmarked(key, value, path, schemas).map(|extracted| (extracted, false)),
     }
+}
+
+/// The attribute `path` of the entry read straight from the bytes (see [`DirectRead`]) when it
+/// is one field of a Compact key or value that `direct` reads so: what [`extract`] gives as
+/// [`Extracted::Single`] (unmarked), without parsing the record; None: read it with [`extract`].
+pub fn extract_direct(
+    direct: &DirectRead,
+    (key, value): (&[u8], &[u8]),
+    path: &Path,
+    schemas: &dyn SchemaSource,
+) -> Option<Value> {
+    let [Step::Field(name)] = path.steps() else { return None };
+    if name != path.attribute() {
+        return None;
+    }
+    let blob = match path.root() {
+        Root::Key => key,
+        Root::Value => value,
+    };
+    if data::type_id(blob).ok()? != COMPACT {
+        return None;
+    }
+    direct.read(blob.get(HEADER_SIZE..)?, name, schemas)
 }
 
 fn type_id_of(key: &[u8], value: &[u8], path: &Path) -> Result<i32, ReadError> {

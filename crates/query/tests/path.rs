@@ -148,3 +148,44 @@ fn portable_fields_read_without_class_definitions() {
     assert_eq!(at(&owner, "missing.x"), multi(vec![Value::Null]));
     assert!(matches!(at(&owner, "int.x"), Err(ReadError::Attribute(_))));
 }
+
+/// A top-level number field read straight from a Compact record's bytes gives what the
+/// general read gives; every other field, another schema's record and a record shorter than
+/// its lengths say are left to the general read (which reports what is wrong).
+#[test]
+fn direct_reads_of_compact_numbers_agree_with_the_general_read() {
+    use ferrogrid_query::compact::DirectRead;
+    use ferrogrid_query::path::extract_direct;
+    let employee = fixture("compact_employee").bytes;
+    let address = fixture("compact_address").bytes;
+    let schemas = schemas();
+    let id = i64::from_be_bytes(employee[8..16].try_into().unwrap());
+    let mut direct_fields = Vec::new();
+    for field in &schemas[&id].fields {
+        let path = Path::parse(&field.name).unwrap();
+        let direct = DirectRead::default();
+        let Some(read) = extract_direct(&direct, (&[], &employee), &path, &schemas) else { continue };
+        assert_eq!(Ok(Extracted::Single(read.clone())), at(&employee, &field.name), "{}", field.name);
+        assert_eq!(extract_direct(&direct, (&[], &employee), &path, &schemas), Some(read), "resolved once");
+        assert_eq!(extract_direct(&direct, (&[], &address), &path, &schemas), None, "another schema");
+        let short = &employee[..employee.len() - 1];
+        assert_eq!(
+            extract_direct(&direct, (&[], short), &path, &schemas),
+            None,
+            "{} of a truncated record",
+            field.name
+        );
+        assert!(at(short, &field.name).is_err(), "the general read reports the truncated record");
+        direct_fields.push(field.name.clone());
+    }
+    direct_fields.sort();
+    assert_eq!(direct_fields, ["float32", "float64", "int16", "int32", "int64", "int8"]);
+    let number = Path::parse("__key.number").unwrap();
+    assert_eq!(extract_direct(&DirectRead::default(), (&address, &employee), &number, &schemas), Some(Value::Int(7)));
+    let this = Path::parse("this.int32").unwrap();
+    assert_eq!(extract_direct(&DirectRead::default(), (&[], &employee), &this, &schemas), Some(Value::Int(i32::MAX)));
+    for nested in ["compact.city", "array_of_int64[1]", "boolean", "string", "nullable_int32"] {
+        let path = Path::parse(nested).unwrap();
+        assert_eq!(extract_direct(&DirectRead::default(), (&[], &employee), &path, &schemas), None, "{nested}");
+    }
+}

@@ -202,7 +202,8 @@ impl<'a> RowReader<'a> {
         }
         for (((index, path), place), direct) in self.reads.iter().zip(&resolved.places).zip(&resolved.direct) {
             let fixed = direct.and_then(|(kind, offset)| {
-                ferrogrid_query::compact::fixed_scalar(&value[8..], &resolved.schema, kind, offset)
+                let lengths = (resolved.schema.fixed_length(), resolved.schema.variable_count());
+                ferrogrid_query::compact::fixed_scalar(&value[8..], kind, offset, lengths)
             });
             let read = match (fixed, place) {
                 (Some(fixed), _) => Ok(fixed),

@@ -7,14 +7,14 @@ use super::java_numbers::{
 };
 use super::{extract_items, inline_of};
 use crate::aggregation::{aggregator_class_id as class_id, Aggregator};
-use crate::compact::SchemaSource;
+use crate::compact::{DirectRead, SchemaSource};
 use crate::data::read_object;
 use crate::error::ReadError;
 use crate::input::Input;
 use crate::java::{java_class, ExecError};
 use crate::number::{digit_count, BigDecimal, MAX_DIGITS};
 use crate::order::is_comparable;
-use crate::path::Path;
+use crate::path::{extract_direct, Path};
 use crate::predicate::Literal;
 use crate::value::Value;
 use crate::wire::NoSchemas;
@@ -86,6 +86,8 @@ enum State {
 pub struct Accumulator {
     class_id: i32,
     attribute: Option<Path>,
+    /// The attribute read straight from Compact values' bytes, when it can be.
+    direct: DirectRead,
     state: State,
 }
 
@@ -100,7 +102,7 @@ impl Accumulator {
     pub fn try_new(aggregator: &Aggregator) -> Result<Accumulator, ExecError> {
         let attribute = aggregator.attribute().map(Path::parse).transpose()?;
         let (class_id, state) = initial_state(aggregator)?;
-        Ok(Accumulator { class_id, attribute, state })
+        Ok(Accumulator { class_id, attribute, direct: DirectRead::default(), state })
     }
 
     /// An accumulator starting from the state the aggregator was sent with (a client sends
@@ -111,6 +113,7 @@ impl Accumulator {
         Accumulator::try_new(aggregator).unwrap_or_else(|error| Accumulator {
             class_id: class_of(aggregator),
             attribute: None,
+            direct: DirectRead::default(),
             state: State::Invalid(error),
         })
     }
@@ -236,6 +239,12 @@ impl Accumulator {
             return Err(error.clone());
         }
         let inline = matches!(self.state, State::Distinct(_));
+        let direct = self.attribute.as_ref().filter(|_| !inline);
+        if let Some(read) = direct.and_then(|path| extract_direct(&self.direct, (key, value), path, schemas)) {
+            let entry =
+                Taken { values: std::slice::from_ref(&read), inline: None, array_type: None, key, value, schemas };
+            return self.state.take(entry);
+        }
         let extraction = extract_items(self.attribute.as_ref(), (key, value), schemas, inline)?;
         if extraction.json_internal {
             return self.accumulate_json_internal();
@@ -250,7 +259,7 @@ impl Accumulator {
             values.push(item);
         }
         let inline = if values.len() == 1 { extraction.inline } else { None };
-        let entry = Taken { values, inline, array_type: extraction.array_type, key, value, schemas };
+        let entry = Taken { values: &values, inline, array_type: extraction.array_type, key, value, schemas };
         self.state.take(entry)
     }
 
@@ -329,7 +338,7 @@ impl Accumulator {
 
 /// The values one entry gives an aggregator, after the null-target marker is dropped.
 struct Taken<'e> {
-    values: Vec<Value>,
+    values: &'e [Value],
     /// The single value's inline form when it is a whole blob of the entry.
     inline: Option<Vec<u8>>,
     array_type: Option<ArrayType>,
@@ -341,7 +350,7 @@ struct Taken<'e> {
 /// The distinct set's entries for the values `taken` holds.
 fn distinct_items(taken: &Taken<'_>) -> Result<Vec<Distinct>, ExecError> {
     let mut items = Vec::with_capacity(taken.values.len());
-    for value in &taken.values {
+    for value in taken.values {
         let inline = match &taken.inline {
             Some(inline) => inline.clone(),
             None => write::canonical_inline(&inline_of(value, taken.array_type)?, taken.schemas)?,
@@ -373,7 +382,7 @@ impl State {
             State::Count(count) => *count = count.wrapping_add(taken.values.len() as i64),
             State::Distinct(set) => distinct_items(&taken)?.into_iter().for_each(|item| set.put(item)),
             State::LongSum { takes, sum, count } => {
-                for value in &taken.values {
+                for value in taken.values {
                     let add = match takes {
                         Integral::Int => i64::from(as_int_exactly(value)?),
                         Integral::Long => as_long_exactly(value)?,
@@ -384,7 +393,7 @@ impl State {
                 }
             }
             State::DoubleSum { takes, sum, count } => {
-                for value in &taken.values {
+                for value in taken.values {
                     *sum += match takes {
                         Floating::Exact => as_double_exactly(value)?,
                         Floating::Any => double_value(number(value, "java.lang.Number")?),
@@ -393,28 +402,28 @@ impl State {
                 }
             }
             State::BigDecimalSum { sum, count } => {
-                for value in &taken.values {
+                for value in taken.values {
                     let Value::BigDecimal(add) = big(value, "java.math.BigDecimal")? else { continue };
                     *sum = add_decimals(sum, add)?;
                     count.iter_mut().for_each(|count| *count = count.wrapping_add(1));
                 }
             }
             State::BigIntegerSum { sum, count } => {
-                for value in &taken.values {
+                for value in taken.values {
                     let Value::BigInteger(add) = big(value, "java.math.BigInteger")? else { continue };
                     *sum += add;
                     count.iter_mut().for_each(|count| *count = count.wrapping_add(1));
                 }
             }
             State::Extreme { greatest, best } => {
-                for value in &taken.values {
+                for value in taken.values {
                     if better(*greatest, best.as_ref(), value)? {
                         *best = Some(value.clone());
                     }
                 }
             }
             State::ExtremeBy { greatest, best } => {
-                for value in &taken.values {
+                for value in taken.values {
                     if better(*greatest, best.as_ref().map(|(best, _, _)| best), value)? {
                         *best = Some((value.clone(), taken.key.to_vec(), taken.value.to_vec()));
                     }
