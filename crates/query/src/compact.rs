@@ -222,14 +222,25 @@ impl PartialEq for DirectRead {
 }
 
 impl DirectRead {
-    /// Field `name` of `record` (schema id then record), resolved with `schemas` at the first
-    /// record whose schema is known.
-    pub fn read(&self, record: &[u8], name: &str, schemas: &dyn SchemaSource) -> Option<Value> {
+    /// The field of `blob` (a whole `Data` blob) that `name` gives, when `blob` is a Compact
+    /// record of the schema this read resolved to; `name` is asked once, at the first Compact
+    /// blob whose schema is known (None: the path names no top-level field, never read
+    /// directly), and the field resolved then with `schemas`.
+    pub fn read<'n>(
+        &self,
+        blob: &[u8],
+        name: impl FnOnce() -> Option<&'n str>,
+        schemas: &dyn SchemaSource,
+    ) -> Option<Value> {
+        if blob.get(4..8)? != TYPE_ID.to_be_bytes() {
+            return None;
+        }
+        let record = blob.get(8..)?;
         let field = match self.field.get() {
             Some(field) => field.as_ref()?,
             None => {
                 let schema = schemas.schema(i64::from_be_bytes(record.get(..8)?.try_into().ok()?))?;
-                self.field.get_or_init(|| FixedField::resolve(&schema, name)).as_ref()?
+                self.field.get_or_init(|| name().and_then(|name| FixedField::resolve(&schema, name))).as_ref()?
             }
         };
         field.read(record)

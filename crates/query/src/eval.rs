@@ -604,6 +604,9 @@ impl Leaf {
     fn apply(&self, attribute: &Value) -> Result<bool, EvalError> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let State { witness, value: equal_value, in_values } = &mut *state;
+        if let Some(passes) = Leaf::apply_same_type(&self.test, witness, attribute) {
+            return passes;
+        }
         match &self.test {
             Test::Equal { .. } => {
                 if attribute.is_null() {
@@ -633,6 +636,28 @@ impl Leaf {
                 other => Err(cast_error(other, "java.lang.String")),
             },
         }
+    }
+
+    /// [`Leaf::apply`] of a comparison or range whose bounds are of the attribute's own type,
+    /// as the attributes of a scan mostly are: conversion would copy them unchanged, so they
+    /// are compared as they are. None for any other test or type (see [`Leaf::apply`]).
+    fn apply_same_type(test: &Test, witness: &mut Option<Value>, attribute: &Value) -> Option<Result<bool, EvalError>> {
+        let same = |given: &Value| std::mem::discriminant(attribute) == std::mem::discriminant(given);
+        if attribute.is_null() {
+            return None;
+        }
+        let passes = match test {
+            Test::Compare { value, equal, less } if same(value) => compare(attribute, value).map(|order| {
+                let strict = if *less { Ordering::Less } else { Ordering::Greater };
+                (*equal && order == Ordering::Equal) || order == strict
+            }),
+            Test::Between { from, to } if same(from) && same(to) => compare(attribute, from)
+                .and_then(|low| Ok(low != Ordering::Less && compare(attribute, to)? != Ordering::Greater)),
+            _ => return None,
+        };
+        // (the witness is the first attribute met, as conversion would have kept it)
+        witness.get_or_insert_with(|| attribute.clone());
+        Some(passes)
     }
 
     fn between(

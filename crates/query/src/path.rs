@@ -62,18 +62,15 @@ pub fn extract_direct(
     path: &Path,
     schemas: &dyn SchemaSource,
 ) -> Option<Value> {
-    let [Step::Field(name)] = path.steps() else { return None };
-    if name != path.attribute() {
-        return None;
-    }
     let blob = match path.root() {
         Root::Key => key,
         Root::Value => value,
     };
-    if data::type_id(blob).ok()? != COMPACT {
-        return None;
-    }
-    direct.read(blob.get(HEADER_SIZE..)?, name, schemas)
+    let field = || match path.steps() {
+        [Step::Field(name)] if name == path.attribute() => Some(name.as_str()),
+        _ => None,
+    };
+    direct.read(blob, field, schemas)
 }
 
 fn type_id_of(key: &[u8], value: &[u8], path: &Path) -> Result<i32, ReadError> {
