@@ -356,6 +356,71 @@ def test_paging_on_sorted_indexes_of_keys_and_values_reads_every_page_in_java_or
 # --------------------------------------------------------------------------- aggregations and projections
 
 
+class Reading:
+    """One of two Compact types with the same number fields at other places in the record."""
+
+    def __init__(self, wide, n, x, small):
+        self.wide, self.n, self.x, self.small = wide, n, x, small
+
+
+def _reading_serializer(type_name, with_extra):
+    class ReadingSerializer(CompactSerializer[Reading]):
+        def read(self, reader: CompactReader) -> Reading:
+            wide = reader.read_int64("aaa") if with_extra else None
+            return Reading(wide, reader.read_int32("n"), reader.read_float64("x"), reader.read_int8("small"))
+
+        def write(self, writer: CompactWriter, obj: Reading) -> None:
+            if with_extra:
+                # (an int64 named to sort first: n and x sit 8 bytes further in this type's records)
+                writer.write_int64("aaa", obj.wide)
+            writer.write_int32("n", obj.n)
+            writer.write_float64("x", obj.x)
+            writer.write_int8("small", obj.small)
+
+        def get_type_name(self) -> str:
+            return type_name
+
+        def get_class(self):
+            return Reading if not with_extra else WideReading
+
+    return ReadingSerializer()
+
+
+class WideReading(Reading):
+    pass
+
+
+def test_number_fields_of_two_compact_types_in_one_map_are_read_at_each_type_s_places(client_factory, map_name):
+    client = client_factory(compact_serializers=[
+        _reading_serializer("ferrogrid.query.Reading", False), _reading_serializer("ferrogrid.query.WideReading", True)])
+    m = client.get_map(map_name).blocking()
+    readings = {}
+    for i in range(200):
+        kind = WideReading if i % 3 == 0 else Reading
+        readings["r%03d" % i] = kind(10_000 + i if kind is WideReading else None, (i * 37) % 101 - 20,
+                                     ((i * 53) % 97) / 4.0, (i * 7) % 11 - 5)
+    m.put_all(readings)
+    try:
+        def keys(condition):
+            return sorted(k for k, r in readings.items() if condition(r))
+
+        assert sorted(m.key_set(p.greater("n", 50))) == keys(lambda r: r.n > 50)
+        assert sorted(m.key_set(p.between("x", 5.5, 12.25))) == keys(lambda r: 5.5 <= r.x <= 12.25)
+        assert sorted(m.key_set(p.less_or_equal("x", 7))) == keys(lambda r: r.x <= 7), "an int bound on a float64"
+        assert sorted(m.key_set(p.greater_or_equal("small", 2))) == keys(lambda r: r.small >= 2), "an int bound on an int8"
+        assert sorted(m.key_set(p.and_(p.greater("n", 0), p.less("x", 20.0)))) == keys(lambda r: r.n > 0 and r.x < 20)
+        assert sorted(m.key_set(p.greater("aaa", 10_100))) == keys(lambda r: r.wide is not None and r.wide > 10_100)
+        values = list(readings.values())
+        assert m.aggregate(agg.int_sum("n")) == sum(r.n for r in values)
+        assert m.aggregate(agg.double_sum("x"), p.greater("n", 10)) == pytest.approx(sum(r.x for r in values if r.n > 10))
+        assert m.aggregate(agg.max_("small")) == max(r.small for r in values)
+        assert m.aggregate(agg.min_("n"), p.between("x", 1.0, 9.0)) == min(r.n for r in values if 1.0 <= r.x <= 9.0)
+        assert m.aggregate(agg.count(), p.equal("n", readings["r003"].n)) == sum(
+            1 for r in values if r.n == readings["r003"].n)
+    finally:
+        m.destroy()
+
+
 def test_aggregations_with_and_without_a_predicate(employees):
     values = list(EMPLOYEES.values())
     active = [e for e in values if e.active]
