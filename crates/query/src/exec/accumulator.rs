@@ -85,7 +85,8 @@ enum State {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Accumulator {
     class_id: i32,
-    attribute: Option<Path>,
+    /// (shared: every partition's accumulator starts as a clone of one)
+    attribute: Option<std::sync::Arc<Path>>,
     /// The attribute read straight from Compact values' bytes, when it can be.
     direct: DirectRead,
     state: State,
@@ -100,7 +101,7 @@ impl Accumulator {
     /// zero sums, null extremes and no values). An attribute path that does not parse, or a
     /// state of the wrong type, is an error.
     pub fn try_new(aggregator: &Aggregator) -> Result<Accumulator, ExecError> {
-        let attribute = aggregator.attribute().map(Path::parse).transpose()?;
+        let attribute = aggregator.attribute().map(Path::parse).transpose()?.map(std::sync::Arc::new);
         let (class_id, state) = initial_state(aggregator)?;
         Ok(Accumulator { class_id, attribute, direct: DirectRead::default(), state })
     }
@@ -239,13 +240,13 @@ impl Accumulator {
             return Err(error.clone());
         }
         let inline = matches!(self.state, State::Distinct(_));
-        let direct = self.attribute.as_ref().filter(|_| !inline);
+        let direct = self.attribute.as_deref().filter(|_| !inline);
         if let Some(read) = direct.and_then(|path| extract_direct(&self.direct, (key, value), path, schemas)) {
             let entry =
                 Taken { values: std::slice::from_ref(&read), inline: None, array_type: None, key, value, schemas };
             return self.state.take(entry);
         }
-        let extraction = extract_items(self.attribute.as_ref(), (key, value), schemas, inline)?;
+        let extraction = extract_items(self.attribute.as_deref(), (key, value), schemas, inline)?;
         if extraction.json_internal {
             return self.accumulate_json_internal();
         }
