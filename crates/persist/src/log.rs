@@ -163,6 +163,7 @@ impl PartitionLog {
             self.start_log()?;
         }
         let good_len = self.log_len;
+        assert!(good_len >= FILE_HEADER_BYTES, "an open log holds at least its header");
         let result = self.write_batch().and_then(|()| match self.policy {
             FsyncPolicy::Always => self.sync(now),
             FsyncPolicy::EverySec => self.tick(now),

@@ -131,6 +131,7 @@ pub(crate) fn scan_log(
             (Frame::Trailer(_), _) => unreachable!("a log reader never reads a trailer"),
             (Frame::TooLong(_) | Frame::Unframed(_) | Frame::End, bad) => {
                 let good_len = bad.unwrap_or(offset);
+                assert!(good_len <= reader.file_len(), "frames are read within the file");
                 return Ok(LogScan { records, good_len, torn_bytes: reader.file_len() - good_len });
             }
         }
