@@ -26,7 +26,7 @@ RINGBUFFER_CAPACITY = 3
 MAP_TTL_SECONDS = 2
 
 
-def hazelcast_xml(port):
+def hazelcast_xml(port, persistence_enabled=False):
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <hazelcast xmlns="http://www.hazelcast.com/schema/config"
            xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
@@ -61,6 +61,16 @@ def hazelcast_xml(port):
     <map name="xml-ttl-*">
         <time-to-live-seconds>{MAP_TTL_SECONDS}</time-to-live-seconds>
     </map>
+    <map name="xml-persisted-*">
+        <data-persistence enabled="true">
+            <fsync>false</fsync>
+        </data-persistence>
+    </map>
+    <persistence enabled="{str(persistence_enabled).lower()}">
+        <base-dir>persistence</base-dir>
+        <validation-timeout-seconds>60</validation-timeout-seconds>
+        <cluster-data-recovery-policy>FULL_RECOVERY_ONLY</cluster-data-recovery-policy>
+    </persistence>
 </hazelcast>
 """
 
@@ -68,9 +78,11 @@ def hazelcast_xml(port):
 class XmlMember(Member):
     """A member started only with `-Dhazelcast.config=<hazelcast.xml>` (and `env`)."""
 
+    persistence_enabled = False
+
     def command(self):
         config = self.workdir / "hazelcast.xml"
-        config.write_text(hazelcast_xml(self.port))
+        config.write_text(hazelcast_xml(self.port, self.persistence_enabled))
         if self.target == "ferrogrid":
             binary = member_module.ferrogrid_bin()
             if not binary.exists():
@@ -86,7 +98,7 @@ class XmlMember(Member):
         ]
 
 
-def start(request, cluster_name, env=None):
+def start(request, cluster_name, env=None, member_class=None):
     target = request.config._ferrogrid_target
     if target == "hazelcast" and not member_module.hazelcast_jar().exists():
         pytest.skip("no Hazelcast jar at %s" % member_module.hazelcast_jar())
@@ -94,7 +106,7 @@ def start(request, cluster_name, env=None):
     environment.pop("JAVA_OPTS", None)
     environment = {name: value for name, value in environment.items() if not name.startswith("HZ_")}
     environment.update(env or {})
-    started = XmlMember(target, port=free_port(), cluster_name=cluster_name, env=environment)
+    started = (member_class or XmlMember)(target, port=free_port(), cluster_name=cluster_name, env=environment)
     try:
         started.start(timeout=120)
     except RuntimeError as error:
@@ -167,3 +179,30 @@ def test_hz_clustername_overrides_the_file(request):
             assert "configuration override from environment variable HZ_CLUSTERNAME" in log, log
     finally:
         overridden.stop()
+
+
+class PersistentXmlMember(XmlMember):
+    persistence_enabled = True
+
+
+def test_a_member_configured_to_persist_refuses_to_start_with_its_reason(request):
+    """Both refuse `<persistence enabled="true">` (the file above, which the module's member
+    starts with disabled): Hazelcast's open edition because persistence is Enterprise,
+    ferrogrid because its member does not persist yet. Neither starts acknowledging writes a
+    restart would lose."""
+    target = request.config._ferrogrid_target
+    if target == "hazelcast" and not member_module.hazelcast_jar().exists():
+        pytest.skip("no Hazelcast jar at %s" % member_module.hazelcast_jar())
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("HZ_")}
+    environment.pop("JAVA_OPTS", None)
+    refused = PersistentXmlMember(target, port=free_port(), cluster_name="persisted", env=environment)
+    try:
+        with pytest.raises(RuntimeError, match="exited with code"):
+            refused.start(timeout=120)
+    finally:
+        refused.stop()
+    log = refused.log_text()
+    if target == "hazelcast":
+        assert "Hot Restart requires Hazelcast Enterprise Edition" in log, log
+    else:
+        assert "hazelcast.persistence.enabled" in log and "refusing to start" in log, log

@@ -25,6 +25,7 @@ mod merge_policy;
 mod network;
 mod observability;
 mod overrides;
+mod persistence;
 mod pn_counter;
 mod queue;
 mod replicated_map;
@@ -53,6 +54,10 @@ pub use merge_policy::{MergePolicy, MergePolicyConfig, MergingEntry, MAX_MERGE_B
 pub use network::{Endpoint, NetworkConfig, PublicAddress, DEFAULT_CLIENT_PORT};
 pub use observability::{IoConfig, MetricsConfig, PackingConfig, Placement};
 pub use overrides::{AppliedOverride, Overrides};
+pub use persistence::{
+    DataPersistenceConfig, FsyncPolicy, PersistenceConfig, RecoveryPolicy, MAX_PARALLELISM,
+    MAX_REBALANCE_DELAY_SECONDS, MAX_TIMEOUT_SECONDS,
+};
 pub use pn_counter::{CrdtReplicationConfig, PnCounterConfig, PnCounterConfigs};
 pub use queue::{QueueConfig, QueueConfigs};
 pub use replicated_map::{InMemoryFormat, ReplicatedMapConfig, ReplicatedMapConfigs};
@@ -123,6 +128,8 @@ pub struct MemberConfig {
     pub split_brain_protections: SplitBrainProtections,
     /// Client credentials. `hazelcast.security`.
     pub security: SecurityConfig,
+    /// Persistence. `hazelcast.persistence` (read and checked; enabling it refuses the start).
+    pub persistence: PersistenceConfig,
     /// Every bound the member enforces. `ferrogrid.limits` and one Hazelcast property.
     pub limits: Limits,
     /// Reactor (network and partition) threads; 0 = one per available core.
@@ -220,6 +227,7 @@ impl Default for MemberConfig {
             flake_id_generators: FlakeIdGeneratorConfigs::default(),
             split_brain_protections: SplitBrainProtections::default(),
             security: SecurityConfig::default(),
+            persistence: PersistenceConfig::default(),
             limits: Limits::default(),
             reactor_threads: 0,
             reactor_spin_micros: 0,
@@ -401,6 +409,8 @@ impl MemberConfig {
         self.flake_id_generators.validate()?;
         self.split_brain_protections.validate()?;
         self.security.validate()?;
+        self.persistence.validate()?;
+        self.persistence.refuse_if_enabled()?;
         self.metrics.validate()?;
         self.io.validate()?;
         self.limits.validate()

@@ -48,6 +48,9 @@ pub struct MapConfig {
     /// in `1..=2147483647`; `time-to-live-seconds`, default 0 = until overwritten, in
     /// `0..=2147483647`).
     pub event_journal: EventJournalConfig,
+    /// Whether the map is persisted when the member's persistence is enabled
+    /// (`data-persistence`: `enabled`, `fsync`, both default false).
+    pub data_persistence: crate::DataPersistenceConfig,
 }
 
 /// `hazelcast.map.<name>.event-journal`.
@@ -144,6 +147,7 @@ impl MapConfig {
         indexes: Vec::new(),
         merge_policy: MergePolicyConfig::DEFAULT,
         event_journal: EventJournalConfig::DEFAULT,
+        data_persistence: crate::DataPersistenceConfig::DEFAULT,
     };
 
     /// Checks every bound documented on the fields; `key` is the entry's dotted path.

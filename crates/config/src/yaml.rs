@@ -23,7 +23,10 @@ use serde_yaml::Value;
 use crate::error::ConfigError;
 use crate::{LoadedConfig, MemberConfig};
 
-use settings::{read_advanced_network, read_limits, read_network, read_properties, read_security, read_tenant};
+use settings::{
+    fsync_policy, read_advanced_network, read_limits, read_network, read_persistence, read_properties, read_security,
+    read_tenant,
+};
 use structures::read_structures;
 use values::{boolean, describe, expected, optional_text, placement, text, unsigned};
 
@@ -74,6 +77,9 @@ fn read_walk(document: &Value, walk: Rc<Walk>) -> Result<LoadedConfig> {
                     packing.set("spare-cores-percent", &mut config.spare_cores_percent, unsigned)?;
                     packing.set("shrink-below-percent", &mut config.shrink_below_percent, unsigned)?;
                 }
+            }
+            if let Some(mut persistence) = ferrogrid.section("persistence")? {
+                persistence.set("fsync-policy", &mut config.persistence.fsync_policy, fsync_policy)?;
             }
             ferrogrid.set("fair-scheduling", &mut config.tenants.fair_scheduling, boolean)?;
             for mut section in ferrogrid.list("tenants")? {
@@ -230,6 +236,9 @@ fn read_hazelcast(mut hazelcast: Section, config: &mut MemberConfig) -> Result<(
     }
     if let Some(security) = hazelcast.section("security")? {
         read_security(security, &mut config.security)?;
+    }
+    if let Some(persistence) = hazelcast.section("persistence")? {
+        read_persistence(persistence, &mut config.persistence)?;
     }
     if let Some(mut metrics) = hazelcast.section("metrics")? {
         metrics.set("enabled", &mut config.metrics.enabled, boolean)?;

@@ -589,3 +589,52 @@ fn event_journal_reads_as_in_yaml() {
     let loaded = same(yaml, xml);
     assert!(loaded.config.maps.for_map("journal-1").event_journal.enabled);
 }
+
+#[test]
+fn persistence_reads_the_same_in_xml_and_an_enabled_one_is_refused() {
+    let yaml = "hazelcast:\n  persistence:\n    enabled: false\n    base-dir: /mnt/persistence\n    \
+                backup-dir: /mnt/hot-backup\n    parallelism: 4\n    validation-timeout-seconds: 60\n    \
+                data-load-timeout-seconds: 600\n    cluster-data-recovery-policy: PARTIAL_RECOVERY_MOST_COMPLETE\n    \
+                auto-remove-stale-data: false\n    rebalance-delay-seconds: 5\n  \
+                map:\n    orders:\n      data-persistence: {enabled: true, fsync: true}\n\
+                ferrogrid:\n  persistence: {fsync-policy: always}\n";
+    let xml = r#"<persistence enabled="false">
+            <base-dir>/mnt/persistence</base-dir>
+            <backup-dir>/mnt/hot-backup</backup-dir>
+            <parallelism>4</parallelism>
+            <validation-timeout-seconds>60</validation-timeout-seconds>
+            <data-load-timeout-seconds>600</data-load-timeout-seconds>
+            <cluster-data-recovery-policy>PARTIAL_RECOVERY_MOST_COMPLETE</cluster-data-recovery-policy>
+            <auto-remove-stale-data>false</auto-remove-stale-data>
+            <rebalance-delay-seconds>5</rebalance-delay-seconds>
+        </persistence>
+        <map name="orders"><data-persistence enabled="true"><fsync>true</fsync></data-persistence></map>
+        <ferrogrid><persistence><fsync-policy>always</fsync-policy></persistence></ferrogrid>"#;
+    let loaded = same(yaml, xml);
+    assert!(loaded.unsupported_keys.is_empty(), "{:?}", loaded.unsupported_keys);
+    let persistence = &loaded.config.persistence;
+    assert_eq!(persistence.base_dir, "/mnt/persistence");
+    assert_eq!(persistence.backup_dir.as_deref(), Some("/mnt/hot-backup"));
+    assert_eq!((persistence.parallelism, persistence.validation_timeout_seconds), (4, 60));
+    assert_eq!((persistence.data_load_timeout_seconds, persistence.rebalance_delay_seconds), (600, 5));
+    assert_eq!(persistence.cluster_data_recovery_policy, crate::RecoveryPolicy::PartialRecoveryMostComplete);
+    assert!(!persistence.auto_remove_stale_data);
+    assert_eq!(persistence.fsync_policy, crate::FsyncPolicy::Always);
+    let orders = loaded.config.maps.for_map("orders").data_persistence;
+    assert_eq!(orders, crate::DataPersistenceConfig { enabled: true, fsync: true });
+    assert_eq!(loaded.config.maps.for_map("other").data_persistence, crate::DataPersistenceConfig::DEFAULT);
+
+    let enabled = "hazelcast: {persistence: {enabled: true, base-dir: /tmp/p}}";
+    let enabled_xml = "<persistence enabled=\"true\"><base-dir>/tmp/p</base-dir></persistence>";
+    assert_eq!(same_error(enabled, enabled_xml), "hazelcast.persistence.enabled");
+    let policy = "hazelcast: {persistence: {cluster-data-recovery-policy: SOMETIMES}}";
+    let policy_xml =
+        "<persistence><cluster-data-recovery-policy>SOMETIMES</cluster-data-recovery-policy></persistence>";
+    assert_eq!(same_error(policy, policy_xml), "hazelcast.persistence.cluster-data-recovery-policy");
+    let parallelism = "hazelcast: {persistence: {parallelism: 0}}";
+    let parallelism_xml = "<persistence><parallelism>0</parallelism></persistence>";
+    assert_eq!(same_error(parallelism, parallelism_xml), "hazelcast.persistence.parallelism");
+    let fsync = "ferrogrid: {persistence: {fsync-policy: sometimes}}";
+    let fsync_xml = "<ferrogrid><persistence><fsync-policy>sometimes</fsync-policy></persistence></ferrogrid>";
+    assert_eq!(same_error(fsync, fsync_xml), "ferrogrid.persistence.fsync-policy");
+}

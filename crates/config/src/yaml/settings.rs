@@ -344,3 +344,34 @@ pub(super) fn read_limits(mut section: Section, config: &mut MemberConfig) -> Re
     }
     Ok(())
 }
+
+/// `hazelcast.persistence`, Hazelcast's keys (bounds checked, and an enabled persistence
+/// refused, by `MemberConfig::validate`).
+pub(super) fn read_persistence(mut section: Section, persistence: &mut crate::PersistenceConfig) -> Result<()> {
+    section.set("enabled", &mut persistence.enabled, boolean)?;
+    section.set("base-dir", &mut persistence.base_dir, text)?;
+    if let Some(dir) = section.read("backup-dir", text)? {
+        persistence.backup_dir = Some(dir);
+    }
+    section.set("parallelism", &mut persistence.parallelism, unsigned)?;
+    section.set("validation-timeout-seconds", &mut persistence.validation_timeout_seconds, unsigned)?;
+    section.set("data-load-timeout-seconds", &mut persistence.data_load_timeout_seconds, unsigned)?;
+    section.set("rebalance-delay-seconds", &mut persistence.rebalance_delay_seconds, unsigned)?;
+    section.set("auto-remove-stale-data", &mut persistence.auto_remove_stale_data, boolean)?;
+    let policy = &mut persistence.cluster_data_recovery_policy;
+    section.set("cluster-data-recovery-policy", policy, |value, path| {
+        let name = text(value, path)?;
+        crate::RecoveryPolicy::parse(&name).ok_or_else(|| {
+            let known = "FULL_RECOVERY_ONLY, PARTIAL_RECOVERY_MOST_RECENT or PARTIAL_RECOVERY_MOST_COMPLETE";
+            invalid(path.to_owned(), format!("expected {known}, got {name}"))
+        })
+    })?;
+    Ok(())
+}
+
+/// `ferrogrid.persistence.fsync-policy`: `always`, `everysec` or `no`, as Redis' `appendfsync`.
+pub(super) fn fsync_policy(value: &super::Value, path: &str) -> Result<crate::FsyncPolicy> {
+    let name = text(value, path)?;
+    let refused = || invalid(path.to_owned(), format!("expected always, everysec or no, got {name}"));
+    crate::FsyncPolicy::parse(&name).ok_or_else(refused)
+}

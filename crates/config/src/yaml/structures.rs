@@ -77,6 +77,10 @@ fn read_maps(mut maps: Section, config: &mut MemberConfig) -> Result<()> {
             journal.set("capacity", &mut map.event_journal.capacity, unsigned)?;
             journal.set("time-to-live-seconds", &mut map.event_journal.time_to_live_seconds, unsigned)?;
         }
+        if let Some(mut persistence) = section.section("data-persistence")? {
+            persistence.set("enabled", &mut map.data_persistence.enabled, boolean)?;
+            persistence.set("fsync", &mut map.data_persistence.fsync, boolean)?;
+        }
         refer(&mut section, ProtectedStructure::Map, &name, config)?;
         config.maps.insert(name, map);
     }

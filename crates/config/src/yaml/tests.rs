@@ -445,7 +445,7 @@ hazelcast:
     join: {tcp-ip: {}, multicast: {}, auto-detection: {}}
   lite-member: {}
   advanced-network: {enabled: false}
-  map: {m: {eviction: {}, indexes: [], event-journal: {}}}
+  map: {m: {eviction: {}, indexes: [], event-journal: {}, data-persistence: {}}}
   queue: {q: {}}
   list: {l: {}}
   set: {s: {}}
@@ -463,7 +463,9 @@ hazelcast:
     realms: [{name: r, authentication: {simple: {users: [{username: u, password: p}]}}}]
     client-authentication: {}
   metrics: {}
+  persistence: {}
 ferrogrid:
+  persistence: {}
   limits: {}
   metrics: {}
   io: {packing: {}}

@@ -214,6 +214,8 @@ fn map(r: &DynamicConfigAddMapConfig<'_>) -> Result<Applied, OpError> {
                 time_to_live_seconds: journal.time_to_live_seconds.max(0) as u32,
             }
         }),
+        // (the request's data-persistence is not read: the member does not persist yet)
+        data_persistence: ferrogrid_config::DataPersistenceConfig::DEFAULT,
     };
     checked(r.name, "map", config).map(Applied::Map)
 }

@@ -1,0 +1,217 @@
+//! Persistence, as Hazelcast configures it (`hazelcast.persistence` and each map's
+//! `data-persistence`), and ferrogrid's own fsync policy (`ferrogrid.persistence`). Read and checked in full; a member
+//! whose configuration enables persistence refuses to start (the storage layer,
+//! `ferrogrid-persist`, is not yet used by the member), as Hazelcast's open edition refuses
+//! it ("Hot Restart requires Hazelcast Enterprise Edition"): a member that acknowledged writes
+//! it would not keep is worse than one that does not start.
+
+use crate::error::{invalid, ConfigError};
+
+/// The most threads a member may load its partitions with at start (`parallelism`).
+pub const MAX_PARALLELISM: u32 = 1024;
+
+/// The longest `validation-timeout-seconds` and `data-load-timeout-seconds` accepted: a day.
+pub const MAX_TIMEOUT_SECONDS: u32 = 86_400;
+
+/// The longest `rebalance-delay-seconds` accepted: a day.
+pub const MAX_REBALANCE_DELAY_SECONDS: u32 = 86_400;
+
+/// What a cluster restarted from disk does when not every member came back with the data of
+/// the partition table it had (`cluster-data-recovery-policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecoveryPolicy {
+    /// Every member must come back with its data (`FULL_RECOVERY_ONLY`, Hazelcast's default).
+    FullRecoveryOnly,
+    /// The members with the most recent partition table start; the others drop their data
+    /// (`PARTIAL_RECOVERY_MOST_RECENT`).
+    PartialRecoveryMostRecent,
+    /// The largest group of members with the same partition table starts
+    /// (`PARTIAL_RECOVERY_MOST_COMPLETE`).
+    PartialRecoveryMostComplete,
+}
+
+impl RecoveryPolicy {
+    /// The policy named as Hazelcast writes it (any case).
+    pub fn parse(name: &str) -> Option<RecoveryPolicy> {
+        match name.to_ascii_uppercase().as_str() {
+            "FULL_RECOVERY_ONLY" => Some(RecoveryPolicy::FullRecoveryOnly),
+            "PARTIAL_RECOVERY_MOST_RECENT" => Some(RecoveryPolicy::PartialRecoveryMostRecent),
+            "PARTIAL_RECOVERY_MOST_COMPLETE" => Some(RecoveryPolicy::PartialRecoveryMostComplete),
+            _ => None,
+        }
+    }
+}
+
+/// When a member's log reaches the disk (ferrogrid's own `ferrogrid.persistence.fsync-policy`,
+/// as Redis' `appendfsync`); a map whose `data-persistence.fsync` is true is synced on every write
+/// whatever this says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsyncPolicy {
+    /// Before a write is acknowledged (`always`).
+    Always,
+    /// At most a second after it (`everysec`, the default): a power loss loses at most about a
+    /// second of acknowledged writes; a killed process loses none.
+    EverySec,
+    /// When the operating system writes it back (`no`).
+    No,
+}
+
+impl FsyncPolicy {
+    /// The policy named as Redis' `appendfsync` names it (any case).
+    pub fn parse(name: &str) -> Option<FsyncPolicy> {
+        match name.to_ascii_lowercase().as_str() {
+            "always" => Some(FsyncPolicy::Always),
+            "everysec" => Some(FsyncPolicy::EverySec),
+            "no" => Some(FsyncPolicy::No),
+            _ => None,
+        }
+    }
+}
+
+/// `hazelcast.persistence`, Hazelcast's keys and defaults, plus ferrogrid's
+/// `ferrogrid.persistence.fsync-policy`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersistenceConfig {
+    /// `enabled`, default false.
+    pub enabled: bool,
+    /// `base-dir`, default `persistence` (relative to the working directory); not empty.
+    pub base_dir: String,
+    /// `backup-dir`, where hot backups go; none by default.
+    pub backup_dir: Option<String>,
+    /// `parallelism`: threads loading the data at start, default 1, in `1..=MAX_PARALLELISM`.
+    pub parallelism: u32,
+    /// `validation-timeout-seconds`: how long the members wait for each other to compare
+    /// their partition tables at start, default 120, in `1..=MAX_TIMEOUT_SECONDS`.
+    pub validation_timeout_seconds: u32,
+    /// `data-load-timeout-seconds`: how long loading may take, default 900, in
+    /// `1..=MAX_TIMEOUT_SECONDS`.
+    pub data_load_timeout_seconds: u32,
+    /// `cluster-data-recovery-policy`, default FULL_RECOVERY_ONLY.
+    pub cluster_data_recovery_policy: RecoveryPolicy,
+    /// `auto-remove-stale-data`: a member whose data the cluster no longer wants drops it and
+    /// joins empty, default true.
+    pub auto_remove_stale_data: bool,
+    /// `rebalance-delay-seconds`: how long a restarted cluster waits for missing members before
+    /// moving their partitions, default 0, at most `MAX_REBALANCE_DELAY_SECONDS`.
+    pub rebalance_delay_seconds: u32,
+    /// `ferrogrid.persistence.fsync-policy`: `always`, `everysec` (default) or `no`.
+    pub fsync_policy: FsyncPolicy,
+}
+
+impl Default for PersistenceConfig {
+    fn default() -> PersistenceConfig {
+        PersistenceConfig {
+            enabled: false,
+            base_dir: "persistence".to_owned(),
+            backup_dir: None,
+            parallelism: 1,
+            validation_timeout_seconds: 120,
+            data_load_timeout_seconds: 900,
+            cluster_data_recovery_policy: RecoveryPolicy::FullRecoveryOnly,
+            auto_remove_stale_data: true,
+            rebalance_delay_seconds: 0,
+            fsync_policy: FsyncPolicy::EverySec,
+        }
+    }
+}
+
+impl PersistenceConfig {
+    /// Checks the bounds documented on the fields.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let key = |name: &str| format!("hazelcast.persistence.{name}");
+        if self.base_dir.trim().is_empty() {
+            return Err(invalid(key("base-dir"), "must not be empty"));
+        }
+        if self.backup_dir.as_deref().is_some_and(|dir| dir.trim().is_empty()) {
+            return Err(invalid(key("backup-dir"), "must not be empty when given"));
+        }
+        let bounded = [
+            ("parallelism", self.parallelism, 1, MAX_PARALLELISM),
+            ("validation-timeout-seconds", self.validation_timeout_seconds, 1, MAX_TIMEOUT_SECONDS),
+            ("data-load-timeout-seconds", self.data_load_timeout_seconds, 1, MAX_TIMEOUT_SECONDS),
+            ("rebalance-delay-seconds", self.rebalance_delay_seconds, 0, MAX_REBALANCE_DELAY_SECONDS),
+        ];
+        for (name, value, low, high) in bounded {
+            if !(low..=high).contains(&value) {
+                return Err(invalid(key(name), format!("expected {low}..={high}, got {value}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a configuration that enables persistence: the member does not persist yet.
+    pub fn refuse_if_enabled(&self) -> Result<(), ConfigError> {
+        if !self.enabled {
+            return Ok(());
+        }
+        let message = "persistence is not available in ferrogrid yet (its storage layer exists; the member \
+                       does not write to it): refusing to start rather than acknowledge writes a restart would lose";
+        Err(invalid("hazelcast.persistence.enabled".to_owned(), message))
+    }
+}
+
+/// A map's `data-persistence`: whether its entries are persisted when the member's persistence
+/// is enabled (`enabled`, default false), and whether each write is synced before it is
+/// acknowledged (`fsync`, default false: the member's `fsync-policy` then decides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataPersistenceConfig {
+    pub enabled: bool,
+    pub fsync: bool,
+}
+
+impl DataPersistenceConfig {
+    pub const DEFAULT: DataPersistenceConfig = DataPersistenceConfig { enabled: false, fsync: false };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_hazelcast_s_and_pass() {
+        let config = PersistenceConfig::default();
+        assert_eq!(config.validation_timeout_seconds, 120);
+        assert_eq!(config.data_load_timeout_seconds, 900);
+        assert_eq!(config.cluster_data_recovery_policy, RecoveryPolicy::FullRecoveryOnly);
+        assert!(config.auto_remove_stale_data && !config.enabled);
+        assert!(config.validate().is_ok());
+        assert!(config.refuse_if_enabled().is_ok());
+    }
+
+    type Change = fn(&mut PersistenceConfig);
+
+    #[test]
+    fn out_of_bounds_values_name_their_key() {
+        let cases: [(Change, &str); 5] = [
+            (|c| c.parallelism = 0, "parallelism"),
+            (|c| c.validation_timeout_seconds = 0, "validation-timeout-seconds"),
+            (|c| c.data_load_timeout_seconds = MAX_TIMEOUT_SECONDS + 1, "data-load-timeout-seconds"),
+            (|c| c.rebalance_delay_seconds = MAX_REBALANCE_DELAY_SECONDS + 1, "rebalance-delay-seconds"),
+            (|c| c.base_dir = " ".into(), "base-dir"),
+        ];
+        for (change, name) in cases {
+            let mut config = PersistenceConfig::default();
+            change(&mut config);
+            let error = config.validate().expect_err(name).to_string();
+            assert!(error.contains(&format!("hazelcast.persistence.{name}")), "{error}");
+        }
+    }
+
+    #[test]
+    fn policies_parse_in_any_case_and_nothing_else() {
+        assert_eq!(
+            RecoveryPolicy::parse("partial_recovery_most_recent"),
+            Some(RecoveryPolicy::PartialRecoveryMostRecent)
+        );
+        assert_eq!(RecoveryPolicy::parse("PARTIAL"), None);
+        assert_eq!(FsyncPolicy::parse("EverySec"), Some(FsyncPolicy::EverySec));
+        assert_eq!(FsyncPolicy::parse("sometimes"), None);
+    }
+
+    #[test]
+    fn an_enabled_persistence_is_refused_with_its_key() {
+        let config = PersistenceConfig { enabled: true, ..PersistenceConfig::default() };
+        let error = config.refuse_if_enabled().unwrap_err().to_string();
+        assert!(error.contains("hazelcast.persistence.enabled") && error.contains("refusing to start"), "{error}");
+    }
+}
