@@ -73,12 +73,27 @@ fn reopened_records(base: &Path) -> Vec<Vec<u8>> {
     recovered.records
 }
 
-#[test]
-fn a_full_disk_fails_the_flush_clearly_and_the_log_goes_on_after() {
+/// A log (policy Always) holding one flushed record, `before`, and the directory it is in.
+fn log_with_a_record() -> (tempfile::TempDir, PartitionLog) {
     let base = tempfile::tempdir().unwrap();
     let (mut log, _) = open(base.path(), FsyncPolicy::Always);
     log.append(b"before").unwrap();
     log.flush().unwrap();
+    (base, log)
+}
+
+/// Appends and flushes `after` (the fault switched off), then checks that a reopened log holds
+/// `before` and `after` and nothing of what failed between them.
+fn recovers_with_one_more(base: tempfile::TempDir, mut log: PartitionLog) {
+    log.append(b"after").unwrap();
+    log.flush().unwrap();
+    drop(log);
+    assert_eq!(reopened_records(base.path()), vec![b"before".to_vec(), b"after".to_vec()]);
+}
+
+#[test]
+fn a_full_disk_fails_the_flush_clearly_and_the_log_goes_on_after() {
+    let (base, mut log) = log_with_a_record();
     let good_len = file_len(&log);
     let faults = inject(&mut log);
     faults.disk_full.store(true, Ordering::Relaxed);
@@ -92,18 +107,12 @@ fn a_full_disk_fails_the_flush_clearly_and_the_log_goes_on_after() {
     assert_eq!(log.bytes_on_disk(), good_len);
     assert_eq!(log.pending_bytes(), 0, "the failed batch is dropped");
     faults.disk_full.store(false, Ordering::Relaxed);
-    log.append(b"after").unwrap();
-    log.flush().unwrap();
-    drop(log);
-    assert_eq!(reopened_records(base.path()), vec![b"before".to_vec(), b"after".to_vec()]);
+    recovers_with_one_more(base, log);
 }
 
 #[test]
 fn garbage_left_by_a_failed_cut_is_cut_before_the_next_write() {
-    let base = tempfile::tempdir().unwrap();
-    let (mut log, _) = open(base.path(), FsyncPolicy::Always);
-    log.append(b"before").unwrap();
-    log.flush().unwrap();
+    let (base, mut log) = log_with_a_record();
     let good_len = file_len(&log);
     let faults = inject(&mut log);
     faults.disk_full.store(true, Ordering::Relaxed);
@@ -113,18 +122,12 @@ fn garbage_left_by_a_failed_cut_is_cut_before_the_next_write() {
     assert!(file_len(&log) > good_len, "the cut failed: half a batch is left");
     faults.disk_full.store(false, Ordering::Relaxed);
     faults.set_len_fails.store(false, Ordering::Relaxed);
-    log.append(b"after").unwrap();
-    log.flush().unwrap();
-    drop(log);
-    assert_eq!(reopened_records(base.path()), vec![b"before".to_vec(), b"after".to_vec()]);
+    recovers_with_one_more(base, log);
 }
 
 #[test]
 fn a_failed_sync_under_always_leaves_none_of_the_batch() {
-    let base = tempfile::tempdir().unwrap();
-    let (mut log, _) = open(base.path(), FsyncPolicy::Always);
-    log.append(b"before").unwrap();
-    log.flush().unwrap();
+    let (base, mut log) = log_with_a_record();
     let faults = inject(&mut log);
     faults.sync_fails.store(true, Ordering::Relaxed);
     log.append(b"unsynced").unwrap();
@@ -132,10 +135,7 @@ fn a_failed_sync_under_always_leaves_none_of_the_batch() {
     assert!(message.starts_with("cannot sync ") && message.contains("injected I/O error"), "{message}");
     assert_eq!(log.sync_count(), 1);
     faults.sync_fails.store(false, Ordering::Relaxed);
-    log.append(b"after").unwrap();
-    log.flush().unwrap();
-    drop(log);
-    assert_eq!(reopened_records(base.path()), vec![b"before".to_vec(), b"after".to_vec()]);
+    recovers_with_one_more(base, log);
 }
 
 #[test]
