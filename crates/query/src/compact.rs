@@ -121,10 +121,11 @@ fn offset_width(data_length: usize) -> usize {
 
 /// The value of a fixed-size field of `kind` (BOOLEAN's `Place::Bit` excluded) at `offset`
 /// in the data section of `record` (schema id then record, of a schema with these fixed
-/// length and variable-size field count), read straight from
-/// its bytes: a scan that resolved the field's place once reads it without parsing the
-/// record. None when the record is too short for its fixed section or `kind` is not such a
-/// kind (then read it through [`CompactRecord`], which says what is wrong).
+/// length and variable-size field count), read straight from its bytes: a scan that resolved
+/// the field's place once reads it without parsing the record. None when the record's lengths
+/// do not check out as [`CompactRecord::parse_with`] checks them (its fixed section and
+/// offset table within its bytes) or `kind` is not such a kind (then read it through
+/// [`CompactRecord`], which says what is wrong).
 pub fn fixed_scalar(
     record: &[u8],
     kind: i32,
@@ -135,8 +136,9 @@ pub fn fixed_scalar(
     let data_start = if variable_count == 0 {
         8
     } else {
-        let data_length = i32::from_be_bytes(record.get(8..12)?.try_into().ok()?);
-        if data_length < 0 || (data_length as usize) < fixed_length || 12 + data_length as usize > record.len() {
+        let data_length = usize::try_from(i32::from_be_bytes(record.get(8..12)?.try_into().ok()?)).ok()?;
+        let table = (variable_count as usize).checked_mul(offset_width(data_length))?;
+        if data_length < fixed_length || 12 + data_length + table > record.len() {
             return None;
         }
         12
@@ -170,12 +172,11 @@ pub struct FixedField {
 }
 
 impl FixedField {
-    /// Field `name` of `schema`, when it is such a field.
+    /// Field `name` of `schema`, when it is such a field (only those have a `Place::Fixed`).
     pub fn resolve(schema: &Schema, name: &str) -> Option<FixedField> {
         let (field, place) = schema.place(name).ok()??;
         let Place::Fixed { offset } = place else { return None };
-        let fixed_kinds = [kind::INT8, kind::INT16, kind::INT32, kind::INT64, kind::FLOAT32, kind::FLOAT64];
-        fixed_kinds.contains(&field.kind).then_some(FixedField {
+        Some(FixedField {
             schema_id: schema.id(),
             kind: field.kind,
             offset,
@@ -185,21 +186,11 @@ impl FixedField {
     }
 
     /// The field's value in `record` (schema id then record) when the record is of this
-    /// field's schema and passes the checks [`CompactRecord::parse_with`] makes of its
-    /// lengths; None otherwise (read it through [`CompactRecord`], which says what is wrong).
+    /// field's schema and its lengths check out ([`fixed_scalar`]); None otherwise (read it
+    /// through [`CompactRecord`], which says what is wrong).
     pub fn read(&self, record: &[u8]) -> Option<Value> {
         if i64::from_be_bytes(record.get(..8)?.try_into().ok()?) != self.schema_id {
             return None;
-        }
-        if self.variable_count > 0 {
-            let data_length = i32::from_be_bytes(record.get(8..12)?.try_into().ok()?);
-            let data_length = usize::try_from(data_length).ok()?;
-            let end = (self.variable_count as usize)
-                .checked_mul(offset_width(data_length))
-                .and_then(|table| table.checked_add(12 + data_length))?;
-            if end > record.len() || self.fixed_length as usize > data_length {
-                return None;
-            }
         }
         fixed_scalar(record, self.kind, self.offset, (self.fixed_length, self.variable_count))
     }
