@@ -79,6 +79,14 @@ impl Path {
     pub fn attribute(&self) -> &str {
         &self.attribute
     }
+
+    /// The blob the path starts from: the entry's `key` or its `value`.
+    pub fn blob<'a>(&self, key: &'a [u8], value: &'a [u8]) -> &'a [u8] {
+        match self.root {
+            Root::Key => key,
+            Root::Value => value,
+        }
+    }
 }
 
 /// One dot-separated token: a name, then any number of `[index]` or `[any]`.

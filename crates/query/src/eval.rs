@@ -66,7 +66,7 @@ mod like;
 use crate::compact::{CompactRecord, DirectRead, SchemaSource, TYPE_ID as COMPACT};
 use crate::data::{self, read_object, JSON, PORTABLE};
 use crate::error::ReadError;
-use crate::path::{extract, extract_direct, Extracted, Path, Root, Step};
+use crate::path::{extract, extract_direct, Extracted, Path, Step};
 use crate::predicate::{Literal, Operand, Predicate};
 use crate::value::Value;
 use regex::Regex;
@@ -567,10 +567,7 @@ impl Leaf {
 
     /// The kind of the Compact field the path names, when it names one through nested records.
     fn compact_field_kind(&self, entry: &Entry<'_>) -> Option<i32> {
-        let blob = match self.path.root() {
-            Root::Key => entry.key,
-            Root::Value => entry.value,
-        };
+        let blob = self.path.blob(entry.key, entry.value);
         if data::type_id(blob).ok()? != COMPACT {
             return None;
         }
@@ -589,10 +586,7 @@ impl Leaf {
 
     /// A whole JSON document that is an object or an array, which Hazelcast cannot convert.
     fn whole_json(&self, entry: &Entry<'_>) -> EvalError {
-        let blob = match self.path.root() {
-            Root::Key => entry.key,
-            Root::Value => entry.value,
-        };
+        let blob = self.path.blob(entry.key, entry.value);
         let text = match (data::type_id(blob), data::read_value(blob, entry.schemas)) {
             (Ok(JSON), Ok(Value::Json(text))) => text,
             _ => String::new(),
@@ -634,6 +628,7 @@ fn instance_of(class: &str, entry: &Entry<'_>) -> Result<bool, EvalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::path::Root;
 
     #[test]
     fn like_patterns_become_java_regexes_as_hazelcast_builds_them() {

@@ -37,18 +37,10 @@ pub fn extract_marked(
     path: &Path,
     schemas: &dyn SchemaSource,
 ) -> Result<(Extracted, bool), ReadError> {
-    match type_id_of(key, value, path)? {
-        COMPACT | PORTABLE if !path.steps().is_empty() => {
-            let data = match path.root() {
-                Root::Key => key,
-                Root::Value => value,
-            };
-            if data::type_id(data)? == COMPACT {
-                walk_marked(CompactRecord::parse(&data[HEADER_SIZE..], schemas)?, path)
-            } else {
-                walk_marked(PortableRecord::parse(data, HEADER_SIZE)?, path)
-            }
-        }
+    let data = path.blob(key, value);
+    match data::type_id(data)? {
+        COMPACT if !path.steps().is_empty() => walk_marked(CompactRecord::parse(&data[HEADER_SIZE..], schemas)?, path),
+        PORTABLE if !path.steps().is_empty() => walk_marked(PortableRecord::parse(data, HEADER_SIZE)?, path),
         _ => extract_unmarked(key, value, path, schemas).map(|extracted| (extracted, false)),
     }
 }
@@ -62,10 +54,7 @@ pub fn extract_direct(
     path: &Path,
     schemas: &dyn SchemaSource,
 ) -> Option<Value> {
-    let blob = match path.root() {
-        Root::Key => key,
-        Root::Value => value,
-    };
+    let blob = path.blob(key, value);
     let field = || match path.steps() {
         [Step::Field(name)] if name == path.attribute() => Some(name.as_str()),
         _ => None,
@@ -73,18 +62,8 @@ pub fn extract_direct(
     direct.read(blob, field, schemas)
 }
 
-fn type_id_of(key: &[u8], value: &[u8], path: &Path) -> Result<i32, ReadError> {
-    data::type_id(match path.root() {
-        Root::Key => key,
-        Root::Value => value,
-    })
-}
-
 fn extract_unmarked(key: &[u8], value: &[u8], path: &Path, schemas: &dyn SchemaSource) -> Result<Extracted, ReadError> {
-    let data = match path.root() {
-        Root::Key => key,
-        Root::Value => value,
-    };
+    let data = path.blob(key, value);
     let type_id = data::type_id(data)?;
     if type_id == JSON {
         let text = Input::new(data, HEADER_SIZE).string()?.unwrap_or_default();
