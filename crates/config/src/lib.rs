@@ -55,7 +55,7 @@ pub use network::{Endpoint, NetworkConfig, PublicAddress, DEFAULT_CLIENT_PORT};
 pub use observability::{IoConfig, MetricsConfig, PackingConfig, Placement};
 pub use overrides::{AppliedOverride, Overrides};
 pub use persistence::{
-    DataPersistenceConfig, FsyncPolicy, PersistenceConfig, RecoveryPolicy, MAX_PARALLELISM,
+    parse_fsync_policy, DataPersistenceConfig, FsyncPolicy, PersistenceConfig, RecoveryPolicy, MAX_PARALLELISM,
     MAX_REBALANCE_DELAY_SECONDS, MAX_TIMEOUT_SECONDS,
 };
 pub use pn_counter::{CrdtReplicationConfig, PnCounterConfig, PnCounterConfigs};

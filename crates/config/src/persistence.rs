@@ -42,29 +42,18 @@ impl RecoveryPolicy {
     }
 }
 
-/// When a member's log reaches the disk (ferrogrid's own `ferrogrid.persistence.fsync-policy`,
-/// as Redis' `appendfsync`); a map whose `data-persistence.fsync` is true is synced on every write
-/// whatever this says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FsyncPolicy {
-    /// Before a write is acknowledged (`always`).
-    Always,
-    /// At most a second after it (`everysec`, the default): a power loss loses at most about a
-    /// second of acknowledged writes; a killed process loses none.
-    EverySec,
-    /// When the operating system writes it back (`no`).
-    No,
-}
+/// When a member's log reaches the disk: the storage layer's own policy
+/// (`ferrogrid.persistence.fsync-policy`, as Redis' `appendfsync`; default `everysec`); a map
+/// whose `data-persistence.fsync` is true is synced on every write whatever this says.
+pub use ferrogrid_persist::FsyncPolicy;
 
-impl FsyncPolicy {
-    /// The policy named as Redis' `appendfsync` names it (any case).
-    pub fn parse(name: &str) -> Option<FsyncPolicy> {
-        match name.to_ascii_lowercase().as_str() {
-            "always" => Some(FsyncPolicy::Always),
-            "everysec" => Some(FsyncPolicy::EverySec),
-            "no" => Some(FsyncPolicy::No),
-            _ => None,
-        }
+/// The fsync policy named as Redis' `appendfsync` names it (any case).
+pub fn parse_fsync_policy(name: &str) -> Option<FsyncPolicy> {
+    match name.to_ascii_lowercase().as_str() {
+        "always" => Some(FsyncPolicy::Always),
+        "everysec" => Some(FsyncPolicy::EverySec),
+        "no" => Some(FsyncPolicy::No),
+        _ => None,
     }
 }
 
@@ -204,8 +193,8 @@ mod tests {
             Some(RecoveryPolicy::PartialRecoveryMostRecent)
         );
         assert_eq!(RecoveryPolicy::parse("PARTIAL"), None);
-        assert_eq!(FsyncPolicy::parse("EverySec"), Some(FsyncPolicy::EverySec));
-        assert_eq!(FsyncPolicy::parse("sometimes"), None);
+        assert_eq!(parse_fsync_policy("EverySec"), Some(FsyncPolicy::EverySec));
+        assert_eq!(parse_fsync_policy("sometimes"), None);
     }
 
     #[test]

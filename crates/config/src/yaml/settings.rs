@@ -359,19 +359,22 @@ pub(super) fn read_persistence(mut section: Section, persistence: &mut crate::Pe
     section.set("rebalance-delay-seconds", &mut persistence.rebalance_delay_seconds, unsigned)?;
     section.set("auto-remove-stale-data", &mut persistence.auto_remove_stale_data, boolean)?;
     let policy = &mut persistence.cluster_data_recovery_policy;
-    section.set("cluster-data-recovery-policy", policy, |value, path| {
-        let name = text(value, path)?;
-        crate::RecoveryPolicy::parse(&name).ok_or_else(|| {
-            let known = "FULL_RECOVERY_ONLY, PARTIAL_RECOVERY_MOST_RECENT or PARTIAL_RECOVERY_MOST_COMPLETE";
-            invalid(path.to_owned(), format!("expected {known}, got {name}"))
-        })
-    })?;
+    section.set("cluster-data-recovery-policy", policy, recovery_policy)?;
     Ok(())
+}
+
+/// `cluster-data-recovery-policy`, as Hazelcast names the policies (any case).
+fn recovery_policy(value: &super::Value, path: &str) -> Result<crate::RecoveryPolicy> {
+    let name = text(value, path)?;
+    crate::RecoveryPolicy::parse(&name).ok_or_else(|| {
+        let known = "FULL_RECOVERY_ONLY, PARTIAL_RECOVERY_MOST_RECENT or PARTIAL_RECOVERY_MOST_COMPLETE";
+        invalid(path.to_owned(), format!("expected {known}, got {name}"))
+    })
 }
 
 /// `ferrogrid.persistence.fsync-policy`: `always`, `everysec` or `no`, as Redis' `appendfsync`.
 pub(super) fn fsync_policy(value: &super::Value, path: &str) -> Result<crate::FsyncPolicy> {
     let name = text(value, path)?;
     let refused = || invalid(path.to_owned(), format!("expected always, everysec or no, got {name}"));
-    crate::FsyncPolicy::parse(&name).ok_or_else(refused)
+    crate::parse_fsync_policy(&name).ok_or_else(refused)
 }
