@@ -15,6 +15,8 @@ pub mod migration;
 pub mod partition_table;
 pub mod wire;
 
-pub use membership::{Input, MemberEntry, Message, Node, NodeConfig, Output};
+pub use membership::{
+    Input, MemberEntry, Message, Node, NodeConfig, Output, Recovery, RecoveryOutcome, RecoveryPolicy,
+};
 pub use migration::{plan_migrations, Migration, MigrationScheduler};
 pub use partition_table::{assign, MemberId, PartitionLoss, PartitionTable, ALL_REPLICAS_LOST, MAX_REPLICAS};

@@ -47,7 +47,10 @@
 mod failure;
 mod join;
 mod merge;
+mod recovery;
 mod table;
+
+pub use recovery::{Recovery, RecoveryOutcome, RecoveryPolicy};
 
 use crate::partition_table::{MemberId, PartitionTable};
 use std::collections::{BTreeMap, BTreeSet};
@@ -170,6 +173,17 @@ pub enum Message {
     MergeTo {
         master: MemberEntry,
     },
+    /// To the master of a cluster restarted from disk: the partition table the sender came
+    /// back with (None: its disk was empty). See `recovery.rs`.
+    Restored {
+        table: Option<PartitionTable>,
+    },
+    /// From the master: whether the receiver keeps the data it loaded, or the reason the
+    /// cluster cannot start from its disks.
+    Recovery {
+        outcome: RecoveryOutcome,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -231,6 +245,12 @@ pub enum Output {
     /// merge it into that cluster once it has joined (the node joins by itself).
     MergeInto {
         master: MemberEntry,
+    },
+    /// A cluster restarted from disk: the master's word on this member's data, given before
+    /// the first table (`Failed`: the member stops, with the reason).
+    Recovery {
+        outcome: RecoveryOutcome,
+        reason: String,
     },
     Log(String),
 }
@@ -306,6 +326,8 @@ pub struct Node {
     /// When to ask again the clusters whose seeds the last lookup dialled (their links and
     /// first heartbeats arrive in between).
     merge_followup_ms: Option<u64>,
+    /// Recovery from disk, when the member persists (`recovery.rs`).
+    recovery: Option<recovery::RecoveryState>,
     out: Vec<Output>,
 }
 
@@ -336,6 +358,7 @@ impl Node {
             local_ready_version: 0,
             merge_due_ms: None,
             merge_followup_ms: None,
+            recovery: None,
             out: Vec::new(),
         }
     }
@@ -490,6 +513,7 @@ impl Node {
             return;
         }
         self.detect_failures();
+        self.report_recovery();
         if self.leaving {
             self.repeat_leave(now_ms);
         }
@@ -552,6 +576,8 @@ impl Node {
                     self.merge_into(master);
                 }
             }
+            Message::Restored { table } => self.restored(from, table),
+            Message::Recovery { outcome, reason } => self.recovery_told(from, outcome, reason),
             Message::Leave { member } => {
                 if self.is_master()
                     && self.members.iter().any(|entry| entry.id == member)

@@ -2,7 +2,7 @@
 //! message). Little-endian; strings and lists are length-prefixed; decoding checks every
 //! length against what is left, so a corrupt message is an error, never a panic.
 
-use crate::membership::{MemberEntry, Message};
+use crate::membership::{MemberEntry, Message, RecoveryOutcome};
 use crate::partition_table::{MemberId, PartitionTable, MAX_REPLICAS};
 
 const HEARTBEAT: u8 = 1;
@@ -14,6 +14,8 @@ const LEAVE: u8 = 6;
 const PROMOTE: u8 = 7;
 const MERGE_CHECK: u8 = 8;
 const MERGE_TO: u8 = 9;
+const RESTORED: u8 = 10;
+const RECOVERY: u8 = 11;
 
 /// Longest member list or partition count a message may carry.
 const MAX_ITEMS: usize = 1 << 16;
@@ -46,13 +48,26 @@ pub fn encode(message: &Message, out: &mut Vec<u8>) {
         }
         Message::Table(table) => {
             out.push(TABLE);
-            out.extend_from_slice(&table.version.to_le_bytes());
-            out.extend_from_slice(&(table.partition_count() as u32).to_le_bytes());
-            for partition in 0..table.partition_count() {
-                for replica in table.replicas(partition) {
-                    out.extend_from_slice(&replica.map_or(0, |member| member.0).to_le_bytes());
+            put_table(out, table);
+        }
+        Message::Restored { table } => {
+            out.push(RESTORED);
+            match table {
+                Some(table) => {
+                    out.push(1);
+                    put_table(out, table);
                 }
+                None => out.push(0),
             }
+        }
+        Message::Recovery { outcome, reason } => {
+            out.push(RECOVERY);
+            out.push(match outcome {
+                RecoveryOutcome::Keep => 0,
+                RecoveryOutcome::Drop => 1,
+                RecoveryOutcome::Failed => 2,
+            });
+            put_long_text(out, reason);
         }
         Message::Ready { version } => {
             out.push(READY);
@@ -97,23 +112,23 @@ pub fn decode(bytes: &[u8]) -> Result<Message, String> {
             let members = (0..count).map(|_| reader.member()).collect::<Result<_, _>>()?;
             Message::Members { version, members, cluster }
         }
-        TABLE => {
-            let version = reader.u64()?;
-            let count = reader.count()?;
-            if count == 0 {
-                return Err("a partition table with no partitions".into());
-            }
-            let mut table = PartitionTable::empty(count);
-            table.version = version;
-            for partition in 0..count {
-                let mut row = [None; MAX_REPLICAS];
-                for slot in &mut row {
-                    let id = reader.u128()?;
-                    *slot = (id != 0).then_some(MemberId(id));
-                }
-                table.set_replicas(partition, row);
-            }
-            Message::Table(table)
+        TABLE => Message::Table(reader.table()?),
+        RESTORED => {
+            let table = match reader.u8()? {
+                0 => None,
+                1 => Some(reader.table()?),
+                other => return Err(format!("table flag {other}")),
+            };
+            Message::Restored { table }
+        }
+        RECOVERY => {
+            let outcome = match reader.u8()? {
+                0 => RecoveryOutcome::Keep,
+                1 => RecoveryOutcome::Drop,
+                2 => RecoveryOutcome::Failed,
+                other => return Err(format!("recovery outcome {other}")),
+            };
+            Message::Recovery { outcome, reason: reader.long_text()? }
         }
         READY => Message::Ready { version: reader.u64()? },
         LEAVE => Message::Leave { member: MemberId(reader.u128()?) },
@@ -142,6 +157,44 @@ fn put_member(out: &mut Vec<u8>, member: &MemberEntry) {
     out.extend_from_slice(&member.join_version.to_le_bytes());
     out.push(u8::from(member.lite));
     put_text(out, &member.client_address);
+}
+
+/// `version u64 | partition count u32 | per partition MAX_REPLICAS member ids (0: none)`.
+fn put_table(out: &mut Vec<u8>, table: &PartitionTable) {
+    out.extend_from_slice(&table.version.to_le_bytes());
+    out.extend_from_slice(&(table.partition_count() as u32).to_le_bytes());
+    for partition in 0..table.partition_count() {
+        for replica in table.replicas(partition) {
+            out.extend_from_slice(&replica.map_or(0, |member| member.0).to_le_bytes());
+        }
+    }
+}
+
+/// A partition table alone, as [`Message::Table`] carries it (what a member persists).
+pub fn encode_table(table: &PartitionTable) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_table(&mut out, table);
+    out
+}
+
+/// Reads what [`encode_table`] wrote.
+pub fn decode_table(bytes: &[u8]) -> Result<PartitionTable, String> {
+    let mut reader = Reader { bytes };
+    let table = reader.table()?;
+    if !reader.bytes.is_empty() {
+        return Err(format!("{} bytes after a partition table", reader.bytes.len()));
+    }
+    Ok(table)
+}
+
+/// A reason: a u32 length and UTF-8, at most `MAX_ITEMS` bytes (longer is cut at a char).
+fn put_long_text(out: &mut Vec<u8>, text: &str) {
+    let mut end = text.len().min(MAX_ITEMS);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    out.extend_from_slice(&(end as u32).to_le_bytes());
+    out.extend_from_slice(&text.as_bytes()[..end]);
 }
 
 /// Addresses are host:port, far below the u16 length (the member's config bounds them).
@@ -184,6 +237,28 @@ impl Reader<'_> {
         let length = u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")) as usize;
         Ok(std::str::from_utf8(self.take(length)?).map_err(|_| "address is not UTF-8")?.to_owned())
     }
+    fn long_text(&mut self) -> Result<String, String> {
+        let length = self.count()?;
+        Ok(std::str::from_utf8(self.take(length)?).map_err(|_| "text is not UTF-8")?.to_owned())
+    }
+    fn table(&mut self) -> Result<PartitionTable, String> {
+        let version = self.u64()?;
+        let count = self.count()?;
+        if count == 0 {
+            return Err("a partition table with no partitions".into());
+        }
+        let mut table = PartitionTable::empty(count);
+        table.version = version;
+        for partition in 0..count {
+            let mut row = [None; MAX_REPLICAS];
+            for slot in &mut row {
+                let id = self.u128()?;
+                *slot = (id != 0).then_some(MemberId(id));
+            }
+            table.set_replicas(partition, row);
+        }
+        Ok(table)
+    }
     fn member(&mut self) -> Result<MemberEntry, String> {
         let id = MemberId(self.u128()?);
         let address = self.text()?;
@@ -208,6 +283,8 @@ mod tests {
             MemberEntry { join_version: 103, ..MemberEntry::new(MemberId(7 << 64 | 9), "127.0.0.1:5701".into()) };
         let lite = MemberEntry { lite: true, client_address: "10.0.0.1:5702".into(), ..member.clone() };
         let table = assign(&PartitionTable::empty(271), &[MemberId(1), MemberId(2), MemberId(3)], 2);
+        let table_again = table.clone();
+        assert_eq!(decode_table(&encode_table(&table)).unwrap(), table);
         let messages = [
             Message::Heartbeat { master: Some(member.clone()), members_version: 4 },
             Message::Heartbeat { master: None, members_version: 0 },
@@ -220,6 +297,10 @@ mod tests {
             Message::MergeCheck { reply: true, members: vec![member.clone()], cluster: MemberId(8) },
             Message::MergeCheck { reply: false, members: vec![], cluster: MemberId(0) },
             Message::MergeTo { master: member.clone() },
+            Message::Restored { table: Some(table_again) },
+            Message::Restored { table: None },
+            Message::Recovery { outcome: RecoveryOutcome::Keep, reason: String::new() },
+            Message::Recovery { outcome: RecoveryOutcome::Failed, reason: "2 member(s) did not come back".into() },
         ];
         for message in messages {
             let mut bytes = Vec::new();

@@ -470,6 +470,7 @@ impl Sim {
                 }
             }
             Output::Left => self.left(index),
+            Output::Recovery { .. } => self.fail(format!("node {index}: recovery from disk without persistence")),
             Output::Log(text) => self.trace(|| format!("node {index} log: {text}")),
         }
     }

@@ -148,23 +148,30 @@ impl PartitionLog {
     /// back to its last good length, the batch is dropped (none of it is in the log; the
     /// caller fails its operations), and the log takes later batches as before.
     pub fn flush_at(&mut self, now: Instant) -> Result<(), PersistError> {
+        self.flush_with(now, false)
+    }
+
+    /// [`PartitionLog::flush_at`], syncing the batch before it returns whatever the policy
+    /// (`sync`: the batch holds a record of a structure configured with `fsync: true`).
+    pub fn flush_with(&mut self, now: Instant, sync: bool) -> Result<(), PersistError> {
         if self.batch.is_empty() {
             return Ok(());
         }
-        let result = self.commit_batch(now);
+        let result = self.commit_batch(now, sync);
         self.clear_batch();
         result
     }
 
-    /// Writes the batch and syncs it as the policy says, creating the log first when a
-    /// snapshot committed without one. On an error the log is cut back to where it was.
-    fn commit_batch(&mut self, now: Instant) -> Result<(), PersistError> {
+    /// Writes the batch and syncs it as the policy (or `sync`) says, creating the log first
+    /// when a snapshot committed without one. On an error the log is cut back to where it was.
+    fn commit_batch(&mut self, now: Instant, sync: bool) -> Result<(), PersistError> {
         if self.file.is_none() {
             self.start_log()?;
         }
         let good_len = self.log_len;
         assert!(good_len >= FILE_HEADER_BYTES, "an open log holds at least its header");
         let result = self.write_batch().and_then(|()| match self.policy {
+            _ if sync => self.sync(now),
             FsyncPolicy::Always => self.sync(now),
             FsyncPolicy::EverySec => self.tick(now),
             FsyncPolicy::No => Ok(()),

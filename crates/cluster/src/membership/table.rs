@@ -32,6 +32,9 @@ impl Node {
     /// The master's next table step, once the previous one is done everywhere.
     pub(super) fn step_rebalance(&mut self) {
         if self.table.version == 0 {
+            if self.step_recovery() {
+                return;
+            }
             let joining = self.peers.iter().any(|(id, peer)| {
                 peer.linked
                     && peer.master.as_ref().is_none_or(|master| master.id == self.config.id)

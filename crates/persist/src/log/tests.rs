@@ -154,6 +154,22 @@ fn always_syncs_once_per_flush_whatever_the_batch_holds() {
 }
 
 #[test]
+fn a_flush_asked_to_sync_syncs_under_every_policy() {
+    for policy in [FsyncPolicy::EverySec, FsyncPolicy::No] {
+        let base = tempfile::tempdir().unwrap();
+        let (mut log, _) = open(base.path(), policy);
+        log.append(b"first").unwrap();
+        log.flush().unwrap();
+        let after_plain = log.sync_count();
+        log.append(b"synced").unwrap();
+        log.flush_with(Instant::now(), true).unwrap();
+        assert_eq!(log.sync_count(), after_plain + 1, "{policy:?}");
+        log.flush_with(Instant::now(), true).unwrap();
+        assert_eq!(log.sync_count(), after_plain + 1, "{policy:?}: an empty flush syncs nothing");
+    }
+}
+
+#[test]
 fn every_sec_syncs_at_most_once_a_second_and_only_what_was_written() {
     let base = tempfile::tempdir().unwrap();
     let (mut log, _) = open(base.path(), FsyncPolicy::EverySec);
