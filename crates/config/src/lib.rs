@@ -410,7 +410,6 @@ impl MemberConfig {
         self.split_brain_protections.validate()?;
         self.security.validate()?;
         self.persistence.validate()?;
-        self.persistence.refuse_if_enabled()?;
         self.metrics.validate()?;
         self.io.validate()?;
         self.limits.validate()

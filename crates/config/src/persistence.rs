@@ -1,9 +1,7 @@
 //! Persistence, as Hazelcast configures it (`hazelcast.persistence` and each map's
-//! `data-persistence`), and ferrogrid's own fsync policy (`ferrogrid.persistence`). Read and checked in full; a member
-//! whose configuration enables persistence refuses to start (the storage layer,
-//! `ferrogrid-persist`, is not yet used by the member), as Hazelcast's open edition refuses
-//! it ("Hot Restart requires Hazelcast Enterprise Edition"): a member that acknowledged writes
-//! it would not keep is worse than one that does not start.
+//! `data-persistence`), and ferrogrid's own fsync policy and log bound
+//! (`ferrogrid.persistence`). Read and checked in full; the member persists as
+//! docs/persistence.md says (Hazelcast keeps persistence in its Enterprise edition).
 
 use crate::error::{invalid, ConfigError};
 
@@ -85,7 +83,17 @@ pub struct PersistenceConfig {
     pub rebalance_delay_seconds: u32,
     /// `ferrogrid.persistence.fsync-policy`: `always`, `everysec` (default) or `no`.
     pub fsync_policy: FsyncPolicy,
+    /// `ferrogrid.persistence.compact-log-bytes`: a partition's log longer than this is
+    /// replaced by a snapshot of the partition (checked about once a second), default 64 MiB,
+    /// in `MIN_COMPACT_LOG_BYTES..=MAX_COMPACT_LOG_BYTES`.
+    pub compact_log_bytes: u64,
 }
+
+/// The least `compact-log-bytes` accepted: 64 KiB.
+pub const MIN_COMPACT_LOG_BYTES: u64 = 64 << 10;
+
+/// The most `compact-log-bytes` accepted: 1 TiB.
+pub const MAX_COMPACT_LOG_BYTES: u64 = 1 << 40;
 
 impl Default for PersistenceConfig {
     fn default() -> PersistenceConfig {
@@ -100,6 +108,7 @@ impl Default for PersistenceConfig {
             auto_remove_stale_data: true,
             rebalance_delay_seconds: 0,
             fsync_policy: FsyncPolicy::EverySec,
+            compact_log_bytes: 64 << 20,
         }
     }
 }
@@ -125,17 +134,12 @@ impl PersistenceConfig {
                 return Err(invalid(key(name), format!("expected {low}..={high}, got {value}")));
             }
         }
-        Ok(())
-    }
-
-    /// Refuses a configuration that enables persistence: the member does not persist yet.
-    pub fn refuse_if_enabled(&self) -> Result<(), ConfigError> {
-        if !self.enabled {
-            return Ok(());
+        if !(MIN_COMPACT_LOG_BYTES..=MAX_COMPACT_LOG_BYTES).contains(&self.compact_log_bytes) {
+            let expected = format!("expected {MIN_COMPACT_LOG_BYTES}..={MAX_COMPACT_LOG_BYTES}");
+            let text = format!("{expected}, got {}", self.compact_log_bytes);
+            return Err(invalid("ferrogrid.persistence.compact-log-bytes".to_owned(), text));
         }
-        let message = "persistence is not available in ferrogrid yet (its storage layer exists; the member \
-                       does not write to it): refusing to start rather than acknowledge writes a restart would lose";
-        Err(invalid("hazelcast.persistence.enabled".to_owned(), message))
+        Ok(())
     }
 }
 
@@ -164,7 +168,6 @@ mod tests {
         assert_eq!(config.cluster_data_recovery_policy, RecoveryPolicy::FullRecoveryOnly);
         assert!(config.auto_remove_stale_data && !config.enabled);
         assert!(config.validate().is_ok());
-        assert!(config.refuse_if_enabled().is_ok());
     }
 
     type Change = fn(&mut PersistenceConfig);
@@ -196,11 +199,18 @@ mod tests {
         assert_eq!(parse_fsync_policy("EverySec"), Some(FsyncPolicy::EverySec));
         assert_eq!(parse_fsync_policy("sometimes"), None);
     }
+}
+
+#[cfg(test)]
+mod compact_tests {
+    use super::*;
 
     #[test]
-    fn an_enabled_persistence_is_refused_with_its_key() {
-        let config = PersistenceConfig { enabled: true, ..PersistenceConfig::default() };
-        let error = config.refuse_if_enabled().unwrap_err().to_string();
-        assert!(error.contains("hazelcast.persistence.enabled") && error.contains("refusing to start"), "{error}");
+    fn the_log_bound_is_checked_with_its_key() {
+        for bytes in [MIN_COMPACT_LOG_BYTES - 1, MAX_COMPACT_LOG_BYTES + 1] {
+            let config = PersistenceConfig { compact_log_bytes: bytes, ..PersistenceConfig::default() };
+            let error = config.validate().unwrap_err().to_string();
+            assert!(error.contains("ferrogrid.persistence.compact-log-bytes"), "{error}");
+        }
     }
 }

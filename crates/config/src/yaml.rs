@@ -80,6 +80,7 @@ fn read_walk(document: &Value, walk: Rc<Walk>) -> Result<LoadedConfig> {
             }
             if let Some(mut persistence) = ferrogrid.section("persistence")? {
                 persistence.set("fsync-policy", &mut config.persistence.fsync_policy, fsync_policy)?;
+                persistence.set("compact-log-bytes", &mut config.persistence.compact_log_bytes, unsigned)?;
             }
             ferrogrid.set("fair-scheduling", &mut config.tenants.fair_scheduling, boolean)?;
             for mut section in ferrogrid.list("tenants")? {

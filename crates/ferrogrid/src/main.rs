@@ -196,8 +196,17 @@ fn run_member(args: MemberArgs) -> ExitCode {
         }
     };
     println!("ferrogrid member listening on {}", member.address());
-    if let Some(signal) = signals.forever().next() {
-        info!(signal, "stopping: handing partitions off to the other members");
+    loop {
+        if let Some(signal) = signals.pending().next() {
+            info!(signal, "stopping: handing partitions off to the other members");
+            break;
+        }
+        if let Some(failure) = member.failure() {
+            error!("member stopped: {failure}");
+            member.shutdown();
+            return ExitCode::from(3);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
     member.leave(std::time::Duration::from_secs(120));
     ExitCode::SUCCESS

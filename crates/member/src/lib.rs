@@ -27,6 +27,7 @@ pub(crate) mod engine;
 pub(crate) mod net;
 pub(crate) mod obs;
 pub(crate) mod partition;
+pub(crate) mod persistence;
 pub(crate) mod route;
 pub(crate) mod server;
 pub(crate) mod shared;

@@ -43,6 +43,9 @@ pub enum StartError {
     /// The TLS material `hazelcast.network.ssl` names is missing or wrong.
     #[error(transparent)]
     Tls(#[from] crate::net::tls_files::TlsError),
+    /// The persisted data cannot be read: a damaged file, another partition count.
+    #[error("cannot start from the persisted data: {0}")]
+    Persistence(String),
 }
 
 /// A running member. Dropping it does not stop it; call [`Member::shutdown`].
@@ -80,7 +83,14 @@ impl Member {
             handles.push(handle);
             receivers.push(receiver);
         }
-        let (shared, cluster_receiver) = shared_state(config, handles, (member_bound, address), tls);
+        let disk = if config.persistence.enabled {
+            let new_uuid = uuid::Uuid::new_v4().as_u128();
+            let disk = crate::persistence::disk::open(&config, member_bound.port(), new_uuid);
+            Some(disk.map_err(StartError::Persistence)?)
+        } else {
+            None
+        };
+        let (shared, cluster_receiver) = shared_state(config, handles, (member_bound, address), tls, disk);
         let mut threads = Vec::with_capacity(reactor_count + 1);
         // Every reactor is built (its partitions' lock published) before any runs.
         let reactors: Vec<Reactor> = polls
@@ -89,6 +99,7 @@ impl Member {
             .enumerate()
             .map(|(index, (poll, receiver))| Reactor::new(index, shared.clone(), poll, receiver))
             .collect();
+        load_persisted(&shared, &reactors)?;
         for (index, reactor) in reactors.into_iter().enumerate() {
             threads.push(spawn(format!("reactor-{index}"), move || reactor.run())?);
         }
@@ -146,6 +157,12 @@ impl Member {
         self.shutdown();
     }
 
+    /// Why the member stopped serving on its own (a cluster that cannot start from its
+    /// disks), once it has: the process should exit.
+    pub fn failure(&self) -> Option<String> {
+        self.shared.failure.lock().clone()
+    }
+
     /// This member's uuid.
     pub fn uuid(&self) -> Uuid {
         self.shared.view.member_uuid
@@ -199,9 +216,12 @@ pub(crate) fn shared_state(
     handles: Vec<ReactorHandle>,
     (member_bound, client_bound): (SocketAddr, SocketAddr),
     tls: Option<crate::net::tls::TlsContext>,
+    disk: Option<crate::persistence::disk::MemberDisk>,
 ) -> (Arc<Shared>, Receiver<ClusterEvent>) {
     let reactor_count = handles.len();
-    let member_uuid = Uuid::from_u128(uuid::Uuid::new_v4().as_u128());
+    // A persisting member comes back as the member its data was written by.
+    let uuid = disk.as_ref().map_or_else(|| uuid::Uuid::new_v4().as_u128(), |disk| disk.uuid);
+    let member_uuid = Uuid::from_u128(uuid);
     // Clients and members are told the public addresses when there are some; the binds stay
     // local. Clients reach the client endpoint when there is one.
     let (host, port) = config.network.advertised(member_bound.port());
@@ -259,8 +279,49 @@ pub(crate) fn shared_state(
         tenants,
         flake_ids,
         tls,
+        disk,
+        failure: parking_lot::Mutex::new(None),
     });
     (shared, cluster_receiver)
+}
+
+/// Loads every reactor's partitions from the member's directory (a persisting member), one
+/// thread per reactor, at most `parallelism` at a time, before any reactor runs.
+fn load_persisted(shared: &Shared, reactors: &[Reactor]) -> Result<(), StartError> {
+    let Some(disk) = &shared.disk else { return Ok(()) };
+    let started = Instant::now();
+    let config = &shared.config;
+    let parallelism = config.persistence.parallelism.max(1) as usize;
+    let locks: Vec<_> = reactors.iter().map(|reactor| reactor.core.owner.lock().clone()).collect();
+    let mut totals = crate::persistence::load::Loaded::default();
+    for batch in locks.chunks(parallelism) {
+        let results: Vec<Result<crate::persistence::load::Loaded, String>> = std::thread::scope(|scope| {
+            let loads: Vec<_> = batch
+                .iter()
+                .map(|lock| scope.spawn(|| lock.lock().load_persisted(&disk.dir, config, disk.table.clone())))
+                .collect();
+            loads
+                .into_iter()
+                .map(|load| load.join().unwrap_or_else(|_| Err("a loading thread panicked".into())))
+                .collect()
+        });
+        for loaded in results {
+            let loaded = loaded.map_err(StartError::Persistence)?;
+            totals.entries += loaded.entries;
+            totals.records += loaded.records;
+            totals.torn_bytes += loaded.torn_bytes;
+        }
+    }
+    info!(
+        dir = %disk.dir.display(),
+        entries = totals.entries,
+        log_records = totals.records,
+        torn_bytes = totals.torn_bytes,
+        table_version = disk.table.as_ref().map_or(0, |table| table.version),
+        millis = started.elapsed().as_millis() as u64,
+        "persisted data loaded"
+    );
+    Ok(())
 }
 
 /// `host:port`, an IPv6 host in brackets.

@@ -207,6 +207,12 @@ pub struct Shared {
     /// The TLS configuration every accepted connection's session is made from, when
     /// `hazelcast.network.ssl` is enabled (loaded and checked once at start).
     pub tls: Option<crate::net::tls::TlsContext>,
+    /// When the member persists: its directory, and the partition table its data was written
+    /// under (`persistence/disk.rs`).
+    pub(crate) disk: Option<crate::persistence::disk::MemberDisk>,
+    /// Why the member stopped serving on its own (a cluster that cannot start from its
+    /// disks): the process exits with it.
+    pub failure: parking_lot::Mutex<Option<String>>,
 }
 
 /// How long a client may be without connections before its locks are released (Hazelcast's

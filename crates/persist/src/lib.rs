@@ -42,6 +42,7 @@
 //! Every file but an open log is written whole before it gets its name (temp file, sync,
 //! rename, directory sync), so only a log can be torn, and only at its end.
 
+mod blob;
 mod error;
 mod frame;
 mod fsio;
@@ -51,6 +52,7 @@ mod log;
 mod manifest;
 mod recovery;
 
+pub use blob::{load_blob, save_blob};
 pub use error::PersistError;
 pub use layout::partition_dir;
 pub use limits::{FsyncPolicy, Limits, MAX_BATCH_BYTES, MAX_RECORD_BYTES, MIN_BATCH_BYTES};

@@ -591,13 +591,13 @@ fn event_journal_reads_as_in_yaml() {
 }
 
 #[test]
-fn persistence_reads_the_same_in_xml_and_an_enabled_one_is_refused() {
+fn persistence_reads_the_same_in_xml_and_bad_values_are_refused_alike() {
     let yaml = "hazelcast:\n  persistence:\n    enabled: false\n    base-dir: /mnt/persistence\n    \
                 backup-dir: /mnt/hot-backup\n    parallelism: 4\n    validation-timeout-seconds: 60\n    \
                 data-load-timeout-seconds: 600\n    cluster-data-recovery-policy: PARTIAL_RECOVERY_MOST_COMPLETE\n    \
                 auto-remove-stale-data: false\n    rebalance-delay-seconds: 5\n  \
                 map:\n    orders:\n      data-persistence: {enabled: true, fsync: true}\n\
-                ferrogrid:\n  persistence: {fsync-policy: always}\n";
+                ferrogrid:\n  persistence: {fsync-policy: always, compact-log-bytes: 1048576}\n";
     let xml = r#"<persistence enabled="false">
             <base-dir>/mnt/persistence</base-dir>
             <backup-dir>/mnt/hot-backup</backup-dir>
@@ -609,7 +609,8 @@ fn persistence_reads_the_same_in_xml_and_an_enabled_one_is_refused() {
             <rebalance-delay-seconds>5</rebalance-delay-seconds>
         </persistence>
         <map name="orders"><data-persistence enabled="true"><fsync>true</fsync></data-persistence></map>
-        <ferrogrid><persistence><fsync-policy>always</fsync-policy></persistence></ferrogrid>"#;
+        <ferrogrid><persistence><fsync-policy>always</fsync-policy>
+            <compact-log-bytes>1048576</compact-log-bytes></persistence></ferrogrid>"#;
     let loaded = same(yaml, xml);
     assert!(loaded.unsupported_keys.is_empty(), "{:?}", loaded.unsupported_keys);
     let persistence = &loaded.config.persistence;
@@ -620,13 +621,17 @@ fn persistence_reads_the_same_in_xml_and_an_enabled_one_is_refused() {
     assert_eq!(persistence.cluster_data_recovery_policy, crate::RecoveryPolicy::PartialRecoveryMostComplete);
     assert!(!persistence.auto_remove_stale_data);
     assert_eq!(persistence.fsync_policy, crate::FsyncPolicy::Always);
+    assert_eq!(persistence.compact_log_bytes, 1 << 20);
     let orders = loaded.config.maps.for_map("orders").data_persistence;
     assert_eq!(orders, crate::DataPersistenceConfig { enabled: true, fsync: true });
     assert_eq!(loaded.config.maps.for_map("other").data_persistence, crate::DataPersistenceConfig::DEFAULT);
 
     let enabled = "hazelcast: {persistence: {enabled: true, base-dir: /tmp/p}}";
     let enabled_xml = "<persistence enabled=\"true\"><base-dir>/tmp/p</base-dir></persistence>";
-    assert_eq!(same_error(enabled, enabled_xml), "hazelcast.persistence.enabled");
+    assert!(same(enabled, enabled_xml).config.persistence.enabled);
+    let compact = "ferrogrid: {persistence: {compact-log-bytes: 10}}";
+    let compact_xml = "<ferrogrid><persistence><compact-log-bytes>10</compact-log-bytes></persistence></ferrogrid>";
+    assert_eq!(same_error(compact, compact_xml), "ferrogrid.persistence.compact-log-bytes");
     let policy = "hazelcast: {persistence: {cluster-data-recovery-policy: SOMETIMES}}";
     let policy_xml =
         "<persistence><cluster-data-recovery-policy>SOMETIMES</cluster-data-recovery-policy></persistence>";

@@ -101,6 +101,7 @@ impl PartitionOwner {
             }
             self.partitions[local].drop_all();
             self.partitions[local].drop_stores::<kind::ReplicatedMap>();
+            self.persist_replace(local);
         }
         self.replication.reset_for_merge();
         let count = kept.values().map(|(_, records)| records.len()).sum();

@@ -25,7 +25,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 /// How often the node gets a tick.
 const TICK: Duration = Duration::from_millis(50);
@@ -55,6 +55,24 @@ struct Service {
     /// This member left its cluster to merge into another: its reactors kept their map entries
     /// until the cluster it joins is settled (`cluster/merge.rs`).
     merge_pending: bool,
+    /// The cluster restored the partition table this member's data was written under.
+    kept: bool,
+}
+
+/// A persisting member's recovery from disk, from its configuration.
+fn recovery(
+    persistence: &ferrogrid_config::PersistenceConfig,
+    table: Option<ferrogrid_cluster::PartitionTable>,
+) -> ferrogrid_cluster::Recovery {
+    use ferrogrid_cluster::RecoveryPolicy as Policy;
+    use ferrogrid_config::RecoveryPolicy as Configured;
+    let policy = match persistence.cluster_data_recovery_policy {
+        Configured::FullRecoveryOnly => Policy::FullRecoveryOnly,
+        Configured::PartialRecoveryMostRecent => Policy::PartialRecoveryMostRecent,
+        Configured::PartialRecoveryMostComplete => Policy::PartialRecoveryMostComplete,
+    };
+    let validation_timeout_ms = u64::from(persistence.validation_timeout_seconds) * 1000;
+    ferrogrid_cluster::Recovery { table, policy, validation_timeout_ms }
 }
 
 /// Builds the node configuration from the member's.
@@ -85,7 +103,10 @@ pub fn node_config(shared: &Shared, address: &str) -> NodeConfig {
 
 /// Runs the cluster service until the member shuts down.
 pub fn run(shared: Arc<Shared>, events: Receiver<ClusterEvent>, address: String) {
-    let node = Node::new(node_config(&shared, &address));
+    let mut node = Node::new(node_config(&shared, &address));
+    if let Some(disk) = &shared.disk {
+        node.set_recovery(recovery(&shared.config.persistence, disk.table.clone()));
+    }
     let me = node.id();
     let state = shared.cluster_state();
     let mut service = Service {
@@ -99,6 +120,7 @@ pub fn run(shared: Arc<Shared>, events: Receiver<ClusterEvent>, address: String)
         reported_ready: 0,
         complete: false,
         merge_pending: false,
+        kept: false,
     };
     while !service.shared.is_shutting_down() {
         match events.recv_timeout(TICK) {
@@ -121,7 +143,15 @@ pub fn run(shared: Arc<Shared>, events: Receiver<ClusterEvent>, address: String)
 
 impl Service {
     fn feed(&mut self, input: Input) {
-        for output in self.node.handle(input) {
+        let outputs = self.node.handle(input);
+        // Any state published while carrying these out has the node's newest table: the
+        // word on this member's data, which goes with its first table, comes first.
+        for output in &outputs {
+            if let Output::Recovery { outcome, .. } = output {
+                self.kept = *outcome == ferrogrid_cluster::RecoveryOutcome::Keep;
+            }
+        }
+        for output in outputs {
             self.carry_out(output);
         }
     }
@@ -220,6 +250,7 @@ impl Service {
                 self.reported_ready = 0;
                 self.publish_state();
             }
+            Output::Recovery { outcome, reason } => self.recovery(outcome, reason),
             Output::Log(text) => info!("{text}"),
         }
     }
@@ -323,6 +354,7 @@ impl Service {
             cluster_id: self.node.cluster_id(),
             table: self.node.table().clone(),
             links,
+            kept: self.kept,
         });
         if state.table.version != self.state.table.version {
             // Replica moves that copy data (a first table assigns, it moves nothing).
@@ -405,6 +437,28 @@ impl Service {
         if ready {
             self.reported_ready = version;
             self.feed(Input::LocalReady { version });
+            // The data on disk is now the data of this table: a restart comes back under it.
+            if let Some(disk) = &self.shared.disk {
+                if let Err(error) = crate::persistence::disk::save_table(&disk.dir, self.node.table()) {
+                    error!(%error, version, "cannot persist the partition table");
+                }
+            }
+        }
+    }
+
+    /// A cluster restarted from disk: the master's word on this member's data (`kept`, set
+    /// by `feed`). A start that failed stops the member (the process exits with the reason).
+    fn recovery(&mut self, outcome: ferrogrid_cluster::RecoveryOutcome, reason: String) {
+        match outcome {
+            ferrogrid_cluster::RecoveryOutcome::Keep => {}
+            ferrogrid_cluster::RecoveryOutcome::Drop => {
+                info!("the restarted cluster does not want this member's persisted data: it is dropped");
+            }
+            ferrogrid_cluster::RecoveryOutcome::Failed => {
+                error!(%reason, "cluster start from disk failed: stopping");
+                *self.shared.failure.lock() = Some(format!("cluster start from disk failed: {reason}"));
+                self.shared.left.store(true, Ordering::Release);
+            }
         }
     }
 }

@@ -38,6 +38,8 @@ pub struct MapSettings {
     /// capacity divided by the partition count (at least 1), with the map's backups; and the
     /// most bytes of events one read answers with (half of `max-message-bytes`).
     pub journal: Option<(ferrogrid_config::RingbufferConfig, usize)>,
+    /// Whether its entries are persisted (when the member persists) and synced per write.
+    pub data_persistence: ferrogrid_config::DataPersistenceConfig,
 }
 
 /// A map's index definitions, the schemas its indexes read values with, and the reactor's
@@ -80,6 +82,7 @@ impl MapSettings {
             indexes: IndexSetup::default(),
             merge_policy: config.merge_policy,
             journal: journal_of(config, partition_count),
+            data_persistence: config.data_persistence,
         }
     }
 

@@ -241,6 +241,8 @@ impl Core {
         if let ConnectionState::Member { peer } = connection.state {
             self.send_member_work(peer);
         }
+        // What ran is on disk before its answers leave (`connection.output` is written next).
+        self.owner.flush_persistence();
         // The other reactors may run requests on this reactor's partitions until it needs
         // them again.
         self.owner.release();

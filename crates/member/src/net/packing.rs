@@ -219,6 +219,7 @@ mod tests {
                 (address, address)
             },
             None,
+            None,
         );
         (shared, inboxes)
     }

@@ -144,6 +144,7 @@ impl Reactor {
                 }
                 self.core.replay_merge();
             }
+            self.core.owner.persistence_turn();
             let written = self.core.owner.outbox.flush() + self.core.owner.replication.flush();
             self.core.probes().bytes_out.add(written as u64);
             self.retry_overflow();
@@ -341,7 +342,10 @@ impl Reactor {
                     if let Some(connection) = &job.connection {
                         connection.end_queued();
                     }
-                    if let Some(response) = self.core.owner.run_share(&job, crate::engine::wide::Share::Here) {
+                    let response = self.core.owner.run_share(&job, crate::engine::wide::Share::Here);
+                    // A share's answer may go out at once (`deliver`): what it wrote first.
+                    self.core.owner.flush_persistence();
+                    if let Some(response) = response {
                         self.core.probes().bytes_out.add(job.deliver(&response) as u64);
                         self.core.probes().messages_out.add(1);
                     }
@@ -360,6 +364,7 @@ impl Reactor {
                 Task::Merge(step) => self.core.on_merge_step(step),
             }
         }
+        self.core.owner.flush_persistence();
         let written = self.core.owner.outbox.flush() + self.core.owner.replication.flush();
         self.core.probes().bytes_out.add(written as u64);
     }

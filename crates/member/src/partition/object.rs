@@ -97,6 +97,13 @@ pub(crate) trait PartitionObject {
         true
     }
 
+    /// Whether the object's changes go to its partition's log when the member persists
+    /// (`data-persistence.enabled`), and if so whether each must be synced before its answer
+    /// (`fsync`). Kinds that are not persisted keep this default (None).
+    fn persistence(&self) -> Option<bool> {
+        None
+    }
+
     /// The kind's key locks (maps and multimaps); kinds without key locks keep this default.
     fn locks_mut(&mut self) -> Option<&mut crate::engine::locks::LockTable> {
         None

@@ -162,6 +162,9 @@ pub struct PartitionStore {
     slot: Option<u32>,
     /// Where the requests waiting in this partition's objects are answered.
     pub(crate) waiters: WaiterTable,
+    /// When the member persists: objects destroyed since the partition's log last heard of
+    /// it (the log records them, `persistence/logs.rs`). None: not recorded.
+    pub(crate) dropped: Option<Vec<(ObjectKind, Box<str>)>>,
 }
 
 impl PartitionStore {
@@ -202,7 +205,11 @@ impl PartitionStore {
 
     /// Removes an object (destroy); returns it, if it was here.
     pub(crate) fn drop_object(&mut self, kind: ObjectKind, name: &str) -> Option<Object> {
-        self.objects.remove(&ObjectRef { kind, name })
+        let object = self.objects.remove(&ObjectRef { kind, name });
+        if let Some(dropped) = self.dropped.as_mut().filter(|_| object.is_some()) {
+            dropped.push((kind, name.into()));
+        }
+        object
     }
 
     pub(crate) fn objects(&self) -> impl Iterator<Item = (ObjectKind, &str, &Object)> {

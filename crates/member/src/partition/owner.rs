@@ -169,6 +169,8 @@ pub struct PartitionOwner {
     /// The map entries this member owned when its cluster merged into another, until they are
     /// merged into that cluster (`cluster/merge.rs`).
     pub(crate) merging: crate::engine::map::merge::Merging,
+    /// When the member persists: its partitions' logs (`persisting.rs`).
+    pub(crate) persisting: Option<Box<crate::partition::persisting::Persisting>>,
 }
 
 impl PartitionOwner {
@@ -227,6 +229,7 @@ impl PartitionOwner {
             pn_counters: crate::engine::pn_counter::state::PnCounters::default(),
             executors: Default::default(),
             merging: crate::engine::map::merge::Merging::default(),
+            persisting: None,
         }
     }
 
@@ -634,8 +637,15 @@ pub(crate) mod testing {
         row[0] = Some(ME);
         table.set_replicas(0, row);
         let members = vec![MemberEntry::new(ME, String::new())];
-        let state: ClusterState =
-            ClusterState { me: ME, members, members_version: 1, cluster_id: ME, table, links: Default::default() };
+        let state: ClusterState = ClusterState {
+            me: ME,
+            members,
+            members_version: 1,
+            cluster_id: ME,
+            table,
+            links: Default::default(),
+            kept: false,
+        };
         let _: &PartitionTable = &state.table;
         owner.apply_cluster_state(Arc::new(state));
         owner

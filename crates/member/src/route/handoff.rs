@@ -74,6 +74,7 @@ impl Handoff {
         let mut written = 0;
         for target in 0..self.borrowed.len() {
             let Some((mut owner, next_timer)) = self.borrowed[target].take() else { continue };
+            owner.flush_persistence();
             written += owner.outbox.flush() + owner.replication.flush();
             if owner.next_deadline_ms().is_some_and(|deadline| next_timer.is_none_or(|next| deadline < next)) {
                 self.wake[target] = true;

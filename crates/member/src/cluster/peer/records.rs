@@ -21,13 +21,13 @@ pub(crate) struct ObjectRecord<'a> {
     pub(crate) body: &'a [u8],
 }
 
-fn put_object(out: &mut Vec<u8>, object: &ObjectRecord<'_>) {
+pub(crate) fn put_object(out: &mut Vec<u8>, object: &ObjectRecord<'_>) {
     out.push(object.kind.code());
     put_str(out, object.name);
     put_bytes(out, object.body);
 }
 
-fn read_object<'a>(reader: &mut Reader<'a>) -> Result<ObjectRecord<'a>, Malformed> {
+pub(crate) fn read_object<'a>(reader: &mut Reader<'a>) -> Result<ObjectRecord<'a>, Malformed> {
     let code = reader.u8()?;
     let kind = ObjectKind::from_code(code).ok_or(Malformed::UnknownKind(code))?;
     Ok(ObjectRecord { kind, name: reader.str()?, body: reader.bytes()? })
@@ -101,8 +101,8 @@ impl SnapshotHeader {
 /// has one record in each. Used by the partition's reactor, for the length of one snapshot.
 #[derive(Debug)]
 pub(crate) struct SnapshotWriter<'a> {
-    /// Whole member messages for the receiver.
-    out: &'a mut Vec<u8>,
+    /// Where the chunks go.
+    out: ChunkSink<'a>,
     header: SnapshotHeader,
     chunk_bytes: usize,
     /// The chunk being filled; starts with room for its header.
@@ -115,8 +115,26 @@ pub(crate) struct SnapshotWriter<'a> {
     entries: usize,
 }
 
+/// Where a [`SnapshotWriter`]'s chunks go.
+#[derive(Debug)]
+enum ChunkSink<'a> {
+    /// Whole member messages for the receiver.
+    Messages(&'a mut Vec<u8>),
+    /// The chunks themselves (a persisted snapshot, `persistence/logs.rs`).
+    Chunks(&'a mut Vec<Vec<u8>>),
+}
+
 impl<'a> SnapshotWriter<'a> {
     pub(crate) fn new(out: &'a mut Vec<u8>, partition: u16, table_version: u64, chunk_bytes: usize) -> Self {
+        Self::to_sink(ChunkSink::Messages(out), partition, table_version, chunk_bytes)
+    }
+
+    /// A writer whose chunks (each as [`read_snapshot`] reads it) are pushed to `out`.
+    pub(crate) fn chunks(out: &'a mut Vec<Vec<u8>>, partition: u16, chunk_bytes: usize) -> Self {
+        Self::to_sink(ChunkSink::Chunks(out), partition, 0, chunk_bytes)
+    }
+
+    fn to_sink(out: ChunkSink<'a>, partition: u16, table_version: u64, chunk_bytes: usize) -> Self {
         let header = SnapshotHeader { partition, table_version, first: true, last: false };
         let chunk = header.encode().to_vec();
         SnapshotWriter {
@@ -176,7 +194,10 @@ impl<'a> SnapshotWriter<'a> {
 
     fn write_chunk(&mut self) {
         self.chunk[..SNAPSHOT_HEADER_BYTES].copy_from_slice(&self.header.encode());
-        write(self.out, SNAPSHOT, 0, &self.chunk);
+        match &mut self.out {
+            ChunkSink::Messages(out) => write(out, SNAPSHOT, 0, &self.chunk),
+            ChunkSink::Chunks(out) => out.push(self.chunk.clone()),
+        }
         self.chunks += 1;
         self.chunk.clear();
     }

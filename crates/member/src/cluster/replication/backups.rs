@@ -55,19 +55,10 @@ impl PartitionOwner {
             return;
         }
         let mut held = HeldWrite { answered: out.len() > start, ..HeldWrite::default() };
-        let mut body = std::mem::take(&mut self.replication.changes);
-        for (kind, name, object) in self.partitions[local].objects_mut() {
-            let object = object.as_object_mut();
-            body.clear();
-            object.write_changes(&mut body);
-            if !body.is_empty() {
-                let record = ObjectRecord { kind, name, body: &body };
-                self.replication.queue_backup(partition, &record, object.sync_backup_count(), &mut held);
-            }
-        }
-        self.replication.changes = body;
+        let appended = self.write_changes(partition, local, &mut held);
         if held.sequence == 0 || held.waiting.is_empty() {
             self.send_others(others);
+            self.hold_for_disk(local, appended, call.connection, out, start);
         } else {
             let client_acks = Self::answer_now(call, out, start, held.waiting.len());
             let response = if client_acks.is_some() { Vec::new() } else { out.split_off(start) };
@@ -87,7 +78,33 @@ impl PartitionOwner {
             };
             self.replication.pending.insert(held.sequence, pending);
             self.replication.last_held[local] = held.sequence;
+            // A backup-aware client's answer went on: it waits for the disk here.
+            self.hold_for_disk(local, appended, call.connection, out, start);
         }
+    }
+
+    /// Takes every object's recorded changes in `partition` (local index `local`): queued
+    /// for its backups (synchronous ones under `held`'s sequence) and, when the member
+    /// persists the object, appended to the partition's log. Returns whether a record was
+    /// appended, and whether one wants a sync.
+    fn write_changes(&mut self, partition: usize, local: usize, held: &mut HeldWrite) -> Option<bool> {
+        let mut body = std::mem::take(&mut self.replication.changes);
+        let mut appended: Option<bool> = None;
+        for (kind, name, object) in self.partitions[local].objects_mut() {
+            let object = object.as_object_mut();
+            body.clear();
+            object.write_changes(&mut body);
+            if !body.is_empty() {
+                let record = ObjectRecord { kind, name, body: &body };
+                self.replication.queue_backup(partition, &record, object.sync_backup_count(), held);
+                if let (Some(persisting), Some(fsync)) = (self.persisting.as_mut(), object.persistence()) {
+                    persisting.logs.append_change(local, &record, fsync);
+                    appended = Some(appended.unwrap_or(false) | fsync);
+                }
+            }
+        }
+        self.replication.changes = body;
+        appended
     }
 
     /// Sends the changes the objects of `partition` (which this member owns) recorded outside
@@ -99,18 +116,9 @@ impl PartitionOwner {
         if !self.partitions[local].tracks_changes() {
             return;
         }
+        // Asynchronous for backups: no sequence, since nothing was answered (`answered`).
         let mut held = HeldWrite::default();
-        let mut body = std::mem::take(&mut self.replication.changes);
-        for (kind, name, object) in self.partitions[local].objects_mut() {
-            let object = object.as_object_mut();
-            body.clear();
-            object.write_changes(&mut body);
-            if !body.is_empty() {
-                let record = ObjectRecord { kind, name, body: &body };
-                self.replication.queue_backup(partition, &record, 0, &mut held);
-            }
-        }
-        self.replication.changes = body;
+        self.write_changes(partition, local, &mut held);
     }
 
     /// For a backup-aware call whose answer is `out[start..]`: writes the number of backups
@@ -217,6 +225,9 @@ impl PartitionOwner {
             warn!(%error, partition, kind = ?object.kind, "malformed backup body from a member: refused");
             return Some(false);
         }
+        let persistence = target.persistence();
+        // The acknowledgement goes out after the flush of this turn (it writes the logs first).
+        self.persist_changes(local, &object, persistence);
         Some(true)
     }
 
@@ -253,8 +264,13 @@ impl PartitionOwner {
             // is its to notice (after its operation backup timeout).
             return;
         }
+        let local = pending.partition.map(|partition| self.replication.local(usize::from(partition)));
+        let disk_failure = local.and_then(|local| self.disk_failure(local));
         let out = self.outbox.buffer(&pending.connection);
-        if pending.refused {
+        if let Some(reason) = disk_failure {
+            let failure = OpError::new(ErrorKind::Refused, format!("{reason}: the write was not persisted"));
+            wire::write_error(out, pending.correlation_id, &failure);
+        } else if pending.refused {
             let text = "the partition moved while a backup was written; retry";
             let holder = ErrorHolder { code: error::PARTITION_MIGRATING, message: Some(text) };
             write_error_response(out, pending.correlation_id, &[holder]);
@@ -422,6 +438,8 @@ impl PartitionOwner {
             }
         }
         if header.last {
+            // The replica is whole: its log restarts from a snapshot of it.
+            self.persist_replace(local);
             let version = header.table_version;
             self.replication.snapshot_version[local] = self.replication.snapshot_version[local].max(version);
             if !self.replication.ready[local] {
@@ -469,9 +487,13 @@ impl PartitionOwner {
         let previous = std::mem::replace(&mut self.replication.state, state.clone());
         if state.table.version != previous.table.version {
             let me = state.me;
+            // A cluster restarted from disk: the first table follows the one the loaded data
+            // was written under, as if that had been the table before.
+            let restored = if previous.table.version == 0 { self.first_table_from_disk(state.kept) } else { None };
+            let before = restored.as_ref().unwrap_or(&previous.table);
             for local in 0..self.partitions.len() {
                 let partition = self.replication.global(local);
-                self.transition(partition, local, me, &previous.table, &state);
+                self.transition(partition, local, me, before, &state);
             }
         }
         let joined: Vec<MemberId> = state
@@ -533,6 +555,7 @@ impl PartitionOwner {
             None => {
                 if was.is_some() {
                     self.partitions[local].drop_all();
+                    self.persist_replace(local);
                 }
                 self.partitions[local].set_track_changes(false);
                 self.replication.ready[local] = true;
@@ -585,6 +608,7 @@ impl PartitionOwner {
                     self.replication.source[local] = source;
                     if source.is_none() {
                         self.partitions[local].drop_all();
+                        self.persist_replace(local);
                     }
                 }
             }
@@ -596,7 +620,9 @@ impl PartitionOwner {
             }
         }
         self.replication.owed[local].retain(|member| new_replicas.contains(&Some(*member)));
-        self.partitions[local].set_track_changes(new_replicas[1..].iter().any(Option::is_some));
+        // Changes are recorded for the backups, and for the log when the member persists.
+        let track = new_replicas[1..].iter().any(Option::is_some) || self.persists();
+        self.partitions[local].set_track_changes(track);
         self.send_owed(local);
     }
 

@@ -26,6 +26,10 @@ pub struct ClusterState {
     pub cluster_id: MemberId,
     pub table: PartitionTable,
     pub links: HashMap<MemberId, Arc<ConnectionShared>>,
+    /// A cluster restarted from disk restored the partition table this member's data was
+    /// written under (`persistence`): its first table keeps what it loaded. False: a member
+    /// that loaded data drops it when the first table arrives.
+    pub kept: bool,
 }
 
 impl ClusterState {
@@ -37,6 +41,7 @@ impl ClusterState {
             cluster_id: me,
             table: PartitionTable::empty(partition_count),
             links: HashMap::new(),
+            kept: false,
         }
     }
 

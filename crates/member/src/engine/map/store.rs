@@ -553,6 +553,11 @@ impl PartitionObject for RecordStore {
         self.settings.backup_count
     }
 
+    fn persistence(&self) -> Option<bool> {
+        let persistence = self.settings.data_persistence;
+        persistence.enabled.then_some(persistence.fsync)
+    }
+
     fn write_changes(&mut self, body: &mut Vec<u8>) {
         // A key changed twice is written twice, with the same resulting state: harmless.
         let mut keys = std::mem::take(&mut self.changed);

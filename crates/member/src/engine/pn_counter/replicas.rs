@@ -210,7 +210,7 @@ mod tests {
         let members = [A, B].map(|id| MemberEntry::new(id, String::new())).to_vec();
         let links = HashMap::from([(other, connection())]);
         let table = PartitionTable::empty(1);
-        let state = ClusterState { me, members, members_version: 1, cluster_id: A, table, links };
+        let state = ClusterState { me, members, members_version: 1, cluster_id: A, table, links, kept: false };
         let member = Uuid::from_u128(me.0);
         let probe = Arc::new(crate::obs::probes::Counter::default());
         PartitionOwner::new(0, 1, member, Arc::new(config), 1, Arc::new(state), probe)

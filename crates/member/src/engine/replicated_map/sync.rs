@@ -525,7 +525,15 @@ mod tests {
         (0..PARTITIONS).for_each(|partition| table.set_replicas(partition, row));
         let entries = members.iter().map(|id| MemberEntry::new(*id, String::new())).collect();
         let links = members.iter().filter(|id| **id != me).map(|id| (*id, connection())).collect();
-        Arc::new(ClusterState { me, members: entries, members_version: version, cluster_id: A, table, links })
+        Arc::new(ClusterState {
+            me,
+            members: entries,
+            members_version: version,
+            cluster_id: A,
+            table,
+            links,
+            kept: false,
+        })
     }
 
     fn member(me: MemberId) -> PartitionOwner {

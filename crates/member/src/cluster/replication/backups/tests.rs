@@ -30,7 +30,7 @@ fn state_of(me: MemberId, version: u64, members: &[MemberId], replicas: &[Member
     row.iter_mut().zip(replicas).for_each(|(slot, member)| *slot = Some(*member));
     (0..PARTITIONS).for_each(|partition| table.set_replicas(partition, row));
     let members = members.iter().map(|id| MemberEntry::new(*id, String::new())).collect();
-    Arc::new(ClusterState { me, members, members_version: 1, cluster_id: A, table, links: HashMap::new() })
+    Arc::new(ClusterState { me, members, members_version: 1, cluster_id: A, table, links: HashMap::new(), kept: false })
 }
 
 fn member(me: MemberId) -> PartitionOwner {
