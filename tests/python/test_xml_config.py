@@ -185,24 +185,51 @@ class PersistentXmlMember(XmlMember):
     persistence_enabled = True
 
 
-def test_a_member_configured_to_persist_refuses_to_start_with_its_reason(request):
-    """Both refuse `<persistence enabled="true">` (the file above, which the module's member
-    starts with disabled): Hazelcast's open edition because persistence is Enterprise,
-    ferrogrid because its member does not persist yet. Neither starts acknowledging writes a
-    restart would lose."""
+def test_a_member_configured_to_persist_keeps_its_map_through_kill_9_or_is_refused_by_the_open_edition(request):
+    """`<persistence enabled="true">` (the file above, which the module's member starts with
+    disabled): Hazelcast's open edition refuses to start (persistence is Enterprise); ferrogrid
+    starts, and what a map configured with `<data-persistence enabled="true">` acknowledged
+    comes back after `kill -9` and a restart from the same directory, while a map without it
+    comes back empty (tests/python/cluster/test_persistence_cluster.py has the rest)."""
     target = request.config._ferrogrid_target
     if target == "hazelcast" and not member_module.hazelcast_jar().exists():
         pytest.skip("no Hazelcast jar at %s" % member_module.hazelcast_jar())
     environment = {name: value for name, value in os.environ.items() if not name.startswith("HZ_")}
     environment.pop("JAVA_OPTS", None)
-    refused = PersistentXmlMember(target, port=free_port(), cluster_name="persisted", env=environment)
-    try:
-        with pytest.raises(RuntimeError, match="exited with code"):
-            refused.start(timeout=120)
-    finally:
-        refused.stop()
-    log = refused.log_text()
+    port = free_port()
+    first = PersistentXmlMember(target, port=port, cluster_name=CLUSTER_NAME, env=environment)
     if target == "hazelcast":
+        try:
+            with pytest.raises(RuntimeError, match="exited with code"):
+                first.start(timeout=120)
+        finally:
+            first.stop()
+        log = first.log_text()
         assert "Hot Restart requires Hazelcast Enterprise Edition" in log, log
-    else:
-        assert "hazelcast.persistence.enabled" in log and "refusing to start" in log, log
+        return
+    first.start(timeout=120)
+    try:
+        client = hazelcast.HazelcastClient(
+            cluster_members=[first.address], cluster_name=CLUSTER_NAME, cluster_connect_timeout=30
+        )
+        kept, lost = client.get_map("xml-persisted-orders").blocking(), client.get_map("xml-other").blocking()
+        for i in range(100):
+            kept.put(i, "order-%d" % i)
+            lost.put(i, i)
+        client.shutdown()
+    finally:
+        first.proc.kill()  # SIGKILL: no graceful anything
+        first.proc.wait()
+    again = PersistentXmlMember(target, port=port, cluster_name=CLUSTER_NAME, env=environment, workdir=first.workdir)
+    again.start(timeout=120)
+    try:
+        client = hazelcast.HazelcastClient(
+            cluster_members=[again.address], cluster_name=CLUSTER_NAME, cluster_connect_timeout=30
+        )
+        kept, lost = client.get_map("xml-persisted-orders").blocking(), client.get_map("xml-other").blocking()
+        assert kept.get_all(list(range(100))) == {i: "order-%d" % i for i in range(100)}
+        assert lost.size() == 0
+        client.shutdown()
+    finally:
+        again.stop()
+    assert "persisted data loaded" in again.log_text()

@@ -50,25 +50,8 @@ pub fn encode(message: &Message, out: &mut Vec<u8>) {
             out.push(TABLE);
             put_table(out, table);
         }
-        Message::Restored { table } => {
-            out.push(RESTORED);
-            match table {
-                Some(table) => {
-                    out.push(1);
-                    put_table(out, table);
-                }
-                None => out.push(0),
-            }
-        }
-        Message::Recovery { outcome, reason } => {
-            out.push(RECOVERY);
-            out.push(match outcome {
-                RecoveryOutcome::Keep => 0,
-                RecoveryOutcome::Drop => 1,
-                RecoveryOutcome::Failed => 2,
-            });
-            put_long_text(out, reason);
-        }
+        Message::Restored { table } => put_restored(out, table.as_ref()),
+        Message::Recovery { outcome, reason } => put_recovery(out, *outcome, reason),
         Message::Ready { version } => {
             out.push(READY);
             out.extend_from_slice(&version.to_le_bytes());
@@ -168,6 +151,29 @@ fn put_table(out: &mut Vec<u8>, table: &PartitionTable) {
             out.extend_from_slice(&replica.map_or(0, |member| member.0).to_le_bytes());
         }
     }
+}
+
+/// `RESTORED | 0` (no table) or `RESTORED | 1 | table`.
+fn put_restored(out: &mut Vec<u8>, table: Option<&PartitionTable>) {
+    out.push(RESTORED);
+    match table {
+        Some(table) => {
+            out.push(1);
+            put_table(out, table);
+        }
+        None => out.push(0),
+    }
+}
+
+/// `RECOVERY | outcome (0 keep, 1 drop, 2 failed) | reason`.
+fn put_recovery(out: &mut Vec<u8>, outcome: RecoveryOutcome, reason: &str) {
+    out.push(RECOVERY);
+    out.push(match outcome {
+        RecoveryOutcome::Keep => 0,
+        RecoveryOutcome::Drop => 1,
+        RecoveryOutcome::Failed => 2,
+    });
+    put_long_text(out, reason);
 }
 
 /// A partition table alone, as [`Message::Table`] carries it (what a member persists).

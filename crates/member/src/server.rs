@@ -220,8 +220,7 @@ pub(crate) fn shared_state(
 ) -> (Arc<Shared>, Receiver<ClusterEvent>) {
     let reactor_count = handles.len();
     // A persisting member comes back as the member its data was written by.
-    let uuid = disk.as_ref().map_or_else(|| uuid::Uuid::new_v4().as_u128(), |disk| disk.uuid);
-    let member_uuid = Uuid::from_u128(uuid);
+    let member_uuid = Uuid::from_u128(disk.as_ref().map_or_else(|| uuid::Uuid::new_v4().as_u128(), |disk| disk.uuid));
     // Clients and members are told the public addresses when there are some; the binds stay
     // local. Clients reach the client endpoint when there is one.
     let (host, port) = config.network.advertised(member_bound.port());
@@ -235,12 +234,9 @@ pub(crate) fn shared_state(
     let cluster =
         Arc::new(crate::cluster::replication::state::ClusterState::alone(me, config.partition_count as usize));
     let (cluster_events, cluster_receiver) = crossbeam_channel::bounded(config.limits.cluster_event_queue as usize);
-    let tenants = config
-        .tenants
-        .tenants
-        .iter()
-        .map(|tenant| crate::tenants::Tenant::new(tenant.clone(), reactor_count))
-        .collect();
+    let tenants =
+        config.tenants.tenants.iter().map(|tenant| crate::tenants::Tenant::new(tenant.clone(), reactor_count));
+    let tenants = tenants.collect();
     let transactions = crate::transaction::registry::Transactions::new(&config.limits);
     let config = Arc::new(config);
     let protection_active = config.split_brain_protections.is_active();
@@ -280,6 +276,7 @@ pub(crate) fn shared_state(
         flake_ids,
         tls,
         disk,
+        persisted_table_version: AtomicU64::new(0),
         failure: parking_lot::Mutex::new(None),
     });
     (shared, cluster_receiver)

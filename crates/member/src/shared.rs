@@ -210,6 +210,9 @@ pub struct Shared {
     /// When the member persists: its directory, and the partition table its data was written
     /// under (`persistence/disk.rs`).
     pub(crate) disk: Option<crate::persistence::disk::MemberDisk>,
+    /// The version of the partition table last persisted (`persistence/disk.rs`): replicas
+    /// left under it or an older one may be emptied on disk.
+    pub(crate) persisted_table_version: AtomicU64,
     /// Why the member stopped serving on its own (a cluster that cannot start from its
     /// disks): the process exits with it.
     pub failure: parking_lot::Mutex<Option<String>>,

@@ -99,6 +99,12 @@ COMMON_STRUCTURES = """\
       event-journal:
         enabled: true
         capacity: 2710
+    # test_persistence_cluster.py: maps a persisting member keeps on disk (Hazelcast's
+    # open edition accepts the section and persists nothing)
+    durable-*:
+      backup-count: 1
+      data-persistence:
+        enabled: true
     # test_partition_lost_listeners_*: a map whose data goes with its owner
     nobackup-*:
       backup-count: 0

@@ -32,21 +32,7 @@ impl Node {
     /// The master's next table step, once the previous one is done everywhere.
     pub(super) fn step_rebalance(&mut self) {
         if self.table.version == 0 {
-            if self.step_recovery() {
-                return;
-            }
-            let joining = self.peers.iter().any(|(id, peer)| {
-                peer.linked
-                    && peer.master.as_ref().is_none_or(|master| master.id == self.config.id)
-                    && !self.members.iter().any(|member| member.id == *id)
-            });
-            if joining && self.now_ms < self.first_table_due_ms {
-                return;
-            }
-            // Lite members hold nothing; a cluster of only lite members has an empty table.
-            let mut table = assign(&self.table, &self.data_members(), self.config.backup_count);
-            table.version = 1;
-            self.publish_table(table);
+            self.first_table();
             return;
         }
         if !self.rebalance.awaiting.is_empty() {
@@ -100,6 +86,26 @@ impl Node {
         }
         next.version = self.table.version + 1;
         self.publish_table(next);
+    }
+
+    /// The master's first table: a restored one (`recovery.rs`), or one assigned over the
+    /// data members once those starting with it joined (or waited for long enough).
+    fn first_table(&mut self) {
+        if self.step_recovery() {
+            return;
+        }
+        let joining = self.peers.iter().any(|(id, peer)| {
+            peer.linked
+                && peer.master.as_ref().is_none_or(|master| master.id == self.config.id)
+                && !self.members.iter().any(|member| member.id == *id)
+        });
+        if joining && self.now_ms < self.first_table_due_ms {
+            return;
+        }
+        // Lite members hold nothing; a cluster of only lite members has an empty table.
+        let mut table = assign(&self.table, &self.data_members(), self.config.backup_count);
+        table.version = 1;
+        self.publish_table(table);
     }
 
     /// Whether leavers can go at once: every member leaves (nobody to hand off to), or no data

@@ -439,8 +439,9 @@ impl Service {
             self.feed(Input::LocalReady { version });
             // The data on disk is now the data of this table: a restart comes back under it.
             if let Some(disk) = &self.shared.disk {
-                if let Err(error) = crate::persistence::disk::save_table(&disk.dir, self.node.table()) {
-                    error!(%error, version, "cannot persist the partition table");
+                match crate::persistence::disk::save_table(&disk.dir, self.node.table()) {
+                    Ok(()) => self.shared.persisted_table_version.store(version, Ordering::Release),
+                    Err(error) => error!(%error, version, "cannot persist the partition table"),
                 }
             }
         }

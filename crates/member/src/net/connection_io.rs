@@ -241,8 +241,9 @@ impl Core {
         if let ConnectionState::Member { peer } = connection.state {
             self.send_member_work(peer);
         }
-        // What ran is on disk before its answers leave (`connection.output` is written next).
-        self.owner.flush_persistence();
+        // What ran is in its logs before its answers leave (`connection.output` is written
+        // next); answers held for the disk leave after the loop turn's flush.
+        self.owner.flush_persistence_before_answers();
         // The other reactors may run requests on this reactor's partitions until it needs
         // them again.
         self.owner.release();

@@ -144,7 +144,8 @@ impl Reactor {
                 }
                 self.core.replay_merge();
             }
-            self.core.owner.persistence_turn();
+            let persisted = self.core.shared.persisted_table_version.load(Ordering::Acquire);
+            self.core.owner.persistence_turn(persisted);
             let written = self.core.owner.outbox.flush() + self.core.owner.replication.flush();
             self.core.probes().bytes_out.add(written as u64);
             self.retry_overflow();

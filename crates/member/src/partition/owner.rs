@@ -170,7 +170,7 @@ pub struct PartitionOwner {
     /// merged into that cluster (`cluster/merge.rs`).
     pub(crate) merging: crate::engine::map::merge::Merging,
     /// When the member persists: its partitions' logs (`persisting.rs`).
-    pub(crate) persisting: Option<Box<crate::partition::persisting::Persisting>>,
+    pub(crate) persisting: Option<Box<crate::persistence::logs::Persisting>>,
 }
 
 impl PartitionOwner {

@@ -6,21 +6,12 @@ use crate::cluster::peer::ObjectRecord;
 use crate::net::connection::ConnectionShared;
 use crate::partition::owner::PartitionOwner;
 use crate::persistence::load::{load_partitions, Loaded};
-use crate::persistence::logs::Logs;
+use crate::persistence::logs::{Logs, Persisting};
 use ferrogrid_cluster::PartitionTable;
 use ferrogrid_config::MemberConfig;
 use std::path::Path;
 use std::sync::Arc;
 use tracing::info;
-
-/// A persisting reactor's logs, and the table its loaded data was written under until the
-/// first table of the cluster says whether it is kept.
-#[derive(Debug)]
-pub(crate) struct Persisting {
-    pub(crate) logs: Logs,
-    /// Taken by the first table (`PartitionOwner::first_table_from_disk`).
-    restored: Option<Option<PartitionTable>>,
-}
 
 impl PartitionOwner {
     /// Opens this reactor's partition logs in `dir` and loads what they hold into its
@@ -32,14 +23,27 @@ impl PartitionOwner {
         table: Option<PartitionTable>,
     ) -> Result<Loaded, String> {
         let globals: Vec<u16> = (0..self.partitions.len()).map(|local| self.replication.global(local) as u16).collect();
+        // Only the replicas the persisted table names this member for come back: a replica
+        // left under a newer table whose persisting a crash cut short is not this member's.
+        let me = Some(ferrogrid_cluster::MemberId(self.member.as_u128()));
+        let held: Vec<bool> = globals
+            .iter()
+            .map(|global| table.as_ref().is_some_and(|table| table.replicas(usize::from(*global)).contains(&me)))
+            .collect();
         let persistence = &config.persistence;
         let policy = (persistence.fsync_policy, ferrogrid_persist::Limits::default());
-        let (logs, loaded) = load_partitions(dir, &globals, &mut self.partitions, &mut self.settings, policy)?;
+        let (logs, loaded) = load_partitions(dir, (&globals, &held), &mut self.partitions, &mut self.settings, policy)?;
         for partition in &mut self.partitions {
             partition.dropped = Some(Vec::new());
         }
-        let logs = Logs::new(logs, globals, persistence.fsync_policy, persistence.compact_log_bytes);
-        self.persisting = Some(Box::new(Persisting { logs, restored: Some(table) }));
+        let mut logs = Logs::new(logs, globals, persistence.fsync_policy, persistence.compact_log_bytes);
+        for (local, held) in held.iter().enumerate() {
+            if !held && logs.has_records(local) {
+                logs.replace(local, &self.partitions[local]);
+            }
+        }
+        let from_disk = held.iter().enumerate().map(|(local, held)| *held && logs.has_records(local)).collect();
+        self.persisting = Some(Box::new(Persisting { logs, restored: Some(table), from_disk }));
         Ok(loaded)
     }
 
@@ -77,6 +81,8 @@ impl PartitionOwner {
         if out.len() > start && persisting.logs.must_hold(local, fsync) {
             let answer = out.split_off(start);
             persisting.logs.hold(local, connection, answer);
+        } else {
+            persisting.logs.note_unheld();
         }
     }
 
@@ -90,6 +96,36 @@ impl PartitionOwner {
     pub(crate) fn persist_replace(&mut self, local: usize) {
         if let Some(persisting) = self.persisting.as_mut() {
             persisting.logs.replace(local, &self.partitions[local]);
+        }
+    }
+
+    /// Partition `local`'s data is being replaced by a copy from another member (a
+    /// snapshot's first chunk): what was loaded from disk is no longer there.
+    pub(crate) fn replaced_from_member(&mut self, local: usize) {
+        // (Empty once the first table took it.)
+        if let Some(loaded) = self.persisting.as_mut().and_then(|persisting| persisting.from_disk.get_mut(local)) {
+            *loaded = false;
+        }
+    }
+
+    /// This member no longer holds a replica of partition `local` (a table change): dropped
+    /// in memory now, on disk once a table without it is persisted (a restart before that
+    /// may come back under the table that still names this member for it).
+    pub(crate) fn leave_replica(&mut self, local: usize) {
+        self.partitions[local].drop_all();
+        let version = self.replication.state.table.version;
+        if let Some(persisting) = self.persisting.as_mut() {
+            persisting.logs.defer_drop(local, version);
+        }
+    }
+
+    /// Drops everything partition `local` holds (a replica that starts empty, or data the
+    /// cluster did not want), and on disk too when there was anything.
+    pub(crate) fn drop_replica(&mut self, local: usize) {
+        let had_any = self.partitions[local].objects().any(|(kind, _, _)| !kind.is_everywhere());
+        self.partitions[local].drop_all();
+        if had_any || self.persisting.as_ref().is_some_and(|persisting| persisting.logs.has_records(local)) {
+            self.persist_replace(local);
         }
     }
 
@@ -107,10 +143,27 @@ impl PartitionOwner {
         }
     }
 
-    /// Once per loop turn: records destroyed objects, syncs and compacts as due, flushes.
-    pub(crate) fn persistence_turn(&mut self) {
+    /// Before the answers of a connection's batch are written: flushes the logs if an answer
+    /// among them did not wait for its records (`everysec`, `no`); held answers wait for the
+    /// loop turn's flush, which then serves every connection's writes at once.
+    pub(crate) fn flush_persistence_before_answers(&mut self) {
+        if self.persisting.as_ref().is_some_and(|persisting| persisting.logs.has_unheld()) {
+            self.flush_persistence();
+        }
+    }
+
+    /// Once per loop turn: records destroyed objects, empties the logs of replicas left
+    /// under a table now persisted (`persisted_version`), syncs and compacts as due, flushes.
+    pub(crate) fn persistence_turn(&mut self, persisted_version: u64) {
         let Some(persisting) = self.persisting.as_mut() else { return };
         persisting.logs.record_dropped(&mut self.partitions);
+        let me = self.replication.state.me;
+        for local in persisting.logs.due_drops(persisted_version) {
+            let global = self.replication.global(local);
+            if !self.replication.state.table.replicas(global).contains(&Some(me)) {
+                persisting.logs.replace(local, &self.partitions[local]);
+            }
+        }
         persisting.logs.tick(&self.partitions);
         self.flush_persistence();
     }
@@ -127,13 +180,17 @@ impl PartitionOwner {
                 Some(table)
             }
             _ => {
-                for local in 0..self.partitions.len() {
-                    if self.partitions[local].objects().next().is_some() {
-                        self.partitions[local].drop_all();
-                        self.persist_replace(local);
-                    }
+                let from_disk = std::mem::take(&mut self.persisting.as_mut()?.from_disk);
+                let dropped = from_disk.iter().filter(|loaded| **loaded).count();
+                for (local, _) in from_disk.iter().enumerate().filter(|(_, loaded)| **loaded) {
+                    self.drop_replica(local);
                 }
-                info!("the cluster did not restore this member's partition table: its data was dropped");
+                if dropped > 0 {
+                    info!(
+                        partitions = dropped,
+                        "the cluster did not restore this member's partition table: its data was dropped"
+                    );
+                }
                 None
             }
         }

@@ -24,10 +24,11 @@ pub(crate) struct Loaded {
 }
 
 /// Opens the logs of partitions `globals` (by local index) under `dir` and applies what they
-/// hold to `partitions`. Returns the open logs.
+/// hold to `partitions` where `held` (the persisted table names this member for the
+/// partition; another replica's log is left for the caller to empty). Returns the open logs.
 pub(crate) fn load_partitions(
     dir: &Path,
-    globals: &[u16],
+    (globals, held): (&[u16], &[bool]),
     partitions: &mut [PartitionStore],
     settings: &mut SettingsCache,
     (policy, limits): (FsyncPolicy, Limits),
@@ -45,6 +46,10 @@ pub(crate) fn load_partitions(
             );
         }
         loaded.torn_bytes += recovered.torn_tail_bytes;
+        if !held[local] {
+            logs.push(log);
+            continue;
+        }
         loaded.records += recovered.records.len();
         apply(&recovered, &mut partitions[local], settings)
             .map_err(|reason| format!("{}: {reason}", log.dir().display()))?;

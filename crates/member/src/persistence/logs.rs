@@ -34,8 +34,24 @@ pub(crate) const CHANGE: u8 = 1;
 /// An object destroyed: `kind name` (an empty body).
 pub(crate) const DROPPED: u8 = 2;
 
+/// Bytes of a log with no record (its file header) and no snapshot.
+const EMPTY_LOG_BYTES: u64 = 20;
+
 /// Bytes of a snapshot chunk on disk (the unit `apply_snapshot` takes at load).
 const SNAPSHOT_CHUNK_BYTES: usize = 1 << 20;
+
+/// A persisting reactor's logs, and the table its loaded data was written under until the
+/// first table of the cluster says whether it is kept (`partition/persisting.rs` runs it).
+#[derive(Debug)]
+pub(crate) struct Persisting {
+    pub(crate) logs: Logs,
+    /// Taken by the first table (`PartitionOwner::first_table_from_disk`).
+    pub(crate) restored: Option<Option<ferrogrid_cluster::PartitionTable>>,
+    /// Partitions that still hold what was loaded from disk (a replica's data arriving from
+    /// another member replaces it): what the first table drops if the cluster did not
+    /// restore this member's table.
+    pub(crate) from_disk: Vec<bool>,
+}
 
 /// An answer waiting for its partition's flush.
 #[derive(Debug)]
@@ -61,6 +77,13 @@ pub(crate) struct Logs {
     /// Why each partition's last flush failed (None: it did not).
     failed: Vec<Option<String>>,
     held: Vec<Held>,
+    /// Replicas this member stopped holding under table version `.1`, whose logs are emptied
+    /// once the member persisted a table at least that new: until then a restart may come
+    /// back under a table that still names this member for them.
+    pending_drops: Vec<(usize, u64)>,
+    /// A record was appended whose answer was not held: the next answers written must wait
+    /// for the log's write (`PartitionOwner::flush_persistence_before_answers`).
+    unheld: bool,
     scratch: Vec<u8>,
     last_tick: Instant,
 }
@@ -79,6 +102,8 @@ impl Logs {
             sync: vec![false; count],
             failed: vec![None; count],
             held: Vec::new(),
+            pending_drops: Vec::new(),
+            unheld: false,
             scratch: Vec::new(),
             last_tick: Instant::now(),
         }
@@ -147,6 +172,42 @@ impl Logs {
         self.failed[local].as_deref()
     }
 
+    /// A write's answer goes out without waiting for the flush (its records must be written
+    /// before that answer is).
+    pub(crate) fn note_unheld(&mut self) {
+        self.unheld = true;
+    }
+
+    /// Whether an answer waits to be written after records not yet flushed.
+    pub(crate) fn has_unheld(&self) -> bool {
+        self.unheld
+    }
+
+    /// Partition `local` is no longer held here from table `version` on: its log is emptied
+    /// once a table that new is persisted ([`Logs::due_drops`]).
+    pub(crate) fn defer_drop(&mut self, local: usize, version: u64) {
+        self.pending_drops.retain(|(pending, _)| *pending != local);
+        self.pending_drops.push((local, version));
+    }
+
+    /// The deferred drops a persisted table of `persisted_version` makes due (taken).
+    pub(crate) fn due_drops(&mut self, persisted_version: u64) -> Vec<usize> {
+        let mut due = Vec::new();
+        self.pending_drops.retain(|(local, version)| {
+            let is_due = *version <= persisted_version;
+            if is_due {
+                due.push(*local);
+            }
+            !is_due
+        });
+        due
+    }
+
+    /// Whether partition `local`'s log or snapshot holds anything (past its file header).
+    pub(crate) fn has_records(&self, local: usize) -> bool {
+        self.logs[local].bytes_on_disk() > EMPTY_LOG_BYTES || self.logs[local].pending_bytes() > 0
+    }
+
     /// Whether anything waits for a flush.
     pub(crate) fn is_dirty(&self) -> bool {
         !self.dirty.is_empty()
@@ -158,6 +219,7 @@ impl Logs {
     /// partition's flush worked, else an error naming the failure.
     pub(crate) fn flush(&mut self, partitions: &[PartitionStore]) -> Vec<(Arc<ConnectionShared>, Vec<u8>)> {
         let now = Instant::now();
+        self.unheld = false;
         let dirty = std::mem::take(&mut self.dirty);
         for &local in &dirty {
             self.marked[local] = false;
@@ -206,14 +268,16 @@ impl Logs {
             return;
         }
         self.last_tick = now;
-        for local in 0..self.logs.len() {
+        for (local, partition) in partitions.iter().enumerate() {
             if let Err(failure) = self.logs[local].tick(now) {
                 warn!(partition = self.globals[local], %failure, "partition log sync failed: retried in a second");
             }
             let log = &self.logs[local];
             let long = log.bytes_on_disk() > self.compact_log_bytes;
-            if self.failed[local].is_some() || long {
-                match self.write_snapshot(local, &partitions[local]) {
+            // (A replica whose drop waits keeps its log as it is: memory no longer has it.)
+            let dropping = self.pending_drops.iter().any(|(pending, _)| *pending == local);
+            if (self.failed[local].is_some() || long) && !dropping {
+                match self.write_snapshot(local, partition) {
                     Ok(()) => {
                         if let Some(reason) = self.failed[local].take() {
                             info!(partition = self.globals[local], %reason, "partition log writable again");
@@ -228,6 +292,7 @@ impl Logs {
     /// Replaces partition `local`'s log by a snapshot of what `partition` holds now (after a
     /// replica arrived whole, or was dropped: then an empty one).
     pub(crate) fn replace(&mut self, local: usize, partition: &PartitionStore) {
+        self.pending_drops.retain(|(pending, _)| *pending != local);
         if let Err(failure) = self.write_snapshot(local, partition) {
             self.fail(local, &failure);
         }

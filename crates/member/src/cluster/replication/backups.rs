@@ -428,6 +428,7 @@ impl PartitionOwner {
         }
         if header.first {
             self.partitions[local].drop_all();
+            self.replaced_from_member(local);
         }
         for object in objects {
             let target = self.replica_object(local, object.kind, object.name).as_object_mut();
@@ -554,8 +555,7 @@ impl PartitionOwner {
         match now {
             None => {
                 if was.is_some() {
-                    self.partitions[local].drop_all();
-                    self.persist_replace(local);
+                    self.leave_replica(local);
                 }
                 self.partitions[local].set_track_changes(false);
                 self.replication.ready[local] = true;
@@ -607,8 +607,7 @@ impl PartitionOwner {
                     self.replication.ready[local] = source.is_none() || received;
                     self.replication.source[local] = source;
                     if source.is_none() {
-                        self.partitions[local].drop_all();
-                        self.persist_replace(local);
+                        self.drop_replica(local);
                     }
                 }
             }
