@@ -275,8 +275,7 @@ pub(crate) fn shared_state(
         tenants,
         flake_ids,
         tls,
-        disk,
-        persisted_table_version: AtomicU64::new(0),
+        persisted: crate::persistence::disk::Persisted::new(disk),
         failure: parking_lot::Mutex::new(None),
     });
     (shared, cluster_receiver)
@@ -285,9 +284,15 @@ pub(crate) fn shared_state(
 /// Loads every reactor's partitions from the member's directory (a persisting member), one
 /// thread per reactor, at most `parallelism` at a time, before any reactor runs.
 fn load_persisted(shared: &Shared, reactors: &[Reactor]) -> Result<(), StartError> {
-    let Some(disk) = &shared.disk else { return Ok(()) };
+    let Some(disk) = &shared.persisted.disk else { return Ok(()) };
     let started = Instant::now();
     let config = &shared.config;
+    let schemas = crate::persistence::disk::load_schemas(&disk.dir).map_err(StartError::Persistence)?;
+    *shared.persisted.schemas.lock() = schemas.len();
+    for schema in schemas {
+        // (The configured bound does not refuse what the member held before its restart.)
+        let _ = shared.schemas.put(schema, shared.view.member_uuid, usize::MAX);
+    }
     let parallelism = config.persistence.parallelism.max(1) as usize;
     let locks: Vec<_> = reactors.iter().map(|reactor| reactor.core.owner.lock().clone()).collect();
     let mut totals = crate::persistence::load::Loaded::default();

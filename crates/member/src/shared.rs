@@ -207,15 +207,29 @@ pub struct Shared {
     /// The TLS configuration every accepted connection's session is made from, when
     /// `hazelcast.network.ssl` is enabled (loaded and checked once at start).
     pub tls: Option<crate::net::tls::TlsContext>,
-    /// When the member persists: its directory, and the partition table its data was written
-    /// under (`persistence/disk.rs`).
-    pub(crate) disk: Option<crate::persistence::disk::MemberDisk>,
-    /// The version of the partition table last persisted (`persistence/disk.rs`): replicas
-    /// left under it or an older one may be emptied on disk.
-    pub(crate) persisted_table_version: AtomicU64,
+    /// When the member persists: its directory and what it persisted (`persistence/disk.rs`).
+    pub(crate) persisted: crate::persistence::disk::Persisted,
     /// Why the member stopped serving on its own (a cluster that cannot start from its
     /// disks): the process exits with it.
     pub failure: parking_lot::Mutex<Option<String>>,
+}
+
+impl Shared {
+    /// When the member persists and holds schemas its disk does not: writes them all, before
+    /// the request that brought them is answered (a value on disk is unreadable without its
+    /// schema).
+    pub(crate) fn persist_schemas(&self) {
+        let Some(disk) = &self.persisted.disk else { return };
+        let mut saved = self.persisted.schemas.lock();
+        if self.schemas.len() <= *saved {
+            return;
+        }
+        let all = self.schemas.all();
+        match crate::persistence::disk::save_schemas(&disk.dir, &all) {
+            Ok(()) => *saved = all.len(),
+            Err(error) => tracing::error!(%error, "cannot persist the Compact schemas"),
+        }
+    }
 }
 
 /// How long a client may be without connections before its locks are released (Hazelcast's

@@ -22,8 +22,10 @@ use crate::layout::{log_name, partition_dir, snapshot_name};
 use crate::limits::{FsyncPolicy, Limits};
 use crate::recovery;
 
-/// Shortest time between two syncs under [`FsyncPolicy::EverySec`].
-const SYNC_INTERVAL: Duration = Duration::from_secs(1);
+/// Shortest time between two syncs under [`FsyncPolicy::EverySec`]: a little under a second,
+/// so that an owner calling [`PartitionLog::tick`] every few tens of milliseconds has every
+/// write on disk within a second of being written.
+const SYNC_INTERVAL: Duration = Duration::from_millis(950);
 
 /// What [`PartitionLog::open`] read back, to be applied in order: the snapshot's chunks, then
 /// the records.
@@ -335,6 +337,11 @@ impl PartitionLog {
     /// Bytes of the current snapshot and log on disk (written, not buffered), for metrics.
     pub fn bytes_on_disk(&self) -> u64 {
         self.snapshot_bytes + self.log_len
+    }
+
+    /// Whether bytes were written and not synced yet.
+    pub fn is_unsynced(&self) -> bool {
+        self.unsynced
     }
 
     /// Bytes buffered for the next flush.

@@ -32,7 +32,7 @@ import time
 
 import pytest
 
-from .cluster_harness import MemberProcess, check_values, wait_until
+from .cluster_harness import MemberProcess, Point, PointSerializer, check_values, wait_until
 from .test_cluster import FORM_TIMEOUT, wait_members
 
 pytestmark = pytest.mark.timeout(240)
@@ -79,7 +79,8 @@ def kill_all(procs):
 
 
 def restarted_client(cluster, count):
-    client = cluster.client()
+    # A new client: it knows no Compact schema but the members' (`Point`'s comes from disk).
+    client = cluster.client(compact_serializers=[PointSerializer()])
     wait_members(client, count, FORM_TIMEOUT, "restarted from disk")
     return client
 
@@ -87,10 +88,11 @@ def restarted_client(cluster, count):
 def test_acknowledged_writes_come_back_after_kill_9_of_every_member(make_cluster, note):
     cluster = make_cluster(3)
     procs = start_persisting(cluster, range(3))
-    client = cluster.client()
+    client = cluster.client(compact_serializers=[PointSerializer()])
     wait_members(client, 3, FORM_TIMEOUT)
     durable, volatile = client.get_map(DURABLE).blocking(), client.get_map(VOLATILE).blocking()
-    expected = {}
+    expected = {"compact": Point(3, 4)}
+    durable.put("compact", Point(3, 4))
     for i in range(3000):
         durable.put("k%d" % i, "v%d" % i)
         expected["k%d" % i] = "v%d" % i
@@ -103,6 +105,11 @@ def test_acknowledged_writes_come_back_after_kill_9_of_every_member(make_cluster
     durable.put("lasting", "an hour", ttl=3600)
     expected["lasting"] = "an hour"
     durable.put("short-lived", "a second", ttl=1)
+    destroyed, cleared = client.get_map("durable-destroyed").blocking(), client.get_map("durable-cleared").blocking()
+    destroyed.put_all({i: i for i in range(300)})
+    cleared.put_all({i: i for i in range(300)})
+    destroyed.destroy()
+    cleared.clear()
     kill_all(procs)
 
     for round_ in (1, 2):
@@ -116,6 +123,8 @@ def test_acknowledged_writes_come_back_after_kill_9_of_every_member(make_cluster
         assert durable.get("k0") is None and durable.get("k30") is None, "removed keys stay removed"
         assert durable.get("short-lived") is None, "an entry whose time to live passed is gone"
         assert volatile.size() == 0, "a map without data-persistence comes back empty"
+        assert client.get_map("durable-destroyed").blocking().size() == 0, "a destroyed map stays destroyed"
+        assert client.get_map("durable-cleared").blocking().size() == 0, "a cleared map stays cleared"
         for proc in procs:
             assert "persisted data loaded" in proc.log_text()
         # the second generation: more writes, then the power cut again

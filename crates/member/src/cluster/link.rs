@@ -268,6 +268,7 @@ impl Core {
                 }
             }
         }
+        self.shared.persist_schemas();
         let mut ids = Vec::new();
         crate::engine::schemas::encode_ids(&kept, &mut ids);
         peer::write(self.owner.replication.message_for(from), peer::SCHEMAS_ACK, 0, &ids);

@@ -104,7 +104,7 @@ pub fn node_config(shared: &Shared, address: &str) -> NodeConfig {
 /// Runs the cluster service until the member shuts down.
 pub fn run(shared: Arc<Shared>, events: Receiver<ClusterEvent>, address: String) {
     let mut node = Node::new(node_config(&shared, &address));
-    if let Some(disk) = &shared.disk {
+    if let Some(disk) = &shared.persisted.disk {
         node.set_recovery(recovery(&shared.config.persistence, disk.table.clone()));
     }
     let me = node.id();
@@ -438,9 +438,9 @@ impl Service {
             self.reported_ready = version;
             self.feed(Input::LocalReady { version });
             // The data on disk is now the data of this table: a restart comes back under it.
-            if let Some(disk) = &self.shared.disk {
+            if let Some(disk) = &self.shared.persisted.disk {
                 match crate::persistence::disk::save_table(&disk.dir, self.node.table()) {
-                    Ok(()) => self.shared.persisted_table_version.store(version, Ordering::Release),
+                    Ok(()) => self.shared.persisted.table_version.store(version, Ordering::Release),
                     Err(error) => error!(%error, version, "cannot persist the partition table"),
                 }
             }

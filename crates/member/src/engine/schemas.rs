@@ -85,7 +85,6 @@ impl Schemas {
         self.state.read().known.values().map(|known| known.schema.clone()).collect()
     }
 
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.state.read().known.len()
     }

@@ -144,7 +144,7 @@ impl Reactor {
                 }
                 self.core.replay_merge();
             }
-            let persisted = self.core.shared.persisted_table_version.load(Ordering::Acquire);
+            let persisted = self.core.shared.persisted.table_version.load(Ordering::Acquire);
             self.core.owner.persistence_turn(persisted);
             let written = self.core.owner.outbox.flush() + self.core.owner.replication.flush();
             self.core.probes().bytes_out.add(written as u64);
@@ -201,7 +201,9 @@ impl Reactor {
             .owner
             .next_deadline_ms()
             .map(|deadline| Duration::from_millis(deadline.saturating_sub(self.core.owner.now_ms).max(0) as u64));
-        until_timer.map_or(EXPIRY_SWEEP_INTERVAL, |until| until.min(EXPIRY_SWEEP_INTERVAL))
+        let timeout = until_timer.map_or(EXPIRY_SWEEP_INTERVAL, |until| until.min(EXPIRY_SWEEP_INTERVAL));
+        // A persisting reactor wakes for its logs' due syncs (`everysec`).
+        self.core.owner.persistence_wait().map_or(timeout, |wait| timeout.min(wait))
     }
 
     /// Fires due lock/wait timers; a client whose cleanup period passed without a new
@@ -343,10 +345,7 @@ impl Reactor {
                     if let Some(connection) = &job.connection {
                         connection.end_queued();
                     }
-                    let response = self.core.owner.run_share(&job, crate::engine::wide::Share::Here);
-                    // A share's answer may go out at once (`deliver`): what it wrote first.
-                    self.core.owner.flush_persistence();
-                    if let Some(response) = response {
+                    if let Some(response) = self.core.owner.run_share(&job, crate::engine::wide::Share::Here) {
                         self.core.probes().bytes_out.add(job.deliver(&response) as u64);
                         self.core.probes().messages_out.add(1);
                     }

@@ -162,9 +162,10 @@ pub struct PartitionStore {
     slot: Option<u32>,
     /// Where the requests waiting in this partition's objects are answered.
     pub(crate) waiters: WaiterTable,
-    /// When the member persists: objects destroyed since the partition's log last heard of
-    /// it (the log records them, `persistence/logs.rs`). None: not recorded.
-    pub(crate) dropped: Option<Vec<(ObjectKind, Box<str>)>>,
+    /// When the member persists: objects destroyed (`false`) or emptied by a clear on every
+    /// replica (`true`) since the partition's log last heard of it (the log records them,
+    /// `persistence/logs.rs`). None: not recorded.
+    pub(crate) dropped: Option<Vec<(ObjectKind, Box<str>, bool)>>,
 }
 
 impl PartitionStore {
@@ -207,9 +208,17 @@ impl PartitionStore {
     pub(crate) fn drop_object(&mut self, kind: ObjectKind, name: &str) -> Option<Object> {
         let object = self.objects.remove(&ObjectRef { kind, name });
         if let Some(dropped) = self.dropped.as_mut().filter(|_| object.is_some()) {
-            dropped.push((kind, name.into()));
+            dropped.push((kind, name.into(), false));
         }
         object
+    }
+
+    /// Object `kind` `name` was changed in place on every replica (a clear), not through
+    /// recorded changes: its log takes its whole state again.
+    pub(crate) fn note_replaced(&mut self, kind: ObjectKind, name: &str) {
+        if let Some(dropped) = self.dropped.as_mut() {
+            dropped.push((kind, name.into(), true));
+        }
     }
 
     pub(crate) fn objects(&self) -> impl Iterator<Item = (ObjectKind, &str, &Object)> {

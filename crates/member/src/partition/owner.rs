@@ -407,26 +407,15 @@ impl PartitionOwner {
     /// another member's answer. Returns the answer to send if it was the last share.
     pub fn run_share(&mut self, job: &FanOut, share: crate::engine::wide::Share<'_>) -> Option<Vec<u8>> {
         let mut touched = Vec::new();
-        let mut context = ShareContext {
-            partitions: &mut self.partitions,
-            listeners: &mut self.listeners,
-            outbox: &mut self.outbox,
-            now_ms: self.now_ms,
-            member: self.member,
-            owned: &self.replication.owned,
-            counters: &mut self.pn_counters,
-            executors: &mut self.executors,
-            replicated: &mut self.replication.replicated,
-            settings: &mut self.settings,
-            schemas: &self.schemas,
-            reactor: (self.replication.reactor_index, self.replication.reactor_count),
-            partition_count: self.replication.state.table.partition_count() as u16,
-            released: &mut self.released,
-            touched: &mut touched,
-        };
+        let here = matches!(share, crate::engine::wide::Share::Here);
         let answer = match share {
-            crate::engine::wide::Share::Here => job.run_share(&mut context),
-            crate::engine::wide::Share::Member(answer) => job.merge_remote(answer.as_ref(), &mut context),
+            crate::engine::wide::Share::Here => {
+                job.run_only(&mut self.share_context(&mut touched));
+                None
+            }
+            crate::engine::wide::Share::Member(answer) => {
+                job.merge_remote(answer.as_ref(), &mut self.share_context(&mut touched))
+            }
         };
         let count = self.replication.reactor_count;
         for local in touched {
@@ -442,7 +431,35 @@ impl PartitionOwner {
             self.send_others(others);
         }
         self.rerun_released();
-        answer
+        if !here {
+            return answer;
+        }
+        // What this share changed is in its logs before the share counts as done: the last
+        // share, maybe on another reactor, answers at once.
+        self.flush_persistence();
+        job.finish_local(&mut self.share_context(&mut Vec::new()))
+    }
+
+    /// The view of this reactor's partitions a fan-out's share runs on; `touched` collects the
+    /// partitions it changed.
+    fn share_context<'a>(&'a mut self, touched: &'a mut Vec<usize>) -> ShareContext<'a> {
+        ShareContext {
+            partitions: &mut self.partitions,
+            listeners: &mut self.listeners,
+            outbox: &mut self.outbox,
+            now_ms: self.now_ms,
+            member: self.member,
+            owned: &self.replication.owned,
+            counters: &mut self.pn_counters,
+            executors: &mut self.executors,
+            replicated: &mut self.replication.replicated,
+            settings: &mut self.settings,
+            schemas: &self.schemas,
+            reactor: (self.replication.reactor_index, self.replication.reactor_count),
+            partition_count: self.replication.state.table.partition_count() as u16,
+            released: &mut self.released,
+            touched,
+        }
     }
 
     /// Schedules the lock release of a client that has no connection left.

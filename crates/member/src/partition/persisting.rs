@@ -133,6 +133,7 @@ impl PartitionOwner {
     /// then queues the answers that waited for it. Called before any answer is written.
     pub(crate) fn flush_persistence(&mut self) {
         let Some(persisting) = self.persisting.as_mut() else { return };
+        persisting.logs.record_dropped(&mut self.partitions);
         if !persisting.logs.is_dirty() {
             return;
         }
@@ -150,6 +151,13 @@ impl PartitionOwner {
         if self.persisting.as_ref().is_some_and(|persisting| persisting.logs.has_unheld()) {
             self.flush_persistence();
         }
+    }
+
+    /// How long this reactor may sleep without missing a due `everysec` sync (None: as long
+    /// as it likes).
+    pub(crate) fn persistence_wait(&self) -> Option<std::time::Duration> {
+        let persisting = self.persisting.as_ref()?;
+        persisting.logs.sync_pending().then_some(crate::persistence::logs::SYNC_CHECK_INTERVAL)
     }
 
     /// Once per loop turn: records destroyed objects, empties the logs of replicas left

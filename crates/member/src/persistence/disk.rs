@@ -11,6 +11,28 @@ use std::path::{Path, PathBuf};
 /// The file that holds the partition table a member's data was written under.
 const TABLE_FILE: &str = "partition-table";
 
+/// The file that holds the Compact schemas the member knew (values on disk need them).
+const SCHEMAS_FILE: &str = "schemas";
+
+/// A member's persistence as every thread shares it.
+#[derive(Debug, Default)]
+pub(crate) struct Persisted {
+    /// What the member found in its directory at start (None: it does not persist).
+    pub(crate) disk: Option<MemberDisk>,
+    /// The version of the partition table last persisted: replicas left under it or an older
+    /// one may be emptied on disk.
+    pub(crate) table_version: std::sync::atomic::AtomicU64,
+    /// How many Compact schemas the directory holds (`Shared::persist_schemas`), and the lock
+    /// their writers take.
+    pub(crate) schemas: parking_lot::Mutex<usize>,
+}
+
+impl Persisted {
+    pub(crate) fn new(disk: Option<MemberDisk>) -> Persisted {
+        Persisted { disk, ..Persisted::default() }
+    }
+}
+
 /// What a persisting member finds in its directory at start.
 #[derive(Debug)]
 pub(crate) struct MemberDisk {
@@ -53,6 +75,25 @@ pub(crate) fn open(config: &MemberConfig, port: u16, new_uuid: u128) -> Result<M
         }
     };
     Ok(MemberDisk { dir, uuid, table })
+}
+
+/// Replaces the persisted Compact schemas by `schemas` (every schema the member holds).
+pub(crate) fn save_schemas(
+    dir: &Path,
+    schemas: &[std::sync::Arc<ferrogrid_query::schema::Schema>],
+) -> Result<(), String> {
+    let mut payload = Vec::new();
+    crate::engine::schemas::encode(schemas.iter().map(|schema| &**schema), &mut payload);
+    save_blob(dir, SCHEMAS_FILE, &payload).map_err(|error| error.to_string())
+}
+
+/// The persisted Compact schemas (none when none were saved).
+pub(crate) fn load_schemas(dir: &Path) -> Result<Vec<ferrogrid_query::schema::Schema>, String> {
+    let Some(payload) = load_blob(dir, SCHEMAS_FILE).map_err(|error| error.to_string())? else {
+        return Ok(Vec::new());
+    };
+    crate::engine::schemas::decode(&payload)
+        .map_err(|error| format!("{}: not a list of schemas: {error}", dir.join(SCHEMAS_FILE).display()))
 }
 
 /// Replaces the persisted partition table (the member holds everything `table` gives it).

@@ -9,7 +9,7 @@
 use crate::cluster::peer::{self, Reader};
 use crate::engine::settings::SettingsCache;
 use crate::partition::objects::{Object, PartitionStore};
-use crate::persistence::logs::{CHANGE, DROPPED};
+use crate::persistence::logs::{CHANGE, DROPPED, STATE};
 use ferrogrid_persist::{FsyncPolicy, Limits, PartitionLog, Recovered};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -90,6 +90,11 @@ fn apply(recovered: &Recovered, partition: &mut PartitionStore, settings: &mut S
             }
             DROPPED => {
                 partition.drop_object(object.kind, object.name);
+            }
+            STATE => {
+                let target =
+                    partition.object_mut(object.kind, object.name, || Object::new(object.kind, object.name, settings));
+                target.as_object_mut().apply_snapshot(object.body).map_err(malformed)?;
             }
             other => return Err(format!("log record {index}: unknown record type {other}")),
         }

@@ -2,8 +2,10 @@
 //! the change records backups carry, and flushed once per loop turn.
 //!
 //! - **Records.** `CHANGE kind name body` (an object's `write_changes`, applied at load with
-//!   `apply_backup`) and `DROPPED kind name` (the object was destroyed). A snapshot's chunks
-//!   are the ones a migration sends (`SnapshotWriter`), applied with `apply_snapshot`.
+//!   `apply_backup`), `DROPPED kind name` (the object was destroyed) and, after a `DROPPED`,
+//!   `STATE kind name body` (the object's whole state once a clear changed it on every
+//!   replica without recorded changes, applied with `apply_snapshot`). A snapshot's chunks are
+//!   the ones a migration sends (`SnapshotWriter`), applied with `apply_snapshot`.
 //! - **When answers go out.** Every path that writes answers to sockets first flushes the
 //!   logs of the partitions that ran ([`Logs::flush`], called by
 //!   `PartitionOwner::flush_persistence`). Under `always`, or for a map configured with
@@ -33,6 +35,12 @@ use tracing::{error, info, warn};
 pub(crate) const CHANGE: u8 = 1;
 /// An object destroyed: `kind name` (an empty body).
 pub(crate) const DROPPED: u8 = 2;
+/// Part of an object's whole state (after a `DROPPED` of it: the object as a clear left it):
+/// `kind name body`, applied with `apply_snapshot`.
+pub(crate) const STATE: u8 = 3;
+
+/// How often the logs are looked at for an `everysec` sync that is due.
+pub(crate) const SYNC_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Bytes of a log with no record (its file header) and no snapshot.
 const EMPTY_LOG_BYTES: u64 = 20;
@@ -86,6 +94,7 @@ pub(crate) struct Logs {
     unheld: bool,
     scratch: Vec<u8>,
     last_tick: Instant,
+    last_sync_check: Instant,
 }
 
 impl Logs {
@@ -106,6 +115,7 @@ impl Logs {
             unheld: false,
             scratch: Vec::new(),
             last_tick: Instant::now(),
+            last_sync_check: Instant::now(),
         }
     }
 
@@ -141,8 +151,30 @@ impl Logs {
     pub(crate) fn record_dropped(&mut self, partitions: &mut [PartitionStore]) {
         for (local, partition) in partitions.iter_mut().enumerate() {
             let Some(dropped) = partition.dropped.as_mut().filter(|dropped| !dropped.is_empty()) else { continue };
-            for (kind, name) in std::mem::take(dropped) {
+            for (kind, name, replaced) in std::mem::take(dropped) {
                 self.append_dropped(local, kind, &name);
+                if replaced {
+                    self.append_state(local, partition, kind, &name);
+                }
+            }
+        }
+    }
+
+    /// Appends object `kind` `name`'s whole state (after its `DROPPED`), if it exists.
+    fn append_state(&mut self, local: usize, partition: &PartitionStore, kind: ObjectKind, name: &str) {
+        let Some(object) = partition.object(kind, name) else { return };
+        let mut chunks = Vec::new();
+        let mut writer = SnapshotWriter::chunks(&mut chunks, self.globals[local], SNAPSHOT_CHUNK_BYTES);
+        writer.begin_object(kind, name);
+        object.as_object().write_snapshot(&mut writer);
+        writer.finish();
+        for chunk in &chunks {
+            let Ok((_, records)) = peer::read_snapshot(chunk) else { continue };
+            for record in records {
+                self.scratch.clear();
+                self.scratch.push(STATE);
+                peer::put_object(&mut self.scratch, &record);
+                self.append(local, false);
             }
         }
     }
@@ -208,6 +240,11 @@ impl Logs {
         self.logs[local].bytes_on_disk() > EMPTY_LOG_BYTES || self.logs[local].pending_bytes() > 0
     }
 
+    /// Whether a log waits for an `everysec` sync (its reactor must not sleep past it).
+    pub(crate) fn sync_pending(&self) -> bool {
+        self.policy == FsyncPolicy::EverySec && self.logs.iter().any(PartitionLog::is_unsynced)
+    }
+
     /// Whether anything waits for a flush.
     pub(crate) fn is_dirty(&self) -> bool {
         !self.dirty.is_empty()
@@ -260,18 +297,25 @@ impl Logs {
         self.failed[local] = Some(failure.to_string());
     }
 
-    /// About once a second: syncs logs under `everysec`, retries failed logs (a snapshot),
-    /// and compacts logs past their bound.
+    /// Every loop turn: syncs the logs under `everysec` whose sync is due (each log's
+    /// within 950 ms of its last, so a write is on disk within a second); about once a second
+    /// also retries failed logs (a snapshot) and compacts logs past their bound.
     pub(crate) fn tick(&mut self, partitions: &[PartitionStore]) {
         let now = Instant::now();
+        if now.duration_since(self.last_sync_check) < SYNC_CHECK_INTERVAL {
+            return;
+        }
+        self.last_sync_check = now;
+        for (local, log) in self.logs.iter_mut().enumerate() {
+            if let Err(failure) = log.tick(now) {
+                warn!(partition = self.globals[local], %failure, "partition log sync failed: retried");
+            }
+        }
         if now.duration_since(self.last_tick).as_millis() < 1_000 {
             return;
         }
         self.last_tick = now;
         for (local, partition) in partitions.iter().enumerate() {
-            if let Err(failure) = self.logs[local].tick(now) {
-                warn!(partition = self.globals[local], %failure, "partition log sync failed: retried in a second");
-            }
             let log = &self.logs[local];
             let long = log.bytes_on_disk() > self.compact_log_bytes;
             // (A replica whose drop waits keeps its log as it is: memory no longer has it.)

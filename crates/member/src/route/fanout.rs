@@ -63,9 +63,22 @@ impl FanOut {
     }
 
     /// Runs one reactor's share over its partitions. Returns the encoded answer when this was
-    /// the last share (the caller sends it), otherwise None.
+    /// the last share (the caller sends it), otherwise None. (The member runs and counts a
+    /// share in two steps, `PartitionOwner::run_share`.)
+    #[cfg(test)]
     pub fn run_share(&self, share: &mut ShareContext<'_>) -> Option<Vec<u8>> {
+        self.run_only(share);
+        self.finish_share(share)
+    }
+
+    /// Runs one reactor's share without counting it done: the caller makes what it changed
+    /// durable first (a persisting member's logs), then calls [`FanOut::finish_local`].
+    pub fn run_only(&self, share: &mut ShareContext<'_>) {
         self.shares.run(&self.name, share);
+    }
+
+    /// Counts a share [`FanOut::run_only`] ran as done; the answer when it was the last.
+    pub fn finish_local(&self, share: &mut ShareContext<'_>) -> Option<Vec<u8>> {
         self.finish_share(share)
     }
 

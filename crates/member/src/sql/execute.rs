@@ -141,6 +141,7 @@ impl Core {
                 )));
             }
         }
+        self.shared.persist_schemas();
         let mut payload = Vec::new();
         crate::engine::schemas::encode(schemas.iter(), &mut payload);
         let peers: Vec<_> = self.owner.replication.state.links.keys().copied().collect();

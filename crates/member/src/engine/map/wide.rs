@@ -152,6 +152,7 @@ impl WideOperation for Clear {
             if owned {
                 partial.count.0 += removed;
             }
+            partition.note_replaced(crate::engine::structures::ObjectKind::Map, map);
         }
     }
 

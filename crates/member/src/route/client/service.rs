@@ -376,6 +376,7 @@ fn send_schemas(
             write_error_response(out, correlation_id, &[ErrorHolder { code: error::HAZELCAST, message: Some(&text) }]);
             return false;
         };
+        shared.persist_schemas();
         let mut payload = Vec::new();
         crate::engine::schemas::encode([schema], &mut payload);
         let mut message = Vec::with_capacity(payload.len() + 32);
