@@ -78,7 +78,10 @@ impl PartitionOwner {
         start: usize,
     ) {
         let (Some(fsync), Some(persisting)) = (appended, self.persisting.as_mut()) else { return };
-        if out.len() > start && persisting.logs.must_hold(local, fsync) {
+        if out.len() <= start {
+            return; // no answer here (held for synchronous backups: released after the flush)
+        }
+        if persisting.logs.must_hold(local, fsync) {
             let answer = out.split_off(start);
             persisting.logs.hold(local, connection, answer);
         } else {
