@@ -368,3 +368,6 @@ fn failed_answer(answer: &[u8], reason: &str) -> Vec<u8> {
     crate::route::wire::write_error(&mut out, correlation_id, &OpError::new(ErrorKind::Refused, text));
     out
 }
+
+#[cfg(test)]
+mod tests;
