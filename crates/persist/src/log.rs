@@ -339,6 +339,12 @@ impl PartitionLog {
         self.snapshot_bytes + self.log_len
     }
 
+    /// Whether the partition's files hold anything past an empty log's header (a snapshot,
+    /// records written or buffered).
+    pub fn holds_anything(&self) -> bool {
+        self.bytes_on_disk() > FILE_HEADER_BYTES || !self.batch.is_empty()
+    }
+
     /// Whether bytes were written and not synced yet.
     pub fn is_unsynced(&self) -> bool {
         self.unsynced

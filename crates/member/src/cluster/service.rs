@@ -60,7 +60,7 @@ struct Service {
 }
 
 /// A persisting member's recovery from disk, from its configuration.
-fn recovery(
+fn recovery_of(
     persistence: &ferrogrid_config::PersistenceConfig,
     table: Option<ferrogrid_cluster::PartitionTable>,
 ) -> ferrogrid_cluster::Recovery {
@@ -105,7 +105,7 @@ pub fn node_config(shared: &Shared, address: &str) -> NodeConfig {
 pub fn run(shared: Arc<Shared>, events: Receiver<ClusterEvent>, address: String) {
     let mut node = Node::new(node_config(&shared, &address));
     if let Some(disk) = &shared.persisted.disk {
-        node.set_recovery(recovery(&shared.config.persistence, disk.table.clone()));
+        node.set_recovery(recovery_of(&shared.config.persistence, disk.table.clone()));
     }
     let me = node.id();
     let state = shared.cluster_state();

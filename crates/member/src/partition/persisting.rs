@@ -53,17 +53,11 @@ impl PartitionOwner {
     }
 
     /// Appends an object's changes to partition `local`'s log when the object is persisted
-    /// (`persistence`: its `PartitionObject::persistence`). Returns whether it did, and
-    /// whether the object wants a sync.
-    pub(crate) fn persist_changes(
-        &mut self,
-        local: usize,
-        record: &ObjectRecord<'_>,
-        persistence: Option<bool>,
-    ) -> Option<bool> {
-        let (persisting, fsync) = (self.persisting.as_mut()?, persistence?);
-        persisting.logs.append_change(local, record, fsync);
-        Some(fsync)
+    /// (`persistence`: its `PartitionObject::persistence`, whether it wants a sync).
+    pub(crate) fn persist_changes(&mut self, local: usize, record: &ObjectRecord<'_>, persistence: Option<bool>) {
+        if let (Some(persisting), Some(fsync)) = (self.persisting.as_mut(), persistence) {
+            persisting.logs.append_change(local, record, fsync);
+        }
     }
 
     /// After a write whose records went to partition `local`'s log (`appended`: whether one
@@ -163,11 +157,11 @@ impl PartitionOwner {
         persisting.logs.sync_pending().then_some(crate::persistence::logs::SYNC_CHECK_INTERVAL)
     }
 
-    /// Once per loop turn: records destroyed objects, empties the logs of replicas left
-    /// under a table now persisted (`persisted_version`), syncs and compacts as due, flushes.
+    /// Once per loop turn: empties the logs of replicas left under a table now persisted
+    /// (`persisted_version`), syncs and compacts as due, flushes (destroyed objects
+    /// included).
     pub(crate) fn persistence_turn(&mut self, persisted_version: u64) {
         let Some(persisting) = self.persisting.as_mut() else { return };
-        persisting.logs.record_dropped(&mut self.partitions);
         let me = self.replication.state.me;
         for local in persisting.logs.due_drops(persisted_version) {
             let global = self.replication.global(local);

@@ -25,7 +25,7 @@ use crate::cluster::peer::{self, ObjectRecord, SnapshotWriter};
 use crate::engine::request::{ErrorKind, OpError};
 use crate::engine::structures::ObjectKind;
 use crate::net::connection::ConnectionShared;
-use crate::partition::objects::PartitionStore;
+use crate::partition::objects::{Object, PartitionStore};
 use ferrogrid_persist::{FsyncPolicy, PartitionLog, PersistError};
 use std::sync::Arc;
 use std::time::Instant;
@@ -41,9 +41,6 @@ pub(crate) const STATE: u8 = 3;
 
 /// How often the logs are looked at for an `everysec` sync that is due.
 pub(crate) const SYNC_CHECK_INTERVAL: std::time::Duration = std::time::Duration::from_millis(20);
-
-/// Bytes of a log with no record (its file header) and no snapshot.
-const EMPTY_LOG_BYTES: u64 = 20;
 
 /// Bytes of a snapshot chunk on disk (the unit `apply_snapshot` takes at load).
 const SNAPSHOT_CHUNK_BYTES: usize = 1 << 20;
@@ -163,12 +160,7 @@ impl Logs {
     /// Appends object `kind` `name`'s whole state (after its `DROPPED`), if it exists.
     fn append_state(&mut self, local: usize, partition: &PartitionStore, kind: ObjectKind, name: &str) {
         let Some(object) = partition.object(kind, name) else { return };
-        let mut chunks = Vec::new();
-        let mut writer = SnapshotWriter::chunks(&mut chunks, self.globals[local], SNAPSHOT_CHUNK_BYTES);
-        writer.begin_object(kind, name);
-        object.as_object().write_snapshot(&mut writer);
-        writer.finish();
-        for chunk in &chunks {
+        for chunk in &self.chunks_of(local, std::iter::once((kind, name, object))) {
             let Ok((_, records)) = peer::read_snapshot(chunk) else { continue };
             for record in records {
                 self.scratch.clear();
@@ -237,7 +229,7 @@ impl Logs {
 
     /// Whether partition `local`'s log or snapshot holds anything (past its file header).
     pub(crate) fn has_records(&self, local: usize) -> bool {
-        self.logs[local].bytes_on_disk() > EMPTY_LOG_BYTES || self.logs[local].pending_bytes() > 0
+        self.logs[local].holds_anything()
     }
 
     /// Whether a log waits for an `everysec` sync (its reactor must not sleep past it).
@@ -261,18 +253,10 @@ impl Logs {
         for &local in &dirty {
             self.marked[local] = false;
             let sync = std::mem::take(&mut self.sync[local]);
-            let result = if self.failed[local].is_some() {
-                self.write_snapshot(local, &partitions[local])
-            } else {
-                self.logs[local].flush_with(now, sync)
-            };
-            match result {
-                Ok(()) => {
-                    if let Some(reason) = self.failed[local].take() {
-                        info!(partition = self.globals[local], %reason, "partition log writable again: snapshot written");
-                    }
-                }
-                Err(failure) => self.fail(local, &failure),
+            if self.failed[local].is_some() {
+                self.resnapshot(local, &partitions[local]);
+            } else if let Err(failure) = self.logs[local].flush_with(now, sync) {
+                self.fail(local, &failure);
             }
         }
         self.dirty = dirty;
@@ -321,14 +305,7 @@ impl Logs {
             // (A replica whose drop waits keeps its log as it is: memory no longer has it.)
             let dropping = self.pending_drops.iter().any(|(pending, _)| *pending == local);
             if (self.failed[local].is_some() || long) && !dropping {
-                match self.write_snapshot(local, partition) {
-                    Ok(()) => {
-                        if let Some(reason) = self.failed[local].take() {
-                            info!(partition = self.globals[local], %reason, "partition log writable again");
-                        }
-                    }
-                    Err(failure) => self.fail(local, &failure),
-                }
+                self.resnapshot(local, partition);
             }
         }
     }
@@ -337,35 +314,51 @@ impl Logs {
     /// replica arrived whole, or was dropped: then an empty one).
     pub(crate) fn replace(&mut self, local: usize, partition: &PartitionStore) {
         self.pending_drops.retain(|(pending, _)| *pending != local);
-        if let Err(failure) = self.write_snapshot(local, partition) {
-            self.fail(local, &failure);
+        self.resnapshot(local, partition);
+    }
+
+    /// Replaces partition `local`'s log by a snapshot of `partition`'s persisted objects: the
+    /// disk catches up with memory, so a failed log is writable again once it worked.
+    fn resnapshot(&mut self, local: usize, partition: &PartitionStore) {
+        let persisted = partition.objects().filter(|(_, _, object)| object.as_object().persistence().is_some());
+        let chunks = self.chunks_of(local, persisted);
+        match self.logs[local].snapshot(chunks) {
+            Ok(()) => {
+                if let Some(reason) = self.failed[local].take() {
+                    info!(partition = self.globals[local], %reason, "partition log writable again: snapshot written");
+                }
+            }
+            Err(failure) => self.fail(local, &failure),
         }
     }
 
-    fn write_snapshot(&mut self, local: usize, partition: &PartitionStore) -> Result<(), PersistError> {
+    /// `objects`' entries as snapshot chunks of partition `local`.
+    fn chunks_of<'a>(
+        &self,
+        local: usize,
+        objects: impl Iterator<Item = (ObjectKind, &'a str, &'a Object)>,
+    ) -> Vec<Vec<u8>> {
         let mut chunks = Vec::new();
         let mut writer = SnapshotWriter::chunks(&mut chunks, self.globals[local], SNAPSHOT_CHUNK_BYTES);
-        for (kind, name, object) in partition.objects() {
-            if object.as_object().persistence().is_none() {
-                continue;
-            }
+        for (kind, name, object) in objects {
             writer.begin_object(kind, name);
             object.as_object().write_snapshot(&mut writer);
         }
         writer.finish();
-        self.logs[local].snapshot(chunks)
+        chunks
     }
+}
+
+/// What a write whose log failed (`reason`) is answered with.
+pub(crate) fn not_persisted(reason: &str) -> OpError {
+    OpError::new(ErrorKind::Refused, format!("{reason}: the write was not persisted"))
 }
 
 /// An error in place of `answer` (whose correlation id it takes): the write is not on disk.
 fn failed_answer(answer: &[u8], reason: &str) -> Vec<u8> {
-    const CORRELATION_AT: usize = 10;
-    let correlation_id = answer
-        .get(CORRELATION_AT..CORRELATION_AT + 8)
-        .map_or(0, |bytes| i64::from_le_bytes(bytes.try_into().expect("eight bytes")));
-    let text = format!("{reason}: the write was not persisted");
+    let correlation_id = ferrogrid_protocol::Message::parse(answer).map_or(0, |message| message.correlation_id());
     let mut out = Vec::new();
-    crate::route::wire::write_error(&mut out, correlation_id, &OpError::new(ErrorKind::Refused, text));
+    crate::route::wire::write_error(&mut out, correlation_id, &not_persisted(reason));
     out
 }
 

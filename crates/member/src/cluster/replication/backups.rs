@@ -268,8 +268,7 @@ impl PartitionOwner {
         let disk_failure = local.and_then(|local| self.disk_failure(local));
         let out = self.outbox.buffer(&pending.connection);
         if let Some(reason) = disk_failure {
-            let failure = OpError::new(ErrorKind::Refused, format!("{reason}: the write was not persisted"));
-            wire::write_error(out, pending.correlation_id, &failure);
+            wire::write_error(out, pending.correlation_id, &crate::persistence::logs::not_persisted(&reason));
         } else if pending.refused {
             let text = "the partition moved while a backup was written; retry";
             let holder = ErrorHolder { code: error::PARTITION_MIGRATING, message: Some(text) };
